@@ -1,0 +1,226 @@
+"""Feedback for exercises: compare a learner's answer with the right one and say, in words,
+what is wrong.
+
+A failed check raises :class:`ExerciseError`. It is an ``AssertionError`` (so the autograder
+counts the test as failed) whose traceback IPython replaces with the message alone: a
+learner reads one paragraph, not a stack of frames. A passed check prints one line that
+starts with "Correct".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
+
+
+class ExerciseError(AssertionError):
+    """An exercise answer is wrong; the message says why, in plain words."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return ["\033[1;31mNot yet:\033[0m " + str(self).replace("\n", "\n  ")]
+
+
+def passed(message: str) -> None:
+    """Print the one success line of a check."""
+    print(f"Correct: {message}")
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, (float, np.floating)):
+        return f"{float(x):.4g}"
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        return f"{arr.item():.4g}" if np.issubdtype(arr.dtype, np.number) else repr(x)
+    with np.printoptions(precision=3, suppress=True, threshold=20, edgeitems=2):
+        return np.array2string(arr, separator=", ")
+
+
+def _to_array(got: Any, name: str) -> np.ndarray:
+    if got is None:
+        raise ExerciseError(
+            f"{name} is None: write your code in the answer cell above "
+            f"(and, in a function, `return` the result)."
+        )
+    if isinstance(got, Ellipsis.__class__):
+        raise ExerciseError(f"{name} is still `...`: replace it with your code.")
+    if hasattr(got, "detach"):  # a torch tensor
+        got = got.detach().cpu().numpy()
+    try:
+        arr = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(
+            f"{name} should be an array of numbers, but it is a {type(got).__name__}: {got!r:.80}"
+        ) from None
+    return arr
+
+
+def _bad_values(arr: np.ndarray, name: str) -> str | None:
+    bad = ~np.isfinite(arr)
+    if not bad.any():
+        return None
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    kind = "NaN" if np.isnan(arr[where]) else "infinite"
+    return (
+        f"{name} contains {int(bad.sum())} NaN or infinite value(s); the first, at index {where}, "
+        f"is {kind}. Exponentials overflow for large scores: subtract each row's maximum "
+        f"before calling np.exp (softmax is unchanged by that shift)."
+    )
+
+
+def _scale_factor(got: np.ndarray, expected: np.ndarray) -> float | None:
+    """The scalar c with got ~= c * expected, if there is one (and c != 1)."""
+    denom = float(np.sum(expected * expected))
+    if denom == 0.0:
+        return None
+    c = float(np.sum(got * expected)) / denom
+    if abs(c - 1.0) < 1e-3 or not np.allclose(got, c * expected, rtol=1e-4, atol=1e-8):
+        return None
+    return c
+
+
+def check_array(
+    got: Any,
+    expected: Any,
+    name: str,
+    *,
+    mistakes: Mapping[str, Any] | None = None,
+    scale_hints: Mapping[str, float] | None = None,
+    rows_sum_to_one: bool = False,
+    rtol: float = 1e-5,
+    atol: float = 1e-8,
+) -> None:
+    """Raise :class:`ExerciseError` with a plain-words diagnosis unless ``got`` matches.
+
+    Inputs:
+        got: the learner's answer (array-like or tensor).
+        expected: the right answer, same shape.
+        name: how to call the answer in messages ("your weights A").
+        mistakes: known wrong answers for these inputs, ``{explanation: wrong_array}``;
+            if ``got`` equals one of them, that explanation is the message.
+        scale_hints: ``{explanation: factor}``; if ``got == factor * expected``, say so.
+        rows_sum_to_one: the answer is a matrix of attention weights.
+    """
+    expected = np.asarray(expected, dtype=float)
+    arr = _to_array(got, name)
+    if arr.shape != expected.shape:
+        if arr.shape == expected.T.shape and arr.ndim == 2:
+            raise ExerciseError(
+                f"{name} has shape {arr.shape}, but the answer has shape {expected.shape}: "
+                f"it looks transposed (rows and columns swapped)."
+            )
+        raise ExerciseError(f"{name} has shape {arr.shape}, but it should have shape {expected.shape}.")
+    problem = _bad_values(arr, name)
+    if problem:
+        raise ExerciseError(problem)
+    if np.allclose(arr, expected, rtol=rtol, atol=atol):
+        return
+    for explanation, wrong in (mistakes or {}).items():
+        wrong = np.asarray(wrong, dtype=float)
+        if wrong.shape == arr.shape and np.allclose(arr, wrong, rtol=rtol, atol=atol):
+            raise ExerciseError(f"{name} is not right yet: {explanation}")
+    if arr.ndim >= 2 and arr.shape[-1] == arr.shape[-2]:
+        if np.allclose(np.swapaxes(arr, -1, -2), expected, rtol=rtol, atol=atol):
+            raise ExerciseError(
+                f"{name} is the transpose of the right answer: check the order of your matrix "
+                f"product (for example Q @ K.T, not K @ Q.T)."
+            )
+    if rows_sum_to_one and arr.ndim >= 1:
+        sums = arr.sum(axis=-1)
+        off = np.abs(sums - 1.0) > 1e-6
+        if off.any():
+            i = tuple(int(j) for j in np.argwhere(off)[0])
+            row = i if len(i) > 1 else i[0]
+            cols = arr.sum(axis=-2) if arr.ndim >= 2 else None
+            if cols is not None and np.allclose(cols, 1.0, atol=1e-6):
+                raise ExerciseError(
+                    f"the columns of {name} sum to 1 but its rows do not (row {row} sums to "
+                    f"{_fmt(sums[i])}): softmax was taken over the wrong axis; use axis=-1, so "
+                    f"that each query's weights over the keys sum to 1."
+                )
+            raise ExerciseError(
+                f"row {row} of {name} sums to {_fmt(sums[i])}; each row of attention weights must "
+                f"sum to 1. Did you normalise (divide by the row's sum of exponentials)?"
+            )
+        if (arr < 0).any():
+            raise ExerciseError(f"{name} has negative entries; softmax weights are never negative.")
+    c = _scale_factor(arr, expected)
+    if c is not None:
+        for explanation, factor in (scale_hints or {}).items():
+            if np.isclose(c, factor, rtol=1e-4):
+                raise ExerciseError(f"{name} is {_fmt(c)} times the right answer: {explanation}")
+        raise ExerciseError(
+            f"{name} is exactly {_fmt(c)} times the right answer: a scale factor is missing or wrong."
+        )
+    diff = np.abs(arr - expected)
+    where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+    raise ExerciseError(
+        f"{name} differs from the right answer. The largest difference is at index {where}: "
+        f"you have {_fmt(arr[where])}, the right value is {_fmt(expected[where])}."
+    )
+
+
+def check_value(got: Any, expected: float, name: str, *, hints: Mapping[str, float] | None = None,
+                rtol: float = 1e-5, atol: float = 1e-8) -> None:
+    """Check a single number; ``hints`` maps an explanation to a known wrong value."""
+    if got is None or got is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace `...`/None with your answer.")
+    try:
+        value = float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be a number, but it is a {type(got).__name__}: {got!r:.80}") from None
+    if np.isclose(value, expected, rtol=rtol, atol=atol):
+        return
+    for explanation, wrong in (hints or {}).items():
+        if np.isclose(value, wrong, rtol=rtol, atol=atol):
+            raise ExerciseError(f"{name} = {_fmt(value)} is not right yet: {explanation}")
+    raise ExerciseError(f"{name} = {_fmt(value)}, but the right value is not that. Recheck your working.")
+
+
+def check_function(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    cases: Iterable[Sequence[Any]],
+    name: str,
+    *,
+    describe: Callable[[Sequence[Any]], str] | None = None,
+    **check_kwargs: Any,
+) -> None:
+    """Call ``fn`` and ``reference`` on every case and compare with :func:`check_array`.
+
+    Inputs:
+        fn: the learner's function. reference: the right one (same signature).
+        cases: argument tuples to try, simplest first.
+        name: the function's name in messages.
+        describe: turns a case into words for the message (default: the argument shapes).
+        check_kwargs: passed on to :func:`check_array` (``rows_sum_to_one``, ``scale_hints``...);
+            ``mistakes`` may be a callable ``case -> {explanation: wrong_array}``.
+    """
+    if not callable(fn):
+        raise ExerciseError(f"{name} should be a function, but it is a {type(fn).__name__}.")
+    mistakes = check_kwargs.pop("mistakes", None)
+    for case in cases:
+        what = describe(case) if describe else "inputs of shape " + ", ".join(
+            str(np.shape(a)) for a in case
+        )
+        try:
+            got = fn(*case)
+        except NotImplementedError:
+            raise ExerciseError(
+                f"{name} still raises NotImplementedError: replace that line with your code."
+            ) from None
+        except ExerciseError:
+            raise
+        except Exception as exc:  # the learner's code crashed: say where, in one line
+            raise ExerciseError(
+                f"{name} raised {type(exc).__name__} on {what}: {exc}"
+            ) from None
+        expected = reference(*case)
+        known = mistakes(case) if callable(mistakes) else mistakes
+        try:
+            check_array(got, expected, f"the result of {name}", mistakes=known, **check_kwargs)
+        except ExerciseError as err:
+            raise ExerciseError(f"{err} (on {what})") from None

@@ -1,0 +1,214 @@
+"""NumPy reference implementations: the maths the lessons teach, written plainly.
+
+Shapes use the names the lessons use:
+
+* ``T``   number of tokens (sequence length)
+* ``d``   embedding size of the raw inputs ``X``
+* ``d_k`` size of queries and keys, ``d_v`` size of values
+* ``...`` any leading batch / head dimensions, which broadcast
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "softmax",
+    "basic_self_attention",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+    "blockwise_attention",
+]
+
+FloatArray = NDArray[np.floating]
+
+
+def _as_float_array(name: str, x: ArrayLike, min_ndim: int) -> FloatArray:
+    """Return ``x`` as a float array, or raise a ValueError that names ``name``."""
+    arr = np.asarray(x)
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+    ):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    if arr.ndim < min_ndim:
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimension(s)"
+            f"{' (..., T, d)' if min_ndim == 2 else ''}, got shape {arr.shape}"
+        )
+    if not np.issubdtype(arr.dtype, np.floating):
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed stably.
+
+    Subtracting the maximum before exponentiating changes nothing mathematically
+    (it cancels between numerator and denominator) but keeps ``exp`` from
+    overflowing, so rows such as ``[1e4, 0]`` work.
+
+    Inputs:
+        x: array of any shape, finite values (``-inf`` is allowed and gets weight 0).
+        axis: the axis whose entries should sum to 1.
+    Returns:
+        array of the same shape as ``x``; entries in [0, 1] summing to 1 along ``axis``.
+    """
+    x = _as_float_array("x", x, min_ndim=1)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis} is out of range for x with shape {x.shape}")
+    x_max = np.max(x, axis=axis, keepdims=True)
+    # A row that is all -inf has no valid entry; keep it finite so it yields NaN-free zeros/0.
+    x_max = np.where(np.isfinite(x_max), x_max, 0.0)
+    e = np.exp(x - x_max)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def basic_self_attention(X: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Parameter-free self-attention (lesson 02).
+
+    ``omega = X X^T`` (every pair's dot product), ``A = softmax(omega)`` row by row,
+    ``Z = A X`` (each output is a weighted sum of the inputs).
+
+    Inputs:
+        X: (T, d) or (..., T, d) token embeddings.
+    Returns:
+        Z: (..., T, d) context vectors; A: (..., T, T) attention weights, rows sum to 1.
+    """
+    X = _as_float_array("X", X, min_ndim=2)
+    omega = X @ np.swapaxes(X, -1, -2)  # (..., T, T)
+    A = softmax(omega, axis=-1)  # (..., T, T)
+    return A @ X, A  # (..., T, d), (..., T, T)
+
+
+def _check_mask(mask: ArrayLike, scores_shape: tuple[int, ...]) -> NDArray[np.bool_]:
+    """Validate a boolean mask that must broadcast to the (..., T_q, T_k) scores."""
+    m = np.asarray(mask)
+    if m.dtype != bool:
+        raise TypeError(
+            f"mask must be boolean (True = may attend), got dtype {m.dtype}; "
+            "use e.g. causal_mask(T) or an array compared with a condition"
+        )
+    try:
+        np.broadcast_shapes(m.shape, scores_shape)
+    except ValueError:
+        raise ValueError(
+            f"mask has shape {m.shape}, which does not broadcast to the attention "
+            f"scores' shape {scores_shape} (..., T_q, T_k)"
+        ) from None
+    return m
+
+
+def scaled_dot_product_attention(
+    Q: ArrayLike,
+    K: ArrayLike,
+    V: ArrayLike,
+    mask: ArrayLike | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Scaled dot-product attention: ``softmax(Q K^T / sqrt(d_k)) V``.
+
+    Inputs:
+        Q: (..., T_q, d_k) queries.
+        K: (..., T_k, d_k) keys.
+        V: (..., T_k, d_v) values.
+        mask: optional boolean array broadcastable to (..., T_q, T_k);
+            True = may attend, False = gets weight exactly 0.
+    Leading (batch, head) dimensions of Q, K, V and mask broadcast against each other.
+    Returns:
+        out: (..., T_q, d_v) weighted sums of the values.
+        weights: (..., T_q, T_k) attention weights; each row sums to 1
+            (a row whose keys are all masked out is all zeros and gives a zero output).
+    """
+    Q = _as_float_array("Q", Q, min_ndim=2)
+    K = _as_float_array("K", K, min_ndim=2)
+    V = _as_float_array("V", V, min_ndim=2)
+    d_k = Q.shape[-1]
+    if K.shape[-1] != d_k:
+        raise ValueError(
+            f"Q has d_k={d_k} but K has d_k={K.shape[-1]} "
+            f"(Q shape {Q.shape}, K shape {K.shape}); queries and keys must have the same size"
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]} "
+            f"(K shape {K.shape}, V shape {V.shape}); every key needs one value"
+        )
+    try:
+        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} "
+            f"and V {V.shape[:-2]} do not broadcast together"
+        ) from None
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., T_q, T_k)
+    if mask is not None:
+        m = _check_mask(mask, (*lead, Q.shape[-2], K.shape[-2]))
+        scores = np.where(m, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    if mask is not None:
+        weights = np.nan_to_num(weights, nan=0.0)  # fully masked rows: 0/0 -> 0
+    return weights @ V, weights
+
+
+def causal_mask(T: int) -> NDArray[np.bool_]:
+    """(T, T) boolean mask, True on and below the diagonal: token i may see tokens j <= i."""
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    return np.tril(np.ones((T, T), dtype=bool))
+
+
+def padding_mask(lengths: ArrayLike, T: int) -> NDArray[np.bool_]:
+    """(batch, 1, T) boolean mask, True where the key is a real token, False on padding.
+
+    Inputs:
+        lengths: (batch,) number of real tokens in each sequence (the rest is padding).
+        T: padded sequence length.
+    Returns:
+        (batch, 1, T) mask; broadcasts against scores of shape (batch, T, T).
+    """
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > T):
+        raise ValueError(f"lengths must be a 1-D array of values in [0, T={T}], got {lengths!r}")
+    return (np.arange(T)[None, :] < lengths[:, None])[:, None, :]
+
+
+def blockwise_attention(
+    Q: ArrayLike, K: ArrayLike, V: ArrayLike, block_size: int = 128
+) -> FloatArray:
+    """Exact attention computed over blocks of keys with a running (online) softmax.
+
+    Gives the same result as ``scaled_dot_product_attention(Q, K, V)[0]`` but never
+    builds the full (T_q, T_k) score matrix: memory grows with ``T_q * block_size``.
+
+    Inputs:
+        Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v); block_size: keys per block.
+    Returns:
+        out: (..., T_q, d_v).
+    """
+    Q = _as_float_array("Q", Q, min_ndim=2)
+    K = _as_float_array("K", K, min_ndim=2)
+    V = _as_float_array("V", V, min_ndim=2)
+    if K.shape[-1] != Q.shape[-1]:
+        raise ValueError(f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}")
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]}")
+    if block_size < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    scale = 1.0 / np.sqrt(Q.shape[-1])
+    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    T_q = Q.shape[-2]
+    running_max = np.full((*lead, T_q, 1), -np.inf)  # largest score seen so far
+    running_sum = np.zeros((*lead, T_q, 1))  # sum of exp(score - running_max)
+    acc = np.zeros((*lead, T_q, V.shape[-1]))  # sum of exp(score - running_max) * v
+    for start in range(0, K.shape[-2], block_size):
+        k = K[..., start : start + block_size, :]
+        v = V[..., start : start + block_size, :]
+        s = Q @ np.swapaxes(k, -1, -2) * scale  # (..., T_q, block)
+        new_max = np.maximum(running_max, s.max(axis=-1, keepdims=True))
+        correction = np.exp(running_max - new_max)  # rescale what was accumulated so far
+        p = np.exp(s - new_max)
+        running_sum = running_sum * correction + p.sum(axis=-1, keepdims=True)
+        acc = acc * correction + p @ v
+        running_max = new_max
+    return acc / running_sum

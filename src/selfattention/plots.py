@@ -1,0 +1,87 @@
+"""Pictures the lessons reuse: attention heatmaps and 2-D vector diagrams."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from numpy.typing import ArrayLike
+
+__all__ = ["heatmap", "vectors_2d"]
+
+
+def heatmap(
+    weights: ArrayLike,
+    labels: Sequence[str] | None = None,
+    *,
+    key_labels: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+    annotate: bool | None = None,
+    cmap: str = "Blues",
+) -> Axes:
+    """Draw a (T_q, T_k) attention matrix: rows are queries, columns are keys.
+
+    Inputs:
+        weights: (T_q, T_k) array (a torch tensor is accepted).
+        labels: T_q query tokens (also used for the keys unless ``key_labels`` is given).
+        annotate: write each weight in its square (default: when T_k <= 8).
+    Returns:
+        the matplotlib Axes drawn on.
+    """
+    if hasattr(weights, "detach"):
+        weights = weights.detach().cpu().numpy()
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 2:
+        raise ValueError(f"weights must be a (T_q, T_k) matrix, got shape {w.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.0 + 0.55 * w.shape[1], 0.8 + 0.5 * w.shape[0]))
+    ax.imshow(w, cmap=cmap, vmin=0.0, vmax=max(1e-12, float(w.max())))
+    keys = key_labels if key_labels is not None else labels
+    if labels is not None:
+        ax.set_yticks(range(w.shape[0]), labels)
+    if keys is not None:
+        ax.set_xticks(range(w.shape[1]), keys, rotation=45, ha="right")
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query (attending)")
+    if annotate is None:
+        annotate = w.shape[1] <= 8
+    if annotate:
+        threshold = 0.6 * float(w.max())
+        for (i, j), v in np.ndenumerate(w):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if v > threshold else "black")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def vectors_2d(
+    vectors: Mapping[str, ArrayLike],
+    *,
+    ax: Axes | None = None,
+    colors: Mapping[str, str] | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Draw named 2-D vectors as arrows from the origin, each labelled at its tip."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 4.5))
+    pts = []
+    for name, v in vectors.items():
+        v = np.asarray(v, dtype=float)
+        if v.shape != (2,):
+            raise ValueError(f"vector {name!r} must have shape (2,), got {v.shape}")
+        color = (colors or {}).get(name, "tab:blue")
+        ax.annotate("", xy=v, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2})
+        ax.text(v[0], v[1], f" {name}", color=color, fontsize=10, va="bottom")
+        pts.append(v)
+    lim = 1.15 * max(1e-9, float(np.abs(np.array(pts)).max()))
+    ax.set_xlim(min(0.0, -0.1 * lim), lim)
+    ax.set_ylim(min(0.0, -0.1 * lim), lim)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+    return ax
