@@ -195,6 +195,7 @@ def load_pretrained() -> PretrainedModel:
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # keeps stderr (and so the notebooks' outputs) clean
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     model = AutoModel.from_pretrained(path, local_files_only=True, attn_implementation="eager")
     model.eval()
