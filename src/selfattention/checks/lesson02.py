@@ -1,0 +1,234 @@
+"""Checks for lesson 02 (basic self-attention, no parameters).
+
+Every check builds its own inputs (the lesson's toy vectors, or seeded random arrays) and its own
+reference answer, and passes the typical wrong answers of the exercise to the shared engine so the
+message names the mistake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._engine import ExerciseError, check_function, check_value, passed
+
+__all__ = [
+    "check_softmax_row",
+    "check_context_vector",
+    "check_self_attention_batch",
+    "check_bank_cosine",
+]
+
+# The lesson's toy vectors; axes: (finance, nature, tech, food).
+_TOY: dict[str, np.ndarray] = {
+    "money": np.array([1.0, 0.1, 0.0, 0.0]),
+    "bank": np.array([0.7, 0.7, 0.0, 0.0]),
+    "grows": np.array([0.5, 0.3, 0.0, 0.1]),
+    "river": np.array([0.1, 1.0, 0.0, 0.0]),
+    "flows": np.array([0.2, 0.8, 0.0, 0.0]),
+    "a": np.array([0.1, 0.1, 0.1, 0.1]),
+    "near": np.array([0.0, 0.3, 0.1, 0.0]),
+    "the": np.array([0.2, 0.1, 0.1, 0.0]),
+}
+
+
+def _sentence(words: str) -> np.ndarray:
+    """(T, 4) toy vectors of a space-separated sentence."""
+    return np.stack([_TOY[w] for w in words.split()])
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Reference basic self-attention for (..., T, d) inputs: returns Z (..., T, d), A (..., T, T)."""
+    omega = X @ np.swapaxes(X, -1, -2)
+    A = _softmax(omega)
+    return A @ X, A
+
+
+def _cosine(u: np.ndarray, v: np.ndarray) -> float:
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+
+# --------------------------------------------------------------------------- exercise 1
+def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
+    """Exercise 1: a numerically stable softmax of one row of scores, shape (T,) -> (T,)."""
+    cases = [
+        (np.array([1.0, 2.0, 3.0]),),
+        (np.array([0.77, 0.98, 0.56]),),
+        (np.array([-1.0, 0.5, 2.0, 0.0]),),
+        (np.array([1000.0, 999.0, 998.0]),),
+    ]
+
+    def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        s = case[0]
+        with np.errstate(all="ignore"):
+            return {
+                "you divided the scores by their sum. Softmax divides the *exponentials* "
+                "np.exp(scores) by their sum, which keeps every weight positive.": s / s.sum(),
+                "these are the exponentials, not yet normalised: divide them by their sum "
+                "so that the weights add up to 1.": np.exp(s),
+                "you shifted the scores by their maximum but did not exponentiate them: "
+                "the weights must be np.exp(scores - max) divided by their sum.": s - s.max(),
+                "you divided the exponentials by their largest value; divide by their sum, "
+                "so that the weights add up to 1.": np.exp(s - s.max()),
+            }
+
+    check_function(
+        softmax_row,
+        lambda s: _softmax(s),
+        cases,
+        "softmax_row",
+        describe=lambda case: f"the scores {np.round(case[0], 2).tolist()}",
+        mistakes=mistakes,
+    )
+    big = _softmax(cases[-1][0])
+    passed(
+        "your softmax gives positive weights that sum to 1, even for scores near 1000 "
+        f"(there it gives {np.round(big, 3).tolist()})."
+    )
+
+
+# --------------------------------------------------------------------------- exercise 2
+def check_context_vector(context_vector: Callable[[np.ndarray, int], Any]) -> None:
+    """Exercise 2: z_i = sum_j softmax_j(x_i . x_j) x_j for one position i (0-based)."""
+    rng = np.random.default_rng(2)
+    cases = [
+        (_sentence("money bank grows"), 1),
+        (_sentence("a bank near the river"), 1),
+        (_sentence("river bank flows"), 0),
+        (rng.normal(size=(6, 3)), 4),
+    ]
+    labels = {
+        0: "the toy sentence 'money bank grows' with i = 1 (bank)",
+        1: "the toy sentence 'a bank near the river' with i = 1 (bank)",
+        2: "the toy sentence 'river bank flows' with i = 0 (river)",
+        3: "random X of shape (6, 3) with i = 4",
+    }
+
+    def describe(case: Sequence[Any]) -> str:
+        for k, c in enumerate(cases):
+            if c[0] is case[0]:
+                return labels[k]
+        return f"X of shape {np.shape(case[0])}, i = {case[1]}"
+
+    def reference(X: np.ndarray, i: int) -> np.ndarray:
+        return _attention(X)[0][i]
+
+    def mistakes(case: Sequence[Any]) -> dict[str, np.ndarray]:
+        X, i = case
+        T = X.shape[0]
+        omega = X @ X.T
+        Z, A = _attention(X)
+        found = {
+            "you used the raw dot products x_i . x_j as weights. Pass them through softmax "
+            "first, so the weights are positive and sum to 1.": omega[i] @ X,
+            "this is the plain average of all the vectors: the weights must come from the "
+            "dot products with x_i, through softmax.": X.mean(axis=0),
+            "this is x_i itself, unchanged: mix in the other words with the weights alpha_ij.": X[i],
+            "you used column i of the weights (what the other words give to word i); z_i uses "
+            "row i, the weights word i gives to every word j.": A[:, i] @ X,
+        }
+        if i + 1 < T:
+            found["this is the context vector of position i + 1. Python counts from 0: "
+                  "row i of X is X[i]."] = Z[i + 1]
+        if i >= 1:
+            found["this is the context vector of position i - 1: use X[i] for word i."] = Z[i - 1]
+        return found
+
+    def wrapped(X: np.ndarray, i: int) -> Any:
+        out = context_vector(X.copy(), i)
+        if out is not None and out is not Ellipsis and np.shape(out) == (X.shape[0],):
+            raise ExerciseError(
+                f"context_vector returned {X.shape[0]} numbers, one per word: those look like the "
+                f"weights alpha_i. Return the weighted sum z_i = sum_j alpha_ij x_j, which has "
+                f"{X.shape[1]} numbers (on {describe((X, i))})."
+            )
+        return out
+
+    check_function(wrapped, reference, cases, "context_vector", describe=describe, mistakes=mistakes)
+    z = reference(*cases[0])
+    passed(f"in 'money bank grows' the contextual bank is {np.round(z, 3).tolist()}.")
+
+
+# --------------------------------------------------------------------------- exercise 3
+def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]) -> None:
+    """Exercise 3: the matrix form on a batch, X (B, T, d) -> Z (B, T, d)."""
+    rng = np.random.default_rng(3)
+    cases = [
+        (np.stack([_sentence("money bank grows"), _sentence("river bank flows")]),),
+        (rng.normal(size=(3, 5, 2)),),
+        (rng.normal(size=(1, 4, 6)),),
+    ]
+
+    def describe(case: Sequence[np.ndarray]) -> str:
+        if case[0] is cases[0][0]:
+            return "the batch of the two toy sentences, X of shape (2, 3, 4)"
+        return f"X of shape {case[0].shape}"
+
+    def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        X = case[0]
+        omega = X @ np.swapaxes(X, -1, -2)
+        A = _softmax(omega)
+        return {
+            "you multiplied the raw scores X X^T by X. Turn the scores into weights with "
+            "softmax over the last axis first.": omega @ X,
+            "your weights are transposed: either the softmax went down the columns (use "
+            "axis=-1, so each word's weights over the T words sum to 1) or you multiplied by "
+            "A^T. Z = A @ X, with A[b, i, j] the weight word i gives to word j.":
+                np.swapaxes(A, -1, -2) @ X,
+        }
+
+    def wrapped(X: np.ndarray) -> Any:
+        try:
+            out = self_attention_batch(X.copy())
+        except ValueError as exc:
+            if "matmul" in str(exc) or "shapes" in str(exc) or "broadcast" in str(exc):
+                raise ExerciseError(
+                    f"self_attention_batch raised ValueError on {describe((X,))}: {exc}. For a batch, "
+                    "X.T reverses all three axes; swap only the last two with "
+                    "np.swapaxes(X, -1, -2) (or X.transpose(0, 2, 1))."
+                ) from None
+            raise
+        if isinstance(out, tuple):
+            raise ExerciseError(
+                "self_attention_batch returned a tuple; return only Z, the array of shape (B, T, d)."
+            )
+        return out
+
+    check_function(wrapped, lambda X: _attention(X)[0], cases, "self_attention_batch",
+                   describe=describe, mistakes=mistakes)
+    passed("your batched self-attention matches, sentence by sentence, with no Python loop.")
+
+
+# --------------------------------------------------------------------------- exercise 4
+def check_bank_cosine(bank_cosine: Any) -> None:
+    """Exercise 4: cosine of the contextual 'bank' vectors of the two toy sentences."""
+    Z1, A1 = _attention(_sentence("money bank grows"))
+    Z2, A2 = _attention(_sentence("river bank flows"))
+    X1, X2 = _sentence("money bank grows"), _sentence("river bank flows")
+    expected = _cosine(Z1[1], Z2[1])
+    check_value(
+        bank_cosine,
+        expected,
+        "bank_cosine",
+        hints={
+            "that is the cosine of the static vectors (bank with itself). Use the contextual "
+            "vectors: row 1 of Z for each sentence.": 1.0,
+            "that is the dot product of the two contextual vectors; divide it by both lengths "
+            "to get the cosine.": float(Z1[1] @ Z2[1]),
+            "you compared row 0 of each Z (money and river); bank is row 1.": _cosine(Z1[0], Z2[0]),
+            "you compared the attention weights A[1] of the two sentences; compare the "
+            "contextual vectors Z[1].": _cosine(A1[1], A2[1]),
+            "you mixed the vectors with the raw dot products (no softmax).":
+                _cosine((X1 @ X1.T)[1] @ X1, (X2 @ X2.T)[1] @ X2),
+        },
+        rtol=0.0,
+        atol=6e-4,  # an answer rounded to 3 decimals is accepted
+    )
+    passed(f"the two contextual banks have cosine {expected:.3f}: no longer the same vector.")
