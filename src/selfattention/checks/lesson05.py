@@ -9,7 +9,7 @@ import numpy as np
 
 from ._engine import ExerciseError, check_function, passed
 
-__all__ = ["check_split_heads", "check_multi_head_attention", "check_param_count"]
+__all__ = ["check_split_into_heads", "check_multi_head_attention", "check_param_count"]
 
 
 def _softmax(s: np.ndarray) -> np.ndarray:
@@ -51,7 +51,7 @@ def _rng_cases_split() -> list[tuple[np.ndarray, int]]:
     ]
 
 
-def check_split_heads(split_heads: Callable[[np.ndarray, int], Any]) -> None:
+def check_split_into_heads(split_heads: Callable[[np.ndarray, int], Any]) -> None:
     """Exercise 1: ``split_heads(x, num_heads)``, (T, d_model) -> (num_heads, T, d_k)."""
 
     def mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
@@ -164,6 +164,9 @@ def check_param_count(mha_param_count: Callable[[int, int, bool], Any]) -> None:
         what = f"d_model={d_model}, num_heads={n}, bias={bias}"
         try:
             got = mha_param_count(d_model, n, bias)
+        except NotImplementedError:
+            raise ExerciseError("mha_param_count still raises NotImplementedError: replace that line "
+                                "with your code.") from None
         except Exception as exc:
             raise ExerciseError(f"mha_param_count raised {type(exc).__name__} for {what}: {exc}") from None
         if got is None or got is Ellipsis:
