@@ -53,16 +53,19 @@ def softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
         x: array of any shape, finite values (``-inf`` is allowed and gets weight 0).
         axis: the axis whose entries should sum to 1.
     Returns:
-        array of the same shape as ``x``; entries in [0, 1] summing to 1 along ``axis``.
+        array of the same shape as ``x``; entries in [0, 1] summing to 1 along ``axis``
+        (a row that is entirely ``-inf`` has no valid entry and gives all zeros).
     """
     x = _as_float_array("x", x, min_ndim=1)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis={axis} is out of range for x with shape {x.shape}")
     x_max = np.max(x, axis=axis, keepdims=True)
-    # A row that is all -inf has no valid entry; keep it finite so it yields NaN-free zeros/0.
+    # A row that is all -inf has no valid entry: keep its maximum finite so exp gives zeros.
     x_max = np.where(np.isfinite(x_max), x_max, 0.0)
     e = np.exp(x - x_max)
-    return e / np.sum(e, axis=axis, keepdims=True)
+    total = np.sum(e, axis=axis, keepdims=True)
+    # Divide only where the row has some weight: an all -inf row stays all zeros (no 0/0 warning).
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
 
 
 def basic_self_attention(X: ArrayLike) -> tuple[FloatArray, FloatArray]:
@@ -91,13 +94,40 @@ def _check_mask(mask: ArrayLike, scores_shape: tuple[int, ...]) -> NDArray[np.bo
             "use e.g. causal_mask(T) or an array compared with a condition"
         )
     try:
-        np.broadcast_shapes(m.shape, scores_shape)
+        # Leading (batch/head) dimensions may broadcast; the last two must fit (T_q, T_k) as they are.
+        fits = np.broadcast_shapes(m.shape, scores_shape)[-2:] == scores_shape[-2:]
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"mask has shape {m.shape}, which does not broadcast to the attention "
             f"scores' shape {scores_shape} (..., T_q, T_k)"
-        ) from None
+        )
     return m
+
+
+def _check_qkv(Q: FloatArray, K: FloatArray, V: FloatArray) -> tuple[int, ...]:
+    """Check that Q, K, V fit together; return their broadcast leading (batch/head) shape."""
+    if K.shape[-2] == 0:
+        raise ValueError(f"K has no tokens (shape {K.shape}); attention needs at least one key")
+    d_k = Q.shape[-1]
+    if K.shape[-1] != d_k:
+        raise ValueError(
+            f"Q has d_k={d_k} but K has d_k={K.shape[-1]} "
+            f"(Q shape {Q.shape}, K shape {K.shape}); queries and keys must have the same size"
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]} "
+            f"(K shape {K.shape}, V shape {V.shape}); every key needs one value"
+        )
+    try:
+        return np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} "
+            f"and V {V.shape[:-2]} do not broadcast together"
+        ) from None
 
 
 def scaled_dot_product_attention(
@@ -123,31 +153,13 @@ def scaled_dot_product_attention(
     Q = _as_float_array("Q", Q, min_ndim=2)
     K = _as_float_array("K", K, min_ndim=2)
     V = _as_float_array("V", V, min_ndim=2)
+    lead = _check_qkv(Q, K, V)
     d_k = Q.shape[-1]
-    if K.shape[-1] != d_k:
-        raise ValueError(
-            f"Q has d_k={d_k} but K has d_k={K.shape[-1]} "
-            f"(Q shape {Q.shape}, K shape {K.shape}); queries and keys must have the same size"
-        )
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(
-            f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]} "
-            f"(K shape {K.shape}, V shape {V.shape}); every key needs one value"
-        )
-    try:
-        lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} "
-            f"and V {V.shape[:-2]} do not broadcast together"
-        ) from None
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., T_q, T_k)
     if mask is not None:
         m = _check_mask(mask, (*lead, Q.shape[-2], K.shape[-2]))
         scores = np.where(m, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    if mask is not None:
-        weights = np.nan_to_num(weights, nan=0.0)  # fully masked rows: 0/0 -> 0
+    weights = softmax(scores, axis=-1)  # fully masked rows come out as zeros
     return weights @ V, weights
 
 
@@ -167,9 +179,16 @@ def padding_mask(lengths: ArrayLike, T: int) -> NDArray[np.bool_]:
     Returns:
         (batch, 1, T) mask; broadcasts against scores of shape (batch, T, T).
     """
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
     lengths = np.asarray(lengths)
+    if lengths.dtype == bool or not np.issubdtype(lengths.dtype, np.integer):
+        raise TypeError(f"lengths must hold integers, got dtype {lengths.dtype}")
     if lengths.ndim != 1 or np.any(lengths < 0) or np.any(lengths > T):
-        raise ValueError(f"lengths must be a 1-D array of values in [0, T={T}], got {lengths!r}")
+        raise ValueError(
+            f"lengths must be a 1-D array of values in [0, T={T}], "
+            f"got shape {lengths.shape} and values {lengths.tolist()}"
+        )
     return (np.arange(T)[None, :] < lengths[:, None])[:, None, :]
 
 
@@ -189,14 +208,10 @@ def blockwise_attention(
     Q = _as_float_array("Q", Q, min_ndim=2)
     K = _as_float_array("K", K, min_ndim=2)
     V = _as_float_array("V", V, min_ndim=2)
-    if K.shape[-1] != Q.shape[-1]:
-        raise ValueError(f"Q has d_k={Q.shape[-1]} but K has d_k={K.shape[-1]}")
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]}")
-    if block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    lead = _check_qkv(Q, K, V)
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     scale = 1.0 / np.sqrt(Q.shape[-1])
-    lead = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
     T_q = Q.shape[-2]
     running_max = np.full((*lead, T_q, 1), -np.inf)  # largest score seen so far
     running_sum = np.zeros((*lead, T_q, 1))  # sum of exp(score - running_max)

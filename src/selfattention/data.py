@@ -90,6 +90,8 @@ class StaticEmbeddings:
         With ``whole_words`` only alphabetic, non-subword entries are considered.
         Returns a list of (token, cosine similarity) pairs, most similar first.
         """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
         sims = self.cosine_to(self.vector(word))
         order = np.argsort(-sims)
         out: list[tuple[str, float]] = []
@@ -104,6 +106,11 @@ class StaticEmbeddings:
 
     def cosine_to(self, v: NDArray[np.floating]) -> NDArray[np.float32]:
         """(V,) cosine similarity of every vocabulary vector to ``v`` of shape (d,)."""
+        v = np.asarray(v)
+        if v.shape != self.vectors.shape[1:]:
+            raise ValueError(
+                f"v must have shape {self.vectors.shape[1:]} (one embedding vector), got shape {v.shape}"
+            )
         norms = _norms(self.vectors)
         return (self.vectors @ v) / (norms * np.linalg.norm(v) + 1e-12)
 

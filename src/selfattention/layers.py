@@ -28,19 +28,30 @@ def _check_input(x: Tensor, d_expected: int, name: str = "x") -> None:
         )
 
 
-def _check_mask(mask: Tensor, T: int, batch: int | None) -> None:
+def _check_dtype(x: Tensor, layer: nn.Module, name: str = "x") -> None:
+    """The input must be a floating tensor of the same dtype as the layer's weights."""
+    weight_dtype = next(layer.parameters()).dtype
+    if x.dtype != weight_dtype:
+        raise TypeError(
+            f"{name} has dtype {x.dtype} but the layer's weights are {weight_dtype}; "
+            f"convert one of them, e.g. {name}.to({weight_dtype}) or layer.to({x.dtype})"
+        )
+
+
+def _check_mask(mask: Tensor, weights_shape: tuple[int, ...], examples: list[tuple[int, ...]]) -> None:
+    """The mask must broadcast to ``weights_shape`` without enlarging it."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         raise TypeError(f"mask must be a boolean torch.Tensor (True = may attend), got {got}")
-    allowed = [(T, T)] + ([(batch, T, T), (batch, 1, T, T), (batch, 1, 1, T)] if batch else [])
     try:
-        torch.broadcast_shapes(tuple(mask.shape), (batch or 1, 1, T, T))
+        fits = torch.broadcast_shapes(tuple(mask.shape), weights_shape) == torch.Size(weights_shape)
     except RuntimeError:
+        fits = False
+    if not fits:
         raise ValueError(
             f"mask has shape {tuple(mask.shape)}, which does not broadcast to the "
-            f"attention weights (batch, heads, T, T) = ({batch or 1}, heads, {T}, {T}); "
-            f"use e.g. one of {allowed}"
-        ) from None
+            f"attention weights' shape {weights_shape}; use e.g. one of {examples}"
+        )
 
 
 def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -75,7 +86,7 @@ class SelfAttention(nn.Module):
     def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
         super().__init__()
         for name, value in (("d_in", d_in), ("d_out", d_out)):
-            if not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         self.d_in, self.d_out = d_in, d_out
         self.W_query = nn.Linear(d_in, d_out, bias=bias)
@@ -88,8 +99,11 @@ class SelfAttention(nn.Module):
         Returns: out (..., T, d_out) and weights (..., T, T).
         """
         _check_input(x, self.d_in)
+        _check_dtype(x, self)
         if mask is not None:
-            _check_mask(mask, x.shape[-2], x.shape[0] if x.dim() == 3 else None)
+            T = x.shape[-2]
+            examples = [(T, T)] + ([(x.shape[0], T, T), (x.shape[0], 1, T)] if x.dim() == 3 else [])
+            _check_mask(mask, (*x.shape[:-1], T), examples)
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # (..., T, d_out) each
         weights = attention_weights(q, k, mask)  # (..., T, T)
         return weights @ v, weights
@@ -111,7 +125,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if d_model % num_heads != 0:
             raise ValueError(
@@ -145,11 +159,14 @@ class MultiHeadAttention(nn.Module):
             weights: (batch, num_heads, T, T) (or (num_heads, T, T) for unbatched x).
         """
         _check_input(x, self.d_model)
+        _check_dtype(x, self)
         unbatched = x.dim() == 2
         if unbatched:
             x = x.unsqueeze(0)
         if mask is not None:
-            _check_mask(mask, x.shape[1], x.shape[0])
+            batch, T = x.shape[0], x.shape[1]
+            examples = [(T, T), (batch, 1, T, T), (batch, 1, 1, T)]
+            _check_mask(mask, (batch, self.num_heads, T, T), examples)
         q = self.split_heads(self.W_query(x))  # (batch, heads, T, d_k)
         k = self.split_heads(self.W_key(x))
         v = self.split_heads(self.W_value(x))
@@ -172,8 +189,15 @@ class MultiHeadAttention(nn.Module):
             )
         if not reference._qkv_same_embed_dim:
             raise ValueError("reference must use the same size for queries, keys and values")
+        if reference.bias_k is not None or reference.add_zero_attn:
+            raise ValueError(
+                "reference uses add_bias_kv or add_zero_attn (extra key/value rows), "
+                "which this layer does not have"
+            )
         bias = reference.in_proj_bias is not None
         layer = cls(reference.embed_dim, reference.num_heads, bias=bias)
+        # Match dtype and device before copying, so no digits are lost on the way.
+        layer = layer.to(dtype=reference.in_proj_weight.dtype, device=reference.in_proj_weight.device)
         with torch.no_grad():
             w_q, w_k, w_v = reference.in_proj_weight.chunk(3, dim=0)
             for mine, w in zip((layer.W_query, layer.W_key, layer.W_value), (w_q, w_k, w_v), strict=True):
@@ -184,4 +208,4 @@ class MultiHeadAttention(nn.Module):
                 for mine, b in zip((layer.W_query, layer.W_key, layer.W_value), (b_q, b_k, b_v), strict=True):
                     mine.bias.copy_(b)
                 layer.W_out.bias.copy_(reference.out_proj.bias)
-        return layer.to(reference.in_proj_weight.dtype)
+        return layer

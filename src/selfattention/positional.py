@@ -21,6 +21,8 @@ def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDA
     for name, value in (("T", T), ("d", d)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not np.isfinite(base) or base <= 0:
+        raise ValueError(f"base must be a positive finite number, got {base!r}")
     positions = np.arange(T)[:, None]  # (T, 1)
     freqs = base ** (-np.arange(0, d, 2) / d)  # (ceil(d/2),)
     angles = positions * freqs  # (T, ceil(d/2))
