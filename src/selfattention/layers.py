@@ -14,7 +14,8 @@ from torch import Tensor, nn
 __all__ = ["SelfAttention", "MultiHeadAttention", "attention_weights"]
 
 
-def _check_input(x: Tensor, d_expected: int, name: str = "x") -> None:
+def _check_input(x: Tensor, d_expected: int, size_name: str, name: str = "x") -> None:
+    """``x`` must be a (T, d) or (batch, T, d) tensor with ``d == d_expected``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
     if x.dim() not in (2, 3):
@@ -24,7 +25,7 @@ def _check_input(x: Tensor, d_expected: int, name: str = "x") -> None:
     if x.shape[-1] != d_expected:
         raise ValueError(
             f"{name} has {x.shape[-1]} features per token but the layer expects "
-            f"{d_expected} (shape {tuple(x.shape)})"
+            f"{size_name}={d_expected} ({name} shape {tuple(x.shape)})"
         )
 
 
@@ -98,7 +99,7 @@ class SelfAttention(nn.Module):
 
         Returns: out (..., T, d_out) and weights (..., T, T).
         """
-        _check_input(x, self.d_in)
+        _check_input(x, self.d_in, "d_in")
         _check_dtype(x, self)
         if mask is not None:
             T = x.shape[-2]
@@ -158,7 +159,7 @@ class MultiHeadAttention(nn.Module):
             out: same leading shape as x, (batch, T, d_model).
             weights: (batch, num_heads, T, T) (or (num_heads, T, T) for unbatched x).
         """
-        _check_input(x, self.d_model)
+        _check_input(x, self.d_model, "d_model")
         _check_dtype(x, self)
         unbatched = x.dim() == 2
         if unbatched:
@@ -188,7 +189,10 @@ class MultiHeadAttention(nn.Module):
                 f"reference must be a torch.nn.MultiheadAttention, got {type(reference).__name__}"
             )
         if not reference._qkv_same_embed_dim:
-            raise ValueError("reference must use the same size for queries, keys and values")
+            raise ValueError(
+                f"reference must use one size for queries, keys and values, got embed_dim="
+                f"{reference.embed_dim}, kdim={reference.kdim}, vdim={reference.vdim}"
+            )
         if reference.bias_k is not None or reference.add_zero_attn:
             raise ValueError(
                 "reference uses add_bias_kv or add_zero_attn (extra key/value rows), "
