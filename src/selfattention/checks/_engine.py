@@ -9,6 +9,8 @@ starts with "Correct".
 
 from __future__ import annotations
 
+import copy
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,8 +47,12 @@ def _to_array(got: Any, name: str) -> np.ndarray:
             f"{name} is None: write your code in the answer cell above "
             f"(and, in a function, `return` the result)."
         )
-    if isinstance(got, Ellipsis.__class__):
+    if got is Ellipsis:
         raise ExerciseError(f"{name} is still `...`: replace it with your code.")
+    if callable(got) and not hasattr(got, "__array__"):
+        raise ExerciseError(
+            f"{name} is a function, not an array of numbers: call it and store what it returns."
+        )
     if hasattr(got, "detach"):  # a torch tensor
         got = got.detach().cpu().numpy()
     try:
@@ -66,8 +72,9 @@ def _bad_values(arr: np.ndarray, name: str) -> str | None:
     kind = "NaN" if np.isnan(arr[where]) else "infinite"
     return (
         f"{name} contains {int(bad.sum())} NaN or infinite value(s); the first, at index {where}, "
-        f"is {kind}. Exponentials overflow for large scores: subtract each row's maximum "
-        f"before calling np.exp (softmax is unchanged by that shift)."
+        f"is {kind}. If you take exponentials, large scores overflow: subtract each row's maximum "
+        f"before calling np.exp (softmax is unchanged by that shift). A division by zero gives "
+        f"inf or NaN too."
     )
 
 
@@ -80,6 +87,66 @@ def _scale_factor(got: np.ndarray, expected: np.ndarray) -> float | None:
     if abs(c - 1.0) < 1e-3 or not np.allclose(got, c * expected, rtol=1e-4, atol=1e-8):
         return None
     return c
+
+
+def _shape_problem(arr: np.ndarray, expected: np.ndarray, name: str) -> str:
+    """Words for a shape mismatch: transposed, an axis reduced away, an extra axis, reshaped."""
+    got, want = arr.shape, expected.shape
+    if arr.ndim >= 2 and arr.ndim == expected.ndim and got[:-2] + got[-2:][::-1] == want:
+        return (f"{name} has shape {got}, but the answer has shape {want}: it looks transposed "
+                f"(rows and columns swapped).")
+    if arr.ndim == expected.ndim - 1:
+        axes = [axis for axis in range(expected.ndim) if want[:axis] + want[axis + 1:] == got]
+        if axes:
+            which = f"the axis {axes[0]}" if len(axes) == 1 else "one axis"
+            return (f"{name} has shape {got}, but it should have shape {want}: {which} "
+                    f"(length {want[axes[0]]}) is missing. Did you sum, average or take the maximum "
+                    f"over an axis that should stay?")
+    if arr.ndim == expected.ndim + 1 and 1 in got:
+        for axis in range(arr.ndim):
+            if got[axis] == 1 and got[:axis] + got[axis + 1:] == want:
+                return (f"{name} has shape {got}, but it should have shape {want}: it has an extra "
+                        f"axis of length 1 at position {axis} (keepdims=True, or a [None] too many?).")
+    if arr.size == expected.size:
+        return (f"{name} has shape {got}, but it should have shape {want}. It has the right number "
+                f"of entries, so check the order of the axes (a transpose or reshape too many or few).")
+    return f"{name} has shape {got}, but it should have shape {want}."
+
+
+def _slice_factors(arr: np.ndarray, expected: np.ndarray, axis: int) -> np.ndarray | None:
+    """If every slice along ``axis`` of ``arr`` is a multiple of the same slice of ``expected``,
+    the factors (one per slice); else None."""
+    num = np.sum(arr * expected, axis=axis, keepdims=True)
+    den = np.sum(expected * expected, axis=axis, keepdims=True)
+    if np.any(den == 0):
+        return None
+    factors = num / den
+    if not np.allclose(arr, factors * expected, rtol=1e-4, atol=1e-8):
+        return None
+    return np.squeeze(factors, axis=axis)
+
+
+def _name_factor(c: float) -> str:
+    """``2.0`` -> "2 (= sqrt(4))", ``0.5`` -> "0.5 (= 1/sqrt(4))": a missing or doubled 1/sqrt(d_k)
+    shows up as such a factor."""
+    for value, template in ((c, "sqrt({k})"), (1.0 / c if c else 0.0, "1/sqrt({k})")):
+        k = round(value * value)
+        if value > 1 and 2 <= k <= 4096 and np.isclose(value * value, k, rtol=1e-4):
+            return f"{_fmt(c)} (= {template.format(k=k)})"
+    return _fmt(c)
+
+
+def _learner_line(exc: BaseException) -> str:
+    """" in line 3 of your code (`return x / y`)" for the deepest frame in a notebook cell."""
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__)
+        if "ipykernel_" in f.filename or f.filename.startswith("<ipython-input") or f.filename == "<string>"
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = f" (`{frame.line.strip()}`)" if frame.line else ""
+    return f" in line {frame.lineno} of your code{code}"
 
 
 def check_array(
@@ -107,12 +174,7 @@ def check_array(
     expected = np.asarray(expected, dtype=float)
     arr = _to_array(got, name)
     if arr.shape != expected.shape:
-        if arr.shape == expected.T.shape and arr.ndim == 2:
-            raise ExerciseError(
-                f"{name} has shape {arr.shape}, but the answer has shape {expected.shape}: "
-                f"it looks transposed (rows and columns swapped)."
-            )
-        raise ExerciseError(f"{name} has shape {arr.shape}, but it should have shape {expected.shape}.")
+        raise ExerciseError(_shape_problem(arr, expected, name))
     problem = _bad_values(arr, name)
     if problem:
         raise ExerciseError(problem)
@@ -147,14 +209,32 @@ def check_array(
             )
         if (arr < 0).any():
             raise ExerciseError(f"{name} has negative entries; softmax weights are never negative.")
+    if (arr.ndim >= 2 and np.allclose(expected.sum(axis=-1), 1.0, atol=1e-6)
+            and np.allclose(arr.sum(axis=-2), 1.0, atol=1e-6)):
+        raise ExerciseError(
+            f"the columns of {name} sum to 1, but in the right answer the rows do: the normalisation "
+            f"(softmax) was taken over the wrong axis; use axis=-1."
+        )
     c = _scale_factor(arr, expected)
     if c is not None:
         for explanation, factor in (scale_hints or {}).items():
             if np.isclose(c, factor, rtol=1e-4):
                 raise ExerciseError(f"{name} is {_fmt(c)} times the right answer: {explanation}")
         raise ExerciseError(
-            f"{name} is exactly {_fmt(c)} times the right answer: a scale factor is missing or wrong."
+            f"{name} is exactly {_name_factor(c)} times the right answer: a scale factor is missing "
+            f"or wrong."
         )
+    if arr.ndim >= 2:
+        for axis, what in ((-1, "row"), (-2, "column")):
+            factors = _slice_factors(arr, expected, axis)
+            if factors is not None and not np.allclose(factors, 1.0):
+                where = "each row" if what == "row" else "each column"
+                raise ExerciseError(
+                    f"{where} of {name} is a multiple of the right one, by a different factor each "
+                    f"time (from {_fmt(factors.min())} to {_fmt(factors.max())}): a normalisation is "
+                    f"missing or taken over the wrong axis (softmax divides each row by that row's "
+                    f"sum of exponentials)."
+                )
     diff = np.abs(arr - expected)
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
     raise ExerciseError(
@@ -180,6 +260,13 @@ def check_value(got: Any, expected: float, name: str, *, hints: Mapping[str, flo
     raise ExerciseError(f"{name} = {_fmt(value)}, but the right value is not that. Recheck your working.")
 
 
+def _copied(case: Sequence[Any]) -> tuple[Any, ...]:
+    try:
+        return tuple(copy.deepcopy(tuple(case)))
+    except Exception:  # something that cannot be copied (a generator, a lock): pass it as it is
+        return tuple(case)
+
+
 def check_function(
     fn: Callable[..., Any],
     reference: Callable[..., Any],
@@ -199,6 +286,8 @@ def check_function(
         check_kwargs: passed on to :func:`check_array` (``rows_sum_to_one``, ``scale_hints``...);
             ``mistakes`` may be a callable ``case -> {explanation: wrong_array}``.
     """
+    if fn is None or fn is Ellipsis:
+        raise ExerciseError(f"{name} is not defined yet: write the function in the answer cell above.")
     if not callable(fn):
         raise ExerciseError(f"{name} should be a function, but it is a {type(fn).__name__}.")
     mistakes = check_kwargs.pop("mistakes", None)
@@ -207,7 +296,7 @@ def check_function(
             str(np.shape(a)) for a in case
         )
         try:
-            got = fn(*case)
+            got = fn(*_copied(case))  # a function that changes its inputs changes a copy
         except NotImplementedError:
             raise ExerciseError(
                 f"{name} still raises NotImplementedError: replace that line with your code."
@@ -216,7 +305,7 @@ def check_function(
             raise
         except Exception as exc:  # the learner's code crashed: say where, in one line
             raise ExerciseError(
-                f"{name} raised {type(exc).__name__} on {what}: {exc}"
+                f"{name} raised {type(exc).__name__}{_learner_line(exc)} on {what}: {exc}"
             ) from None
         expected = reference(*case)
         known = mistakes(case) if callable(mistakes) else mistakes
