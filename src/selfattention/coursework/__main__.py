@@ -1,0 +1,71 @@
+"""Command line: ``python -m selfattention.coursework {lab,release,grade} [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from . import find_lessons
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m selfattention.coursework", description=__doc__)
+    parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="the lesson sources")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    lab = sub.add_parser("lab", help="make or update the learner's working copies")
+    lab.add_argument("--work", type=Path, default=Path("work"))
+    lab.add_argument("--build", type=Path, default=Path("build/lab"))
+    lab.add_argument("--refresh", nargs="*", default=[], metavar="LESSON",
+                     help="replace these changed copies (NN, a lesson name, or all), backing them up first")
+
+    release = sub.add_parser("release", help="student versions for an instructor to hand out")
+    release.add_argument("--out", type=Path, default=Path("release"))
+    release.add_argument("--build", type=Path, default=Path("build/course"))
+
+    grade = sub.add_parser("grade", help="autograde everything under the submissions folder")
+    grade.add_argument("--submissions", type=Path, default=Path("submissions"))
+    grade.add_argument("--build", type=Path, default=Path("build/course"))
+    grade.add_argument("--out", type=Path, default=Path("grades/grades.csv"))
+    grade.add_argument("--cell-timeout", type=int, default=60, help="seconds per cell")
+    grade.add_argument("--submission-timeout", type=int, default=300, help="seconds per submission")
+    grade.add_argument("--max-output-bytes", type=int, default=100_000, help="output kept per cell")
+
+    worker = sub.add_parser("_autograde", help=argparse.SUPPRESS)
+    worker.add_argument("root")
+    worker.add_argument("lesson")
+    worker.add_argument("learners", nargs="+")
+    worker.add_argument("--cell-timeout", type=int, default=60)
+    worker.add_argument("--max-output-bytes", type=int, default=100_000)
+
+    args = parser.parse_args(argv)
+    if args.command == "lab":
+        from .copies import update_working_copies
+
+        update_working_copies(args.notebooks, args.work, args.build, args.refresh)
+    elif args.command == "release":
+        from .course import generate_student_versions
+
+        made = generate_student_versions(args.build, find_lessons(args.notebooks))
+        args.out.mkdir(parents=True, exist_ok=True)
+        for path in made.values():
+            shutil.copyfile(path, args.out / path.name)
+        print(f"wrote {len(made)} student versions to {args.out}/: no solutions, hidden tests or outputs")
+    elif args.command == "grade":
+        from .grading import Limits, grade_all
+
+        limits = Limits(args.cell_timeout, args.submission_timeout, args.max_output_bytes)
+        grade_all(args.notebooks, args.submissions, args.build, args.out, limits)
+    else:
+        from .grading import autograde_worker
+
+        return autograde_worker(
+            args.root, args.lesson, args.learners, args.cell_timeout, args.max_output_bytes
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The nbgrader course directory: configuration, student versions, and bounded execution.
+
+A course directory (under ``build/``) holds nbgrader's usual layout::
+
+    source/NN_topic/NN_topic.ipynb         a copy of the lesson (instructor version)
+    release/NN_topic/NN_topic.ipynb        its student version
+    submitted/LEARNER/NN_topic/...         what a learner handed in
+    autograded/LEARNER/NN_topic/...        the same, executed with the hidden tests restored
+    gradebook.db                           the sqlite gradebook
+
+Importing this module imports nbgrader (a few seconds): the working copies' fast path avoids it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from nbformat import NotebookNode
+from nbgrader.converters import Autograde, GenerateAssignment
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Integer
+from traitlets.config import Config
+
+__all__ = [
+    "CODE_STUB",
+    "BoundedExecute",
+    "StripNotebookState",
+    "course_config",
+    "generate_student_versions",
+]
+
+#: What a solution region becomes in a student copy: runs without error, so the test cell
+#: right after it can say what to do.
+CODE_STUB = "# YOUR CODE HERE\n..."
+#: Marks an output the grader cut short (the grading report looks for it).
+CUT_MARK = "[output cut by the grader:"
+
+
+def _use_this_environment() -> None:
+    """nbgrader runs the ``alembic`` script to create a gradebook: find it next to this Python."""
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+class StripNotebookState(NbGraderPreprocessor):
+    """Drop what ClearOutput leaves behind in a student version.
+
+    Saved widget state (``metadata.widgets``) holds the outputs of interactive cells, which can
+    show an exercise's answer; ``execution`` timestamps say nothing to a learner.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        nb.metadata.pop("widgets", None)
+        for cell in nb.cells:
+            cell.metadata.pop("execution", None)
+        return nb, resources
+
+
+def _content_size(content: dict[str, Any]) -> int:
+    if "text" in content:
+        return len(content["text"])
+    return sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in content.get("data", {}).values())
+
+
+class BoundedExecute(Execute):
+    """nbgrader's Execute, keeping at most ``max_output_bytes`` of output per cell.
+
+    Output beyond the limit is dropped as it arrives (so a cell printing megabytes cannot fill
+    memory) and replaced by one line saying how much the cell printed. Errors are always kept.
+    """
+
+    max_output_bytes = Integer(100_000, help="Output kept per cell, in characters.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> Any:
+        self._printed: dict[int, int] = {}
+        return super().preprocess(nb, resources, km)
+
+    def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
+        self._printed[cell_index] = 0
+        super().clear_output(outs, msg, cell_index)
+
+    def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
+        if msg["msg_type"] == "error":
+            return super().output(outs, msg, display_id, cell_index)
+        before = self._printed.get(cell_index, 0)
+        size = _content_size(msg["content"])
+        self._printed[cell_index] = before + size
+        room = self.max_output_bytes - before
+        if size <= room:
+            return super().output(outs, msg, display_id, cell_index)
+        if room > 0 and msg["msg_type"] == "stream":
+            msg = {**msg, "content": {**msg["content"], "text": msg["content"]["text"][:room]}}
+            super().output(outs, msg, display_id, cell_index)
+        if before <= self.max_output_bytes:
+            outs.append(NotebookNode(output_type="stream", name="stdout", text=""))
+        return None
+
+    def on_cell_executed(self, **kwargs: Any) -> None:
+        super().on_cell_executed(**kwargs)
+        cell, index = kwargs["cell"], kwargs["cell_index"]
+        printed = self._printed.get(index, 0)
+        if printed > self.max_output_bytes:
+            for out in cell.outputs:  # the placeholder appended when the limit was crossed
+                if out.get("output_type") == "stream" and out.get("text") == "":
+                    out.text = (
+                        f"\n{CUT_MARK} this cell printed {printed / 1e6:.1f} MB; "
+                        f"the first {self.max_output_bytes // 1000} kB are kept]\n"
+                    )
+                    break
+
+
+def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 100_000) -> Config:
+    """nbgrader's configuration for a course directory at ``root``.
+
+    Inputs:
+        cell_timeout: seconds one cell may run during autograding before it is interrupted.
+        max_output_bytes: output kept per cell during autograding.
+    """
+    c = Config()
+    c.CourseDirectory.root = str(Path(root).resolve())
+    c.ClearSolutions.code_stub = {"python": CODE_STUB}
+    c.GenerateAssignment.preprocessors = [
+        *GenerateAssignment.class_traits()["preprocessors"].default(),
+        StripNotebookState,
+    ]
+    c.Autograde.autograde_preprocessors = [
+        BoundedExecute if pp is Execute else pp
+        for pp in Autograde.class_traits()["autograde_preprocessors"].default()
+    ]
+    c.Execute.timeout = cell_timeout
+    c.BoundedExecute.timeout = cell_timeout
+    c.BoundedExecute.max_output_bytes = max_output_bytes
+    c.LimitOutput.max_lines = 200
+    c.LimitOutput.max_traceback = 40
+    return c
+
+
+def generate_student_versions(
+    root: Path, lessons: list[Path], config: Config | None = None
+) -> dict[str, Path]:
+    """Student versions of ``lessons``, made by nbgrader's generate_assignment in course ``root``.
+
+    Each lesson ``NN_topic.ipynb`` becomes an assignment ``NN_topic`` with one notebook. Returns
+    ``{"NN_topic": path of its student version}``. Raises RuntimeError with nbgrader's log if a
+    lesson cannot be converted (for example a solution region that is never closed).
+    """
+    _use_this_environment()
+    root = Path(root).resolve()
+    config = config or course_config(root)
+    out: dict[str, Path] = {}
+    for lesson in lessons:
+        name = lesson.stem
+        source = root / "source" / name / lesson.name
+        source.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(lesson, source)
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id = name
+        app = GenerateAssignment(coursedir=coursedir, config=config)
+        app.force = True
+        app.create_assignment = True
+        _run_quietly(app, f"could not make the student version of {lesson.name}")
+        out[name] = root / "release" / name / lesson.name
+    return out
+
+
+def _run_quietly(app: Any, what: str) -> None:
+    """Run an nbgrader converter; on failure raise RuntimeError carrying its log."""
+    from nbgrader.utils import capture_log
+
+    result = capture_log(app)
+    if not result["success"]:
+        raise RuntimeError(f"{what}:\n{result.get('log', '')}\n{result.get('error', '')}")

@@ -1,0 +1,419 @@
+"""Autograde every submission, headless, and write one CSV row per learner and lesson.
+
+Submissions are laid out as ``submissions/LEARNER/NN_topic.ipynb``. Each one is autograded by
+nbgrader in its own process, in the course directory ``build/course`` (sqlite gradebook), with:
+
+- a per-cell time limit (a cell still running is interrupted and counts as an error);
+- a per-cell output limit (output beyond it is dropped as it arrives);
+- a per-submission time limit (the process and its kernel are killed; the lesson scores 0).
+
+Scores are read from the gradebook. What the grader noticed goes into the ``reason`` column:
+a notebook that is not valid JSON (0 for the lesson), a test cell deleted or edited (0 for that
+test; nbgrader grades it as authored otherwise), answer cells redefining the check functions
+(the hidden tests still decide), errors, timeouts, output cut short.
+"""
+
+from __future__ import annotations
+
+import csv
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat import NotebookNode
+
+from . import find_lessons
+from .course import CUT_MARK, course_config, generate_student_versions
+
+__all__ = ["GradeRow", "Limits", "find_submissions", "grade_all"]
+
+_LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_REDEFINES = re.compile(
+    r"^\s*(def\s+check_\w+|(\w+\.)*check_\w+\s*=(?!=)|(\w+\.)*checks\s*=(?!=)|setattr\s*\(\s*\w*checks)",
+    re.M,
+)
+
+
+@dataclass
+class Limits:
+    """How long and how loud a submission may be."""
+
+    cell_timeout: int = 60  #: seconds per cell before it is interrupted
+    submission_timeout: int = 300  #: seconds per submission before everything is killed
+    max_output_bytes: int = 100_000  #: output kept per cell
+
+
+@dataclass
+class GradeRow:
+    """One line of ``grades.csv``.
+
+    ``score``/``max_score`` are nbgrader's totals (autograded tests plus written answers as graded
+    by hand so far); ``auto_score``/``auto_max_score`` the autograded tests alone;
+    ``to_grade_by_hand`` the points of written answers still waiting for a grader.
+    """
+
+    learner: str
+    lesson: str
+    score: float
+    max_score: float
+    auto_score: float
+    auto_max_score: float
+    to_grade_by_hand: float
+    reason: str
+
+
+def find_submissions(
+    submissions: Path, lessons: list[Path]
+) -> tuple[list[tuple[str, Path, Path]], list[str]]:
+    """``[(learner, lesson, submitted file)]`` under ``submissions/LEARNER/NN_topic.ipynb``, and
+    one line for every file that was skipped (an unknown lesson name, a folder name that cannot be
+    a learner id)."""
+    by_name = {lesson.name: lesson for lesson in lessons}
+    found, skipped = [], []
+    if not Path(submissions).is_dir():
+        return found, [f"no submissions folder at {submissions}"]
+    for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir()):
+        if not _LEARNER.match(folder.name):
+            skipped.append(f"skipped {folder.name}/: a learner folder name uses letters, digits, _ . @ -")
+            continue
+        for path in sorted(folder.glob("*.ipynb")):
+            if path.name in by_name:
+                found.append((folder.name, by_name[path.name], path))
+            else:
+                skipped.append(f"skipped {folder.name}/{path.name}: not the name of a lesson")
+    return found, skipped
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = _ANSI.sub("", str(text)).strip().splitlines()[0] if str(text).strip() else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _grade_cells(nb: NotebookNode) -> dict[str, NotebookNode]:
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id")
+    }
+
+
+def _tampering(submitted: NotebookNode, released: NotebookNode, source: NotebookNode) -> dict[str, str]:
+    """Grade cells of the student version that are missing or changed in the submission.
+
+    Returns ``{grade_id: what happened}``. Locked cells (the tests) must come back exactly as
+    released (or as in the instructor's source); a written answer only has to come back.
+    """
+    mine = _grade_cells(submitted)
+    authored = _grade_cells(source)
+    broken = {}
+    for grade_id, cell in _grade_cells(released).items():
+        meta = cell.metadata["nbgrader"]
+        if not meta.get("grade"):
+            continue
+        kind = "written answer" if meta.get("solution") else "test cell"
+        if grade_id not in mine:
+            broken[grade_id] = f"{kind} {grade_id} was deleted: 0 for it"
+        elif meta.get("locked"):
+            got = (mine[grade_id].cell_type, mine[grade_id].source.strip())
+            allowed = {(c.cell_type, c.source.strip()) for c in (cell, authored.get(grade_id, cell))}
+            if got not in allowed:
+                broken[grade_id] = f"{kind} {grade_id} was edited: 0 for it"
+    return broken
+
+
+def _redefinitions(submitted: NotebookNode) -> list[str]:
+    notes = []
+    for cell in submitted.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution") and _REDEFINES.search(cell.source):
+            notes.append(
+                f"answer cell {meta.get('grade_id')} redefines a check function "
+                "(the hidden tests do not use it)"
+            )
+    return notes
+
+
+def _execution_notes(autograded: NotebookNode, cell_timeout: int) -> list[str]:
+    """What went wrong while the submission ran, one short phrase per problem."""
+    notes, other_errors = [], []
+    for number, cell in enumerate(autograded.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        grade_id = meta.get("grade_id")
+        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+        if CUT_MARK in text:
+            cut = _first_line(text[text.index(CUT_MARK):]).rstrip("]")
+            notes.append(cut.replace(CUT_MARK, f"cell {number}:", 1))
+        errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if not errors:
+            continue
+        err = errors[-1]
+        ename, evalue = err.get("ename", "Error"), _first_line(err.get("evalue", ""))
+        if ename == "CellTimeoutError":
+            kind = "test" if meta.get("grade") and not meta.get("solution") else "answer"
+            what = f"{kind} cell {grade_id}" if grade_id else f"cell {number}"
+            notes.append(f"{what} ran longer than {cell_timeout} s and was stopped")
+        elif meta.get("grade") and not meta.get("solution"):
+            if ename == "ExerciseError":
+                notes.append(f"{grade_id} failed: {evalue}")
+            elif ename == "AssertionError" and "Correct:" in text:
+                notes.append(f"{grade_id} failed: the visible check passed but a hidden test did not")
+            else:
+                notes.append(f"{grade_id} failed: {ename}" + (f": {evalue}" if evalue else ""))
+        elif meta.get("solution"):
+            notes.append(f"answer cell {grade_id} raised {ename}" + (f": {evalue}" if evalue else ""))
+        else:
+            other_errors.append(f"cell {number} raised {ename}" + (f": {evalue}" if evalue else ""))
+    if other_errors:
+        more = f" (and {len(other_errors) - 1} more lesson cells)" if len(other_errors) > 1 else ""
+        notes.append(other_errors[0] + more)
+    return notes
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill a process and everything it started (the kernel runs in a session of its own)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return
+    procs = [*parent.children(recursive=True), parent]
+    for proc in procs:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(procs, timeout=10)
+
+
+def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limits) -> dict[str, str | None]:
+    """Autograde the submissions of ``learners`` to ``lesson``, in a worker process.
+
+    One worker grades them one after the other (nbgrader is imported once). The clock of each
+    submission starts when the previous one is done; a submission that runs past
+    ``limits.submission_timeout`` gets its worker and kernel killed, and a new worker carries on
+    with the rest. Returns ``{learner: None if graded, else what went wrong}``.
+    """
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    results: dict[str, str | None] = {}
+    pending = list(learners)
+    while pending:
+        cmd = [
+            sys.executable, "-m", "selfattention.coursework", "_autograde", str(root), lesson, *pending,
+            "--cell-timeout", str(limits.cell_timeout), "--max-output-bytes", str(limits.max_output_bytes),
+        ]
+        with open(logs / f"worker.{lesson}.log", "ab") as log:
+            proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
+            )
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
+        deadline = time.monotonic() + _STARTUP + limits.submission_timeout
+        while pending:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                _kill_tree(proc.pid)
+                results[pending.pop(0)] = (
+                    f"grading stopped after {limits.submission_timeout} s (the limit per submission): "
+                    "the notebook never finished, 0 for the lesson"
+                )
+                break
+            if line is None:  # the worker died without a word: blame the submission it was on
+                results[pending.pop(0)] = "the autograder stopped on this notebook: 0 for the lesson"
+                break
+            word, _, rest = line.strip().partition(" ")
+            if word == "READY":
+                deadline = time.monotonic() + limits.submission_timeout
+            elif word in ("GRADED", "FAILED") and rest == pending[0]:
+                learner = pending.pop(0)
+                results[learner] = None if word == "GRADED" else (
+                    f"the autograder could not run this notebook (see {logs.name}/{learner}.{lesson}.log): "
+                    "0 for the lesson"
+                )
+                deadline = time.monotonic() + limits.submission_timeout
+        _kill_tree(proc.pid)
+        proc.wait()
+    return results
+
+
+_STARTUP = 120  # seconds a worker may take to import nbgrader on a busy machine
+
+
+def _pump(stream: Any, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def autograde_worker(
+    root: str, lesson: str, learners: list[str], cell_timeout: int, max_output_bytes: int
+) -> int:
+    """Worker: nbgrader's autograde of each learner's submission already in ``root/submitted``.
+
+    Prints ``READY`` once set up, then ``GRADED learner`` or ``FAILED learner`` after each one;
+    nbgrader's log of each goes to ``root/logs/learner.lesson.log``.
+    """
+    from nbgrader.converters import Autograde
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+
+    config = course_config(Path(root), cell_timeout=cell_timeout, max_output_bytes=max_output_bytes)
+    print("READY", flush=True)
+    for learner in learners:
+        coursedir = CourseDirectory(config=config)
+        coursedir.assignment_id, coursedir.student_id = lesson, learner
+        app = Autograde(coursedir=coursedir, config=config)
+        app.force = True
+        app.create_student = True
+        result = capture_log(app)
+        log = Path(root) / "logs" / f"{learner}.{lesson}.log"
+        log.write_text(result.get("log", "") + result.get("error", ""), encoding="utf-8")
+        print("GRADED" if result["success"] else "FAILED", learner, flush=True)
+    return 0
+
+
+def _scores(root: Path, lesson: Path, learner: str, released: NotebookNode,
+            zero: set[str] | None = None, zero_all: bool = False) -> tuple[float, ...]:
+    """Set the auto scores of the grade cells named in ``zero`` (or all) to 0 in the gradebook,
+    then read ``(score, max_score, auto_score, auto_max_score, to_grade_by_hand)`` from it."""
+    from nbgrader.api import Gradebook
+
+    written = {
+        gid for gid, c in _grade_cells(released).items()
+        if c.metadata["nbgrader"].get("solution") and c.metadata["nbgrader"].get("grade")
+    }
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings say nothing to a grader
+        gb.update_or_create_student(learner)
+        gb.update_or_create_submission(lesson.stem, learner)
+        nb = gb.find_submission_notebook(lesson.stem, lesson.stem, learner)
+        for grade in nb.grades:
+            if zero_all or grade.name in (zero or set()):
+                grade.auto_score = 0.0
+                grade.needs_manual_grade = False
+        gb.db.commit()
+        rows = [(g.name, float(g.score), float(g.max_score), g.needs_manual_grade) for g in nb.grades]
+    score = sum(r[1] for r in rows)
+    max_score = sum(r[2] for r in rows)
+    auto = [r for r in rows if r[0] not in written]
+    by_hand = sum(r[2] for r in rows if r[0] in written and r[3])
+    return score, max_score, sum(r[1] for r in auto), sum(r[2] for r in auto), by_hand
+
+
+@dataclass
+class _Submission:
+    learner: str
+    lesson: Path
+    path: Path
+    notes: list[str]
+    zero: set[str]
+    valid: bool = True
+
+
+def _prepare(root: Path, sub: _Submission, released: NotebookNode) -> None:
+    source = nbformat.read(root / "source" / sub.lesson.stem / sub.lesson.name, as_version=4)
+    """Check one submission and put it where nbgrader looks for it (unless it is unreadable)."""
+    target = root / "submitted" / sub.learner / sub.lesson.stem / sub.lesson.name
+    shutil.rmtree(target.parent, ignore_errors=True)
+    try:
+        submitted = nbformat.read(sub.path, as_version=4)
+        nbformat.validate(submitted)
+    except Exception as exc:  # not JSON, not a notebook, a future format...
+        first = _first_line(f"{type(exc).__name__}: {exc}", 120)
+        sub.valid = False
+        sub.notes.append(f"not a valid notebook ({first}): 0 for the lesson")
+        return
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(sub.path, target)
+    broken = _tampering(submitted, released, source)
+    sub.notes += broken.values()
+    sub.zero |= set(broken)
+    sub.notes += _redefinitions(submitted)
+
+
+def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str | None,
+            limits: Limits) -> GradeRow:
+    """Zero what the submission broke in the gradebook, then read its scores into a row."""
+    name = sub.lesson.stem
+    notes = list(sub.notes)
+    if failure:
+        notes.insert(0, failure)
+    elif sub.valid:
+        autograded = nbformat.read(root / "autograded" / sub.learner / name / sub.lesson.name, as_version=4)
+        notes += _execution_notes(autograded, limits.cell_timeout)
+    scores = _scores(root, sub.lesson, sub.learner, released, zero=sub.zero,
+                     zero_all=bool(failure) or not sub.valid)
+    if not notes:
+        notes.append("all tests pass" if scores[2] == scores[3] else "no error")
+    if scores[4]:
+        notes.append(f"written answers ({scores[4]:g} points) await grading by hand")
+    return GradeRow(sub.learner, name, *scores, "; ".join(notes))
+
+
+def write_csv(rows: list[GradeRow], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow([f.name for f in fields(GradeRow)])
+        for row in rows:
+            writer.writerow([f"{v:g}" if isinstance(v, float) else v for v in astuple(row)])
+
+
+def grade_all(
+    notebooks: Path,
+    submissions: Path,
+    build: Path,
+    out: Path,
+    limits: Limits | None = None,
+    say: Callable[[str], None] = print,
+) -> list[GradeRow]:
+    """Autograde every submission under ``submissions`` against the lessons in ``notebooks``.
+
+    Inputs:
+        build: the nbgrader course directory (made if missing; its gradebook is kept between runs,
+            so marks given by hand to written answers survive a regrade).
+        out: the CSV to write (``learner, lesson, score, max_score, auto_score, auto_max_score,
+            to_grade_by_hand, reason``).
+    Returns the rows, in the CSV's order.
+    """
+    limits = limits or Limits()
+    root = Path(build).resolve()
+    lessons = find_lessons(Path(notebooks))
+    found, skipped = find_submissions(Path(submissions), lessons)
+    for line in skipped:
+        say(line)
+    needed = sorted({lesson for _, lesson, _ in found})
+    releases = generate_student_versions(root, needed, course_config(root))
+    rows = []
+    for lesson in needed:
+        released = nbformat.read(releases[lesson.stem], as_version=4)
+        subs = [_Submission(learner, les, path, [], set()) for learner, les, path in found if les == lesson]
+        for sub in subs:
+            _prepare(root, sub, released)
+        start = time.monotonic()
+        runnable = [sub.learner for sub in subs if sub.valid]
+        outcome = _autograde_batch(root, lesson.stem, runnable, limits) if runnable else {}
+        for sub in subs:
+            row = _finish(root, sub, released, outcome.get(sub.learner), limits)
+            say(f"{row.learner} {row.lesson}: {row.score:g}/{row.max_score:g}  {row.reason}")
+            rows.append(row)
+        say(f"graded {len(subs)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
+    rows.sort(key=lambda r: (r.learner, r.lesson))
+    write_csv(rows, Path(out))
+    say(f"wrote {len(rows)} rows to {out}")
+    return rows
