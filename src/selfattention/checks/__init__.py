@@ -12,6 +12,7 @@ from .lesson04 import *  # noqa: F403
 from .lesson01 import *  # noqa: F403
 from .lesson02 import *  # noqa: F403
 from .lesson05 import *  # noqa: F403
+from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
