@@ -21,6 +21,7 @@ def heatmap(
     title: str | None = None,
     annotate: bool | None = None,
     cmap: str = "Blues",
+    vmax: float | None = None,
 ) -> Axes:
     """Draw a (T_q, T_k) attention matrix: rows are queries, columns are keys.
 
@@ -28,6 +29,8 @@ def heatmap(
         weights: (T_q, T_k) array (a torch tensor is accepted).
         labels: T_q query tokens (also used for the keys unless ``key_labels`` is given).
         annotate: write each weight in its square (default: when T_k <= 8).
+        vmax: the weight drawn darkest (default: the largest weight); pass 1.0 to compare
+            maps drawn side by side or at different training steps on one colour scale.
     Returns:
         the matplotlib Axes drawn on.
     """
@@ -38,7 +41,8 @@ def heatmap(
         raise ValueError(f"weights must be a (T_q, T_k) matrix, got shape {w.shape}")
     if ax is None:
         _, ax = plt.subplots(figsize=(1.0 + 0.55 * w.shape[1], 0.8 + 0.5 * w.shape[0]))
-    ax.imshow(w, cmap=cmap, vmin=0.0, vmax=max(1e-12, float(w.max())))
+    top = max(1e-12, float(w.max()) if vmax is None else float(vmax))
+    ax.imshow(w, cmap=cmap, vmin=0.0, vmax=top)
     keys = key_labels if key_labels is not None else labels
     if labels is not None:
         ax.set_yticks(range(w.shape[0]), labels)
@@ -49,7 +53,7 @@ def heatmap(
     if annotate is None:
         annotate = w.shape[1] <= 8
     if annotate:
-        threshold = 0.6 * float(w.max())
+        threshold = 0.6 * top
         for (i, j), v in np.ndenumerate(w):
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
                     color="white" if v > threshold else "black")
