@@ -22,10 +22,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    """Import the torch modules only when first used: numpy-only lessons start fast."""
-    if name in ("SelfAttention", "MultiHeadAttention"):
-        from . import layers
+_SUBMODULES = ("checks", "core", "data", "layers", "plots", "positional")
 
-        return getattr(layers, name)
+
+def __getattr__(name: str):
+    """Import torch and the other submodules only when first used: numpy-only lessons start fast.
+
+    ``sa.SelfAttention`` and ``sa.MultiHeadAttention`` come from :mod:`.layers`;
+    ``sa.data``, ``sa.plots``, ``sa.checks`` ... are the submodules themselves.
+    """
+    import importlib
+
+    if name in ("SelfAttention", "MultiHeadAttention"):
+        return getattr(importlib.import_module(".layers", __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'selfattention' has no attribute {name!r}")
