@@ -7,6 +7,21 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LAB_FLAGS := --ServerApp.ip=127.0.0.1 $(if $(DISPLAY),,--no-browser) \
              $(if $(filter 0,$(shell id -u)),--allow-root,)
+# Working copies and grading (python -m selfattention.coursework; README "For learners"/"For graders").
+#   make lab REFRESH=02   replace your changed copy of lesson 02 (yours is kept in work/backups/)
+#   make release          student versions of every lesson in release/
+#   make grade            autograde submissions/LEARNER/NN_topic.ipynb into grades/grades.csv
+NOTEBOOKS          ?= notebooks
+WORK               ?= work
+LAB_BUILD          ?= build/lab
+COURSE             ?= build/course
+RELEASE            ?= release
+SUBMISSIONS        ?= submissions
+GRADES             ?= grades/grades.csv
+CELL_TIMEOUT       ?= 60
+SUBMISSION_TIMEOUT ?= 300
+JUPYTER_LAB        ?= $(BIN)/jupyter lab
+COURSEWORK          = $(BIN)/python -m selfattention.coursework --notebooks $(NOTEBOOKS)
 
 .PHONY: setup lab test lint clean
 
@@ -20,7 +35,16 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 lab: setup
-	$(BIN)/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=notebooks
+	@$(COURSEWORK) lab --work $(WORK) --build $(LAB_BUILD) $(if $(REFRESH),--refresh $(REFRESH))
+	$(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(WORK)
+
+.PHONY: release grade
+release: setup
+	$(COURSEWORK) release --build $(COURSE) --out $(RELEASE)
+
+grade: setup
+	$(COURSEWORK) grade --build $(COURSE) --submissions $(SUBMISSIONS) --out $(GRADES) \
+	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT)
 
 lint: setup
 	$(BIN)/ruff check .
@@ -30,3 +54,10 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# Timings and memory of the course and of our attention; not part of `make test`.
+#   make bench          write benchmarks/RESULTS.md and benchmarks/results.png
+#   make bench FULL=1   also time a complete `make test` (several minutes more)
+.PHONY: bench
+bench: setup
+	$(BIN)/python benchmarks/run.py $(if $(FULL),--full)

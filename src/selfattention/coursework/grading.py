@@ -236,14 +236,14 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
             if line is None:  # the worker died without a word: blame the submission it was on
                 results[pending.pop(0)] = "the autograder stopped on this notebook: 0 for the lesson"
                 break
-            word, _, rest = line.strip().partition(" ")
+            word, learner, cause = (line.split() + ["", ""])[:3]
             if word == "READY":
                 deadline = time.monotonic() + limits.submission_timeout
-            elif word in ("GRADED", "FAILED") and rest == pending[0]:
-                learner = pending.pop(0)
-                results[learner] = None if word == "GRADED" else (
-                    f"the autograder could not run this notebook (see {logs.name}/{learner}.{lesson}.log): "
-                    "0 for the lesson"
+            elif word in ("GRADED", "FAILED") and learner == pending[0]:
+                pending.pop(0)
+                failure = _FAILURES.get(cause, _FAILURES["error"])
+                results[learner] = None if word == "GRADED" else failure.format(
+                    limit=limits.cell_timeout, log=f"{logs.name}/{learner}.{lesson}.log"
                 )
                 deadline = time.monotonic() + limits.submission_timeout
         _kill_tree(proc.pid)
@@ -252,6 +252,12 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
 
 
 _STARTUP = 120  # seconds a worker may take to import nbgrader on a busy machine
+_FAILURES = {
+    "stuck": "a cell kept running after it was interrupted at the {limit} s limit, so the notebook "
+             "never finished: 0 for the lesson",
+    "died": "the Python kernel died while running the notebook (it exited or crashed): 0 for the lesson",
+    "error": "the autograder could not run this notebook (see {log}): 0 for the lesson",
+}
 
 
 def _pump(stream: Any, lines: queue.Queue) -> None:
@@ -265,7 +271,8 @@ def autograde_worker(
 ) -> int:
     """Worker: nbgrader's autograde of each learner's submission already in ``root/submitted``.
 
-    Prints ``READY`` once set up, then ``GRADED learner`` or ``FAILED learner`` after each one;
+    Prints ``READY`` once set up, then ``GRADED learner`` or ``FAILED learner cause`` (stuck, died
+    or error) after each one;
     nbgrader's log of each goes to ``root/logs/learner.lesson.log``.
     """
     from nbgrader.converters import Autograde
@@ -283,7 +290,13 @@ def autograde_worker(
         result = capture_log(app)
         log = Path(root) / "logs" / f"{learner}.{lesson}.log"
         log.write_text(result.get("log", "") + result.get("error", ""), encoding="utf-8")
-        print("GRADED" if result["success"] else "FAILED", learner, flush=True)
+        if result["success"]:
+            print("GRADED", learner, flush=True)
+        else:
+            text = result.get("error", "") + result.get("log", "")
+            cause = ("stuck" if "CellTimeoutError" in text
+                     else "died" if "DeadKernelError" in text or "Kernel died" in text else "error")
+            print("FAILED", learner, cause, flush=True)
     return 0
 
 

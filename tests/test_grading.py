@@ -1,0 +1,421 @@
+"""Graded exercises end to end: the authoring format, student copies, autograding, working copies.
+
+Three grading runs are shared by the tests (each is slow: it executes notebooks):
+- every lesson's source copy and its blank student copy, graded once (``graded_lessons``);
+- a class of crafted bad submissions to lesson 00, one per failure mode (``crafted``);
+- one submission too slow overall, for the per-submission time limit (``too_slow``).
+Everything is written under pytest's temporary folders; ``make`` runs with the virtualenv as it is.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import NOTEBOOKS, ROOT
+
+from selfattention.coursework.grading import GradeRow, Limits, grade_all
+
+LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
+SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)\n[ \t]*### END SOLUTION", re.S)
+
+
+def make(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run a Makefile target as a user would, without reinstalling the environment."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+    )
+    assert proc.returncode == 0, f"make {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def nbgrader(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def exercise_cells(nb) -> tuple[list, list, list]:
+    """(answer cells, autograded test cells, written answers) of a notebook."""
+    answers = [c for c in nb.cells if nbgrader(c).get("solution") and not nbgrader(c).get("grade")]
+    tests = [c for c in nb.cells if nbgrader(c).get("grade") and not nbgrader(c).get("solution")]
+    written = [c for c in nb.cells if nbgrader(c).get("grade") and nbgrader(c).get("solution")]
+    return answers, tests, written
+
+
+def read(path: Path):
+    return nbformat.read(path, as_version=4)
+
+
+# --- the authoring format (no execution) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_lesson_follows_the_exercise_format(path):
+    nb = read(path)
+    answers, tests, written = exercise_cells(nb)
+    ids = [nbgrader(c)["grade_id"] for c in nb.cells if nbgrader(c).get("grade_id")]
+    assert len(ids) == len(set(ids)), f"{path.name}: duplicate grade_id in {ids}"
+    need_tests, need_written = (1, 0) if path.name.startswith("00_") else (3, 1)
+    assert len(tests) >= need_tests, f"{path.name}: {len(tests)} autograded exercises, need {need_tests}"
+    assert len(written) >= need_written, f"{path.name}: {len(written)} written questions, need {need_written}"
+    for cell in answers:
+        assert cell.cell_type == "code" and SOLUTION.search(cell.source), (
+            f"{path.name}: answer cell {nbgrader(cell)['grade_id']} has no ### BEGIN/END SOLUTION region"
+        )
+    for cell in tests:
+        gid, src = nbgrader(cell)["grade_id"], cell.source
+        assert cell.cell_type == "code" and nbgrader(cell).get("locked"), f"{path.name}: {gid} is not locked"
+        assert nbgrader(cell).get("points", 0) > 0, f"{path.name}: {gid} has no points"
+        visible = src.split("### BEGIN HIDDEN TESTS")[0]
+        assert re.search(r"checks\.check_\w+\(", visible), f"{path.name}: {gid} has no visible checks.check_*"
+        hidden = HIDDEN.search(src)
+        assert hidden and "assert" in hidden.group(0), f"{path.name}: {gid} has no hidden test with an assert"
+    for cell in written:
+        gid = nbgrader(cell)["grade_id"]
+        assert cell.cell_type == "markdown" and nbgrader(cell).get("points", 0) > 0, f"{path.name}: {gid}"
+
+
+# --- student copies (make release) -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def released(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release")
+    make("release", f"COURSE={out.parent / 'release-course'}", f"RELEASE={out}")
+    return out
+
+
+def test_release_holds_one_student_notebook_per_lesson_and_nothing_else(released):
+    assert sorted(p.name for p in released.iterdir()) == [p.name for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_student_copy_has_no_solution_no_hidden_test_no_output(path, released):
+    source, student = read(path), read(released / path.name)
+    text = json.dumps(student)
+    for marker in MARKERS:
+        assert marker not in text, f"{path.name}: student copy contains {marker!r}"
+    assert "widgets" not in student.metadata, f"{path.name}: saved widget state (old outputs) left in"
+    for cell in student.cells:
+        assert not cell.get("outputs") and not cell.get("execution_count"), f"{path.name}: outputs left in"
+    mine = {nbgrader(c)["grade_id"]: c for c in student.cells if nbgrader(c).get("grade_id")}
+    for cell in source.cells:
+        meta = nbgrader(cell)
+        if not meta.get("grade_id"):
+            continue
+        copy = mine[meta["grade_id"]]
+        if meta.get("solution"):
+            for region in SOLUTION.findall(cell.source) or [cell.source]:
+                for line in region.splitlines():
+                    line = line.strip()
+                    if len(line) > 3 and line not in SOLUTION.sub("", cell.source):
+                        assert line not in copy.source, f"{path.name}: solution line {line!r} in student copy"
+            if cell.cell_type == "code":
+                stub = [line.strip() for line in copy.source.splitlines()]
+                assert "# YOUR CODE HERE" in stub and "..." in stub, f"{path.name}: no stub: {copy.source!r}"
+        elif meta.get("grade"):
+            assert copy.source.strip() == HIDDEN.sub("", cell.source).strip(), (
+                f"{path.name}: test {meta['grade_id']} differs from the source without its hidden tests"
+            )
+
+
+# --- autograding every lesson: source copies full marks, blank copies 0 ------------------------
+
+
+@pytest.fixture(scope="session")
+def graded_lessons(tmp_path_factory, released) -> tuple[dict[tuple[str, str], GradeRow], Path]:
+    """Every lesson graded twice: as the instructor wrote it, and blank as released.
+    Returns ``{(learner, lesson): row}`` and the folder holding the course directory."""
+    base = tmp_path_factory.mktemp("lessons")
+    for learner, folder in (("source", ROOT / "notebooks"), ("blank", released)):
+        (base / "submissions" / learner).mkdir(parents=True)
+        for path in NOTEBOOKS:
+            shutil.copyfile(folder / path.name, base / "submissions" / learner / path.name)
+    rows = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
+                     Limits(cell_timeout=300, submission_timeout=900), say=lambda line: None)
+    return {(r.learner, r.lesson): r for r in rows}, base
+
+
+def autograded(graded_lessons, learner: str, lesson: str):
+    return read(graded_lessons[1] / "course" / "autograded" / learner / lesson / f"{lesson}.ipynb")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_source_copy_validates_with_full_marks(path, graded_lessons):
+    row = graded_lessons[0][("source", path.stem)]
+    assert row.auto_max_score > 0
+    assert row.auto_score == row.auto_max_score, f"{path.name}: {row}"
+    assert row.reason.startswith("all tests pass"), row.reason
+    nb = autograded(graded_lessons, "source", path.stem)
+    errors = [i for i, c in enumerate(nb.cells) for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors, f"{path.name}: cells {errors} raise with the solutions in"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_blank_copy_scores_zero_and_every_test_fails_with_words(path, graded_lessons):
+    row = graded_lessons[0][("blank", path.stem)]
+    assert row.auto_score == 0, f"{path.name}: a blank copy scores {row.auto_score}: {row.reason}"
+    nb = autograded(graded_lessons, "blank", path.stem)
+    _, tests, _ = exercise_cells(nb)
+    for cell in tests:
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "ExerciseError", (
+            f"{path.name}: test {nbgrader(cell)['grade_id']} on a blank answer should fail in its visible "
+            f"check with a message; it gave {[(o.ename, o.evalue) for o in errors]}"
+        )
+    broken = [i for i, c in enumerate(nb.cells) if not nbgrader(c).get("grade")
+              for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not broken, f"{path.name}: with blank answers, cells {broken} raise (they use an answer's name?)"
+
+
+# --- crafted bad submissions to lesson 00 ------------------------------------------------------
+
+CRAFTED_LIMITS = {"CELL_TIMEOUT": 8, "SUBMISSION_TIMEOUT": 240}
+
+
+def _crafted(student) -> dict[str, str | object]:
+    """One notebook (or broken file) per failure mode, made from lesson 00's student copy."""
+    source = read(LESSON00)
+    answer = next(c for c in source.cells if nbgrader(c).get("solution") and c.cell_type == "code")
+    test = next(c for c in source.cells if nbgrader(c).get("grade") and not nbgrader(c).get("solution"))
+    right = answer.source.replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION", "")
+    check = re.search(r"checks\.(check_\w+)\(", test.source).group(1)
+    answer_id, test_id = nbgrader(answer)["grade_id"], nbgrader(test)["grade_id"]
+    blank = next(c for c in student.cells if nbgrader(c).get("grade_id") == answer_id).source
+    ignore_interrupts = "\nimport signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)"
+    redefine = f"\n{check} = checks.{check} = lambda *args, **kwargs: print('Correct: surely')"
+
+    def variant(answer_source=None, drop_test=False, test_source=None):
+        nb = nbformat.from_dict(json.loads(json.dumps(student)))
+        for cell in nb.cells:
+            gid = nbgrader(cell).get("grade_id")
+            if gid == answer_id and answer_source is not None:
+                cell.source = answer_source
+            if gid == test_id and test_source is not None:
+                cell.source = test_source
+        if drop_test:
+            nb.cells = [c for c in nb.cells if nbgrader(c).get("grade_id") != test_id]
+        return nb
+
+    return {
+        "correct": variant(right),
+        "blank": variant(),
+        "raises": variant(blank + "\nraise ValueError('I give up')"),
+        "loops": variant(blank + "\nwhile True:\n    pass"),
+        "stuck": variant(blank + ignore_interrupts + "\nwhile True:\n    pass"),
+        "died": variant(right + "\nimport os\nos._exit(1)"),
+        "chatty": variant(right + "\nprint('x' * 5_000_000)\nfor _ in range(20_000):\n    print('again')"),
+        "deleted": variant(right, drop_test=True),
+        "edited": variant(right, test_source="print('Correct: trust me')"),
+        "notjson": json.dumps(student)[:4000],
+        "cheat": variant(blank + redefine),
+    }
+
+
+# learner: (autograded score, words the reason must contain)
+EXPECTED = {
+    "correct": (1.0, ["all tests pass"]),
+    "blank": (0.0, ["failed: apple_in_context is None"]),
+    "raises": (0.0, ["answer cell warmup-answer raised ValueError: I give up", "warmup-test failed"]),
+    "loops": (0.0, ["answer cell warmup-answer ran longer than 8 s and was stopped"]),
+    "stuck": (0.0, ["kept running after it was interrupted at the 8 s limit", "0 for the lesson"]),
+    "died": (0.0, ["kernel died", "0 for the lesson"]),
+    "chatty": (1.0, ["printed 5.", "MB; the first 100 kB are kept"]),
+    "deleted": (0.0, ["test cell warmup-test was deleted: 0 for it"]),
+    "edited": (0.0, ["test cell warmup-test was edited: 0 for it"]),
+    "notjson": (0.0, ["not a valid notebook", "0 for the lesson"]),
+    "cheat": (0.0, ["redefines a check function", "the visible check passed but a hidden test did not"]),
+}
+
+
+@pytest.fixture(scope="session")
+def crafted(tmp_path_factory, released) -> dict:
+    base = tmp_path_factory.mktemp("crafted")
+    for learner, nb in _crafted(read(released / LESSON00.name)).items():
+        (base / "submissions" / learner).mkdir(parents=True)
+        target = base / "submissions" / learner / LESSON00.name
+        target.write_text(nb if isinstance(nb, str) else nbformat.writes(nb), encoding="utf-8")
+    start = time.monotonic()
+    proc = make("grade", f"NOTEBOOKS={ROOT / 'notebooks'}", f"SUBMISSIONS={base / 'submissions'}",
+                f"COURSE={base / 'course'}", f"GRADES={base / 'grades.csv'}",
+                *(f"{k}={v}" for k, v in CRAFTED_LIMITS.items()))
+    elapsed = time.monotonic() - start
+    with open(base / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {row["learner"]: row for row in csv.DictReader(f)}
+    return {"rows": rows, "elapsed": elapsed, "base": base, "stdout": proc.stdout}
+
+
+def test_crafted_class_is_graded_within_its_time_bound(crafted):
+    n = len(EXPECTED)
+    bound = n * CRAFTED_LIMITS["SUBMISSION_TIMEOUT"]
+    print(f"\ngraded {n} crafted submissions in {crafted['elapsed']:.0f} s "
+          f"({crafted['elapsed'] / n:.1f} s each; bound {bound} s)")
+    assert crafted["elapsed"] < bound
+    assert sorted(crafted["rows"]) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("learner", list(EXPECTED))
+def test_crafted_submission_scored_with_a_reason(learner, crafted):
+    row = crafted["rows"][learner]
+    score, words = EXPECTED[learner]
+    assert float(row["auto_score"]) == score and float(row["score"]) == score, row
+    assert float(row["max_score"]) == 1.0, row
+    for word in words:
+        assert word in row["reason"], f"{learner}: {word!r} not in reason {row['reason']!r}"
+
+
+def test_csv_has_the_documented_columns(crafted):
+    with open(crafted["base"] / "grades.csv", newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert header == ["learner", "lesson", "score", "max_score", "auto_score", "auto_max_score",
+                      "to_grade_by_hand", "reason"]
+
+
+def test_scores_are_those_in_the_gradebook(crafted):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{crafted['base'] / 'course' / 'gradebook.db'}") as gb:
+        for learner, row in crafted["rows"].items():
+            sub = gb.find_submission_notebook("00_roadmap", "00_roadmap", learner)
+            assert float(sub.score) == float(row["score"]), learner
+
+
+def test_no_kernel_outlives_the_grading(crafted):
+    psutil = pytest.importorskip("psutil")
+    root = str(crafted["base"])
+    left = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if proc.cwd().startswith(root):
+                left.append(proc.info)
+        except (psutil.Error, OSError):
+            continue
+    assert not left, f"processes still running in the grading folders: {left}"
+
+
+@pytest.fixture(scope="session")
+def too_slow(tmp_path_factory, released) -> tuple[GradeRow, float]:
+    """Each cell within the cell limit, the whole notebook well past the submission limit."""
+    base = tmp_path_factory.mktemp("slow")
+    nb = _crafted(read(released / LESSON00.name))["correct"]
+    at = next(i for i, c in enumerate(nb.cells) if nbgrader(c).get("solution"))
+    nb.cells[at:at] = [nbformat.v4.new_code_cell("import time\ntime.sleep(6)") for _ in range(5)]
+    (base / "submissions" / "slow").mkdir(parents=True)
+    nbformat.write(nb, base / "submissions" / "slow" / LESSON00.name)
+    start = time.monotonic()
+    limits = Limits(cell_timeout=10, submission_timeout=20)
+    [row] = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
+                      limits, say=lambda line: None)
+    return row, time.monotonic() - start
+
+
+def test_submission_time_limit_stops_a_notebook_that_never_finishes(too_slow):
+    row, elapsed = too_slow
+    assert row.score == 0 and row.auto_score == 0 and row.max_score == 1
+    assert "grading stopped after 20 s (the limit per submission)" in row.reason
+    # 30 s of sleeping never completed; what remains is starting nbgrader and the bookkeeping
+    assert elapsed < 20 + 120 + 60, elapsed
+
+
+# --- learners' working copies: make lab --------------------------------------------------------
+
+
+@pytest.fixture
+def lab(tmp_path) -> dict:
+    """A course of one lesson (a copy of lesson 00) and an empty work folder."""
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    shutil.copyfile(LESSON00, notebooks / LESSON00.name)
+    env = {"notebooks": notebooks, "work": tmp_path / "work", "build": tmp_path / "build"}
+
+    def run(*extra: str) -> str:
+        return make("lab", f"NOTEBOOKS={notebooks}", f"WORK={env['work']}", f"LAB_BUILD={env['build']}",
+                    "JUPYTER_LAB=true", *extra).stdout
+
+    env["run"] = run
+    return env
+
+
+def learner_edits(path: Path) -> None:
+    nb = read(path)
+    nb.cells.append(nbformat.v4.new_markdown_cell("My own note."))
+    nbformat.write(nb, path)
+
+
+def test_make_lab_twice_does_not_touch_an_edited_copy(lab):
+    out = lab["run"]()
+    copy = lab["work"] / LESSON00.name
+    assert "made your copy of 00_roadmap.ipynb" in out and copy.exists()
+    assert "# YOUR CODE HERE" in copy.read_text() and "BEGIN SOLUTION" not in copy.read_text()
+    learner_edits(copy)
+    before = (copy.read_bytes(), copy.stat().st_mtime_ns)
+    for _ in range(2):
+        out = lab["run"]()
+        assert "kept your copy of 00_roadmap.ipynb (you changed it)." in out
+        assert (copy.read_bytes(), copy.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in lab["work"].iterdir()) == [".copies.json", LESSON00.name]
+
+
+def test_untouched_copy_follows_the_lesson_and_edited_copy_is_kept_with_a_hint(lab):
+    lab["run"]()
+    copy = lab["work"] / LESSON00.name
+    lesson = read(lab["notebooks"] / LESSON00.name)
+    lesson.cells.insert(1, nbformat.v4.new_markdown_cell("A sentence added to the lesson."))
+    nbformat.write(lesson, lab["notebooks"] / LESSON00.name)
+    out = lab["run"]()
+    assert "updated 00_roadmap.ipynb (the lesson changed)" in out
+    assert "A sentence added to the lesson." in copy.read_text()
+
+    learner_edits(copy)
+    lesson.cells.insert(1, nbformat.v4.new_markdown_cell("A second sentence."))
+    nbformat.write(lesson, lab["notebooks"] / LESSON00.name)
+    before = copy.read_bytes()
+    out = lab["run"]()
+    assert "kept your copy" in out and "make lab REFRESH=00" in out
+    assert copy.read_bytes() == before
+
+
+def test_refresh_backs_up_the_learners_copy_and_never_deletes_a_backup(lab):
+    lab["run"]()
+    copy = lab["work"] / LESSON00.name
+    learner_edits(copy)
+    mine = copy.read_bytes()
+    out = lab["run"]("REFRESH=00")
+    [backup] = (lab["work"] / "backups").iterdir()
+    assert re.fullmatch(r"00_roadmap\.\d{8}-\d{6}(-\d+)?\.ipynb", backup.name), backup.name
+    assert backup.read_bytes() == mine and "My own note." not in copy.read_text()
+    assert f"saved your copy of 00_roadmap.ipynb as backups/{backup.name}" in out
+    learner_edits(copy)
+    lab["run"]("REFRESH=all")
+    backups = sorted((lab["work"] / "backups").iterdir())
+    assert len(backups) == 2 and backup in backups and backup.read_bytes() == mine
+
+
+def test_second_start_needs_no_nbgrader_and_takes_seconds(lab):
+    lab["run"]()
+    code = (
+        "import sys, time; t = time.monotonic()\n"
+        "from selfattention.coursework.__main__ import main\n"
+        f"main(['--notebooks', {str(lab['notebooks'])!r}, 'lab', '--work', {str(lab['work'])!r},"
+        f" '--build', {str(lab['build'])!r}])\n"
+        "assert 'nbgrader' not in sys.modules, 'nbgrader imported'\n"
+        "print(f'took {time.monotonic() - t:.2f} s')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    seconds = float(re.search(r"took ([\d.]+) s", proc.stdout).group(1))
+    assert seconds < 5, proc.stdout
