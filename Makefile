@@ -20,6 +20,7 @@ SUBMISSIONS        ?= submissions
 GRADES             ?= grades/grades.csv
 CELL_TIMEOUT       ?= 60
 SUBMISSION_TIMEOUT ?= 300
+JOBS               ?= 1
 JUPYTER_LAB        ?= $(BIN)/jupyter lab
 COURSEWORK          = $(BIN)/python -m selfattention.coursework --notebooks $(NOTEBOOKS)
 
@@ -44,7 +45,7 @@ release: setup
 
 grade: setup
 	$(COURSEWORK) grade --build $(COURSE) --submissions $(SUBMISSIONS) --out $(GRADES) \
-	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT)
+	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS)
 
 lint: setup
 	$(BIN)/ruff check .

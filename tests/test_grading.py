@@ -145,7 +145,7 @@ def graded_lessons(tmp_path_factory, released) -> tuple[dict[tuple[str, str], Gr
         for path in NOTEBOOKS:
             shutil.copyfile(folder / path.name, base / "submissions" / learner / path.name)
     rows = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
-                     Limits(cell_timeout=300, submission_timeout=900), say=lambda line: None)
+                     Limits(cell_timeout=120, submission_timeout=600), say=lambda line: None, jobs=2)
     return {(r.learner, r.lesson): r for r in rows}, base
 
 
@@ -183,7 +183,7 @@ def test_blank_copy_scores_zero_and_every_test_fails_with_words(path, graded_les
 
 # --- crafted bad submissions to lesson 00 ------------------------------------------------------
 
-CRAFTED_LIMITS = {"CELL_TIMEOUT": 8, "SUBMISSION_TIMEOUT": 240}
+CRAFTED_LIMITS = {"CELL_TIMEOUT": 8, "SUBMISSION_TIMEOUT": 240, "JOBS": 2}
 
 
 def _crafted(student) -> dict[str, str | object]:
@@ -233,7 +233,7 @@ EXPECTED = {
     "loops": (0.0, ["answer cell warmup-answer ran longer than 8 s and was stopped"]),
     "stuck": (0.0, ["kept running after it was interrupted at the 8 s limit", "0 for the lesson"]),
     "died": (0.0, ["kernel died", "0 for the lesson"]),
-    "chatty": (1.0, ["printed 5.", "MB; the first 100 kB are kept"]),
+    "chatty": (1.0, ["printed 5.", "MB; the first 1.0 MB are kept"]),
     "deleted": (0.0, ["test cell warmup-test was deleted: 0 for it"]),
     "edited": (0.0, ["test cell warmup-test was edited: 0 for it"]),
     "notjson": (0.0, ["not a valid notebook", "0 for the lesson"]),

@@ -31,14 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--out", type=Path, default=Path("grades/grades.csv"))
     grade.add_argument("--cell-timeout", type=int, default=60, help="seconds per cell")
     grade.add_argument("--submission-timeout", type=int, default=300, help="seconds per submission")
-    grade.add_argument("--max-output-bytes", type=int, default=100_000, help="output kept per cell")
+    grade.add_argument("--max-output-bytes", type=int, default=1_000_000, help="output kept per cell")
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at the same time")
 
     worker = sub.add_parser("_autograde", help=argparse.SUPPRESS)
     worker.add_argument("root")
     worker.add_argument("lesson")
     worker.add_argument("learners", nargs="+")
     worker.add_argument("--cell-timeout", type=int, default=60)
-    worker.add_argument("--max-output-bytes", type=int, default=100_000)
+    worker.add_argument("--max-output-bytes", type=int, default=1_000_000)
 
     args = parser.parse_args(argv)
     if args.command == "lab":
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         from .grading import Limits, grade_all
 
         limits = Limits(args.cell_timeout, args.submission_timeout, args.max_output_bytes)
-        grade_all(args.notebooks, args.submissions, args.build, args.out, limits)
+        grade_all(args.notebooks, args.submissions, args.build, args.out, limits, jobs=args.jobs)
     else:
         from .grading import autograde_worker
 

@@ -69,6 +69,10 @@ def _content_size(content: dict[str, Any]) -> int:
     return sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in content.get("data", {}).values())
 
 
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
 class BoundedExecute(Execute):
     """nbgrader's Execute, keeping at most ``max_output_bytes`` of output per cell.
 
@@ -76,7 +80,7 @@ class BoundedExecute(Execute):
     memory) and replaced by one line saying how much the cell printed. Errors are always kept.
     """
 
-    max_output_bytes = Integer(100_000, help="Output kept per cell, in characters.").tag(config=True)
+    max_output_bytes = Integer(1_000_000, help="Output kept per cell, in characters.").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> Any:
         self._printed: dict[int, int] = {}
@@ -110,13 +114,13 @@ class BoundedExecute(Execute):
             for out in cell.outputs:  # the placeholder appended when the limit was crossed
                 if out.get("output_type") == "stream" and out.get("text") == "":
                     out.text = (
-                        f"\n{CUT_MARK} this cell printed {printed / 1e6:.1f} MB; "
-                        f"the first {self.max_output_bytes // 1000} kB are kept]\n"
+                        f"\n{CUT_MARK} this cell printed {_size(printed)}; "
+                        f"the first {_size(self.max_output_bytes)} are kept]\n"
                     )
                     break
 
 
-def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 100_000) -> Config:
+def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 1_000_000) -> Config:
     """nbgrader's configuration for a course directory at ``root``.
 
     Inputs:
@@ -154,6 +158,8 @@ def generate_student_versions(
     _use_this_environment()
     root = Path(root).resolve()
     config = config or course_config(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nbgrader_config.py").write_text(_NBGRADER_CONFIG, encoding="utf-8")
     out: dict[str, Path] = {}
     for lesson in lessons:
         name = lesson.stem
@@ -168,6 +174,14 @@ def generate_student_versions(
         _run_quietly(app, f"could not make the student version of {lesson.name}")
         out[name] = root / "release" / name / lesson.name
     return out
+
+
+# So that nbgrader's own tools (the formgrader for written answers, `nbgrader export`) can be run
+# in the course directory, with the same code stub.
+_NBGRADER_CONFIG = f"""# Written by selfattention.coursework (make release / make grade) on every run.
+c = get_config()  # noqa: F821
+c.ClearSolutions.code_stub = {{"python": {CODE_STUB!r}}}
+"""
 
 
 def _run_quietly(app: Any, what: str) -> None:

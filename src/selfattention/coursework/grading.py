@@ -25,6 +25,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ class Limits:
 
     cell_timeout: int = 60  #: seconds per cell before it is interrupted
     submission_timeout: int = 300  #: seconds per submission before everything is killed
-    max_output_bytes: int = 100_000  #: output kept per cell
+    max_output_bytes: int = 1_000_000  #: output kept per cell (characters; a figure is ~50 kB)
 
 
 @dataclass
@@ -320,11 +321,12 @@ def _scores(root: Path, lesson: Path, learner: str, released: NotebookNode,
                 grade.auto_score = 0.0
                 grade.needs_manual_grade = False
         gb.db.commit()
-        rows = [(g.name, float(g.score), float(g.max_score), g.needs_manual_grade) for g in nb.grades]
+        rows = [(g.name, float(g.score), float(g.max_score), g.needs_manual_grade and g.manual_score is None)
+                for g in nb.grades]
     score = sum(r[1] for r in rows)
     max_score = sum(r[2] for r in rows)
     auto = [r for r in rows if r[0] not in written]
-    by_hand = sum(r[2] for r in rows if r[0] in written and r[3])
+    by_hand = sum(r[2] for r in rows if r[0] in written and r[3])  # not graded by hand yet
     return score, max_score, sum(r[1] for r in auto), sum(r[2] for r in auto), by_hand
 
 
@@ -387,6 +389,15 @@ def write_csv(rows: list[GradeRow], path: Path) -> None:
             writer.writerow([f"{v:g}" if isinstance(v, float) else v for v in astuple(row)])
 
 
+def _add_learners(root: Path, learners: list[str]) -> None:
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        for learner in learners:
+            gb.update_or_create_student(learner)
+
+
 def grade_all(
     notebooks: Path,
     submissions: Path,
@@ -394,6 +405,7 @@ def grade_all(
     out: Path,
     limits: Limits | None = None,
     say: Callable[[str], None] = print,
+    jobs: int = 1,
 ) -> list[GradeRow]:
     """Autograde every submission under ``submissions`` against the lessons in ``notebooks``.
 
@@ -402,6 +414,8 @@ def grade_all(
             so marks given by hand to written answers survive a regrade).
         out: the CSV to write (``learner, lesson, score, max_score, auto_score, auto_max_score,
             to_grade_by_hand, reason``).
+        jobs: how many submissions run at the same time (one worker per lesson, or per share of
+            the learners when there is a single lesson).
     Returns the rows, in the CSV's order.
     """
     limits = limits or Limits()
@@ -412,20 +426,31 @@ def grade_all(
         say(line)
     needed = sorted({lesson for _, lesson, _ in found})
     releases = generate_student_versions(root, needed, course_config(root))
-    rows = []
-    for lesson in needed:
-        released = nbformat.read(releases[lesson.stem], as_version=4)
-        subs = [_Submission(learner, les, path, [], set()) for learner, les, path in found if les == lesson]
-        for sub in subs:
-            _prepare(root, sub, released)
-        start = time.monotonic()
-        runnable = [sub.learner for sub in subs if sub.valid]
+    released = {lesson: nbformat.read(releases[lesson.stem], as_version=4) for lesson in needed}
+    subs = [_Submission(learner, lesson, path, [], set()) for learner, lesson, path in found]
+    for sub in subs:
+        _prepare(root, sub, released[sub.lesson])
+    _add_learners(root, sorted({sub.learner for sub in subs}))  # before workers race to add them
+    units = [[s for s in subs if s.lesson == lesson] for lesson in needed]
+    if len(units) == 1 and jobs > 1:
+        units = [units[0][i::jobs] for i in range(jobs) if units[0][i::jobs]]
+    lock = threading.Lock()
+
+    def grade_unit(unit: list[_Submission]) -> list[GradeRow]:
+        start, lesson = time.monotonic(), unit[0].lesson
+        runnable = [sub.learner for sub in unit if sub.valid]
         outcome = _autograde_batch(root, lesson.stem, runnable, limits) if runnable else {}
-        for sub in subs:
-            row = _finish(root, sub, released, outcome.get(sub.learner), limits)
-            say(f"{row.learner} {row.lesson}: {row.score:g}/{row.max_score:g}  {row.reason}")
-            rows.append(row)
-        say(f"graded {len(subs)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
+        rows = []
+        with lock:  # one reader/writer of the gradebook in this process at a time
+            for sub in unit:
+                row = _finish(root, sub, released[lesson], outcome.get(sub.learner), limits)
+                say(f"{row.learner} {row.lesson}: {row.score:g}/{row.max_score:g}  {row.reason}")
+                rows.append(row)
+            say(f"graded {len(unit)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
+        return rows
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        rows = [row for unit_rows in pool.map(grade_unit, units) for row in unit_rows]
     rows.sort(key=lambda r: (r.learner, r.lesson))
     write_csv(rows, Path(out))
     say(f"wrote {len(rows)} rows to {out}")
