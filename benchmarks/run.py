@@ -24,6 +24,7 @@ import gc
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -95,6 +96,7 @@ class Results:
     machine: dict[str, str] = field(default_factory=dict)
     lessons: dict[str, list[float]] = field(default_factory=dict)
     empty_kernel: list[float] = field(default_factory=list)
+    lesson_errors: dict[str, str] = field(default_factory=dict)  # notebook -> why it did not run
     make_test: dict[str, float | int] | None = None
     attention: dict[str, dict[int, float]] = field(default_factory=dict)  # method -> T -> seconds
     attention_repeats: dict[str, dict[int, int]] = field(default_factory=dict)
@@ -218,6 +220,18 @@ def time_notebook(path: Path, timeout_s: int = 900) -> float:
     return time.perf_counter() - start
 
 
+def time_notebook_retrying(path: Path) -> float:
+    """``time_notebook(path)``, tried a second time if the kernel (not a cell) failed, e.g. did not start."""
+    from nbclient.exceptions import CellExecutionError
+
+    try:
+        return time_notebook(path)
+    except CellExecutionError:
+        raise
+    except Exception:
+        return time_notebook(path)
+
+
 def time_empty_kernel() -> float:
     """Seconds to start a fresh kernel, run ``pass`` and shut it down: the floor under every lesson."""
     import nbformat
@@ -232,15 +246,29 @@ def time_empty_kernel() -> float:
 
 def bench_lessons(cfg: Config, res: Results, log: Callable[[str], None]) -> None:
     """Median of ``cfg.lesson_repeats`` cold runs per notebook (all notebooks once, then again)."""
-    res.empty_kernel = [time_empty_kernel() for _ in range(cfg.lesson_repeats)]
+    res.empty_kernel = []
+    for _ in range(cfg.lesson_repeats):
+        try:
+            res.empty_kernel.append(time_empty_kernel())
+        except Exception:  # a kernel that did not start: once more
+            res.empty_kernel.append(time_empty_kernel())
     log(f"  empty kernel: {statistics.median(res.empty_kernel):.1f} s")
     runs: dict[str, list[float]] = {p.name: [] for p in cfg.lesson_paths}
     for r in range(cfg.lesson_repeats):
         for path in cfg.lesson_paths:
-            seconds = time_notebook(path)
+            if path.name in res.lesson_errors:
+                continue  # it failed once: its time would not mean anything
+            try:
+                seconds = time_notebook_retrying(path)
+            except Exception as exc:  # a failing cell, a timeout, a dead kernel: report it, go on
+                last_line = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+                last_line = re.sub(r"\x1b\[[0-9;]*m", "", last_line)  # no terminal colours
+                res.lesson_errors[path.name] = f"{type(exc).__name__}: {last_line[:200]}"
+                log(f"  lesson {path.name} run {r + 1} FAILED: {res.lesson_errors[path.name]}")
+                continue
             runs[path.name].append(seconds)
             log(f"  lesson {path.name} run {r + 1}: {seconds:.1f} s")
-    res.lessons = runs
+    res.lessons = {name: times for name, times in runs.items() if name not in res.lesson_errors}
 
 
 def bench_make_test(res: Results, log: Callable[[str], None]) -> None:
@@ -436,13 +464,18 @@ def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
         slow = {n: m for n, m in medians.items() if m > lesson_limit(n)}
         worst = max(medians, key=lambda n: medians[n] / lesson_limit(n))
         figure = f"slowest relative to its limit: {worst} {medians[worst]:.1f} s"
-        why = ""
+        notes = []
         if slow:
-            why = "over the limit: " + ", ".join(f"{n} ({m:.1f} s)" for n, m in slow.items())
+            notes.append("over the limit: " + ", ".join(f"{n} ({m:.1f} s)" for n, m in slow.items()))
+        if res.lesson_errors:
+            notes.append("did not run to the end: " + ", ".join(res.lesson_errors))
         rows.append(
             (f"every lesson cold ≤ {LESSON_LIMIT_S:.0f} s (lesson 07 ≤ {LESSON_07_LIMIT_S:.0f} s)",
-             figure, not slow, why)
+             figure, not slow and not res.lesson_errors, "; ".join(notes))
         )
+    elif res.lesson_errors:
+        rows.append(("every lesson cold ≤ 20 s (lesson 07 ≤ 40 s)", "no lesson ran to the end", False,
+                     "did not run to the end: " + ", ".join(res.lesson_errors)))
     else:
         rows.append(("every lesson cold ≤ 20 s (lesson 07 ≤ 40 s)", "not measured in this run", None, ""))
 
@@ -549,7 +582,7 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     add("Each notebook executed top to bottom in a fresh kernel (nbclient), kernel start and shutdown "
         f"included; median of {cfg.lesson_repeats} run(s), the notebooks run in turn.")
     add("")
-    if res.lessons:
+    if res.lessons or res.lesson_errors:
         add("| notebook | median (s) | runs (s) | limit (s) | within |")
         add("|---|---|---|---|---|")
         for name, runs in res.lessons.items():
@@ -557,8 +590,10 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
             lim = lesson_limit(name)
             add(f"| {name} | {m:.1f} | {', '.join(f'{t:.1f}' for t in runs)} | {lim:.0f} | "
                 f"{'yes' if m <= lim else 'no'} |")
+        for name, err in res.lesson_errors.items():
+            add(f"| {name} | failed | {err.replace('|', '/')} | {lesson_limit(name):.0f} | no |")
         total = sum(statistics.median(t) for t in res.lessons.values())
-        add(f"| all lessons | {total:.1f} | | | |")
+        add(f"| all lessons{' that ran' if res.lesson_errors else ''} | {total:.1f} | | | |")
         add("")
         floor = statistics.median(res.empty_kernel)
         add(f"Of each figure, about {floor:.1f} s is the kernel itself: starting a fresh kernel, "
@@ -610,6 +645,11 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     Ts = cfg.attention_T
     if not res.attention:
         add("Not measured in this run.")
+        add("")
+    reps = [n for row in res.attention_repeats.values() for n in row.values()]
+    if reps:
+        add(f"Each figure is the median of {min(reps)} to {max(reps)} timed calls (about "
+            f"{cfg.time_budget_s:g} s of calls, at least {cfg.min_repeats}) after one warm-up call.")
         add("")
     add("Median time per forward call (ms):")
     add("")
