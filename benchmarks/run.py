@@ -211,13 +211,16 @@ def _execute_cold(nb: object, cwd: Path, timeout_s: int) -> float:
     """
     import tempfile
 
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
+    from traitlets.config import Config as TraitletsConfig
 
     kernel_name = nb.metadata.get("kernelspec", {}).get("name", "python3")
     with tempfile.TemporaryDirectory(prefix="bench-kernel-") as sockets:
-        km = KernelManager(kernel_name=kernel_name, transport="ipc", ip=str(Path(sockets) / "kernel"))
-        client = NotebookClient(nb, km=km, timeout=timeout_s, resources={"metadata": {"path": str(cwd)}})
+        ipc = TraitletsConfig({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
+        client = NotebookClient(
+            nb, config=ipc, kernel_name=kernel_name, timeout=timeout_s,
+            resources={"metadata": {"path": str(cwd)}},
+        )  # the client starts the kernel and shuts it down after the last cell
         start = time.perf_counter()
         client.execute()
         return time.perf_counter() - start
