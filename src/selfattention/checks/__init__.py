@@ -7,10 +7,10 @@ re-exported here, so a test cell reads ``checks.check_weighted_sum(z)``. The sha
 
 from ._engine import ExerciseError, check_array, check_function, check_value, passed
 from .lesson00 import *  # noqa: F403
-from .lesson03 import *  # noqa: F403
-from .lesson04 import *  # noqa: F403
 from .lesson01 import *  # noqa: F403
 from .lesson02 import *  # noqa: F403
+from .lesson03 import *  # noqa: F403
+from .lesson04 import *  # noqa: F403
 from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
