@@ -1,0 +1,206 @@
+"""JupyterLab in a real browser: the server, the page and the notebook actions the browser tests use.
+
+The server is started the way ``make lab`` starts it (working copies made by ``selfattention.coursework lab``,
+then ``jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=<work>``), on a random free port with a
+token, in temporary folders so nothing touches a learner's real ``work/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+INSTRUCTOR_DIR = "instructor"  # folder under the server's root holding the lessons with their solutions
+
+# What a learner would get from JupyterLab's settings, minus the pop-ups that cover the page, and with every
+# cell kept in the page (no windowing) so that the tests can see all outputs.
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+# Texts that mean a widget was shown as its plain-text fallback instead of as a widget.
+WIDGET_FALLBACKS = ("interactive(children=", "Loading widget...", "Error displaying widget", "VBox(children=")
+
+
+def find_chromium() -> str | None:
+    """Path of Debian's Chromium (or $CHROMIUM), or None when it is not installed."""
+    candidates = [os.environ.get("CHROMIUM", "")] + list(CHROMIUM_CANDIDATES)
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    """A running JupyterLab server: its base URL, token, root folder, process and log file."""
+
+    url: str
+    token: str
+    root: Path
+    process: subprocess.Popen
+    log_path: Path
+
+    def api(self, method: str, path: str) -> object:
+        """Call the server's REST API (``/api/...``) with the token; returns the decoded JSON or None."""
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def kernel_state(self, path: str) -> str:
+        """Execution state of the kernel of the notebook ``path`` ("" while it has no session)."""
+        for session in self.api("GET", "/api/sessions") or []:
+            if session.get("path") == path and session.get("kernel"):
+                return str(session["kernel"].get("execution_state", ""))
+        return ""
+
+    def shutdown_kernels(self) -> None:
+        """Stop every running kernel (one lesson's kernel must not slow down the next lesson)."""
+        for kernel in self.api("GET", "/api/kernels") or []:
+            self.api("DELETE", f"/api/kernels/{kernel['id']}")
+
+    def stop(self) -> None:
+        """Stop the server, waiting at most 20 s before killing it."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+
+
+def jupyter_command() -> list[str]:
+    """``jupyter`` of the environment running the tests (as ``make lab`` uses ``.venv/bin/jupyter``)."""
+    jupyter = Path(sys.executable).parent / "jupyter"
+    return [str(jupyter)] if jupyter.exists() else [sys.executable, "-m", "jupyter"]
+
+
+def prepare_root(tmp: Path) -> Path:
+    """Learners' working copies in ``tmp/work`` (as ``make lab``) plus the lessons with solutions.
+
+    Returns the folder to serve: ``tmp/work``, with the instructor notebooks, their outputs cleared,
+    in ``tmp/work/instructor/``.
+    """
+    work, build = tmp / "work", tmp / "build"
+    subprocess.run(
+        [sys.executable, "-m", "selfattention.coursework", "--notebooks", str(ROOT / "notebooks"),
+         "lab", "--work", str(work), "--build", str(build)],
+        cwd=ROOT, check=True, capture_output=True, text=True, timeout=300,
+    )
+    instructor = work / INSTRUCTOR_DIR
+    instructor.mkdir()
+    for lesson in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        notebook = saved_notebook(lesson)
+        for cell in notebook["cells"]:  # no stored outputs: all that the page shows comes from this run
+            if cell["cell_type"] == "code":
+                cell["outputs"], cell["execution_count"] = [], None
+        (instructor / lesson.name).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    return work
+
+
+def start_lab(tmp: Path, root: Path, log_path: Path, timeout: float = 120.0) -> LabServer:
+    """Start ``jupyter lab`` as ``make lab`` does, serving ``root`` on 127.0.0.1 with a fresh token.
+
+    Raises RuntimeError (with the end of the server's log) when it does not answer within ``timeout`` s.
+    """
+    settings = tmp / "lab-settings"
+    for name, values in LAB_SETTINGS.items():
+        path = settings / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), encoding="utf-8")
+    token = os.urandom(16).hex()
+    port = free_port()
+    command = jupyter_command() + [
+        "lab",
+        "--ServerApp.ip=127.0.0.1",
+        "--no-browser",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={tmp / 'lab-workspaces'}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), PYTHONUNBUFFERED="1")
+    env.pop("JUPYTER_TOKEN", None)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = log_path.open("w", encoding="utf-8")
+    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log_path)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            server.api("GET", "/api/status")
+            return server
+        except OSError:
+            time.sleep(0.5)
+    server.stop()
+    tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+    raise RuntimeError(f"JupyterLab did not start within {timeout:.0f} s; its log ends with:\n{tail}")
+
+
+def saved_notebook(path: Path) -> dict:
+    """The notebook file as JupyterLab saved it."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def cell_index(notebook: dict, marker: str) -> int:
+    """Index of the first cell whose source contains ``marker``; ValueError naming it when none does."""
+    for index, cell in enumerate(notebook["cells"]):
+        if marker in "".join(cell["source"]):
+            return index
+    raise ValueError(f"no cell contains {marker!r}")
+
+
+def output_summary(notebook: dict) -> dict[str, object]:
+    """What run-all left in a saved notebook: unexecuted code cells, errors, figures and widgets."""
+    unexecuted, errors, figures, widgets = [], [], 0, 0
+    for index, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] != "code" or not "".join(cell["source"]).strip():
+            continue
+        if cell.get("execution_count") is None:
+            unexecuted.append(index)
+        for output in cell.get("outputs", []):
+            if output["output_type"] == "error":
+                errors.append(f"cell {index}: {output['ename']}: {output['evalue']}")
+            data = output.get("data", {})
+            figures += "image/png" in data
+            widgets += "application/vnd.jupyter.widget-view+json" in data
+    return {"unexecuted": unexecuted, "errors": errors, "figures": figures, "widgets": widgets}

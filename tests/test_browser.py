@@ -1,0 +1,333 @@
+"""The course as a learner sees it: every lesson in JupyterLab in a real browser (Debian's Chromium).
+
+For every lesson (the instructor version, with its solutions): run all cells, wait for the kernel to go idle,
+then check that no cell failed, that every figure is drawn and every widget is shown as a widget; then drive
+one widget and check that what it shows changes. In a learner's working copy (exercises blank), a wrong then a
+right answer to an exercise must show the feedback a learner reads. Screenshots go to ``test-artifacts/``,
+with the server's log and the list of blocked requests (the page may only talk to 127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from browser_helpers import (
+    ARTIFACTS,
+    CHROMIUM_ARGS,
+    INSTRUCTOR_DIR,
+    ROOT,
+    WIDGET_FALLBACKS,
+    LabServer,
+    cell_index,
+    find_chromium,
+    output_summary,
+    prepare_root,
+    saved_notebook,
+    start_lab,
+)
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="the browser tests need Chromium (apt: chromium)")
+
+LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+RUN_ALL_TIMEOUT = 600.0  # s; lesson 07 loads a pretrained model, and the cores may be shared
+PAGE_TIMEOUT = 120_000  # ms, for loading JupyterLab and the notebook
+WIDGET_TIMEOUT = 60_000  # ms, for a widget's output to change after a move
+
+
+@dataclass(frozen=True)
+class Drive:
+    """One widget move: in the cell containing ``marker``, the control labelled ``label`` is moved.
+
+    ``kind`` is "slider" (one step right with the keyboard), "select" (choose ``value``) or "text" (type
+    ``value`` and press Enter). ``expect`` is a text the widget's output must show afterwards ("" for none).
+    """
+
+    marker: str
+    label: str
+    kind: str
+    value: str = ""
+    expect: str = ""
+
+
+DRIVES = {
+    # 0.4 -> 0.5 on "neighbour": weights love/apple/phones 0.083/0.417/0.5 give apple' = [0.367, 0.817].
+    "00_roadmap": Drive("widgets.interact(show_mix", "neighbour", "slider", expect="apple' = [0.367, 0.817]"),
+    "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
+                                  expect="banana: cos to fruit mean"),
+    "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
+                                     "river bank flows", expect="*river"),
+    "03_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
+    "04_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
+    "05_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
+                                     expect="In head 2, 'apple' gives most weight to"),
+    "06_limits_and_masks": Drive("widgets.interact(show_mask", "mask", "select", "none",
+                                 expect="the other 0 weights are exactly 0."),
+    "07_real_transformer": Drive("widgets.interact(explore", "sentence", "text",
+                                 "the bank of the river is wet", expect="river"),
+}
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """One JupyterLab server for the whole session, serving working copies and the instructor lessons."""
+    tmp = tmp_path_factory.mktemp("lab")
+    root = prepare_root(tmp)
+    server = start_lab(tmp, root, ARTIFACTS / "jupyter-server.log")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser_context(lab: LabServer) -> Iterator[object]:
+    """A Chromium context that blocks (and records in test-artifacts/) every request not to 127.0.0.1."""
+    blocked: list[str] = []
+
+    def only_local(route: object) -> None:
+        url = route.request.url
+        if urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            blocked.append(url)
+            route.abort()
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        context.set_default_timeout(PAGE_TIMEOUT)
+        context.route("**/*", only_local)
+        yield context
+        context.close()
+        browser.close()
+    (ARTIFACTS / "blocked-requests.txt").write_text("".join(f"{u}\n" for u in blocked), encoding="utf-8")
+
+
+def open_notebook(context: object, lab: LabServer, path: str, workspace: str) -> object:
+    """A new page showing the notebook ``path`` (relative to the server's root) with its kernel idle."""
+    page = context.new_page()
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{path}?reset&token={lab.token}")
+    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(state="visible")
+    wait_until(page, lambda: kernel_status(page) == "idle" and lab.kernel_state(path) == "idle", 120,
+               f"the kernel of {path} to start", times=3)
+    return page
+
+
+def kernel_status(page: object) -> str:
+    """The status the notebook toolbar shows for the kernel ("idle", "busy", "starting", ...)."""
+    return page.evaluate(
+        "() => { const e = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) "
+        ".jp-Notebook-ExecutionIndicator'); return e ? e.getAttribute('data-status') : ''; }"
+    ) or ""
+
+
+def prompts(page: object) -> list[str]:
+    """The input prompts of the code cells, e.g. ["[1]:", "[*]:", "[ ]:"]."""
+    return page.locator(".jp-Notebook .jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+
+
+def wait_until(
+    page: object, condition: Callable[[], bool], timeout: float, what: str, times: int = 2
+) -> None:
+    """Poll ``condition`` until it holds ``times`` polls in a row (0.5 s apart); fail after ``timeout`` s."""
+    deadline, hits = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline:
+        hits = hits + 1 if condition() else 0
+        if hits >= times:
+            return
+        page.wait_for_timeout(500)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def wait_for_idle(page: object, timeout: float) -> None:
+    """Wait until no cell is queued or running and the kernel is idle."""
+    wait_until(
+        page,
+        lambda: kernel_status(page) == "idle" and not any("*" in p for p in prompts(page)),
+        timeout,
+        "the kernel to finish running the cells",
+    )
+
+
+def run_all(page: object) -> None:
+    """Run > Run All Cells, as a learner would, and wait until every cell has run (or one failed)."""
+    # The cells start with blank prompts "[ ]:"; run-all has started once one of them is "[*]:" or "[n]:".
+    for _attempt in range(3):  # a click that lands while the page is still settling is lost: click again
+        page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(p.strip("[ ]:") for p in prompts(page)):
+            page.wait_for_timeout(500)
+        if any(p.strip("[ ]:") for p in prompts(page)):
+            break
+    else:
+        pytest.fail("Run > Run All Cells did not start the cells (3 attempts)")
+    wait_for_idle(page, RUN_ALL_TIMEOUT)
+
+
+def save(page: object, path: Path) -> dict:
+    """File > Save; returns the notebook as written to ``path``."""
+    before = path.stat().st_mtime_ns
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^File$")).click()
+    page.locator('.lm-Menu-item[data-command="docmanager:save"]').click()
+    wait_until(page, lambda: path.stat().st_mtime_ns != before, 60, f"{path.name} to be saved")
+    return saved_notebook(path)
+
+
+def cell(page: object, index: int) -> object:
+    """The cell at ``index`` in the open notebook (every cell is in the page: windowing is off)."""
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def visible_output(widget_cell: object) -> tuple[str, tuple[str, ...]]:
+    """What a widget's output area shows: its text and the sources of its images."""
+    out = widget_cell.locator(".widget-output").first
+    images = out.locator("img").evaluate_all("els => els.map(e => e.src)")
+    return out.inner_text(), tuple(images)
+
+
+def move(page: object, widget_cell: object, drive: Drive) -> None:
+    """Move the control labelled ``drive.label`` as a learner would."""
+    label = page.locator("label.widget-label", has_text=re.compile(rf"^{re.escape(drive.label)}$"))
+    control = widget_cell.locator(".widget-inline-hbox").filter(has=label).first
+    control.scroll_into_view_if_needed()
+    if drive.kind == "slider":
+        handle = control.locator(".noUi-handle").first
+        before = handle.get_attribute("aria-valuenow")
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        sync_api.expect(handle).not_to_have_attribute("aria-valuenow", before or "")
+    elif drive.kind == "select":
+        control.locator("select").select_option(label=drive.value)
+    elif drive.kind == "text":
+        box = control.locator("input").first
+        box.fill(drive.value)
+        box.press("Enter")
+    else:
+        raise ValueError(f"drive.kind is {drive.kind!r}; expected 'slider', 'select' or 'text'")
+
+
+def assert_rendered(page: object, summary: dict[str, object], lesson: str) -> None:
+    """Every figure drawn, every widget a widget, no text fallback and no traceback on the page."""
+    images = page.locator(".jp-Notebook .jp-OutputArea-output img").evaluate_all(
+        "els => els.map(e => [e.src.slice(0, 22), e.complete && e.naturalWidth > 0 && e.naturalHeight > 0])"
+    )
+    png = [ok for src, ok in images if src == "data:image/png;base64,"]
+    assert all(png), f"{lesson}: {png.count(False)} of {len(png)} figures are not drawn"
+    assert len(png) >= max(1, summary["figures"]), (
+        f"{lesson}: {len(png)} figures drawn on the page, the notebook has {summary['figures']}"
+    )
+    widgets = page.locator(".jp-Notebook .jp-OutputArea-output .jupyter-widgets.widget-container")
+    assert widgets.count() >= max(1, summary["widgets"]), (
+        f"{lesson}: {widgets.count()} widgets on the page, the notebook displays {summary['widgets']}"
+    )
+    texts = page.locator(".jp-Notebook .jp-OutputArea-output").all_inner_texts()
+    fallbacks = [t[:120] for t in texts if any(f in t for f in WIDGET_FALLBACKS)]
+    assert not fallbacks, f"{lesson}: widgets shown as text instead of widgets: {fallbacks}"
+    stderr = page.locator('.jp-Notebook [data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
+    tracebacks = [t[:300] for t in stderr if "Traceback" in t or "Error" in t]
+    assert not tracebacks, f"{lesson}: errors shown on the page: {tracebacks}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_runs_and_its_widget_responds(lab: LabServer, browser_context: object, lesson: str) -> None:
+    """Run all cells of a lesson in JupyterLab, check what is shown, then drive one widget."""
+    drive = DRIVES.get(lesson)
+    assert drive is not None, f"{lesson} has no widget to drive in DRIVES"
+    path = lab.root / INSTRUCTOR_DIR / f"{lesson}.ipynb"
+    page = open_notebook(browser_context, lab, f"{INSTRUCTOR_DIR}/{lesson}.ipynb", f"lesson{lesson[:2]}")
+    try:
+        run_all(page)
+        page.screenshot(path=str(ARTIFACTS / f"{lesson}-run-all.png"))
+        notebook = save(page, path)
+        summary = output_summary(notebook)
+        assert not summary["errors"], f"{lesson}: cells failed: {summary['errors']}"
+        assert not summary["unexecuted"], f"{lesson}: code cells that did not run: {summary['unexecuted']}"
+        assert_rendered(page, summary, lesson)
+
+        widget_cell = cell(page, cell_index(notebook, drive.marker))
+        output = widget_cell.locator(".widget-output").first
+        sync_api.expect(output).not_to_be_empty()
+        before = visible_output(widget_cell)
+        move(page, widget_cell, drive)
+        def redrawn(now: tuple[str, tuple[str, ...]]) -> bool:  # changed, and not caught half-way
+            return now != before and drive.expect in now[0] and (bool(now[1]) or not before[1])
+
+        deadline = time.monotonic() + WIDGET_TIMEOUT / 1000
+        while not redrawn(visible_output(widget_cell)) and time.monotonic() < deadline:
+            page.wait_for_timeout(300)
+        page.wait_for_timeout(500)
+        after = visible_output(widget_cell)
+        widget_cell.locator(".jp-OutputArea").first.screenshot(path=str(ARTIFACTS / f"{lesson}-widget.png"))
+        assert after != before, f"{lesson}: moving {drive.label!r} did not change the widget's output"
+        if drive.expect:
+            sync_api.expect(output).to_contain_text(drive.expect, timeout=WIDGET_TIMEOUT)
+        if before[1]:
+            assert after[1] and after[1] != before[1], f"{lesson}: the widget's figure did not change"
+    except BaseException:
+        page.screenshot(path=str(ARTIFACTS / f"{lesson}-failure.png"))
+        raise
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+
+
+WARMUP = "00_roadmap.ipynb"
+WRONG = "apple_in_context = love + apple + phones"
+RIGHT = "apple_in_context = 0.1 * love + 0.5 * apple + 0.4 * phones"
+
+
+def type_into_cell(page: object, index: int, text: str) -> None:
+    """Replace the code of cell ``index`` by ``text``, typing in its editor as a learner would."""
+    editor = cell(page, index).locator(".cm-content")
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.insert_text(text)
+
+
+def run_cells(page: object, first: int, count: int) -> None:
+    """Shift+Enter from cell ``first``, ``count`` times, then wait for the kernel."""
+    cell(page, first).locator(".jp-InputArea-prompt").click()
+    for _ in range(count):
+        page.keyboard.press("Shift+Enter")
+    wait_for_idle(page, 120)
+
+
+def test_exercise_feedback_in_a_working_copy(lab: LabServer, browser_context: object) -> None:
+    """A learner's copy of lesson 00: a wrong answer gets the hint for its mistake, a right one 'Correct'."""
+    path = lab.root / WARMUP
+    notebook = saved_notebook(path)
+    answer = cell_index(notebook, "apple_in_context = None")
+    test = cell_index(notebook, "checks.check_warmup_mix(apple_in_context)")
+    blank = "".join(notebook["cells"][answer]["source"])
+    assert "# YOUR CODE HERE" in blank, f"the working copy's answer cell is not blank: {blank!r}"
+    page = open_notebook(browser_context, lab, WARMUP, "exercise")
+    try:
+        run_all(page)  # stops at the exercise's test cell: the answer is still blank
+        feedback = cell(page, test).locator(".jp-OutputArea")
+        sync_api.expect(feedback).to_contain_text("apple_in_context is None")
+
+        type_into_cell(page, answer, WRONG)
+        run_cells(page, answer, 2)
+        sync_api.expect(feedback).to_contain_text("it is the sum of the three vectors; multiply each by")
+        cell(page, test).screenshot(path=str(ARTIFACTS / "exercise-wrong-answer.png"))
+
+        type_into_cell(page, answer, RIGHT)
+        run_cells(page, answer, 2)
+        sync_api.expect(feedback).to_contain_text("Correct: apple in this context is [0.42, 0.78]")
+        sync_api.expect(feedback).not_to_contain_text("sum of the three vectors")
+        cell(page, test).screenshot(path=str(ARTIFACTS / "exercise-right-answer.png"))
+    except BaseException:
+        page.screenshot(path=str(ARTIFACTS / "exercise-failure.png"))
+        raise
+    finally:
+        page.close()
+        lab.shutdown_kernels()
