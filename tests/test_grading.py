@@ -333,13 +333,19 @@ def test_submission_time_limit_stops_a_notebook_that_never_finishes(too_slow):
 # --- learners' working copies: make lab --------------------------------------------------------
 
 
+@pytest.fixture(scope="session")
+def lab_build(tmp_path_factory) -> Path:
+    """Where student versions are made; shared, as a learner's build/lab is between runs."""
+    return tmp_path_factory.mktemp("lab-build")
+
+
 @pytest.fixture
-def lab(tmp_path) -> dict:
+def lab(tmp_path, lab_build) -> dict:
     """A course of one lesson (a copy of lesson 00) and an empty work folder."""
     notebooks = tmp_path / "notebooks"
     notebooks.mkdir()
     shutil.copyfile(LESSON00, notebooks / LESSON00.name)
-    env = {"notebooks": notebooks, "work": tmp_path / "work", "build": tmp_path / "build"}
+    env = {"notebooks": notebooks, "work": tmp_path / "work", "build": lab_build}
 
     def run(*extra: str) -> str:
         return make("lab", f"NOTEBOOKS={notebooks}", f"WORK={env['work']}", f"LAB_BUILD={env['build']}",
@@ -369,7 +375,8 @@ def test_make_lab_twice_does_not_touch_an_edited_copy(lab):
     assert sorted(p.name for p in lab["work"].iterdir()) == [".copies.json", LESSON00.name]
 
 
-def test_untouched_copy_follows_the_lesson_and_edited_copy_is_kept_with_a_hint(lab):
+def test_untouched_copy_follows_the_lesson_and_edited_copy_is_kept_with_a_hint(lab, tmp_path):
+    lab["build"] = tmp_path / "build"  # this lesson changes: keep the shared student versions as they are
     lab["run"]()
     copy = lab["work"] / LESSON00.name
     lesson = read(lab["notebooks"] / LESSON00.name)
@@ -404,8 +411,11 @@ def test_refresh_backs_up_the_learners_copy_and_never_deletes_a_backup(lab):
     assert len(backups) == 2 and backup in backups and backup.read_bytes() == mine
 
 
-def test_second_start_needs_no_nbgrader_and_takes_seconds(lab):
+@pytest.mark.parametrize("remove_copy", [False, True], ids=["nothing-to-do", "copy-deleted"])
+def test_second_start_needs_no_nbgrader_and_takes_seconds(lab, remove_copy):
     lab["run"]()
+    if remove_copy:  # the student version of this lesson is already built: copied, not remade
+        shutil.rmtree(lab["work"])
     code = (
         "import sys, time; t = time.monotonic()\n"
         "from selfattention.coursework.__main__ import main\n"
@@ -419,3 +429,5 @@ def test_second_start_needs_no_nbgrader_and_takes_seconds(lab):
     assert proc.returncode == 0, proc.stderr
     seconds = float(re.search(r"took ([\d.]+) s", proc.stdout).group(1))
     assert seconds < 5, proc.stdout
+    assert (lab["work"] / LESSON00.name).exists()
+    assert ("made your copy" in proc.stdout) == remove_copy

@@ -96,6 +96,28 @@ def _backup(copy: Path, work: Path) -> Path:
     return target
 
 
+def _student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
+    """Student versions of ``lessons``: made once per version of a lesson, then reused.
+
+    ``build/release/NN_topic/.lesson`` holds the fingerprint of the lesson its student version was
+    made from, written only after nbgrader succeeded.
+    """
+    made = {}
+    for lesson in lessons:
+        version = build / "release" / lesson.stem / lesson.name
+        stamp = version.parent / ".lesson"
+        if version.exists() and stamp.exists() and stamp.read_text().strip() == _digest(lesson):
+            made[lesson.stem] = version
+    missing = [lesson for lesson in lessons if lesson.stem not in made]
+    if missing:
+        from .course import generate_student_versions  # imports nbgrader (seconds): only when needed
+
+        for lesson, version in zip(missing, generate_student_versions(build, missing).values(), strict=True):
+            (version.parent / ".lesson").write_text(_digest(lesson) + "\n")
+            made[lesson.stem] = version
+    return made
+
+
 def update_working_copies(
     notebooks: Path,
     work: Path,
@@ -117,9 +139,7 @@ def update_working_copies(
     todo = [p for p in plans if p.action in ("make", "backup-and-make")]
     manifest = _read_manifest(work)
     if todo:
-        from .course import generate_student_versions  # imports nbgrader: only when needed
-
-        made = generate_student_versions(build, [p.lesson for p in todo])
+        made = _student_versions(build, [p.lesson for p in todo])
         work.mkdir(parents=True, exist_ok=True)
         for plan in todo:
             if plan.action == "backup-and-make":

@@ -189,13 +189,13 @@ def _kill_tree(pid: int) -> None:
 
     try:
         parent = psutil.Process(pid)
-    except psutil.NoSuchProcess:
+        procs = [*parent.children(recursive=True), parent]
+    except psutil.Error:  # already gone
         return
-    procs = [*parent.children(recursive=True), parent]
     for proc in procs:
         try:
             proc.kill()
-        except psutil.NoSuchProcess:
+        except psutil.Error:
             pass
     psutil.wait_procs(procs, timeout=10)
 
