@@ -36,10 +36,15 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="the browser tests need Chromium (apt: chromium)")
 
+sync_api.expect.set_options(timeout=30_000)  # ms, for every expect() below
+
 LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 RUN_ALL_TIMEOUT = 600.0  # s; lesson 07 loads a pretrained model, and the cores may be shared
 PAGE_TIMEOUT = 120_000  # ms, for loading JupyterLab and the notebook
 WIDGET_TIMEOUT = 60_000  # ms, for a widget's output to change after a move
+
+
+BLOCKED: list[str] = []  # requests the pages made to anything but the server (all refused)
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 @pytest.fixture(scope="session")
 def browser_context(lab: LabServer) -> Iterator[object]:
     """A Chromium context that blocks (and records in test-artifacts/) every request not to 127.0.0.1."""
-    blocked: list[str] = []
+    blocked = BLOCKED
 
     def only_local(route: object) -> None:
         url = route.request.url
@@ -224,10 +229,14 @@ def assert_rendered(page: object, summary: dict[str, object], lesson: str) -> No
     assert len(png) >= max(1, summary["figures"]), (
         f"{lesson}: {len(png)} figures drawn on the page, the notebook has {summary['figures']}"
     )
-    widgets = page.locator(".jp-Notebook .jp-OutputArea-output .jupyter-widgets.widget-container")
-    assert widgets.count() >= max(1, summary["widgets"]), (
-        f"{lesson}: {widgets.count()} widgets on the page, the notebook displays {summary['widgets']}"
+    # The widgets a cell displays (not the ones nested in them), each drawn with a size.
+    top_level = ".jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output > .jupyter-widgets"
+    widgets = page.locator(top_level)
+    sizes = widgets.evaluate_all("els => els.map(e => e.offsetWidth * e.offsetHeight)")
+    assert len(sizes) == summary["widgets"] >= 1, (
+        f"{lesson}: {len(sizes)} widgets on the page, the notebook displays {summary['widgets']}"
     )
+    assert all(sizes), f"{lesson}: widgets drawn with no size: {sizes}"
     texts = page.locator(".jp-Notebook .jp-OutputArea-output").all_inner_texts()
     fallbacks = [t[:120] for t in texts if any(f in t for f in WIDGET_FALLBACKS)]
     assert not fallbacks, f"{lesson}: widgets shown as text instead of widgets: {fallbacks}"
@@ -271,6 +280,7 @@ def test_lesson_runs_and_its_widget_responds(lab: LabServer, browser_context: ob
             sync_api.expect(output).to_contain_text(drive.expect, timeout=WIDGET_TIMEOUT)
         if before[1]:
             assert after[1] and after[1] != before[1], f"{lesson}: the widget's figure did not change"
+        assert not BLOCKED, f"the course's pages asked for outside addresses: {sorted(set(BLOCKED))[:5]}"
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / f"{lesson}-failure.png"))
         raise
