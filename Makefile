@@ -1,6 +1,7 @@
 # The course's verbs. Each sets up .venv on first use; later runs reuse it.
 #   make lab      open the course in JupyterLab
 #   make test     run every check (what CI runs)
+#   make slides   build one offline reveal.js deck per lesson into slides/build/
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -62,3 +63,8 @@ clean:
 .PHONY: bench
 bench: setup
 	$(BIN)/python benchmarks/run.py $(if $(FULL),--full)
+
+# npm ci into slides/node_modules (only when slides/package-lock.json changed), then the decks.
+.PHONY: slides
+slides: setup
+	$(BIN)/python slides/build.py
