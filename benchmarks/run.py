@@ -53,6 +53,8 @@ LESSON_LIMIT_S, LESSON_07_LIMIT_S = 20.0, 40.0
 MAKE_TEST_LIMIT_S = 600.0
 MHA_RATIO_LIMIT, MHA_TARGET_T = 1.5, 512
 BLOCK_DIFF_LIMIT, BLOCK_MEMORY_LIMIT = 1e-5, 0.10
+# Above this 1-minute load average per core, RESULTS.md says that the machine was busy.
+BUSY_LOAD_PER_CORE = 1.25
 
 # Method names of section 2, in the order of the tables.
 NP_SDPA = "ours: NumPy scaled_dot_product_attention"
@@ -109,6 +111,7 @@ class Results:
     block_diff: dict[int, float] = field(default_factory=dict)
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_samples: list[float] = field(default_factory=list)  # 1-minute load average at each section
     started: str = ""
     seconds: float = 0.0
 
@@ -573,7 +576,17 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     lb, la = res.load_before, res.load_after
     add(f"| load average (1, 5, 15 min) before the run | {lb[0]:.2f}, {lb[1]:.2f}, {lb[2]:.2f} |")
     add(f"| load average (1, 5, 15 min) after the run | {la[0]:.2f}, {la[1]:.2f}, {la[2]:.2f} |")
+    samples = [lb[0], *res.load_samples, la[0]]
+    add(f"| 1-minute load average at each section's start and at the end | "
+        f"{', '.join(f'{x:.2f}' for x in samples)} |")
     add("")
+    cores = os.cpu_count() or 1
+    if max(samples) > BUSY_LOAD_PER_CORE * cores:
+        add("**The machine was busy during this run (1-minute load average up to "
+            f"{max(samples):.1f} on {cores} cores, this benchmark itself counting for about 1 to 2): "
+            "the timings are inflated and the "
+            "verdicts on time targets are not reliable. Rerun on a quiet machine.**")
+        add("")
     add(f"![lesson times, attention forward times, full vs block-wise attention]({plot_name})")
     add("")
 
@@ -904,15 +917,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     res.machine = machine_description()
     if "lessons" not in args.skip:
+        res.load_samples.append(load_average()[0])
         log(f"1. lessons ({len(cfg.lesson_paths)} notebooks x {cfg.lesson_repeats})")
         bench_lessons(cfg, res, log)
     if cfg.full:
+        res.load_samples.append(load_average()[0])
         log("1b. make test")
         bench_make_test(res, log)
     if "attention" not in args.skip:
+        res.load_samples.append(load_average()[0])
         log("2. attention forward")
         bench_attention(cfg, res, log)
     if "blockwise" not in args.skip:
+        res.load_samples.append(load_average()[0])
         log("3. full vs block-wise")
         bench_blockwise(cfg, res, log)
     res.load_after = load_average()
