@@ -136,6 +136,8 @@ class DeckReport:
     math_per_slide: list[int] = field(default_factory=list)
     math_errors: int = -1
     widget_views: int = -1
+    speaker_notes: int = -1
+    notes_plugin: bool = False
     widgets_rendered: int = -1
     canvas: tuple[int, int] = (0, 0)
     canvas_fits_screen: bool = False
@@ -222,6 +224,8 @@ def open_deck(browser, deck: Path, screenshot: Path) -> DeckReport:
         )
         report.math_per_slide = page.evaluate(MATH_PER_SLIDE)
         report.total_slides = page.evaluate("Reveal.getTotalSlides()")
+        report.speaker_notes = page.evaluate("document.querySelectorAll('.slides aside.notes').length")
+        report.notes_plugin = page.evaluate("Reveal.hasPlugin('notes')")
         report.leaf_slides = page.evaluate(
             "document.querySelectorAll('.reveal .slides > section > section').length"
         )
@@ -322,6 +326,12 @@ def test_deck_has_one_slide_per_slide_or_subslide_cell(deck):
     nb, _, report = deck
     expected = len(expected_slides(nb))
     assert (report.total_slides, report.leaf_slides) == (expected, expected)
+
+
+def test_deck_carries_the_speaker_notes(deck):
+    nb, _, report = deck
+    assert report.notes_plugin, "reveal.js's notes plugin (speaker view, key S) is not loaded"
+    assert report.speaker_notes == slide_types(nb).count("notes")
 
 
 def test_deck_renders_its_maths(deck):
