@@ -254,7 +254,6 @@ def test_lesson_runs_and_its_widget_responds(lab: LabServer, browser_context: ob
     page = open_notebook(browser_context, lab, f"{INSTRUCTOR_DIR}/{lesson}.ipynb", f"lesson{lesson[:2]}")
     try:
         run_all(page)
-        page.screenshot(path=str(ARTIFACTS / f"{lesson}-run-all.png"))
         notebook = save(page, path)
         summary = output_summary(notebook)
         assert not summary["errors"], f"{lesson}: cells failed: {summary['errors']}"
@@ -264,6 +263,8 @@ def test_lesson_runs_and_its_widget_responds(lab: LabServer, browser_context: ob
         widget_cell = cell(page, cell_index(notebook, drive.marker))
         output = widget_cell.locator(".widget-output").first
         sync_api.expect(output).not_to_be_empty()
+        widget_cell.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"{lesson}-run-all.png"))
         before = visible_output(widget_cell)
         move(page, widget_cell, drive)
         def redrawn(now: tuple[str, tuple[str, ...]]) -> bool:  # changed, and not caught half-way
