@@ -808,11 +808,13 @@ def write_plot(cfg: Config, res: Results, path: Path) -> None:
         colours = [
             "tab:red" if m > lesson_limit(n) else "tab:blue" for n, m in zip(names, medians, strict=True)
         ]
-        ax.barh([n.removesuffix(".ipynb") for n in names], medians, color=colours)
+        bars = ax.barh([n.removesuffix(".ipynb") for n in names], medians, color=colours)
+        ax.bar_label(bars, [f"{m:.1f} s" for m in medians], padding=3, fontsize=8)
         ax.axvline(LESSON_LIMIT_S, color="grey", ls="--", label=f"{LESSON_LIMIT_S:.0f} s limit")
         ax.axvline(LESSON_07_LIMIT_S, color="grey", ls=":", label=f"{LESSON_07_LIMIT_S:.0f} s (lesson 07)")
+        ax.set_xlim(0, max(max(medians), LESSON_07_LIMIT_S) * 1.15)
         ax.invert_yaxis()
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8)
     else:
         ax.text(0.5, 0.5, "not measured", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("seconds, cold, median")
@@ -832,7 +834,7 @@ def write_plot(cfg: Config, res: Results, path: Path) -> None:
     _t_ticks(ax, sorted(ref))
     ratios = [v / ref[T] for row in res.attention.values() for T, v in row.items() if T in ref]
     if ratios:
-        ticks = [t for t in (0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20) if
+        ticks = [t for t in (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 50) if
                  min(ratios) / 1.2 <= t <= max(ratios) * 1.2]
         ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
         ax.yaxis.set_minor_locator(NullLocator())
@@ -862,6 +864,14 @@ def write_plot(cfg: Config, res: Results, path: Path) -> None:
         if data:
             ax.legend()
         ax.grid(True, which="both", alpha=0.3)
+    samples = [res.load_before[0], *res.load_samples, res.load_after[0]]
+    busy = max(samples) > BUSY_LOAD_PER_CORE * (os.cpu_count() or 1)
+    fig.suptitle(
+        f"make bench, {res.started} UTC, {res.machine.get('CPU', '')}, {os.cpu_count()} cores; "
+        f"1-minute load average {min(samples):.1f} to {max(samples):.1f}"
+        + (" (busy machine: timings inflated)" if busy else ""),
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
