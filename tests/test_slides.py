@@ -49,7 +49,8 @@ LOCAL = re.compile(r"^(file|data|blob|about):|^https?://(127\.0\.0\.1|localhost|
 # Inline TeX in a markdown cell, once code spans are removed.
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.S)
 CODE_SPAN = re.compile(r"`[^`]*`")
-REMOTE_IMPORT = re.compile(r"@import\s+url\(['\"]?((?:https?:)?//[^)'\"]+)")
+# A stylesheet's remote references: url(https://...) (imports, web fonts) and @import "https://...".
+REMOTE_IMPORT = re.compile(r"""url\(\s*['"]?((?:https?:)?//[^)'"]+)|@import\s+['"]((?:https?:)?//[^'"]+)""")
 
 
 def _load_build_module():
@@ -95,7 +96,11 @@ def has_math(cell: dict) -> bool:
 
 def remote_imports(css: Path) -> list[str]:
     """The remote URLs a stylesheet imports (a theme's web fonts, say)."""
-    return REMOTE_IMPORT.findall(css.read_text(encoding="utf-8"))
+    return remote_css_urls(css.read_text(encoding="utf-8"))
+
+
+def remote_css_urls(css: str) -> list[str]:
+    return [a or b for a, b in REMOTE_IMPORT.findall(css)]
 
 
 # --- building and opening the decks --------------------------------------------------------
@@ -297,6 +302,8 @@ def test_deck_loads_no_remote_script_or_stylesheet(decks, nb_path):
     inline_code = "".join(re.findall(r"<script>(.*?)</script>", html, re.S))
     in_code = re.findall(r"""['"](https?://[^'"]+)['"]""", inline_code)
     assert not in_code, f"remote URLs in the deck's scripts: {in_code}"
+    inline_css = remote_css_urls("".join(re.findall(r"<style[^>]*>(.*?)</style>", html, re.S)))
+    assert not inline_css, f"remote URLs in the deck's inline styles: {inline_css}"
     # The stylesheets those URLs point to import nothing remote either (a theme's web fonts).
     for url in parser.urls:
         file = decks[nb_path.stem].parent / url.split("?")[0]
