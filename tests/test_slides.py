@@ -36,12 +36,12 @@ CHROMIUM_FLAGS = [
 SCREEN = (1280, 720)  # the projector the decks must fit
 # Slides that do not fit the canvas because one cell alone is taller than a slide (a long
 # code cell with its output): splitting slides cannot fix them, shortening the cell can.
-# Keyed by lesson, then by the id of the slide's first cell. Any other slide must fit.
+# Keyed by lesson, then by how the slide's first cell begins. Any other slide must fit.
 KNOWN_OVERFLOW = {
-    "02_basic_self_attention": {"7b999bdd"},  # the presets widget: code, controls, figure, text
-    "04_scaling": {"493974fe"},  # gradient_norms: a 40-line code cell and its table
-    "05_multi_head_attention": {"0801a48d"},  # static vs contextual figure and its code
-    "07_real_transformer": {"4a11c0de"},  # the explore widget: code, controls, heatmap, text
+    "02_basic_self_attention": {'presets = ["river bank flows"'},  # widget: code, controls, figure, text
+    "04_scaling": {"## 4. Gradient death"},  # gradient_norms: a 40-line code cell and its table
+    "05_multi_head_attention": {"fig, axes = plt.subplots(1, 2"},  # static vs contextual figure, its code
+    "07_real_transformer": {'def explore(sentence="the keys'},  # widget: code, controls, heatmap, text
 }
 CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome"]
 # Requests a deck may make: its own files, and inline data.
@@ -85,6 +85,11 @@ def expected_slides(nb: dict) -> list[list[dict]]:
             slides.append([])
         slides[-1].append(cell)
     return slides
+
+
+def first_line(cell: dict) -> str:
+    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    return source.strip().split("\n")[0]
 
 
 def has_math(cell: dict) -> bool:
@@ -381,15 +386,15 @@ def test_no_slide_overflows_1280x720(deck):
     slides = expected_slides(nb)
     assert len(report.sizes) == len(slides)
     too_big = {
-        cells[0].get("id", str(i)): f"slide {i + 1}: {w}x{h}"
+        first_line(cells[0]): f"slide {i + 1}: {w}x{h}"
         for i, (cells, (w, h)) in enumerate(zip(slides, report.sizes, strict=True))
         if w > width + 1 or h > height + 1
     }
     known = KNOWN_OVERFLOW.get(lesson, set())
-    new = {key: size for key, size in too_big.items() if key not in known}
+    new = {key: size for key, size in too_big.items() if not any(key.startswith(k) for k in known)}
     assert not new, f"slides larger than the {width}x{height} canvas (1280x720 on screen): {new}"
-    if known - set(too_big):
-        fixed = sorted(known - set(too_big))
+    fixed = sorted(k for k in known if not any(key.startswith(k) for key in too_big))
+    if fixed:
         warnings.warn(f"{lesson}: {fixed} fit now; drop them from KNOWN_OVERFLOW", stacklevel=1)
 
 
