@@ -17,7 +17,9 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 from nbformat import NotebookNode
@@ -85,6 +87,26 @@ class BoundedExecute(Execute):
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> Any:
         self._printed: dict[int, int] = {}
         return super().preprocess(nb, resources, km)
+
+    async def async_start_new_kernel_client(self) -> Any:
+        """Wait for replies in steps of a second: one long wait can miss a reply that arrived
+        after a widget cell and sit out the whole cell time limit (jupyter/nbclient#312)."""
+        kc = await super().async_start_new_kernel_client()
+        channel = kc.shell_channel
+        long_wait = channel.get_msg
+
+        async def get_msg(timeout: float | None = None) -> dict:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                step = 1.0 if deadline is None else min(1.0, max(0.0, deadline - time.monotonic()))
+                try:
+                    return await long_wait(timeout=step)
+                except Empty:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise
+
+        channel.get_msg = get_msg
+        return kc
 
     def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
         self._printed[cell_index] = 0
