@@ -241,7 +241,7 @@ def assert_rendered(page: object, summary: dict[str, object], lesson: str) -> No
     fallbacks = [t[:120] for t in texts if any(f in t for f in WIDGET_FALLBACKS)]
     assert not fallbacks, f"{lesson}: widgets shown as text instead of widgets: {fallbacks}"
     stderr = page.locator('.jp-Notebook [data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
-    tracebacks = [t[:300] for t in stderr if "Traceback" in t or "Error" in t]
+    tracebacks = [t[:300] for t in stderr if any(m in t for m in ("Traceback", "Error", "Not yet:"))]
     assert not tracebacks, f"{lesson}: errors shown on the page: {tracebacks}"
 
 
