@@ -402,3 +402,58 @@ def test_first_slide_screenshot_is_kept(deck):
     nb, path, report = deck
     shot = ARTIFACTS / f"{path.name.removesuffix('.slides.html')}.png"
     assert shot.is_file() and shot.stat().st_size > 5_000
+
+
+def test_speaker_view_shows_a_slides_notes(decks, browser):
+    """Key S opens reveal.js's speaker view, which shows the notes of the current slide.
+
+    Uses the first lesson with a notes cell outside a fragment (a notes cell right after a
+    fragment belongs to that fragment, and shows while it is the current fragment).
+    """
+    found = [
+        (nb_path, index, notes)
+        for nb_path, nb in ((path, load_notebook(path)) for path in NOTEBOOKS)
+        for index, cells in enumerate(expected_slides(nb))
+        if (notes := notes_of_slide(nb, cells))
+    ]
+    if not found:
+        pytest.skip("no lesson has a notes cell outside a fragment")
+    nb_path, index, notes = found[0]
+    page = browser.new_page(viewport={"width": SCREEN[0], "height": SCREEN[1]})
+    page.route("**/*", lambda route: route.continue_() if LOCAL.match(route.request.url) else route.abort())
+    try:
+        page.goto(decks[nb_path.stem].as_uri(), wait_until="load")
+        assert _wait(page, "window.require && window.MathJax")
+        page.evaluate(
+            "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
+            f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
+        )
+        assert _wait(page, "Reveal.isReady()")
+        page.evaluate(
+            "i => { const s = document.querySelectorAll('.reveal .slides > section > section')[i];"
+            " const at = Reveal.getIndices(s); Reveal.slide(at.h, at.v); }",
+            index,
+        )
+        with page.expect_popup() as popup:
+            page.keyboard.press("s")
+        speaker = popup.value
+        speaker.wait_for_selector(".speaker-controls-notes:not(.hidden)", timeout=30_000)
+        shown = speaker.inner_text(".speaker-controls-notes .value")
+        assert notes.split()[:4] == shown.split()[:4], (notes[:80], shown[:80])
+        speaker.close()
+    finally:
+        page.close()
+
+
+def notes_of_slide(nb: dict, slide_cells: list[dict]) -> str:
+    """The text of the notes cells that follow a slide's last visible cell outside a fragment."""
+    cells, kinds = nb["cells"], slide_types(nb)
+    last = next(i for i, cell in enumerate(cells) if cell is slide_cells[-1])
+    if any(kinds[i] == "fragment" for i, cell in enumerate(cells) if any(cell is c for c in slide_cells)):
+        return ""
+    text = []
+    for cell, kind in zip(cells[last + 1 :], kinds[last + 1 :], strict=True):
+        if kind != "notes":
+            break
+        text.append("".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"])
+    return "\n".join(text)
