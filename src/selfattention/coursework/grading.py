@@ -293,12 +293,16 @@ def autograde_worker(
     config = course_config(Path(root), cell_timeout=cell_timeout, max_output_bytes=max_output_bytes)
     print("READY", flush=True)
     for learner in learners:
-        coursedir = CourseDirectory(config=config)
-        coursedir.assignment_id, coursedir.student_id = lesson, learner
-        app = Autograde(coursedir=coursedir, config=config)
-        app.force = True
-        app.create_student = True
-        result = capture_log(app)
+        for _attempt in range(3):  # a kernel dying as it starts (its port taken meanwhile): not the learner's
+            coursedir = CourseDirectory(config=config)
+            coursedir.assignment_id, coursedir.student_id = lesson, learner
+            app = Autograde(coursedir=coursedir, config=config)
+            app.force = True
+            app.create_student = True
+            result = capture_log(app)
+            text = result.get("log", "") + result.get("error", "")
+            if result["success"] or "before replying to kernel_info" not in text:
+                break
         log = Path(root) / "logs" / f"{learner}.{lesson}.log"
         log.write_text(result.get("log", "") + result.get("error", ""), encoding="utf-8")
         if result["success"]:
