@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import NOTEBOOKS, ROOT
+from conftest import NOTEBOOKS, ROOT, load_notebook
 
 
 def test_lessons_exist_in_order():
@@ -82,3 +82,17 @@ def test_output_ignored_only_by_exception(notebook):
     assert len(ignored) <= max(3, len(code) // 5), (
         f"{path.name}: {len(ignored)} of {len(code)} code cells are excluded from comparison"
     )
+
+
+def test_readme_lists_every_lesson_with_its_time():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in NOTEBOOKS:
+        first = "".join(load_notebook(path)["cells"][0]["source"])
+        minutes = re.search(r"\*\*Time\.\*\*\D*(\d+)\s*min", first)
+        assert minutes, f"{path.name}: no '**Time.** About N min' in the first cell"
+        pattern = rf"^\| {path.name[:2]} \| `{re.escape(path.name)}` \|.*\| (\d+) min \|$"
+        row = re.search(pattern, readme, re.M)
+        assert row, f"README.md has no lesson-table row for {path.name}"
+        assert row.group(1) == minutes.group(1), (
+            f"README.md gives {path.name} {row.group(1)} min, the notebook says {minutes.group(1)} min"
+        )
