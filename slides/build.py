@@ -122,6 +122,10 @@ def exporter_for(notebook: dict) -> SlidesExporter:
         reveal_height=str(HEIGHT),
         reveal_number="c/t",
     )
+    # A cell tagged `slides-output-only` shows its output on the slide, not its code: for the
+    # few cells (a widget, a long experiment) whose code and output together exceed one slide.
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_input_tags = {"slides-output-only"}
     return SlidesExporter(config=config)
 
 

@@ -37,12 +37,7 @@ SCREEN = (1280, 720)  # the projector the decks must fit
 # Slides that do not fit the canvas because one cell alone is taller than a slide (a long
 # code cell with its output): splitting slides cannot fix them, shortening the cell can.
 # Keyed by lesson, then by how the slide's first cell begins. Any other slide must fit.
-KNOWN_OVERFLOW = {
-    "02_basic_self_attention": {'presets = ["river bank flows"'},  # widget: code, controls, figure, text
-    "04_scaling": {"## 4. Gradient death"},  # gradient_norms: a 40-line code cell and its table
-    "05_multi_head_attention": {"fig, axes = plt.subplots(1, 2"},  # static vs contextual figure, its code
-    "07_real_transformer": {'def explore(sentence="the keys'},  # widget: code, controls, heatmap, text
-}
+KNOWN_OVERFLOW: dict[str, set[str]] = {}  # every slide fits; cells too tall are tagged slides-output-only
 CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome"]
 # Requests a deck may make: its own files, and inline data.
 LOCAL = re.compile(r"^(file|data|blob|about):|^https?://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
