@@ -18,3 +18,13 @@ def load_notebook(path: Path) -> dict:
 @pytest.fixture(params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def notebook(request: pytest.FixtureRequest) -> tuple[Path, dict]:
     return request.param, load_notebook(request.param)
+
+
+@pytest.fixture(scope="session")
+def pw():
+    """The one Playwright instance of the run: its sync API allows only one at a time, so the
+    browser suites (test_browser.py, test_slides.py) share it and each launches its own Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        yield playwright

@@ -97,7 +97,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="session")
-def browser_context(lab: LabServer) -> Iterator[object]:
+def browser_context(lab: LabServer, pw: object) -> Iterator[object]:
     """A Chromium context that blocks (and records in test-artifacts/) every request not to 127.0.0.1."""
     blocked = BLOCKED
 
@@ -109,14 +109,13 @@ def browser_context(lab: LabServer) -> Iterator[object]:
             blocked.append(url)
             route.abort()
 
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        context.set_default_timeout(PAGE_TIMEOUT)
-        context.route("**/*", only_local)
-        yield context
-        context.close()
-        browser.close()
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(PAGE_TIMEOUT)
+    context.route("**/*", only_local)
+    yield context
+    context.close()
+    browser.close()
     (ARTIFACTS / "blocked-requests.txt").write_text("".join(f"{u}\n" for u in blocked), encoding="utf-8")
 
 

@@ -124,13 +124,10 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
-        yield chromium
-        chromium.close()
+def browser(pw):
+    chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+    yield chromium
+    chromium.close()
 
 
 @dataclass
