@@ -292,3 +292,21 @@ def test_hand_positional_encoding_first_rows() -> None:
     pe = sa.sinusoidal_positional_encoding(2, 4)
     assert pe[0].tolist() == [0.0, 1.0, 0.0, 1.0]  # sin 0 = 0, cos 0 = 1
     np.testing.assert_allclose(pe[1], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)], atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_of_the_inputs_is_kept(dtype) -> None:
+    """float32 in, float32 out: no silent promotion that would double the memory of every (T, T) array."""
+    rng = np.random.default_rng(5)
+    Q, K, V = (rng.standard_normal((2, 6, 4)).astype(dtype) for _ in range(3))
+    out, weights = sa.scaled_dot_product_attention(Q, K, V, mask=sa.causal_mask(6))
+    assert out.dtype == dtype and weights.dtype == dtype
+    assert sa.blockwise_attention(Q, K, V, block_size=4).dtype == dtype
+    assert sa.softmax(Q).dtype == dtype
+    Z, A = sa.basic_self_attention(Q)
+    assert Z.dtype == dtype and A.dtype == dtype
+    # The float32 result is the float64 one, rounded: nothing is lost by keeping the dtype.
+    ref, _ = sa.scaled_dot_product_attention(*(a.astype(np.float64) for a in (Q, K, V)))
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(sa.blockwise_attention(Q, K, V, block_size=4), ref, atol=tol)
+    np.testing.assert_allclose(sa.scaled_dot_product_attention(Q, K, V)[0], ref, atol=tol)

@@ -10,6 +10,8 @@ Shapes use the names the lessons use:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -155,7 +157,7 @@ def scaled_dot_product_attention(
     V = _as_float_array("V", V, min_ndim=2)
     lead = _check_qkv(Q, K, V)
     d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_k)  # (..., T_q, T_k)
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., T_q, T_k); a Python float keeps Q's dtype
     if mask is not None:
         m = _check_mask(mask, (*lead, Q.shape[-2], K.shape[-2]))
         scores = np.where(m, scores, -np.inf)
@@ -211,11 +213,12 @@ def blockwise_attention(
     lead = _check_qkv(Q, K, V)
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
-    scale = 1.0 / np.sqrt(Q.shape[-1])
+    scale = 1.0 / math.sqrt(Q.shape[-1])  # a Python float keeps the inputs' dtype
     T_q = Q.shape[-2]
-    running_max = np.full((*lead, T_q, 1), -np.inf)  # largest score seen so far
-    running_sum = np.zeros((*lead, T_q, 1))  # sum of exp(score - running_max)
-    acc = np.zeros((*lead, T_q, V.shape[-1]))  # sum of exp(score - running_max) * v
+    dtype = np.result_type(Q, K, V)
+    running_max = np.full((*lead, T_q, 1), -np.inf, dtype=dtype)  # largest score seen so far
+    running_sum = np.zeros((*lead, T_q, 1), dtype=dtype)  # sum of exp(score - running_max)
+    acc = np.zeros((*lead, T_q, V.shape[-1]), dtype=dtype)  # sum of exp(score - running_max) * v
     for start in range(0, K.shape[-2], block_size):
         k = K[..., start : start + block_size, :]
         v = V[..., start : start + block_size, :]
