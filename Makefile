@@ -51,8 +51,11 @@ grade: setup
 lint: setup
 	$(BIN)/ruff check .
 
+# Two pytest workers (pytest-xdist); each test file, and each notebook, stays on one worker in order.
+#   make test TEST_JOBS=1   everything in one process
+TEST_JOBS ?= 2
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

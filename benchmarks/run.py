@@ -82,7 +82,7 @@ class Config:
     lesson_repeats: int
     attention_T: list[int]
     weights_max_T: int  # largest T for the methods that return (batch, heads, T, T) weights
-    numpy_max_T: int  # largest T for our NumPy function (float64 scores: twice the memory, slower)
+    numpy_max_T: int  # largest T for our NumPy function (single-threaded softmax: the slowest)
     block_T: list[int]
     time_budget_s: float  # time spent on repeats of one (method, T) cell after warm-up
     min_repeats: int
@@ -648,18 +648,14 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     if skipped:
         mib = BATCH * NUM_HEADS * min(skipped) ** 2 * 4 / 2**20
         add(f"The methods that return weights run up to T = {cfg.weights_max_T} only: at T = {min(skipped)} "
-            f"the weights alone are {BATCH}·{NUM_HEADS}·T² float32 numbers = {mib:,.0f} MiB "
-            f"({2 * mib:,.0f} MiB in float64, the dtype our NumPy function computes in), and the softmax "
+            f"the weights alone are {BATCH}·{NUM_HEADS}·T² float32 numbers = {mib:,.0f} MiB, and the softmax "
             "holds two or three such arrays at once.")
         add("")
     np_row = res.attention.get(NP_SDPA, {})
     if np_row and any(T > cfg.numpy_max_T for T in cfg.attention_T if T <= cfg.weights_max_T):
         T_np = max(np_row)
-        mib = BATCH * NUM_HEADS * (2 * T_np) ** 2 * 8 / 2**20
-        add(f"Our NumPy function runs up to T = {T_np} only. For float32 input it computes in float64 "
-            "(NumPy 2 promotes float32 scores divided by the float64 `np.sqrt(d_k)`; see the dtype check "
-            f"below), so at T = {2 * T_np} each (batch, heads, T, T) array it makes is {mib:,.0f} MiB; its "
-            f"time at T = {T_np} was {np_row[T_np]:.2f} s per call and grows about 4x per doubling of T.")
+        add(f"Our NumPy function runs up to T = {T_np} only (`--numpy-max-t`): its time at T = {T_np} was "
+            f"{np_row[T_np]:.2f} s per call and grows about 4x per doubling of T.")
         add("")
     add("Checks before timing (same weights, same input):")
     add("")
@@ -737,7 +733,7 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     # 3. Block-wise.
     add("## 3. Full vs block-wise attention")
     add("")
-    add(f"One head, d_k = {BLOCK_D_K}, float64 (both functions accumulate in float64), self-attention on "
+    add(f"One head, d_k = {BLOCK_D_K}, float64 inputs (the dtype lesson 06 uses), self-attention on "
         f"random Q, K, V of shape (T, {BLOCK_D_K}); `scaled_dot_product_attention` (full (T, T) scores) "
         f"against `blockwise_attention(..., block_size={BLOCK_SIZE})` (online softmax over blocks of keys). "
         "Peak memory is what `tracemalloc` sees NumPy allocate during the call (inputs excluded). "
@@ -907,7 +903,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--lesson-repeats", type=int, default=0, help="cold runs per notebook (default 3)")
     parser.add_argument("--weights-max-t", type=int, default=2048,
                         help="largest T for the methods that return attention weights")
-    parser.add_argument("--numpy-max-t", type=int, default=1024,
+    parser.add_argument("--numpy-max-t", type=int, default=2048,
                         help="largest T for our NumPy scaled_dot_product_attention")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of repeats per timing")
     parser.add_argument("--skip", nargs="*", default=[], choices=["lessons", "attention", "blockwise"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -19,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "/usr/bin/chromium", "/usr/bin/chromium-browser")
+# Debian's Chromium first; $CHROMIUM, when set, wins. Names without a slash are looked up on PATH.
+CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -46,11 +48,13 @@ WIDGET_FALLBACKS = ("interactive(children=", "Loading widget...", "Error display
 
 
 def find_chromium() -> str | None:
-    """Path of Debian's Chromium (or $CHROMIUM), or None when it is not installed."""
-    candidates = [os.environ.get("CHROMIUM", "")] + list(CHROMIUM_CANDIDATES)
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return candidate
+    """Path of $CHROMIUM or of an installed Chromium, or None when there is none."""
+    for candidate in (os.environ.get("CHROMIUM", ""), *CHROMIUM_CANDIDATES):
+        if not candidate:
+            continue
+        found = shutil.which(candidate)  # a name on PATH, or an executable path as it is
+        if found:
+            return found
     return None
 
 

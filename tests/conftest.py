@@ -28,3 +28,14 @@ def pw():
 
     with sync_playwright() as playwright:
         yield playwright
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Run a module's tests with one torch thread (tiny tensors), then restore the setting."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

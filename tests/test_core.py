@@ -18,13 +18,8 @@ import selfattention as sa
 ATOL = 1e-10
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These tensors are tiny: one thread is faster than several competing for a shared CPU."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# These tensors are tiny: one torch thread is faster than several competing for a shared CPU.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _torch_reference(

@@ -16,13 +16,8 @@ import selfattention as sa
 FAST = settings(max_examples=60, deadline=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """These tensors are tiny: one thread is faster than several competing for a shared CPU."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# These tensors are tiny: one torch thread is faster than several competing for a shared CPU.
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def finite_arrays(max_abs: float, min_dims: int = 1, max_dims: int = 3, max_side: int = 6):

@@ -9,9 +9,7 @@ A screenshot of each deck's first slide goes to ``test-artifacts/slides/``.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -19,26 +17,16 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from browser_helpers import CHROMIUM_ARGS, find_chromium
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 SLIDES = ROOT / "slides"
 ARTIFACTS = ROOT / "test-artifacts" / "slides"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREEN = (1280, 720)  # the projector the decks must fit
 # Slides that do not fit the canvas because one cell alone is taller than a slide (a long
 # code cell with its output): splitting slides cannot fix them, shortening the cell can.
 # Keyed by lesson, then by how the slide's first cell begins. Any other slide must fit.
 KNOWN_OVERFLOW: dict[str, set[str]] = {}  # every slide fits; cells too tall are tagged slides-output-only
-CHROMIUM_CANDIDATES = ["/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome"]
 # Requests a deck may make: its own files, and inline data.
 LOCAL = re.compile(r"^(file|data|blob|about):|^https?://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
 # Inline TeX in a markdown cell, once code spans are removed.
@@ -116,16 +104,15 @@ def decks() -> dict[str, Path]:
 
 
 def chromium_path() -> str:
-    for candidate in [os.environ.get("CHROMIUM", ""), *CHROMIUM_CANDIDATES]:
-        found = candidate and (shutil.which(candidate) or (Path(candidate).is_file() and candidate))
-        if found:
-            return str(found)
-    pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/chrome")
+    found = find_chromium()
+    if found is None:
+        pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
+    return found
 
 
 @pytest.fixture(scope="session")
 def browser(pw):
-    chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+    chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
     yield chromium
     chromium.close()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, check_value, passed
+from ._engine import ExerciseError, check_function, check_value, passed, reference_softmax
 
 __all__ = [
     "check_softmax_row",
@@ -39,15 +39,10 @@ def _sentence(words: str) -> np.ndarray:
     return np.stack([_TOY[w] for w in words.split()])
 
 
-def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Reference basic self-attention for (..., T, d) inputs: returns Z (..., T, d), A (..., T, T)."""
     omega = X @ np.swapaxes(X, -1, -2)
-    A = _softmax(omega)
+    A = reference_softmax(omega)
     return A @ X, A
 
 
@@ -81,13 +76,13 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
 
     check_function(
         softmax_row,
-        lambda s: _softmax(s),
+        lambda s: reference_softmax(s),
         cases,
         "softmax_row",
         describe=lambda case: f"the scores {np.round(case[0], 2).tolist()}",
         mistakes=mistakes,
     )
-    big = _softmax(cases[-1][0])
+    big = reference_softmax(cases[-1][0])
     passed(
         "your softmax gives positive weights that sum to 1, even for scores near 1000 "
         f"(there it gives {np.round(big, 3).tolist()})."
@@ -174,7 +169,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]
     def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         X = case[0]
         omega = X @ np.swapaxes(X, -1, -2)
-        A = _softmax(omega)
+        A = reference_softmax(omega)
         return {
             "you multiplied the raw scores X X^T by X. Turn the scores into weights with "
             "softmax over the last axis first.": omega @ X,

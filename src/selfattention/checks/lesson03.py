@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import check_array, check_function, passed
+from ._engine import check_array, check_function, passed, reference_softmax
 
 __all__ = ["check_toy_scores", "check_self_attention", "check_bilinear_form"]
 
@@ -33,11 +33,6 @@ _W_Q = np.array(
 _W_K = np.eye(5)  # a word offers its own features as tags
 
 
-def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def check_toy_scores(scores_toy: Any) -> None:
     """Exercise 1: the raw scores Q K^T of the toy sentence, with the lesson's W_Q and W_K."""
     Q, K = _X_TOY @ _W_Q, _X_TOY @ _W_K  # (4, 5) each
@@ -54,7 +49,7 @@ def check_toy_scores(scores_toy: Any) -> None:
             "this is K @ K.T: the keys compared with each other. The rows must be queries: Q @ K.T.":
                 K @ K.T,
             "you applied softmax. The exercise asks for the raw scores, before softmax.":
-                _softmax(expected),
+                reference_softmax(expected),
             "you divided by sqrt(d_k). That factor is lesson 04's subject; here the raw scores "
             "Q @ K.T are wanted.": expected / np.sqrt(K.shape[1]),
         },
@@ -68,7 +63,7 @@ def check_toy_scores(scores_toy: Any) -> None:
 
 def _reference_attention(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray) -> np.ndarray:
     Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    return _softmax(Q @ K.T) @ V
+    return reference_softmax(Q @ K.T) @ V
 
 
 def _attention_cases() -> list[tuple[np.ndarray, ...]]:
@@ -88,17 +83,17 @@ def _attention_mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     S = Q @ K.T
     found = {
         "the scores were divided by sqrt(d_k). Leave that factor out here (lesson 04 is about it).":
-            _softmax(S / np.sqrt(K.shape[1])) @ V,
+            reference_softmax(S / np.sqrt(K.shape[1])) @ V,
         "softmax was taken down the columns (axis=0). Each query's weights over the keys must sum "
-        "to 1: use axis=-1.": _softmax(S, axis=0) @ V,
+        "to 1: use axis=-1.": reference_softmax(S, axis=0) @ V,
         "softmax is missing: the raw scores were used as weights.": S @ V,
         "the weights came from K @ Q.T instead of Q @ K.T (row i must hold query i's scores).":
-            _softmax(K @ Q.T) @ V,
+            reference_softmax(K @ Q.T) @ V,
         "the scores came from X @ X.T (lesson 02's parameter-free attention); use the projected "
-        "queries and keys.": _softmax(X @ X.T) @ V,
+        "queries and keys.": reference_softmax(X @ X.T) @ V,
     }
     if V.shape == X.shape:
-        found["the weights multiply X instead of the values V = X @ W_v."] = _softmax(S) @ X
+        found["the weights multiply X instead of the values V = X @ W_v."] = reference_softmax(S) @ X
     return found
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import check_function, passed
+from ._engine import check_function, passed, reference_softmax
 
 __all__ = [
     "check_cosine_similarity",
@@ -15,11 +15,6 @@ __all__ = [
     "check_head_weights",
     "check_previous_token_score",
 ]
-
-
-def _softmax(s: np.ndarray) -> np.ndarray:
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def check_cosine_similarity(fn: Callable[[Any, Any], Any]) -> None:
@@ -72,18 +67,18 @@ def check_head_weights(fn: Callable[[Any, Any], Any]) -> None:
              (rng.normal(size=(6, 32)) * 2, rng.normal(size=(6, 32)) * 2)]
 
     def ref(q, k):
-        return _softmax(q @ k.T / np.sqrt(q.shape[-1]))
+        return reference_softmax(q @ k.T / np.sqrt(q.shape[-1]))
 
     check_function(
         fn, ref, cases, "head_weights", rows_sum_to_one=True,
         mistakes=lambda c: {
-            "the scores were not divided by sqrt(d_k) before the softmax.": _softmax(c[0] @ c[1].T),
+            "the scores were not divided by sqrt(d_k) before the softmax.": reference_softmax(c[0] @ c[1].T),
             "the scores were divided by d_k instead of sqrt(d_k).":
-                _softmax(c[0] @ c[1].T / c[0].shape[-1]),
+                reference_softmax(c[0] @ c[1].T / c[0].shape[-1]),
             "those are the scaled scores before the softmax; apply softmax to each row.":
                 c[0] @ c[1].T / np.sqrt(c[0].shape[-1]),
             "you computed k q^T (keys as rows): the rows must be the queries, q @ k.T.":
-                _softmax(c[1] @ c[0].T / np.sqrt(c[0].shape[-1])),
+                reference_softmax(c[1] @ c[0].T / np.sqrt(c[0].shape[-1])),
         },
     )
     passed("head_weights computes one head's attention exactly as the model does.")
@@ -93,7 +88,7 @@ def check_previous_token_score(fn: Callable[[Any], Any]) -> None:
     """previous_token_score(A): mean of A[i, i-1] over i = 1..T-1."""
     A1 = np.eye(4, k=-1)
     A1[0, 0] = 1.0
-    A2 = _softmax(np.random.default_rng(5).normal(size=(6, 6)) * 3)
+    A2 = reference_softmax(np.random.default_rng(5).normal(size=(6, 6)) * 3)
 
     def ref(A):
         return np.array(np.mean(np.diagonal(A, offset=-1)))
