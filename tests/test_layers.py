@@ -11,6 +11,7 @@ from torch import nn
 from torch.func import functional_call
 
 import selfattention as sa
+from selfattention.layers import attention_weights
 
 # These tensors are tiny: one torch thread is faster than several competing for a shared CPU.
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -68,6 +69,30 @@ def test_oracle_mha_matches_torch_with_mask(d_model, num_heads, bias, kind) -> N
     torch.testing.assert_close(weights.mean(dim=1), ref_avg, atol=1e-5, rtol=0)
     torch.testing.assert_close(out_tt, ref_out, atol=1e-5, rtol=0)  # a (T, T) mask broadcasts
     assert torch.all(weights.masked_select(~mask.expand_as(weights)) == 0)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_softmax_without_autograd_equals_softmax_with_it(masked: bool) -> None:
+    """Under torch.no_grad() the weights are computed in place: same numbers, inputs left alone."""
+    torch.manual_seed(3)
+    q, k = torch.randn(2, 3, 7, 4), torch.randn(2, 3, 9, 4)
+    mask = None
+    if masked:
+        mask = torch.rand(2, 1, 7, 9) < 0.6
+        mask[0, 0, 2] = False  # a query row with every key masked: all zeros either way
+    q_before, k_before = q.clone(), k.clone()
+    with torch.no_grad():
+        fast = attention_weights(q, k, mask)
+    slow = attention_weights(q.requires_grad_(), k, mask)
+    assert slow.requires_grad and not fast.requires_grad
+    torch.testing.assert_close(fast, slow.detach(), atol=1e-6, rtol=0)
+    reference = torch.softmax(q.detach() @ k.transpose(-2, -1) / 2.0, dim=-1)
+    if masked:
+        reference = torch.nan_to_num(torch.softmax(
+            (q.detach() @ k.transpose(-2, -1) / 2.0).masked_fill(~mask, float("-inf")), dim=-1))
+        assert torch.all(fast[0, :, 2] == 0)
+    torch.testing.assert_close(fast, reference, atol=1e-6, rtol=0)
+    assert torch.equal(q.detach(), q_before) and torch.equal(k, k_before)
 
 
 def test_oracle_mha_unbatched_input() -> None:

@@ -64,13 +64,27 @@ def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None) -> Tenso
     Returns:
         (..., T_q, T_k) weights, rows sum to 1 (rows with no allowed key are all 0).
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    # (q / sqrt(d_k)) k^T is q k^T / sqrt(d_k): scaling the (T_q, d_k) queries instead of the (T_q, T_k)
+    # scores saves a whole (T_q, T_k) array. nn.MultiheadAttention scales its queries the same way.
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
+    if scores.requires_grad:
+        weights = torch.softmax(scores, dim=-1)
+    else:  # nothing to differentiate (inference, torch.no_grad()): no second (T_q, T_k) array either
+        weights = _softmax_in_place(scores)
     if mask is not None:
         weights = torch.nan_to_num(weights, nan=0.0)  # a row with every key masked
     return weights
+
+
+def _softmax_in_place(scores: Tensor) -> Tensor:
+    """``torch.softmax(scores, dim=-1)`` written over ``scores`` itself: (..., T_k) -> same tensor.
+
+    A row that is all ``-inf`` (every key masked) comes out as NaN, as from ``torch.softmax``.
+    """
+    scores.sub_(scores.amax(dim=-1, keepdim=True)).exp_()  # shifted by the row maximum: exp cannot overflow
+    return scores.div_(scores.sum(dim=-1, keepdim=True))
 
 
 class SelfAttention(nn.Module):
