@@ -75,14 +75,20 @@ class LabServer:
     process: subprocess.Popen
     log_path: Path
 
-    def api(self, method: str, path: str) -> object:
-        """Call the server's REST API (``/api/...``) with the token; returns the decoded JSON or None."""
+    def request(self, method: str, path: str, body: object = None) -> bytes:
+        """Call ``path`` on the server with the token (``body`` sent as JSON); returns the response body."""
+        data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+            f"{self.url}{path}", data=data, method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            body = response.read()
-        return json.loads(body) if body else None
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.read()
+
+    def api(self, method: str, path: str, body: object = None) -> object:
+        """Call a REST API of the server (``/api/...``); returns the decoded JSON or None."""
+        answer = self.request(method, path, body)
+        return json.loads(answer) if answer else None
 
     def kernel_state(self, path: str) -> str:
         """Execution state of the kernel of the notebook ``path`` ("" while it has no session)."""
@@ -135,8 +141,9 @@ def prepare_root(tmp: Path) -> Path:
     return work
 
 
-def start_lab(tmp: Path, root: Path, log_path: Path, timeout: float = 120.0) -> LabServer:
-    """Start ``jupyter lab`` as ``make lab`` does, serving ``root`` on 127.0.0.1 with a fresh token.
+def start_lab(tmp: Path, root: Path, log_path: Path, timeout: float = 120.0, cwd: Path = ROOT) -> LabServer:
+    """Start ``jupyter lab`` as ``make lab`` does, serving ``root`` on 127.0.0.1 with a fresh token,
+    from the folder ``cwd``.
 
     Raises RuntimeError (with the end of the server's log) when it does not answer within ``timeout`` s.
     """
@@ -164,7 +171,7 @@ def start_lab(tmp: Path, root: Path, log_path: Path, timeout: float = 120.0) -> 
     env.pop("JUPYTER_TOKEN", None)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("w", encoding="utf-8")
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
     server = LabServer(f"http://127.0.0.1:{port}", token, root, process, log_path)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
