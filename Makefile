@@ -10,13 +10,14 @@ LAB_FLAGS := --ServerApp.ip=127.0.0.1 $(if $(DISPLAY),,--no-browser) \
              $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Working copies and grading (python -m selfattention.coursework; README "For learners"/"For graders").
 #   make lab REFRESH=02   replace your changed copy of lesson 02 (yours is kept in work/backups/)
-#   make release          student versions of every lesson in release/
+#   make release          student versions of every lesson in student/ (committed: every lesson's Colab and
+#                         Binder links open them); rerun and commit student/ whenever a lesson changes
 #   make grade            autograde submissions/LEARNER/NN_topic.ipynb into grades/grades.csv
 NOTEBOOKS          ?= notebooks
 WORK               ?= work
 LAB_BUILD          ?= build/lab
 COURSE             ?= build/course
-RELEASE            ?= release
+RELEASE            ?= student
 SUBMISSIONS        ?= submissions
 GRADES             ?= grades/grades.csv
 CELL_TIMEOUT       ?= 60

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
-
-from . import find_lessons
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,8 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--refresh", nargs="*", default=[], metavar="LESSON",
                      help="replace these changed copies (NN, a lesson name, or all), backing them up first")
 
-    release = sub.add_parser("release", help="student versions for an instructor to hand out")
-    release.add_argument("--out", type=Path, default=Path("release"))
+    release = sub.add_parser(
+        "release", help="student versions of every lesson, into student/ (committed: the lessons link to it)"
+    )
+    release.add_argument("--out", type=Path, default=Path("student"))
     release.add_argument("--build", type=Path, default=Path("build/course"))
 
     grade = sub.add_parser("grade", help="autograde everything under the submissions folder")
@@ -47,13 +46,9 @@ def main(argv: list[str] | None = None) -> int:
 
         update_working_copies(args.notebooks, args.work, args.build, args.refresh)
     elif args.command == "release":
-        from .course import generate_student_versions
+        from .publish import release
 
-        made = generate_student_versions(args.build, find_lessons(args.notebooks))
-        args.out.mkdir(parents=True, exist_ok=True)
-        for path in made.values():
-            shutil.copyfile(path, args.out / path.name)
-        print(f"wrote {len(made)} student versions to {args.out}/: no solutions, hidden tests or outputs")
+        release(args.notebooks, args.out, args.build)
     elif args.command == "grade":
         from .grading import Limits, grade_all
 
