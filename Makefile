@@ -33,7 +33,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[lab,test]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
 
 lab: setup
@@ -71,3 +71,9 @@ bench: setup
 .PHONY: slides
 slides: setup
 	$(BIN)/python slides/build.py
+
+# The course website: build/site/index.html and its pages, from the committed notebooks (not re-run);
+# npm ci into docs/node_modules first when docs/package-lock.json changed.
+.PHONY: site
+site: setup
+	$(BIN)/python docs/build.py
