@@ -108,14 +108,19 @@ def without_hidden_tests(text: str, where: str = "cell") -> str:
     return "\n".join(line for i, line in enumerate(lines) if i not in drop).rstrip()
 
 
+def marked_lines(text: str, begin: str, end: str, where: str = "cell") -> list[str]:
+    """The lines of ``text`` inside its ``begin`` ... ``end`` regions, markers left out."""
+    lines = text.split("\n")
+    regions = _marked_regions(text, begin, end, where)
+    return [line for first, last in regions for line in lines[first + 1 : last]]
+
+
 def hidden_test_lines(notebook: dict) -> list[str]:
     """The lines inside the hidden-test regions of a notebook (stripped, blank lines left out)."""
     found = []
     for index, cell in enumerate(notebook["cells"]):
-        text = source_of(cell)
-        lines = text.split("\n")
-        for first, last in _marked_regions(text, BEGIN_HIDDEN, END_HIDDEN, f"cell {index}"):
-            found += [line.strip() for line in lines[first + 1 : last] if line.strip()]
+        lines = marked_lines(source_of(cell), BEGIN_HIDDEN, END_HIDDEN, f"cell {index}")
+        found += [line.strip() for line in lines if line.strip()]
     return found
 
 
@@ -187,7 +192,8 @@ def site_notebook(notebook: dict, name: str = "notebook") -> dict:
         }
         metadata = cell.setdefault("metadata", {})
         metadata["tags"] = [*metadata.get("tags", []), "hide-cell", SOLUTION_TAG]
-        metadata["mystnb"] = {**metadata.get("mystnb", {}), "code_prompt_show": SHOW, "code_prompt_hide": HIDE}
+        prompts = {"code_prompt_show": SHOW, "code_prompt_hide": HIDE}
+        metadata["mystnb"] = {**metadata.get("mystnb", {}), **prompts}
         cell["source"] = answer
         cells += [stub, cell]
     notebook["cells"] = cells
