@@ -60,6 +60,12 @@ test: lint
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
 
+# The course website: build/site/index.html and its pages, from the committed notebooks (not re-run);
+# npm ci into docs/node_modules first when docs/package-lock.json changed.
+.PHONY: site
+site: setup
+	$(BIN)/python docs/build.py
+
 # Timings and memory of the course and of our attention; not part of `make test`.
 #   make bench          write benchmarks/RESULTS.md and benchmarks/results.png
 #   make bench FULL=1   also time a complete `make test` (several minutes more)
@@ -71,9 +77,3 @@ bench: setup
 .PHONY: slides
 slides: setup
 	$(BIN)/python slides/build.py
-
-# The course website: build/site/index.html and its pages, from the committed notebooks (not re-run);
-# npm ci into docs/node_modules first when docs/package-lock.json changed.
-.PHONY: site
-site: setup
-	$(BIN)/python docs/build.py
