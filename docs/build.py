@@ -276,6 +276,12 @@ def copy_libraries(static: Path) -> None:
             shutil.copy2(asset, static / VENDOR / "@jupyter-widgets/html-manager/dist" / asset.name)
 
 
+def lesson_links(markdown: str) -> str:
+    """A docs/ page's links to the lessons (``../notebooks/NN_topic.ipynb``, right in the repository)
+    pointed at the lessons' pages in the site."""
+    return re.sub(r"\]\(\.\./notebooks/(\d\d_\w+\.ipynb)", rf"]({LESSONS}/\1", markdown)
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     """Write ``text`` unless the file holds it already (so Sphinx rereads only what changed)."""
     if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -291,7 +297,7 @@ def assemble_source(src: Path, notebooks: Path = NOTEBOOKS) -> list[Path]:
     wanted = {f"{LESSONS}/{path.name}" for path in paths} | {"_contents.md"}
     for page in sorted(HERE.glob("*.md")):
         wanted.add(page.name)
-        _write_if_changed(src / page.name, page.read_text(encoding="utf-8"))
+        _write_if_changed(src / page.name, lesson_links(page.read_text(encoding="utf-8")))
     _write_if_changed(src / "_contents.md", contents_table(paths, readme_ideas()))
     for path in paths:
         notebook = site_notebook(json.loads(path.read_text(encoding="utf-8")), path.name)

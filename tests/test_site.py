@@ -299,6 +299,13 @@ def test_unbalanced_markers_are_named(source, message):
         build.site_notebook(nb, "lesson.ipynb")
 
 
+def test_guide_links_to_lessons_point_at_their_pages():
+    page = "See [lesson 02](../notebooks/02_basic_self_attention.ipynb#matrix) and [x](../README.md)."
+    assert build.lesson_links(page) == (
+        f"See [lesson 02]({build.LESSONS}/02_basic_self_attention.ipynb#matrix) and [x](../README.md)."
+    )
+
+
 # --- the built files ---------------------------------------------------------------------------
 
 
@@ -416,3 +423,4 @@ def test_lesson_solutions_are_folded_in_closed_toggles(lesson):
     assert set(report.opened) == {kind for kind, _ in solutions}
     for kind, opened in report.opened.items():
         assert opened == {"open": True, "visible": True}, f"the first {kind} answer, once opened: {opened}"
+
