@@ -34,7 +34,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[lab,test]'
+	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
 
 lab: setup
@@ -60,6 +60,12 @@ test: lint
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# The course website: build/site/index.html and its pages, from the committed notebooks (not re-run);
+# npm ci into docs/node_modules first when docs/package-lock.json changed.
+.PHONY: site
+site: setup
+	$(BIN)/python docs/build.py
 
 # Timings and memory of the course and of our attention; not part of `make test`.
 #   make bench          write benchmarks/RESULTS.md and benchmarks/results.png
