@@ -156,6 +156,9 @@ def _folded_markdown(answer: str) -> str:
     return f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{answer}\n\n</details>\n'
 
 
+SETUP_TAG = "course-setup"  # the lessons' Colab install cell (slide_type skip, a no-op elsewhere)
+
+
 def site_notebook(notebook: dict, name: str = "notebook") -> dict:
     """A copy of a lesson notebook as the site shows it: solutions folded, hidden tests gone."""
     from selfattention.coursework.course import CODE_STUB  # the stub of this course's student copies
@@ -164,6 +167,8 @@ def site_notebook(notebook: dict, name: str = "notebook") -> dict:
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         where = f"{name}, cell {index}"
+        if SETUP_TAG in cell.get("metadata", {}).get("tags", []):
+            continue  # the Colab install cell: nothing to read on a page that runs no code
         text = source_of(cell)
         if BEGIN_HIDDEN in text or END_HIDDEN in text:
             text = without_hidden_tests(text, where)

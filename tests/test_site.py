@@ -289,6 +289,17 @@ def test_answer_cell_becomes_the_learners_version_and_a_folded_model_answer():
     assert build.source_of(nb["cells"][0]) == code, "the lesson itself is not changed"
 
 
+def test_colab_setup_cell_is_left_out_and_the_links_stay():
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "source": "# 00 · Title", "metadata": {}},
+        {"cell_type": "markdown", "source": "[Open in Colab](x)", "metadata": {"tags": ["course-links"]}},
+        {"cell_type": "code", "source": "import sys", "outputs": [], "execution_count": 1,
+         "metadata": {"tags": ["course-setup"]}},
+    ]}
+    cells = build.site_notebook(nb)["cells"]
+    assert [build.source_of(c) for c in cells] == ["# 00 · Title", "[Open in Colab](x)"]
+
+
 @pytest.mark.parametrize(("source", "message"), [
     ("x = 1\n### BEGIN HIDDEN TESTS\nassert x", "'### BEGIN HIDDEN TESTS' at line 2 is never closed"),
     ("### END HIDDEN TESTS", "'### END HIDDEN TESTS' at line 1 without '### BEGIN HIDDEN TESTS'"),
