@@ -2,13 +2,12 @@
 
 ``jupyter-repo2docker --no-build`` picks a build pack from the repository and prints the Dockerfile it would
 build, without Docker. The Dockerfile must come from our binder/ files (Python 3.11, binder/requirements.txt
-installed from the copied repository, binder/postBuild run), and the requirements must give CPU-only torch,
+installed from the copied repository), and the requirements must give CPU-only torch,
 the course package with its learner tools, and no test tool.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +64,6 @@ def test_repo2docker_builds_from_our_binder_files(repo2docker: subprocess.Comple
     pip = dockerfile.index('/bin/pip install --no-cache-dir -r "binder/requirements.txt"')
     assert copy_repo < pip
     assert "WORKDIR ${REPO_DIR}" in dockerfile[:copy_repo]
-    assert "RUN ./binder/postBuild" in dockerfile[pip:]
     # With a binder/ folder the files at the top are ignored: neither pyproject.toml's own install (with
     # its test extra) nor environment.yml.
     assert "pip install --no-cache-dir ." not in dockerfile
@@ -98,14 +96,3 @@ def test_learner_tools_and_no_test_tools(project: dict) -> None:
     assert {"pytest", "playwright", "ruff", "nbval"} <= test_tools
     assert not installed & test_tools, f"test tools in the image: {sorted(installed & test_tools)}"
 
-
-def test_post_build_is_an_executable_script_that_stops_on_error() -> None:
-    post_build = BINDER / "postBuild"
-    mode = subprocess.run(
-        ["git", "ls-files", "--stage", "binder/postBuild"], cwd=ROOT, capture_output=True, text=True
-    ).stdout
-    if mode:  # committed: git must keep it executable (repo2docker also runs chmod +x)
-        assert mode.startswith("100755"), mode
-    text = post_build.read_text()
-    assert text.startswith("#!/bin/bash\n")
-    assert re.search(r"^set -e", text, flags=re.M)
