@@ -26,7 +26,7 @@ JOBS               ?= 1
 JUPYTER_LAB        ?= $(BIN)/jupyter lab
 COURSEWORK          = $(BIN)/python -m selfattention.coursework --notebooks $(NOTEBOOKS)
 
-.PHONY: setup lab test lint clean
+.PHONY: setup lab test lint clean system system-lab
 
 setup: $(STAMP)
 
@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
 
-lab: setup
+lab: system-lab setup
 	@$(COURSEWORK) lab --work $(WORK) --build $(LAB_BUILD) $(if $(REFRESH),--refresh $(REFRESH))
 	$(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(WORK)
 
@@ -49,13 +49,21 @@ grade: setup
 	$(COURSEWORK) grade --build $(COURSE) --submissions $(SUBMISSIONS) --out $(GRADES) \
 	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS)
 
+# The Debian packages the tests need (Chromium, Node.js/npm, bubblewrap; python3.X-venv before .venv exists),
+# installed when missing (as root, or with passwordless sudo); otherwise one line saying what to run.
+SYSTEM_DEPS = PYTHON=$(PYTHON) VENV=$(VENV) bash tools/system-deps.sh
+system:
+	@$(SYSTEM_DEPS) test
+system-lab:
+	@$(SYSTEM_DEPS) lab
+
 lint: setup
 	$(BIN)/ruff check .
 
 # Two pytest workers (pytest-xdist); each test file, and each notebook, stays on one worker in order.
 #   make test TEST_JOBS=1   everything in one process
 TEST_JOBS ?= 2
-test: lint
+test: system lint
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 
 clean:
