@@ -327,6 +327,9 @@ def test_every_lesson_and_guide_page_is_built(site):
     assert expected <= pages, f"missing pages: {sorted(expected - pages)}"
 
 
+GUIDE_STEMS = {p.stem for p in guide_pages()}
+
+
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_no_hidden_test_anywhere_in_the_site(site, nb_path):
     secrets = secret_lines(load_notebook(nb_path))
@@ -336,8 +339,13 @@ def test_no_hidden_test_anywhere_in_the_site(site, nb_path):
             continue
         raw = file.read_text(encoding="utf-8", errors="replace")
         text = html.unescape(TAG.sub("", raw))
-        marker = any("HIDDEN TESTS" in content for content in (raw, text))
-        assert not marker, f"{file.relative_to(site)} holds a hidden-test marker"
+        # The instructors' guide names the markers (where an instructor changes the hidden tests); the
+        # lessons' pages and everything else must not hold them. No file may show a hidden-test line.
+        if file.suffix == ".html" and file.stem in GUIDE_STEMS and file.parent == site:
+            pass
+        else:
+            marker = any("HIDDEN TESTS" in content for content in (raw, text))
+            assert not marker, f"{file.relative_to(site)} holds a hidden-test marker"
         leaked = sorted(line for line in secrets if line in text)
         assert not leaked, f"{file.relative_to(site)} shows hidden-test lines of {nb_path.name}: {leaked[:3]}"
 
