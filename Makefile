@@ -44,9 +44,18 @@ lab: setup
 release: setup
 	$(COURSEWORK) release --build $(COURSE) --out $(RELEASE)
 
+# Each submission's kernel runs sealed off by bubblewrap with these limits (README "For graders").
+#   make grade ISOLATION=none   grade without a sandbox, on purpose (the CSV says so)
+#   make grade REPLACE=1        write grades.csv even if it has fewer rows than the last one
+ISOLATION          ?= bwrap
+MEMORY_LIMIT       ?= 2G
+MAX_PROCESSES      ?= 256
+DISK_LIMIT         ?= 512M
 grade: setup
 	$(COURSEWORK) grade --build $(COURSE) --submissions $(SUBMISSIONS) --out $(GRADES) \
-	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS)
+	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS) \
+	  --isolation $(ISOLATION) --memory-limit $(MEMORY_LIMIT) --max-processes $(MAX_PROCESSES) \
+	  --disk-limit $(DISK_LIMIT) $(if $(REPLACE),--replace)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -281,7 +281,7 @@ def test_csv_has_the_documented_columns(crafted):
     with open(crafted["base"] / "grades.csv", newline="", encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert header == ["learner", "lesson", "score", "max_score", "auto_score", "auto_max_score",
-                      "to_grade_by_hand", "reason"]
+                      "to_grade_by_hand", "reason", "isolation"]
 
 
 def test_scores_are_those_in_the_gradebook(crafted):

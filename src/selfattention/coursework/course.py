@@ -106,6 +106,9 @@ class BoundedExecute(Execute):
                         raise
 
         channel.get_msg = get_msg
+        seal = getattr(self.km, "seal", None)
+        if seal is not None:  # a sandboxed kernel: its sockets exist, its socket folder turns read-only
+            seal()
         return kc
 
     def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
@@ -142,12 +145,15 @@ class BoundedExecute(Execute):
                     break
 
 
-def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 1_000_000) -> Config:
+def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 1_000_000,
+                  isolation: Any = None) -> Config:
     """nbgrader's configuration for a course directory at ``root``.
 
     Inputs:
         cell_timeout: seconds one cell may run during autograding before it is interrupted.
         max_output_bytes: output kept per cell during autograding.
+        isolation: a :class:`.sandbox.Isolation`; its kernels start sealed off (or not, mode
+            ``"none"``), with standard streams that reach no pipe of the grader either way.
     """
     c = Config()
     c.CourseDirectory.root = str(Path(root).resolve())
@@ -165,6 +171,15 @@ def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int =
     c.BoundedExecute.max_output_bytes = max_output_bytes
     c.LimitOutput.max_lines = 200
     c.LimitOutput.max_traceback = 40
+    if isolation is not None:
+        from .sandbox import sandboxed_kernel_manager_class
+
+        manager = sandboxed_kernel_manager_class()
+        c.BoundedExecute.kernel_manager_class = manager
+        c[manager.__name__].isolation = isolation.mode
+        c[manager.__name__].memory = isolation.memory
+        c[manager.__name__].processes = isolation.processes
+        c[manager.__name__].disk = isolation.disk
     return c
 
 

@@ -16,6 +16,8 @@ test; nbgrader grades it as authored otherwise), answer cells redefining the che
 from __future__ import annotations
 
 import csv
+import fcntl
+import os
 import queue
 import re
 import shutil
@@ -24,8 +26,9 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,11 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 
-from . import find_lessons
+from . import find_lessons, sandbox
 from .course import CUT_MARK, course_config, generate_student_versions
+from .sandbox import Isolation, unavailable
 
-__all__ = ["GradeRow", "Limits", "find_submissions", "grade_all"]
+__all__ = ["GradeRow", "GradingRefused", "IsolationUnavailable", "Limits", "find_submissions", "grade_all"]
 
 _LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -54,6 +58,10 @@ def _redefines_pattern() -> re.Pattern[str]:
         rf"^\s*(def\s+({names})\b|(\w+\.)*({names})\s*=(?!=)|(\w+\.)*checks\s*=(?!=)|setattr\s*\(\s*\w*checks)",
         re.M,
     )
+
+
+class IsolationUnavailable(RuntimeError):
+    """A sandbox was asked for and this machine cannot make one."""
 
 
 @dataclass
@@ -82,6 +90,7 @@ class GradeRow:
     auto_max_score: float
     to_grade_by_hand: float
     reason: str
+    isolation: str = ""
 
 
 def find_submissions(
@@ -95,11 +104,16 @@ def find_submissions(
     if not Path(submissions).is_dir():
         return found, [f"no submissions folder at {submissions}"]
     for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir()):
+        if folder.is_symlink():
+            skipped.append(f"skipped {folder.name}/: a symbolic link, not a folder of its own")
+            continue
         if not _LEARNER.match(folder.name):
             skipped.append(f"skipped {folder.name}/: a learner folder name uses letters, digits, _ . @ -")
             continue
         for path in sorted(folder.glob("*.ipynb")):
-            if path.name in by_name:
+            if path.is_symlink() or not path.is_file():  # a FIFO would hang the run, a link read elsewhere
+                skipped.append(f"skipped {folder.name}/{path.name}: not a regular file, not graded")
+            elif path.name in by_name:
                 found.append((folder.name, by_name[path.name], path))
             else:
                 skipped.append(f"skipped {folder.name}/{path.name}: not the name of a lesson")
@@ -210,7 +224,8 @@ def _kill_tree(pid: int) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
-def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limits) -> dict[str, str | None]:
+def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limits,
+                     isolation: Isolation) -> dict[str, str | None]:
     """Autograde the submissions of ``learners`` to ``lesson``, in a worker process.
 
     One worker grades them one after the other (nbgrader is imported once). The clock of each
@@ -226,10 +241,13 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
         cmd = [
             sys.executable, "-m", "selfattention.coursework", "_autograde", str(root), lesson, *pending,
             "--cell-timeout", str(limits.cell_timeout), "--max-output-bytes", str(limits.max_output_bytes),
+            "--isolation", isolation.mode, "--memory-limit", str(isolation.memory),
+            "--max-processes", str(isolation.processes), "--disk-limit", str(isolation.disk),
         ]
         with open(logs / f"worker.{lesson}.log", "ab") as log:
             proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True
+                cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
+                start_new_session=True,
             )
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_pump, args=(proc.stdout, lines), daemon=True).start()
@@ -254,7 +272,8 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
                 pending.pop(0)
                 failure = _FAILURES.get(cause, _FAILURES["error"])
                 results[learner] = None if word == "GRADED" else failure.format(
-                    limit=limits.cell_timeout, log=f"{logs.name}/{learner}.{lesson}.log"
+                    limit=limits.cell_timeout, log=f"{logs.name}/{learner}.{lesson}.log",
+                    memory=sandbox.human_size(isolation.memory),
                 )
                 deadline = time.monotonic() + limits.submission_timeout
         _kill_tree(proc.pid)
@@ -266,6 +285,7 @@ _STARTUP = 120  # seconds a worker may take to import nbgrader on a busy machine
 _FAILURES = {
     "stuck": "a cell kept running after it was interrupted at the {limit} s limit, so the notebook "
              "never finished: 0 for the lesson",
+    "memory": "the notebook used more memory than the limit ({memory}) and was stopped: 0 for the lesson",
     "died": "the Python kernel died while running the notebook (it exited or crashed): 0 for the lesson",
     "error": "the autograder could not run this notebook (see {log}): 0 for the lesson",
 }
@@ -278,7 +298,8 @@ def _pump(stream: Any, lines: queue.Queue) -> None:
 
 
 def autograde_worker(
-    root: str, lesson: str, learners: list[str], cell_timeout: int, max_output_bytes: int
+    root: str, lesson: str, learners: list[str], cell_timeout: int, max_output_bytes: int,
+    isolation: Isolation | None = None,
 ) -> int:
     """Worker: nbgrader's autograde of each learner's submission already in ``root/submitted``.
 
@@ -290,9 +311,11 @@ def autograde_worker(
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.utils import capture_log
 
-    config = course_config(Path(root), cell_timeout=cell_timeout, max_output_bytes=max_output_bytes)
+    config = course_config(Path(root), cell_timeout=cell_timeout, max_output_bytes=max_output_bytes,
+                           isolation=isolation or Isolation())
     print("READY", flush=True)
     for learner in learners:
+        sandbox.EVENTS.clear()
         for _attempt in range(3):  # a kernel dying as it starts (its port taken meanwhile): not the learner's
             coursedir = CourseDirectory(config=config)
             coursedir.assignment_id, coursedir.student_id = lesson, learner
@@ -309,7 +332,8 @@ def autograde_worker(
             print("GRADED", learner, flush=True)
         else:
             text = result.get("error", "") + result.get("log", "")
-            cause = ("stuck" if "CellTimeoutError" in text
+            cause = ("memory" if "memory" in sandbox.EVENTS
+                     else "stuck" if "CellTimeoutError" in text
                      else "died" if "DeadKernelError" in text or "Kernel died" in text else "error")
             print("FAILED", learner, cause, flush=True)
     return 0
@@ -394,13 +418,65 @@ def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str |
     return GradeRow(sub.learner, name, *scores, "; ".join(notes))
 
 
+def _csv_line(row: GradeRow) -> list[str]:
+    return [f"{v:g}" if isinstance(v, float) else str(v) for v in astuple(row)]
+
+
 def write_csv(rows: list[GradeRow], path: Path) -> None:
+    """Write ``rows`` to ``path`` all at once: a temporary file beside it, then renamed over it,
+    so a run killed while writing leaves the previous CSV whole."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow([f.name for f in fields(GradeRow)])
-        for row in rows:
-            writer.writerow([f"{v:g}" if isinstance(v, float) else v for v in astuple(row)])
+        writer.writerows(_csv_line(row) for row in rows)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def partial_csv(out: Path) -> Path:
+    """Where the rows of a run are written one by one as they are graded (kept if it is killed)."""
+    return Path(out).with_name(Path(out).stem + ".partial.csv")
+
+
+def _existing_rows(out: Path) -> set[tuple[str, str]]:
+    """``(learner, lesson)`` of every row of the CSV already at ``out`` (none if there is none)."""
+    try:
+        with open(out, newline="", encoding="utf-8") as f:
+            return {(r.get("learner", ""), r.get("lesson", "")) for r in csv.DictReader(f)}
+    except FileNotFoundError:
+        return set()
+
+
+class GradingRefused(RuntimeError):
+    """A run that would lose the instructor's data (fewer rows, a concurrent run) is refused."""
+
+
+@contextmanager
+def _course_lock(root: Path) -> Iterator[None]:
+    """Hold ``root/.grading.lock`` (flock) for the whole run; a second run on the same course
+    folder is refused at once. The lock goes with the process, even if it is killed."""
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".grading.lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise GradingRefused(
+                f"another grading run is using {root} ({f.read().strip() or 'pid unknown'}); "
+                "wait for it to finish (two runs on one course folder would corrupt its gradebook)"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _add_learners(root: Path, learners: list[str]) -> None:
@@ -420,6 +496,8 @@ def grade_all(
     limits: Limits | None = None,
     say: Callable[[str], None] = print,
     jobs: int = 1,
+    isolation: Isolation | None = None,
+    replace: bool = False,
 ) -> list[GradeRow]:
     """Autograde every submission under ``submissions`` against the lessons in ``notebooks``.
 
@@ -430,14 +508,61 @@ def grade_all(
             to_grade_by_hand, reason``).
         jobs: how many submissions run at the same time (one worker per lesson, or per share of
             the learners when there is a single lesson).
+        isolation: how each submission's kernel is sealed off (default: bwrap with the default
+            limits); ``Isolation("none")`` grades without a sandbox, and every row says so.
+        replace: write the CSV even if it loses rows of the one already at ``out``.
+    Rows are also written one by one to ``grades.partial.csv`` beside ``out`` as they are graded;
+    ``out`` itself is replaced whole at the end (a run killed midway leaves it as it was).
     Returns the rows, in the CSV's order.
+    Raises GradingRefused (nothing to grade, rows would be lost, another run holds the course
+    folder) or IsolationUnavailable if a sandbox was asked for and cannot be made here.
     """
     limits = limits or Limits()
+    isolation = isolation or Isolation()
+    if isolation.mode != "none" and (why := unavailable(isolation)):
+        raise IsolationUnavailable(
+            f"cannot grade sealed off: {why}.\nEach submission's code would run with the grader's "
+            "full power (it could read the hidden tests and the gradebook, or change other grades). "
+            "Install bubblewrap, or grade without isolation on purpose: make grade ISOLATION=none"
+        )
+    if isolation.mode == "none":
+        say("WARNING: grading without isolation (ISOLATION=none): submissions run with the grader's "
+            "rights; the CSV says so on every row")
     root = Path(build).resolve()
     lessons = find_lessons(Path(notebooks))
     found, skipped = find_submissions(Path(submissions), lessons)
     for line in skipped:
         say(line)
+    if not found:
+        raise GradingRefused(
+            f"no submission to grade in {submissions} (expected {Path(submissions)}/LEARNER/NN_topic.ipynb); "
+            f"{out} is left as it was"
+        )
+    dropped = _existing_rows(Path(out)) - {(learner, lesson.stem) for learner, lesson, _ in found}
+    if dropped and not replace:
+        shown = ", ".join(f"{learner}/{lesson}" for learner, lesson in sorted(dropped)[:5])
+        raise GradingRefused(
+            f"{out} has {len(dropped)} rows that this run would not write ({shown}"
+            f"{', ...' if len(dropped) > 5 else ''}): is SUBMISSIONS={submissions} the right folder? "
+            f"{out} is left as it was; to replace it anyway: make grade REPLACE=1"
+        )
+    with _course_lock(root):
+        partial = partial_csv(Path(out))
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        with open(partial, "w", newline="", encoding="utf-8") as progress:
+            rows = _grade_locked(found, root, limits, say, jobs, isolation, progress)
+        write_csv(rows, Path(out))
+        partial.unlink()
+    say(f"wrote {len(rows)} rows to {out}")
+    return rows
+
+
+def _grade_locked(found: list[tuple[str, Path, Path]], root: Path, limits: Limits,
+                  say: Callable[[str], None], jobs: int, isolation: Isolation, progress: Any
+                  ) -> list[GradeRow]:
+    """The run itself, holding the course folder's lock; each row also goes to ``progress``."""
+    progress_writer = csv.writer(progress)
+    progress_writer.writerow([f.name for f in fields(GradeRow)])
     needed = sorted({lesson for _, lesson, _ in found})
     releases = generate_student_versions(root, needed, course_config(root))
     released = {lesson: nbformat.read(releases[lesson.stem], as_version=4) for lesson in needed}
@@ -453,11 +578,14 @@ def grade_all(
     def grade_unit(unit: list[_Submission]) -> list[GradeRow]:
         start, lesson = time.monotonic(), unit[0].lesson
         runnable = [sub.learner for sub in unit if sub.valid]
-        outcome = _autograde_batch(root, lesson.stem, runnable, limits) if runnable else {}
+        outcome = _autograde_batch(root, lesson.stem, runnable, limits, isolation) if runnable else {}
         rows = []
         with lock:  # one reader/writer of the gradebook in this process at a time
             for sub in unit:
                 row = _finish(root, sub, released[lesson], outcome.get(sub.learner), limits)
+                row.isolation = isolation.label
+                progress_writer.writerow(_csv_line(row))
+                progress.flush()
                 say(f"{row.learner} {row.lesson}: {row.score:g}/{row.max_score:g}  {row.reason}")
                 rows.append(row)
             say(f"graded {len(unit)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
@@ -466,6 +594,4 @@ def grade_all(
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         rows = [row for unit_rows in pool.map(grade_unit, units) for row in unit_rows]
     rows.sort(key=lambda r: (r.learner, r.lesson))
-    write_csv(rows, Path(out))
-    say(f"wrote {len(rows)} rows to {out}")
     return rows
