@@ -10,7 +10,10 @@ Network probes only ever target a listener this test starts on 127.0.0.1.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +27,7 @@ from conftest import ROOT
 
 from selfattention.coursework import grading, sandbox
 from selfattention.coursework.grading import GradingRefused, IsolationUnavailable, find_submissions, grade_all
+from selfattention.coursework.results import GRADING_ENV
 from selfattention.coursework.sandbox import Isolation, run_sandboxed, unavailable
 
 SMALL = Isolation("bwrap", memory=256 << 20, processes=32, disk=16 << 20)
@@ -126,7 +130,7 @@ def test_nothing_inherited_no_descriptor_no_environment(monkeypatch):
     assert set(fds) <= {0, 1, 2, 3}, fds  # 3: the folder listing itself
     assert "GRADER_SECRET" not in result.stdout
     env = eval(result.stdout.split("ENV ")[1].splitlines()[0])  # noqa: S307
-    assert set(env) <= {"HOME", "TMPDIR", "PATH", "MPLCONFIGDIR", "PWD", *sandbox.KEEP_ENV}, env
+    assert set(env) <= {"HOME", "TMPDIR", "PATH", "MPLCONFIGDIR", "PWD", GRADING_ENV, *sandbox.KEEP_ENV}, env
 
 
 @needs_sandbox
@@ -326,3 +330,70 @@ def test_fifo_and_links_are_skipped_not_read(tmp_path):
     assert any("ada/00_roadmap.ipynb: not a regular file" in s for s in skipped), skipped
     assert any("bob/00_roadmap.ipynb: not a regular file" in s for s in skipped), skipped
     assert any("cy/: a symbolic link" in s for s in skipped), skipped
+
+
+# --- the learner's lab: nbgrader's instructor tools are not there ------------------------------
+
+
+def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
+    """``make lab`` as a learner runs it: no Formgrader (server or page), no Create Assignment,
+    no nbgrader menu, in the page config and in the browser."""
+    import urllib.error
+    import urllib.request
+
+    from browser_helpers import find_chromium, free_port
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("Chromium is not installed")
+    port, token = free_port(), os.urandom(8).hex()
+    flags = (f"--ServerApp.ip=127.0.0.1 --no-browser --allow-root --ServerApp.port={port} "
+             f"--ServerApp.port_retries=0 --IdentityProvider.token={token} "
+             f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}")
+    lab = subprocess.Popen(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", "lab", f"WORK={tmp_path / 'work'}",
+         f"LAB_BUILD={tmp_path / 'build'}", f"LAB_FLAGS={flags}",
+         f"JUPYTER_LAB={Path(sys.executable).parent / 'jupyter'} lab"],
+        cwd=ROOT, stdout=open(tmp_path / "lab.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
+        env={k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        page = ""
+        for _ in range(240):
+            try:
+                page = urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10).read().decode()
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert page, (tmp_path / "lab.log").read_text()[-2000:]
+        found = re.search(r'<script id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)
+        assert found, page[:2000]
+        config = json.loads(found.group(1))
+        for plugin in ("formgrader", "create-assignment", "course-list", "menu"):
+            assert f"@jupyter/nbgrader:{plugin}" in config["disabledExtensions"], config["disabledExtensions"]
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=10)
+        assert missing.value.code == 404
+
+        browser = pw.chromium.launch(executable_path=chromium)
+        try:
+            tab = browser.new_page()
+            outside: list[str] = []
+            tab.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
+                      or route.request.url.startswith("data:") else (outside.append(route.request.url),
+                                                                      route.abort()))
+            tab.goto(f"{base}/lab?token={token}")
+            tab.wait_for_selector(".lm-MenuBar-itemLabel", timeout=120_000)
+            tab.wait_for_timeout(3000)  # every extension activated
+            menus = tab.locator(".lm-MenuBar-itemLabel").all_inner_texts()
+            assert "File" in menus and not any("nbgrader" in m.lower() for m in menus), menus
+            tab.keyboard.press("Control+Shift+C")  # the command palette lists every command
+            tab.wait_for_timeout(1000)
+            palette = " ".join(tab.locator(".lm-CommandPalette-itemLabel").all_inner_texts()).lower()
+            assert palette and "formgrader" not in palette and "create assignment" not in palette
+        finally:
+            browser.close()
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        lab.wait(timeout=60)

@@ -37,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--replace", action="store_true",
                        help="write the CSV even if it has fewer rows than the one it replaces")
 
+    feedback = sub.add_parser("feedback", help="one HTML page per learner and lesson from the last grading")
+    feedback.add_argument("--build", type=Path, default=Path("build/course"))
+    feedback.add_argument("--out", type=Path, default=Path("feedback"))
+
     worker = sub.add_parser("_autograde", help=argparse.SUPPRESS)
     worker.add_argument("root")
     worker.add_argument("lesson")
@@ -67,6 +71,14 @@ def main(argv: list[str] | None = None) -> int:
                       isolation=_isolation(args), replace=args.replace)
         except (GradingRefused, IsolationUnavailable, ValueError) as exc:
             print(f"make grade: {exc}", file=sys.stderr)
+            return 2
+    elif args.command == "feedback":
+        from .feedback import write_feedback
+
+        try:
+            write_feedback(args.build, args.out)
+        except FileNotFoundError as exc:
+            print(f"make feedback: {exc}", file=sys.stderr)
             return 2
     else:
         from .grading import autograde_worker

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import hashlib
+import json
 import os
 import queue
 import re
@@ -38,6 +40,7 @@ from nbformat import NotebookNode
 
 from . import find_lessons, sandbox
 from .course import CUT_MARK, course_config, generate_student_versions
+from .results import MIME, compare
 from .sandbox import Isolation, unavailable
 
 __all__ = ["GradeRow", "GradingRefused", "IsolationUnavailable", "Limits", "find_submissions", "grade_all"]
@@ -133,28 +136,65 @@ def _grade_cells(nb: NotebookNode) -> dict[str, NotebookNode]:
     }
 
 
-def _tampering(submitted: NotebookNode, released: NotebookNode, source: NotebookNode) -> dict[str, str]:
-    """Grade cells of the student version that are missing or changed in the submission.
-
-    Returns ``{grade_id: what happened}``. Locked cells (the tests) must come back exactly as
-    released (or as in the instructor's source); a written answer only has to come back.
-    """
-    mine = _grade_cells(submitted)
-    authored = _grade_cells(source)
-    broken = {}
+def exercise_names(released: NotebookNode) -> dict[str, str]:
+    """``{grade_id: name as a learner sees it}``: "Exercise 3 (2 points)" for the autograded tests
+    in the order of the lesson, "Written answer 1 (1 point)" for answers graded by hand."""
+    names, tests, written = {}, 0, 0
     for grade_id, cell in _grade_cells(released).items():
         meta = cell.metadata["nbgrader"]
         if not meta.get("grade"):
             continue
-        kind = "written answer" if meta.get("solution") else "test cell"
+        points = float(meta.get("points", 0))
+        unit = f"{points:g} point{'' if points == 1 else 's'}"
+        if meta.get("solution"):
+            written += 1
+            names[grade_id] = f"Written answer {written} ({unit})"
+        else:
+            tests += 1
+            names[grade_id] = f"Exercise {tests} ({unit})"
+    return names
+
+
+def _autograded_tests(released: NotebookNode) -> list[str]:
+    return [gid for gid, c in _grade_cells(released).items()
+            if c.metadata["nbgrader"].get("grade") and not c.metadata["nbgrader"].get("solution")]
+
+
+def _tampering(submitted: NotebookNode, released: NotebookNode, names: dict[str, str]
+               ) -> tuple[dict[str, str], list[str]]:
+    """Grade cells of the student version missing or changed in the submission.
+
+    Returns ``({grade_id: note} of cells deleted (0 for them), [notes on test cells changed])``.
+    A changed test cell costs nothing: the course's current version of it is what runs.
+    """
+    mine = _grade_cells(submitted)
+    deleted, changed = {}, []
+    for grade_id, cell in _grade_cells(released).items():
+        meta = cell.metadata["nbgrader"]
+        if not meta.get("grade"):
+            continue
         if grade_id not in mine:
-            broken[grade_id] = f"{kind} {grade_id} was deleted: 0 for it"
-        elif meta.get("locked"):
-            got = (mine[grade_id].cell_type, mine[grade_id].source.strip())
-            allowed = {(c.cell_type, c.source.strip()) for c in (cell, authored.get(grade_id, cell))}
-            if got not in allowed:
-                broken[grade_id] = f"{kind} {grade_id} was edited: 0 for it"
-    return broken
+            deleted[grade_id] = f"{names[grade_id]}: its cell was deleted, 0 for it"
+        elif meta.get("locked") and not meta.get("solution") and (
+            mine[grade_id].source.strip() != cell.source.strip()
+        ):
+            changed.append(f"{names[grade_id]}: its test cell was changed in this copy; the course's "
+                           "test was run instead")
+    return deleted, changed
+
+
+def _deduplicate(submitted: NotebookNode) -> list[str]:
+    """Keep the grading marks of the last copy of a cell pasted more than once; earlier copies run
+    as ordinary cells. (nbgrader's own DeduplicateIds leaves them empty marks, which its metadata
+    check then rejects, failing the whole notebook.) Returns one note per duplicated cell."""
+    seen: dict[str, int] = {}
+    for cell in reversed(submitted.cells):
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid:
+            seen[gid] = seen.get(gid, 0) + 1
+            if seen[gid] > 1:
+                del cell.metadata["nbgrader"]
+    return [f"cell {gid} appears {n} times: the last copy was graded" for gid, n in seen.items() if n > 1]
 
 
 def _redefinitions(submitted: NotebookNode) -> list[str]:
@@ -169,8 +209,70 @@ def _redefinitions(submitted: NotebookNode) -> list[str]:
     return notes
 
 
-def _execution_notes(autograded: NotebookNode, cell_timeout: int) -> list[str]:
-    """What went wrong while the submission ran, one short phrase per problem."""
+def _one_line(text: str) -> str:
+    """All of ``text`` on one line (no colour codes): a check's message is kept whole."""
+    return " ".join(_ANSI.sub("", str(text)).split())
+
+
+def _records(cell: NotebookNode, grade_id: str) -> list[dict]:
+    """The results a cell handed to the grader for ``grade_id`` (see :mod:`.results`)."""
+    found = []
+    for out in cell.get("outputs", []):
+        data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
+        payload = data.get(MIME)
+        if isinstance(payload, dict) and payload.get("grade_id") == grade_id:
+            found.append(payload)
+    return found
+
+
+def _verdicts(autograded: NotebookNode, released: NotebookNode, references: dict[str, list[dict]],
+              skip: set[str]) -> dict[str, str | None]:
+    """``{grade_id: None if the test passed, else why not}`` for every autograded test.
+
+    A test passes when the results its hidden test handed over match the instructor's, compared
+    here with the tolerances of the instructor's run. Errors and printed output only explain a
+    failure: a warning on stderr costs nothing, a faked "Correct:" earns nothing.
+    """
+    cells = _grade_cells(autograded)
+    verdicts: dict[str, str | None] = {}
+    for gid in _autograded_tests(released):
+        if gid in skip or gid not in cells:
+            verdicts[gid] = "its cell was deleted"
+            continue
+        cell, expected = cells[gid], references.get(gid, [])
+        got = _records(cell, gid)
+        mismatch = None
+        if len(got) != len(expected):
+            mismatch = "the hidden tests did not finish" if len(got) < len(expected) else "too many results"
+        else:
+            for ref, mine in zip(expected, got, strict=True):
+                mismatch = compare(ref["value"], mine.get("value"), ref["atol"], ref["rtol"])
+                if mismatch:
+                    mismatch = f"a hidden test got a different result ({mismatch})"
+                    break
+        if mismatch is None:
+            verdicts[gid] = None
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+        if errors:
+            ename, evalue = errors[-1].get("ename", "Error"), _one_line(errors[-1].get("evalue", ""))
+            if ename == "ExerciseError":
+                mismatch = evalue
+            elif ename == "CellTimeoutError":
+                mismatch = "the test ran too long and was stopped"
+            elif ename == "AssertionError" and "Correct:" in text:
+                mismatch = "the visible check passed but a hidden test did not"
+            else:
+                mismatch = f"{ename}" + (f": {evalue}" if evalue else "")
+        elif "Correct:" in text and mismatch.startswith("a hidden test"):
+            mismatch = "the visible check passed but " + mismatch
+        verdicts[gid] = mismatch
+    return verdicts
+
+
+def _execution_notes(autograded: NotebookNode, cell_timeout: int, names: dict[str, str]) -> list[str]:
+    """What went wrong outside the tests while the submission ran, one short phrase per problem."""
     notes, other_errors = [], []
     for number, cell in enumerate(autograded.cells, start=1):
         if cell.cell_type != "code":
@@ -182,25 +284,17 @@ def _execution_notes(autograded: NotebookNode, cell_timeout: int) -> list[str]:
             cut = _first_line(text[text.index(CUT_MARK):]).rstrip("]")
             notes.append(cut.replace(CUT_MARK, f"cell {number}:", 1))
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
-        if not errors:
+        if not errors or (meta.get("grade") and not meta.get("solution")):  # tests: see _verdicts
             continue
         err = errors[-1]
-        ename, evalue = err.get("ename", "Error"), _first_line(err.get("evalue", ""))
+        ename, evalue = err.get("ename", "Error"), _one_line(err.get("evalue", ""))
+        what = f"answer cell {grade_id}" if meta.get("solution") else f"cell {number}"
         if ename == "CellTimeoutError":
-            kind = "test" if meta.get("grade") and not meta.get("solution") else "answer"
-            what = f"{kind} cell {grade_id}" if grade_id else f"cell {number}"
             notes.append(f"{what} ran longer than {cell_timeout} s and was stopped")
-        elif meta.get("grade") and not meta.get("solution"):
-            if ename == "ExerciseError":
-                notes.append(f"{grade_id} failed: {evalue}")
-            elif ename == "AssertionError" and "Correct:" in text:
-                notes.append(f"{grade_id} failed: the visible check passed but a hidden test did not")
-            else:
-                notes.append(f"{grade_id} failed: {ename}" + (f": {evalue}" if evalue else ""))
         elif meta.get("solution"):
-            notes.append(f"answer cell {grade_id} raised {ename}" + (f": {evalue}" if evalue else ""))
+            notes.append(f"{what} raised {ename}" + (f": {evalue}" if evalue else ""))
         else:
-            other_errors.append(f"cell {number} raised {ename}" + (f": {evalue}" if evalue else ""))
+            other_errors.append(f"{what} raised {ename}" + (f": {_first_line(evalue)}" if evalue else ""))
     if other_errors:
         more = f" (and {len(other_errors) - 1} more lesson cells)" if len(other_errors) > 1 else ""
         notes.append(other_errors[0] + more)
@@ -225,17 +319,17 @@ def _kill_tree(pid: int) -> None:
 
 
 def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limits,
-                     isolation: Isolation) -> dict[str, str | None]:
+                     isolation: Isolation, on_done: Callable[[str, str | None], None]) -> None:
     """Autograde the submissions of ``learners`` to ``lesson``, in a worker process.
 
     One worker grades them one after the other (nbgrader is imported once). The clock of each
     submission starts when the previous one is done; a submission that runs past
     ``limits.submission_timeout`` gets its worker and kernel killed, and a new worker carries on
-    with the rest. Returns ``{learner: None if graded, else what went wrong}``.
+    with the rest. ``on_done(learner, None if graded else what went wrong)`` is called as soon as
+    each submission is done (so its row can be written at once).
     """
-    logs = root / "logs"
+    logs = root / "logs" / lesson  # logs/LESSON/LEARNER.log: a 245-character learner name fits
     logs.mkdir(parents=True, exist_ok=True)
-    results: dict[str, str | None] = {}
     pending = list(learners)
     while pending:
         cmd = [
@@ -244,7 +338,7 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
             "--isolation", isolation.mode, "--memory-limit", str(isolation.memory),
             "--max-processes", str(isolation.processes), "--disk-limit", str(isolation.disk),
         ]
-        with open(logs / f"worker.{lesson}.log", "ab") as log:
+        with open(logs / "_worker.log", "ab") as log:  # "_": no learner name starts so
             proc = subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
                 start_new_session=True,
@@ -257,13 +351,11 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
                 line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 _kill_tree(proc.pid)
-                results[pending.pop(0)] = (
-                    f"grading stopped after {limits.submission_timeout} s (the limit per submission): "
-                    "the notebook never finished, 0 for the lesson"
-                )
+                on_done(pending.pop(0), f"grading stopped after {limits.submission_timeout} s (the limit per "
+                        "submission): the notebook never finished, 0 for the lesson")
                 break
             if line is None:  # the worker died without a word: blame the submission it was on
-                results[pending.pop(0)] = "the autograder stopped on this notebook: 0 for the lesson"
+                on_done(pending.pop(0), "the autograder stopped on this notebook: 0 for the lesson")
                 break
             word, learner, cause = (line.split() + ["", ""])[:3]
             if word == "READY":
@@ -271,14 +363,13 @@ def _autograde_batch(root: Path, lesson: str, learners: list[str], limits: Limit
             elif word in ("GRADED", "FAILED") and learner == pending[0]:
                 pending.pop(0)
                 failure = _FAILURES.get(cause, _FAILURES["error"])
-                results[learner] = None if word == "GRADED" else failure.format(
-                    limit=limits.cell_timeout, log=f"{logs.name}/{learner}.{lesson}.log",
+                on_done(learner, None if word == "GRADED" else failure.format(
+                    limit=limits.cell_timeout, log=f"logs/{lesson}/{learner}.log",
                     memory=sandbox.human_size(isolation.memory),
-                )
+                ))
                 deadline = time.monotonic() + limits.submission_timeout
         _kill_tree(proc.pid)
         proc.wait()
-    return results
 
 
 _STARTUP = 120  # seconds a worker may take to import nbgrader on a busy machine
@@ -305,7 +396,7 @@ def autograde_worker(
 
     Prints ``READY`` once set up, then ``GRADED learner`` or ``FAILED learner cause`` (stuck, died
     or error) after each one;
-    nbgrader's log of each goes to ``root/logs/learner.lesson.log``.
+    nbgrader's log of each goes to ``root/logs/lesson/learner.log``.
     """
     from nbgrader.converters import Autograde
     from nbgrader.coursedir import CourseDirectory
@@ -326,7 +417,7 @@ def autograde_worker(
             text = result.get("log", "") + result.get("error", "")
             if result["success"] or "before replying to kernel_info" not in text:
                 break
-        log = Path(root) / "logs" / f"{learner}.{lesson}.log"
+        log = Path(root) / "logs" / lesson / f"{learner}.log"
         log.write_text(result.get("log", "") + result.get("error", ""), encoding="utf-8")
         if result["success"]:
             print("GRADED", learner, flush=True)
@@ -340,32 +431,37 @@ def autograde_worker(
 
 
 def _scores(root: Path, lesson: Path, learner: str, released: NotebookNode,
-            zero: set[str] | None = None, zero_all: bool = False) -> tuple[float, ...]:
-    """Set the auto scores of the grade cells named in ``zero`` (or all) to 0 in the gradebook,
-    then read ``(score, max_score, auto_score, auto_max_score, to_grade_by_hand)`` from it."""
+            auto: dict[str, float] | None = None, zero_all: bool = False) -> tuple[float, ...]:
+    """Write the grader's verdicts ``{grade_id: points}`` of the autograded tests (or 0 for every
+    grade cell: ``zero_all``) to the gradebook, then read ``(score, max_score, auto_score,
+    auto_max_score, to_grade_by_hand)`` from it."""
     from nbgrader.api import Gradebook
 
     written = {
         gid for gid, c in _grade_cells(released).items()
         if c.metadata["nbgrader"].get("solution") and c.metadata["nbgrader"].get("grade")
     }
+    auto = auto or {}
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings say nothing to a grader
         gb.update_or_create_student(learner)
         gb.update_or_create_submission(lesson.stem, learner)
         nb = gb.find_submission_notebook(lesson.stem, lesson.stem, learner)
         for grade in nb.grades:
-            if zero_all or grade.name in (zero or set()):
+            if zero_all:
                 grade.auto_score = 0.0
+                grade.needs_manual_grade = False
+            elif grade.name in auto:
+                grade.auto_score = auto[grade.name]
                 grade.needs_manual_grade = False
         gb.db.commit()
         rows = [(g.name, float(g.score), float(g.max_score), g.needs_manual_grade and g.manual_score is None)
                 for g in nb.grades]
     score = sum(r[1] for r in rows)
     max_score = sum(r[2] for r in rows)
-    auto = [r for r in rows if r[0] not in written]
+    auto_rows = [r for r in rows if r[0] not in written]
     by_hand = sum(r[2] for r in rows if r[0] in written and r[3])  # not graded by hand yet
-    return score, max_score, sum(r[1] for r in auto), sum(r[2] for r in auto), by_hand
+    return score, max_score, sum(r[1] for r in auto_rows), sum(r[2] for r in auto_rows), by_hand
 
 
 @dataclass
@@ -378,41 +474,103 @@ class _Submission:
     valid: bool = True
 
 
-def _prepare(root: Path, sub: _Submission, released: NotebookNode) -> None:
-    source = nbformat.read(root / "source" / sub.lesson.stem / sub.lesson.name, as_version=4)
+def read_notebook(path: Path) -> NotebookNode:
+    """A submitted notebook, read as tolerantly as its content allows: a UTF-8 byte order mark
+    and Windows line ends are fine. Raises ValueError/OSError if it is not a notebook."""
+    text = Path(path).read_bytes().decode("utf-8-sig")
+    nb = nbformat.reads(text, as_version=4)
+    for cell in nb.cells:
+        cell.source = cell.source.replace("\r\n", "\n")
+    nbformat.validate(nb)
+    return nb
+
+
+def _prepare(root: Path, sub: _Submission, released: NotebookNode, names: dict[str, str]) -> None:
     """Check one submission and put it where nbgrader looks for it (unless it is unreadable)."""
     target = root / "submitted" / sub.learner / sub.lesson.stem / sub.lesson.name
     shutil.rmtree(target.parent, ignore_errors=True)
     try:
-        submitted = nbformat.read(sub.path, as_version=4)
-        nbformat.validate(submitted)
+        submitted = read_notebook(sub.path)
     except Exception as exc:  # not JSON, not a notebook, a future format...
         first = _first_line(f"{type(exc).__name__}: {exc}", 120)
         sub.valid = False
         sub.notes.append(f"not a valid notebook ({first}): 0 for the lesson")
         return
+    duplicated = _deduplicate(submitted)
     target.parent.mkdir(parents=True)
-    shutil.copyfile(sub.path, target)
-    broken = _tampering(submitted, released, source)
-    sub.notes += broken.values()
-    sub.zero |= set(broken)
-    sub.notes += _redefinitions(submitted)
+    nbformat.write(submitted, target)  # normalised: no byte order mark, one kind of line end
+    deleted, changed = _tampering(submitted, released, names)
+    sub.notes += [*deleted.values(), *changed, *duplicated, *_redefinitions(submitted)]
+    sub.zero |= set(deleted)
+
+
+def reference_records(root: Path, lesson: Path, limits: Limits, isolation: Isolation
+                      ) -> dict[str, list[dict]]:
+    """``{grade_id: [records]}`` of the instructor's own notebook, run as a submission would be.
+
+    Cached in ``root/references/NN_topic.json`` until the lesson changes. Raises RuntimeError if
+    a test of the lesson hands over no result (its hidden test must end with ``record(...)``).
+    """
+    from .course import BoundedExecute
+
+    source = root / "source" / lesson.stem / lesson.name
+    digest = hashlib.sha256(source.read_bytes() + isolation.mode.encode()).hexdigest()
+    cache = root / "references" / f"{lesson.stem}.json"
+    if cache.exists():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("digest") == digest:
+            return saved["records"]
+    nb = nbformat.read(source, as_version=4)
+    config = course_config(root, cell_timeout=limits.cell_timeout, max_output_bytes=limits.max_output_bytes,
+                           isolation=isolation)
+    BoundedExecute(config=config).preprocess(nb, {"metadata": {"path": str(source.parent)}})
+    cells = _grade_cells(nb)
+    records = {gid: _records(cells[gid], gid) for gid in _autograded_tests(nb)}
+    missing = [gid for gid, found in records.items() if not found]
+    if missing:
+        errors = [f"{gid}: {o.get('ename')}: {_first_line(o.get('evalue', ''))}" for gid in missing
+                  for o in cells[gid].get("outputs", []) if o.get("output_type") == "error"]
+        raise RuntimeError(
+            f"{lesson.name}: the instructor's notebook hands the grader no result for {missing} "
+            f"(each hidden test must end with record(grade_id, value)){'; ' if errors else ''}"
+            + "; ".join(errors)
+        )
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"digest": digest, "records": records}), encoding="utf-8")
+    return records
 
 
 def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str | None,
-            limits: Limits) -> GradeRow:
-    """Zero what the submission broke in the gradebook, then read its scores into a row."""
+            limits: Limits, references: dict[str, list[dict]], names: dict[str, str]) -> GradeRow:
+    """Judge the tests from the results they handed over, write the verdicts to the gradebook and
+    read the scores into a row."""
     name = sub.lesson.stem
     notes = list(sub.notes)
+    auto: dict[str, float] = {}
     if failure:
         notes.insert(0, failure)
     elif sub.valid:
         autograded = nbformat.read(root / "autograded" / sub.learner / name / sub.lesson.name, as_version=4)
-        notes += _execution_notes(autograded, limits.cell_timeout)
-    scores = _scores(root, sub.lesson, sub.learner, released, zero=sub.zero,
+        notes += _execution_notes(autograded, limits.cell_timeout, names)
+        points = {gid: float(c.metadata["nbgrader"].get("points", 0))
+                  for gid, c in _grade_cells(released).items()}
+        for gid, why in _verdicts(autograded, released, references, sub.zero).items():
+            auto[gid] = points[gid] if why is None else 0.0
+            if why is not None and gid not in sub.zero:
+                notes.append(f"{names[gid]}: {why}")
+    scores = _scores(root, sub.lesson, sub.learner, released, auto=auto,
                      zero_all=bool(failure) or not sub.valid)
-    if not notes:
-        notes.append("all tests pass" if scores[2] == scores[3] else "no error")
+    messages: dict[str, str | None] = {}
+    for gid, gname in names.items():
+        if failure or not sub.valid:
+            messages[gid] = failure or "the notebook could not be read"
+        elif gid in auto:
+            messages[gid] = next((n.split(": ", 1)[1] for n in notes if n.startswith(f"{gname}: ")), None)
+    verdicts = root / "verdicts" / name / f"{sub.learner}.json"  # read by make feedback
+    verdicts.parent.mkdir(parents=True, exist_ok=True)
+    verdicts.write_text(json.dumps({"messages": messages, "notes": notes}), encoding="utf-8")
+    if scores[2] == scores[3] and not failure and sub.valid:
+        notes.insert(0, "all tests pass")
     if scores[4]:
         notes.append(f"written answers ({scores[4]:g} points) await grading by hand")
     return GradeRow(sub.learner, name, *scores, "; ".join(notes))
@@ -566,9 +724,14 @@ def _grade_locked(found: list[tuple[str, Path, Path]], root: Path, limits: Limit
     needed = sorted({lesson for _, lesson, _ in found})
     releases = generate_student_versions(root, needed, course_config(root))
     released = {lesson: nbformat.read(releases[lesson.stem], as_version=4) for lesson in needed}
+    names = {lesson: exercise_names(released[lesson]) for lesson in needed}
+    references = {}
+    for lesson in needed:
+        say(f"running the instructor's {lesson.name} for the reference results")
+        references[lesson] = reference_records(root, lesson, limits, isolation)
     subs = [_Submission(learner, lesson, path, [], set()) for learner, lesson, path in found]
     for sub in subs:
-        _prepare(root, sub, released[sub.lesson])
+        _prepare(root, sub, released[sub.lesson], names[sub.lesson])
     _add_learners(root, sorted({sub.learner for sub in subs}))  # before workers race to add them
     units = [[s for s in subs if s.lesson == lesson] for lesson in needed]
     if len(units) == 1 and jobs > 1:
@@ -577,18 +740,25 @@ def _grade_locked(found: list[tuple[str, Path, Path]], root: Path, limits: Limit
 
     def grade_unit(unit: list[_Submission]) -> list[GradeRow]:
         start, lesson = time.monotonic(), unit[0].lesson
-        runnable = [sub.learner for sub in unit if sub.valid]
-        outcome = _autograde_batch(root, lesson.stem, runnable, limits, isolation) if runnable else {}
-        rows = []
-        with lock:  # one reader/writer of the gradebook in this process at a time
-            for sub in unit:
-                row = _finish(root, sub, released[lesson], outcome.get(sub.learner), limits)
+        by_learner, rows = {sub.learner: sub for sub in unit}, []
+
+        def finish(learner: str, failure: str | None) -> None:
+            with lock:  # one reader/writer of the gradebook in this process at a time
+                row = _finish(root, by_learner[learner], released[lesson], failure, limits,
+                              references[lesson], names[lesson])
                 row.isolation = isolation.label
                 progress_writer.writerow(_csv_line(row))
                 progress.flush()
                 say(f"{row.learner} {row.lesson}: {row.score:g}/{row.max_score:g}  {row.reason}")
                 rows.append(row)
-            say(f"graded {len(unit)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
+
+        for sub in unit:
+            if not sub.valid:
+                finish(sub.learner, None)
+        runnable = [sub.learner for sub in unit if sub.valid]
+        if runnable:
+            _autograde_batch(root, lesson.stem, runnable, limits, isolation, finish)
+        say(f"graded {len(unit)} submissions of {lesson.stem} in {time.monotonic() - start:.0f} s")
         return rows
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .results import GRADING_ENV
+
 __all__ = ["Isolation", "bwrap_command", "parse_size", "run_sandboxed", "sandboxed_kernel_manager_class",
            "unavailable"]
 
@@ -139,7 +141,7 @@ def bwrap_command(iso: Isolation, share: Path, uid: int, command: list[str]) -> 
         "--hostname", "grading", "--die-with-parent", "--new-session", "--clearenv",
         "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
         "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib",
+        "--setenv", "MPLCONFIGDIR", "/tmp/.matplotlib", "--setenv", GRADING_ENV, "1",
         "--chdir", "/tmp",
     ]
     for name in KEEP_ENV:
@@ -299,6 +301,7 @@ def sandboxed_kernel_manager_class() -> type:
             kw["stdin"] = subprocess.DEVNULL
             kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
             if self.isolation != "bwrap":
+                kw["env"] = {**(kw.get("env") or os.environ), GRADING_ENV: "1"}
                 return await super()._async_launch_kernel(kernel_cmd, **kw)
             iso = Isolation("bwrap", self.memory, self.processes, self.disk)
             uid = _slot_uid()
