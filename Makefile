@@ -37,17 +37,35 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
 
+# The learner's lab hides nbgrader's instructor tools (Formgrader, Create Assignment, course list,
+# the nbgrader menu): a Jupyter config folder that disables them, ahead of the virtualenv's.
+LEARNER_CONFIG := $(abspath src/selfattention/coursework/learner_config)
 lab: system-lab setup
 	@$(COURSEWORK) lab --work $(WORK) --build $(LAB_BUILD) $(if $(REFRESH),--refresh $(REFRESH))
-	$(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(WORK)
+	JUPYTER_CONFIG_PATH=$(LEARNER_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
+	  $(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(WORK)
 
-.PHONY: release grade
+.PHONY: release grade feedback
 release: setup
 	$(COURSEWORK) release --build $(COURSE) --out $(RELEASE)
 
+# Each submission's kernel runs sealed off by bubblewrap with these limits (README "For graders").
+#   make grade ISOLATION=none   grade without a sandbox, on purpose (the CSV says so)
+#   make grade REPLACE=1        write grades.csv even if it has fewer rows than the last one
+ISOLATION          ?= bwrap
+MEMORY_LIMIT       ?= 2G
+MAX_PROCESSES      ?= 256
+DISK_LIMIT         ?= 512M
 grade: setup
 	$(COURSEWORK) grade --build $(COURSE) --submissions $(SUBMISSIONS) --out $(GRADES) \
-	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS)
+	  --cell-timeout $(CELL_TIMEOUT) --submission-timeout $(SUBMISSION_TIMEOUT) --jobs $(JOBS) \
+	  --isolation $(ISOLATION) --memory-limit $(MEMORY_LIMIT) --max-processes $(MAX_PROCESSES) \
+	  --disk-limit $(DISK_LIMIT) $(if $(REPLACE),--replace)
+
+# One HTML page per learner and lesson (score, messages, maths as MathML) from the last make grade.
+FEEDBACK ?= feedback
+feedback: setup
+	$(COURSEWORK) feedback --build $(COURSE) --out $(FEEDBACK)
 
 # The Debian packages the tests need (Chromium, Node.js/npm, bubblewrap; python3.X-venv before .venv exists),
 # installed when missing (as root, or with passwordless sudo); otherwise one line saying what to run.
@@ -65,6 +83,12 @@ lint: setup
 TEST_JOBS ?= 2
 test: system lint
 	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+
+# The attack suite's slow half: whole grading runs with crafted submissions (several minutes).
+#   (its fast half, tests/test_attacks.py, is part of make test)
+.PHONY: test-attacks
+test-attacks: setup
+	SLOW_ATTACKS=1 $(BIN)/python -m pytest -p no:xdist tests/test_attacks.py tests/test_attacks_slow.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -942,6 +942,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     plot_name = "results.png"
     write_plot(cfg, res, args.out / plot_name)
     path = write_results(cfg, res, args.out, plot_name)
+    import runpy  # the cost of isolation per graded submission, appended to RESULTS.md
+
+    runpy.run_path(str(HERE / "grading.py"))["bench_grading"](path, log, quick=args.quick)
     log(f"wrote {path} and {args.out / plot_name}")
     return 0
 
