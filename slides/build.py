@@ -42,6 +42,9 @@ LIB = "lib"  # the decks' relative URL of the copied libraries
 WIDTH, HEIGHT = 1280, 720
 BODY_PX = 24  # text of the markdown cells
 CODE_PX = 20  # code, outputs (text, tables) and widgets
+# The bottom strip a figure leaves free, for the navigation arrows and the slide number
+# (bottom-right corner, 58 px high with their spacing).
+CONTROLS_STRIP_PX = 60
 
 
 def urls(lib: str = LIB) -> dict[str, str]:
@@ -189,7 +192,7 @@ def build_deck(notebook_path: Path, solutions: bool = False) -> Path:
     if notebook_path.suffix != ".ipynb" or not notebook_path.is_file():
         raise SystemExit(f"slides: notebook should be an existing .ipynb file, got {notebook_path}")
     notebook = json.loads(notebook_path.read_text(encoding="utf-8"))
-    resources = {"course": {"body_px": BODY_PX, "code_px": CODE_PX}}
+    resources = {"course": {"body_px": BODY_PX, "code_px": CODE_PX, "controls_strip_px": CONTROLS_STRIP_PX}}
     body, _ = exporter_for(notebook, solutions).from_filename(str(notebook_path), resources=resources)
     out = deck_path(notebook_path, solutions)
     out.parent.mkdir(parents=True, exist_ok=True)
