@@ -158,9 +158,6 @@ class _Text(HTMLParser):
     def handle_data(self, data: str) -> None:
         self.parts.append(data)
 
-    def lines(self) -> set[str]:
-        return {line.strip() for line in "".join(self.parts).split("\n")}
-
 
 def deck_text(deck: Path) -> str:
     parser = _Text()
@@ -173,8 +170,9 @@ def leaked(nb: dict, deck: Path) -> list[str]:
     widget state, where a line's text sits inside JSON strings)."""
     text = deck_text(deck)
     lines = {line.strip() for line in text.split("\n")}
-    escaped = text.replace("\\n", "\n")
-    return [line for line in secret_lines(nb) if line in lines or f"\n{line}\n" in escaped]
+    # a JSON string: "    e = np.exp(x)\n", with its escaped newline
+    lines |= {line.strip().strip('",').strip() for line in text.replace("\\n", "\n").split("\n")}
+    return [line for line in secret_lines(nb) if line in lines]
 
 
 def typical_slide(nb: dict) -> int:
@@ -756,6 +754,19 @@ def test_default_deck_has_no_solution_or_hidden_test(decks, nb_path):
     found = leaked(nb, decks[nb_path.stem])
     assert not found, f"{len(found)} lines of solutions or hidden tests in the deck: {found[:10]}"
     assert "YOUR CODE HERE" in deck_text(decks[nb_path.stem]), "an answer cell shows the learner's stub"
+
+
+def test_leak_check_finds_solution_lines_in_highlighted_code(tmp_path):
+    """The check above sees a solution line split over syntax-highlighting spans, and only then."""
+    answer = {"cell_type": "code", "metadata": {"nbgrader": {"solution": True}},
+              "source": "x = 1\n### BEGIN SOLUTION\ny = secret_value(x)\n### END SOLUTION\n"}
+    nb = {"cells": [answer]}
+    assert secret_lines(nb) == ["### BEGIN SOLUTION", "### END SOLUTION", "y = secret_value(x)"]
+    deck = tmp_path / "deck.slides.html"
+    deck.write_text('<pre><span class="n">y</span> <span class="o">=</span> secret_value(x)\n</pre>')
+    assert leaked(nb, deck) == ["y = secret_value(x)"]
+    deck.write_text("<pre>x = 1\n# YOUR CODE HERE\n...\n</pre>")
+    assert leaked(nb, deck) == []
 
 
 def test_solutions_deck_is_a_separate_build(decks):
