@@ -107,6 +107,8 @@ bench: setup
 	$(BIN)/python benchmarks/run.py $(if $(FULL),--full)
 
 # npm ci into slides/node_modules (only when slides/package-lock.json changed), then the decks.
+#   make slides              slides/build/NN_topic.slides.html: no solutions, no hidden tests
+#   make slides SOLUTIONS=1  the instructor's decks, with the solutions: slides/build/solutions/
 .PHONY: slides
 slides: setup
-	$(BIN)/python slides/build.py
+	$(BIN)/python slides/build.py $(if $(filter 1 yes true,$(SOLUTIONS)),--solutions)

@@ -1,6 +1,11 @@
 """Build one offline reveal.js deck per lesson: ``slides/build/NN_topic.slides.html``.
 
-Usage: ``python slides/build.py [notebooks/NN_topic.ipynb ...]`` (default: every lesson).
+Usage: ``python slides/build.py [--solutions] [notebooks/NN_topic.ipynb ...]`` (default: every lesson).
+
+A deck shows what a learner's copy shows: the solutions are cleared (an answer cell shows the
+stub ``# YOUR CODE HERE``, a written answer is left out) and the hidden tests removed, with
+nbgrader's own ``ClearSolutions`` and ``ClearHiddenTests``. ``--solutions`` builds the
+instructor's decks instead, with the solutions, into ``slides/build/solutions/``.
 
 The decks load nothing from the web. reveal.js 5, MathJax 2, require.js, jQuery and the
 widget HTML manager come from the npm registry (``slides/package-lock.json``, installed
@@ -12,6 +17,7 @@ the same settings JupyterLab's RISE uses.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -20,25 +26,39 @@ import time
 from pathlib import Path
 
 from nbconvert import SlidesExporter
+from nbconvert.preprocessors import Preprocessor
+from nbformat import NotebookNode
 from traitlets.config import Config
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 NODE_MODULES = HERE / "node_modules"
 BUILD = HERE / "build"
+SOLUTIONS = BUILD / "solutions"  # the instructor's decks, with the solutions (--solutions)
 LIB = "lib"  # the decks' relative URL of the copied libraries
 
-# The slide canvas: 16:9, scaled by reveal.js to the screen (1280x720 in the browser test).
-WIDTH, HEIGHT = 1920, 1080
+# The slide canvas: 16:9, shown at scale 1 on a 1280x720 screen (reveal.js's margin is 0) and
+# scaled up on a larger one. Sizes are CSS pixels on that canvas, so on a 1280x720 screen:
+WIDTH, HEIGHT = 1280, 720
+BODY_PX = 24  # text of the markdown cells
+CODE_PX = 20  # code, outputs (text, tables) and widgets
+# The bottom strip a figure leaves free, for the navigation arrows and the slide number
+# (bottom-right corner, 58 px high with their spacing).
+CONTROLS_STRIP_PX = 60
 
-# What each deck loads, relative to the deck; every path is under slides/build/lib/.
-URLS = {
-    "reveal_url_prefix": f"{LIB}/reveal.js",
-    "require_js_url": f"{LIB}/requirejs/require.js",
-    "jquery_url": f"{LIB}/jquery/dist/jquery.min.js",
-    "mathjax_url": f"{LIB}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
-    "widget_renderer_url": f"{LIB}/@jupyter-widgets/html-manager/dist/embed-amd.js",
-}
+
+def urls(lib: str = LIB) -> dict[str, str]:
+    """What a deck loads, relative to the deck: every path is under slides/build/lib/."""
+    return {
+        "reveal_url_prefix": f"{lib}/reveal.js",
+        "require_js_url": f"{lib}/requirejs/require.js",
+        "jquery_url": f"{lib}/jquery/dist/jquery.min.js",
+        "mathjax_url": f"{lib}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+        "widget_renderer_url": f"{lib}/@jupyter-widgets/html-manager/dist/embed-amd.js",
+    }
+
+
+URLS = urls()
 
 # The parts of each npm package a deck needs: (package folder, paths inside it).
 LIBRARY_FILES = {
@@ -69,9 +89,9 @@ def lessons() -> list[Path]:
     return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
-def deck_path(notebook: Path) -> Path:
-    """Where the deck of ``notebook`` is written."""
-    return BUILD / f"{notebook.stem}.slides.html"
+def deck_path(notebook: Path, solutions: bool = False) -> Path:
+    """Where the deck of ``notebook`` is written (the instructor's deck under ``solutions/``)."""
+    return (SOLUTIONS if solutions else BUILD) / f"{notebook.stem}.slides.html"
 
 
 def ensure_node_modules() -> None:
@@ -104,11 +124,40 @@ def copy_libraries() -> None:
             shutil.copy2(asset, BUILD / LIB / "@jupyter-widgets/html-manager/dist" / asset.name)
 
 
-def exporter_for(notebook: dict) -> SlidesExporter:
-    """A slides exporter with local URLs and the notebook's own RISE settings."""
+def _is_solution(cell: NotebookNode) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+class DeckForLearners(Preprocessor):
+    """What nbgrader's ClearSolutions leaves of an answer, shown as a learner sees it.
+
+    Runs before ClearSolutions and ClearHiddenTests. A code answer keeps its cell (ClearSolutions
+    turns its solution into the stub) but loses its outputs, which the solution produced; a
+    written answer (a markdown solution cell) is left out. So are ``skip`` cells (exercise tests,
+    hidden content), which a deck never shows: not even hidden, they are not in the file.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        kept = []
+        for cell in nb.cells:
+            kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
+            if kind == "skip" or (_is_solution(cell) and cell.cell_type == "markdown"):
+                continue
+            if _is_solution(cell) and cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+            kept.append(cell)
+        nb.cells = kept
+        return nb, resources
+
+
+def exporter_for(notebook: dict, solutions: bool = False) -> SlidesExporter:
+    """A slides exporter with local URLs and the notebook's own RISE settings.
+
+    Without ``solutions`` (the default deck) it clears the solutions and hidden tests first.
+    """
     rise = notebook.get("metadata", {}).get("rise", {})
     config = Config()
-    config.SlidesExporter.update(URLS)
+    config.SlidesExporter.update(urls(f"../{LIB}" if solutions else LIB))
     config.SlidesExporter.update(
         template_name="course_reveal",
         extra_template_basedirs=[str(HERE / "templates")],
@@ -126,32 +175,56 @@ def exporter_for(notebook: dict) -> SlidesExporter:
     # few cells (a widget, a long experiment) whose code and output together exceed one slide.
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_input_tags = {"slides-output-only"}
+    if not solutions:
+        # nbgrader's own preprocessors, as for a learner's copy (imported here: nbgrader takes
+        # seconds to import, and only the default decks need it).
+        from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+        from selfattention.coursework.course import CODE_STUB
+
+        config.ClearSolutions.code_stub = {"python": CODE_STUB}
+        config.SlidesExporter.preprocessors = [DeckForLearners, ClearSolutions, ClearHiddenTests]
     return SlidesExporter(config=config)
 
 
-def build_deck(notebook_path: Path) -> Path:
+def build_deck(notebook_path: Path, solutions: bool = False) -> Path:
     """Write the deck of one lesson and return its path."""
+    if notebook_path.suffix != ".ipynb" or not notebook_path.is_file():
+        raise SystemExit(f"slides: notebook should be an existing .ipynb file, got {notebook_path}")
     notebook = json.loads(notebook_path.read_text(encoding="utf-8"))
-    body, _ = exporter_for(notebook).from_filename(str(notebook_path))
-    out = deck_path(notebook_path)
+    resources = {"course": {"body_px": BODY_PX, "code_px": CODE_PX, "controls_strip_px": CONTROLS_STRIP_PX}}
+    body, _ = exporter_for(notebook, solutions).from_filename(str(notebook_path), resources=resources)
+    out = deck_path(notebook_path, solutions)
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(body, encoding="utf-8")
     return out
 
 
-def build(notebooks: list[Path] | None = None) -> list[Path]:
-    """Install the npm packages if needed, copy them and build every deck."""
+def build(notebooks: list[Path] | None = None, solutions: bool = False) -> list[Path]:
+    """Install the npm packages if needed, copy them and build every deck.
+
+    ``solutions``: the instructor's decks, with the solutions, into slides/build/solutions/.
+    """
     ensure_node_modules()
     BUILD.mkdir(exist_ok=True)
     copy_libraries()
-    return [build_deck(path) for path in (notebooks or lessons())]
+    return [build_deck(path, solutions) for path in (notebooks or lessons())]
 
 
 def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description="Build the lesson decks into slides/build/.")
+    parser.add_argument(
+        "--solutions", action="store_true",
+        help="the instructor's decks, with the solutions, into slides/build/solutions/ (never the default)",
+    )
+    parser.add_argument("notebooks", nargs="*", type=Path, help="lessons to build (default: every lesson)")
+    args = parser.parse_args(argv)
     start = time.perf_counter()
-    decks = build([Path(arg).resolve() for arg in argv] or None)
+    decks = build([path.resolve() for path in args.notebooks] or None, args.solutions)
     for deck in decks:
         print(f"  {deck.relative_to(ROOT)}")
-    print(f"slides: {len(decks)} decks in {time.perf_counter() - start:.1f} s")
+    kind = "instructor's decks, WITH SOLUTIONS," if args.solutions else "decks"
+    print(f"slides: {len(decks)} {kind} in {time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":

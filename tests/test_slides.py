@@ -1,14 +1,16 @@
 """The lecture decks: built offline from the lessons, opened in headless Chromium.
 
 The session fixture runs ``slides/build.py`` once (what ``make slides`` runs). Each deck is
-then opened from disk with every request that leaves file:// aborted and recorded, and
-its report (slides, maths, console errors, overflow, requests) is checked test by test.
-A screenshot of each deck's first slide goes to ``test-artifacts/slides/``.
+then opened from disk at 1280x720 with every request that leaves file:// aborted and recorded,
+walked slide by slide (sizes, on-screen font sizes, code blocks, the controls' corner), stepped
+through with ArrowRight, PageDown and Space alone, and its report is checked test by test.
+A screenshot of a typical slide of each deck (text and code) goes to ``test-artifacts/slides/``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import time
 import warnings
@@ -23,6 +25,10 @@ from conftest import NOTEBOOKS, ROOT, load_notebook
 SLIDES = ROOT / "slides"
 ARTIFACTS = ROOT / "test-artifacts" / "slides"
 SCREEN = (1280, 720)  # the projector the decks must fit
+# Smallest sizes on that screen, in pixels: text of the markdown cells, and code (cells, outputs, widgets).
+MIN_BODY_PX, MIN_CODE_PX = 24, 20
+MAX_CODE_LINES = 15  # a code cell shown on a slide; longer ones are slides-output-only or skip
+NEXT_KEYS = ("ArrowRight", "PageDown", "Space")  # what a presenter (or a clicker) presses for "next"
 # Slides that do not fit the canvas because one cell alone is taller than a slide (a long
 # code cell with its output): splitting slides cannot fix them, shortening the cell can.
 # Keyed by lesson, then by how the slide's first cell begins. Any other slide must fit.
@@ -54,6 +60,23 @@ def slide_types(nb: dict) -> list[str]:
     return [cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-") for cell in nb["cells"]]
 
 
+def deck_types(nb: dict) -> list[str]:
+    """The slide type of each cell as the default deck sees it: a written answer (a markdown
+    solution cell) is left out of the deck, like a ``skip`` cell."""
+    return [
+        "skip" if cell["cell_type"] == "markdown" and is_solution(cell) else kind
+        for cell, kind in zip(nb["cells"], slide_types(nb), strict=True)
+    ]
+
+
+def is_solution(cell: dict) -> bool:
+    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
 def expected_slides(nb: dict) -> list[list[dict]]:
     """The visible cells of each slide (reveal.js counts slides and sub-slides alike).
 
@@ -61,7 +84,7 @@ def expected_slides(nb: dict) -> list[list[dict]]:
     nothing; the first visible cell opens the first slide whatever its type.
     """
     slides: list[list[dict]] = []
-    for cell, kind in zip(nb["cells"], slide_types(nb), strict=True):
+    for cell, kind in zip(nb["cells"], deck_types(nb), strict=True):
         if kind in ("skip", "notes"):
             continue
         if kind in ("slide", "subslide") or not slides:
@@ -71,8 +94,101 @@ def expected_slides(nb: dict) -> list[list[dict]]:
 
 
 def first_line(cell: dict) -> str:
-    source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-    return source.strip().split("\n")[0]
+    return source(cell).strip().split("\n")[0]
+
+
+def sections(nb: dict) -> list[tuple[str, list[dict]]]:
+    """The lesson's sections: (title, cells up to the next section) for each ``slide`` markdown
+    cell whose first line is a ``## `` heading. Cells before the first section are left out."""
+    found: list[tuple[str, list[dict]]] = []
+    for cell, kind in zip(nb["cells"], slide_types(nb), strict=True):
+        if cell["cell_type"] == "markdown" and kind == "slide" and first_line(cell).startswith("## "):
+            found.append((first_line(cell), []))
+        if found:
+            found[-1][1].append(cell)
+    return found
+
+
+def notes_cells(cells: list[dict]) -> list[dict]:
+    """The ``notes`` cells among ``cells`` that say something."""
+    return [c for c in cells if c.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
+            and source(c).strip()]
+
+
+# A line of a solution or hidden test says nothing on its own when it is only punctuation,
+# a stub, or a keyword (blank, "...", "pass", "else:", ")" and the like).
+TRIVIAL_LINE = re.compile(r"^[\W_]*$|^(\.\.\.|pass|else:|try:|finally:|return|break|continue)$")
+MARKER = re.compile(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
+
+
+def secret_lines(nb: dict) -> list[str]:
+    """The lines a learner must not see: those between ``### BEGIN SOLUTION`` / ``### END
+    SOLUTION`` and ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` (the markers too), and
+    every line of a written answer (a markdown solution cell), stripped.
+
+    Left out: trivial lines (TRIVIAL_LINE) and lines that the lesson also shows outside any
+    solution or hidden test (an ``import numpy as np`` in a solution gives nothing away).
+    """
+    secret: set[str] = set()
+    public: set[str] = set()
+    for cell in nb["cells"]:
+        lines = source(cell).split("\n")
+        if cell["cell_type"] == "markdown" and is_solution(cell):
+            secret.update(line.strip() for line in lines)
+            continue
+        inside = False
+        for line in lines:
+            marker = MARKER.search(line)
+            if marker:
+                secret.add(line.strip())
+                inside = marker.group(1) == "BEGIN"
+                continue
+            (secret if inside else public).add(line.strip())
+    return sorted(line for line in secret - public if not TRIVIAL_LINE.match(line))
+
+
+class _Text(HTMLParser):
+    """The text of a page, line by line, as a browser would show it with everything visible
+    (scripts' text included: the saved widget state is a script)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def deck_text(deck: Path) -> str:
+    parser = _Text()
+    parser.feed(deck.read_text(encoding="utf-8"))
+    return "".join(parser.parts)
+
+
+def leaked(nb: dict, deck: Path) -> list[str]:
+    """The secret lines of ``nb`` that its deck contains (as a whole line, or inside saved
+    widget state, where a line's text sits inside JSON strings)."""
+    text = deck_text(deck)
+    lines = {line.strip() for line in text.split("\n")}
+    # a JSON string: "    e = np.exp(x)\n", with its escaped newline
+    lines |= {line.strip().strip('",').strip() for line in text.replace("\\n", "\n").split("\n")}
+    return [line for line in secret_lines(nb) if line in lines]
+
+
+def typical_slide(nb: dict) -> int:
+    """Index of a typical content slide: the first with a markdown cell and a code cell that
+    shows its code and an output, past the title; else the middle slide."""
+    slides = expected_slides(nb)
+    for index, cells in enumerate(slides[1:], start=1):
+        kinds = {c["cell_type"] for c in cells}
+        shows_code = any(
+            c["cell_type"] == "code" and c.get("outputs") and source(c).strip()
+            and "slides-output-only" not in c.get("metadata", {}).get("tags", [])
+            for c in cells
+        )
+        if "markdown" in kinds and shows_code:
+            return index
+    return len(slides) // 2
 
 
 def has_math(cell: dict) -> bool:
@@ -118,6 +234,20 @@ def browser(pw):
 
 
 @dataclass
+class SlideMeasure:
+    """One slide with all its fragments shown, measured at 1280x720 (sizes in screen pixels)."""
+
+    size: tuple[int, int]  # scrollWidth, scrollHeight of the slide, canvas pixels
+    min_body: float  # smallest text of markdown cells (inf: none)
+    min_code: float  # smallest code, output or widget text (inf: none)
+    small: list[str]  # a few texts below the minimum, with their size
+    code_lines: list[int]  # lines of each code block shown
+    under_controls: list[str]  # what lies under the controls or the slide number
+    figures: list[dict]  # each output image: width, height, available width, max height
+    text: str  # the slide's first words
+
+
+@dataclass
 class DeckReport:
     ready: bool = False
     total_slides: int = -1
@@ -130,10 +260,17 @@ class DeckReport:
     widgets_rendered: int = -1
     canvas: tuple[int, int] = (0, 0)
     canvas_fits_screen: bool = False
-    sizes: list[tuple[int, int]] = field(default_factory=list)  # (width, height) of each slide
+    scale: float = 0.0
+    slides: list[SlideMeasure] = field(default_factory=list)
+    expected_steps: list[tuple[int, int, int]] = field(default_factory=list)  # every (h, v, fragment)
+    steps: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # key -> states visited
     console_errors: list[str] = field(default_factory=list)
     outside_requests: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
+
+    @property
+    def sizes(self) -> list[tuple[int, int]]:
+        return [slide.size for slide in self.slides]
 
 
 RENDERED_WIDGETS = ".widget-subarea > .jupyter-widgets"
@@ -142,12 +279,34 @@ RENDERED_WIDGETS = ".widget-subarea > .jupyter-widgets"
 MATH_PER_SLIDE = """() => [...document.querySelectorAll('.reveal .slides > section > section')].map(
   slide => [...slide.querySelectorAll('.MathJax_CHTML')].filter(m => !m.closest('aside')).length)"""
 
-# Walk every slide and measure it (every fragment shown, maths re-typeset, images decoded).
-# Sizes are in canvas pixels: reveal.js scales the whole canvas to the screen.
-WALK_SLIDES = """async () => {
+# Every state "next" must visit, in order: each slide, then each of its fragments.
+EXPECTED_STEPS = """() => {
+  const steps = [];
+  document.querySelectorAll('.reveal .slides > section').forEach((column, h) => {
+    column.querySelectorAll(':scope > section').forEach((slide, v) => {
+      steps.push([h, v, -1]);
+      const indices = new Set([...slide.querySelectorAll('.fragment')]
+        .filter(f => !f.closest('aside')).map(f => f.dataset.fragmentIndex));
+      for (let f = 0; f < indices.size; f++) steps.push([h, v, f]);
+    });
+  });
+  return steps;
+}"""
+STATE = "() => { const i = Reveal.getIndices(); return [i.h, i.v, i.f ?? -1]; }"
+
+# Walk every slide with all its fragments shown (maths re-typeset, images decoded) and measure it:
+# its size in canvas pixels, and on screen (reveal.js scales the canvas) the font size of every
+# visible text, its code blocks, its figures and whatever lies under the controls' corner.
+WALK_SLIDES = """async ({minBody, minCode}) => {
   const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   const {width, height} = Reveal.getConfig();
-  const sizes = [];
+  const scale = Reveal.getScale();
+  const visible = el => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  const boxes = el => [...el.getClientRects()].filter(r => r.width > 0 && r.height > 0);
+  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const corner = () => [...document.querySelectorAll('.reveal .controls button, .reveal .slide-number')]
+    .filter(visible).flatMap(boxes);
+  const slides = [];
   const columns = document.querySelectorAll('.reveal .slides > section');
   for (let h = 0; h < columns.length; h++) {
     const rows = columns[h].querySelectorAll(':scope > section');
@@ -157,14 +316,70 @@ WALK_SLIDES = """async () => {
       await frames();
       const slide = Reveal.getCurrentSlide();
       await Promise.all([...slide.querySelectorAll('img')].map(img => img.decode().catch(() => null)));
-      sizes.push([slide.scrollWidth, slide.scrollHeight]);
+      await frames();
+      const controls = corner();
+      const m = {minBody: Infinity, minCode: Infinity, small: [], codeLines: [], underControls: [],
+                 figures: []};
+      const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
+      for (let node; (node = walker.nextNode());) {
+        const text = node.textContent.trim();
+        const el = node.parentElement;
+        const skipped = 'aside.notes, script, style, .MathJax_Preview, .MJX_Assistive_MathML';
+        if (!text || el.closest(skipped)) continue;
+        if (!visible(el)) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        const rects = boxes(range);
+        if (!rects.length) continue;
+        // a formula counts at its own size: its sub- and superscripts are smaller by design
+        const sized = el.closest('.MathJax_CHTML') || el;
+        const px = parseFloat(getComputedStyle(sized).fontSize) * scale;
+        const code = !!el.closest('pre, code, .jp-OutputArea-output, .jupyter-widgets');
+        if (code) m.minCode = Math.min(m.minCode, px); else m.minBody = Math.min(m.minBody, px);
+        if (px < (code ? minCode : minBody) && m.small.length < 5)
+          m.small.push(`${code ? 'code' : 'text'} ${px.toFixed(1)} px: ${text.slice(0, 40)}`);
+        if (rects.some(r => controls.some(c => meets(r, c))) && m.underControls.length < 5)
+          m.underControls.push(text.slice(0, 40));
+      }
+      // what an image draws: object-fit: contain keeps its aspect ratio, at the left top of its box
+      const drawn = img => {
+        const box = img.getBoundingClientRect();
+        const ratio = img.naturalWidth / img.naturalHeight || box.width / box.height;
+        const w = Math.min(box.width, box.height * ratio);
+        return {left: box.left, top: box.top, right: box.left + w, bottom: box.top + w / ratio};
+      };
+      for (const el of slide.querySelectorAll('img, canvas, svg, input, select, button, .widget-slider')) {
+        if (el.closest('aside.notes, .MathJax_CHTML') || !visible(el)) continue;
+        const rects = el.tagName === 'IMG' ? [drawn(el)] : boxes(el);
+        if (rects.some(r => controls.some(c => meets(r, c))) && m.underControls.length < 5)
+          m.underControls.push(`<${el.tagName.toLowerCase()}> ${el.className.baseVal ?? el.className}`);
+      }
+      for (const pre of slide.querySelectorAll('.jp-InputArea-editor pre')) {
+        if (pre.closest('aside.notes') || !visible(pre)) continue;
+        m.codeLines.push(pre.textContent.replace(/\\n+$/, '').split('\\n').length);
+      }
+      for (const img of slide.querySelectorAll('.jp-OutputArea-output img')) {
+        if (!visible(img)) continue;
+        const box = img.getBoundingClientRect();
+        const room = slide.getBoundingClientRect();
+        const style = getComputedStyle(slide);
+        const inner = room.width - (parseFloat(style.paddingLeft) + parseFloat(style.paddingRight)) * scale;
+        // what is drawn: an image with object-fit: contain keeps its aspect ratio in its box
+        const ratio = img.naturalWidth / img.naturalHeight;
+        const drawn = Math.min(box.width, box.height * ratio);
+        m.figures.push({drawnWidth: drawn, drawnHeight: drawn / ratio, room: inner,
+                        maxHeight: parseFloat(getComputedStyle(img).maxHeight) * scale || Infinity,
+                        inWidget: !!img.closest('.jupyter-widgets')});
+      }
+      const text = slide.innerText.trim().slice(0, 50);
+      slides.push({size: [slide.scrollWidth, slide.scrollHeight], text, ...m});
     }
   }
-  Reveal.slide(0, 0, 0);
+  Reveal.slide(0, 0, -1);
   const canvas = document.querySelector('.reveal .slides').getBoundingClientRect();
   const fits = canvas.left >= 0 && canvas.top >= 0
     && canvas.right <= innerWidth && canvas.bottom <= innerHeight;
-  return {width, height, sizes, fits};
+  return {width, height, scale, slides, fits};
 }"""
 
 
@@ -179,8 +394,9 @@ def _wait(page, expression: str, timeout: float = 30_000) -> bool:
     return True
 
 
-def open_deck(browser, deck: Path, screenshot: Path) -> DeckReport:
-    report = DeckReport()
+def new_page(browser, report: DeckReport | None = None):
+    """A 1280x720 page that lets through file:// and loopback only (others aborted, and recorded
+    in ``report``)."""
     page = browser.new_page(viewport={"width": SCREEN[0], "height": SCREEN[1]})
 
     def guard(route):
@@ -188,29 +404,60 @@ def open_deck(browser, deck: Path, screenshot: Path) -> DeckReport:
         if LOCAL.match(url):
             route.continue_()
         else:
-            report.outside_requests.append(url)
+            if report is not None:
+                report.outside_requests.append(url)
             route.abort()
 
     page.route("**/*", guard)
+    return page
+
+
+def load_reveal(page, deck: Path) -> bool:
+    """Open ``deck`` and bind its reveal.js to ``window.Reveal``; whether reveal.js got ready."""
+    page.goto(deck.as_uri(), wait_until="load")
+    if not _wait(page, "window.require && window.MathJax && window.MathJax.Hub"):
+        return False
+    page.evaluate(
+        "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
+        f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
+    )
+    return _wait(page, "Reveal.isReady()")
+
+
+def wait_for_mathjax(page) -> None:
+    # (the hook must not return the queued callback: MathJax would wait on it and deadlock)
+    page.evaluate(
+        "new Promise((ok, fail) => { setTimeout(() => fail(new Error('MathJax still busy')), 60000);"
+        " MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(ok); }); })"
+    )
+
+
+def press_through(page, key: str, presses: int) -> list[tuple[int, int, int]]:
+    """Press ``key`` ``presses`` times from the first slide; the state (h, v, fragment) before
+    the first press and after each press (read on the key's release, once reveal.js has moved)."""
+    page.evaluate(
+        "() => { Reveal.slide(0, 0, -1); window.visited = [];"
+        " if (!window.recording) { window.recording = true;"
+        "   document.addEventListener('keyup', () => visited.push((" + STATE + ")())); } }"
+    )
+    page.focus("body")
+    first = tuple(page.evaluate(STATE))
+    for _ in range(presses):
+        page.keyboard.press(key)
+    return [first, *(tuple(state) for state in page.evaluate("window.visited"))]
+
+
+def open_deck(browser, deck: Path, screenshot: Path, typical: int) -> DeckReport:
+    report = DeckReport()
+    page = new_page(browser, report)
     page.on("console", lambda msg: msg.type == "error" and report.console_errors.append(msg.text))
     page.on("pageerror", lambda exc: report.console_errors.append(f"uncaught: {exc}"))
     page.on("requestfailed", lambda req: report.failed_requests.append(f"{req.url} ({req.failure})"))
     try:
-        page.goto(deck.as_uri(), wait_until="load")
-        if not _wait(page, "window.require && window.MathJax && window.MathJax.Hub"):
-            return report
-        reveal_js = f"{build.URLS['reveal_url_prefix']}/dist/reveal.js"
-        page.evaluate(
-            "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))", reveal_js
-        )
-        report.ready = _wait(page, "Reveal.isReady()")
+        report.ready = load_reveal(page, deck)
         if not report.ready:
             return report
-        # (the hook must not return the queued callback: MathJax would wait on it and deadlock)
-        page.evaluate(
-            "new Promise((ok, fail) => { setTimeout(() => fail(new Error('MathJax still busy')), 60000);"
-            " MathJax.Hub.Register.StartupHook('End', () => { MathJax.Hub.Queue(ok); }); })"
-        )
+        wait_for_mathjax(page)
         report.math_per_slide = page.evaluate(MATH_PER_SLIDE)
         report.total_slides = page.evaluate("Reveal.getTotalSlides()")
         report.speaker_notes = page.evaluate("document.querySelectorAll('.slides aside.notes').length")
@@ -227,14 +474,43 @@ def open_deck(browser, deck: Path, screenshot: Path) -> DeckReport:
         # the widget manager renders each saved view into a subarea
         _wait(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {report.widget_views}")
         report.widgets_rendered = page.evaluate(f"document.querySelectorAll({RENDERED_WIDGETS!r}).length")
-        page.screenshot(path=str(screenshot))
-        walk = page.evaluate(WALK_SLIDES)
+        walk = page.evaluate(WALK_SLIDES, {"minBody": MIN_BODY_PX, "minCode": MIN_CODE_PX})
         report.canvas = (walk["width"], walk["height"])
         report.canvas_fits_screen = walk["fits"]
-        report.sizes = [tuple(size) for size in walk["sizes"]]
+        report.scale = walk["scale"]
+        report.slides = [
+            SlideMeasure(
+                size=tuple(s["size"]), min_body=s["minBody"] or float("inf"),
+                min_code=s["minCode"] or float("inf"), small=s["small"], code_lines=s["codeLines"],
+                under_controls=s["underControls"], figures=s["figures"], text=s["text"],
+            )
+            for s in walk["slides"]
+        ]
+        report.expected_steps = [tuple(step) for step in page.evaluate(EXPECTED_STEPS)]
+        for key in NEXT_KEYS:  # one press fewer than the states: the last press reaches the end
+            report.steps[key] = press_through(page, key, presses=len(report.expected_steps) - 1)
+        page.evaluate(
+            "i => { const s = document.querySelectorAll('.reveal .slides > section > section')[i];"
+            " const at = Reveal.getIndices(s); Reveal.slide(at.h, at.v, Number.MAX_SAFE_INTEGER); }",
+            typical,
+        )
+        page.evaluate("new Promise(ok => MathJax.Hub.Queue(ok))")
+        page.screenshot(path=str(screenshot))
     finally:
         page.close()
     return report
+
+
+def summary(report: DeckReport) -> dict[str, object]:
+    """The deck's numbers, as the report of the test run prints them."""
+    finite = lambda xs: [x for x in xs if x != float("inf")]  # noqa: E731
+    return {
+        "slides": report.total_slides,
+        "min_body_px": round(min(finite([s.min_body for s in report.slides]), default=0), 1),
+        "min_code_px": round(min(finite([s.min_code for s in report.slides]), default=0), 1),
+        "longest_code_block": max((n for s in report.slides for n in s.code_lines), default=0),
+        "arrowright_reach": len({step[:2] for step in report.steps.get("ArrowRight", [])}),
+    }
 
 
 _reports: dict[str, DeckReport] = {}
@@ -247,7 +523,10 @@ def deck(request, decks, browser) -> tuple[dict, Path, DeckReport]:
     path = decks[nb_path.stem]
     if nb_path.stem not in _reports:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        _reports[nb_path.stem] = open_deck(browser, path, ARTIFACTS / f"{nb_path.stem}.png")
+        nb = load_notebook(nb_path)
+        report = open_deck(browser, path, ARTIFACTS / f"{nb_path.stem}.png", typical_slide(nb))
+        _reports[nb_path.stem] = report
+        print(f"\n{nb_path.stem}: {json.dumps(summary(report) | notes_summary(nb))}")
     return load_notebook(nb_path), path, _reports[nb_path.stem]
 
 
@@ -377,10 +656,174 @@ def test_no_slide_overflows_1280x720(deck):
         warnings.warn(f"{lesson}: {fixed} fit now; drop them from KNOWN_OVERFLOW", stacklevel=1)
 
 
-def test_first_slide_screenshot_is_kept(deck):
+def test_typical_slide_screenshot_is_kept(deck):
     nb, path, report = deck
     shot = ARTIFACTS / f"{path.name.removesuffix('.slides.html')}.png"
     assert shot.is_file() and shot.stat().st_size > 5_000
+
+
+# --- a lecture room: every slide reached by "next", readable from the back, no solutions ------
+
+
+@pytest.mark.parametrize("key", NEXT_KEYS)
+def test_next_key_alone_visits_every_slide_and_fragment_in_order(deck, key):
+    """What a clicker sends (PageDown, or ArrowRight) and Space step through the whole deck."""
+    _, _, report = deck
+    steps = report.steps[key]
+    reached = len({step[:2] for step in steps})
+    assert reached == report.total_slides, f"{key} reaches {reached} of {report.total_slides} slides"
+    expected = report.expected_steps
+    differ = next((i for i, (a, b) in enumerate(zip(steps, expected, strict=False)) if a != b), None)
+    assert steps == expected, (
+        f"{key} visits {len(steps)} of {len(expected)} slides and fragments (h, v, fragment); "
+        f"first difference at step {differ}: {steps[differ:differ + 3] if differ is not None else steps[-3:]}"
+    )
+
+
+def test_text_is_readable_on_a_1280x720_screen(deck):
+    """Every visible text at least 24 px (markdown) or 20 px (code, outputs, widgets) on screen:
+    its computed font size times reveal.js's scale of the canvas."""
+    _, _, report = deck
+    assert report.slides, "the walk measured no slide"
+    small = {
+        f"slide {i + 1} ({slide.text[:30]!r})": slide.small
+        for i, slide in enumerate(report.slides)
+        if slide.min_body < MIN_BODY_PX - 0.05 or slide.min_code < MIN_CODE_PX - 0.05
+    }
+    assert not small, f"{len(small)} slides have text below {MIN_BODY_PX}/{MIN_CODE_PX} px: {small}"
+
+
+def test_figures_fill_the_slide_width(deck):
+    """A figure is drawn across the slide's width, or as tall as the slide allows."""
+    _, _, report = deck
+    narrow = [
+        f"slide {i + 1}: {fig['drawnWidth']:.0f} of {fig['room']:.0f} px wide, {fig['drawnHeight']:.0f} high"
+        for i, slide in enumerate(report.slides)
+        for fig in slide.figures
+        if not fig["inWidget"]
+        and fig["drawnWidth"] < 0.95 * fig["room"]
+        and fig["drawnHeight"] < fig["maxHeight"] - 2
+    ]
+    assert not narrow, f"figures narrower than the slide: {narrow}"
+
+
+def test_nothing_under_the_controls(deck):
+    """No text, figure or widget under the navigation arrows or the slide number."""
+    _, _, report = deck
+    under = {f"slide {i + 1}": s.under_controls for i, s in enumerate(report.slides) if s.under_controls}
+    assert not under, f"under the controls: {under}"
+
+
+def test_code_on_a_slide_has_at_most_15_lines(deck):
+    _, _, report = deck
+    long = {
+        f"slide {i + 1} ({slide.text[:30]!r})": [n for n in slide.code_lines if n > MAX_CODE_LINES]
+        for i, slide in enumerate(report.slides)
+        if any(n > MAX_CODE_LINES for n in slide.code_lines)
+    }
+    assert not long, (
+        f"code blocks over {MAX_CODE_LINES} lines (tag the cell slides-output-only, or skip it): {long}"
+    )
+
+
+def notes_summary(nb: dict) -> dict[str, object]:
+    found = sections(nb)
+    return {
+        "sections": len(found),
+        "notes_per_section": [len(notes_cells(cells)) for _, cells in found],
+        "sections_without_notes": sum(not notes_cells(cells) for _, cells in found),
+    }
+
+
+def test_every_section_has_speaker_notes(deck):
+    """Each ``## `` section of the lesson has a notes cell (reveal.js shows it in the speaker view)."""
+    nb, _, report = deck
+    found = sections(nb)
+    assert found, "the lesson has no '## ' section slide"
+    without = [title for title, cells in found if not notes_cells(cells)]
+    assert not without, f"{len(without)} of {len(found)} sections have no notes cell: {without}"
+    assert report.speaker_notes >= len(found)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_default_deck_has_no_solution_or_hidden_test(decks, nb_path):
+    """No line of a solution, hidden test or written answer is in the deck's file, shown or not."""
+    nb = load_notebook(nb_path)
+    secret = secret_lines(nb)
+    assert secret, "every lesson has graded exercises with solutions"
+    found = leaked(nb, decks[nb_path.stem])
+    assert not found, f"{len(found)} lines of solutions or hidden tests in the deck: {found[:10]}"
+    assert "YOUR CODE HERE" in deck_text(decks[nb_path.stem]), "an answer cell shows the learner's stub"
+
+
+def test_leak_check_finds_solution_lines_in_highlighted_code(tmp_path):
+    """The check above sees a solution line split over syntax-highlighting spans, and only then."""
+    answer = {"cell_type": "code", "metadata": {"nbgrader": {"solution": True}},
+              "source": "x = 1\n### BEGIN SOLUTION\ny = secret_value(x)\n### END SOLUTION\n"}
+    nb = {"cells": [answer]}
+    assert secret_lines(nb) == ["### BEGIN SOLUTION", "### END SOLUTION", "y = secret_value(x)"]
+    deck = tmp_path / "deck.slides.html"
+    deck.write_text('<pre><span class="n">y</span> <span class="o">=</span> secret_value(x)\n</pre>')
+    assert leaked(nb, deck) == ["y = secret_value(x)"]
+    deck.write_text("<pre>x = 1\n# YOUR CODE HERE\n...\n</pre>")
+    assert leaked(nb, deck) == []
+
+
+def test_solutions_deck_is_a_separate_build(decks):
+    """``make slides SOLUTIONS=1`` writes the instructor's decks, with the solutions, elsewhere."""
+    lesson = NOTEBOOKS[-1]
+    (with_solutions,) = build.build([lesson], solutions=True)
+    assert with_solutions.parent == build.SOLUTIONS and with_solutions != decks[lesson.stem]
+    nb = load_notebook(lesson)
+    # the solutions of the answer cells a deck shows (test cells and written answers are `skip`)
+    visible = {
+        line.strip()
+        for cell, kind in zip(nb["cells"], slide_types(nb), strict=True)
+        if is_solution(cell) and cell["cell_type"] == "code" and kind not in ("skip", "notes")
+        for line in source(cell).split("\n")
+    }
+    expected = [line for line in secret_lines(nb) if line in visible]
+    assert expected, "the lesson has answer cells shown on its slides"
+    assert leaked(nb, with_solutions) == expected, "the instructor's deck shows every solution"
+    assert not leaked(nb, decks[lesson.stem])
+
+
+def test_each_equation_is_typeset_once_when_advancing_fast(decks, browser):
+    """Pressing "next" before MathJax's first pass ends leaves one rendering per equation.
+
+    MathJax's first pass is slowed down (one equation per chunk, 50 ms between chunks, set
+    before the page loads), so that the presses always come while it is still running.
+    """
+    lesson = NOTEBOOKS[2]
+    page = new_page(browser)
+    page.add_init_script(
+        "window.MathJax = {CommonHTML: {EqnChunk: 1, EqnChunkFactor: 1, EqnChunkDelay: 50}};"
+    )
+    try:
+        assert load_reveal(page, decks[lesson.stem])
+        busy = page.evaluate("MathJax.Hub.queue.running + MathJax.Hub.queue.pending > 0")
+        assert busy, "MathJax had finished before the first key press: the test proves nothing"
+        for _ in range(25):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(40)
+        wait_for_mathjax(page)
+        page.evaluate("new Promise(ok => MathJax.Hub.Queue(ok))")
+        counts = page.evaluate("""() => {
+          const scripts = [...document.querySelectorAll('script[type^="math/tex"]')];
+          const shown = p => p.textContent.trim() && getComputedStyle(p).display !== 'none';
+          return {
+            equations: scripts.length,
+            rendered: document.querySelectorAll('.MathJax_CHTML').length,
+            previews: [...document.querySelectorAll('.MathJax_Preview')].filter(shown).length,
+            without: scripts.filter(s => !document.getElementById(s.id + '-Frame')).length,
+          };
+        }""")
+    finally:
+        page.close()
+    assert counts["equations"] > 0
+    assert counts == {
+        "equations": counts["equations"], "rendered": counts["equations"], "previews": 0, "without": 0
+    }, f"{counts}: a rendering per equation, and no preview left beside it"
 
 
 def test_speaker_view_shows_a_slides_notes(decks, browser):
