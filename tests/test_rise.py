@@ -10,6 +10,7 @@ not be on the slide (``notebooks/rise.css`` hides it). Screenshots go to ``test-
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import urlparse
 
 from browser_helpers import ARTIFACTS, INSTRUCTOR_DIR, WIDGET_FALLBACKS, LabServer, cell_index, saved_notebook
@@ -40,6 +41,25 @@ def rise_frame(page: object) -> object:
     raise AssertionError(f"no RISE slideshow among the page's frames: {[f.url for f in page.frames]}")
 
 
+def show_cell_in_rise(page: object, index: int, timeout: float = 120.0) -> object:
+    """The slideshow's current slide, once it shows the widget of the notebook's cell ``index``.
+
+    The slideshow follows the cell selected in the notebook, but a selection made while it is still starting
+    can be lost: select the cell again until its slide, with its widget, is shown.
+    """
+    slide = page.frame_locator(RISE_FRAME).locator(".reveal .slides section.present").last
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cell(page, max(index - 1, 0)).locator(".jp-Cell-inputWrapper").first.click()
+        cell(page, index).locator(".jp-InputArea-prompt").click()
+        try:
+            slide.locator(".jp-OutputArea-output > .jupyter-widgets").first.wait_for(timeout=5_000)
+            return slide
+        except sync_api.TimeoutError:
+            continue
+    raise AssertionError(f"the slideshow did not show the widget of cell {index} within {timeout:.0f} s")
+
+
 def visible_texts(frame: object, selector: str) -> list[str]:
     """Texts of the elements matching ``selector`` that take up room on the page."""
     return frame.locator(selector).evaluate_all(
@@ -60,11 +80,7 @@ def test_widget_lives_in_rise(lab: LabServer, browser_context: object) -> None: 
         page.keyboard.press("Alt+r")
         page.locator(RISE_FRAME).wait_for()
         slides = page.frame_locator(RISE_FRAME)
-        slides.locator(".reveal .slides section.present").first.wait_for(timeout=60_000)
-        # The slideshow follows the notebook's selected cell; select it again now that the slideshow is up.
-        cell(page, index - 1).locator(".jp-Cell-inputWrapper").first.click()
-        cell(page, index).locator(".jp-InputArea-prompt").click()
-        slide = slides.locator(".reveal .slides section.present").last
+        slide = show_cell_in_rise(page, index)
         widget = slide.locator(".jp-OutputArea-output > .jupyter-widgets").first
         sync_api.expect(widget).to_be_visible(timeout=60_000)
 
