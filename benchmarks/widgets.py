@@ -127,7 +127,7 @@ class Timing:
 def change(frame: object, cell: object, control: Control, i: int) -> None:
     """Change ``control`` in ``cell`` once (the ``i``-th time), as a presenter would."""
     label = frame.locator("label.widget-label", has_text=re.compile(rf"^{re.escape(control.label)}$"))
-    box = cell.locator(".widget-inline-hbox").filter(has=label).first
+    box = cell.locator(".widget-inline-hbox").filter(has=label).first  # the control's row
     if control.kind == "slider":
         handle = box.locator(".noUi-handle").first
         handle.focus()
@@ -137,8 +137,8 @@ def change(frame: object, cell: object, control: Control, i: int) -> None:
         options = select.locator("option").all_inner_texts()
         current = select.evaluate("s => s.selectedIndex")
         select.select_option(index=(current + 1) % len(options))
-    elif control.kind == "check":
-        box.locator("input[type=checkbox]").click()
+    elif control.kind == "check":  # a checkbox's description is in its own label, next to the box
+        cell.locator(".widget-checkbox", has_text=control.label).locator("input[type=checkbox]").click()
     elif control.kind == "text":
         field_ = box.locator("input").first
         field_.fill(control.values[i % len(control.values)])
