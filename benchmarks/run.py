@@ -41,6 +41,9 @@ from torch import Tensor
 
 from selfattention import MultiHeadAttention
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/memory.py
+import memory  # noqa: E402  (peak RSS of the lessons' kernels)
+
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 
@@ -221,6 +224,7 @@ def _execute_cold(nb: object, cwd: Path, timeout_s: int) -> float:
             nb, config=ipc, kernel_name=kernel_name, timeout=timeout_s,
             resources={"metadata": {"path": str(cwd)}},
         )  # the client starts the kernel and shuts it down after the last cell
+        memory.watch(client)
         start = time.perf_counter()
         client.execute()
         return time.perf_counter() - start
@@ -256,6 +260,7 @@ def time_empty_kernel() -> float:
 def bench_lessons(cfg: Config, res: Results, log: Callable[[str], None]) -> None:
     """Median of ``cfg.lesson_repeats`` cold runs per notebook (all notebooks once, then again)."""
     res.empty_kernel = []
+    memory.reset()
     for _ in range(cfg.lesson_repeats):
         try:
             res.empty_kernel.append(time_empty_kernel())
@@ -276,6 +281,7 @@ def bench_lessons(cfg: Config, res: Results, log: Callable[[str], None]) -> None
                 log(f"  lesson {path.name} run {r + 1} FAILED: {res.lesson_errors[path.name]}")
                 continue
             runs[path.name].append(seconds)
+            memory.keep(path.name)
             log(f"  lesson {path.name} run {r + 1}: {seconds:.1f} s")
     res.lessons = {name: times for name, times in runs.items() if name not in res.lesson_errors}
 
@@ -607,6 +613,8 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
         add(f"Of each figure, about {floor:.1f} s is the kernel itself: starting a fresh kernel, "
             "running `pass` and shutting it down takes that long (median of "
             f"{', '.join(f'{t:.1f}' for t in res.empty_kernel)} s).")
+        add("")
+        L.extend(memory.report_lines())
     else:
         add("Not measured in this run.")
     add("")
@@ -935,6 +943,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     plot_name = "results.png"
     write_plot(cfg, res, args.out / plot_name)
     path = write_results(cfg, res, args.out, plot_name)
+    import runpy  # the cost of isolation per graded submission, appended to RESULTS.md
+
+    runpy.run_path(str(HERE / "grading.py"))["bench_grading"](path, log, quick=args.quick)
     log(f"wrote {path} and {args.out / plot_name}")
     if not args.quick and "widgets" not in args.skip:  # in a browser: benchmarks/widgets.py, its own section
         log("5. widget redraw latency (JupyterLab in Chromium)")

@@ -35,8 +35,8 @@ from browser_helpers import (
 from playwright import sync_api  # a test dependency: installed by `make test`
 
 CHROMIUM = find_chromium()
-# On a developer's machine without Chromium the suite is skipped (with -ra saying why); in CI,
-# where .ci/run installs Chromium, a missing browser must fail the run, not skip it.
+# `make test` installs Chromium first (tools/system-deps.sh). Run directly with pytest on a machine without
+# it, the suite is skipped (with -ra saying why); in CI a missing browser must fail the run, not skip it.
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
     reason="the browser tests need Chromium (apt-get install chromium)",

@@ -83,6 +83,9 @@ def test_lesson_follows_the_exercise_format(path):
         assert re.search(r"checks\.check_\w+\(", visible), f"{path.name}: {gid} has no visible checks.check_*"
         hidden = HIDDEN.search(src)
         assert hidden and "assert" in hidden.group(0), f"{path.name}: {gid} has no hidden test with an assert"
+        assert re.search(rf"_record\(\s*\"{re.escape(gid)}\"", hidden.group(0)), (
+            f"{path.name}: {gid}'s hidden test hands the grader no result: end it with _record({gid!r}, ...)"
+        )
     for cell in written:
         gid = nbgrader(cell)["grade_id"]
         assert cell.cell_type == "markdown" and nbgrader(cell).get("points", 0) > 0, f"{path.name}: {gid}"
@@ -228,14 +231,14 @@ def _crafted(student) -> dict[str, str | object]:
 # learner: (autograded score, words the reason must contain)
 EXPECTED = {
     "correct": (1.0, ["all tests pass"]),
-    "blank": (0.0, ["failed: apple_in_context is None"]),
-    "raises": (0.0, ["answer cell warmup-answer raised ValueError: I give up", "warmup-test failed"]),
+    "blank": (0.0, ["Exercise 1 (1 point): ", "apple_in_context is None"]),
+    "raises": (0.0, ["answer cell warmup-answer raised ValueError: I give up", "Exercise 1 (1 point): "]),
     "loops": (0.0, ["answer cell warmup-answer ran longer than 8 s and was stopped"]),
     "stuck": (0.0, ["kept running after it was interrupted at the 8 s limit", "0 for the lesson"]),
     "died": (0.0, ["kernel died", "0 for the lesson"]),
     "chatty": (1.0, ["printed 5.", "MB; the first 1.0 MB are kept"]),
-    "deleted": (0.0, ["test cell warmup-test was deleted: 0 for it"]),
-    "edited": (0.0, ["test cell warmup-test was edited: 0 for it"]),
+    "deleted": (0.0, ["Exercise 1 (1 point): its cell was deleted, 0 for it"]),
+    "edited": (1.0, ["Exercise 1 (1 point): its test cell was changed", "the course's test was run"]),
     "notjson": (0.0, ["not a valid notebook", "0 for the lesson"]),
     "cheat": (0.0, ["redefines a check function", "the visible check passed but a hidden test did not"]),
 }
@@ -281,7 +284,7 @@ def test_csv_has_the_documented_columns(crafted):
     with open(crafted["base"] / "grades.csv", newline="", encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert header == ["learner", "lesson", "score", "max_score", "auto_score", "auto_max_score",
-                      "to_grade_by_hand", "reason"]
+                      "to_grade_by_hand", "reason", "isolation"]
 
 
 def test_scores_are_those_in_the_gradebook(crafted):

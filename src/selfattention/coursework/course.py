@@ -86,6 +86,7 @@ class BoundedExecute(Execute):
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> Any:
         self._printed: dict[int, int] = {}
+        self._comm_bytes = 0
         return super().preprocess(nb, resources, km)
 
     async def async_start_new_kernel_client(self) -> Any:
@@ -106,15 +107,42 @@ class BoundedExecute(Execute):
                         raise
 
         channel.get_msg = get_msg
+        seal = getattr(self.km, "seal", None)
+        if seal is not None:  # a sandboxed kernel: its sockets exist, its socket folder turns read-only
+            seal()
         return kc
 
     def clear_output(self, outs: list, msg: dict, cell_index: int) -> None:
         self._printed[cell_index] = 0
         super().clear_output(outs, msg, cell_index)
 
+    def handle_comm_msg(self, outs: list, msg: dict, cell_index: int) -> None:
+        """Widget messages (their state is saved in the notebook) obey the output limit too, counted
+        over the whole notebook: past it, new widget traffic is dropped."""
+        self._comm_bytes = getattr(self, "_comm_bytes", 0) + len(json.dumps(msg["content"], default=str))
+        if self._comm_bytes <= self.max_output_bytes:
+            super().handle_comm_msg(outs, msg, cell_index)
+
+    def _update_display_id(self, display_id: str, msg: dict) -> None:
+        """``update_display`` replaces an output already kept: the new one obeys the limit too."""
+        size = _content_size(msg["content"])
+        if size > self.max_output_bytes:
+            note = f"{CUT_MARK} an updated display of {_size(size)} was dropped]"
+            msg = {**msg, "content": {**msg["content"], "data": {"text/plain": note}, "metadata": {}}}
+        super()._update_display_id(display_id, msg)
+
     def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> Any:
-        if msg["msg_type"] == "error":
-            return super().output(outs, msg, display_id, cell_index)
+        if msg["msg_type"] == "error":  # kept always, but bounded: a message of a gigabyte is an attack
+            content = dict(msg["content"])
+            content["evalue"] = str(content.get("evalue", ""))[:10_000]
+            lines, room = [], self.max_output_bytes
+            for line in content.get("traceback", [])[:200]:
+                lines.append(str(line)[:room])
+                room -= len(lines[-1])
+                if room <= 0:
+                    break
+            content["traceback"] = lines
+            return super().output(outs, {**msg, "content": content}, display_id, cell_index)
         before = self._printed.get(cell_index, 0)
         size = _content_size(msg["content"])
         self._printed[cell_index] = before + size
@@ -142,12 +170,15 @@ class BoundedExecute(Execute):
                     break
 
 
-def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 1_000_000) -> Config:
+def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int = 1_000_000,
+                  isolation: Any = None) -> Config:
     """nbgrader's configuration for a course directory at ``root``.
 
     Inputs:
         cell_timeout: seconds one cell may run during autograding before it is interrupted.
         max_output_bytes: output kept per cell during autograding.
+        isolation: a :class:`.sandbox.Isolation`; its kernels start sealed off (or not, mode
+            ``"none"``), with standard streams that reach no pipe of the grader either way.
     """
     c = Config()
     c.CourseDirectory.root = str(Path(root).resolve())
@@ -165,6 +196,15 @@ def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int =
     c.BoundedExecute.max_output_bytes = max_output_bytes
     c.LimitOutput.max_lines = 200
     c.LimitOutput.max_traceback = 40
+    if isolation is not None:
+        from .sandbox import sandboxed_kernel_manager_class
+
+        manager = sandboxed_kernel_manager_class()
+        c.BoundedExecute.kernel_manager_class = manager
+        c[manager.__name__].isolation = isolation.mode
+        c[manager.__name__].memory = isolation.memory
+        c[manager.__name__].processes = isolation.processes
+        c[manager.__name__].disk = isolation.disk
     return c
 
 

@@ -1,0 +1,340 @@
+"""Build the course website: ``build/site/``, a static HTML site that opens from disk.
+
+Usage: ``python docs/build.py [OUT]`` (what ``make site`` runs; default ``build/site``).
+
+The lessons are rendered from the committed notebooks in ``notebooks/`` as they are, outputs and
+saved widget state included: nothing is re-executed (myst-nb, ``nb_execution_mode = "off"``).
+Before Sphinx reads them, each notebook is copied into a source folder next to the output
+(``build/site-src/``) and changed there, never in ``notebooks/``:
+
+- a graded answer cell shows what a learner's copy shows (``# YOUR CODE HERE``), and the model answer
+  follows, folded away behind a closed "Show solution" toggle (written answers likewise);
+- hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) are removed.
+
+The source folder also gets every ``docs/*.md`` page (the front page and the instructors' guide) and
+a generated table of the lessons for the front page. The pages load nothing from the web: MathJax 2,
+require.js and the widget HTML manager come from the npm registry (``docs/package-lock.json``,
+installed with ``npm ci`` into ``docs/node_modules`` when the lock file changes) and are copied into
+the site's ``_static/vendor/``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+NOTEBOOKS = ROOT / "notebooks"
+NODE_MODULES = HERE / "node_modules"
+OUT = ROOT / "build" / "site"
+LESSONS = "lessons"  # the lessons' folder in the site
+VENDOR = "vendor"  # under the site's _static/: the copied npm files (conf.py's URLs point here)
+
+# The parts of each npm package the pages load: (package folder, paths inside it).
+# MathJax 2 loads its fonts, TeX extensions and menu on demand, relative to its own script. It is
+# version 2 because the widget manager typesets widget labels with MathJax 2's API (MathJax.Hub).
+LIBRARY_FILES = {
+    "mathjax": [
+        "MathJax.js",
+        "LICENSE",
+        "config/TeX-AMS_CHTML-full.js",
+        "extensions",
+        "jax/input/TeX",
+        "jax/element",
+        "jax/output/CommonHTML",
+        "jax/output/PreviewHTML",
+        "fonts/HTML-CSS/TeX/woff",
+        "fonts/HTML-CSS/TeX/otf",
+    ],
+    "requirejs": ["require.js"],
+    "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "package.json"],
+}
+# The widget manager's own fonts and icons sit next to embed-amd.js.
+WIDGET_ASSETS = (".woff", ".woff2", ".ttf", ".eot", ".svg")
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's placeholder for a written answer
+SHOW, HIDE = "Show solution", "Hide solution"
+SOLUTION_TAG = "solution"  # myst-nb gives a tagged cell the class tag_solution
+
+
+# --- the notebooks as the site shows them ------------------------------------------------------
+
+
+def source_of(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def lessons(notebooks: Path = NOTEBOOKS) -> list[Path]:
+    """Every lesson notebook, in course order."""
+    return sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _marked_regions(text: str, begin: str, end: str, where: str) -> list[tuple[int, int]]:
+    """(first, last) line index of each ``begin`` ... ``end`` region of ``text``, markers included.
+
+    Raises ValueError naming ``where`` when a region is not closed or markers are nested.
+    """
+    regions, start = [], None
+    for number, line in enumerate(text.split("\n")):
+        if line.strip() == begin:
+            if start is not None:
+                raise ValueError(f"{where}: {begin!r} at line {number + 1} inside another {begin!r}")
+            start = number
+        elif line.strip() == end:
+            if start is None:
+                raise ValueError(f"{where}: {end!r} at line {number + 1} without {begin!r}")
+            regions.append((start, number))
+            start = None
+    if start is not None:
+        raise ValueError(f"{where}: {begin!r} at line {start + 1} is never closed by {end!r}")
+    return regions
+
+
+def without_hidden_tests(text: str, where: str = "cell") -> str:
+    """``text`` with every hidden-test region (markers included) removed."""
+    lines = text.split("\n")
+    drop = {i for first, last in _marked_regions(text, BEGIN_HIDDEN, END_HIDDEN, where)
+            for i in range(first, last + 1)}
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop).rstrip()
+
+
+def marked_lines(text: str, begin: str, end: str, where: str = "cell") -> list[str]:
+    """The lines of ``text`` inside its ``begin`` ... ``end`` regions, markers left out."""
+    lines = text.split("\n")
+    regions = _marked_regions(text, begin, end, where)
+    return [line for first, last in regions for line in lines[first + 1 : last]]
+
+
+def hidden_test_lines(notebook: dict) -> list[str]:
+    """The lines inside the hidden-test regions of a notebook (stripped, blank lines left out)."""
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        lines = marked_lines(source_of(cell), BEGIN_HIDDEN, END_HIDDEN, f"cell {index}")
+        found += [line.strip() for line in lines if line.strip()]
+    return found
+
+
+def solution_parts(text: str, stub: str, where: str = "cell") -> tuple[str, str]:
+    """(what a learner's copy shows, the model answer) of an answer cell's source.
+
+    In the learner's version each solution region becomes ``stub`` (``# YOUR CODE HERE`` and ``...``
+    in code, as ``make release`` writes it) at the region's indentation; the model answer is the
+    whole source with the marker lines dropped.
+    """
+    lines = text.split("\n")
+    regions = _marked_regions(text, BEGIN_SOLUTION, END_SOLUTION, where)
+    if not regions:
+        raise ValueError(f"{where}: an answer cell without {BEGIN_SOLUTION!r}")
+    ends = dict(regions)
+    markers = {i for region in regions for i in region}
+    learner, skip_to = [], -1
+    for number, line in enumerate(lines):
+        if number <= skip_to:
+            continue
+        if number in ends:
+            indent = line[: len(line) - len(line.lstrip())]
+            learner += [indent + stub_line for stub_line in stub.split("\n") if stub_line]
+            skip_to = ends[number]
+        else:
+            learner.append(line)
+    answer = [line for number, line in enumerate(lines) if number not in markers]
+    return "\n".join(learner).strip("\n"), "\n".join(answer).strip("\n")
+
+
+def _folded_markdown(answer: str) -> str:
+    """A written model answer in a closed <details> toggle (MyST parses the markdown inside)."""
+    return f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{answer}\n\n</details>\n'
+
+
+SETUP_TAG = "course-setup"  # the lessons' Colab install cell (slide_type skip, a no-op elsewhere)
+
+
+def site_notebook(notebook: dict, name: str = "notebook") -> dict:
+    """A copy of a lesson notebook as the site shows it: solutions folded, hidden tests gone."""
+    from selfattention.coursework.course import CODE_STUB  # the stub of this course's student copies
+
+    notebook = copy.deepcopy(notebook)
+    cells = []
+    for index, cell in enumerate(notebook["cells"]):
+        where = f"{name}, cell {index}"
+        if SETUP_TAG in cell.get("metadata", {}).get("tags", []):
+            continue  # the Colab install cell: nothing to read on a page that runs no code
+        text = source_of(cell)
+        if BEGIN_HIDDEN in text or END_HIDDEN in text:
+            text = without_hidden_tests(text, where)
+            cell["source"] = text
+        if not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+            cells.append(cell)
+            continue
+        if cell["cell_type"] == "markdown":
+            # A written answer: the question's own text (if any) stays, the model answer is folded.
+            # nbgrader's placeholder is what a learner's copy says; the site leaves it out.
+            learner, answer = solution_parts(text, "", where)
+            learner = "\n".join(line for line in learner.split("\n") if line.strip() != ANSWER_STUB)
+            answer = "\n".join(line for line in answer.split("\n") if line.strip() != ANSWER_STUB)
+            cell["source"] = (learner.strip() + "\n\n" + _folded_markdown(answer.strip())).lstrip()
+            cells.append(cell)
+            continue
+        # A code answer: the learner's version (not run, so no output), then the model answer folded.
+        learner, answer = solution_parts(text, CODE_STUB, where)
+        stub = {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": f"{cell.get('id', index)}-stub",
+            "metadata": {},
+            "outputs": [],
+            "source": learner,
+        }
+        metadata = cell.setdefault("metadata", {})
+        metadata["tags"] = [*metadata.get("tags", []), "hide-cell", SOLUTION_TAG]
+        prompts = {"code_prompt_show": SHOW, "code_prompt_hide": HIDE}
+        metadata["mystnb"] = {**metadata.get("mystnb", {}), **prompts}
+        cell["source"] = answer
+        cells += [stub, cell]
+    notebook["cells"] = cells
+    return notebook
+
+
+# --- the front page's table of lessons ---------------------------------------------------------
+
+
+def lesson_title(notebook: dict) -> str:
+    """The title of a lesson: its first cell's heading, without the number (``Multi-head attention``)."""
+    first = source_of(notebook["cells"][0]).strip().split("\n")[0]
+    return re.sub(r"^#\s*\d+\s*·\s*", "", first).strip()
+
+
+def lesson_time(notebook: dict, name: str = "notebook") -> str:
+    """The time a lesson states in its first cell (``**Time.** About 45 min ...`` gives ``45 min``)."""
+    match = re.search(r"\*\*Time\.?\*\*\.?\s*(?:About\s+)?(\d+\s*min)", source_of(notebook["cells"][0]), re.I)
+    if match is None:
+        raise ValueError(f"{name}: the first cell states no time ('**Time.** About NN min')")
+    return match.group(1)
+
+
+def readme_ideas(readme: Path = ROOT / "README.md") -> dict[str, str]:
+    """The "idea" column of the README's table of lessons, by notebook name."""
+    ideas = {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and re.fullmatch(r"`\d\d_\w+\.ipynb`", cells[1]):
+            ideas[cells[1].strip("`")] = cells[2]
+    return ideas
+
+
+def contents_table(paths: list[Path], ideas: dict[str, str]) -> str:
+    """The MyST table of the lessons (link, the idea, the time) for the front page.
+
+    The link shows the lesson's heading as written (its maths typeset); the idea is the README's line
+    for the lesson, or the title for a lesson the README does not list yet.
+    """
+    rows = ["| lesson | the idea | time |", "|---|---|---|"]
+    for path in paths:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        idea = ideas.get(path.name, lesson_title(notebook))
+        heading = f"{path.name[:2]} · {lesson_title(notebook)}".replace("|", "\\|")
+        time = lesson_time(notebook, path.name).replace(" ", "\u00a0")  # "45 min" on one line
+        rows.append(f"| [{heading}]({LESSONS}/{path.name}) | {idea} | {time} |")
+    return "\n".join(rows) + "\n"
+
+
+# --- assembling the source folder and running Sphinx -------------------------------------------
+
+
+def ensure_node_modules() -> None:
+    """Run ``npm ci`` in docs/ unless node_modules already matches package-lock.json."""
+    lock, installed = HERE / "package-lock.json", NODE_MODULES / ".package-lock.json"
+    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("site: npm is not installed; install Node.js 18 or newer (it ships npm).")
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
+
+
+def copy_libraries(static: Path) -> None:
+    """Copy the needed files of each npm package into ``static/vendor/``."""
+    for package, parts in LIBRARY_FILES.items():
+        source, target = NODE_MODULES / package, static / VENDOR / package
+        for part in parts:
+            src, dst = source / part, target / part
+            if not src.exists():
+                raise SystemExit(f"site: {src} is missing; delete docs/node_modules and rebuild.")
+            if src.is_dir():
+                shutil.copytree(src, dst, dirs_exist_ok=True)
+            else:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+    widget_dist = NODE_MODULES / "@jupyter-widgets/html-manager/dist"
+    for asset in widget_dist.iterdir():
+        if asset.suffix in WIDGET_ASSETS:
+            shutil.copy2(asset, static / VENDOR / "@jupyter-widgets/html-manager/dist" / asset.name)
+
+
+def lesson_links(markdown: str) -> str:
+    """A docs/ page's links to the lessons (``../notebooks/NN_topic.ipynb``, right in the repository)
+    pointed at the lessons' pages in the site."""
+    return re.sub(r"\]\(\.\./notebooks/(\d\d_\w+\.ipynb)", rf"]({LESSONS}/\1", markdown)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    """Write ``text`` unless the file holds it already (so Sphinx rereads only what changed)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def assemble_source(src: Path, notebooks: Path = NOTEBOOKS) -> list[Path]:
+    """Fill ``src`` with the pages Sphinx reads; returns the lessons, in order."""
+    paths = lessons(notebooks)
+    if not paths:
+        raise SystemExit(f"site: no lesson notebooks (NN_topic.ipynb) in {notebooks}")
+    wanted = {f"{LESSONS}/{path.name}" for path in paths} | {"_contents.md"}
+    for page in sorted(HERE.glob("*.md")):
+        wanted.add(page.name)
+        _write_if_changed(src / page.name, lesson_links(page.read_text(encoding="utf-8")))
+    _write_if_changed(src / "_contents.md", contents_table(paths, readme_ideas()))
+    for path in paths:
+        notebook = site_notebook(json.loads(path.read_text(encoding="utf-8")), path.name)
+        _write_if_changed(src / LESSONS / path.name, json.dumps(notebook, indent=1, ensure_ascii=False))
+    for stale in [*src.glob("*.md"), *src.glob(f"{LESSONS}/*")]:  # pages whose source is gone
+        if stale.relative_to(src).as_posix() not in wanted:
+            stale.unlink()
+    return paths
+
+
+def build(out: Path = OUT, src: Path | None = None, quiet: bool = True) -> Path:
+    """Build the site into ``out`` (sources and Sphinx's cache in ``src``); returns ``out/index.html``."""
+    out = Path(out).resolve()
+    src = Path(src).resolve() if src else out.with_name(out.name + "-src")
+    ensure_node_modules()
+    assemble_source(src)
+    command = [
+        sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d", str(src / ".doctrees"),
+        *(["-q"] if quiet else []), str(src), str(out),
+    ]
+    subprocess.run(command, cwd=ROOT, check=True)
+    copy_libraries(out / "_static")
+    return out / "index.html"
+
+
+def main(argv: list[str]) -> None:
+    start = time.perf_counter()
+    out = Path(argv[0]) if argv else OUT
+    index = build(out, quiet=False)
+    pages = sorted(index.parent.rglob("*.html"))
+    print(f"site: {len(pages)} pages in {time.perf_counter() - start:.1f} s; open {index}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
