@@ -906,7 +906,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--numpy-max-t", type=int, default=2048,
                         help="largest T for our NumPy scaled_dot_product_attention")
     parser.add_argument("--budget", type=float, default=1.0, help="seconds of repeats per timing")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["lessons", "attention", "blockwise"],
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["lessons", "attention", "blockwise", "widgets"],
                         help="sections to leave out (for trying the script)")
     args = parser.parse_args(argv)
 
@@ -946,6 +947,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     runpy.run_path(str(HERE / "grading.py"))["bench_grading"](path, log, quick=args.quick)
     log(f"wrote {path} and {args.out / plot_name}")
+    if not args.quick and "widgets" not in args.skip:  # in a browser: benchmarks/widgets.py, its own section
+        log("5. widget redraw latency (JupyterLab in Chromium)")
+        sys.path.insert(0, str(HERE))
+        from widgets import main as widgets_main
+
+        widgets_main(["--results", str(path)])
     return 0
 
 

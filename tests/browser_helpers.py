@@ -138,6 +138,7 @@ def prepare_root(tmp: Path) -> Path:
             if cell["cell_type"] == "code":
                 cell["outputs"], cell["execution_count"] = [], None
         (instructor / lesson.name).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    shutil.copyfile(work / "rise.css", instructor / "rise.css")  # the live slides' style, next to the lessons
     return work
 
 

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = ("checks", "core", "data", "layers", "plots", "positional")
+_SUBMODULES = ("checks", "core", "data", "layers", "plots", "positional", "widgets")
 
 
 def __getattr__(name: str):

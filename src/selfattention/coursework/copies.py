@@ -27,6 +27,7 @@ __all__ = ["Plan", "plan_copies", "update_working_copies"]
 
 MANIFEST = ".copies.json"
 BACKUPS = "backups"
+RISE_CSS = "rise.css"  # notebooks/rise.css: how the lessons look as live slides (RISE)
 
 
 def _digest(path: Path) -> str:
@@ -149,6 +150,10 @@ def update_working_copies(
             shutil.copyfile(made[plan.lesson.stem], plan.copy)
             manifest[plan.lesson.name] = {"lesson": _digest(plan.lesson), "copy": _digest(plan.copy)}
         (work / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    style = Path(notebooks) / RISE_CSS
+    if style.exists():  # the live slides' style sheet, read by RISE next to a notebook; always the course's
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(style, work / RISE_CSS)
     for plan in plans:
         if plan.action != "none":
             say(plan.note)

@@ -1,0 +1,283 @@
+"""Widget redraw latency of every lesson, in JupyterLab and in its live slideshow (jupyterlab-rise).
+
+``python benchmarks/widgets.py`` (also run by ``make bench``) starts JupyterLab on 127.0.0.1 as the browser
+tests do (``tests/browser_helpers.py``), runs each lesson in headless Chromium, then changes every control of
+every widget ``--changes`` times in the notebook. One change is timed from the browser's input event
+(``event.timeStamp``: a key press, a menu choice, Enter in a text box) to the last change of the widget's
+output area (a MutationObserver) once it has been quiet for ``QUIET_MS`` and its images are decoded: what a
+presenter waits for. (The live slideshow shows the same kernel's output through the same widget manager; it is
+not timed separately here.) The median and the maximum per control go into the section
+"Widget redraw latency" of ``benchmarks/RESULTS.md`` (replaced in place), met or not met against 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the browser tests' server and page helpers
+
+from browser_helpers import (  # noqa: E402
+    CHROMIUM_ARGS,
+    INSTRUCTOR_DIR,
+    cell_index,
+    find_chromium,
+    prepare_root,
+    saved_notebook,
+    start_lab,
+)
+
+TARGET_MS = 200.0
+QUIET_MS = 400.0  # an output that has not changed for this long is finished
+CHANGE_TIMEOUT_S = 60.0
+SECTION = "## 4. Widget redraw latency"
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control of a widget: its label and how it is changed.
+
+    ``kind``: "slider" (ArrowRight / ArrowLeft in turn, with the keyboard), "select" (the next option, in
+    turn), "check" (a click) or "text" (type ``values[i % 2]`` and press Enter).
+    """
+
+    label: str
+    kind: str
+    values: tuple[str, ...] = ()
+
+
+# lesson -> [(a line of the widget's cell, its controls)]
+WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
+    "00_roadmap": [("widgets.interact(show_mix", [Control("neighbour", "slider"),
+                                                   Control("sentence", "select")])],
+    "01_static_embeddings": [("suggestions = [", [Control("word", "text", ("banana", "apple")),
+                                                   Control("neighbours", "slider")])],
+    "02_basic_self_attention": [("sentence_box = widgets.Combobox", [
+        Control("sentence", "text", ("river bank flows", "money bank grows")),
+        Control("focus word", "select")])],
+    "03_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
+    "04_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
+                                                    Control("tau = sqrt(d_k)", "check")])],
+    "05_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
+                                                                  Control("head", "select")])],
+    "06_limits_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")]),
+                            ("widgets.interact(show_cost", [Control("T", "slider")])],
+    "07_real_transformer": [("widgets.interact(explore", [
+        Control("sentence", "text", ("the bank of the river is wet",
+                                     "the keys to the old cabinet are on the table")),
+        Control("layer", "slider"), Control("head", "slider")])],
+}
+
+# Arms a timer on a cell: t0 = the first input event (key, change, click) after arming, last = the time of the
+# last mutation of the widget's output area(s) after t0.
+ARM = """cell => {
+  const st = {t0: null, last: null, mutations: 0};
+  const outs = [...cell.querySelectorAll('.widget-output')];
+  const onEvent = e => {
+    if (st.t0 !== null) return;
+    if (e.type === 'keydown' && !['ArrowRight', 'ArrowLeft', 'Enter'].includes(e.key)) return;
+    st.t0 = e.timeStamp;
+  };
+  const kinds = ['keydown', 'change', 'click'];
+  kinds.forEach(k => cell.addEventListener(k, onEvent, true));
+  const observer = new MutationObserver(() => {
+    if (st.t0 !== null) { st.last = performance.now(); st.mutations++; }
+  });
+  const what = {childList: true, subtree: true, characterData: true, attributes: true};
+  outs.forEach(o => observer.observe(o, what));
+  st.stop = () => { observer.disconnect(); kinds.forEach(k => cell.removeEventListener(k, onEvent, true)); };
+  window.__widgetBench = st;
+  return outs.length;
+}"""
+POLL = """() => {
+  const st = window.__widgetBench;
+  const images = [...document.querySelectorAll('.widget-output img')].every(i => i.complete);
+  return {t0: st.t0, last: st.last, now: performance.now(), mutations: st.mutations, images};
+}"""
+
+
+@dataclass
+class Timing:
+    """The redraw latencies (ms) of one control in one view; ``failed`` counts changes that never redrew."""
+
+    lesson: str
+    control: str
+    view: str
+    samples: list[float] = field(default_factory=list)
+    failed: int = 0
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    @property
+    def worst(self) -> float | None:
+        return max(self.samples) if self.samples else None
+
+
+def change(frame: object, cell: object, control: Control, i: int) -> None:
+    """Change ``control`` in ``cell`` once (the ``i``-th time), as a presenter would."""
+    label = frame.locator("label.widget-label", has_text=re.compile(rf"^{re.escape(control.label)}$"))
+    box = cell.locator(".widget-inline-hbox").filter(has=label).first  # the control's row
+    if control.kind == "slider":
+        handle = box.locator(".noUi-handle").first
+        handle.focus()
+        handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+    elif control.kind == "select":
+        select = box.locator("select")
+        options = select.locator("option").all_inner_texts()
+        current = select.evaluate("s => s.selectedIndex")
+        select.select_option(index=(current + 1) % len(options))
+    elif control.kind == "check":  # a checkbox's description is in its own label, next to the box
+        cell.locator(".widget-checkbox", has_text=control.label).locator("input[type=checkbox]").click()
+    elif control.kind == "text":
+        field_ = box.locator("input").first
+        field_.fill(control.values[i % len(control.values)])
+        field_.press("Enter")
+    else:
+        raise ValueError(f"control.kind is {control.kind!r}; expected slider, select, check or text")
+
+
+def time_changes(frame: object, cell: object, control: Control, changes: int, timing: Timing) -> None:
+    """Change ``control`` ``changes`` times; add each redraw latency (ms) to ``timing``."""
+    for i in range(changes):
+        cell.evaluate(ARM)
+        change(frame, cell, control, i)
+        deadline = time.monotonic() + CHANGE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            state = frame.evaluate(POLL)
+            if state["last"] is not None and state["now"] - state["last"] >= QUIET_MS and state["images"]:
+                timing.samples.append(state["last"] - state["t0"])
+                break
+            time.sleep(0.05)
+        else:
+            timing.failed += 1
+        frame.evaluate("() => window.__widgetBench.stop()")
+
+
+def bench_lesson(context: object, lab: object, lesson: str, changes: int, log: object) -> list[Timing]:
+    """Run ``lesson`` in JupyterLab, time its widgets there, then in the slideshow."""
+    from test_browser import cell, open_notebook, run_all  # imports pytest: only when benchmarking
+
+    path = f"{INSTRUCTOR_DIR}/{lesson}.ipynb"
+    page = open_notebook(context, lab, path, f"bench{lesson[:2]}")
+    timings: list[Timing] = []
+    try:
+        run_all(page)
+        notebook = saved_notebook(lab.root / path)
+        cells = [(cell_index(notebook, marker), controls) for marker, controls in WIDGETS[lesson]]
+        for index, controls in cells:
+            widget_cell = cell(page, index)
+            widget_cell.scroll_into_view_if_needed()
+            for control in controls:
+                timings.append(Timing(lesson, control.label, "lab"))
+                time_changes(page, widget_cell, control, changes, timings[-1])
+                log(f"{lesson} lab  {control.label}: {_fmt(timings[-1])}")
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+    return timings
+
+
+def _fmt(t: Timing) -> str:
+    if t.median is None:
+        return f"no redraw in {t.failed} changes"
+    extra = f", {t.failed} without redraw" if t.failed else ""
+    return f"median {t.median:.0f} ms, max {t.worst:.0f} ms ({len(t.samples)} changes{extra})"
+
+
+def run(lessons: list[str], changes: int, log: object = print) -> list[Timing]:
+    """Time every widget of ``lessons`` in a fresh JupyterLab on 127.0.0.1 (the outside web blocked)."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = find_chromium()
+    if chromium is None:
+        raise RuntimeError("the widget benchmark needs Chromium (apt-get install chromium)")
+    timings: list[Timing] = []
+    with tempfile.TemporaryDirectory(prefix="widget-bench-") as tmp_name, sync_playwright() as pw:
+        tmp = Path(tmp_name)
+        lab = start_lab(tmp, prepare_root(tmp), tmp / "jupyter-server.log")
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(120_000)
+            local = ("http://127.0.0.1", "data:", "blob:")  # nothing else is asked for
+            context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(local) else r.abort())
+            for lesson in lessons:
+                timings += bench_lesson(context, lab, lesson, changes, log)
+        finally:
+            browser.close()
+            lab.stop()
+    return timings
+
+
+def section(timings: list[Timing], changes: int) -> list[str]:
+    """The RESULTS.md section: one row per lesson, control and view."""
+    slowest = max((t.median for t in timings if t.median is not None), default=None)
+    met = all(t.median is not None and t.median <= TARGET_MS and not t.failed for t in timings)
+    lines = [
+        SECTION,
+        "",
+        f"Each control of each lesson's widgets changed {changes} times in JupyterLab,",
+        "timed in Chromium from the input event to the last change of the widget's output (quiet for "
+        f"{QUIET_MS:.0f} ms, images decoded). Target: median at most {TARGET_MS:.0f} ms for every widget: "
+        f"**{'met' if met else 'not met'}** (slowest median "
+        f"{'-' if slowest is None else f'{slowest:.0f} ms'}). "
+        "`python benchmarks/widgets.py` redoes this section.",
+        "",
+        "| lesson | control | view | median (ms) | max (ms) | changes | target |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    for t in timings:
+        ok = t.median is not None and t.median <= TARGET_MS and not t.failed
+        median = "-" if t.median is None else f"{t.median:.0f}"
+        worst = "-" if t.worst is None else f"{t.worst:.0f}"
+        lines.append(f"| {t.lesson} | {t.control} | {t.view} | {median} | {worst} | "
+                     f"{len(t.samples)}/{len(t.samples) + t.failed} | {'met' if ok else 'not met'} |")
+    return lines + [""]
+
+
+def write_section(results: Path, lines: list[str]) -> None:
+    """Put ``lines`` into ``results`` in place of its widget section (appended when it has none)."""
+    text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmarks\n"
+    start = text.find(SECTION)
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
+    else:
+        end = text.find("\n## ", start + len(SECTION))
+        text = text[:start] + "\n".join(lines) + ("" if end == -1 else text[end:])
+    results.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lessons", nargs="*", default=sorted(WIDGETS),
+                        help="e.g. 04_scaling (default: all)")
+    parser.add_argument("--changes", type=int, default=6, help="changes per control and view (default 6)")
+    parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--json", type=Path, help="also write the raw latencies here")
+    args = parser.parse_args(argv)
+    unknown = sorted(set(args.lessons) - set(WIDGETS))
+    if unknown:
+        parser.error(f"--lessons got {unknown}; expected some of {sorted(WIDGETS)}")
+    if args.changes < 1:
+        parser.error(f"--changes got {args.changes}; expected at least 1")
+    timings = run(args.lessons, args.changes)
+    if args.json:
+        args.json.write_text(json.dumps([t.__dict__ for t in timings], indent=1), encoding="utf-8")
+    write_section(args.results, section(timings, args.changes))
+    print(f"wrote the widget section of {args.results}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Live slides: a lesson shown by jupyterlab-rise inside JupyterLab, its widget alive, in headless Chromium.
+
+As an instructor does it: run the lesson in JupyterLab, select the widget's cell, press Alt+R (View ->
+"Render as Reveal Slideshow"), then in the slideshow re-run the cell (Shift+Enter) and move its control. The
+widget must be drawn as a widget (not as its text, e.g. ``VBox(children=(HBox(...``, which is what a widget
+manager that failed to load leaves), its output must change, and JupyterLab's "Click to add a cell." bar must
+not be on the slide (``notebooks/rise.css`` hides it). Screenshots go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from urllib.parse import urlparse
+
+from browser_helpers import ARTIFACTS, INSTRUCTOR_DIR, WIDGET_FALLBACKS, LabServer, cell_index, saved_notebook
+from playwright import sync_api
+from test_browser import (  # noqa: F401  (lab, browser_context: the browser suite's fixtures, shared)
+    BLOCKED,
+    DRIVES,
+    browser_context,
+    cell,
+    lab,
+    open_notebook,
+    run_all,
+)
+from test_browser import pytestmark as _browser_mark
+
+pytestmark = _browser_mark  # skipped without Chromium, except in CI
+
+LESSON = "00_roadmap"  # the shortest lesson; its widget: a slider and a menu over a figure and a printed line
+MENU, CHOICE = "sentence", "juice"  # the menu moves apple' from near phones to near juice
+RISE_FRAME = "iframe[src*='/rise/']"
+
+
+def rise_frame(page: object) -> object:
+    """The slideshow's page (jupyterlab-rise renders it in an iframe next to the notebook)."""
+    for frame in page.frames:
+        if urlparse(frame.url).path.startswith("/rise/"):
+            return frame
+    raise AssertionError(f"no RISE slideshow among the page's frames: {[f.url for f in page.frames]}")
+
+
+def show_cell_in_rise(page: object, index: int, timeout: float = 120.0) -> object:
+    """The slideshow's current slide, once it shows the widget of the notebook's cell ``index``.
+
+    The slideshow follows the cell selected in the notebook, but a selection made while it is still starting
+    can be lost: select the cell again until its slide, with its widget, is shown.
+    """
+    slide = page.frame_locator(RISE_FRAME).locator(".reveal .slides section.present").last
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cell(page, max(index - 1, 0)).locator(".jp-Cell-inputWrapper").first.click()
+        cell(page, index).locator(".jp-InputArea-prompt").click()
+        try:
+            slide.locator(".jp-OutputArea-output > .jupyter-widgets").first.wait_for(timeout=5_000)
+            return slide
+        except sync_api.TimeoutError:
+            continue
+    raise AssertionError(f"the slideshow did not show the widget of cell {index} within {timeout:.0f} s")
+
+
+def visible_texts(frame: object, selector: str) -> list[str]:
+    """Texts of the elements matching ``selector`` that take up room on the page."""
+    return frame.locator(selector).evaluate_all(
+        "els => els.filter(e => e.getClientRects().length && e.offsetWidth * e.offsetHeight > 0)"
+        ".map(e => e.innerText)"
+    )
+
+
+def test_widget_lives_in_rise(lab: LabServer, browser_context: object) -> None:  # noqa: F811 (fixtures)
+    """Alt+R on the widget's cell, Shift+Enter in the slideshow, choose a menu item: the figure follows."""
+    path = f"{INSTRUCTOR_DIR}/{LESSON}.ipynb"
+    page = open_notebook(browser_context, lab, path, "live-slides")
+    try:
+        run_all(page)
+        index = cell_index(saved_notebook(lab.root / path), DRIVES[LESSON].marker)
+        cell(page, index).locator(".jp-InputArea-prompt").click()  # select the widget's cell
+        page.keyboard.press("Escape")
+        page.keyboard.press("Alt+r")
+        page.locator(RISE_FRAME).wait_for()
+        slides = page.frame_locator(RISE_FRAME)
+        slide = show_cell_in_rise(page, index)
+        widget = slide.locator(".jp-OutputArea-output > .jupyter-widgets").first
+        sync_api.expect(widget).to_be_visible(timeout=60_000)
+
+        # Re-run the cell inside the slideshow (Ctrl+Enter: Shift+Enter would also move to the next slide);
+        # the new widget is drawn as a widget.
+        prompt = slide.locator(".jp-InputArea-prompt").first
+        count = prompt.inner_text()
+        prompt.click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Enter")
+        sync_api.expect(prompt).not_to_have_text(count)
+        sync_api.expect(prompt).to_have_text(re.compile(r"\[\d+\]:"))
+        sync_api.expect(widget).to_be_visible(timeout=60_000)
+        output = widget.locator(".widget-output").first
+        sync_api.expect(output.locator("img")).to_be_visible(timeout=60_000)
+        frame = rise_frame(page)
+        fallbacks = [t[:120] for t in visible_texts(frame, ".jp-OutputArea-output")
+                     if any(f in t for f in WIDGET_FALLBACKS)]
+        assert not fallbacks, f"widgets shown as text in RISE: {fallbacks}"
+        bars = visible_texts(frame, ".jp-Notebook-footer")
+        assert not bars, f"JupyterLab's add-a-cell bar is on the slides: {bars}"
+        page.screenshot(path=str(ARTIFACTS / "rise-widget-before.png"))
+
+        before = output.inner_text()
+        image_before = output.locator("img").first.get_attribute("src")
+        label = slides.locator("label.widget-label", has_text=re.compile(rf"^{MENU}$"))
+        widget.locator(".widget-inline-hbox").filter(has=label).locator("select").select_option(label=CHOICE)
+        sync_api.expect(output).not_to_have_text(before, timeout=60_000)  # the printed apple' = [...]
+        sync_api.expect(output).to_contain_text("apple' = [")
+        sync_api.expect(output.locator("img").first).not_to_have_attribute("src", image_before or "")
+        page.screenshot(path=str(ARTIFACTS / "rise-widget-after.png"))
+        assert not BLOCKED, f"the slideshow asked for outside addresses: {sorted(set(BLOCKED))[:5]}"
+    except BaseException:
+        page.screenshot(path=str(ARTIFACTS / "rise-failure.png"))
+        raise
+    finally:
+        page.close()
+        lab.shutdown_kernels()
