@@ -90,6 +90,14 @@ def fill(student_version: Path, dest: Path, written: str) -> None:
     nbformat.write(nb, dest)
 
 
+def release(base: Path) -> Path:
+    """What ``make release`` does for the lesson (into the course folder): its student version."""
+    from selfattention.coursework.course import generate_student_versions
+
+    [made] = generate_student_versions(base / "course", [base / "notebooks" / f"{LESSON}.ipynb"]).values()
+    return made
+
+
 def grade(base: Path) -> dict[str, GradeRow]:
     rows = grade_all(base / "notebooks", base / "submissions", base / "course", base / "grades.csv",
                      LIMITS, say=lambda line: None, isolation=Isolation("none"))
@@ -138,9 +146,7 @@ def exchange_round(tmp_path_factory) -> dict:
     (base / "exchange").mkdir()
     (base / "exchange").chmod(0o777)
     instructor = user_home(base, "instructor", f"c.CourseDirectory.root = {str(course)!r}\n")
-    from selfattention.coursework.course import generate_student_versions
-
-    generate_student_versions(course, [base / "notebooks" / f"{LESSON}.ipynb"])  # what make release does
+    release(base)
     nbgrader(instructor, course, "release_assignment", LESSON)
     # on a hub each learner is a user of their own; here one OS user, so the learner's id is set
     ann = user_home(base, "ann",
@@ -190,11 +196,9 @@ def marked(tmp_path_factory) -> Path:
     """A course with ann's lesson graded once and her written answer marked 1.5 of 2 by hand."""
     base = tmp_path_factory.mktemp("marks")
     write_lesson(base / "notebooks")
-    from selfattention.coursework.course import generate_student_versions
-
-    [release] = generate_student_versions(base / "course", [base / "notebooks" / f"{LESSON}.ipynb"]).values()
-    fill(release, base / "submissions" / "ann" / f"{LESSON}.ipynb", "First thoughts.")
-    shutil.copyfile(release, base / "student.ipynb")
+    student = release(base)
+    fill(student, base / "submissions" / "ann" / f"{LESSON}.ipynb", "First thoughts.")
+    shutil.copyfile(student, base / "student.ipynb")
     first = grade(base)["ann"]
     assert (first.score, first.to_grade_by_hand) == (1, 2)
     hand_mark(base / "course", "ann", "tiny-written", 1.5)
@@ -245,12 +249,9 @@ def test_a_code_answer_changing_does_not_touch_the_hand_mark(course):
 
 def test_lesson_changed_after_release_keeps_hand_marks_and_counts_the_new_cell(course):
     write_lesson(course / "notebooks", changed=True)  # a test reworded, an exercise added
-    from selfattention.coursework.course import generate_student_versions
-
-    lesson = course / "notebooks" / f"{LESSON}.ipynb"
-    [release] = generate_student_versions(course / "course", [lesson]).values()  # what make release does
-    assert "x is still None" in release.read_text()
-    fill(release, course / "submissions" / "bob" / f"{LESSON}.ipynb", "Bob's reason.")  # the new version
+    student = release(course)
+    assert "x is still None" in student.read_text()
+    fill(student, course / "submissions" / "bob" / f"{LESSON}.ipynb", "Bob's reason.")  # the new version
     rows = grade(course)
     ann, bob = rows["ann"], rows["bob"]
     assert (ann.max_score, ann.auto_max_score) == (4, 2)
@@ -261,3 +262,16 @@ def test_lesson_changed_after_release_keeps_hand_marks_and_counts_the_new_cell(c
     again = grade(course)
     assert (again["ann"].score, again["bob"].score) == (2.5, 4)
     assert again["ann"].reason == ann.reason
+
+
+def test_lesson_losing_a_graded_cell_keeps_hand_marks(course):
+    write_lesson(course / "notebooks", changed=True)
+    fill(release(course), course / "submissions" / "bob" / f"{LESSON}.ipynb", "Bob's reason.")
+    assert grade(course)["bob"].score == 2
+    hand_mark(course / "course", "bob", "tiny-written", 1)
+    write_lesson(course / "notebooks")  # the added exercise taken out again; bob's copy still has it
+    rows = grade(course)
+    assert (rows["ann"].max_score, rows["ann"].score) == (3, 2.5), rows["ann"].reason
+    bob = rows["bob"]
+    assert (bob.max_score, bob.score, bob.auto_score, bob.to_grade_by_hand) == (3, 2, 1, 0), bob.reason
+    assert "cell tiny-y-test is not in the lesson any more: not graded" in bob.reason

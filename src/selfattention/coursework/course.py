@@ -7,6 +7,9 @@ A course directory (under ``build/``) holds nbgrader's usual layout::
     submitted/LEARNER/NN_topic/...         what a learner handed in
     autograded/LEARNER/NN_topic/...        the same, executed with the hidden tests restored
     gradebook.db                           the sqlite gradebook
+    feedback/LEARNER/NN_topic/...          the feedback pages for nbgrader release_feedback
+    handmarks/NN_topic/LEARNER.json        which answer each hand mark was given to
+    handmarks/NN_topic/carried/LEARNER.json  hand marks kept aside while a changed lesson is regraded
 
 Importing this module imports nbgrader (a few seconds): the working copies' fast path avoids it.
 """

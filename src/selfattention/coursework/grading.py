@@ -197,6 +197,20 @@ def _deduplicate(submitted: NotebookNode) -> list[str]:
     return [f"cell {gid} appears {n} times: the last copy was graded" for gid, n in seen.items() if n > 1]
 
 
+def _not_in_lesson(submitted: NotebookNode, released: NotebookNode) -> list[str]:
+    """Run the cells whose grading marks the lesson does not have (a copy of an older version of a
+    lesson that lost an exercise) as ordinary cells: nbgrader rejects the whole notebook otherwise.
+    Returns one note per graded cell so treated."""
+    known, notes = set(_grade_cells(released)), []
+    for cell in submitted.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") and meta["grade_id"] not in known:
+            if meta.get("grade"):
+                notes.append(f"cell {meta['grade_id']} is not in the lesson any more: not graded")
+            del cell.metadata["nbgrader"]
+    return notes
+
+
 def _redefinitions(submitted: NotebookNode) -> list[str]:
     pattern, notes = _redefines_pattern(), []
     for cell in submitted.cells:
@@ -510,7 +524,7 @@ def _prepare(root: Path, sub: _Submission, released: NotebookNode, names: dict[s
         sub.valid = False
         sub.notes.append(f"not a valid notebook ({first}): 0 for the lesson")
         return
-    duplicated = _deduplicate(submitted)
+    duplicated = _deduplicate(submitted) + _not_in_lesson(submitted, released)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(submitted, target)  # normalised: no byte order mark, one kind of line end
     deleted, changed = _tampering(submitted, released, names)
