@@ -7,6 +7,9 @@ A course directory (under ``build/``) holds nbgrader's usual layout::
     submitted/LEARNER/NN_topic/...         what a learner handed in
     autograded/LEARNER/NN_topic/...        the same, executed with the hidden tests restored
     gradebook.db                           the sqlite gradebook
+    feedback/LEARNER/NN_topic/...          the feedback pages for nbgrader release_feedback
+    handmarks/NN_topic/LEARNER.json        which answer each hand mark was given to
+    handmarks/NN_topic/carried/LEARNER.json  hand marks kept aside while a changed lesson is regraded
 
 Importing this module imports nbgrader (a few seconds): the working copies' fast path avoids it.
 """
@@ -233,9 +236,56 @@ def generate_student_versions(
         app = GenerateAssignment(coursedir=coursedir, config=config)
         app.force = True
         app.create_assignment = True
-        _run_quietly(app, f"could not make the student version of {lesson.name}")
+        try:
+            _run_quietly(app, f"could not make the student version of {lesson.name}")
+        except RuntimeError as exc:
+            # nbgrader refuses to add or remove a graded cell of a lesson already graded: keep the
+            # hand marks aside (grading puts them back), clear its submissions, and make it again.
+            if "Cannot add or remove cells" not in str(exc):
+                raise
+            carry_hand_marks(root, name)
+            app = GenerateAssignment(coursedir=coursedir, config=config)
+            app.force = True
+            app.create_assignment = True
+            _run_quietly(app, f"could not make the student version of {lesson.name}")
         out[name] = root / "release" / name / lesson.name
     return out
+
+
+def carried_marks(root: Path, lesson: str) -> Path:
+    """The folder of hand marks kept aside while a changed lesson's submissions are graded anew."""
+    return Path(root) / "handmarks" / lesson / "carried"
+
+
+def carry_hand_marks(root: Path, lesson: str) -> None:
+    """Write every hand mark and grader's comment of ``lesson`` to ``carried_marks(root, lesson)/
+    LEARNER.json`` (``{"marks": {grade_id: points}, "comments": {grade_id: text}}``), then remove
+    the lesson's submissions from the gradebook, which nbgrader requires before a graded cell is
+    added to or removed from a lesson. The next grading of each learner puts the marks back."""
+    import warnings
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    folder = carried_marks(root, lesson)
+    folder.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        try:
+            submissions = list(gb.find_assignment(lesson).submissions)
+        except MissingEntry:
+            return
+        for submission in submissions:
+            learner = submission.student.id
+            path = folder / f"{learner}.json"
+            kept = (json.loads(path.read_text(encoding="utf-8")) if path.exists()
+                    else {"marks": {}, "comments": {}})
+            for nb in submission.notebooks:
+                kept["marks"].update({g.name: g.manual_score for g in nb.grades
+                                      if g.manual_score is not None})
+                kept["comments"].update({c.name: c.manual_comment for c in nb.comments if c.manual_comment})
+            path.write_text(json.dumps(kept), encoding="utf-8")  # on disk before the gradebook forgets
+        for submission in submissions:
+            gb.remove_submission(lesson, submission.student.id)
 
 
 # So that nbgrader's own tools (the formgrader for written answers, `nbgrader export`) can be run

@@ -22,6 +22,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from .grading import RECEIPTS
+
 __all__ = ["render_markdown", "write_feedback"]
 
 _DISPLAY = re.compile(r"\$\$(.+?)\$\$", re.S)
@@ -156,6 +158,10 @@ def _page(learner: str, lesson: str, released: NotebookNode, submitted: Notebook
 def write_feedback(build: Path, out: Path, say=print) -> list[Path]:
     """Write a page for every submission graded in course folder ``build`` (see the module).
 
+    Beside each page in ``COURSE/feedback/LEARNER/NN_topic/`` go the ``timestamp.txt`` and
+    ``submission_secret.txt`` that ``nbgrader collect`` wrote, which ``nbgrader release_feedback``
+    needs; the pages there are these, not nbgrader's (whose pages show the hidden tests).
+
     Raises FileNotFoundError if nothing was graded there yet.
     """
     root = Path(build).resolve()
@@ -177,6 +183,9 @@ def write_feedback(build: Path, out: Path, say=print) -> list[Path]:
         exchange = root / "feedback" / learner / lesson / f"{lesson}.html"
         exchange.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(target, exchange)
+        for receipt in RECEIPTS:  # release_feedback reads them beside the page (absent: not collected)
+            if (submitted_path.parent / receipt).is_file():
+                shutil.copyfile(submitted_path.parent / receipt, exchange.parent / receipt)
         written.append(target)
     say(f"wrote {len(written)} feedback pages to {out}/LEARNER/NN_topic.html "
         f"(and to {build}/feedback/ for nbgrader release_feedback)")

@@ -39,7 +39,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from . import find_lessons, sandbox
-from .course import CUT_MARK, course_config, generate_student_versions
+from .course import CUT_MARK, carried_marks, course_config, generate_student_versions
 from .results import MIME, compare
 from .sandbox import Isolation, unavailable
 
@@ -195,6 +195,20 @@ def _deduplicate(submitted: NotebookNode) -> list[str]:
             if seen[gid] > 1:
                 del cell.metadata["nbgrader"]
     return [f"cell {gid} appears {n} times: the last copy was graded" for gid, n in seen.items() if n > 1]
+
+
+def _not_in_lesson(submitted: NotebookNode, released: NotebookNode) -> list[str]:
+    """Run the cells whose grading marks the lesson does not have (a copy of an older version of a
+    lesson that lost an exercise) as ordinary cells: nbgrader rejects the whole notebook otherwise.
+    Returns one note per graded cell so treated."""
+    known, notes = set(_grade_cells(released)), []
+    for cell in submitted.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") and meta["grade_id"] not in known:
+            if meta.get("grade"):
+                notes.append(f"cell {meta['grade_id']} is not in the lesson any more: not graded")
+            del cell.metadata["nbgrader"]
+    return notes
 
 
 def _redefinitions(submitted: NotebookNode) -> list[str]:
@@ -437,10 +451,7 @@ def _scores(root: Path, lesson: Path, learner: str, released: NotebookNode,
     auto_max_score, to_grade_by_hand)`` from it."""
     from nbgrader.api import Gradebook
 
-    written = {
-        gid for gid, c in _grade_cells(released).items()
-        if c.metadata["nbgrader"].get("solution") and c.metadata["nbgrader"].get("grade")
-    }
+    written = _hand_marked(released)
     auto = auto or {}
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings say nothing to a grader
@@ -485,10 +496,27 @@ def read_notebook(path: Path) -> NotebookNode:
     return nb
 
 
+#: What ``nbgrader collect`` writes beside a collected notebook; ``nbgrader release_feedback``
+#: needs both (the secret names the learner's feedback file in the exchange).
+RECEIPTS = ("timestamp.txt", "submission_secret.txt")
+
+
+def _clear_keeping_receipts(folder: Path) -> None:
+    """Empty ``folder`` (a learner's ``submitted/LEARNER/NN_topic``) of an earlier run's files,
+    keeping the :data:`RECEIPTS` that ``nbgrader collect`` left there."""
+    kept = {name: (folder / name).read_bytes() for name in RECEIPTS
+            if (folder / name).is_file() and not (folder / name).is_symlink()}
+    shutil.rmtree(folder, ignore_errors=True)
+    if kept:
+        folder.mkdir(parents=True)
+        for name, data in kept.items():
+            (folder / name).write_bytes(data)
+
+
 def _prepare(root: Path, sub: _Submission, released: NotebookNode, names: dict[str, str]) -> None:
     """Check one submission and put it where nbgrader looks for it (unless it is unreadable)."""
     target = root / "submitted" / sub.learner / sub.lesson.stem / sub.lesson.name
-    shutil.rmtree(target.parent, ignore_errors=True)
+    _clear_keeping_receipts(target.parent)
     try:
         submitted = read_notebook(sub.path)
     except Exception as exc:  # not JSON, not a notebook, a future format...
@@ -496,8 +524,8 @@ def _prepare(root: Path, sub: _Submission, released: NotebookNode, names: dict[s
         sub.valid = False
         sub.notes.append(f"not a valid notebook ({first}): 0 for the lesson")
         return
-    duplicated = _deduplicate(submitted)
-    target.parent.mkdir(parents=True)
+    duplicated = _deduplicate(submitted) + _not_in_lesson(submitted, released)
+    target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(submitted, target)  # normalised: no byte order mark, one kind of line end
     deleted, changed = _tampering(submitted, released, names)
     sub.notes += [*deleted.values(), *changed, *duplicated, *_redefinitions(submitted)]
@@ -540,6 +568,82 @@ def reference_records(root: Path, lesson: Path, limits: Limits, isolation: Isola
     return records
 
 
+def _hand_marked(released: NotebookNode) -> set[str]:
+    """grade_ids of the cells a grader marks by hand (written answers, hand-graded code)."""
+    return {gid for gid, c in _grade_cells(released).items()
+            if c.metadata["nbgrader"].get("grade") and c.metadata["nbgrader"].get("solution")}
+
+
+def _restore_carried_marks(root: Path, lesson: str, learner: str) -> None:
+    """Put back the hand marks kept aside when ``lesson`` changed (see ``course.carry_hand_marks``),
+    for the cells the lesson still has; the answers they were given to are checked next."""
+    from nbgrader.api import Gradebook
+
+    path = carried_marks(root, lesson) / f"{learner}.json"
+    if not path.exists():
+        return
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        gb.update_or_create_submission(lesson, learner)
+        nb = gb.find_submission_notebook(lesson, lesson, learner)
+        for grade in nb.grades:
+            if grade.name in kept["marks"] and grade.manual_score is None:
+                grade.manual_score = kept["marks"][grade.name]
+                grade.needs_manual_grade = False
+        for comment in nb.comments:
+            if comment.name in kept["comments"] and not comment.manual_comment:
+                comment.manual_comment = kept["comments"][comment.name]
+        gb.db.commit()
+    path.unlink()
+
+
+def _set_aside_stale_marks(root: Path, sub: _Submission, released: NotebookNode,
+                           names: dict[str, str]) -> list[str]:
+    """Set aside each hand mark given to an answer that has changed since it was marked.
+
+    The gradebook keeps a hand mark across runs but not the answer it was given to, so
+    ``root/handmarks/NN_topic/LEARNER.json`` does: per cell, ``seen`` (a digest of the answer
+    graded by the last run, the one the formgrader showed) and, once marked, ``marked`` (the
+    answer the mark was given to) with ``score``. A mark that appeared or changed since the last
+    run was given to ``seen``. When the answer graded now is not ``marked``, the mark is taken out
+    of the gradebook (the cell waits for a grader again, its comment stays) and a note says what it
+    was. A mark found on the first run that keeps this record is taken to be for the answer as it
+    is: nothing older is known. Returns the notes.
+    """
+    from nbgrader.api import Gradebook
+
+    lesson = sub.lesson.stem
+    answers = _grade_cells(read_notebook(root / "submitted" / sub.learner / lesson / sub.lesson.name))
+    path = root / "handmarks" / lesson / f"{sub.learner}.json"
+    state: dict[str, dict] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    by_hand, notes = _hand_marked(released), []
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        nb = gb.find_submission_notebook(lesson, lesson, sub.learner)
+        for grade in nb.grades:
+            if grade.name not in by_hand:
+                continue
+            answer = answers[grade.name].source.strip() if grade.name in answers else ""
+            digest = hashlib.sha256(answer.encode()).hexdigest()
+            cell = state.setdefault(grade.name, {})
+            mark = grade.manual_score
+            if mark is not None and (cell.get("score") != mark or "marked" not in cell):
+                cell.update(marked=cell.get("seen", digest), score=mark)
+            if mark is not None and cell["marked"] != digest:
+                notes.append(f"{names.get(grade.name, grade.name)}: the answer changed after it was marked "
+                             f"by hand ({mark:g} points): that mark is set aside, grade it by hand again")
+                grade.manual_score = None
+                grade.needs_manual_grade = True
+                cell.pop("marked")
+                cell.pop("score")
+            cell["seen"] = digest
+        gb.db.commit()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(state), encoding="utf-8")
+    return notes
+
+
 def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str | None,
             limits: Limits, references: dict[str, list[dict]], names: dict[str, str]) -> GradeRow:
     """Judge the tests from the results they handed over, write the verdicts to the gradebook and
@@ -547,6 +651,7 @@ def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str |
     name = sub.lesson.stem
     notes = list(sub.notes)
     auto: dict[str, float] = {}
+    _restore_carried_marks(root, name, sub.learner)
     if failure:
         notes.insert(0, failure)
     elif sub.valid:
@@ -558,6 +663,7 @@ def _finish(root: Path, sub: _Submission, released: NotebookNode, failure: str |
             auto[gid] = points[gid] if why is None else 0.0
             if why is not None and gid not in sub.zero:
                 notes.append(f"{names[gid]}: {why}")
+        notes += _set_aside_stale_marks(root, sub, released, names)
     scores = _scores(root, sub.lesson, sub.learner, released, auto=auto,
                      zero_all=bool(failure) or not sub.valid)
     messages: dict[str, str | None] = {}
