@@ -13,10 +13,12 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -45,6 +47,27 @@ def inside(code: str, iso: Isolation = SMALL, timeout: float = 60) -> subprocess
     result = run_sandboxed(iso, [sys.executable, "-c", textwrap.dedent(code)], timeout=timeout)
     assert "bwrap:" not in result.stderr, result.stderr
     return result
+
+
+@needs_sandbox
+def test_a_course_checked_out_under_tmp_is_visible_read_only_inside(tmp_path, monkeypatch):
+    # CI clones the course under /tmp, which the sandbox replaces with the kernel's own tmpfs: the
+    # virtualenv and the package source must still be mounted (read-only) on top of it.
+    course = Path(tempfile.mkdtemp(prefix="sa-course-", dir="/tmp"))
+    try:
+        (course / "src").mkdir()
+        (course / "src" / "marker.py").write_text("print('course visible')\n")
+        os.chmod(course, 0o755)
+        real = sandbox._python_dirs
+        monkeypatch.setattr(sandbox, "_python_dirs", lambda: [*real(), course / "src"])
+        result = run_sandboxed(SMALL, [sys.executable, str(course / "src" / "marker.py")])
+        assert "bwrap:" not in result.stderr, result.stderr
+        assert result.stdout.strip() == "course visible", result.stderr
+        written = inside(f"open({str(course / 'src' / 'x')!r}, 'w')")
+        assert "Read-only file system" in written.stderr, written.stderr
+        assert inside("open('/tmp/own', 'w').write('ok')").returncode == 0, "its own /tmp stays writable"
+    finally:
+        shutil.rmtree(course)
 
 
 # --- integrity: what a submission can see and reach -------------------------------------------

@@ -102,10 +102,11 @@ def human_size(n: int) -> str:
 
 def _bind_ro(path: Path) -> list[str]:
     """Arguments mounting ``path`` read-only at the same place, with readable parent folders
-    (bwrap makes missing parents with mode 0700, which a non-root kernel could not cross)."""
+    (bwrap makes missing parents with mode 0700, which a non-root kernel could not cross). ``/tmp`` is
+    left as the kernel's tmpfs made it (mode 1777)."""
     args: list[str] = []
     for parent in reversed(path.parents):
-        if str(parent) != "/" and not str(parent).startswith(("/usr", "/etc")):
+        if str(parent) not in ("/", "/tmp") and not str(parent).startswith(("/usr", "/etc")):
             args += ["--perms", "0755", "--dir", str(parent)]
     return [*args, "--ro-bind", str(path), str(path)]
 
@@ -131,11 +132,13 @@ def bwrap_command(iso: Isolation, share: Path, uid: int, command: list[str]) -> 
             args += ["--symlink", os.readlink(link), str(link)]
         elif link.is_dir():
             args += ["--ro-bind", str(link), str(link)]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(iso.disk), "--tmpfs", "/tmp"]
+    # Mounted after the kernel's own /tmp, so that a course checked out under /tmp (a CI clone) stays
+    # visible: bwrap applies mounts in order, and a later bind shows through the tmpfs.
     for path in _python_dirs():
         args += _bind_ro(path)
     args += [
-        "--proc", "/proc", "--dev", "/dev",
-        "--perms", "1777", "--size", str(iso.disk), "--tmpfs", "/tmp",
         "--bind", str(share), str(share),
         "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--hostname", "grading", "--die-with-parent", "--new-session", "--clearenv",
