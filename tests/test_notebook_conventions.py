@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from conftest import NOTEBOOKS, ROOT, load_notebook
+
+sys.path.insert(0, str(ROOT / "tools"))
+from lesson_load import MAX_CELLS, MAX_MINUTES, lesson_load  # noqa: E402
 
 
 def test_lessons_exist_in_order():
@@ -95,4 +99,26 @@ def test_readme_lists_every_lesson_with_its_time():
         assert row, f"README.md has no lesson-table row for {path.name}"
         assert row.group(1) == minutes.group(1), (
             f"README.md gives {path.name} {row.group(1)} min, the notebook says {minutes.group(1)} min"
+        )
+
+
+def test_stated_time_covers_the_load_and_fits_one_sitting(notebook):
+    """tools/lesson_load.py's rule: the stated time covers the core load; at most 75 min and 70 cells."""
+    path, _ = notebook
+    r = lesson_load(path)
+    load = round(r.core.minutes)
+    assert r.stated is not None, f"{path.name}: no '**Time.** About N min' in the first cell"
+    assert load <= r.stated <= MAX_MINUTES, (
+        f"{path.name}: states {r.stated} min, but its load is {load} min "
+        f"({r.core.words} words, {r.core.code_lines} code lines, {r.core.exercises} exercises, "
+        f"{r.core.written} written answers; tools/lesson_load.py); at most {MAX_MINUTES} min"
+    )
+    assert r.cells <= MAX_CELLS, f"{path.name}: {r.cells} cells, at most {MAX_CELLS}"
+    if r.deeper.minutes >= 1:
+        first = "".join(load_notebook(path)["cells"][0]["source"])
+        extra = re.search(r"Going deeper[^\n]*?(\d+)\s*min|(\d+)\s*min[^\n]*?Going deeper", first)
+        assert extra, f"{path.name}: the first cell does not say how long the Going deeper sections add"
+        said = int(extra.group(1) or extra.group(2))
+        assert said >= round(r.deeper.minutes), (
+            f"{path.name}: says Going deeper adds {said} min; its load is {round(r.deeper.minutes)} min"
         )
