@@ -45,3 +45,21 @@ def test_show_displays_one_png_of_the_figure(monkeypatch: pytest.MonkeyPatch) ->
     assert image.format == "png" and image.data.startswith(b"\x89PNG")
     assert int.from_bytes(image.data[16:20], "big") == 100  # width in pixels: 2 in x 50 dpi
     plt.close(fig)
+
+
+def test_heatmaps_share_one_colour_scale_and_bar():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from selfattention.plots import heatmaps
+
+    flat = np.full((3, 3), 1 / 3)
+    sharp = np.eye(3)
+    fig, axes = heatmaps([flat, sharp], ["flat", "sharp"], ["a", "b", "c"])
+    limits = {ax.images[0].get_clim() for ax in axes}
+    assert limits == {(0.0, 1.0)}, limits  # the flat map is not stretched to full contrast
+    assert len(fig.axes) == 3  # two panels and one colour bar
+    fig2, axes2 = heatmaps([flat], ["flat"], vmax=0.5)
+    assert axes2[0].images[0].get_clim() == (0.0, 0.5)
+    with pytest.raises(ValueError, match="one title per matrix"):
+        heatmaps([flat, sharp], ["only one"])

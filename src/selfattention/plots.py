@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from numpy.typing import ArrayLike
 
-__all__ = ["heatmap", "vectors_2d"]
+__all__ = ["heatmap", "heatmaps", "vectors_2d"]
 
 
 def heatmap(
@@ -60,6 +60,49 @@ def heatmap(
     if title:
         ax.set_title(title)
     return ax
+
+
+def heatmaps(
+    matrices: Sequence[ArrayLike],
+    titles: Sequence[str],
+    labels: Sequence[str] | None = None,
+    *,
+    key_labels: Sequence[str] | None = None,
+    vmax: float | None = None,
+    annotate: bool | None = None,
+    cmap: str = "Blues",
+    size: float = 3.6,
+) -> tuple[plt.Figure, list[Axes]]:
+    """Draw attention matrices side by side on ONE colour scale, with one colour bar.
+
+    Maps drawn with their own scale each show a nearly flat matrix with full contrast; sharing ``vmin=0`` and
+    one ``vmax`` lets the eye compare them.
+
+    Inputs:
+        matrices: n arrays of shape (T_q, T_k) (torch tensors accepted); titles: n titles.
+        labels, key_labels: as in :func:`heatmap`.
+        vmax: the weight drawn darkest in every panel (default: the largest weight of all the matrices).
+        size: the width of one panel in inches.
+    Returns:
+        the figure and its n panels' Axes.
+    """
+    arrays = [np.asarray(m.detach().cpu().numpy() if hasattr(m, "detach") else m, dtype=float)
+              for m in matrices]
+    if not arrays or len(arrays) != len(titles):
+        raise ValueError(f"matrices has {len(arrays)} entries and titles {len(titles)}; "
+                         "expected one title per matrix, at least one matrix")
+    top = float(vmax) if vmax is not None else max(float(a.max()) for a in arrays)
+    rows = max(a.shape[0] for a in arrays)
+    fig, axes = plt.subplots(1, len(arrays), figsize=(size * len(arrays) + 0.8, 0.9 + 0.45 * rows),
+                             squeeze=False, layout="constrained")
+    panels = list(axes[0])
+    for i, (a, ax, title) in enumerate(zip(arrays, panels, titles, strict=True)):
+        heatmap(a, labels, key_labels=key_labels, ax=ax, title=title, annotate=annotate, cmap=cmap,
+                vmax=top)
+        if i:
+            ax.set_ylabel("")
+    fig.colorbar(panels[-1].images[0], ax=panels, shrink=0.8, label="attention weight")
+    return fig, panels
 
 
 def vectors_2d(
