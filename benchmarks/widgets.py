@@ -5,8 +5,8 @@ tests do (``tests/browser_helpers.py``), runs each lesson in headless Chromium, 
 every widget ``--changes`` times in the notebook. One change is timed from the browser's input event
 (``event.timeStamp``: a key press, a menu choice, Enter in a text box) to the last change of the widget's
 output area (a MutationObserver) once it has been quiet for ``QUIET_MS`` and its images are decoded: what a
-presenter waits for. (The live slideshow shows the same kernel's output through the same widget manager; it is
-not timed separately here.) The median and the maximum per control go into the section
+presenter waits for. Then the same in the live slideshow (Alt+R; each widget's cell re-run there, as
+``tests/test_rise.py`` does), view "RISE". The median and the maximum per control go into the section
 "Widget redraw latency" of ``benchmarks/RESULTS.md`` (replaced in place), met or not met against 200 ms.
 """
 
@@ -77,8 +77,8 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
         Control("layer", "slider"), Control("head", "slider")])],
 }
 
-# Arms a timer on a cell: t0 = the first input event (key, change, click) after arming, last = the time of the
-# last mutation of the widget's output area(s) after t0.
+# Arms a timer on a cell: t0 = the first input event (key, pointer, change, click) after arming, last = the
+# time of the last mutation of the widget's output area(s) after t0.
 ARM = """cell => {
   const st = {t0: null, last: null, mutations: 0};
   const outs = [...cell.querySelectorAll('.widget-output')];
@@ -87,7 +87,7 @@ ARM = """cell => {
     if (e.type === 'keydown' && !['ArrowRight', 'ArrowLeft', 'Enter'].includes(e.key)) return;
     st.t0 = e.timeStamp;
   };
-  const kinds = ['keydown', 'change', 'click'];
+  const kinds = ['keydown', 'pointerdown', 'change', 'click'];
   kinds.forEach(k => cell.addEventListener(k, onEvent, true));
   const observer = new MutationObserver(() => {
     if (st.t0 !== null) { st.last = performance.now(); st.mutations++; }
@@ -124,11 +124,19 @@ class Timing:
         return max(self.samples) if self.samples else None
 
 
-def change(frame: object, cell: object, control: Control, i: int) -> None:
-    """Change ``control`` in ``cell`` once (the ``i``-th time), as a presenter would."""
+def change(frame: object, cell: object, control: Control, i: int, mouse: bool = False) -> None:
+    """Change ``control`` in ``cell`` once (the ``i``-th time), as a presenter would.
+
+    ``mouse``: move a slider with the mouse, not the keyboard. In the live slideshow the arrow keys also move
+    the slides (reveal.js reads them even when a slider has the focus), so a presenter clicks or drags there.
+    """
     label = frame.locator("label.widget-label", has_text=re.compile(rf"^{re.escape(control.label)}$"))
     box = cell.locator(".widget-inline-hbox").filter(has=label).first  # the control's row
-    if control.kind == "slider":
+    if control.kind == "slider" and mouse:  # click the track a quarter from one end, then the other
+        track = box.locator(".noUi-target").first
+        area = track.bounding_box()
+        track.click(position={"x": area["width"] * (0.75 if i % 2 == 0 else 0.25), "y": area["height"] / 2})
+    elif control.kind == "slider":
         handle = box.locator(".noUi-handle").first
         handle.focus()
         handle.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
@@ -147,11 +155,12 @@ def change(frame: object, cell: object, control: Control, i: int) -> None:
         raise ValueError(f"control.kind is {control.kind!r}; expected slider, select, check or text")
 
 
-def time_changes(frame: object, cell: object, control: Control, changes: int, timing: Timing) -> None:
+def time_changes(frame: object, cell: object, control: Control, changes: int, timing: Timing,
+                 mouse: bool = False) -> None:
     """Change ``control`` ``changes`` times; add each redraw latency (ms) to ``timing``."""
     for i in range(changes):
         cell.evaluate(ARM)
-        change(frame, cell, control, i)
+        change(frame, cell, control, i, mouse)
         deadline = time.monotonic() + CHANGE_TIMEOUT_S
         while time.monotonic() < deadline:
             state = frame.evaluate(POLL)
@@ -185,6 +194,52 @@ def bench_lesson(context: object, lab: object, lesson: str, changes: int, log: o
     finally:
         page.close()
         lab.shutdown_kernels()
+    # The slideshow on a page of its own, as tests/test_rise.py opens it (after the notebook's widgets were
+    # driven, the slideshow can follow the notebook's selection away from the widget's slide).
+    page = open_notebook(context, lab, path, f"rise{lesson[:2]}")
+    try:
+        run_all(page)
+        timings += bench_rise(page, lesson, cells, changes, log)
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+    return timings
+
+
+def bench_rise(page: object, lesson: str, cells: list[tuple[int, list[Control]]], changes: int,
+               log: object) -> list[Timing]:
+    """Time the same widgets in the live slideshow (jupyterlab-rise), as ``tests/test_rise.py`` opens it.
+
+    Alt+R on the first widget's cell opens the slideshow; each widget's cell is re-run inside it (Ctrl+Enter),
+    so the slideshow's own widget manager draws it, and its controls are changed there.
+    """
+    from test_browser import cell  # imports pytest: only when benchmarking
+    from test_rise import RISE_FRAME, rise_frame, show_cell_in_rise
+
+    timings: list[Timing] = []
+    cell(page, cells[0][0]).locator(".jp-InputArea-prompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Alt+r")
+    page.locator(RISE_FRAME).wait_for()
+    for index, controls in cells:
+        show_cell_in_rise(page, index)
+        frame = rise_frame(page)  # a locator of the slideshow's own frame (``change`` filters within it)
+        slide = frame.locator(".reveal .slides section.present").last
+        prompt = slide.locator(".jp-InputArea-prompt").first
+        count = prompt.inner_text()
+        prompt.click()
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+Enter")  # re-run in the slideshow (Shift+Enter would move on)
+        deadline = time.monotonic() + CHANGE_TIMEOUT_S
+        while prompt.inner_text() in (count, "[*]:") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        widget = slide.locator(".jp-OutputArea-output > .jupyter-widgets").first
+        widget.locator(".widget-output img").first.wait_for(timeout=CHANGE_TIMEOUT_S * 1000)
+        time.sleep(QUIET_MS / 1000)
+        for control in controls:
+            timings.append(Timing(lesson, control.label, "RISE"))
+            time_changes(frame, slide, control, changes, timings[-1], mouse=True)
+            log(f"{lesson} RISE {control.label}: {_fmt(timings[-1])}")
     return timings
 
 
@@ -227,7 +282,8 @@ def section(timings: list[Timing], changes: int) -> list[str]:
     lines = [
         SECTION,
         "",
-        f"Each control of each lesson's widgets changed {changes} times in JupyterLab,",
+        f"Each control of each lesson's widgets changed {changes} times in JupyterLab and again in its live "
+        "slideshow (jupyterlab-rise, the cell re-run there),",
         "timed in Chromium from the input event to the last change of the widget's output (quiet for "
         f"{QUIET_MS:.0f} ms, images decoded). Target: median at most {TARGET_MS:.0f} ms for every widget: "
         f"**{'met' if met else 'not met'}** (slowest median "
