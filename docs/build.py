@@ -23,7 +23,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +30,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import npm_files  # noqa: E402  (the npm files both builds copy)
+
 NOTEBOOKS = ROOT / "notebooks"
 NODE_MODULES = HERE / "node_modules"
 OUT = ROOT / "build" / "site"
@@ -56,8 +58,6 @@ LIBRARY_FILES = {
     "requirejs": ["require.js"],
     "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "package.json"],
 }
-# The widget manager's own fonts and icons sit next to embed-amd.js.
-WIDGET_ASSETS = (".woff", ".woff2", ".ttf", ".eot", ".svg")
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -251,36 +251,6 @@ def contents_table(paths: list[Path], ideas: dict[str, str]) -> str:
 # --- assembling the source folder and running Sphinx -------------------------------------------
 
 
-def ensure_node_modules() -> None:
-    """Run ``npm ci`` in docs/ unless node_modules already matches package-lock.json."""
-    lock, installed = HERE / "package-lock.json", NODE_MODULES / ".package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("site: npm is not installed; install Node.js 18 or newer (it ships npm).")
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
-
-
-def copy_libraries(static: Path) -> None:
-    """Copy the needed files of each npm package into ``static/vendor/``."""
-    for package, parts in LIBRARY_FILES.items():
-        source, target = NODE_MODULES / package, static / VENDOR / package
-        for part in parts:
-            src, dst = source / part, target / part
-            if not src.exists():
-                raise SystemExit(f"site: {src} is missing; delete docs/node_modules and rebuild.")
-            if src.is_dir():
-                shutil.copytree(src, dst, dirs_exist_ok=True)
-            else:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dst)
-    widget_dist = NODE_MODULES / "@jupyter-widgets/html-manager/dist"
-    for asset in widget_dist.iterdir():
-        if asset.suffix in WIDGET_ASSETS:
-            shutil.copy2(asset, static / VENDOR / "@jupyter-widgets/html-manager/dist" / asset.name)
-
-
 def lesson_links(markdown: str) -> str:
     """A docs/ page's links to the lessons (``../notebooks/NN_topic.ipynb``, right in the repository)
     pointed at the lessons' pages in the site."""
@@ -317,14 +287,14 @@ def build(out: Path = OUT, src: Path | None = None, quiet: bool = True) -> Path:
     """Build the site into ``out`` (sources and Sphinx's cache in ``src``); returns ``out/index.html``."""
     out = Path(out).resolve()
     src = Path(src).resolve() if src else out.with_name(out.name + "-src")
-    ensure_node_modules()
+    npm_files.ensure_node_modules(HERE, "site")
     assemble_source(src)
     command = [
         sys.executable, "-m", "sphinx", "-b", "html", "-c", str(HERE), "-d", str(src / ".doctrees"),
         *(["-q"] if quiet else []), str(src), str(out),
     ]
     subprocess.run(command, cwd=ROOT, check=True)
-    copy_libraries(out / "_static")
+    npm_files.copy_libraries(NODE_MODULES, LIBRARY_FILES, out / "_static" / VENDOR, "site")
     return out / "index.html"
 
 

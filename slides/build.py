@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +30,9 @@ from traitlets.config import Config
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import npm_files  # noqa: E402  (the npm files both builds copy)
+
 NODE_MODULES = HERE / "node_modules"
 BUILD = HERE / "build"
 SOLUTIONS = BUILD / "solutions"  # the instructor's decks, with the solutions (--solutions)
@@ -80,8 +81,6 @@ LIBRARY_FILES = {
     ],
     "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "package.json"],
 }
-# The widget manager's own fonts and images sit next to embed-amd.js.
-WIDGET_ASSETS = (".woff", ".woff2", ".ttf", ".eot", ".svg")
 
 
 def lessons() -> list[Path]:
@@ -92,36 +91,6 @@ def lessons() -> list[Path]:
 def deck_path(notebook: Path, solutions: bool = False) -> Path:
     """Where the deck of ``notebook`` is written (the instructor's deck under ``solutions/``)."""
     return (SOLUTIONS if solutions else BUILD) / f"{notebook.stem}.slides.html"
-
-
-def ensure_node_modules() -> None:
-    """Run ``npm ci`` in slides/ unless node_modules already matches package-lock.json."""
-    lock, installed = HERE / "package-lock.json", NODE_MODULES / ".package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("slides: npm is not installed; install Node.js 18 or newer (it ships npm).")
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
-
-
-def copy_libraries() -> None:
-    """Copy the needed files of each npm package into slides/build/lib/."""
-    for package, parts in LIBRARY_FILES.items():
-        source, target = NODE_MODULES / package, BUILD / LIB / package
-        for part in parts:
-            src, dst = source / part, target / part
-            if not src.exists():
-                raise SystemExit(f"slides: {src} is missing; delete slides/node_modules and rebuild.")
-            if src.is_dir():
-                shutil.copytree(src, dst, dirs_exist_ok=True)
-            else:
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dst)
-    widget_dist = NODE_MODULES / "@jupyter-widgets/html-manager/dist"
-    for asset in widget_dist.iterdir():
-        if asset.suffix in WIDGET_ASSETS:
-            shutil.copy2(asset, BUILD / LIB / "@jupyter-widgets/html-manager/dist" / asset.name)
 
 
 def _is_solution(cell: NotebookNode) -> bool:
@@ -205,9 +174,9 @@ def build(notebooks: list[Path] | None = None, solutions: bool = False) -> list[
 
     ``solutions``: the instructor's decks, with the solutions, into slides/build/solutions/.
     """
-    ensure_node_modules()
+    npm_files.ensure_node_modules(HERE, "slides")
     BUILD.mkdir(exist_ok=True)
-    copy_libraries()
+    npm_files.copy_libraries(NODE_MODULES, LIBRARY_FILES, BUILD / LIB, "slides")
     return [build_deck(path, solutions) for path in (notebooks or lessons())]
 
 
