@@ -58,6 +58,17 @@ def find_chromium() -> str | None:
     return None
 
 
+def launch_chromium(pw: object) -> object:
+    """A headless Chromium from playwright ``pw`` (the installed one); the test fails, saying how to get
+    one, when there is none."""
+    import pytest
+
+    found = find_chromium()
+    if found is None:
+        pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
+    return pw.chromium.launch(executable_path=found, args=CHROMIUM_ARGS)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

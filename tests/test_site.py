@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from browser_helpers import CHROMIUM_ARGS, WIDGET_FALLBACKS, find_chromium
+from browser_helpers import WIDGET_FALLBACKS, launch_chromium
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 DOCS = ROOT / "docs"
@@ -110,16 +110,9 @@ def site(tmp_path_factory) -> Path:
     return index.parent
 
 
-def chromium_path() -> str:
-    found = find_chromium()
-    if found is None:
-        pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
-    return found
-
-
 @pytest.fixture(scope="module")
 def browser(pw):
-    chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    chromium = launch_chromium(pw)
     yield chromium
     chromium.close()
 

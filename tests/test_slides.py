@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser_helpers import CHROMIUM_ARGS, find_chromium
+from browser_helpers import launch_chromium
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 SLIDES = ROOT / "slides"
@@ -219,16 +219,9 @@ def decks() -> dict[str, Path]:
     return {path.name.removesuffix(".slides.html"): path for path in paths}
 
 
-def chromium_path() -> str:
-    found = find_chromium()
-    if found is None:
-        pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
-    return found
-
-
 @pytest.fixture(scope="session")
 def browser(pw):
-    chromium = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    chromium = launch_chromium(pw)
     yield chromium
     chromium.close()
 
