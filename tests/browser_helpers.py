@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -67,6 +68,32 @@ def launch_chromium(pw: object) -> object:
     if found is None:
         pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
     return pw.chromium.launch(executable_path=found, args=CHROMIUM_ARGS)
+
+
+def wait_until(page: object, expression: str, timeout: float = 30_000) -> bool:
+    """Whether the JavaScript ``expression`` becomes true in ``page`` within ``timeout`` ms."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(expression, timeout=timeout)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
+def allow_only(page: object, local: re.Pattern[str], refused: list[str] | None = None) -> None:
+    """Let ``page`` load only URLs matching ``local``; abort every other request (recorded in ``refused``)."""
+
+    def guard(route: object) -> None:
+        url = route.request.url
+        if local.match(url):
+            route.continue_()
+        else:
+            if refused is not None:
+                refused.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
 
 
 def free_port() -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from browser_helpers import WIDGET_FALLBACKS, launch_chromium
+from browser_helpers import WIDGET_FALLBACKS, allow_only, launch_chromium, wait_until
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 DOCS = ROOT / "docs"
@@ -181,38 +181,19 @@ OPEN_TOGGLE = """i => {
 }"""
 
 
-def _wait(page, expression: str, timeout: float = 30_000) -> bool:
-    """Whether ``expression`` becomes true in the page within ``timeout`` ms."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(expression, timeout=timeout)
-    except PlaywrightTimeout:
-        return False
-    return True
-
-
 def open_page(browser, path: Path, kinds: list[str] = ()) -> PageReport:
     """Open a page and report on it; ``kinds`` (code or markdown, one per solution) says which
     solution toggles to open: the first of each kind."""
     report = PageReport()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
 
-    def guard(route):
-        url = route.request.url
-        if LOCAL.match(url):
-            route.continue_()
-        else:
-            report.outside_requests.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
+    allow_only(page, LOCAL, report.outside_requests)
     page.on("console", lambda msg: msg.type == "error" and report.console_errors.append(msg.text))
     page.on("pageerror", lambda exc: report.console_errors.append(f"uncaught: {exc}"))
     page.on("requestfailed", lambda req: report.failed_requests.append(f"{req.url} ({req.failure})"))
     try:
         page.goto(path.as_uri(), wait_until="load")
-        report.loaded = _wait(page, "window.MathJax && window.MathJax.isReady")
+        report.loaded = wait_until(page, "window.MathJax && window.MathJax.isReady")
         if not report.loaded:
             return report
         page.evaluate(
@@ -222,7 +203,7 @@ def open_page(browser, path: Path, kinds: list[str] = ()) -> PageReport:
         views = page.evaluate(
             "document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
         )
-        _wait(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {views}")
+        wait_until(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {views}")
         page.evaluate("Promise.all([...document.images].map(img => img.decode().catch(() => null)))")
         for key, value in page.evaluate(PAGE_FACTS).items():
             setattr(report, key, value if key != "images" else [tuple(v) for v in value])

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser_helpers import launch_chromium
+from browser_helpers import allow_only, launch_chromium, wait_until
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 SLIDES = ROOT / "slides"
@@ -376,45 +376,25 @@ WALK_SLIDES = """async ({minBody, minCode}) => {
 }"""
 
 
-def _wait(page, expression: str, timeout: float = 30_000) -> bool:
-    """Whether ``expression`` becomes true in the page within ``timeout`` ms."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(expression, timeout=timeout)
-    except PlaywrightTimeout:
-        return False
-    return True
-
-
 def new_page(browser, report: DeckReport | None = None):
     """A 1280x720 page that lets through file:// and loopback only (others aborted, and recorded
     in ``report``)."""
     page = browser.new_page(viewport={"width": SCREEN[0], "height": SCREEN[1]})
 
-    def guard(route):
-        url = route.request.url
-        if LOCAL.match(url):
-            route.continue_()
-        else:
-            if report is not None:
-                report.outside_requests.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
+    allow_only(page, LOCAL, None if report is None else report.outside_requests)
     return page
 
 
 def load_reveal(page, deck: Path) -> bool:
     """Open ``deck`` and bind its reveal.js to ``window.Reveal``; whether reveal.js got ready."""
     page.goto(deck.as_uri(), wait_until="load")
-    if not _wait(page, "window.require && window.MathJax && window.MathJax.Hub"):
+    if not wait_until(page, "window.require && window.MathJax && window.MathJax.Hub"):
         return False
     page.evaluate(
         "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
         f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
     )
-    return _wait(page, "Reveal.isReady()")
+    return wait_until(page, "Reveal.isReady()")
 
 
 def wait_for_mathjax(page) -> None:
@@ -465,7 +445,7 @@ def open_deck(browser, deck: Path, screenshot: Path, typical: int) -> DeckReport
             "document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
         )
         # the widget manager renders each saved view into a subarea
-        _wait(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {report.widget_views}")
+        wait_until(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {report.widget_views}")
         report.widgets_rendered = page.evaluate(f"document.querySelectorAll({RENDERED_WIDGETS!r}).length")
         walk = page.evaluate(WALK_SLIDES, {"minBody": MIN_BODY_PX, "minCode": MIN_CODE_PX})
         report.canvas = (walk["width"], walk["height"])
@@ -838,12 +818,12 @@ def test_speaker_view_shows_a_slides_notes(decks, browser):
     page.route("**/*", lambda route: route.continue_() if LOCAL.match(route.request.url) else route.abort())
     try:
         page.goto(decks[nb_path.stem].as_uri(), wait_until="load")
-        assert _wait(page, "window.require && window.MathJax")
+        assert wait_until(page, "window.require && window.MathJax")
         page.evaluate(
             "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
             f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
         )
-        assert _wait(page, "Reveal.isReady()")
+        assert wait_until(page, "Reveal.isReady()")
         page.evaluate(
             "i => { const s = document.querySelectorAll('.reveal .slides > section > section')[i];"
             " const at = Reveal.getIndices(s); Reveal.slide(at.h, at.v); }",
