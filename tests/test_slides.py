@@ -499,7 +499,11 @@ def deck(request, decks, browser) -> tuple[dict, Path, DeckReport]:
         nb = load_notebook(nb_path)
         report = open_deck(browser, path, ARTIFACTS / f"{nb_path.stem}.png", typical_slide(nb))
         _reports[nb_path.stem] = report
-        print(f"\n{nb_path.stem}: {json.dumps(summary(report) | notes_summary(nb))}")
+        figures = summary(report) | notes_summary(nb)
+        print(f"\n{nb_path.stem}: {json.dumps(figures)}")
+        record = ARTIFACTS / "summary.json"  # every deck's figures, for the record (not compared)
+        known = json.loads(record.read_text(encoding="utf-8")) if record.exists() else {}
+        record.write_text(json.dumps(known | {nb_path.stem: figures}, indent=1), encoding="utf-8")
     return load_notebook(nb_path), path, _reports[nb_path.stem]
 
 
