@@ -40,7 +40,7 @@ from nbformat import NotebookNode
 
 from . import find_lessons, sandbox
 from .course import CUT_MARK, carried_marks, course_config, generate_student_versions
-from .results import MIME, compare
+from .results import MIME, compare, judge
 from .sandbox import Isolation, unavailable
 
 __all__ = ["GradeRow", "GradingRefused", "IsolationUnavailable", "Limits", "find_submissions", "grade_all"]
@@ -260,6 +260,12 @@ def _verdicts(autograded: NotebookNode, released: NotebookNode, references: dict
             mismatch = "the hidden tests did not finish" if len(got) < len(expected) else "too many results"
         else:
             for ref, mine in zip(expected, got, strict=True):
+                if ref.get("judge"):  # a design exercise: the lesson's check decides, here
+                    mismatch = judge(ref["judge"], mine.get("value"))
+                    if mismatch:
+                        mismatch = f"a hidden test did not accept the answer ({mismatch})"
+                        break
+                    continue
                 mismatch = compare(ref["value"], mine.get("value"), ref["atol"], ref["rtol"])
                 if mismatch:
                     mismatch = f"a hidden test got a different result ({mismatch})"
@@ -563,6 +569,11 @@ def reference_records(root: Path, lesson: Path, limits: Limits, isolation: Isola
             f"(each hidden test must end with record(grade_id, value)){'; ' if errors else ''}"
             + "; ".join(errors)
         )
+    rejected = [f"{gid}: {why}" for gid, found in records.items() for r in found
+                if r.get("judge") and (why := judge(r["judge"], r.get("value")))]
+    if rejected:
+        raise RuntimeError(f"{lesson.name}: the lesson's own checks reject the instructor's answers: "
+                           + "; ".join(rejected))
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"digest": digest, "records": records}), encoding="utf-8")
     return records

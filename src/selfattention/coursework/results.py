@@ -9,15 +9,22 @@ The grader runs the instructor's own notebook the same way to get the reference 
 compares each learner's records with them in its own process (:func:`compare`). Nothing the
 learner's code does in its kernel (patching numpy, builtins, the checks or the display) can make
 a wrong result equal to the reference: to forge a record, it has to compute the right values.
+
+A design exercise has many right answers (set W_Q so that "apple" attends to "ate"): its hidden test records
+the learner's design itself with ``judge="check_..."``, and the grader runs that lesson check, its own copy,
+in its own process on the recorded design (:func:`judge`) instead of comparing it with the instructor's.
+The judge is taken from the instructor's record, never from the learner's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import os
 from typing import Any
 
-__all__ = ["MIME", "GRADING_ENV", "record", "to_plain", "compare"]
+__all__ = ["MIME", "GRADING_ENV", "record", "to_plain", "compare", "judge"]
 
 MIME = "application/vnd.selfattention.result+json"
 #: Set (to "1") in the kernel's environment while grading.
@@ -44,17 +51,19 @@ def to_plain(value: Any) -> Any:
     return {"unsupported": type(value).__name__}
 
 
-def record(grade_id: str, value: Any, *, atol: float = 1e-8, rtol: float = 1e-5) -> None:
+def record(grade_id: str, value: Any, *, atol: float = 1e-8, rtol: float = 1e-5,
+           judge: str | None = None) -> None:
     """Hand ``value`` (what the learner's code produced) to the grader for test ``grade_id``.
 
-    ``atol``/``rtol`` say how close a number must be to the reference; the grader takes them from
-    the instructor's own run, never from the learner's.
+    ``atol``/``rtol`` say how close a number must be to the reference; ``judge`` (the name of a
+    ``selfattention.checks`` function) makes the grader run that check on ``value``, the list of its
+    arguments, instead. The grader takes all three from the instructor's own run, never from the learner's.
     """
     if os.environ.get(GRADING_ENV) != "1":
         return
     from IPython.display import display
 
-    payload = {"grade_id": grade_id, "value": to_plain(value), "atol": atol, "rtol": rtol}
+    payload = {"grade_id": grade_id, "value": to_plain(value), "atol": atol, "rtol": rtol, "judge": judge}
     display({MIME: payload}, raw=True)
 
 
@@ -88,3 +97,41 @@ def compare(expected: Any, got: Any, atol: float, rtol: float, where: str = "res
                 return why
         return None
     return None if got == expected and type(got) is type(expected) else f"{where} differs"
+
+
+#: The most numbers a judged record may hold (a design is a few small matrices); more is refused unread.
+MAX_JUDGED_NUMBERS = 10_000
+
+
+def _numbers(x: Any) -> int:
+    if isinstance(x, list):
+        return sum(_numbers(v) for v in x)
+    if isinstance(x, dict):
+        return sum(_numbers(v) for v in x.values())
+    return 1
+
+
+def judge(name: str, value: Any) -> str | None:
+    """None if the lesson check ``selfattention.checks.<name>`` accepts ``value`` (the list of its
+    arguments, plain data as :func:`to_plain` made it), else why not, in the check's own words.
+
+    Runs in the grader's process, on data only: the check is the grader's copy, the learner's kernel
+    never runs it. Its "Correct:" line is swallowed.
+    """
+    from .. import checks
+
+    check = getattr(checks, name, None) if name.startswith("check_") else None
+    if not callable(check):
+        raise ValueError(f"judge is {name!r}; expected the name of a selfattention.checks function")
+    if not isinstance(value, list):
+        return "the recorded answer is not a list of the check's arguments"
+    if _numbers(value) > MAX_JUDGED_NUMBERS:
+        return f"the recorded answer holds more than {MAX_JUDGED_NUMBERS} numbers"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            check(*value)
+    except checks.ExerciseError as wrong:
+        return str(wrong).splitlines()[0] if str(wrong) else "the check did not accept it"
+    except Exception as error:  # noqa: BLE001  (any other failure of a check on odd data is a fail, not a crash)
+        return f"the check could not read the recorded answer ({type(error).__name__})"
+    return None

@@ -1,0 +1,61 @@
+"""Design exercises are judged by the lesson's own check, in the grader's process (results.judge).
+
+A design exercise has many right answers, so its hidden test records the learner's design with
+``judge="check_..."``; the grader runs that check on it instead of comparing with the instructor's design.
+"""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from selfattention.coursework.grading import _verdicts
+from selfattention.coursework.results import MAX_JUDGED_NUMBERS, judge
+
+RIGHT = [0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 0.1, 0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 1.0]  # lesson 00's warm-up mix
+
+
+def test_judge_runs_the_check_on_the_recorded_arguments() -> None:
+    assert judge("check_warmup_mix", [RIGHT]) is None
+    why = judge("check_warmup_mix", [[0.5, 0.5]])
+    assert why and "apple_in_context" in why
+    assert "plain average" in judge("check_warmup_mix", [[1.1 / 3, 2.0 / 3]])  # the check's own diagnosis
+
+
+def test_judge_refuses_odd_records_without_crashing() -> None:
+    assert "not a list" in judge("check_warmup_mix", RIGHT[0])
+    assert "could not read" in judge("check_warmup_mix", [RIGHT, "extra", "args"])
+    assert judge("check_warmup_mix", [["a", "b"]])  # strings: refused, whichever way the check words it
+    assert "more than" in judge("check_warmup_mix", [[0.0] * (MAX_JUDGED_NUMBERS + 1)])
+    with pytest.raises(ValueError, match="judge is 'open'"):
+        judge("open", [RIGHT])
+    with pytest.raises(ValueError, match="judge is 'check_nothing'"):
+        judge("check_nothing", [RIGHT])
+
+
+def _notebook(records: list[dict]) -> nbformat.NotebookNode:
+    """A one-test notebook whose test cell shows ``records`` as the hidden test's outputs."""
+    from selfattention.coursework.results import MIME
+
+    cell = nbformat.v4.new_code_cell("check(x)")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "design-test", "points": 1}
+    cell.outputs = [nbformat.v4.new_output("display_data", data={MIME: r}) for r in records]
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def _record(value: object, judge_name: str | None) -> dict:
+    return {"grade_id": "design-test", "value": value, "atol": 1e-8, "rtol": 1e-5, "judge": judge_name}
+
+
+def test_grader_judges_with_the_instructors_judge_not_the_learners() -> None:
+    instructor = [_record([[0.0, 0.0]], "check_warmup_mix")]  # any value: the judge decides, not equality
+    released = _notebook([])
+    # a learner's record names no judge; another right answer passes
+    other_right = _notebook([_record([[r + 1e-12 for r in RIGHT]], None)])
+    assert _verdicts(other_right, released, {"design-test": instructor}, set()) == {"design-test": None}
+    wrong = _notebook([_record([[0.5, 0.5]], None)])
+    assert "did not accept" in _verdicts(wrong, released, {"design-test": instructor}, set())["design-test"]
+    # A learner's record that names a judge of its own changes nothing when the instructor's has none.
+    plain = [_record(RIGHT, None)]
+    forged = _notebook([_record([[0.5, 0.5]], "check_warmup_mix")])
+    assert "different result" in _verdicts(forged, released, {"design-test": plain}, set())["design-test"]
