@@ -1,4 +1,5 @@
-"""Checks for lesson 01 (static embeddings): one-hot rows, cosine similarity, nearest words."""
+"""Checks for lesson 01 (static embeddings): one-hot rows, cosine similarity, a vector on which the dot product
+and the cosine disagree, nearest words."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_function, passed
+from ._engine import ExerciseError, check_function, passed
 
-__all__ = ["check_one_hot", "check_cosine_two_vectors", "check_cosine_matrix", "check_nearest_words"]
+__all__ = ["check_one_hot", "check_cosine_two_vectors", "check_dot_cosine_disagree", "check_nearest_words"]
 
 # The lesson's hand-checkable 2-D vectors: A . C = 11, B . C = 26.
 _A, _B, _C = np.array([1.0, 4.0]), np.array([4.0, 7.0]), np.array([3.0, 2.0])
@@ -64,6 +65,9 @@ def check_cosine_two_vectors(cosine_similarity: Callable[..., Any]) -> None:
         (np.array([2.0, 0.0]), np.array([0.0, 3.0])),
         (np.array([1.0, -2.0, 2.0]), np.array([-2.0, 4.0, -4.0])),
         (rng.normal(size=384), rng.normal(size=384)),
+        # numerically hard: lengths far from 1 (1e-6 and 1e6) and two nearly parallel vectors
+        (1e-6 * rng.normal(size=5), 1e6 * rng.normal(size=5)),
+        (np.array([1.0, 1e-4]), np.array([1.0, 2e-4])),
     ]
 
     def typical(case: tuple[np.ndarray, np.ndarray]) -> dict[str, float]:
@@ -106,34 +110,42 @@ def check_cosine_two_vectors(cosine_similarity: Callable[..., Any]) -> None:
     )
 
 
-def check_cosine_matrix(S: Any) -> None:
-    """Exercise 3: the (3, 3) matrix of cosine similarities between the rows A, B, C."""
-    X = np.stack([_A, _B, _C])  # (3, 2)
-    n = np.linalg.norm(X, axis=1, keepdims=True)  # (3, 1)
-    unit = X / n
-    expected = unit @ unit.T
-    check_array(
-        S,
-        expected,
-        "S",
-        mistakes={
-            "it holds the dot products X @ X.T; divide each row vector by its length first "
-            "(X / norms with norms of shape (3, 1)), then take the products.": X @ X.T,
-            "only the first factor was normalised, (X / norms) @ X.T; normalise both.": unit @ X.T,
-            "only the second factor was normalised, X @ (X / norms).T; normalise both.": X @ unit.T,
-            "the norms were divided along the wrong axis (X / norms.T or axis=0): each ROW of X is "
-            "a word, so use np.linalg.norm(X, axis=1, keepdims=True).":
-                (X / np.linalg.norm(X, axis=0, keepdims=True)) @ (X / np.linalg.norm(X, axis=0, keepdims=True)).T,
-        },
-    )
-    passed(
-        "the diagonal is 1 (every word is perfectly similar to itself) and S is symmetric; "
-        f"S[1, 2] = cos(B, C) = {expected[1, 2]:.3f} > S[0, 2] = cos(A, C) = {expected[0, 2]:.3f}."
-    )
+DISAGREE_MIN_COS = 0.95  # exercise 3: cos(D, C) must exceed this while D . C = A . C
 
 
-# A toy table in which ranking by dot product and by cosine differ: "giant" is long.
-_TOY_VOCAB = ["bank", "money", "cash", "river", "giant", "shore"]
+def check_dot_cosine_disagree(D: Any) -> None:
+    """Exercise 3: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740)."""
+    if D is None or D is Ellipsis:
+        raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
+    try:
+        d = np.asarray(D, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"D should be two numbers, but it is a {type(D).__name__}: {D!r:.80}") from None
+    if d.shape != _C.shape:
+        raise ExerciseError(f"D has shape {d.shape}; it lives in the same 2-D plane as A and C, shape (2,).")
+    if not np.all(np.isfinite(d)):
+        raise ExerciseError(f"D = {d.tolist()} contains NaN or infinity; use two ordinary numbers.")
+    target = float(_A @ _C)
+    dot = float(d @ _C)
+    cos = _reference_cosine(d, _C) if np.linalg.norm(d) > 0 else 0.0
+    if np.allclose(d, _A):
+        raise ExerciseError(f"D is A itself: the dot product is right ({target:g}) but the cosine is A's, {cos:.3f}; "
+                            "turn D towards C, and change its length so that D . C stays 11.")
+    if not np.isclose(dot, target, rtol=0, atol=1e-6):
+        if cos > 1 - 1e-9:
+            raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.4g}, not {target:g}: "
+                                f"scale it, D = ({target:g} / (C @ C)) * C has D . C = {target:g}.")
+        raise ExerciseError(f"D . C = {dot:.4g}, but it must equal A . C = {target:g} (the same dot product as A).")
+    if cos <= DISAGREE_MIN_COS:
+        raise ExerciseError(f"D . C = {target:g} as asked, but cos(D, C) = {cos:.3f}; it must be above "
+                            f"{DISAGREE_MIN_COS}: turn D more towards C, keeping D . C = {target:g}.")
+    shorter = "shorter" if np.linalg.norm(d) < np.linalg.norm(_A) else "longer"
+    passed(f"D . C = {dot:.3f} = A . C, but cos(D, C) = {cos:.3f} against cos(A, C) = {_reference_cosine(_A, _C):.3f}; "
+           f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
+
+
+# A toy table in which ranking by dot product and by cosine differ: "giant" is long, "dust" is tiny (1e-6).
+_TOY_VOCAB = ["bank", "money", "cash", "river", "giant", "shore", "dust"]
 _TOY_TABLE = np.array(
     [
         [1.0, 1.0],  # bank: half money, half river
@@ -142,6 +154,7 @@ _TOY_TABLE = np.array(
         [0.1, 1.0],  # river
         [6.0, -1.5],  # giant: long, so its dot products are large, but it points elsewhere
         [0.4, 1.0],  # shore
+        [1e-6, 1.05e-6],  # dust: tiny, so its dot products are near 0, but it points almost exactly like bank
     ]
 )
 
@@ -226,4 +239,4 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
             )
         raise ExerciseError(f"nearest_words gave {got} {where}, but the right answer is {expected}.")
     passed("on the toy table, the neighbours of 'bank' are " + ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
-           + " (cosine ignores how long 'giant' is).")
+           + " (cosine ignores how long 'giant' is and how short 'dust' is).")
