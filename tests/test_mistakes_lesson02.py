@@ -186,7 +186,7 @@ def test_bank_attends_right_answers(answer, capsys):
 
 @pytest.mark.parametrize(("answer", "said"), [
     (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("bank", "should be 4 numbers"),
-    ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"),
+    ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"), ([1.7e308, 1.7e308, 0.0, 0.0], "overflows"),
 ])
 def test_bank_attends_bad_input_is_named(answer, said):
     text = message(checks.check_bank_attends, answer)

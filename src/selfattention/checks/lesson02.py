@@ -225,7 +225,12 @@ def check_bank_attends(x_new: Any) -> None:
     if not np.isfinite(v).all():
         raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
     X = np.vstack([_TOY["river"], _TOY["bank"], v])       # (3, 4)
-    scores = X @ _TOY["bank"]                              # (3,): bank . river, bank . bank, bank . x_new
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = X @ _TOY["bank"]                          # (3,): bank . river, bank . bank, bank . x_new
+    if not np.isfinite(scores).all():
+        raise ExerciseError(
+            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers up to a few thousand are plenty."
+        )
     weights = reference_softmax(scores)
     own, score = float(scores[1]), float(scores[2])
     said = (f"bank's scores are {np.round(scores, 3).tolist()} (river, bank, your word), so its weights are "
