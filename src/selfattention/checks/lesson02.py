@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, check_value, passed, reference_softmax
+from ._engine import ExerciseError, check_function, passed, reference_softmax
 
 __all__ = [
     "check_softmax_row",
     "check_context_vector",
     "check_self_attention_batch",
-    "check_bank_cosine",
+    "check_bank_attends",
 ]
 
 # The lesson's toy vectors; axes: (finance, nature, tech, food).
@@ -44,10 +44,6 @@ def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     omega = X @ np.swapaxes(X, -1, -2)
     A = reference_softmax(omega)
     return A @ X, A
-
-
-def _cosine(u: np.ndarray, v: np.ndarray) -> float:
-    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
 
 # --------------------------------------------------------------------------- exercise 1
@@ -98,12 +94,14 @@ def check_context_vector(context_vector: Callable[[np.ndarray, int], Any]) -> No
         (_sentence("a bank near the river"), 1),
         (_sentence("river bank flows"), 0),
         (rng.normal(size=(6, 3)), 4),
+        (30.0 * _sentence("money bank grows"), 0),   # scores near 900: np.exp alone overflows
     ]
     labels = {
         0: "the toy sentence 'money bank grows' with i = 1 (bank)",
         1: "the toy sentence 'a bank near the river' with i = 1 (bank)",
         2: "the toy sentence 'river bank flows' with i = 0 (river)",
         3: "random X of shape (6, 3) with i = 4",
+        4: "30 times the toy vectors of 'money bank grows' with i = 0 (scores near 900)",
     }
 
     def describe(case: Sequence[Any]) -> str:
@@ -159,11 +157,14 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]
         (np.stack([_sentence("money bank grows"), _sentence("river bank flows")]),),
         (rng.normal(size=(3, 5, 2)),),
         (rng.normal(size=(1, 4, 6)),),
+        (20.0 * rng.normal(size=(2, 5, 3)),),   # scores in the hundreds: np.exp alone overflows
     ]
 
     def describe(case: Sequence[np.ndarray]) -> str:
         if case[0] is cases[0][0]:
             return "the batch of the two toy sentences, X of shape (2, 3, 4)"
+        if case[0] is cases[-1][0]:
+            return f"X of shape {case[0].shape} with large values (scores in the hundreds)"
         return f"X of shape {case[0].shape}"
 
     def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
@@ -202,28 +203,60 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]
 
 
 # --------------------------------------------------------------------------- exercise 4
-def check_bank_cosine(bank_cosine: Any) -> None:
-    """Exercise 4: cosine of the contextual 'bank' vectors of the two toy sentences."""
-    Z1, A1 = _attention(_sentence("money bank grows"))
-    Z2, A2 = _attention(_sentence("river bank flows"))
-    X1, X2 = _sentence("money bank grows"), _sentence("river bank flows")
-    expected = _cosine(Z1[1], Z2[1])
-    check_value(
-        bank_cosine,
-        expected,
-        "bank_cosine",
-        hints={
-            "that is the cosine of the static vectors (bank with itself). Use the contextual "
-            "vectors: row 1 of Z for each sentence.": 1.0,
-            "that is the dot product of the two contextual vectors; divide it by both lengths "
-            "to get the cosine.": float(Z1[1] @ Z2[1]),
-            "you compared row 0 of each Z (money and river); bank is row 1.": _cosine(Z1[0], Z2[0]),
-            "you compared the attention weights A[1] of the two sentences; compare the "
-            "contextual vectors Z[1].": _cosine(A1[1], A2[1]),
-            "you mixed the vectors with the raw dot products (no softmax).":
-                _cosine((X1 @ X1.T)[1] @ X1, (X2 @ X2.T)[1] @ X2),
-        },
-        rtol=0.0,
-        atol=6e-4,  # an answer rounded to 3 decimals is accepted
+def check_bank_attends(x_new: Any) -> None:
+    """Exercise 4: a toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
+
+    The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
+    bank . river = 0.77, bank . bank = 0.98 and bank . x_new; the message says which of them is the problem.
+    """
+    if x_new is None or x_new is Ellipsis:
+        raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
+    try:
+        v = np.asarray(x_new.detach().cpu().numpy() if hasattr(x_new, "detach") else x_new, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(
+            f"x_new should be 4 numbers (finance, nature, tech, food), but it is a {type(x_new).__name__}: "
+            f"{x_new!r:.80}"
+        ) from None
+    if v.shape != (4,):
+        raise ExerciseError(
+            f"x_new has shape {v.shape}; it should be one toy vector of shape (4,): finance, nature, tech, food."
+        )
+    if not np.isfinite(v).all():
+        raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
+    X = np.vstack([_TOY["river"], _TOY["bank"], v])       # (3, 4)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = X @ _TOY["bank"]                          # (3,): bank . river, bank . bank, bank . x_new
+    if not np.isfinite(scores).all():
+        raise ExerciseError(
+            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers up to a few thousand are plenty."
+        )
+    weights = reference_softmax(scores)
+    own, score = float(scores[1]), float(scores[2])
+    said = (f"bank's scores are {np.round(scores, 3).tolist()} (river, bank, your word), so its weights are "
+            f"{np.round(weights, 3).tolist()}.")
+    if weights[2] >= 0.5:
+        passed(f"{said} Your word gets {weights[2]:.3f} of bank's weight: to beat a word's score with itself, "
+               "a neighbour must point its way and be longer.")
+        return
+    if np.allclose(v, _TOY["bank"]):
+        raise ExerciseError(
+            f"x_new is bank's own vector: a tie. {said} To take the lead it must point the same way and be "
+            "longer than bank (x_i . x_j = |x_i| |x_j| cos theta)."
+        )
+    if score <= 0:
+        raise ExerciseError(
+            f"x_new points away from bank or across it (bank . x_new = {score:.3f} <= 0). {said} Point it "
+            "along bank: finance and nature, no tech or food needed."
+        )
+    if score <= own:
+        raise ExerciseError(
+            f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
+            f"with itself, {own:.3f}. {said} By x_i . x_j = |x_i| |x_j| cos theta, point it along bank and make "
+            "it longer than bank."
+        )
+    raise ExerciseError(
+        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.3f} of its weight, "
+        f"below one half: the other two words still share the rest. {said} Make it longer still, so that its "
+        "score pulls further ahead."
     )
-    passed(f"the two contextual banks have cosine {expected:.3f}: no longer the same vector.")
