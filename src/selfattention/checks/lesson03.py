@@ -302,6 +302,9 @@ def check_letter_before(W_q_before: Any, W_k_before: Any) -> None:
     who = "the query token itself" if top == 4 else f"the item {letters[top]}"
     where = (f"the query ?{_LETTERS[s]} gives the item {_LETTERS[(s - 1) % _N_SYM]} (the letter before) "
              f"{w[target[s]]:.2f} of its attention and most to {who} ({w[top]:.2f})")
+    if np.ptp(w) < 1e-9:
+        where = (f"the query ?{_LETTERS[s]} spreads its attention evenly ({w[0]:.2f} on each token): its "
+                 f"query and the keys do not meet")
     wanted = {(s + 1) % _N_SYM: "the letter after: your shift goes the wrong way (roll the other way).",
               s: "its own letter, the distractor: the query and key letters match one to one; shift one of them."}
     if len(failed) == 1 and s == 0:
