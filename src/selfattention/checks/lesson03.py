@@ -35,7 +35,7 @@ _W_Q = np.array(
         [1.0, 0.0, 2.0],  # action -> looks for food, and a little for a person
         [0.0, 0.0, 0.0],  # food
         [0.0, 0.0, 0.0],  # fruit
-        [0.0, 0.0, 2.0],  # red -> looks for something to eat (a fruit)
+        [0.0, 0.0, 2.0],  # red -> looks for a thing to describe (food here)
     ]
 )
 _W_K = np.array(
