@@ -42,24 +42,30 @@ def _call(fn: Callable[..., Any], name: str, args: tuple, what: str) -> Any:
 
 
 def _score_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    # Every size differs (T_q = 3, T_k = 5, d_k = 6), so dividing by the wrong one gives its own result;
+    # the second case has large entries (scores in the hundreds).
     rng = np.random.default_rng(4)
-    Q1 = np.array([[1.0, 0.0, 2.0, 1.0], [0.0, 1.0, 1.0, 0.0], [2.0, 1.0, 0.0, 1.0]])  # (3, 4)
-    K1 = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 2.0, 1.0, 1.0], [1.0, 0.0, 1.0, 2.0],
-                   [0.0, 1.0, 0.0, 1.0], [2.0, 0.0, 0.0, 1.0]])  # (5, 4)
-    return [(Q1, K1), (rng.standard_normal((6, 16)), rng.standard_normal((9, 16)))]
+    Q, K = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
+    return [(Q, K), (30.0 * rng.standard_normal((3, 6)), 30.0 * rng.standard_normal((5, 6)))]
 
 
 def _score_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     Q, K = case
-    d_k, T_k = Q.shape[-1], K.shape[-2]
-    return {
+    d_k, T_q, T_k = Q.shape[-1], Q.shape[-2], K.shape[-2]
+    mistakes = {
         "these are the raw dot products Q K^T; divide them by sqrt(d_k).": _scores(Q, K, 1.0),
-        f"you divided by d_k = {d_k}; divide by its square root, sqrt(d_k) = {np.sqrt(d_k):g}.":
+        f"you divided by d_k = {d_k}; divide by its square root, sqrt(d_k) = {np.sqrt(d_k):.4g}.":
             _scores(Q, K, d_k),
         f"you divided by the square root of the number of keys (T_k = {T_k}); the factor is "
         f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_k)),
+        f"you divided by the square root of the number of queries (T_q = {T_q}, Q.shape[-2]); the factor is "
+        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_q)),
         "you multiplied by sqrt(d_k); divide by it instead.": _scores(Q, K, 1.0 / np.sqrt(d_k)),
     }
+    if Q.ndim == 3:
+        mistakes[f"you divided by the square root of the batch size ({Q.shape[0]}, Q.shape[0]); d_k is the "
+                 f"last axis, Q.shape[-1], whatever the number of leading axes."] = _scores(Q, K, np.sqrt(Q.shape[0]))
+    return mistakes
 
 
 def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -72,8 +78,8 @@ def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) 
         mistakes=_score_mistakes,
     )
     rng = np.random.default_rng(40)
-    Qb, Kb = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 4, 8))  # batch of 2
-    what = "a batch: Q of shape (2, 3, 8) and K of shape (2, 4, 8)"
+    Qb, Kb = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 5, 6))  # batch 2, T_q 3, T_k 5, d_k 6
+    what = "a batch: Q of shape (2, 3, 6) and K of shape (2, 5, 6)"
     try:
         got = scaled_scores(Qb, Kb)
     except Exception:
@@ -81,7 +87,7 @@ def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) 
             f"scaled_scores works on single matrices but fails on {what}. K.T reverses *all* "
             f"axes of a 3-D array; swap only the last two: np.swapaxes(K, -1, -2)."
         ) from None
-    check_array(got, _scores(Qb, Kb, np.sqrt(8)), f"the result of scaled_scores on {what}",
+    check_array(got, _scores(Qb, Kb, np.sqrt(6)), f"the result of scaled_scores on {what}",
                 mistakes=_score_mistakes((Qb, Kb)))
     passed("Q K^T / sqrt(d_k), for one sequence and for a batch. These scores have variance about 1 "
            "for unit-variance queries and keys, whatever d_k is.")
@@ -147,6 +153,8 @@ def check_softmax_jacobian(softmax_jacobian: Callable[[np.ndarray], Any]) -> Non
             "outer product np.outer(a, a), whose entry (i, j) is a_i a_j.": np.diag(a) - a * a,
             "you subtracted a a^T from the identity, not from diag(a): entry (i, i) is a_i - a_i^2.":
                 np.eye(len(a)) - np.outer(a, a),
+            "you subtracted a @ a, a single number (the sum of the a_i^2), from every entry; the term to "
+            "subtract is the outer product np.outer(a, a), a matrix.": np.diag(a) - a @ a,
         }
 
     check_function(
@@ -177,16 +185,15 @@ def _attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, divisor: float | Non
 
 
 def _attention_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    # Head 1 of the slide deck's "I love apple phones" example (d_model = 4, d_k = 2).
-    X = np.array([[1.0, 0.5, 0.2, 0.1], [0.9, 1.1, 0.1, 0.0], [0.1, 0.2, 1.0, 0.5], [0.0, 0.1, 0.4, 1.2]])
-    W_q = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
-    W_k = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
-    W_v = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 1.0]])
+    # Every size differs (T_q = 3, T_k = 5, d_k = 6, d_v = 4), so a divisor taken from the wrong size gives its
+    # own weights. The second case has scores in the hundreds: np.exp overflows unless each row's maximum is
+    # subtracted first.
     rng = np.random.default_rng(44)
+    Q, K, V = rng.standard_normal((3, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 4))
     return [
-        ("the 'I love apple phones' head (Q, K, V of shape (4, 2))", X @ W_q, X @ W_k, X @ W_v),
-        ("Q (3, 8), K (5, 8), V (5, 3)", rng.standard_normal((3, 8)) * 3, rng.standard_normal((5, 8)) * 3,
-         rng.standard_normal((5, 3))),
+        ("Q (3, 6), K (5, 6), V (5, 4)", 1.5 * Q, 1.5 * K, V),
+        ("large scores: Q (3, 6), K (5, 6), V (5, 4) with entries about 40", 40.0 * rng.standard_normal((3, 6)),
+         40.0 * rng.standard_normal((5, 6)), rng.standard_normal((5, 4))),
     ]
 
 
@@ -205,7 +212,7 @@ def check_scaled_attention(attention: Callable[..., Any]) -> None:
             )
         out, weights = result
         exp_out, exp_w = _attention(Q, K, V)
-        d_k, T_q = Q.shape[-1], Q.shape[-2]
+        d_k, T_q, T_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
         if np.shape(out) == exp_w.shape and np.shape(weights) == exp_out.shape and exp_w.shape != exp_out.shape:
             raise ExerciseError("attention returned (weights, out); return them in the order `out, weights`.")
         check_array(
@@ -215,8 +222,13 @@ def check_scaled_attention(attention: Callable[..., Any]) -> None:
                     _attention(Q, K, V, divisor=1.0)[1],
                 f"you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {np.sqrt(d_k):g}.":
                     _attention(Q, K, V, divisor=float(d_k))[1],
-                f"you divided by the square root of the number of queries or keys (T = {T_q}); "
-                f"divide by sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_q))[1],
+                f"you divided by the square root of the number of queries (T_q = {T_q}); divide by "
+                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_q))[1],
+                f"you divided by the square root of the number of keys (T_k = {T_k}); divide by "
+                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_k))[1],
+                f"you divided by the square root of the value size (d_v = {d_v}, V.shape[-1]); the "
+                f"scores compare queries with keys, so divide by sqrt(d_k), d_k = Q.shape[-1].":
+                    _attention(Q, K, V, divisor=np.sqrt(d_v))[1],
                 "the softmax ran down the columns (axis=0); each query's weights over the keys are a "
                 "row, so use axis=-1.": _attention(Q, K, V, axis=0)[1],
                 "you divided the scores by their row sums; softmax first takes the exponential of each "
@@ -228,9 +240,6 @@ def check_scaled_attention(attention: Callable[..., Any]) -> None:
             "out should be weights @ V (each output row is a weighted sum of the value rows); "
             "you multiplied the values by the scores before the softmax.": _scores(Q, K, np.sqrt(d_k)) @ V,
         }
-        if exp_w.shape[0] == exp_w.shape[1]:
-            out_mistakes["out is weights.T @ V; it should be weights @ V (row i of the weights mixes "
-                         "the values for query i)."] = exp_w.T @ V
         check_array(out, exp_out, f"your `out` (on {what})", mistakes=out_mistakes)
     passed("softmax(Q K^T / sqrt(d_k)) V, returning both the output and the weights; it agrees with "
            "selfattention.scaled_dot_product_attention.")

@@ -24,22 +24,47 @@ def _merge(h: np.ndarray) -> np.ndarray:
     return h.transpose(1, 0, 2).reshape(T, n * d_k)
 
 
-def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, scale_by=None, heads=True, out_proj=True,
-         keys_axis=True):
-    """Reference multi-head attention (and, through the keywords, its typical wrong versions)."""
+def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj="W_O", softmax_axis=-1,
+         split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False):
+    """Reference multi-head attention (and, through the keywords, its typical wrong versions).
+
+    X (T, d_model), W_* (d_model, d_model) -> (T, d_model). ``divisor`` replaces sqrt(d_k); ``split``:
+    "blocks" (right), "straight" (reshape to (h, T, d_k) directly) or "interleaved" (every h-th feature);
+    ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``: "W_O", "none" or "W_O.T";
+    ``weights_transposed``: X @ W.T for the three projections.
+    """
     h = num_heads if heads else 1
-    Q, K, V = _split(X @ W_Q, h), _split(X @ W_K, h), _split(X @ W_V, h)
-    d = Q.shape[-1] if scale_by is None else scale_by
-    S = Q @ K.transpose(0, 2, 1) / np.sqrt(d)
-    A = reference_softmax(S) if keys_axis else reference_softmax(S.transpose(0, 2, 1)).transpose(0, 2, 1)
-    Z = _merge(A @ V)
-    return Z @ W_O if out_proj else Z
+    T, d_model = X.shape
+    d_k = d_model // h
+
+    def cut(Y):
+        if split == "straight":
+            return Y.reshape(h, T, d_k)
+        if split == "interleaved":
+            return Y.reshape(T, d_k, h).transpose(2, 0, 1)
+        return _split(Y, h)
+
+    proj = (lambda W: X @ W.T) if weights_transposed else (lambda W: X @ W)
+    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_V))
+    S = Q @ K.transpose(0, 2, 1) / (np.sqrt(d_k) if divisor is None else divisor)
+    if scores_transposed:
+        S = S.transpose(0, 2, 1)
+    A = reference_softmax(S, axis=softmax_axis)
+    H = A @ V                                                   # (h, T, d_k)
+    if merge == "no transpose":
+        Z = H.reshape(T, d_model)
+    elif merge == "interleaved":
+        Z = H.transpose(1, 2, 0).reshape(T, d_model)
+    else:
+        Z = _merge(H)
+    return {"W_O": Z @ W_O, "none": Z, "W_O.T": Z @ W_O.T}[out_proj]
 
 
 def _rng_cases_split() -> list[tuple[np.ndarray, int]]:
     rng = np.random.default_rng(5)
+    # T, num_heads and d_k differ in every case (no reshape that mixes them up keeps the right shape).
     return [
-        (np.arange(12.0).reshape(3, 4), 2),
+        (np.arange(30.0).reshape(3, 10), 2),
         (np.arange(24.0).reshape(4, 6), 3),
         (rng.normal(size=(5, 8)), 4),
         (rng.normal(size=(3, 6)), 1),
@@ -89,10 +114,13 @@ def check_split_into_heads(split_heads: Callable[[np.ndarray, int], Any]) -> Non
 
 
 def _mha_cases() -> list[tuple[Any, ...]]:
+    # T, d_model, num_heads and d_k all differ (sqrt(d_k), sqrt(d_model), sqrt(T), d_k are four different
+    # divisors); no matrix is symmetric, so a transposed W gives its own result. The second case has scores in
+    # the hundreds (np.exp overflows without subtracting each row's maximum); the last has one head.
     rng = np.random.default_rng(55)
     cases = []
-    for T, d_model, n in ((3, 6, 2), (5, 8, 4), (4, 6, 3), (4, 6, 1)):
-        X = rng.normal(size=(T, d_model))
+    for T, d_model, n, scale in ((5, 12, 3, 1.0), (7, 12, 4, 6.0), (4, 6, 1, 1.0)):
+        X = scale * rng.normal(size=(T, d_model))
         W = [rng.normal(size=(d_model, d_model)) for _ in range(4)]
         cases.append((X, *W, n))
     return cases
@@ -103,25 +131,46 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
 
     def mistakes(case: tuple[Any, ...]) -> dict[str, np.ndarray]:
         X, W_Q, W_K, W_V, W_O, n = case
-        d_model = X.shape[1]
+        T, d_model = X.shape
+        d_k = d_model // n
+        args = (X, W_Q, W_K, W_V, W_O, n)
         out = {
-            "the scores are divided by sqrt(d_model). Each head compares vectors of size "
-            "d_k = d_model / num_heads, so divide by sqrt(d_k).":
-                _mha(X, W_Q, W_K, W_V, W_O, n, scale_by=d_model),
-            "the scores are divided by d_k instead of sqrt(d_k).":
-                _mha(X, W_Q, W_K, W_V, W_O, n, scale_by=(d_model // n) ** 2),
-            "the scores are not scaled at all: divide Q K^T by sqrt(d_k) before the softmax.":
-                _mha(X, W_Q, W_K, W_V, W_O, n, scale_by=1),
-            "the softmax runs over the wrong axis (down the columns); each query's weights over "
-            "the keys must sum to 1, so use the last axis (axis=-1).":
-                _mha(X, W_Q, W_K, W_V, W_O, n, keys_axis=False),
+            f"the scores are divided by sqrt(d_model) = sqrt({d_model}). Each head compares vectors of "
+            f"size d_k = d_model / num_heads = {d_k}, so divide by sqrt(d_k).": _mha(*args, divisor=np.sqrt(d_model)),
+            f"the scores are divided by d_k = {d_k} instead of sqrt(d_k).": _mha(*args, divisor=d_k),
+            "the scores are not scaled at all: divide Q K^T by sqrt(d_k) before the softmax.": _mha(*args, divisor=1),
+            f"the scores are divided by sqrt(T) = sqrt({T}), the number of tokens; divide by sqrt(d_k), "
+            f"d_k = d_model / num_heads = {d_k}.": _mha(*args, divisor=np.sqrt(T)),
+            "the softmax runs over the wrong axis (down the columns, axis=1); each query's weights over "
+            "the keys must sum to 1, so use the last axis (axis=-1).": _mha(*args, softmax_axis=-2),
+            "the scores are transposed (K Q^T instead of Q K^T): in each head, row i should hold query i's "
+            "scores against every key, Q @ K.transpose(0, 2, 1).": _mha(*args, scores_transposed=True),
             "the output projection is missing: multiply the concatenated heads by W_O at the end.":
-                _mha(X, W_Q, W_K, W_V, W_O, n, out_proj=False),
+                _mha(*args, out_proj="none"),
+            "the output is multiplied by W_O.T; W_O is (d_model, d_model) in (in, out) order here, so "
+            "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
+            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are in "
+            "(in, out) order, so compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
         }
         if n > 1:
-            out["this is single-head attention over all d_model features; split Q, K and V into "
-                "num_heads heads first (your split_heads), attend in each head, then merge."] = (
-                _mha(X, W_Q, W_K, W_V, W_O, n, heads=False))
+            out.update({
+                "the softmax runs across the heads (axis=0 of the (num_heads, T, T) scores); each query's "
+                "weights over the keys must sum to 1 in every head, so use the last axis (axis=-1).":
+                    _mha(*args, softmax_axis=0),
+                "this is single-head attention over all d_model features; split Q, K and V into "
+                "num_heads heads first (your split_heads), attend in each head, then merge.":
+                    _mha(*args, heads=False),
+                "the heads were split by reshaping straight to (num_heads, T, d_k), which cuts the rows in "
+                "the wrong places; reshape to (T, num_heads, d_k), then transpose(1, 0, 2) (your split_heads).":
+                    _mha(*args, split="straight"),
+                "each head got every num_heads-th feature (reshape to (T, d_k, num_heads)); a head owns a "
+                "block of d_k neighbouring features: reshape to (T, num_heads, d_k).": _mha(*args, split="interleaved"),
+                "the heads were merged by reshaping (num_heads, T, d_k) straight to (T, d_model), which mixes "
+                "tokens; transpose back to (T, num_heads, d_k) first, then reshape.": _mha(*args, merge="no transpose"),
+                "the heads were concatenated in the wrong order (features interleaved: transpose(1, 2, 0)); "
+                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(1, 0, 2), then "
+                "reshape.": _mha(*args, merge="interleaved"),
+            })
         return out
 
     cases = _mha_cases()
@@ -142,7 +191,7 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
         mistakes=mistakes,
     )
     passed("split, scaled attention per head, merge and W_O: your layer matches the reference "
-           "for 1 to 4 heads.")
+           "for 1, 3 and 4 heads, large scores included.")
 
 
 def _params(d_model: int, num_heads: int, bias: bool) -> int:
