@@ -216,6 +216,8 @@ def test_training_script_reproduces_the_committed_weights(tmp_path):
     out = tmp_path / "decoder.safetensors"
     subprocess.run([sys.executable, str(ROOT / "tools" / "train_decoder.py"), "--out", str(out)],
                    check=True, capture_output=True, timeout=600)
+    for path in (out, DECODER_WEIGHTS):  # readable by everyone: a grading kernel runs as another user
+        assert path.stat().st_mode & 0o444 == 0o444, f"{path} is not readable by all users"
     fresh, shipped = load_file(str(out)), load_file(str(DECODER_WEIGHTS))
     assert fresh.keys() == shipped.keys()
     for name in shipped:

@@ -64,6 +64,8 @@ def main() -> None:
     meta = {"vocab": model.vocab, **{k: str(v) for k, v in SIZES.items()}, "steps": str(STEPS)}
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     save_file(state, str(args.out), metadata=meta)
+    # safetensors writes the file for its owner only (0600); a grading kernel runs as another user.
+    args.out.chmod(0o644)
     print(f"{sum(v.numel() for v in state.values()):,} parameters; loss {losses[0]:.3f} -> {losses[-1]:.3f}; "
           f"wrote {args.out} ({args.out.stat().st_size:,} bytes)")
 

@@ -19,6 +19,7 @@ Shapes use the lessons' names: ``batch``, ``num_heads`` (h), ``num_kv_heads`` (g
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -339,6 +340,9 @@ def load_decoder(path: str | Path = DECODER_WEIGHTS) -> TinyDecoder:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no decoder weights at {path}; run tools/train_decoder.py to write them")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"the decoder weights at {path} are not readable by this user; "
+                              f"make them readable, e.g. chmod 644 {path}")
     with safe_open(str(path), framework="pt") as f:
         meta = f.metadata()
     model = TinyDecoder(meta["vocab"], int(meta["d_model"]), int(meta["num_heads"]), int(meta["num_layers"]))
