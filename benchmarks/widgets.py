@@ -75,6 +75,7 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
         Control("sentence", "text", ("the bank of the river is wet",
                                      "the keys to the old cabinet are on the table")),
         Control("layer", "slider"), Control("head", "slider")])],
+    "08_attention_in_llms": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }
 
 # Arms a timer on a cell: t0 = the first input event (key, pointer, change, click) after arming, last = the

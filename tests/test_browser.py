@@ -83,6 +83,9 @@ DRIVES = {
                                  expect="the other 0 weights are exactly 0."),
     "07_real_transformer": Drive("widgets.interact(explore", "sentence", "text",
                                  "the bank of the river is wet", expect="river"),
+    # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
+    "08_attention_in_llms": Drive("widgets.interact(show_cache", "kv heads", "slider",
+                                  expect="g = 16: 655,360 bytes per token"),
 }
 
 

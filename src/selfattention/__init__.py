@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = ("checks", "core", "data", "layers", "plots", "positional", "widgets")
+_SUBMODULES = ("checks", "core", "data", "layers", "llm", "plots", "positional", "widgets")
 
 
 def __getattr__(name: str):

@@ -14,5 +14,6 @@ from .lesson04 import *  # noqa: F403
 from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
+from .lesson08 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
