@@ -59,3 +59,18 @@ def test_grader_judges_with_the_instructors_judge_not_the_learners() -> None:
     plain = [_record(RIGHT, None)]
     forged = _notebook([_record([[0.5, 0.5]], "check_warmup_mix")])
     assert "different result" in _verdicts(forged, released, {"design-test": plain}, set())["design-test"]
+
+
+def test_design_exercises_accept_every_right_design_and_name_a_wrong_one() -> None:
+    """Two different right answers pass each design judge (equality with one design would fail one)."""
+    import numpy as np
+
+    c = np.array([3.0, 2.0])  # lesson 01, exercise 3: D . C = 11 and cos(D, C) > 0.95
+    along = 11 / 13 * c
+    turned = along + 0.3 * np.array([-2.0, 3.0]) / np.sqrt(13)
+    for d in (along, turned):
+        assert judge("check_dot_cosine_disagree", [d.tolist()]) is None
+    assert "must equal" in judge("check_dot_cosine_disagree", [[1.0, 1.0]])
+    for x_new in ([7.0, 7.0, 1.0, 0.0], [70.0, 70.0, 0.0, 0.0]):  # lesson 02, exercise 4
+        assert judge("check_bank_attends", [x_new]) is None
+    assert "points away" in judge("check_bank_attends", [[0.0, 0.0, 0.0, 0.0]])
