@@ -71,9 +71,7 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                                                   Control("head", "select")])],
     "06_limits_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
     "07_real_transformer": [("widgets.interact(explore", [
-        Control("sentence", "text", ("the bank of the river is wet",
-                                     "the keys to the old cabinet are on the table")),
-        Control("layer", "slider"), Control("head", "slider")])],
+        Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
 }
 
 # Arms a timer on a cell: t0 = the first input event (key, change, click) after arming, last = the time of the

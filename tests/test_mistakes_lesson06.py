@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 import selfattention as sa
-from selfattention.checks import ExerciseError, check_causal_weights, check_online_weighted_sum
+from selfattention.checks import (
+    ExerciseError,
+    check_causal_weights,
+    check_online_weighted_sum,
+    check_positional_encoding,
+)
 
 
 def _own_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -84,7 +89,47 @@ def test_causal_right_answer_passes(capsys):
     assert capsys.readouterr().out.startswith("Correct:")
 
 
-# ---------------------------------------------------------------- exercise 2: online softmax
+# ---------------------------------------------------------------- exercise 2: positional encoding
+PE = {
+    "swapped": "sine and cosine are swapped",
+    "own index": "each column used its own index j",
+    "i/d": "the exponent is i/d",
+    "from 1": "positions start at 1",
+}
+
+
+def _pe(T, d, *, swap=False, own_index=False, half=False, start=0):
+    pe = np.zeros((T, d))
+    for pos in range(start, T + start):
+        for i in range(d // 2):
+            k = i if half else 2 * i
+            a = (pos / 10000 ** (k / d),) * 2
+            if own_index:                                   # column j's exponent uses j itself
+                a = (pos / 10000 ** (2 * i / d), pos / 10000 ** ((2 * i + 1) / d))
+            first, second = (np.cos(a[0]), np.sin(a[1])) if swap else (np.sin(a[0]), np.cos(a[1]))
+            pe[pos - start, 2 * i], pe[pos - start, 2 * i + 1] = first, second
+    return pe
+
+
+PE_WRONG = {
+    "swapped": lambda T, d: _pe(T, d, swap=True),
+    "own index": lambda T, d: _pe(T, d, own_index=True),
+    "i/d": lambda T, d: _pe(T, d, half=True),
+    "from 1": lambda T, d: _pe(T, d, start=1),
+}
+
+
+@pytest.mark.parametrize("key", sorted(PE_WRONG))
+def test_pe_mistake_is_named(key):
+    _names_only(_message(check_positional_encoding, PE_WRONG[key]), key, PE)
+
+
+def test_pe_right_answer_passes(capsys):
+    check_positional_encoding(lambda T, d: _pe(T, d))
+    assert capsys.readouterr().out.startswith("Correct:")
+
+
+# ---------------------------------------------------------------- exercise 3: online softmax
 ONLINE = {
     "no rescale": "neither the running sum nor the running output was rescaled",
     "output not rescaled": "the running sum was rescaled but the running output was not",

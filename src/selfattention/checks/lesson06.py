@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..core import causal_mask, softmax
+from ..positional import sinusoidal_positional_encoding
 from ._engine import ExerciseError, check_function, passed
 
 __all__ = [
     "check_causal_weights",
+    "check_positional_encoding",
     "check_online_weighted_sum",
 ]
 
@@ -96,7 +98,44 @@ def check_causal_weights(causal_attention_weights: Callable[[np.ndarray], Any]) 
            "scores near 1000 included.")
 
 
-# ---------------------------------------------------------------- exercise 2: online softmax
+# ---------------------------------------------------------------- exercise 2: positional encoding
+def _pe_wrong_column_exponent(T: int, d: int) -> np.ndarray:
+    pe = np.zeros((T, d))
+    for pos in range(T):
+        for j in range(d):
+            angle = pos / 10000.0 ** (j / d)
+            pe[pos, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
+    return pe
+
+
+def _pe_mistakes(case: tuple[int, int]) -> dict[str, np.ndarray]:
+    T, d = case
+    pe = sinusoidal_positional_encoding(T, d)
+    swapped = np.zeros((T, d))
+    swapped[:, 0::2], swapped[:, 1::2] = pe[:, 1::2], pe[:, 0::2]
+    pairs = np.arange(d // 2)
+    half = np.zeros((T, d))
+    angles = np.arange(T)[:, None] / 10000.0 ** (pairs / d)
+    half[:, 0::2], half[:, 1::2] = np.sin(angles), np.cos(angles)
+    return {
+        "sine and cosine are swapped: even columns 2i hold the sine, odd columns 2i+1 the cosine.": swapped,
+        "each column used its own index j in the exponent. Both columns of a pair (2i and 2i+1) "
+        "share one frequency, 1 / 10000^(2i/d).": _pe_wrong_column_exponent(T, d),
+        "the exponent is i/d; it should be 2i/d (i counts sine/cosine pairs).": half,
+        "positions start at 1; the first position is 0 (its row is 0, 1, 0, 1, ...).":
+            sinusoidal_positional_encoding(T + 1, d)[1:],
+    }
+
+
+def check_positional_encoding(positional_encoding: Callable[[int, int], Any]) -> None:
+    """Exercise 2: the sinusoidal encoding (T, d), d even, written with loops."""
+    check_function(positional_encoding, sinusoidal_positional_encoding, [(3, 4), (10, 8), (50, 6)],
+                   "positional_encoding", mistakes=_pe_mistakes,
+                   describe=lambda c: f"T={c[0]}, d={c[1]}")
+    passed("your encoding matches sa.sinusoidal_positional_encoding (T=10, d=8 included).")
+
+
+# ---------------------------------------------------------------- exercise 3: online softmax
 def _online_reference(scores: np.ndarray, values: np.ndarray, block_size: int) -> np.ndarray:
     return softmax(scores) @ values
 
@@ -152,7 +191,7 @@ def _online_nonfinite(fn: Callable[..., Any], case: tuple[np.ndarray, np.ndarray
 
 
 def check_online_weighted_sum(online_weighted_sum: Callable[..., Any]) -> None:
-    """Exercise 2: softmax(scores) @ values for one query, computed block by block."""
+    """Exercise 3: softmax(scores) @ values for one query, computed block by block."""
     cases = _online_cases()
     name = "the result of online_weighted_sum"
     if callable(online_weighted_sum):
