@@ -69,12 +69,9 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                                     Control("tau = sqrt(d_k)", "check")])],
     "05_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
                                                                   Control("head", "select")])],
-    "06_limits_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")]),
-                            ("widgets.interact(show_cost", [Control("T", "slider")])],
+    "06_limits_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
     "07_real_transformer": [("widgets.interact(explore", [
-        Control("sentence", "text", ("the bank of the river is wet",
-                                     "the keys to the old cabinet are on the table")),
-        Control("layer", "slider"), Control("head", "slider")])],
+        Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "08_attention_in_llms": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }
 

@@ -80,9 +80,9 @@ DRIVES = {
     "05_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
                                      expect="In head 2, 'apple' gives most weight to"),
     "06_limits_and_masks": Drive("widgets.interact(show_mask", "mask", "select", "none",
-                                 expect="the other 0 weights are exactly 0."),
-    "07_real_transformer": Drive("widgets.interact(explore", "sentence", "text",
-                                 "the bank of the river is wet", expect="river"),
+                                 expect="0 of 36 weights are exactly 0."),
+    "07_real_transformer": Drive("widgets.interact(explore", "sentence", "select",
+                                 "i love apple phones, but i drink apple juice.", expect="juice->"),
     # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
     "08_attention_in_llms": Drive("widgets.interact(show_cache", "kv heads", "slider",
                                   expect="g = 16: 655,360 bytes per token"),
