@@ -8,32 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistakes import message as _message
+from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _right_answer_passes
 
 from selfattention.checks import (
-    ExerciseError,
     check_scaled_attention,
     check_scaled_scores,
     check_score_divisor,
     check_softmax_jacobian,
 )
-
-
-def _message(check, answer) -> str:
-    with pytest.raises(ExerciseError) as err:
-        check(answer)
-    return str(err.value)
-
-
-def _names_only(message: str, key: str, phrases: dict[str, str]) -> None:
-    assert phrases[key] in message, f"expected {key!r}: {message}"
-    others = [k for k, phrase in phrases.items() if k != key and phrase in message]
-    assert not others, f"{key!r} also named {others}: {message}"
-
-
-def _right_answer_passes(check, answer, capsys) -> None:
-    check(answer)
-    assert capsys.readouterr().out.startswith("Correct:")
-
 
 # ---------------------------------------------------------------- exercise 1: scaled scores
 SCORES = {

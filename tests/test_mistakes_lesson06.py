@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistakes import message as _message
+from mistakes import names_only as _names_only
 
 import selfattention as sa
 from selfattention.checks import (
-    ExerciseError,
     check_causal_weights,
     check_online_weighted_sum,
     check_positional_encoding,
@@ -21,18 +22,6 @@ from selfattention.checks import (
 def _own_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def _message(check, fn) -> str:
-    with pytest.raises(ExerciseError) as err:
-        check(fn)
-    return str(err.value)
-
-
-def _names_only(message: str, key: str, keys: dict) -> None:
-    assert keys[key] in message, f"expected {key!r}: {message}"
-    others = [k for k, phrase in keys.items() if k != key and phrase in message]
-    assert not others, f"{key!r} also named {others}: {message}"
 
 
 # ---------------------------------------------------------------- exercise 1: causal weights

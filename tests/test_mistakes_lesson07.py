@@ -11,26 +11,14 @@ import math
 import numpy as np
 import pytest
 import torch
+from mistakes import message as _message
+from mistakes import names_only as _names_only
 
 from selfattention.checks import (
-    ExerciseError,
     check_ablated_output,
     check_feed_forward_block,
     check_sentence_embedding,
 )
-
-
-def _message(check, fn) -> str:
-    with pytest.raises(ExerciseError) as err, np.errstate(all="ignore"):
-        check(fn)
-    return str(err.value)
-
-
-def _names_only(message: str, key: str, keys: dict) -> None:
-    assert keys[key] in message, f"expected {key!r}: {message}"
-    others = [k for k, phrase in keys.items() if k != key and phrase in message]
-    assert not others, f"{key!r} also named {others}: {message}"
-
 
 # ---------------------------------------------------------------- exercise 1: remove one head
 ABLATION = {
