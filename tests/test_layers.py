@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -249,3 +250,27 @@ def test_hand_layer_sizes_and_parameter_names() -> None:
     mha = sa.MultiHeadAttention(12, 3)
     assert mha.d_k == 4 and mha.W_out.bias is not None
     assert sum(p.numel() for p in mha.parameters()) == 4 * (12 * 12 + 12)
+
+
+@pytest.mark.parametrize("scale", [None, 1.0, 1 / 8])
+def test_self_attention_with_its_own_d_v_and_scale_matches_torch_sdpa(scale: float | None) -> None:
+    """d_v differs from d_k (values need not match queries and keys); the scale is 1/sqrt(d_k) by default,
+    1 for no scaling, any other positive factor as given: the same as PyTorch's own attention."""
+    torch.manual_seed(7)
+    layer = sa.SelfAttention(5, 4, d_v=3, scale=scale).double()
+    x = torch.randn(2, 6, 5, dtype=torch.float64)
+    out, weights = layer(x)
+    q, k, v = layer.W_query(x), layer.W_key(x), layer.W_value(x)
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+    assert out.shape == (2, 6, 3) and weights.shape == (2, 6, 6)
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"d_v": 0}, "d_v must be a positive integer, got 0"),
+    ({"scale": 0.0}, "scale must be a positive number or None"),
+    ({"scale": float("nan")}, "scale must be a positive number or None"),
+])
+def test_self_attention_refuses_a_bad_d_v_or_scale(kwargs: dict, words: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(words)):
+        sa.SelfAttention(5, 4, **kwargs)

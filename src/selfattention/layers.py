@@ -1,4 +1,4 @@
-"""PyTorch modules for attention that is trained (lessons 03, 05, 06, 07).
+"""PyTorch modules for attention that is trained (lessons 04, 07, 09, 11).
 
 Shapes: ``batch`` sequences of ``T`` tokens, ``d_model`` features per token,
 ``num_heads`` heads of ``d_k = d_model // num_heads`` features each.
@@ -55,18 +55,19 @@ def _check_mask(mask: Tensor, weights_shape: tuple[int, ...], examples: list[tup
         )
 
 
-def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None) -> Tensor:
-    """``softmax(q k^T / sqrt(d_k))`` with masked positions set to exactly 0.
+def attention_weights(q: Tensor, k: Tensor, mask: Tensor | None = None, scale: float | None = None) -> Tensor:
+    """``softmax(scale * q k^T)`` with masked positions set to exactly 0; ``scale`` is 1/sqrt(d_k) by default.
 
     Inputs:
         q: (..., T_q, d_k), k: (..., T_k, d_k); mask: bool, broadcastable to (..., T_q, T_k),
-        True = may attend.
+        True = may attend; scale: the factor on the scores (None: 1/sqrt(d_k)).
     Returns:
         (..., T_q, T_k) weights, rows sum to 1 (rows with no allowed key are all 0).
     """
-    # (q / sqrt(d_k)) k^T is q k^T / sqrt(d_k): scaling the (T_q, d_k) queries instead of the (T_q, T_k)
-    # scores saves a whole (T_q, T_k) array. nn.MultiheadAttention scales its queries the same way.
-    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)  # (..., T_q, T_k)
+    # (scale q) k^T is scale (q k^T): scaling the (T_q, d_k) queries instead of the (T_q, T_k) scores
+    # saves a whole (T_q, T_k) array. nn.MultiheadAttention scales its queries the same way.
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q * factor) @ k.transpose(-2, -1)  # (..., T_q, T_k)
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     if scores.requires_grad:
@@ -90,28 +91,36 @@ def _softmax_in_place(scores: Tensor) -> Tensor:
 class SelfAttention(nn.Module):
     """Single-head self-attention with learnable query, key and value projections.
 
-    ``Q = x W_Q``, ``K = x W_K``, ``V = x W_V``, out = ``softmax(Q K^T / sqrt(d_out)) V``.
+    ``Q = x W_Q``, ``K = x W_K``, ``V = x W_V``, out = ``softmax(scale * Q K^T) V``.
 
     Args:
         d_in: features per input token.
-        d_out: size of each query, key and value vector (``d_k`` in the lessons).
+        d_out: size of each query and key vector (``d_k`` in the lessons), and of each value unless
+            ``d_v`` is given.
         bias: whether the projections have a bias term.
+        d_v: size of each value vector (``d_out`` when None): values need not match queries and keys.
+        scale: the factor on the scores (None: ``1/sqrt(d_out)``; 1.0: no scaling).
     """
 
-    def __init__(self, d_in: int, d_out: int, bias: bool = False) -> None:
+    def __init__(self, d_in: int, d_out: int, bias: bool = False, d_v: int | None = None,
+                 scale: float | None = None) -> None:
         super().__init__()
-        for name, value in (("d_in", d_in), ("d_out", d_out)):
+        d_v = d_out if d_v is None else d_v
+        for name, value in (("d_in", d_in), ("d_out", d_out), ("d_v", d_v)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        self.d_in, self.d_out = d_in, d_out
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                                  or not math.isfinite(scale) or scale <= 0):
+            raise ValueError(f"scale must be a positive number or None (1/sqrt(d_out)), got {scale!r}")
+        self.d_in, self.d_out, self.d_v, self.scale = d_in, d_out, d_v, scale
         self.W_query = nn.Linear(d_in, d_out, bias=bias)
         self.W_key = nn.Linear(d_in, d_out, bias=bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=bias)
+        self.W_value = nn.Linear(d_in, d_v, bias=bias)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """Inputs: x (T, d_in) or (batch, T, d_in); mask bool broadcastable to (T, T).
 
-        Returns: out (..., T, d_out) and weights (..., T, T).
+        Returns: out (..., T, d_v) and weights (..., T, T).
         """
         _check_input(x, self.d_in, "d_in")
         _check_dtype(x, self)
@@ -119,8 +128,8 @@ class SelfAttention(nn.Module):
             T = x.shape[-2]
             examples = [(T, T)] + ([(x.shape[0], T, T), (x.shape[0], 1, T)] if x.dim() == 3 else [])
             _check_mask(mask, (*x.shape[:-1], T), examples)
-        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # (..., T, d_out) each
-        weights = attention_weights(q, k, mask)  # (..., T, T)
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)  # (..., T, d_out), twice; (..., T, d_v)
+        weights = attention_weights(q, k, mask, self.scale)  # (..., T, T)
         return weights @ v, weights
 
 
