@@ -45,6 +45,16 @@ lab: system-lab setup
 	JUPYTER_CONFIG_PATH=$(LEARNER_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
 	  $(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(WORK)
 
+# Live slides (RISE) from JupyterLab: presenter copies in present/, each lesson with its deck's slide
+# cells and no solutions (a learner's copy leaves the slide cells out: the lesson text says it all).
+#   make present REFRESH=02   replace your changed presenter copy of lesson 02 (kept in present/backups/)
+PRESENT ?= present
+.PHONY: present
+present: system-lab setup
+	@$(COURSEWORK) present --work $(PRESENT) --build build/present $(if $(REFRESH),--refresh $(REFRESH))
+	JUPYTER_CONFIG_PATH=$(LEARNER_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH)) \
+	  $(JUPYTER_LAB) $(LAB_FLAGS) --ServerApp.root_dir=$(PRESENT)
+
 .PHONY: release grade feedback
 release: setup
 	$(COURSEWORK) release --build $(COURSE) --out $(RELEASE)

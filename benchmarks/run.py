@@ -481,14 +481,14 @@ def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
         if res.lesson_errors:
             notes.append("did not run to the end: " + ", ".join(res.lesson_errors))
         rows.append(
-            (f"every lesson cold ≤ {LESSON_LIMIT_S:.0f} s (lesson 07 ≤ {LESSON_07_LIMIT_S:.0f} s)",
+            (f"every lesson cold ≤ {LESSON_LIMIT_S:.0f} s (lesson 11 ≤ {LESSON_07_LIMIT_S:.0f} s)",
              figure, not slow and not res.lesson_errors, "; ".join(notes))
         )
     elif res.lesson_errors:
-        rows.append(("every lesson cold ≤ 20 s (lesson 07 ≤ 40 s)", "no lesson ran to the end", False,
+        rows.append(("every lesson cold ≤ 20 s (lesson 11 ≤ 40 s)", "no lesson ran to the end", False,
                      "did not run to the end: " + ", ".join(res.lesson_errors)))
     else:
-        rows.append(("every lesson cold ≤ 20 s (lesson 07 ≤ 40 s)", "not measured in this run", None, ""))
+        rows.append(("every lesson cold ≤ 20 s (lesson 11 ≤ 40 s)", "not measured in this run", None, ""))
 
     # make test.
     if res.make_test is not None:
@@ -733,7 +733,7 @@ def write_results(cfg: Config, res: Results, out_dir: Path, plot_name: str) -> P
     # 3. Block-wise.
     add("## 3. Full vs block-wise attention")
     add("")
-    add(f"One head, d_k = {BLOCK_D_K}, float64 inputs (the dtype lesson 06 uses), self-attention on "
+    add(f"One head, d_k = {BLOCK_D_K}, float64 inputs (the dtype lesson 09 uses), self-attention on "
         f"random Q, K, V of shape (T, {BLOCK_D_K}); `scaled_dot_product_attention` (full (T, T) scores) "
         f"against `blockwise_attention(..., block_size={BLOCK_SIZE})` (online softmax over blocks of keys). "
         "Peak memory is what `tracemalloc` sees NumPy allocate during the call (inputs excluded). "
@@ -807,7 +807,7 @@ def write_plot(cfg: Config, res: Results, path: Path) -> None:
         bars = ax.barh([n.removesuffix(".ipynb") for n in names], medians, color=colours)
         ax.bar_label(bars, [f"{m:.1f} s" for m in medians], padding=3, fontsize=8)
         ax.axvline(LESSON_LIMIT_S, color="grey", ls="--", label=f"{LESSON_LIMIT_S:.0f} s limit")
-        ax.axvline(LESSON_07_LIMIT_S, color="grey", ls=":", label=f"{LESSON_07_LIMIT_S:.0f} s (lesson 07)")
+        ax.axvline(LESSON_07_LIMIT_S, color="grey", ls=":", label=f"{LESSON_07_LIMIT_S:.0f} s (lesson 11)")
         ax.set_xlim(0, max(max(medians), LESSON_07_LIMIT_S) * 1.15)
         ax.invert_yaxis()
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8)

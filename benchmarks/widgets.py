@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the browser tests' server and page he
 
 from browser_helpers import (  # noqa: E402
     CHROMIUM_ARGS,
-    INSTRUCTOR_DIR,
+    PRESENT_DIR,
     cell_index,
     find_chromium,
     prepare_root,
@@ -64,15 +64,15 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "02_basic_self_attention": [("sentence_box = widgets.Combobox", [
         Control("sentence", "text", ("river bank flows", "money bank grows")),
         Control("focus word", "select")])],
-    "03_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
-    "04_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
+    "04_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
+    "06_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
                                                     Control("tau = sqrt(d_k)", "check")])],
-    "05_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
+    "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
                                                                   Control("head", "select")])],
-    "06_limits_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
-    "07_real_transformer": [("widgets.interact(explore", [
+    "09_positions_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
+    "11_real_transformer": [("widgets.interact(explore", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
-    "08_attention_in_llms": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
+    "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }
 
 # Arms a timer on a cell: t0 = the first input event (key, pointer, change, click) after arming, last = the
@@ -175,7 +175,7 @@ def bench_lesson(context: object, lab: object, lesson: str, changes: int, log: o
     """Run ``lesson`` in JupyterLab, time its widgets there, then in the slideshow."""
     from test_browser import cell, open_notebook, run_all  # imports pytest: only when benchmarking
 
-    path = f"{INSTRUCTOR_DIR}/{lesson}.ipynb"
+    path = f"{PRESENT_DIR}/{lesson}.ipynb"
     page = open_notebook(context, lab, path, f"bench{lesson[:2]}")
     timings: list[Timing] = []
     try:
@@ -315,7 +315,7 @@ def write_section(results: Path, lines: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lessons", nargs="*", default=sorted(WIDGETS),
-                        help="e.g. 04_scaling (default: all)")
+                        help="e.g. 06_scaling (default: all)")
     parser.add_argument("--changes", type=int, default=6, help="changes per control and view (default 6)")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--json", type=Path, help="also write the raw latencies here")

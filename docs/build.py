@@ -7,9 +7,11 @@ saved widget state included: nothing is re-executed (myst-nb, ``nb_execution_mod
 Before Sphinx reads them, each notebook is copied into a source folder next to the output
 (``build/site-src/``) and changed there, never in ``notebooks/``:
 
+- it is the learner's view (``selfattention.coursework.lessons``): the deck's slide-only cells are left
+  out, hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) are removed;
 - a graded answer cell shows what a learner's copy shows (``# YOUR CODE HERE``), and the model answer
   follows, folded away behind a closed "Show solution" toggle (written answers likewise);
-- hidden tests (``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``) are removed.
+- a test cell shows its check but no output (the instructor's ``Correct: ...`` would give the answer away).
 
 The source folder also gets every ``docs/*.md`` page (the front page and the instructors' guide) and
 a generated table of the lessons for the front page. The pages load nothing from the web: MathJax 2,
@@ -32,6 +34,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import npm_files  # noqa: E402  (the npm files both builds copy)
+
+from selfattention.coursework import lessons  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
 NODE_MODULES = HERE / "node_modules"
@@ -59,96 +63,35 @@ LIBRARY_FILES = {
     "@jupyter-widgets/html-manager": ["dist/embed-amd.js", "package.json"],
 }
 
-BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
-BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-ANSWER_STUB = "YOUR ANSWER HERE"  # nbgrader's placeholder for a written answer
+BEGIN_SOLUTION, END_SOLUTION = lessons.BEGIN_SOLUTION, lessons.END_SOLUTION
+BEGIN_HIDDEN, END_HIDDEN = lessons.BEGIN_HIDDEN, lessons.END_HIDDEN
+ANSWER_STUB = lessons.ANSWER_STUB  # nbgrader's placeholder for a written answer
 SHOW, HIDE = "Show solution", "Hide solution"
 SOLUTION_TAG = "solution"  # myst-nb gives a tagged cell the class tag_solution
 
-
 # --- the notebooks as the site shows them ------------------------------------------------------
+# The lesson format (cells, marked regions, the learner's view) is selfattention.coursework.lessons.
+source_of = lessons.source
+marked_regions = lessons.marked_regions
+without_hidden_tests = lessons.without_hidden_tests
+solution_parts = lessons.solution_parts
 
 
-def source_of(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
-
-
-def lessons(notebooks: Path = NOTEBOOKS) -> list[Path]:
+def lessons_in(notebooks: Path = NOTEBOOKS) -> list[Path]:
     """Every lesson notebook, in course order."""
-    return sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))
-
-
-def _marked_regions(text: str, begin: str, end: str, where: str) -> list[tuple[int, int]]:
-    """(first, last) line index of each ``begin`` ... ``end`` region of ``text``, markers included.
-
-    Raises ValueError naming ``where`` when a region is not closed or markers are nested.
-    """
-    regions, start = [], None
-    for number, line in enumerate(text.split("\n")):
-        if line.strip() == begin:
-            if start is not None:
-                raise ValueError(f"{where}: {begin!r} at line {number + 1} inside another {begin!r}")
-            start = number
-        elif line.strip() == end:
-            if start is None:
-                raise ValueError(f"{where}: {end!r} at line {number + 1} without {begin!r}")
-            regions.append((start, number))
-            start = None
-    if start is not None:
-        raise ValueError(f"{where}: {begin!r} at line {start + 1} is never closed by {end!r}")
-    return regions
-
-
-def without_hidden_tests(text: str, where: str = "cell") -> str:
-    """``text`` with every hidden-test region (markers included) removed."""
-    lines = text.split("\n")
-    drop = {i for first, last in _marked_regions(text, BEGIN_HIDDEN, END_HIDDEN, where)
-            for i in range(first, last + 1)}
-    return "\n".join(line for i, line in enumerate(lines) if i not in drop).rstrip()
+    return sorted(notebooks.glob(lessons.LESSON_GLOB))
 
 
 def marked_lines(text: str, begin: str, end: str, where: str = "cell") -> list[str]:
     """The lines of ``text`` inside its ``begin`` ... ``end`` regions, markers left out."""
     lines = text.split("\n")
-    regions = _marked_regions(text, begin, end, where)
+    regions = marked_regions(text, begin, end, where)
     return [line for first, last in regions for line in lines[first + 1 : last]]
 
 
 def hidden_test_lines(notebook: dict) -> list[str]:
     """The lines inside the hidden-test regions of a notebook (stripped, blank lines left out)."""
-    found = []
-    for index, cell in enumerate(notebook["cells"]):
-        lines = marked_lines(source_of(cell), BEGIN_HIDDEN, END_HIDDEN, f"cell {index}")
-        found += [line.strip() for line in lines if line.strip()]
-    return found
-
-
-def solution_parts(text: str, stub: str, where: str = "cell") -> tuple[str, str]:
-    """(what a learner's copy shows, the model answer) of an answer cell's source.
-
-    In the learner's version each solution region becomes ``stub`` (``# YOUR CODE HERE`` and ``...``
-    in code, as ``make release`` writes it) at the region's indentation; the model answer is the
-    whole source with the marker lines dropped.
-    """
-    lines = text.split("\n")
-    regions = _marked_regions(text, BEGIN_SOLUTION, END_SOLUTION, where)
-    if not regions:
-        raise ValueError(f"{where}: an answer cell without {BEGIN_SOLUTION!r}")
-    ends = dict(regions)
-    markers = {i for region in regions for i in region}
-    learner, skip_to = [], -1
-    for number, line in enumerate(lines):
-        if number <= skip_to:
-            continue
-        if number in ends:
-            indent = line[: len(line) - len(line.lstrip())]
-            learner += [indent + stub_line for stub_line in stub.split("\n") if stub_line]
-            skip_to = ends[number]
-        else:
-            learner.append(line)
-    answer = [line for number, line in enumerate(lines) if number not in markers]
-    return "\n".join(learner).strip("\n"), "\n".join(answer).strip("\n")
+    return lessons.hidden_test_lines(notebook["cells"])
 
 
 def _folded_markdown(answer: str) -> str:
@@ -156,24 +99,25 @@ def _folded_markdown(answer: str) -> str:
     return f'<details class="solution">\n<summary>{SHOW}</summary>\n\n{answer}\n\n</details>\n'
 
 
-SETUP_TAG = "course-setup"  # the lessons' Colab install cell (slide_type skip, a no-op elsewhere)
-
-
 def site_notebook(notebook: dict, name: str = "notebook") -> dict:
-    """A copy of a lesson notebook as the site shows it: solutions folded, hidden tests gone."""
-    from selfattention.coursework.course import CODE_STUB  # the stub of this course's student copies
+    """A copy of a lesson notebook as the site shows it: the learner's view (no slide-only cell, hidden
+    tests gone), each model answer folded after the blank answer, no output under a test cell (it would
+    give the instructor's results away), and no Colab setup cell."""
+    CODE_STUB = lessons.CODE_STUB  # the stub of this course's student copies
 
     notebook = copy.deepcopy(notebook)
     cells = []
     for index, cell in enumerate(notebook["cells"]):
         where = f"{name}, cell {index}"
-        if SETUP_TAG in cell.get("metadata", {}).get("tags", []):
-            continue  # the Colab install cell: nothing to read on a page that runs no code
+        if lessons.SETUP_TAG in lessons.tags(cell) or lessons.is_slide_only(cell):
+            continue  # the Colab install cell (nothing to run on a page); the deck's own short slides
         text = source_of(cell)
         if BEGIN_HIDDEN in text or END_HIDDEN in text:
             text = without_hidden_tests(text, where)
             cell["source"] = text
-        if not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+        if lessons.is_test(cell):
+            cell["outputs"], cell["execution_count"] = [], None
+        if not lessons.is_answer(cell):
             cells.append(cell)
             continue
         if cell["cell_type"] == "markdown":
@@ -266,7 +210,7 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def assemble_source(src: Path, notebooks: Path = NOTEBOOKS) -> list[Path]:
     """Fill ``src`` with the pages Sphinx reads; returns the lessons, in order."""
-    paths = lessons(notebooks)
+    paths = lessons_in(notebooks)
     if not paths:
         raise SystemExit(f"site: no lesson notebooks (NN_topic.ipynb) in {notebooks}")
     wanted = {f"{LESSONS}/{path.name}" for path in paths} | {"_contents.md"}

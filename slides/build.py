@@ -33,6 +33,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import npm_files  # noqa: E402  (the npm files both builds copy)
 
+from selfattention.coursework import lessons  # noqa: E402
+
 NODE_MODULES = HERE / "node_modules"
 BUILD = HERE / "build"
 SOLUTIONS = BUILD / "solutions"  # the instructor's decks, with the solutions (--solutions)
@@ -83,9 +85,9 @@ LIBRARY_FILES = {
 }
 
 
-def lessons() -> list[Path]:
+def all_lessons() -> list[Path]:
     """Every lesson notebook, in course order."""
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return lessons.find_lessons(ROOT / "notebooks")
 
 
 def deck_path(notebook: Path, solutions: bool = False) -> Path:
@@ -93,12 +95,9 @@ def deck_path(notebook: Path, solutions: bool = False) -> Path:
     return (SOLUTIONS if solutions else BUILD) / f"{notebook.stem}.slides.html"
 
 
-def _is_solution(cell: NotebookNode) -> bool:
-    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
-
-
 class DeckForLearners(Preprocessor):
-    """What nbgrader's ClearSolutions leaves of an answer, shown as a learner sees it.
+    """The room view of a lesson (``selfattention.coursework.lessons``: slide-only cells kept), as
+    nbgrader's ClearSolutions leaves an answer.
 
     Runs before ClearSolutions and ClearHiddenTests. A code answer keeps its cell (ClearSolutions
     turns its solution into the stub) but loses its outputs, which the solution produced; a
@@ -109,10 +108,9 @@ class DeckForLearners(Preprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         kept = []
         for cell in nb.cells:
-            kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
-            if kind == "skip" or (_is_solution(cell) and cell.cell_type == "markdown"):
+            if lessons.slide_type(cell) == "skip" or lessons.is_written_answer(cell):
                 continue
-            if _is_solution(cell) and cell.cell_type == "code":
+            if lessons.is_code_answer(cell):
                 cell.outputs, cell.execution_count = [], None
             kept.append(cell)
         nb.cells = kept
@@ -149,9 +147,7 @@ def exporter_for(notebook: dict, solutions: bool = False) -> SlidesExporter:
         # seconds to import, and only the default decks need it).
         from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
 
-        from selfattention.coursework.course import CODE_STUB
-
-        config.ClearSolutions.code_stub = {"python": CODE_STUB}
+        config.ClearSolutions.code_stub = {"python": lessons.CODE_STUB}
         config.SlidesExporter.preprocessors = [DeckForLearners, ClearSolutions, ClearHiddenTests]
     return SlidesExporter(config=config)
 
@@ -177,7 +173,7 @@ def build(notebooks: list[Path] | None = None, solutions: bool = False) -> list[
     npm_files.ensure_node_modules(HERE, "slides")
     BUILD.mkdir(exist_ok=True)
     npm_files.copy_libraries(NODE_MODULES, LIBRARY_FILES, BUILD / LIB, "slides")
-    return [build_deck(path, solutions) for path in (notebooks or lessons())]
+    return [build_deck(path, solutions) for path in (notebooks or all_lessons())]
 
 
 def main(argv: list[str]) -> None:

@@ -32,7 +32,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-INSTRUCTOR_DIR = "instructor"  # folder under the server's root holding the lessons with their solutions
+PRESENT_DIR = "present"  # folder under the server's root holding the presenter copies (make present)
 
 # What a learner would get from JupyterLab's settings, minus the pop-ups that cover the page, and with every
 # cell kept in the page (no windowing) so that the tests can see all outputs.
@@ -157,26 +157,18 @@ def jupyter_command() -> list[str]:
 
 
 def prepare_root(tmp: Path) -> Path:
-    """Learners' working copies in ``tmp/work`` (as ``make lab``) plus the lessons with solutions.
+    """Learners' working copies in ``tmp/work`` (as ``make lab``: exercises blank, no outputs) and the
+    presenter copies in ``tmp/work/present/`` (as ``make present``: the deck's slides in, no solutions).
 
-    Returns the folder to serve: ``tmp/work``, with the instructor notebooks, their outputs cleared,
-    in ``tmp/work/instructor/``.
+    Returns the folder to serve: ``tmp/work``.
     """
     work, build = tmp / "work", tmp / "build"
-    subprocess.run(
-        [sys.executable, "-m", "selfattention.coursework", "--notebooks", str(ROOT / "notebooks"),
-         "lab", "--work", str(work), "--build", str(build)],
-        cwd=ROOT, check=True, capture_output=True, text=True, timeout=300,
-    )
-    instructor = work / INSTRUCTOR_DIR
-    instructor.mkdir()
-    for lesson in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        notebook = saved_notebook(lesson)
-        for cell in notebook["cells"]:  # no stored outputs: all that the page shows comes from this run
-            if cell["cell_type"] == "code":
-                cell["outputs"], cell["execution_count"] = [], None
-        (instructor / lesson.name).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
-    shutil.copyfile(work / "rise.css", instructor / "rise.css")  # the live slides' style, next to the lessons
+    for command, folder in (("lab", work), ("present", work / PRESENT_DIR)):
+        subprocess.run(
+            [sys.executable, "-m", "selfattention.coursework", "--notebooks", str(ROOT / "notebooks"),
+             command, "--work", str(folder), "--build", str(build / command)],
+            cwd=ROOT, check=True, capture_output=True, text=True, timeout=300,
+        )
     return work
 
 

@@ -80,14 +80,27 @@ def test_missing_normalisation_found_without_being_told_it_is_attention():
     assert f"{factors.min():.4g}" in text and f"{factors.max():.4g}" in text
 
 
-def test_missing_scale_is_recognised_as_sqrt_d_k():
-    text = message(Q @ K.T, SCORES, "your scores")
+def test_missing_scale_is_recognised_as_sqrt_d_k_where_a_check_opts_in():
+    text = message(Q @ K.T, SCORES, "your scores", any_scale=True)
     assert "2 (= sqrt(4))" in text and "scale" in text
 
 
-def test_wrong_scale_1_over_d_instead_of_1_over_sqrt_d():
-    text = message(Q @ K.T / 4, SCORES, "your scores")
+def test_wrong_scale_1_over_d_instead_of_1_over_sqrt_d_where_a_check_opts_in():
+    text = message(Q @ K.T / 4, SCORES, "your scores", any_scale=True)
     assert "0.5 (= 1/sqrt(4))" in text
+
+
+def test_a_multiple_is_not_called_a_missing_scale_unless_the_check_opts_in():
+    """Without any_scale, an answer that happens to be a multiple gets the plain difference message:
+    neither "a scale factor is missing" nor "a different factor each time"."""
+    for wrong in (Q @ K.T, 3 * SCORES):
+        text = message(wrong, SCORES, "your scores")
+        assert "scale" not in text and "different factor" not in text and "largest difference" in text, text
+
+
+def test_a_single_wrong_number_is_never_called_a_multiple():
+    text = message(np.array([0.3]), np.array([0.7]), "your weight", any_scale=True)
+    assert "times the right answer" not in text and "largest difference" in text, text
 
 
 def test_scale_hint_gives_the_lesson_explanation():

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import answers
 import nbformat
 import pytest
 from conftest import NOTEBOOKS, ROOT
@@ -140,13 +141,20 @@ def test_student_copy_has_no_solution_no_hidden_test_no_output(path, released):
 
 @pytest.fixture(scope="session")
 def graded_lessons(tmp_path_factory, released) -> tuple[dict[tuple[str, str], GradeRow], Path]:
-    """Every lesson graded twice: as the instructor wrote it, and blank as released.
+    """Every lesson graded: as the instructor wrote it ("source"), blank as released ("blank"), and, where
+    tests/answers/ has them, with answers written from the lesson's own words ("words").
     Returns ``{(learner, lesson): row}`` and the folder holding the course directory."""
     base = tmp_path_factory.mktemp("lessons")
     for learner, folder in (("source", ROOT / "notebooks"), ("blank", released)):
         (base / "submissions" / learner).mkdir(parents=True)
         for path in NOTEBOOKS:
             shutil.copyfile(folder / path.name, base / "submissions" / learner / path.name)
+    (base / "submissions" / "words").mkdir()
+    for path in NOTEBOOKS:
+        if (mine := answers.answers_for(path)) is not None:
+            student = json.loads((released / path.name).read_text(encoding="utf-8"))
+            target = base / "submissions" / "words" / path.name
+            target.write_text(json.dumps(answers.fill(student, mine)), encoding="utf-8")
     rows = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
                      Limits(cell_timeout=120, submission_timeout=600), say=lambda line: None, jobs=2)
     return {(r.learner, r.lesson): r for r in rows}, base
@@ -165,6 +173,20 @@ def test_source_copy_validates_with_full_marks(path, graded_lessons):
     nb = autograded(graded_lessons, "source", path.stem)
     errors = [i for i, c in enumerate(nb.cells) for o in c.get("outputs", []) if o.output_type == "error"]
     assert not errors, f"{path.name}: cells {errors} raise with the solutions in"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_answers_in_the_lessons_own_words_get_full_marks(path, graded_lessons):
+    """An answer that follows the lesson's text passes the visible check and the hidden tests alike."""
+    if answers.answers_for(path) is None:
+        pytest.skip(f"no tests/answers/lesson{path.name[:2]}.py yet (test_notebook_conventions lists it)")
+    row = graded_lessons[0][("words", path.stem)]
+    assert row.auto_score == row.auto_max_score > 0, f"{path.name}: {row.reason}"
+    nb = autograded(graded_lessons, "words", path.stem)
+    _, tests, _ = exercise_cells(nb)
+    for cell in tests:
+        printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        assert "Correct" in printed, f"{path.name}: {nbgrader(cell)['grade_id']} printed {printed[:200]!r}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -10,156 +10,177 @@ import numpy as np
 import pytest
 from mistakes import message as _message
 from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _right_answer_passes
 
-import selfattention as sa
 from selfattention.checks import (
-    check_causal_weights,
-    check_online_weighted_sum,
-    check_positional_encoding,
+    check_scaled_attention,
+    check_scaled_scores,
+    check_score_divisor,
+    check_softmax_jacobian,
 )
 
+# ---------------------------------------------------------------- exercise 1: scaled scores
+SCORES = {
+    "raw": "raw dot products",
+    "d_k": "you divided by d_k",
+    "sqrt(T_k)": "number of keys",
+    "sqrt(T_q)": "number of queries",
+    "times": "you multiplied by sqrt(d_k)",
+    "batch": "batch size",
+    "K.T on a batch": "K.T reverses *all* axes",
+    "transposed": "transposed",
+}
 
-def _own_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+
+def _kt(K):
+    return np.swapaxes(K, -1, -2)
 
 
-# ---------------------------------------------------------------- exercise 1: causal weights
-CAUSAL = {
-    "no mask": "no mask was applied",
-    "wrong way": "the mask points the wrong way",
-    "after softmax": "set to 0 after the softmax",
-    "zero not -inf": "set to 0, not -inf",
-    "axis 0": "taken over the columns (axis=0)",
-    "diagonal": "the diagonal was masked too",
+SCORES_WRONG = {
+    "raw": lambda Q, K: Q @ _kt(K),
+    "d_k": lambda Q, K: Q @ _kt(K) / Q.shape[-1],
+    "sqrt(T_k)": lambda Q, K: Q @ _kt(K) / np.sqrt(len(K) if K.ndim == 2 else K.shape[-2]),
+    "sqrt(T_q)": lambda Q, K: Q @ _kt(K) / np.sqrt(len(Q)),                 # len(Q) = T_q for one sequence
+    "times": lambda Q, K: Q @ _kt(K) * np.sqrt(Q.shape[-1]),
+    "batch": lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[-1] if Q.ndim == 2 else Q.shape[0]),
+    "K.T on a batch": lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]),
+    "transposed": lambda Q, K: K @ _kt(Q) / np.sqrt(Q.shape[-1]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SCORES_WRONG))
+def test_scaled_scores_mistake_is_named(key):
+    _names_only(_message(check_scaled_scores, SCORES_WRONG[key]), key, SCORES)
+
+
+def test_scaled_scores_with_shape_1_uses_the_wrong_axis_in_a_batch():
+    """Q.shape[1] is d_k for one sequence but T_q for a batch: named as the number of queries."""
+    message = _message(check_scaled_scores, lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[1]))
+    _names_only(message, "sqrt(T_q)", SCORES)
+
+
+def test_scaled_scores_right_answer_passes(capsys):
+    _right_answer_passes(check_scaled_scores, lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[-1]), capsys)
+
+
+# ---------------------------------------------------------------- exercise 2: the divisor
+DIVISOR = {
+    "sqrt(d_k)": "the right divisor when the entries have variance 1",
+    "variance once": "accounted for the variance 4 only once",
+    "the variance": "that is the variance of q.k",
+    "d_k": "that is d_k.",
+    "d_k * 4": "that is d_k * 4",
+    "root of d_k only": "square root of d_k but not of the factor",
+}
+DIVISOR_WRONG = {
+    "sqrt(d_k)": 8.0,
+    "variance once": np.sqrt(64 * 4),
+    "the variance": 64 * 16,
+    "d_k": 64,
+    "d_k * 4": 256,
+    "root of d_k only": 8 * 16,
+}
+
+
+@pytest.mark.parametrize("key", sorted(DIVISOR_WRONG))
+def test_divisor_mistake_is_named(key):
+    _names_only(_message(check_score_divisor, DIVISOR_WRONG[key]), key, DIVISOR)
+
+
+def test_divisor_right_answer_passes(capsys):
+    _right_answer_passes(check_score_divisor, 32.0, capsys)
+
+
+# ---------------------------------------------------------------- exercise 3: the softmax Jacobian
+JACOBIAN = {
+    "diagonal only": "only the diagonal",
+    "diag(a) alone": "that is diag(a) alone",
+    "element by element": "element by element",
+    "identity": "from the identity",
+    "sign": "the signs are flipped",
+    "a @ a": "a single number",
+}
+JACOBIAN_WRONG = {
+    "diagonal only": lambda a: np.diag(a * (1 - a)),
+    "diag(a) alone": lambda a: np.diag(a),
+    "element by element": lambda a: np.diag(a) - a * a,
+    "identity": lambda a: np.eye(len(a)) - np.outer(a, a),
+    "sign": lambda a: np.outer(a, a) - np.diag(a),
+    "a @ a": lambda a: np.diag(a) - a @ a,
+}
+
+
+@pytest.mark.parametrize("key", sorted(JACOBIAN_WRONG))
+def test_jacobian_mistake_is_named(key):
+    _names_only(_message(check_softmax_jacobian, JACOBIAN_WRONG[key]), key, JACOBIAN)
+
+
+def test_jacobian_right_answer_passes(capsys):
+    _right_answer_passes(check_softmax_jacobian, lambda a: np.diag(a) - np.outer(a, a), capsys)
+
+
+# ---------------------------------------------------------------- exercise 4: scaled attention
+ATTENTION = {
+    "no scaling": "the scores were not scaled",
+    "d_k": "you divided the scores by d_k",
+    "sqrt(T_q)": "number of queries",
+    "sqrt(T_k)": "number of keys",
+    "sqrt(d_v)": "value size",
+    "axis 0": "the softmax ran down the columns",
+    "no exp": "divided the scores by their row sums",
     "overflow": "subtract each row's maximum",
-    "not exactly 0": "small but not exactly 0",
+    "scores @ V": "multiplied the values by the scores",
+    "order": "returned (weights, out)",
 }
 
 
-def _causal(scores, mask_fn=None, fill=-np.inf, softmax=sa.softmax, axis=-1):
-    T = scores.shape[-1]
-    mask = sa.causal_mask(T) if mask_fn is None else mask_fn(T)
-    return softmax(np.where(mask, scores, fill), axis=axis)
-
-
-def _no_max_softmax(x, axis=-1):
-    e = np.exp(x)
+def _softmax(s, axis=-1):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
-CAUSAL_WRONG = {
-    "no mask": lambda s: sa.softmax(s),
-    "wrong way": lambda s: _causal(s, mask_fn=lambda T: np.triu(np.ones((T, T), dtype=bool))),
-    "after softmax": lambda s: sa.softmax(s) * np.tril(np.ones_like(s)),
-    "zero not -inf": lambda s: _causal(s, fill=0.0),
-    "axis 0": lambda s: _causal(s, axis=0),
-    "diagonal": lambda s: _causal(s, mask_fn=lambda T: np.tril(np.ones((T, T), dtype=bool), -1)),
-    "overflow": lambda s: _causal(s, softmax=_no_max_softmax),
-    "not exactly 0": lambda s: _causal(s, fill=-30.0),
+def _attn(divisor=lambda Q, K, V: np.sqrt(Q.shape[-1]), softmax=_softmax, swap=False, out_from_scores=False):
+    def attention(Q, K, V):
+        s = Q @ K.T / divisor(Q, K, V)
+        w = softmax(s)
+        out = s @ V if out_from_scores else w @ V
+        return (w, out) if swap else (out, w)
+    return attention
+
+
+def _naive_softmax(s):
+    e = np.exp(s)                      # no max subtraction: overflows for large scores
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+ATTENTION_WRONG = {
+    "no scaling": _attn(divisor=lambda Q, K, V: 1.0),
+    "d_k": _attn(divisor=lambda Q, K, V: Q.shape[-1]),
+    "sqrt(T_q)": _attn(divisor=lambda Q, K, V: np.sqrt(Q.shape[0])),
+    "sqrt(T_k)": _attn(divisor=lambda Q, K, V: np.sqrt(len(K))),
+    "sqrt(d_v)": _attn(divisor=lambda Q, K, V: np.sqrt(V.shape[-1])),
+    "axis 0": _attn(softmax=lambda s: _softmax(s, axis=0)),
+    "no exp": _attn(softmax=lambda s: s / s.sum(axis=-1, keepdims=True)),
+    "overflow": _attn(softmax=_naive_softmax),
+    "scores @ V": _attn(out_from_scores=True),
+    "order": _attn(swap=True),
 }
 
 
-@pytest.mark.parametrize("key", sorted(CAUSAL_WRONG))
-def test_causal_mistake_is_named(key):
-    _names_only(_message(check_causal_weights, CAUSAL_WRONG[key]), key, CAUSAL)
+@pytest.mark.parametrize("key", sorted(ATTENTION_WRONG))
+def test_attention_mistake_is_named(key):
+    with np.errstate(over="ignore", invalid="ignore"):
+        message = _message(check_scaled_attention, ATTENTION_WRONG[key])
+    _names_only(message, key, ATTENTION)
 
 
-def test_causal_diagonal_with_own_softmax_is_named_not_nan():
-    def fn(s):
-        return _causal(s, mask_fn=lambda T: np.tril(np.ones((T, T), dtype=bool), -1), softmax=_own_softmax)
-
-    _names_only(_message(check_causal_weights, fn), "diagonal", CAUSAL)
+def test_attention_right_answer_passes(capsys):
+    _right_answer_passes(check_scaled_attention, _attn(), capsys)
 
 
-def test_causal_right_answer_passes(capsys):
-    check_causal_weights(lambda s: _causal(s))
-    check_causal_weights(lambda s: _causal(s, softmax=_own_softmax))
-    assert capsys.readouterr().out.startswith("Correct:")
+def test_attention_inputs_include_overflowing_scores():
+    """The check's own inputs are numerically hard: a softmax without max-subtraction overflows on them."""
+    from selfattention.checks.lesson06 import _attention_cases
 
-
-# ---------------------------------------------------------------- exercise 2: positional encoding
-PE = {
-    "swapped": "sine and cosine are swapped",
-    "own index": "each column used its own index j",
-    "i/d": "the exponent is i/d",
-    "from 1": "positions start at 1",
-}
-
-
-def _pe(T, d, *, swap=False, own_index=False, half=False, start=0):
-    pe = np.zeros((T, d))
-    for pos in range(start, T + start):
-        for i in range(d // 2):
-            k = i if half else 2 * i
-            a = (pos / 10000 ** (k / d),) * 2
-            if own_index:                                   # column j's exponent uses j itself
-                a = (pos / 10000 ** (2 * i / d), pos / 10000 ** ((2 * i + 1) / d))
-            first, second = (np.cos(a[0]), np.sin(a[1])) if swap else (np.sin(a[0]), np.cos(a[1]))
-            pe[pos - start, 2 * i], pe[pos - start, 2 * i + 1] = first, second
-    return pe
-
-
-PE_WRONG = {
-    "swapped": lambda T, d: _pe(T, d, swap=True),
-    "own index": lambda T, d: _pe(T, d, own_index=True),
-    "i/d": lambda T, d: _pe(T, d, half=True),
-    "from 1": lambda T, d: _pe(T, d, start=1),
-}
-
-
-@pytest.mark.parametrize("key", sorted(PE_WRONG))
-def test_pe_mistake_is_named(key):
-    _names_only(_message(check_positional_encoding, PE_WRONG[key]), key, PE)
-
-
-def test_pe_right_answer_passes(capsys):
-    check_positional_encoding(lambda T, d: _pe(T, d))
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-# ---------------------------------------------------------------- exercise 3: online softmax
-ONLINE = {
-    "no rescale": "neither the running sum nor the running output was rescaled",
-    "output not rescaled": "the running sum was rescaled but the running output was not",
-    "sum not rescaled": "the running output was rescaled but the running sum was not",
-    "no division": "the final division is missing",
-    "overflow": "np.exp(1000) overflows",
-    "max starts at 0": "Start the running maximum at -np.inf",
-}
-
-
-def _online(scores, values, block_size, *, m0=-np.inf, rescale_l=True, rescale_o=True, divide=True,
-            subtract=True):
-    m, l, o = m0, 0.0, np.zeros(values.shape[-1])
-    for start in range(0, len(scores), block_size):
-        s, v = scores[start:start + block_size], values[start:start + block_size]
-        m_new = max(m, s.max())
-        correction = np.exp(m - m_new) if subtract else 1.0
-        p = np.exp(s - m_new) if subtract else np.exp(s)
-        l = (l * correction if rescale_l else l) + p.sum()
-        o = (o * correction if rescale_o else o) + p @ v
-        m = m_new
-    return o / l if divide else o
-
-
-ONLINE_WRONG = {
-    "no rescale": lambda s, v, b: _online(s, v, b, rescale_l=False, rescale_o=False),
-    "output not rescaled": lambda s, v, b: _online(s, v, b, rescale_o=False),
-    "sum not rescaled": lambda s, v, b: _online(s, v, b, rescale_l=False),
-    "no division": lambda s, v, b: _online(s, v, b, divide=False),
-    "overflow": lambda s, v, b: _online(s, v, b, subtract=False),
-    "max starts at 0": lambda s, v, b: _online(s, v, b, m0=0.0),
-}
-
-
-@pytest.mark.parametrize("key", sorted(ONLINE_WRONG))
-def test_online_mistake_is_named(key):
-    with np.errstate(all="ignore"):
-        message = _message(check_online_weighted_sum, ONLINE_WRONG[key])
-    _names_only(message, key, ONLINE)
-
-
-def test_online_right_answer_passes(capsys):
-    check_online_weighted_sum(lambda s, v, b: _online(s, v, b))
-    assert capsys.readouterr().out.startswith("Correct:")
+    largest = max(float((Q @ K.T / np.sqrt(Q.shape[-1])).max()) for _, Q, K, _ in _attention_cases())
+    assert largest > np.log(np.finfo(float).max)

@@ -6,166 +6,161 @@ Every function below is a wrong answer as a learner would write it; the check's 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
-import torch
 from mistakes import message as _message
 from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _right_answer_passes
 
 from selfattention.checks import (
-    check_ablated_output,
-    check_feed_forward_block,
-    check_sentence_embedding,
+    check_multi_head_attention,
+    check_param_count,
+    check_split_into_heads,
 )
 
-# ---------------------------------------------------------------- exercise 1: remove one head
-ABLATION = {
-    "nothing removed": "nothing was removed",
-    "kept only": "kept only that head",
-    "columns of W_O": "zeroed columns of W_O",
-    "no bias": "the bias b_O is missing",
-    "num_heads wide": "the slice is num_heads wide",
-    "counted from 1": "heads are counted from 0",
+
+def _split(x, n):
+    T, d_model = x.shape
+    return x.reshape(T, n, d_model // n).transpose(1, 0, 2)
+
+
+# ---------------------------------------------------------------- exercise 1: split into heads
+SPLIT = {
+    "straight": "reshaped straight to (num_heads, T, d_k)",
+    "interleaved": "every num_heads-th feature",
+    "no transpose": "the heads must come first",
+    "last two swapped": "looks transposed",
+}
+SPLIT_WRONG = {
+    "straight": lambda x, n: x.reshape(n, x.shape[0], x.shape[1] // n),
+    "interleaved": lambda x, n: x.reshape(x.shape[0], x.shape[1] // n, n).transpose(2, 0, 1),
+    "no transpose": lambda x, n: x.reshape(x.shape[0], n, x.shape[1] // n),
+    "last two swapped": lambda x, n: x.reshape(x.shape[0], n, x.shape[1] // n).transpose(1, 2, 0),
 }
 
 
-def _ablate(context, W_O, b_O, head, num_heads, *, start=None, width=None, bias=True, keep_only=False,
-            columns=False):
-    d_k = context.shape[1] // num_heads
-    width = d_k if width is None else width
-    start = head * width if start is None else start
-    c = context.copy()
-    if columns:
-        W = W_O.copy()
-        W[:, start:start + width] = 0
-        return c @ W + b_O
-    if keep_only:
-        only = np.zeros_like(c)
-        only[:, start:start + width] = c[:, start:start + width]
-        c = only
-    else:
-        c[:, start:start + width] = 0
-    return c @ W_O + (b_O if bias else 0)
+@pytest.mark.parametrize("key", sorted(SPLIT_WRONG))
+def test_split_mistake_is_named(key):
+    _names_only(_message(check_split_into_heads, SPLIT_WRONG[key]), key, SPLIT)
 
 
-ABLATION_WRONG = {
-    "nothing removed": lambda c, W, b, h, n: c @ W + b,
-    "kept only": lambda c, W, b, h, n: _ablate(c, W, b, h, n, keep_only=True),
-    "columns of W_O": lambda c, W, b, h, n: _ablate(c, W, b, h, n, columns=True),
-    "no bias": lambda c, W, b, h, n: _ablate(c, W, b, h, n, bias=False),
-    "num_heads wide": lambda c, W, b, h, n: _ablate(c, W, b, h, n, width=n),
-    "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
+def test_split_right_answer_passes(capsys):
+    _right_answer_passes(check_split_into_heads, _split, capsys)
+
+
+# ---------------------------------------------------------------- exercise 2: the whole layer
+MHA = {
+    "sqrt(d_model)": "divided by sqrt(d_model)",
+    "d_k": "instead of sqrt(d_k)",
+    "no scaling": "not scaled at all",
+    "sqrt(T)": "the number of tokens",
+    "axis 1": "down the columns, axis=1",
+    "axis 0": "runs across the heads",
+    "K Q^T": "the scores are transposed",
+    "no W_O": "the output projection is missing",
+    "W_O.T": "multiplied by W_O.T",
+    "W.T projections": "the projections use W.T",
+    "one head": "single-head attention",
+    "split straight": "reshaping straight to (num_heads, T, d_k)",
+    "split interleaved": "every num_heads-th feature",
+    "merge without transpose": "merged by reshaping",
+    "concatenation order": "concatenated in the wrong order",
+    "overflow": "subtract each row's maximum",
 }
 
 
-@pytest.mark.parametrize("key", sorted(ABLATION_WRONG))
-def test_ablation_mistake_is_named(key):
-    _names_only(_message(check_ablated_output, ABLATION_WRONG[key]), key, ABLATION)
+def _softmax(s, axis=-1):
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
-def test_ablation_right_answer_passes(capsys):
-    check_ablated_output(lambda c, W, b, h, n: _ablate(c, W, b, h, n))
-    assert capsys.readouterr().out.startswith("Correct:")
+def _naive_softmax(s, axis=-1):
+    e = np.exp(s)                            # no max subtraction: overflows for large scores
+    return e / e.sum(axis=axis, keepdims=True)
 
 
-# ---------------------------------------------------------------- exercise 2: feed-forward block
-FFN = {
-    "no residual": "the residual is missing",
-    "pre-norm": "pre-norm arrangement",
-    "relu": "that is ReLU",
-    "tanh gelu": "tanh approximation of GELU",
-    "axis 0": "normalised over the tokens (axis 0)",
-    "ddof 1": "ddof=1",
-    "no gamma beta": "gamma and beta are not applied",
-    "no eps": "the eps inside the square root is missing",
+def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-1, kq=False, w_o="W_O",
+           transpose_w=False, one_head=False, split=_split, merge="right"):
+    """A learner's multi_head_attention, right by default; each keyword puts in one mistake."""
+    def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads):
+        T, d_model = X.shape
+        n = 1 if one_head else num_heads
+        d_k = d_model // n
+        proj = (lambda W: X @ W.T) if transpose_w else (lambda W: X @ W)
+        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_V), n)
+        scores = (K @ Q.transpose(0, 2, 1) if kq else Q @ K.transpose(0, 2, 1)) / divide(T, d_model, d_k)
+        heads = softmax(scores, axis=axis) @ V                     # (n, T, d_k)
+        if merge == "no transpose":
+            merged = heads.reshape(T, d_model)
+        elif merge == "interleaved":
+            merged = heads.transpose(1, 2, 0).reshape(T, d_model)
+        else:
+            merged = heads.transpose(1, 0, 2).reshape(T, d_model)
+        return {"W_O": merged @ W_O, "none": merged, "W_O.T": merged @ W_O.T}[w_o]
+    return multi_head_attention
+
+
+MHA_WRONG = {
+    "sqrt(d_model)": _layer(divide=lambda T, d_model, d_k: np.sqrt(d_model)),
+    "d_k": _layer(divide=lambda T, d_model, d_k: d_k),
+    "no scaling": _layer(divide=lambda T, d_model, d_k: 1.0),
+    "sqrt(T)": _layer(divide=lambda T, d_model, d_k: np.sqrt(T)),
+    "axis 1": _layer(axis=1),
+    "axis 0": _layer(axis=0),
+    "K Q^T": _layer(kq=True),
+    "no W_O": _layer(w_o="none"),
+    "W_O.T": _layer(w_o="W_O.T"),
+    "W.T projections": _layer(transpose_w=True),
+    "one head": _layer(one_head=True),
+    "split straight": _layer(split=lambda Y, n: Y.reshape(n, Y.shape[0], Y.shape[1] // n)),
+    "split interleaved": _layer(split=lambda Y, n: Y.reshape(len(Y), Y.shape[1] // n, n).transpose(2, 0, 1)),
+    "merge without transpose": _layer(merge="no transpose"),
+    "concatenation order": _layer(merge="interleaved"),
+    "overflow": _layer(softmax=_naive_softmax),
 }
 
 
-def _torch_gelu(z):
-    return torch.nn.functional.gelu(torch.from_numpy(z)).numpy()
+@pytest.mark.parametrize("key", sorted(MHA_WRONG))
+def test_mha_mistake_is_named(key):
+    with np.errstate(over="ignore", invalid="ignore"):
+        message = _message(check_multi_head_attention, MHA_WRONG[key])
+    _names_only(message, key, MHA)
 
 
-def _erf_gelu(z):
-    return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+def test_mha_right_answer_passes(capsys):
+    _right_answer_passes(check_multi_head_attention, _layer(), capsys)
 
 
-def _tanh_gelu(z):
-    return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
+def test_mha_inputs_overflow_a_naive_softmax():
+    from selfattention.checks.lesson07 import _mha_cases
+
+    largest = 0.0
+    for X, W_Q, W_K, _, _, n in _mha_cases():
+        Q, K = _split(X @ W_Q, n), _split(X @ W_K, n)
+        largest = max(largest, float((Q @ K.transpose(0, 2, 1)).max() / np.sqrt(Q.shape[-1])))
+    assert largest > np.log(np.finfo(float).max)
 
 
-def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
-         axis=-1, ddof=0, affine=True, use_eps=True):
-    def norm(h, axis=axis):
-        mu = h.mean(axis=axis, keepdims=True)
-        var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
-        out = (h - mu) / np.sqrt(var + eps if use_eps else var)
-        return gamma * out + beta if affine else out
-
-    if pre_norm:
-        return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
-    return norm(x1 + h if residual else h)
-
-
-FFN_WRONG = {
-    "no residual": lambda *a: _ffn(*a, residual=False),
-    "pre-norm": lambda *a: _ffn(*a, pre_norm=True),
-    "relu": lambda *a: _ffn(*a, act=lambda z: np.maximum(z, 0)),
-    "tanh gelu": lambda *a: _ffn(*a, act=_tanh_gelu),
-    "axis 0": lambda *a: _ffn(*a, axis=0),
-    "ddof 1": lambda *a: _ffn(*a, ddof=1),
-    "no gamma beta": lambda *a: _ffn(*a, affine=False),
-    "no eps": lambda *a: _ffn(*a, use_eps=False),
+# ---------------------------------------------------------------- exercise 3: the parameter count
+PARAMS = {
+    "no W_O": "W_O (d_model x d_model, plus its bias) is missing",
+    "bias swapped": "the bias terms are counted the wrong way round",
+    "full matrices per head": "each head does not get full d_model x d_model matrices",
+    "one head": "that is the size of one head only",
+}
+PARAMS_WRONG = {
+    "no W_O": lambda d, h, bias=True: 3 * d * d + (3 * d if bias else 0),
+    "bias swapped": lambda d, h, bias=True: 4 * d * d + (0 if bias else 4 * d),
+    "full matrices per head": lambda d, h, bias=True: 4 * h * d * d + (4 * h * d if bias else 0),
+    "one head": lambda d, h, bias=True: 4 * d * (d // h) + (4 * (d // h) if bias else 0),
 }
 
 
-@pytest.mark.parametrize("key", sorted(FFN_WRONG))
-def test_ffn_mistake_is_named(key):
-    _names_only(_message(check_feed_forward_block, FFN_WRONG[key]), key, FFN)
+@pytest.mark.parametrize("key", sorted(PARAMS_WRONG))
+def test_param_mistake_is_named(key):
+    _names_only(_message(check_param_count, PARAMS_WRONG[key]), key, PARAMS)
 
 
-def test_ffn_right_answers_pass(capsys):
-    check_feed_forward_block(lambda *a: _ffn(*a))
-    check_feed_forward_block(lambda *a: _ffn(*a, act=_erf_gelu))
-    out = capsys.readouterr().out
-    assert out.count("Correct:") == 2, out
-
-
-# ---------------------------------------------------------------- exercise 3: sentence embedding
-EMBEDDING = {
-    "padding averaged": "the padding was averaged in",
-    "not unit": "not unit length",
-    "cls": "that is the [CLS] vector",
-    "tokens normalised": "each token was normalised before the mean",
-    "max pooling": "that is max pooling",
-}
-
-
-def _unit(v):
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
-
-
-def _mean_real(hidden, mask):
-    m = mask[..., None].astype(float)
-    return (hidden * m).sum(axis=1) / m.sum(axis=1)
-
-
-EMBEDDING_WRONG = {
-    "padding averaged": lambda h, m: _unit(h.mean(axis=1)),
-    "not unit": lambda h, m: _mean_real(h, m),
-    "cls": lambda h, m: _unit(h[:, 0, :]),
-    "tokens normalised": lambda h, m: _unit(_mean_real(_unit(h), m)),
-    "max pooling": lambda h, m: _unit(np.where(m[..., None] == 1, h, -np.inf).max(axis=1)),
-}
-
-
-@pytest.mark.parametrize("key", sorted(EMBEDDING_WRONG))
-def test_embedding_mistake_is_named(key):
-    _names_only(_message(check_sentence_embedding, EMBEDDING_WRONG[key]), key, EMBEDDING)
-
-
-def test_embedding_right_answer_passes(capsys):
-    check_sentence_embedding(lambda h, m: _unit(_mean_real(h, m)))
-    assert capsys.readouterr().out.startswith("Correct:")
+def test_param_right_answer_passes(capsys):
+    right = lambda d, h, bias=True: 4 * d * d + (4 * d if bias else 0)  # noqa: E731
+    _right_answer_passes(check_param_count, right, capsys)

@@ -1,21 +1,58 @@
-"""Every lesson notebook follows the course's conventions (COURSE_DESIGN.md)."""
+"""Every lesson notebook follows the course's conventions (COURSE_DESIGN.md, CONTRIBUTING.md).
+
+The lesson format itself (cells, regions, the learner's view, exercises) is
+``selfattention.coursework.lessons``; the time rule is ``tools/lesson_load.py``.
+"""
 
 from __future__ import annotations
 
+import builtins
+import importlib.util
+import keyword
 import re
 import sys
 
+import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
+from selfattention.coursework import lessons
+
 sys.path.insert(0, str(ROOT / "tools"))
-from lesson_load import MAX_CELLS, MAX_MINUTES, lesson_load  # noqa: E402
+from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
+
+#: Lessons still in the format before the learner's view (slide-only cells, stated reading and exercise
+#: times, no copied exercise). Each is taken off this list when it is reworked; until then the tests marked
+#: ``reworked`` are expected to fail for it.
+PENDING_REWORK = {
+    "00_roadmap",
+    "01_static_embeddings",
+    "02_basic_self_attention",
+    "04_learnable_projections",
+    "06_scaling",
+    "07_multi_head_attention",
+    "09_positions_and_masks",
+    "11_real_transformer",
+    "13_generation_and_memory",
+}
+
+
+def reworked(test):
+    """Run ``test`` (parametrised by ``notebook``) as an expected failure for lessons in PENDING_REWORK."""
+    return pytest.mark.usefixtures("pending_rework")(test)
+
+
+@pytest.fixture
+def pending_rework(request):
+    path = request.getfixturevalue("notebook")[0]
+    if path.stem in PENDING_REWORK:
+        request.node.add_marker(pytest.mark.xfail(reason=f"{path.stem} is not reworked yet"))
 
 
 def test_lessons_exist_in_order():
     names = [p.name for p in NOTEBOOKS]
     assert names, "no lesson notebooks found in notebooks/"
     numbers = [int(n[:2]) for n in names]
-    assert numbers == list(range(len(numbers))), f"lessons are not numbered 00, 01, ...: {names}"
+    assert numbers == sorted(set(numbers)) and numbers[0] == 0, f"lessons not numbered 00, 01, ...: {names}"
 
 
 def test_executed_in_order_from_a_fresh_kernel(notebook):
@@ -102,23 +139,177 @@ def test_readme_lists_every_lesson_with_its_time():
         )
 
 
+@reworked
 def test_stated_time_covers_the_load_and_fits_one_sitting(notebook):
-    """tools/lesson_load.py's rule: the stated time covers the core load; at most 75 min and 70 cells."""
-    path, _ = notebook
+    """tools/lesson_load.py's rule, on the learner's view: the first cell states reading and exercise
+    times that cover their loads, at most 90 min in all, and how long Going deeper adds."""
+    path, nb = notebook
     r = lesson_load(path)
-    load = round(r.core.minutes)
-    assert r.stated is not None, f"{path.name}: no '**Time.** About N min' in the first cell"
-    assert load <= r.stated <= MAX_MINUTES, (
-        f"{path.name}: states {r.stated} min, but its load is {load} min "
-        f"({r.core.words} words, {r.core.code_lines} code lines, {r.core.exercises} exercises, "
-        f"{r.core.written} written answers; tools/lesson_load.py); at most {MAX_MINUTES} min"
+    said = r.stated
+    assert said is not None, (
+        f"{path.name}: the first cell needs '**Time.** About T min: reading R min + exercises E min'"
     )
-    assert r.cells <= MAX_CELLS, f"{path.name}: {r.cells} cells, at most {MAX_CELLS}"
+    c = r.core
+    counts = f"{c.words} words, {c.code_lines} code lines, {c.exercises} exercises, {c.written} written"
+    assert said["total"] == said["reading"] + said["exercises"], f"{path.name}: {said} does not add up"
+    assert said["reading"] >= round(c.reading), (
+        f"{path.name}: states {said['reading']} min of reading; its load is {round(c.reading)} min ({counts})"
+    )
+    assert said["exercises"] >= round(c.exercise_minutes), (
+        f"{path.name}: states {said['exercises']} min of exercises; load {round(c.exercise_minutes)} min"
+    )
+    assert said["total"] <= MAX_MINUTES, f"{path.name}: {said['total']} min; split it (at most {MAX_MINUTES})"
     if r.deeper.minutes >= 1:
-        first = "".join(load_notebook(path)["cells"][0]["source"])
-        extra = re.search(r"Going deeper[^\n]*?(\d+)\s*min|(\d+)\s*min[^\n]*?Going deeper", first)
-        assert extra, f"{path.name}: the first cell does not say how long the Going deeper sections add"
-        said = int(extra.group(1) or extra.group(2))
-        assert said >= round(r.deeper.minutes), (
-            f"{path.name}: says Going deeper adds {said} min; its load is {round(r.deeper.minutes)} min"
+        assert said["deeper"] >= round(r.deeper.minutes), (
+            f"{path.name}: says Going deeper adds {said['deeper']} min; load {round(r.deeper.minutes)} min"
         )
+
+
+# --- one text for the learner ---------------------------------------------------------------------
+
+_STOP = set("""this that with from have what which their there these those into each than then them they
+will would when where while only also more most much such some same over under about after before other
+being been were does done just like very make makes made your yours here lesson cell cells code""".split())
+
+
+def _content_words(text: str) -> set[str]:
+    text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`", " ", text, flags=re.S)
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4 and w not in _STOP}
+
+
+def repeated_points(nb: dict) -> list[str]:
+    """Pairs of markdown cells of one section of the learner's view where one shares at least half of
+    its content words (12 or more) with the other: a point read twice."""
+    sections: list[list[dict]] = [[]]
+    for cell in lessons.learner_cells(nb):
+        if cell["cell_type"] != "markdown" or lessons.is_answer(cell):
+            continue
+        if re.search(r"^#{1,2}\s", lessons.source(cell), re.M) and sections[-1]:
+            sections.append([])
+        sections[-1].append(cell)
+    found = []
+    for section in sections:
+        for a in section:
+            words = _content_words(lessons.source(a))
+            if len(words) < 12:
+                continue
+            for b in section:
+                shared = words & _content_words(lessons.source(b))
+                if a is not b and len(shared) >= len(words) / 2:
+                    found.append(f"{lessons.source(a)[:60]!r} shares {len(shared)} of its {len(words)} "
+                                 f"words with {lessons.source(b)[:60]!r}")
+    return found
+
+
+@reworked
+def test_no_point_is_read_twice_in_the_learners_view(notebook):
+    path, nb = notebook
+    found = repeated_points(nb)
+    assert not found, f"{path.name}: the learner's view says these twice: {found[:3]}"
+
+
+def test_a_slide_only_cell_holds_no_heading(notebook):
+    """Headings and exercise titles are in cells both views show: a slide-only cell holds the deck's
+    short version of a section (bullets, a formula), nothing the learner's text needs."""
+    path, nb = notebook
+    bad = [i for i, c in enumerate(nb["cells"])
+           if lessons.is_slide_only(c) and re.search(r"^#", lessons.source(c), re.M)]
+    assert not bad, f"{path.name}: slide-only cells {bad} hold a heading"
+
+
+def test_the_repetition_rule_catches_a_slide_and_its_notes():
+    slide = ("## 1 · Softmax\n- exponentiate every score, then divide by the total\n- weights positive, rows "
+             "summing to exactly one\n- subtracting the maximum first avoids overflow, same result")
+    notes = ("Softmax takes every score and will exponentiate each, then divide each exponential by the "
+             "total, so the rows end up summing to exactly one and every weight is positive. Subtracting the "
+             "row maximum first avoids overflow and gives the same result.")
+    nb = {"cells": [{"cell_type": "markdown", "source": slide, "metadata": {}},
+                    {"cell_type": "markdown", "source": notes,
+                     "metadata": {"slideshow": {"slide_type": "notes"}}}]}
+    assert repeated_points(nb)
+    nb["cells"][0]["metadata"]["tags"] = ["slide-only"]
+    assert not repeated_points(nb)
+
+
+# --- exercises worth doing ------------------------------------------------------------------------
+
+_KEEP = set(dir(builtins)) | set(keyword.kwlist) | {"np", "sa", "torch", "math", "nn", "F", "checks", "plt"}
+
+
+def _shape(line: str) -> str:
+    """A code line with its own names replaced by ``v`` (calls, attributes, modules kept): lines of the
+    same shape with other names compare equal."""
+    line = re.sub(r"#.*$", "", line.strip())
+    name = re.compile(r"(?<![.\w])([A-Za-z_]\w*)(?!\s*\()")
+    line = name.sub(lambda m: m.group(1) if m.group(1) in _KEEP else "v", line)
+    return re.sub(r"\s+", "", line)
+
+
+def copied_lines(nb: dict) -> dict[str, tuple[int, int]]:
+    """``{answer grade_id: (solution lines found in the teaching cells, solution lines)}`` counting the
+    solution's substantive lines (12 characters or more of shape) that appear, in shape, in code cells
+    the learner's view shows outside exercises."""
+    teaching = set()
+    for cell in lessons.learner_cells(nb):
+        if cell["cell_type"] == "code" and not (lessons.is_answer(cell) or lessons.is_test(cell)):
+            teaching |= {_shape(line) for line in lessons.source(cell).split("\n")}
+    found = {}
+    for cell in nb["cells"]:
+        if lessons.is_code_answer(cell):
+            lines = [s for s in map(_shape, lessons.solution_lines(cell)) if len(s) >= 12]
+            found[lessons.grade_id(cell)] = (sum(s in teaching for s in lines), len(lines))
+    return found
+
+
+@reworked
+def test_no_exercise_copies_the_lessons_own_code(notebook):
+    path, nb = notebook
+    copies = {gid: f"{same} of {n}" for gid, (same, n) in copied_lines(nb).items() if n and same >= n / 2}
+    assert not copies, (
+        f"{path.name}: these answers are mostly lines the lesson shows above (in shape): {copies}; "
+        "ask for a design, a prediction or a derivation instead"
+    )
+
+
+def test_the_copy_rule_sees_a_renamed_copy():
+    teach = {"cell_type": "code", "metadata": {},
+             "source": "def softmax_1d(s):\n    e = np.exp(s - s.max())\n    return e / e.sum()"}
+    answer = {"cell_type": "code", "metadata": {"nbgrader": {"solution": True, "grade_id": "a"}},
+              "source": "def f(x):\n    ### BEGIN SOLUTION\n    z = np.exp(x - x.max())\n"
+                        "    return z / z.sum()\n    ### END SOLUTION"}
+    assert copied_lines({"cells": [teach, answer]}) == {"a": (2, 2)}
+
+
+def test_every_exercise_is_named_by_a_heading_the_learner_reads(notebook):
+    path, nb = notebook
+    found = lessons.exercises(nb)
+    assert found, f"{path.name}: no graded exercise"
+    unnamed = [e.grade_ids for e in found
+               if e.title == e.name and e.name.startswith("Exercise ") and not e.task]
+    assert not unnamed, f"{path.name}: graded cells {unnamed} follow no exercise heading"
+
+
+def _answers_in_words(path) -> dict[str, str]:
+    module = ROOT / "tests" / "answers" / f"lesson{lessons.lesson_number(path)}.py"
+    if not module.is_file():
+        return {}
+    spec = importlib.util.spec_from_file_location(module.stem, module)
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded.ANSWERS
+
+
+@reworked
+def test_every_code_exercise_has_an_answer_written_from_the_lessons_words(notebook):
+    """tests/answers/lessonNN.py holds, per code answer cell, another right answer that follows the lesson's
+    own wording (graded in tests/test_grading.py: it must get full marks, hidden tests included)."""
+    path, nb = notebook
+    answers = _answers_in_words(path)
+    for cell in nb["cells"]:
+        if not lessons.is_code_answer(cell):
+            continue
+        gid = lessons.grade_id(cell)
+        assert gid in answers, f"{path.name}: tests/answers/lesson{path.name[:2]}.py has no answer for {gid}"
+        mine = [_shape(line) for line in answers[gid].split("\n") if _shape(line)]
+        instructor = [_shape(line) for line in lessons.solution_lines(cell) if _shape(line)]
+        assert mine != instructor, f"{path.name}: the answer in words for {gid} is the instructor's own"

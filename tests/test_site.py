@@ -134,6 +134,7 @@ class PageReport:
     text: str = ""  # the page's visible text
     links: list[str] = field(default_factory=list)  # hrefs in the page's main text, in order
     rows: list[list[str]] = field(default_factory=list)  # the text of each table row's cells
+    wide_code: list[int] = field(default_factory=list)  # px hidden sideways, per code block that scrolls
     solutions: list[dict] = field(default_factory=list)  # the "Show solution" toggles, as first shown
     opened: dict[str, dict] = field(default_factory=dict)  # kind -> the first of that kind, once opened
 
@@ -162,6 +163,8 @@ PAGE_FACTS = """() => {
     text: main.innerText,
     links: [...main.querySelectorAll('a[href]')].map(a => a.getAttribute('href')),
     rows: [...main.querySelectorAll('tr')].map(row => [...row.cells].map(cell => cell.innerText.trim())),
+    wide_code: [...main.querySelectorAll('pre')].map(pre => pre.scrollWidth - pre.clientWidth)
+      .filter(hidden => hidden > 1),
   };
 }"""
 
@@ -261,6 +264,24 @@ def test_answer_cell_becomes_the_learners_version_and_a_folded_model_answer():
     assert "Because $a = b$." in folded and "YOUR ANSWER" not in folded
     assert build.source_of(cells[3]) == "check(f)"
     assert build.source_of(nb["cells"][0]) == code, "the lesson itself is not changed"
+
+
+def test_slide_only_cells_and_test_outputs_are_left_out():
+    """The page is the learner's view: no slide-only cell; no output under a test cell (the instructor's
+    "Correct: ..." would give the answer away), while other outputs stay."""
+    shown = {"output_type": "stream", "name": "stdout", "text": "0.5\n"}
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "source": "## 1 · Title", "metadata": {}},
+        {"cell_type": "markdown", "source": "- a bullet", "metadata": {"tags": ["slide-only"]}},
+        {"cell_type": "code", "source": "print(0.5)", "outputs": [shown], "execution_count": 1,
+         "metadata": {}},
+        {"cell_type": "code", "source": "check(x)", "execution_count": 2,
+         "metadata": {"nbgrader": {"grade": True}},
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "Correct: x = 42\n"}]},
+    ]}
+    cells = build.site_notebook(nb)["cells"]
+    assert [build.source_of(c) for c in cells] == ["## 1 · Title", "print(0.5)", "check(x)"]
+    assert cells[1]["outputs"] == [shown] and cells[2]["outputs"] == []
 
 
 def test_colab_setup_cell_is_left_out_and_the_links_stay():
@@ -384,6 +405,12 @@ def test_lesson_maths_is_typeset(lesson):
     assert report.math_untypeset == 0, f"{report.math_untypeset} formulas left as TeX"
     assert report.math_errors == 0, f"{report.math_errors} formulas failed to typeset"
     assert report.raw_tex == [], f"raw TeX in the text: {report.raw_tex[:3]}"
+
+
+def test_lesson_code_needs_no_sideways_scrolling(lesson):
+    _, report = lesson
+    hidden = report.wide_code
+    assert not hidden, f"{len(hidden)} code blocks scroll sideways (px hidden: {hidden})"
 
 
 def test_lesson_figures_are_images_that_loaded(lesson):

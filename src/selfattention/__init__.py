@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-_SUBMODULES = ("checks", "core", "data", "layers", "llm", "plots", "positional", "widgets")
+_SUBMODULES = ("checks", "colab", "core", "data", "layers", "llm", "plots", "positional", "tasks", "widgets")
 
 
 def __getattr__(name: str):

@@ -1,4 +1,4 @@
-"""Attention as today's language models use it (lesson 08).
+"""Attention as today's language models use it (lesson 13).
 
 * :class:`KVCache` keeps every layer's keys and values during generation, so each new token only
   computes its own query, key and value.
@@ -187,7 +187,7 @@ def tiled_attention(
     Q: ArrayLike, K: ArrayLike, V: ArrayLike, block_q: int = 64, block_k: int = 64,
     causal: bool = False, skip_masked_tiles: bool = True,
 ) -> tuple[NDArray[np.floating], TileCounts]:
-    """Exact attention over tiles of queries and keys with an online softmax (lesson 06, in 2-D).
+    """Exact attention over tiles of queries and keys with an online softmax (lesson 09, in 2-D).
 
     For each tile of ``block_q`` queries, the keys are visited ``block_k`` at a time; a running
     maximum, sum and output are rescaled as the maximum grows. With ``causal=True`` a tile whose
@@ -294,7 +294,7 @@ class TinyDecoder(nn.Module):
         return "".join(self.vocab[i] for i in ids.flatten().tolist())
 
     def _positions(self, start: int, T: int) -> Tensor:
-        """(T, d_model) sinusoidal encodings of positions start .. start+T-1 (lesson 06)."""
+        """(T, d_model) sinusoidal encodings of positions start .. start+T-1 (lesson 09)."""
         pos = torch.arange(start, start + T, dtype=torch.float64)[:, None]
         freq = 10000.0 ** (-torch.arange(0, self.d_model, 2, dtype=torch.float64) / self.d_model)
         pe = torch.zeros(T, self.d_model, dtype=torch.float64)

@@ -1,4 +1,4 @@
-"""Positional encodings: giving attention a sense of order (lesson 06)."""
+"""Positional encodings: giving attention a sense of order (lesson 09)."""
 
 from __future__ import annotations
 

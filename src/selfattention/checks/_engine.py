@@ -162,6 +162,7 @@ def check_array(
     *,
     mistakes: Mapping[str, Any] | None = None,
     scale_hints: Mapping[str, float] | None = None,
+    any_scale: bool = False,
     rows_sum_to_one: bool = False,
     rtol: float = 1e-5,
     atol: float = 1e-8,
@@ -175,6 +176,10 @@ def check_array(
         mistakes: known wrong answers for these inputs, ``{explanation: wrong_array}``;
             if ``got`` equals one of them, that explanation is the message.
         scale_hints: ``{explanation: factor}``; if ``got == factor * expected``, say so.
+        any_scale: an answer that is some other multiple of the right one (two or more numbers) is
+            named as such ("exactly 2 (= sqrt(4)) times the right answer"). Opt in only where a missing
+            or wrong factor is the likely slip: a single wrong number is always a multiple of the
+            right one, and most wrong arrays are not one by chance.
         rows_sum_to_one: the answer is a matrix of attention weights.
     """
     expected = np.asarray(expected, dtype=float)
@@ -226,14 +231,15 @@ def check_array(
         for explanation, factor in (scale_hints or {}).items():
             if np.isclose(c, factor, rtol=1e-4):
                 raise ExerciseError(f"{name} is {_fmt(c)} times the right answer: {explanation}")
-        raise ExerciseError(
-            f"{name} is exactly {_name_factor(c)} times the right answer: a scale factor is missing "
-            f"or wrong."
-        )
+        if any_scale and arr.size > 1:
+            raise ExerciseError(
+                f"{name} is exactly {_name_factor(c)} times the right answer: a scale factor is missing "
+                f"or wrong."
+            )
     if arr.ndim >= 2:
         for axis, what in ((-1, "row"), (-2, "column")):
             factors = _slice_factors(arr, expected, axis)
-            if factors is not None and not np.allclose(factors, 1.0):
+            if factors is not None and not np.allclose(factors, factors.flat[0], rtol=1e-4):
                 where = "each row" if what == "row" else "each column"
                 raise ExerciseError(
                     f"{where} of {name} is a multiple of the right one, by a different factor each "

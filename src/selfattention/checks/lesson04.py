@@ -1,245 +1,322 @@
-"""Checks for lesson 04 (scaling by 1/sqrt(d_k)).
+"""Checks for lesson 04 (learnable projections): design a query, write attention with projections,
+design the lookup query that attends to the letter before its own.
 
-Each check builds its own inputs and reference answers, and knows the typical wrong answers of
-its exercise, so that the message names the mistake.
+Every check's own inputs make each named mistake give a result different from the right answer and from
+every other named mistake: no identity or square projection matrices, T != d_in != d_k != d_v, and a case
+with scores large enough that a softmax without max-subtraction overflows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_function, check_value, passed, reference_softmax
+from ._engine import ExerciseError, _copied, _learner_line, _to_array, check_array, passed, reference_softmax
 
-__all__ = [
-    "check_scaled_scores",
-    "check_score_divisor",
-    "check_softmax_jacobian",
-    "check_scaled_attention",
-]
+__all__ = ["check_apple_query", "check_self_attention", "check_letter_before"]
 
-
-def _scores(Q: np.ndarray, K: np.ndarray, divisor: float) -> np.ndarray:
-    return Q @ np.swapaxes(K, -1, -2) / divisor
-
-
-def _call(fn: Callable[..., Any], name: str, args: tuple, what: str) -> Any:
-    """Call the learner's function; turn a crash into one plain sentence."""
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise ExerciseError(f"{name} still raises NotImplementedError: replace that line with your code.") from None
-    except ExerciseError:
-        raise
-    except Exception as exc:
-        raise ExerciseError(f"{name} raised {type(exc).__name__} on {what}: {exc}") from None
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 1: the scaled scores Q K^T / sqrt(d_k)
-
-
-def _score_cases() -> list[tuple[np.ndarray, np.ndarray]]:
-    # Every size differs (T_q = 3, T_k = 5, d_k = 6), so dividing by the wrong one gives its own result;
-    # the second case has large entries (scores in the hundreds).
-    rng = np.random.default_rng(4)
-    Q, K = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
-    return [(Q, K), (30.0 * rng.standard_normal((3, 6)), 30.0 * rng.standard_normal((5, 6)))]
+# The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
+WORDS = ("Sam", "ate", "red", "apple")
+_X_TOY = np.array(
+    [
+        [1.0, 0.0, 0.0, 0.0, 0.0],  # Sam
+        [0.0, 1.0, 0.0, 0.0, 0.0],  # ate
+        [0.0, 0.0, 0.0, 0.0, 1.0],  # red
+        [0.0, 0.0, 1.0, 1.0, 1.0],  # apple
+    ]
+)
+# Query and key axes (d_k = 3): person, action, food. Row f of W_Q: what feature f makes a word look for.
+_W_Q = np.array(
+    [
+        [0.0, 2.0, 0.0],  # person -> looks for an action
+        [1.0, 0.0, 2.0],  # action -> looks for food, and a little for a person
+        [0.0, 0.0, 0.0],  # food
+        [0.0, 0.0, 0.0],  # fruit
+        [0.0, 0.0, 2.0],  # red -> looks for a thing to describe (food here)
+    ]
+)
+_W_K = np.array(
+    [
+        [1.0, 0.0, 0.0],  # person -> is found as a person
+        [0.0, 1.0, 0.0],  # action -> as an action
+        [0.0, 0.0, 1.0],  # food -> as food
+        [0.0, 0.0, 0.0],  # fruit
+        [0.0, 0.0, 0.0],  # red
+    ]
+)
 
 
-def _score_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    Q, K = case
-    d_k, T_q, T_k = Q.shape[-1], Q.shape[-2], K.shape[-2]
-    mistakes = {
-        "these are the raw dot products Q K^T; divide them by sqrt(d_k).": _scores(Q, K, 1.0),
-        f"you divided by d_k = {d_k}; divide by its square root, sqrt(d_k) = {np.sqrt(d_k):.4g}.":
-            _scores(Q, K, d_k),
-        f"you divided by the square root of the number of keys (T_k = {T_k}); the factor is "
-        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_k)),
-        f"you divided by the square root of the number of queries (T_q = {T_q}, Q.shape[-2]); the factor is "
-        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_q)),
-        "you multiplied by sqrt(d_k); divide by it instead.": _scores(Q, K, 1.0 / np.sqrt(d_k)),
-    }
-    if Q.ndim == 3:
-        mistakes[f"you divided by the square root of the batch size ({Q.shape[0]}, Q.shape[0]); d_k is the "
-                 f"last axis, Q.shape[-1], whatever the number of leading axes."] = _scores(Q, K, np.sqrt(Q.shape[0]))
-    return mistakes
+def _toy_weights(W_q: np.ndarray) -> np.ndarray:
+    """softmax((X W_q)(X W_K)^T) for the toy sentence, (4, 4), no scaling (as in the lesson's Exercise 1)."""
+    return reference_softmax((_X_TOY @ W_q) @ (_X_TOY @ _W_K).T)
 
 
-def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 1: ``scaled_scores(Q, K)`` returns ``Q K^T / sqrt(d_k)``, batches included."""
-    check_function(
-        scaled_scores,
-        lambda Q, K: _scores(Q, K, np.sqrt(Q.shape[-1])),
-        _score_cases(),
-        "scaled_scores",
-        mistakes=_score_mistakes,
-    )
-    rng = np.random.default_rng(40)
-    Qb, Kb = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 5, 6))  # batch 2, T_q 3, T_k 5, d_k 6
-    what = "a batch: Q of shape (2, 3, 6) and K of shape (2, 5, 6)"
-    try:
-        got = scaled_scores(Qb, Kb)
-    except Exception:
+def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
+    """Exercise 1: a W_Q (5, 3) with which 'apple' gives >= 0.8 of its attention to 'ate' while the other
+    three words keep their queries; and the weight predicted before running it."""
+    W = _to_array(W_Q_apple, "W_Q_apple")
+    if W.shape == _W_Q.T.shape:
         raise ExerciseError(
-            f"scaled_scores works on single matrices but fails on {what}. K.T reverses *all* "
-            f"axes of a 3-D array; swap only the last two: np.swapaxes(K, -1, -2)."
-        ) from None
-    check_array(got, _scores(Qb, Kb, np.sqrt(6)), f"the result of scaled_scores on {what}",
-                mistakes=_score_mistakes((Qb, Kb)))
-    passed("Q K^T / sqrt(d_k), for one sequence and for a batch. These scores have variance about 1 "
-           "for unit-variance queries and keys, whatever d_k is.")
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 2: the divisor that gives unit variance when entries have variance 4
-
-
-_SIGMA2, _DK = 4.0, 64
-
-
-def check_score_divisor(divisor: Any) -> None:
-    """Exercise 2: entries of variance 4, d_k = 64: divide q.k by sqrt(64 * 4 * 4) = 32."""
-    expected = float(np.sqrt(_DK * _SIGMA2 * _SIGMA2))
-    check_value(
-        divisor,
-        expected,
-        "divisor",
-        hints={
-            "that is sqrt(d_k), the right divisor when the entries have variance 1. Here each entry has "
-            "variance 4, so each product q_i k_i has variance 4 * 4 = 16.": np.sqrt(_DK),
-            "you accounted for the variance 4 only once. Each term q_i k_i multiplies an entry of q "
-            "(variance 4) by an entry of k (variance 4), so its variance is 4 * 4 = 16.":
-                np.sqrt(_DK * _SIGMA2),
-            "that is the variance of q.k, d_k * 16 = 1024. Dividing by c divides the variance by c^2, "
-            "so divide by the standard deviation, the square root of the variance.": _DK * _SIGMA2**2,
-            "that is d_k. For unit variance divide by the standard deviation of q.k, the square root "
-            "of d_k * 4 * 4.": float(_DK),
-            "that is d_k * 4, which is neither the variance of q.k (d_k * 4 * 4) nor its square root.":
-                _DK * _SIGMA2,
-            "you took the square root of d_k but not of the factor 4 * 4: the square root applies to "
-            "the whole variance d_k * 16.": np.sqrt(_DK) * _SIGMA2**2,
-        },
-    )
-    passed(f"Var(q.k) = d_k * 4 * 4 = {int(_DK * _SIGMA2**2)}, so divide by its square root, "
-           f"{expected:g}. With unit-variance entries the same reasoning gives sqrt(d_k).")
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 3: the Jacobian of softmax, diag(a) - a a^T
-
-
-def _jacobian(a: np.ndarray) -> np.ndarray:
-    return np.diag(a) - np.outer(a, a)
-
-
-def check_softmax_jacobian(softmax_jacobian: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 3: ``softmax_jacobian(a)`` returns the (T, T) matrix diag(a) - a a^T."""
-    cases = [
-        (np.array([0.5, 0.3, 0.2]),),
-        (reference_softmax(np.array([1.0, -0.5, 2.0, 0.0, 0.3])),),
-        (np.array([1.0, 0.0, 0.0, 0.0]),),
-    ]
-
-    def mistakes(case: tuple[np.ndarray]) -> dict[str, np.ndarray]:
-        (a,) = case
-        return {
-            "only the diagonal a_i (1 - a_i) is there; the off-diagonal entries are -a_i a_j.":
-                np.diag(a * (1.0 - a)),
-            "that is diag(a) alone; subtract the outer product a a^T (np.outer(a, a)).": np.diag(a),
-            "you subtracted a * a (element by element) from every entry; the term to subtract is the "
-            "outer product np.outer(a, a), whose entry (i, j) is a_i a_j.": np.diag(a) - a * a,
-            "you subtracted a a^T from the identity, not from diag(a): entry (i, i) is a_i - a_i^2.":
-                np.eye(len(a)) - np.outer(a, a),
-            "you subtracted a @ a, a single number (the sum of the a_i^2), from every entry; the term to "
-            "subtract is the outer product np.outer(a, a), a matrix.": np.diag(a) - a @ a,
-        }
-
-    check_function(
-        softmax_jacobian,
-        _jacobian,
-        cases,
-        "softmax_jacobian",
-        describe=lambda case: f"a = {np.round(case[0], 3).tolist()}",
-        mistakes=mistakes,
-        scale_hints={"the signs are flipped: it is diag(a) - a a^T, not a a^T - diag(a).": -1.0},
-    )
-    uniform = _jacobian(np.full(4, 0.25))
-    passed("J = diag(a) - a a^T. For one-hot weights every entry is 0 (no gradient at all); for "
-           f"uniform weights over 4 keys the diagonal is {uniform[0, 0]:.4f}.")
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 4: scaled dot-product attention, returning (out, weights)
-
-
-def _attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, divisor: float | None = None,
-               axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
-    d = np.sqrt(Q.shape[-1]) if divisor is None else divisor
-    s = _scores(Q, K, d)
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    w = e / e.sum(axis=axis, keepdims=True)
-    return w @ V, w
-
-
-def _attention_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    # Every size differs (T_q = 3, T_k = 5, d_k = 6, d_v = 4), so a divisor taken from the wrong size gives its
-    # own weights. The second case has scores in the hundreds: np.exp overflows unless each row's maximum is
-    # subtracted first.
-    rng = np.random.default_rng(44)
-    Q, K, V = rng.standard_normal((3, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 4))
-    return [
-        ("Q (3, 6), K (5, 6), V (5, 4)", 1.5 * Q, 1.5 * K, V),
-        ("large scores: Q (3, 6), K (5, 6), V (5, 4) with entries about 40", 40.0 * rng.standard_normal((3, 6)),
-         40.0 * rng.standard_normal((5, 6)), rng.standard_normal((5, 4))),
-    ]
-
-
-def check_scaled_attention(attention: Callable[..., Any]) -> None:
-    """Exercise 4: ``attention(Q, K, V)`` returns ``(out, weights)`` with the 1/sqrt(d_k) scaling."""
-    if not callable(attention):
-        raise ExerciseError(f"attention should be a function, but it is a {type(attention).__name__}.")
-    for what, Q, K, V in _attention_cases():
-        result = _call(attention, "attention", (Q, K, V), what)
-        if result is None:
-            raise ExerciseError("attention returned None: end it with `return out, weights`.")
-        if not isinstance(result, tuple) or len(result) != 2:
-            raise ExerciseError(
-                f"attention should return two things, `return out, weights`, but it returned a "
-                f"{type(result).__name__}" + (f" of length {len(result)}." if isinstance(result, tuple) else ".")
-            )
-        out, weights = result
-        exp_out, exp_w = _attention(Q, K, V)
-        d_k, T_q, T_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
-        if np.shape(out) == exp_w.shape and np.shape(weights) == exp_out.shape and exp_w.shape != exp_out.shape:
-            raise ExerciseError("attention returned (weights, out); return them in the order `out, weights`.")
-        check_array(
-            weights, exp_w, f"your `weights` (on {what})", rows_sum_to_one=True,
-            mistakes={
-                "the scores were not scaled: divide Q K^T by sqrt(d_k) before the softmax.":
-                    _attention(Q, K, V, divisor=1.0)[1],
-                f"you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {np.sqrt(d_k):g}.":
-                    _attention(Q, K, V, divisor=float(d_k))[1],
-                f"you divided by the square root of the number of queries (T_q = {T_q}); divide by "
-                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_q))[1],
-                f"you divided by the square root of the number of keys (T_k = {T_k}); divide by "
-                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_k))[1],
-                f"you divided by the square root of the value size (d_v = {d_v}, V.shape[-1]); the "
-                f"scores compare queries with keys, so divide by sqrt(d_k), d_k = Q.shape[-1].":
-                    _attention(Q, K, V, divisor=np.sqrt(d_v))[1],
-                "the softmax ran down the columns (axis=0); each query's weights over the keys are a "
-                "row, so use axis=-1.": _attention(Q, K, V, axis=0)[1],
-                "you divided the scores by their row sums; softmax first takes the exponential of each "
-                "score (np.exp), then divides by the row sum of the exponentials.":
-                    _scores(Q, K, np.sqrt(d_k)) / _scores(Q, K, np.sqrt(d_k)).sum(axis=-1, keepdims=True),
-            },
+            "W_Q_apple has shape (3, 5): that is PyTorch's nn.Linear layout (out, in). Here a projection "
+            "is (d_in, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
         )
-        out_mistakes = {
-            "out should be weights @ V (each output row is a weighted sum of the value rows); "
-            "you multiplied the values by the scores before the softmax.": _scores(Q, K, np.sqrt(d_k)) @ V,
-        }
-        check_array(out, exp_out, f"your `out` (on {what})", mistakes=out_mistakes)
-    passed("softmax(Q K^T / sqrt(d_k)) V, returning both the output and the weights; it agrees with "
-           "selfattention.scaled_dot_product_attention.")
+    if W.shape != _W_Q.shape:
+        raise ExerciseError(f"W_Q_apple has shape {W.shape}; it should have the shape of W_Q, (5, 3).")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_Q_apple contains NaN or infinite values.")
+    apple, ate = 3, 1
+    if np.allclose(W, _W_Q):
+        raise ExerciseError(
+            "W_Q_apple is still the lesson's W_Q: 'apple' still looks for food (itself). Change the rows of "
+            "the features only 'apple' has."
+        )
+    old_q, new_q = _X_TOY @ _W_Q, _X_TOY @ W
+    for i, word in enumerate(WORDS):
+        if i != apple and not np.allclose(old_q[i], new_q[i]):
+            raise ExerciseError(
+                f"the query of '{word}' changed too (from {old_q[i].round(2).tolist()} to "
+                f"{new_q[i].round(2).tolist()}): a row of W_Q is used by every word that has that feature. "
+                f"Change only the rows of features that 'apple' alone has (food, fruit)."
+            )
+    weights = _toy_weights(W)[apple]
+    if weights[ate] < 0.8:
+        top = WORDS[int(weights.argmax())]
+        raise ExerciseError(
+            f"with W_Q_apple, 'apple' gives 'ate' {weights[ate]:.2f} of its attention and most to '{top}' "
+            f"({weights.max():.2f}); it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] "
+            f"(the action axis); the query of 'apple' must point there, and away from what it looks for now."
+        )
+    if predicted_weight is None or predicted_weight is Ellipsis:
+        raise ExerciseError(
+            "predicted_weight has no value yet: before running anything, work out by hand the weight "
+            "'apple' gives 'ate' with your W_Q_apple and write it there."
+        )
+    try:
+        p = float(np.asarray(predicted_weight, dtype=float))
+    except (TypeError, ValueError):
+        raise ExerciseError(
+            f"predicted_weight should be a number, but it is a {type(predicted_weight).__name__}."
+        ) from None
+    right = float(weights[ate])
+    if abs(p - right) <= 0.005:
+        scores = (_X_TOY @ W)[apple] @ (_X_TOY @ _W_K).T
+        passed(
+            f"'apple' now scores {np.round(scores, 2).tolist()} and gives 'ate' {right:.3f}; you predicted "
+            f"{p:.3f}."
+        )
+        return
+    scores = new_q[apple] @ (_X_TOY @ _W_K).T
+    wrong = {
+        "that is the score q_apple . k_ate, not the weight: apply softmax over the four scores.":
+            scores[ate],
+        "that is the weight with 1/sqrt(d_k): this exercise leaves scaling out.":
+            reference_softmax(scores / np.sqrt(3))[ate],
+        "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
+        "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
+    }
+    for explanation, value in wrong.items():
+        if abs(p - value) <= 0.005 * max(1.0, abs(value)):
+            raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
+    raise ExerciseError(
+        f"predicted_weight = {p:.4g}, but W_Q_apple gives 'ate' {right:.3f}. The scores of 'apple' are "
+        f"{np.round(scores, 2).tolist()}: the weight is e^(score of ate) / (sum of e^score)."
+    )
+
+
+def _reference_attention(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray) -> np.ndarray:
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    return reference_softmax(Q @ K.T) @ V
+
+
+def _attention_cases() -> list[tuple[np.ndarray, ...]]:
+    """(X, W_q, W_k, W_v): T = 3, d_in = 5, d_k = 4, d_v = 2 (no two sizes equal, no square W); the
+    second case has scores near 1000, where exp overflows without the max subtracted."""
+    rng = np.random.default_rng(3)
+    T, d_in, d_k, d_v = 3, 5, 4, 2
+    cases = []
+    for scale in (1.0, 12.0):
+        X = rng.normal(size=(T, d_in)) * scale
+        cases.append((X, rng.normal(size=(d_in, d_k)), rng.normal(size=(d_in, d_k)), rng.normal(size=(d_in, d_v))))
+    return cases
+
+
+def _attention_mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    X, W_q, W_k, W_v = case
+    T, d_k, d_v = X.shape[0], W_q.shape[1], W_v.shape[1]
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    S = Q @ K.T
+    return {
+        "the scores were divided by sqrt(d_k). Leave that factor out here (lesson 06 is about it).":
+            reference_softmax(S / np.sqrt(d_k)) @ V,
+        "the scores were divided by sqrt(d_v), the size of the values; this exercise has no scaling.":
+            reference_softmax(S / np.sqrt(d_v)) @ V,
+        "the scores were divided by sqrt(T), the number of tokens; this exercise has no scaling.":
+            reference_softmax(S / np.sqrt(T)) @ V,
+        "the scores were divided by d_k; this exercise has no scaling.": reference_softmax(S / d_k) @ V,
+        "softmax was taken down the columns (axis=0). Each query's weights over the keys must sum "
+        "to 1: use axis=-1.": reference_softmax(S, axis=0) @ V,
+        "softmax is missing: the raw scores were used as weights.": S @ V,
+        "the weights came from K @ Q.T instead of Q @ K.T (row i must hold query i's scores).":
+            reference_softmax(K @ Q.T) @ V,
+        "the weights were transposed before mixing the values (alpha.T @ V); row i of alpha belongs to "
+        "query i: use alpha @ V.": reference_softmax(S).T @ V,
+        "the scores came from X @ X.T (lesson 02's parameter-free attention); use the projected "
+        "queries and keys.": reference_softmax(X @ X.T) @ V,
+    }
+
+
+def _diagnose_shapes(case: Sequence[np.ndarray], got: Any) -> str | None:
+    """Words for the shape mistakes the value comparison cannot name: weights times X, values with W_q."""
+    X, W_q, W_k, W_v = case
+    arr = np.asarray(got, dtype=float) if got is not None and got is not Ellipsis else None
+    if arr is None or arr.shape == (X.shape[0], W_v.shape[1]):
+        return None
+    A = reference_softmax((X @ W_q) @ (X @ W_k).T)
+    if arr.shape == X.shape and np.allclose(arr, A @ X):
+        return "the weights multiply X instead of the values V = X @ W_v."
+    if arr.shape == (X.shape[0], W_q.shape[1]) and np.allclose(arr, A @ (X @ W_q)):
+        return "the values were computed with W_q: V = X @ W_v."
+    return None
+
+
+def _transposed_weights(fn: Callable[..., Any], case: Sequence[np.ndarray]) -> str | None:
+    """If fn only works (and is right) when some W is passed transposed, the learner wrote X @ W.T."""
+    X, *Ws = case
+    expected = _reference_attention(*case)
+    names = ("W_q", "W_k", "W_v")
+    for flips in itertools.product((False, True), repeat=3):
+        if not any(flips):
+            continue
+        args = [W.T if flip else W for W, flip in zip(Ws, flips, strict=True)]
+        try:
+            got = np.asarray(fn(*_copied((X, *args))), dtype=float)
+        except Exception:  # noqa: BLE001 - any failure means this is not the learner's layout
+            continue
+        if got.shape == expected.shape and np.allclose(got, expected, rtol=1e-6, atol=1e-8):
+            which = ", ".join(f"X @ {n}.T" for n, f in zip(names, flips, strict=True) if f)
+            return (
+                f"you wrote {which}: that is PyTorch's nn.Linear habit (its weight is (out, in)). Here each "
+                f"W is (d_in, d_k) or (d_in, d_v), so Q = X @ W_q, K = X @ W_k, V = X @ W_v, no transpose."
+            )
+    return None
+
+
+def check_self_attention(self_attention: Callable[..., Any]) -> None:
+    """Exercise 2: self_attention(X, W_q, W_k, W_v) -> Z = softmax(Q K^T) V, no scaling."""
+    if self_attention is None or self_attention is Ellipsis:
+        raise ExerciseError("self_attention is not defined yet: write the function in the answer cell above.")
+    if not callable(self_attention):
+        raise ExerciseError(f"self_attention should be a function, but it is a {type(self_attention).__name__}.")
+    for case in _attention_cases():
+        X, W_q, _, W_v = case
+        what = f"X of shape {X.shape}, W_q and W_k of shape {W_q.shape}, W_v of shape {W_v.shape}"
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):
+                got = self_attention(*_copied(case))
+        except NotImplementedError:
+            raise ExerciseError("self_attention still raises NotImplementedError: replace it with your code.") from None
+        except Exception as exc:  # the learner's code crashed: a transposed W, or say where
+            hint = _transposed_weights(self_attention, case)
+            if hint:
+                raise ExerciseError(f"the result of self_attention is not right yet: {hint} (on {what})") from None
+            raise ExerciseError(
+                f"self_attention raised {type(exc).__name__}{_learner_line(exc)} on {what}: {exc}"
+            ) from None
+        hint = _diagnose_shapes(case, got)
+        if hint:
+            raise ExerciseError(f"the result of self_attention is not right yet: {hint} (on {what})")
+        try:
+            check_array(got, _reference_attention(*case), "the result of self_attention",
+                        mistakes=_attention_mistakes(case), rtol=1e-6, atol=1e-8)
+        except ExerciseError as err:
+            raise ExerciseError(f"{err} (on {what})") from None
+    Z = _reference_attention(_X_TOY, _W_Q, _W_K, _TOY_W_V)
+    passed(f"on the toy sentence, 'ate' becomes {np.round(Z[1], 2).tolist()} (person, food): it knows "
+           f"someone ate something.")
+
+
+# Value axes (d_v = 2): person, food. Only the person and food features are handed over.
+_TOY_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+
+# The lookup task: 8 letters, 8 digits, a query flag (D_IN = 17); the query token is letter s + flag.
+_N_SYM = 8
+_D_IN = 2 * _N_SYM + 1
+_LETTERS = "ABCDEFGH"
+
+
+def _before_sequences() -> tuple[np.ndarray, np.ndarray]:
+    """For each query letter s: items with keys s-1 (the target), s, s+1 and s+3, fixed digits; the query
+    token last. Returns X (8, 5, 17) and the position of the target item in each sequence (8,)."""
+    rng = np.random.default_rng(7)
+    X = np.zeros((_N_SYM, 5, _D_IN))
+    target = np.zeros(_N_SYM, dtype=int)
+    for s in range(_N_SYM):
+        keys = [(s - 1) % _N_SYM, s, (s + 1) % _N_SYM, (s + 3) % _N_SYM]
+        order = rng.permutation(4)
+        digits = rng.permutation(_N_SYM)[:4]
+        for pos, i in enumerate(order):
+            X[s, pos, keys[i]] = 1.0
+            X[s, pos, _N_SYM + digits[i]] = 1.0
+        target[s] = int(np.flatnonzero(order == 0)[0])
+        X[s, 4, s] = X[s, 4, -1] = 1.0
+    return X, target
+
+
+def check_letter_before(W_q_before: Any, W_k_before: Any) -> None:
+    """Exercise 3: W_q_before, W_k_before of shape (17, d_k) with which the query ?s gives at least 0.9 of
+    its attention (softmax of raw scores over the 5 tokens) to the item whose letter comes before s."""
+    Wq, Wk = _to_array(W_q_before, "W_q_before"), _to_array(W_k_before, "W_k_before")
+    for name, W in (("W_q_before", Wq), ("W_k_before", Wk)):
+        if W.ndim != 2 or _D_IN not in W.shape:
+            raise ExerciseError(f"{name} has shape {W.shape}; it should be (D_IN, d_k) = (17, d_k).")
+        if W.shape[0] != _D_IN:
+            raise ExerciseError(
+                f"{name} has shape {W.shape}: that is PyTorch's nn.Linear layout (out, in). Here a "
+                f"projection is (d_in, d_k) = (17, d_k), used as x @ {name}."
+            )
+        if not np.all(np.isfinite(W)):
+            raise ExerciseError(f"{name} contains NaN or infinite values.")
+    if Wq.shape[1] != Wk.shape[1]:
+        raise ExerciseError(
+            f"W_q_before gives queries of size {Wq.shape[1]} and W_k_before keys of size {Wk.shape[1]}: "
+            f"a dot product needs the same d_k for both."
+        )
+    X, target = _before_sequences()
+    failed = []
+    for s in range(_N_SYM):
+        q, K = X[s, 4] @ Wq, X[s] @ Wk
+        with np.errstate(over="ignore"):
+            w = reference_softmax(q @ K.T)
+        if w[target[s]] < 0.9:
+            failed.append((s, w))
+    if not failed:
+        passed("every query ?s gives at least 0.9 of its attention to the item under the letter before s "
+               "(?A to H).")
+        return
+    s, w = failed[0]
+    letters = [_LETTERS[int(X[s, p, :_N_SYM].argmax())] for p in range(4)]
+    top = int(w.argmax())
+    who = "the query token itself" if top == 4 else f"the item {letters[top]}"
+    where = (f"the query ?{_LETTERS[s]} gives the item {_LETTERS[(s - 1) % _N_SYM]} (the letter before) "
+             f"{w[target[s]]:.2f} of its attention and most to {who} ({w[top]:.2f})")
+    if np.ptp(w) < 1e-9:
+        where = (f"the query ?{_LETTERS[s]} spreads its attention evenly ({w[0]:.2f} on each token): its "
+                 f"query and the keys do not meet")
+    wanted = {(s + 1) % _N_SYM: "the letter after: your shift goes the wrong way (roll the other way).",
+              s: "its own letter, the distractor: the query and key letters match one to one; shift one of them."}
+    if len(failed) == 1 and s == 0:
+        raise ExerciseError(f"{where}. Only ?A fails: before A comes H (the alphabet wraps around, like the "
+                            f"task's H -> A); np.eye(8, k=...) does not wrap, np.roll does.")
+    if top < 4 and letters[top] in {_LETTERS[k] for k in wanted}:
+        reason = wanted[_LETTERS.index(letters[top])]
+        raise ExerciseError(f"{where}: it attends to {reason}")
+    if top == 4:
+        raise ExerciseError(f"{where}. The query token matches its own key: the flag row or the letter rows "
+                            f"make q . k largest for the query itself.")
+    if top == target[s]:
+        raise ExerciseError(f"{where}: the right item has the largest weight, but not 0.9 of it. Make the "
+                            f"scores larger (multiply W_q_before by a bigger number).")
+    raise ExerciseError(f"{where}.")

@@ -1,8 +1,7 @@
-"""Checks for lesson 06 (limits and masks): causal weights and the online (block-by-block) softmax.
+"""Checks for lesson 06 (scaling by 1/sqrt(d_k)).
 
-Each check's own inputs make every named mistake give a result different from the right answer and from every
-other named mistake (``tests/test_mistakes_lesson06.py`` feeds each one), and include numerically hard inputs:
-scores near +-1000, where an ``np.exp`` without the maximum subtracted overflows or underflows, and near-ties.
+Each check builds its own inputs and reference answers, and knows the typical wrong answers of
+its exercise, so that the message names the mistake.
 """
 
 from __future__ import annotations
@@ -12,202 +11,235 @@ from typing import Any
 
 import numpy as np
 
-from ..core import causal_mask, softmax
-from ..positional import sinusoidal_positional_encoding
-from ._engine import ExerciseError, check_function, passed
+from ._engine import ExerciseError, check_array, check_function, check_value, passed, reference_softmax
 
 __all__ = [
-    "check_causal_weights",
-    "check_positional_encoding",
-    "check_online_weighted_sum",
+    "check_scaled_scores",
+    "check_score_divisor",
+    "check_softmax_jacobian",
+    "check_scaled_attention",
 ]
 
-CAUSAL_DIAGONAL = ("the diagonal was masked too: a token must be allowed to see itself (key j <= query i, "
-                   "not j < i), so the first token has no key left.")
-OVERFLOW = ("on scores near 1000 your result is NaN or infinite: np.exp(1000) overflows. Subtract the "
-            "(running) maximum before np.exp; the softmax does not change.")
+
+def _scores(Q: np.ndarray, K: np.ndarray, divisor: float) -> np.ndarray:
+    return Q @ np.swapaxes(K, -1, -2) / divisor
 
 
-# ---------------------------------------------------------------- exercise 1: causal weights
-def _causal_reference(scores: np.ndarray) -> np.ndarray:
-    """(T, T) scores -> (T, T) softmax weights with everything above the diagonal at exactly 0."""
-    return softmax(np.where(causal_mask(scores.shape[-1]), scores, -np.inf), axis=-1)
-
-
-def _causal_strict(scores: np.ndarray) -> np.ndarray:
-    """The diagonal masked too (j < i): the first row has no key left; sa.softmax gives it zeros."""
-    return softmax(np.where(np.tril(causal_mask(scores.shape[-1]), -1), scores, -np.inf), axis=-1)
-
-
-def _causal_mistakes(case: tuple[np.ndarray]) -> dict[str, np.ndarray]:
-    (scores,) = case
-    lower = causal_mask(scores.shape[-1])
-    return {
-        "no mask was applied: every token still sees the tokens after it. Set the scores above "
-        "the diagonal to -np.inf before the softmax.": softmax(scores),
-        "the mask points the wrong way: each token sees the future and not the past. The causal "
-        "mask is True on and BELOW the diagonal (np.tril), key j <= query i.": softmax(
-            np.where(lower.T, scores, -np.inf)
-        ),
-        "the future entries were set to 0 after the softmax, so the rows no longer sum to 1. Mask "
-        "the scores (with -np.inf) before the softmax instead.": softmax(scores) * lower,
-        "the masked scores were set to 0, not -inf: exp(0) = 1, so the future still gets weight. "
-        "Use -np.inf (exp(-inf) = 0).": softmax(np.where(lower, scores, 0.0)),
-        "the softmax was taken over the columns (axis=0): each query's weights over the keys must "
-        "sum to 1, so use axis=-1.": softmax(np.where(lower, scores, -np.inf), axis=0),
-        CAUSAL_DIAGONAL: _causal_strict(scores),
-    }
-
-
-def _causal_cases() -> list[tuple[np.ndarray]]:
-    rng = np.random.default_rng(6)
-    large = 1000.0 + rng.normal(size=(5, 5))          # scores near 1000: np.exp overflows without the max
-    ties = np.full((4, 4), 2.0)
-    ties[:, 1] += 1e-9                                # near-ties: weights close to uniform
-    return [(rng.normal(size=(3, 3)).round(2),), (rng.normal(size=(6, 6)) * 3,), (large,), (ties,)]
-
-
-def check_causal_weights(causal_attention_weights: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 1: softmax of (T, T) scores under a causal mask; future weights exactly 0."""
-    cases = _causal_cases()
-    for (scores,) in cases[:1]:
-        # A learner's own softmax turns the strict mask's empty first row into NaN (0/0): name it here,
-        # before the engine reports NaN in general.
-        try:
-            got = np.asarray(causal_attention_weights(scores.copy()), dtype=float)
-        except Exception:
-            got = None
-        if got is not None and got.shape == scores.shape and not np.isfinite(got).all():
-            if np.allclose(np.nan_to_num(got), _causal_strict(scores)):
-                raise ExerciseError(f"the result of causal_attention_weights is not right yet: {CAUSAL_DIAGONAL}")
-    check_function(causal_attention_weights, _causal_reference, cases, "causal_attention_weights",
-                   mistakes=_causal_mistakes, rows_sum_to_one=True,
-                   describe=lambda c: f"a {c[0].shape[0]}x{c[0].shape[0]} score matrix with scores up to "
-                                      f"{c[0].max():.4g}")
-    for (scores,) in cases:
-        got = np.asarray(causal_attention_weights(scores.copy()), dtype=float)
-        future = ~causal_mask(scores.shape[-1])
-        if not np.all(got[future] == 0.0):
-            worst = float(np.abs(got[future]).max())
-            raise ExerciseError(
-                f"your weights above the diagonal are small but not exactly 0 (largest: {worst:.3g}). "
-                "A subtracted constant leaves a little weight on the future; use -np.inf, which "
-                "gives exp(-inf) = 0 exactly."
-            )
-    passed("every row sums to 1 and each token gives exactly 0 weight to the tokens after it, "
-           "scores near 1000 included.")
-
-
-# ---------------------------------------------------------------- exercise 2: positional encoding
-def _pe_wrong_column_exponent(T: int, d: int) -> np.ndarray:
-    pe = np.zeros((T, d))
-    for pos in range(T):
-        for j in range(d):
-            angle = pos / 10000.0 ** (j / d)
-            pe[pos, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
-    return pe
-
-
-def _pe_mistakes(case: tuple[int, int]) -> dict[str, np.ndarray]:
-    T, d = case
-    pe = sinusoidal_positional_encoding(T, d)
-    swapped = np.zeros((T, d))
-    swapped[:, 0::2], swapped[:, 1::2] = pe[:, 1::2], pe[:, 0::2]
-    pairs = np.arange(d // 2)
-    half = np.zeros((T, d))
-    angles = np.arange(T)[:, None] / 10000.0 ** (pairs / d)
-    half[:, 0::2], half[:, 1::2] = np.sin(angles), np.cos(angles)
-    return {
-        "sine and cosine are swapped: even columns 2i hold the sine, odd columns 2i+1 the cosine.": swapped,
-        "each column used its own index j in the exponent. Both columns of a pair (2i and 2i+1) "
-        "share one frequency, 1 / 10000^(2i/d).": _pe_wrong_column_exponent(T, d),
-        "the exponent is i/d; it should be 2i/d (i counts sine/cosine pairs).": half,
-        "positions start at 1; the first position is 0 (its row is 0, 1, 0, 1, ...).":
-            sinusoidal_positional_encoding(T + 1, d)[1:],
-    }
-
-
-def check_positional_encoding(positional_encoding: Callable[[int, int], Any]) -> None:
-    """Exercise 2: the sinusoidal encoding (T, d), d even, written with loops."""
-    check_function(positional_encoding, sinusoidal_positional_encoding, [(3, 4), (10, 8), (50, 6)],
-                   "positional_encoding", mistakes=_pe_mistakes,
-                   describe=lambda c: f"T={c[0]}, d={c[1]}")
-    passed("your encoding matches sa.sinusoidal_positional_encoding (T=10, d=8 included).")
-
-
-# ---------------------------------------------------------------- exercise 3: online softmax
-def _online_reference(scores: np.ndarray, values: np.ndarray, block_size: int) -> np.ndarray:
-    return softmax(scores) @ values
-
-
-def _online_variant(scores: np.ndarray, values: np.ndarray, block_size: int, *,
-                    rescale_sum: bool = True, rescale_out: bool = True, divide: bool = True) -> np.ndarray:
-    """The online softmax with one step left out (the check's known mistakes)."""
-    m, total, acc = -np.inf, 0.0, np.zeros(values.shape[-1])
-    for start in range(0, len(scores), block_size):
-        s, v = scores[start:start + block_size], values[start:start + block_size]
-        new_m = max(m, float(s.max()))
-        c = np.exp(m - new_m)
-        p = np.exp(s - new_m)
-        total = (total * c if rescale_sum else total) + p.sum()
-        acc = (acc * c if rescale_out else acc) + p @ v
-        m = new_m
-    return acc / total if divide else acc
-
-
-def _online_mistakes(case: tuple[np.ndarray, np.ndarray, int]) -> dict[str, np.ndarray]:
-    return {
-        "neither the running sum nor the running output was rescaled when the maximum grew. When a "
-        "block raises the maximum from m to m_new, multiply both by exp(m - m_new) before adding "
-        "the new block.": _online_variant(*case, rescale_sum=False, rescale_out=False),
-        "the running sum was rescaled but the running output was not: multiply the output by "
-        "exp(m - m_new) as well.": _online_variant(*case, rescale_out=False),
-        "the running output was rescaled but the running sum was not: multiply the sum by "
-        "exp(m - m_new) as well.": _online_variant(*case, rescale_sum=False),
-        "the final division is missing: return the running output divided by the running sum.":
-            _online_variant(*case, divide=False),
-    }
-
-
-def _online_cases() -> list[tuple[np.ndarray, np.ndarray, int]]:
-    rng = np.random.default_rng(60)
-    s1 = np.array([0.5, 2.0, -1.0, 3.0, 0.0, 1.0])   # the maximum grows from block to block
-    v1 = rng.normal(size=(6, 2))
-    s2 = rng.normal(size=10) * 4                      # 10 keys in blocks of 3: the last block is shorter
-    v2 = rng.normal(size=(10, 3))
-    s3 = np.linspace(0, 1000, 7)                      # np.exp(1000) overflows
-    v3 = rng.normal(size=(7, 2))
-    s4 = -1000.0 + np.array([0.0, 1e-9, 3.0, 1e-9, 2.0])   # near -1000 (and near-ties): np.exp underflows to 0
-    v4 = rng.normal(size=(5, 2))
-    return [(s1, v1, 2), (s2, v2, 3), (s3, v3, 2), (s4, v4, 2), (s2, v2, 1)]
-
-
-def _online_nonfinite(fn: Callable[..., Any], case: tuple[np.ndarray, np.ndarray, int]) -> bool:
+def _call(fn: Callable[..., Any], name: str, args: tuple, what: str) -> Any:
+    """Call the learner's function; turn a crash into one plain sentence."""
     try:
-        got = np.asarray(fn(*(np.copy(case[0]), np.copy(case[1]), case[2])), dtype=float)
-    except Exception:
-        return False
-    return got.shape == case[1].shape[-1:] and not np.isfinite(got).all()
+        return fn(*args)
+    except NotImplementedError:
+        raise ExerciseError(f"{name} still raises NotImplementedError: replace that line with your code.") from None
+    except ExerciseError:
+        raise
+    except Exception as exc:
+        raise ExerciseError(f"{name} raised {type(exc).__name__} on {what}: {exc}") from None
 
 
-def check_online_weighted_sum(online_weighted_sum: Callable[..., Any]) -> None:
-    """Exercise 3: softmax(scores) @ values for one query, computed block by block."""
-    cases = _online_cases()
-    name = "the result of online_weighted_sum"
-    if callable(online_weighted_sum):
-        if _online_nonfinite(online_weighted_sum, cases[2]):
-            raise ExerciseError(f"{name} is not right yet: {OVERFLOW}")
-        if _online_nonfinite(online_weighted_sum, cases[3]):
-            raise ExerciseError(
-                f"{name} is not right yet: on scores near -1000 your result is NaN or infinite: every "
-                "np.exp underflowed to 0 and the sum is 0. Start the running maximum at -np.inf (not 0) "
-                "and subtract it, so the largest term is exp(0) = 1."
-            )
+# ----------------------------------------------------------------------------------------------
+# Exercise 1: the scaled scores Q K^T / sqrt(d_k)
+
+
+def _score_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    # Every size differs (T_q = 3, T_k = 5, d_k = 6), so dividing by the wrong one gives its own result;
+    # the second case has large entries (scores in the hundreds).
+    rng = np.random.default_rng(4)
+    Q, K = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
+    return [(Q, K), (30.0 * rng.standard_normal((3, 6)), 30.0 * rng.standard_normal((5, 6)))]
+
+
+def _score_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    Q, K = case
+    d_k, T_q, T_k = Q.shape[-1], Q.shape[-2], K.shape[-2]
+    mistakes = {
+        "these are the raw dot products Q K^T; divide them by sqrt(d_k).": _scores(Q, K, 1.0),
+        f"you divided by d_k = {d_k}; divide by its square root, sqrt(d_k) = {np.sqrt(d_k):.4g}.":
+            _scores(Q, K, d_k),
+        f"you divided by the square root of the number of keys (T_k = {T_k}); the factor is "
+        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_k)),
+        f"you divided by the square root of the number of queries (T_q = {T_q}, Q.shape[-2]); the factor is "
+        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_q)),
+        "you multiplied by sqrt(d_k); divide by it instead.": _scores(Q, K, 1.0 / np.sqrt(d_k)),
+    }
+    if Q.ndim == 3:
+        mistakes[f"you divided by the square root of the batch size ({Q.shape[0]}, Q.shape[0]); d_k is the "
+                 f"last axis, Q.shape[-1], whatever the number of leading axes."] = _scores(Q, K, np.sqrt(Q.shape[0]))
+    return mistakes
+
+
+def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 1: ``scaled_scores(Q, K)`` returns ``Q K^T / sqrt(d_k)``, batches included."""
     check_function(
-        online_weighted_sum, _online_reference, cases, "online_weighted_sum",
-        mistakes=_online_mistakes,
-        describe=lambda c: f"{len(c[0])} scores in blocks of {c[2]} (scores from {c[0].min():.4g} "
-                           f"to {c[0].max():.4g})",
+        scaled_scores,
+        lambda Q, K: _scores(Q, K, np.sqrt(Q.shape[-1])),
+        _score_cases(),
+        "scaled_scores",
+        mistakes=_score_mistakes,
     )
-    passed("block by block, your running softmax gives exactly the full softmax's weighted sum, "
-           "for scores near 1000 and near -1000 too.")
+    rng = np.random.default_rng(40)
+    Qb, Kb = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 5, 6))  # batch 2, T_q 3, T_k 5, d_k 6
+    what = "a batch: Q of shape (2, 3, 6) and K of shape (2, 5, 6)"
+    try:
+        got = scaled_scores(Qb, Kb)
+    except Exception:
+        raise ExerciseError(
+            f"scaled_scores works on single matrices but fails on {what}. K.T reverses *all* "
+            f"axes of a 3-D array; swap only the last two: np.swapaxes(K, -1, -2)."
+        ) from None
+    check_array(got, _scores(Qb, Kb, np.sqrt(6)), f"the result of scaled_scores on {what}",
+                mistakes=_score_mistakes((Qb, Kb)))
+    passed("Q K^T / sqrt(d_k), for one sequence and for a batch. These scores have variance about 1 "
+           "for unit-variance queries and keys, whatever d_k is.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise 2: the divisor that gives unit variance when entries have variance 4
+
+
+_SIGMA2, _DK = 4.0, 64
+
+
+def check_score_divisor(divisor: Any) -> None:
+    """Exercise 2: entries of variance 4, d_k = 64: divide q.k by sqrt(64 * 4 * 4) = 32."""
+    expected = float(np.sqrt(_DK * _SIGMA2 * _SIGMA2))
+    check_value(
+        divisor,
+        expected,
+        "divisor",
+        hints={
+            "that is sqrt(d_k), the right divisor when the entries have variance 1. Here each entry has "
+            "variance 4, so each product q_i k_i has variance 4 * 4 = 16.": np.sqrt(_DK),
+            "you accounted for the variance 4 only once. Each term q_i k_i multiplies an entry of q "
+            "(variance 4) by an entry of k (variance 4), so its variance is 4 * 4 = 16.":
+                np.sqrt(_DK * _SIGMA2),
+            "that is the variance of q.k, d_k * 16 = 1024. Dividing by c divides the variance by c^2, "
+            "so divide by the standard deviation, the square root of the variance.": _DK * _SIGMA2**2,
+            "that is d_k. For unit variance divide by the standard deviation of q.k, the square root "
+            "of d_k * 4 * 4.": float(_DK),
+            "that is d_k * 4, which is neither the variance of q.k (d_k * 4 * 4) nor its square root.":
+                _DK * _SIGMA2,
+            "you took the square root of d_k but not of the factor 4 * 4: the square root applies to "
+            "the whole variance d_k * 16.": np.sqrt(_DK) * _SIGMA2**2,
+        },
+    )
+    passed(f"Var(q.k) = d_k * 4 * 4 = {int(_DK * _SIGMA2**2)}, so divide by its square root, "
+           f"{expected:g}. With unit-variance entries the same reasoning gives sqrt(d_k).")
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise 3: the Jacobian of softmax, diag(a) - a a^T
+
+
+def _jacobian(a: np.ndarray) -> np.ndarray:
+    return np.diag(a) - np.outer(a, a)
+
+
+def check_softmax_jacobian(softmax_jacobian: Callable[[np.ndarray], Any]) -> None:
+    """Exercise 3: ``softmax_jacobian(a)`` returns the (T, T) matrix diag(a) - a a^T."""
+    cases = [
+        (np.array([0.5, 0.3, 0.2]),),
+        (reference_softmax(np.array([1.0, -0.5, 2.0, 0.0, 0.3])),),
+        (np.array([1.0, 0.0, 0.0, 0.0]),),
+    ]
+
+    def mistakes(case: tuple[np.ndarray]) -> dict[str, np.ndarray]:
+        (a,) = case
+        return {
+            "only the diagonal a_i (1 - a_i) is there; the off-diagonal entries are -a_i a_j.":
+                np.diag(a * (1.0 - a)),
+            "that is diag(a) alone; subtract the outer product a a^T (np.outer(a, a)).": np.diag(a),
+            "you subtracted a * a (element by element) from every entry; the term to subtract is the "
+            "outer product np.outer(a, a), whose entry (i, j) is a_i a_j.": np.diag(a) - a * a,
+            "you subtracted a a^T from the identity, not from diag(a): entry (i, i) is a_i - a_i^2.":
+                np.eye(len(a)) - np.outer(a, a),
+            "you subtracted a @ a, a single number (the sum of the a_i^2), from every entry; the term to "
+            "subtract is the outer product np.outer(a, a), a matrix.": np.diag(a) - a @ a,
+        }
+
+    check_function(
+        softmax_jacobian,
+        _jacobian,
+        cases,
+        "softmax_jacobian",
+        describe=lambda case: f"a = {np.round(case[0], 3).tolist()}",
+        mistakes=mistakes,
+        scale_hints={"the signs are flipped: it is diag(a) - a a^T, not a a^T - diag(a).": -1.0},
+    )
+    uniform = _jacobian(np.full(4, 0.25))
+    passed("J = diag(a) - a a^T. For one-hot weights every entry is 0 (no gradient at all); for "
+           f"uniform weights over 4 keys the diagonal is {uniform[0, 0]:.4f}.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise 4: scaled dot-product attention, returning (out, weights)
+
+
+def _attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, divisor: float | None = None,
+               axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    d = np.sqrt(Q.shape[-1]) if divisor is None else divisor
+    s = _scores(Q, K, d)
+    e = np.exp(s - s.max(axis=axis, keepdims=True))
+    w = e / e.sum(axis=axis, keepdims=True)
+    return w @ V, w
+
+
+def _attention_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    # Every size differs (T_q = 3, T_k = 5, d_k = 6, d_v = 4), so a divisor taken from the wrong size gives its
+    # own weights. The second case has scores in the hundreds: np.exp overflows unless each row's maximum is
+    # subtracted first.
+    rng = np.random.default_rng(44)
+    Q, K, V = rng.standard_normal((3, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 4))
+    return [
+        ("Q (3, 6), K (5, 6), V (5, 4)", 1.5 * Q, 1.5 * K, V),
+        ("large scores: Q (3, 6), K (5, 6), V (5, 4) with entries about 40", 40.0 * rng.standard_normal((3, 6)),
+         40.0 * rng.standard_normal((5, 6)), rng.standard_normal((5, 4))),
+    ]
+
+
+def check_scaled_attention(attention: Callable[..., Any]) -> None:
+    """Exercise 4: ``attention(Q, K, V)`` returns ``(out, weights)`` with the 1/sqrt(d_k) scaling."""
+    if not callable(attention):
+        raise ExerciseError(f"attention should be a function, but it is a {type(attention).__name__}.")
+    for what, Q, K, V in _attention_cases():
+        result = _call(attention, "attention", (Q, K, V), what)
+        if result is None:
+            raise ExerciseError("attention returned None: end it with `return out, weights`.")
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise ExerciseError(
+                f"attention should return two things, `return out, weights`, but it returned a "
+                f"{type(result).__name__}" + (f" of length {len(result)}." if isinstance(result, tuple) else ".")
+            )
+        out, weights = result
+        exp_out, exp_w = _attention(Q, K, V)
+        d_k, T_q, T_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
+        if np.shape(out) == exp_w.shape and np.shape(weights) == exp_out.shape and exp_w.shape != exp_out.shape:
+            raise ExerciseError("attention returned (weights, out); return them in the order `out, weights`.")
+        check_array(
+            weights, exp_w, f"your `weights` (on {what})", rows_sum_to_one=True,
+            mistakes={
+                "the scores were not scaled: divide Q K^T by sqrt(d_k) before the softmax.":
+                    _attention(Q, K, V, divisor=1.0)[1],
+                f"you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {np.sqrt(d_k):g}.":
+                    _attention(Q, K, V, divisor=float(d_k))[1],
+                f"you divided by the square root of the number of queries (T_q = {T_q}); divide by "
+                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_q))[1],
+                f"you divided by the square root of the number of keys (T_k = {T_k}); divide by "
+                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_k))[1],
+                f"you divided by the square root of the value size (d_v = {d_v}, V.shape[-1]); the "
+                f"scores compare queries with keys, so divide by sqrt(d_k), d_k = Q.shape[-1].":
+                    _attention(Q, K, V, divisor=np.sqrt(d_v))[1],
+                "the softmax ran down the columns (axis=0); each query's weights over the keys are a "
+                "row, so use axis=-1.": _attention(Q, K, V, axis=0)[1],
+                "you divided the scores by their row sums; softmax first takes the exponential of each "
+                "score (np.exp), then divides by the row sum of the exponentials.":
+                    _scores(Q, K, np.sqrt(d_k)) / _scores(Q, K, np.sqrt(d_k)).sum(axis=-1, keepdims=True),
+            },
+        )
+        out_mistakes = {
+            "out should be weights @ V (each output row is a weighted sum of the value rows); "
+            "you multiplied the values by the scores before the softmax.": _scores(Q, K, np.sqrt(d_k)) @ V,
+        }
+        check_array(out, exp_out, f"your `out` (on {what})", mistakes=out_mistakes)
+    passed("softmax(Q K^T / sqrt(d_k)) V, returning both the output and the weights; it agrees with "
+           "selfattention.scaled_dot_product_attention.")

@@ -1,227 +1,247 @@
-"""Checks for lesson 07 (a real transformer): remove one head, the second half of an encoder layer
-(feed-forward, residual, LayerNorm), and the sentence embedding (mean pooling, unit length).
-
-Each check's own inputs make every named mistake give a result different from the right answer and from every
-other named mistake (``tests/test_mistakes_lesson07.py`` feeds each one): no two sizes coincide
-(T != d_model != d_ff, num_heads != d_k), the removed head is never head 0, and hard inputs are included
-(a token whose vector is constant, so LayerNorm divides 0 by 0 without its eps; padding that holds huge values).
-"""
+"""Checks for lesson 07 (multi-head attention): splitting heads, the full layer, its size."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed
+from ._engine import ExerciseError, check_function, passed, reference_softmax
 
-__all__ = [
-    "check_ablated_output",
-    "check_feed_forward_block",
-    "check_sentence_embedding",
-]
-
-_erf = np.vectorize(math.erf)
+__all__ = ["check_split_into_heads", "check_multi_head_attention", "check_param_count"]
 
 
-def gelu(z: np.ndarray) -> np.ndarray:
-    """The exact GELU of BERT (hidden_act "gelu"): 0.5 z (1 + erf(z / sqrt(2))), any shape."""
-    return 0.5 * z * (1.0 + _erf(z / math.sqrt(2.0)))
+def _split(x: np.ndarray, num_heads: int) -> np.ndarray:
+    """(T, d_model) -> (num_heads, T, d_k)."""
+    T, d_model = x.shape
+    return x.reshape(T, num_heads, d_model // num_heads).transpose(1, 0, 2)
 
 
-def _layer_norm(h: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, *, axis: int = -1,
-                ddof: int = 0) -> np.ndarray:
-    mean = h.mean(axis=axis, keepdims=True)
-    var = h.var(axis=axis, keepdims=True, ddof=ddof)
-    return gamma * (h - mean) / np.sqrt(var + eps) + beta
+def _merge(h: np.ndarray) -> np.ndarray:
+    """(num_heads, T, d_k) -> (T, num_heads * d_k)."""
+    n, T, d_k = h.shape
+    return h.transpose(1, 0, 2).reshape(T, n * d_k)
 
 
-# ---------------------------------------------------------------- exercise 1: remove one head
-def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
-             *, width: int | None = None, start: int | None = None, keep_only: bool = False,
-             bias: bool = True) -> np.ndarray:
-    d_k = context.shape[-1] // num_heads
-    width = d_k if width is None else width
-    start = head * width if start is None else start
-    c = context.copy()
-    if keep_only:
-        kept = c[:, start:start + width].copy()
-        c[:] = 0.0
-        c[:, start:start + width] = kept
+def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj="W_O", softmax_axis=-1,
+         split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False):
+    """Reference multi-head attention (and, through the keywords, its typical wrong versions).
+
+    X (T, d_model), W_* (d_model, d_model) -> (T, d_model). ``divisor`` replaces sqrt(d_k); ``split``:
+    "blocks" (right), "straight" (reshape to (h, T, d_k) directly) or "interleaved" (every h-th feature);
+    ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``: "W_O", "none" or "W_O.T";
+    ``weights_transposed``: X @ W.T for the three projections.
+    """
+    h = num_heads if heads else 1
+    T, d_model = X.shape
+    d_k = d_model // h
+
+    def cut(Y):
+        if split == "straight":
+            return Y.reshape(h, T, d_k)
+        if split == "interleaved":
+            return Y.reshape(T, d_k, h).transpose(2, 0, 1)
+        return _split(Y, h)
+
+    proj = (lambda W: X @ W.T) if weights_transposed else (lambda W: X @ W)
+    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_V))
+    S = Q @ K.transpose(0, 2, 1) / (np.sqrt(d_k) if divisor is None else divisor)
+    if scores_transposed:
+        S = S.transpose(0, 2, 1)
+    A = reference_softmax(S, axis=softmax_axis)
+    H = A @ V                                                   # (h, T, d_k)
+    if merge == "no transpose":
+        Z = H.reshape(T, d_model)
+    elif merge == "interleaved":
+        Z = H.transpose(1, 2, 0).reshape(T, d_model)
     else:
-        c[:, start:start + width] = 0.0
-    return c @ W_O + (b_O if bias else 0.0)
+        Z = _merge(H)
+    return {"W_O": Z @ W_O, "none": Z, "W_O.T": Z @ W_O.T}[out_proj]
 
 
-def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
-    context, W_O, b_O, head, num_heads = case
-    d_k = context.shape[-1] // num_heads
-    W_cols = W_O.copy()
-    W_cols[:, head * d_k:(head + 1) * d_k] = 0.0
-    return {
-        "nothing was removed: the output is the full attention output. Set the head's slice of the "
-        "concatenated heads, columns head*d_k to (head+1)*d_k - 1 of context, to 0 before W_O.":
-            context @ W_O + b_O,
-        "you kept only that head and removed all the others; remove only the one head.":
-            _ablated(*case, keep_only=True),
-        "you zeroed columns of W_O (output features); the head's slice is ROWS head*d_k to "
-        "(head+1)*d_k - 1 of W_O, the ones its part of the context meets (context @ W_O).":
-            context @ W_cols + b_O,
-        "the bias b_O is missing: the attention output is context @ W_O + b_O.":
-            _ablated(*case, bias=False),
-        "the slice is num_heads wide; each head has d_k = d_model // num_heads features.":
-            _ablated(*case, width=num_heads),
-        "you removed head head-1: heads are counted from 0, so head h holds features h*d_k to "
-        "(h+1)*d_k - 1.": _ablated(*case, start=(head - 1) * d_k),
-    }
+def _rng_cases_split() -> list[tuple[np.ndarray, int]]:
+    rng = np.random.default_rng(5)
+    # T, num_heads and d_k differ in every case (no reshape that mixes them up keeps the right shape).
+    return [
+        (np.arange(30.0).reshape(3, 10), 2),
+        (np.arange(24.0).reshape(4, 6), 3),
+        (rng.normal(size=(5, 8)), 4),
+        (rng.normal(size=(3, 6)), 1),
+    ]
 
 
-def _ablation_cases() -> list[tuple]:
-    rng = np.random.default_rng(70)
-    cases = []
-    for T, d_model, num_heads, head, scale in ((4, 6, 3, 1, 1.0), (5, 12, 4, 2, 1.0), (3, 12, 2, 1, 1e6)):
-        context = rng.normal(size=(T, d_model)) * scale
-        W_O = rng.normal(size=(d_model, d_model)) / np.sqrt(d_model)
-        b_O = rng.normal(size=d_model)
-        cases.append((context, W_O, b_O, head, num_heads))
-    return cases
+def check_split_into_heads(split_heads: Callable[[np.ndarray, int], Any]) -> None:
+    """Exercise 1: ``split_heads(x, num_heads)``, (T, d_model) -> (num_heads, T, d_k)."""
 
+    def mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
+        x, n = case
+        T, d_model = x.shape
+        return {
+            "you reshaped straight to (num_heads, T, d_k). That cuts the flat list of numbers in the "
+            "wrong places, so a head gets pieces of several tokens. Reshape to (T, num_heads, d_k) "
+            "first, then move the head axis to the front with .transpose(1, 0, 2).":
+                x.reshape(n, T, d_model // n),
+            "each head got every num_heads-th feature (features 0, h, 2h, ... for head 0). A head "
+            "owns a block of d_k neighbouring features: reshape to (T, num_heads, d_k), not "
+            "(T, d_k, num_heads).":
+                x.reshape(T, d_model // n, n).transpose(2, 0, 1),
+            "the last two axes are swapped: each head should be (T, d_k), one row per token. "
+            "Use .transpose(1, 0, 2), which keeps the token and feature axes in order.":
+                _split(x, n).transpose(0, 2, 1),
+        }
 
-def check_ablated_output(ablated_output: Callable[..., Any]) -> None:
-    """Exercise 1: the attention output with one head removed, (T, d_model)."""
+    x, n = _rng_cases_split()[1]  # (4, 6), 3 heads: every axis has its own length
+    try:
+        got = split_heads(x, n)
+    except Exception:  # check_function below words the crash for the learner
+        got = None
+    shape = np.shape(got) if got is not None and got is not Ellipsis else None
+    T, d_k = x.shape[0], x.shape[1] // n
+    if shape == (T, n, d_k):
+        raise ExerciseError(
+            f"split_heads returned shape {shape} = (T, num_heads, d_k) for x of shape {x.shape} and "
+            f"num_heads={n}; the heads must come first, (num_heads, T, d_k) = {(n, T, d_k)}: "
+            f"add .transpose(1, 0, 2)."
+        )
     check_function(
-        ablated_output, lambda *c: _ablated(*c), _ablation_cases(), "ablated_output",
-        mistakes=_ablation_mistakes,
-        describe=lambda c: (f"context of shape {c[0].shape}, num_heads={c[4]} (d_k={c[0].shape[1] // c[4]}), "
-                            f"head={c[3]}"),
+        split_heads, _split, _rng_cases_split(), "split_heads",
+        describe=lambda c: f"x of shape {c[0].shape} and num_heads={c[1]}",
+        mistakes=mistakes,
     )
-    passed("the head's d_k features are removed before W_O, and the bias stays.")
+    passed("split_heads turns (T, d_model) into (num_heads, T, d_k); head i owns features "
+           "i*d_k ... (i+1)*d_k - 1 of every token.")
 
 
-# ---------------------------------------------------------------- exercise 2: feed-forward block
-def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, b_2: np.ndarray,
-               gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, act: Callable = gelu,
-               residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
-               affine: bool = True) -> np.ndarray:
-    g, b = (gamma, beta) if affine else (1.0, 0.0)
-    if pre_norm:
-        return x1 + act(_layer_norm(x1, g, b, eps) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
-    return _layer_norm(x1 + h if residual else h, g, b, eps, axis=axis, ddof=ddof)
-
-
-def _relu(z: np.ndarray) -> np.ndarray:
-    return np.maximum(z, 0.0)
-
-
-def _gelu_tanh(z: np.ndarray) -> np.ndarray:
-    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))
-
-
-EPS_MISSING = ("the eps inside the square root is missing: a token whose vector is constant has variance 0, "
-               "and (h - mean) / sqrt(0) is 0/0. Divide by sqrt(var + eps).")
-
-
-def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
-    return {
-        "the residual is missing: LayerNorm(x1 + FFN(x1)), not LayerNorm(FFN(x1)).": _ffn_block(*case, residual=False),
-        "LayerNorm was applied before the feed-forward (x1 + FFN(LayerNorm(x1)), the pre-norm arrangement); "
-        "this model is post-norm: LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, pre_norm=True),
-        "that is ReLU; this model's activation is GELU, 0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_relu),
-        "that is the tanh approximation of GELU; this model (hidden_act \"gelu\") uses the exact form "
-        "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_tanh),
-        "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its "
-        "features (axis=-1).": _ffn_block(*case, axis=0),
-        "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
-            _ffn_block(*case, ddof=1),
-        "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
-            _ffn_block(*case, affine=False),
-    }
-
-
-def _ffn_cases() -> list[tuple]:
-    rng = np.random.default_rng(71)
+def _mha_cases() -> list[tuple[Any, ...]]:
+    # T, d_model, num_heads and d_k all differ (sqrt(d_k), sqrt(d_model), sqrt(T), d_k are four different
+    # divisors); no matrix is symmetric, so a transposed W gives its own result. The second case has scores in
+    # the hundreds (np.exp overflows without subtracting each row's maximum); the last has one head.
+    rng = np.random.default_rng(55)
     cases = []
-    for T, d, d_ff in ((3, 4, 7), (5, 6, 10)):
-        x1 = rng.normal(size=(T, d))
-        W_1, b_1 = rng.normal(size=(d, d_ff)) / np.sqrt(d), rng.normal(size=d_ff)
-        W_2, b_2 = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff), rng.normal(size=d)
-        gamma, beta = 1.0 + 0.5 * rng.normal(size=d), rng.normal(size=d)
-        cases.append((x1, W_1, b_1, W_2, b_2, gamma, beta, 1e-12))
-    # Hard input: token 1's vector and the block's output are constant, so its variance is exactly 0.
-    x1, W_1, b_1, _, _, gamma, beta, eps = cases[1]
-    x1 = x1.copy()
-    x1[1] = 0.7
-    cases.append((x1, W_1, b_1, np.zeros((W_1.shape[1], x1.shape[1])), np.full(x1.shape[1], 0.3), gamma, beta, eps))
+    for T, d_model, n, scale in ((5, 12, 3, 1.0), (7, 12, 4, 6.0), (4, 6, 1, 1.0)):
+        X = scale * rng.normal(size=(T, d_model))
+        W = [rng.normal(size=(d_model, d_model)) for _ in range(4)]
+        cases.append((X, *W, n))
     return cases
 
 
-def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
-    """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model)."""
-    cases = _ffn_cases()
-    if callable(feed_forward_block):
-        x1 = cases[-1][0]
+def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None:
+    """Exercise 2: ``multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads)`` in NumPy."""
+
+    def mistakes(case: tuple[Any, ...]) -> dict[str, np.ndarray]:
+        X, W_Q, W_K, W_V, W_O, n = case
+        T, d_model = X.shape
+        d_k = d_model // n
+        args = (X, W_Q, W_K, W_V, W_O, n)
+        out = {
+            f"the scores are divided by sqrt(d_model) = sqrt({d_model}). Each head compares vectors of "
+            f"size d_k = d_model / num_heads = {d_k}, so divide by sqrt(d_k).": _mha(*args, divisor=np.sqrt(d_model)),
+            f"the scores are divided by d_k = {d_k} instead of sqrt(d_k).": _mha(*args, divisor=d_k),
+            "the scores are not scaled at all: divide Q K^T by sqrt(d_k) before the softmax.": _mha(*args, divisor=1),
+            f"the scores are divided by sqrt(T) = sqrt({T}), the number of tokens; divide by sqrt(d_k), "
+            f"d_k = d_model / num_heads = {d_k}.": _mha(*args, divisor=np.sqrt(T)),
+            "the softmax runs over the wrong axis (down the columns, axis=1); each query's weights over "
+            "the keys must sum to 1, so use the last axis (axis=-1).": _mha(*args, softmax_axis=-2),
+            "the scores are transposed (K Q^T instead of Q K^T): in each head, row i should hold query i's "
+            "scores against every key, Q @ K.transpose(0, 2, 1).": _mha(*args, scores_transposed=True),
+            "the output projection is missing: multiply the concatenated heads by W_O at the end.":
+                _mha(*args, out_proj="none"),
+            "the output is multiplied by W_O.T; W_O is (d_model, d_model) in (in, out) order here, so "
+            "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
+            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are in "
+            "(in, out) order, so compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
+        }
+        if n > 1:
+            out.update({
+                "the softmax runs across the heads (axis=0 of the (num_heads, T, T) scores); each query's "
+                "weights over the keys must sum to 1 in every head, so use the last axis (axis=-1).":
+                    _mha(*args, softmax_axis=0),
+                "this is single-head attention over all d_model features; split Q, K and V into "
+                "num_heads heads first (your split_heads), attend in each head, then merge.":
+                    _mha(*args, heads=False),
+                "the heads were split by reshaping straight to (num_heads, T, d_k), which cuts the rows in "
+                "the wrong places; reshape to (T, num_heads, d_k), then transpose(1, 0, 2) (your split_heads).":
+                    _mha(*args, split="straight"),
+                "each head got every num_heads-th feature (reshape to (T, d_k, num_heads)); a head owns a "
+                "block of d_k neighbouring features: reshape to (T, num_heads, d_k).": _mha(*args, split="interleaved"),
+                "the heads were merged by reshaping (num_heads, T, d_k) straight to (T, d_model), which mixes "
+                "tokens; transpose back to (T, num_heads, d_k) first, then reshape.": _mha(*args, merge="no transpose"),
+                "the heads were concatenated in the wrong order (features interleaved: transpose(1, 2, 0)); "
+                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(1, 0, 2), then "
+                "reshape.": _mha(*args, merge="interleaved"),
+            })
+        return out
+
+    cases = _mha_cases()
+    for case in cases:  # a clear message if the shape is wrong, before any comparison
         try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(feed_forward_block(*[np.copy(a) if isinstance(a, np.ndarray) else a
-                                                      for a in cases[-1]]), dtype=float)
-        except Exception:
-            got = None
-        if got is not None and got.shape == x1.shape and not np.isfinite(got[1]).all() and np.isfinite(
-                np.delete(got, 1, axis=0)).all():
-            raise ExerciseError(f"the result of feed_forward_block is not right yet: {EPS_MISSING}")
+            got = multi_head_attention(*case)
+        except Exception:  # check_function below words the crash for the learner
+            break
+        if got is not None and got is not Ellipsis and np.shape(got) != case[0].shape:
+            raise ExerciseError(
+                f"multi_head_attention returned shape {np.shape(got)} for X of shape {case[0].shape}; "
+                f"the output has one row of d_model features per token, shape (T, d_model). "
+                f"Did you merge the heads back (transpose, then reshape)?"
+            )
     check_function(
-        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes,
-        describe=lambda c: (f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}"
-                            + (", a token with variance 0" if not c[3].any() else "")),
+        multi_head_attention, lambda *c: _mha(*c), cases, "multi_head_attention",
+        describe=lambda c: f"X of shape {c[0].shape}, num_heads={c[5]}",
+        mistakes=mistakes,
     )
-    passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
+    passed("split, scaled attention per head, merge and W_O: your layer matches the reference "
+           "for 1, 3 and 4 heads, large scores included.")
 
 
-# ---------------------------------------------------------------- exercise 3: sentence embedding
-def _unit(v: np.ndarray) -> np.ndarray:
-    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+def _params(d_model: int, num_heads: int, bias: bool) -> int:
+    return 4 * d_model * d_model + (4 * d_model if bias else 0)
 
 
-def _embedding(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    m = np.asarray(mask, dtype=float)[..., None]            # (B, T, 1)
-    return _unit((hidden * m).sum(axis=1) / m.sum(axis=1))
-
-
-def _embedding_mistakes(case: tuple) -> dict[str, np.ndarray]:
-    hidden, mask = case
-    m = np.asarray(mask, dtype=float)[..., None]
-    return {
-        "the padding was averaged in: take the mean over the real tokens only (mask == 1).":
-            _unit(hidden.mean(axis=1)),
-        "the vectors are not unit length: divide each sentence's mean by its norm.":
-            (hidden * m).sum(axis=1) / m.sum(axis=1),
-        "that is the [CLS] vector; this model's sentence embedding is the mean over all real tokens.":
-            _unit(hidden[:, 0]),
-        "each token was normalised before the mean; average the raw vectors, then normalise once.":
-            _embedding(_unit(hidden), mask),
-        "that is max pooling; this model averages (mean pooling).":
-            _unit(np.where(m > 0, hidden, -np.inf).max(axis=1)),
-    }
-
-
-def _embedding_cases() -> list[tuple]:
-    rng = np.random.default_rng(72)
-    h1 = rng.normal(size=(2, 4, 6))
-    m1 = np.array([[1, 1, 1, 0], [1, 1, 1, 1]])
-    h2 = rng.normal(size=(3, 5, 3)) + 0.5
-    h2[0, 3:] = 1e6                                          # huge values in the padding
-    m2 = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
-    return [(h1, m1), (h2, m2)]
-
-
-def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
-    """Exercise 3: mean over the real tokens, then unit length; (B, T, d), (B, T) -> (B, d)."""
-    check_function(
-        sentence_embedding, _embedding, _embedding_cases(), "sentence_embedding",
-        mistakes=_embedding_mistakes,
-        describe=lambda c: f"hidden of shape {c[0].shape} with {int(np.size(c[1]) - np.sum(c[1]))} padding tokens",
-    )
-    passed("mean over the real tokens, then unit length: the model's own sentence embedding.")
+def check_param_count(mha_param_count: Callable[[int, int, bool], Any]) -> None:
+    """Exercise 3: number of parameters of multi-head attention (W_Q, W_K, W_V, W_O, biases)."""
+    if not callable(mha_param_count):
+        raise ExerciseError(f"mha_param_count should be a function, but it is a "
+                            f"{type(mha_param_count).__name__}.")
+    cases = [(4, 2, False), (4, 2, True), (8, 1, True), (8, 4, True), (512, 8, True), (512, 8, False)]
+    for d_model, n, bias in cases:
+        what = f"d_model={d_model}, num_heads={n}, bias={bias}"
+        try:
+            got = mha_param_count(d_model, n, bias)
+        except NotImplementedError:
+            raise ExerciseError("mha_param_count still raises NotImplementedError: replace that line "
+                                "with your code.") from None
+        except Exception as exc:
+            raise ExerciseError(f"mha_param_count raised {type(exc).__name__} for {what}: {exc}") from None
+        if got is None or got is Ellipsis:
+            raise ExerciseError("mha_param_count returns nothing yet: `return` the number of parameters.")
+        try:
+            value = float(got)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"mha_param_count should return a number, but for {what} it returned "
+                                f"{type(got).__name__} {got!r:.60}") from None
+        right = _params(d_model, n, bias)
+        if value == right:
+            continue
+        d_k = d_model // n
+        hints = {
+            3 * d_model * d_model + (3 * d_model if bias else 0):
+                "W_O (d_model x d_model, plus its bias) is missing from the count.",
+            4 * d_model * d_model + (4 * d_model if not bias else 0):
+                "the bias terms are counted the wrong way round: with bias=True each of the four "
+                "projections adds d_model biases, with bias=False there are none.",
+            4 * n * d_model * d_model + (4 * n * d_model if bias else 0):
+                "each head does not get full d_model x d_model matrices: a head's W_Q is "
+                "d_model x d_k with d_k = d_model / num_heads, so the heads together use d_model x d_model.",
+            4 * d_model * d_k + (4 * d_k if bias else 0):
+                "that is the size of one head only; all num_heads heads together use d_model x d_model "
+                "for each of W_Q, W_K, W_V (and W_O is d_model x d_model).",
+        }
+        if value in hints:
+            raise ExerciseError(f"for {what} you count {value:g} parameters, the right number is "
+                                f"{right}: {hints[value]}")
+        raise ExerciseError(f"for {what} you count {value:g} parameters, the right number is {right}. "
+                            f"Count W_Q, W_K, W_V and W_O (each d_model x d_model) and, with bias=True, "
+                            f"one bias vector of d_model numbers per projection.")
+    passed("4 * d_model**2 + 4 * d_model parameters with biases, 4 * d_model**2 without, "
+           "whatever the number of heads.")

@@ -1,4 +1,4 @@
-"""Command line: ``python -m selfattention.coursework {lab,release,grade} [options]``."""
+"""Command line: ``python -m selfattention.coursework {lab,present,release,grade,feedback} [options]``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--build", type=Path, default=Path("build/lab"))
     lab.add_argument("--refresh", nargs="*", default=[], metavar="LESSON",
                      help="replace these changed copies (NN, a lesson name, or all), backing them up first")
+
+    present = sub.add_parser("present",
+                             help="make or update the presenter's copies (slides in, no solutions)")
+    present.add_argument("--work", type=Path, default=Path("present"))
+    present.add_argument("--build", type=Path, default=Path("build/present"))
+    present.add_argument("--refresh", nargs="*", default=[], metavar="LESSON",
+                         help="replace these changed copies (NN, a lesson name, or all), backing them up")
 
     release = sub.add_parser(
         "release", help="student versions of every lesson, into student/ (committed: the lessons link to it)"
@@ -53,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         from .copies import update_working_copies
 
         update_working_copies(args.notebooks, args.work, args.build, args.refresh)
+    elif args.command == "present":
+        from .copies import update_working_copies
+
+        update_working_copies(args.notebooks, args.work, args.build, args.refresh, room=True)
     elif args.command == "release":
         from .publish import release
 

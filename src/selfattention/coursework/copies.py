@@ -8,7 +8,9 @@ of the copy as it was written. On every run:
 - a copy the learner has changed is kept, and one line says so. With ``refresh`` it is first
   saved to ``work/backups/NN_topic.YYYYmmdd-HHMMSS.ipynb`` (never deleted), then remade.
 
-When nothing needs making this reads a few files and returns, without importing nbgrader.
+When nothing needs making this reads a few files and returns, without importing nbgrader. The
+student versions come from the one cache :func:`.publish.student_versions` (the same as ``make
+release``'s); presenter copies (``make present``) are the room view of :mod:`.lessons`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import find_lessons
+from .publish import fingerprint, student_versions
 
 __all__ = ["Plan", "plan_copies", "update_working_copies"]
 
@@ -36,7 +39,8 @@ def _digest(path: Path) -> str:
 
 @dataclass
 class Plan:
-    """What to do with one lesson's working copy: "make", "keep", "backup-and-make" or "none"."""
+    """What to do with one lesson's working copy: "make", "keep", "backup-and-make", "none", or
+    "blocked" (its path is taken by something that is not a file: nothing is touched)."""
 
     lesson: Path
     copy: Path
@@ -48,21 +52,29 @@ def _wants_refresh(name: str, refresh: Iterable[str]) -> bool:
     return any(r in ("all", "1", "yes") or name.startswith(r) for r in refresh)
 
 
-def plan_copies(lessons: list[Path], work: Path, refresh: Iterable[str] = ()) -> list[Plan]:
+def plan_copies(
+    lessons: list[Path], work: Path, refresh: Iterable[str] = (), room: bool = False
+) -> list[Plan]:
     """Decide, for every lesson, what happens to its copy in ``work`` (nothing is written).
 
     Inputs:
         refresh: lesson names or number prefixes ("02", "02_basic_self_attention") whose changed
             copies are backed up and replaced; "all" for every lesson.
+        room: presenter copies (``make present``) rather than learners' copies (``make lab``).
     """
     refresh = list(refresh)
     manifest = _read_manifest(work)
+    command = "make present" if room else "make lab"
     plans = []
     for lesson in lessons:
         copy = work / lesson.name
         entry = manifest.get(lesson.name, {})
-        lesson_changed = entry.get("lesson") != _digest(lesson)
-        if not copy.exists():
+        lesson_changed = entry.get("lesson") != _made_from(lesson, room)
+        if copy.is_symlink() or (copy.exists() and not copy.is_file()):
+            note = (f"left {copy} alone: it is not a notebook file (a folder or a link?). Move it away and"
+                    f" run `{command}` again to get your copy of {lesson.name}.")
+            plans.append(Plan(lesson, copy, "blocked", note))
+        elif not copy.exists():
             plans.append(Plan(lesson, copy, "make", f"made your copy of {lesson.name}"))
         elif entry.get("copy") == _digest(copy):  # exactly as we wrote it: the learner has not started
             action = "make" if lesson_changed else "none"
@@ -72,10 +84,19 @@ def plan_copies(lessons: list[Path], work: Path, refresh: Iterable[str] = ()) ->
         else:
             note = f"kept your copy of {lesson.name} (you changed it)."
             if lesson_changed:
-                note += (f" The lesson has changed since: `make lab REFRESH={lesson.stem[:2]}` gets the"
-                         " new version and keeps yours in work/backups/.")
+                note += (f" The lesson has changed since: `{command} REFRESH={lesson.stem[:2]}` gets the"
+                         f" new version and keeps yours in {work.name}/{BACKUPS}/.")
             plans.append(Plan(lesson, copy, "keep", note))
     return plans
+
+
+def _made_from(lesson: Path, room: bool) -> str:
+    """The fingerprint of what a copy of ``lesson`` is made from: the lesson and the code that makes
+    the copy (so a change to either remakes copies nobody has touched)."""
+    if room:
+        code = Path(__file__).with_name("lessons.py").read_bytes()
+        return hashlib.sha256(lesson.read_bytes() + b"\0room\0" + code).hexdigest()
+    return fingerprint(lesson)
 
 
 def _read_manifest(work: Path) -> dict[str, dict[str, str]]:
@@ -97,25 +118,18 @@ def _backup(copy: Path, work: Path) -> Path:
     return target
 
 
-def _student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
-    """Student versions of ``lessons``: made once per version of a lesson, then reused.
+def _room_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
+    """Presenter copies of ``lessons`` in ``build/room/``: the room view (:mod:`.lessons`: slide-only
+    cells kept, solutions cleared, hidden tests removed) with no outputs. No nbgrader needed."""
+    from .lessons import learner_notebook, read_lesson
 
-    ``build/release/NN_topic/.lesson`` holds the fingerprint of the lesson its student version was
-    made from, written only after nbgrader succeeded.
-    """
     made = {}
     for lesson in lessons:
-        version = build / "release" / lesson.stem / lesson.name
-        stamp = version.parent / ".lesson"
-        if version.exists() and stamp.exists() and stamp.read_text().strip() == _digest(lesson):
-            made[lesson.stem] = version
-    missing = [lesson for lesson in lessons if lesson.stem not in made]
-    if missing:
-        from .course import generate_student_versions  # imports nbgrader (seconds): only when needed
-
-        for lesson, version in zip(missing, generate_student_versions(build, missing).values(), strict=True):
-            (version.parent / ".lesson").write_text(_digest(lesson) + "\n")
-            made[lesson.stem] = version
+        path = build / "room" / lesson.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nb = learner_notebook(read_lesson(lesson), room=True, outputs=False)
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        made[lesson.stem] = path
     return made
 
 
@@ -125,6 +139,7 @@ def update_working_copies(
     build: Path,
     refresh: Iterable[str] = (),
     say: Callable[[str], None] = print,
+    room: bool = False,
 ) -> list[Plan]:
     """Bring the working copies in ``work`` up to date with the lessons in ``notebooks``.
 
@@ -132,15 +147,18 @@ def update_working_copies(
         build: a scratch nbgrader course directory for making student versions.
         refresh: see :func:`plan_copies`.
         say: where the one-line messages go.
+        room: make presenter copies (the room view: the deck's slide-only cells kept, no solutions)
+            instead of learners' copies (``make present``).
     Returns the plans carried out.
     """
     work, build = Path(work), Path(build)
     lessons = find_lessons(Path(notebooks))
-    plans = plan_copies(lessons, work, refresh)
+    plans = plan_copies(lessons, work, refresh, room)
     todo = [p for p in plans if p.action in ("make", "backup-and-make")]
     manifest = _read_manifest(work)
     if todo:
-        made = _student_versions(build, [p.lesson for p in todo])
+        lessons = [p.lesson for p in todo]
+        made = _room_versions(build, lessons) if room else student_versions(build, lessons)
         work.mkdir(parents=True, exist_ok=True)
         for plan in todo:
             if plan.action == "backup-and-make":
@@ -148,7 +166,7 @@ def update_working_copies(
                 plan.note = (f"saved your copy of {plan.lesson.name} as {saved.relative_to(work)};"
                              " made a fresh one")
             shutil.copyfile(made[plan.lesson.stem], plan.copy)
-            manifest[plan.lesson.name] = {"lesson": _digest(plan.lesson), "copy": _digest(plan.copy)}
+            manifest[plan.lesson.name] = {"lesson": _made_from(plan.lesson, room), "copy": _digest(plan.copy)}
         (work / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     style = Path(notebooks) / RISE_CSS
     if style.exists():  # the live slides' style sheet, read by RISE next to a notebook; always the course's

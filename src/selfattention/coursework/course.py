@@ -32,17 +32,18 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Integer
 from traitlets.config import Config
 
+from . import lessons
+
 __all__ = [
     "CODE_STUB",
     "BoundedExecute",
+    "LearnerView",
     "StripNotebookState",
     "course_config",
     "generate_student_versions",
 ]
 
-#: What a solution region becomes in a student copy: runs without error, so the test cell
-#: right after it can say what to do.
-CODE_STUB = "# YOUR CODE HERE\n..."
+CODE_STUB = lessons.CODE_STUB
 #: Marks an output the grader cut short (the grading report looks for it).
 CUT_MARK = "[output cut by the grader:"
 
@@ -65,6 +66,22 @@ class StripNotebookState(NbGraderPreprocessor):
         nb.metadata.pop("widgets", None)
         for cell in nb.cells:
             cell.metadata.pop("execution", None)
+        return nb, resources
+
+
+class LearnerView(NbGraderPreprocessor):
+    """The learner's view of a student version (:mod:`.lessons`): slide-only cells are left out (the
+    lesson text says it all), and each test cell is tagged ``raises-exception``, so that "Run All" in a
+    learner's copy goes on past a check that fails on a blank answer. Grading is unchanged: the
+    autograder runs every cell anyway and a failing check still costs its points."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        nb.cells = [cell for cell in nb.cells if not lessons.is_slide_only(cell)]
+        for cell in nb.cells:
+            if lessons.is_test(cell):
+                tags = cell.metadata.setdefault("tags", [])
+                if lessons.RAISES not in tags:
+                    tags.append(lessons.RAISES)
         return nb, resources
 
 
@@ -189,6 +206,7 @@ def course_config(root: Path, *, cell_timeout: int = 60, max_output_bytes: int =
     c.GenerateAssignment.preprocessors = [
         *GenerateAssignment.class_traits()["preprocessors"].default(),
         StripNotebookState,
+        LearnerView,
     ]
     c.Autograde.autograde_preprocessors = [
         BoundedExecute if pp is Execute else pp

@@ -7,7 +7,8 @@ again and fails, naming ``make release``, when the committed ones differ.
 
 Making them takes nbgrader a few seconds per lesson, so each one is kept in the course directory
 with a fingerprint of what it was made from (the lesson, the code that converts it, nbgrader's and
-nbformat's versions) and made again only when one of those changes.
+nbformat's versions) and made again only when one of those changes. ``make lab`` uses the same
+cache (:func:`student_versions`) for the learners' working copies.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from . import LESSON_GLOB, find_lessons
 
-__all__ = ["STUDENT_DIR", "RELEASE_COMMAND", "student_versions", "release", "out_of_step"]
+__all__ = ["STUDENT_DIR", "RELEASE_COMMAND", "fingerprint", "student_versions", "release", "out_of_step"]
 
 #: Where ``make release`` writes the student versions (the links in every lesson point there).
 STUDENT_DIR = "student"
@@ -32,13 +33,19 @@ _STAMP = ".published"
 
 def _generator_fingerprint() -> str:
     """What, besides the lesson, decides a student version's bytes."""
-    course = Path(__file__).with_name("course.py").read_bytes()
+    code = b"".join(Path(__file__).with_name(name).read_bytes() for name in ("course.py", "lessons.py"))
     versions = f"nbgrader {version('nbgrader')}; nbformat {version('nbformat')}".encode()
-    return hashlib.sha256(course + b"\0" + versions).hexdigest()
+    return hashlib.sha256(code + b"\0" + versions).hexdigest()
 
 
 def _fingerprint(lesson: Path, generator: str) -> str:
     return hashlib.sha256(lesson.read_bytes() + b"\0" + generator.encode()).hexdigest()
+
+
+def fingerprint(lesson: Path) -> str:
+    """What the student version of ``lesson`` is made from: the lesson, the code that converts it,
+    nbgrader's and nbformat's versions. Equal fingerprints, equal student versions."""
+    return _fingerprint(lesson, _generator_fingerprint())
 
 
 def student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:

@@ -1,4 +1,4 @@
-"""Lesson 08's checks name each typical mistake, written as a learner would write it, and no other."""
+"""Lesson 13's checks name each typical mistake, written as a learner would write it, and no other."""
 
 from __future__ import annotations
 

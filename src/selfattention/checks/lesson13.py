@@ -1,4 +1,4 @@
-"""Checks for lesson 08 (attention in today's language models): the memory of a KV cache with
+"""Checks for lesson 13 (attention in today's language models): the memory of a KV cache with
 grouped-query attention, rotary position embeddings, and grouped-query attention itself."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _kv_mistakes(case: tuple[int, ...]) -> dict[str, float]:
         "the batch is missing: every sequence in the batch has its own cache.": right / b,
         "the bytes per number are missing: multiply the count of numbers by bytes_per_number.":
             right / nbytes,
-        "it grows like T^2, as the score matrix did in lesson 06; the cache stores one key and one value "
+        "it grows like T^2, as the score matrix did in lesson 09; the cache stores one key and one value "
         "per token, so it grows like T.": right * T,
     }
 
