@@ -77,11 +77,7 @@ class LearnerView(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         nb.cells = [cell for cell in nb.cells if not lessons.is_slide_only(cell)]
-        for cell in nb.cells:
-            if lessons.is_test(cell):
-                tags = cell.metadata.setdefault("tags", [])
-                if lessons.RAISES not in tags:
-                    tags.append(lessons.RAISES)
+        lessons.mark_tests_may_fail(nb.cells)
         return nb, resources
 
 

@@ -44,7 +44,7 @@ __all__ = [
     "Exercise", "find_lessons", "read_lesson", "lesson_number", "source", "tags", "slide_type",
     "is_answer", "is_written_answer", "is_code_answer", "is_test", "is_graded", "is_slide_only",
     "is_notes", "marked_regions", "solution_parts", "without_hidden_tests", "hidden_test_lines",
-    "learner_source", "learner_cells", "learner_notebook", "exercises", "stated_times",
+    "learner_source", "learner_cells", "learner_notebook", "mark_tests_may_fail", "exercises", "stated_times",
 ]
 
 #: A lesson's file name: two digits, an underscore, a topic.
@@ -276,9 +276,20 @@ def learner_cells(nb: Mapping[str, Any], *, room: bool = False) -> list[dict[str
     return cells
 
 
+def mark_tests_may_fail(cells: Iterable[dict[str, Any]]) -> None:
+    """Tag every test cell of a copy to run ``raises-exception``: "Run All" goes on past a check that fails
+    on a blank answer (JupyterLab and nbclient honour the tag; the grader runs every cell anyway)."""
+    for cell in cells:
+        if is_test(cell):
+            cell_tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+            if RAISES not in cell_tags:
+                cell_tags.append(RAISES)
+
+
 def learner_notebook(nb: Mapping[str, Any], *, room: bool = False, outputs: bool = True) -> dict[str, Any]:
-    """A copy of ``nb`` holding :func:`learner_cells`; with ``outputs=False`` also without outputs,
-    execution counts, run timestamps or saved widget state (a copy to run afresh)."""
+    """A copy of ``nb`` holding :func:`learner_cells`; with ``outputs=False``, a copy to run afresh: no
+    outputs, execution counts, run timestamps or saved widget state, and test cells that may fail
+    (:func:`mark_tests_may_fail`)."""
     out = copy.deepcopy(dict(nb))
     out["cells"] = learner_cells(nb, room=room)
     if not outputs:
@@ -287,6 +298,7 @@ def learner_notebook(nb: Mapping[str, Any], *, room: bool = False, outputs: bool
             cell.get("metadata", {}).pop("execution", None)
             if cell["cell_type"] == "code":
                 cell["outputs"], cell["execution_count"] = [], None
+        mark_tests_may_fail(out["cells"])
     return out
 
 

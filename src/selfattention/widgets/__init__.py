@@ -1,4 +1,8 @@
-"""Redrawing a figure in place from a widget callback, fast enough for a live lecture.
+"""Widgets: redrawing a figure in place from a widget callback, fast enough for a live lecture.
+
+The widget builders of one lesson or topic live in a module of this package named for the topic (for
+example ``selfattention.widgets.embeddings``); this module holds the redraw helpers they share.
+
 
 A callback that builds a new figure on every move of a slider pays for the figure, its axes, ``tight_layout``
 and then the inline backend's PNG, which is made with ``bbox_inches="tight"`` (the figure is drawn twice).

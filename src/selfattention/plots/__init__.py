@@ -1,4 +1,9 @@
-"""Pictures the lessons reuse: attention heatmaps and 2-D vector diagrams."""
+"""Pictures the lessons reuse: attention heatmaps and 2-D vector diagrams.
+
+The figures of one lesson or topic live in a module of this package named for the topic (for example
+``selfattention.plots.embeddings``), imported by the lessons that draw them; this module holds the ones
+several lessons share.
+"""
 
 from __future__ import annotations
 
