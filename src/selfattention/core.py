@@ -15,6 +15,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .validation import check_qkv, float_array, positive_int
+
 __all__ = [
     "softmax",
     "basic_self_attention",
@@ -25,23 +27,6 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.floating]
-
-
-def _as_float_array(name: str, x: ArrayLike, min_ndim: int) -> FloatArray:
-    """Return ``x`` as a float array, or raise a ValueError that names ``name``."""
-    arr = np.asarray(x)
-    if arr.dtype == bool or not (
-        np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
-    ):
-        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}")
-    if arr.ndim < min_ndim:
-        raise ValueError(
-            f"{name} must have at least {min_ndim} dimension(s)"
-            f"{' (..., T, d)' if min_ndim == 2 else ''}, got shape {arr.shape}"
-        )
-    if not np.issubdtype(arr.dtype, np.floating):
-        arr = arr.astype(np.float64)
-    return arr
 
 
 def softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
@@ -58,7 +43,7 @@ def softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
         array of the same shape as ``x``; entries in [0, 1] summing to 1 along ``axis``
         (a row that is entirely ``-inf`` has no valid entry and gives all zeros).
     """
-    x = _as_float_array("x", x, min_ndim=1)
+    x = float_array("x", x, min_ndim=1)
     if not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis={axis} is out of range for x with shape {x.shape}")
     x_max = np.max(x, axis=axis, keepdims=True)
@@ -81,7 +66,7 @@ def basic_self_attention(X: ArrayLike) -> tuple[FloatArray, FloatArray]:
     Returns:
         Z: (..., T, d) context vectors; A: (..., T, T) attention weights, rows sum to 1.
     """
-    X = _as_float_array("X", X, min_ndim=2)
+    X = float_array("X", X, min_ndim=2)
     omega = X @ np.swapaxes(X, -1, -2)  # (..., T, T)
     A = softmax(omega, axis=-1)  # (..., T, T)
     return A @ X, A  # (..., T, d), (..., T, T)
@@ -108,30 +93,6 @@ def _check_mask(mask: ArrayLike, scores_shape: tuple[int, ...]) -> NDArray[np.bo
     return m
 
 
-def _check_qkv(Q: FloatArray, K: FloatArray, V: FloatArray) -> tuple[int, ...]:
-    """Check that Q, K, V fit together; return their broadcast leading (batch/head) shape."""
-    if K.shape[-2] == 0:
-        raise ValueError(f"K has no tokens (shape {K.shape}); attention needs at least one key")
-    d_k = Q.shape[-1]
-    if K.shape[-1] != d_k:
-        raise ValueError(
-            f"Q has d_k={d_k} but K has d_k={K.shape[-1]} "
-            f"(Q shape {Q.shape}, K shape {K.shape}); queries and keys must have the same size"
-        )
-    if K.shape[-2] != V.shape[-2]:
-        raise ValueError(
-            f"K has T_k={K.shape[-2]} tokens but V has {V.shape[-2]} "
-            f"(K shape {K.shape}, V shape {V.shape}); every key needs one value"
-        )
-    try:
-        return np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"the leading (batch/head) dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} "
-            f"and V {V.shape[:-2]} do not broadcast together"
-        ) from None
-
-
 def scaled_dot_product_attention(
     Q: ArrayLike,
     K: ArrayLike,
@@ -152,10 +113,10 @@ def scaled_dot_product_attention(
         weights: (..., T_q, T_k) attention weights; each row sums to 1
             (a row whose keys are all masked out is all zeros and gives a zero output).
     """
-    Q = _as_float_array("Q", Q, min_ndim=2)
-    K = _as_float_array("K", K, min_ndim=2)
-    V = _as_float_array("V", V, min_ndim=2)
-    lead = _check_qkv(Q, K, V)
+    Q = float_array("Q", Q, min_ndim=2)
+    K = float_array("K", K, min_ndim=2)
+    V = float_array("V", V, min_ndim=2)
+    lead = check_qkv(Q, K, V)
     d_k = Q.shape[-1]
     scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)  # (..., T_q, T_k); a Python float keeps Q's dtype
     if mask is not None:
@@ -167,8 +128,7 @@ def scaled_dot_product_attention(
 
 def causal_mask(T: int) -> NDArray[np.bool_]:
     """(T, T) boolean mask, True on and below the diagonal: token i may see tokens j <= i."""
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+    positive_int("T", T)
     return np.tril(np.ones((T, T), dtype=bool))
 
 
@@ -181,8 +141,7 @@ def padding_mask(lengths: ArrayLike, T: int) -> NDArray[np.bool_]:
     Returns:
         (batch, 1, T) mask; broadcasts against scores of shape (batch, T, T).
     """
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
+    positive_int("T", T)
     lengths = np.asarray(lengths)
     if lengths.dtype == bool or not np.issubdtype(lengths.dtype, np.integer):
         raise TypeError(f"lengths must hold integers, got dtype {lengths.dtype}")
@@ -207,12 +166,11 @@ def blockwise_attention(
     Returns:
         out: (..., T_q, d_v).
     """
-    Q = _as_float_array("Q", Q, min_ndim=2)
-    K = _as_float_array("K", K, min_ndim=2)
-    V = _as_float_array("V", V, min_ndim=2)
-    lead = _check_qkv(Q, K, V)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    Q = float_array("Q", Q, min_ndim=2)
+    K = float_array("K", K, min_ndim=2)
+    V = float_array("V", V, min_ndim=2)
+    lead = check_qkv(Q, K, V)
+    positive_int("block_size", block_size)
     scale = 1.0 / math.sqrt(Q.shape[-1])  # a Python float keeps the inputs' dtype
     T_q = Q.shape[-2]
     dtype = np.result_type(Q, K, V)

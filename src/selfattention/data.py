@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .validation import positive_int
+
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
@@ -90,8 +92,7 @@ class StaticEmbeddings:
         With ``whole_words`` only alphabetic, non-subword entries are considered.
         Returns a list of (token, cosine similarity) pairs, most similar first.
         """
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+        positive_int("k", k)
         sims = self.cosine_to(self.vector(word))
         order = np.argsort(-sims)
         out: list[tuple[str, float]] = []

@@ -11,6 +11,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .validation import positive_int, positive_number
+
 __all__ = ["SelfAttention", "MultiHeadAttention", "attention_weights"]
 
 
@@ -107,11 +109,9 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_v = d_out if d_v is None else d_v
         for name, value in (("d_in", d_in), ("d_out", d_out), ("d_v", d_v)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
-                                  or not math.isfinite(scale) or scale <= 0):
-            raise ValueError(f"scale must be a positive number or None (1/sqrt(d_out)), got {scale!r}")
+            positive_int(name, value)
+        if scale is not None:
+            positive_number("scale", scale, "a positive number or None (1/sqrt(d_out))")
         self.d_in, self.d_out, self.d_v, self.scale = d_in, d_out, d_v, scale
         self.W_query = nn.Linear(d_in, d_out, bias=bias)
         self.W_key = nn.Linear(d_in, d_out, bias=bias)
@@ -149,8 +149,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, bias: bool = True) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            positive_int(name, value)
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} is not divisible by num_heads={num_heads}; "

@@ -28,7 +28,8 @@ import torch
 from numpy.typing import ArrayLike, NDArray
 from torch import Tensor, nn
 
-from .core import _as_float_array, _check_qkv
+from .validation import check_qkv, float_array
+from .validation import positive_int as _positive_int
 
 __all__ = [
     "KVCache",
@@ -44,12 +45,6 @@ __all__ = [
 
 #: The decoder's weights, written by ``tools/train_decoder.py``.
 DECODER_WEIGHTS = Path(__file__).with_name("decoder.safetensors")
-
-
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 # ------------------------------------------------------------------------------------------- KV cache
@@ -198,10 +193,10 @@ def tiled_attention(
     Returns:
         out (..., T_q, d_v), equal to ``softmax(QK^T/sqrt(d_k)) V``; and the :class:`TileCounts`.
     """
-    Q = _as_float_array("Q", Q, min_ndim=2)
-    K = _as_float_array("K", K, min_ndim=2)
-    V = _as_float_array("V", V, min_ndim=2)
-    lead = _check_qkv(Q, K, V)
+    Q = float_array("Q", Q, min_ndim=2)
+    K = float_array("K", K, min_ndim=2)
+    V = float_array("V", V, min_ndim=2)
+    lead = check_qkv(Q, K, V)
     block_q, block_k = _positive_int("block_q", block_q), _positive_int("block_k", block_k)
     T_q, T_k = Q.shape[-2], K.shape[-2]
     if causal and T_q != T_k:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from .validation import positive_int
+
 __all__ = ["sinusoidal_positional_encoding"]
 
 
@@ -19,8 +21,7 @@ def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDA
         (T, d) array, added to (T, d) token embeddings.
     """
     for name, value in (("T", T), ("d", d)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        positive_int(name, value)
     if not np.isfinite(base) or base <= 0:
         raise ValueError(f"base must be a positive finite number, got {base!r}")
     positions = np.arange(T)[:, None]  # (T, 1)

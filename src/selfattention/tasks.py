@@ -18,6 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .validation import positive_int
+
 __all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "ReadoutModel",
            "accuracy", "train"]
 
@@ -42,8 +44,7 @@ def make_lookup_data(n: int, seed: int, offsets: Sequence[int] = (1,)) -> tuple[
     Returns ``X`` of shape (n, N_ITEMS + 1, D_IN) (the query token last) and the answers ``y``: shape (n,)
     for one offset, (n, len(offsets)) for several (the digit under letter ``s + offset``, in order).
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    positive_int("n", n)
     offsets = _check_offsets(offsets)
     gen = torch.Generator().manual_seed(seed)
     X, y = torch.zeros(n, N_ITEMS + 1, D_IN), torch.zeros(n, len(offsets), dtype=torch.long)
