@@ -30,19 +30,17 @@ from conftest import ROOT
 from selfattention.coursework import grading, sandbox
 from selfattention.coursework.grading import GradingRefused, IsolationUnavailable, find_submissions, grade_all
 from selfattention.coursework.results import GRADING_ENV
-from selfattention.coursework.sandbox import Isolation, run_sandboxed, unavailable
+from selfattention.coursework.runner import RunPolicy, run_sandboxed
 
-SMALL = Isolation("bwrap", memory=256 << 20, processes=32, disk=16 << 20)
+SMALL = RunPolicy(memory=256 << 20, processes=32, disk=16 << 20)
+NONE = RunPolicy(isolation="none")
 LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 
-# In CI (CI set) `make test` has installed bubblewrap, so a missing sandbox fails instead of skipping.
-needs_sandbox = pytest.mark.skipif(
-    (why := unavailable(SMALL)) is not None and not os.environ.get("CI"),
-    reason=f"no sandbox on this machine: {why}",
-)
+# Skipped without bubblewrap; under `make test` (--strict-system, bubblewrap installed first) failed instead.
+needs_sandbox = pytest.mark.needs_sandbox
 
 
-def inside(code: str, iso: Isolation = SMALL, timeout: float = 60) -> subprocess.CompletedProcess:
+def inside(code: str, iso: RunPolicy = SMALL, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run Python ``code`` in the sandbox; fail the test if the sandbox itself did not start."""
     result = run_sandboxed(iso, [sys.executable, "-c", textwrap.dedent(code)], timeout=timeout)
     assert "bwrap:" not in result.stderr, result.stderr
@@ -274,8 +272,7 @@ def test_empty_or_mistyped_submissions_refused_and_csv_kept(tmp_path, what):
     if what == "empty":
         folder.mkdir()
     with pytest.raises(GradingRefused, match="no submission to grade"):
-        grade_all(ROOT / "notebooks", folder, tmp_path / "course", out, isolation=Isolation("none"),
-                  say=lambda line: None)
+        grade_all(ROOT / "notebooks", folder, tmp_path / "course", out, NONE, say=lambda line: None)
     assert out.read_bytes() == before
 
 
@@ -297,8 +294,8 @@ def test_a_run_that_would_drop_rows_is_refused(tmp_path):
     (tmp_path / "submissions" / "ada").mkdir(parents=True)
     (tmp_path / "submissions" / "ada" / LESSON00.name).write_bytes(LESSON00.read_bytes())
     with pytest.raises(GradingRefused, match=r"2 rows that this run would not write \(bob/00_roadmap, cy/"):
-        grade_all(ROOT / "notebooks", tmp_path / "submissions", tmp_path / "course", out,
-                  isolation=Isolation("none"), say=lambda line: None)
+        grade_all(ROOT / "notebooks", tmp_path / "submissions", tmp_path / "course", out, NONE,
+                  say=lambda line: None)
     assert out.read_bytes() == before
 
 
@@ -310,8 +307,8 @@ def test_a_second_run_on_the_same_course_folder_is_refused(tmp_path):
     with open(course / ".grading.lock", "a+") as held:  # as the first run holds it
         fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(GradingRefused, match="another grading run is using"):
-            grade_all(ROOT / "notebooks", tmp_path / "submissions", course, tmp_path / "grades.csv",
-                      isolation=Isolation("none"), say=lambda line: None)
+            grade_all(ROOT / "notebooks", tmp_path / "submissions", course, tmp_path / "grades.csv", NONE,
+                      say=lambda line: None)
     assert not (tmp_path / "grades.csv").exists() and not (course / "gradebook.db").exists()
 
 
@@ -343,34 +340,52 @@ def test_isolation_unavailable_refuses_with_a_clear_message(tmp_path, monkeypatc
     assert not (tmp_path / "g.csv").exists()
 
 
+def _not_regular_files(submissions: Path) -> None:
+    """ada hands in a FIFO, bob a link to the instructor's source, dan a folder named like the lesson;
+    cy's learner folder is a link."""
+    (submissions / "ada").mkdir(parents=True)
+    os.mkfifo(submissions / "ada" / LESSON00.name)
+    (submissions / "bob").mkdir()
+    (submissions / "bob" / LESSON00.name).symlink_to(LESSON00)  # the instructor's source
+    (submissions / "cy").symlink_to(ROOT / "notebooks", target_is_directory=True)
+    (submissions / "dan" / LESSON00.name).mkdir(parents=True)
+
+
 def test_fifo_and_links_are_skipped_not_read(tmp_path):
-    learner = tmp_path / "submissions" / "ada"
-    learner.mkdir(parents=True)
-    os.mkfifo(learner / LESSON00.name)
-    (tmp_path / "submissions" / "bob").mkdir()
-    (tmp_path / "submissions" / "bob" / LESSON00.name).symlink_to(LESSON00)  # the instructor's source
-    (tmp_path / "submissions" / "cy").symlink_to(ROOT / "notebooks", target_is_directory=True)
+    _not_regular_files(tmp_path / "submissions")
     found, skipped = find_submissions(tmp_path / "submissions", [LESSON00])
-    assert found == []
+    assert [(sub.learner, sub.valid) for sub in found] == [("ada", False), ("bob", False), ("dan", False)]
+    assert all("not a regular file" in sub.notes[0] for sub in found), found
     assert any("ada/00_roadmap.ipynb: not a regular file" in s for s in skipped), skipped
     assert any("bob/00_roadmap.ipynb: not a regular file" in s for s in skipped), skipped
     assert any("cy/: a symbolic link" in s for s in skipped), skipped
 
 
+def test_a_submission_that_is_not_a_regular_file_keeps_its_learners_row(tmp_path):
+    """The learner does not vanish from the class list: a row, 0 for the lesson, with the reason."""
+    _not_regular_files(tmp_path / "submissions")
+    rows = grade_all(ROOT / "notebooks", tmp_path / "submissions", tmp_path / "course", tmp_path / "g.csv",
+                     NONE, say=lambda line: None)
+    assert [(r.learner, r.score, r.max_score) for r in rows] == [("ada", 0, 1), ("bob", 0, 1), ("dan", 0, 1)]
+    kinds = {"ada": "a FIFO or device", "bob": "a link", "dan": "a folder"}
+    for row in rows:
+        assert f"00_roadmap.ipynb is not a regular file ({kinds[row.learner]}): not read" in row.reason, row
+
+
 # --- the learner's lab: nbgrader's instructor tools are not there ------------------------------
 
 
+@pytest.mark.browser
+@pytest.mark.needs_chromium
 def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
     """``make lab`` as a learner runs it: no Formgrader (server or page), no Create Assignment,
     no nbgrader menu, in the page config and in the browser."""
     import urllib.error
     import urllib.request
 
-    from browser_helpers import find_chromium, free_port
+    from labdriver import find_chromium, free_port
 
     chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("Chromium is not installed")
     port, token = free_port(), os.urandom(8).hex()
     flags = (f"--ServerApp.ip=127.0.0.1 --no-browser --allow-root --ServerApp.port={port} "
              f"--ServerApp.port_retries=0 --IdentityProvider.token={token} "

@@ -1,7 +1,7 @@
 """Attacks on `make grade`, one crafted submission per attack class, graded in one run.
 
-Slow (a grading run of a few minutes): run by ``make test-attacks`` (SLOW_ATTACKS=1), and by
-``make test`` in CI (CI set), where a missing sandbox fails instead of skipping.
+Slow (a grading run of a few minutes; markers ``grading`` and ``slow``): run by ``make test``, where a
+missing sandbox fails instead of skipping (``--strict-system``), and alone by ``make test-attacks``.
 Limits are small (memory 512 MiB, 64 processes, 64 MiB of disk) and every attack is
 bounded by itself, so a limit that failed could not harm the machine.
 
@@ -27,16 +27,11 @@ import nbformat
 import pytest
 from conftest import ROOT
 
+from selfattention.coursework import lessons
 from selfattention.coursework.results import MIME
-from selfattention.coursework.sandbox import BASE_UID, Isolation, unavailable
+from selfattention.coursework.sandbox import BASE_UID
 
-pytestmark = [
-    pytest.mark.slow_attacks,
-    pytest.mark.skipif(os.environ.get("SLOW_ATTACKS") != "1" and not os.environ.get("CI"),
-                       reason="slow attack suite: make test-attacks (CI runs it in make test)"),
-    pytest.mark.skipif(unavailable(Isolation()) is not None and not os.environ.get("CI"),
-                       reason="no sandbox on this machine"),
-]
+pytestmark = pytest.mark.needs_sandbox
 
 LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 LESSON02 = ROOT / "notebooks" / "02_basic_self_attention.ipynb"
@@ -44,10 +39,6 @@ LIMITS = {"MEMORY_LIMIT": "512M", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CEL
           "SUBMISSION_TIMEOUT": 180, "JOBS": 2}
 RIGHT = "apple_in_context = 0.1 * love + 0.5 * apple + 0.4 * phones"
 DAEMON = f"sa-attack-daemon-{os.getpid()}"
-
-
-def nbgrader(cell) -> dict:
-    return cell.metadata.get("nbgrader", {})
 
 
 def student_copy(lesson: Path, tmp: Path):
@@ -60,11 +51,11 @@ def lesson00(student, answer: str = "apple_in_context = None", test_prefix: str 
     """Lesson 00's student copy with ``answer`` in its answer cell (and code run before the test)."""
     nb = nbformat.from_dict(json.loads(json.dumps(student)))
     for cell in nb.cells:
-        if nbgrader(cell).get("grade_id") == "warmup-answer":
+        if lessons.grade_id(cell) == "warmup-answer":
             cell.source = answer
-        if nbgrader(cell).get("grade_id") == "warmup-test" and test_prefix:
+        if lessons.grade_id(cell) == "warmup-test" and test_prefix:
             cell.source = test_prefix + cell.source
-    at = next(i for i, c in enumerate(nb.cells) if nbgrader(c).get("grade_id") == "warmup-test")
+    at = next(i for i, c in enumerate(nb.cells) if lessons.grade_id(c) == "warmup-test")
     nb.cells[at:at] = [nbformat.v4.new_code_cell(code) for code in cells_before_test]
     return nb
 
@@ -233,7 +224,7 @@ logging.getLogger("mine").warning("a logged warning")
 def attacked(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("attacks")
     student = student_copy(LESSON00, base / "release-course")
-    test_cell = next(c for c in student.cells if nbgrader(c).get("grade_id") == "warmup-test")
+    test_cell = next(c for c in student.cells if lessons.grade_id(c) == "warmup-test")
     subs: dict[str, object] = {
         "correct": lesson00(student, RIGHT),
         # integrity
@@ -260,7 +251,7 @@ def attacked(tmp_path_factory) -> dict:
         "a" * 245: lesson00(student, RIGHT),
     }
     dup_answer = lesson00(student, RIGHT)
-    at = next(i for i, c in enumerate(dup_answer.cells) if nbgrader(c).get("grade_id") == "warmup-answer")
+    at = next(i for i, c in enumerate(dup_answer.cells) if lessons.grade_id(c) == "warmup-answer")
     dup_answer.cells.insert(at, nbformat.from_dict(json.loads(json.dumps(dup_answer.cells[at]))))
     subs["dup_answer"] = dup_answer
     dup_test = lesson00(student, RIGHT)
@@ -281,7 +272,7 @@ def attacked(tmp_path_factory) -> dict:
     source02 = nbformat.read(LESSON02, as_version=4)
     warn02 = nbformat.from_dict(json.loads(json.dumps(source02)))
     for cell in warn02.cells:
-        if nbgrader(cell).get("solution") and cell.cell_type == "code" and "def softmax_row" in cell.source:
+        if lessons.is_code_answer(cell) and "def softmax_row" in cell.source:
             cell.source += ("\n_mine = softmax_row\n\ndef softmax_row(s):\n    import warnings, sys\n"
                             "    warnings.warn('my softmax is slow')\n    print('debug', file=sys.stderr)\n"
                             "    return _mine(s)\n")
@@ -310,19 +301,19 @@ def row(attacked, learner: str, lesson: str = "00_roadmap") -> dict:
 # learner: (auto score, words its reason must contain)
 EXPECTED = {
     "correct": (1, ["all tests pass"]),
-    "read_source": (0, ["Exercise 1 (1 point): "]),
-    "copy_classmate": (0, ["Exercise 1 (1 point): "]),
-    "gradebook": (0, ["Exercise 1 (1 point): "]),
-    "patch_everything": (0, ["Exercise 1 (1 point): "]),
-    "transformer": (0, ["Exercise 1 (1 point): the hidden tests did not finish"]),
-    "fake_record": (0, ["Exercise 1 (1 point): "]),
-    "report_pipe": (0, ["Exercise 1 (1 point): apple_in_context is None"]),
-    "plant": (0, ["Exercise 1 (1 point): "]),
+    "read_source": (0, ["Warm-up exercise (1 point): "]),
+    "copy_classmate": (0, ["Warm-up exercise (1 point): "]),
+    "gradebook": (0, ["Warm-up exercise (1 point): "]),
+    "patch_everything": (0, ["Warm-up exercise (1 point): "]),
+    "transformer": (0, ["Warm-up exercise (1 point): the hidden tests did not finish"]),
+    "fake_record": (0, ["Warm-up exercise (1 point): "]),
+    "report_pipe": (0, ["Warm-up exercise (1 point): apple_in_context is None"]),
+    "plant": (0, ["Warm-up exercise (1 point): "]),
     "zz_after_plant": (0, ["apple_in_context is None"]),
     "kill_others": (0, ["0 for the lesson"]),  # it can only reach itself (its threads): it dies
     "zz_victim": (1, ["all tests pass"]),
     "memory": (0, ["more memory than the limit (512M)", "0 for the lesson"]),
-    "fork_bomb": (0, ["Exercise 1 (1 point): "]),
+    "fork_bomb": (0, ["Warm-up exercise (1 point): "]),
     "disk": (1, ["all tests pass"]),
     "daemon": (1, ["all tests pass"]),
     "huge_output": (1, ["all tests pass", "raised ValueError"]),
@@ -348,10 +339,12 @@ def test_attack_outcome(attacked, learner):
     assert got["isolation"].startswith("bwrap (memory 512M, 64 processes, disk 64M)"), got
 
 
-def test_every_learner_graded_once_and_the_fifo_skipped(attacked):
+def test_every_learner_graded_once_and_the_fifo_never_read(attacked):
     learners = {learner for learner, _ in attacked["rows"]}
-    assert learners == set(EXPECTED), learners ^ set(EXPECTED)
+    assert learners == {*EXPECTED, "fifo"}, learners ^ {*EXPECTED, "fifo"}
     assert "skipped fifo/00_roadmap.ipynb: not a regular file" in attacked["stdout"]
+    fifo = row(attacked, "fifo")  # not read, yet the learner keeps a row: 0, with the reason
+    assert float(fifo["score"]) == 0 and "not a regular file (a FIFO or device): not read" in fifo["reason"]
 
 
 def test_a_warning_inside_the_learners_function_costs_nothing(attacked):
@@ -462,7 +455,8 @@ def test_feedback_pages_show_scores_and_messages_without_hidden_tests_or_network
         assert "<script" not in text and "http://" not in text and "https://" not in text, page
         assert "HIDDEN TESTS" not in text and not [h for h in hidden if h in text], page
     blank = (tmp_path / "feedback" / "zz_after_plant" / "00_roadmap.html").read_text(encoding="utf-8")
-    assert "Score: 0 / 1" in blank and "Exercise 1 (1 point)" in blank and "apple_in_context is None" in blank
+    assert "Score: 0 / 1" in blank and "Warm-up exercise (1 point)" in blank
+    assert "apple_in_context is None" in blank
     right = (tmp_path / "feedback" / "correct" / "00_roadmap.html").read_text(encoding="utf-8")
     assert "Score: 1 / 1" in right and "correct" in right and RIGHT.split(" = ")[1] in right
     lesson02 = (tmp_path / "feedback" / "warns" / "02_basic_self_attention.html").read_text(encoding="utf-8")

@@ -13,24 +13,23 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_helpers import start_lab
 from conftest import ROOT
 
-from selfattention.coursework.grading import GradeRow, Limits, grade_all
+from labdriver import start_lab
+from selfattention.coursework import lessons
+from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
+
+pytestmark = pytest.mark.needs_sandbox
 
 LESSON = ROOT / "notebooks" / "02_basic_self_attention.ipynb"
-LIMITS = Limits(cell_timeout=120, submission_timeout=600)
+POLICY = RunPolicy(cell_timeout=120, submission_timeout=600)
 
 
 def written_answers(path: Path) -> dict[str, float]:
     """grade_id -> points of the written answers (graded, solution, markdown cells) of a lesson."""
     nb = nbformat.read(path, as_version=4)
-    return {
-        c.metadata["nbgrader"]["grade_id"]: float(c.metadata["nbgrader"]["points"])
-        for c in nb.cells
-        if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")
-        and c.metadata["nbgrader"].get("solution")
-    }
+    return {lessons.grade_id(c): lessons.points(c) for c in nb.cells
+            if lessons.is_written_answer(c) and lessons.is_graded(c)}
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +40,7 @@ def graded_by_hand(tmp_path_factory) -> dict:
 
     def grade() -> GradeRow:
         [row] = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
-                          LIMITS, say=lambda line: None)
+                          POLICY, say=lambda line: None)
         return row
 
     before = grade()

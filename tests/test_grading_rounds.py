@@ -6,7 +6,7 @@
 - A hand mark given to an answer that changes afterwards is set aside, with a note, not kept.
 - A lesson changed after release (a graded cell added, a test reworded) keeps the hand marks.
 
-Submissions run without the sandbox here (``Isolation("none")``): what is tested is the
+Submissions run without the sandbox here (``RunPolicy(isolation="none")``): what is tested is the
 bookkeeping around them, which is the same either way.
 """
 
@@ -23,12 +23,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from selfattention.coursework import lessons
 from selfattention.coursework.feedback import write_feedback
-from selfattention.coursework.grading import GradeRow, Limits, grade_all
-from selfattention.coursework.sandbox import Isolation
+from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
 
 LESSON = "01_tiny"
-LIMITS = Limits(cell_timeout=60, submission_timeout=300)
+POLICY = RunPolicy(cell_timeout=60, submission_timeout=300, isolation="none")
 COURSE_ID = "tiny-course"
 
 
@@ -54,19 +54,21 @@ def _test(name: str, visible: str) -> str:
 
 
 def write_lesson(notebooks: Path, *, changed: bool = False) -> Path:
-    """The instructor's lesson: one autograded exercise (1 point), one written answer (2 points).
-    ``changed``: its test reworded and a second exercise (1 point) added, as after a release."""
+    """The instructor's lesson: one autograded exercise (1 point), one written answer (2 points), each under
+    its heading as in the course's lessons. ``changed``: its test reworded and a third exercise (1 point)
+    added, as after a release."""
     visible = f"assert x is not None, {'x is still None' if changed else 'set x first'!r}"
     cells = [
-        new_markdown_cell("# A tiny lesson\n\nSet `x` to 3."),
+        new_markdown_cell("# A tiny lesson"),
+        new_markdown_cell("### Exercise 1 (1 point): x\n\nSet `x` to 3."),
         _answer("### BEGIN SOLUTION\nx = 3\n### END SOLUTION", "tiny-x-answer"),
         _graded(_test("x", visible), "tiny-x-test", 1, solution=False),
-        new_markdown_cell("Why 3? Say it in a sentence."),
+        new_markdown_cell("### Question 2 (2 points, graded by hand)\n\nWhy 3? Say it in a sentence."),
         _graded("### BEGIN SOLUTION\nBecause it is the answer.\n### END SOLUTION", "tiny-written", 2,
                 solution=True, markdown=True),
     ]
     if changed:
-        cells += [new_markdown_cell("Set `y` to 3 as well."),
+        cells += [new_markdown_cell("### Exercise 3 (1 point): y\n\nSet `y` to 3 as well."),
                   _answer("### BEGIN SOLUTION\ny = 3\n### END SOLUTION", "tiny-y-answer"),
                   _graded(_test("y", "assert y is not None"), "tiny-y-test", 1, solution=False)]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
@@ -81,10 +83,9 @@ def fill(student_version: Path, dest: Path, written: str) -> None:
     """A learner's work on the student version: every code answer solved, ``written`` as the answer."""
     nb = nbformat.read(student_version, as_version=4)
     for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and cell.cell_type == "code":
-            cell.source = f"{meta['grade_id'].split('-')[1]} = 3"
-        elif meta.get("solution"):
+        if lessons.is_code_answer(cell):
+            cell.source = f"{lessons.grade_id(cell).split('-')[1]} = 3"
+        elif lessons.is_answer(cell):
             cell.source = written
     dest.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, dest)
@@ -100,7 +101,7 @@ def release(base: Path) -> Path:
 
 def grade(base: Path) -> dict[str, GradeRow]:
     rows = grade_all(base / "notebooks", base / "submissions", base / "course", base / "grades.csv",
-                     LIMITS, say=lambda line: None, isolation=Isolation("none"))
+                     POLICY, say=lambda line: None)
     return {row.learner: row for row in rows}
 
 
@@ -223,7 +224,7 @@ def test_mark_on_a_changed_answer_is_set_aside_with_a_note(course):
     fill(course / "student.ipynb", course / "submissions" / "ann" / f"{LESSON}.ipynb", "Second thoughts.")
     row = grade(course)["ann"]
     assert (row.score, row.auto_score, row.to_grade_by_hand) == (1, 1, 2)
-    assert ("Written answer 1 (2 points): the answer changed after it was marked by hand (1.5 points): "
+    assert ("Question 2 (2 points): the answer changed after it was marked by hand (1.5 points): "
             "that mark is set aside, grade it by hand again") in row.reason
     assert "written answers (2 points) await grading by hand" in row.reason
     again = grade(course)["ann"]  # still waiting, and said once, not on every run
@@ -236,7 +237,7 @@ def test_mark_on_a_changed_answer_is_set_aside_with_a_note(course):
 def test_a_code_answer_changing_does_not_touch_the_hand_mark(course):
     path = course / "submissions" / "ann" / f"{LESSON}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    [answer] = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-x-answer"]
+    [answer] = [c for c in nb.cells if lessons.grade_id(c) == "tiny-x-answer"]
     answer.source = "x = 4"
     nbformat.write(nb, path)
     row = grade(course)["ann"]
@@ -256,7 +257,7 @@ def test_lesson_changed_after_release_keeps_hand_marks_and_counts_the_new_cell(c
     ann, bob = rows["ann"], rows["bob"]
     assert (ann.max_score, ann.auto_max_score) == (4, 2)
     assert (ann.score, ann.auto_score, ann.to_grade_by_hand) == (2.5, 1, 0), ann.reason
-    assert "Exercise 2 (1 point)" in ann.reason  # not in her copy: 0 for it, with a reason
+    assert "Exercise 3 (1 point)" in ann.reason  # not in her copy: 0 for it, with a reason
     assert (bob.score, bob.auto_score, bob.to_grade_by_hand) == (2, 2, 2), bob.reason
     hand_mark(course / "course", "bob", "tiny-written", 2)
     again = grade(course)
@@ -275,3 +276,28 @@ def test_lesson_losing_a_graded_cell_keeps_hand_marks(course):
     bob = rows["bob"]
     assert (bob.max_score, bob.score, bob.auto_score, bob.to_grade_by_hand) == (3, 2, 1, 0), bob.reason
     assert "cell tiny-y-test is not in the lesson any more: not graded" in bob.reason
+
+
+# --- an instructor's mistake -----------------------------------------------------------------
+
+
+def test_a_hidden_test_that_records_nothing_stops_make_grade_with_one_line(tmp_path):
+    """The instructor forgot ``_record`` in a hidden test: ``make grade`` names the cell and the fix in one
+    line (no traceback), exits 2, and writes no CSV."""
+    path = write_lesson(tmp_path / "notebooks")
+    nb = nbformat.read(path, as_version=4)
+    [test] = [c for c in nb.cells if lessons.grade_id(c) == "tiny-x-test"]
+    test.source = test.source.replace("_record('tiny-x-test', float(x))\n", "")
+    nbformat.write(nb, path)
+    fill(release(tmp_path), tmp_path / "submissions" / "ann" / f"{LESSON}.ipynb", "Because.")
+    proc = subprocess.run(
+        [sys.executable, "-m", "selfattention.coursework", "--notebooks", str(tmp_path / "notebooks"),
+         "grade", "--submissions", str(tmp_path / "submissions"), "--build", str(tmp_path / "course"),
+         "--out", str(tmp_path / "grades.csv"), "--isolation", "none"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "test cell tiny-x-test hands the grader no result" in proc.stderr
+    assert "_record('tiny-x-test', value)" in proc.stderr
+    assert not (tmp_path / "grades.csv").exists()

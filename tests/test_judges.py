@@ -9,8 +9,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from selfattention.coursework.grading import _verdicts
 from selfattention.coursework.results import MAX_JUDGED_NUMBERS, judge
+from selfattention.coursework.verdicts import judge_tests
 
 RIGHT = [0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 0.1, 0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 1.0]  # lesson 00's warm-up mix
 
@@ -52,13 +52,13 @@ def test_grader_judges_with_the_instructors_judge_not_the_learners() -> None:
     released = _notebook([])
     # a learner's record names no judge; another right answer passes
     other_right = _notebook([_record([[r + 1e-12 for r in RIGHT]], None)])
-    assert _verdicts(other_right, released, {"design-test": instructor}, set()) == {"design-test": None}
+    assert judge_tests(other_right, released, {"design-test": instructor}, set()) == {"design-test": None}
     wrong = _notebook([_record([[0.5, 0.5]], None)])
-    assert "did not accept" in _verdicts(wrong, released, {"design-test": instructor}, set())["design-test"]
+    assert "did not accept" in judge_tests(wrong, released, {"design-test": instructor}, set())["design-test"]
     # A learner's record that names a judge of its own changes nothing when the instructor's has none.
     plain = [_record(RIGHT, None)]
     forged = _notebook([_record([[0.5, 0.5]], "check_warmup_mix")])
-    assert "different result" in _verdicts(forged, released, {"design-test": plain}, set())["design-test"]
+    assert "different result" in judge_tests(forged, released, {"design-test": plain}, set())["design-test"]
 
 
 def test_design_exercises_accept_every_right_design_and_name_a_wrong_one() -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import find_lessons
+from .folder import CourseFolder
 from .publish import fingerprint, student_versions
 
 __all__ = ["Plan", "plan_copies", "update_working_copies"]
@@ -125,7 +126,7 @@ def _room_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
 
     made = {}
     for lesson in lessons:
-        path = build / "room" / lesson.name
+        path = CourseFolder(build).room(lesson.stem)
         path.parent.mkdir(parents=True, exist_ok=True)
         nb = learner_notebook(read_lesson(lesson), room=True, outputs=False)
         path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

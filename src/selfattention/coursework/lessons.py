@@ -42,9 +42,11 @@ from typing import Any
 __all__ = [
     "LESSON_GLOB", "CODE_STUB", "ANSWER_STUB", "SLIDE_ONLY", "LINKS_TAG", "SETUP_TAG",
     "Exercise", "find_lessons", "read_lesson", "lesson_number", "source", "tags", "slide_type",
-    "is_answer", "is_written_answer", "is_code_answer", "is_test", "is_graded", "is_slide_only",
-    "is_notes", "marked_regions", "solution_parts", "without_hidden_tests", "hidden_test_lines",
-    "learner_source", "learner_cells", "learner_notebook", "mark_tests_may_fail", "exercises", "stated_times",
+    "is_answer", "is_written_answer", "is_code_answer", "is_test", "is_graded", "is_hand_graded",
+    "is_slide_only", "is_notes", "grade_id", "points", "is_locked", "unmark", "grade_cells",
+    "autograded_tests", "hand_graded", "exercise_labels", "marked_regions", "solution_parts",
+    "without_hidden_tests", "hidden_test_lines", "learner_source", "learner_cells", "learner_notebook",
+    "mark_tests_may_fail", "exercises", "stated_times",
 ]
 
 #: A lesson's file name: two digits, an underscore, a topic.
@@ -150,12 +152,44 @@ def is_graded(cell: Mapping[str, Any]) -> bool:
     return bool(_grader(cell).get("grade"))
 
 
+def is_hand_graded(cell: Mapping[str, Any]) -> bool:
+    """Graded by a person (a written answer, or an answer cell worth points itself): graded and an answer."""
+    return is_graded(cell) and is_answer(cell)
+
+
 def grade_id(cell: Mapping[str, Any]) -> str | None:
+    """The cell's ``grade_id`` (None for a cell that is no part of an exercise)."""
     return _grader(cell).get("grade_id")
 
 
 def points(cell: Mapping[str, Any]) -> float:
+    """The points a graded cell is worth (0 for any other cell)."""
     return float(_grader(cell).get("points", 0) or 0)
+
+
+def is_locked(cell: Mapping[str, Any]) -> bool:
+    """A cell a learner may not edit (nbgrader's ``locked``: the test cells)."""
+    return bool(_grader(cell).get("locked"))
+
+
+def unmark(cell: Any) -> None:
+    """Make ``cell`` an ordinary cell: drop its grading marks (``metadata.nbgrader``)."""
+    (cell.get("metadata") or {}).pop("nbgrader", None)
+
+
+def grade_cells(nb: Mapping[str, Any]) -> dict[str, Any]:
+    """``{grade_id: cell}`` of every cell of ``nb`` with a grade id, in order (a later copy wins)."""
+    return {gid: cell for cell in nb["cells"] if (gid := grade_id(cell))}
+
+
+def autograded_tests(nb: Mapping[str, Any]) -> list[str]:
+    """The grade ids of the test cells of ``nb``, in order: what the autograder scores."""
+    return [gid for gid, cell in grade_cells(nb).items() if is_test(cell)]
+
+
+def hand_graded(nb: Mapping[str, Any]) -> set[str]:
+    """The grade ids of the cells of ``nb`` a grader marks by hand (:func:`is_hand_graded`)."""
+    return {gid for gid, cell in grade_cells(nb).items() if is_hand_graded(cell)}
 
 
 def is_slide_only(cell: Mapping[str, Any]) -> bool:
@@ -382,6 +416,24 @@ def exercises(nb: Mapping[str, Any]) -> list[Exercise]:
     if twice:
         raise ValueError(f"two exercises are named {twice[0]!r}: give each its own heading")
     return found
+
+
+def exercise_labels(nb: Mapping[str, Any]) -> dict[str, str]:
+    """``{grade_id: how grades and feedback name it}`` for every graded cell of ``nb``.
+
+    An exercise with one graded cell lends it its :attr:`Exercise.label` ("Warm-up exercise (1 point)");
+    the graded cells of an exercise with several are its parts ("Exercise 2, part 1 (1 point)").
+    """
+    labels: dict[str, str] = {}
+    cells = grade_cells(nb)
+    for exercise in exercises(nb):
+        if len(exercise.grade_ids) == 1:
+            labels[exercise.grade_ids[0]] = exercise.label
+            continue
+        for part, gid in enumerate(exercise.grade_ids, start=1):
+            worth = points(cells[gid]) if gid in cells else 0.0
+            labels[gid] = f"{exercise.name}, part {part} ({worth:g} point{'' if worth == 1 else 's'})"
+    return labels
 
 
 # --- the stated time ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from . import LESSON_GLOB, find_lessons
+from .folder import CourseFolder
 
 __all__ = ["STUDENT_DIR", "RELEASE_COMMAND", "fingerprint", "student_versions", "release", "out_of_step"]
 
@@ -27,8 +28,6 @@ __all__ = ["STUDENT_DIR", "RELEASE_COMMAND", "fingerprint", "student_versions", 
 STUDENT_DIR = "student"
 #: What to run when ``student/`` is out of step with ``notebooks/``.
 RELEASE_COMMAND = "make release"
-#: Next to each cached student version: the fingerprint it was made from.
-_STAMP = ".published"
 
 
 def _generator_fingerprint() -> str:
@@ -54,12 +53,11 @@ def student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
     Returns ``{"NN_topic": path of its student version}`` (inside ``build/release/``). A version
     made earlier from the same lesson with the same code and versions is reused.
     """
-    build = Path(build)
+    folder = CourseFolder(Path(build))
     generator = _generator_fingerprint()
     made: dict[str, Path] = {}
     for lesson in lessons:
-        path = build / "release" / lesson.stem / lesson.name
-        stamp = path.parent / _STAMP
+        path, stamp = folder.release(lesson.stem), folder.release_stamp(lesson.stem)
         fresh = stamp.is_file() and stamp.read_text().strip() == _fingerprint(lesson, generator)
         if path.is_file() and fresh:
             made[lesson.stem] = path
@@ -69,9 +67,8 @@ def student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
 
         fresh = generate_student_versions(build, missing)
         for lesson in missing:
-            path = fresh[lesson.stem]
-            (path.parent / _STAMP).write_text(_fingerprint(lesson, generator) + "\n")
-            made[lesson.stem] = path
+            folder.release_stamp(lesson.stem).write_text(_fingerprint(lesson, generator) + "\n")
+            made[lesson.stem] = fresh[lesson.stem]
     return made
 
 

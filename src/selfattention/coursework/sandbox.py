@@ -15,9 +15,11 @@ kernel that executes the learner's code runs in the sandbox. Inside it sees:
 The kernel talks to the grader over Unix sockets in a folder of its own that is made read-only
 for it once the sockets exist. Its standard streams go nowhere: it inherits no pipe of the grader.
 
-Limits: memory and processes by a cgroup (v1 or v2) made for the kernel where the machine allows
-it, else by ``RLIMIT_AS``/``RLIMIT_NPROC``; file size by ``RLIMIT_FSIZE``; disk by the tmpfs size;
-time by the grader (cell and submission time limits).
+Limits (a :class:`.policy.RunPolicy`'s): memory and processes by a cgroup (v1 or v2) made for the kernel
+where the machine allows it, else by ``RLIMIT_AS``/``RLIMIT_NPROC``; file size by ``RLIMIT_FSIZE``; disk by
+the tmpfs size; time by the runner (cell and submission time limits).
+
+Only :mod:`.runner` uses this module: it is how the runner seals a kernel off, not an interface of its own.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.manager import AsyncKernelManager
+
+from .policy import RunPolicy
 from .results import GRADING_ENV
 
-__all__ = ["Isolation", "bwrap_command", "parse_size", "run_sandboxed", "sandboxed_kernel_manager_class",
+__all__ = ["KernelWatch", "SandboxedKernelManager", "bwrap_command", "kernel_manager_class", "run_sandboxed",
            "unavailable"]
 
 BWRAP = "bwrap"
@@ -44,60 +48,8 @@ BASE_UID = 61000
 #: Environment variables a kernel keeps from the grader (settings, never secrets).
 KEEP_ENV = ("LANG", "LC_ALL", "TZ", "PYTHONHASHSEED", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
             "OPENBLAS_NUM_THREADS", "MPLBACKEND")
-#: What happened to this process's sandboxed kernels ("memory": one was killed for its memory).
-EVENTS: list[str] = []
 _CGROUP_V1 = Path("/sys/fs/cgroup")
 _CGROUP_V2 = Path("/sys/fs/cgroup/unified")
-
-
-def parse_size(text: str | int, name: str = "size") -> int:
-    """Bytes from ``"512M"``, ``"2G"``, ``"1.5G"``, ``"1000000"`` (K/M/G are powers of 1024)."""
-    if isinstance(text, int):
-        return text
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    raw = str(text).strip().upper().removesuffix("B").removesuffix("I")
-    number, unit = raw.rstrip("KMGT"), raw[len(raw.rstrip("KMGT")):]
-    try:
-        value = float(number) * units[unit]
-    except (ValueError, KeyError):
-        expected = "a size such as 512M, 2G or a number of bytes"
-        raise ValueError(f"{name}: got {text!r}, expected {expected}") from None
-    if value <= 0:
-        raise ValueError(f"{name}: got {text!r}, expected a positive size")
-    return int(value)
-
-
-@dataclass(frozen=True)
-class Isolation:
-    """How each submission is sealed off: ``mode`` is ``"bwrap"`` or ``"none"`` (not isolated)."""
-
-    mode: str = "bwrap"
-    memory: int = 2 << 30  #: bytes of memory for the kernel and all it starts
-    processes: int = 256  #: processes and threads it may run at once
-    disk: int = 512 << 20  #: bytes it may write (its tmpfs; also the largest file)
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("bwrap", "none"):
-            raise ValueError(f"isolation: got {self.mode!r}, expected 'bwrap' or 'none'")
-        if self.processes < 8:
-            raise ValueError(f"max processes: got {self.processes}, expected at least 8 "
-                             "(the kernel's own threads)")
-
-    @property
-    def label(self) -> str:
-        """What the CSV says about the run."""
-        if self.mode == "none":
-            return "none (not isolated)"
-        return (f"bwrap (memory {human_size(self.memory)}, {self.processes} processes, "
-                f"disk {human_size(self.disk)})")
-
-
-def human_size(n: int) -> str:
-    """``2G``, ``512M``, ``1.5G`` (powers of 1024), or bytes."""
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= size:
-            return f"{round(n / size, 2):g}{unit}"
-    return str(n)
 
 
 def _bind_ro(path: Path) -> list[str]:
@@ -122,7 +74,7 @@ def _python_dirs() -> list[Path]:
     return sorted(d for d in dirs if not str(d).startswith("/usr"))
 
 
-def bwrap_command(iso: Isolation, share: Path, uid: int, command: list[str]) -> list[str]:
+def bwrap_command(iso: RunPolicy, share: Path, uid: int, command: list[str]) -> list[str]:
     """``command`` sealed off by bwrap, run as ``uid`` with rlimits; ``share`` (the kernel's
     socket folder) is the one host folder it sees, at the same path."""
     args = [BWRAP, "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -174,7 +126,7 @@ def _cgroup_root(controller: str) -> Path | None:
 class Cgroup:
     """A memory and process cgroup for one kernel; ``enter()`` runs in the child before exec."""
 
-    def __init__(self, iso: Isolation) -> None:
+    def __init__(self, iso: RunPolicy) -> None:
         name = f"selfattention-grade-{uuid.uuid4().hex[:12]}"
         self.dirs: list[Path] = []
         for controller, files in (
@@ -229,7 +181,7 @@ class Cgroup:
                     time.sleep(0.1)
 
 
-def run_sandboxed(iso: Isolation, argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+def run_sandboxed(iso: RunPolicy, argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``argv`` sealed off and limited as a kernel would be; its output is captured.
 
     Raises subprocess.TimeoutExpired after ``timeout`` seconds (the sandbox is killed first).
@@ -256,7 +208,7 @@ def run_sandboxed(iso: Isolation, argv: list[str], timeout: float = 60) -> subpr
             cgroup.remove()
 
 
-def unavailable(iso: Isolation) -> str | None:
+def unavailable(iso: RunPolicy) -> str | None:
     """Why a sandbox like ``iso`` cannot be made on this machine (None if it can)."""
     if shutil.which(BWRAP) is None:
         return "bwrap (bubblewrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
@@ -276,70 +228,76 @@ def _slot_uid() -> int:
     return BASE_UID + os.getpid() % 4000
 
 
-def sandboxed_kernel_manager_class() -> type:
-    """The kernel manager that starts kernels in the sandbox (jupyter_client imported lazily)."""
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import Integer, Unicode
+class KernelWatch:
+    """What a run's kernels went through, read by the runner once the run is over."""
 
-    class SandboxedKernelManager(AsyncKernelManager):
-        """Starts the kernel inside bwrap, talking over Unix sockets in a folder of its own."""
+    def __init__(self) -> None:
+        self.out_of_memory = False  #: a kernel (or something it started) was killed for its memory
 
-        memory = Integer(2 << 30, help="bytes of memory").tag(config=True)
-        processes = Integer(256, help="processes and threads").tag(config=True)
-        disk = Integer(512 << 20, help="bytes of disk").tag(config=True)
-        isolation = Unicode("bwrap").tag(config=True)
 
-        _share: Path | None = None
-        _cgroup: Cgroup | None = None
+class SandboxedKernelManager(AsyncKernelManager):
+    """Starts the kernel inside bwrap (``policy.isolation == "bwrap"``), talking over Unix sockets in a
+    folder of its own, or as a plain process with standard streams that reach no pipe of the grader
+    (``"none"``). Use :func:`kernel_manager_class`, which binds a policy and a watch to it."""
 
-        async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
-            if self.isolation == "bwrap":
-                self._share = Path(tempfile.mkdtemp(prefix="sa-k-"))  # short: Unix socket paths
-                self.transport = "ipc"
-                self.ip = str(self._share / "ipc")
-                self.connection_file = str(self._share / "kernel.json")
-            return await super()._async_pre_start_kernel(**kw)
+    policy: RunPolicy = RunPolicy()
+    watch: KernelWatch = KernelWatch()
 
-        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
-            kw["stdin"] = subprocess.DEVNULL
-            kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
-            if self.isolation != "bwrap":
-                kw["env"] = {**(kw.get("env") or os.environ), GRADING_ENV: "1"}
-                return await super()._async_launch_kernel(kernel_cmd, **kw)
-            iso = Isolation("bwrap", self.memory, self.processes, self.disk)
-            uid = _slot_uid()
-            assert self._share is not None
-            os.chown(self._share, uid, uid)
-            os.chmod(self._share, 0o700)
-            os.chmod(self.connection_file, 0o444)
-            self._cgroup = Cgroup(iso)
-            kw["preexec_fn"] = self._cgroup.enter
-            kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-            kw["cwd"] = str(self._share)
-            spec = self.kernel_spec
-            if spec is not None:
-                spec.interrupt_mode = "message"  # a signal would reach bwrap, not the kernel
-            await super()._async_launch_kernel(bwrap_command(iso, self._share, uid, kernel_cmd), **kw)
+    _share: Path | None = None
+    _cgroup: Cgroup | None = None
 
-        def seal(self) -> None:
-            """Once the kernel's sockets exist: its socket folder becomes read-only for it."""
-            if self._share is not None:
-                os.chown(self._share, 0, 0)
-                os.chmod(self._share, 0o755)
+    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+        if self.policy.sealed:
+            self._share = Path(tempfile.mkdtemp(prefix="sa-k-"))  # short: Unix socket paths
+            self.transport = "ipc"
+            self.ip = str(self._share / "ipc")
+            self.connection_file = str(self._share / "kernel.json")
+        return await super()._async_pre_start_kernel(**kw)
 
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart=restart)
-            if self._cgroup is not None:
-                if self._cgroup.out_of_memory():
-                    EVENTS.append("memory")
-                self._cgroup.remove()
-                self._cgroup = None
-            if self._share is not None and not restart:
-                shutil.rmtree(self._share, ignore_errors=True)
-                self._share = None
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        kw["stdin"] = subprocess.DEVNULL
+        kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
+        if not self.policy.sealed:
+            kw["env"] = {**(kw.get("env") or os.environ), GRADING_ENV: "1"}
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        uid = _slot_uid()
+        assert self._share is not None
+        os.chown(self._share, uid, uid)
+        os.chmod(self._share, 0o700)
+        os.chmod(self.connection_file, 0o444)
+        self._cgroup = Cgroup(self.policy)
+        kw["preexec_fn"] = self._cgroup.enter
+        kw["env"] = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        kw["cwd"] = str(self._share)
+        spec = self.kernel_spec
+        if spec is not None:
+            spec.interrupt_mode = "message"  # a signal would reach bwrap, not the kernel
+        await super()._async_launch_kernel(bwrap_command(self.policy, self._share, uid, kernel_cmd), **kw)
 
-        # nbclient calls the public name, which AsyncKernelManager binds to the base class's method
-        cleanup_resources = _async_cleanup_resources
+    def seal(self) -> None:
+        """Once the kernel's sockets exist: its socket folder becomes read-only for it (the runner's
+        executor calls this when its client is connected)."""
+        if self._share is not None:
+            os.chown(self._share, 0, 0)
+            os.chmod(self._share, 0o755)
 
-    return SandboxedKernelManager
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if self._cgroup is not None:
+            if self._cgroup.out_of_memory():
+                self.watch.out_of_memory = True
+            self._cgroup.remove()
+            self._cgroup = None
+        if self._share is not None and not restart:
+            shutil.rmtree(self._share, ignore_errors=True)
+            self._share = None
 
+    # nbclient calls the public name, which AsyncKernelManager binds to the base class's method
+    # (jupyter_client's private method: tests/test_grading.py pins its name)
+    cleanup_resources = _async_cleanup_resources
+
+
+def kernel_manager_class(policy: RunPolicy, watch: KernelWatch) -> type[SandboxedKernelManager]:
+    """A :class:`SandboxedKernelManager` whose kernels run under ``policy`` and report to ``watch`` (a
+    class, as nbclient's ``kernel_manager_class`` setting wants one)."""
+    return type("SandboxedKernelManager", (SandboxedKernelManager,), {"policy": policy, "watch": watch})
