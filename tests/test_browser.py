@@ -10,49 +10,38 @@ with the server's log and the list of blocked requests (the page may only talk t
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
-from browser_helpers import (
-    ARTIFACTS,
-    CHROMIUM_ARGS,
-    ROOT,
-    WIDGET_FALLBACKS,
-    LabServer,
-    cell_index,
-    find_chromium,
-    output_summary,
-    prepare_root,
-    saved_notebook,
-    start_lab,
-)
+from conftest import NOTEBOOKS
 from playwright import sync_api  # a test dependency: installed by `make test`
 
+from labdriver import (
+    ARTIFACTS,
+    WIDGET_FALLBACKS,
+    LabServer,
+    cell,
+    cell_index,
+    open_notebook,
+    output_summary,
+    run_all,
+    run_cells,
+    save,
+    saved_notebook,
+)
 from selfattention.coursework import lessons
 
-CHROMIUM = find_chromium()
 # `make test` installs Chromium first (tools/system-deps.sh). Run directly with pytest on a machine without
-# it, the suite is skipped (with -ra saying why); in CI a missing browser must fail the run, not skip it.
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("CI"),
-    reason="the browser tests need Chromium (apt-get install chromium)",
-)
+# it, the suite is skipped (with -ra saying why); under make test (--strict-system) it fails instead.
+pytestmark = pytest.mark.needs_chromium
 
 sync_api.expect.set_options(timeout=30_000)  # ms, for every expect() below
 
-LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-RUN_ALL_TIMEOUT = 600.0  # s; lesson 11 loads a pretrained model, and the cores may be shared
+LESSONS = [p.stem for p in NOTEBOOKS]
 PAGE_TIMEOUT = 120_000  # ms, for loading JupyterLab and the notebook
 WIDGET_TIMEOUT = 60_000  # ms, for a widget's output to change after a move
-
-
-BLOCKED: list[str] = []  # requests the pages made to anything but the server (all refused)
 
 
 @dataclass(frozen=True)
@@ -89,116 +78,6 @@ DRIVES = {
     "13_generation_and_memory": Drive("widgets.interact(show_cache", "kv heads", "slider",
                                   expect="g = 16: 655,360 bytes per token"),
 }
-
-
-@pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """One JupyterLab server for the whole session, serving working copies and the instructor lessons."""
-    tmp = tmp_path_factory.mktemp("lab")
-    root = prepare_root(tmp)
-    server = start_lab(tmp, root, ARTIFACTS / "jupyter-server.log")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser_context(lab: LabServer, pw: object) -> Iterator[object]:
-    """A Chromium context that blocks (and records in test-artifacts/) every request not to 127.0.0.1."""
-    blocked = BLOCKED
-
-    def only_local(route: object) -> None:
-        url = route.request.url
-        if urlparse(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            blocked.append(url)
-            route.abort()
-
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(PAGE_TIMEOUT)
-    context.route("**/*", only_local)
-    yield context
-    context.close()
-    browser.close()
-    (ARTIFACTS / "blocked-requests.txt").write_text("".join(f"{u}\n" for u in blocked), encoding="utf-8")
-
-
-def open_notebook(context: object, lab: LabServer, path: str, workspace: str) -> object:
-    """A new page showing the notebook ``path`` (relative to the server's root) with its kernel idle."""
-    page = context.new_page()
-    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{path}?reset&token={lab.token}")
-    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(state="visible")
-    wait_until(page, lambda: kernel_status(page) == "idle" and lab.kernel_state(path) == "idle", 120,
-               f"the kernel of {path} to start", times=3)
-    return page
-
-
-def kernel_status(page: object) -> str:
-    """The status the notebook toolbar shows for the kernel ("idle", "busy", "starting", ...)."""
-    return page.evaluate(
-        "() => { const e = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) "
-        ".jp-Notebook-ExecutionIndicator'); return e ? e.getAttribute('data-status') : ''; }"
-    ) or ""
-
-
-def prompts(page: object) -> list[str]:
-    """The input prompts of the code cells, e.g. ["[1]:", "[*]:", "[ ]:"]."""
-    return page.locator(".jp-Notebook .jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
-
-
-def wait_until(
-    page: object, condition: Callable[[], bool], timeout: float, what: str, times: int = 2
-) -> None:
-    """Poll ``condition`` until it holds ``times`` polls in a row (0.5 s apart); fail after ``timeout`` s."""
-    deadline, hits = time.monotonic() + timeout, 0
-    while time.monotonic() < deadline:
-        hits = hits + 1 if condition() else 0
-        if hits >= times:
-            return
-        page.wait_for_timeout(500)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
-def wait_for_idle(page: object, timeout: float) -> None:
-    """Wait until no cell is queued or running and the kernel is idle."""
-    wait_until(
-        page,
-        lambda: kernel_status(page) == "idle" and not any("*" in p for p in prompts(page)),
-        timeout,
-        "the kernel to finish running the cells",
-    )
-
-
-def run_all(page: object) -> None:
-    """Run > Run All Cells, as a learner would, and wait until every cell has run (or one failed)."""
-    # The cells start with blank prompts "[ ]:"; run-all has started once one of them is "[*]:" or "[n]:".
-    for _attempt in range(3):  # a click that lands while the page is still settling is lost: click again
-        page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
-        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not any(p.strip("[ ]:") for p in prompts(page)):
-            page.wait_for_timeout(500)
-        if any(p.strip("[ ]:") for p in prompts(page)):
-            break
-    else:
-        pytest.fail("Run > Run All Cells did not start the cells (3 attempts)")
-    wait_for_idle(page, RUN_ALL_TIMEOUT)
-
-
-def save(page: object, path: Path) -> dict:
-    """File > Save; returns the notebook as written to ``path``."""
-    before = path.stat().st_mtime_ns
-    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^File$")).click()
-    page.locator('.lm-Menu-item[data-command="docmanager:save"]').click()
-    wait_until(page, lambda: path.stat().st_mtime_ns != before, 60, f"{path.name} to be saved")
-    return saved_notebook(path)
-
-
-def cell(page: object, index: int) -> object:
-    """The cell at ``index`` in the open notebook (every cell is in the page: windowing is off)."""
-    return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
 def visible_output(widget_cell: object) -> tuple[str, tuple[str, ...]]:
@@ -261,7 +140,7 @@ def assert_rendered(page: object, summary: dict[str, object], lesson: str, check
 
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_blank_copy_runs_to_the_end_and_its_widget_responds(
-    lab: LabServer, browser_context: object, lesson: str
+    lab: LabServer, browser_context: object, blocked_requests: list[str], lesson: str
 ) -> None:
     """Run All in a learner's blank copy of a lesson, check what is shown, then drive one widget."""
     drive = DRIVES.get(lesson)
@@ -302,7 +181,7 @@ def test_blank_copy_runs_to_the_end_and_its_widget_responds(
             sync_api.expect(output).to_contain_text(drive.expect, timeout=WIDGET_TIMEOUT)
         if before[1]:
             assert after[1] and after[1] != before[1], f"{lesson}: the widget's figure did not change"
-        assert not BLOCKED, f"the course's pages asked for outside addresses: {sorted(set(BLOCKED))[:5]}"
+        assert not blocked_requests, f"the pages asked for outside addresses: {blocked_requests[:5]}"
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / f"{lesson}-failure.png"))
         raise
@@ -323,14 +202,6 @@ def type_into_cell(page: object, index: int, text: str) -> None:
     editor.click()
     page.keyboard.press("ControlOrMeta+a")
     page.keyboard.insert_text(text)
-
-
-def run_cells(page: object, first: int, count: int) -> None:
-    """Shift+Enter from cell ``first``, ``count`` times, then wait for the kernel."""
-    cell(page, first).locator(".jp-InputArea-prompt").click()
-    for _ in range(count):
-        page.keyboard.press("Shift+Enter")
-    wait_for_idle(page, 120)
 
 
 def test_exercise_feedback_in_a_working_copy(lab: LabServer, browser_context: object) -> None:

@@ -10,54 +10,30 @@ not be on the slide (``notebooks/rise.css`` hides it). Screenshots go to ``test-
 from __future__ import annotations
 
 import re
-import time
-from urllib.parse import urlparse
 
-from browser_helpers import ARTIFACTS, PRESENT_DIR, WIDGET_FALLBACKS, LabServer, cell_index, saved_notebook
+import pytest
 from playwright import sync_api
-from test_browser import (  # noqa: F401  (lab, browser_context: the browser suite's fixtures, shared)
-    BLOCKED,
-    DRIVES,
-    browser_context,
-    cell,
-    lab,
-    open_notebook,
-    run_all,
-)
-from test_browser import pytestmark as _browser_mark
+from test_browser import DRIVES
 
-pytestmark = _browser_mark  # skipped without Chromium, except in CI
+from labdriver import (
+    ARTIFACTS,
+    PRESENT_DIR,
+    RISE_FRAME,
+    WIDGET_FALLBACKS,
+    LabServer,
+    cell,
+    cell_index,
+    open_notebook,
+    rise_frame,
+    run_all,
+    saved_notebook,
+    show_cell_in_rise,
+)
+
+pytestmark = pytest.mark.needs_chromium
 
 LESSON = "00_roadmap"  # the shortest lesson; its widget: a slider and a menu over a figure and a printed line
 MENU, CHOICE = "sentence", "juice"  # the menu moves apple' from near phones to near juice
-RISE_FRAME = "iframe[src*='/rise/']"
-
-
-def rise_frame(page: object) -> object:
-    """The slideshow's page (jupyterlab-rise renders it in an iframe next to the notebook)."""
-    for frame in page.frames:
-        if urlparse(frame.url).path.startswith("/rise/"):
-            return frame
-    raise AssertionError(f"no RISE slideshow among the page's frames: {[f.url for f in page.frames]}")
-
-
-def show_cell_in_rise(page: object, index: int, timeout: float = 120.0) -> object:
-    """The slideshow's current slide, once it shows the widget of the notebook's cell ``index``.
-
-    The slideshow follows the cell selected in the notebook, but a selection made while it is still starting
-    can be lost: select the cell again until its slide, with its widget, is shown.
-    """
-    slide = page.frame_locator(RISE_FRAME).locator(".reveal .slides section.present").last
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        cell(page, max(index - 1, 0)).locator(".jp-Cell-inputWrapper").first.click()
-        cell(page, index).locator(".jp-InputArea-prompt").click()
-        try:
-            slide.locator(".jp-OutputArea-output > .jupyter-widgets").first.wait_for(timeout=5_000)
-            return slide
-        except sync_api.TimeoutError:
-            continue
-    raise AssertionError(f"the slideshow did not show the widget of cell {index} within {timeout:.0f} s")
 
 
 def visible_texts(frame: object, selector: str) -> list[str]:
@@ -68,7 +44,7 @@ def visible_texts(frame: object, selector: str) -> list[str]:
     )
 
 
-def test_widget_lives_in_rise(lab: LabServer, browser_context: object) -> None:  # noqa: F811 (fixtures)
+def test_widget_lives_in_rise(lab: LabServer, browser_context: object, blocked_requests: list[str]) -> None:
     """Alt+R on the widget's cell, Shift+Enter in the slideshow, choose a menu item: the figure follows."""
     path = f"{PRESENT_DIR}/{LESSON}.ipynb"
     page = open_notebook(browser_context, lab, path, "live-slides")
@@ -112,7 +88,7 @@ def test_widget_lives_in_rise(lab: LabServer, browser_context: object) -> None: 
         sync_api.expect(output).to_contain_text("apple' = [")
         sync_api.expect(output.locator("img").first).not_to_have_attribute("src", image_before or "")
         page.screenshot(path=str(ARTIFACTS / "rise-widget-after.png"))
-        assert not BLOCKED, f"the slideshow asked for outside addresses: {sorted(set(BLOCKED))[:5]}"
+        assert not blocked_requests, f"the slideshow asked for outside addresses: {blocked_requests[:5]}"
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "rise-failure.png"))
         raise

@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from browser_helpers import WIDGET_FALLBACKS, allow_only, launch_chromium, wait_until
 from conftest import NOTEBOOKS, ROOT, load_notebook
+
+from labdriver import WIDGET_FALLBACKS, allow_only, js_true, launch_chromium
+
+pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
 
 DOCS = ROOT / "docs"
 IDS = [p.stem for p in NOTEBOOKS]
@@ -196,7 +199,7 @@ def open_page(browser, path: Path, kinds: list[str] = ()) -> PageReport:
     page.on("requestfailed", lambda req: report.failed_requests.append(f"{req.url} ({req.failure})"))
     try:
         page.goto(path.as_uri(), wait_until="load")
-        report.loaded = wait_until(page, "window.MathJax && window.MathJax.isReady")
+        report.loaded = js_true(page, "window.MathJax && window.MathJax.isReady")
         if not report.loaded:
             return report
         page.evaluate(
@@ -206,7 +209,7 @@ def open_page(browser, path: Path, kinds: list[str] = ()) -> PageReport:
         views = page.evaluate(
             "document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
         )
-        wait_until(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {views}")
+        js_true(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {views}")
         page.evaluate("Promise.all([...document.images].map(img => img.decode().catch(() => null)))")
         for key, value in page.evaluate(PAGE_FACTS).items():
             setattr(report, key, value if key != "images" else [tuple(v) for v in value])

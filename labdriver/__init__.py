@@ -1,8 +1,13 @@
-"""JupyterLab in a real browser: the server, the page and the notebook actions the browser tests use.
+"""The course's JupyterLab driven in Chromium: the one driver the browser tests and the widget benchmark use.
 
-The server is started the way ``make lab`` starts it (working copies made by ``selfattention.coursework lab``,
-then ``jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=<work>``), on a random free port with a
-token, in temporary folders so nothing touches a learner's real ``work/``.
+``tests/test_browser.py``, ``tests/test_rise.py``, ``tests/test_formgrader.py`` and ``benchmarks/widgets.py``
+start JupyterLab the way ``make lab`` starts it (working copies made by ``selfattention.coursework lab`` and
+``present``, then ``jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=<work>``), on a random free port
+with a token, in temporary folders so nothing touches a learner's real ``work/``; then open a notebook, Run
+All, find a cell, open the live slideshow (RISE), as a learner or a presenter would, through Playwright.
+
+Waits that run out raise :class:`DriverTimeout` (an AssertionError: a test fails, naming what it waited for).
+Playwright is imported only by the functions that need it.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
+ARTIFACTS = ROOT / "test-artifacts"  # screenshots, the server's log, blocked requests
 # Debian's Chromium first; $CHROMIUM, when set, wins. Names without a slash are looked up on PATH.
 CHROMIUM_CANDIDATES = ("/usr/lib/chromium/chromium", "chromium", "chromium-browser", "google-chrome")
 CHROMIUM_ARGS = [
@@ -59,18 +65,20 @@ def find_chromium() -> str | None:
     return None
 
 
-def launch_chromium(pw: object) -> object:
-    """A headless Chromium from playwright ``pw`` (the installed one); the test fails, saying how to get
-    one, when there is none."""
-    import pytest
+class DriverTimeout(AssertionError):
+    """A wait of the driver ran out (the message says what it waited for)."""
 
+
+def launch_chromium(pw: object) -> object:
+    """A headless Chromium from playwright ``pw`` (the installed one). Raises DriverTimeout, saying how to
+    get one, when there is none."""
     found = find_chromium()
     if found is None:
-        pytest.fail("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path/to/it")
+        raise DriverTimeout("no Chromium found: install it (apt-get install chromium) or set CHROMIUM=/path")
     return pw.chromium.launch(executable_path=found, args=CHROMIUM_ARGS)
 
 
-def wait_until(page: object, expression: str, timeout: float = 30_000) -> bool:
+def js_true(page: object, expression: str, timeout: float = 30_000) -> bool:
     """Whether the JavaScript ``expression`` becomes true in ``page`` within ``timeout`` ms."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -246,3 +254,129 @@ def output_summary(notebook: dict) -> dict[str, object]:
             figures += "image/png" in data
             widgets += "application/vnd.jupyter.widget-view+json" in data
     return {"unexecuted": unexecuted, "errors": errors, "figures": figures, "widgets": widgets}
+
+
+# --- a notebook in the page ---------------------------------------------------------------------
+
+
+RUN_ALL_TIMEOUT = 600.0  # s; lesson 11 loads a pretrained model, and the cores may be shared
+RISE_FRAME = "iframe[src*='/rise/']"
+
+
+def wait_until(page: object, condition: Callable[[], bool], timeout: float, what: str,
+               times: int = 2) -> None:
+    """Poll ``condition`` until it holds ``times`` polls in a row (0.5 s apart); DriverTimeout after
+    ``timeout`` s."""
+    deadline, hits = time.monotonic() + timeout, 0
+    while time.monotonic() < deadline:
+        hits = hits + 1 if condition() else 0
+        if hits >= times:
+            return
+        page.wait_for_timeout(500)
+    raise DriverTimeout(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def kernel_status(page: object) -> str:
+    """The status the notebook toolbar shows for the kernel ("idle", "busy", "starting", ...)."""
+    return page.evaluate(
+        "() => { const e = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) "
+        ".jp-Notebook-ExecutionIndicator'); return e ? e.getAttribute('data-status') : ''; }"
+    ) or ""
+
+
+def prompts(page: object) -> list[str]:
+    """The input prompts of the code cells, e.g. ["[1]:", "[*]:", "[ ]:"]."""
+    return page.locator(".jp-Notebook .jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+
+
+def open_notebook(context: object, lab: LabServer, path: str, workspace: str) -> object:
+    """A new page showing the notebook ``path`` (relative to the server's root) with its kernel idle."""
+    page = context.new_page()
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{path}?reset&token={lab.token}")
+    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(state="visible")
+    wait_until(page, lambda: kernel_status(page) == "idle" and lab.kernel_state(path) == "idle", 120,
+               f"the kernel of {path} to start", times=3)
+    return page
+
+
+def wait_for_idle(page: object, timeout: float) -> None:
+    """Wait until no cell is queued or running and the kernel is idle."""
+    wait_until(
+        page,
+        lambda: kernel_status(page) == "idle" and not any("*" in p for p in prompts(page)),
+        timeout,
+        "the kernel to finish running the cells",
+    )
+
+
+def run_all(page: object) -> None:
+    """Run > Run All Cells, as a learner would, and wait until every cell has run (or one failed)."""
+    # The cells start with blank prompts "[ ]:"; run-all has started once one of them is "[*]:" or "[n]:".
+    for _attempt in range(3):  # a click that lands while the page is still settling is lost: click again
+        page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any(p.strip("[ ]:") for p in prompts(page)):
+            page.wait_for_timeout(500)
+        if any(p.strip("[ ]:") for p in prompts(page)):
+            break
+    else:
+        raise DriverTimeout("Run > Run All Cells did not start the cells (3 attempts)")
+    wait_for_idle(page, RUN_ALL_TIMEOUT)
+
+
+def run_cells(page: object, first: int, count: int) -> None:
+    """Shift+Enter from cell ``first``, ``count`` times, then wait for the kernel."""
+    cell(page, first).locator(".jp-InputArea-prompt").click()
+    for _ in range(count):
+        page.keyboard.press("Shift+Enter")
+    wait_for_idle(page, 120)
+
+
+def save(page: object, path: Path) -> dict:
+    """File > Save; returns the notebook as written to ``path``."""
+    before = path.stat().st_mtime_ns
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^File$")).click()
+    page.locator('.lm-Menu-item[data-command="docmanager:save"]').click()
+    wait_until(page, lambda: path.stat().st_mtime_ns != before, 60, f"{path.name} to be saved")
+    return saved_notebook(path)
+
+
+def cell(page: object, index: int) -> object:
+    """The cell at ``index`` in the open notebook (every cell is in the page: windowing is off)."""
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+# --- the live slideshow (jupyterlab-rise) -------------------------------------------------------
+
+
+def rise_frame(page: object) -> object:
+    """The slideshow's page (jupyterlab-rise renders it in an iframe next to the notebook)."""
+    from urllib.parse import urlparse
+
+    for frame in page.frames:
+        if urlparse(frame.url).path.startswith("/rise/"):
+            return frame
+    raise AssertionError(f"no RISE slideshow among the page's frames: {[f.url for f in page.frames]}")
+
+
+def show_cell_in_rise(page: object, index: int, timeout: float = 120.0) -> object:
+    """The slideshow's current slide, once it shows the widget of the notebook's cell ``index``.
+
+    The slideshow follows the cell selected in the notebook, but a selection made while it is still starting
+    can be lost: select the cell again until its slide, with its widget, is shown.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    slide = page.frame_locator(RISE_FRAME).locator(".reveal .slides section.present").last
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cell(page, max(index - 1, 0)).locator(".jp-Cell-inputWrapper").first.click()
+        cell(page, index).locator(".jp-InputArea-prompt").click()
+        try:
+            slide.locator(".jp-OutputArea-output > .jupyter-widgets").first.wait_for(timeout=5_000)
+            return slide
+        except PlaywrightTimeout:
+            continue
+    raise DriverTimeout(f"the slideshow did not show the widget of cell {index} within {timeout:.0f} s")
