@@ -1,11 +1,11 @@
 """Widget redraw latency of every lesson, in JupyterLab and in its live slideshow (jupyterlab-rise).
 
-``python benchmarks/widgets.py`` (also run by ``make bench``) starts JupyterLab on 127.0.0.1 as the browser
-tests do (``tests/browser_helpers.py``), runs each lesson in headless Chromium, then changes every control of
-every widget ``--changes`` times in the notebook. One change is timed from the browser's input event
-(``event.timeStamp``: a key press, a menu choice, Enter in a text box) to the last change of the widget's
-output area (a MutationObserver) once it has been quiet for ``QUIET_MS`` and its images are decoded: what a
-presenter waits for. Then the same in the live slideshow (Alt+R; each widget's cell re-run there, as
+``python -m benchmarks.widgets`` (also run by ``make bench``) starts JupyterLab on 127.0.0.1 as the browser
+tests do (the one driver both use, ``labdriver``), runs each lesson in headless Chromium, then changes every
+control of every widget ``--changes`` times in the notebook. One change is timed from the browser's input
+event (``event.timeStamp``: a key press, a menu choice, Enter in a text box) to the last change of the
+widget's output area (a MutationObserver) once it has been quiet for ``QUIET_MS`` and its images are decoded:
+what a presenter waits for. Then the same in the live slideshow (Alt+R; each widget's cell re-run there, as
 ``tests/test_rise.py`` does), view "RISE". The median and the maximum per control go into the section
 "Widget redraw latency" of ``benchmarks/RESULTS.md`` (replaced in place), met or not met against 200 ms.
 """
@@ -22,24 +22,31 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the browser tests' server and page helpers
-
-from browser_helpers import (  # noqa: E402
+from labdriver import (
     CHROMIUM_ARGS,
     PRESENT_DIR,
+    RISE_FRAME,
+    cell,
     cell_index,
     find_chromium,
+    open_notebook,
     prepare_root,
+    rise_frame,
+    run_all,
     saved_notebook,
+    show_cell_in_rise,
     start_lab,
 )
 
+from . import report
+from .common import HERE, Config, Log, Results
+
+NAME = "widgets"
 TARGET_MS = 200.0
 QUIET_MS = 400.0  # an output that has not changed for this long is finished
 CHANGE_TIMEOUT_S = 60.0
-SECTION = "## 4. Widget redraw latency"
+SECTION = TITLE = "## 4. Widget redraw latency"
+CHANGES = 6  # changes per control and view
 
 
 @dataclass(frozen=True)
@@ -173,8 +180,6 @@ def time_changes(frame: object, cell: object, control: Control, changes: int, ti
 
 def bench_lesson(context: object, lab: object, lesson: str, changes: int, log: object) -> list[Timing]:
     """Run ``lesson`` in JupyterLab, time its widgets there, then in the slideshow."""
-    from test_browser import cell, open_notebook, run_all  # imports pytest: only when benchmarking
-
     path = f"{PRESENT_DIR}/{lesson}.ipynb"
     page = open_notebook(context, lab, path, f"bench{lesson[:2]}")
     timings: list[Timing] = []
@@ -211,9 +216,6 @@ def bench_rise(page: object, lesson: str, cells: list[tuple[int, list[Control]]]
     Alt+R on the first widget's cell opens the slideshow; each widget's cell is re-run inside it (Ctrl+Enter),
     so the slideshow's own widget manager draws it, and its controls are changed there.
     """
-    from test_browser import cell  # imports pytest: only when benchmarking
-    from test_rise import RISE_FRAME, rise_frame, show_cell_in_rise
-
     timings: list[Timing] = []
     cell(page, cells[0][0]).locator(".jp-InputArea-prompt").click()
     page.keyboard.press("Escape")
@@ -248,7 +250,7 @@ def _fmt(t: Timing) -> str:
     return f"median {t.median:.0f} ms, max {t.worst:.0f} ms ({len(t.samples)} changes{extra})"
 
 
-def run(lessons: list[str], changes: int, log: object = print) -> list[Timing]:
+def run_lessons(lessons: list[str], changes: int, log: object = print) -> list[Timing]:
     """Time every widget of ``lessons`` in a fresh JupyterLab on 127.0.0.1 (the outside web blocked)."""
     from playwright.sync_api import sync_playwright
 
@@ -286,7 +288,7 @@ def section(timings: list[Timing], changes: int) -> list[str]:
         f"{QUIET_MS:.0f} ms, images decoded). Target: median at most {TARGET_MS:.0f} ms for every widget: "
         f"**{'met' if met else 'not met'}** (slowest median "
         f"{'-' if slowest is None else f'{slowest:.0f} ms'}). "
-        "`python benchmarks/widgets.py` redoes this section.",
+        "`python -m benchmarks.widgets` redoes this section.",
         "",
         "| lesson | control | view | median (ms) | max (ms) | changes | target |",
         "|---|---|---|---:|---:|---:|---|",
@@ -300,23 +302,24 @@ def section(timings: list[Timing], changes: int) -> list[str]:
     return lines + [""]
 
 
-def write_section(results: Path, lines: list[str]) -> None:
-    """Put ``lines`` into ``results`` in place of its widget section (appended when it has none)."""
-    text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start == -1:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(lines)
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + "\n".join(lines) + ("" if end == -1 else text[end:])
-    results.write_text(text, encoding="utf-8")
+def run(cfg: Config, res: Results, log: Log) -> None:
+    """Section 4 of ``make bench`` (not in quick mode: it needs Chromium and minutes)."""
+    if cfg.quick:
+        return
+    timings = run_lessons(sorted(WIDGETS), CHANGES, log)
+    res.widget_lines = section(timings, CHANGES)
+
+
+def lines(cfg: Config, res: Results) -> list[str]:
+    return res.widget_lines or [SECTION, "", "Not measured in this run (`python -m benchmarks.widgets`).", ""]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lessons", nargs="*", default=sorted(WIDGETS),
                         help="e.g. 06_scaling (default: all)")
-    parser.add_argument("--changes", type=int, default=6, help="changes per control and view (default 6)")
+    parser.add_argument("--changes", type=int, default=CHANGES, help=f"changes per control and view "
+                        f"(default {CHANGES})")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--json", type=Path, help="also write the raw latencies here")
     args = parser.parse_args(argv)
@@ -325,10 +328,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--lessons got {unknown}; expected some of {sorted(WIDGETS)}")
     if args.changes < 1:
         parser.error(f"--changes got {args.changes}; expected at least 1")
-    timings = run(args.lessons, args.changes)
+    timings = run_lessons(args.lessons, args.changes)
     if args.json:
         args.json.write_text(json.dumps([t.__dict__ for t in timings], indent=1), encoding="utf-8")
-    write_section(args.results, section(timings, args.changes))
+    report.replace_sections(args.results, [section(timings, args.changes)])
     print(f"wrote the widget section of {args.results}")
     return 0
 

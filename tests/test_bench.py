@@ -5,24 +5,16 @@ Only the structure is checked, never a timing: timings belong to `make bench`, n
 
 from __future__ import annotations
 
-import importlib.util
+import ast
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 from conftest import ROOT
 
+from benchmarks.__main__ import SECTIONS, main
 
-def load_script():
-    """benchmarks/run.py as a module (run in this process: torch and nbformat are imported once)."""
-    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-SECTIONS = [
+HEADINGS = [
     "# Benchmarks",
     "## Machine",
     "## Targets",
@@ -36,11 +28,11 @@ def test_quick_benchmark_writes_results(tmp_path: Path) -> None:
     notebook = tmp_path / "00_tiny.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1 + 1")]), notebook)
     out = tmp_path / "out"
-    assert load_script().main(["--quick", "--out", str(out), "--notebooks", str(notebook)]) == 0
+    assert main(["--quick", "--out", str(out), "--notebooks", str(notebook)]) == 0
 
     text = (out / "RESULTS.md").read_text(encoding="utf-8")
-    positions = [text.find(s) for s in SECTIONS]
-    missing = [s for s, p in zip(SECTIONS, positions, strict=True) if p == -1]
+    positions = [text.find(s) for s in HEADINGS]
+    missing = [s for s, p in zip(HEADINGS, positions, strict=True) if p == -1]
     assert not missing, f"missing sections: {missing}"
     assert positions == sorted(positions), "sections out of order"
     for key in ("CPU", "cores", "memory", "Python", "numpy", "torch", "BLAS", "load average"):
@@ -59,3 +51,18 @@ def test_quick_benchmark_writes_results(tmp_path: Path) -> None:
         assert len({line.count("|") for line in lines}) == 1, table
 
     assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_benchmarks_import_nothing_from_the_tests_and_each_section_has_its_four_names() -> None:
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = list(ast.walk(tree))
+        imported = {alias.name for node in nodes if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module or "" for node in nodes if isinstance(node, ast.ImportFrom)}
+        from_tests = {m for m in imported if m.split(".")[0] in ("tests", "conftest", "browser_helpers")
+                      or m.startswith("test_")}
+        assert not from_tests, f"{path.name} imports {from_tests}"
+        assert "sys.path" not in path.read_text(encoding="utf-8"), f"{path.name} edits sys.path"
+    for section in SECTIONS:
+        assert all(hasattr(section, name) for name in ("NAME", "TITLE", "run", "lines")), section.__name__
+        assert section.TITLE.startswith("## "), section.__name__

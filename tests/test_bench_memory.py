@@ -7,20 +7,20 @@ import re
 from pathlib import Path
 
 import nbformat
-from test_bench import load_script
+
+from benchmarks import memory
+from benchmarks.__main__ import main
 
 # A cell that holds 200 MiB at once: the kernel's peak must show it, though the array is freed at once.
 BIG_CELL = "import numpy as np\nx = np.ones(200 * 2**20 // 8)\nx.sum()\ndel x"
 
 
 def test_peak_rss_of_this_process() -> None:
-    run = load_script()
-    peak = run.memory.peak_rss(os.getpid())
+    peak = memory.peak_rss(os.getpid())
     assert peak is not None and peak > 10 * 2**20
 
 
 def test_per_learner_figure_rounds_up_to_a_quarter_gib() -> None:
-    memory = load_script().memory
     assert memory.per_learner_bytes(2**30 // 2) == int(2**30 * 0.5 * 2 * 1.5)  # 1.5 GiB exactly
     assert memory.per_learner_bytes(2**30 // 2 + 1) == int(2**30 * 1.75)
 
@@ -32,7 +32,7 @@ def test_quick_benchmark_reports_each_kernels_peak(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = ["--quick", "--out", str(out), "--notebooks", str(small), str(big),
             "--skip", "attention", "blockwise"]
-    assert load_script().main(args) == 0
+    assert main(args) == 0
 
     text = (out / "RESULTS.md").read_text(encoding="utf-8")
     section = text.split("### Peak memory of each lesson's kernel")[1]
