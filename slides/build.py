@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import npm_files  # noqa: E402  (the npm files both builds copy)
 
 from selfattention.coursework import lessons  # noqa: E402
+from selfattention.coursework.mathml import with_mathml  # noqa: E402
 
 NODE_MODULES = HERE / "node_modules"
 BUILD = HERE / "build"
@@ -117,6 +118,22 @@ class DeckForLearners(Preprocessor):
         return nb, resources
 
 
+class NotesAsMathML(Preprocessor):
+    """The maths of the speaker notes as MathML, made here.
+
+    reveal.js's speaker view (key S) copies a slide's notes into its own window as HTML, where no MathJax
+    runs: TeX left for the deck's MathJax arrives there half typeset (its CommonHTML and the hidden
+    MathML both shown: "hh heads"; or not yet typeset: the formula missing). MathML needs no script, and
+    the deck's MathJax (TeX input only) leaves it alone.
+    """
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        for cell in nb.cells:
+            if lessons.is_notes(cell) and cell.cell_type == "markdown":
+                cell.source = with_mathml(cell.source)
+        return nb, resources
+
+
 def exporter_for(notebook: dict, solutions: bool = False) -> SlidesExporter:
     """A slides exporter with local URLs and the notebook's own RISE settings.
 
@@ -148,7 +165,10 @@ def exporter_for(notebook: dict, solutions: bool = False) -> SlidesExporter:
         from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
 
         config.ClearSolutions.code_stub = {"python": lessons.CODE_STUB}
-        config.SlidesExporter.preprocessors = [DeckForLearners, ClearSolutions, ClearHiddenTests]
+        config.SlidesExporter.preprocessors = [DeckForLearners, ClearSolutions, ClearHiddenTests,
+                                               NotesAsMathML]
+    else:
+        config.SlidesExporter.preprocessors = [NotesAsMathML]
     return SlidesExporter(config=config)
 
 

@@ -19,11 +19,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser_helpers import allow_only, launch_chromium, wait_until
 from conftest import NOTEBOOKS, ROOT, load_notebook
+
+from labdriver import allow_only, js_true, launch_chromium
+
+pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
 
 SLIDES = ROOT / "slides"
 ARTIFACTS = ROOT / "test-artifacts" / "slides"
+JS = Path(__file__).resolve().parent / "js"  # the scripts the tests run in a deck
 SCREEN = (1280, 720)  # the projector the decks must fit
 # Smallest sizes on that screen, in pixels: text of the markdown cells, and code (cells, outputs, widgets).
 MIN_BODY_PX, MIN_CODE_PX = 24, 20
@@ -35,8 +39,9 @@ NEXT_KEYS = ("ArrowRight", "PageDown", "Space")  # what a presenter (or a clicke
 KNOWN_OVERFLOW: dict[str, set[str]] = {}  # every slide fits; cells too tall are tagged slides-output-only
 # Requests a deck may make: its own files, and inline data.
 LOCAL = re.compile(r"^(file|data|blob|about):|^https?://(127\.0\.0\.1|localhost|\[::1\])(:\d+)?/")
-# Inline TeX in a markdown cell, once code spans are removed.
-MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.S)
+# TeX in a markdown cell, once code spans are removed (inline maths may run over a line break, not over
+# a blank line).
+MATH = re.compile(r"\$\$.+?\$\$|\$(?:[^$\n]|\n(?![ \t]*\n))+?\$", re.S)
 CODE_SPAN = re.compile(r"`[^`]*`")
 # A stylesheet's remote references: url(https://...) (imports, web fonts) and @import "https://...".
 REMOTE_IMPORT = re.compile(r"""url\(\s*['"]?((?:https?:)?//[^)'"]+)|@import\s+['"]((?:https?:)?//[^'"]+)""")
@@ -249,6 +254,7 @@ class DeckReport:
     math_errors: int = -1
     widget_views: int = -1
     speaker_notes: int = -1
+    notes_html: list[str] = field(default_factory=list)  # each aside.notes once MathJax is done
     notes_plugin: bool = False
     widgets_rendered: int = -1
     canvas: tuple[int, int] = (0, 0)
@@ -268,112 +274,15 @@ class DeckReport:
 
 RENDERED_WIDGETS = ".widget-subarea > .jupyter-widgets"
 
-# Typeset formulas on each slide (speaker notes left out), in deck order.
-MATH_PER_SLIDE = """() => [...document.querySelectorAll('.reveal .slides > section > section')].map(
-  slide => [...slide.querySelectorAll('.MathJax_CHTML')].filter(m => !m.closest('aside')).length)"""
 
-# Every state "next" must visit, in order: each slide, then each of its fragments.
-EXPECTED_STEPS = """() => {
-  const steps = [];
-  document.querySelectorAll('.reveal .slides > section').forEach((column, h) => {
-    column.querySelectorAll(':scope > section').forEach((slide, v) => {
-      steps.push([h, v, -1]);
-      const indices = new Set([...slide.querySelectorAll('.fragment')]
-        .filter(f => !f.closest('aside')).map(f => f.dataset.fragmentIndex));
-      for (let f = 0; f < indices.size; f++) steps.push([h, v, f]);
-    });
-  });
-  return steps;
-}"""
 STATE = "() => { const i = Reveal.getIndices(); return [i.h, i.v, i.f ?? -1]; }"
 
-# Walk every slide with all its fragments shown (maths re-typeset, images decoded) and measure it:
-# its size in canvas pixels, and on screen (reveal.js scales the canvas) the font size of every
-# visible text, its code blocks, its figures and whatever lies under the controls' corner.
-WALK_SLIDES = """async ({minBody, minCode}) => {
-  const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  const {width, height} = Reveal.getConfig();
-  const scale = Reveal.getScale();
-  const visible = el => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
-  const boxes = el => [...el.getClientRects()].filter(r => r.width > 0 && r.height > 0);
-  const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-  const corner = () => [...document.querySelectorAll('.reveal .controls button, .reveal .slide-number')]
-    .filter(visible).flatMap(boxes);
-  const slides = [];
-  const columns = document.querySelectorAll('.reveal .slides > section');
-  for (let h = 0; h < columns.length; h++) {
-    const rows = columns[h].querySelectorAll(':scope > section');
-    for (let v = 0; v < rows.length; v++) {
-      Reveal.slide(h, v, Number.MAX_SAFE_INTEGER);
-      await new Promise(ok => MathJax.Hub.Queue(ok));  // the deck re-typesets on slide change
-      await frames();
-      const slide = Reveal.getCurrentSlide();
-      await Promise.all([...slide.querySelectorAll('img')].map(img => img.decode().catch(() => null)));
-      await frames();
-      const controls = corner();
-      const m = {minBody: Infinity, minCode: Infinity, small: [], codeLines: [], underControls: [],
-                 figures: []};
-      const walker = document.createTreeWalker(slide, NodeFilter.SHOW_TEXT);
-      for (let node; (node = walker.nextNode());) {
-        const text = node.textContent.trim();
-        const el = node.parentElement;
-        const skipped = 'aside.notes, script, style, .MathJax_Preview, .MJX_Assistive_MathML';
-        if (!text || el.closest(skipped)) continue;
-        if (!visible(el)) continue;
-        const range = document.createRange();
-        range.selectNodeContents(node);
-        const rects = boxes(range);
-        if (!rects.length) continue;
-        // a formula counts at its own size: its sub- and superscripts are smaller by design
-        const sized = el.closest('.MathJax_CHTML') || el;
-        const px = parseFloat(getComputedStyle(sized).fontSize) * scale;
-        const code = !!el.closest('pre, code, .jp-OutputArea-output, .jupyter-widgets');
-        if (code) m.minCode = Math.min(m.minCode, px); else m.minBody = Math.min(m.minBody, px);
-        if (px < (code ? minCode : minBody) && m.small.length < 5)
-          m.small.push(`${code ? 'code' : 'text'} ${px.toFixed(1)} px: ${text.slice(0, 40)}`);
-        if (rects.some(r => controls.some(c => meets(r, c))) && m.underControls.length < 5)
-          m.underControls.push(text.slice(0, 40));
-      }
-      // what an image draws: object-fit: contain keeps its aspect ratio, at the left top of its box
-      const drawn = img => {
-        const box = img.getBoundingClientRect();
-        const ratio = img.naturalWidth / img.naturalHeight || box.width / box.height;
-        const w = Math.min(box.width, box.height * ratio);
-        return {left: box.left, top: box.top, right: box.left + w, bottom: box.top + w / ratio};
-      };
-      for (const el of slide.querySelectorAll('img, canvas, svg, input, select, button, .widget-slider')) {
-        if (el.closest('aside.notes, .MathJax_CHTML') || !visible(el)) continue;
-        const rects = el.tagName === 'IMG' ? [drawn(el)] : boxes(el);
-        if (rects.some(r => controls.some(c => meets(r, c))) && m.underControls.length < 5)
-          m.underControls.push(`<${el.tagName.toLowerCase()}> ${el.className.baseVal ?? el.className}`);
-      }
-      for (const pre of slide.querySelectorAll('.jp-InputArea-editor pre')) {
-        if (pre.closest('aside.notes') || !visible(pre)) continue;
-        m.codeLines.push(pre.textContent.replace(/\\n+$/, '').split('\\n').length);
-      }
-      for (const img of slide.querySelectorAll('.jp-OutputArea-output img')) {
-        if (!visible(img)) continue;
-        const box = img.getBoundingClientRect();
-        const room = slide.getBoundingClientRect();
-        const style = getComputedStyle(slide);
-        const inner = room.width - (parseFloat(style.paddingLeft) + parseFloat(style.paddingRight)) * scale;
-        // what is drawn: an image with object-fit: contain keeps its aspect ratio in its box
-        const ratio = img.naturalWidth / img.naturalHeight;
-        const drawn = Math.min(box.width, box.height * ratio);
-        m.figures.push({drawnWidth: drawn, drawnHeight: drawn / ratio, room: inner,
-                        maxHeight: parseFloat(getComputedStyle(img).maxHeight) * scale || Infinity,
-                        inWidget: !!img.closest('.jupyter-widgets')});
-      }
-      const text = slide.innerText.trim().slice(0, 50);
-      slides.push({size: [slide.scrollWidth, slide.scrollHeight], text, ...m});
-    }
-  }
-  Reveal.slide(0, 0, -1);
-  const canvas = document.querySelector('.reveal .slides').getBoundingClientRect();
-  const fits = canvas.left >= 0 && canvas.top >= 0
-    && canvas.right <= innerWidth && canvas.bottom <= innerHeight;
-  return {width, height, scale, slides, fits};
-}"""
+
+def js(name: str) -> str:
+    """The function in tests/js/NAME.js (its comment lines left out), to evaluate in the page."""
+    lines = (JS / f"{name}.js").read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if not line.startswith("//"))
+
 
 
 def new_page(browser, report: DeckReport | None = None):
@@ -388,13 +297,13 @@ def new_page(browser, report: DeckReport | None = None):
 def load_reveal(page, deck: Path) -> bool:
     """Open ``deck`` and bind its reveal.js to ``window.Reveal``; whether reveal.js got ready."""
     page.goto(deck.as_uri(), wait_until="load")
-    if not wait_until(page, "window.require && window.MathJax && window.MathJax.Hub"):
+    if not js_true(page, "window.require && window.MathJax && window.MathJax.Hub"):
         return False
     page.evaluate(
         "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
         f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
     )
-    return wait_until(page, "Reveal.isReady()")
+    return js_true(page, "Reveal.isReady()")
 
 
 def wait_for_mathjax(page) -> None:
@@ -431,9 +340,10 @@ def open_deck(browser, deck: Path, screenshot: Path, typical: int) -> DeckReport
         if not report.ready:
             return report
         wait_for_mathjax(page)
-        report.math_per_slide = page.evaluate(MATH_PER_SLIDE)
+        report.math_per_slide = page.evaluate(js("math_per_slide"))
         report.total_slides = page.evaluate("Reveal.getTotalSlides()")
         report.speaker_notes = page.evaluate("document.querySelectorAll('.slides aside.notes').length")
+        report.notes_html = page.evaluate(js("notes_html"))
         report.notes_plugin = page.evaluate("Reveal.hasPlugin('notes')")
         report.leaf_slides = page.evaluate(
             "document.querySelectorAll('.reveal .slides > section > section').length"
@@ -445,9 +355,9 @@ def open_deck(browser, deck: Path, screenshot: Path, typical: int) -> DeckReport
             "document.querySelectorAll('script[type=\"application/vnd.jupyter.widget-view+json\"]').length"
         )
         # the widget manager renders each saved view into a subarea
-        wait_until(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {report.widget_views}")
+        js_true(page, f"document.querySelectorAll({RENDERED_WIDGETS!r}).length >= {report.widget_views}")
         report.widgets_rendered = page.evaluate(f"document.querySelectorAll({RENDERED_WIDGETS!r}).length")
-        walk = page.evaluate(WALK_SLIDES, {"minBody": MIN_BODY_PX, "minCode": MIN_CODE_PX})
+        walk = page.evaluate(js("walk_slides"), {"minBody": MIN_BODY_PX, "minCode": MIN_CODE_PX})
         report.canvas = (walk["width"], walk["height"])
         report.canvas_fits_screen = walk["fits"]
         report.scale = walk["scale"]
@@ -459,7 +369,7 @@ def open_deck(browser, deck: Path, screenshot: Path, typical: int) -> DeckReport
             )
             for s in walk["slides"]
         ]
-        report.expected_steps = [tuple(step) for step in page.evaluate(EXPECTED_STEPS)]
+        report.expected_steps = [tuple(step) for step in page.evaluate(js("expected_steps"))]
         for key in NEXT_KEYS:  # one press fewer than the states: the last press reaches the end
             report.steps[key] = press_through(page, key, presses=len(report.expected_steps) - 1)
         page.evaluate(
@@ -712,6 +622,31 @@ def notes_summary(nb: dict) -> dict[str, object]:
     }
 
 
+def formulas(cell: dict) -> int:
+    """How many formulas a markdown cell writes in TeX."""
+    return len(MATH.findall(CODE_SPAN.sub("", source(cell)))) if cell["cell_type"] == "markdown" else 0
+
+
+def mathjax_traces(html: str) -> list[str]:
+    """What MathJax leaves in HTML it worked on: typeset output, hidden MathML, TeX waiting in a script."""
+    return sorted({t for t in ("MathJax", "MJX", "math/tex", "$") if t in html})
+
+
+def test_speaker_notes_show_each_formula_once_without_a_script(deck):
+    """The speaker view (key S) shows a slide's notes as HTML copied into its own window, where no MathJax
+    runs: each formula of a notes cell must be there once, as MathML, with nothing MathJax made or left
+    (its typeset output and hidden MathML showed "hh heads"; TeX it had not reached showed nothing)."""
+    nb, _, report = deck
+    notes = [cell for cell, kind in zip(nb["cells"], slide_types(nb), strict=True) if kind == "notes"]
+    assert len(report.notes_html) == len(notes)
+    wrong = {}
+    for cell, html in zip(notes, report.notes_html, strict=True):
+        text = CODE_SPAN.sub("", re.sub(r"<code>.*?</code>", "", html, flags=re.S))
+        if (traces := mathjax_traces(text)) or html.count("<math") != formulas(cell):
+            wrong[first_line(cell)[:50]] = (traces, html.count("<math"), formulas(cell))
+    assert not wrong, f"notes whose maths the speaker view would show wrongly (traces, <math>, TeX): {wrong}"
+
+
 def test_every_section_has_speaker_notes(deck):
     """Each ``## `` section of the lesson has a notes cell (reveal.js shows it in the speaker view)."""
     nb, _, report = deck
@@ -785,16 +720,7 @@ def test_each_equation_is_typeset_once_when_advancing_fast(decks, browser):
             page.wait_for_timeout(40)
         wait_for_mathjax(page)
         page.evaluate("new Promise(ok => MathJax.Hub.Queue(ok))")
-        counts = page.evaluate("""() => {
-          const scripts = [...document.querySelectorAll('script[type^="math/tex"]')];
-          const shown = p => p.textContent.trim() && getComputedStyle(p).display !== 'none';
-          return {
-            equations: scripts.length,
-            rendered: document.querySelectorAll('.MathJax_CHTML').length,
-            previews: [...document.querySelectorAll('.MathJax_Preview')].filter(shown).length,
-            without: scripts.filter(s => !document.getElementById(s.id + '-Frame')).length,
-          };
-        }""")
+        counts = page.evaluate(js("typeset_counts"))
     finally:
         page.close()
     assert counts["equations"] > 0
@@ -804,30 +730,29 @@ def test_each_equation_is_typeset_once_when_advancing_fast(decks, browser):
 
 
 def test_speaker_view_shows_a_slides_notes(decks, browser):
-    """Key S opens reveal.js's speaker view, which shows the notes of the current slide.
+    """Key S opens reveal.js's speaker view, which shows the notes of the current slide, maths included.
 
-    Uses the first lesson with a notes cell outside a fragment (a notes cell right after a
-    fragment belongs to that fragment, and shows while it is the current fragment).
+    Uses the first slide with a notes cell outside a fragment that writes a formula (a notes cell right
+    after a fragment belongs to that fragment, and shows while it is the current fragment).
     """
     found = [
         (nb_path, index, notes)
         for nb_path, nb in ((path, load_notebook(path)) for path in NOTEBOOKS)
         for index, cells in enumerate(expected_slides(nb))
-        if (notes := notes_of_slide(nb, cells))
+        if (notes := notes_of_slide(nb, cells)) and MATH.search(CODE_SPAN.sub("", notes))
     ]
-    if not found:
-        pytest.skip("no lesson has a notes cell outside a fragment")
+    assert found, "no lesson has a notes cell with maths outside a fragment"
     nb_path, index, notes = found[0]
     page = browser.new_page(viewport={"width": SCREEN[0], "height": SCREEN[1]})
     page.route("**/*", lambda route: route.continue_() if LOCAL.match(route.request.url) else route.abort())
     try:
         page.goto(decks[nb_path.stem].as_uri(), wait_until="load")
-        assert wait_until(page, "window.require && window.MathJax")
+        assert js_true(page, "window.require && window.MathJax")
         page.evaluate(
             "url => new Promise(ok => require([url], R => { window.Reveal = R; ok(); }))",
             f"{build.URLS['reveal_url_prefix']}/dist/reveal.js",
         )
-        assert wait_until(page, "Reveal.isReady()")
+        assert js_true(page, "Reveal.isReady()")
         page.evaluate(
             "i => { const s = document.querySelectorAll('.reveal .slides > section > section')[i];"
             " const at = Reveal.getIndices(s); Reveal.slide(at.h, at.v); }",
@@ -838,7 +763,11 @@ def test_speaker_view_shows_a_slides_notes(decks, browser):
         speaker = popup.value
         speaker.wait_for_selector(".speaker-controls-notes:not(.hidden)", timeout=30_000)
         shown = speaker.inner_text(".speaker-controls-notes .value")
-        assert notes.split()[:4] == shown.split()[:4], (notes[:80], shown[:80])
+        words = [w for w in CODE_SPAN.sub("", MATH.sub("", notes)).split() if w.isalpha()][:4]
+        assert all(w in shown for w in words), (words, shown[:80])
+        html = speaker.inner_html(".speaker-controls-notes .value")
+        expected = len(MATH.findall(CODE_SPAN.sub("", notes)))
+        assert html.count("<math") == expected and not mathjax_traces(html), (expected, html[:300])
         speaker.close()
     finally:
         page.close()
