@@ -79,7 +79,10 @@ solution_parts = lessons.solution_parts
 
 def lessons_in(notebooks: Path = NOTEBOOKS) -> list[Path]:
     """Every lesson notebook, in course order."""
-    return sorted(notebooks.glob(lessons.LESSON_GLOB))
+    try:
+        return lessons.find_lessons(notebooks)
+    except FileNotFoundError:
+        return []
 
 
 def marked_lines(text: str, begin: str, end: str, where: str = "cell") -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
-from selfattention.coursework import course, publish
+from selfattention.coursework import course, lessons, publish
 from selfattention.coursework.publish import RELEASE_COMMAND, STUDENT_DIR, out_of_step, release
 
 try:
@@ -33,7 +33,7 @@ except ModuleNotFoundError:  # Python 3.10
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 REPOSITORY = PROJECT["urls"]["Repository"]
 STUDENT = ROOT / STUDENT_DIR
-STUDENT_VERSIONS = sorted(STUDENT.glob("[0-9][0-9]_*.ipynb"))
+STUDENT_VERSIONS = sorted(STUDENT.glob(lessons.LESSON_GLOB))
 EVERY_NOTEBOOK = NOTEBOOKS + STUDENT_VERSIONS
 IDS = [f"{p.parent.name}/{p.stem}" for p in EVERY_NOTEBOOK]
 #: Where the in-step test keeps the student versions it makes (reused while nothing changed).
@@ -248,11 +248,10 @@ def test_student_version_holds_no_solution_no_hidden_test_no_output(path):
     answers = 0
     for cell in nb["cells"]:
         assert not cell.get("outputs") and not cell.get("execution_count"), f"{path.name}: outputs left in"
-        meta = cell["metadata"].get("nbgrader", {})
-        if meta.get("solution"):
+        if lessons.is_answer(cell):
             answers += 1
             stub = "# YOUR CODE HERE" if cell["cell_type"] == "code" else "YOUR ANSWER HERE"
-            assert stub in "".join(cell["source"]), f"{path.name}: answer {meta['grade_id']} is not blank"
+            assert stub in lessons.source(cell), f"{path.name}: answer {lessons.grade_id(cell)} is not blank"
     assert answers, f"{path.name}: no exercise found: is this a student version?"
 
 

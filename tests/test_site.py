@@ -19,6 +19,7 @@ import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 from labdriver import WIDGET_FALLBACKS, allow_only, js_true, launch_chromium
+from selfattention.coursework import lessons
 
 pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
 
@@ -86,7 +87,7 @@ def solution_texts(nb: dict) -> list[tuple[str, list[str]]]:
     """
     texts = []
     for index, cell in enumerate(nb["cells"]):
-        if not cell.get("metadata", {}).get("nbgrader", {}).get("solution"):
+        if not lessons.is_answer(cell):
             continue
         source = build.source_of(cell)
         region = build.marked_lines(source, build.BEGIN_SOLUTION, build.END_SOLUTION, f"cell {index}")

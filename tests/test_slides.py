@@ -22,6 +22,7 @@ import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 from labdriver import allow_only, js_true, launch_chromium
+from selfattention.coursework import lessons
 
 pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
 
@@ -75,7 +76,7 @@ def deck_types(nb: dict) -> list[str]:
 
 
 def is_solution(cell: dict) -> bool:
-    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    return lessons.is_answer(cell)
 
 
 def source(cell: dict) -> str:
