@@ -144,3 +144,16 @@ def test_exercises_are_named_as_the_learner_reads_them():
     ]}
     assert lessons.exercise_labels(two_parts) == {"t1": "Exercise 1, part 1 (1 point)",
                                                   "t2": "Exercise 1, part 2 (2 points)"}
+
+
+def test_every_coursework_module_is_on_both_maps():
+    """coursework/__init__.py and docs/architecture.md each name every module of the package."""
+    import selfattention.coursework as coursework
+
+    folder = ROOT / "src" / "selfattention" / "coursework"
+    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in ("__init__", "__main__"):
+            continue
+        assert f":mod:`.{path.stem}`" in coursework.__doc__, f"coursework/__init__ does not name {path.stem}"
+        assert f"| `{path.name}` |" in architecture, f"docs/architecture.md's module table lacks {path.name}"

@@ -7,12 +7,18 @@ Everything here is generated from them::
     python -m selfattention.coursework present [--refresh ...]     # present/: copies for live slides
     python -m selfattention.coursework release                     # student/: student versions (committed)
     python -m selfattention.coursework grade                       # grades/grades.csv from submissions/
+    python -m selfattention.coursework feedback                    # feedback/: a page per learner and lesson
 
-Modules: :mod:`.lessons` (the lesson format: cells, regions, the learner's view, exercises),
-:mod:`.course` (the nbgrader course directory and the student version),
-:mod:`.publish` (the committed student versions in ``student/`` that every lesson links to),
-:mod:`.copies` (working copies that are never overwritten once a learner changed them),
-:mod:`.grading` (autograding with time and output limits, and the CSV).
+Modules (``docs/architecture.md`` draws the data flow):
+
+- the lesson format: :mod:`.lessons` (cells, regions, the learner's and room views, exercise names);
+- the course folder: :mod:`.folder` (every path, the gradebook, verdict files);
+- copies: :mod:`.course` (nbgrader's student version), :mod:`.publish` (``student/`` and the one cache of
+  student versions), :mod:`.copies` (working and presenter copies, never overwritten once changed);
+- grading, one module a step: :mod:`.grading` (``make grade``), :mod:`.submissions`, :mod:`.verdicts`,
+  :mod:`.gradebook`, :mod:`.results` (what a hidden test hands over); :mod:`.runner` (the only module that
+  runs learner code, under a :mod:`.policy` ``RunPolicy``) and :mod:`.sandbox` (how it seals a kernel off);
+- :mod:`.feedback` (``make feedback``) and :mod:`.mathml` (maths without MathJax).
 """
 
 from __future__ import annotations
