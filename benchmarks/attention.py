@@ -151,13 +151,10 @@ def reference_ops(reference: torch.nn.MultiheadAttention, x: Tensor) -> list[str
     return [e.key for e in events if e.key.startswith("aten::")][:6]
 
 
-
 def lines(cfg: Config, res: Results) -> list[str]:
     """The section's markdown: times, ratios, exponents, where our layer spends its time."""
-    L: list[str] = []
+    L: list[str] = [TITLE, ""]
     add = L.append
-    add("## 2. Attention forward, CPU, float32")
-    add("")
     add(f"batch {BATCH}, d_model {D_MODEL}, {NUM_HEADS} heads (d_k = {D_K}), self-attention, no mask, "
         "`torch.inference_mode()`, torch threads as above. The NumPy function and "
         "`F.scaled_dot_product_attention` get Q, K, V already split into heads, "

@@ -50,13 +50,10 @@ def run(cfg: Config, res: Results, log: Log) -> None:
         )
 
 
-
 def lines(cfg: Config, res: Results) -> list[str]:
     """The section's markdown: a row per T, the fitted exponents."""
-    L: list[str] = []
+    L: list[str] = [TITLE, ""]
     add = L.append
-    add("## 3. Full vs block-wise attention")
-    add("")
     add(f"One head, d_k = {BLOCK_D_K}, float64 inputs (the dtype lesson 09 uses), self-attention on "
         f"random Q, K, V of shape (T, {BLOCK_D_K}); `scaled_dot_product_attention` (full (T, T) scores) "
         f"against `blockwise_attention(..., block_size={BLOCK_SIZE})` (online softmax over blocks of keys). "

@@ -95,10 +95,8 @@ def run(cfg: Config, res: Results, log: Log) -> None:
 
 def lines(cfg: Config, res: Results) -> list[str]:
     """The section's markdown: a row per lesson, the empty kernel's floor, the kernels' peaks."""
-    L: list[str] = []
+    L: list[str] = [TITLE, ""]
     add = L.append
-    add("## 1. Lessons, cold")
-    add("")
     add("Each notebook executed top to bottom in a fresh kernel (nbclient; the kernel in the notebook's "
         "folder, talking over local sockets), kernel start and shutdown included; median of "
         f"{cfg.lesson_repeats} run(s), the notebooks run in turn.")

@@ -397,10 +397,13 @@ def _grade_cmd(base: Path, *extra: str) -> list[str]:
 
 def test_killed_run_keeps_the_last_csv_and_the_rows_done_a_second_run_is_refused(tmp_path):
     student = student_copy(LESSON00, tmp_path / "release-course")
+    done = tmp_path / "first-run-killed"
     for i in range(4):
         folder = tmp_path / "submissions" / f"learner{i}"
         folder.mkdir(parents=True)
-        extra = [] if i == 0 else ["import time\ntime.sleep(25)"]
+        # 25 s each while the first run (sealed off: it cannot see the marker) is to be killed; no wait in
+        # the third run, not isolated, which sees the marker the test leaves once the first one is killed
+        extra = [] if i == 0 else [f"import os, time\ntime.sleep(0 if os.path.exists({str(done)!r}) else 25)"]
         nbformat.write(lesson00(student, RIGHT, cells_before_test=extra), folder / LESSON00.name)
     previous = b"learner,lesson\nlearner0,00_roadmap\nlearner1,00_roadmap\nlearner2,00_roadmap\n"
     (tmp_path / "grades.csv").write_bytes(previous)
@@ -417,6 +420,7 @@ def test_killed_run_keeps_the_last_csv_and_the_rows_done_a_second_run_is_refused
     assert second.returncode == 2 and "another grading run is using" in second.stderr, second
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
+    done.touch()
     assert (tmp_path / "grades.csv").read_bytes() == previous  # the last CSV, whole
     with open(partial, newline="", encoding="utf-8") as f:
         done = list(csv.DictReader(f))
