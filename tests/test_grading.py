@@ -459,3 +459,16 @@ def test_second_start_needs_no_nbgrader_and_takes_seconds(lab, remove_copy):
     assert seconds < 5, proc.stdout
     assert (lab["work"] / LESSON00.name).exists()
     assert ("made your copy" in proc.stdout) == remove_copy
+
+
+def test_make_lab_leaves_a_folder_in_a_copys_place_alone_with_one_line(lab):
+    """A folder where a working copy goes: one line saying so, no traceback, nothing in it touched."""
+    taken = lab["work"] / LESSON00.name
+    taken.mkdir(parents=True)
+    (taken / "mine.txt").write_text("keep me")
+    out = lab["run"]()
+    lines = [line for line in out.splitlines() if LESSON00.name in line]
+    assert len(lines) == 1 and "left" in lines[0] and "not a notebook file" in lines[0], out
+    assert "Traceback" not in out
+    assert sorted(p.name for p in taken.iterdir()) == ["mine.txt"]
+    assert (taken / "mine.txt").read_text() == "keep me"
