@@ -164,17 +164,19 @@ def jupyter_command() -> list[str]:
     return [str(jupyter)] if jupyter.exists() else [sys.executable, "-m", "jupyter"]
 
 
-def prepare_root(tmp: Path) -> Path:
+def prepare_root(tmp: Path, student_versions: Path | None = None) -> Path:
     """Learners' working copies in ``tmp/work`` (as ``make lab``: exercises blank, no outputs) and the
     presenter copies in ``tmp/work/present/`` (as ``make present``: the deck's slides in, no solutions).
 
-    Returns the folder to serve: ``tmp/work``.
+    ``student_versions``: the course folder whose student versions ``make lab`` may reuse (its ``build/lab``;
+    default a new one under ``tmp``). Returns the folder to serve: ``tmp/work``.
     """
-    work, build = tmp / "work", tmp / "build"
+    work = tmp / "work"
+    builds = {"lab": student_versions or tmp / "build" / "lab", "present": tmp / "build" / "present"}
     for command, folder in (("lab", work), ("present", work / PRESENT_DIR)):
         subprocess.run(
             [sys.executable, "-m", "selfattention.coursework", "--notebooks", str(ROOT / "notebooks"),
-             command, "--work", str(folder), "--build", str(build / command)],
+             command, "--work", str(folder), "--build", str(builds[command])],
             cwd=ROOT, check=True, capture_output=True, text=True, timeout=300,
         )
     return work

@@ -30,6 +30,9 @@ from selfattention.coursework.lessons import find_lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = find_lessons(ROOT / "notebooks")
+#: The course folder whose student versions the tests share (made once per lesson, kept between runs while
+#: the lesson and the converter are unchanged: ``publish.student_versions``; its lock lets workers share it).
+STUDENT_CACHE = ROOT / "build" / "student-check"
 
 TIERS = ("unit", "notebooks", "grading", "browser", "slow")
 #: The tiers of each test file that is not all unit tests.
@@ -130,7 +133,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     from labdriver import ARTIFACTS, prepare_root, start_lab
 
     tmp = tmp_path_factory.mktemp("lab")
-    server = start_lab(tmp, prepare_root(tmp), ARTIFACTS / "jupyter-server.log")
+    server = start_lab(tmp, prepare_root(tmp, STUDENT_CACHE), ARTIFACTS / "jupyter-server.log")
     yield server
     server.stop()
 

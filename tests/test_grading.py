@@ -24,7 +24,7 @@ from pathlib import Path
 import answers
 import nbformat
 import pytest
-from conftest import NOTEBOOKS, ROOT
+from conftest import NOTEBOOKS, ROOT, STUDENT_CACHE
 
 from selfattention.coursework import lessons
 from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
@@ -97,7 +97,7 @@ def test_lesson_follows_the_exercise_format(path):
 @pytest.fixture(scope="session")
 def released(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release")
-    make("release", f"COURSE={out.parent / 'release-course'}", f"RELEASE={out}")
+    make("release", f"COURSE={STUDENT_CACHE}", f"RELEASE={out}")  # the tests' shared student versions
     return out
 
 

@@ -20,7 +20,7 @@ import types
 from pathlib import Path
 
 import pytest
-from conftest import NOTEBOOKS, ROOT, load_notebook
+from conftest import NOTEBOOKS, ROOT, STUDENT_CACHE, load_notebook
 
 from selfattention.coursework import course, lessons, publish
 from selfattention.coursework.publish import RELEASE_COMMAND, STUDENT_DIR, out_of_step, release
@@ -37,7 +37,7 @@ STUDENT_VERSIONS = sorted(STUDENT.glob(lessons.LESSON_GLOB))
 EVERY_NOTEBOOK = NOTEBOOKS + STUDENT_VERSIONS
 IDS = [f"{p.parent.name}/{p.stem}" for p in EVERY_NOTEBOOK]
 #: Where the in-step test keeps the student versions it makes (reused while nothing changed).
-CHECK_BUILD = ROOT / "build" / "student-check"
+CHECK_BUILD = STUDENT_CACHE
 MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
@@ -268,7 +268,7 @@ def test_a_kept_student_version_is_made_again_when_its_lesson_or_the_converter_c
     """The cache behind the in-step test cannot hide a change (nbgrader replaced by a recorder)."""
     made: list[str] = []
 
-    def convert(build: Path, lessons: list[Path]) -> dict[str, Path]:
+    def convert(build: Path, lessons: list[Path], **_: object) -> dict[str, Path]:
         out = {}
         for lesson in lessons:
             made.append(lesson.name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,22 +78,23 @@ def course_config(root: Path) -> Config:
     return c
 
 
-def generate_student_versions(
-    root: Path, lessons: list[Path], config: Config | None = None,
-    before_regenerating: Callable[[CourseFolder, str], None] | None = None,
-) -> dict[str, Path]:
+def generate_student_versions(root: Path, lessons: list[Path], config: Config | None = None,
+                              lock: bool = True) -> dict[str, Path]:
     """Student versions of ``lessons``, made by nbgrader's generate_assignment in course ``root``.
 
     Each lesson ``NN_topic.ipynb`` becomes an assignment ``NN_topic`` with one notebook. Returns
     ``{"NN_topic": path of its student version}``. Raises RuntimeError with nbgrader's log if a
     lesson cannot be converted (for example a solution region that is never closed).
 
-    nbgrader refuses to add or remove a graded cell of a lesson already graded; then
-    ``before_regenerating(folder, lesson)`` (default :func:`.gradebook.carry_hand_marks`: the hand marks
-    kept aside, the lesson's submissions cleared from the gradebook) runs and the version is made again.
+    nbgrader refuses to add or remove a graded cell of a lesson already graded; then the lesson's hand
+    marks are kept aside and its submissions cleared from the gradebook (:func:`.gradebook.carry_hand_marks`)
+    and the version is made again. Holds the folder's release lock (``lock``: unless the caller holds it).
     """
-    _use_this_environment()
     folder = CourseFolder(root)
+    if lock:
+        with folder.release_lock():
+            return generate_student_versions(root, lessons, config, lock=False)
+    _use_this_environment()
     config = config or course_config(folder.root)
     folder.root.mkdir(parents=True, exist_ok=True)
     folder.config_file.write_text(_NBGRADER_CONFIG, encoding="utf-8")
@@ -116,9 +116,9 @@ def generate_student_versions(
             # hand marks aside (grading puts them back), clear its submissions, and make it again.
             if "Cannot add or remove cells" not in str(exc):
                 raise
-            if before_regenerating is None:
-                from .gradebook import carry_hand_marks as before_regenerating
-            before_regenerating(folder, name)
+            from .gradebook import carry_hand_marks  # imports nbgrader's gradebook: only when needed
+
+            carry_hand_marks(folder, name)
             app = GenerateAssignment(coursedir=coursedir, config=config)
             app.force = True
             app.create_assignment = True

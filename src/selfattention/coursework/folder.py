@@ -18,12 +18,14 @@ only place its layout is spelled; everything else asks a :class:`CourseFolder` f
     logs/NN_topic/LEARNER.log                nbgrader's log of one submission (_worker.log: the worker's)
     feedback/LEARNER/NN_topic/NN_topic.html  the feedback pages, for nbgrader release_feedback
     .grading.lock                            held by the grading run using the folder
+    .release.lock                            held while student versions are made (a wait, not a refusal)
 
 Importing this module imports neither nbgrader nor nbformat (``make lab``'s fast path uses it).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import warnings
 from collections.abc import Iterator
@@ -119,6 +121,18 @@ class CourseFolder:
     @property
     def lock_file(self) -> Path:
         return self.root / ".grading.lock"
+
+    @contextmanager
+    def release_lock(self) -> Iterator[None]:
+        """Hold the folder's ``.release.lock`` for the ``with`` block, waiting for another process that holds
+        it: nbgrader makes student versions in the folder's gradebook, one process at a time."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".release.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
     # --- the gradebook ---
     @contextmanager

@@ -54,6 +54,11 @@ def student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
     made earlier from the same lesson with the same code and versions is reused.
     """
     folder = CourseFolder(Path(build))
+    with folder.release_lock():  # another make lab or make release on the same folder: wait for it
+        return _cached_versions(folder, lessons)
+
+
+def _cached_versions(folder: CourseFolder, lessons: list[Path]) -> dict[str, Path]:
     generator = _generator_fingerprint()
     made: dict[str, Path] = {}
     for lesson in lessons:
@@ -65,7 +70,7 @@ def student_versions(build: Path, lessons: list[Path]) -> dict[str, Path]:
     if missing:
         from .course import generate_student_versions  # imports nbgrader (seconds): only when needed
 
-        fresh = generate_student_versions(build, missing)
+        fresh = generate_student_versions(folder.root, missing, lock=False)
         for lesson in missing:
             folder.release_stamp(lesson.stem).write_text(_fingerprint(lesson, generator) + "\n")
             made[lesson.stem] = fresh[lesson.stem]
