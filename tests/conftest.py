@@ -20,6 +20,8 @@ under ``--strict-system`` (what ``make test`` passes, having installed them), wh
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
@@ -42,6 +44,7 @@ FILE_TIERS = {
     "test_bench.py": ("notebooks",),
     "test_bench_memory.py": ("notebooks",),
     "test_browser.py": ("browser",),
+    "test_copies.py": ("grading",),
     "test_formgrader.py": ("grading",),
     "test_grading.py": ("grading",),
     "test_grading_rounds.py": ("grading",),
@@ -92,6 +95,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if item.config.getoption("--strict-system"):
                 pytest.fail(f"{_MISSING[marker]} (--strict-system: make test installs it first)")
             pytest.skip(_MISSING[marker])
+
+
+def make(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run a Makefile target as a user would, without reinstalling the environment."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "-o", ".venv/.installed", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+    )
+    assert proc.returncode == 0, f"make {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
 
 
 def load_notebook(path: Path) -> dict:

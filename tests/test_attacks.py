@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, STUDENT_CACHE
 
 from selfattention.coursework import grading, sandbox
 from selfattention.coursework.grading import GradingRefused, IsolationUnavailable, find_submissions, grade_all
@@ -392,7 +392,7 @@ def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
              f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}")
     lab = subprocess.Popen(
         ["make", "--no-print-directory", "-o", ".venv/.installed", "lab", f"WORK={tmp_path / 'work'}",
-         f"LAB_BUILD={tmp_path / 'build'}", f"LAB_FLAGS={flags}",
+         f"LAB_BUILD={STUDENT_CACHE}", f"LAB_FLAGS={flags}",
          f"JUPYTER_LAB={Path(sys.executable).parent / 'jupyter'} lab"],
         cwd=ROOT, stdout=open(tmp_path / "lab.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
         env={k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"},

@@ -1,4 +1,4 @@
-"""Graded exercises end to end: the authoring format, student copies, autograding, working copies.
+"""Graded exercises end to end: the exercise format, student copies, autograding (copies: test_copies.py).
 
 Three grading runs are shared by the tests (each is slow: it executes notebooks):
 - every lesson graded once with right answers and blank (``graded_lessons``): each lesson's notebook is
@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import answers
 import nbformat
 import pytest
-from conftest import NOTEBOOKS, ROOT, STUDENT_CACHE
+from conftest import NOTEBOOKS, ROOT, STUDENT_CACHE, make
 
 from selfattention.coursework import lessons
 from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
@@ -33,18 +30,6 @@ LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
 SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)\n[ \t]*### END SOLUTION", re.S)
-
-
-def make(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    """Run a Makefile target as a user would, without reinstalling the environment."""
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    proc = subprocess.run(
-        ["make", "--no-print-directory", "-o", ".venv/.installed", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-    )
-    assert proc.returncode == 0, f"make {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc
 
 
 def exercise_cells(nb) -> tuple[list, list, list]:
@@ -356,119 +341,3 @@ def test_submission_time_limit_stops_a_notebook_that_never_finishes(too_slow):
     assert "grading stopped after 20 s (the limit per submission)" in row.reason
     # 30 s of sleeping never completed; what remains is starting nbgrader and the bookkeeping
     assert elapsed < 20 + 120 + 60, elapsed
-
-
-# --- learners' working copies: make lab --------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def lab_build(tmp_path_factory) -> Path:
-    """Where student versions are made; shared, as a learner's build/lab is between runs."""
-    return tmp_path_factory.mktemp("lab-build")
-
-
-@pytest.fixture
-def lab(tmp_path, lab_build) -> dict:
-    """A course of one lesson (a copy of lesson 00) and an empty work folder."""
-    notebooks = tmp_path / "notebooks"
-    notebooks.mkdir()
-    shutil.copyfile(LESSON00, notebooks / LESSON00.name)
-    env = {"notebooks": notebooks, "work": tmp_path / "work", "build": lab_build}
-
-    def run(*extra: str) -> str:
-        return make("lab", f"NOTEBOOKS={notebooks}", f"WORK={env['work']}", f"LAB_BUILD={env['build']}",
-                    "JUPYTER_LAB=true", *extra).stdout
-
-    env["run"] = run
-    return env
-
-
-def learner_edits(path: Path) -> None:
-    nb = read(path)
-    nb.cells.append(nbformat.v4.new_markdown_cell("My own note."))
-    nbformat.write(nb, path)
-
-
-def test_make_lab_twice_does_not_touch_an_edited_copy(lab):
-    out = lab["run"]()
-    copy = lab["work"] / LESSON00.name
-    assert "made your copy of 00_roadmap.ipynb" in out and copy.exists()
-    assert "# YOUR CODE HERE" in copy.read_text() and "BEGIN SOLUTION" not in copy.read_text()
-    learner_edits(copy)
-    before = (copy.read_bytes(), copy.stat().st_mtime_ns)
-    for _ in range(2):
-        out = lab["run"]()
-        assert "kept your copy of 00_roadmap.ipynb (you changed it)." in out
-        assert (copy.read_bytes(), copy.stat().st_mtime_ns) == before
-    assert sorted(p.name for p in lab["work"].iterdir()) == [".copies.json", LESSON00.name]
-
-
-def test_untouched_copy_follows_the_lesson_and_edited_copy_is_kept_with_a_hint(lab, tmp_path):
-    lab["build"] = tmp_path / "build"  # this lesson changes: keep the shared student versions as they are
-    lab["run"]()
-    copy = lab["work"] / LESSON00.name
-    lesson = read(lab["notebooks"] / LESSON00.name)
-    lesson.cells.insert(1, nbformat.v4.new_markdown_cell("A sentence added to the lesson."))
-    nbformat.write(lesson, lab["notebooks"] / LESSON00.name)
-    out = lab["run"]()
-    assert "updated 00_roadmap.ipynb (the lesson changed)" in out
-    assert "A sentence added to the lesson." in copy.read_text()
-
-    learner_edits(copy)
-    lesson.cells.insert(1, nbformat.v4.new_markdown_cell("A second sentence."))
-    nbformat.write(lesson, lab["notebooks"] / LESSON00.name)
-    before = copy.read_bytes()
-    out = lab["run"]()
-    assert "kept your copy" in out and "make lab REFRESH=00" in out
-    assert copy.read_bytes() == before
-
-
-def test_refresh_backs_up_the_learners_copy_and_never_deletes_a_backup(lab):
-    lab["run"]()
-    copy = lab["work"] / LESSON00.name
-    learner_edits(copy)
-    mine = copy.read_bytes()
-    out = lab["run"]("REFRESH=00")
-    [backup] = (lab["work"] / "backups").iterdir()
-    assert re.fullmatch(r"00_roadmap\.\d{8}-\d{6}(-\d+)?\.ipynb", backup.name), backup.name
-    assert backup.read_bytes() == mine and "My own note." not in copy.read_text()
-    assert f"saved your copy of 00_roadmap.ipynb as backups/{backup.name}" in out
-    learner_edits(copy)
-    lab["run"]("REFRESH=all")
-    backups = sorted((lab["work"] / "backups").iterdir())
-    assert len(backups) == 2 and backup in backups and backup.read_bytes() == mine
-
-
-@pytest.mark.parametrize("remove_copy", [False, True], ids=["nothing-to-do", "copy-deleted"])
-def test_second_start_needs_no_nbgrader_and_takes_seconds(lab, remove_copy):
-    lab["run"]()
-    if remove_copy:  # the student version of this lesson is already built: copied, not remade
-        shutil.rmtree(lab["work"])
-    code = (
-        "import sys, time; t = time.monotonic()\n"
-        "from selfattention.coursework.__main__ import main\n"
-        f"main(['--notebooks', {str(lab['notebooks'])!r}, 'lab', '--work', {str(lab['work'])!r},"
-        f" '--build', {str(lab['build'])!r}])\n"
-        "assert 'nbgrader' not in sys.modules, 'nbgrader imported'\n"
-        "print(f'took {time.monotonic() - t:.2f} s')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    seconds = float(re.search(r"took ([\d.]+) s", proc.stdout).group(1))
-    assert seconds < 5, proc.stdout
-    assert (lab["work"] / LESSON00.name).exists()
-    assert ("made your copy" in proc.stdout) == remove_copy
-
-
-def test_make_lab_leaves_a_folder_in_a_copys_place_alone_with_one_line(lab):
-    """A folder where a working copy goes: one line saying so, no traceback, nothing in it touched."""
-    taken = lab["work"] / LESSON00.name
-    taken.mkdir(parents=True)
-    (taken / "mine.txt").write_text("keep me")
-    out = lab["run"]()
-    lines = [line for line in out.splitlines() if LESSON00.name in line]
-    assert len(lines) == 1 and "left" in lines[0] and "not a notebook file" in lines[0], out
-    assert "Traceback" not in out
-    assert sorted(p.name for p in taken.iterdir()) == ["mine.txt"]
-    assert (taken / "mine.txt").read_text() == "keep me"
