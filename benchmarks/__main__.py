@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from . import attention, blockwise, grading, lessons, report, testloop, widgets
-from .common import HERE, ROOT, Config, Results, load_average, machine_description
+from .common import HERE, ROOT, Config, Results, load_average, machine_description, target_rows
 
 #: The sections, in the order of RESULTS.md (each: NAME, TITLE, run, lines).
 SECTIONS = (lessons, attention, blockwise, grading, widgets, testloop)
@@ -88,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = args.out / "RESULTS.md"
     if args.only:
         report.replace_sections(path, [section.lines(cfg, res) for section in chosen])
+        report.update_targets(path, target_rows(res))
     else:
         plot = "results.png"
         report.write_plot(cfg, res, args.out / plot)

@@ -8,6 +8,7 @@ its own part of the file in place (:func:`replace_sections`), the rest kept as i
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -103,6 +104,21 @@ def replace_sections(path: Path, parts: Sequence[list[str]]) -> None:
         end = text.find("\n## ", start + len(heading))
         text = text[:start] + "\n".join(lines) + ("" if end == -1 else "\n" + text[end + 1:])
     path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def update_targets(path: Path, rows: Sequence[tuple[str, str, bool | None, str]]) -> None:
+    """Replace, in ``path``'s Targets table, the row of each target measured in this run (``ok`` not None),
+    found by its first cell; other rows are kept as they are."""
+    if not path.exists():
+        return
+    text = path.read_text(encoding="utf-8")
+    for target, figure, ok, why in rows:
+        if ok is None:
+            continue
+        line = f"| {target} | {figure} | {verdict(ok)} | {why} |"
+        found = re.search(rf"^\| {re.escape(target)} \|.*$", text, re.M)
+        text = text.replace(found.group(0), line) if found else text
+    path.write_text(text, encoding="utf-8")
 
 
 def _t_ticks(ax: object, Ts: Sequence[int]) -> None:

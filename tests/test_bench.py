@@ -66,3 +66,26 @@ def test_benchmarks_import_nothing_from_the_tests_and_each_section_has_its_four_
     for section in SECTIONS:
         assert all(hasattr(section, name) for name in ("NAME", "TITLE", "run", "lines")), section.__name__
         assert section.TITLE.startswith("## "), section.__name__
+
+
+def test_test_loop_section_and_its_target_row(tmp_path: Path) -> None:
+    """Section 5 from made-up figures, and its row of the Targets table replaced in place."""
+    from benchmarks import report, testloop
+    from benchmarks.common import Results, target_rows
+
+    res = Results()
+    res.make_check = {"seconds": 90.0, "cpu_seconds": 80.0, "returncode": 0, "load_before": 0.5,
+                      "load_after": 1.0, "pytest_seconds": 70.0, "counts": "800 passed"}
+    res.make_test = {"seconds": 500.0, "cpu_seconds": 700.0, "returncode": 0, "load_before": 0.5,
+                     "load_after": 1.5, "pytest_seconds": 450.0, "counts": "1400 passed"}
+    lines = testloop.lines(None, res)
+    assert lines[0] == testloop.TITLE
+    assert any("| `make test` | 500 s (8.3 min) | 450 s | 700 s |" in line for line in lines), lines
+    [row] = [r for r in target_rows(res) if "make check" in r[0]]
+    results = tmp_path / "RESULTS.md"
+    table = f"| {row[0]} | not measured | not measured |  |\n| other | x | y | z |\n"
+    results.write_text(f"## Targets\n\n{table}", encoding="utf-8")
+    report.update_targets(results, target_rows(res))
+    text = results.read_text(encoding="utf-8")
+    assert "make check 90 s; make test 450.0 s of pytest" in text and "**met**" in text
+    assert "| other | x |" in text
