@@ -39,7 +39,7 @@ def query_designer(K: ArrayLike, V: ArrayLike, words: Sequence[str], q0: ArrayLi
         raise ValueError(f"K is {K.shape}, V {V.shape}, q0 {q0.shape}, with {len(words)} words, {len(axes)} "
                          f"axes and {len(values)} value names; expected K (T, d_k), V (T, d_v), q0 (d_k,), "
                          f"T words, d_k axes, d_v value names")
-    fig, ax = plt.subplots(figsize=(8, 3.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(11, 4.2), layout="constrained")
     plt.close(fig)  # shown by widgets.show only, once per move
     bars = ax.bar(range(T), np.zeros(T), color="tab:blue")
     ax.set(ylim=(0, 1.1), ylabel=r"weight $\alpha_j$",
