@@ -85,6 +85,8 @@ def test_query_designer_redraws_its_one_figure_with_the_softmax(monkeypatch, cap
     sliders["action"].value = 2.0  # q = (1, 2, 2)
     fig = shown[-1]
     assert all(f is fig for f in shown), "one figure, redrawn"
+    smallest = figures.deck_font_pt(fig.get_figwidth(), shown_px=designer.WIDGET_PX)
+    assert smallest_text_pt(fig) >= smallest - 1e-9
     heights = [bar.get_height() for bar in fig.axes[0].patches]
     want = sa.softmax(K @ np.array([1.0, 2.0, 2.0]))
     np.testing.assert_allclose(heights, want)

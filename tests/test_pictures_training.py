@@ -67,6 +67,8 @@ def test_training_viewer_moves_the_map_and_the_marker(monkeypatch, capsys):
     slider.value = len(h) - 1
     fig = shown[-1]
     assert all(f is fig for f in shown), "one figure, redrawn"
+    smallest = projections.deck_font_pt(fig.get_figwidth(), shown_px=viewer.WIDGET_PX)
+    assert smallest_text_pt(fig) >= smallest - 1e-9
     ax_map = [ax for ax in fig.axes if ax.images][0]
     np.testing.assert_allclose(ax_map.images[0].get_array(), h[-1][2])
     out = capsys.readouterr().out

@@ -29,16 +29,17 @@ def deck_font_pt(width_in: float, min_px: float = MIN_PX, shown_px: float = DECK
     return min_px * 72.0 * width_in / shown_px
 
 
-def legible(fig: Figure) -> Figure:
+def legible(fig: Figure, shown_px: float = DECK_PX) -> Figure:
     """Raise every text of ``fig`` (titles, labels, ticks, colour bars, annotations) to at least
-    :func:`deck_font_pt` of the figure's width; returns ``fig``."""
+    :func:`deck_font_pt` of the figure's width shown ``shown_px`` pixels wide (less than the slide's width
+    for a figure that shares its slide, a widget's); returns ``fig``."""
     if not isinstance(fig, Figure):
         raise TypeError(f"fig is a {type(fig).__name__}; expected a matplotlib Figure")
-    smallest = deck_font_pt(float(fig.get_figwidth()))
+    smallest = deck_font_pt(float(fig.get_figwidth()), shown_px=shown_px)
     for ax in fig.axes:  # tick labels are made when drawn: set their size, not only the ones made so far
         ax.tick_params(which="both", labelsize=smallest)
-    for text in fig.findobj(Text):
-        if text.get_text() and text.get_fontsize() < smallest:
+    for text in fig.findobj(Text):  # empty ones too: a widget fills them in later
+        if text.get_fontsize() < smallest:
             text.set_fontsize(smallest)
     return fig
 

@@ -16,7 +16,9 @@ from numpy.typing import ArrayLike
 from ..plots.projections import legible
 from . import set_heights, show
 
-__all__ = ["query_designer"]
+__all__ = ["WIDGET_PX", "query_designer"]
+
+WIDGET_PX = 900  # a widget's figure shares its slide with the controls: drawn about this wide
 
 
 def _fmt(v: np.ndarray) -> str:
@@ -47,7 +49,7 @@ def query_designer(K: ArrayLike, V: ArrayLike, words: Sequence[str], q0: ArrayLi
     ax.axhline(1 / T, color="0.5", ls=":", lw=1)
     labels = [ax.text(j, 0, "", ha="center", va="bottom") for j in range(T)]
     title = ax.set_title(" ")
-    legible(fig)
+    legible(fig, shown_px=WIDGET_PX)
 
     def draw(**q_parts: float) -> None:
         q = np.array([q_parts[name] for name in axes])

@@ -14,7 +14,9 @@ import numpy as np
 from ..plots.projections import legible
 from . import show
 
-__all__ = ["training_viewer"]
+__all__ = ["WIDGET_PX", "training_viewer"]
+
+WIDGET_PX = 900  # a widget's figure shares its slide with the controls: drawn about this wide
 
 
 def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[str],
@@ -43,7 +45,7 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
     marker, = ax_acc.plot([steps[0]], [accuracy[0]], "o", color="tab:red", ms=12)
     ax_acc.set(xlabel="training step", ylabel="held-out accuracy", ylim=(-0.02, 1.05))
     title = ax_map.set_title(" ")
-    legible(fig)
+    legible(fig, shown_px=WIDGET_PX)
 
     def draw(checkpoint: int = 0) -> None:
         step, acc, A = steps[checkpoint], accuracy[checkpoint], maps[checkpoint]
