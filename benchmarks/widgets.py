@@ -64,7 +64,9 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "02_basic_self_attention": [("sentence_box = widgets.Combobox", [
         Control("sentence", "text", ("river bank flows", "money bank grows")),
         Control("focus word", "select")])],
-    "04_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
+    "04_learnable_projections": [("query_designer(", [
+        Control("person", "slider"), Control("action", "slider"), Control("food", "slider")])],
+    "05_training_attention": [("training_viewer(", [Control("checkpoint", "slider")])],
     "06_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
                                                     Control("tau = sqrt(d_k)", "check")])],
     "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),

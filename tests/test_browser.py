@@ -77,7 +77,11 @@ DRIVES = {
                                   expect="banana: cos to fruit mean"),
     "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
                                      "river bank flows", expect="*river"),
-    "04_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
+    # person 1 -> 1.5 (step 0.5): q = (1.5, 0, 2) against keys Sam, ate, red, apple gives z = [0.32, 0.53].
+    "04_learnable_projections": Drive("query_designer(", "person", "slider",
+                                      expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
+    "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",
+                                   expect="step   2: held-out accuracy"),
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
     "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
                                      expect="In head 2, 'apple' gives most weight to"),

@@ -10,6 +10,7 @@ from .lesson00 import *  # noqa: F403
 from .lesson01 import *  # noqa: F403
 from .lesson02 import *  # noqa: F403
 from .lesson04 import *  # noqa: F403
+from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
