@@ -75,8 +75,11 @@ DRIVES = {
     "00_roadmap": Drive("widgets.interact(show_mix", "neighbour", "slider", expect="apple' = [0.367, 0.817]"),
     "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
                                   expect="banana: cos to fruit mean"),
-    "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
-                                     "river bank flows", expect="*river"),
+    # "money bank grows" -> "river bank flows": bank's row becomes 0.18 river + 0.68 bank + 0.14 flows.
+    "02_basic_self_attention": Drive("explorers.one_word(", "sentence", "text", "river bank flows",
+                                     expect="bank' = 0.18*river"),
+    "03_matrix_form": Drive("explorers.sentence_map(", "sentence", "text", "river bank flows",
+                            expect="bank' = 0.18*river"),
     "04_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
     "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
