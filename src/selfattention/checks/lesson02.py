@@ -71,7 +71,7 @@ def check_notes_scores(notes_scores: Any) -> None:
     if same(NOTES_BANK):
         raise ExerciseError(
             f"these are the weights themselves (or the weights plus a constant): {said}, flatter than the "
-            "notes' row. Softmax exponentiates the scores, so undo it with the logarithm: np.log.")
+            "handwritten notes' row. Softmax exponentiates the scores, so undo it with the logarithm: np.log.")
     if same(np.exp(NOTES_BANK)):
         raise ExerciseError(
             f"you exponentiated the weights: {said}. Softmax already exponentiates; to go back from weights "
@@ -95,7 +95,7 @@ def check_notes_scores(notes_scores: Any) -> None:
             f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
             f"{_fmt(NOTES_BANK)}.")
     raise ExerciseError(
-        f"{said}, not the notes' {_fmt(NOTES_BANK)}. Since alpha_j = e^(omega_j) / (sum of e^(omega_k)), "
+        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Since alpha_j = e^(omega_j) / (sum of e^(omega_k)), "
         "omega_j = ln(alpha_j) + the log of that sum, the same number for all three.")
 
 
@@ -172,9 +172,10 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
             check_array(got, reference_softmax(s), "the result of softmax_row", mistakes=mistakes)
         except ExerciseError as err:
             raise ExerciseError(f"{err} (on {where})") from None
-    passed(f"your softmax is right on small rows and never overflows: on [0, 1600] it gives "
+    passed(f"your softmax is right on small rows and stays finite on the wide ones: on [0, 1600] it gives "
            f"{_fmt(reference_softmax(np.array([0.0, 1600.0])))}, on [1000, 999, 998] "
-           f"{_fmt(reference_softmax(np.array(_WIDE[0])))}.")
+           f"{_fmt(reference_softmax(np.array(_WIDE[0])))}, on [-1000, -1001] "
+           f"{_fmt(reference_softmax(np.array(_WIDE[1])))}.")
 
 
 # --------------------------------------------------------------------------- exercise 3
