@@ -61,7 +61,10 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                                    Control("sentence", "select")])],
     "01_static_embeddings": [("suggestions = [", [Control("word", "text", ("banana", "apple")),
                                                    Control("neighbours", "slider")])],
-    "02_basic_self_attention": [("sentence_box = widgets.Combobox", [
+    "02_basic_self_attention": [("explorers.one_word(", [
+        Control("sentence", "text", ("river bank flows", "money bank grows")),
+        Control("focus word", "select")])],
+    "03_matrix_form": [("explorers.sentence_map(", [
         Control("sentence", "text", ("river bank flows", "money bank grows")),
         Control("focus word", "select")])],
     "04_learnable_projections": [("query_designer(", [

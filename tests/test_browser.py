@@ -75,9 +75,11 @@ DRIVES = {
     "00_roadmap": Drive("widgets.interact(show_mix", "neighbour", "slider", expect="apple' = [0.367, 0.817]"),
     "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
                                   expect="banana: cos to fruit mean"),
-    "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
-                                     "river bank flows", expect="*river"),
-    # person 1 -> 1.5 (step 0.5): q = (1.5, 0, 2) against keys Sam, ate, red, apple gives z = [0.32, 0.53].
+    # "money bank grows" -> "river bank flows": bank's row becomes 0.18 river + 0.68 bank + 0.14 flows.
+    "02_basic_self_attention": Drive("explorers.one_word(", "sentence", "text", "river bank flows",
+                                     expect="bank' = 0.18*river"),
+    "03_matrix_form": Drive("explorers.sentence_map(", "sentence", "text", "river bank flows",
+                            expect="bank' = 0.18*river"),
     "04_learnable_projections": Drive("query_designer(", "person", "slider",
                                       expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
     "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",

@@ -9,6 +9,7 @@ from ._engine import ExerciseError, check_array, check_function, check_value, pa
 from .lesson00 import *  # noqa: F403
 from .lesson01 import *  # noqa: F403
 from .lesson02 import *  # noqa: F403
+from .lesson03 import *  # noqa: F403
 from .lesson04 import *  # noqa: F403
 from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
