@@ -87,8 +87,8 @@ def test_decoder_shortcut_fails():
 SHIFT = {
     "transpose": "moves the encoding BACK",
     "sign": "a sign is wrong",
-    "k not k omega": "the angle is k, not k * omega",
-    "omega only": "the angle is omega, whatever k is",
+    "k not k theta": "the angle is k, not k * theta",
+    "theta only": "the angle is theta, whatever k is",
 }
 
 
@@ -99,8 +99,8 @@ def _m(a, b, c, d):
 SHIFT_WRONG = {
     "transpose": lambda k, w: _m(np.cos(k * w), -np.sin(k * w), np.sin(k * w), np.cos(k * w)),
     "sign": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.sin(k * w), np.cos(k * w)),
-    "k not k omega": lambda k, w: _m(np.cos(k), np.sin(k), -np.sin(k), np.cos(k)),
-    "omega only": lambda k, w: _m(np.cos(w), np.sin(w), -np.sin(w), np.cos(w)),
+    "k not k theta": lambda k, w: _m(np.cos(k), np.sin(k), -np.sin(k), np.cos(k)),
+    "theta only": lambda k, w: _m(np.cos(w), np.sin(w), -np.sin(w), np.cos(w)),
 }
 
 
@@ -109,17 +109,17 @@ def test_shift_mistake_is_named(key):
     _names_only(_message(check_shift_matrix, SHIFT_WRONG[key]), key, SHIFT)
 
 
-def _shift_power(k, omega):
+def _shift_power(k, theta):
     """M_1 multiplied by itself k times (its inverse for negative k): one position at a time."""
-    one = np.array([[np.cos(omega), np.sin(omega)], [-np.sin(omega), np.cos(omega)]])
+    one = np.array([[np.cos(theta), np.sin(theta)], [-np.sin(theta), np.cos(theta)]])
     return np.linalg.matrix_power(one, k) if k >= 0 else np.linalg.matrix_power(one.T, -k)
 
 
-def _shift_solved(k, omega):
+def _shift_solved(k, theta):
     """Solve M @ [sin pw, cos pw] = [sin (p+k)w, cos (p+k)w] from two positions (p = 0 and p = 1)."""
     p = np.array([0.0, 1.0])
-    before = np.stack([np.sin(p * omega), np.cos(p * omega)])            # columns: positions
-    after = np.stack([np.sin((p + k) * omega), np.cos((p + k) * omega)])
+    before = np.stack([np.sin(p * theta), np.cos(p * theta)])            # columns: positions
+    after = np.stack([np.sin((p + k) * theta), np.cos((p + k) * theta)])
     return after @ np.linalg.inv(before)
 
 
@@ -130,9 +130,9 @@ def test_shift_right_answers_pass(capsys):
 
 def test_shift_shortcut_fails():
     """A matrix that maps one position's pair onto the other (a scaled projection) is not one for every p."""
-    def one_position(k, omega):
-        a = np.array([np.sin(omega), np.cos(omega)])
-        b = np.array([np.sin((1 + k) * omega), np.cos((1 + k) * omega)])
+    def one_position(k, theta):
+        a = np.array([np.sin(theta), np.cos(theta)])
+        b = np.array([np.sin((1 + k) * theta), np.cos((1 + k) * theta)])
         return np.outer(b, a) / (a @ a)
 
     assert "Correct" not in _message(check_shift_matrix, one_position)

@@ -10,11 +10,11 @@ for b, L in enumerate(lengths):
     mask[b][:, :T - L] = False
 return mask
 """,
-    # The exercise's two angle-addition formulas, with a = p * omega and b = k * omega, read row by row.
+    # The exercise's two angle-addition formulas, with a = p * theta and b = k * theta, read row by row.
     "l09-shift-answer": """
 # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = -sin a sin b + cos a cos b
-return np.array([[np.cos(k * omega), np.sin(k * omega)],
-                 [-np.sin(k * omega), np.cos(k * omega)]])
+return np.array([[np.cos(k * theta), np.sin(k * theta)],
+                 [-np.sin(k * theta), np.cos(k * theta)]])
 """,
     # Section 4's fill -inf and torch.softmax, then the NaN of a row with no allowed key replaced by 0.
     "l09-safe-answer": """

@@ -97,21 +97,21 @@ def _rotation(angle: float, *, transpose: bool = False, plus: bool = False) -> n
     return m.T if transpose else m
 
 
-def _shift_reference(k: int, omega: float) -> np.ndarray:
-    return _rotation(k * omega)
+def _shift_reference(k: int, theta: float) -> np.ndarray:
+    return _rotation(k * theta)
 
 
 def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
-    k, omega = case
+    k, theta = case
     return {
         "your matrix moves the encoding BACK by k positions (it is the transpose of M_k): check the signs with "
         "sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, the first row "
-        "giving the sine column and the second the cosine column.": _rotation(k * omega, transpose=True),
+        "giving the sine column and the second the cosine column.": _rotation(k * theta, transpose=True),
         "a sign is wrong: cos(a + b) = cos a cos b - sin a sin b, with a minus, so the second row is "
-        "[-sin(k omega), cos(k omega)].": _rotation(k * omega, plus=True),
-        "the angle is k, not k * omega: the pair turns by omega per position, so k positions turn it by "
-        "k * omega.": _rotation(float(k)),
-        "the angle is omega, whatever k is: k positions turn the pair by k * omega.": _rotation(omega),
+        "[-sin(k theta), cos(k theta)].": _rotation(k * theta, plus=True),
+        "the angle is k, not k * theta: the pair turns by theta per position, so k positions turn it by "
+        "k * theta.": _rotation(float(k)),
+        "the angle is theta, whatever k is: k positions turn the pair by k * theta.": _rotation(theta),
     }
 
 
@@ -122,11 +122,11 @@ def _shift_cases() -> list[tuple[int, float]]:
 def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
     """Exercise 2: the 2x2 matrix M_k with [sin((p+k)w), cos((p+k)w)] = M_k [sin(pw), cos(pw)] for every p."""
     check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
-                   describe=lambda c: f"k = {c[0]}, omega = {c[1]:.4g}")
-    k, omega = 5, 0.3
-    pairs = np.stack([np.sin(np.arange(20) * omega), np.cos(np.arange(20) * omega)], axis=1)  # (20, 2)
-    moved = pairs[:-k] @ np.asarray(shift_matrix(k, omega), dtype=float).T
-    check_array(moved, pairs[k:], "M_k applied to the pairs of positions 0..14 (k = 5, omega = 0.3)")
+                   describe=lambda c: f"k = {c[0]}, theta = {c[1]:.4g}")
+    k, theta = 5, 0.3
+    pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
+    moved = pairs[:-k] @ np.asarray(shift_matrix(k, theta), dtype=float).T
+    check_array(moved, pairs[k:], "M_k applied to the pairs of positions 0..14 (k = 5, theta = 0.3)")
     passed("M_k moves every position's (sine, cosine) pair k positions on, the same matrix for every p.")
 
 
