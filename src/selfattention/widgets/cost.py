@@ -45,14 +45,21 @@ def dilution_explorer(distractors: ArrayLike, *, margin: float = 5.0,
     with plt.rc_context(cost_plots._RC):
         fig, ax = plt.subplots(figsize=(10, 5.4), layout="constrained")
         plt.close(fig)
+        ax.set_title(" ", fontsize=cost_plots.FONT)  # room for the title each change writes
         fixed, = ax.loglog(lengths, np.ones(len(lengths)), lw=2.5, label="fixed margin")
         growing, = ax.loglog(lengths, np.ones(len(lengths)), "--", lw=2, label="margin + ln((T-1)/15)")
         dot, = ax.loglog([16], [1.0], "o", ms=12, color="black")
         ax.set_ylim(1e-5, 1.5)
+        # plain tick labels: log axes otherwise typeset "10^k" with mathtext on every redraw
+        ax.set_yticks([1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1], ["0.00001", "0.0001", "0.001", "0.01", "0.1", "1"])
+        ax.set_xticks([16, 64, 256, 1024, 4096, 16384, 65536],
+                      ["16", "64", "256", "1,024", "4,096", "16,384", "65,536"])
+        ax.minorticks_off()
         ax.set_xlabel("number of keys T")
         ax.set_ylabel("weight of the planted key")
         ax.legend(loc="lower left")
         fig.canvas.draw()  # the first drawing is the slow one: done before the first change
+        fig.set_layout_engine("none")  # keep the layout just computed: a redraw does not lay out again
 
     def update(margin: float, log2_T: int) -> None:
         T = 2 ** log2_T
@@ -60,7 +67,7 @@ def dilution_explorer(distractors: ArrayLike, *, margin: float = 5.0,
         growing.set_ydata(planted_weights(scores, lengths, margin + np.log((lengths - 1) / 15)))
         w = float(planted_weights(scores, np.array([T]), margin)[0])
         dot.set_data([T], [w])
-        ax.set_title(f"margin {margin:g}, T = {T:,}: planted key's weight {w:.3f}")
+        ax.set_title(f"margin {margin:g}, T = {T:,}: planted key's weight {w:.3f}", fontsize=cost_plots.FONT)
         show(fig)
         print(f"T = {T:,}, margin {margin:g}: the planted key gets {w:.3f} of the weight; "
               f"the other {T - 1:,} keys share {1 - w:.3f}.")

@@ -62,6 +62,7 @@ def mask_explorer(scores: ArrayLike, labels: Sequence[str], masks: Mapping[str, 
         plt.close(fig)
         texts = mask_plots.draw_weights(ax, np.zeros((T, T)), labels, title=" ")
         fig.canvas.draw()  # the first drawing is the slow one: done before the first change
+        fig.set_layout_engine("none")  # keep the layout just computed: a redraw does not lay out again
 
     def update(mask: str, fill: str) -> None:
         w = masked_weights(s, masks[mask], fill)
