@@ -74,7 +74,10 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                                     Control("tau = sqrt(d_k)", "check")])],
     "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
                                                                   Control("head", "select")])],
-    "09_positions_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
+    "09_positions_and_masks": [("mask_widgets.mask_explorer(", [Control("mask", "select"),
+                                                                 Control("fill", "select")])],
+    "10_cost_and_memory": [("cost_widgets.dilution_explorer(", [Control("margin", "slider"),
+                                                                 Control("log2 T", "slider")])],
     "11_real_transformer": [("widgets.interact(explore", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],

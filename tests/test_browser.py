@@ -87,8 +87,12 @@ DRIVES = {
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
     "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
                                      expect="In head 2, 'apple' gives most weight to"),
-    "09_positions_and_masks": Drive("widgets.interact(show_mask", "mask", "select", "none",
-                                 expect="0 of 36 weights are exactly 0."),
+    # "none": no mask, every weight positive: 0 of 36 are exactly 0, and no row is NaN.
+    "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "none",
+                                    expect="0 of 36 weights are exactly 0; 0 rows are NaN."),
+    # log2 T 10 -> 11 at margin 5: the planted key's weight among 2,048 keys.
+    "10_cost_and_memory": Drive("cost_widgets.dilution_explorer(", "log2 T", "slider",
+                                expect="T = 2,048, margin 5"),
     "11_real_transformer": Drive("widgets.interact(explore", "sentence", "select",
                                  "i love apple phones, but i drink apple juice.", expect="juice->"),
     # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.

@@ -15,6 +15,7 @@ from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
+from .lesson10 import *  # noqa: F403
 from .lesson11 import *  # noqa: F403
 from .lesson13 import *  # noqa: F403
 
