@@ -67,8 +67,9 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "04_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
     "06_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
                                                     Control("tau = sqrt(d_k)", "check")])],
-    "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
-                                                                  Control("head", "select")])],
+    "07_multi_head_attention": [("widgets.interact(show_heads", [Control("sentence", "select")])],
+    "08_why_several_heads": [("widgets.interact(show_query", [Control("model", "select"),
+                                                               Control("sequence", "slider")])],
     "09_positions_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
     "11_real_transformer": [("widgets.interact(explore", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
