@@ -1,5 +1,6 @@
-"""selfattention.plots.heads and selfattention.widgets.heads (lessons 07 and 08): the figures say what the lessons
-say, their text is legible on a slide, the widget views redraw in place, and bad input is refused by name."""
+"""selfattention.plots.heads and selfattention.widgets.heads (lessons 07 and 08): the figures say what the
+lessons say, their text is legible on a slide, the widget views redraw in place, bad input is refused by
+name."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def test_every_figure_is_legible_from_the_back_of_a_room() -> None:
 
 def test_head_maps_share_one_colour_scale_and_write_every_weight() -> None:
     a, b = np.full((3, 4), 0.25), np.eye(3, 4)
-    fig, panels = plots.head_maps([a, torch.tensor(b)], ["flat", "sharp"], list("abc"), list("wxyz"), vmax=1.0)
+    fig, panels = plots.head_maps([a, torch.tensor(b)], ["flat", "sharp"], list("abc"), list("wxyz"),
+                                  vmax=1.0)
     assert [p.images[0].get_clim() for p in panels] == [(0.0, 1.0), (0.0, 1.0)]
     assert [t.get_text() for t in panels[0].texts] == ["0.25"] * 12
     assert [t.get_text() for t in panels[1].texts][:4] == ["1.00", "0.00", "0.00", "0.00"]
@@ -73,7 +75,8 @@ def shown(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
 
 
 def test_sentence_heads_redraws_one_figure_with_the_weights_of_each_head(shown, capsys) -> None:
-    view = views.sentence_heads(VOCAB, {"one": HEAD, "two": OTHER}, ["I love apple phones", "I love apple juice"])
+    sentences = ["I love apple phones", "I love apple juice"]
+    view = views.sentence_heads(VOCAB, {"one": HEAD, "two": OTHER}, sentences)
     view("I love apple juice")
     view("I love apple phones")
     assert len(shown) == 2 and shown[0] is shown[1], "one figure, redrawn"
@@ -100,8 +103,8 @@ def test_query_explorer_shows_each_head_and_says_when_a_model_has_fewer(shown, c
     labels = [["E:2", "A:0", "B:3", "H:7", "?A"], ["C:1", "D:4", "G:5", "F:6", "?E"]]
     weights = {"one": torch.tensor([[[0.1, 0.1, 0.4, 0.3, 0.1]], [[0.2, 0.2, 0.2, 0.2, 0.2]]]),
                "two": torch.tensor([[[0, 0, 1.0, 0, 0], [0, 0, 0, 1.0, 0]]] * 2)}
-    view = views.query_explorer(labels, weights, [[3, 7], [6, 4]], {"one": [[1, 7], [6, 6]], "two": [[3, 7], [6, 4]]},
-                                [[2, 3], [3, 1]])
+    said = {"one": [[1, 7], [6, 6]], "two": [[3, 7], [6, 4]]}
+    view = views.query_explorer(labels, weights, [[3, 7], [6, 4]], said, [[2, 3], [3, 1]])
     view("two", 0)
     view("one", 1)
     assert len(shown) == 2 and shown[0] is shown[1]
@@ -109,10 +112,12 @@ def test_query_explorer_shows_each_head_and_says_when_a_model_has_fewer(shown, c
     assert [b.get_height() for b in first.patches] == pytest.approx([0.2] * 5)
     assert [b.get_height() for b in second.patches] == pytest.approx([0.0] * 5)
     assert second.get_title() == "(this model has no head 2)"
-    orange = [i for i, b in enumerate(first.patches) if b.get_facecolor()[:3] != first.patches[0].get_facecolor()[:3]]
+    blue = first.patches[0].get_facecolor()[:3]
+    orange = [i for i, b in enumerate(first.patches) if b.get_facecolor()[:3] != blue]
     assert orange == [1, 3]  # the items that hold the answers stand out
     out = capsys.readouterr().out.strip().split("\n")
-    assert out == ["?A asks for [3, 7]; the model answers [3, 7]", "?E asks for [6, 4]; the model answers [6, 6]"]
+    assert out == ["?A asks for [3, 7]; the model answers [3, 7]",
+                   "?E asks for [6, 4]; the model answers [6, 6]"]
 
 
 def test_query_explorer_refuses_mismatched_shapes_by_name() -> None:
@@ -122,4 +127,5 @@ def test_query_explorer_refuses_mismatched_shapes_by_name() -> None:
     with pytest.raises(ValueError, match="predictions has no entry for model 'one'"):
         views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7]], {}, [[2, 3]])
     with pytest.raises(ValueError, match="answers"):
-        views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7], [1, 2]], {"one": [[3, 7]]}, [[2, 3]])
+        views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7], [1, 2]], {"one": [[3, 7]]},
+                             [[2, 3]])

@@ -154,7 +154,8 @@ MHA_WRONG = {
     "W.T projections": _layer(transpose_w=True),
     "one head": _layer(one_head=True),
     "split straight": _layer(split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n)),
-    "split interleaved": _layer(split=lambda Y, n: Y.reshape(*Y.shape[:2], Y.shape[2] // n, n).transpose(0, 3, 1, 2)),
+    "split interleaved": _layer(
+        split=lambda Y, n: Y.reshape(*Y.shape[:2], Y.shape[2] // n, n).transpose(0, 3, 1, 2)),
     "merge without transpose": _layer(merge="no transpose"),
     "concatenation order": _layer(merge="interleaved"),
     "batch joined": _layer(join_batch=True),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import pytest
 import torch
 from mistakes import message as _message
@@ -103,7 +102,8 @@ def test_silence_a_function_that_returns_accuracy_does_not_pass():
 def _right(mha):
     W_Q, W_K, W_V = (w.detach().numpy().T for w in mha.in_proj_weight.chunk(3))
     b_Q, b_K, b_V = (b.detach().numpy() for b in mha.in_proj_bias.chunk(3))
-    return W_Q, W_K, W_V, mha.out_proj.weight.detach().numpy().T, b_Q, b_K, b_V, mha.out_proj.bias.detach().numpy()
+    W_O, b_O = mha.out_proj.weight.detach().numpy().T, mha.out_proj.bias.detach().numpy()
+    return W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O
 
 
 def _swap(seq, i, j):
@@ -130,7 +130,8 @@ TORCH_WRONG = {
                                 *_right(mha)[3:]),
     "whole bias": lambda mha: (*_right(mha)[:4], mha.in_proj_bias.detach().numpy(), *_right(mha)[5:]),
     "biases swapped": lambda mha: _swap(_right(mha), 5, 6),
-    "W_O not transposed": lambda mha: (*_right(mha)[:3], mha.out_proj.weight.detach().numpy(), *_right(mha)[4:]),
+    "W_O not transposed": lambda mha: (*_right(mha)[:3], mha.out_proj.weight.detach().numpy(),
+                                       *_right(mha)[4:]),
 }
 # W_O in (out, in) order is named by the same words as the three projections: the same mistake.
 TORCH_SAME = {"W_O not transposed": "not transposed"}
@@ -159,7 +160,8 @@ def test_torch_right_answers_pass(capsys):
 def test_torch_handing_back_pytorchs_own_tensors_does_not_pass():
     """The shortcut: PyTorch's tensors as they are stored, no layout worked out."""
     def as_stored(mha):
-        return (*mha.in_proj_weight.chunk(3), mha.out_proj.weight, *mha.in_proj_bias.chunk(3), mha.out_proj.bias)
+        return (*mha.in_proj_weight.chunk(3), mha.out_proj.weight,
+                *mha.in_proj_bias.chunk(3), mha.out_proj.bias)
 
     assert "(out, in) order" in _message(check_torch_to_numpy, as_stored)
 
@@ -206,11 +208,15 @@ def test_count_mistake_is_named(key):
 
 
 def test_count_right_answers_pass(capsys):
-    _right_answer_passes(check_attention_param_count, lambda d, h, g, k, bias=True: _c(d, h, g, k, bias), capsys)
+    def formula(d, h, g, k, bias=True):
+        return _c(d, h, g, k, bias)
+
+    _right_answer_passes(check_attention_param_count, formula, capsys)
 
     def by_matrix(d_model, num_heads, num_kv_heads, kdim, bias=True):
         d_k = d_model // num_heads
-        shapes = [(d_model, d_model), (kdim, num_kv_heads * d_k), (kdim, num_kv_heads * d_k), (d_model, d_model)]
+        kv = num_kv_heads * d_k
+        shapes = [(d_model, d_model), (kdim, kv), (kdim, kv), (d_model, d_model)]
         return sum(rows * cols + (cols if bias else 0) for rows, cols in shapes)
 
     _right_answer_passes(check_attention_param_count, by_matrix, capsys)

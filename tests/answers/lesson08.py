@@ -17,7 +17,8 @@ with torch.no_grad():
 d = mha.embed_dim
 W_Q, W_K, W_V = (w.T for w in mha.in_proj_weight.detach().numpy().reshape(3, d, d))
 b_Q, b_K, b_V = mha.in_proj_bias.detach().numpy().reshape(3, d)
-return W_Q, W_K, W_V, mha.out_proj.weight.detach().numpy().T, b_Q, b_K, b_V, mha.out_proj.bias.detach().numpy()
+W_O, b_O = mha.out_proj.weight.detach().numpy().T, mha.out_proj.bias.detach().numpy()
+return W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O
 """,
     # Exercise 3: matrix by matrix, each with a bias as long as its output.
     "l08-count-answer": """

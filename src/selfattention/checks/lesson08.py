@@ -28,7 +28,7 @@ def _model(num_heads: int = 2, d_k: int = 4, seed: int = 3):
             self.heads = nn.ModuleList(layers.SelfAttention(tasks.D_IN, d_k) for _ in range(num_heads))
 
         def forward(self, x):
-            outputs, weights = zip(*(head(x) for head in self.heads))
+            outputs, weights = zip(*(head(x) for head in self.heads), strict=True)
             return torch.cat(outputs, dim=-1), torch.stack(weights, dim=1)
 
     torch.manual_seed(seed)

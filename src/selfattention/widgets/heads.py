@@ -100,8 +100,8 @@ def query_explorer(
     T = len(token_labels[0]) if n else 0
     for name, w in arrays.items():
         if w.ndim != 3 or w.shape[0] != n or w.shape[2] != T:
-            raise ValueError(f"weights[{name!r}] has shape {w.shape}; expected (n, heads, T) = (n={n}, heads, "
-                             f"T={T}), one row of weights per head for each labelled sequence")
+            raise ValueError(f"weights[{name!r}] has shape {w.shape}; expected (n, heads, T) = "
+                             f"(n={n}, heads, T={T}), one row of weights per head for each labelled sequence")
         if name not in predictions:
             raise ValueError(f"predictions has no entry for model {name!r}")
     answers, targets = np.asarray(answers), np.asarray(targets)
