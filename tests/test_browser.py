@@ -85,8 +85,12 @@ DRIVES = {
     "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",
                                    expect="step   2: held-out accuracy"),
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
-    "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
-                                     expect="In head 2, 'apple' gives most weight to"),
+    # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.45.
+    "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
+                                     "I love apple juice", expect="head 2: apple -> apple (0.45)"),
+    # Held-out sequence 0 (E:2 A:0 B:3 H:7 ?A): the two-head model of seed 0 gives both digits.
+    "08_why_several_heads": Drive("widgets.interact(show_query", "model", "select", "two heads, d_k = 16",
+                                  expect="the model answers [3, 7]"),
     # "none": no mask, every weight positive: 0 of 36 are exactly 0, and no row is NaN.
     "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "none",
                                     expect="0 of 36 weights are exactly 0; 0 rows are NaN."),

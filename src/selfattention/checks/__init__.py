@@ -14,6 +14,7 @@ from .lesson04 import *  # noqa: F403
 from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
+from .lesson08 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
 from .lesson10 import *  # noqa: F403
 from .lesson11 import *  # noqa: F403
