@@ -14,6 +14,7 @@ from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
 from .lesson11 import *  # noqa: F403
+from .lesson12 import *  # noqa: F403
 from .lesson13 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
