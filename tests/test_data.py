@@ -138,6 +138,9 @@ def test_a_word_wordpiece_cuts_is_the_mean_of_its_pieces(model: data.PretrainedM
     for layer in (0, 3, -1):
         torch.testing.assert_close(model.contextual_vector("my macbook crashed", "macbook", layer),
                                    run["hidden"][layer][2:4].mean(dim=0))
+    every = model.word_vectors("my macbook crashed", "macbook")
+    assert every.shape == (7, 384)
+    torch.testing.assert_close(every[5], run["hidden"][5][2:4].mean(dim=0))
     with pytest.raises(ValueError, match="'mac' is not a token of the sentence"):
         model.contextual_vector("my macbook crashed", "mac")
     assert model.word_span(["[CLS]", "mac", "and", "mac", "##book", "[SEP]"], "macbook") == (3, 5)

@@ -206,20 +206,29 @@ class PretrainedModel:
         raise ValueError(f"{word!r} is not a token of the sentence (looked for {shown}): "
                          f"tokens are {list(tokens)}")
 
-    def contextual_vector(self, sentence: str, word: str, layer: int = -1) -> torch.Tensor:
-        """(384,) vector of ``word`` in ``sentence``: ``run(sentence)["hidden"][layer]`` at the word's first
-        occurrence, averaged over its WordPiece pieces when the tokenizer splits it (default: the last
-        layer's output). Raises ValueError when the word does not occur."""
+    def word_vectors(self, sentence: str, word: str) -> torch.Tensor:
+        """(num_layers + 1, 384): ``word``'s vector in ``sentence`` at every hidden state, ``hidden[0]``
+        first, from one run; the mean of its WordPiece pieces when the tokenizer cuts it, at its first
+        occurrence.
+        Raises ValueError when the word does not occur."""
+        import torch
+
         result = self.run(sentence)
-        n = len(result["hidden"])
-        if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
-            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
-                             f"got {layer!r}")
         try:
             start, stop = self.word_span(result["tokens"], word)
         except ValueError as err:
             raise ValueError(f"in {sentence!r}: {err}") from None
-        return result["hidden"][layer][start:stop].mean(dim=0)
+        return torch.stack([h[start:stop].mean(dim=0) for h in result["hidden"]])
+
+    def contextual_vector(self, sentence: str, word: str, layer: int = -1) -> torch.Tensor:
+        """(384,) vector of ``word`` in ``sentence``: ``run(sentence)["hidden"][layer]`` at the word's first
+        occurrence, averaged over its WordPiece pieces when the tokenizer cuts it (default: the last
+        layer's output). Raises ValueError when the word does not occur."""
+        n = self.num_layers + 1
+        if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
+            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
+        return self.word_vectors(sentence, word)[layer]
 
     def sentence_embeddings(self, sentences: list[str]) -> torch.Tensor:
         """(B, 384) the model's sentence embeddings of B sentences, what it was trained to produce: per
