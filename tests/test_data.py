@@ -138,9 +138,23 @@ def test_a_word_wordpiece_cuts_is_the_mean_of_its_pieces(model: data.PretrainedM
     for layer in (0, 3, -1):
         torch.testing.assert_close(model.contextual_vector("my macbook crashed", "macbook", layer),
                                    run["hidden"][layer][2:4].mean(dim=0))
-    every = model.word_vectors("my macbook crashed", "macbook")
-    assert every.shape == (7, 384)
-    torch.testing.assert_close(every[5], run["hidden"][5][2:4].mean(dim=0))
+
+
+
+def test_contextual_vectors_of_a_padded_batch_match_one_run_per_sentence(model: data.PretrainedModel) -> None:
+    """Padding changes nothing (the attention mask hides it), at every hidden state, for a word cut in two."""
+    sentences = ["my macbook crashed", "i spilled tea on my new macbook this morning"]
+    every = model.contextual_vectors(sentences, "macbook", layer=None)
+    assert every.shape == (2, 7, 384)
+    for b, sentence in enumerate(sentences):
+        for layer in range(7):
+            torch.testing.assert_close(every[b, layer], model.contextual_vector(sentence, "macbook", layer),
+                                       atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model.contextual_vectors(sentences, "macbook"), every[:, -1])
+    with pytest.raises(ValueError, match=r"in 'the river bank': 'macbook' is not a token"):
+        model.contextual_vectors(["my macbook", "the river bank"], "macbook")
+    with pytest.raises(ValueError, match=r"layer must be None or an integer from -7 to 6"):
+        model.contextual_vectors(sentences, "macbook", layer=9)
     with pytest.raises(ValueError, match="'mac' is not a token of the sentence"):
         model.contextual_vector("my macbook crashed", "mac")
     assert model.word_span(["[CLS]", "mac", "and", "mac", "##book", "[SEP]"], "macbook") == (3, 5)

@@ -206,29 +206,50 @@ class PretrainedModel:
         raise ValueError(f"{word!r} is not a token of the sentence (looked for {shown}): "
                          f"tokens are {list(tokens)}")
 
-    def word_vectors(self, sentence: str, word: str) -> torch.Tensor:
-        """(num_layers + 1, 384): ``word``'s vector in ``sentence`` at every hidden state, ``hidden[0]``
-        first, from one run; the mean of its WordPiece pieces when the tokenizer cuts it, at its first
-        occurrence.
-        Raises ValueError when the word does not occur."""
+    def contextual_vectors(self, sentences: list[str], word: str, layer: int | None = -1) -> torch.Tensor:
+        """``word``'s vector in each of B sentences, from one padded batch: (B, 384) at hidden state ``layer``
+        (default: the last layer's output), or (B, num_layers + 1, 384) at every hidden state with
+        ``layer=None``. As :meth:`contextual_vector`: the first occurrence, the mean of its WordPiece pieces.
+        Raises ValueError naming the sentence where the word does not occur."""
         import torch
 
-        result = self.run(sentence)
-        try:
-            start, stop = self.word_span(result["tokens"], word)
-        except ValueError as err:
-            raise ValueError(f"in {sentence!r}: {err}") from None
-        return torch.stack([h[start:stop].mean(dim=0) for h in result["hidden"]])
+        if isinstance(sentences, str) or not sentences:
+            raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+        for i, s in enumerate(sentences):
+            _check_sentence(s, f"sentences[{i}]")
+        n = self.num_layers + 1
+        bad = isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n
+        if layer is not None and bad:
+            raise ValueError(f"layer must be None or an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
+        batch = self.tokenizer(list(sentences), return_tensors="pt", padding=True)
+        with torch.no_grad():
+            hidden = torch.stack(self.model(**batch, output_hidden_states=True).hidden_states, dim=1)
+        found = []
+        for b, sentence in enumerate(sentences):
+            ids = batch["input_ids"][b][batch["attention_mask"][b].bool()]
+            try:
+                start, stop = self.word_span(self.tokenizer.convert_ids_to_tokens(ids), word)
+            except ValueError as err:
+                raise ValueError(f"in {sentence!r}: {err}") from None
+            found.append(hidden[b, :, start:stop].mean(dim=1))          # (num_layers + 1, 384)
+        out = torch.stack(found)
+        return out if layer is None else out[:, layer]
 
     def contextual_vector(self, sentence: str, word: str, layer: int = -1) -> torch.Tensor:
         """(384,) vector of ``word`` in ``sentence``: ``run(sentence)["hidden"][layer]`` at the word's first
         occurrence, averaged over its WordPiece pieces when the tokenizer cuts it (default: the last
         layer's output). Raises ValueError when the word does not occur."""
-        n = self.num_layers + 1
+        result = self.run(sentence)
+        n = len(result["hidden"])
         if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
             raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
                              f"got {layer!r}")
-        return self.word_vectors(sentence, word)[layer]
+        try:
+            start, stop = self.word_span(result["tokens"], word)
+        except ValueError as err:
+            raise ValueError(f"in {sentence!r}: {err}") from None
+        return result["hidden"][layer][start:stop].mean(dim=0)
 
     def sentence_embeddings(self, sentences: list[str]) -> torch.Tensor:
         """(B, 384) the model's sentence embeddings of B sentences, what it was trained to produce: per
