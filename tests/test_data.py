@@ -109,6 +109,20 @@ def test_pretrained_is_deterministic_and_contextual(model: data.PretrainedModel)
     assert cos < 0.99
 
 
+def test_the_model_runs_on_one_thread_and_restores_the_count(model: data.PretrainedModel) -> None:
+    seen = []
+    handle = model.model.register_forward_pre_hook(lambda *args: seen.append(torch.get_num_threads()))
+    torch.set_num_threads(2)
+    try:
+        model.run("the river bank")
+        model.sentence_embeddings(["the river bank", "a bank"])
+        model.contextual_vectors(["the river bank"], "bank")
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2
+    finally:
+        handle.remove()
+        torch.set_num_threads(1)
+
+
 def test_pretrained_errors(model: data.PretrainedModel) -> None:
     with pytest.raises(ValueError, match=r"sentence must be a non-empty string, got ''"):
         model.run("")

