@@ -70,7 +70,9 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
                                                                   Control("head", "select")])],
     "09_positions_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
-    "11_real_transformer": [("widgets.interact(explore", [
+    "11_real_transformer": [("explorers.lean_explorer(", [
+        Control("sentence", "text", ("my macbook crashed", "i love apple phones"))])],
+    "12_inside_a_real_transformer": [("explorers.head_explorer(", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }
