@@ -79,7 +79,9 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                                                  Control("fill", "select")])],
     "10_cost_and_memory": [("cost_widgets.dilution_explorer(", [Control("margin", "slider"),
                                                                  Control("log2 T", "slider")])],
-    "11_real_transformer": [("widgets.interact(explore", [
+    "11_real_transformer": [("explorers.lean_explorer(", [
+        Control("sentence", "text", ("my macbook crashed", "i love apple phones"))])],
+    "12_inside_a_real_transformer": [("explorers.head_explorer(", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }

@@ -97,8 +97,12 @@ DRIVES = {
     # log2 T 10 -> 11 at margin 5: the planted key's weight among 2,048 keys.
     "10_cost_and_memory": Drive("cost_widgets.dilution_explorer(", "log2 T", "slider",
                                 expect="T = 2,048, margin 5"),
-    "11_real_transformer": Drive("widgets.interact(explore", "sentence", "select",
-                                 "i love apple phones, but i drink apple juice.", expect="juice->"),
+    # A word WordPiece cuts ("mac", "##book") and no "apple": every token's lean is drawn, no traceback.
+    "11_real_transformer": Drive("explorers.lean_explorer(", "sentence", "text", "my macbook crashed",
+                                 expect="'apple' is not in this sentence"),
+    # The most parked head is layer 4, head 5 (section 1); one step right shows head 6 of layer 4.
+    "12_inside_a_real_transformer": Drive("explorers.head_explorer(", "head", "slider",
+                                          expect="layer 4, head 6,"),
     # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
     "13_generation_and_memory": Drive("widgets.interact(show_cache", "kv heads", "slider",
                                   expect="g = 16: 655,360 bytes per token"),

@@ -27,7 +27,6 @@ PENDING_REWORK = {
     "00_roadmap",
     "01_static_embeddings",
     "06_scaling",
-    "11_real_transformer",
     "13_generation_and_memory",
 }
 

@@ -18,6 +18,7 @@ from .lesson08 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
 from .lesson10 import *  # noqa: F403
 from .lesson11 import *  # noqa: F403
+from .lesson12 import *  # noqa: F403
 from .lesson13 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
