@@ -78,7 +78,8 @@ DRIVES = {
     "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
                                      "river bank flows", expect="*river"),
     "04_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
-    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
+    # 64 -> 128 on "d_k": the line under the figure names the new length.
+    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, tau = 1.00"),
     "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
                                      expect="In head 2, 'apple' gives most weight to"),
     "09_positions_and_masks": Drive("widgets.interact(show_mask", "mask", "select", "none",

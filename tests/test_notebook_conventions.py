@@ -28,7 +28,6 @@ PENDING_REWORK = {
     "01_static_embeddings",
     "02_basic_self_attention",
     "04_learnable_projections",
-    "06_scaling",
     "07_multi_head_attention",
     "09_positions_and_masks",
     "11_real_transformer",
