@@ -141,7 +141,7 @@ def training(
     names = list(dict.fromkeys(name for name, _, _ in runs))
     if d_k not in d_ks:
         raise ValueError(f"d_k={d_k!r} is not one of the trained lengths {list(d_ks)}")
-    fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 4.6), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 5.0), layout="constrained")
     offsets = np.linspace(-0.15, 0.15, len(names))  # side by side, so that no dot hides another
     for name, offset in zip(names, offsets, strict=True):
         color, label = _style(name)
@@ -161,8 +161,8 @@ def training(
     _finish(axes[0], f"After training ({len(seeds)} seeds)", r"$d_k$", "held-out accuracy")
     _finish(axes[1], rf"Accuracy, $d_k = {d_k}$", "step", "held-out accuracy")
     axes[2].set_yscale("log")
-    _finish(axes[2], rf"Spread of the scores, $d_k = {d_k}$", "step", "std of the scores")
+    _finish(axes[2], rf"Score spread, $d_k = {d_k}$", "step", "std of the scores")
     for ax in axes[:2]:
         ax.set_ylim(0, 1.05)
-    axes[0].legend(fontsize=SMALLEST_PT, loc="lower left")
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
     return fig
