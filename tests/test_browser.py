@@ -84,7 +84,8 @@ DRIVES = {
                                       expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
     "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",
                                    expect="step   2: held-out accuracy"),
-    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
+    # 64 -> 128 on "d_k": the line under the figure names the new length.
+    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, tau = 1.00"),
     # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.45.
     "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
                                      "I love apple juice", expect="head 2: apple -> apple (0.45)"),
