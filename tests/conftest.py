@@ -9,7 +9,7 @@ unit        no kernel, no nbgrader run, no browser, no system package: seconds  
 notebooks   execute notebooks (nbval re-runs every lesson; the benchmark's)   ``make test``
 grading     run nbgrader: student versions, ``make grade`` on real notebooks ``make test``
 browser     Chromium: decks, the site, JupyterLab, the live slides            ``make test``
-slow        a minute or more on its own (whole attack runs, model training)   ``make test``
+slow        half a minute or more alone (attack runs, model training)         ``make test``
 ==========  ================================================================  =====================
 
 ``pytest -m unit`` is the fast loop; ``pytest -m "grading and not slow"`` and the like pick a tier. A test
@@ -52,6 +52,10 @@ FILE_TIERS = {
     "test_site.py": ("browser",),
     "test_slides.py": ("browser",),
 }
+#: Single tests of otherwise unit files that take half a minute or more (measured with ``--durations``).
+TEST_TIERS = {
+    "test_llm.py::test_training_script_reproduces_the_committed_weights": ("slow",),  # trains the decoder
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,7 +69,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.path.suffix == ".ipynb":
             item.add_marker("notebooks")  # nbval: a lesson re-executed, its outputs compared
             continue
-        for tier in FILE_TIERS.get(item.path.name, ()):
+        for tier in FILE_TIERS.get(item.path.name, ()) + TEST_TIERS.get(f"{item.path.name}::{item.name}", ()):
             item.add_marker(tier)
         if not any(item.get_closest_marker(tier) for tier in TIERS):
             item.add_marker("unit")
