@@ -147,6 +147,16 @@ def pw():
 
 
 @pytest.fixture(scope="session")
+def browser(pw):
+    """One Chromium for the tests that open pages from disk (the decks, the site)."""
+    from labdriver import launch_chromium
+
+    chromium = launch_chromium(pw)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One JupyterLab server for the session, serving learners' working copies and presenter copies."""
     from labdriver import ARTIFACTS, prepare_root, start_lab

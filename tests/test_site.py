@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
-from labdriver import WIDGET_FALLBACKS, allow_only, js_true, launch_chromium
+from labdriver import WIDGET_FALLBACKS, allow_only, js_true
 from selfattention.coursework import lessons
 
 pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
@@ -127,13 +127,6 @@ def site(tmp_path_factory) -> Path:
     pages = list(index.parent.rglob("*.html"))
     print(f"\nsite: built {len(pages)} pages in {time.perf_counter() - start:.1f} s")
     return index.parent
-
-
-@pytest.fixture(scope="module")
-def browser(pw):
-    chromium = launch_chromium(pw)
-    yield chromium
-    chromium.close()
 
 
 @dataclass

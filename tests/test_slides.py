@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
-from labdriver import allow_only, js_true, launch_chromium
+from labdriver import allow_only, js_true
 from selfattention.coursework import lessons
 
 pytestmark = pytest.mark.needs_chromium  # and Node.js/npm, for the build
@@ -223,13 +223,6 @@ def decks() -> dict[str, Path]:
     paths = build.build(NOTEBOOKS)
     print(f"\nslides: built {len(paths)} decks in {time.perf_counter() - start:.1f} s")
     return {path.name.removesuffix(".slides.html"): path for path in paths}
-
-
-@pytest.fixture(scope="session")
-def browser(pw):
-    chromium = launch_chromium(pw)
-    yield chromium
-    chromium.close()
 
 
 @dataclass
