@@ -19,11 +19,14 @@ under ``--strict-system`` (what ``make test`` passes, having installed them), wh
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from urllib.parse import urlparse
 
 import pytest
@@ -111,6 +114,15 @@ def make(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     )
     assert proc.returncode == 0, f"make {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     return proc
+
+
+@functools.cache
+def load_script(path: Path) -> ModuleType:
+    """A script that is not in a package (``docs/build.py``, ``slides/build.py``), imported once a session."""
+    spec = importlib.util.spec_from_file_location(f"{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_notebook(path: Path) -> dict:

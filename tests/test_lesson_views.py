@@ -13,24 +13,15 @@ things built from a lesson agree with it, cell for cell (type and source):
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
-from conftest import NOTEBOOKS, ROOT, load_notebook
+from conftest import NOTEBOOKS, ROOT, load_notebook, load_script
 
 from selfattention.coursework import lessons
 
-
-def _module(name: str, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-site = _module("site_build", ROOT / "docs" / "build.py")
-slides = _module("slides_build", ROOT / "slides" / "build.py")
+site = load_script(ROOT / "docs" / "build.py")
+slides = load_script(ROOT / "slides" / "build.py")
 IDS = [p.stem for p in NOTEBOOKS]
 
 

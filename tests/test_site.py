@@ -9,14 +9,13 @@ built files themselves are searched for hidden tests.
 from __future__ import annotations
 
 import html
-import importlib.util
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import NOTEBOOKS, ROOT, load_notebook
+from conftest import NOTEBOOKS, ROOT, load_notebook, load_script
 
 from labdriver import WIDGET_FALLBACKS, allow_only, js_true
 from selfattention.coursework import lessons
@@ -33,14 +32,7 @@ CODE_SPAN = re.compile(r"`[^`]*`")
 TAG = re.compile(r"<[^>]+>")
 
 
-def _load_build_module():
-    spec = importlib.util.spec_from_file_location("site_build", DOCS / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build_module()
+build = load_script(DOCS / "build.py")
 
 
 def guide_pages() -> list[Path]:

@@ -9,7 +9,6 @@ A screenshot of a typical slide of each deck (text and code) goes to ``test-arti
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import time
@@ -19,7 +18,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import NOTEBOOKS, ROOT, load_notebook
+from conftest import NOTEBOOKS, ROOT, load_notebook, load_script
 
 from labdriver import allow_only, js_true
 from selfattention.coursework import lessons
@@ -48,14 +47,7 @@ CODE_SPAN = re.compile(r"`[^`]*`")
 REMOTE_IMPORT = re.compile(r"""url\(\s*['"]?((?:https?:)?//[^)'"]+)|@import\s+['"]((?:https?:)?//[^'"]+)""")
 
 
-def _load_build_module():
-    spec = importlib.util.spec_from_file_location("slides_build", SLIDES / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build_module()
+build = load_script(SLIDES / "build.py")
 IDS = [p.stem for p in NOTEBOOKS]
 
 
