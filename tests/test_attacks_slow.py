@@ -28,6 +28,7 @@ import pytest
 from conftest import ROOT
 
 from selfattention.coursework import lessons
+from selfattention.coursework.folder import CourseFolder
 from selfattention.coursework.results import MIME
 from selfattention.coursework.sandbox import BASE_UID
 
@@ -354,9 +355,7 @@ def test_a_warning_inside_the_learners_function_costs_nothing(attacked):
 
 
 def test_gradebook_holds_the_verdicts_not_the_attackers_update(attacked):
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{attacked['base'] / 'course' / 'gradebook.db'}") as gb:
+    with CourseFolder(attacked["base"] / "course").gradebook() as gb:
         for (learner, lesson), r in attacked["rows"].items():
             sub = gb.find_submission_notebook(lesson, lesson, learner)
             assert float(sub.score) == float(r["score"]) <= float(sub.max_score), (learner, lesson)

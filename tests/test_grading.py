@@ -24,6 +24,7 @@ import pytest
 from conftest import NOTEBOOKS, ROOT, STUDENT_CACHE, make
 
 from selfattention.coursework import lessons
+from selfattention.coursework.folder import CourseFolder
 from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
 
 LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
@@ -298,9 +299,7 @@ def test_csv_has_the_documented_columns(crafted):
 
 
 def test_scores_are_those_in_the_gradebook(crafted):
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{crafted['base'] / 'course' / 'gradebook.db'}") as gb:
+    with CourseFolder(crafted["base"] / "course").gradebook() as gb:
         for learner, row in crafted["rows"].items():
             sub = gb.find_submission_notebook("00_roadmap", "00_roadmap", learner)
             assert float(sub.score) == float(row["score"]), learner

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import nbformat
@@ -25,6 +24,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from selfattention.coursework import lessons
 from selfattention.coursework.feedback import write_feedback
+from selfattention.coursework.folder import CourseFolder
 from selfattention.coursework.grading import GradeRow, RunPolicy, grade_all
 
 LESSON = "01_tiny"
@@ -107,10 +107,7 @@ def grade(base: Path) -> dict[str, GradeRow]:
 
 def hand_mark(course: Path, learner: str, grade_id: str, score: float) -> None:
     """What the formgrader does when a grader saves a mark (tests/test_formgrader.py drives it)."""
-    from nbgrader.api import Gradebook
-
-    with warnings.catch_warnings(), Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        warnings.simplefilter("ignore")
+    with CourseFolder(course).gradebook() as gb:
         found = gb.find_grade(grade_id, LESSON, LESSON, learner)
         found.manual_score = score
         found.needs_manual_grade = False
