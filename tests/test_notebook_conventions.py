@@ -32,7 +32,6 @@ PENDING_REWORK = {
     "07_multi_head_attention",
     "09_positions_and_masks",
     "11_real_transformer",
-    "13_generation_and_memory",
 }
 
 
