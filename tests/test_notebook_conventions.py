@@ -26,12 +26,7 @@ from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
 PENDING_REWORK = {
     "00_roadmap",
     "01_static_embeddings",
-    "02_basic_self_attention",
-    "04_learnable_projections",
-    "06_scaling",
-    "07_multi_head_attention",
-    "09_positions_and_masks",
-    "11_real_transformer",
+    "13_generation_and_memory",
 }
 
 
