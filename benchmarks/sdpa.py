@@ -59,7 +59,8 @@ def run(lengths: tuple[int, ...] = LENGTHS, heads: int = 8, d: int = 64, repeats
                     base = torch.cuda.memory_allocated()
                     times = []
                     for _ in range(repeats):
-                        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                        start = torch.cuda.Event(enable_timing=True)
+                        end = torch.cuda.Event(enable_timing=True)
                         start.record()
                         torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
                         end.record()
@@ -67,7 +68,7 @@ def run(lengths: tuple[int, ...] = LENGTHS, heads: int = 8, d: int = 64, repeats
                         times.append(start.elapsed_time(end))
                     peak = (torch.cuda.max_memory_allocated() - base) / 2**20
                 rows.append(Row(name, T, statistics.median(times), peak))
-            except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # a backend unsupported, or out of memory
+            except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # unsupported, or out of memory
                 rows.append(Row(name, T, None, None, str(exc).splitlines()[0][:80]))
                 torch.cuda.empty_cache()
     return rows, described
@@ -75,7 +76,8 @@ def run(lengths: tuple[int, ...] = LENGTHS, heads: int = 8, d: int = 64, repeats
 
 def table(rows: list[Row], described: str) -> str:
     """A Markdown table of ``rows`` under a line naming the device."""
-    lines = [f"Device: {described}", "", "| backend | T | ms (median) | peak MiB | note |", "|---|---|---|---|---|"]
+    lines = [f"Device: {described}", "", "| backend | T | ms (median) | peak MiB | note |",
+             "|---|---|---|---|---|"]
     for r in rows:
         ms = "-" if r.ms is None else f"{r.ms:.3f}"
         peak = "-" if r.peak_mib is None else f"{r.peak_mib:.1f}"

@@ -428,6 +428,7 @@ def test_sdpa_benchmark_without_cuda_says_so_and_times_nothing(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     rows, described = bench.run()
     assert rows == [] and "no CUDA device" in described
-    table = bench.table([bench.Row("flash", 1024, 0.5, 12.0), bench.Row("math", 32768, None, None, "out of memory")],
-                        "a device")
-    assert "| flash | 1,024 | 0.500 | 12.0 |  |" in table and "| math | 32,768 | - | - | out of memory |" in table
+    rows = [bench.Row("flash", 1024, 0.5, 12.0), bench.Row("math", 32768, None, None, "out of memory")]
+    table = bench.table(rows, "a device")
+    assert "| flash | 1,024 | 0.500 | 12.0 |  |" in table
+    assert "| math | 32,768 | - | - | out of memory |" in table

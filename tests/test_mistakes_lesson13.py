@@ -115,7 +115,8 @@ ROOFLINE_PHRASES = {
 
 
 def roofline_right(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):
-    return max((2 * n_params + batch * T * cache_bytes_per_token) / bandwidth, 2 * n_params * batch / flops_per_s)
+    reading = (2 * n_params + batch * T * cache_bytes_per_token) / bandwidth
+    return max(reading, 2 * n_params * batch / flops_per_s)
 
 
 def roofline_right_steps(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):

@@ -96,7 +96,7 @@ def test_flash_mistake_is_named(key):
 
 def test_flash_through_s_and_p_is_named():
     def standard(memory, b):
-        Q, K, V = memory.read("Q"), memory.read("K"), memory.read("V")
+        Q, K = memory.read("Q"), memory.read("K")
         S = Q @ K.T / np.sqrt(Q.shape[1])
         memory.write("S", np.where(np.tri(len(Q), dtype=bool), S, -np.inf))
     names_only(message(checks.check_causal_flash, standard), "s_p", FLASH_PHRASES)

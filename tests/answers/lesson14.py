@@ -1,9 +1,9 @@
 """Lesson 14's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every tile
-    # whose keys all come after the tile's last query; ... update m, l and a by section 5's formulas; then write
-    # the tile's a / l once."
+    # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
+    # tile whose keys all come after the tile's last query; ... update m, l and a by section 5's formulas;
+    # then write the tile's a / l once."
     "l14-flash-answer": """
 T, d = memory.arrays["Q"].shape
 for i in range(0, T, b):

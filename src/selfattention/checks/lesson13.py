@@ -69,7 +69,7 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
         if not isinstance(result, tuple) or len(result) != 3:
             raise ExerciseError("decode_step should return three things, z, K_cache and V_cache "
                                 "(return z, K, V), not one.")
-        z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache")))
+        z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache"), strict=True))
         for got, want, name in ((K_new, K, "the returned K_cache"), (V_new, V, "the returned V_cache")):
             if got.shape == want.shape and np.allclose(got, np.roll(want, 1, axis=0)):
                 raise ExerciseError(f"{name} has the new row first: append it at the end, after the "

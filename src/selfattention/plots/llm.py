@@ -73,7 +73,8 @@ def block_map(block_tables: Sequence[Sequence[int]], num_blocks: int, names: Seq
                 ax.text(c, r, "free" if np.isnan(seq) else str(int(seq)), ha="center", va="center",
                         fontsize=FONT)
         ax.set_xticks([])
-        ax.set_yticks(range(rows), [f"blocks {r * cols}-{min(num_blocks, (r + 1) * cols) - 1}" for r in range(rows)])
+        ax.set_yticks(range(rows),
+                      [f"blocks {r * cols}-{min(num_blocks, (r + 1) * cols) - 1}" for r in range(rows)])
         label = "the number of the request holding each block" if names is None else ", ".join(
             f"{i}: {n}" for i, n in enumerate(names))
         ax.set_title(label, fontsize=FONT - 1)

@@ -47,7 +47,8 @@ def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
         rate = cost["tokens_per_s"]
         fits_line.set_ydata(np.where(cost["fits"], rate, np.nan))
         over_line.set_ydata(np.where(cost["fits"], np.nan, rate))
-        ax.set_title(f"g = {kv_heads} key/value heads, T = {T:,} tokens per sequence, {gpus} H100s")
+        ax.set_title(f"g = {kv_heads} key/value heads, T = {T:,} tokens per sequence, {gpus} H100s",
+                     fontsize=llm_plots.FONT)
         show(fig)
         room = gpus * llm_plots.H100["memory_bytes"] - shape["n_params"] * 2
         most = int(room // (per_token * T))
@@ -88,14 +89,17 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
         turns = inv_freq.numpy() * trained_length * factor / (2 * math.pi)
         for bar, height in zip(new_bars, turns, strict=True):
             bar.set_height(height)
-        ax.set_title(f"{scaling}, x{factor}: d = {d}, base {base:,.0f}, trained on {trained_length:,} tokens")
-        ax.legend(loc="upper right", labels=[f"trained: {trained_length:,} tokens",
-                                             f"now: {trained_length * factor:,} tokens", "one whole turn"])
+        ax.set_title(f"{scaling}, x{factor}: d = {d}, base {base:,.0f}, trained on {trained_length:,} tokens",
+                     fontsize=llm_plots.FONT)
+        ax.legend(loc="upper right", fontsize=llm_plots.FONT - 1,
+                  labels=[f"trained: {trained_length:,} tokens", f"now: {trained_length * factor:,} tokens",
+                          "one whole turn"])
         show(fig)
         unseen = int(((turns > trained.numpy() * trained_length / (2 * math.pi) * 1.0001)
                       & (trained.numpy() * trained_length / (2 * math.pi) < 1)).sum())
         print(f"{scaling} x{factor}: neighbours differ by {inv_freq[0]:.3f} rad in pair 0 (trained 1.000); "
-              f"{unseen} of {d // 2} pairs reach angles never seen in training; attention factor {attention:.3f}")
+              f"{unseen} of {d // 2} pairs reach angles never seen in training; "
+              f"attention factor {attention:.3f}")
 
     widgets.interact(
         draw,
