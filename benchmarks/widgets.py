@@ -90,7 +90,10 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
         Control("sentence", "text", ("my macbook crashed", "i love apple phones"))])],
     "12_inside_a_real_transformer": [("explorers.head_explorer(", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
-    "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
+    "13_generation_and_memory": [("llm_widgets.decode_explorer(", [Control("kv heads", "slider"),
+                                                                    Control("context T", "slider")])],
+    "14_long_context_and_io": [("llm_widgets.rope_explorer(", [Control("scaling", "select"),
+                                                                Control("factor", "slider")])],
 }
 
 # Arms a timer on a cell: t0 = the first input event (key, pointer, change, click) after arming, last = the

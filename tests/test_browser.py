@@ -94,8 +94,10 @@ DRIVES = {
     "12_inside_a_real_transformer": Drive("explorers.head_explorer(", "head", "slider",
                                           expect="layer 4, head 6,"),
     # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
-    "13_generation_and_memory": Drive("widgets.interact(show_cache", "kv heads", "slider",
-                                  expect="g = 16: 655,360 bytes per token"),
+    "13_generation_and_memory": Drive("llm_widgets.decode_explorer(", "kv heads", "slider",
+                                      expect="g = 16: 655,360 bytes per token"),
+    # factor 8 -> 16 with no scaling: the line names the new factor.
+    "14_long_context_and_io": Drive("llm_widgets.rope_explorer(", "factor", "slider", expect="none x16:"),
 }
 
 

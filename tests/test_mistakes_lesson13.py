@@ -1,190 +1,194 @@
-"""Lesson 13's checks name each typical mistake, written as a learner would write it, and no other."""
+"""Lesson 13's checks name each typical mistake, written as a learner would write it, and no other; two
+different right answers pass; a shortcut that skips what an exercise teaches does not."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistakes import message, names_only, right_answer_passes
 
 from selfattention import checks
-from selfattention.checks import ExerciseError
-
-# A phrase unique to each named mistake's message, per check.
-KV_PHRASES = {
-    "keys": "only the keys are counted", "gib": "GiB", "layers": "the layers are missing",
-    "batch": "the batch is missing", "bytes": "the bytes per number are missing", "square": "grows like T^2",
-}
-ROPE_PHRASES = {
-    "interleaved": "neighbouring features", "direction": "the wrong way", "exponent": "the exponent is i/d",
-    "from1": "positions start at 1", "swap": "cos and sin are swapped",
-}
-GQA_PHRASES = {
-    "tile": "round-robin", "unscaled": "are not scaled", "d_v": "divided by sqrt(d_v)",
-    "T": "divided by sqrt(T)", "axis": "over the queries", "first": "the first key/value group only",
-}
-
-
-def _message(check, fn) -> str:
-    with pytest.raises(ExerciseError) as err:
-        check(fn)
-    return str(err.value)
-
-
-def _names_only(message: str, phrases: dict[str, str], key: str) -> None:
-    named = [k for k, p in phrases.items() if p in message]
-    assert named == [key], f"expected only {key!r} to be named, got {named}: {message}"
-
 
 # ------------------------------------------------------------------------------- exercise 1
-def kv_right(num_layers, num_kv_heads, d_k, T, batch=1, bytes_per_number=2):
-    return 2 * num_layers * num_kv_heads * d_k * T * batch * bytes_per_number / 1e9
-
-
-KV_WRONG = {
-    "keys": lambda L, g, d, T, b=1, n=2: L * g * d * T * b * n / 1e9,
-    "gib": lambda L, g, d, T, b=1, n=2: 2 * L * g * d * T * b * n / 2**30,
-    "layers": lambda L, g, d, T, b=1, n=2: 2 * g * d * T * b * n / 1e9,
-    "batch": lambda L, g, d, T, b=1, n=2: 2 * L * g * d * T * n / 1e9,
-    "bytes": lambda L, g, d, T, b=1, n=2: 2 * L * g * d * T * b / 1e9,
-    "square": lambda L, g, d, T, b=1, n=2: 2 * L * g * d * T * T * b * n / 1e9,
+DECODE_PHRASES = {
+    "old": "the new token's key and value are missing", "unscaled": "are not scaled",
+    "d_v": "divided by sqrt(d_v)", "sum": "every weight is 1", "front": "has the new row first",
+    "not_grown": "as many as before the step", "one": "should return three things",
 }
 
 
-def test_kv_right_answer_is_correct(capsys):
-    checks.check_kv_cache_gb(kv_right)
-    assert capsys.readouterr().out.startswith("Correct:")
+def _softmax(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
 
 
-@pytest.mark.parametrize("key", list(KV_WRONG))
-def test_kv_mistake_is_named(key):
-    _names_only(_message(checks.check_kv_cache_gb, KV_WRONG[key]), KV_PHRASES, key)
+def decode_right(q, k_new, v_new, K_cache, V_cache):
+    K = np.concatenate([K_cache, k_new[None, :]], axis=0)
+    V = np.concatenate([V_cache, v_new[None, :]], axis=0)
+    return _softmax(K @ q / np.sqrt(len(q))) @ V, K, V
+
+
+def decode_right_vstack(q, k_new, v_new, K_cache, V_cache):
+    """Another right answer: vstack, then the weights as a (1, T+1) row, softmax along axis -1."""
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    scores = (q[None, :] @ K.T) / np.sqrt(K.shape[1])
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return (weights @ V)[0], K, V
+
+
+def decode_old(q, k_new, v_new, K_cache, V_cache):
+    z = _softmax(K_cache @ q / np.sqrt(len(q))) @ V_cache  # attends before appending
+    return z, np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+
+
+def decode_unscaled(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q) @ V, K, V
+
+
+def decode_d_v(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q / np.sqrt(V.shape[1])) @ V, K, V
+
+
+def decode_axis(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    s = (K @ q / np.sqrt(len(q)))[None, :]  # (1, T+1)
+    w = np.exp(s - s.max(axis=0, keepdims=True))
+    w = w / w.sum(axis=0, keepdims=True)  # softmax over the axis of length 1
+    return (w @ V)[0], K, V
+
+
+def decode_front(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([k_new, K_cache]), np.vstack([v_new, V_cache])  # prepended
+    return _softmax(K @ q / np.sqrt(len(q))) @ V, K, V
+
+
+def decode_not_grown(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q / np.sqrt(len(q))) @ V, K_cache, V_cache
+
+
+def decode_one(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q / np.sqrt(len(q))) @ V
+
+
+DECODE_WRONG = {"old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
+                "front": decode_front, "not_grown": decode_not_grown, "one": decode_one}
+
+
+@pytest.mark.parametrize("answer", [decode_right, decode_right_vstack])
+def test_decode_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_decode_step, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(DECODE_WRONG))
+def test_decode_mistake_is_named(key):
+    names_only(message(checks.check_decode_step, DECODE_WRONG[key]), key, DECODE_PHRASES)
+
+
+def test_decode_without_max_subtraction_overflows_on_the_large_case():
+    def naive(q, k_new, v_new, K_cache, V_cache):
+        K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+        e = np.exp(K @ q / np.sqrt(len(q)))
+        return e / e.sum() @ V, K, V
+    text = message(checks.check_decode_step, naive)
+    assert "NaN or infinite" in text and "subtract each row's maximum" in text
+
+
+def test_decode_shortcut_that_recomputes_full_attention_without_growing_the_cache_fails():
+    """Skipping the cache (recompute attention from the caches alone, never return the grown ones) fails."""
+    def shortcut(q, k_new, v_new, K_cache, V_cache):
+        z = decode_right(q, k_new, v_new, K_cache, V_cache)[0]
+        return z, K_cache, V_cache
+    names_only(message(checks.check_decode_step, shortcut), "not_grown", DECODE_PHRASES)
 
 
 # ------------------------------------------------------------------------------- exercise 2
-def rope_right(x, base=10000.0):
-    T, d = x.shape
-    angles = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)
-    x1, x2 = x[:, : d // 2], x[:, d // 2:]
-    return np.concatenate([x1 * np.cos(angles) - x2 * np.sin(angles),
-                           x2 * np.cos(angles) + x1 * np.sin(angles)], axis=1)
+ROOFLINE_PHRASES = {
+    "per_seq": "read once per sequence", "cache_once": "each sequence has its own cache", "add": "were added",
+    "flops1": "2 FLOPs, not 1", "no_cache": "caches are missing", "bytes1": "counted as 1 byte",
+    "ms": "in milliseconds",
+}
 
 
-def rope_interleaved(x, base=10000.0):
-    T, d = x.shape
-    out = np.zeros_like(x)
-    for p in range(T):
-        for i in range(d // 2):
-            a = p / base ** (2 * i / d)
-            out[p, 2 * i] = x[p, 2 * i] * np.cos(a) - x[p, 2 * i + 1] * np.sin(a)
-            out[p, 2 * i + 1] = x[p, 2 * i + 1] * np.cos(a) + x[p, 2 * i] * np.sin(a)
-    return out
+def roofline_right(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):
+    reading = (2 * n_params + batch * T * cache_bytes_per_token) / bandwidth
+    return max(reading, 2 * n_params * batch / flops_per_s)
 
 
-def rope_direction(x, base=10000.0):
-    T, d = x.shape
-    angles = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)
-    x1, x2 = x[:, : d // 2], x[:, d // 2:]
-    return np.concatenate([x1 * np.cos(angles) + x2 * np.sin(angles),
-                           x2 * np.cos(angles) - x1 * np.sin(angles)], axis=1)
+def roofline_right_steps(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):
+    weights_bytes = n_params * 2
+    cache_bytes = cache_bytes_per_token * T * batch
+    reading = (weights_bytes + cache_bytes) / bandwidth
+    computing = batch * n_params * 2 / flops_per_s
+    return reading if reading > computing else computing
 
 
-def rope_exponent(x, base=10000.0):
-    T, d = x.shape
-    angles = np.arange(T)[:, None] / base ** (np.arange(d // 2) / d)
-    x1, x2 = x[:, : d // 2], x[:, d // 2:]
-    return np.hstack([x1 * np.cos(angles) - x2 * np.sin(angles), x2 * np.cos(angles) + x1 * np.sin(angles)])
+ROOFLINE_WRONG = {
+    "per_seq": lambda n, c, T, b, bw, f: max((2 * n * b + b * T * c) / bw, 2 * n * b / f),
+    "cache_once": lambda n, c, T, b, bw, f: max((2 * n + T * c) / bw, 2 * n * b / f),
+    "add": lambda n, c, T, b, bw, f: (2 * n + b * T * c) / bw + 2 * n * b / f,
+    "flops1": lambda n, c, T, b, bw, f: max((2 * n + b * T * c) / bw, n * b / f),
+    "no_cache": lambda n, c, T, b, bw, f: max(2 * n / bw, 2 * n * b / f),
+    "bytes1": lambda n, c, T, b, bw, f: max((n + b * T * c) / bw, 2 * n * b / f),
+    "ms": lambda n, c, T, b, bw, f: 1e3 * max((2 * n + b * T * c) / bw, 2 * n * b / f),
+}
 
 
-def rope_from1(x, base=10000.0):
-    T, d = x.shape
-    angles = np.arange(1, T + 1)[:, None] * base ** (-np.arange(0, d, 2) / d)
-    x1, x2 = x[:, : d // 2], x[:, d // 2:]
-    return np.hstack([x1 * np.cos(angles) - x2 * np.sin(angles), x2 * np.cos(angles) + x1 * np.sin(angles)])
+@pytest.mark.parametrize("answer", [roofline_right, roofline_right_steps])
+def test_roofline_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_decode_step_seconds, answer, capsys)
 
 
-def rope_swap(x, base=10000.0):
-    T, d = x.shape
-    angles = np.arange(T)[:, None] * base ** (-np.arange(0, d, 2) / d)
-    x1, x2 = x[:, : d // 2], x[:, d // 2:]
-    return np.hstack([x1 * np.sin(angles) - x2 * np.cos(angles), x2 * np.sin(angles) + x1 * np.cos(angles)])
+@pytest.mark.parametrize("key", list(ROOFLINE_WRONG))
+def test_roofline_mistake_is_named(key):
+    names_only(message(checks.check_decode_step_seconds, ROOFLINE_WRONG[key]), key, ROOFLINE_PHRASES)
 
 
-ROPE_WRONG = {"interleaved": rope_interleaved, "direction": rope_direction, "exponent": rope_exponent,
-              "from1": rope_from1, "swap": rope_swap}
-
-
-def test_rope_right_answer_is_correct(capsys):
-    checks.check_rope(rope_right)
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-@pytest.mark.parametrize("key", list(ROPE_WRONG))
-def test_rope_mistake_is_named(key):
-    _names_only(_message(checks.check_rope, ROPE_WRONG[key]), ROPE_PHRASES, key)
+def test_roofline_shortcut_memory_only_fails():
+    """Only the memory time (the batch-1 intuition, no FLOPs at all) fails on the compute-bound case."""
+    text = message(checks.check_decode_step_seconds, lambda n, c, T, b, bw, f: (2 * n + b * T * c) / bw)
+    assert "batch=4096" in text
 
 
 # ------------------------------------------------------------------------------- exercise 3
-def _softmax(s, axis=-1):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+BLOCKS_PHRASES = {
+    "pool_order": "in the pool's order", "sorted": "in sorted order", "slots": "read across blocks",
+    "untrimmed": "every slot of the last block",
+}
 
 
-def gqa_right(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    K, V = np.repeat(K, r, axis=0), np.repeat(V, r, axis=0)
-    return _softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])) @ V
+def blocks_right(pool, block_table, length):
+    return pool[block_table].reshape(-1, pool.shape[-1])[:length]
 
 
-def gqa_tile(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    K, V = np.tile(K, (r, 1, 1)), np.tile(V, (r, 1, 1))
-    return _softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(Q.shape[-1])) @ V
+def blocks_right_loop(pool, block_table, length):
+    B = pool.shape[1]
+    return np.array([pool[block_table[p // B], p % B] for p in range(length)])
 
 
-def gqa_unscaled(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return _softmax(Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1)) @ np.repeat(V, r, axis=0)
+BLOCKS_WRONG = {
+    "pool_order": lambda pool, table, n: pool.reshape(-1, pool.shape[-1])[:n],
+    "sorted": lambda pool, table, n: np.concatenate([pool[b] for b in sorted(table)])[:n],
+    "slots": lambda pool, table, n: np.concatenate(list(pool[table].transpose(1, 0, 2)))[:n],
+    "untrimmed": lambda pool, table, n: np.concatenate([pool[b] for b in table]),
+}
 
 
-def gqa_d_v(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    scores = Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1) / np.sqrt(V.shape[-1])
-    return _softmax(scores) @ np.repeat(V, r, 0)
+@pytest.mark.parametrize("answer", [blocks_right, blocks_right_loop])
+def test_blocks_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_read_blocks, answer, capsys)
 
 
-def gqa_T(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    return _softmax(Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1) / np.sqrt(K.shape[1])) @ np.repeat(V, r, 0)
+@pytest.mark.parametrize("key", list(BLOCKS_WRONG))
+def test_blocks_mistake_is_named(key):
+    names_only(message(checks.check_read_blocks, BLOCKS_WRONG[key]), key, BLOCKS_PHRASES)
 
 
-def gqa_axis(Q, K, V):
-    r = Q.shape[0] // K.shape[0]
-    scores = Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1) / np.sqrt(Q.shape[-1])
-    return _softmax(scores, axis=1) @ np.repeat(V, r, 0)
-
-
-def gqa_first(Q, K, V):
-    return _softmax(Q @ K[0].T / np.sqrt(Q.shape[-1])) @ V[0]
-
-
-GQA_WRONG = {"tile": gqa_tile, "unscaled": gqa_unscaled, "d_v": gqa_d_v, "T": gqa_T, "axis": gqa_axis,
-             "first": gqa_first}
-
-
-def test_gqa_right_answer_is_correct(capsys):
-    checks.check_grouped_query_attention(gqa_right)
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-@pytest.mark.parametrize("key", list(GQA_WRONG))
-def test_gqa_mistake_is_named(key):
-    _names_only(_message(checks.check_grouped_query_attention, GQA_WRONG[key]), GQA_PHRASES, key)
-
-
-def test_gqa_softmax_without_max_subtraction_overflows_on_the_large_case():
-    def naive(Q, K, V):
-        r = Q.shape[0] // K.shape[0]
-        e = np.exp(Q @ np.repeat(K, r, axis=0).transpose(0, 2, 1) / np.sqrt(Q.shape[-1]))
-        return e / e.sum(axis=-1, keepdims=True) @ np.repeat(V, r, 0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        message = _message(checks.check_grouped_query_attention, naive)
-    assert "NaN or infinite" in message and "subtract each row's maximum" in message
+def test_blocks_shortcut_first_blocks_fails():
+    """Reading the first blocks of the pool as if the table were 0, 1, 2 is the pool-order mistake."""
+    shortcut = lambda pool, table, n: pool[: len(table)].reshape(-1, pool.shape[-1])[:n]  # noqa: E731
+    names_only(message(checks.check_read_blocks, shortcut), "pool_order", BLOCKS_PHRASES)

@@ -26,7 +26,6 @@ from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
 PENDING_REWORK = {
     "00_roadmap",
     "01_static_embeddings",
-    "13_generation_and_memory",
 }
 
 

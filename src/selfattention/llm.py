@@ -32,48 +32,75 @@ from .validation import check_qkv, float_array
 from .validation import positive_int as _positive_int
 
 __all__ = [
+    "zen_of_python",
     "KVCache",
+    "BlockPool",
+    "PagedKVCache",
     "grouped_query_attention",
     "rotary",
+    "rope_frequencies",
     "sliding_window_mask",
     "tiled_attention",
     "TileCounts",
     "TinyDecoder",
     "load_decoder",
     "DECODER_WEIGHTS",
+    "attention_mask",
+    "RMSNorm",
+    "LlamaDecoder",
+    "load_llama",
+    "LLAMA_WEIGHTS",
 ]
 
 #: The decoder's weights, written by ``tools/train_decoder.py``.
 DECODER_WEIGHTS = Path(__file__).with_name("decoder.safetensors")
 
 
+def zen_of_python() -> str:
+    """The text both decoders are trained on: "The Zen of Python" (PEP 20, by Tim Peters), 856 characters,
+    from the standard library's ``this`` module (``import this`` prints it; here it stays quiet)."""
+    import codecs
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        import this
+    return codecs.decode(this.s, "rot13")
+
+
 # ------------------------------------------------------------------------------------------- KV cache
 class KVCache:
     """The keys and values of every layer seen so far, grown by one step at a time.
 
-    ``keys[layer]`` and ``values[layer]`` have shape (batch, num_kv_heads, T_cached, d_k).
+    ``keys[layer]`` and ``values[layer]`` have shape (batch, num_kv_heads, T_cached, d_k);
+    ``positions`` (T_cached,) holds the position in the text of each cached token (the same for every
+    layer) and ``seen`` the number of tokens fed so far (the position of the next one). A rolling window
+    (:meth:`keep`) drops tokens, so ``len(cache)`` (tokens held) can be less than ``seen``.
     """
 
     def __init__(self, num_layers: int) -> None:
         self.num_layers = _positive_int("num_layers", num_layers)
         self.keys: list[Tensor | None] = [None] * self.num_layers
         self.values: list[Tensor | None] = [None] * self.num_layers
+        self.positions = torch.zeros(0, dtype=torch.long)
+        self.seen = 0
 
     def __len__(self) -> int:
         """Number of cached tokens."""
-        k = self.keys[0]
-        return 0 if k is None else k.shape[-2]
+        return int(self.positions.numel())
 
     def append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Add this step's keys and values, (batch, g, T_new, d_k), to ``layer``; return all of them.
 
-        Returns: keys and values of every token so far, (batch, g, T_cached + T_new, d_k).
+        The new tokens take the positions ``seen, seen + 1, ...``; ``seen`` and ``positions`` move on when
+        layer 0 appends (so append to layer 0 first at each step). Returns: keys and values of every
+        cached token, (batch, g, T_cached + T_new, d_k).
         """
         if not 0 <= layer < self.num_layers:
             raise ValueError(f"layer must be in [0, {self.num_layers}), got {layer}")
-        if k.shape != v.shape or k.dim() != 4:
+        if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
             raise ValueError(
-                f"k and v must have the same shape (batch, num_kv_heads, T_new, d_k), "
+                f"k and v must have shapes (batch, num_kv_heads, T_new, d) with the same first three axes, "
                 f"got k {tuple(k.shape)} and v {tuple(v.shape)}"
             )
         old_k, old_v = self.keys[layer], self.values[layer]
@@ -84,13 +111,121 @@ class KVCache:
                     f"{tuple(old_k.shape)}; only the token axis (-2) may differ"
                 )
             k, v = torch.cat([old_k, k], dim=-2), torch.cat([old_v, v], dim=-2)
+        T_new = k.shape[-2] - (0 if old_k is None else old_k.shape[-2])
         self.keys[layer], self.values[layer] = k, v
+        if layer == 0:
+            self.positions = torch.cat([self.positions, torch.arange(self.seen, self.seen + T_new)])
+            self.seen += T_new
         return k, v
+
+    def key_positions(self, T_new: int) -> Tensor:
+        """(T_cached + T_new,) positions of the keys a layer attends to while ``T_new`` tokens are fed."""
+        return torch.cat([self.positions, torch.arange(self.seen, self.seen + T_new)])
+
+    def keep(self, which: Tensor) -> None:
+        """Drop every cached token where ``which`` (bool, (T_cached,)) is False, in every layer."""
+        if which.shape != self.positions.shape or which.dtype != torch.bool:
+            raise ValueError(f"which must be a bool tensor of shape {tuple(self.positions.shape)}, "
+                             f"got {which.dtype} {tuple(which.shape)}")
+        self.positions = self.positions[which]
+        for layer in range(self.num_layers):
+            if self.keys[layer] is not None:
+                self.keys[layer] = self.keys[layer][..., which, :]
+                self.values[layer] = self.values[layer][..., which, :]
 
     @property
     def nbytes(self) -> int:
         """Bytes held by all cached keys and values."""
         return sum(t.numel() * t.element_size() for t in self.keys + self.values if t is not None)
+
+
+# ------------------------------------------------------------------------------------ paged cache
+class BlockPool:
+    """The memory of a paged KV cache (vLLM's PagedAttention): ``num_blocks`` blocks of ``block_size``
+    tokens each, shared by every sequence, handed out one block at a time.
+
+    ``keys`` and ``values`` have shape (num_layers, num_blocks, num_kv_heads, block_size, d_k).
+    """
+
+    def __init__(self, num_blocks: int, block_size: int, num_layers: int, num_kv_heads: int, d_k: int,
+                 dtype: torch.dtype = torch.float32) -> None:
+        self.num_blocks, self.block_size = _positive_int("num_blocks", num_blocks), _positive_int(
+            "block_size", block_size)
+        shape = (_positive_int("num_layers", num_layers), self.num_blocks,
+                 _positive_int("num_kv_heads", num_kv_heads), self.block_size, _positive_int("d_k", d_k))
+        self.keys, self.values = torch.zeros(shape, dtype=dtype), torch.zeros(shape, dtype=dtype)
+        self.free = list(range(self.num_blocks))
+
+    def allocate(self) -> int:
+        """A free block's number (the lowest); raises MemoryError when none is left."""
+        if not self.free:
+            raise MemoryError(f"all {self.num_blocks} blocks of the pool are in use")
+        return self.free.pop(0)
+
+    def release(self, blocks: list[int]) -> None:
+        """Give ``blocks`` back to the pool."""
+        self.free = sorted(self.free + list(blocks))
+
+    @property
+    def blocks_in_use(self) -> int:
+        return self.num_blocks - len(self.free)
+
+
+class PagedKVCache(KVCache):
+    """One sequence's KV cache kept in blocks of a shared :class:`BlockPool`, found through its block table.
+
+    Token ``p`` of the sequence lives in block ``block_table[p // block_size]`` at offset
+    ``p % block_size``; a new block is taken from the pool only when the last one is full. Used like
+    :class:`KVCache` (batch 1), e.g. ``model(ids, PagedKVCache(pool))``.
+    """
+
+    def __init__(self, pool: BlockPool) -> None:
+        super().__init__(pool.keys.shape[0])
+        self.pool = pool
+        self._start = 0
+        self.block_table: list[int] = []
+
+    def append(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write this step's keys and values, (1, g, T_new, d_k), into the pool; return the sequence's
+        keys and values read back through the block table, (1, g, T_cached + T_new, d_k)."""
+        if not 0 <= layer < self.num_layers:
+            raise ValueError(f"layer must be in [0, {self.num_layers}), got {layer}")
+        if k.shape != v.shape or k.dim() != 4 or k.shape[0] != 1:
+            raise ValueError(f"k and v must have the same shape (1, num_kv_heads, T_new, d_k), got "
+                             f"k {tuple(k.shape)} and v {tuple(v.shape)}")
+        size, T_new = self.pool.block_size, k.shape[-2]
+        if layer == 0:
+            self._start = self.seen
+        start = self._start
+        end = start + T_new
+        while len(self.block_table) * size < end:  # a new block only when the last one is full
+            self.block_table.append(self.pool.allocate())
+        for t in range(T_new):
+            block, offset = self.block_table[(start + t) // size], (start + t) % size
+            self.pool.keys[layer, block, :, offset] = k[0, :, t]
+            self.pool.values[layer, block, :, offset] = v[0, :, t]
+        table = torch.tensor(self.block_table)
+        g, d_k = k.shape[1], k.shape[-1]
+        keys = self.pool.keys[layer, table].transpose(0, 1).reshape(g, -1, d_k)[None, :, :end]
+        values = self.pool.values[layer, table].transpose(0, 1).reshape(g, -1, d_k)[None, :, :end]
+        if layer == 0:
+            self.positions = torch.arange(end)
+            self.seen = end
+        return keys, values
+
+    def keep(self, which: Tensor) -> None:
+        raise NotImplementedError("a PagedKVCache keeps every token (no rolling window)")
+
+    def release(self) -> None:
+        """Give this sequence's blocks back to the pool (the sequence is finished)."""
+        self.pool.release(self.block_table)
+        self.block_table = []
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the blocks this sequence holds (full or not)."""
+        per_block = self.pool.keys[:, 0].numel() * self.pool.keys.element_size() * 2
+        return len(self.block_table) * per_block
 
 
 # ------------------------------------------------------------------------- grouped-query attention
@@ -131,17 +266,21 @@ def grouped_query_attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None
 
 
 # --------------------------------------------------------------------------------------- rotary
-def rotary(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) -> Tensor:
+def rotary(x: Tensor, positions: Tensor | None = None, base: float = 10000.0, *,
+           inv_freq: Tensor | None = None, scale: float = 1.0) -> Tensor:
     """Rotary position embedding (RoPE) of queries or keys, in the half-split (Llama) layout.
 
     Feature ``i`` and feature ``i + d/2`` form a pair, rotated by the angle
-    ``position * base^(-2i/d)``. (The RoFormer paper pairs neighbours ``2i, 2i+1`` instead: the same
-    rotation with the features listed in another order.)
+    ``position * base^(-2i/d)``. (The RoFormer paper, and Meta's reference Llama code, pair neighbours
+    ``2i, 2i+1`` instead: the same rotations with the features listed in another order.)
 
     Inputs:
-        x: (..., T, d) with d even; positions: (T,) integer positions (default 0..T-1).
+        x: (..., T, d) with d even; positions: (T,) positions (default 0..T-1; may be fractional).
+        inv_freq: (d/2,) the angle per position of each pair, instead of ``base^(-2i/d)``
+            (see :func:`rope_frequencies` for the scaled variants).
+        scale: multiplies the rotated vectors (YaRN's attention factor; 1 leaves lengths unchanged).
     Returns:
-        (..., T, d), the rotated vectors (lengths unchanged).
+        (..., T, d), the rotated vectors.
     """
     if not isinstance(x, Tensor) or x.dim() < 2:
         raise ValueError(f"x must be a torch.Tensor of shape (..., T, d), got "
@@ -153,11 +292,59 @@ def rotary(x: Tensor, positions: Tensor | None = None, base: float = 10000.0) ->
         positions = torch.arange(T)
     if positions.shape != (T,):
         raise ValueError(f"positions must have shape (T,) = ({T},), got {tuple(positions.shape)}")
-    inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
-    angles = positions.to(torch.float64)[:, None] * inv_freq  # (T, d/2)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    if inv_freq is None:
+        inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)  # (d/2,)
+    elif inv_freq.shape != (d // 2,):
+        raise ValueError(f"inv_freq must have shape (d/2,) = ({d // 2},), got {tuple(inv_freq.shape)}")
+    angles = positions.to(torch.float64)[:, None] * inv_freq.to(torch.float64)  # (T, d/2)
+    cos, sin = (scale * angles.cos()).to(x.dtype), (scale * angles.sin()).to(x.dtype)
     x1, x2 = x[..., : d // 2], x[..., d // 2 :]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def rope_frequencies(d: int, base: float = 10000.0, scaling: str | None = None, factor: float = 1.0,
+                     trained_length: int | None = None, beta_fast: float = 32.0,
+                     beta_slow: float = 1.0) -> tuple[Tensor, float]:
+    """RoPE's angle per position for each of the d/2 pairs, plain or stretched to a longer context.
+
+    ``scaling``:
+        None: ``base^(-2i/d)``.
+        "linear": position interpolation (Chen et al., 2023): every frequency divided by ``factor``.
+        "ntk": "NTK-aware" scaling: the base becomes ``base * factor^(d/(d-2))``, so the slowest pair
+            turns ``factor`` times slower and the fastest pair not at all.
+        "yarn": YaRN (Peng et al., 2023): pairs that turn more than ``beta_fast`` times within
+            ``trained_length`` keep their frequency, pairs that turn less than ``beta_slow`` times are
+            interpolated like "linear", a linear ramp in between; attention factor ``0.1 ln(factor) + 1``.
+    Returns:
+        inv_freq (d/2,) float64, and the factor the rotated vectors are multiplied by (1.0 except YaRN).
+    """
+    d = _positive_int("d", d)
+    if d % 2:
+        raise ValueError(f"d must be even, got {d}")
+    if scaling not in (None, "linear", "ntk", "yarn"):
+        raise ValueError(f"scaling must be None, 'linear', 'ntk' or 'yarn', got {scaling!r}")
+    if scaling is not None and not factor >= 1:
+        raise ValueError(f"factor must be at least 1, got {factor!r}")
+    exponents = torch.arange(0, d, 2, dtype=torch.float64) / d  # 2i/d
+    if scaling == "ntk":
+        base = base * factor ** (d / (d - 2))
+    inv_freq = base ** (-exponents)
+    if scaling == "linear":
+        return inv_freq / factor, 1.0
+    if scaling != "yarn":
+        return inv_freq, 1.0
+    if trained_length is None:
+        raise ValueError("scaling='yarn' needs trained_length, the context length the model was trained on")
+
+    def pair_turning(turns: float) -> float:  # the (fractional) pair index that turns `turns` times
+        return d * math.log(trained_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = max(math.floor(pair_turning(beta_fast)), 0), min(math.ceil(pair_turning(beta_slow)), d - 1)
+    if low == high:
+        high += 0.001
+    ramp = ((torch.arange(d // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)  # 0 fast, 1 slow
+    inv_freq = inv_freq * (1 - ramp) + inv_freq / factor * ramp
+    return inv_freq, (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
 
 
 # ------------------------------------------------------------------------------- sliding window
@@ -299,10 +486,10 @@ class TinyDecoder(nn.Module):
     def forward(self, ids: Tensor, cache: KVCache | None = None) -> Tensor:
         """ids: (batch, T_new) token ids -> (batch, T_new, vocab) next-token logits.
 
-        With a cache, ``ids`` are the tokens after the ``len(cache)`` cached ones, and their keys
+        With a cache, ``ids`` are the tokens after the ``cache.seen`` cached ones, and their keys
         and values are appended to it.
         """
-        start = len(cache) if cache is not None else 0
+        start = cache.seen if cache is not None else 0
         x = self.embed(ids) + self._positions(start, ids.shape[-1])
         for layer, block in enumerate(self.blocks):
             x = block(x, cache, layer, start)
@@ -343,3 +530,298 @@ def load_decoder(path: str | Path = DECODER_WEIGHTS) -> TinyDecoder:
     model = TinyDecoder(meta["vocab"], int(meta["d_model"]), int(meta["num_heads"]), int(meta["num_layers"]))
     model.load_state_dict(load_file(str(path)))
     return model.eval()
+
+
+# ------------------------------------------------------------------------- a Llama-style decoder
+def attention_mask(query_positions: Tensor, key_positions: Tensor, window: int | None = None,
+                   sinks: int = 0) -> Tensor:
+    """(T_q, T_k) bool mask, True where a query may read a key: causal, optionally a sliding window.
+
+    A query at position p reads the keys at positions p - window + 1 .. p (all of 0 .. p without a
+    window) and, with ``sinks`` > 0, also the keys at positions 0 .. sinks - 1 (attention sinks).
+    """
+    if window is not None:
+        window = _positive_int("window", window)
+    if isinstance(sinks, bool) or not isinstance(sinks, int) or sinks < 0:
+        raise ValueError(f"sinks must be a non-negative integer, got {sinks!r}")
+    q, k = query_positions[:, None], key_positions[None, :]
+    mask = k <= q
+    if window is not None:
+        mask = mask & ((k > q - window) | (k < sinks))
+    return mask
+
+
+class RMSNorm(nn.Module):
+    """Llama's normalisation: ``x / sqrt(mean(x**2) + eps) * weight`` over the last axis (no mean
+    subtracted, no bias; ``torch.nn.RMSNorm`` computes the same)."""
+
+    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: (..., d_model) -> (..., d_model)."""
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+
+
+class _LlamaBlock(nn.Module):
+    """Pre-norm block: RMSNorm, grouped-query attention with RoPE, residual; RMSNorm, SwiGLU MLP, residual."""
+
+    def __init__(self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int, rope_base: float) -> None:
+        super().__init__()
+        self.num_heads, self.num_kv_heads, self.d_k = num_heads, num_kv_heads, d_model // num_heads
+        self.rope_base = rope_base
+        self.norm1, self.norm2 = RMSNorm(d_model), RMSNorm(d_model)
+        self.W_query = nn.Linear(d_model, num_heads * self.d_k, bias=False)
+        self.W_key = nn.Linear(d_model, num_kv_heads * self.d_k, bias=False)
+        self.W_value = nn.Linear(d_model, num_kv_heads * self.d_k, bias=False)
+        self.W_out = nn.Linear(num_heads * self.d_k, d_model, bias=False)
+        self.W_gate = nn.Linear(d_model, d_ff, bias=False)
+        self.W_up = nn.Linear(d_model, d_ff, bias=False)
+        self.W_down = nn.Linear(d_ff, d_model, bias=False)
+
+    def qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """x: (batch, T, d_model) -> q (batch, h, T, d_k), k and v (batch, g, T, d_k), before RoPE."""
+        batch, T, _ = x.shape
+        h = self.norm1(x)
+        q = self.W_query(h).view(batch, T, self.num_heads, self.d_k).transpose(1, 2)
+        k = self.W_key(h).view(batch, T, self.num_kv_heads, self.d_k).transpose(1, 2)
+        v = self.W_value(h).view(batch, T, self.num_kv_heads, self.d_k).transpose(1, 2)
+        return q, k, v
+
+    def forward(self, x: Tensor, positions: Tensor, key_positions: Tensor, cache: KVCache | None, layer: int,
+                window: int | None, sinks: int, rope_positions: str, rope: tuple[Tensor, float]
+                ) -> tuple[Tensor, Tensor]:
+        """x: (batch, T_new, d_model) at ``positions`` (T_new,) -> (batch, T_new, d_model) and the
+        attention weights (batch, h, T_new, T_keys); ``key_positions`` (T_keys,) are the positions of the
+        keys read (cached ones first). ``rope``: (inv_freq, scale) for :func:`rotary`."""
+        batch, T_new, _ = x.shape
+        q, k, v = self.qkv(x)
+        inv_freq, scale = rope
+        if rope_positions == "text":  # rotate by the position in the text; keys are cached rotated
+            q = rotary(q, positions, inv_freq=inv_freq, scale=scale)
+            k = rotary(k, positions, inv_freq=inv_freq, scale=scale)
+        if cache is not None:
+            k, v = cache.append(layer, k, v)
+        if rope_positions == "cache":  # rotate by the position in the cache (keys cached unrotated)
+            index = torch.arange(k.shape[-2])
+            q = rotary(q, index[-T_new:], inv_freq=inv_freq, scale=scale)
+            k = rotary(k, index, inv_freq=inv_freq, scale=scale)
+        mask = attention_mask(positions, key_positions, window, sinks)
+        k = k.repeat_interleave(self.num_heads // self.num_kv_heads, dim=-3)  # (batch, h, T_keys, d_k)
+        v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=-3)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(self.d_k)).masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)  # (batch, h, T_new, T_keys)
+        z = (weights @ v).transpose(1, 2).reshape(batch, T_new, -1)
+        x = x + self.W_out(z)
+        h = self.norm2(x)
+        return x + self.W_down(nn.functional.silu(self.W_gate(h)) * self.W_up(h)), weights
+
+
+class LlamaDecoder(nn.Module):
+    """A small character-level decoder in the Llama style: RMSNorm, rotary positions (RoPE, half-split),
+    grouped-query attention (``num_kv_heads`` key/value heads shared by ``num_heads`` query heads), a
+    SwiGLU MLP, no biases; optionally a sliding window with attention sinks at run time.
+
+    Args:
+        vocab: the characters it reads and writes, in token-id order.
+        d_model, num_heads, num_kv_heads, num_layers, d_ff: sizes (d_k = d_model / num_heads).
+        rope_base: RoPE's base (10,000 as in Llama 2).
+    """
+
+    def __init__(self, vocab: str, d_model: int = 64, num_heads: int = 4, num_kv_heads: int = 2,
+                 num_layers: int = 2, d_ff: int = 176, rope_base: float = 10000.0) -> None:
+        super().__init__()
+        if d_model % num_heads or num_heads % num_kv_heads:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}, and num_heads "
+                             f"by num_kv_heads={num_kv_heads}")
+        self.vocab = vocab
+        self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
+        self.num_layers, self.d_ff, self.rope_base = num_layers, d_ff, rope_base
+        self.d_k = d_model // num_heads
+        self.embed = nn.Embedding(len(vocab), d_model)
+        self.blocks = nn.ModuleList(_LlamaBlock(d_model, num_heads, num_kv_heads, d_ff, rope_base)
+                                    for _ in range(num_layers))
+        self.norm = RMSNorm(d_model)
+        self.head = nn.Linear(d_model, len(vocab), bias=False)
+        self.last_weights: list[Tensor] = []  # each layer's attention weights of the last call
+        #: None, or keyword arguments of :func:`rope_frequencies` (scaling, factor, trained_length)
+        self.rope_scaling: dict[str, object] | None = None
+
+    encode = TinyDecoder.encode
+    decode = TinyDecoder.decode
+
+    def forward(self, ids: Tensor, cache: KVCache | None = None, *, window: int | None = None,
+                sinks: int = 0, rope_positions: str = "text") -> Tensor:
+        """ids: (batch, T_new) token ids -> (batch, T_new, vocab) next-token logits.
+
+        With a cache, ``ids`` are the tokens at positions ``cache.seen`` ..., their keys and values are
+        appended to it, and with a ``window`` the cache then keeps only what the next token will read: the
+        last ``window - 1`` tokens and the first ``sinks``. ``rope_positions="text"`` rotates queries and
+        keys by their position in the text (keys are cached rotated); ``"cache"`` by their place in the
+        cache (keys cached unrotated, rotated afresh at every step, as StreamingLLM does).
+        """
+        if rope_positions not in ("text", "cache"):
+            raise ValueError(f"rope_positions must be 'text' or 'cache', got {rope_positions!r}")
+        T_new = ids.shape[-1]
+        start = cache.seen if cache is not None else 0
+        positions = torch.arange(start, start + T_new)
+        key_positions = positions if cache is None else cache.key_positions(T_new)
+        rope = rope_frequencies(self.d_k, self.rope_base, **(self.rope_scaling or {}))
+        x = self.embed(ids)
+        self.last_weights = []
+        for layer, block in enumerate(self.blocks):
+            x, weights = block(x, positions, key_positions, cache, layer, window, sinks, rope_positions, rope)
+            self.last_weights.append(weights)
+        if cache is not None and window is not None:
+            newest = cache.seen - 1
+            cache.keep((cache.positions > newest - (window - 1)) | (cache.positions < sinks))
+        return self.head(self.norm(x))
+
+    @torch.no_grad()
+    def generate(self, prompt: str, num_tokens: int, use_cache: bool = True, **attention: object
+                 ) -> tuple[str, KVCache | None]:
+        """Greedy generation of ``num_tokens`` characters after ``prompt`` (``attention``: window, sinks,
+        rope_positions, as in :meth:`forward`). Returns the text and the cache (None without one)."""
+        num_tokens = _positive_int("num_tokens", num_tokens)
+        ids = self.encode(prompt)
+        cache = KVCache(self.num_layers) if use_cache else None
+        new_ids = ids
+        for _ in range(num_tokens):
+            logits = self(new_ids, cache, **attention) if use_cache else self(ids, **attention)
+            next_id = logits[:, -1].argmax(dim=-1, keepdim=True)  # (1, 1)
+            ids = torch.cat([ids, next_id], dim=1)
+            new_ids = next_id
+        return self.decode(ids[0, -num_tokens:]), cache
+
+
+#: The Llama-style decoder's weights, written by ``tools/train_decoder.py``.
+LLAMA_WEIGHTS = Path(__file__).with_name("llama_decoder.safetensors")
+
+
+def _readable(path: Path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no decoder weights at {path}; run tools/train_decoder.py to write them")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"the decoder weights at {path} are not readable by this user; "
+                              f"make them readable, e.g. chmod 644 {path}")
+    return path
+
+
+def load_llama(seed: int = 0, path: str | Path = LLAMA_WEIGHTS) -> LlamaDecoder:
+    """The trained :class:`LlamaDecoder` of training seed ``seed`` (0, 1 or 2; weights from
+    ``tools/train_decoder.py``, shipped in float16), in eval mode, as float32.
+
+    ``model.training_record`` holds how it was trained: ``context`` (characters per training window),
+    ``batch``, ``steps``, ``lr``, ``seeds`` and ``losses`` (the loss of every step, per seed).
+    """
+    import json
+
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+
+    path = _readable(Path(path))
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata()
+    record = json.loads(meta["record"])
+    if seed not in record["seeds"]:
+        raise ValueError(f"seed must be one of the trained seeds {record['seeds']}, got {seed!r}")
+    model = LlamaDecoder(meta["vocab"], **json.loads(meta["sizes"]))
+    prefix = f"seed{seed}."
+    state = {k[len(prefix):]: v.float() for k, v in load_file(str(path)).items() if k.startswith(prefix)}
+    model.load_state_dict(state)
+    model.training_record = record
+    return model.eval()
+
+
+# ------------------------------------------------------------------- memory traffic, counted
+class SlowMemory:
+    """A simulated slow memory (a GPU's HBM; a CPU's RAM) holding named (rows, columns) arrays.
+
+    An algorithm computes only on what it has :meth:`read` into its fast memory (a GPU's on-chip SRAM;
+    a CPU's caches) and puts results back with :meth:`write`; every element moved either way is counted
+    in ``moved`` and every move logged in ``log`` as ``(op, name, first_row, stop_row)``.
+    """
+
+    def __init__(self, **arrays: ArrayLike) -> None:
+        self.arrays = {name: np.array(a, dtype=float) for name, a in arrays.items()}
+        self.moved = 0
+        self.log: list[tuple[str, str, int, int]] = []
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> NDArray[np.floating]:
+        """Rows ``start:stop`` of array ``name`` (a copy), counted."""
+        if name not in self.arrays:
+            raise KeyError(f"slow memory holds {sorted(self.arrays)}, not {name!r}")
+        rows = self.arrays[name][start:stop].copy()
+        stop = start + rows.shape[0]
+        self.moved += rows.size
+        self.log.append(("read", name, start, stop))
+        return rows
+
+    def write(self, name: str, rows: ArrayLike, start: int = 0) -> None:
+        """Put ``rows`` into array ``name`` from row ``start`` on (a new array when ``name`` is new);
+        counted."""
+        rows = np.array(rows, dtype=float)
+        if rows.ndim != 2:
+            raise ValueError(f"rows must be a 2-D (rows, columns) array, got shape {rows.shape}")
+        if name not in self.arrays:
+            if start:
+                raise ValueError(f"{name!r} is new: write it from row 0 or create it first")
+            self.arrays[name] = np.zeros_like(rows)
+        target = self.arrays[name]
+        if start + rows.shape[0] > target.shape[0]:
+            grown = np.zeros((start + rows.shape[0], target.shape[1]))
+            grown[: target.shape[0]] = target
+            self.arrays[name] = target = grown
+        target[start : start + rows.shape[0]] = rows
+        self.moved += rows.size
+        self.log.append(("write", name, start, start + rows.shape[0]))
+
+
+def standard_attention_io(memory: SlowMemory, causal: bool = False) -> None:
+    """Attention as three separate steps, each reading its inputs from slow memory and writing its result:
+    S = Q K^T / sqrt(d_k); P = softmax(S) row by row; O = P V. ``memory`` holds Q, K, V (T, d); O is
+    written to it. Moves 4 T d + 4 T^2 elements: S and P are T x T and each is written once and read once.
+    """
+    Q, K = memory.read("Q"), memory.read("K")
+    S = Q @ K.T / math.sqrt(Q.shape[1])
+    if causal:
+        S = np.where(np.tri(*S.shape, dtype=bool), S, -np.inf)
+    memory.write("S", S)
+    S = memory.read("S")
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    memory.write("P", P / P.sum(axis=1, keepdims=True))
+    P, V = memory.read("P"), memory.read("V")
+    memory.write("O", P @ V)
+
+
+def flash_attention_io(memory: SlowMemory, block: int, causal: bool = False) -> None:
+    """Exact attention tile by tile (FlashAttention's loop, queries outside): for each tile of ``block``
+    queries, read it once, stream the key/value tiles through fast memory with an online softmax, write
+    its output once. With ``causal`` the tiles above the diagonal are skipped (never read).
+    ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about 4 b d + b^2 numbers
+    (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b elements
+    (3 T d + T^2 d / b with ``causal``), for T a multiple of b.
+    """
+    block = _positive_int("block", block)
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, block):
+        q = memory.read("Q", i, i + block)  # (b, d)
+        rows = np.arange(i, i + q.shape[0])[:, None]
+        m = np.full((q.shape[0], 1), -np.inf)  # running maximum of each row's scores
+        total = np.zeros((q.shape[0], 1))  # running sum of exp(score - m)
+        acc = np.zeros((q.shape[0], memory.arrays["V"].shape[1]))  # running sum of exp(score - m) v_j
+        for j in range(0, T, block):
+            if causal and j > rows[-1, 0]:
+                break  # this tile and every later one lies above the diagonal
+            k, v = memory.read("K", j, j + block), memory.read("V", j, j + block)
+            s = q @ k.T / math.sqrt(d)
+            if causal:
+                s = np.where(np.arange(j, j + k.shape[0])[None, :] <= rows, s, -np.inf)
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)

@@ -1,5 +1,5 @@
-"""Checks for lesson 13 (attention in today's language models): the memory of a KV cache with
-grouped-query attention, rotary position embeddings, and grouped-query attention itself."""
+"""Checks for lesson 13 (generation and memory): one decode step with a KV cache, the lower bound on the
+time of a decode step, and reading a sequence's keys through its block table."""
 
 from __future__ import annotations
 
@@ -8,155 +8,165 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import check_function, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, check_array, check_value, passed
 
-__all__ = ["check_kv_cache_gb", "check_rope", "check_grouped_query_attention"]
-
-
-# ---------------------------------------------------------------- exercise 1: KV-cache memory
-def _kv_reference(num_layers: int, num_kv_heads: int, d_k: int, T: int, batch: int = 1,
-                  bytes_per_number: int = 2) -> float:
-    return 2 * num_layers * num_kv_heads * d_k * T * batch * bytes_per_number / 1e9
+__all__ = ["check_decode_step", "check_decode_step_seconds", "check_read_blocks"]
 
 
-def _kv_mistakes(case: tuple[int, ...]) -> dict[str, float]:
-    L, g, d_k, T, b, nbytes = case
-    right = _kv_reference(*case)
+# ---------------------------------------------------------------- exercise 1: one decode step
+def _softmax(s: np.ndarray) -> np.ndarray:
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def _decode_cases() -> list[tuple[np.ndarray, ...]]:
+    """(Q, K, V) of T+1 tokens: the step's query is Q[-1], its key and value K[-1], V[-1]."""
+    rng = np.random.default_rng(1300)
+    small = (rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3)))
+    # scores in the hundreds, and the newest key the most similar to the query: exp() overflows without
+    # the maximum subtracted, and leaving the newest token out changes the answer a lot
+    Q, K, V = rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 2))
+    K[-1] = Q[-1] * 0.8
+    return [small, (Q, K, V)]
+
+
+def _decode_variants(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
+    q, d_k = Q[-1], Q.shape[1]
     return {
-        "only the keys are counted: the cache holds a key AND a value for every token, head and layer "
-        "(a factor 2).": right / 2,
-        "it is in GiB (2**30 bytes); the exercise asks for GB (10**9 bytes).": right * 1e9 / 2**30,
-        "the layers are missing: every layer keeps its own keys and values.": right / L,
-        "the batch is missing: every sequence in the batch has its own cache.": right / b,
-        "the bytes per number are missing: multiply the count of numbers by bytes_per_number.":
-            right / nbytes,
-        "it grows like T^2, as the score matrix did in lesson 09; the cache stores one key and one value "
-        "per token, so it grows like T.": right * T,
+        "right": _softmax(K @ q / np.sqrt(d_k)) @ V,
+        "old": _softmax(K[:-1] @ q / np.sqrt(d_k)) @ V[:-1],
+        "unscaled": _softmax(K @ q) @ V,
+        "d_v": _softmax(K @ q / np.sqrt(V.shape[1])) @ V,
+        "sum": np.ones(len(K)) @ V,
+        "first": _softmax(K @ Q[0] / np.sqrt(d_k)) @ V,
     }
 
 
-def _kv_cases() -> list[tuple[int, ...]]:
-    # Every factor differs from the others and from 2, so each mistake gives its own number.
-    return [(6, 3, 16, 100, 5, 4), (80, 8, 128, 32_768, 3, 2), (32, 32, 128, 4096, 7, 4)]
+_DECODE_WORDS = {
+    "old": "the new token's key and value are missing from what the query attended to: append them to the caches "
+           "first, then attend over all T + 1 tokens (a token may attend to itself under the causal mask).",
+    "unscaled": "the scores are not scaled: divide them by sqrt(d_k).",
+    "d_v": "the scores were divided by sqrt(d_v), the size of the values; the scale is sqrt(d_k), the size of "
+           "queries and keys.",
+    "sum": "every weight is 1, so the output is the sum of the values: the softmax was taken over an axis of "
+           "length 1. Take it over the T + 1 scores (the keys).",
+}
 
 
-def check_kv_cache_gb(kv_cache_gb: Callable[..., Any]) -> None:
-    """Exercise 1: gigabytes held by the keys and values a model caches."""
-    check_function(
-        kv_cache_gb, _kv_reference, _kv_cases(), "kv_cache_gb", mistakes=_kv_mistakes, rtol=1e-6,
-        describe=lambda c: (f"num_layers={c[0]}, num_kv_heads={c[1]}, d_k={c[2]}, T={c[3]:,}, "
-                            f"batch={c[4]}, bytes_per_number={c[5]}"),
-    )
-    full, grouped = _kv_reference(80, 64, 128, 32_768), _kv_reference(80, 8, 128, 32_768)
-    passed(f"80 layers, d_k=128, 32,768 tokens in float16: {full:.1f} GB with 64 key/value heads, "
-           f"{grouped:.1f} GB with 8.")
+def check_decode_step(decode_step: Callable[..., Any]) -> None:
+    """Exercise 1: one decode step (append the new key and value, attend one query) against full causal
+    attention over all tokens; the caches returned must hold the old rows, then the new one."""
+    if not callable(decode_step):
+        raise ExerciseError("decode_step should be a function: write it in the answer cell above.")
+    for Q, K, V in _decode_cases():
+        what = f"T = {len(K) - 1} cached tokens, d_k = {K.shape[1]}, d_v = {V.shape[1]}"
+        try:
+            result = decode_step(Q[-1].copy(), K[-1].copy(), V[-1].copy(), K[:-1].copy(), V[:-1].copy())
+        except Exception as exc:  # the learner's code crashed
+            raise ExerciseError(f"decode_step raised {type(exc).__name__} on {what}: {exc}") from None
+        if result is None or result is Ellipsis:
+            raise ExerciseError("decode_step returns nothing yet: return z, the grown K cache and V cache.")
+        if not isinstance(result, tuple) or len(result) != 3:
+            raise ExerciseError("decode_step should return three things, z, K_cache and V_cache "
+                                "(return z, K, V), not one.")
+        z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache"), strict=True))
+        for got, want, name in ((K_new, K, "the returned K_cache"), (V_new, V, "the returned V_cache")):
+            if got.shape == want.shape and np.allclose(got, np.roll(want, 1, axis=0)):
+                raise ExerciseError(f"{name} has the new row first: append it at the end, after the "
+                                    f"{len(K) - 1} cached rows (the order of positions).")
+            if got.shape == want[:-1].shape:
+                raise ExerciseError(f"{name} has {got.shape[0]} rows, as many as before the step: append the new "
+                                    f"row (np.concatenate or np.vstack) and return the grown cache.")
+            check_array(got, want, name)
+        variants = _decode_variants(Q, K, V)
+        mistakes = {_DECODE_WORDS[k]: v for k, v in variants.items() if k in _DECODE_WORDS}
+        check_array(z, variants["right"], f"z (on {what})", mistakes=mistakes)
+    passed("z is the last row of causal attention over all T + 1 tokens, and the caches grew by one row each.")
 
 
-# ---------------------------------------------------------------- exercise 2: rotary positions
-def _rope_variant(x: np.ndarray, base: float = 10000.0, *, interleaved: bool = False, sign: float = 1.0,
-                  exponent: float = 2.0, first: int = 0, swap: bool = False) -> np.ndarray:
-    T, d = x.shape
-    inv_freq = base ** (-exponent * np.arange(d // 2) / d)
-    angles = np.arange(first, first + T)[:, None] * inv_freq  # (T, d/2)
-    cos, sin = np.cos(angles), sign * np.sin(angles)
-    if swap:
-        cos, sin = sin, cos
-    if interleaved:
-        x1, x2 = x[:, 0::2], x[:, 1::2]
-        out = np.empty_like(x)
-        out[:, 0::2], out[:, 1::2] = x1 * cos - x2 * sin, x2 * cos + x1 * sin
-        return out
-    x1, x2 = x[:, : d // 2], x[:, d // 2 :]
-    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=1)
+# ---------------------------------------------------------------- exercise 2: the roofline
+def _roofline(n: float, c: float, T: int, b: int, bw: float, f: float, *, weights_per_seq: bool = False,
+              cache_once: bool = False, add: bool = False, flops_per_weight: float = 2.0,
+              no_cache: bool = False, weight_bytes: float = 2.0) -> float:
+    weights = weight_bytes * n * (b if weights_per_seq else 1)
+    cache = 0.0 if no_cache else (1 if cache_once else b) * T * c
+    memory, compute = (weights + cache) / bw, flops_per_weight * n * b / f
+    return memory + compute if add else max(memory, compute)
 
 
-def _rope_reference(x: np.ndarray, base: float = 10000.0) -> np.ndarray:
-    return _rope_variant(x, base)
+_ROOFLINE_WORDS = {
+    "weights_per_seq": ("the weights are read once per sequence; they are read once per step for the whole "
+                        "batch (that is why batching helps)."),
+    "cache_once": "each sequence has its own cache: the cache bytes are batch x T x cache_bytes_per_token.",
+    "add": ("the two times were added; reading and computing overlap, so the step takes at least the larger "
+            "of the two (max), not their sum."),
+    "flops_per_weight": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
+    "no_cache": "the caches are missing from the bytes read: every sequence's cache is read at every step.",
+    "weight_bytes": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
+}
 
 
-def _rope_mistakes(case: tuple[np.ndarray, float]) -> dict[str, np.ndarray]:
-    x, base = case
-    return {
-        "neighbouring features (2i, 2i+1) were paired, as in the RoFormer paper; this exercise uses the "
-        "half-split layout of Llama: feature i pairs with feature i + d/2.": _rope_variant(x, base, interleaved=True),
-        "the rotation goes the wrong way: the first half gets x1 cos - x2 sin, the second half "
-        "x2 cos + x1 sin.": _rope_variant(x, base, sign=-1.0),
-        "the exponent is i/d; it should be 2i/d (frequency base^(-2i/d) for pair i).": _rope_variant(
-            x, base, exponent=1.0),
-        "positions start at 1; the first token is at position 0 (its vector is not rotated at all).":
-            _rope_variant(x, base, first=1),
-        "cos and sin are swapped: pair i at position p is rotated by the angle p * base^(-2i/d), "
-        "which multiplies by cos of it and adds sin of it times the partner.": _rope_variant(x, base, swap=True),
-    }
+def _roofline_cases() -> list[tuple[float, ...]]:
+    # memory-bound (batch 3, long texts), then compute-bound (batch 4096, short texts): every mistake gives
+    # another number on the first case it changes
+    return [(7e9, 131072.0, 2048, 3, 2e12, 5e14), (7e9, 131072.0, 64, 4096, 2e12, 5e14)]
 
 
-def _rope_cases() -> list[tuple[np.ndarray, float]]:
-    rng = np.random.default_rng(80)
-    return [(rng.normal(size=(3, 4)), 10000.0), (rng.normal(size=(7, 10)), 10000.0),
-            (rng.normal(size=(5, 8)) * 3, 100.0)]
+def check_decode_step_seconds(decode_step_seconds: Callable[..., Any]) -> None:
+    """Exercise 2: the lower bound max(bytes / bandwidth, FLOPs / peak) of one decode step."""
+    if not callable(decode_step_seconds):
+        raise ExerciseError("decode_step_seconds should be a function: write it in the answer cell above.")
+    for case in _roofline_cases():
+        n, c, T, b, bw, f = case
+        what = (f"n_params={n:.0e}, cache_bytes_per_token={c:,.0f}, T={T}, batch={b}, bandwidth={bw:.0e}, "
+                f"flops_per_s={f:.0e}")
+        try:
+            got = decode_step_seconds(*case)
+        except Exception as exc:
+            raise ExerciseError(f"decode_step_seconds raised {type(exc).__name__} on {what}: {exc}") from None
+        hints = {}
+        for key, words in _ROOFLINE_WORDS.items():
+            value = {"flops_per_weight": 1.0, "weight_bytes": 1.0}.get(key, True)
+            wrong = _roofline(*case, **{key: value})
+            if not np.isclose(wrong, _roofline(*case), rtol=1e-6):
+                hints.setdefault(words, wrong)
+        hints[("it is in milliseconds; the exercise asks for seconds.")] = 1e3 * _roofline(*case)
+        check_value(got, _roofline(*case), f"decode_step_seconds({what})", hints=hints, rtol=1e-6, atol=0)
+    memory_bound = _roofline(*_roofline_cases()[0])
+    passed(f"a step of 3 long sequences of a 7B model takes at least {1e3 * memory_bound:.1f} ms, "
+           f"nearly all of it reading memory.")
 
 
-def check_rope(rope: Callable[..., Any]) -> None:
-    """Exercise 2: rotary position embedding of (T, d) vectors at positions 0..T-1, half-split layout."""
-    check_function(rope, _rope_reference, _rope_cases(), "rope", mistakes=_rope_mistakes,
-                   describe=lambda c: f"x of shape {c[0].shape}, base={c[1]:g}")
-    passed("your rotation matches sa.llm.rotary (half-split layout), for d = 4, 8 and 10.")
+# ---------------------------------------------------------------- exercise 3: block table
+def _blocks_cases() -> list[tuple[np.ndarray, list[int], int]]:
+    rng = np.random.default_rng(1301)
+    pool = rng.normal(size=(8, 4, 3))
+    return [(pool, [5, 0, 3], 10), (rng.normal(size=(12, 5, 2)), [2, 9, 4, 7, 11], 21)]
 
 
-# ---------------------------------------------------------- exercise 3: grouped-query attention
-def _gqa_variant(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, tile: bool = False, scale: str = "d_k",
-                 axis: int = -1, first_group: bool = False) -> np.ndarray:
-    h, g = Q.shape[0], K.shape[0]
-    if first_group:
-        K, V = K[:1], V[:1]
-        g = 1
-    if tile:
-        K, V = np.tile(K, (h // g, 1, 1)), np.tile(V, (h // g, 1, 1))
-    else:
-        K, V = np.repeat(K, h // g, axis=0), np.repeat(V, h // g, axis=0)
-    divisor = {"d_k": np.sqrt(Q.shape[-1]), "none": 1.0, "d_v": np.sqrt(V.shape[-1]),
-               "T": np.sqrt(K.shape[-2])}[scale]
-    return reference_softmax(Q @ np.swapaxes(K, -1, -2) / divisor, axis=axis) @ V
-
-
-def _gqa_reference(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
-    return _gqa_variant(Q, K, V)
-
-
-def _gqa_mistakes(case: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    Q, K, V = case
-    return {
-        "the groups were assigned round-robin (np.tile: heads 0, 1, 2, 3 -> groups 0, 1, 0, 1). Neighbouring "
-        "query heads share a group: head i uses group i // (h // g), which np.repeat(K, h // g, axis=0) "
-        "gives.": _gqa_variant(Q, K, V, tile=True),
-        "the scores are not scaled: divide Q K^T by sqrt(d_k).": _gqa_variant(Q, K, V, scale="none"),
-        "the scores were divided by sqrt(d_v), the size of the values; the scale is sqrt(d_k), the size "
-        "of queries and keys.": _gqa_variant(Q, K, V, scale="d_v"),
-        "the scores were divided by sqrt(T); the scale is sqrt(d_k), the size of queries and keys.":
-            _gqa_variant(Q, K, V, scale="T"),
-        "the softmax was taken over the queries (axis -2); each query's weights over the keys must sum "
-        "to 1 (axis -1).": _gqa_variant(Q, K, V, axis=-2),
-        "every head used the first key/value group only; query head i uses group i // (h // g).":
-            _gqa_variant(Q, K, V, first_group=True),
-    }
-
-
-def _gqa_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    rng = np.random.default_rng(81)
-    # h=4 heads, g=2 groups, T=5 tokens, d_k=3, d_v=6: no two sizes coincide.
-    small = (rng.normal(size=(4, 5, 3)), rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 6)))
-    # h=6, g=3, T=7, d_k=4, d_v=2, with scores in the hundreds: exp without the maximum subtracted overflows.
-    large = (rng.normal(size=(6, 7, 4)) * 30, rng.normal(size=(3, 7, 4)) * 30, rng.normal(size=(3, 7, 2)))
-    return [small, large]
-
-
-def check_grouped_query_attention(grouped_query_attention: Callable[..., Any]) -> None:
-    """Exercise 3: h query heads sharing g key/value heads, NumPy, no mask."""
-    check_function(
-        grouped_query_attention, _gqa_reference, _gqa_cases(), "grouped_query_attention",
-        mistakes=_gqa_mistakes,
-        describe=lambda c: (f"h={c[0].shape[0]} query heads, g={c[1].shape[0]} groups, T={c[0].shape[1]}, "
-                            f"d_k={c[0].shape[2]}, d_v={c[2].shape[2]}"),
-    )
-    passed("each group of query heads attends to its own shared keys and values, as "
-           "scaled_dot_product_attention(..., enable_gqa=True) does.")
+def check_read_blocks(read_blocks: Callable[..., Any]) -> None:
+    """Exercise 3: a sequence's (length, d) keys read from a (num_blocks, B, d) pool through its block table."""
+    if not callable(read_blocks):
+        raise ExerciseError("read_blocks should be a function: write it in the answer cell above.")
+    for pool, table, length in _blocks_cases():
+        B, d = pool.shape[1], pool.shape[2]
+        what = f"a pool of {pool.shape[0]} blocks of {B}, block_table={table}, length={length}"
+        try:
+            got = read_blocks(pool.copy(), list(table), length)
+        except Exception as exc:
+            raise ExerciseError(f"read_blocks raised {type(exc).__name__} on {what}: {exc}") from None
+        got = _to_array(got, "the result of read_blocks")
+        right = pool[table].reshape(-1, d)[:length]
+        if got.shape == (len(table) * B, d) and np.allclose(got, pool[table].reshape(-1, d)):
+            raise ExerciseError(f"the result has {got.shape[0]} rows: every slot of the last block, used or not. "
+                                f"Keep the first `length` rows, the sequence's tokens (on {what}).")
+        mistakes = {
+            "the blocks were read in the pool's order (0, 1, 2, ...), not the block table's: token p lives in "
+            "block block_table[p // B].": pool.reshape(-1, d)[:length],
+            "the blocks were read in sorted order; the block table's order is the sequence's order, whatever "
+            "the block numbers.": pool[sorted(table)].reshape(-1, d)[:length],
+            "the slots of each block are read across blocks: reshape (blocks, B, d) to (blocks * B, d), so "
+            "that each block's B slots stay together.": pool[table].transpose(1, 0, 2).reshape(-1, d)[:length],
+        }
+        check_array(got, right, f"the result of read_blocks (on {what})", mistakes=mistakes)
+    passed("you read each token from block block_table[p // B], slot p % B: the sequence in order.")

@@ -1,0 +1,214 @@
+"""Checks for lesson 14 (long context and IO): the causal tiled loop, read through a counted slow memory;
+the elements it moves; and the cache of a local/global interleave of layers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..llm import SlowMemory
+from ._engine import ExerciseError, check_array, check_value, passed, reference_softmax
+
+__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_interleave_cache"]
+
+
+# ------------------------------------------------------------- exercise 1: the causal tiled loop
+def _flash_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
+    rng = np.random.default_rng(1400)
+    small = (rng.normal(size=(8, 3)), rng.normal(size=(8, 3)), rng.normal(size=(8, 2)), 4)
+    # scores in the thousands, the first queries most similar to keys of a later tile: exp() overflows without a
+    # running maximum, and reading a masked key changes the answer a lot
+    Q, K, V = rng.normal(size=(12, 4)) * 30, rng.normal(size=(12, 4)) * 30, rng.normal(size=(12, 3))
+    K[8:] = Q[:4] * 0.9
+    K[5] = Q[7] * 0.9  # a score of about 1,600 that query 7 may read: exp() overflows
+    return [small, (Q, K, V, 4)]
+
+
+def _causal(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, scale: bool = True, mask: bool = True,
+            within_tiles_of: int | None = None) -> np.ndarray:
+    S = Q @ K.T / (np.sqrt(Q.shape[1]) if scale else 1.0)
+    T = len(Q)
+    allowed = np.tri(T, dtype=bool)
+    if not mask and within_tiles_of:  # tiles skipped, but no mask inside the diagonal tiles
+        b = within_tiles_of
+        allowed = (np.arange(T)[None, :] // b) <= (np.arange(T)[:, None] // b)
+    return reference_softmax(np.where(allowed, S, -np.inf)) @ V
+
+
+def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarray:
+    """The loop with the running maximum updated but the old sum and output never multiplied by
+    exp(m_old - m_new)."""
+    T, d = Q.shape
+    out = np.zeros((T, V.shape[1]))
+    for i in range(0, T, b):
+        q, rows = Q[i:i + b], np.arange(i, min(i + b, T))[:, None]
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), np.zeros((len(q), V.shape[1]))
+        for j in range(0, i + b, b):
+            s = q @ K[j:j + b].T / np.sqrt(d)
+            s = np.where(np.arange(j, j + len(K[j:j + b]))[None, :] <= rows, s, -np.inf)
+            m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total + np.exp(s - m).sum(axis=1, keepdims=True)
+            acc = acc + np.exp(s - m) @ V[j:j + b]
+        out[i:i + b] = acc / total
+    return out
+
+
+def _pattern_problem(log: list[tuple[str, str, int, int]], T: int, b: int) -> str | None:
+    """Name what is wrong with the reads and writes of the loop, or None."""
+    names = {name for _, name, _, _ in log}
+    if names & {"S", "P"}:
+        return ("scores or weights (S or P) went through slow memory: keep each tile's scores in fast memory; "
+                "only Q, K and V are read and only O is written.")
+    for op, name, start, stop in log:
+        if op == "read" and name in "QKV" and stop - start > b:
+            return (f"{name} rows {start}..{stop - 1} were read at once: more than one tile of b = {b} rows. Read "
+                    f"Q, K and V a tile at a time (memory.read(name, j, j + b)); fast memory holds only tiles.")
+    q_reads = [s for op, n, s, _ in log if op == "read" and n == "Q"]
+    if sorted(q_reads) != list(range(0, T, b)):
+        return ("each tile of queries must be read exactly once (then kept in fast memory while the key tiles "
+                f"stream past); the query tiles read start at rows {q_reads}.")
+    o_writes = [s for op, n, s, _ in log if op == "write" and n == "O"]
+    if sorted(o_writes) != list(range(0, T, b)):
+        return ("each tile of outputs must be written exactly once, after its last key tile; the output rows "
+                f"written start at {o_writes}.")
+    k_tiles: dict[int, list[int]] = {}
+    current = None
+    for op, name, start, _ in log:
+        if op == "read" and name == "Q":
+            current = start
+        elif op == "read" and name == "K" and current is not None:
+            k_tiles.setdefault(current, []).append(start)
+    v_reads = sum(1 for op, n, _, _ in log if op == "read" and n == "V")
+    k_reads = sum(len(v) for v in k_tiles.values())
+    for i in range(0, T, b):
+        got = k_tiles.get(i, [])
+        last = min(i + b, T) - 1
+        above = [j for j in got if j > last]
+        if above:
+            return (f"the query tile at row {i} read the key tile at row {above[0]}, whose keys all come after its "
+                    f"queries: such a tile is masked out entirely; skip it (never read it).")
+        if i not in got:
+            return (f"the query tile at row {i} did not read its diagonal key tile (rows {i}..{last}): it holds each "
+                    f"query's own key and the keys just before it. Only tiles with every key after every query "
+                    f"are skipped.")
+        if sorted(got) != list(range(0, i + 1, b)):
+            return (f"the query tile at row {i} read the key tiles starting at {got}; it needs each of the tiles "
+                    f"0, b, ..., {i} once.")
+    if v_reads != k_reads:
+        return f"K was read {k_reads} times but V {v_reads} times: each key tile needs its value tile once."
+    return None
+
+
+def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
+    """Exercise 1: causal attention tile by tile through a counted slow memory: the output, and the reads
+    and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
+    if not callable(causal_flash):
+        raise ExerciseError("causal_flash should be a function: write it in the answer cell above.")
+    for Q, K, V, b in _flash_cases():
+        T = len(Q)
+        what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
+        memory = SlowMemory(Q=Q, K=K, V=V)
+        try:
+            causal_flash(memory, b)
+        except ExerciseError:
+            raise
+        except Exception as exc:
+            raise ExerciseError(f"causal_flash raised {type(exc).__name__} on {what}: {exc}") from None
+        if {"S", "P"} & set(memory.arrays):
+            raise ExerciseError(f"{_pattern_problem(memory.log, T, b)} (on {what})")
+        if "O" not in memory.arrays:
+            raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
+                                f"memory.write('O', rows, i).")
+        problem = _pattern_problem(memory.log, T, b)
+        if problem:
+            raise ExerciseError(f"{problem} (on {what})")
+        mistakes = {
+            "inside a diagonal tile the keys after each query were not masked: set those scores to -inf "
+            "(key position > query position).": _causal(Q, K, V, mask=False, within_tiles_of=b),
+            "the scores are not scaled: divide them by sqrt(d_k).": _causal(Q, K, V, scale=False),
+            "when a tile raises a row's maximum, the running sum and output must be multiplied by "
+            "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
+        }
+        check_array(memory.arrays["O"][:T], _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
+    passed("exact causal attention, each query tile read once, only the key tiles up to the diagonal read, "
+           "each output tile written once.")
+
+
+# ------------------------------------------------------- exercise 2: elements moved, predicted
+_MOVED_CASES = [(1024, 64, 128), (4096, 128, 64), (96, 8, 32)]
+
+
+def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> None:
+    """Exercise 2: the elements the causal tiled loop moves, 3 T d + T^2 d / b (T a multiple of b)."""
+    if not callable(causal_elements_moved):
+        raise ExerciseError("causal_elements_moved should be a function: write it in the answer cell above.")
+    for T, d, b in _MOVED_CASES:
+        try:
+            got = causal_elements_moved(T, d, b)
+        except Exception as exc:
+            raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
+        N = T // b
+        hints = {
+            "that is the count of the loop without the mask (every key tile for every query tile, "
+            "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
+            "that leaves out the diagonal tiles: query tile n reads key tiles 0..n, n + 1 of them.":
+                2 * T * d + b * d * N * (N - 1),
+            "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
+                2 * T * d + b * d * N * (N + 1) / 2,
+            "the output O is missing: it is written once, T d numbers.": 2 * T * d + T**2 * d / b,
+            "that is standard attention's count (S and P through slow memory), not the tiled loop's.":
+                4 * T * d + 4 * T**2,
+        }
+        check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
+    memory = SlowMemory(**{n: np.zeros((96, 8)) for n in "QKV"})
+    from ..llm import flash_attention_io
+
+    flash_attention_io(memory, 32, causal=True)
+    passed(f"3 T d + T^2 d / b; the package's causal loop moved {memory.moved:,} elements for T = 96, d = 8, b = 32, "
+           f"and your function says {causal_elements_moved(96, 8, 32):,.0f}.")
+
+
+# --------------------------------------------------- exercise 3: the cache of a local/global interleave
+_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (4096, 8, 4096, 0)]
+
+
+def _interleave(T: int, layers: int, window: int, k: int, *, cap: bool = True, global_first: bool = False,
+                window_minus_one: bool = False) -> int:
+    total = 0
+    for layer in range(layers):
+        is_global = k == 0 or ((layer % (k + 1) == 0) if global_first else ((layer + 1) % (k + 1) == 0))
+        w = window - 1 if window_minus_one else window
+        total += T if is_global else (min(T, w) if cap else w)
+    return total
+
+
+def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
+    """Exercise 3: tokens held in the caches of all layers: min(T, window) per local layer, T per global."""
+    if not callable(interleave_cache):
+        raise ExerciseError("interleave_cache should be a function: write it in the answer cell above.")
+    for T, layers, window, k in _INTERLEAVE_CASES:
+        call = f"interleave_cache(T={T}, layers={layers}, window={window}, local_per_global={k})"
+        try:
+            got = interleave_cache(T, layers, window, k)
+        except Exception as exc:
+            raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        hints = {
+            "a local layer never holds more tokens than the text has: min(T, window).":
+                _interleave(T, layers, window, k, cap=False),
+            "the first layer was made global; the pattern is local_per_global local layers, then one global "
+            "(layers local_per_global, 2 local_per_global + 1, ... are global, counting from 0).":
+                _interleave(T, layers, window, k, global_first=True),
+            "a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.":
+                _interleave(T, layers, window, k, window_minus_one=True),
+            "every layer was counted as global.": layers * T,
+        }
+        if k:
+            hints["every layer was counted as local."] = layers * min(T, window)
+        right = _interleave(T, layers, window, k)
+        hints = {e: v for e, v in hints.items() if v != right}
+        check_value(got, right, call, hints=hints)
+    full = 62 * 131072
+    passed(f"with 5 local layers of 1,024 to 1 global, 62 layers at T = 131,072 hold "
+           f"{_interleave(131072, 62, 1024, 5) / full:.1%} of the tokens of 62 global layers.")

@@ -1,0 +1,172 @@
+"""Figures of lessons 13 and 14 (generation, memory, long context, memory traffic).
+
+Each function draws one figure at a size meant for a 1280-px slide (fonts of 14 pt on a 10-inch figure are
+about 25 px there) and returns it; the lesson cell ends with ``plt.show()``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+__all__ = ["FONT", "loss_curves", "block_map", "loss_by_position", "io_counts", "decode_costs",
+           "rope_turns", "H100"]
+
+#: Font size (pt) of every figure here.
+FONT = 14
+
+#: One NVIDIA H100 SXM (datasheet): 80 GB of HBM3 read at 3.35 TB/s, 989 TFLOP/s dense bf16.
+H100 = {"memory_bytes": 80e9, "bandwidth": 3.35e12, "flops": 989e12}
+
+
+def _style() -> dict[str, object]:
+    return {"font.size": FONT, "axes.titlesize": FONT, "axes.labelsize": FONT, "legend.fontsize": FONT - 1,
+            "xtick.labelsize": FONT - 1, "ytick.labelsize": FONT - 1}
+
+
+def loss_curves(losses: Mapping[str, Sequence[float]], every: int = 1) -> Figure:
+    """The training loss per step of each seed (log scale).
+
+    Inputs: losses: {seed name: loss of every step}; every: plot every ``every``-th step.
+    """
+    if not losses:
+        raise ValueError("losses is empty; expected {seed: [loss per step]}")
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 3.6), layout="constrained")
+        for name, curve in losses.items():
+            curve = np.asarray(curve, dtype=float)
+            ax.plot(np.arange(len(curve))[::every], curve[::every], label=f"seed {name}")
+        ax.set_yscale("log")
+        ax.set_xlabel("training step (4 windows of 256 characters each)")
+        ax.set_ylabel("loss (nats per character)")
+        ax.legend()
+    return fig
+
+
+def block_map(block_tables: Sequence[Sequence[int]], num_blocks: int, names: Sequence[str] | None = None
+              ) -> Figure:
+    """The blocks of a paged cache's pool, coloured by the sequence that holds them (white: free).
+
+    Inputs: block_tables: one list of block numbers per sequence; num_blocks: blocks in the pool.
+    """
+    owner = np.full(num_blocks, -1)
+    for seq, table in enumerate(block_tables):
+        for block in table:
+            if not 0 <= block < num_blocks:
+                raise ValueError(f"block {block} of sequence {seq} is outside the pool of {num_blocks}")
+            owner[block] = seq
+    cols = 16
+    rows = math.ceil(num_blocks / cols)
+    grid = np.full((rows, cols), np.nan)
+    grid.flat[:num_blocks] = np.where(owner >= 0, owner, np.nan)
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 0.7 + 0.62 * rows), layout="constrained")
+        cmap = plt.get_cmap("tab10", max(len(block_tables), 1))
+        ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=len(block_tables) - 0.5, aspect="auto")
+        for (r, c), seq in np.ndenumerate(grid):
+            if r * cols + c < num_blocks:
+                ax.text(c, r, "free" if np.isnan(seq) else str(int(seq)), ha="center", va="center",
+                        fontsize=FONT)
+        ax.set_xticks([])
+        ax.set_yticks(range(rows),
+                      [f"blocks {r * cols}-{min(num_blocks, (r + 1) * cols) - 1}" for r in range(rows)])
+        label = "the number of the request holding each block" if names is None else ", ".join(
+            f"{i}: {n}" for i, n in enumerate(names))
+        ax.set_title(label, fontsize=FONT - 1)
+    return fig
+
+
+def loss_by_position(curves: Mapping[str, ArrayLike], trained_length: int, bucket: int = 32,
+                     title: str | None = None) -> Figure:
+    """Loss against position for several ways of running a model: the mean over the inputs (line) and
+    their range (band), averaged over buckets of ``bucket`` positions.
+
+    Inputs: curves: {name: (n_inputs, T) loss of each input at each position}; trained_length: drawn as a
+    vertical line (the length of the training windows).
+    """
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+        for name, losses in curves.items():
+            losses = np.asarray(losses, dtype=float)
+            if losses.ndim != 2:
+                raise ValueError(f"curves[{name!r}] has shape {losses.shape}; expected (n_inputs, T)")
+            n = losses.shape[1] // bucket
+            per = losses[:, : n * bucket].reshape(len(losses), n, bucket).mean(axis=2)  # (n_inputs, n)
+            x = (np.arange(n) + 0.5) * bucket
+            line, = ax.plot(x, per.mean(axis=0), label=name, lw=2)
+            ax.fill_between(x, per.min(axis=0), per.max(axis=0), color=line.get_color(), alpha=0.2)
+        ax.axvline(trained_length, color="gray", ls=":", lw=2)
+        ax.text(trained_length, 0.97, " trained length", transform=ax.get_xaxis_transform(), va="top",
+                color="gray")
+        ax.set_yscale("log")
+        ax.set_xlabel("position in the text")
+        ax.set_ylabel("loss (nats per character)")
+        ax.legend(loc="center right")
+        if title:
+            ax.set_title(title)
+    return fig
+
+
+def io_counts(T_values: ArrayLike, M_values: Sequence[int], d: int) -> Figure:
+    """Elements moved between slow and fast memory by standard attention (4Td + 4T^2) and by the tiled
+    loop (2Td + 2T^2 d / b, tiles of b = the largest with 4bd + b^2 <= M), against T, one line per M."""
+    T = np.asarray(T_values, dtype=float)
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+        ax.loglog(T, 4 * T * d + 4 * T**2, "k-", lw=2.5, label="standard: S and P through slow memory")
+        for M in M_values:
+            b = tile_for(M, d)
+            ax.loglog(T, 2 * T * d + 2 * T**2 * d / b, "--", lw=2,
+                      label=f"tiled, fast memory M = {M:,} (tiles of {b})")
+        ax.set_xlabel("tokens T")
+        ax.set_ylabel(f"elements moved (d = {d})")
+        ax.legend()
+    return fig
+
+
+def tile_for(M: int, d: int) -> int:
+    """The largest tile size b whose Q, O, K, V tiles (4 b d) and score tile (b^2) fit in M numbers."""
+    b = int((-4 * d + math.sqrt(16 * d * d + 4 * M)) / 2)
+    if b < 1:
+        raise ValueError(f"a fast memory of M={M} numbers cannot hold one row of d={d} four times")
+    return b
+
+
+def decode_costs(n_params: float, cache_bytes_per_token: float, T: int, batches: ArrayLike,
+                 gpus: int = 2, bytes_per_param: int = 2) -> dict[str, np.ndarray]:
+    """Lower bounds on one decode step of a model on ``gpus`` H100s: the milliseconds to read the bytes
+    (weights once, every sequence's cache once) and to do the FLOPs (2 per weight per sequence).
+
+    Returns: {"batch", "memory_ms", "compute_ms", "step_ms", "tokens_per_s", "bytes"} arrays, and
+    "fits" (bool per batch): weights and caches within the GPUs' memory.
+    """
+    batch = np.asarray(batches, dtype=float)
+    weights = n_params * bytes_per_param
+    total_bytes = weights + batch * T * cache_bytes_per_token
+    memory_ms = 1e3 * total_bytes / (gpus * H100["bandwidth"])
+    compute_ms = 1e3 * 2 * n_params * batch / (gpus * H100["flops"])
+    step_ms = np.maximum(memory_ms, compute_ms)
+    return {"batch": batch, "memory_ms": memory_ms, "compute_ms": compute_ms, "step_ms": step_ms,
+            "tokens_per_s": batch / step_ms * 1e3, "bytes": total_bytes,
+            "fits": total_bytes <= gpus * H100["memory_bytes"]}
+
+
+def rope_turns(inv_freq_trained: ArrayLike, inv_freq_new: ArrayLike, trained_length: int, new_length: int,
+               ax: plt.Axes) -> None:
+    """On ``ax``: the turns (angle / 2 pi) each RoPE pair makes over the trained length (grey) and, with the
+    new frequencies, over the new length (colour); a pair is on familiar ground when it stays within its
+    trained turns or had made a whole turn in training."""
+    trained = np.asarray(inv_freq_trained, dtype=float) * trained_length / (2 * np.pi)
+    new = np.asarray(inv_freq_new, dtype=float) * new_length / (2 * np.pi)
+    pairs = np.arange(len(trained))
+    ax.bar(pairs - 0.2, trained, width=0.4, color="0.6", label=f"trained: {trained_length:,} tokens")
+    ax.bar(pairs + 0.2, new, width=0.4, color="tab:blue", label=f"now: {new_length:,} tokens")
+    ax.axhline(1, color="tab:red", ls=":", lw=2, label="one whole turn")
+    ax.set_yscale("log")
+    ax.set_xlabel("pair i (fast to slow)")
+    ax.set_ylabel("turns over the context")

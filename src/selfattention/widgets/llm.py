@@ -1,0 +1,109 @@
+"""Widgets of lessons 13 and 14: the cost of a decode step, and RoPE stretched to a longer context.
+
+Each builder draws its figure once; moving a control changes the artists' data and shows the figure again
+(:func:`selfattention.widgets.show`), then prints one line of numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ..llm import rope_frequencies
+from ..plots import llm as llm_plots
+from . import show
+
+__all__ = ["decode_explorer", "rope_explorer", "LLAMA2_70B"]
+
+#: Llama 2 70B's published shape (80 layers, 64 query heads of 128 features, 8 key/value heads, float16),
+#: and its parameter count (transformers' LlamaForCausalLM of this shape, counted in lesson 13).
+LLAMA2_70B = {"n_params": 68_976_648_192, "layers": 80, "heads": 64, "d_k": 128, "bytes_per_number": 2}
+
+
+def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
+    """Show a widget: choose the key/value heads g and the context T of a model of ``shape`` (default
+    Llama 2 70B) on ``gpus`` H100s; see the tokens per second a decode step allows at each batch size."""
+    shape = dict(LLAMA2_70B if shape is None else shape)
+    batches = np.unique(np.geomspace(1, 1024, 60).round())
+    with plt.rc_context(llm_plots._style()):
+        fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
+        fits_line, = ax.loglog(batches, batches, lw=3, label="fits in memory")
+        over_line, = ax.loglog(batches, batches, ":", lw=2, color=fits_line.get_color(),
+                               label="does not fit beside the weights")
+        ax.loglog(batches, batches / (2 * shape["n_params"] / (gpus * llm_plots.H100["flops"])), "--",
+                  color="gray", label="if only FLOPs counted (compute-bound)")
+        ax.set_xlabel("sequences decoded together (batch)")
+        ax.set_ylabel("tokens per second, at most")
+        ax.set_ylim(1, 1e6)
+        ax.legend(loc="upper left")
+    plt.close(fig)
+
+    def draw(kv_heads: int = 8, T: int = 4096) -> None:
+        per_token = 2 * shape["layers"] * kv_heads * shape["d_k"] * shape["bytes_per_number"]
+        cost = llm_plots.decode_costs(shape["n_params"], per_token, T, batches, gpus)
+        rate = cost["tokens_per_s"]
+        fits_line.set_ydata(np.where(cost["fits"], rate, np.nan))
+        over_line.set_ydata(np.where(cost["fits"], np.nan, rate))
+        ax.set_title(f"g = {kv_heads} key/value heads, T = {T:,} tokens per sequence, {gpus} H100s",
+                     fontsize=llm_plots.FONT)
+        show(fig)
+        room = gpus * llm_plots.H100["memory_bytes"] - shape["n_params"] * 2
+        most = int(room // (per_token * T))
+        if most < 1:
+            print(f"g = {kv_heads}: {per_token:,} bytes per token; not one sequence of {T:,} tokens fits")
+            return
+        best = llm_plots.decode_costs(shape["n_params"], per_token, T, [most], gpus)
+        print(f"g = {kv_heads}: {per_token:,} bytes per token; up to {most:,} sequences of {T:,} tokens fit; "
+              f"then a step takes at least {best['step_ms'][0]:.1f} ms "
+              f"(reading: {best['memory_ms'][0]:.1f} ms, FLOPs: {best['compute_ms'][0]:.2f} ms), "
+              f"{best['tokens_per_s'][0]:,.0f} tokens/s")
+
+    widgets.interact(
+        draw,
+        kv_heads=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=8, description="kv heads",
+                                         continuous_update=False),
+        T=widgets.SelectionSlider(options=[1024, 2048, 4096, 8192, 16384, 32768], value=4096,
+                                  description="context T", continuous_update=False),
+    )
+
+
+def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 4096) -> None:
+    """Show a widget: stretch RoPE (none, position interpolation, NTK, YaRN) by a factor and see how many
+    turns each pair makes over the longer context, against what it made in training."""
+    trained, _ = rope_frequencies(d, base)
+    with plt.rc_context(llm_plots._style()):
+        fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
+        llm_plots.rope_turns(trained.numpy(), trained.numpy(), trained_length, trained_length, ax)
+        ax.set_ylim(1e-2, 1e4)
+        ax.legend(loc="upper right")
+    new_bars = ax.containers[1]
+    plt.close(fig)
+    names = {"none": None, "linear (PI)": "linear", "NTK": "ntk", "YaRN": "yarn"}
+
+    def draw(scaling: str = "none", factor: int = 8) -> None:
+        inv_freq, attention = rope_frequencies(d, base, names[scaling], float(factor),
+                                               trained_length=trained_length)
+        turns = inv_freq.numpy() * trained_length * factor / (2 * math.pi)
+        for bar, height in zip(new_bars, turns, strict=True):
+            bar.set_height(height)
+        ax.set_title(f"{scaling}, x{factor}: d = {d}, base {base:,.0f}, trained on {trained_length:,} tokens",
+                     fontsize=llm_plots.FONT)
+        ax.legend(loc="upper right", fontsize=llm_plots.FONT - 1,
+                  labels=[f"trained: {trained_length:,} tokens", f"now: {trained_length * factor:,} tokens",
+                          "one whole turn"])
+        show(fig)
+        unseen = int(((turns > trained.numpy() * trained_length / (2 * math.pi) * 1.0001)
+                      & (trained.numpy() * trained_length / (2 * math.pi) < 1)).sum())
+        print(f"{scaling} x{factor}: neighbours differ by {inv_freq[0]:.3f} rad in pair 0 (trained 1.000); "
+              f"{unseen} of {d // 2} pairs reach angles never seen in training; "
+              f"attention factor {attention:.3f}")
+
+    widgets.interact(
+        draw,
+        scaling=widgets.Dropdown(options=list(names), value="none", description="scaling"),
+        factor=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32], value=8, description="factor",
+                                       continuous_update=False),
+    )

@@ -1,0 +1,100 @@
+"""Figures and widgets of lessons 13 and 14 (selfattention.plots.llm, .widgets.llm): what they draw, the
+numbers they print, their text sizes and their errors on bad input."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from selfattention.plots import llm as llm_plots  # noqa: E402
+from selfattention.widgets import llm as llm_widgets  # noqa: E402
+
+
+def legible(fig: plt.Figure) -> None:
+    """Shown across a 1280-px slide, the figure's smallest text is at least 20 px."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(sizes) * 1280 / (fig.get_size_inches()[0] * 72) >= 20, min(sizes)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_loss_curves_and_block_map_are_legible():
+    legible(llm_plots.loss_curves({"0": [3.8, 1.0, 0.1], "1": [3.8, 1.2, 0.2]}))
+    fig = llm_plots.block_map([[3, 0], [1, 2, 4]], num_blocks=6)
+    legible(fig)
+
+
+def test_loss_by_position_draws_the_mean_and_the_range():
+    losses = np.array([[1.0] * 64, [3.0] * 64])                     # 2 inputs, 64 positions
+    fig = llm_plots.loss_by_position({"run": losses}, trained_length=32, bucket=16)
+    ax = fig.axes[0]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [2.0] * 4)  # the mean of 1 and 3 per bucket
+    legible(fig)
+    with pytest.raises(ValueError, match="expected \\(n_inputs, T\\)"):
+        llm_plots.loss_by_position({"run": np.ones(8)}, trained_length=4)
+
+
+def test_io_counts_follow_the_formulas_and_tiles_fit():
+    T = np.array([1024.0, 4096.0])
+    fig = llm_plots.io_counts(T, [65536], d=64)
+    standard, tiled = fig.axes[0].lines[:2]
+    np.testing.assert_allclose(standard.get_ydata(), 4 * T * 64 + 4 * T**2)
+    b = llm_plots.tile_for(65536, 64)
+    assert 4 * b * 64 + b * b <= 65536 < 4 * (b + 1) * 64 + (b + 1) ** 2
+    np.testing.assert_allclose(tiled.get_ydata(), 2 * T * 64 + 2 * T**2 * 64 / b)
+    legible(fig)
+    with pytest.raises(ValueError, match="M=10"):
+        llm_plots.tile_for(10, 64)
+
+
+def test_decode_costs_are_the_larger_of_reading_and_computing():
+    cost = llm_plots.decode_costs(7e9, 131072, 2048, [1, 4096], gpus=1)
+    reading = (2 * 7e9 + np.array([1, 4096]) * 2048 * 131072) / llm_plots.H100["bandwidth"] * 1e3
+    computing = 2 * 7e9 * np.array([1, 4096]) / llm_plots.H100["flops"] * 1e3
+    np.testing.assert_allclose(cost["step_ms"], np.maximum(reading, computing))
+    assert cost["fits"].tolist() == [True, False]
+
+
+def _capture(monkeypatch):
+    """Replace ipywidgets.interact in the widgets module: keep the draw function, draw nothing yet."""
+    captured, shown = {}, []
+    monkeypatch.setattr(llm_widgets.widgets, "interact", lambda f, **controls: captured.update(draw=f))
+    monkeypatch.setattr(llm_widgets, "show", shown.append)
+    return captured, shown
+
+
+def test_decode_explorer_prints_the_cache_per_token(monkeypatch, capsys):
+    captured, shown = _capture(monkeypatch)
+    llm_widgets.decode_explorer(gpus=2)
+    captured["draw"](kv_heads=16, T=4096)
+    assert "g = 16: 655,360 bytes per token" in capsys.readouterr().out   # 2 x 80 x 16 x 128 x 2
+    captured["draw"](kv_heads=64, T=32768)
+    assert "not one sequence of 32,768 tokens fits" in capsys.readouterr().out
+    assert len({id(f) for f in shown}) == 1, "one figure, redrawn"
+    legible(shown[0])
+
+
+def test_rope_explorer_counts_pairs_at_unseen_angles(monkeypatch, capsys):
+    captured, shown = _capture(monkeypatch)
+    llm_widgets.rope_explorer(d=128, base=1e4, trained_length=4096)
+    captured["draw"](scaling="none", factor=16)
+    out = capsys.readouterr().out
+    trained = 1e4 ** (-np.arange(0, 128, 2) / 128) * 4096 / (2 * math.pi)     # turns in training
+    unseen = int((trained < 1).sum())          # pairs short of a whole turn in training reach new angles
+    assert "none x16: neighbours differ by 1.000 rad" in out and f"{unseen} of 64 pairs" in out
+    captured["draw"](scaling="linear (PI)", factor=16)
+    assert "0 of 64 pairs" in capsys.readouterr().out                      # interpolation stays within
+    assert len({id(f) for f in shown}) == 1
+    legible(shown[0])

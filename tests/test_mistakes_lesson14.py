@@ -1,0 +1,227 @@
+"""Lesson 14's checks name each typical mistake, written as a learner would write it, and no other; two
+different right answers pass; a shortcut that skips what an exercise teaches does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mistakes import message, names_only, right_answer_passes
+
+from selfattention import checks
+
+# ------------------------------------------------------------------------------- exercise 1
+FLASH_PHRASES = {
+    "no_skip": "whose keys all come after its queries", "no_diagonal": "did not read its diagonal key tile",
+    "no_mask": "were not masked", "unscaled": "are not scaled", "no_rescale": "exp(m_old - m_new)",
+    "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
+    "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
+}
+
+
+def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescale=True, q_again=False,
+           o_every_tile=False):
+    """The causal tiled loop, with switches for the mistakes a learner makes."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        rows = np.arange(i, i + len(q))[:, None]
+        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
+        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
+        for j in range(0, T, b):
+            if skip and j > rows[-1, 0]:
+                continue
+            if not diagonal and j == i:
+                continue
+            if q_again and j > 0:
+                q = memory.read("Q", i, i + b)
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / (np.sqrt(d) if scale else 1.0)
+            if mask:
+                s = np.where(np.arange(j, j + len(k))[None, :] <= rows, s, -np.inf)
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            factor = np.exp(m - new_m) if rescale else 1.0
+            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * factor + np.exp(s - new_m) @ v
+            m = new_m
+            if o_every_tile:
+                memory.write("O", acc / total, i)
+        if not o_every_tile:
+            memory.write("O", acc / total, i)
+
+
+def flash_right(memory, b):
+    _flash(memory, b)
+
+
+def flash_right_rowwise(memory, b):
+    """Another right answer: one query row at a time inside each tile, running numbers as floats."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        tiles = [(memory.read("K", j, j + b), memory.read("V", j, j + b), j) for j in range(0, i + 1, b)]
+        out = []
+        for r, row in enumerate(q):
+            m, total, acc = -np.inf, 0.0, 0.0
+            for k, v, j in tiles:
+                s = k @ row / np.sqrt(d)
+                s[np.arange(j, j + len(k)) > i + r] = -np.inf
+                new_m = max(m, s.max())
+                total = total * np.exp(m - new_m) + np.exp(s - new_m).sum()
+                acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+                m = new_m
+            out.append(acc / total)
+        memory.write("O", np.array(out), i)
+
+
+FLASH_WRONG = {
+    "no_skip": lambda mem, b: _flash(mem, b, skip=False),
+    "no_diagonal": lambda mem, b: _flash(mem, b, diagonal=False),
+    "no_mask": lambda mem, b: _flash(mem, b, mask=False),
+    "unscaled": lambda mem, b: _flash(mem, b, scale=False),
+    "no_rescale": lambda mem, b: _flash(mem, b, rescale=False),
+    "q_again": lambda mem, b: _flash(mem, b, q_again=True),
+    "o_often": lambda mem, b: _flash(mem, b, o_every_tile=True),
+}
+
+
+@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
+def test_flash_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_causal_flash, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(FLASH_WRONG))
+def test_flash_mistake_is_named(key):
+    names_only(message(checks.check_causal_flash, FLASH_WRONG[key]), key, FLASH_PHRASES)
+
+
+def test_flash_through_s_and_p_is_named():
+    def standard(memory, b):
+        Q, K = memory.read("Q"), memory.read("K")
+        S = Q @ K.T / np.sqrt(Q.shape[1])
+        memory.write("S", np.where(np.tri(len(Q), dtype=bool), S, -np.inf))
+    names_only(message(checks.check_causal_flash, standard), "s_p", FLASH_PHRASES)
+
+
+def test_flash_shortcut_that_reads_everything_at_once_fails():
+    """Computing causal attention on whole arrays (no tiles, no online softmax) is named, not passed."""
+    def shortcut(memory, b):
+        Q, K, V = memory.read("Q"), memory.read("K"), memory.read("V")
+        S = np.where(np.tri(len(Q), dtype=bool), Q @ K.T / np.sqrt(Q.shape[1]), -np.inf)
+        P = np.exp(S - S.max(axis=1, keepdims=True))
+        out = (P / P.sum(axis=1, keepdims=True)) @ V
+        for i in range(0, len(Q), b):
+            memory.write("O", out[i:i + b], i)
+    names_only(message(checks.check_causal_flash, shortcut), "whole", FLASH_PHRASES)
+
+
+def test_flash_without_max_subtraction_is_caught_on_the_large_case():
+    def naive(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            total, acc = 0.0, 0.0
+            for j in range(0, i + 1, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                e = np.exp(np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / np.sqrt(d), -np.inf))
+                total = total + e.sum(axis=1, keepdims=True)
+                acc = acc + e @ v
+            memory.write("O", acc / total, i)
+    text = message(checks.check_causal_flash, naive)
+    assert "NaN or infinite" in text or "differs" in text
+
+
+# ------------------------------------------------------------------------------- exercise 2
+MOVED_PHRASES = {
+    "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
+    "no_o": "output O is missing", "standard": "standard attention's count",
+}
+
+
+def moved_right(T, d, b):
+    return 3 * T * d + T * T * d / b
+
+
+def moved_right_sum(T, d, b):
+    return 2 * T * d + sum(2 * b * d * (n + 1) for n in range(T // b))
+
+
+MOVED_WRONG = {
+    "no_mask": lambda T, d, b: 2 * T * d + 2 * T * T * d / b,
+    "no_diagonal": lambda T, d, b: 2 * T * d + sum(2 * b * d * n for n in range(T // b)),
+    "keys": lambda T, d, b: 2 * T * d + sum(b * d * (n + 1) for n in range(T // b)),
+    "no_o": lambda T, d, b: T * d + sum(2 * b * d * (n + 1) for n in range(T // b)),
+    "standard": lambda T, d, b: 4 * T * d + 4 * T * T,
+}
+
+
+@pytest.mark.parametrize("answer", [moved_right, moved_right_sum])
+def test_moved_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_causal_elements_moved, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(MOVED_WRONG))
+def test_moved_mistake_is_named(key):
+    names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), key, MOVED_PHRASES)
+
+
+def test_moved_shortcut_that_counts_with_the_package_fails():
+    """Half the tiles, the average of masked and unmasked, is no derivation: it does not pass."""
+    def guess(T, d, b):
+        return 2 * T * d + T * T * d / b
+    assert "output O is missing" in message(checks.check_causal_elements_moved, guess)
+
+
+# ------------------------------------------------------------------------------- exercise 3
+INTERLEAVE_PHRASES = {
+    "uncapped": "never holds more tokens than the text", "global_first": "the first layer was made global",
+    "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
+    "all_local": "every layer was counted as local",
+}
+
+
+def interleave_right(T, layers, window, local_per_global):
+    period = local_per_global + 1
+    n_global = layers // period
+    return n_global * T + (layers - n_global) * min(T, window)
+
+
+def interleave_right_loop(T, layers, window, local_per_global):
+    return sum(T if layer % (local_per_global + 1) == local_per_global else min(window, T)
+               for layer in range(layers))
+
+
+def _loop(T, layers, window, k, *, cap=True, first=False, minus=False):
+    total = 0
+    for layer in range(layers):
+        is_global = (layer % (k + 1) == 0) if first else (layer % (k + 1) == k)
+        w = window - 1 if minus else window
+        total += T if is_global else (min(T, w) if cap else w)
+    return total
+
+
+INTERLEAVE_WRONG = {
+    "uncapped": lambda T, L, w, k: _loop(T, L, w, k, cap=False),
+    "global_first": lambda T, L, w, k: _loop(T, L, w, k, first=True),
+    "w_minus_1": lambda T, L, w, k: _loop(T, L, w, k, minus=True),
+    "all_global": lambda T, L, w, k: L * T,
+    "all_local": lambda T, L, w, k: L * min(T, w),
+}
+
+
+@pytest.mark.parametrize("answer", [interleave_right, interleave_right_loop])
+def test_interleave_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_interleave_cache, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(INTERLEAVE_WRONG))
+def test_interleave_mistake_is_named(key):
+    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), key, INTERLEAVE_PHRASES)
+
+
+def test_interleave_shortcut_with_a_fixed_ratio_fails():
+    """A rule of thumb (a sixth of the layers global, whatever the pattern) does not pass."""
+    def rule(T, layers, window, local_per_global):
+        return layers / 6 * T + layers * 5 / 6 * min(T, window)
+    with pytest.raises(checks.ExerciseError):
+        checks.check_interleave_cache(rule)
