@@ -131,3 +131,23 @@ def test_dilution_explorer_prints_the_planted_weight(monkeypatch, capsys):
     legible(shown[0])
     with pytest.raises(ValueError, match="distractors must be"):
         cost_widgets.dilution_explorer(np.zeros(10))
+
+
+def test_encoding_map_draws_a_clock_per_pair():
+    fig = mask_plots.encoding_map(sa.sinusoidal_positional_encoding(64, 32), pairs=(0, 2, 40))
+    assert [line.get_label() for line in fig.axes[1].lines] == ["pair c = 0", "pair c = 2"]   # c = 40 > d_model/2
+    assert fig.axes[0].get_xlabel() == "position p"
+
+
+def test_dependence_ticks_hold_one_and_step_by_1e20():
+    runs = np.geomspace(1e-60, 1e30, 5)[None].repeat(8, axis=0)
+    fig = cost_plots.dependence_curves(np.arange(1, 6), {"a": runs})
+    ticks = fig.axes[0].get_yticks()
+    assert 1.0 in ticks and np.allclose(np.diff(np.log10(ticks)), 20)
+
+
+def test_memory_and_time_draws_several_timed_variants():
+    sizes = np.array([256, 512, 1024])
+    fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [1, 2, 3], "b": [1, 1, 1]})
+    assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["a", "b"]
+    legible(fig)

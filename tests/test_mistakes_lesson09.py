@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _passes
 
 import selfattention as sa
-from selfattention.checks import check_decoder_mask, check_safe_weights, check_shift_matrix
+from selfattention.checks import check_decoder_inputs, check_safe_weights, check_shift_matrix
 
 # ---------------------------------------------------------------- exercise 1: a left-padded decoder mask
 DECODER = {
@@ -29,11 +29,28 @@ DECODER = {
     "one too many": "one padding token too many",
     "diagonal": "the diagonal is masked too",
     "not boolean": "a mask is boolean",
+    "pad self": "the padding queries may attend to themselves",
+    "lengths as pads": "lengths was read as the number of padding tokens",
+    "arange positions": "shifted by the number of padding tokens",
+    "positions from 1": "the positions start at 1",
+    "positions down": "the positions count down",
 }
 
 
 def _real(lengths, T, shift=0):
     return np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None] + shift
+
+
+def _positions(lengths, T):
+    return np.maximum(np.arange(T)[None, :] - (T - np.asarray(lengths))[:, None], 0)
+
+
+def _right_mask(lengths, T):
+    return sa.causal_mask(T) & _real(lengths, T)[:, None, :]
+
+
+def _with_positions(mask_fn):
+    return lambda lengths, T: (mask_fn(lengths, T), _positions(lengths, T))
 
 
 DECODER_WRONG = {
@@ -47,12 +64,20 @@ DECODER_WRONG = {
     "one too many": lambda lengths, T: sa.causal_mask(T) & _real(lengths, T, -1)[:, None, :],
     "diagonal": lambda lengths, T: np.tril(np.ones((T, T), dtype=bool), -1) & _real(lengths, T)[:, None, :],
     "not boolean": lambda lengths, T: (sa.causal_mask(T) & _real(lengths, T)[:, None, :]).astype(int),
+    "pad self": lambda lengths, T: _right_mask(lengths, T) | (np.eye(T, dtype=bool) & ~_real(lengths, T)[:, :, None]),
+    "lengths as pads": lambda lengths, T: sa.causal_mask(T) & (np.arange(T) >= np.asarray(lengths)[:, None])[:, None],
 }
+DECODER_WRONG = {key: _with_positions(fn) for key, fn in DECODER_WRONG.items()}
+DECODER_WRONG["arange positions"] = lambda lengths, T: (_right_mask(lengths, T),
+                                                        np.tile(np.arange(T), (len(lengths), 1)))
+DECODER_WRONG["positions from 1"] = lambda lengths, T: (_right_mask(lengths, T), _real(lengths, T).cumsum(axis=1))
+DECODER_WRONG["positions down"] = lambda lengths, T: (_right_mask(lengths, T),
+                                                      np.tile(np.arange(T)[::-1], (len(lengths), 1)))
 
 
 @pytest.mark.parametrize("key", sorted(DECODER_WRONG))
 def test_decoder_mistake_is_named(key):
-    _names_only(_message(check_decoder_mask, DECODER_WRONG[key]), key, DECODER)
+    _names_only(_message(check_decoder_inputs, DECODER_WRONG[key]), key, DECODER)
 
 
 def _decoder_loops(lengths, T):
@@ -61,26 +86,26 @@ def _decoder_loops(lengths, T):
         for i in range(T):
             for j in range(T):
                 mask[b, i, j] = j <= i and j >= T - length
-    return mask
+    return mask, mask.any(axis=1).cumsum(axis=1) - 1
 
 
 def _decoder_flip(lengths, T):
     """Left padding is right padding read backwards: flip the positions of sa.padding_mask."""
     keys = sa.padding_mask(np.asarray(lengths), T)[:, :, ::-1]
-    return sa.causal_mask(T) & keys
+    return sa.causal_mask(T) & keys, np.arange(T) - (T - np.asarray(lengths))[:, None]
 
 
 def test_decoder_right_answers_pass(capsys):
-    _passes(check_decoder_mask, _decoder_loops, capsys)
-    _passes(check_decoder_mask, _decoder_flip, capsys)
+    _passes(check_decoder_inputs, _decoder_loops, capsys)
+    _passes(check_decoder_inputs, _decoder_flip, capsys)
 
 
 def test_decoder_shortcut_fails():
     """The lesson's right-padded decoder mask, pasted unchanged, does not pass for a left-padded batch."""
     def pasted(lengths, T):
-        return sa.causal_mask(T) & sa.padding_mask(lengths, T)
+        return sa.causal_mask(T) & sa.padding_mask(lengths, T), np.tile(np.arange(T), (len(lengths), 1))
 
-    assert "Correct" not in _message(check_decoder_mask, pasted)
+    assert "Correct" not in _message(check_decoder_inputs, pasted)
 
 
 # ---------------------------------------------------------------- exercise 2: the shift matrix
@@ -89,6 +114,10 @@ SHIFT = {
     "sign": "a sign is wrong",
     "k not k theta": "the angle is k, not k * theta",
     "theta only": "the angle is theta, whatever k is",
+    "reading order": "the formula's reading order",
+    "rows swapped": "the rows are swapped",
+    "sin cos swapped": "sin(k theta) and cos(k theta) are swapped",
+    "abs k": "negative k is handled wrong",
 }
 
 
@@ -101,6 +130,10 @@ SHIFT_WRONG = {
     "sign": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.sin(k * w), np.cos(k * w)),
     "k not k theta": lambda k, w: _m(np.cos(k), np.sin(k), -np.sin(k), np.cos(k)),
     "theta only": lambda k, w: _m(np.cos(w), np.sin(w), -np.sin(w), np.cos(w)),
+    "reading order": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.cos(k * w), -np.sin(k * w)),
+    "rows swapped": lambda k, w: _m(-np.sin(k * w), np.cos(k * w), np.cos(k * w), np.sin(k * w)),
+    "sin cos swapped": lambda k, w: _m(np.sin(k * w), np.cos(k * w), -np.cos(k * w), np.sin(k * w)),
+    "abs k": lambda k, w: _m(np.cos(abs(k) * w), np.sin(abs(k) * w), -np.sin(abs(k) * w), np.cos(abs(k) * w)),
 }
 
 
@@ -148,6 +181,8 @@ SAFE = {
     "numpy": "not a torch tensor",
     "detached": "carries no gradient",
     "in place": "an in-place change",
+    "soft then mask": "took part of the weight",
+    "overflow": "exp(score) overflows",
 }
 
 
@@ -166,6 +201,8 @@ SAFE_WRONG = {
     "numpy": lambda s, m: sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf)),
     "detached": lambda s, m: torch.from_numpy(sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf))),
     "in place": _inplace,
+    "soft then mask": lambda s, m: torch.softmax(s.masked_fill(~m, -10.0), dim=-1) * m,
+    "overflow": lambda s, m: torch.exp(s) * m / (torch.exp(s) * m).sum(-1, keepdim=True).clamp_min(1e-30),
 }
 
 

@@ -24,6 +24,8 @@ LONGEST = {
     "linear": "grows like T^2, not T",
     "rounded": "rounded, not rounded down",
     "float": "not a whole number of tokens",
+    "bits": "that counts bits, not bytes",
+    "half": "counts only half the matrix",
 }
 
 LONGEST_WRONG = {
@@ -32,6 +34,8 @@ LONGEST_WRONG = {
     "linear": lambda m, h, b: m // (h * b),
     "rounded": lambda m, h, b: round(math.sqrt(m / (h * b))),
     "float": lambda m, h, b: math.sqrt(m / (h * b)),
+    "bits": lambda m, h, b: math.isqrt(m // (h * b * 8)),
+    "half": lambda m, h, b: int((math.sqrt(1 + 8 * m / (h * b)) - 1) / 2),
 }
 
 
@@ -63,6 +67,8 @@ MARGIN = {
     "denominator": "own exp(margin) is missing from the denominator",
     "log10": "base-10 logarithm",
     "sign": "the sign is flipped",
+    "half from section 3": "carries section 3's 1/2 over",
+    "no T": "the number of keys is missing",
 }
 
 MARGIN_WRONG = {
@@ -70,6 +76,8 @@ MARGIN_WRONG = {
     "denominator": lambda T, w: np.log(w * (T - 1)),
     "log10": lambda T, w: np.log10(w * (T - 1) / (1 - w)),
     "sign": lambda T, w: np.log((1 - w) / (w * (T - 1))),
+    "half from section 3": lambda T, w: np.log(w * (T - 1) / (1 - w)) + 0.5,
+    "no T": lambda T, w: np.log(w / (1 - w)),
 }
 
 
@@ -104,6 +112,8 @@ ONLINE = {
     "inverted": "the correction is inverted",
     "own max": "each block's exponentials were taken from that block's own maximum",
     "o not rescaled": "l was rescaled but o was not",
+    "forgot new factor": "the new block's sums were not",
+    "neither rescaled": "neither l nor o was rescaled",
     "l not rescaled": "o was rescaled but l was not",
     "block max": "m became the new block's maximum",
     "divided": "o holds the normalised output",
@@ -113,8 +123,12 @@ ONLINE = {
 
 
 def step(state, scores, values, *, invert=False, own=False, rescale_l=True, rescale_o=True, block_max=False,
-         divided=False, subtract=True, update_m=True):
+         divided=False, subtract=True, update_m=True, forget_new=False):
     m, l, o = state
+    if forget_new:                                   # p from the block's own maximum; only the old sums rescaled
+        m_new = max(m, scores.max())
+        p = np.exp(scores - scores.max())
+        return m_new, l * np.exp(m - m_new) + p.sum(), o * np.exp(m - m_new) + p @ values
     if divided:
         o = o * l
     m_new = scores.max() if block_max else max(m, scores.max())
@@ -137,6 +151,8 @@ ONLINE_WRONG = {
     "inverted": lambda st, s, v: step(st, s, v, invert=True),
     "own max": lambda st, s, v: step(st, s, v, own=True),
     "o not rescaled": lambda st, s, v: step(st, s, v, rescale_o=False),
+    "forgot new factor": lambda st, s, v: step(st, s, v, forget_new=True),
+    "neither rescaled": lambda st, s, v: step(st, s, v, rescale_l=False, rescale_o=False),
     "l not rescaled": lambda st, s, v: step(st, s, v, rescale_l=False),
     "block max": lambda st, s, v: step(st, s, v, block_max=True),
     "divided": lambda st, s, v: step(st, s, v, divided=True),

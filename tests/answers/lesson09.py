@@ -2,13 +2,15 @@
 
 ANSWERS = {
     # Section 4: "a sequence of length L then fills the last L positions, T - L to T - 1", and the lesson's
-    # own way of marking padding keys: mask[:, :2] = False.
+    # own way of marking padding keys: mask[:, :2] = False. The exercise: the first real token is position 0.
     "l09-decoder-answer": """
 mask = np.zeros((len(lengths), T, T), dtype=bool)
+positions = np.zeros((len(lengths), T), dtype=int)
 for b, L in enumerate(lengths):
     mask[b] = sa.causal_mask(T)
     mask[b][:, :T - L] = False
-return mask
+    positions[b, T - L:] = np.arange(L)
+return mask, positions
 """,
     # The exercise's two angle-addition formulas, with a = p * theta and b = k * theta, read row by row.
     "l09-shift-answer": """

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, check_array, check_function, passed
 
-__all__ = ["check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
+__all__ = ["check_decoder_inputs", "check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
 
 # ---------------------------------------------------------------- exercise 1: a left-padded decoder mask
@@ -61,6 +61,12 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
             _lower(T)[None] & _real_keys(lengths, T, shift=-1)[:, None, :],
         "the diagonal is masked too: a token may attend to itself (key j <= query i, not j < i).":
             _lower(T, -1)[None] & real[:, None, :],
+        "the padding queries may attend to themselves: a padding position is never a key anyone may attend, "
+        "itself included. Their rows stay all False (Exercise 3 handles such rows).":
+            (_lower(T)[None] & real[:, None, :]) | (np.eye(T, dtype=bool)[None] & ~real[:, :, None]),
+        "lengths was read as the number of padding tokens: lengths[b] is the number of REAL tokens, so the "
+        "real tokens are at positions T - lengths[b], ..., T - 1.":
+            _lower(T)[None] & (np.arange(T)[None, :] >= np.asarray(lengths)[:, None])[:, None, :],
     }
 
 
@@ -68,8 +74,56 @@ def _decoder_cases() -> list[tuple[np.ndarray, int]]:
     return [(np.array([3, 5]), 5), (np.array([1, 4, 6]), 6), (np.array([2, 7, 5, 4]), 7)]
 
 
-def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any]) -> None:
-    """Exercise 1: (batch, T, T) boolean mask of a causal decoder on a batch padded on the left."""
+def _positions_reference(lengths: np.ndarray, T: int) -> np.ndarray:
+    """(batch, T): a real token's position counts the real tokens before it; padding positions hold 0."""
+    pads = T - np.asarray(lengths)[:, None]
+    return np.maximum(np.arange(T)[None, :] - pads, 0)
+
+
+def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
+    lengths, T = case
+    real = _real_keys(lengths, T)
+    return {
+        "every real token's position is shifted by the number of padding tokens before it: np.arange(T) "
+        "counts the padding too. The first real token is position 0, as it would be without padding.":
+            np.where(real, np.broadcast_to(np.arange(T), real.shape), 0),
+        "the positions start at 1: the first real token is position 0 (count the real tokens BEFORE it, e.g. "
+        "a running count of the real tokens minus 1).": np.where(real, np.cumsum(real, axis=1), 0),
+        "the positions count down from the end: position p is the number of real tokens before the token, so "
+        "they grow from 0 at the first real token to L - 1 at the last.":
+            np.where(real, T - 1 - np.arange(T)[None, :], 0),
+    }
+
+
+def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> None:
+    """Exercise 1: a left-padded decoder batch's (batch, T, T) mask and (batch, T) position ids."""
+    if decoder_inputs is None or decoder_inputs is Ellipsis or not callable(decoder_inputs):
+        raise ExerciseError("decoder_inputs is not a function yet: write it in the answer cell above.")
+
+    def both(lengths: np.ndarray, T: int) -> tuple[Any, Any]:
+        got = decoder_inputs(lengths, T)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ExerciseError(f"decoder_inputs returned a {type(got).__name__}; return two arrays: "
+                                "mask, positions.")
+        return got[0], got[1]
+
+    check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask of decoder_inputs")
+    for lengths, T in _decoder_cases():
+        what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
+        positions = np.asarray(both(lengths.copy(), T)[1])
+        real = _real_keys(lengths, T)
+        if positions.shape != real.shape:
+            raise ExerciseError(f"the positions have shape {positions.shape} on {what}; expected "
+                                f"{real.shape}: one position per token of each sequence.")
+        mine = np.where(real, positions, 0)                          # padding positions do not matter
+        check_array(mine, _positions_reference(lengths, T), f"the positions of the real tokens ({what})",
+                    mistakes=_positions_mistakes((lengths, T)))
+    passed("queries see themselves and earlier real tokens only, and every real token's position counts the "
+           "real tokens before it, as without padding, in a batch of different lengths.")
+
+
+def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: str = "decoder_mask") -> None:
+    """Exercise 1's mask: (batch, T, T) boolean mask of a causal decoder on a batch padded on the left."""
     if callable(decoder_mask):
         for lengths, T in _decoder_cases()[:1]:
             try:
@@ -83,11 +137,12 @@ def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any]) -> None:
                     f"your mask holds {arr.dtype} values; a mask is boolean (True = may attend), as "
                     "sa.causal_mask's is: sa.scaled_dot_product_attention refuses any other dtype. Combine "
                     "boolean arrays with & (or compare numbers, e.g. positions >= T - L).")
-    check_function(decoder_mask, _decoder_reference, _decoder_cases(), "decoder_mask",
+    check_function(decoder_mask, _decoder_reference, _decoder_cases(), name,
                    mistakes=_decoder_mistakes,
                    describe=lambda c: f"lengths {c[0].tolist()} padded on the left to T = {c[1]}")
-    passed("queries see themselves and earlier real tokens only; padding keys and the future are masked, "
-           "in a batch of different lengths.")
+    if name == "decoder_mask":
+        passed("queries see themselves and earlier real tokens only; padding keys and the future are masked, "
+               "in a batch of different lengths.")
 
 
 # ---------------------------------------------------------------- exercise 2: the shift matrix
@@ -103,10 +158,25 @@ def _shift_reference(k: int, theta: float) -> np.ndarray:
 
 def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
     k, theta = case
+    c, s = np.cos(k * theta), np.sin(k * theta)
+    if k < 0:  # the positive-k cases came first and passed: |k| is the likely slip here
+        back = ("negative k is handled wrong: your matrix for k = -2 is the one for k = +2. Use k itself in the "
+                "angle, k * theta: a negative angle turns the pair back.")
+    else:
+        back = ("your matrix moves the encoding BACK by k positions (it is the transpose of M_k): check the "
+                "signs with sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, "
+                "the first row giving the sine column and the second the cosine column.")
     return {
-        "your matrix moves the encoding BACK by k positions (it is the transpose of M_k): check the signs with "
-        "sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, the first row "
-        "giving the sine column and the second the cosine column.": _rotation(k * theta, transpose=True),
+        "the second row follows the formula's reading order, [cos, -sin]: M_k multiplies the column "
+        "[sin(p theta), cos(p theta)], so each row holds the coefficient of sin(p theta) first, then that of "
+        "cos(p theta). For cos(a + b) = -sin a sin b + cos a cos b that is [-sin(k theta), cos(k theta)].":
+            np.array([[c, s], [c, -s]]),
+        "the rows are swapped: the first row must give sin((p + k) theta), the second cos((p + k) theta).":
+            np.array([[-s, c], [c, s]]),
+        "sin(k theta) and cos(k theta) are swapped: in sin(a + b) = sin a cos b + cos a sin b the coefficient "
+        "of sin a (= sin(p theta)) is cos b (= cos(k theta)).": np.array([[s, c], [-c, s]]),
+        back: _rotation(k * theta, transpose=True),
+    } | {
         "a sign is wrong: cos(a + b) = cos a cos b - sin a sin b, with a minus, so the second row is "
         "[-sin(k theta), cos(k theta)].": _rotation(k * theta, plus=True),
         "the angle is k, not k * theta: the pair turns by theta per position, so k positions turn it by "
@@ -138,6 +208,13 @@ NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
                 "0, in that row too (multiply by the mask, or use torch.where).")
+OVERFLOW = ("rows that HAVE allowed keys hold NaN or inf: on scores near 1000, exp(score) overflows to inf "
+            "and inf / inf is NaN. Subtract each row's largest allowed score before exp (torch.softmax does "
+            "that for you); replacing the NaN afterwards would hide this bug, not fix it.")
+SOFT_THEN_MASK = ("the masked weights are exactly 0, but rows with allowed keys sum to less than 1: the masked "
+                  "scores were filled with a value that is not low enough (like -10), took part of the weight "
+                  "in the softmax, and multiplying by the mask then threw that part away. Fill with -inf or a "
+                  "value so low that exp gives exactly 0 (torch.finfo(scores.dtype).min), then mask.")
 NOT_TENSOR = ("return a torch tensor computed with torch operations from scores, so that gradients reach the "
               "scores (a NumPy array, .detach() or .item() cuts the gradient).")
 IN_PLACE = ("the backward pass failed: an in-place change (w[...] = 0, w.masked_fill_(...)) of the softmax's "
@@ -171,6 +248,8 @@ def _safe_cases() -> list[tuple[Any, Any]]:
         (torch.randn(2, T, T, generator=gen, dtype=torch.float64) * 3, batch),
         (1000 + torch.randn(4, 4, generator=gen, dtype=torch.float64), odd),
         (torch.randn(4, 4, generator=gen, dtype=torch.float32), odd),
+        (torch.where(odd, torch.randn(4, 4, generator=gen, dtype=torch.float64) - 13.0,
+                     torch.tensor(30.0, dtype=torch.float64)), odd),              # allowed scores far below -10
     ]
 
 
@@ -218,6 +297,8 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
         expected = _safe_reference(case[0], case[1])
         if got.shape == expected.shape:
             empty = ~case[1].expand_as(expected).any(dim=-1)
+            if (~empty).any() and not bool(torch.isfinite(got.detach()[~empty]).all()):
+                raise ExerciseError(f"{name} is not right yet: {OVERFLOW} (on {what})")
             if empty.any() and torch.isnan(got.detach()[empty]).any():
                 raise ExerciseError(f"{name} is not right yet: {NAN_ROWS} (on {what})")
             masked = ~case[1].expand_as(expected) & ~empty[..., None]   # masked keys of rows with a real key
@@ -228,6 +309,11 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                     f"{float(leak.abs().max()):.3g}) on {what}: a score lowered by a modest amount still gets "
                     "weight. Use -inf, or a fill so large that exp underflows to exactly 0 (below about -745 "
                     "in float64), or multiply by the mask.")
+            after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
+            sums = got.detach()[~empty].sum(dim=-1)
+            if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4
+                    and not torch.allclose(got.detach(), after, rtol=1e-4)):
+                raise ExerciseError(f"{name} is not right yet on {what}: {SOFT_THEN_MASK}")
         check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
                     mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},
                     rtol=1e-4 if case[0].dtype == torch.float32 else 1e-5)

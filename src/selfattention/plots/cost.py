@@ -45,6 +45,11 @@ def dependence_curves(distance: ArrayLike, curves: Mapping[str, ArrayLike]) -> F
             line, = ax.semilogy(distance, np.median(runs, axis=0), lw=2.5, label=label)
             ax.fill_between(distance, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.2)
         ax.axhline(1.0, color="black", lw=1, ls=":")
+        lim = ax.get_ylim()
+        low, high = (np.floor(np.log10(v) / 20) * 20 for v in lim)
+        ax.set_yticks(10.0 ** np.arange(low, high + 20, 20))    # 10^0 among the ticks, steps of 10^20
+        ax.set_ylim(lim)
+        ax.minorticks_off()
         ax.set_xlabel("distance from the last token (steps)")
         ax.set_ylabel("dependence / dependence\non the previous token")
         ax.set_title(f"How much the last output depends on an earlier token ({len(runs)} seeds each)")
@@ -53,10 +58,10 @@ def dependence_curves(distance: ArrayLike, curves: Mapping[str, ArrayLike]) -> F
 
 
 def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
-                    ns_per_score: ArrayLike | None = None) -> Figure:
+                    ns_per_score: ArrayLike | Mapping[str, ArrayLike] | None = None) -> Figure:
     """Measured cost against the sequence length T (log axis): peak memory in MiB (log-log; one line per label
-    of ``memory_mib``, each (n,)) and, when ``ns_per_score`` (n,) is given, a second panel with the measured
-    time per score in nanoseconds."""
+    of ``memory_mib``, each (n,)) and, when ``ns_per_score`` is given ((n,), or label -> (n,) for several
+    variants), a second panel with the measured time per score in nanoseconds."""
     sizes = np.asarray(sizes, dtype=float)
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(1, 1 if ns_per_score is None else 2, figsize=(11, 4.8), layout="constrained",
@@ -71,8 +76,12 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
         left.legend(loc="upper left")
         if ns_per_score is not None:
             right = axes[0][1]
-            right.semilogx(sizes, np.asarray(ns_per_score, dtype=float), "o-", lw=2, color="tab:red")
+            timed = ns_per_score if isinstance(ns_per_score, Mapping) else {"full attention": ns_per_score}
+            for (label, ns), marker in zip(timed.items(), "os^v", strict=False):
+                right.semilogx(sizes, np.asarray(ns, dtype=float), marker + "-", lw=2, label=label)
             right.set_ylim(bottom=0)
+            if len(timed) > 1:
+                right.legend(loc="upper left", fontsize=FONT - 2)
             right.set_ylabel("time / T² (ns per score)")
             right.set_title("Time per score, one thread")
         for ax in axes[0]:

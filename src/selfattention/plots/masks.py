@@ -32,19 +32,29 @@ def _array(x: ArrayLike, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
-def encoding_map(pe: ArrayLike, *, title: str | None = None) -> Figure:
-    """Draw a (T, d) positional encoding: one row per position, one column per encoding column, -1 to 1.
+def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int] = (0, 1, 2, 4)) -> Figure:
+    """Draw a (T, d_model) positional encoding: on the left one row per column, one column per position p, -1
+    to 1; on the right the sine column 2c of each pair c in ``pairs`` against p, a clock per pair.
 
     Returns the figure (11 x 4.6 inches, one colour bar).
     """
     pe = _array(pe, "pe", 2)
+    pairs = [c for c in pairs if 2 * c < pe.shape[1]]
     with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(11, 4.6), layout="constrained")
+        fig, (ax, curves) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained",
+                                         gridspec_kw={"width_ratios": [1.5, 1]})
         image = ax.imshow(pe.T, cmap="RdBu", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        ax.set_xlabel("position pos")
-        ax.set_ylabel("column (2i sine, 2i+1 cosine)")
-        ax.set_title(title or f"Sinusoidal positional encoding: {pe.shape[0]} positions, d = {pe.shape[1]}")
+        ax.set_xlabel("position p")
+        ax.set_ylabel("column (2c sine, 2c+1 cosine)")
+        ax.set_title(title or f"{pe.shape[0]} positions, d_model = {pe.shape[1]}")
         fig.colorbar(image, ax=ax, label="value", pad=0.01)
+        for c in pairs:
+            curves.plot(np.arange(pe.shape[0]), pe[:, 2 * c], lw=2, label=f"pair c = {c}")
+        curves.set_xlabel("position p")
+        curves.set_ylabel("sine column 2c")
+        curves.set_title("Each pair: a clock")
+        curves.set_ylim(-1.1, 1.9)
+        curves.legend(loc="upper center", ncol=2, fontsize=FONT - 2 if FONT > 16 else FONT, frameon=False)
     return fig
 
 
