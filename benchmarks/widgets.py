@@ -57,8 +57,8 @@ class Control:
 
 # lesson -> [(a line of the widget's cell, its controls)]
 WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
-    "00_roadmap": [("widgets.interact(show_mix", [Control("neighbour", "slider"),
-                                                   Control("sentence", "select")])],
+    "00_roadmap": [("roadmap_widgets.mix_explorer(", [Control("neighbour", "slider"),
+                                                       Control("sentence", "select")])],
     "01_static_embeddings": [("suggestions = [", [Control("word", "text", ("banana", "apple")),
                                                    Control("neighbours", "slider")])],
     "02_basic_self_attention": [("sentence_box = widgets.Combobox", [

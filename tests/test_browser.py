@@ -72,7 +72,8 @@ class Drive:
 
 DRIVES = {
     # 0.4 -> 0.5 on "neighbour": weights love/apple/phones 0.083/0.417/0.5 give apple' = [0.367, 0.817].
-    "00_roadmap": Drive("widgets.interact(show_mix", "neighbour", "slider", expect="apple' = [0.367, 0.817]"),
+    "00_roadmap": Drive("roadmap_widgets.mix_explorer(", "neighbour", "slider",
+                        expect="apple' = [0.367, 0.817]"),
     "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
                                   expect="banana: cos to fruit mean"),
     "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
