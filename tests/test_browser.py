@@ -74,8 +74,9 @@ DRIVES = {
     # 0.4 -> 0.5 on "neighbour": weights love/apple/phones 0.083/0.417/0.5 give apple' = [0.367, 0.817].
     "00_roadmap": Drive("roadmap_widgets.mix_explorer(", "neighbour", "slider",
                         expect="apple' = [0.367, 0.817]"),
-    "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
-                                  expect="banana: cos to fruit mean"),
+    # "other word" juice -> phones: the red line moves to cos(apple, phones) = 0.173.
+    "01_static_embeddings": Drive("embedding_widgets.pair_explorer(", "other word", "text", "phones",
+                                  expect="apple ~ phones: cosine 0.173"),
     "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
                                      "river bank flows", expect="*river"),
     "04_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
