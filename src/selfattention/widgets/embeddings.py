@@ -108,7 +108,7 @@ def word_explorer(table: StaticEmbeddings, centre: ArrayLike, directions: ArrayL
     def project(w: str) -> NDArray[np.float64]:
         return (table.vector(w).astype(np.float64) - centre) @ directions
 
-    fig = Figure(figsize=(WIDTH, 5.8))                 # outside pyplot: shown by this widget only
+    fig = Figure(figsize=(WIDTH, 4.6))                 # outside pyplot: shown by this widget only
     canvas = FigureCanvasAgg(fig)                      # an Agg canvas can save and restore regions
     ax = fig.add_subplot()
     draw_plane(ax, {name: {w: project(w) for w in words} for name, words in clusters.items()}, colours)
