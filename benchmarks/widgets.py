@@ -64,16 +64,27 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
                                               Control("other word", "text", ("phones", "juice"))]),
         ("embedding_widgets.word_explorer(", [Control("word", "text", ("banana", "apple")),
                                               Control("neighbours", "slider")])],
-    "02_basic_self_attention": [("sentence_box = widgets.Combobox", [
+    "02_basic_self_attention": [("explorers.one_word(", [
         Control("sentence", "text", ("river bank flows", "money bank grows")),
         Control("focus word", "select")])],
-    "04_learnable_projections": [("widgets.interact(show_checkpoint", [Control("checkpoint", "slider")])],
+    "03_matrix_form": [("explorers.sentence_map(", [
+        Control("sentence", "text", ("river bank flows", "money bank grows")),
+        Control("focus word", "select")])],
+    "04_learnable_projections": [("query_designer(", [
+        Control("person", "slider"), Control("action", "slider"), Control("food", "slider")])],
+    "05_training_attention": [("training_viewer(", [Control("checkpoint", "slider")])],
     "06_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("tau", "slider"),
                                                     Control("tau = sqrt(d_k)", "check")])],
-    "07_multi_head_attention": [("widgets.interact(show_head", [Control("sentence", "select"),
-                                                                  Control("head", "select")])],
-    "09_positions_and_masks": [("widgets.interact(show_mask", [Control("mask", "select")])],
-    "11_real_transformer": [("widgets.interact(explore", [
+    "07_multi_head_attention": [("widgets.interact(show_heads", [Control("sentence", "select")])],
+    "08_why_several_heads": [("widgets.interact(show_query", [Control("model", "select"),
+                                                               Control("sequence", "slider")])],
+    "09_positions_and_masks": [("mask_widgets.mask_explorer(", [Control("mask", "select"),
+                                                                 Control("fill", "select")])],
+    "10_cost_and_memory": [("cost_widgets.dilution_explorer(", [Control("margin", "slider"),
+                                                                 Control("log2 T", "slider")])],
+    "11_real_transformer": [("explorers.lean_explorer(", [
+        Control("sentence", "text", ("my macbook crashed", "i love apple phones"))])],
+    "12_inside_a_real_transformer": [("explorers.head_explorer(", [
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "13_generation_and_memory": [("widgets.interact(show_cache", [Control("kv heads", "slider")])],
 }

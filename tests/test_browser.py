@@ -77,16 +77,35 @@ DRIVES = {
     # "other word" juice -> phones: the red line moves to cos(apple, phones) = 0.173.
     "01_static_embeddings": Drive("embedding_widgets.pair_explorer(", "other word", "text", "phones",
                                   expect="apple ~ phones: cosine 0.173"),
-    "02_basic_self_attention": Drive("sentence_box = widgets.Combobox", "sentence", "text",
-                                     "river bank flows", expect="*river"),
-    "04_learnable_projections": Drive("widgets.interact(show_checkpoint", "checkpoint", "slider"),
-    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider"),
-    "07_multi_head_attention": Drive("widgets.interact(show_head", "sentence", "select", "I love apple juice",
-                                     expect="In head 2, 'apple' gives most weight to"),
-    "09_positions_and_masks": Drive("widgets.interact(show_mask", "mask", "select", "none",
-                                 expect="0 of 36 weights are exactly 0."),
-    "11_real_transformer": Drive("widgets.interact(explore", "sentence", "select",
-                                 "i love apple phones, but i drink apple juice.", expect="juice->"),
+    # "money bank grows" -> "river bank flows": bank's row becomes 0.18 river + 0.68 bank + 0.14 flows.
+    "02_basic_self_attention": Drive("explorers.one_word(", "sentence", "text", "river bank flows",
+                                     expect="bank' = 0.18*river"),
+    "03_matrix_form": Drive("explorers.sentence_map(", "sentence", "text", "river bank flows",
+                            expect="bank' = 0.18*river"),
+    "04_learnable_projections": Drive("query_designer(", "person", "slider",
+                                      expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
+    "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",
+                                   expect="step   2: held-out accuracy"),
+    # 64 -> 128 on "d_k": the line under the figure names the new length.
+    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, tau = 1.00"),
+    # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.45.
+    "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
+                                     "I love apple juice", expect="head 2: apple -> apple (0.45)"),
+    # Held-out sequence 0 (E:2 A:0 B:3 H:7 ?A): the two-head model of seed 0 gives both digits.
+    "08_why_several_heads": Drive("widgets.interact(show_query", "model", "select", "two heads, d_k = 16",
+                                  expect="the model answers [3, 7]"),
+    # "none": no mask, every weight positive: 0 of 36 are exactly 0, and no row is NaN.
+    "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "none",
+                                    expect="0 of 36 weights are exactly 0; 0 rows are NaN."),
+    # log2 T 10 -> 11 at margin 5: the planted key's weight among 2,048 keys.
+    "10_cost_and_memory": Drive("cost_widgets.dilution_explorer(", "log2 T", "slider",
+                                expect="T = 2,048, margin 5"),
+    # A word WordPiece cuts ("mac", "##book") and no "apple": every token's lean is drawn, no traceback.
+    "11_real_transformer": Drive("explorers.lean_explorer(", "sentence", "text", "my macbook crashed",
+                                 expect="'apple' is not in this sentence"),
+    # The most parked head is layer 4, head 5 (section 1); one step right shows head 6 of layer 4.
+    "12_inside_a_real_transformer": Drive("explorers.head_explorer(", "head", "slider",
+                                          expect="layer 4, head 6,"),
     # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
     "13_generation_and_memory": Drive("widgets.interact(show_cache", "kv heads", "slider",
                                   expect="g = 16: 655,360 bytes per token"),

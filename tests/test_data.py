@@ -109,13 +109,82 @@ def test_pretrained_is_deterministic_and_contextual(model: data.PretrainedModel)
     assert cos < 0.99
 
 
+def test_the_model_runs_on_one_thread_and_restores_the_count(model: data.PretrainedModel) -> None:
+    seen = []
+    handle = model.model.register_forward_pre_hook(lambda *args: seen.append(torch.get_num_threads()))
+    torch.set_num_threads(2)
+    try:
+        model.run("the river bank")
+        model.sentence_embeddings(["the river bank", "a bank"])
+        model.contextual_vectors(["the river bank"], "bank")
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2
+    finally:
+        handle.remove()
+        torch.set_num_threads(1)
+
+
 def test_pretrained_errors(model: data.PretrainedModel) -> None:
     with pytest.raises(ValueError, match=r"sentence must be a non-empty string, got ''"):
         model.run("")
     with pytest.raises(
-        ValueError, match=r"'cat' is not a token of 'money bank grows': tokens are \['\[CLS\]'"
+        ValueError,
+        match=r"in 'money bank grows': 'cat' is not a token of the sentence \(looked for 'cat'\): tokens",
     ):
         model.contextual_vector("money bank grows", "cat")
+    with pytest.raises(ValueError, match=r"looked for the pieces \['mac', '##book'\]"):
+        model.contextual_vector("money bank grows", "macbook")
+    with pytest.raises(ValueError, match=r"layer must be an integer from -7 to 6 \(an index of hidden\)"):
+        model.contextual_vector("money bank grows", "bank", layer=7)
+    with pytest.raises(ValueError, match=r"word must be a non-empty string, got ''"):
+        model.word_span(["[CLS]", "[SEP]"], "")
+    with pytest.raises(ValueError, match=r"sentences must be a non-empty list of strings, got 'one"):
+        model.sentence_embeddings("one sentence")
+    with pytest.raises(ValueError, match=r"sentences\[1\] must be a non-empty string, got ''"):
+        model.sentence_embeddings(["fine", ""])
+
+
+def test_a_word_wordpiece_cuts_is_the_mean_of_its_pieces(model: data.PretrainedModel) -> None:
+    """"macbook" is two tokens ("mac", "##book"): its vector is their mean, at any layer; it is found as a
+    whole word only ("mac" alone is not in "my macbook crashed")."""
+    run = model.run("my macbook crashed")
+    assert run["tokens"] == ["[CLS]", "my", "mac", "##book", "crashed", "[SEP]"]
+    assert model.word_span(run["tokens"], "macbook") == (2, 4)
+    for layer in (0, 3, -1):
+        torch.testing.assert_close(model.contextual_vector("my macbook crashed", "macbook", layer),
+                                   run["hidden"][layer][2:4].mean(dim=0))
+
+
+
+def test_contextual_vectors_of_a_padded_batch_match_one_run_per_sentence(model: data.PretrainedModel) -> None:
+    """Padding changes nothing (the attention mask hides it), at every hidden state, for a word cut in two."""
+    sentences = ["my macbook crashed", "i spilled tea on my new macbook this morning"]
+    every = model.contextual_vectors(sentences, "macbook", layer=None)
+    assert every.shape == (2, 7, 384)
+    for b, sentence in enumerate(sentences):
+        for layer in range(7):
+            torch.testing.assert_close(every[b, layer], model.contextual_vector(sentence, "macbook", layer),
+                                       atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model.contextual_vectors(sentences, "macbook"), every[:, -1])
+    with pytest.raises(ValueError, match=r"in 'the river bank': 'macbook' is not a token"):
+        model.contextual_vectors(["my macbook", "the river bank"], "macbook")
+    with pytest.raises(ValueError, match=r"layer must be None or an integer from -7 to 6"):
+        model.contextual_vectors(sentences, "macbook", layer=9)
+    with pytest.raises(ValueError, match="'mac' is not a token of the sentence"):
+        model.contextual_vector("my macbook crashed", "mac")
+    assert model.word_span(["[CLS]", "mac", "and", "mac", "##book", "[SEP]"], "macbook") == (3, 5)
+
+
+def test_sentence_embeddings_are_mean_pooled_unit_vectors_whatever_the_padding(
+        model: data.PretrainedModel) -> None:
+    """Each row equals the mean of run(sentence)'s last layer over all its tokens, scaled to length 1,
+    computed one sentence at a time (no padding), here with numpy."""
+    sentences = ["the river bank flooded", "she put her money in the bank on monday morning", "hi"]
+    got = model.sentence_embeddings(sentences).numpy().astype(float)
+    assert got.shape == (3, 384)
+    for row, sentence in zip(got, sentences, strict=True):
+        mean = model.run(sentence)["hidden"][-1].numpy().astype(float).mean(axis=0)
+        np.testing.assert_allclose(row, mean / np.linalg.norm(mean), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
 
 
 def test_sentences_are_lists_of_words() -> None:

@@ -1,193 +1,207 @@
-"""Lesson 02's checks, fed the mistakes they name: each message names that mistake and no other.
+"""Lesson 02's checks name each typical mistake, and only that one, when a learner makes it.
 
-Each wrong answer is written as a learner would write it. A mistake is recognised by a phrase found in its own
-message only (``KEYS``); the right answer gets one line starting with ``Correct:``.
+Every wrong answer below is written as a learner would write it. The message must contain the phrase of its
+own mistake and none of the other mistakes' phrases; two different right answers get ``Correct:``; a shortcut
+that skips what the exercise teaches does not pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.special
+from mistakes import message as _message
+from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention import checks
-from selfattention.checks import ExerciseError
+import selfattention as sa
+from selfattention.checks import check_nature_word, check_notes_scores, check_softmax_row
 
-# mistake -> a phrase that only its message contains
-KEYS = {
-    # exercise 1
+NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
+
+# ---------------------------------------------------------------- exercise 1: scores for the notes' weights
+SCORES = {
+    "weights": "these are the weights themselves",
+    "exp": "you exponentiated the weights",
+    "log10": "base-10 logarithm",
+    "sign": "wrong sign",
+    "reversed": "reverse order",
+    "river row": "bank's row of *river bank flows*",
+    "money row": "the row of *money*",
+}
+SCORES_WRONG = {
+    "weights": NOTES.copy(),                            # "the weights are the scores"
+    "exp": np.exp(NOTES),
+    "log10": np.log10(NOTES),
+    "sign": -np.log(NOTES),
+    "reversed": np.log([0.05, 0.70, 0.25]),
+    "river row": np.log([0.20, 0.78, 0.02]),
+    "money row": np.log([0.70, 0.20, 0.10]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SCORES_WRONG))
+def test_notes_scores_mistake_is_named(key):
+    _names_only(_message(check_notes_scores, SCORES_WRONG[key]), key, SCORES)
+
+
+@pytest.mark.parametrize("answer", [
+    np.log(NOTES),                                  # the derivation: omega_j = ln(alpha_j)
+    np.log(NOTES / 0.05),                           # another constant: grows gets score 0
+    [-1.386, -0.357, -2.996],                       # typed in, rounded to three decimals
+])
+def test_notes_scores_right_answers(answer, capsys):
+    _right_answer_passes(check_notes_scores, answer, capsys)
+
+
+def test_notes_scores_guessed_by_hand_fails_and_says_why():
+    """A shortcut: scores guessed until the order looks right, without inverting softmax."""
+    text = _message(check_notes_scores, [1.0, 2.0, 0.0])
+    assert "omega_j = ln(alpha_j)" in text and not [k for k, p in SCORES.items() if p in text], text
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("bank", "should be three scores"),
+    ([np.nan, 1.0, 0.0], "NaN or infinite"),
+])
+def test_notes_scores_bad_input_is_named(answer, said):
+    text = _message(check_notes_scores, answer)
+    assert said in text and not [k for k, p in SCORES.items() if p in text], text
+
+
+# ---------------------------------------------------------------- exercise 2: a softmax that never overflows
+SOFTMAX = {
     "divided by the sum": "divided the scores by their sum",
     "not normalised": "not yet normalised",
     "not exponentiated": "did not exponentiate",
     "divided by the max": "divided the exponentials by their largest value",
-    "overflow": "subtract each row's maximum",
-    # exercise 2
-    "raw scores": "raw dot products x_i . x_j as weights",
-    "plain average": "plain average",
-    "x_i unchanged": "x_i itself, unchanged",
-    "column of A": "column i of the weights",
-    "position i + 1": "position i + 1",
-    "position i - 1": "position i - 1",
-    "returned the weights": "look like the weights alpha_i",
-    # exercise 3
-    "batch raw scores": "multiplied the raw scores X X^T by X",
-    "batch transposed": "your weights are transposed",
-    "X.T on a batch": "X.T reverses all three axes",
-    "returned a tuple": "returned a tuple",
-    # exercise 4
-    "a tie": "a tie",
-    "points away": "points away from bank",
-    "too short": "too short or not aligned enough",
-    "below one half": "below one half",
+    "no shift": "np.exp(1000) overflows",
+    "smallest": "subtracting the smallest score",
+    "mean": "subtracting the mean",
+    "library": "calls a library softmax",
 }
 
 
-def message(check, answer) -> str:
-    """The check's message for ``answer``; fails the test if the check passes it."""
-    with pytest.raises(ExerciseError) as info:
-        check(answer)
-    return str(info.value)
+def divided_by_the_sum(scores):
+    return scores / scores.sum()
 
 
-def names_only(text: str, mistake: str) -> None:
-    named = [m for m, key in KEYS.items() if key in text]
-    assert named == [mistake], f"expected only {mistake!r}, the message names {named}: {text}"
+def not_normalised(scores):
+    return np.exp(scores)
 
 
-def _softmax(s, axis=-1):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+def not_exponentiated(scores):
+    return scores - scores.max()
 
 
-# --------------------------------------------------------------------------- exercise 1
-SOFTMAX_MISTAKES = {
-    "divided by the sum": lambda s: s / s.sum(),
-    "not normalised": lambda s: np.exp(s),
-    "not exponentiated": lambda s: s - s.max(),
-    "divided by the max": lambda s: np.exp(s - s.max()),
-    "overflow": lambda s: np.exp(s) / np.exp(s).sum(),
-}
+def divided_by_the_max(scores):
+    e = np.exp(scores - scores.max())
+    return e / e.max()
 
 
-@pytest.mark.parametrize("mistake", SOFTMAX_MISTAKES)
-def test_softmax_row_names_the_mistake(mistake):
+def no_shift(scores):
+    e = np.exp(scores)
+    return e / e.sum()
+
+
+def smallest(scores):
+    e = np.exp(scores - scores.min())   # "shift so that the smallest is 0"
+    return e / e.sum()
+
+
+def mean(scores):
+    e = np.exp(scores - scores.mean())  # "centre the scores"
+    return e / e.sum()
+
+
+def library(scores):
+    return sa.softmax(scores)
+
+
+SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
+                 "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
+                 "no shift": no_shift, "smallest": smallest, "mean": mean, "library": library}
+
+
+@pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))
+def test_softmax_row_mistake_is_named(key):
+    _names_only(_message(check_softmax_row, SOFTMAX_WRONG[key]), key, SOFTMAX)
+
+
+def test_the_smallest_shift_is_caught_on_the_wide_row_the_reviewers_found():
+    """A softmax shifted by its minimum is right on [1000, 999, 998] and NaN on [0, 800]."""
+    text = _message(check_softmax_row, smallest)
+    assert "[0.0, 800.0]" in text and "nan" in text
+
+
+def test_a_scipy_softmax_is_a_shortcut_that_does_not_pass():
     def softmax_row(scores):
-        s = np.asarray(scores, dtype=float)
-        with np.errstate(all="ignore"):
-            return SOFTMAX_MISTAKES[mistake](s)
+        return scipy.special.softmax(scores)
 
-    names_only(message(checks.check_softmax_row, softmax_row), mistake)
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
 
 
-def test_softmax_row_without_max_subtraction_fails_on_large_scores_only():
-    with np.errstate(all="ignore"):
-        text = message(checks.check_softmax_row, lambda s: np.exp(s) / np.exp(s).sum())
-    assert "[1000.0, 999.0, 998.0]" in text and "NaN or infinite" in text
+def max_shift(scores):
+    shifted = scores - scores.max()
+    e = np.exp(shifted)
+    return e / e.sum()
 
 
-def test_softmax_row_right_answer(capsys):
-    checks.check_softmax_row(lambda s: _softmax(np.asarray(s, dtype=float)))
-    assert capsys.readouterr().out.startswith("Correct:")
+def log_sum_exp(scores):
+    m = np.max(scores)
+    return np.exp(scores - m - np.log(np.sum(np.exp(scores - m))))
 
 
-# --------------------------------------------------------------------------- exercise 2
-def _weights(X, i):
-    return _softmax(X @ X[i])
+@pytest.mark.parametrize("answer", [max_shift, log_sum_exp])
+def test_softmax_row_right_answers(answer, capsys):
+    _right_answer_passes(check_softmax_row, answer, capsys)
 
 
-CONTEXT_MISTAKES = {
-    "raw scores": lambda X, i: (X @ X[i]) @ X,
-    "plain average": lambda X, i: X.mean(axis=0),
-    "x_i unchanged": lambda X, i: X[i],
-    "column of A": lambda X, i: _softmax(X @ X.T)[:, i] @ X,
-    "position i + 1": lambda X, i: _weights(X, i + 1) @ X,
-    "position i - 1": lambda X, i: _weights(X, i - 1) @ X,
-    "returned the weights": lambda X, i: _weights(X, i),
-    "overflow": lambda X, i: (np.exp(X @ X[i]) / np.exp(X @ X[i]).sum()) @ X,
+def test_softmax_row_that_crashes_is_named():
+    def softmax_row(scores):
+        return np.exp(scores - scores.max()) / undefined_total  # noqa: F821
+
+    assert "raised NameError" in _message(check_softmax_row, softmax_row)
+
+
+# ---------------------------------------------------------------- exercise 3: pull bank towards nature
+NATURE = {
+    "finance word": "not more nature than finance itself",
+    "too little weight": "gets only",
+    "river": "x_w is river's vector",
+}
+NATURE_WRONG = {
+    "finance word": [1.0, 0.1, 0.0, 0.0],     # money again
+    "too little weight": [0.0, 0.5, 0.0, 0.0],  # pure nature, too short to get a share
+    "river": [0.1, 1.0, 0.0, 0.0],            # the shortcut: copy the nature word of the lesson
 }
 
 
-@pytest.mark.parametrize("mistake", CONTEXT_MISTAKES)
-def test_context_vector_names_the_mistake(mistake):
-    def context_vector(X, i):
-        with np.errstate(all="ignore"):
-            return CONTEXT_MISTAKES[mistake](np.asarray(X, dtype=float), i)
-
-    names_only(message(checks.check_context_vector, context_vector), mistake)
+@pytest.mark.parametrize("key", sorted(NATURE_WRONG))
+def test_nature_word_mistake_is_named(key):
+    _names_only(_message(check_nature_word, NATURE_WRONG[key]), key, NATURE)
 
 
-def test_context_vector_right_answer(capsys):
-    def context_vector(X, i):
-        X = np.asarray(X, dtype=float)
-        return _weights(X, i) @ X
-
-    checks.check_context_vector(context_vector)
-    assert capsys.readouterr().out.startswith("Correct:")
+def test_nature_word_with_swapped_axes_is_named():
+    """Nature written in the food slot: the axes read as (finance, food, nature, tech)."""
+    text = _message(check_nature_word, [0.0, 0.0, 3.0, 0.0])
+    _names_only(text, "finance word", NATURE)
+    assert "the axes are finance, nature, food, tech" in text
 
 
-# --------------------------------------------------------------------------- exercise 3
-def _omega(X):
-    return X @ np.swapaxes(X, -1, -2)
-
-
-BATCH_MISTAKES = {
-    "batch raw scores": lambda X: _omega(X) @ X,
-    # softmax down the columns (axis=1 of (B, T, T)) instead of along the rows
-    "batch transposed": lambda X: _softmax(_omega(X), axis=1) @ X,
-    "X.T on a batch": lambda X: _softmax(X @ X.T) @ X,
-    "returned a tuple": lambda X: (_softmax(_omega(X)) @ X, _softmax(_omega(X))),
-    "overflow": lambda X: (np.exp(_omega(X)) / np.exp(_omega(X)).sum(axis=-1, keepdims=True)) @ X,
-}
-
-
-@pytest.mark.parametrize("mistake", BATCH_MISTAKES)
-def test_self_attention_batch_names_the_mistake(mistake):
-    def self_attention_batch(X):
-        with np.errstate(all="ignore"):
-            return BATCH_MISTAKES[mistake](np.asarray(X, dtype=float))
-
-    names_only(message(checks.check_self_attention_batch, self_attention_batch), mistake)
-
-
-def test_self_attention_batch_multiplied_by_A_transposed_is_named():
-    text = message(checks.check_self_attention_batch,
-                   lambda X: np.swapaxes(_softmax(_omega(X)), -1, -2) @ X)
-    names_only(text, "batch transposed")
-
-
-def test_self_attention_batch_right_answer(capsys):
-    def self_attention_batch(X):
-        X = np.asarray(X, dtype=float)
-        return _softmax(_omega(X)) @ X
-
-    checks.check_self_attention_batch(self_attention_batch)
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-# --------------------------------------------------------------------------- exercise 4
-DESIGN_MISTAKES = {
-    "a tie": np.array([0.7, 0.7, 0.0, 0.0]),            # bank's own vector
-    "points away": np.array([-1.0, 0.0, 0.5, 0.5]),      # against finance, then tech and food
-    "too short": np.array([1.0, 0.1, 0.0, 0.0]),         # money: 0.77 < 0.98
-    "below one half": np.array([0.8, 0.8, 0.0, 0.0]),    # leads with 1.12 but gets 0.39
-}
-
-
-@pytest.mark.parametrize("mistake", DESIGN_MISTAKES)
-def test_bank_attends_names_the_mistake(mistake):
-    names_only(message(checks.check_bank_attends, DESIGN_MISTAKES[mistake]), mistake)
-
-
-@pytest.mark.parametrize("answer", [np.array([2.0, 2.0, 0.0, 0.0]), [1000.0, 1000.0, 0.0, 0.0],
-                                    [0.0, 3.0, 0.0, 0.0]])
-def test_bank_attends_right_answers(answer, capsys):
-    checks.check_bank_attends(answer)   # scores of 1400 included: the check's softmax does not overflow
-    assert capsys.readouterr().out.startswith("Correct:")
+@pytest.mark.parametrize("answer", [
+    np.array([0.0, 3.0, 0.0, 0.0]),     # long and purely nature
+    [-1.0, 1.0, 0.0, 0.0],              # away from finance: a small share that subtracts finance
+    [0.2, 2.0, 0.0, 0.0],               # a longer river
+])
+def test_nature_word_right_answers(answer, capsys):
+    _right_answer_passes(check_nature_word, answer, capsys)
 
 
 @pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("bank", "should be 4 numbers"),
-    ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"), ([1.7e308, 1.7e308, 0.0, 0.0], "overflows"),
+    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("river", "should be one toy vector"),
+    ([np.inf, 1.0, 0.0, 0.0], "NaN or infinite"), ([1e308, 1e308, 0.0, 0.0], "overflows"),
 ])
-def test_bank_attends_bad_input_is_named(answer, said):
-    text = message(checks.check_bank_attends, answer)
-    assert said in text and not [m for m, key in KEYS.items() if key in text], text
+def test_nature_word_bad_input_is_named(answer, said):
+    text = _message(check_nature_word, answer)
+    assert said in text and not [k for k, p in NATURE.items() if p in text], text

@@ -1,8 +1,8 @@
 """Lesson 04's checks name each typical mistake, and only that one.
 
-Every wrong answer below is written the way a learner would write it. The test asserts that the message
-contains the phrase of its own mistake and none of the other mistakes' phrases, and that the right answer
-gets a line starting with ``Correct:``.
+Every wrong answer below is written the way a learner would write it. Each test asserts that the message names
+its own mistake and none of the others (``tests/mistakes.py``), that two different right answers pass, and
+that a shortcut which skips what the exercise teaches does not.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 import pytest
+from mistakes import message, names_only, right_answer_passes
 
-from selfattention.checks import ExerciseError, check_apple_query, check_letter_before, check_self_attention
+from selfattention import checks
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -20,16 +21,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
-def message(check, *answer) -> str:
-    with pytest.raises(ExerciseError) as err:
-        check(*answer)
-    return str(err.value)
-
-
-def assert_names_only(text: str, phrase: str, phrases: dict[str, str]) -> None:
-    assert phrase in text, text
-    others = [p for p in phrases.values() if p != phrase and p in text]
-    assert not others, f"{text!r} also names {others}"
+X_TOY = np.array([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 1], [0, 0, 1, 1, 1]], dtype=float)
 
 
 # ------------------------------------------------------------------ Exercise 1: apple looks for ate
@@ -37,6 +29,7 @@ W_Q = np.array([[0, 2, 0], [1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 2]], dtype=fl
 GOOD = W_Q.copy()
 GOOD[2], GOOD[3] = [0, 3, 0], [0, 0, -2]  # q_apple = [0, 3, 0]: scores 0, 3, 0, 0
 RIGHT = math.exp(3) / (math.exp(3) + 3)
+
 
 APPLE = {
     "linear layout": "nn.Linear layout",
@@ -52,19 +45,22 @@ APPLE = {
 }
 
 
-def test_apple_right_answer(capsys):
-    check_apple_query(GOOD, RIGHT)
-    assert capsys.readouterr().out.startswith("Correct:")
+def check_apple(answer):
+    checks.check_apple_query(*answer)
 
 
-def test_apple_prediction_rounded_to_two_decimals_passes(capsys):
-    check_apple_query(GOOD, round(RIGHT, 2))
-    assert capsys.readouterr().out.startswith("Correct:")
+def test_apple_right_answers(capsys):
+    right_answer_passes(check_apple, (GOOD, RIGHT), capsys)
+    other = W_Q.copy()
+    other[3] = [0, 4, -2]  # the fruit row alone: q_apple = [0, 4, 0]
+    right_answer_passes(check_apple, (other, math.exp(4) / (math.exp(4) + 3)), capsys)
+    right_answer_passes(check_apple, (GOOD, round(RIGHT, 2)), capsys)
 
 
 def red_changed() -> np.ndarray:
+    """The shortcut: 'apple is red', so change the red row; but red's own query changes too."""
     W = W_Q.copy()
-    W[4] = [0, 3, 0]  # "apple is red": but red's own query changes too
+    W[4] = [0, 3, 0]
     return W
 
 
@@ -90,190 +86,207 @@ def weak() -> np.ndarray:
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
-    assert_names_only(message(check_apple_query, *answer), APPLE[mistake], APPLE)
+    names_only(message(check_apple, answer), mistake, APPLE)
 
 
-# ------------------------------------------------------------------ Exercise 2: self_attention
-def right(X, W_q, W_k, W_v):
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    return softmax(Q @ K.T) @ V
+# ------------------------------------------------------------------ Exercise 2: read a PyTorch layer
+def weights(layer):
+    return [lin.weight.detach().numpy().T for lin in (layer.W_query, layer.W_key, layer.W_value)]
 
 
-def linear_habit(X, W_q, W_k, W_v):
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    return softmax(Q @ K.T) @ V
+def right_layer(layer, X):
+    W_q, W_k, W_v = weights(layer)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
-def linear_habit_query_only(X, W_q, W_k, W_v):
-    Q, K, V = X @ W_q.T, X @ W_k, X @ W_v
-    return softmax(Q @ K.T) @ V
+def right_layer_scaled_queries(layer, X):
+    """Another right answer: scale the queries, as the package does, then a softmax by hand."""
+    W_q, W_k, W_v = weights(layer)
+    Q = X @ W_q / math.sqrt(W_k.shape[1])
+    S = Q @ (X @ W_k).T
+    E = np.exp(S - S.max(axis=1, keepdims=True))
+    return (E / E.sum(axis=1, keepdims=True)) @ (X @ W_v)
 
 
-def keys_first(X, W_q, W_k, W_v):
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    return softmax(K @ Q.T) @ V
+def scaled_by(divisor):
+    def answer(layer, X):
+        W_q, W_k, W_v = weights(layer)
+        S = (X @ W_q) @ (X @ W_k).T
+        return softmax(S / divisor(X, W_q, W_v)) @ (X @ W_v)
+    return answer
 
 
-def no_softmax(X, W_q, W_k, W_v):
-    return (X @ W_q) @ (X @ W_k).T @ (X @ W_v)
+def untransposed(layer, X):
+    W_q, W_k, W_v = (lin.weight.detach().numpy() for lin in (layer.W_query, layer.W_key, layer.W_value))
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[0])) @ (X @ W_v)
 
 
-def softmax_axis0(X, W_q, W_k, W_v):
-    return softmax((X @ W_q) @ (X @ W_k).T, axis=0) @ (X @ W_v)
+def columns(layer, X):
+    W_q, W_k, W_v = weights(layer)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]), axis=0) @ (X @ W_v)
 
 
-def scaled(divisor):
-    def attention(X, W_q, W_k, W_v):
-        Q, K, V = X @ W_q, X @ W_k, X @ W_v
-        return softmax(Q @ K.T / divisor(Q, K, V, X)) @ V
-    return attention
+def keys_first(layer, X):
+    W_q, W_k, W_v = weights(layer)
+    return softmax((X @ W_k) @ (X @ W_q).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
-def naive_softmax(X, W_q, W_k, W_v):
-    S = (X @ W_q) @ (X @ W_k).T
-    with np.errstate(over="ignore", invalid="ignore"):
-        E = np.exp(S)
-        return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)
+def only_weights(layer, X):
+    W_q, W_k, _ = weights(layer)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
 
 
-def weights_transposed(X, W_q, W_k, W_v):
-    return softmax((X @ W_q) @ (X @ W_k).T).T @ (X @ W_v)
+def naive_softmax(layer, X):
+    W_q, W_k, W_v = weights(layer)
+    E = np.exp((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
+    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)
 
 
-def parameter_free_scores(X, W_q, W_k, W_v):
-    return softmax(X @ X.T) @ (X @ W_v)
+def calls_the_layer(layer, X):
+    """The shortcut: let the layer compute it."""
+    import torch
+
+    return layer(torch.tensor(X, dtype=torch.float32))[0].detach().numpy()
 
 
-def mixes_x(X, W_q, W_k, W_v):
-    return softmax((X @ W_q) @ (X @ W_k).T) @ X
+def calls_the_projections(layer, X):
+    """Another shortcut: let nn.Linear do the transpose."""
+    import torch
+
+    x = torch.tensor(X, dtype=torch.float32)
+    q, k, v = (lin(x).detach().numpy() for lin in (layer.W_query, layer.W_key, layer.W_value))
+    return softmax(q @ k.T / math.sqrt(q.shape[1])) @ v
 
 
-def values_from_wq(X, W_q, W_k, W_v):
-    return softmax((X @ W_q) @ (X @ W_k).T) @ (X @ W_q)
-
-
-ATTENTION = {
-    "linear habit": "nn.Linear habit",
-    "query only": "you wrote X @ W_q.T:",
-    "keys first": "K @ Q.T instead of Q @ K.T",
-    "no softmax": "softmax is missing",
-    "axis 0": "down the columns (axis=0)",
-    "sqrt d_k": "divided by sqrt(d_k)",
+LAYER = {
+    "untransposed": "you used X @ weight",
+    "no scale": "yours are not divided",
     "sqrt d_v": "divided by sqrt(d_v)",
-    "sqrt T": "divided by sqrt(T)",
     "d_k": "divided by d_k;",
+    "sqrt d_in": "divided by sqrt(d_in)",
+    "sqrt T": "divided by sqrt(T)",
+    "axis 0": "down the columns (axis=0)",
+    "keys first": "K @ Q.T instead of Q @ K.T",
+    "weights": "the attention weights",
     "overflow": "subtract each row's maximum",
-    "transposed weights": "alpha.T @ V",
-    "parameter-free": "X @ X.T",
-    "mixes X": "multiply X instead of the values",
-    "values from W_q": "values were computed with W_q",
+    "calls": "your code calls the layer",
 }
 
 
-def test_attention_right_answer(capsys):
-    check_self_attention(right)
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-@pytest.mark.parametrize(
-    ("fn", "mistake"),
-    [
-        (linear_habit, "linear habit"),
-        (linear_habit_query_only, "query only"),
-        (keys_first, "keys first"),
-        (no_softmax, "no softmax"),
-        (softmax_axis0, "axis 0"),
-        (scaled(lambda Q, K, V, X: math.sqrt(K.shape[1])), "sqrt d_k"),
-        (scaled(lambda Q, K, V, X: math.sqrt(V.shape[1])), "sqrt d_v"),
-        (scaled(lambda Q, K, V, X: math.sqrt(X.shape[0])), "sqrt T"),
-        (scaled(lambda Q, K, V, X: K.shape[1]), "d_k"),
-        (naive_softmax, "overflow"),
-        (weights_transposed, "transposed weights"),
-        (parameter_free_scores, "parameter-free"),
-        (mixes_x, "mixes X"),
-        (values_from_wq, "values from W_q"),
-    ],
-)
-def test_attention_mistakes_are_named(fn, mistake):
-    text = message(check_self_attention, fn)
-    if mistake == "query only":  # its phrase is part of the general nn.Linear message, which is right here
-        assert ATTENTION[mistake] in text and "W_k.T" not in text and "W_v.T" not in text, text
-        return
-    phrases = dict(ATTENTION)
-    phrases.pop("query only")
-    assert_names_only(text, ATTENTION[mistake], phrases)
-
-
-def test_x_at_w_transposed_is_not_called_keys_first():
-    """The reported bug: X @ W_q.T was diagnosed as K @ Q.T (square toy matrices hid the transpose)."""
-    text = message(check_self_attention, linear_habit)
-    assert "K @ Q.T" not in text and "X @ W_q.T" in text
-
-
-# ------------------------------------------------------------------ Exercise 3: the letter before
-D_IN, N = 17, 8
-
-
-def before_answer(shift: int = -1, scale: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
-    W_k = np.zeros((D_IN, N))
-    W_k[:N] = np.eye(N)
-    W_q = np.zeros((D_IN, N))
-    W_q[:N] = scale * np.roll(np.eye(N), shift, axis=1)
-    return W_q, W_k
-
-
-BEFORE = {
-    "linear layout": "nn.Linear layout",
-    "sizes": "a dot product needs the same d_k",
-    "after": "the letter after",
-    "itself": "its own letter, the distractor",
-    "query token": "the query token itself",
-    "wrap": "Only ?A fails",
-    "too small": "Make the scores larger",
-}
-
-
-def test_before_right_answer(capsys):
-    check_letter_before(*before_answer())
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-def no_wrap() -> tuple[np.ndarray, np.ndarray]:
-    W_q, W_k = before_answer()
-    W_q[:N] = 5 * np.eye(N, k=-1)  # row s -> column s - 1, but row A has nothing
-    return W_q, W_k
-
-
-def tied() -> tuple[np.ndarray, np.ndarray]:
-    W_q, _ = before_answer()
-    W_q[-1, 0] = 3.0  # the flag too
-    return W_q, W_q.copy()
+def test_layer_right_answers(capsys):
+    right_answer_passes(checks.check_layer_output, right_layer, capsys)
+    right_answer_passes(checks.check_layer_output, right_layer_scaled_queries, capsys)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        (tuple(W.T for W in before_answer()), "linear layout"),
-        ((before_answer()[0], before_answer()[1][:, :5]), "sizes"),
-        (before_answer(shift=1), "after"),
-        (before_answer(shift=0), "itself"),
-        (tied(), "query token"),
-        (no_wrap(), "wrap"),
-        (before_answer(scale=1.0), "too small"),
+        (untransposed, "untransposed"),
+        (scaled_by(lambda X, W_q, W_v: 1.0), "no scale"),
+        (scaled_by(lambda X, W_q, W_v: math.sqrt(W_v.shape[1])), "sqrt d_v"),
+        (scaled_by(lambda X, W_q, W_v: W_q.shape[1]), "d_k"),
+        (scaled_by(lambda X, W_q, W_v: math.sqrt(X.shape[1])), "sqrt d_in"),
+        (scaled_by(lambda X, W_q, W_v: math.sqrt(X.shape[0])), "sqrt T"),
+        (columns, "axis 0"),
+        (keys_first, "keys first"),
+        (only_weights, "weights"),
+        (naive_softmax, "overflow"),
+        (calls_the_layer, "calls"),
+        (calls_the_projections, "calls"),
     ],
 )
-def test_before_mistakes_are_named(answer, mistake):
-    assert_names_only(message(check_letter_before, *answer), BEFORE[mistake], BEFORE)
+def test_layer_mistakes_are_named(answer, mistake):
+    text = message(checks.check_layer_output, answer)
+    names_only(text, mistake, LAYER)
+    if answer is calls_the_projections:
+        assert "layer.W_query(...)" in text, text
 
 
-def test_check_inputs_keep_the_sizes_apart():
-    """T != d_in != d_k != d_v and no square projection, so that a transpose cannot pass unnoticed."""
-    from selfattention.checks.lesson04 import _attention_cases
+def test_layer_cases_keep_the_sizes_apart():
+    """A square case, where X @ weight runs; one where d_in, d_k, d_v and T all differ; one that overflows."""
+    from selfattention.checks.lesson04 import _layer_cases, _weights
 
-    for X, W_q, W_k, W_v in _attention_cases():
-        sizes = [X.shape[0], X.shape[1], W_q.shape[1], W_v.shape[1]]
-        assert len(set(sizes)) == 4, sizes
-        assert W_q.shape == W_k.shape and W_q.shape[0] != W_q.shape[1]
-    big = _attention_cases()[-1]
-    scores = (big[0] @ big[1]) @ (big[0] @ big[2]).T
-    assert np.abs(scores).max() > 710  # np.exp overflows in float64 beyond ~709
+    sizes = []
+    for layer, X in _layer_cases():
+        W_q, _, W_v = _weights(layer)
+        sizes.append((X.shape[0], X.shape[1], W_q.shape[1], W_v.shape[1]))
+    assert sizes[0][1] == sizes[0][2] == sizes[0][3]
+    assert len(set(sizes[1])) == 4
+    layer, X = _layer_cases()[-1]
+    W_q, W_k, _ = _weights(layer)
+    assert np.abs((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])).max() > 710
+
+
+# ------------------------------------------------------------------ Exercise 3: the next word, d_k = 2
+K_NEXT = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)  # keys point 4 ways
+Q_NEXT = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)   # 3 x the next word's key
+
+
+def keys_and_queries(keys: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """W_Q, W_K (5, d) that give these four word queries and keys (X_TOY has full row rank)."""
+    pinv = np.linalg.pinv(X_TOY)
+    return pinv @ queries, pinv @ keys
+
+
+def check_next(answer):
+    checks.check_next_word(*answer)
+
+
+NEXT = {
+    "linear layout": "nn.Linear layout",
+    "d_k": "the exercise asks for d_k = 2",
+    "sizes": "a dot product needs the same d_k",
+    "itself": "every word looks most at itself",
+    "previous": "looks at the word before it",
+    "too small": "Make the scores' gaps larger",
+    "wrap": "Only 'apple' is wrong",
+    "zero query": "spreads its attention evenly",
+    "other": "four points in the plane",
+}
+
+KEYS = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=float)
+
+
+def test_next_word_right_answers(capsys):
+    right_answer_passes(check_next, (Q_NEXT, K_NEXT), capsys)
+    right_answer_passes(check_next, keys_and_queries(2 * KEYS, 3 * np.roll(KEYS, -1, axis=0)), capsys)
+
+
+def one_hot_axes() -> tuple[np.ndarray, np.ndarray]:
+    """The shortcut: one axis per word (d_k = 4), which needs no design."""
+    return keys_and_queries(np.eye(4), 5 * np.roll(np.eye(4), -1, axis=0))
+
+
+def apple_wrong() -> tuple[np.ndarray, np.ndarray]:
+    queries = 3 * np.roll(KEYS, -1, axis=0)
+    queries[3] = 3 * KEYS[2]  # apple looks at red, not at Sam
+    return keys_and_queries(KEYS, queries)
+
+
+def zero_query() -> tuple[np.ndarray, np.ndarray]:
+    queries = 3 * np.roll(KEYS, -1, axis=0)
+    queries[2] = 0.0
+    return keys_and_queries(KEYS, queries)
+
+
+def scrambled() -> tuple[np.ndarray, np.ndarray]:
+    queries = 3 * KEYS[[2, 3, 1, 0]]  # Sam -> red, ate -> apple, red -> ate, apple -> Sam
+    return keys_and_queries(KEYS, queries)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        ((Q_NEXT.T, K_NEXT.T), "linear layout"),
+        (one_hot_axes(), "d_k"),
+        ((Q_NEXT, K_NEXT[:, :1]), "sizes"),
+        ((K_NEXT * 3, K_NEXT), "itself"),
+        (keys_and_queries(KEYS, 3 * np.roll(KEYS, 1, axis=0)), "previous"),
+        ((Q_NEXT / 3, K_NEXT), "too small"),
+        (apple_wrong(), "wrap"),
+        (zero_query(), "zero query"),
+        (scrambled(), "other"),
+    ],
+)
+def test_next_word_mistakes_are_named(answer, mistake):
+    names_only(message(check_next, answer), mistake, NEXT)

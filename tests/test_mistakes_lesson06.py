@@ -1,186 +1,231 @@
 """Lesson 06's checks name each typical mistake, and only that one, when a learner makes it.
 
-Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
-(a phrase of its explanation) and no other named mistake; the right answer must get ``Correct:``.
+Every answer below is a wrong answer as a learner would write it; the check's message must name that mistake
+(a phrase of its explanation) and no other named mistake. Two different right answers must get ``Correct:``,
+and a shortcut that skips what the exercise teaches must not.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
+import torch
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
+import selfattention as sa
 from selfattention.checks import (
-    check_scaled_attention,
-    check_scaled_scores,
-    check_score_divisor,
-    check_softmax_jacobian,
+    ExerciseError,
+    check_init_scale,
+    check_score_gradient,
+    check_unscaled_layer,
+    check_unscaled_weights,
 )
 
-# ---------------------------------------------------------------- exercise 1: scaled scores
-SCORES = {
-    "raw": "raw dot products",
-    "d_k": "you divided by d_k",
-    "sqrt(T_k)": "number of keys",
-    "sqrt(T_q)": "number of queries",
-    "times": "you multiplied by sqrt(d_k)",
-    "batch": "batch size",
-    "K.T on a batch": "K.T reverses *all* axes",
-    "transposed": "transposed",
+# ---------------------------------------------------------------- exercise 1: the scale for PyTorch's init
+# Inputs of variance 4, d_in = 32, d_k = 64: Var(q[m]) = 4/3, Var(q.k) = 64 (4/3)^2, scale = 3/32.
+SCALE = {
+    "sqrt(d_k) only": "the scale when q[m] and k[m] have variance 1",
+    "inputs' variance": "you gave q[m] the inputs' variance 4",
+    "unit inputs": "the scale for inputs of variance 1",
+    "the variance": "1 over the variance of q.k",
+    "std for variance": "standard deviation 2 where their variance 4 belongs",
+    "the divisor": "that is the divisor",
+    "one of two": "you counted only one of the two",
+    "no sum over d_in": "you left out the sum over the inputs",
+    "no scaling": "scale = 1 leaves the scores as they are",
+    "rounded or measured": "within 5% of the right value",
+}
+SCALE_WRONG = {
+    "sqrt(d_k) only": 1 / math.sqrt(64),
+    "inputs' variance": 1 / math.sqrt(64 * 4 * 4),
+    "unit inputs": 1 / math.sqrt(64 * (1 / 3) ** 2),
+    "the variance": 1 / (64 * (4 / 3) ** 2),
+    "std for variance": 1 / (math.sqrt(64) * 2 / 3),
+    "the divisor": math.sqrt(64 * (4 / 3) ** 2),
+    "one of two": 1 / math.sqrt(64 * 4 / 3),
+    "no sum over d_in": 1 / (math.sqrt(64) * 4 / (3 * 32)),
+    "no scaling": 1.0,
+    "rounded or measured": 0.094,
 }
 
 
-def _kt(K):
-    return np.swapaxes(K, -1, -2)
+@pytest.mark.parametrize("key", sorted(SCALE_WRONG))
+def test_init_scale_mistake_is_named(key):
+    _names_only(_message(check_init_scale, SCALE_WRONG[key]), key, SCALE)
 
 
-SCORES_WRONG = {
-    "raw": lambda Q, K: Q @ _kt(K),
-    "d_k": lambda Q, K: Q @ _kt(K) / Q.shape[-1],
-    "sqrt(T_k)": lambda Q, K: Q @ _kt(K) / np.sqrt(len(K) if K.ndim == 2 else K.shape[-2]),
-    "sqrt(T_q)": lambda Q, K: Q @ _kt(K) / np.sqrt(len(Q)),                 # len(Q) = T_q for one sequence
-    "times": lambda Q, K: Q @ _kt(K) * np.sqrt(Q.shape[-1]),
-    "batch": lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[-1] if Q.ndim == 2 else Q.shape[0]),
-    "K.T on a batch": lambda Q, K: Q @ K.T / np.sqrt(Q.shape[-1]),
-    "transposed": lambda Q, K: K @ _kt(Q) / np.sqrt(Q.shape[-1]),
-}
+def _measured_scale() -> float:
+    """The shortcut: build the layer, measure the spread of its unscaled scores, take one over it."""
+    torch.manual_seed(1)
+    layer = sa.SelfAttention(32, 64, scale=1.0)
+    x = 2 * torch.randn(64, 16, 32)
+    with torch.no_grad():
+        return 1 / float((layer.W_query(x) @ layer.W_key(x).transpose(1, 2)).std())
 
 
-@pytest.mark.parametrize("key", sorted(SCORES_WRONG))
-def test_scaled_scores_mistake_is_named(key):
-    _names_only(_message(check_scaled_scores, SCORES_WRONG[key]), key, SCORES)
+def test_a_measured_scale_is_not_accepted():
+    value = _measured_scale()
+    assert abs(value / (3 / 32) - 1) < 0.05, value  # close, as a measurement is
+    _names_only(_message(check_init_scale, value), "rounded or measured", SCALE)
 
 
-def test_scaled_scores_with_shape_1_uses_the_wrong_axis_in_a_batch():
-    """Q.shape[1] is d_k for one sequence but T_q for a batch: named as the number of queries."""
-    message = _message(check_scaled_scores, lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[1]))
-    _names_only(message, "sqrt(T_q)", SCORES)
+@pytest.mark.parametrize("answer", [3 / 32, 1 / (math.sqrt(64) * 4 * 32 / (3 * 32)), np.float32(0.09375)])
+def test_init_scale_right_answers_pass(answer, capsys):
+    _right_answer_passes(check_init_scale, answer, capsys)
 
 
-def test_scaled_scores_right_answer_passes(capsys):
-    _right_answer_passes(check_scaled_scores, lambda Q, K: Q @ _kt(K) / np.sqrt(Q.shape[-1]), capsys)
-
-
-# ---------------------------------------------------------------- exercise 2: the divisor
-DIVISOR = {
-    "sqrt(d_k)": "the right divisor when the entries have variance 1",
-    "variance once": "accounted for the variance 4 only once",
-    "the variance": "that is the variance of q.k",
-    "d_k": "that is d_k.",
-    "d_k * 4": "that is d_k * 4",
-    "root of d_k only": "square root of d_k but not of the factor",
-}
-DIVISOR_WRONG = {
-    "sqrt(d_k)": 8.0,
-    "variance once": np.sqrt(64 * 4),
-    "the variance": 64 * 16,
-    "d_k": 64,
-    "d_k * 4": 256,
-    "root of d_k only": 8 * 16,
-}
-
-
-@pytest.mark.parametrize("key", sorted(DIVISOR_WRONG))
-def test_divisor_mistake_is_named(key):
-    _names_only(_message(check_score_divisor, DIVISOR_WRONG[key]), key, DIVISOR)
-
-
-def test_divisor_right_answer_passes(capsys):
-    _right_answer_passes(check_score_divisor, 32.0, capsys)
-
-
-# ---------------------------------------------------------------- exercise 3: the softmax Jacobian
-JACOBIAN = {
-    "diagonal only": "only the diagonal",
-    "diag(a) alone": "that is diag(a) alone",
-    "element by element": "element by element",
-    "identity": "from the identity",
+# ---------------------------------------------------------------- exercise 2: the gradient through softmax
+GRADIENT = {
+    "diagonal only": "only the i = j term of the sum",
+    "delta part": "that is the delta_ij part alone",
+    "no alpha_j": "the factor alpha_j in front is missing",
+    "mean": "the plain mean of g",
+    "sum": "the plain sum of g",
+    "identity": "that is g unchanged",
     "sign": "the signs are flipped",
-    "a @ a": "a single number",
+    "matrix": "returned a (T, T) matrix",
+    "estimate": "it looks like a numerical estimate",
 }
-JACOBIAN_WRONG = {
-    "diagonal only": lambda a: np.diag(a * (1 - a)),
-    "diag(a) alone": lambda a: np.diag(a),
-    "element by element": lambda a: np.diag(a) - a * a,
-    "identity": lambda a: np.eye(len(a)) - np.outer(a, a),
-    "sign": lambda a: np.outer(a, a) - np.diag(a),
-    "a @ a": lambda a: np.diag(a) - a @ a,
-}
-
-
-@pytest.mark.parametrize("key", sorted(JACOBIAN_WRONG))
-def test_jacobian_mistake_is_named(key):
-    _names_only(_message(check_softmax_jacobian, JACOBIAN_WRONG[key]), key, JACOBIAN)
-
-
-def test_jacobian_right_answer_passes(capsys):
-    _right_answer_passes(check_softmax_jacobian, lambda a: np.diag(a) - np.outer(a, a), capsys)
-
-
-# ---------------------------------------------------------------- exercise 4: scaled attention
-ATTENTION = {
-    "no scaling": "the scores were not scaled",
-    "d_k": "you divided the scores by d_k",
-    "sqrt(T_q)": "number of queries",
-    "sqrt(T_k)": "number of keys",
-    "sqrt(d_v)": "value size",
-    "axis 0": "the softmax ran down the columns",
-    "no exp": "divided the scores by their row sums",
-    "overflow": "subtract each row's maximum",
-    "scores @ V": "multiplied the values by the scores",
-    "order": "returned (weights, out)",
+GRADIENT_WRONG = {
+    "diagonal only": lambda a, g: a * (1 - a) * g,
+    "delta part": lambda a, g: a * g,
+    "no alpha_j": lambda a, g: g - a @ g,
+    "mean": lambda a, g: a * (g - np.mean(g)),
+    "sum": lambda a, g: a * (g - np.sum(g)),
+    "identity": lambda a, g: g,
+    "sign": lambda a, g: a * (a @ g - g),
+    "matrix": lambda a, g: np.diag(a) - np.outer(a, a),
 }
 
 
-def _softmax(s, axis=-1):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+@pytest.mark.parametrize("key", sorted(GRADIENT_WRONG))
+def test_score_gradient_mistake_is_named(key):
+    _names_only(_message(check_score_gradient, GRADIENT_WRONG[key]), key, GRADIENT)
 
 
-def _attn(divisor=lambda Q, K, V: np.sqrt(Q.shape[-1]), softmax=_softmax, swap=False, out_from_scores=False):
-    def attention(Q, K, V):
-        s = Q @ K.T / divisor(Q, K, V)
-        w = softmax(s)
-        out = s @ V if out_from_scores else w @ V
-        return (w, out) if swap else (out, w)
-    return attention
+def test_subtracting_alpha_j_g_j_is_named_as_the_diagonal_alone():
+    """alpha * (g - alpha * g) is alpha_j (1 - alpha_j) g_j: the same mistake, written another way."""
+    _names_only(_message(check_score_gradient, lambda a, g: a * (g - a * g)), "diagonal only", GRADIENT)
 
 
-def _naive_softmax(s):
-    e = np.exp(s)                      # no max subtraction: overflows for large scores
-    return e / e.sum(axis=-1, keepdims=True)
+def _loop(a, g):
+    """The chain rule's sum written out, term by term."""
+    grad = np.zeros(len(a))
+    for j in range(len(a)):
+        for i in range(len(a)):
+            grad[j] += g[i] * a[i] * ((i == j) - a[j])
+    return grad
 
 
-ATTENTION_WRONG = {
-    "no scaling": _attn(divisor=lambda Q, K, V: 1.0),
-    "d_k": _attn(divisor=lambda Q, K, V: Q.shape[-1]),
-    "sqrt(T_q)": _attn(divisor=lambda Q, K, V: np.sqrt(Q.shape[0])),
-    "sqrt(T_k)": _attn(divisor=lambda Q, K, V: np.sqrt(len(K))),
-    "sqrt(d_v)": _attn(divisor=lambda Q, K, V: np.sqrt(V.shape[-1])),
-    "axis 0": _attn(softmax=lambda s: _softmax(s, axis=0)),
-    "no exp": _attn(softmax=lambda s: s / s.sum(axis=-1, keepdims=True)),
-    "overflow": _attn(softmax=_naive_softmax),
-    "scores @ V": _attn(out_from_scores=True),
-    "order": _attn(swap=True),
+@pytest.mark.parametrize("answer", [lambda a, g: a * (g - a @ g),
+                                    lambda a, g: (np.diag(a) - np.outer(a, a)).T @ g, _loop])
+def test_score_gradient_right_answers_pass(answer, capsys):
+    _right_answer_passes(check_score_gradient, answer, capsys)
+
+
+def _finite_differences(a, g, h=1e-6):
+    """The shortcut: no derivation, a numerical derivative of L = g . softmax(omega) at omega = ln(alpha)."""
+    omega = np.log(a)
+
+    def loss(w):
+        e = np.exp(w - w.max())
+        return g @ (e / e.sum())
+
+    return np.array([(loss(omega + h * e) - loss(omega - h * e)) / (2 * h) for e in np.eye(len(a))])
+
+
+def test_a_finite_difference_estimate_does_not_pass():
+    """Right to about 1e-10, not to rounding: named as an estimate."""
+    _names_only(_message(check_score_gradient, _finite_differences), "estimate", GRADIENT)
+
+
+# ---------------------------------------------------------------- exercise 3: the layer without a divisor
+UNSCALED = {
+    "scale None": "still divides its scores by sqrt(d_k)",
+    "scale 4": "unscaled has scale = ",
+    "both by 4": "you divided both W_Q and W_K by 4",
+    "by d_k": "the scores come out divided by d_k = 16",
+    "unchanged": "these are scaled's weights unchanged",
+    "times 4": "you multiplied by 4",
+    "sqrt(d_in)": "you divided by sqrt(d_in)",
+    "other factor": "the scores are 0.5 times scaled's",
+    "not copied": "attention weights differ from scaled's",
+    "W_V divided": "W_V is 0.25 times scaled's",
+    "W_V not copied": "the outputs differ: copy W_V",
+    "bias": "unscaled has bias terms",
 }
 
 
-@pytest.mark.parametrize("key", sorted(ATTENTION_WRONG))
-def test_attention_mistake_is_named(key):
-    with np.errstate(over="ignore", invalid="ignore"):
-        message = _message(check_scaled_attention, ATTENTION_WRONG[key])
-    _names_only(message, key, ATTENTION)
+def _layers(scale=1.0, bias=False):
+    torch.manual_seed(6)
+    scaled = sa.SelfAttention(8, 16)
+    return scaled, sa.SelfAttention(8, 16, bias=bias, scale=scale)
 
 
-def test_attention_right_answer_passes(capsys):
-    _right_answer_passes(check_scaled_attention, _attn(), capsys)
+def _folded(c_q=0.25, c_k=1.0, c_v=1.0, scale=1.0, copy_v=True, copy=True, bias=False):
+    scaled, unscaled = _layers(scale, bias)
+    if copy:
+        with torch.no_grad():
+            unscaled.W_query.weight.copy_(scaled.W_query.weight * c_q)
+            unscaled.W_key.weight.copy_(scaled.W_key.weight * c_k)
+            if copy_v:
+                unscaled.W_value.weight.copy_(scaled.W_value.weight * c_v)
+    return unscaled
 
 
-def test_attention_inputs_include_overflowing_scores():
-    """The check's own inputs are numerically hard: a softmax without max-subtraction overflows on them."""
-    from selfattention.checks.lesson06 import _attention_cases
+UNSCALED_WRONG = {
+    "scale None": lambda: _folded(scale=None),
+    "scale 4": lambda: _folded(scale=4.0),
+    "both by 4": lambda: _folded(c_q=0.25, c_k=0.25),
+    "by d_k": lambda: _folded(c_q=1 / 16),
+    "unchanged": lambda: _folded(c_q=1.0),
+    "times 4": lambda: _folded(c_q=4.0),
+    "sqrt(d_in)": lambda: _folded(c_q=1 / math.sqrt(8)),
+    "other factor": lambda: _folded(c_q=0.5),
+    "not copied": lambda: _folded(copy=False),
+    "W_V divided": lambda: _folded(c_v=0.25),
+    "W_V not copied": lambda: _folded(copy_v=False),
+    "bias": lambda: _folded(bias=True),
+}
 
-    largest = max(float((Q @ K.T / np.sqrt(Q.shape[-1])).max()) for _, Q, K, _ in _attention_cases())
-    assert largest > np.log(np.finfo(float).max)
+
+@pytest.mark.parametrize("key", sorted(UNSCALED_WRONG))
+def test_unscaled_layer_mistake_is_named(key):
+    _names_only(_message(check_unscaled_layer, UNSCALED_WRONG[key]()), key, UNSCALED)
+
+
+@pytest.mark.parametrize("factors", [(0.25, 1.0), (1.0, 0.25), (0.5, 0.5), (2.0, 0.125)])
+def test_unscaled_layer_right_designs_pass(factors, capsys):
+    _right_answer_passes(check_unscaled_layer, _folded(*factors), capsys)
+
+
+def test_a_design_that_is_no_multiple_of_scaled_but_right_passes(capsys):
+    """W_Q M and W_K M^-T (for any invertible M) give the same scores: the check compares what the layer
+    computes, not the weights' form."""
+    scaled, unscaled = _layers()
+    M = torch.linalg.qr(torch.randn(16, 16, generator=torch.Generator().manual_seed(3)))[0] * 2.0
+    with torch.no_grad():
+        unscaled.W_query.weight.copy_(M @ scaled.W_query.weight / 4)
+        unscaled.W_key.weight.copy_(torch.linalg.inv(M).T @ scaled.W_key.weight)
+        unscaled.W_value.weight.copy_(scaled.W_value.weight)
+    _right_answer_passes(check_unscaled_layer, unscaled, capsys)
+
+
+def test_the_shortcut_of_keeping_the_divisor_does_not_pass():
+    """Copying scaled itself (or setting scale to 1/4) computes the same thing, but keeps the divisor."""
+    scaled, _ = _layers()
+    _names_only(_message(check_unscaled_layer, scaled), "scale None", UNSCALED)
+    _names_only(_message(check_unscaled_layer, _folded(c_q=1.0, scale=0.25)), "scale 4", UNSCALED)
+
+
+def test_the_judge_accepts_plain_data_as_the_grader_records_it():
+    unscaled = _folded(c_q=0.5, c_k=0.5)
+    weights = [getattr(unscaled, n).weight.detach().numpy().tolist() for n in ("W_query", "W_key", "W_value")]
+    check_unscaled_weights(*weights, 1.0)
+    halved = [np.asarray(w) * f for w, f in zip(weights, (0.5, 0.5, 1.0), strict=True)]
+    with pytest.raises(ExerciseError, match="divided both W_Q and W_K by 4"):
+        check_unscaled_weights(*halved, 1.0)

@@ -1,7 +1,8 @@
 """Lesson 07's checks name each typical mistake, and only that one, when a learner makes it.
 
-Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
-(a phrase of its explanation) and no other named mistake; the right answer must get ``Correct:``.
+Every answer below is wrong as a learner would write it; the check's message must name that mistake (a phrase
+of its explanation) and no other named mistake; two different right answers must get ``Correct:``; a shortcut
+that skips what the exercise teaches must not pass.
 """
 
 from __future__ import annotations
@@ -12,59 +13,94 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import (
-    check_multi_head_attention,
-    check_param_count,
-    check_split_into_heads,
-)
+from selfattention.checks import check_head2_apple, check_mixing_W_O, check_multi_head_attention
+
+# ---------------------------------------------------------------- exercise 1: head 2's row of "apple"
+# Head 2 of the worked example, as the lesson prints it: scores of "apple" q_apple . k_j and the value rows.
+SCORES = np.array([0.4, 0.1, 2.0, 2.8])
+V2 = np.array([[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]])
+K2 = np.array([[0.1, 0.2], [0.0, 0.1], [0.5, 1.0], [1.2, 0.4]])
+V1 = np.array([[1.2, 0.8], [1.0, 1.2], [1.1, 1.7], [0.4, 1.7]])
 
 
+def _soft(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+RIGHT_W = _soft(SCORES / np.sqrt(2))
+HEAD2 = {
+    "no scaling": "not divided by sqrt(d_k)",
+    "divided by d_k": "divided by d_k = 2",
+    "head 1": "head 1's weights",
+    "no exponential": "without the exponential",
+    "uniform": "these are equal weights",
+    "not summing to 1": "sums to",
+    "keys": "weighted sum of the keys",
+    "head 1 values": "head 1's values",
+    "mean of values": "plain mean of the value rows",
+    "own value": "the value of \"apple\" itself",
+}
+HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
+    "no scaling": ([0.06, 0.04, 0.28, 0.62], [0.54, 0.79]),
+    "divided by d_k": ([0.135, 0.116, 0.3, 0.448], [0.54, 0.79]),
+    "head 1": ([0.25, 0.28, 0.22, 0.25], [0.54, 0.79]),
+    "no exponential": ([0.075, 0.019, 0.377, 0.528], [0.54, 0.79]),
+    "uniform": ([0.25, 0.25, 0.25, 0.25], [0.425, 0.45]),
+    "not summing to 1": (np.exp(SCORES / np.sqrt(2)).round(2), [0.54, 0.79]),
+    "keys": (RIGHT_W.round(2), (RIGHT_W @ K2).round(2)),
+    "head 1 values": (RIGHT_W.round(2), (RIGHT_W @ V1).round(2)),
+    "mean of values": (RIGHT_W.round(2), V2.mean(axis=0).round(2)),
+    "own value": (RIGHT_W.round(3), [1.0, 0.5]),
+}
+
+
+@pytest.mark.parametrize("key", sorted(HEAD2_WRONG))
+def test_head2_mistake_is_named(key):
+    weights, output = HEAD2_WRONG[key]
+    _names_only(_message(lambda a: check_head2_apple(*a), (weights, output)), key, HEAD2)
+
+
+def test_head2_right_answers_pass(capsys):
+    """Typed to 2 decimals, or computed exactly."""
+    _right_answer_passes(lambda a: check_head2_apple(*a), ([0.10, 0.08, 0.30, 0.53], [0.54, 0.79]), capsys)
+    _right_answer_passes(lambda a: check_head2_apple(*a), (RIGHT_W, RIGHT_W @ V2), capsys)
+
+
+def test_head2_a_guess_without_computing_does_not_pass():
+    """The shortcut: rounding "phones" up to the whole weight (as if the softmax were a max)."""
+    text = _message(lambda a: check_head2_apple(*a), ([0, 0, 0, 1], [0.4, 1.2]))
+    assert "differs from the right row" in text
+
+
+def test_head2_blank_is_told_to_answer():
+    assert "None" in _message(lambda a: check_head2_apple(*a), (None, None))
+
+
+# ---------------------------------------------------------------- exercise 2: the batched layer
 def _split(x, n):
-    T, d_model = x.shape
-    return x.reshape(T, n, d_model // n).transpose(1, 0, 2)
+    B, T, d_model = x.shape
+    return x.reshape(B, T, n, d_model // n).transpose(0, 2, 1, 3)
 
 
-# ---------------------------------------------------------------- exercise 1: split into heads
-SPLIT = {
-    "straight": "reshaped straight to (num_heads, T, d_k)",
-    "interleaved": "every num_heads-th feature",
-    "no transpose": "the heads must come first",
-    "last two swapped": "looks transposed",
-}
-SPLIT_WRONG = {
-    "straight": lambda x, n: x.reshape(n, x.shape[0], x.shape[1] // n),
-    "interleaved": lambda x, n: x.reshape(x.shape[0], x.shape[1] // n, n).transpose(2, 0, 1),
-    "no transpose": lambda x, n: x.reshape(x.shape[0], n, x.shape[1] // n),
-    "last two swapped": lambda x, n: x.reshape(x.shape[0], n, x.shape[1] // n).transpose(1, 2, 0),
-}
-
-
-@pytest.mark.parametrize("key", sorted(SPLIT_WRONG))
-def test_split_mistake_is_named(key):
-    _names_only(_message(check_split_into_heads, SPLIT_WRONG[key]), key, SPLIT)
-
-
-def test_split_right_answer_passes(capsys):
-    _right_answer_passes(check_split_into_heads, _split, capsys)
-
-
-# ---------------------------------------------------------------- exercise 2: the whole layer
 MHA = {
     "sqrt(d_model)": "divided by sqrt(d_model)",
     "d_k": "instead of sqrt(d_k)",
     "no scaling": "not scaled at all",
     "sqrt(T)": "the number of tokens",
-    "axis 1": "down the columns, axis=1",
-    "axis 0": "runs across the heads",
+    "axis -2": "runs down the columns",
+    "axis 0": "across the sequences of the batch (axis=0)",
+    "axis 1": "runs across the heads",
     "K Q^T": "the scores are transposed",
     "no W_O": "the output projection is missing",
     "W_O.T": "multiplied by W_O.T",
     "W.T projections": "the projections use W.T",
     "one head": "single-head attention",
-    "split straight": "reshaping straight to (num_heads, T, d_k)",
+    "split straight": "reshaping straight to (batch, num_heads, T, d_k)",
     "split interleaved": "every num_heads-th feature",
     "merge without transpose": "merged by reshaping",
     "concatenation order": "concatenated in the wrong order",
+    "batch joined": "attend across the sequences of the batch",
     "overflow": "subtract each row's maximum",
 }
 
@@ -80,23 +116,27 @@ def _naive_softmax(s, axis=-1):
 
 
 def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-1, kq=False, w_o="W_O",
-           transpose_w=False, one_head=False, split=_split, merge="right"):
+           transpose_w=False, one_head=False, split=_split, merge="right", join_batch=False):
     """A learner's multi_head_attention, right by default; each keyword puts in one mistake."""
     def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads):
-        T, d_model = X.shape
+        B, T, d_model = X.shape
+        if join_batch:
+            X = X.reshape(1, B * T, d_model)
+        b, t = X.shape[:2]
         n = 1 if one_head else num_heads
         d_k = d_model // n
         proj = (lambda W: X @ W.T) if transpose_w else (lambda W: X @ W)
         Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_V), n)
-        scores = (K @ Q.transpose(0, 2, 1) if kq else Q @ K.transpose(0, 2, 1)) / divide(T, d_model, d_k)
-        heads = softmax(scores, axis=axis) @ V                     # (n, T, d_k)
+        scores = (K @ Q.swapaxes(-1, -2) if kq else Q @ K.swapaxes(-1, -2)) / divide(t, d_model, d_k)
+        heads = softmax(scores, axis=axis) @ V                     # (b, n, t, d_k)
         if merge == "no transpose":
-            merged = heads.reshape(T, d_model)
+            merged = heads.reshape(b, t, d_model)
         elif merge == "interleaved":
-            merged = heads.transpose(1, 2, 0).reshape(T, d_model)
+            merged = heads.transpose(0, 2, 3, 1).reshape(b, t, d_model)
         else:
-            merged = heads.transpose(1, 0, 2).reshape(T, d_model)
-        return {"W_O": merged @ W_O, "none": merged, "W_O.T": merged @ W_O.T}[w_o]
+            merged = heads.transpose(0, 2, 1, 3).reshape(b, t, d_model)
+        out = {"W_O": merged @ W_O, "none": merged, "W_O.T": merged @ W_O.T}[w_o]
+        return out.reshape(B, T, d_model)
     return multi_head_attention
 
 
@@ -105,17 +145,20 @@ MHA_WRONG = {
     "d_k": _layer(divide=lambda T, d_model, d_k: d_k),
     "no scaling": _layer(divide=lambda T, d_model, d_k: 1.0),
     "sqrt(T)": _layer(divide=lambda T, d_model, d_k: np.sqrt(T)),
-    "axis 1": _layer(axis=1),
+    "axis -2": _layer(axis=-2),
     "axis 0": _layer(axis=0),
+    "axis 1": _layer(axis=1),
     "K Q^T": _layer(kq=True),
     "no W_O": _layer(w_o="none"),
     "W_O.T": _layer(w_o="W_O.T"),
     "W.T projections": _layer(transpose_w=True),
     "one head": _layer(one_head=True),
-    "split straight": _layer(split=lambda Y, n: Y.reshape(n, Y.shape[0], Y.shape[1] // n)),
-    "split interleaved": _layer(split=lambda Y, n: Y.reshape(len(Y), Y.shape[1] // n, n).transpose(2, 0, 1)),
+    "split straight": _layer(split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n)),
+    "split interleaved": _layer(
+        split=lambda Y, n: Y.reshape(*Y.shape[:2], Y.shape[2] // n, n).transpose(0, 3, 1, 2)),
     "merge without transpose": _layer(merge="no transpose"),
     "concatenation order": _layer(merge="interleaved"),
+    "batch joined": _layer(join_batch=True),
     "overflow": _layer(softmax=_naive_softmax),
 }
 
@@ -127,8 +170,34 @@ def test_mha_mistake_is_named(key):
     _names_only(message, key, MHA)
 
 
-def test_mha_right_answer_passes(capsys):
+def test_mha_right_answers_pass(capsys):
     _right_answer_passes(check_multi_head_attention, _layer(), capsys)
+
+    def one_sequence_at_a_time(X, W_Q, W_K, W_V, W_O, num_heads):  # loops, as the lesson's first version
+        out = np.zeros_like(X)
+        d_k = X.shape[-1] // num_heads
+        for b, x in enumerate(X):
+            heads = []
+            for i in range(num_heads):
+                cols = slice(i * d_k, (i + 1) * d_k)
+                q, k, v = x @ W_Q[:, cols], x @ W_K[:, cols], x @ W_V[:, cols]
+                heads.append(_softmax(q @ k.T / np.sqrt(d_k)) @ v)
+            out[b] = np.concatenate(heads, axis=-1) @ W_O
+        return out
+
+    _right_answer_passes(check_multi_head_attention, one_sequence_at_a_time, capsys)
+
+
+def test_mha_a_single_sequence_layer_does_not_pass():
+    """The shortcut: the (T, d_model) layer of the lesson, fed the batch as it is (its reshape to
+    (T, num_heads, d_k) fails or mixes sequences)."""
+    def unbatched(X, W_Q, W_K, W_V, W_O, num_heads):
+        T, d_model = X.shape
+        d_k = d_model // num_heads
+        Q = (X @ W_Q).reshape(T, num_heads, d_k).transpose(1, 0, 2)
+        return Q
+
+    assert "multi_head_attention raised ValueError" in _message(check_multi_head_attention, unbatched)
 
 
 def test_mha_inputs_overflow_a_naive_softmax():
@@ -137,30 +206,40 @@ def test_mha_inputs_overflow_a_naive_softmax():
     largest = 0.0
     for X, W_Q, W_K, _, _, n in _mha_cases():
         Q, K = _split(X @ W_Q, n), _split(X @ W_K, n)
-        largest = max(largest, float((Q @ K.transpose(0, 2, 1)).max() / np.sqrt(Q.shape[-1])))
+        largest = max(largest, float((Q @ K.swapaxes(-1, -2)).max() / np.sqrt(Q.shape[-1])))
     assert largest > np.log(np.finfo(float).max)
 
 
-# ---------------------------------------------------------------- exercise 3: the parameter count
-PARAMS = {
-    "no W_O": "W_O (d_model x d_model, plus its bias) is missing",
-    "bias swapped": "the bias terms are counted the wrong way round",
-    "full matrices per head": "each head does not get full d_model x d_model matrices",
-    "one head": "that is the size of one head only",
+# ---------------------------------------------------------------- exercise 3: a W_O that mixes the heads
+I2, O2 = np.eye(2), np.zeros((2, 2))
+MIX = {
+    "transposed": "(out, in) order",
+    "identity": "this is W_O = I",
+    "roles swapped": "the heads' roles are swapped",
+    "no head 1": "get only head 2",
+    "head 1 in 2-3": "get head 1 and head 2 together",
 }
-PARAMS_WRONG = {
-    "no W_O": lambda d, h, bias=True: 3 * d * d + (3 * d if bias else 0),
-    "bias swapped": lambda d, h, bias=True: 4 * d * d + (0 if bias else 4 * d),
-    "full matrices per head": lambda d, h, bias=True: 4 * h * d * d + (4 * h * d if bias else 0),
-    "one head": lambda d, h, bias=True: 4 * d * (d // h) + (4 * (d // h) if bias else 0),
+MIX_WRONG = {
+    "transposed": np.block([[I2, I2], [O2, I2]]),
+    "identity": np.eye(4),
+    "roles swapped": np.block([[I2, I2], [I2, O2]]),
+    "no head 1": np.block([[O2, O2], [I2, I2]]),
+    "head 1 in 2-3": np.ones((4, 4)) * np.block([[I2, I2], [I2, I2]]),
 }
 
 
-@pytest.mark.parametrize("key", sorted(PARAMS_WRONG))
-def test_param_mistake_is_named(key):
-    _names_only(_message(check_param_count, PARAMS_WRONG[key]), key, PARAMS)
+@pytest.mark.parametrize("key", sorted(MIX_WRONG))
+def test_mixing_mistake_is_named(key):
+    _names_only(_message(check_mixing_W_O, MIX_WRONG[key]), key, MIX)
 
 
-def test_param_right_answer_passes(capsys):
-    right = lambda d, h, bias=True: 4 * d * d + (4 * d if bias else 0)  # noqa: E731
-    _right_answer_passes(check_param_count, right, capsys)
+def test_mixing_right_answers_pass(capsys):
+    _right_answer_passes(check_mixing_W_O, np.block([[I2, O2], [I2, I2]]), capsys)
+    by_rows = np.zeros((4, 4))
+    by_rows[0, 0] = by_rows[1, 1] = 1                    # head 1's features -> outputs 0, 1
+    by_rows[2, [0, 2]] = by_rows[3, [1, 3]] = 1          # head 2's features -> outputs 0, 1 and 2, 3
+    _right_answer_passes(check_mixing_W_O, by_rows.tolist(), capsys)
+
+
+def test_mixing_the_shape_is_explained():
+    assert "shape (4, 4)" in _message(check_mixing_W_O, np.eye(2))

@@ -1,165 +1,191 @@
 """Lesson 09's checks name each typical mistake, and only that one, when a learner makes it.
 
 Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
-(a phrase of its explanation) and no other named mistake; the right answer must get ``Correct:``.
+(a phrase of its explanation) and no other named mistake; two different right answers must get ``Correct:``;
+a shortcut that skips what the exercise teaches must not pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from mistakes import message as _message
 from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _passes
 
 import selfattention as sa
-from selfattention.checks import (
-    check_causal_weights,
-    check_online_weighted_sum,
-    check_positional_encoding,
-)
+from selfattention.checks import check_decoder_mask, check_safe_weights, check_shift_matrix
 
-
-def _own_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-# ---------------------------------------------------------------- exercise 1: causal weights
-CAUSAL = {
-    "no mask": "no mask was applied",
-    "wrong way": "the mask points the wrong way",
-    "after softmax": "set to 0 after the softmax",
-    "zero not -inf": "set to 0, not -inf",
-    "axis 0": "taken over the columns (axis=0)",
-    "diagonal": "the diagonal was masked too",
-    "overflow": "subtract each row's maximum",
-    "not exactly 0": "small but not exactly 0",
+# ---------------------------------------------------------------- exercise 1: a left-padded decoder mask
+DECODER = {
+    "right padding": "that is right padding",
+    "no causal": "the causal part is missing",
+    "no padding": "the padding is not masked",
+    "queries": "masked on the queries (rows)",
+    "or": "combined with OR",
+    "wrong way": "the causal part points the wrong way",
+    "one too few": "one real token too few",
+    "one too many": "one padding token too many",
+    "diagonal": "the diagonal is masked too",
+    "not boolean": "a mask is boolean",
 }
 
 
-def _causal(scores, mask_fn=None, fill=-np.inf, softmax=sa.softmax, axis=-1):
-    T = scores.shape[-1]
-    mask = sa.causal_mask(T) if mask_fn is None else mask_fn(T)
-    return softmax(np.where(mask, scores, fill), axis=axis)
+def _real(lengths, T, shift=0):
+    return np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None] + shift
 
 
-def _no_max_softmax(x, axis=-1):
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-CAUSAL_WRONG = {
-    "no mask": lambda s: sa.softmax(s),
-    "wrong way": lambda s: _causal(s, mask_fn=lambda T: np.triu(np.ones((T, T), dtype=bool))),
-    "after softmax": lambda s: sa.softmax(s) * np.tril(np.ones_like(s)),
-    "zero not -inf": lambda s: _causal(s, fill=0.0),
-    "axis 0": lambda s: _causal(s, axis=0),
-    "diagonal": lambda s: _causal(s, mask_fn=lambda T: np.tril(np.ones((T, T), dtype=bool), -1)),
-    "overflow": lambda s: _causal(s, softmax=_no_max_softmax),
-    "not exactly 0": lambda s: _causal(s, fill=-30.0),
+DECODER_WRONG = {
+    "right padding": lambda lengths, T: sa.causal_mask(T) & sa.padding_mask(np.asarray(lengths), T),
+    "no causal": lambda lengths, T: np.repeat(_real(lengths, T)[:, None, :], T, axis=1),
+    "no padding": lambda lengths, T: np.stack([sa.causal_mask(T)] * len(lengths)),
+    "queries": lambda lengths, T: sa.causal_mask(T) & _real(lengths, T)[:, :, None],
+    "or": lambda lengths, T: sa.causal_mask(T) | _real(lengths, T)[:, None, :],
+    "wrong way": lambda lengths, T: np.triu(np.ones((T, T), dtype=bool)) & _real(lengths, T)[:, None, :],
+    "one too few": lambda lengths, T: sa.causal_mask(T) & _real(lengths, T, 1)[:, None, :],
+    "one too many": lambda lengths, T: sa.causal_mask(T) & _real(lengths, T, -1)[:, None, :],
+    "diagonal": lambda lengths, T: np.tril(np.ones((T, T), dtype=bool), -1) & _real(lengths, T)[:, None, :],
+    "not boolean": lambda lengths, T: (sa.causal_mask(T) & _real(lengths, T)[:, None, :]).astype(int),
 }
 
 
-@pytest.mark.parametrize("key", sorted(CAUSAL_WRONG))
-def test_causal_mistake_is_named(key):
-    _names_only(_message(check_causal_weights, CAUSAL_WRONG[key]), key, CAUSAL)
+@pytest.mark.parametrize("key", sorted(DECODER_WRONG))
+def test_decoder_mistake_is_named(key):
+    _names_only(_message(check_decoder_mask, DECODER_WRONG[key]), key, DECODER)
 
 
-def test_causal_diagonal_with_own_softmax_is_named_not_nan():
-    def fn(s):
-        return _causal(s, mask_fn=lambda T: np.tril(np.ones((T, T), dtype=bool), -1), softmax=_own_softmax)
-
-    _names_only(_message(check_causal_weights, fn), "diagonal", CAUSAL)
-
-
-def test_causal_right_answer_passes(capsys):
-    check_causal_weights(lambda s: _causal(s))
-    check_causal_weights(lambda s: _causal(s, softmax=_own_softmax))
-    assert capsys.readouterr().out.startswith("Correct:")
+def _decoder_loops(lengths, T):
+    mask = np.zeros((len(lengths), T, T), dtype=bool)
+    for b, length in enumerate(lengths):
+        for i in range(T):
+            for j in range(T):
+                mask[b, i, j] = j <= i and j >= T - length
+    return mask
 
 
-# ---------------------------------------------------------------- exercise 2: positional encoding
-PE = {
-    "swapped": "sine and cosine are swapped",
-    "own index": "each column used its own index j",
-    "i/d": "the exponent is i/d",
-    "from 1": "positions start at 1",
+def _decoder_flip(lengths, T):
+    """Left padding is right padding read backwards: flip the positions of sa.padding_mask."""
+    keys = sa.padding_mask(np.asarray(lengths), T)[:, :, ::-1]
+    return sa.causal_mask(T) & keys
+
+
+def test_decoder_right_answers_pass(capsys):
+    _passes(check_decoder_mask, _decoder_loops, capsys)
+    _passes(check_decoder_mask, _decoder_flip, capsys)
+
+
+def test_decoder_shortcut_fails():
+    """The lesson's right-padded decoder mask, pasted unchanged, does not pass for a left-padded batch."""
+    def pasted(lengths, T):
+        return sa.causal_mask(T) & sa.padding_mask(lengths, T)
+
+    assert "Correct" not in _message(check_decoder_mask, pasted)
+
+
+# ---------------------------------------------------------------- exercise 2: the shift matrix
+SHIFT = {
+    "transpose": "moves the encoding BACK",
+    "sign": "a sign is wrong",
+    "k not k theta": "the angle is k, not k * theta",
+    "theta only": "the angle is theta, whatever k is",
 }
 
 
-def _pe(T, d, *, swap=False, own_index=False, half=False, start=0):
-    pe = np.zeros((T, d))
-    for pos in range(start, T + start):
-        for i in range(d // 2):
-            k = i if half else 2 * i
-            a = (pos / 10000 ** (k / d),) * 2
-            if own_index:                                   # column j's exponent uses j itself
-                a = (pos / 10000 ** (2 * i / d), pos / 10000 ** ((2 * i + 1) / d))
-            first, second = (np.cos(a[0]), np.sin(a[1])) if swap else (np.sin(a[0]), np.cos(a[1]))
-            pe[pos - start, 2 * i], pe[pos - start, 2 * i + 1] = first, second
-    return pe
+def _m(a, b, c, d):
+    return np.array([[a, b], [c, d]])
 
 
-PE_WRONG = {
-    "swapped": lambda T, d: _pe(T, d, swap=True),
-    "own index": lambda T, d: _pe(T, d, own_index=True),
-    "i/d": lambda T, d: _pe(T, d, half=True),
-    "from 1": lambda T, d: _pe(T, d, start=1),
+SHIFT_WRONG = {
+    "transpose": lambda k, w: _m(np.cos(k * w), -np.sin(k * w), np.sin(k * w), np.cos(k * w)),
+    "sign": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.sin(k * w), np.cos(k * w)),
+    "k not k theta": lambda k, w: _m(np.cos(k), np.sin(k), -np.sin(k), np.cos(k)),
+    "theta only": lambda k, w: _m(np.cos(w), np.sin(w), -np.sin(w), np.cos(w)),
 }
 
 
-@pytest.mark.parametrize("key", sorted(PE_WRONG))
-def test_pe_mistake_is_named(key):
-    _names_only(_message(check_positional_encoding, PE_WRONG[key]), key, PE)
+@pytest.mark.parametrize("key", sorted(SHIFT_WRONG))
+def test_shift_mistake_is_named(key):
+    _names_only(_message(check_shift_matrix, SHIFT_WRONG[key]), key, SHIFT)
 
 
-def test_pe_right_answer_passes(capsys):
-    check_positional_encoding(lambda T, d: _pe(T, d))
-    assert capsys.readouterr().out.startswith("Correct:")
+def _shift_power(k, theta):
+    """M_1 multiplied by itself k times (its inverse for negative k): one position at a time."""
+    one = np.array([[np.cos(theta), np.sin(theta)], [-np.sin(theta), np.cos(theta)]])
+    return np.linalg.matrix_power(one, k) if k >= 0 else np.linalg.matrix_power(one.T, -k)
 
 
-# ---------------------------------------------------------------- exercise 3: online softmax
-ONLINE = {
-    "no rescale": "neither the running sum nor the running output was rescaled",
-    "output not rescaled": "the running sum was rescaled but the running output was not",
-    "sum not rescaled": "the running output was rescaled but the running sum was not",
-    "no division": "the final division is missing",
-    "overflow": "np.exp(1000) overflows",
-    "max starts at 0": "Start the running maximum at -np.inf",
+def _shift_solved(k, theta):
+    """Solve M @ [sin pw, cos pw] = [sin (p+k)w, cos (p+k)w] from two positions (p = 0 and p = 1)."""
+    p = np.array([0.0, 1.0])
+    before = np.stack([np.sin(p * theta), np.cos(p * theta)])            # columns: positions
+    after = np.stack([np.sin((p + k) * theta), np.cos((p + k) * theta)])
+    return after @ np.linalg.inv(before)
+
+
+def test_shift_right_answers_pass(capsys):
+    _passes(check_shift_matrix, _shift_power, capsys)
+    _passes(check_shift_matrix, _shift_solved, capsys)
+
+
+def test_shift_shortcut_fails():
+    """A matrix that maps one position's pair onto the other (a scaled projection) is not one for every p."""
+    def one_position(k, theta):
+        a = np.array([np.sin(theta), np.cos(theta)])
+        b = np.array([np.sin((1 + k) * theta), np.cos((1 + k) * theta)])
+        return np.outer(b, a) / (a @ a)
+
+    assert "Correct" not in _message(check_shift_matrix, one_position)
+
+
+# ---------------------------------------------------------------- exercise 3: safe masked weights
+SAFE = {
+    "nan": "came out NaN",
+    "uniform": "gets equal weights 1/T",
+    "after softmax": "the mask was applied after the softmax",
+    "inverted": "the mask is read the wrong way round",
+    "soft": "small but not exactly 0",
+    "numpy": "not a torch tensor",
+    "detached": "carries no gradient",
+    "in place": "an in-place change",
 }
 
 
-def _online(scores, values, block_size, *, m0=-np.inf, rescale_l=True, rescale_o=True, divide=True,
-            subtract=True):
-    m, l, o = m0, 0.0, np.zeros(values.shape[-1])
-    for start in range(0, len(scores), block_size):
-        s, v = scores[start:start + block_size], values[start:start + block_size]
-        m_new = max(m, s.max())
-        correction = np.exp(m - m_new) if subtract else 1.0
-        p = np.exp(s - m_new) if subtract else np.exp(s)
-        l = (l * correction if rescale_l else l) + p.sum()
-        o = (o * correction if rescale_o else o) + p @ v
-        m = m_new
-    return o / l if divide else o
+def _inplace(s, m):
+    w = torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)
+    w[torch.isnan(w)] = 0.0
+    return w
 
 
-ONLINE_WRONG = {
-    "no rescale": lambda s, v, b: _online(s, v, b, rescale_l=False, rescale_o=False),
-    "output not rescaled": lambda s, v, b: _online(s, v, b, rescale_o=False),
-    "sum not rescaled": lambda s, v, b: _online(s, v, b, rescale_l=False),
-    "no division": lambda s, v, b: _online(s, v, b, divide=False),
-    "overflow": lambda s, v, b: _online(s, v, b, subtract=False),
-    "max starts at 0": lambda s, v, b: _online(s, v, b, m0=0.0),
+SAFE_WRONG = {
+    "nan": lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1),
+    "uniform": lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), dim=-1),
+    "after softmax": lambda s, m: torch.softmax(s, dim=-1) * m,
+    "inverted": lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(m, float("-inf")), dim=-1)),
+    "soft": lambda s, m: torch.nan_to_num(torch.softmax(s - 20.0 * ~m, dim=-1)) * m.any(-1, keepdim=True),
+    "numpy": lambda s, m: sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf)),
+    "detached": lambda s, m: torch.from_numpy(sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf))),
+    "in place": _inplace,
 }
 
 
-@pytest.mark.parametrize("key", sorted(ONLINE_WRONG))
-def test_online_mistake_is_named(key):
-    with np.errstate(all="ignore"):
-        message = _message(check_online_weighted_sum, ONLINE_WRONG[key])
-    _names_only(message, key, ONLINE)
+@pytest.mark.parametrize("key", sorted(SAFE_WRONG))
+def test_safe_mistake_is_named(key):
+    _names_only(_message(check_safe_weights, SAFE_WRONG[key]), key, SAFE)
 
 
-def test_online_right_answer_passes(capsys):
-    check_online_weighted_sum(lambda s, v, b: _online(s, v, b))
-    assert capsys.readouterr().out.startswith("Correct:")
+def test_safe_right_answers_pass(capsys):
+    _passes(check_safe_weights, lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")),
+                                                                            dim=-1), nan=0.0), capsys)
+    def smallest_number(s, m):
+        return torch.where(m, torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), dim=-1), 0.0)
+
+    _passes(check_safe_weights, smallest_number, capsys)
+
+
+def test_safe_shortcut_fails():
+    """sa.softmax hides the empty row in NumPy; wrapped back into a tensor it passes values, not gradients."""
+    def wrapped(s, m):
+        return torch.tensor(sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf)), requires_grad=True)
+
+    assert "Correct" not in _message(check_safe_weights, wrapped)

@@ -1,12 +1,11 @@
 """Lesson 11's checks name each typical mistake, and only that one, when a learner makes it.
 
 Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
-(a phrase of its explanation) and no other named mistake; the right answer must get ``Correct:``.
+(a phrase of its explanation) and no other named mistake; two right answers must get ``Correct:``; a shortcut
+that skips what the exercise teaches must not.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -15,131 +14,95 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 
 from selfattention.checks import (
-    check_ablated_output,
-    check_feed_forward_block,
+    check_first_layer_input,
+    check_held_out_senses,
     check_sentence_embedding,
 )
 
-# ---------------------------------------------------------------- exercise 1: remove one head
-ABLATION = {
-    "nothing removed": "nothing was removed",
-    "kept only": "kept only that head",
-    "columns of W_O": "zeroed columns of W_O",
-    "no bias": "the bias b_O is missing",
-    "num_heads wide": "the slice is num_heads wide",
-    "counted from 1": "heads are counted from 0",
-}
-
-
-def _ablate(context, W_O, b_O, head, num_heads, *, start=None, width=None, bias=True, keep_only=False,
-            columns=False):
-    d_k = context.shape[1] // num_heads
-    width = d_k if width is None else width
-    start = head * width if start is None else start
-    c = context.copy()
-    if columns:
-        W = W_O.copy()
-        W[:, start:start + width] = 0
-        return c @ W + b_O
-    if keep_only:
-        only = np.zeros_like(c)
-        only[:, start:start + width] = c[:, start:start + width]
-        c = only
-    else:
-        c[:, start:start + width] = 0
-    return c @ W_O + (b_O if bias else 0)
-
-
-ABLATION_WRONG = {
-    "nothing removed": lambda c, W, b, h, n: c @ W + b,
-    "kept only": lambda c, W, b, h, n: _ablate(c, W, b, h, n, keep_only=True),
-    "columns of W_O": lambda c, W, b, h, n: _ablate(c, W, b, h, n, columns=True),
-    "no bias": lambda c, W, b, h, n: _ablate(c, W, b, h, n, bias=False),
-    "num_heads wide": lambda c, W, b, h, n: _ablate(c, W, b, h, n, width=n),
-    "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
-}
-
-
-@pytest.mark.parametrize("key", sorted(ABLATION_WRONG))
-def test_ablation_mistake_is_named(key):
-    _names_only(_message(check_ablated_output, ABLATION_WRONG[key]), key, ABLATION)
-
-
-def test_ablation_right_answer_passes(capsys):
-    check_ablated_output(lambda c, W, b, h, n: _ablate(c, W, b, h, n))
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-# ---------------------------------------------------------------- exercise 2: feed-forward block
-FFN = {
-    "no residual": "the residual is missing",
-    "pre-norm": "pre-norm arrangement",
-    "relu": "that is ReLU",
-    "tanh gelu": "tanh approximation of GELU",
+# ---------------------------------------------------------------- exercise 1: what enters layer 0
+FIRST = {
+    "no type": "the token-type embedding is missing",
+    "type 1": "you added type_table[1]",
+    "no position": "the position embedding is missing",
+    "positions from 1": "the positions start at 1",
+    "no word": "the word embedding is missing",
+    "no layernorm": "the LayerNorm is missing",
+    "no gamma beta": "gamma and beta are not applied",
     "axis 0": "normalised over the tokens (axis 0)",
     "ddof 1": "ddof=1",
-    "no gamma beta": "gamma and beta are not applied",
     "no eps": "the eps inside the square root is missing",
 }
 
 
-def _torch_gelu(z):
-    return torch.nn.functional.gelu(torch.from_numpy(z)).numpy()
+def _first(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12, *, word=True, start=0,
+           token_type=0, norm=True, affine=True, axis=-1, ddof=0, use_eps=True):
+    T = len(ids)
+    h = np.stack([word_table[i] if word else np.zeros(word_table.shape[1]) for i in ids])
+    if start is not None:
+        h = h + position_table[start:start + T]
+    if token_type is not None:
+        h = h + type_table[token_type]
+    if not norm:
+        return h
+    mu = h.mean(axis=axis, keepdims=True)
+    var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
+    out = (h - mu) / np.sqrt(var + eps if use_eps else var)
+    return gamma * out + beta if affine else out
 
 
-def _erf_gelu(z):
-    return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+def _first_torch(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12):
+    h = torch.from_numpy(word_table[ids] + position_table[: len(ids)] + type_table[0])
+    return torch.nn.functional.layer_norm(h, h.shape[-1:], torch.from_numpy(gamma), torch.from_numpy(beta),
+                                          eps).numpy()
 
 
-def _tanh_gelu(z):
-    return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
-
-
-def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
-         axis=-1, ddof=0, affine=True, use_eps=True):
-    def norm(h, axis=axis):
-        mu = h.mean(axis=axis, keepdims=True)
-        var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
-        out = (h - mu) / np.sqrt(var + eps if use_eps else var)
-        return gamma * out + beta if affine else out
-
-    if pre_norm:
-        return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
-    return norm(x1 + h if residual else h)
-
-
-FFN_WRONG = {
-    "no residual": lambda *a: _ffn(*a, residual=False),
-    "pre-norm": lambda *a: _ffn(*a, pre_norm=True),
-    "relu": lambda *a: _ffn(*a, act=lambda z: np.maximum(z, 0)),
-    "tanh gelu": lambda *a: _ffn(*a, act=_tanh_gelu),
-    "axis 0": lambda *a: _ffn(*a, axis=0),
-    "ddof 1": lambda *a: _ffn(*a, ddof=1),
-    "no gamma beta": lambda *a: _ffn(*a, affine=False),
-    "no eps": lambda *a: _ffn(*a, use_eps=False),
+FIRST_WRONG = {
+    "no type": lambda *a: _first(*a, token_type=None),
+    "type 1": lambda *a: _first(*a, token_type=1),
+    "no position": lambda *a: _first(*a, start=None),
+    "positions from 1": lambda *a: _first(*a, start=1),
+    "no word": lambda *a: _first(*a, word=False),
+    "no layernorm": lambda *a: _first(*a, norm=False),
+    "no gamma beta": lambda *a: _first(*a, affine=False),
+    "axis 0": lambda *a: _first(*a, axis=0),
+    "ddof 1": lambda *a: _first(*a, ddof=1),
+    "no eps": lambda *a: _first(*a, use_eps=False),
 }
 
 
-@pytest.mark.parametrize("key", sorted(FFN_WRONG))
-def test_ffn_mistake_is_named(key):
-    _names_only(_message(check_feed_forward_block, FFN_WRONG[key]), key, FFN)
+@pytest.mark.parametrize("key", sorted(FIRST_WRONG))
+def test_first_input_mistake_is_named(key):
+    _names_only(_message(check_first_layer_input, FIRST_WRONG[key]), key, FIRST)
 
 
-def test_ffn_right_answers_pass(capsys):
-    check_feed_forward_block(lambda *a: _ffn(*a))
-    check_feed_forward_block(lambda *a: _ffn(*a, act=_erf_gelu))
+def test_first_input_right_answers_pass(capsys):
+    check_first_layer_input(lambda *a: _first(*a))
+    check_first_layer_input(_first_torch)
     out = capsys.readouterr().out
     assert out.count("Correct:") == 2, out
 
 
-# ---------------------------------------------------------------- exercise 3: sentence embedding
-EMBEDDING = {
-    "padding averaged": "the padding was averaged in",
-    "not unit": "not unit length",
-    "cls": "that is the [CLS] vector",
-    "tokens normalised": "each token was normalised before the mean",
-    "max pooling": "that is max pooling",
+def test_first_input_shortcut_through_the_model_fails():
+    """Asking the real model's embedding block ignores the tables the function is given."""
+    from selfattention import data
+
+    block = data.load_pretrained().model.embeddings
+
+    def shortcut(ids, *tables):
+        with torch.no_grad():
+            return block(torch.as_tensor(np.asarray(ids))[None])[0].numpy()
+
+    assert "first_layer_input" in _message(check_first_layer_input, shortcut)
+
+
+# ---------------------------------------------------------------- exercise 2: held-out senses
+SENSES = {
+    "not held out": "was not held out",
+    "distance": "Euclidean distance",
+    "dot": "compares dot products",
+    "lowest": "the LOWEST cosine",
+    "mean cosine": "averages the cosines",
+    "unit centroid": "scaled to unit length before the mean",
 }
 
 
@@ -147,15 +110,94 @@ def _unit(v):
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
+def _senses(vectors, labels, *, hold_out=True, score="cosine", units=False, pick=np.argmax):
+    out = []
+    for i, v in enumerate(vectors):
+        rest = [j for j in range(len(vectors)) if j != i or not hold_out]
+        scores = []
+        for k in sorted(set(labels.tolist())):
+            members = vectors[[j for j in rest if labels[j] == k]]
+            if score == "mean cosine":
+                scores.append(np.mean(_unit(members) @ _unit(v)))
+                continue
+            c = (_unit(members) if units else members).mean(axis=0)
+            scores.append({"cosine": _unit(c) @ _unit(v), "dot": c @ v,
+                           "distance": -np.linalg.norm(c - v)}[score])
+        out.append(int(pick(scores)))
+    return np.array(out)
+
+
+def _senses_torch(vectors, labels):
+    V, y = torch.as_tensor(vectors, dtype=torch.float64), torch.as_tensor(labels)
+    guesses = []
+    for i in range(len(V)):
+        keep = torch.arange(len(V)) != i
+        centroids = torch.stack([V[keep & (y == k)].mean(0) for k in range(int(y.max()) + 1)])
+        guesses.append(int(torch.nn.functional.cosine_similarity(centroids, V[i][None]).argmax()))
+    return guesses
+
+
+SENSES_WRONG = {
+    "not held out": lambda v, y: _senses(v, y, hold_out=False),
+    "distance": lambda v, y: _senses(v, y, score="distance"),
+    "dot": lambda v, y: _senses(v, y, score="dot"),
+    "lowest": lambda v, y: _senses(v, y, pick=np.argmin),
+    "mean cosine": lambda v, y: _senses(v, y, score="mean cosine"),
+    "unit centroid": lambda v, y: _senses(v, y, units=True),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SENSES_WRONG))
+def test_senses_mistake_is_named(key):
+    _names_only(_message(check_held_out_senses, SENSES_WRONG[key]), key, SENSES)
+
+
+def test_senses_right_answers_pass(capsys):
+    check_held_out_senses(lambda v, y: _senses(v, y))
+    check_held_out_senses(_senses_torch)
+    out = capsys.readouterr().out
+    assert out.count("Correct:") == 2, out
+
+
+def test_senses_shortcut_returning_the_labels_fails():
+    """Returning the true labels skips the test the exercise asks for: the check must not pass it."""
+    msg = _message(check_held_out_senses, lambda v, y: np.asarray(y).copy())
+    assert "held_out_senses" in msg and not any(p in msg for p in SENSES.values())
+
+
+# ---------------------------------------------------------------- exercise 3: sentence embedding
+EMBEDDING = {
+    "padding averaged": "the padding was averaged in",
+    "not unit": "not unit length",
+    "l1": "the L1 norm",
+    "cls": "that is the [CLS] vector",
+    "special dropped": "were left out of the mean; they are real",
+    "columns cut": "by cutting the first and last columns",
+    "tokens normalised": "each token was normalised before the mean",
+    "max pooling": "that is max pooling",
+}
+
+
 def _mean_real(hidden, mask):
     m = mask[..., None].astype(float)
     return (hidden * m).sum(axis=1) / m.sum(axis=1)
 
 
+def _drop_special(mask):
+    m = mask.astype(float).copy()
+    for row in m:
+        real = np.nonzero(row)[0]
+        row[real[0]] = row[real[-1]] = 0
+    return m
+
+
 EMBEDDING_WRONG = {
     "padding averaged": lambda h, m: _unit(h.mean(axis=1)),
     "not unit": lambda h, m: _mean_real(h, m),
+    "l1": lambda h, m: _mean_real(h, m) / np.abs(_mean_real(h, m)).sum(axis=1, keepdims=True),
     "cls": lambda h, m: _unit(h[:, 0, :]),
+    "special dropped": lambda h, m: _unit(_mean_real(h, _drop_special(m))),
+    "columns cut": lambda h, m: _unit(_mean_real(h[:, 1:-1], m[:, 1:-1])),
     "tokens normalised": lambda h, m: _unit(_mean_real(_unit(h), m)),
     "max pooling": lambda h, m: _unit(np.where(m[..., None] == 1, h, -np.inf).max(axis=1)),
 }
@@ -166,6 +208,12 @@ def test_embedding_mistake_is_named(key):
     _names_only(_message(check_sentence_embedding, EMBEDDING_WRONG[key]), key, EMBEDDING)
 
 
-def test_embedding_right_answer_passes(capsys):
+def test_embedding_right_answers_pass(capsys):
     check_sentence_embedding(lambda h, m: _unit(_mean_real(h, m)))
-    assert capsys.readouterr().out.startswith("Correct:")
+    def with_torch(h, m):
+        h, m = torch.from_numpy(h), torch.from_numpy(m).double()
+        return torch.nn.functional.normalize((h * m[..., None]).sum(1) / m.sum(1, keepdim=True), dim=-1)
+
+    check_sentence_embedding(with_torch)
+    out = capsys.readouterr().out
+    assert out.count("Correct:") == 2, out

@@ -24,12 +24,6 @@ from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
 #: times, no copied exercise). Each is taken off this list when it is reworked; until then the tests marked
 #: ``reworked`` are expected to fail for it.
 PENDING_REWORK = {
-    "02_basic_self_attention",
-    "04_learnable_projections",
-    "06_scaling",
-    "07_multi_head_attention",
-    "09_positions_and_masks",
-    "11_real_transformer",
     "13_generation_and_memory",
 }
 

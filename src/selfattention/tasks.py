@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-__all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "ReadoutModel",
-           "accuracy", "train"]
+__all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "item_roles",
+           "ReadoutModel", "accuracy", "train"]
 
 LETTERS = "ABCDEFGH"
 N_SYM = len(LETTERS)  # letters, and digits
@@ -65,6 +65,25 @@ def token_labels(seq: Tensor) -> list[str]:
     """``'D:3'`` for an item (letter D, digit 3), ``'?C'`` for the query token; seq: (T, D_IN)."""
     return [f"?{LETTERS[int(t[:N_SYM].argmax())]}" if t[-1] > 0
             else f"{LETTERS[int(t[:N_SYM].argmax())]}:{int(t[N_SYM:-1].argmax())}" for t in seq]
+
+
+def item_roles(X: Tensor, offset: int = 1) -> dict[str, Tensor]:
+    """Which item of each sequence is which, as boolean masks of shape (n, N_ITEMS) (one True per row for
+    "target" and "distractor", two for "other" with the default ``N_ITEMS = 4``).
+
+    ``X`` is (n, N_ITEMS + 1, D_IN) as :func:`make_lookup_data` makes it; "target" is the item under letter
+    ``s + offset``, "distractor" the item under the query's own letter ``s``, "other" the rest.
+    """
+    if not isinstance(X, Tensor) or X.dim() != 3 or X.shape[1:] != (N_ITEMS + 1, D_IN):
+        got = tuple(X.shape) if isinstance(X, Tensor) else type(X).__name__
+        raise ValueError(f"X must be a tensor of shape (n, {N_ITEMS + 1}, {D_IN}), got {got}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset % N_SYM == 0:
+        raise ValueError(f"offset must be an integer letter offset that is not a multiple of {N_SYM}, "
+                         f"got {offset!r}")
+    letters = X[:, :N_ITEMS, :N_SYM].argmax(-1)  # (n, N_ITEMS)
+    s = X[:, -1, :N_SYM].argmax(-1, keepdim=True)  # (n, 1): the query's letter
+    target, distractor = letters == (s + offset) % N_SYM, letters == s
+    return {"target": target, "distractor": distractor, "other": ~(target | distractor)}
 
 
 class ReadoutModel(nn.Module):

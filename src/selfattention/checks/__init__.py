@@ -9,11 +9,16 @@ from ._engine import ExerciseError, check_array, check_function, check_value, pa
 from .lesson00 import *  # noqa: F403
 from .lesson01 import *  # noqa: F403
 from .lesson02 import *  # noqa: F403
+from .lesson03 import *  # noqa: F403
 from .lesson04 import *  # noqa: F403
+from .lesson05 import *  # noqa: F403
 from .lesson06 import *  # noqa: F403
 from .lesson07 import *  # noqa: F403
+from .lesson08 import *  # noqa: F403
 from .lesson09 import *  # noqa: F403
+from .lesson10 import *  # noqa: F403
 from .lesson11 import *  # noqa: F403
+from .lesson12 import *  # noqa: F403
 from .lesson13 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]

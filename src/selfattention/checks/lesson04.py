@@ -1,22 +1,22 @@
-"""Checks for lesson 04 (learnable projections): design a query, write attention with projections,
-design the lookup query that attends to the letter before its own.
+"""Checks for lesson 04 (learnable projections): design a query, read a PyTorch layer's weights, make every
+word look at the next one with two query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
-every other named mistake: no identity or square projection matrices, T != d_in != d_k != d_v, and a case
-with scores large enough that a softmax without max-subtraction overflows.
+every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, d_v and T
+all differ, and scores large enough that a softmax without max-subtraction overflows.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _copied, _learner_line, _to_array, check_array, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_self_attention", "check_letter_before"]
+__all__ = ["check_apple_query", "check_layer_output", "check_next_word"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -126,197 +126,194 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
     )
 
 
-def _reference_attention(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.ndarray) -> np.ndarray:
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    return reference_softmax(Q @ K.T) @ V
+
+# ----------------------------------------------------------------- Exercise 2: read a PyTorch layer's weights
+
+_CALL_MESSAGE = (
+    "your code calls the layer{which}. This exercise asks for the output computed with NumPy from the "
+    "weights alone (layer.W_query.weight, layer.W_key.weight, layer.W_value.weight): the check's layers "
+    "refuse to be called."
+)
 
 
-def _attention_cases() -> list[tuple[np.ndarray, ...]]:
-    """(X, W_q, W_k, W_v): T = 3, d_in = 5, d_k = 4, d_v = 2 (no two sizes equal, no square W); the
-    second case has scores near 1000, where exp overflows without the max subtracted."""
-    rng = np.random.default_rng(3)
-    T, d_in, d_k, d_v = 3, 5, 4, 2
-    cases = []
-    for scale in (1.0, 12.0):
-        X = rng.normal(size=(T, d_in)) * scale
-        cases.append((X, rng.normal(size=(d_in, d_k)), rng.normal(size=(d_in, d_k)), rng.normal(size=(d_in, d_v))))
-    return cases
+def _refusing_layer(d_in: int, d_k: int, d_v: int, seed: int, spread: float) -> Any:
+    """An ``sa.SelfAttention(d_in, d_k, d_v=d_v)`` with seeded weights (times ``spread``) that raises
+    ExerciseError when it, or one of its three ``nn.Linear``, is called: only its weights may be read."""
+    import torch
+    from torch import nn
+
+    from ..layers import SelfAttention
+
+    class RefusingLinear(nn.Linear):
+        def forward(self, x: Any) -> Any:
+            raise ExerciseError(_CALL_MESSAGE.format(which="'s projections (layer.W_query(...) computes "
+                                                     "x @ weight.T for you)"))
+
+    class RefusingSelfAttention(SelfAttention):
+        def forward(self, x: Any, mask: Any = None) -> Any:
+            raise ExerciseError(_CALL_MESSAGE.format(which=""))
+
+    torch.manual_seed(seed)
+    layer = RefusingSelfAttention(d_in, d_k, d_v=d_v)
+    for name in ("W_query", "W_key", "W_value"):
+        plain = getattr(layer, name)
+        refusing = RefusingLinear(plain.in_features, plain.out_features, bias=False)
+        with torch.no_grad():
+            refusing.weight.copy_(plain.weight * spread)
+        setattr(layer, name, refusing)
+    return layer
 
 
-def _attention_mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-    X, W_q, W_k, W_v = case
-    T, d_k, d_v = X.shape[0], W_q.shape[1], W_v.shape[1]
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    S = Q @ K.T
-    return {
-        "the scores were divided by sqrt(d_k). Leave that factor out here (lesson 06 is about it).":
-            reference_softmax(S / np.sqrt(d_k)) @ V,
-        "the scores were divided by sqrt(d_v), the size of the values; this exercise has no scaling.":
-            reference_softmax(S / np.sqrt(d_v)) @ V,
-        "the scores were divided by sqrt(T), the number of tokens; this exercise has no scaling.":
-            reference_softmax(S / np.sqrt(T)) @ V,
-        "the scores were divided by d_k; this exercise has no scaling.": reference_softmax(S / d_k) @ V,
-        "softmax was taken down the columns (axis=0). Each query's weights over the keys must sum "
-        "to 1: use axis=-1.": reference_softmax(S, axis=0) @ V,
-        "softmax is missing: the raw scores were used as weights.": S @ V,
+def _layer_cases() -> list[tuple[Any, np.ndarray]]:
+    """(layer, X): a square case (d_in = d_k = d_v = 4, T = 3), where a forgotten transpose runs; the toy
+    sizes with every size different (d_in = 5, d_k = 3, d_v = 2, T = 4); and large weights, whose scores
+    (over 1000) overflow a softmax without max-subtraction."""
+    rng = np.random.default_rng(4)
+    return [
+        (_refusing_layer(4, 4, 4, seed=1, spread=1.0), rng.normal(size=(3, 4))),
+        (_refusing_layer(5, 3, 2, seed=2, spread=1.0), rng.normal(size=(4, 5))),
+        (_refusing_layer(5, 3, 2, seed=3, spread=30.0), rng.normal(size=(4, 5)) * 3),
+    ]
+
+
+def _weights(layer: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lesson's W_Q, W_K, W_V of ``layer``: each nn.Linear weight, transposed to (d_in, d_out)."""
+    return tuple(getattr(layer, name).weight.detach().numpy().astype(float).T
+                 for name in ("W_query", "W_key", "W_value"))
+
+
+def _layer_reference(layer: Any, X: np.ndarray) -> np.ndarray:
+    W_q, W_k, W_v = _weights(layer)
+    return reference_softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def _layer_mistakes(layer: Any, X: np.ndarray) -> dict[str, np.ndarray]:
+    W_q, W_k, W_v = _weights(layer)
+    T, d_in, d_k, d_v = X.shape[0], X.shape[1], W_q.shape[1], W_v.shape[1]
+    S, V = (X @ W_q) @ (X @ W_k).T, X @ W_v
+    found = {
+        "the layer divides the scores by sqrt(d_k) (its scale is left at the default); yours are not "
+        "divided.": reference_softmax(S) @ V,
+        "the scores were divided by sqrt(d_v), the size of the values; the layer divides by sqrt(d_k), the "
+        "size of the queries and keys.": reference_softmax(S / math.sqrt(d_v)) @ V,
+        "the scores were divided by d_k; the layer divides by sqrt(d_k).": reference_softmax(S / d_k) @ V,
+        "the scores were divided by sqrt(d_in), the number of input features; the layer divides by "
+        "sqrt(d_k).": reference_softmax(S / math.sqrt(d_in)) @ V,
+        "the scores were divided by sqrt(T), the number of tokens; the layer divides by sqrt(d_k).":
+            reference_softmax(S / math.sqrt(T)) @ V,
+        "softmax was taken down the columns (axis=0); each query's weights over the keys sum to 1: use "
+        "axis=-1.": reference_softmax(S / math.sqrt(d_k), axis=0) @ V,
         "the weights came from K @ Q.T instead of Q @ K.T (row i must hold query i's scores).":
-            reference_softmax(K @ Q.T) @ V,
-        "the weights were transposed before mixing the values (alpha.T @ V); row i of alpha belongs to "
-        "query i: use alpha @ V.": reference_softmax(S).T @ V,
-        "the scores came from X @ X.T (lesson 02's parameter-free attention); use the projected "
-        "queries and keys.": reference_softmax(X @ X.T) @ V,
+            reference_softmax(S.T / math.sqrt(d_k)) @ V,
     }
+    if d_in == d_k == d_v:  # only here does X @ weight (no transpose) run without a shape error
+        Wq, Wk, Wv = W_q.T, W_k.T, W_v.T
+        found["you used X @ weight: nn.Linear stores its weight as (d_out, d_in) and computes x @ weight.T, "
+              "so the lesson's W_Q is layer.W_query.weight.T (the same for W_K and W_V)."] = (
+            reference_softmax((X @ Wq) @ (X @ Wk).T / math.sqrt(d_k)) @ (X @ Wv))
+    return found
 
 
-def _diagnose_shapes(case: Sequence[np.ndarray], got: Any) -> str | None:
-    """Words for the shape mistakes the value comparison cannot name: weights times X, values with W_q."""
-    X, W_q, W_k, W_v = case
-    arr = np.asarray(got, dtype=float) if got is not None and got is not Ellipsis else None
-    if arr is None or arr.shape == (X.shape[0], W_v.shape[1]):
-        return None
-    A = reference_softmax((X @ W_q) @ (X @ W_k).T)
-    if arr.shape == X.shape and np.allclose(arr, A @ X):
-        return "the weights multiply X instead of the values V = X @ W_v."
-    if arr.shape == (X.shape[0], W_q.shape[1]) and np.allclose(arr, A @ (X @ W_q)):
-        return "the values were computed with W_q: V = X @ W_v."
-    return None
-
-
-def _transposed_weights(fn: Callable[..., Any], case: Sequence[np.ndarray]) -> str | None:
-    """If fn only works (and is right) when some W is passed transposed, the learner wrote X @ W.T."""
-    X, *Ws = case
-    expected = _reference_attention(*case)
-    names = ("W_q", "W_k", "W_v")
-    for flips in itertools.product((False, True), repeat=3):
-        if not any(flips):
-            continue
-        args = [W.T if flip else W for W, flip in zip(Ws, flips, strict=True)]
-        try:
-            got = np.asarray(fn(*_copied((X, *args))), dtype=float)
-        except Exception:  # noqa: BLE001 - any failure means this is not the learner's layout
-            continue
-        if got.shape == expected.shape and np.allclose(got, expected, rtol=1e-6, atol=1e-8):
-            which = ", ".join(f"X @ {n}.T" for n, f in zip(names, flips, strict=True) if f)
-            return (
-                f"you wrote {which}: that is PyTorch's nn.Linear habit (its weight is (out, in)). Here each "
-                f"W is (d_in, d_k) or (d_in, d_v), so Q = X @ W_q, K = X @ W_k, V = X @ W_v, no transpose."
-            )
-    return None
-
-
-def check_self_attention(self_attention: Callable[..., Any]) -> None:
-    """Exercise 2: self_attention(X, W_q, W_k, W_v) -> Z = softmax(Q K^T) V, no scaling."""
-    if self_attention is None or self_attention is Ellipsis:
-        raise ExerciseError("self_attention is not defined yet: write the function in the answer cell above.")
-    if not callable(self_attention):
-        raise ExerciseError(f"self_attention should be a function, but it is a {type(self_attention).__name__}.")
-    for case in _attention_cases():
-        X, W_q, _, W_v = case
-        what = f"X of shape {X.shape}, W_q and W_k of shape {W_q.shape}, W_v of shape {W_v.shape}"
+def check_layer_output(layer_output: Callable[..., Any]) -> None:
+    """Exercise 2: layer_output(layer, X) -> Z = softmax(Q K^T / sqrt(d_k)) V from the layer's weights."""
+    if layer_output is None or layer_output is Ellipsis:
+        raise ExerciseError("layer_output is not defined yet: write the function in the answer cell above.")
+    if not callable(layer_output):
+        raise ExerciseError(f"layer_output should be a function, but it is a {type(layer_output).__name__}.")
+    cases = _layer_cases()
+    for layer, X in cases:
+        W_q, _, W_v = _weights(layer)
+        T = X.shape[0]
         try:
             with np.errstate(over="ignore", invalid="ignore"):
-                got = self_attention(*_copied(case))
-        except NotImplementedError:
-            raise ExerciseError("self_attention still raises NotImplementedError: replace it with your code.") from None
-        except Exception as exc:  # the learner's code crashed: a transposed W, or say where
-            hint = _transposed_weights(self_attention, case)
-            if hint:
-                raise ExerciseError(f"the result of self_attention is not right yet: {hint} (on {what})") from None
+                got = layer_output(layer, X.copy())
+        except (ExerciseError, NotImplementedError, TypeError, ValueError, RuntimeError):
+            got = None
+        arr = None
+        if got is not None and got is not Ellipsis:
+            try:
+                arr = _to_array(got, "the result of layer_output")
+            except ExerciseError:
+                arr = None
+        if arr is not None and arr.shape == (T, T) and (T, T) != (T, W_v.shape[1]):
             raise ExerciseError(
-                f"self_attention raised {type(exc).__name__}{_learner_line(exc)} on {what}: {exc}"
-            ) from None
-        hint = _diagnose_shapes(case, got)
-        if hint:
-            raise ExerciseError(f"the result of self_attention is not right yet: {hint} (on {what})")
-        try:
-            check_array(got, _reference_attention(*case), "the result of self_attention",
-                        mistakes=_attention_mistakes(case), rtol=1e-6, atol=1e-8)
-        except ExerciseError as err:
-            raise ExerciseError(f"{err} (on {what})") from None
-    Z = _reference_attention(_X_TOY, _W_Q, _W_K, _TOY_W_V)
-    passed(f"on the toy sentence, 'ate' becomes {np.round(Z[1], 2).tolist()} (person, food): it knows "
-           f"someone ate something.")
-
-
-# Value axes (d_v = 2): person, food. Only the person and food features are handed over.
-_TOY_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
-
-# The lookup task: 8 letters, 8 digits, a query flag (D_IN = 17); the query token is letter s + flag.
-_N_SYM = 8
-_D_IN = 2 * _N_SYM + 1
-_LETTERS = "ABCDEFGH"
-
-
-def _before_sequences() -> tuple[np.ndarray, np.ndarray]:
-    """For each query letter s: items with keys s-1 (the target), s, s+1 and s+3, fixed digits; the query
-    token last. Returns X (8, 5, 17) and the position of the target item in each sequence (8,)."""
-    rng = np.random.default_rng(7)
-    X = np.zeros((_N_SYM, 5, _D_IN))
-    target = np.zeros(_N_SYM, dtype=int)
-    for s in range(_N_SYM):
-        keys = [(s - 1) % _N_SYM, s, (s + 1) % _N_SYM, (s + 3) % _N_SYM]
-        order = rng.permutation(4)
-        digits = rng.permutation(_N_SYM)[:4]
-        for pos, i in enumerate(order):
-            X[s, pos, keys[i]] = 1.0
-            X[s, pos, _N_SYM + digits[i]] = 1.0
-        target[s] = int(np.flatnonzero(order == 0)[0])
-        X[s, 4, s] = X[s, 4, -1] = 1.0
-    return X, target
-
-
-def check_letter_before(W_q_before: Any, W_k_before: Any) -> None:
-    """Exercise 3: W_q_before, W_k_before of shape (17, d_k) with which the query ?s gives at least 0.9 of
-    its attention (softmax of raw scores over the 5 tokens) to the item whose letter comes before s."""
-    Wq, Wk = _to_array(W_q_before, "W_q_before"), _to_array(W_k_before, "W_k_before")
-    for name, W in (("W_q_before", Wq), ("W_k_before", Wk)):
-        if W.ndim != 2 or _D_IN not in W.shape:
-            raise ExerciseError(f"{name} has shape {W.shape}; it should be (D_IN, d_k) = (17, d_k).")
-        if W.shape[0] != _D_IN:
-            raise ExerciseError(
-                f"{name} has shape {W.shape}: that is PyTorch's nn.Linear layout (out, in). Here a "
-                f"projection is (d_in, d_k) = (17, d_k), used as x @ {name}."
+                f"layer_output returned a ({T}, {T}) array: the attention weights. The layer's output is "
+                f"Z = weights @ V, of shape (T, d_v) = ({T}, {W_v.shape[1]})."
             )
+    with np.errstate(over="ignore", invalid="ignore"):
+        check_function(
+            layer_output, _layer_reference, cases, "layer_output",
+            describe=lambda case: (f"a layer with d_in = {case[1].shape[1]}, d_k = {_weights(case[0])[0].shape[1]}, "
+                                   f"d_v = {_weights(case[0])[2].shape[1]} and X of shape {case[1].shape}"),
+            mistakes=lambda case: _layer_mistakes(*case), rtol=1e-5, atol=1e-6,
+        )
+    passed("your NumPy code gives what the layer computes: W_Q is W_query.weight.T, and the scores are divided "
+           "by sqrt(d_k).")
+
+
+# ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
+
+_NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
+
+
+def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
+    """softmax((X W_q)(X W_k)^T) for the toy sentence, (4, 4), no scaling."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return reference_softmax((_X_TOY @ W_q) @ (_X_TOY @ W_k).T)
+
+
+def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
+    """Exercise 3: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
+    least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores."""
+    Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
+    for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
+        if W.ndim == 2 and W.shape[1] == 5 and W.shape[0] != 5:
+            raise ExerciseError(
+                f"{name} has shape {W.shape}: that is PyTorch's nn.Linear layout (out, in). Here a projection "
+                f"is (d_in, d_k) = (5, 2), used as X_toy @ {name}."
+            )
+        if W.ndim != 2 or W.shape[0] != 5:
+            raise ExerciseError(f"{name} has shape {W.shape}; it should be (d_in, d_k) = (5, 2).")
         if not np.all(np.isfinite(W)):
             raise ExerciseError(f"{name} contains NaN or infinite values.")
     if Wq.shape[1] != Wk.shape[1]:
         raise ExerciseError(
-            f"W_q_before gives queries of size {Wq.shape[1]} and W_k_before keys of size {Wk.shape[1]}: "
-            f"a dot product needs the same d_k for both."
+            f"W_Q_next gives queries of size {Wq.shape[1]} and W_K_next keys of size {Wk.shape[1]}: a dot "
+            f"product needs the same d_k for both."
         )
-    X, target = _before_sequences()
-    failed = []
-    for s in range(_N_SYM):
-        q, K = X[s, 4] @ Wq, X[s] @ Wk
-        with np.errstate(over="ignore"):
-            w = reference_softmax(q @ K.T)
-        if w[target[s]] < 0.9:
-            failed.append((s, w))
-    if not failed:
-        passed("every query ?s gives at least 0.9 of its attention to the item under the letter before s "
-               "(?A to H).")
+    if Wq.shape[1] != 2:
+        raise ExerciseError(
+            f"your projections have d_k = {Wq.shape[1]}; the exercise asks for d_k = 2, two numbers per query "
+            f"and key. With one axis per word the task is easy; the point is to do it with two."
+        )
+    A = _next_word_weights(Wq, Wk)
+    right = A[np.arange(4), list(_NEXT)]
+    if right.min() >= 0.8:
+        passed("each word gives the next one " + ", ".join(
+            f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ".")
         return
-    s, w = failed[0]
-    letters = [_LETTERS[int(X[s, p, :_N_SYM].argmax())] for p in range(4)]
-    top = int(w.argmax())
-    who = "the query token itself" if top == 4 else f"the item {letters[top]}"
-    where = (f"the query ?{_LETTERS[s]} gives the item {_LETTERS[(s - 1) % _N_SYM]} (the letter before) "
-             f"{w[target[s]]:.2f} of its attention and most to {who} ({w[top]:.2f})")
-    if np.ptp(w) < 1e-9:
-        where = (f"the query ?{_LETTERS[s]} spreads its attention evenly ({w[0]:.2f} on each token): its "
-                 f"query and the keys do not meet")
-    wanted = {(s + 1) % _N_SYM: "the letter after: your shift goes the wrong way (roll the other way).",
-              s: "its own letter, the distractor: the query and key letters match one to one; shift one of them."}
-    if len(failed) == 1 and s == 0:
-        raise ExerciseError(f"{where}. Only ?A fails: before A comes H (the alphabet wraps around, like the "
-                            f"task's H -> A); np.eye(8, k=...) does not wrap, np.roll does.")
-    if top < 4 and letters[top] in {_LETTERS[k] for k in wanted}:
-        reason = wanted[_LETTERS.index(letters[top])]
-        raise ExerciseError(f"{where}: it attends to {reason}")
-    if top == 4:
-        raise ExerciseError(f"{where}. The query token matches its own key: the flag row or the letter rows "
-                            f"make q . k largest for the query itself.")
-    if top == target[s]:
-        raise ExerciseError(f"{where}: the right item has the largest weight, but not 0.9 of it. Make the "
-                            f"scores larger (multiply W_q_before by a bigger number).")
-    raise ExerciseError(f"{where}.")
+    Q = _X_TOY @ Wq
+    top = A.argmax(axis=1)
+    i = int(np.argmin(right))
+    where = (f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention, and most to "
+             f"'{WORDS[top[i]]}' ({A[i, top[i]]:.2f})")
+    if np.allclose(Q[i], 0.0):
+        raise ExerciseError(
+            f"the query of '{WORDS[i]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). A "
+            f"word's query is the sum of the rows of W_Q_next for its features."
+        )
+    if all(top[k] == k for k in range(4)):
+        raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "
+                            f"points; point it at the next word's key instead.")
+    previous = [(k - 1) % 4 for k in range(4)]
+    if all(top[k] == previous[k] for k in range(4)):
+        raise ExerciseError(f"{where}: every word looks at the word before it; turn the queries the other way.")
+    if all(top[k] == _NEXT[k] for k in range(4)):
+        raise ExerciseError(f"{where}: every word already looks most at the next one, but not with 0.8 of its "
+                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
+    if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
+        raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
+                            f"wraps around).")
+    raise ExerciseError(f"{where}. Think of the four keys as four points in the plane and of each query as an "
+                        f"arrow towards the next word's key; a word's query is the sum of the rows of W_Q_next "
+                        f"for its features.")

@@ -1,11 +1,13 @@
 """Checks for lesson 06 (scaling by 1/sqrt(d_k)).
 
-Each check builds its own inputs and reference answers, and knows the typical wrong answers of
-its exercise, so that the message names the mistake.
+Each check builds its own inputs and reference answers, and knows the typical wrong answers of its
+exercise, so that the message names the mistake. Torch is imported inside the checks that need it, so
+that importing ``selfattention.checks`` stays fast for the lessons that use numpy only.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -14,232 +16,291 @@ import numpy as np
 from ._engine import ExerciseError, check_array, check_function, check_value, passed, reference_softmax
 
 __all__ = [
-    "check_scaled_scores",
-    "check_score_divisor",
-    "check_softmax_jacobian",
-    "check_scaled_attention",
+    "check_init_scale",
+    "check_score_gradient",
+    "check_unscaled_layer",
+    "check_unscaled_weights",
 ]
 
 
-def _scores(Q: np.ndarray, K: np.ndarray, divisor: float) -> np.ndarray:
-    return Q @ np.swapaxes(K, -1, -2) / divisor
-
-
-def _call(fn: Callable[..., Any], name: str, args: tuple, what: str) -> Any:
-    """Call the learner's function; turn a crash into one plain sentence."""
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise ExerciseError(f"{name} still raises NotImplementedError: replace that line with your code.") from None
-    except ExerciseError:
-        raise
-    except Exception as exc:
-        raise ExerciseError(f"{name} raised {type(exc).__name__} on {what}: {exc}") from None
-
-
 # ----------------------------------------------------------------------------------------------
-# Exercise 1: the scaled scores Q K^T / sqrt(d_k)
+# Exercise 1: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
+# of variance 4, d_in = 32, d_k = 64. PyTorch's nn.Linear draws weights uniform in +-1/sqrt(d_in)
+# (variance 1/(3 d_in)), so q[m] = sum_i x[i] W[i, m] has variance 4 * d_in / (3 d_in) = 4/3, and
+# Var(q.k) = d_k (4/3)^2: scale = 1 / (sqrt(64) * 4/3) = 3/32.
+
+_VAR_X, _D_IN, _D_K = 4.0, 32, 64
+_VAR_Q = _VAR_X / 3.0
 
 
-def _score_cases() -> list[tuple[np.ndarray, np.ndarray]]:
-    # Every size differs (T_q = 3, T_k = 5, d_k = 6), so dividing by the wrong one gives its own result;
-    # the second case has large entries (scores in the hundreds).
-    rng = np.random.default_rng(4)
-    Q, K = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
-    return [(Q, K), (30.0 * rng.standard_normal((3, 6)), 30.0 * rng.standard_normal((5, 6)))]
-
-
-def _score_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
-    Q, K = case
-    d_k, T_q, T_k = Q.shape[-1], Q.shape[-2], K.shape[-2]
-    mistakes = {
-        "these are the raw dot products Q K^T; divide them by sqrt(d_k).": _scores(Q, K, 1.0),
-        f"you divided by d_k = {d_k}; divide by its square root, sqrt(d_k) = {np.sqrt(d_k):.4g}.":
-            _scores(Q, K, d_k),
-        f"you divided by the square root of the number of keys (T_k = {T_k}); the factor is "
-        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_k)),
-        f"you divided by the square root of the number of queries (T_q = {T_q}, Q.shape[-2]); the factor is "
-        f"sqrt(d_k), the length of each query and key vector (Q.shape[-1]).": _scores(Q, K, np.sqrt(T_q)),
-        "you multiplied by sqrt(d_k); divide by it instead.": _scores(Q, K, 1.0 / np.sqrt(d_k)),
+def _init_scale_hints() -> dict[str, float]:
+    d_k, var_q = _D_K, _VAR_Q
+    return {
+        "that is 1/sqrt(d_k), the scale when q[m] and k[m] have variance 1. Here they do not: work out "
+        "the variance of q[m] from the inputs' variance and the weights' variance.": 1 / math.sqrt(d_k),
+        "you gave q[m] the inputs' variance 4. But q[m] = sum over i of x[i] W[i, m] adds d_in = 32 terms, "
+        "each of variance 4 * 1/(3 d_in): together 4/3.": 1 / (math.sqrt(d_k) * _VAR_X),
+        "that is the scale for inputs of variance 1 (q[m] of variance 1/3, section 2). Here the inputs "
+        "have variance 4.": 1 / (math.sqrt(d_k) / 3),
+        "that is 1 over the variance of q.k, d_k (4/3)^2. Multiplying by c multiplies the variance by c^2: "
+        "`scale` is 1 over the standard deviation, the square root of that variance.": 1 / (d_k * var_q**2),
+        "you used the inputs' standard deviation 2 where their variance 4 belongs.":
+            1 / (math.sqrt(d_k) * 2 / 3),
+        "that is the divisor, the standard deviation of q.k. `scale` multiplies the scores: it is 1 over "
+        "the divisor.": math.sqrt(d_k) * var_q,
+        "the variance of q.k is d_k times the variance of q[m] times the variance of k[m]; you counted "
+        "only one of the two.": 1 / math.sqrt(d_k * var_q),
+        "you left out the sum over the inputs: q[m] adds d_in = 32 terms of variance 4/(3 * 32) each, so "
+        "its variance is 4/3, not 4/96.": 1 / (math.sqrt(d_k) * _VAR_X / (3 * _D_IN)),
+        "scale = 1 leaves the scores as they are; derive their standard deviation and divide by it.": 1.0,
     }
-    if Q.ndim == 3:
-        mistakes[f"you divided by the square root of the batch size ({Q.shape[0]}, Q.shape[0]); d_k is the "
-                 f"last axis, Q.shape[-1], whatever the number of leading axes."] = _scores(Q, K, np.sqrt(Q.shape[0]))
-    return mistakes
 
 
-def check_scaled_scores(scaled_scores: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 1: ``scaled_scores(Q, K)`` returns ``Q K^T / sqrt(d_k)``, batches included."""
-    check_function(
-        scaled_scores,
-        lambda Q, K: _scores(Q, K, np.sqrt(Q.shape[-1])),
-        _score_cases(),
-        "scaled_scores",
-        mistakes=_score_mistakes,
-    )
-    rng = np.random.default_rng(40)
-    Qb, Kb = rng.standard_normal((2, 3, 6)), rng.standard_normal((2, 5, 6))  # batch 2, T_q 3, T_k 5, d_k 6
-    what = "a batch: Q of shape (2, 3, 6) and K of shape (2, 5, 6)"
+def _number(got: Any) -> float | None:
     try:
-        got = scaled_scores(Qb, Kb)
-    except Exception:
-        raise ExerciseError(
-            f"scaled_scores works on single matrices but fails on {what}. K.T reverses *all* "
-            f"axes of a 3-D array; swap only the last two: np.swapaxes(K, -1, -2)."
-        ) from None
-    check_array(got, _scores(Qb, Kb, np.sqrt(6)), f"the result of scaled_scores on {what}",
-                mistakes=_score_mistakes((Qb, Kb)))
-    passed("Q K^T / sqrt(d_k), for one sequence and for a batch. These scores have variance about 1 "
-           "for unit-variance queries and keys, whatever d_k is.")
+        return float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
+    except (TypeError, ValueError):
+        return None
 
 
-# ----------------------------------------------------------------------------------------------
-# Exercise 2: the divisor that gives unit variance when entries have variance 4
+def _measured_score_std(scale: float) -> float:
+    """The standard deviation of sa.SelfAttention(32, 64, scale=scale)'s scores q_i.k_j (i != j) at
+    initialisation, on 64 sequences of 16 tokens with entries of variance 4."""
+    import torch
+
+    from ..layers import SelfAttention
+
+    gen = torch.Generator().manual_seed(6)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(6)
+        layer = SelfAttention(_D_IN, _D_K, scale=scale)
+    x = 2.0 * torch.randn(64, 16, _D_IN, generator=gen)
+    with torch.no_grad():
+        omega = (layer.W_query(x) @ layer.W_key(x).transpose(1, 2)) * scale
+    off_diagonal = ~torch.eye(16, dtype=torch.bool)
+    return float(omega[:, off_diagonal].std())
 
 
-_SIGMA2, _DK = 4.0, 64
-
-
-def check_score_divisor(divisor: Any) -> None:
-    """Exercise 2: entries of variance 4, d_k = 64: divide q.k by sqrt(64 * 4 * 4) = 32."""
-    expected = float(np.sqrt(_DK * _SIGMA2 * _SIGMA2))
-    check_value(
-        divisor,
-        expected,
-        "divisor",
-        hints={
-            "that is sqrt(d_k), the right divisor when the entries have variance 1. Here each entry has "
-            "variance 4, so each product q_i k_i has variance 4 * 4 = 16.": np.sqrt(_DK),
-            "you accounted for the variance 4 only once. Each term q_i k_i multiplies an entry of q "
-            "(variance 4) by an entry of k (variance 4), so its variance is 4 * 4 = 16.":
-                np.sqrt(_DK * _SIGMA2),
-            "that is the variance of q.k, d_k * 16 = 1024. Dividing by c divides the variance by c^2, "
-            "so divide by the standard deviation, the square root of the variance.": _DK * _SIGMA2**2,
-            "that is d_k. For unit variance divide by the standard deviation of q.k, the square root "
-            "of d_k * 4 * 4.": float(_DK),
-            "that is d_k * 4, which is neither the variance of q.k (d_k * 4 * 4) nor its square root.":
-                _DK * _SIGMA2,
-            "you took the square root of d_k but not of the factor 4 * 4: the square root applies to "
-            "the whole variance d_k * 16.": np.sqrt(_DK) * _SIGMA2**2,
-        },
-    )
-    passed(f"Var(q.k) = d_k * 4 * 4 = {int(_DK * _SIGMA2**2)}, so divide by its square root, "
-           f"{expected:g}. With unit-variance entries the same reasoning gives sqrt(d_k).")
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 3: the Jacobian of softmax, diag(a) - a a^T
-
-
-def _jacobian(a: np.ndarray) -> np.ndarray:
-    return np.diag(a) - np.outer(a, a)
-
-
-def check_softmax_jacobian(softmax_jacobian: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 3: ``softmax_jacobian(a)`` returns the (T, T) matrix diag(a) - a a^T."""
-    cases = [
-        (np.array([0.5, 0.3, 0.2]),),
-        (reference_softmax(np.array([1.0, -0.5, 2.0, 0.0, 0.3])),),
-        (np.array([1.0, 0.0, 0.0, 0.0]),),
-    ]
-
-    def mistakes(case: tuple[np.ndarray]) -> dict[str, np.ndarray]:
-        (a,) = case
-        return {
-            "only the diagonal a_i (1 - a_i) is there; the off-diagonal entries are -a_i a_j.":
-                np.diag(a * (1.0 - a)),
-            "that is diag(a) alone; subtract the outer product a a^T (np.outer(a, a)).": np.diag(a),
-            "you subtracted a * a (element by element) from every entry; the term to subtract is the "
-            "outer product np.outer(a, a), whose entry (i, j) is a_i a_j.": np.diag(a) - a * a,
-            "you subtracted a a^T from the identity, not from diag(a): entry (i, i) is a_i - a_i^2.":
-                np.eye(len(a)) - np.outer(a, a),
-            "you subtracted a @ a, a single number (the sum of the a_i^2), from every entry; the term to "
-            "subtract is the outer product np.outer(a, a), a matrix.": np.diag(a) - a @ a,
-        }
-
-    check_function(
-        softmax_jacobian,
-        _jacobian,
-        cases,
-        "softmax_jacobian",
-        describe=lambda case: f"a = {np.round(case[0], 3).tolist()}",
-        mistakes=mistakes,
-        scale_hints={"the signs are flipped: it is diag(a) - a a^T, not a a^T - diag(a).": -1.0},
-    )
-    uniform = _jacobian(np.full(4, 0.25))
-    passed("J = diag(a) - a a^T. For one-hot weights every entry is 0 (no gradient at all); for "
-           f"uniform weights over 4 keys the diagonal is {uniform[0, 0]:.4f}.")
-
-
-# ----------------------------------------------------------------------------------------------
-# Exercise 4: scaled dot-product attention, returning (out, weights)
-
-
-def _attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, divisor: float | None = None,
-               axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
-    d = np.sqrt(Q.shape[-1]) if divisor is None else divisor
-    s = _scores(Q, K, d)
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    w = e / e.sum(axis=axis, keepdims=True)
-    return w @ V, w
-
-
-def _attention_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    # Every size differs (T_q = 3, T_k = 5, d_k = 6, d_v = 4), so a divisor taken from the wrong size gives its
-    # own weights. The second case has scores in the hundreds: np.exp overflows unless each row's maximum is
-    # subtracted first.
-    rng = np.random.default_rng(44)
-    Q, K, V = rng.standard_normal((3, 6)), rng.standard_normal((5, 6)), rng.standard_normal((5, 4))
-    return [
-        ("Q (3, 6), K (5, 6), V (5, 4)", 1.5 * Q, 1.5 * K, V),
-        ("large scores: Q (3, 6), K (5, 6), V (5, 4) with entries about 40", 40.0 * rng.standard_normal((3, 6)),
-         40.0 * rng.standard_normal((5, 6)), rng.standard_normal((5, 4))),
-    ]
-
-
-def check_scaled_attention(attention: Callable[..., Any]) -> None:
-    """Exercise 4: ``attention(Q, K, V)`` returns ``(out, weights)`` with the 1/sqrt(d_k) scaling."""
-    if not callable(attention):
-        raise ExerciseError(f"attention should be a function, but it is a {type(attention).__name__}.")
-    for what, Q, K, V in _attention_cases():
-        result = _call(attention, "attention", (Q, K, V), what)
-        if result is None:
-            raise ExerciseError("attention returned None: end it with `return out, weights`.")
-        if not isinstance(result, tuple) or len(result) != 2:
+def check_init_scale(scale: Any) -> None:
+    """Exercise 1: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
+    expected = 1.0 / (math.sqrt(_D_K) * _VAR_Q)
+    try:
+        check_value(scale, expected, "scale", hints=_init_scale_hints(), rtol=1e-6, atol=1e-9)
+    except ExerciseError:
+        value = _number(scale)
+        if value is not None and abs(value / expected - 1.0) < 0.05:
             raise ExerciseError(
-                f"attention should return two things, `return out, weights`, but it returned a "
-                f"{type(result).__name__}" + (f" of length {len(result)}." if isinstance(result, tuple) else ".")
+                f"scale = {value:.4g} is within 5% of the right value but not equal to it. If you rounded, "
+                f"write the exact value as an expression, such as 1 / (...); if you measured it, derive it "
+                f"instead: a measured spread changes with the random draw."
+            ) from None
+        raise
+    passed(f"scale = 1 / (sqrt(64) * 4/3) = 3/32 = {expected:g}. Measured: sa.SelfAttention(32, 64, "
+           f"scale={expected:g}) on inputs of variance 4 gives scores with standard deviation "
+           f"{_measured_score_std(expected):.2f}.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: alpha_j (g_j - alpha . g)
+
+
+def _score_gradient(alpha: np.ndarray, g: np.ndarray) -> np.ndarray:
+    return alpha * (g - alpha @ g)
+
+
+def _gradient_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    return [
+        (reference_softmax(np.array([1.0, -0.5, 2.0, 0.0, 0.3])), np.array([0.5, -1.0, 2.0, 0.3, -0.2])),
+        (np.array([0.5, 0.3, 0.2]), np.array([1.0, 2.0, 4.0])),
+    ]
+
+
+#: Saturated weights (scores 40, 0, -3, 5): every entry of the answer is below 1e-14.
+_SATURATED = (reference_softmax(np.array([40.0, 0.0, -3.0, 5.0])), np.array([2.0, -1.0, 3.0, 0.5]))
+
+
+def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
+    alpha, g = case
+    return {
+        "only the i = j term of the sum is there, alpha_j (1 - alpha_j) g_j. The derivative of weight i by "
+        "score j is alpha_i (delta_ij - alpha_j): every other i adds -g_i alpha_i alpha_j, so what is "
+        "subtracted from g_j is the whole sum over i of alpha_i g_i (alpha @ g).": alpha * (1 - alpha) * g,
+        "that is the delta_ij part alone, alpha_j g_j; the -alpha_j part adds -alpha_j times the sum over i "
+        "of alpha_i g_i.": alpha * g,
+        "the factor alpha_j in front is missing: every term of the sum over i carries it.": g - alpha @ g,
+        "you subtracted the plain mean of g; the sum over i is weighted by the weights: alpha @ g.":
+            alpha * (g - g.mean()),
+        "you subtracted the plain sum of g; each g_i comes with its weight alpha_i: alpha @ g.":
+            alpha * (g - g.sum()),
+        "that is g unchanged: the loss depends on the scores through the softmax, whose derivatives the "
+        "sum over i brings in.": g.copy(),
+    }
+
+
+def _close_everywhere(score_gradient: Callable[..., Any], cases: list[tuple[np.ndarray, np.ndarray]]) -> bool:
+    try:
+        return all(np.allclose(np.asarray(score_gradient(a.copy(), g.copy()), dtype=float),
+                               _score_gradient(a, g), rtol=1e-4, atol=1e-6) for a, g in cases)
+    except Exception:
+        return False
+
+
+def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 2: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
+    if callable(score_gradient):
+        alpha, g = _gradient_cases()[0]
+        try:
+            got = score_gradient(alpha.copy(), g.copy())
+        except Exception:  # the engine below reports a crash in words
+            got = None
+        if got is not None and np.shape(got) == (len(alpha), len(alpha)):
+            raise ExerciseError(
+                "score_gradient returned a (T, T) matrix, the derivatives of every weight by every score. "
+                "The exercise asks for dL/domega, shape (T,): combine that matrix with g as the chain rule "
+                "says (a sum over i)."
             )
-        out, weights = result
-        exp_out, exp_w = _attention(Q, K, V)
-        d_k, T_q, T_k, d_v = Q.shape[-1], Q.shape[-2], K.shape[-2], V.shape[-1]
-        if np.shape(out) == exp_w.shape and np.shape(weights) == exp_out.shape and exp_w.shape != exp_out.shape:
-            raise ExerciseError("attention returned (weights, out); return them in the order `out, weights`.")
-        check_array(
-            weights, exp_w, f"your `weights` (on {what})", rows_sum_to_one=True,
-            mistakes={
-                "the scores were not scaled: divide Q K^T by sqrt(d_k) before the softmax.":
-                    _attention(Q, K, V, divisor=1.0)[1],
-                f"you divided the scores by d_k = {d_k}; divide by sqrt(d_k) = {np.sqrt(d_k):g}.":
-                    _attention(Q, K, V, divisor=float(d_k))[1],
-                f"you divided by the square root of the number of queries (T_q = {T_q}); divide by "
-                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_q))[1],
-                f"you divided by the square root of the number of keys (T_k = {T_k}); divide by "
-                f"sqrt(d_k), with d_k = Q.shape[-1].": _attention(Q, K, V, divisor=np.sqrt(T_k))[1],
-                f"you divided by the square root of the value size (d_v = {d_v}, V.shape[-1]); the "
-                f"scores compare queries with keys, so divide by sqrt(d_k), d_k = Q.shape[-1].":
-                    _attention(Q, K, V, divisor=np.sqrt(d_v))[1],
-                "the softmax ran down the columns (axis=0); each query's weights over the keys are a "
-                "row, so use axis=-1.": _attention(Q, K, V, axis=0)[1],
-                "you divided the scores by their row sums; softmax first takes the exponential of each "
-                "score (np.exp), then divides by the row sum of the exponentials.":
-                    _scores(Q, K, np.sqrt(d_k)) / _scores(Q, K, np.sqrt(d_k)).sum(axis=-1, keepdims=True),
-            },
-        )
-        out_mistakes = {
-            "out should be weights @ V (each output row is a weighted sum of the value rows); "
-            "you multiplied the values by the scores before the softmax.": _scores(Q, K, np.sqrt(d_k)) @ V,
-        }
-        check_array(out, exp_out, f"your `out` (on {what})", mistakes=out_mistakes)
-    passed("softmax(Q K^T / sqrt(d_k)) V, returning both the output and the weights; it agrees with "
-           "selfattention.scaled_dot_product_attention.")
+    describe = lambda case: f"alpha = {np.round(case[0], 3).tolist()}, g = {case[1].tolist()}"  # noqa: E731
+    flipped = {"the signs are flipped: the i = j term enters with +, the others with -.": -1.0}
+    cases = [*_gradient_cases(), _SATURATED]
+    try:  # exact to rounding: an estimate (finite differences, errors near 1e-10) does not pass
+        check_function(score_gradient, _score_gradient, cases, "score_gradient", describe=describe,
+                       mistakes=_gradient_mistakes, scale_hints=flipped, rtol=1e-9, atol=1e-13)
+    except ExerciseError as wrong:
+        if "differs from the right answer" in str(wrong) and _close_everywhere(score_gradient, cases):
+            raise ExerciseError(
+                "score_gradient agrees with dL/domega to several digits but not to the last ones: it looks "
+                "like a numerical estimate (finite differences). Derive the formula from the chain rule "
+                "instead; it is exact."
+            ) from None
+        raise
+    alpha, g = _SATURATED
+    passed("dL/domega_j = alpha_j (g_j - alpha . g). For the saturated weights (scores 40, 0, -3, 5) and "
+           f"g = [2, -1, 3, 0.5] its largest entry is {np.abs(_score_gradient(alpha, g)).max():.0e}: almost "
+           "nothing reaches the scores, hence W_Q and W_K.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Exercise 3: an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
+
+
+_D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
+
+
+def _scaled_reference() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W_Q, W_K, W_V (each (d_out, d_in), as nn.Linear stores them) of the lesson's ``scaled`` layer:
+    ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
+    import torch
+
+    from ..layers import SelfAttention
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_SEED_FOLD)
+        layer = SelfAttention(_D_IN_FOLD, _D_K_FOLD)
+    return tuple(w.weight.detach().double().numpy() for w in (layer.W_query, layer.W_key, layer.W_value))
+
+
+def _forward(W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray, scale: float,
+             x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    q, k, v = x @ W_Q.T, x @ W_K.T, x @ W_V.T
+    alpha = reference_softmax(scale * q @ np.swapaxes(k, -1, -2))
+    return alpha @ v, alpha
+
+
+def _fold_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(61)
+    return [rng.standard_normal((3, 5, _D_IN_FOLD)), 4.0 * rng.standard_normal((2, 6, _D_IN_FOLD))]
+
+
+def _multiple(got: np.ndarray, ref: np.ndarray) -> float | None:
+    """c with got = c * ref, or None."""
+    c = float(np.sum(got * ref) / np.sum(ref * ref))
+    return c if np.allclose(got, c * ref, rtol=1e-5, atol=1e-9) else None
+
+
+def _matrix(value: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value.detach().cpu().numpy() if hasattr(value, "detach") else value, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be a matrix of numbers, but it is a {type(value).__name__}.") from None
+    if arr.shape != (_D_K_FOLD, _D_IN_FOLD):
+        raise ExerciseError(f"{name} has shape {arr.shape}; the layer's weight has shape "
+                            f"({_D_K_FOLD}, {_D_IN_FOLD}), as in sa.SelfAttention({_D_IN_FOLD}, {_D_K_FOLD}).")
+    if not np.isfinite(arr).all():
+        raise ExerciseError(f"{name} contains NaN or infinite values.")
+    return arr
+
+
+def _factor_problem(c_q: float, c_k: float) -> str | None:
+    """Words for W_Q = c_q * scaled's and W_K = c_k * scaled's whose scores are not 1/4 of scaled's q.k."""
+    p, d_k, d_in = c_q * c_k, _D_K_FOLD, _D_IN_FOLD
+    if np.isclose(p, 1 / math.sqrt(d_k), rtol=1e-4):
+        return None
+    if np.isclose(c_q, 1 / math.sqrt(d_k), rtol=1e-4) and np.isclose(c_k, 1 / math.sqrt(d_k), rtol=1e-4):
+        return ("you divided both W_Q and W_K by 4: each score is a product of a query and a key, so it is "
+                "divided by 4 * 4 = 16. Divide one of them by 4 (or each by 2).")
+    if np.isclose(p, 1 / d_k, rtol=1e-4):
+        return (f"the scores come out divided by d_k = {d_k}. scaled divides them by sqrt(d_k) = 4, so the "
+                "factors on W_Q and W_K must multiply to 1/4.")
+    if np.isclose(p, 1.0, rtol=1e-4):
+        return ("these are scaled's weights unchanged: without the divisor the scores are 4 times scaled's. "
+                "Put the factor 1/4 = 1/sqrt(d_k) into W_Q or W_K.")
+    if np.isclose(p, math.sqrt(d_k), rtol=1e-4):
+        return "you multiplied by 4 = sqrt(d_k); the scores must be divided by it."
+    if np.isclose(p, 1 / math.sqrt(d_in), rtol=1e-4):
+        return (f"you divided by sqrt(d_in) = sqrt({d_in}); the divisor is sqrt(d_k) = 4, d_k = {d_k} being "
+                "the length of each query and key.")
+    return (f"W_Q is {c_q:.4g} times scaled's and W_K {c_k:.4g} times, so the scores are {p:.4g} times "
+            "scaled's q.k; they must be 1/4 of it (scaled divides by sqrt(16) = 4).")
+
+
+def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
+    """Exercise 3 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
+    ``scale`` computes the same weights and outputs as ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
+    if scale is None:
+        raise ExerciseError("unscaled still divides its scores by sqrt(d_k) (scale=None). The exercise asks for "
+                            "a layer without the divisor: sa.SelfAttention(8, 16, scale=1.0).")
+    value = _number(scale)
+    if value is None or not np.isclose(value, 1.0):
+        raise ExerciseError(f"unscaled has scale = {scale!r}; the exercise asks for no divisor, scale=1.0, with "
+                            f"the factor put into the weights instead.")
+    mine = [_matrix(w, name) for w, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"))]
+    ref = _scaled_reference()
+    c_q, c_k = _multiple(mine[0], ref[0]), _multiple(mine[1], ref[1])
+    if c_q is not None and c_k is not None and (problem := _factor_problem(c_q, c_k)):
+        raise ExerciseError(f"unscaled's weights are not right yet: {problem}")
+    for x in _fold_inputs():
+        want_z, want_alpha = _forward(*ref, 1 / math.sqrt(_D_K_FOLD), x)
+        got_z, got_alpha = _forward(*mine, 1.0, x)
+        if not np.allclose(got_alpha, want_alpha, rtol=1e-4, atol=1e-5):  # float32 weights
+            raise ExerciseError(
+                "unscaled's attention weights differ from scaled's. Start from scaled's weights (copy them "
+                "with .copy_(...) inside torch.no_grad()), then put the factor 1/4 = 1/sqrt(d_k) into W_Q "
+                "or W_K."
+            )
+        if not np.allclose(got_z, want_z, rtol=1e-4, atol=1e-5):
+            c_v = _multiple(mine[2], ref[2])
+            if c_v is not None and not np.isclose(c_v, 1.0):
+                raise ExerciseError(
+                    f"the attention weights are right, but W_V is {c_v:.4g} times scaled's: the values do not "
+                    "enter the scores, so the divisor has nothing to do with them. Copy W_V unchanged."
+                )
+            raise ExerciseError("the attention weights are right, but the outputs differ: copy W_V from scaled "
+                                "unchanged.")
+        check_array(got_z, want_z, "unscaled's outputs", rtol=1e-4, atol=1e-5)
+
+
+def check_unscaled_layer(unscaled: Any) -> None:
+    """Exercise 3: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
+    if unscaled is None or unscaled is Ellipsis:
+        raise ExerciseError("unscaled has no value yet: keep the line that creates it and set its weights.")
+    parts = [getattr(unscaled, name, None) for name in ("W_query", "W_key", "W_value")]
+    if any(getattr(p, "weight", None) is None for p in parts):
+        raise ExerciseError(f"unscaled should be an sa.SelfAttention layer, but it is a {type(unscaled).__name__}.")
+    if any(getattr(p, "bias", None) is not None for p in parts):
+        raise ExerciseError("unscaled has bias terms and scaled has none: create it as "
+                            "sa.SelfAttention(8, 16, scale=1.0).")
+    check_unscaled_weights(*(p.weight for p in parts), getattr(unscaled, "scale", None))
+    passed("unscaled computes the same weights and outputs as scaled: dividing every score by 4 is the same "
+           "as dividing W_Q (or W_K) by 4, or each by 2. In a forward pass the divisor is only a change of "
+           "weights. In training it is not: a step of the same size on W_Q changes unscaled's scores 4 times "
+           "as much as scaled's.")

@@ -1,4 +1,5 @@
-"""Checks for lesson 07 (multi-head attention): splitting heads, the full layer, its size."""
+"""Checks for lesson 07 (multi-head attention): head 2's row of "apple" by hand, the batched layer, a W_O
+designed to mix the heads."""
 
 from __future__ import annotations
 
@@ -7,131 +8,161 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, check_array, check_function, passed, reference_softmax
 
-__all__ = ["check_split_into_heads", "check_multi_head_attention", "check_param_count"]
+__all__ = ["check_head2_apple", "check_multi_head_attention", "check_mixing_W_O"]
+
+# ------------------------------------------------------------------ the worked example (lesson 07)
+_X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
+               [0.9, 1.1, 0.1, 0.0],     # love
+               [0.1, 0.2, 1.0, 0.5],     # apple
+               [0.0, 0.1, 0.4, 1.2]])    # phones
+_HEAD1 = tuple(np.array(m, dtype=float) for m in (
+    [[1, 0], [0, 1], [1, 0], [0, 1]], [[1, 0], [0, 1], [0, 1], [1, 0]], [[1, 0], [0, 1], [1, 1], [0, 1]]))
+_HEAD2 = tuple(np.array(m, dtype=float) for m in (
+    [[0, 0], [0, 0], [2, 0], [0, 2]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
+_APPLE = 2
+_HAND_TOL = 0.01  # a hand computation to 2 decimals
 
 
-def _split(x: np.ndarray, num_heads: int) -> np.ndarray:
-    """(T, d_model) -> (num_heads, T, d_k)."""
-    T, d_model = x.shape
-    return x.reshape(T, num_heads, d_model // num_heads).transpose(1, 0, 2)
+def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(right weights, right output, {mistake: weights}, {mistake: output}) for the row of "apple"."""
+    Q, K, V = (_X @ W for W in _HEAD2)
+    scores = Q[_APPLE] @ K.T  # (4,)
+    weights = reference_softmax(scores / np.sqrt(2))
+    Q1, K1, V1 = (_X @ W for W in _HEAD1)
+    raw = scores / np.sqrt(2)
+    weight_mistakes = {
+        "the scores were not divided by sqrt(d_k) = sqrt(2) before the softmax.": reference_softmax(scores),
+        "the scores were divided by d_k = 2; the divisor is sqrt(d_k) = sqrt(2), about 1.414.":
+            reference_softmax(scores / 2),
+        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2s and the swapped "
+        "features).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
+        "the scaled scores were divided by their sum, without the exponential: softmax takes exp of each "
+        "score first, then divides by the sum of the exponentials.": raw / raw.sum(),
+        "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
+        "scores of \"apple\" in head 2 are not.": np.full(4, 0.25),
+    }
+    output_mistakes = {
+        "that is a weighted sum of the keys; the output weighs the value rows v_j (V = X W_V).": weights @ K,
+        "that is a weighted sum of head 1's values; head 2's values are X W_V with its own W_V "
+        "(the last two features).": weights @ V1,
+        "that is the plain mean of the value rows; weigh each value by its weight from the softmax.":
+            V.mean(axis=0),
+        "that is the value of \"apple\" itself; the output mixes every value row, each by its weight.":
+            V[_APPLE],
+    }
+    return weights, weights @ V, weight_mistakes, output_mistakes
 
 
-def _merge(h: np.ndarray) -> np.ndarray:
-    """(num_heads, T, d_k) -> (T, num_heads * d_k)."""
-    n, T, d_k = h.shape
-    return h.transpose(1, 0, 2).reshape(T, n * d_k)
+def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
+    arr = _to_array(got, name)
+    if arr.size != size:
+        raise ExerciseError(f"{name} has shape {arr.shape}; it should hold {size} numbers.")
+    arr = arr.reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise ExerciseError(f"{name} contains NaN or infinite values.")
+    return arr
+
+
+def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
+    """Exercise 1: head 2's weights of "apple" over the four tokens (4 numbers) and its output (2 numbers),
+    each within 0.01 (a hand computation to 2 decimals)."""
+    right_w, right_z, weight_mistakes, output_mistakes = _head2_mistakes()
+    w = _hand_array(apple_weights_2, "apple_weights_2", 4)
+    if np.allclose(w, right_w, atol=_HAND_TOL, rtol=0):
+        pass
+    else:
+        for explanation, wrong in weight_mistakes.items():
+            if np.allclose(w, wrong, atol=_HAND_TOL, rtol=0):
+                raise ExerciseError(f"apple_weights_2 is not right yet: {explanation}")
+        if abs(w.sum() - 1.0) > 0.02:
+            raise ExerciseError(f"apple_weights_2 sums to {w.sum():.3f}; the weights of one row sum to 1 "
+                                f"(softmax divides each exponential by the row's sum).")
+        i = int(np.argmax(np.abs(w - right_w)))
+        raise ExerciseError(f"apple_weights_2 differs from the right row: your weight on token {i} is "
+                            f"{w[i]:.3f}, more than 0.01 from the right value. Recheck q_apple . k_j for each "
+                            f"key, the division by sqrt(2) and the softmax.")
+    z = _hand_array(apple_output_2, "apple_output_2", 2)
+    if not np.allclose(z, right_z, atol=_HAND_TOL, rtol=0):
+        for explanation, wrong in output_mistakes.items():
+            if np.allclose(z, wrong, atol=_HAND_TOL, rtol=0):
+                raise ExerciseError(f"apple_output_2 is not right yet: {explanation}")
+        raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
+                            f"output: it is sum_j alpha_apple,j v_j with your (right) weights and head 2's "
+                            f"value rows.")
+    passed(f"apple's row in head 2 is {np.round(right_w, 3).tolist()} and its output "
+           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.")
+
+
+# ------------------------------------------------------------------ exercise 2: the batched layer
+def _split(x: np.ndarray, h: int) -> np.ndarray:
+    """(batch, T, d_model) -> (batch, h, T, d_k)."""
+    B, T, d = x.shape
+    return x.reshape(B, T, h, d // h).transpose(0, 2, 1, 3)
 
 
 def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj="W_O", softmax_axis=-1,
-         split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False):
-    """Reference multi-head attention (and, through the keywords, its typical wrong versions).
+         split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False,
+         across_batch=False):
+    """Reference multi-head attention on a batch (and, through the keywords, its typical wrong versions).
 
-    X (T, d_model), W_* (d_model, d_model) -> (T, d_model). ``divisor`` replaces sqrt(d_k); ``split``:
-    "blocks" (right), "straight" (reshape to (h, T, d_k) directly) or "interleaved" (every h-th feature);
-    ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``: "W_O", "none" or "W_O.T";
-    ``weights_transposed``: X @ W.T for the three projections.
+    X (batch, T, d_model), W_* (d_model, d_model) -> (batch, T, d_model). ``divisor`` replaces sqrt(d_k);
+    ``split``: "blocks" (right), "straight" (reshape to (batch, h, T, d_k) directly) or "interleaved"
+    (every h-th feature); ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``:
+    "W_O", "none" or "W_O.T"; ``weights_transposed``: X @ W.T for the three projections;
+    ``across_batch``: the batch's sequences joined into one long sequence.
     """
+    if across_batch:
+        B, T, d = X.shape
+        joined = _mha(X.reshape(1, B * T, d), W_Q, W_K, W_V, W_O, num_heads)
+        return joined.reshape(B, T, d)
     h = num_heads if heads else 1
-    T, d_model = X.shape
+    B, T, d_model = X.shape
     d_k = d_model // h
 
     def cut(Y):
         if split == "straight":
-            return Y.reshape(h, T, d_k)
+            return Y.reshape(B, h, T, d_k)
         if split == "interleaved":
-            return Y.reshape(T, d_k, h).transpose(2, 0, 1)
+            return Y.reshape(B, T, d_k, h).transpose(0, 3, 1, 2)
         return _split(Y, h)
 
     proj = (lambda W: X @ W.T) if weights_transposed else (lambda W: X @ W)
     Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_V))
-    S = Q @ K.transpose(0, 2, 1) / (np.sqrt(d_k) if divisor is None else divisor)
+    S = Q @ np.swapaxes(K, -1, -2) / (np.sqrt(d_k) if divisor is None else divisor)  # (B, h, T, T)
     if scores_transposed:
-        S = S.transpose(0, 2, 1)
+        S = np.swapaxes(S, -1, -2)
     A = reference_softmax(S, axis=softmax_axis)
-    H = A @ V                                                   # (h, T, d_k)
+    H = A @ V  # (B, h, T, d_k)
     if merge == "no transpose":
-        Z = H.reshape(T, d_model)
+        Z = H.reshape(B, T, d_model)
     elif merge == "interleaved":
-        Z = H.transpose(1, 2, 0).reshape(T, d_model)
+        Z = H.transpose(0, 2, 3, 1).reshape(B, T, d_model)
     else:
-        Z = _merge(H)
+        Z = H.transpose(0, 2, 1, 3).reshape(B, T, d_model)
     return {"W_O": Z @ W_O, "none": Z, "W_O.T": Z @ W_O.T}[out_proj]
 
 
-def _rng_cases_split() -> list[tuple[np.ndarray, int]]:
-    rng = np.random.default_rng(5)
-    # T, num_heads and d_k differ in every case (no reshape that mixes them up keeps the right shape).
-    return [
-        (np.arange(30.0).reshape(3, 10), 2),
-        (np.arange(24.0).reshape(4, 6), 3),
-        (rng.normal(size=(5, 8)), 4),
-        (rng.normal(size=(3, 6)), 1),
-    ]
-
-
-def check_split_into_heads(split_heads: Callable[[np.ndarray, int], Any]) -> None:
-    """Exercise 1: ``split_heads(x, num_heads)``, (T, d_model) -> (num_heads, T, d_k)."""
-
-    def mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
-        x, n = case
-        T, d_model = x.shape
-        return {
-            "you reshaped straight to (num_heads, T, d_k). That cuts the flat list of numbers in the "
-            "wrong places, so a head gets pieces of several tokens. Reshape to (T, num_heads, d_k) "
-            "first, then move the head axis to the front with .transpose(1, 0, 2).":
-                x.reshape(n, T, d_model // n),
-            "each head got every num_heads-th feature (features 0, h, 2h, ... for head 0). A head "
-            "owns a block of d_k neighbouring features: reshape to (T, num_heads, d_k), not "
-            "(T, d_k, num_heads).":
-                x.reshape(T, d_model // n, n).transpose(2, 0, 1),
-            "the last two axes are swapped: each head should be (T, d_k), one row per token. "
-            "Use .transpose(1, 0, 2), which keeps the token and feature axes in order.":
-                _split(x, n).transpose(0, 2, 1),
-        }
-
-    x, n = _rng_cases_split()[1]  # (4, 6), 3 heads: every axis has its own length
-    try:
-        got = split_heads(x, n)
-    except Exception:  # check_function below words the crash for the learner
-        got = None
-    shape = np.shape(got) if got is not None and got is not Ellipsis else None
-    T, d_k = x.shape[0], x.shape[1] // n
-    if shape == (T, n, d_k):
-        raise ExerciseError(
-            f"split_heads returned shape {shape} = (T, num_heads, d_k) for x of shape {x.shape} and "
-            f"num_heads={n}; the heads must come first, (num_heads, T, d_k) = {(n, T, d_k)}: "
-            f"add .transpose(1, 0, 2)."
-        )
-    check_function(
-        split_heads, _split, _rng_cases_split(), "split_heads",
-        describe=lambda c: f"x of shape {c[0].shape} and num_heads={c[1]}",
-        mistakes=mistakes,
-    )
-    passed("split_heads turns (T, d_model) into (num_heads, T, d_k); head i owns features "
-           "i*d_k ... (i+1)*d_k - 1 of every token.")
-
-
 def _mha_cases() -> list[tuple[Any, ...]]:
-    # T, d_model, num_heads and d_k all differ (sqrt(d_k), sqrt(d_model), sqrt(T), d_k are four different
-    # divisors); no matrix is symmetric, so a transposed W gives its own result. The second case has scores in
-    # the hundreds (np.exp overflows without subtracting each row's maximum); the last has one head.
+    # batch, T, d_model, num_heads and d_k all differ (sqrt(d_k), sqrt(d_model), sqrt(T), d_k are four
+    # different divisors); no matrix is symmetric, so a transposed W gives its own result. The second case has
+    # scores in the hundreds (np.exp overflows without subtracting each row's maximum); the last has one head.
     rng = np.random.default_rng(55)
     cases = []
-    for T, d_model, n, scale in ((5, 12, 3, 1.0), (7, 12, 4, 6.0), (4, 6, 1, 1.0)):
-        X = scale * rng.normal(size=(T, d_model))
+    for B, T, d_model, n, scale in ((2, 5, 12, 3, 1.0), (3, 7, 12, 4, 6.0), (2, 4, 6, 1, 1.0)):
+        X = scale * rng.normal(size=(B, T, d_model))
         W = [rng.normal(size=(d_model, d_model)) for _ in range(4)]
         cases.append((X, *W, n))
     return cases
 
 
 def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None:
-    """Exercise 2: ``multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads)`` in NumPy."""
+    """Exercise 2: ``multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads)`` in NumPy, X (batch, T, d_model)."""
 
     def mistakes(case: tuple[Any, ...]) -> dict[str, np.ndarray]:
         X, W_Q, W_K, W_V, W_O, n = case
-        T, d_model = X.shape
+        B, T, d_model = X.shape
         d_k = d_model // n
         args = (X, W_Q, W_K, W_V, W_O, n)
         out = {
@@ -141,34 +172,40 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             "the scores are not scaled at all: divide Q K^T by sqrt(d_k) before the softmax.": _mha(*args, divisor=1),
             f"the scores are divided by sqrt(T) = sqrt({T}), the number of tokens; divide by sqrt(d_k), "
             f"d_k = d_model / num_heads = {d_k}.": _mha(*args, divisor=np.sqrt(T)),
-            "the softmax runs over the wrong axis (down the columns, axis=1); each query's weights over "
+            "the softmax runs down the columns (over the queries, axis=-2); each query's weights over "
             "the keys must sum to 1, so use the last axis (axis=-1).": _mha(*args, softmax_axis=-2),
+            "the softmax runs across the sequences of the batch (axis=0); each query's weights over the keys "
+            "of its own sequence must sum to 1: use the last axis (axis=-1).": _mha(*args, softmax_axis=0),
             "the scores are transposed (K Q^T instead of Q K^T): in each head, row i should hold query i's "
-            "scores against every key, Q @ K.transpose(0, 2, 1).": _mha(*args, scores_transposed=True),
+            "scores against every key, Q @ K.swapaxes(-1, -2).": _mha(*args, scores_transposed=True),
             "the output projection is missing: multiply the concatenated heads by W_O at the end.":
                 _mha(*args, out_proj="none"),
             "the output is multiplied by W_O.T; W_O is (d_model, d_model) in (in, out) order here, so "
             "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
             "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are in "
             "(in, out) order, so compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
+            "the tokens attend across the sequences of the batch (the batch joined into one long sequence); "
+            "each sequence attends only to its own tokens: keep the batch axis apart.":
+                _mha(*args, across_batch=True),
         }
         if n > 1:
             out.update({
-                "the softmax runs across the heads (axis=0 of the (num_heads, T, T) scores); each query's "
-                "weights over the keys must sum to 1 in every head, so use the last axis (axis=-1).":
-                    _mha(*args, softmax_axis=0),
+                "the softmax runs across the heads (axis=1 of the (batch, num_heads, T, T) scores); each "
+                "query's weights over the keys must sum to 1 in every head: use the last axis (axis=-1).":
+                    _mha(*args, softmax_axis=1),
                 "this is single-head attention over all d_model features; split Q, K and V into "
-                "num_heads heads first (your split_heads), attend in each head, then merge.":
-                    _mha(*args, heads=False),
-                "the heads were split by reshaping straight to (num_heads, T, d_k), which cuts the rows in "
-                "the wrong places; reshape to (T, num_heads, d_k), then transpose(1, 0, 2) (your split_heads).":
+                "num_heads heads first, attend in each head, then merge.": _mha(*args, heads=False),
+                "the heads were split by reshaping straight to (batch, num_heads, T, d_k), which cuts the rows "
+                "in the wrong places; reshape to (batch, T, num_heads, d_k), then transpose(0, 2, 1, 3).":
                     _mha(*args, split="straight"),
-                "each head got every num_heads-th feature (reshape to (T, d_k, num_heads)); a head owns a "
-                "block of d_k neighbouring features: reshape to (T, num_heads, d_k).": _mha(*args, split="interleaved"),
-                "the heads were merged by reshaping (num_heads, T, d_k) straight to (T, d_model), which mixes "
-                "tokens; transpose back to (T, num_heads, d_k) first, then reshape.": _mha(*args, merge="no transpose"),
-                "the heads were concatenated in the wrong order (features interleaved: transpose(1, 2, 0)); "
-                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(1, 0, 2), then "
+                "each head got every num_heads-th feature (reshape to (batch, T, d_k, num_heads)); a head owns "
+                "a block of d_k neighbouring features: reshape to (batch, T, num_heads, d_k).":
+                    _mha(*args, split="interleaved"),
+                "the heads were merged by reshaping (batch, num_heads, T, d_k) straight to (batch, T, d_model), "
+                "which mixes tokens; transpose back to (batch, T, num_heads, d_k) first, then reshape.":
+                    _mha(*args, merge="no transpose"),
+                "the heads were concatenated in the wrong order (features interleaved: transpose(0, 2, 3, 1)); "
+                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(0, 2, 1, 3), then "
                 "reshape.": _mha(*args, merge="interleaved"),
             })
         return out
@@ -182,66 +219,46 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
         if got is not None and got is not Ellipsis and np.shape(got) != case[0].shape:
             raise ExerciseError(
                 f"multi_head_attention returned shape {np.shape(got)} for X of shape {case[0].shape}; "
-                f"the output has one row of d_model features per token, shape (T, d_model). "
-                f"Did you merge the heads back (transpose, then reshape)?"
+                f"the output has one row of d_model features per token of every sequence, shape "
+                f"(batch, T, d_model). Did you merge the heads back (transpose, then reshape)?"
             )
     check_function(
         multi_head_attention, lambda *c: _mha(*c), cases, "multi_head_attention",
         describe=lambda c: f"X of shape {c[0].shape}, num_heads={c[5]}",
         mistakes=mistakes,
     )
-    passed("split, scaled attention per head, merge and W_O: your layer matches the reference "
-           "for 1, 3 and 4 heads, large scores included.")
+    passed("split, scaled attention per head and per sequence, merge and W_O: your layer matches the "
+           "reference for batches with 1, 3 and 4 heads, large scores included.")
 
 
-def _params(d_model: int, num_heads: int, bias: bool) -> int:
-    return 4 * d_model * d_model + (4 * d_model if bias else 0)
+# ------------------------------------------------------------------ exercise 3: a W_O that mixes the heads
+_I2, _O2 = np.eye(2), np.zeros((2, 2))
+_MIXING = np.block([[_I2, _O2], [_I2, _I2]])  # rows: head 1's features, then head 2's; columns: outputs
 
 
-def check_param_count(mha_param_count: Callable[[int, int, bool], Any]) -> None:
-    """Exercise 3: number of parameters of multi-head attention (W_Q, W_K, W_V, W_O, biases)."""
-    if not callable(mha_param_count):
-        raise ExerciseError(f"mha_param_count should be a function, but it is a "
-                            f"{type(mha_param_count).__name__}.")
-    cases = [(4, 2, False), (4, 2, True), (8, 1, True), (8, 4, True), (512, 8, True), (512, 8, False)]
-    for d_model, n, bias in cases:
-        what = f"d_model={d_model}, num_heads={n}, bias={bias}"
-        try:
-            got = mha_param_count(d_model, n, bias)
-        except NotImplementedError:
-            raise ExerciseError("mha_param_count still raises NotImplementedError: replace that line "
-                                "with your code.") from None
-        except Exception as exc:
-            raise ExerciseError(f"mha_param_count raised {type(exc).__name__} for {what}: {exc}") from None
-        if got is None or got is Ellipsis:
-            raise ExerciseError("mha_param_count returns nothing yet: `return` the number of parameters.")
-        try:
-            value = float(got)
-        except (TypeError, ValueError):
-            raise ExerciseError(f"mha_param_count should return a number, but for {what} it returned "
-                                f"{type(got).__name__} {got!r:.60}") from None
-        right = _params(d_model, n, bias)
-        if value == right:
-            continue
-        d_k = d_model // n
-        hints = {
-            3 * d_model * d_model + (3 * d_model if bias else 0):
-                "W_O (d_model x d_model, plus its bias) is missing from the count.",
-            4 * d_model * d_model + (4 * d_model if not bias else 0):
-                "the bias terms are counted the wrong way round: with bias=True each of the four "
-                "projections adds d_model biases, with bias=False there are none.",
-            4 * n * d_model * d_model + (4 * n * d_model if bias else 0):
-                "each head does not get full d_model x d_model matrices: a head's W_Q is "
-                "d_model x d_k with d_k = d_model / num_heads, so the heads together use d_model x d_model.",
-            4 * d_model * d_k + (4 * d_k if bias else 0):
-                "that is the size of one head only; all num_heads heads together use d_model x d_model "
-                "for each of W_Q, W_K, W_V (and W_O is d_model x d_model).",
-        }
-        if value in hints:
-            raise ExerciseError(f"for {what} you count {value:g} parameters, the right number is "
-                                f"{right}: {hints[value]}")
-        raise ExerciseError(f"for {what} you count {value:g} parameters, the right number is {right}. "
-                            f"Count W_Q, W_K, W_V and W_O (each d_model x d_model) and, with bias=True, "
-                            f"one bias vector of d_model numbers per projection.")
-    passed("4 * d_model**2 + 4 * d_model parameters with biases, 4 * d_model**2 without, "
-           "whatever the number of heads.")
+def check_mixing_W_O(W_O_mix: Any) -> None:
+    """Exercise 3: a (4, 4) W_O for two heads of d_k = 2 such that, for every token, output features 0-1 are
+    head 1's output plus head 2's and features 2-3 are head 2's output."""
+    W = _to_array(W_O_mix, "W_O_mix")
+    if W.shape != (4, 4):
+        raise ExerciseError(f"W_O_mix has shape {W.shape}; W_O maps the 4 concatenated features to 4 output "
+                            f"features: shape (4, 4).")
+    rng = np.random.default_rng(7)
+    H = rng.normal(size=(6, 4))  # six tokens' concatenations [head 1 | head 2], all different
+    mistakes = {
+        "this W_O is written in (out, in) order: row r of W_O holds what concatenated feature r (head 1's "
+        "features are rows 0-1, head 2's rows 2-3) adds to each output feature, so transpose it.":
+            H @ _MIXING.T,
+        "this is W_O = I: the output is the plain concatenation, nothing is mixed. Head 2's rows (2-3) must "
+        "also write into output features 0-1.": H,
+        "the heads' roles are swapped: rows 0-1 of W_O read head 1's features and rows 2-3 head 2's; here "
+        "output features 2-3 repeat head 1.": H @ np.block([[_I2, _I2], [_I2, _O2]]),
+        "output features 0-1 get only head 2 (head 1's rows 0-1 write nothing there); they should be the sum "
+        "of both heads.": H @ np.block([[_O2, _O2], [_I2, _I2]]),
+        "output features 2-3 get head 1 and head 2 together; they should be head 2's output alone: rows "
+        "0-1, columns 2-3 of W_O must be 0.": H @ np.block([[_I2, _I2], [_I2, _I2]]),
+    }
+    check_array(H @ W, H @ _MIXING, "the output of your W_O_mix (on six tokens' concatenated heads)",
+                mistakes=mistakes)
+    passed("rows 0-1 of W_O (head 1's block W_O^(1)) are [I | 0], rows 2-3 (head 2's block W_O^(2)) are "
+           "[I | I]: concat(heads) W_O = head_1 W_O^(1) + head_2 W_O^(2).")

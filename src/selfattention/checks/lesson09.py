@@ -1,8 +1,10 @@
-"""Checks for lesson 09 (limits and masks): causal weights and the online (block-by-block) softmax.
+"""Checks for lesson 09 (positions and masks): a decoder's mask for a left-padded batch, the matrix that shifts
+a sinusoidal encoding by k positions, and masked softmax weights in PyTorch that stay finite on a row with no
+allowed key.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
-other named mistake (``tests/test_mistakes_lesson06.py`` feeds each one), and include numerically hard inputs:
-scores near +-1000, where an ``np.exp`` without the maximum subtracted overflows or underflows, and near-ties.
+other named mistake (``tests/test_mistakes_lesson09.py`` feeds each one), and include hard inputs: scores near
+1000, rows whose keys are all masked, a batch whose sequences have different lengths.
 """
 
 from __future__ import annotations
@@ -12,202 +14,246 @@ from typing import Any
 
 import numpy as np
 
-from ..core import causal_mask, softmax
-from ..positional import sinusoidal_positional_encoding
-from ._engine import ExerciseError, check_function, passed
+from ._engine import ExerciseError, check_array, check_function, passed
 
-__all__ = [
-    "check_causal_weights",
-    "check_positional_encoding",
-    "check_online_weighted_sum",
-]
-
-CAUSAL_DIAGONAL = ("the diagonal was masked too: a token must be allowed to see itself (key j <= query i, "
-                   "not j < i), so the first token has no key left.")
-OVERFLOW = ("on scores near 1000 your result is NaN or infinite: np.exp(1000) overflows. Subtract the "
-            "(running) maximum before np.exp; the softmax does not change.")
+__all__ = ["check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
 
-# ---------------------------------------------------------------- exercise 1: causal weights
-def _causal_reference(scores: np.ndarray) -> np.ndarray:
-    """(T, T) scores -> (T, T) softmax weights with everything above the diagonal at exactly 0."""
-    return softmax(np.where(causal_mask(scores.shape[-1]), scores, -np.inf), axis=-1)
+# ---------------------------------------------------------------- exercise 1: a left-padded decoder mask
+def _real_keys(lengths: np.ndarray, T: int, *, shift: int = 0) -> np.ndarray:
+    """(batch, T): True where position j holds a real token of a sequence padded on the left."""
+    return np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None] + shift
 
 
-def _causal_strict(scores: np.ndarray) -> np.ndarray:
-    """The diagonal masked too (j < i): the first row has no key left; sa.softmax gives it zeros."""
-    return softmax(np.where(np.tril(causal_mask(scores.shape[-1]), -1), scores, -np.inf), axis=-1)
+def _lower(T: int, k: int = 0) -> np.ndarray:
+    return np.tril(np.ones((T, T), dtype=bool), k)
 
 
-def _causal_mistakes(case: tuple[np.ndarray]) -> dict[str, np.ndarray]:
-    (scores,) = case
-    lower = causal_mask(scores.shape[-1])
+def _decoder_reference(lengths: np.ndarray, T: int) -> np.ndarray:
+    return _lower(T)[None] & _real_keys(lengths, T)[:, None, :]
+
+
+def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
+    lengths, T = case
+    real = _real_keys(lengths, T)
+    batch = len(lengths)
+    right_padded = np.arange(T)[None, :] < np.asarray(lengths)[:, None]
     return {
-        "no mask was applied: every token still sees the tokens after it. Set the scores above "
-        "the diagonal to -np.inf before the softmax.": softmax(scores),
-        "the mask points the wrong way: each token sees the future and not the past. The causal "
-        "mask is True on and BELOW the diagonal (np.tril), key j <= query i.": softmax(
-            np.where(lower.T, scores, -np.inf)
-        ),
-        "the future entries were set to 0 after the softmax, so the rows no longer sum to 1. Mask "
-        "the scores (with -np.inf) before the softmax instead.": softmax(scores) * lower,
-        "the masked scores were set to 0, not -inf: exp(0) = 1, so the future still gets weight. "
-        "Use -np.inf (exp(-inf) = 0).": softmax(np.where(lower, scores, 0.0)),
-        "the softmax was taken over the columns (axis=0): each query's weights over the keys must "
-        "sum to 1, so use axis=-1.": softmax(np.where(lower, scores, -np.inf), axis=0),
-        CAUSAL_DIAGONAL: _causal_strict(scores),
+        "the padding is at the end of each sequence: that is right padding. Here the sequences are padded on "
+        "the LEFT: a sequence of length L fills the last L positions, T - L to T - 1.":
+            _lower(T)[None] & right_padded[:, None, :],
+        "the causal part is missing: every query still sees the real tokens after it. Combine the padding "
+        "mask with the causal mask (key j <= query i).": np.broadcast_to(real[:, None, :], (batch, T, T)),
+        "the padding is not masked: queries still see the padding keys. Combine the causal mask with a mask "
+        "that is False on padding keys.": np.broadcast_to(_lower(T), (batch, T, T)),
+        "the padding was masked on the queries (rows), not on the keys (columns): a query must not attend TO "
+        "a padding key; which queries are padding does not matter to the mask.":
+            _lower(T)[None] & real[:, :, None],
+        "the two masks were combined with OR: a key must be allowed by BOTH (the causal mask AND the padding "
+        "mask), so combine them with &.": _lower(T)[None] | real[:, None, :],
+        "the causal part points the wrong way: token i may see keys j <= i (on and below the diagonal, "
+        "np.tril), not the keys after it.": _lower(T).T[None] & real[:, None, :],
+        "one real token too few: the first real token of each sequence is masked. With left padding, a "
+        "sequence of length L has its real tokens at positions T - L, ..., T - 1 (T - L included).":
+            _lower(T)[None] & _real_keys(lengths, T, shift=1)[:, None, :],
+        "one padding token too many is allowed: the last padding position (T - L - 1) counts as real. The "
+        "real tokens are at positions T - L, ..., T - 1.":
+            _lower(T)[None] & _real_keys(lengths, T, shift=-1)[:, None, :],
+        "the diagonal is masked too: a token may attend to itself (key j <= query i, not j < i).":
+            _lower(T, -1)[None] & real[:, None, :],
     }
 
 
-def _causal_cases() -> list[tuple[np.ndarray]]:
-    rng = np.random.default_rng(6)
-    large = 1000.0 + rng.normal(size=(5, 5))          # scores near 1000: np.exp overflows without the max
-    ties = np.full((4, 4), 2.0)
-    ties[:, 1] += 1e-9                                # near-ties: weights close to uniform
-    return [(rng.normal(size=(3, 3)).round(2),), (rng.normal(size=(6, 6)) * 3,), (large,), (ties,)]
+def _decoder_cases() -> list[tuple[np.ndarray, int]]:
+    return [(np.array([3, 5]), 5), (np.array([1, 4, 6]), 6), (np.array([2, 7, 5, 4]), 7)]
 
 
-def check_causal_weights(causal_attention_weights: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 1: softmax of (T, T) scores under a causal mask; future weights exactly 0."""
-    cases = _causal_cases()
-    for (scores,) in cases[:1]:
-        # A learner's own softmax turns the strict mask's empty first row into NaN (0/0): name it here,
-        # before the engine reports NaN in general.
+def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any]) -> None:
+    """Exercise 1: (batch, T, T) boolean mask of a causal decoder on a batch padded on the left."""
+    if callable(decoder_mask):
+        for lengths, T in _decoder_cases()[:1]:
+            try:
+                got = decoder_mask(lengths.copy(), T)
+            except Exception:  # the general check below says where it crashed
+                break
+            arr = got.detach().cpu().numpy() if hasattr(got, "detach") else np.asarray(got) if got is not None \
+                and got is not Ellipsis else None
+            if arr is not None and arr.dtype != bool and arr.shape == (len(lengths), T, T):
+                raise ExerciseError(
+                    f"your mask holds {arr.dtype} values; a mask is boolean (True = may attend), as "
+                    "sa.causal_mask's is: sa.scaled_dot_product_attention refuses any other dtype. Combine "
+                    "boolean arrays with & (or compare numbers, e.g. positions >= T - L).")
+    check_function(decoder_mask, _decoder_reference, _decoder_cases(), "decoder_mask",
+                   mistakes=_decoder_mistakes,
+                   describe=lambda c: f"lengths {c[0].tolist()} padded on the left to T = {c[1]}")
+    passed("queries see themselves and earlier real tokens only; padding keys and the future are masked, "
+           "in a batch of different lengths.")
+
+
+# ---------------------------------------------------------------- exercise 2: the shift matrix
+def _rotation(angle: float, *, transpose: bool = False, plus: bool = False) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    m = np.array([[c, s], [(s if plus else -s), c]])
+    return m.T if transpose else m
+
+
+def _shift_reference(k: int, theta: float) -> np.ndarray:
+    return _rotation(k * theta)
+
+
+def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
+    k, theta = case
+    return {
+        "your matrix moves the encoding BACK by k positions (it is the transpose of M_k): check the signs with "
+        "sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, the first row "
+        "giving the sine column and the second the cosine column.": _rotation(k * theta, transpose=True),
+        "a sign is wrong: cos(a + b) = cos a cos b - sin a sin b, with a minus, so the second row is "
+        "[-sin(k theta), cos(k theta)].": _rotation(k * theta, plus=True),
+        "the angle is k, not k * theta: the pair turns by theta per position, so k positions turn it by "
+        "k * theta.": _rotation(float(k)),
+        "the angle is theta, whatever k is: k positions turn the pair by k * theta.": _rotation(theta),
+    }
+
+
+def _shift_cases() -> list[tuple[int, float]]:
+    return [(1, 1.0), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
+
+
+def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
+    """Exercise 2: the 2x2 matrix M_k with [sin((p+k)w), cos((p+k)w)] = M_k [sin(pw), cos(pw)] for every p."""
+    check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
+                   describe=lambda c: f"k = {c[0]}, theta = {c[1]:.4g}")
+    k, theta = 5, 0.3
+    pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
+    moved = pairs[:-k] @ np.asarray(shift_matrix(k, theta), dtype=float).T
+    check_array(moved, pairs[k:], "M_k applied to the pairs of positions 0..14 (k = 5, theta = 0.3)")
+    passed("M_k moves every position's (sine, cosine) pair k positions on, the same matrix for every p.")
+
+
+# ---------------------------------------------------------------- exercise 3: safe masked weights
+NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -inf is 0/0. Such rows occur "
+            "(the padding queries of a left-padded causal batch); give them weight 0 everywhere, for example "
+            "with torch.nan_to_num or torch.where, or fill with a large finite negative number and zero the "
+            "masked weights afterwards.")
+UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
+                "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
+                "0, in that row too (multiply by the mask, or use torch.where).")
+NOT_TENSOR = ("return a torch tensor computed with torch operations from scores, so that gradients reach the "
+              "scores (a NumPy array, .detach() or .item() cuts the gradient).")
+IN_PLACE = ("the backward pass failed: an in-place change (w[...] = 0, w.masked_fill_(...)) of the softmax's "
+            "output breaks autograd, which needs that output. Build a new tensor instead (torch.where, "
+            "torch.nan_to_num, w * mask).")
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _safe_reference(scores: Any, mask: Any) -> Any:
+    torch = _torch()
+    filled = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1) * mask
+
+
+def _safe_cases() -> list[tuple[Any, Any]]:
+    torch = _torch()
+    gen = torch.Generator().manual_seed(9)
+    T = 5
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    left = torch.arange(T) >= T - torch.tensor([3, 5])[:, None]          # (2, T): lengths 3 and 5, left padded
+    batch = causal & left[:, None, :]                                     # (2, T, T): rows 0, 1 of sequence 0 empty
+    odd = torch.tensor([[True, False, True, False], [False, False, False, False],
+                        [False, True, True, False], [True, True, True, True]])
+    return [
+        (torch.randn(T, T, generator=gen, dtype=torch.float64) * 2, batch[0]),
+        (torch.randn(2, T, T, generator=gen, dtype=torch.float64) * 3, batch),
+        (1000 + torch.randn(4, 4, generator=gen, dtype=torch.float64), odd),
+        (torch.randn(4, 4, generator=gen, dtype=torch.float32), odd),
+    ]
+
+
+def _safe_mistakes(case: tuple[Any, Any]) -> dict[str, Any]:
+    torch = _torch()
+    s, m = case
+    big = s.masked_fill(~m, -1e9)
+    return {
+        UNIFORM_ROWS: torch.softmax(big, dim=-1).detach(),
+        "the mask was applied after the softmax: the masked keys' weights were set to 0, so the rows no longer "
+        "sum to 1. Fill the masked scores before the softmax.": (torch.softmax(s, dim=-1) * m).detach(),
+        "the mask is read the wrong way round: here True means 'may attend' (as in sa.causal_mask and the "
+        "boolean attn_mask of F.scaled_dot_product_attention), not 'hide' (as in nn.MultiheadAttention's "
+        "key_padding_mask).": _safe_reference(s, ~m).detach(),
+    }
+
+
+def _describe(case: tuple[Any, Any]) -> str:
+    s, m = case
+    empty = int((~m.any(dim=-1)).sum())
+    return (f"{s.dtype} scores of shape {tuple(s.shape)} up to {float(s.max()):.4g}, "
+            f"{empty} row(s) with no allowed key")
+
+
+def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
+    """Exercise 3: softmax weights under a boolean mask, in PyTorch, exact zeros on masked keys and on rows with
+    no allowed key, finite gradients."""
+    torch = _torch()
+    name = "the result of safe_weights"
+    if safe_weights is None or safe_weights is Ellipsis or not callable(safe_weights):
+        check_function(safe_weights, _safe_reference, [], "safe_weights")
+    for case in _safe_cases():
+        scores = case[0].clone().requires_grad_(True)
+        mask = case[1].clone()
+        what = _describe(case)
         try:
-            got = np.asarray(causal_attention_weights(scores.copy()), dtype=float)
-        except Exception:
-            got = None
-        if got is not None and got.shape == scores.shape and not np.isfinite(got).all():
-            if np.allclose(np.nan_to_num(got), _causal_strict(scores)):
-                raise ExerciseError(f"the result of causal_attention_weights is not right yet: {CAUSAL_DIAGONAL}")
-    check_function(causal_attention_weights, _causal_reference, cases, "causal_attention_weights",
-                   mistakes=_causal_mistakes, rows_sum_to_one=True,
-                   describe=lambda c: f"a {c[0].shape[0]}x{c[0].shape[0]} score matrix with scores up to "
-                                      f"{c[0].max():.4g}")
-    for (scores,) in cases:
-        got = np.asarray(causal_attention_weights(scores.copy()), dtype=float)
-        future = ~causal_mask(scores.shape[-1])
-        if not np.all(got[future] == 0.0):
-            worst = float(np.abs(got[future]).max())
+            got = safe_weights(scores, mask)
+        except Exception as exc:
+            raise ExerciseError(f"safe_weights raised {type(exc).__name__} on {what}: {exc}") from None
+        if got is None or got is Ellipsis:
+            raise ExerciseError("safe_weights returned None: write your code in the answer cell above and "
+                                "`return` the weights.")
+        if not isinstance(got, torch.Tensor):
+            raise ExerciseError(f"{name} is a {type(got).__name__}, not a torch tensor: {NOT_TENSOR}")
+        expected = _safe_reference(case[0], case[1])
+        if got.shape == expected.shape:
+            empty = ~case[1].expand_as(expected).any(dim=-1)
+            if empty.any() and torch.isnan(got.detach()[empty]).any():
+                raise ExerciseError(f"{name} is not right yet: {NAN_ROWS} (on {what})")
+            masked = ~case[1].expand_as(expected) & ~empty[..., None]   # masked keys of rows with a real key
+            leak = got.detach()[masked]
+            if bool((leak != 0).any()) and float(leak.abs().max()) < 0.05:
+                raise ExerciseError(
+                    f"{name} puts small but not exactly 0 weight on masked keys (largest "
+                    f"{float(leak.abs().max()):.3g}) on {what}: a score lowered by a modest amount still gets "
+                    "weight. Use -inf, or a fill so large that exp underflows to exactly 0 (below about -745 "
+                    "in float64), or multiply by the mask.")
+        check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
+                    mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},
+                    rtol=1e-4 if case[0].dtype == torch.float32 else 1e-5)
+        if not bool((got.detach()[~case[1].expand_as(expected)] == 0).all()):
+            raise ExerciseError(f"{name} is close to the right weights but a masked key's weight is not exactly "
+                                f"0 on {what}: masked weights must be exactly 0.")
+        if not got.requires_grad:
+            raise ExerciseError(f"{name} carries no gradient: {NOT_TENSOR}")
+        weights_for_loss = torch.linspace(-1, 1, got.numel(), dtype=got.dtype).reshape(got.shape)
+        try:
+            (grad,) = torch.autograd.grad((got * weights_for_loss).sum(), scores)
+        except RuntimeError as exc:
+            if "inplace" in str(exc):
+                raise ExerciseError(f"{name}: {IN_PLACE}") from None
+            raise ExerciseError(f"the backward pass through safe_weights failed on {what}: {exc}") from None
+        ref_scores = case[0].clone().requires_grad_(True)
+        ref = _safe_reference(ref_scores, case[1])
+        (ref_grad,) = torch.autograd.grad((ref * weights_for_loss.to(ref.dtype)).sum(), ref_scores)
+        if not bool(torch.isfinite(grad).all()):
             raise ExerciseError(
-                f"your weights above the diagonal are small but not exactly 0 (largest: {worst:.3g}). "
-                "A subtracted constant leaves a little weight on the future; use -np.inf, which "
-                "gives exp(-inf) = 0 exactly."
-            )
-    passed("every row sums to 1 and each token gives exactly 0 weight to the tokens after it, "
-           "scores near 1000 included.")
-
-
-# ---------------------------------------------------------------- exercise 2: positional encoding
-def _pe_wrong_column_exponent(T: int, d: int) -> np.ndarray:
-    pe = np.zeros((T, d))
-    for pos in range(T):
-        for j in range(d):
-            angle = pos / 10000.0 ** (j / d)
-            pe[pos, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
-    return pe
-
-
-def _pe_mistakes(case: tuple[int, int]) -> dict[str, np.ndarray]:
-    T, d = case
-    pe = sinusoidal_positional_encoding(T, d)
-    swapped = np.zeros((T, d))
-    swapped[:, 0::2], swapped[:, 1::2] = pe[:, 1::2], pe[:, 0::2]
-    pairs = np.arange(d // 2)
-    half = np.zeros((T, d))
-    angles = np.arange(T)[:, None] / 10000.0 ** (pairs / d)
-    half[:, 0::2], half[:, 1::2] = np.sin(angles), np.cos(angles)
-    return {
-        "sine and cosine are swapped: even columns 2i hold the sine, odd columns 2i+1 the cosine.": swapped,
-        "each column used its own index j in the exponent. Both columns of a pair (2i and 2i+1) "
-        "share one frequency, 1 / 10000^(2i/d).": _pe_wrong_column_exponent(T, d),
-        "the exponent is i/d; it should be 2i/d (i counts sine/cosine pairs).": half,
-        "positions start at 1; the first position is 0 (its row is 0, 1, 0, 1, ...).":
-            sinusoidal_positional_encoding(T + 1, d)[1:],
-    }
-
-
-def check_positional_encoding(positional_encoding: Callable[[int, int], Any]) -> None:
-    """Exercise 2: the sinusoidal encoding (T, d), d even, written with loops."""
-    check_function(positional_encoding, sinusoidal_positional_encoding, [(3, 4), (10, 8), (50, 6)],
-                   "positional_encoding", mistakes=_pe_mistakes,
-                   describe=lambda c: f"T={c[0]}, d={c[1]}")
-    passed("your encoding matches sa.sinusoidal_positional_encoding (T=10, d=8 included).")
-
-
-# ---------------------------------------------------------------- exercise 3: online softmax
-def _online_reference(scores: np.ndarray, values: np.ndarray, block_size: int) -> np.ndarray:
-    return softmax(scores) @ values
-
-
-def _online_variant(scores: np.ndarray, values: np.ndarray, block_size: int, *,
-                    rescale_sum: bool = True, rescale_out: bool = True, divide: bool = True) -> np.ndarray:
-    """The online softmax with one step left out (the check's known mistakes)."""
-    m, total, acc = -np.inf, 0.0, np.zeros(values.shape[-1])
-    for start in range(0, len(scores), block_size):
-        s, v = scores[start:start + block_size], values[start:start + block_size]
-        new_m = max(m, float(s.max()))
-        c = np.exp(m - new_m)
-        p = np.exp(s - new_m)
-        total = (total * c if rescale_sum else total) + p.sum()
-        acc = (acc * c if rescale_out else acc) + p @ v
-        m = new_m
-    return acc / total if divide else acc
-
-
-def _online_mistakes(case: tuple[np.ndarray, np.ndarray, int]) -> dict[str, np.ndarray]:
-    return {
-        "neither the running sum nor the running output was rescaled when the maximum grew. When a "
-        "block raises the maximum from m to m_new, multiply both by exp(m - m_new) before adding "
-        "the new block.": _online_variant(*case, rescale_sum=False, rescale_out=False),
-        "the running sum was rescaled but the running output was not: multiply the output by "
-        "exp(m - m_new) as well.": _online_variant(*case, rescale_out=False),
-        "the running output was rescaled but the running sum was not: multiply the sum by "
-        "exp(m - m_new) as well.": _online_variant(*case, rescale_sum=False),
-        "the final division is missing: return the running output divided by the running sum.":
-            _online_variant(*case, divide=False),
-    }
-
-
-def _online_cases() -> list[tuple[np.ndarray, np.ndarray, int]]:
-    rng = np.random.default_rng(60)
-    s1 = np.array([0.5, 2.0, -1.0, 3.0, 0.0, 1.0])   # the maximum grows from block to block
-    v1 = rng.normal(size=(6, 2))
-    s2 = rng.normal(size=10) * 4                      # 10 keys in blocks of 3: the last block is shorter
-    v2 = rng.normal(size=(10, 3))
-    s3 = np.linspace(0, 1000, 7)                      # np.exp(1000) overflows
-    v3 = rng.normal(size=(7, 2))
-    s4 = -1000.0 + np.array([0.0, 1e-9, 3.0, 1e-9, 2.0])   # near -1000 (and near-ties): np.exp underflows to 0
-    v4 = rng.normal(size=(5, 2))
-    return [(s1, v1, 2), (s2, v2, 3), (s3, v3, 2), (s4, v4, 2), (s2, v2, 1)]
-
-
-def _online_nonfinite(fn: Callable[..., Any], case: tuple[np.ndarray, np.ndarray, int]) -> bool:
-    try:
-        got = np.asarray(fn(*(np.copy(case[0]), np.copy(case[1]), case[2])), dtype=float)
-    except Exception:
-        return False
-    return got.shape == case[1].shape[-1:] and not np.isfinite(got).all()
-
-
-def check_online_weighted_sum(online_weighted_sum: Callable[..., Any]) -> None:
-    """Exercise 3: softmax(scores) @ values for one query, computed block by block."""
-    cases = _online_cases()
-    name = "the result of online_weighted_sum"
-    if callable(online_weighted_sum):
-        if _online_nonfinite(online_weighted_sum, cases[2]):
-            raise ExerciseError(f"{name} is not right yet: {OVERFLOW}")
-        if _online_nonfinite(online_weighted_sum, cases[3]):
-            raise ExerciseError(
-                f"{name} is not right yet: on scores near -1000 your result is NaN or infinite: every "
-                "np.exp underflowed to 0 and the sum is 0. Start the running maximum at -np.inf (not 0) "
-                "and subtract it, so the largest term is exp(0) = 1."
-            )
-    check_function(
-        online_weighted_sum, _online_reference, cases, "online_weighted_sum",
-        mistakes=_online_mistakes,
-        describe=lambda c: f"{len(c[0])} scores in blocks of {c[2]} (scores from {c[0].min():.4g} "
-                           f"to {c[0].max():.4g})",
-    )
-    passed("block by block, your running softmax gives exactly the full softmax's weighted sum, "
-           "for scores near 1000 and near -1000 too.")
+                f"the gradient of your weights with respect to the scores holds NaN or inf on {what}, although "
+                "the weights are finite: a NaN computed on the way (softmax of a row of -inf) still reaches the "
+                "backward pass. Keep every intermediate finite, or replace NaN with torch.nan_to_num / "
+                "torch.where before any other operation uses it.")
+        check_array(grad.to(torch.float64).numpy(), ref_grad.to(torch.float64).numpy(),
+                    "the gradient of your weights with respect to the scores",
+                    rtol=1e-3 if case[0].dtype == torch.float32 else 1e-5, atol=1e-6)
+    passed("masked keys get exactly 0, rows with no allowed key are all 0 (no NaN), the other rows sum to 1, "
+           "and gradients reach the scores, in float32 and float64.")

@@ -1,15 +1,15 @@
-"""Checks for lesson 11 (a real transformer): remove one head, the second half of an encoder layer
-(feed-forward, residual, LayerNorm), and the sentence embedding (mean pooling, unit length).
+"""Checks for lesson 11 (a real transformer): what enters layer 0 (three embedding rows and a LayerNorm), the
+sense of a held-out sentence by its nearest centroid, and the model's sentence embedding.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
-other named mistake (``tests/test_mistakes_lesson07.py`` feeds each one): no two sizes coincide
-(T != d_model != d_ff, num_heads != d_k), the removed head is never head 0, and hard inputs are included
-(a token whose vector is constant, so LayerNorm divides 0 by 0 without its eps; padding that holds huge values).
+other named mistake (``tests/test_mistakes_lesson11.py`` feeds each one): no two sizes coincide, the tables'
+rows are random (so no two rows are confused), the vectors' lengths vary tenfold (so cosine, dot product and
+distance disagree), and hard inputs are included (a token whose input vector is constant, so LayerNorm divides 0
+by 0 without its eps; padding that holds huge values).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -18,202 +18,225 @@ import numpy as np
 from ._engine import ExerciseError, check_function, passed
 
 __all__ = [
-    "check_ablated_output",
-    "check_feed_forward_block",
+    "check_first_layer_input",
+    "check_held_out_senses",
     "check_sentence_embedding",
 ]
 
-_erf = np.vectorize(math.erf)
 
-
-def gelu(z: np.ndarray) -> np.ndarray:
-    """The exact GELU of BERT (hidden_act "gelu"): 0.5 z (1 + erf(z / sqrt(2))), any shape."""
-    return 0.5 * z * (1.0 + _erf(z / math.sqrt(2.0)))
-
-
-def _layer_norm(h: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float, *, axis: int = -1,
-                ddof: int = 0) -> np.ndarray:
+def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int = -1, ddof: int = 0,
+                use_eps: bool = True) -> np.ndarray:
     mean = h.mean(axis=axis, keepdims=True)
     var = h.var(axis=axis, keepdims=True, ddof=ddof)
-    return gamma * (h - mean) / np.sqrt(var + eps) + beta
+    return gamma * (h - mean) / np.sqrt(var + eps if use_eps else var) + beta
 
 
-# ---------------------------------------------------------------- exercise 1: remove one head
-def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
-             *, width: int | None = None, start: int | None = None, keep_only: bool = False,
-             bias: bool = True) -> np.ndarray:
-    d_k = context.shape[-1] // num_heads
-    width = d_k if width is None else width
-    start = head * width if start is None else start
-    c = context.copy()
-    if keep_only:
-        kept = c[:, start:start + width].copy()
-        c[:] = 0.0
-        c[:, start:start + width] = kept
-    else:
-        c[:, start:start + width] = 0.0
-    return c @ W_O + (b_O if bias else 0.0)
-
-
-def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
-    context, W_O, b_O, head, num_heads = case
-    d_k = context.shape[-1] // num_heads
-    W_cols = W_O.copy()
-    W_cols[:, head * d_k:(head + 1) * d_k] = 0.0
-    return {
-        "nothing was removed: the output is the full attention output. Set the head's slice of the "
-        "concatenated heads, columns head*d_k to (head+1)*d_k - 1 of context, to 0 before W_O.":
-            context @ W_O + b_O,
-        "you kept only that head and removed all the others; remove only the one head.":
-            _ablated(*case, keep_only=True),
-        "you zeroed columns of W_O (output features); the head's slice is ROWS head*d_k to "
-        "(head+1)*d_k - 1 of W_O, the ones its part of the context meets (context @ W_O).":
-            context @ W_cols + b_O,
-        "the bias b_O is missing: the attention output is context @ W_O + b_O.":
-            _ablated(*case, bias=False),
-        "the slice is num_heads wide; each head has d_k = d_model // num_heads features.":
-            _ablated(*case, width=num_heads),
-        "you removed head head-1: heads are counted from 0, so head h holds features h*d_k to "
-        "(h+1)*d_k - 1.": _ablated(*case, start=(head - 1) * d_k),
-    }
-
-
-def _ablation_cases() -> list[tuple]:
-    rng = np.random.default_rng(70)
-    cases = []
-    for T, d_model, num_heads, head, scale in ((4, 6, 3, 1, 1.0), (5, 12, 4, 2, 1.0), (3, 12, 2, 1, 1e6)):
-        context = rng.normal(size=(T, d_model)) * scale
-        W_O = rng.normal(size=(d_model, d_model)) / np.sqrt(d_model)
-        b_O = rng.normal(size=d_model)
-        cases.append((context, W_O, b_O, head, num_heads))
-    return cases
-
-
-def check_ablated_output(ablated_output: Callable[..., Any]) -> None:
-    """Exercise 1: the attention output with one head removed, (T, d_model)."""
-    check_function(
-        ablated_output, lambda *c: _ablated(*c), _ablation_cases(), "ablated_output",
-        mistakes=_ablation_mistakes,
-        describe=lambda c: (f"context of shape {c[0].shape}, num_heads={c[4]} (d_k={c[0].shape[1] // c[4]}), "
-                            f"head={c[3]}"),
-    )
-    passed("the head's d_k features are removed before W_O, and the bias stays.")
-
-
-# ---------------------------------------------------------------- exercise 2: feed-forward block
-def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, b_2: np.ndarray,
-               gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, act: Callable = gelu,
-               residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
-               affine: bool = True) -> np.ndarray:
+# ---------------------------------------------------------------- exercise 1: what enters layer 0
+def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.ndarray, type_table: np.ndarray,
+                 gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, word: bool = True,
+                 position: int | None = 0, token_type: int | None = 0, norm: bool = True, affine: bool = True,
+                 axis: int = -1, ddof: int = 0) -> np.ndarray:
+    ids = np.asarray(ids)
+    T = len(ids)
+    h = word_table[ids] if word else np.zeros((T, word_table.shape[1]))
+    if position is not None:
+        h = h + position_table[position:position + T]
+    if token_type is not None:
+        h = h + type_table[token_type]
+    if not norm:
+        return h
     g, b = (gamma, beta) if affine else (1.0, 0.0)
-    if pre_norm:
-        return x1 + act(_layer_norm(x1, g, b, eps) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
-    return _layer_norm(x1 + h if residual else h, g, b, eps, axis=axis, ddof=ddof)
+    return _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
 
 
-def _relu(z: np.ndarray) -> np.ndarray:
-    return np.maximum(z, 0.0)
+FIRST_EPS = ("the eps inside the square root is missing: a token whose summed vector is constant has variance "
+             "0, and (h - mean) / sqrt(0) is 0/0. Divide by sqrt(var + eps).")
 
 
-def _gelu_tanh(z: np.ndarray) -> np.ndarray:
-    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))
-
-
-EPS_MISSING = ("the eps inside the square root is missing: a token whose vector is constant has variance 0, "
-               "and (h - mean) / sqrt(0) is 0/0. Divide by sqrt(var + eps).")
-
-
-def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
+def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
     return {
-        "the residual is missing: LayerNorm(x1 + FFN(x1)), not LayerNorm(FFN(x1)).": _ffn_block(*case, residual=False),
-        "LayerNorm was applied before the feed-forward (x1 + FFN(LayerNorm(x1)), the pre-norm arrangement); "
-        "this model is post-norm: LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, pre_norm=True),
-        "that is ReLU; this model's activation is GELU, 0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_relu),
-        "that is the tanh approximation of GELU; this model (hidden_act \"gelu\") uses the exact form "
-        "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_tanh),
-        "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its "
-        "features (axis=-1).": _ffn_block(*case, axis=0),
-        "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
-            _ffn_block(*case, ddof=1),
+        "the token-type embedding is missing: add type_table[0] to every token (a single sentence is all "
+        "type 0).": _first_input(*case, token_type=None),
+        "you added type_table[1]; every token of a single sentence has token type 0: add type_table[0].":
+            _first_input(*case, token_type=1),
+        "the position embedding is missing: the token at position t gets row t of position_table.":
+            _first_input(*case, position=None),
+        "the positions start at 1; they are counted from 0 ([CLS] is position 0): rows 0 to T-1 of "
+        "position_table.": _first_input(*case, position=1),
+        "the word embedding is missing: each token's own row, word_table[ids].":
+            _first_input(*case, word=False),
+        "the LayerNorm is missing: the sum of the three rows is normalised over each token's features, then "
+        "scaled by gamma and shifted by beta.": _first_input(*case, norm=False),
         "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
-            _ffn_block(*case, affine=False),
+            _first_input(*case, affine=False),
+        "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its features "
+        "(axis=-1).": _first_input(*case, axis=0),
+        "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
+            _first_input(*case, ddof=1),
     }
 
 
-def _ffn_cases() -> list[tuple]:
-    rng = np.random.default_rng(71)
+def _first_cases() -> list[tuple]:
+    rng = np.random.default_rng(110)
     cases = []
-    for T, d, d_ff in ((3, 4, 7), (5, 6, 10)):
-        x1 = rng.normal(size=(T, d))
-        W_1, b_1 = rng.normal(size=(d, d_ff)) / np.sqrt(d), rng.normal(size=d_ff)
-        W_2, b_2 = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff), rng.normal(size=d)
+    for vocab, positions, d, ids in ((7, 6, 5, [0, 3, 5, 1]), (9, 8, 6, [0, 2, 7, 2, 4, 1])):
+        tables = [np.round(64 * rng.normal(size=(n, d))) / 64 for n in (vocab, positions, 2)]  # exact sums
         gamma, beta = 1.0 + 0.5 * rng.normal(size=d), rng.normal(size=d)
-        cases.append((x1, W_1, b_1, W_2, b_2, gamma, beta, 1e-12))
-    # Hard input: token 1's vector and the block's output are constant, so its variance is exactly 0.
-    x1, W_1, b_1, _, _, gamma, beta, eps = cases[1]
-    x1 = x1.copy()
-    x1[1] = 0.7
-    cases.append((x1, W_1, b_1, np.zeros((W_1.shape[1], x1.shape[1])), np.full(x1.shape[1], 0.3), gamma, beta, eps))
+        cases.append((np.array(ids), *tables, gamma, beta, 1e-12))
+    # Hard input: token 2's three rows sum to a constant vector (multiples of 1/64 add exactly), so its variance
+    # is exactly 0.
+    ids, word_table, position_table, type_table, gamma, beta, eps = cases[1]
+    word_table = word_table.copy()
+    word_table[ids[2]] = 0.75 - position_table[2] - type_table[0]
+    cases.append((ids, word_table, position_table, type_table, gamma, beta, eps))
     return cases
 
 
-def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
-    """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model)."""
-    cases = _ffn_cases()
-    if callable(feed_forward_block):
-        x1 = cases[-1][0]
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(feed_forward_block(*[np.copy(a) if isinstance(a, np.ndarray) else a
-                                                      for a in cases[-1]]), dtype=float)
-        except Exception:
-            got = None
-        if got is not None and got.shape == x1.shape and not np.isfinite(got[1]).all() and np.isfinite(
-                np.delete(got, 1, axis=0)).all():
-            raise ExerciseError(f"the result of feed_forward_block is not right yet: {EPS_MISSING}")
+def _nan_only_in_row(fn: Callable[..., Any], case: tuple, row: int) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case]), dtype=float)
+    except Exception:
+        return False
+    return (got.ndim == 2 and got.shape[0] > row and not np.isfinite(got[row]).all()
+            and np.isfinite(np.delete(got, row, axis=0)).all())
+
+
+def check_first_layer_input(first_layer_input: Callable[..., Any]) -> None:
+    """Exercise 1: LayerNorm(word_table[ids] + position_table[:T] + type_table[0]), (T, d_model)."""
+    cases = _first_cases()
+    if callable(first_layer_input) and _nan_only_in_row(first_layer_input, cases[-1], 2):
+        raise ExerciseError(f"the result of first_layer_input is not right yet: {FIRST_EPS}")
     check_function(
-        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes,
-        describe=lambda c: (f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}"
-                            + (", a token with variance 0" if not c[3].any() else "")),
+        first_layer_input, _first_input, cases, "first_layer_input", mistakes=_first_mistakes,
+        describe=lambda c: (f"ids={c[0].tolist()}, tables of {c[1].shape[0]}, {c[2].shape[0]} and 2 rows, "
+                            f"d_model={c[1].shape[1]}" + (", a token with variance 0" if c is cases[-1] else "")),
     )
-    passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
+    passed("word row + position row (from 0) + token-type row 0, then LayerNorm over the features: "
+           "hidden[0].")
 
 
-# ---------------------------------------------------------------- exercise 3: sentence embedding
+# ---------------------------------------------------------------- exercise 2: held-out senses
 def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
 
 
-def _embedding(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _senses(vectors: np.ndarray, labels: np.ndarray, *, hold_out: bool = True, score: str = "cosine",
+            centroid_of_units: bool = False, nearest: bool = True) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=float)
+    labels = np.asarray(labels)
+    k = int(labels.max()) + 1
+    out = np.empty(len(vectors), dtype=float)
+    for i, v in enumerate(vectors):
+        keep = np.arange(len(vectors)) != i if hold_out else np.ones(len(vectors), dtype=bool)
+        scores = []
+        for c in range(k):
+            members = vectors[keep & (labels == c)]
+            if score == "mean cosine":
+                scores.append(float((_unit(members) @ _unit(v)).mean()))
+                continue
+            centre = (_unit(members) if centroid_of_units else members).mean(axis=0)
+            if score == "cosine":
+                scores.append(float(_unit(centre) @ _unit(v)))
+            elif score == "dot":
+                scores.append(float(centre @ v))
+            else:                                           # "distance": the nearest is the smallest
+                scores.append(-float(np.linalg.norm(centre - v)))
+        out[i] = int(np.argmax(scores) if nearest else np.argmin(scores))
+    return out
+
+
+def _senses_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    vectors, labels = case
+    return {
+        "the sentence was not held out: its own vector is in its sense's centroid, so the test has seen "
+        "it. Leave sentence i out of the centroids before comparing.": _senses(*case, hold_out=False),
+        "that is the nearest centroid by Euclidean distance; the lesson's rule is the highest cosine "
+        "with the centroid.": _senses(*case, score="distance"),
+        "that compares dot products, which favour long vectors; the rule is the cosine (divide by both "
+        "lengths).": _senses(*case, score="dot"),
+        "that picks the centroid with the LOWEST cosine; predict the sense whose centroid has the highest.":
+            _senses(*case, nearest=False),
+        "that averages the cosines to each sense's sentences; the rule compares with the centroid, the "
+        "mean of the sense's vectors, then takes one cosine.": _senses(*case, score="mean cosine"),
+        "each vector was scaled to unit length before the mean; the centroid is the mean of the vectors "
+        "themselves.": _senses(*case, centroid_of_units=True),
+    }
+
+
+def _senses_cases() -> list[tuple]:
+    """Vectors whose lengths vary tenfold, placed so that every rule above predicts differently."""
+    cases = []
+    for seed, n, d, k in ((3, 9, 3, 2), (0, 10, 4, 3)):
+        rng = np.random.default_rng(seed)
+        labels = np.arange(n) % k
+        centres = rng.normal(size=(k, d))
+        vectors = (centres[labels] + 1.5 * rng.normal(size=(n, d))) * rng.uniform(0.3, 3.0, size=(n, 1))
+        cases.append((vectors, labels))
+    return cases
+
+
+def check_held_out_senses(held_out_senses: Callable[..., Any]) -> None:
+    """Exercise 2: for each vector, the label of the nearest centroid (cosine) of the OTHER vectors, (n,)."""
+    check_function(
+        held_out_senses, _senses, _senses_cases(), "held_out_senses", mistakes=_senses_mistakes,
+        describe=lambda c: f"{len(c[0])} vectors of length {c[0].shape[1]}, labels {c[1].tolist()}",
+    )
+    passed("each sentence held out, then the sense of the centroid with the highest cosine.")
+
+
+# ---------------------------------------------------------------- exercise 3: sentence embedding
+def _mean_real(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     m = np.asarray(mask, dtype=float)[..., None]            # (B, T, 1)
-    return _unit((hidden * m).sum(axis=1) / m.sum(axis=1))
+    return (hidden * m).sum(axis=1) / m.sum(axis=1)
+
+
+def _embedding(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return _unit(_mean_real(hidden, mask))
+
+
+def _without_special(mask: np.ndarray) -> np.ndarray:
+    """The mask with each sentence's first and last real token ([CLS] and [SEP]) set to 0."""
+    m = np.array(mask, dtype=float)
+    for row in m:
+        real = np.flatnonzero(row)
+        row[[real[0], real[-1]]] = 0.0
+    return m
 
 
 def _embedding_mistakes(case: tuple) -> dict[str, np.ndarray]:
     hidden, mask = case
-    m = np.asarray(mask, dtype=float)[..., None]
+    inner = np.array(mask, dtype=float)
+    inner[:, 0] = inner[:, -1] = 0.0
+    mean = _mean_real(hidden, mask)
     return {
         "the padding was averaged in: take the mean over the real tokens only (mask == 1).":
             _unit(hidden.mean(axis=1)),
-        "the vectors are not unit length: divide each sentence's mean by its norm.":
-            (hidden * m).sum(axis=1) / m.sum(axis=1),
+        "the vectors are not unit length: divide each sentence's mean by its norm.": mean,
+        "that divides by the sum of absolute values (the L1 norm); unit length means dividing by the "
+        "Euclidean length, np.linalg.norm(..., axis=-1, keepdims=True).":
+            mean / np.abs(mean).sum(axis=-1, keepdims=True),
         "that is the [CLS] vector; this model's sentence embedding is the mean over all real tokens.":
             _unit(hidden[:, 0]),
+        "[CLS] and [SEP] were left out of the mean; they are real tokens (mask 1) and count.":
+            _embedding(hidden, _without_special(mask)),
+        "[CLS] and [SEP] were left out of the mean by cutting the first and last columns; they are real "
+        "tokens (mask 1) and count (and in a padded sentence the last column is padding, not [SEP]).":
+            _embedding(hidden, inner),
         "each token was normalised before the mean; average the raw vectors, then normalise once.":
             _embedding(_unit(hidden), mask),
         "that is max pooling; this model averages (mean pooling).":
-            _unit(np.where(m > 0, hidden, -np.inf).max(axis=1)),
+            _unit(np.where(np.asarray(mask)[..., None] > 0, hidden, -np.inf).max(axis=1)),
     }
 
 
 def _embedding_cases() -> list[tuple]:
     rng = np.random.default_rng(72)
-    h1 = rng.normal(size=(2, 4, 6))
-    m1 = np.array([[1, 1, 1, 0], [1, 1, 1, 1]])
-    h2 = rng.normal(size=(3, 5, 3)) + 0.5
-    h2[0, 3:] = 1e6                                          # huge values in the padding
-    m2 = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]])
+    h1 = rng.normal(size=(2, 5, 6))
+    m1 = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]])
+    h2 = rng.normal(size=(3, 6, 4)) + 0.5
+    h2[0, 4:] = 1e6                                          # huge values in the padding
+    m2 = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0]])
     return [(h1, m1), (h2, m2)]
 
 
@@ -224,4 +247,5 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
         mistakes=_embedding_mistakes,
         describe=lambda c: f"hidden of shape {c[0].shape} with {int(np.size(c[1]) - np.sum(c[1]))} padding tokens",
     )
-    passed("mean over the real tokens, then unit length: the model's own sentence embedding.")
+    passed("mean over the real tokens ([CLS] and [SEP] included), then unit length: the model's own "
+           "sentence embedding.")

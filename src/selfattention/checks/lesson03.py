@@ -1,0 +1,235 @@
+"""Checks for lesson 03 (the matrix form of basic self-attention).
+
+Every check builds its own inputs (the lesson's toy vectors, seeded random arrays with large values, or the
+real static embedding table) and its own reference answer, and names the typical mistakes of its exercise in
+words.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._engine import ExerciseError, check_function, passed, reference_softmax
+
+__all__ = ["check_self_attention_batch", "check_river_context", "check_bank_attends"]
+
+# The lesson's toy vectors; axes: (finance, nature, food, tech).
+_TOY: dict[str, np.ndarray] = {
+    "money": np.array([1.0, 0.1, 0.0, 0.0]),
+    "bank": np.array([0.7, 0.7, 0.0, 0.0]),
+    "grows": np.array([0.5, 0.3, 0.1, 0.0]),
+    "river": np.array([0.1, 1.0, 0.0, 0.0]),
+    "flows": np.array([0.2, 0.8, 0.0, 0.0]),
+}
+
+#: The sense words of lesson 03's experiment: never in its sentences, they measure where "bank" points.
+SENSE_WORDS: dict[str, tuple[str, ...]] = {"nature": ("water", "shore", "lake"),
+                                           "finance": ("finance", "loan", "cash")}
+
+
+def _sentence(words: str) -> np.ndarray:
+    """(T, 4) toy vectors of a space-separated sentence."""
+    return np.stack([_TOY[w] for w in words.split()])
+
+
+def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Reference basic self-attention for (..., T, d) inputs: returns Z (..., T, d), A (..., T, T)."""
+    A = reference_softmax(X @ np.swapaxes(X, -1, -2))
+    return A @ X, A
+
+
+def _fmt(x: Any) -> str:
+    return str(np.round(np.asarray(x, dtype=float), 3).tolist())
+
+
+def _source(fn: Callable[..., Any]) -> list[str]:
+    """The lines of ``fn``'s body (its ``def`` header removed) without comments, or [] when Python cannot
+    find its source."""
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return []
+    text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", text, count=1, flags=re.S)
+    return [re.sub(r"#.*$", "", line) for line in text.split("\n")]
+
+
+# --------------------------------------------------------------------------- exercise 1
+def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]) -> None:
+    """Exercise 1: the matrix form on a batch, X (B, T, d) -> Z (B, T, d), without a loop over the batch or
+    the lesson's library function."""
+    if callable(self_attention_batch):
+        body = _source(self_attention_batch)
+        if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
+            raise ExerciseError(
+                "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
+                "steps (scores, softmax, weighted sum) for a whole batch yourself.")
+        if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b", line) for line in body):
+            raise ExerciseError(
+                "self_attention_batch loops in Python (a for or while, or a comprehension): the exercise asks "
+                "for the matrix form on the whole batch at once. `@` multiplies the last two axes of "
+                "(B, T, d) arrays sentence by sentence; np.swapaxes(X, -1, -2) transposes each sentence.")
+    rng = np.random.default_rng(3)
+    cases = [
+        (np.stack([_sentence("money bank grows"), _sentence("river bank flows")]),),
+        (rng.normal(size=(3, 5, 2)),),
+        (rng.normal(size=(1, 4, 6)),),
+        (20.0 * rng.normal(size=(2, 5, 3)),),   # scores in the hundreds: np.exp alone overflows
+    ]
+
+    def describe(case: Sequence[np.ndarray]) -> str:
+        if case[0] is cases[0][0]:
+            return "the batch of the two toy sentences, X of shape (2, 3, 4)"
+        if case[0] is cases[-1][0]:
+            return f"X of shape {case[0].shape} with large values (scores in the hundreds)"
+        return f"X of shape {case[0].shape}"
+
+    def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        X = case[0]
+        omega = X @ np.swapaxes(X, -1, -2)
+        A = reference_softmax(omega)
+        return {
+            "you multiplied the raw scores X X^T by X. Turn the scores into weights with softmax over the "
+            "last axis first.": omega @ X,
+            "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
+            "word's weights over the T words sum to 1) or you multiplied by A^T. Z = A @ X, with A[b, i, j] "
+            "the weight word i gives to word j.": np.swapaxes(A, -1, -2) @ X,
+        }
+
+    def wrapped(X: np.ndarray) -> Any:
+        try:
+            out = self_attention_batch(X.copy())
+        except ValueError as exc:
+            if "matmul" in str(exc) or "shapes" in str(exc) or "broadcast" in str(exc):
+                raise ExerciseError(
+                    f"self_attention_batch raised ValueError on {describe((X,))}: {exc}. For a batch, X.T "
+                    "reverses all three axes; swap only the last two with np.swapaxes(X, -1, -2) (or "
+                    "X.transpose(0, 2, 1))."
+                ) from None
+            raise
+        if isinstance(out, tuple):
+            raise ExerciseError("self_attention_batch returned a tuple; return only Z, the array of shape "
+                                "(B, T, d).")
+        return out
+
+    check_function(wrapped, lambda X: _attention(X)[0], cases, "self_attention_batch",
+                   describe=describe, mistakes=mistakes)
+    passed("your batched self-attention matches, sentence by sentence, on scores in the hundreds too.")
+
+
+# --------------------------------------------------------------------------- exercise 2
+def _cos(u: np.ndarray, v: np.ndarray) -> float:
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+
+def sense_lean(z: np.ndarray, table: Any) -> float:
+    """Lesson 03's measure of where a "bank" vector ``z`` (d,) points: its mean cosine with the nature sense
+    words minus its mean cosine with the finance sense words (:data:`SENSE_WORDS`), in ``table``."""
+    nature = np.mean([_cos(z, table.vector(w).astype(np.float64)) for w in SENSE_WORDS["nature"]])
+    finance = np.mean([_cos(z, table.vector(w).astype(np.float64)) for w in SENSE_WORDS["finance"]])
+    return float(nature - finance)
+
+
+MAX_CONTEXT_WORDS = 8
+
+
+def check_river_context(sentence: Any) -> None:
+    """Exercise 2: a sentence of the real table's words, with "bank" once and no sense word, in which the
+    contextual bank leans towards the nature sense words (sense_lean > 0)."""
+    from ..data import load_static_embeddings
+
+    if sentence is None or sentence is Ellipsis:
+        raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes, such as "
+                            "\"the river bank\".")
+    if not isinstance(sentence, str):
+        raise ExerciseError(f"sentence should be a string in quotes, but it is a {type(sentence).__name__}.")
+    words = re.findall(r"[a-z]+", sentence.lower())
+    table = load_static_embeddings()
+    missing = [w for w in words if w not in table]
+    if missing:
+        raise ExerciseError(f"these are not single words of the table's vocabulary: {', '.join(missing)}. "
+                            "Use lower-case whole words, like the lesson's sentences.")
+    if words.count("bank") != 1:
+        raise ExerciseError(f"the sentence has 'bank' {words.count('bank')} times; it needs it exactly once.")
+    if len(words) > MAX_CONTEXT_WORDS:
+        raise ExerciseError(f"the sentence has {len(words)} words; use at most {MAX_CONTEXT_WORDS}.")
+    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"] if s in w]
+    if senses:
+        raise ExerciseError(
+            f"the sentence uses {', '.join(sorted(set(senses)))}, a sense word (or a form of one): those measure "
+            "where bank points, so a sentence that contains them measures itself. Choose other words.")
+    X = np.stack([table.vector(w) for w in words]).astype(np.float64)
+    Z, A = _attention(X)
+    k = words.index("bank")
+    lean = sense_lean(Z[k], table)
+    static = sense_lean(table.vector("bank").astype(np.float64), table)
+    shares = ", ".join(f"{w} {a:.2f}" for w, a in zip(words, A[k], strict=True))
+    said = f"bank's weights: {shares}; lean of bank' = {lean:+.3f} (static bank: {static:+.3f})"
+    if lean > 0:
+        passed(f"{said}. Your contextual bank is closer to water, shore and lake than to finance, loan and "
+               "cash, although the static bank leans the other way.")
+        return
+    raise ExerciseError(
+        f"bank' still leans towards finance: {said}. bank keeps {A[k, k]:.2f} of its own weight, which leans "
+        "finance; the other words must carry more weight and point more towards nature. Words whose vectors "
+        "are close to bank get more weight, and several nature words leave bank less for itself.")
+
+
+# --------------------------------------------------------------------------- exercise 3
+def check_bank_attends(x_new: Any) -> None:
+    """Exercise 3: a toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
+
+    The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
+    bank . river = 0.77, bank . bank = 0.98 and bank . x_new; the message says which of them is the problem.
+    """
+    if x_new is None or x_new is Ellipsis:
+        raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
+    try:
+        v = np.asarray(x_new.detach().cpu().numpy() if hasattr(x_new, "detach") else x_new, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(
+            f"x_new should be 4 numbers (finance, nature, food, tech), but it is a {type(x_new).__name__}: "
+            f"{x_new!r:.80}"
+        ) from None
+    if v.shape != (4,):
+        raise ExerciseError(
+            f"x_new has shape {v.shape}; it should be one toy vector of shape (4,): finance, nature, food, tech."
+        )
+    if not np.isfinite(v).all():
+        raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
+    X = np.vstack([_TOY["river"], _TOY["bank"], v])       # (3, 4)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = X @ _TOY["bank"]                          # (3,): bank . river, bank . bank, bank . x_new
+    if not np.isfinite(scores).all():
+        raise ExerciseError(
+            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers up to a few thousand are plenty."
+        )
+    weights = reference_softmax(scores)
+    own, score = float(scores[1]), float(scores[2])
+    said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
+    if weights[2] >= 0.5:
+        passed(f"{said} Your word gets {weights[2]:.3f} of bank's weight: its projection on bank's direction, "
+               f"|x_new| cos(theta) = {score / np.linalg.norm(_TOY['bank']):.3f}, is longer than bank itself "
+               f"({np.linalg.norm(_TOY['bank']):.3f}), and by enough to take half the row.")
+        return
+    if np.allclose(v, _TOY["bank"]):
+        raise ExerciseError(
+            f"x_new is bank's own vector: a tie. {said} To take the lead its projection on bank's direction, "
+            "|x_new| cos(theta), must be longer than bank itself.")
+    if score <= 0:
+        raise ExerciseError(
+            f"x_new points away from bank or across it (bank . x_new = {score:.3f} <= 0). {said} Point it "
+            "along bank: finance and nature, no food or tech needed.")
+    if score <= own:
+        raise ExerciseError(
+            f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
+            f"with itself, {own:.3f}. {said} Its projection on bank's direction, |x_new| cos(theta) = "
+            f"{score / np.linalg.norm(_TOY['bank']):.3f}, must be longer than bank ({np.linalg.norm(_TOY['bank']):.3f}).")
+    raise ExerciseError(
+        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.3f} of its weight, "
+        f"below one half: the other two words still share the rest. {said} Make it longer still, so that its "
+        "score pulls further ahead.")

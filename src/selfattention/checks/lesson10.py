@@ -1,0 +1,254 @@
+"""Checks for lesson 10 (cost and memory): the longest context whose score matrices fit a memory, the score
+margin a planted key needs to keep a given weight among T keys, and one step of the online softmax.
+
+Each check's own inputs make every named mistake give a result different from the right answer and from every
+other named mistake (``tests/test_mistakes_lesson10.py`` feeds each one). The online-softmax check drives the
+learner's step function one block at a time and compares every intermediate state, so an answer must follow the
+algorithm, not only reach the final output; its blocks include scores near 1000 and near -1000 and a block whose
+maximum is below the running one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._engine import ExerciseError, check_array, check_value, passed
+
+__all__ = ["check_longest_context", "check_margin_for_weight", "check_online_step"]
+
+
+# ---------------------------------------------------------------- exercise 1: the longest context
+def _longest(memory_bytes: int, num_heads: int, bytes_per_number: int) -> int:
+    return math.isqrt(memory_bytes // (num_heads * bytes_per_number))
+
+
+_LONGEST_CASES = [
+    (2 * 8 * 1000 ** 2, 2, 8),                 # exactly T = 1000 fits
+    (2 * 8 * 1000 ** 2 - 1, 2, 8),             # one byte less: T = 999
+    (80 * 10 ** 9, 32, 2),                     # 80 GB, 32 heads, 16-bit numbers
+    (24 * 2 ** 30, 12, 4),                     # 24 GiB, 12 heads, float32
+    (10 ** 6, 1, 8),
+]
+
+
+NOT_WHOLE = "the answer is not a whole number of tokens: round the square root DOWN (math.floor, int(), or math.isqrt)."
+
+
+def _longest_hints(memory_bytes: int, num_heads: int, bytes_per_number: int) -> dict[str, float]:
+    right = _longest(memory_bytes, num_heads, bytes_per_number)
+    exact = math.sqrt(memory_bytes / (num_heads * bytes_per_number))
+    hints = {
+        "the heads are missing: each of the num_heads heads holds its own T x T matrix, so divide the "
+        "memory by num_heads too.": math.isqrt(memory_bytes // bytes_per_number),
+        "the bytes per number are missing: T x T numbers take T * T * bytes_per_number bytes.":
+            math.isqrt(memory_bytes // num_heads),
+        "the memory grows like T^2, not T: take the square root of the number of scores that fit.":
+            memory_bytes // (num_heads * bytes_per_number),
+    }
+    if exact != right:
+        hints["the square root was rounded, not rounded down: the longest T whose scores fit is the largest "
+              "whole number at most sqrt(memory / (num_heads * bytes_per_number)); one more does not fit."] = \
+            float(round(exact)) if round(exact) != right else math.ceil(exact)
+    return hints
+
+
+def check_longest_context(longest_context: Callable[[int, int, int], Any]) -> None:
+    """Exercise 1: the largest T with num_heads * T^2 * bytes_per_number <= memory_bytes."""
+    if longest_context is None or longest_context is Ellipsis or not callable(longest_context):
+        raise ExerciseError("longest_context is not a function yet: write it in the answer cell above.")
+    for case in _LONGEST_CASES:
+        memory_bytes, num_heads, bytes_per_number = case
+        what = f"memory_bytes = {memory_bytes:,}, num_heads = {num_heads}, bytes_per_number = {bytes_per_number}"
+        try:
+            got = longest_context(*case)
+        except Exception as exc:
+            raise ExerciseError(f"longest_context raised {type(exc).__name__} on {what}: {exc}") from None
+        hints = _longest_hints(*case)
+        if isinstance(got, (float, np.floating)) and math.isfinite(got) and not float(got).is_integer():
+            raise ExerciseError(f"longest_context({what}) = {float(got)!r} is not right yet: {NOT_WHOLE}")
+        try:
+            check_value(got, _longest(*case), f"longest_context({what})", hints=hints, rtol=0, atol=1e-9)
+        except ExerciseError as err:
+            if "is not right yet" in str(err) or not isinstance(got, (int, float, np.integer, np.floating)):
+                raise
+            T = float(got)
+            fits = num_heads * T * T * bytes_per_number <= memory_bytes
+            raise ExerciseError(
+                f"{err} Your T's scores take {num_heads * T * T * bytes_per_number:,.0f} bytes, which "
+                f"{'fits, but a longer T fits too' if fits else 'does not fit'}.") from None
+    passed("the longest context grows like the square root of the memory, rounded down, exact at the "
+           "boundary (T = 1000 fits in exactly its bytes, one byte less gives 999).")
+
+
+# ---------------------------------------------------------------- exercise 2: the margin for a weight
+def _margin(T: int, weight: float) -> float:
+    return math.log(weight * (T - 1) / (1 - weight))
+
+
+_MARGIN_CASES = [(2, 0.5), (16, 0.5), (1024, 0.9), (65_536, 0.5), (100, 0.01)]
+
+
+def _margin_hints(T: int, weight: float) -> dict[str, float]:
+    return {
+        "there are T - 1 other keys, not T: the planted key is one of the T.": math.log(weight * T / (1 - weight)),
+        "the planted key's own exp(margin) is missing from the denominator: its weight is "
+        "exp(margin) / (exp(margin) + T - 1), the planted key included in the sum.": math.log(weight * (T - 1)),
+        "that is a base-10 logarithm: the softmax uses exp, so take the natural logarithm (np.log, math.log).":
+            math.log10(weight * (T - 1) / (1 - weight)),
+        "the sign is flipped: a larger weight needs a larger margin.": -math.log(weight * (T - 1) / (1 - weight)),
+    }
+
+
+def check_margin_for_weight(margin_for_weight: Callable[[int, float], Any]) -> None:
+    """Exercise 2: the margin with exp(margin) / (exp(margin) + T - 1) = weight."""
+    if margin_for_weight is None or margin_for_weight is Ellipsis or not callable(margin_for_weight):
+        raise ExerciseError("margin_for_weight is not a function yet: write it in the answer cell above.")
+    for T, weight in _MARGIN_CASES:
+        what = f"T = {T:,}, weight = {weight}"
+        try:
+            got = margin_for_weight(T, weight)
+        except Exception as exc:
+            raise ExerciseError(f"margin_for_weight raised {type(exc).__name__} on {what}: {exc}") from None
+        check_value(got, _margin(T, weight), f"margin_for_weight({what})", hints=_margin_hints(T, weight))
+    passed("the margin grows like ln(T - 1): each doubling of the keys asks about 0.69 more of the planted "
+           "key's score to keep its weight.")
+
+
+# ---------------------------------------------------------------- exercise 3: one step of the online softmax
+State = tuple[float, float, np.ndarray]
+
+
+def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool = False, own_max: bool = False,
+          rescale_l: bool = True, rescale_o: bool = True, block_max: bool = False, divided: bool = False,
+          subtract: bool = True) -> State:
+    """The right step, or one of the known mistakes."""
+    m, l, o = state
+    if divided:  # the state holds the normalised output o / l; undo it first
+        o = o * l
+    m_new = float(scores.max()) if block_max else max(m, float(scores.max()))
+    if own_max:  # each block's exp taken from the block's own maximum, added without rescaling
+        p = np.exp(scores - scores.max())
+        l_new, o_new = l + p.sum(), o + p @ values
+        m_new = max(m, float(scores.max()))
+    elif not subtract:
+        p = np.exp(scores)
+        l_new, o_new = l + p.sum(), o + p @ values
+    else:
+        c = np.exp(m_new - m) if invert else np.exp(m - m_new)
+        p = np.exp(scores - m_new)
+        l_new = (l * c if rescale_l else l) + p.sum()
+        o_new = (o * c if rescale_o else o) + p @ values
+    if divided:
+        o_new = o_new / l_new
+    return m_new, l_new, o_new
+
+
+MISTAKES: dict[str, dict[str, bool]] = {
+    "the correction is inverted: when the maximum grows from m to m_new, what was summed so far must shrink, "
+    "so multiply by exp(m - m_new) (at most 1), not exp(m_new - m).": {"invert": True},
+    "each block's exponentials were taken from that block's own maximum and added without rescaling: terms "
+    "from different blocks then use different reference points. Take every exp from the running maximum "
+    "m_new, and rescale what was summed before by exp(m - m_new).": {"own_max": True},
+    "l was rescaled but o was not: multiply o by exp(m - m_new) as well.": {"rescale_o": False},
+    "o was rescaled but l was not: multiply l by exp(m - m_new) as well.": {"rescale_l": False},
+    "m became the new block's maximum, not the largest score so far: m_new = max(m, largest score of the "
+    "block).": {"block_max": True},
+    "o holds the normalised output (divided by l): in the state, o is the weighted sum of exponentials, not yet "
+    "divided; the division comes once, at the very end.": {"divided": True},
+    "the exponentials were taken of the raw scores: l and o are sums of exp(score - m), measured from the "
+    "running maximum m, and on scores near 1000 np.exp(1000) overflows. Subtract m_new before np.exp.":
+        {"subtract": False},
+}
+OVERFLOW = ("on scores near 1000 your state holds inf or NaN: np.exp(1000) overflows. Take every exp after "
+            "subtracting the running maximum m_new, so that the largest term is exp(0) = 1.")
+NOT_UPDATED = ("m was not updated: after a block, m must be the largest score seen so far, "
+               "max(m, largest score of the block).")
+
+
+def _blocks() -> list[tuple[State, list[tuple[np.ndarray, np.ndarray]]]]:
+    """(starting state, blocks) sequences; the first starts from a state already holding two keys."""
+    rng = np.random.default_rng(10)
+    v = rng.normal(size=(12, 3))
+    seen = np.array([0.5, 1.5])                                      # two keys summarised in the start state
+    start = (1.5, float(np.exp(seen - 1.5).sum()), np.exp(seen - 1.5) @ v[:2])
+    first = [(np.array([3.0, -1.0, 2.5]), v[2:5]), (np.array([0.0, 1.0]), v[5:7]),
+             (np.array([4.0, 3.5, 0.5]), v[7:10])]
+    empty: State = (-np.inf, 0.0, np.zeros(2))
+    w = rng.normal(size=(9, 2))
+    second = [(1000.0 + np.array([0.0, 2.0, 1.0]), w[:3]), (np.array([-1000.0, -999.0]), w[3:5]),
+              (1001.0 + np.array([1.0, 0.5, 0.25, 3.0]), w[5:9])]
+    near_low = [(-1000.0 + np.array([0.0, 1e-9, 3.0]), w[:3]), (-1000.0 + np.array([2.0, 1.0]), w[3:5])]
+    return [(start, first), (empty, second), (empty, near_low)]
+
+
+def _as_state(got: Any, d_v: int, where: str) -> State:
+    if got is None or got is Ellipsis:
+        raise ExerciseError(f"online_step returned None {where}: write your code in the answer cell above and "
+                            "`return m_new, l_new, o_new`.")
+    if not isinstance(got, (tuple, list)) or len(got) != 3:
+        raise ExerciseError(f"online_step returned a {type(got).__name__} {where}; expected a tuple of three: "
+                            "(m, l, o), the running maximum, the running sum and the running output.")
+    m, l, o = got
+    try:
+        m, l = float(np.asarray(m).item()), float(np.asarray(l).item())
+    except (TypeError, ValueError):
+        raise ExerciseError(f"m and l must be single numbers {where}; got {type(got[0]).__name__} and "
+                            f"{type(got[1]).__name__} (did you keep one number per key instead of their sum?)"
+                            ) from None
+    o = np.asarray(o, dtype=float)
+    if o.shape != (d_v,):
+        raise ExerciseError(f"o has shape {o.shape} {where}; it should have shape ({d_v},): one weighted sum of "
+                            "the value vectors (sum over the block's keys).")
+    return m, l, o
+
+
+def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 3: the online softmax's update, one block at a time; every intermediate state is compared."""
+    if online_step is None or online_step is Ellipsis or not callable(online_step):
+        raise ExerciseError("online_step is not a function yet: write it in the answer cell above.")
+    with np.errstate(all="ignore"):  # the known mistakes overflow on purpose
+        _drive(online_step)
+    passed("every intermediate state (m, l, o) is the running maximum, sum and weighted sum; after the last "
+           "block, o / l is exactly softmax(scores) @ values, for scores near 1000 and -1000 too.")
+
+
+def _drive(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
+    for start, blocks in _blocks():
+        state, right = start, start
+        wrong = {why: start for why in MISTAKES}
+        for number, (scores, values) in enumerate(blocks, 1):
+            where = (f"after block {number} (scores {np.array2string(scores, precision=4)}, the state before it "
+                     f"m = {state[0]:.6g}, l = {state[1]:.4g})")
+            try:
+                got = online_step((state[0], state[1], np.copy(state[2])), np.copy(scores), np.copy(values))
+            except Exception as exc:
+                raise ExerciseError(f"online_step raised {type(exc).__name__} {where}: {exc}") from None
+            m, l, o = _as_state(got, values.shape[-1], where)
+            right = _step(right, scores, values)
+            wrong = {why: _step(s, scores, values, **MISTAKES[why]) for why, s in wrong.items()}
+            mine = np.concatenate([[m, l], o])
+            if not np.isfinite(mine).all():
+                if max(abs(float(scores.max())), abs(m) if np.isfinite(m) else 0) > 500 and np.isfinite(m):
+                    raise ExerciseError(f"your state is not right yet {where}: {OVERFLOW}")
+                if m == state[0] and m < float(scores.max()):
+                    raise ExerciseError(f"your state is not right yet {where}: {NOT_UPDATED}")
+                if number == 1 and state[0] == -np.inf:
+                    raise ExerciseError(
+                        f"your state holds inf or NaN {where}: starting from m = -inf, the correction must be "
+                        "exp(m - m_new) = exp(-inf) = 0 (nothing summed yet), not exp(m_new - m) = inf.")
+            if m != right[0] and m == state[0]:
+                raise ExerciseError(f"your state is not right yet {where}: {NOT_UPDATED}")
+            reference = np.concatenate([[right[0], right[1]], right[2]])
+            known = {why: np.concatenate([[s[0], s[1]], s[2]]) for why, s in wrong.items()}
+            check_array(mine, reference, f"your state [m, l, *o] {where}", mistakes=known)
+            state = (m, l, o)
+        final = state[2] / state[1]
+        scores = np.concatenate([b[0] for b in blocks])
+        values = np.concatenate([b[1] for b in blocks])
+        if start[1] == 0.0:  # a sequence that starts empty ends with the full softmax's weighted sum
+            e = np.exp(scores - scores.max())
+            check_array(final, e @ values / e.sum(), "o / l after the last block")

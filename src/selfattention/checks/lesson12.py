@@ -1,0 +1,240 @@
+"""Checks for lesson 12 (inside a real transformer): remove one head by its mean (mean-ablation), the second half
+of an encoder layer (feed-forward, residual, LayerNorm), and how large attention's output is against the
+residual it is added to.
+
+Each check's own inputs make every named mistake give a result different from the right answer and from every
+other named mistake (``tests/test_mistakes_lesson12.py`` feeds each one): no two sizes coincide
+(T != d_model != d_ff, num_heads != d_k), the removed head is never head 0, W_O is square but not symmetric (so
+its transpose is told apart), and hard inputs are included (huge values in the context; a token whose vector is
+constant, so LayerNorm divides 0 by 0 without its eps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._engine import ExerciseError, check_function, passed
+
+__all__ = [
+    "check_mean_ablated_output",
+    "check_feed_forward_block",
+    "check_attention_to_residual",
+]
+
+_erf = np.vectorize(math.erf)
+
+
+def gelu(z: np.ndarray) -> np.ndarray:
+    """The exact GELU of BERT (hidden_act "gelu"): 0.5 z (1 + erf(z / sqrt(2))), any shape."""
+    return 0.5 * z * (1.0 + _erf(z / math.sqrt(2.0)))
+
+
+def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int = -1,
+                ddof: int = 0) -> np.ndarray:
+    mean = h.mean(axis=axis, keepdims=True)
+    var = h.var(axis=axis, keepdims=True, ddof=ddof)
+    return gamma * (h - mean) / np.sqrt(var + eps) + beta
+
+
+# ---------------------------------------------------------------- exercise 1: mean-ablation
+def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
+             *, how: str = "mean", width: int | None = None, start: int | None = None, bias: bool = True,
+             transposed: bool = False) -> np.ndarray:
+    d_k = context.shape[-1] // num_heads
+    width = d_k if width is None else width
+    start = head * width if start is None else start
+    part = slice(start, start + width)
+    c = np.array(context, dtype=float)
+    if how == "mean":                                   # the slice's mean over the tokens, for every token
+        c[:, part] = c[:, part].mean(axis=0)
+    elif how == "zero":
+        c[:, part] = 0.0
+    elif how == "features":                             # each token's own mean over its d_k features
+        c[:, part] = c[:, part].mean(axis=1, keepdims=True)
+    elif how == "scalar":
+        c[:, part] = c[:, part].mean()
+    elif how == "all heads":
+        c[:] = c.mean(axis=0)
+    elif how == "keep only":
+        kept = c[:, part].mean(axis=0)
+        c[:] = 0.0
+        c[:, part] = kept
+    return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0.0)
+
+
+def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    return {
+        "that is zero-ablation (section 3): the head's slice set to 0. Mean-ablation replaces it, for every "
+        "token, by its mean over the T tokens (axis=0).": _ablated(*case, how="zero"),
+        "each token's slice was replaced by the mean of its own d_k features (axis 1); the mean is over the T "
+        "tokens (axis=0): one d_k vector, the same for every token.": _ablated(*case, how="features"),
+        "the slice was replaced by a single number, the mean of all its entries; average over the tokens only "
+        "(axis=0), keeping the d_k features apart.": _ablated(*case, how="scalar"),
+        "every head was replaced by its mean; replace only head `head`'s slice, columns head*d_k to "
+        "(head+1)*d_k - 1.": _ablated(*case, how="all heads"),
+        "the other heads were removed (set to 0); keep them, and replace only the one head's slice by its "
+        "mean.": _ablated(*case, how="keep only"),
+        "you multiplied by W_O transposed (context @ W_O.T, the layout nn.Linear stores); W_O is given in the "
+        "course's layout: context @ W_O.": _ablated(*case, transposed=True),
+        "the bias b_O is missing: the attention output is context @ W_O + b_O.": _ablated(*case, bias=False),
+        "the slice is num_heads wide; each head has d_k = d_model // num_heads features.":
+            _ablated(*case, width=case[4]),
+        "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
+            _ablated(*case, start=(case[3] - 1) * (case[0].shape[1] // case[4])),
+    }
+
+
+def _ablation_cases() -> list[tuple]:
+    rng = np.random.default_rng(120)
+    cases = []
+    for T, d_model, num_heads, head, scale in ((4, 6, 3, 1, 1.0), (5, 12, 4, 2, 1.0), (3, 12, 2, 1, 1e6)):
+        context = rng.normal(size=(T, d_model)) * scale
+        W_O = rng.normal(size=(d_model, d_model)) / np.sqrt(d_model)
+        b_O = rng.normal(size=d_model)
+        cases.append((context, W_O, b_O, head, num_heads))
+    return cases
+
+
+def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
+    """Exercise 1: the attention output with head ``head`` replaced by its mean over the tokens, (T, d_model)."""
+    if callable(mean_ablated_output):
+        case = _ablation_cases()[0]
+        context = case[0].copy()
+        try:
+            mean_ablated_output(context, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in case[1:]])
+        except Exception:
+            pass                                        # check_function below reports the error in words
+        if not np.array_equal(context, case[0]):
+            raise ExerciseError("mean_ablated_output changed `context` itself; the model (and the hidden test) "
+                                "still needs it. Work on a copy: np.array(context, dtype=float) or "
+                                "context.copy().")
+    check_function(
+        mean_ablated_output, _ablated, _ablation_cases(), "mean_ablated_output",
+        mistakes=_ablation_mistakes,
+        describe=lambda c: (f"context of shape {c[0].shape}, num_heads={c[4]} (d_k={c[0].shape[1] // c[4]}), "
+                            f"head={c[3]}" + (", huge values" if np.abs(c[0]).max() > 1e3 else "")),
+    )
+    passed("the head's d_k features replaced by their mean over the tokens, the other heads kept, then "
+           "W_O and its bias.")
+
+
+# ---------------------------------------------------------------- exercise 2: feed-forward block
+def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, b_2: np.ndarray,
+               gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, act: Callable = gelu,
+               residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
+               affine: bool = True) -> np.ndarray:
+    g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if pre_norm:
+        return x1 + act(_layer_norm(x1, g, b, eps) @ W_1 + b_1) @ W_2 + b_2
+    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
+    return _layer_norm(x1 + h if residual else h, g, b, eps, axis=axis, ddof=ddof)
+
+
+def _relu(z: np.ndarray) -> np.ndarray:
+    return np.maximum(z, 0.0)
+
+
+def _gelu_tanh(z: np.ndarray) -> np.ndarray:
+    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z**3)))
+
+
+EPS_MISSING = ("the eps inside the square root is missing: a token whose vector is constant has variance 0, "
+               "and (h - mean) / sqrt(0) is 0/0. Divide by sqrt(var + eps).")
+
+
+def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    return {
+        "the residual is missing: LayerNorm(x1 + FFN(x1)), not LayerNorm(FFN(x1)).": _ffn_block(*case, residual=False),
+        "LayerNorm was applied before the feed-forward (x1 + FFN(LayerNorm(x1)), the pre-norm arrangement); "
+        "this model is post-norm: LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, pre_norm=True),
+        "that is ReLU; this model's activation is GELU, 0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_relu),
+        "that is the tanh approximation of GELU; this model (hidden_act \"gelu\") uses the exact form "
+        "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_tanh),
+        "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its "
+        "features (axis=-1).": _ffn_block(*case, axis=0),
+        "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
+            _ffn_block(*case, ddof=1),
+        "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
+            _ffn_block(*case, affine=False),
+    }
+
+
+def _ffn_cases() -> list[tuple]:
+    rng = np.random.default_rng(71)
+    cases = []
+    for T, d, d_ff in ((3, 4, 7), (5, 6, 10)):
+        x1 = rng.normal(size=(T, d))
+        W_1, b_1 = rng.normal(size=(d, d_ff)) / np.sqrt(d), rng.normal(size=d_ff)
+        W_2, b_2 = rng.normal(size=(d_ff, d)) / np.sqrt(d_ff), rng.normal(size=d)
+        gamma, beta = 1.0 + 0.5 * rng.normal(size=d), rng.normal(size=d)
+        cases.append((x1, W_1, b_1, W_2, b_2, gamma, beta, 1e-12))
+    # Hard input: token 1's vector and the block's output are constant, so its variance is exactly 0.
+    x1, W_1, b_1, _, _, gamma, beta, eps = cases[1]
+    x1 = x1.copy()
+    x1[1] = 0.7
+    cases.append((x1, W_1, b_1, np.zeros((W_1.shape[1], x1.shape[1])), np.full(x1.shape[1], 0.3), gamma, beta, eps))
+    return cases
+
+
+def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
+    """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model)."""
+    cases = _ffn_cases()
+    if callable(feed_forward_block):
+        x1 = cases[-1][0]
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(feed_forward_block(*[np.copy(a) if isinstance(a, np.ndarray) else a
+                                                      for a in cases[-1]]), dtype=float)
+        except Exception:
+            got = None
+        if got is not None and got.shape == x1.shape and not np.isfinite(got[1]).all() and np.isfinite(
+                np.delete(got, 1, axis=0)).all():
+            raise ExerciseError(f"the result of feed_forward_block is not right yet: {EPS_MISSING}")
+    check_function(
+        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes,
+        describe=lambda c: (f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}"
+                            + (", a token with variance 0" if not c[3].any() else "")),
+    )
+    passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
+
+
+# ---------------------------------------------------------------- exercise 3: attention against the residual
+def _ratio(x: np.ndarray, a: np.ndarray) -> np.ndarray:
+    return np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1)
+
+
+def _ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    x, a = case
+    norm = lambda v: np.linalg.norm(v, axis=-1)  # noqa: E731
+    return {
+        "that is ||x_i|| / ||a_i||, the ratio upside down: the attention output's norm goes on top.":
+            norm(x) / norm(a),
+        "those are squared norms (sums of squares); take the square root, np.linalg.norm.":
+            (a**2).sum(-1) / (x**2).sum(-1),
+        "that is ||x_i + a_i|| / ||x_i||, the sum against the residual; the question is the attention "
+        "output alone, ||a_i|| / ||x_i||.": norm(x + a) / norm(x),
+        "those are sums of absolute values (L1 norms); the length of a vector is its Euclidean norm.":
+            np.abs(a).sum(-1) / np.abs(x).sum(-1),
+    }
+
+
+def _ratio_cases() -> list[tuple]:
+    rng = np.random.default_rng(122)
+    x1 = 10.0 * rng.normal(size=(4, 6))
+    a1 = rng.normal(size=(4, 6)) * rng.uniform(0.5, 3.0, size=(4, 1))
+    x2 = rng.normal(size=(3, 5)) * 1e3
+    a2 = rng.normal(size=(3, 5)) * 1e2
+    return [(x1, a1), (x2, a2)]
+
+
+def check_attention_to_residual(attention_to_residual: Callable[..., Any]) -> None:
+    """Exercise 3: per token, ||a_i|| / ||x_i||, (T,)."""
+    check_function(
+        attention_to_residual, _ratio, _ratio_cases(), "attention_to_residual", mistakes=_ratio_mistakes,
+        describe=lambda c: f"x and a of shape {c[0].shape}",
+    )
+    passed("one ratio per token, ||a_i|| / ||x_i||, Euclidean norms over the features.")

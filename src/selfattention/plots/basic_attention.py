@@ -1,0 +1,255 @@
+"""Figures of lessons 02 and 03 (basic self-attention, no parameters).
+
+Every figure is drawn for a slide: its text is ``FONT`` points, legible at the deck's 1280 px width for
+figures up to about 13 inches wide and 6.5 inches high (at least 20 px on screen). Maps of attention weights
+label their axes by what the lessons have defined by then: the word attending (row i) and the word attended
+to (column j); queries and keys come in lesson 04.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "FONT",
+    "ROW_LABEL",
+    "COLUMN_LABEL",
+    "plane",
+    "score_weight_bars",
+    "update_score_weight_bars",
+    "weight_map",
+    "weight_maps",
+    "matrix_flow",
+    "lean_strip",
+]
+
+#: Font size (points) of every text in these figures.
+FONT = 16
+ROW_LABEL = "word attending (row i)"
+COLUMN_LABEL = "word attended to (column j)"
+
+
+def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
+    """``x`` as a float array of ``ndim`` dimensions, or a ValueError naming ``name``."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {arr.shape}")
+    return arr
+
+
+def plane(
+    vectors: Mapping[str, ArrayLike],
+    *,
+    dims: tuple[int, int] = (0, 1),
+    names: tuple[str, str] = ("finance", "nature"),
+    colors: Mapping[str, str] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Axes:
+    """Draw named vectors as arrows from the origin in the plane of two of their coordinates.
+
+    Inputs:
+        vectors: name -> vector of shape (d,), d > max(dims); each is drawn by its coordinates ``dims``.
+        names: the two axes' names. colors: name -> colour (default: blue).
+    Returns:
+        the Axes drawn on.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 5.5))
+    points = []
+    for name, v in vectors.items():
+        v = _array(f"vectors[{name!r}]", v, 1)
+        if v.shape[0] <= max(dims):
+            raise ValueError(f"vectors[{name!r}] has shape {v.shape}; dims {dims} need more coordinates")
+        p = v[list(dims)]
+        color = (colors or {}).get(name, "tab:blue")
+        ax.annotate("", xy=p, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2.5})
+        ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
+        points.append(p)
+    top = 1.2 * max(1e-9, float(np.abs(np.array(points)).max()))
+    ax.set_xlim(min(0.0, -0.05 * top), top)
+    ax.set_ylim(min(0.0, -0.05 * top), top)
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.3)
+    ax.set_xlabel(names[0], fontsize=FONT)
+    ax.set_ylabel(names[1], fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    if title:
+        ax.set_title(title, fontsize=FONT)
+    return ax
+
+
+def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
+                      max_words: int | None = None) -> tuple[Figure, BarContainer, BarContainer]:
+    """One word's row, as two bar charts side by side: its scores omega_ij and its weights alpha_ij.
+
+    Inputs:
+        words: the T words; scores, weights: shape (T,).
+        max_words: room for this many bars (default T), so a widget can redraw longer sentences in place.
+    Returns:
+        the figure and the two BarContainers (scores, weights), for :func:`update_score_weight_bars`.
+    """
+    scores, weights = _array("scores", scores, 1), _array("weights", weights, 1)
+    if not len(words) == scores.shape[0] == weights.shape[0]:
+        raise ValueError(f"words, scores and weights have lengths {len(words)}, {scores.shape[0]} and "
+                         f"{weights.shape[0]}; expected one score and one weight per word")
+    n = max(len(words), max_words or 0)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig.subplots_adjust(left=0.08, right=0.98, bottom=0.27, top=0.84, wspace=0.2)
+    pad = np.zeros(n)
+    score_bars = left.bar(range(n), pad, color="tab:gray")
+    weight_bars = right.bar(range(n), pad, color="tab:blue")
+    left.set_title("scores  omega_ij = x_i . x_j", fontsize=FONT)
+    right.set_title("weights  alpha_ij = softmax_j", fontsize=FONT)
+    right.set_ylim(0, 1)
+    for ax in (left, right):
+        ax.axhline(0, color="black", lw=0.8)
+        ax.tick_params(labelsize=FONT)
+    update_score_weight_bars(fig, score_bars, weight_bars, words, scores, weights)
+    return fig, score_bars, weight_bars
+
+
+def update_score_weight_bars(fig: Figure, score_bars: BarContainer, weight_bars: BarContainer,
+                             words: Sequence[str], scores: ArrayLike, weights: ArrayLike) -> None:
+    """Redraw the bars of :func:`score_weight_bars` in place for a row of T words (T <= number of bars);
+    the bars past T are emptied."""
+    scores, weights = _array("scores", scores, 1), _array("weights", weights, 1)
+    n = len(score_bars)
+    if not len(words) == scores.shape[0] == weights.shape[0] <= n:
+        raise ValueError(f"got {len(words)} words, {scores.shape[0]} scores and {weights.shape[0]} weights; "
+                         f"expected the same number, at most {n} (the bars drawn)")
+    left, right = fig.axes[:2]
+    for k in range(n):
+        s, w = (float(scores[k]), float(weights[k])) if k < len(words) else (0.0, 0.0)
+        score_bars[k].set_height(s)
+        weight_bars[k].set_height(w)
+    labels = list(words) + [""] * (n - len(words))
+    for ax in (left, right):
+        ax.set_xticks(range(n), labels, rotation=40, ha="right", fontsize=FONT)
+        ax.set_xlim(-0.6, len(words) - 0.4)
+    low, high = min(0.0, float(scores.min())), max(0.0, float(scores.max()))
+    span = max(high - low, 1e-9)
+    left.set_ylim(low - 0.1 * span * (low < 0), high + 0.15 * span)
+    for text in list(right.texts):
+        text.remove()
+    for k, w in enumerate(weights):
+        right.text(k, float(w) + 0.02, f"{float(w):.2f}", ha="center", va="bottom", fontsize=FONT)
+
+
+def weight_map(weights: ArrayLike, words: Sequence[str], *, ax: Axes | None = None, title: str | None = None,
+               vmax: float = 1.0, annotate: bool = True, labels: bool | tuple[str, str] = True) -> Axes:
+    """Draw a (T, T) matrix of attention weights: row i is the word attending, column j the word attended to.
+
+    Inputs:
+        weights: (T, T); words: T labels. vmax: the weight drawn darkest (1.0: maps compare on one scale).
+        annotate: write each weight in its square. labels: name the two axes (True: ROW_LABEL and
+            COLUMN_LABEL; a pair: these names; False: none).
+    Returns:
+        the Axes drawn on.
+    """
+    w = _array("weights", weights, 2)
+    if w.shape != (len(words), len(words)):
+        raise ValueError(f"weights has shape {w.shape}; expected ({len(words)}, {len(words)}), one row and "
+                         "one column per word")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.8 + 0.9 * len(words), 1.6 + 0.8 * len(words)))
+    ax.imshow(w, cmap="Blues", vmin=0.0, vmax=vmax)
+    ax.set_yticks(range(len(words)), words, fontsize=FONT)
+    ax.set_xticks(range(len(words)), words, rotation=40, ha="right", fontsize=FONT)
+    if labels:
+        rows, columns = (ROW_LABEL, COLUMN_LABEL) if labels is True else labels
+        ax.set_ylabel(rows, fontsize=FONT)
+        ax.set_xlabel(columns, fontsize=FONT)
+    if annotate:
+        for (i, j), v in np.ndenumerate(w):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=FONT,
+                    color="white" if v > 0.6 * vmax else "black")
+    if title:
+        ax.set_title(title, fontsize=FONT)
+    return ax
+
+
+def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], titles: Sequence[str], *,
+                vmax: float = 1.0, width: float = 12.0) -> tuple[Figure, list[Axes]]:
+    """Draw several (T, T) weight maps side by side on ONE colour scale (0 to ``vmax``), with one colour bar.
+
+    Inputs:
+        maps: n arrays (T_k, T_k); words: n word lists; titles: n titles. width: figure width in inches.
+    Returns:
+        the figure and its n Axes. Only the first names its rows, all name their columns' words.
+    """
+    if not len(maps) == len(words) == len(titles) >= 1:
+        raise ValueError(f"maps, words and titles have {len(maps)}, {len(words)} and {len(titles)} entries; "
+                         "expected the same number, at least 1")
+    fig, axes = plt.subplots(1, len(maps), figsize=(width, 4.8), layout="constrained")
+    axes = list(np.atleast_1d(axes))
+    for k, (ax, m, ws, title) in enumerate(zip(axes, maps, words, titles, strict=True)):
+        weight_map(m, ws, ax=ax, title=title, vmax=vmax, labels=False)
+        if k == 0:
+            ax.set_ylabel("row i: attending", fontsize=FONT)
+    fig.supxlabel("column j: the word attended to", fontsize=FONT)
+    bar = fig.colorbar(axes[-1].images[0], ax=axes, shrink=0.8)
+    bar.ax.tick_params(labelsize=FONT)
+    bar.set_label("weight alpha_ij", fontsize=FONT)
+    return fig, axes
+
+
+def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str]) -> tuple[Figure, list[Axes]]:
+    """The matrix form as a row of pictures, each matrix drawn to scale with an arrow from the one before.
+
+    Inputs:
+        matrices: (title, array of shape (T, n)) pairs, e.g. X (T, d), Omega (T, T), A (T, T), Z (T, d);
+        words: the T row labels (written left of the first matrix).
+    Returns:
+        the figure and its Axes.
+    """
+    arrays = [(title, _array(f"matrices[{k}]", m, 2)) for k, (title, m) in enumerate(matrices)]
+    if not arrays or any(m.shape[0] != len(words) for _, m in arrays):
+        raise ValueError(f"every matrix needs {len(words)} rows (one per word); got shapes "
+                         f"{[m.shape for _, m in arrays]}")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(12, 4.2),
+                             gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.45})
+    fig.subplots_adjust(left=0.1, right=0.99, bottom=0.04, top=0.74)
+    for k, (ax, (title, m)) in enumerate(zip(axes, arrays, strict=True)):
+        ax.imshow(m, cmap="Blues")
+        ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT)
+        ax.set_xticks([])
+        ax.set_yticks(range(len(words)), words if k == 0 else [], fontsize=FONT)
+        if k:
+            ax.annotate("", xy=(-0.05, 0.5), xytext=(-0.4, 0.5), xycoords="axes fraction",
+                        arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
+    return fig, list(axes)
+
+
+def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
+               colors: Sequence[str] = ("tab:orange", "tab:green", "tab:purple")) -> tuple[Figure, Axes]:
+    """One value per sentence as a dot, one row of dots per group, and the static word's value as a line.
+
+    Inputs:
+        groups: group name -> values (n,), one per sentence; static: the value before attention.
+        colors: one colour per group, in order.
+    Returns:
+        the figure and its Axes.
+    """
+    fig, ax = plt.subplots(figsize=(12, 3.6))
+    fig.subplots_adjust(left=0.2, right=0.98, bottom=0.28, top=0.95)
+    for row, (name, values) in enumerate(groups.items()):
+        v = _array(f"groups[{name!r}]", values, 1)
+        ax.scatter(v, np.full(v.shape, row), s=90, color=colors[row % len(colors)], alpha=0.8)
+    ax.axvline(static, color="black", ls="--", lw=1.5)
+    ax.text(static, len(groups) - 0.45, " static bank", fontsize=FONT, va="center")
+    ax.set_yticks(range(len(groups)), list(groups), fontsize=FONT)
+    ax.set_ylim(-0.6, len(groups) - 0.2)
+    ax.set_xlabel(xlabel, fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.grid(axis="x", alpha=0.3)
+    return fig, ax

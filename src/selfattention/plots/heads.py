@@ -1,0 +1,139 @@
+"""Figures of lessons 07 and 08 (multi-head attention): the layer's diagram, heads' weights on one scale.
+
+Every figure is drawn :data:`WIDTH` inches wide with text of at least :data:`FONT` points, so that on a
+slide 1280 px wide (where a figure fills the width) its smallest text is about 22 px high: legible from
+the back of a room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars"]
+
+WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
+FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
+
+
+def _matrix(name: str, m: ArrayLike) -> np.ndarray:
+    if hasattr(m, "detach"):
+        m = m.detach().cpu().numpy()
+    a = np.asarray(m, dtype=float)
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D (rows, columns) array, got shape {a.shape}")
+    return a
+
+
+def mha_diagram() -> Figure:
+    """The multi-head layer as boxes: X, h heads of width d_k, their concatenation, W_O, the output.
+
+    Returns the figure (WIDTH x 4.6 inches); nothing is shown.
+    """
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.6))
+    ax.set(xlim=(0, 12), ylim=(0.1, 4.3))
+    ax.axis("off")
+
+    def box(x: float, y: float, text: str, color: str) -> None:
+        ax.text(x, y, text, ha="center", va="center", fontsize=FONT,
+                bbox={"boxstyle": "round,pad=0.4", "ec": "gray", "fc": color})
+
+    def arrow(start: tuple[float, float], end: tuple[float, float]) -> None:
+        ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "color": "gray", "lw": 1.5})
+
+    box(0.75, 2.2, "$X$\n$T \\times d_{model}$", "#dbe9f6")
+    for y, i in ((3.65, "1"), (2.2, "2"), (0.6, "h")):
+        arrow((1.55, 2.2), (2.3, y))
+        box(4.25, y, f"head {i}: $Q_{i}, K_{i}, V_{i}$  ($T \\times d_k$)\n"
+                     f"softmax$(Q_{i} K_{i}^T / \\sqrt{{d_k}})\\, V_{i}$", "#fde0c5")
+        arrow((6.25, y), (6.95, 2.2))
+    ax.text(4.25, 1.42, "$\\vdots$", ha="center", va="center", fontsize=FONT)
+    box(7.85, 2.2, "concat\n$T \\times h\\,d_k$\n$= T \\times d_{model}$", "#e5f5e0")
+    arrow((8.8, 2.2), (9.75, 2.2))
+    ax.text(9.27, 2.95, "$\\times\\, W_O$", ha="center", va="center", fontsize=FONT)
+    box(10.95, 2.2, "output\n$T \\times d_{model}$", "#dbe9f6")
+    fig.suptitle("$h$ heads of width $d_k = d_{model} / h$, concatenated, then mixed by $W_O$", fontsize=FONT)
+    fig.tight_layout()
+    return fig
+
+
+def head_maps(
+    maps: Sequence[ArrayLike],
+    titles: Sequence[str],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    vmax: float = 1.0,
+    annotate: bool = True,
+    digits: int = 2,
+    height: float | None = None,
+    xlabel: str = "key (attended to)",
+    ylabel: str = "query (attending)",
+) -> tuple[Figure, list[Axes]]:
+    """Attention weights of several heads side by side, on ONE colour scale from 0 to ``vmax``.
+
+    Inputs:
+        maps: n arrays of shape (rows, cols) (torch tensors accepted), one per panel.
+        titles: n panel titles; row_labels: ``rows`` labels; col_labels: ``cols`` labels.
+        annotate: write each weight in its square, with ``digits`` decimals.
+        height: the figure's height in inches (default: from the number of rows).
+    Returns:
+        the figure (WIDTH inches wide) and its n panels' Axes; ``panel.images[0].set_data`` redraws one.
+    """
+    arrays = [_matrix(f"maps[{i}]", m) for i, m in enumerate(maps)]
+    if not arrays or len(arrays) != len(titles):
+        raise ValueError(f"maps has {len(arrays)} entries and titles {len(titles)}; "
+                         "expected one title per map, at least one map")
+    shapes = {a.shape for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError(f"maps must all have one shape, got {sorted(shapes)}")
+    rows, cols = arrays[0].shape
+    if (len(row_labels), len(col_labels)) != (rows, cols):
+        raise ValueError(f"row_labels has {len(row_labels)} and col_labels {len(col_labels)} labels; "
+                         f"the maps are {rows} x {cols}")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(WIDTH, height or 1.6 + 0.55 * rows),
+                             squeeze=False, layout="constrained")
+    panels = list(axes[0])
+    for i, (a, ax, title) in enumerate(zip(arrays, panels, titles, strict=True)):
+        ax.imshow(a, cmap="Blues", vmin=0.0, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(cols), col_labels, rotation=30 if max(map(len, col_labels)) > 3 else 0,
+                      ha="right" if max(map(len, col_labels)) > 3 else "center", fontsize=FONT)
+        ax.set_yticks(range(rows), row_labels if i == 0 else [""] * rows, fontsize=FONT)
+        ax.set_title(title, fontsize=FONT)
+        ax.set_xlabel(xlabel, fontsize=FONT)
+        if annotate:
+            for (r, c), v in np.ndenumerate(a):
+                ax.text(c, r, f"{v:.{digits}f}", ha="center", va="center", fontsize=FONT,
+                        color="white" if v > 0.6 * vmax else "black")
+    panels[0].set_ylabel(ylabel, fontsize=FONT)
+    bar = fig.colorbar(panels[-1].images[0], ax=panels, shrink=0.9)
+    bar.set_label("attention weight", fontsize=FONT)
+    bar.ax.tick_params(labelsize=FONT)
+    return fig, panels
+
+
+def query_bars(num_heads: int, num_tokens: int) -> tuple[Figure, list[Axes], list]:
+    """One bar chart per head for one query's weights over ``num_tokens`` tokens, laid out once.
+
+    Returns the figure (WIDTH inches wide), its ``num_heads`` Axes (weights from 0 to 1) and, per head,
+    the bars (``selfattention.widgets.set_heights`` moves them); tick labels and titles are set by the caller.
+    """
+    for name, value in (("num_heads", num_heads), ("num_tokens", num_tokens)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    fig, axes = plt.subplots(1, num_heads, figsize=(WIDTH, 4.4), squeeze=False, layout="constrained")
+    panels, bars = list(axes[0]), []
+    for i, ax in enumerate(panels):
+        bars.append(ax.bar(range(num_tokens), np.zeros(num_tokens), color="tab:blue"))
+        ax.set_ylim(0, 1)
+        ax.set_xticks(range(num_tokens), [""] * num_tokens, fontsize=FONT)
+        ax.tick_params(labelsize=FONT)
+        ax.set_title(f"head {i + 1}", fontsize=FONT)
+        ax.grid(axis="y", alpha=0.3)
+    panels[0].set_ylabel("weight of the query", fontsize=FONT)
+    return fig, panels, bars

@@ -1,0 +1,100 @@
+"""Figures of lesson 09 (positions and masks): the sinusoidal encoding as a map, and attention weights under
+masks, side by side on one colour scale, NaN entries drawn apart.
+
+Every figure is drawn 11 inches wide with text of at least 15 points, so that shown across a 1280-pixel slide
+its smallest text stays above 20 pixels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+__all__ = ["FONT", "encoding_map", "weight_maps", "draw_weights", "set_weight_texts"]
+
+#: Smallest text size of these figures, in points (11-inch figures: 15 pt is 24 px on a 1280-px slide).
+FONT = 15
+_RC = {"font.size": FONT, "axes.titlesize": FONT + 1, "axes.labelsize": FONT, "xtick.labelsize": FONT,
+       "ytick.labelsize": FONT, "legend.fontsize": FONT}
+
+
+def _array(x: ArrayLike, name: str, ndim: int) -> np.ndarray:
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    arr = np.asarray(x, dtype=float)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimensions, got shape {arr.shape}")
+    return arr
+
+
+def encoding_map(pe: ArrayLike, *, title: str | None = None) -> Figure:
+    """Draw a (T, d) positional encoding: one row per position, one column per encoding column, -1 to 1.
+
+    Returns the figure (11 x 4.6 inches, one colour bar).
+    """
+    pe = _array(pe, "pe", 2)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(11, 4.6), layout="constrained")
+        image = ax.imshow(pe.T, cmap="RdBu", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xlabel("position pos")
+        ax.set_ylabel("column (2i sine, 2i+1 cosine)")
+        ax.set_title(title or f"Sinusoidal positional encoding: {pe.shape[0]} positions, d = {pe.shape[1]}")
+        fig.colorbar(image, ax=ax, label="value", pad=0.01)
+    return fig
+
+
+def draw_weights(ax: Axes, weights: ArrayLike, labels: Sequence[str], *, title: str = "",
+                 key_labels: Sequence[str] | None = None) -> list[list[plt.Text]]:
+    """Draw (T_q, T_k) attention weights on ``ax`` on the scale 0 to 1, each weight written in its square;
+    NaN entries are grey and read "NaN". Returns the text artists, ``texts[i][j]`` for query i, key j (a
+    widget changes their strings; :func:`selfattention.plots.masks.weight_maps` draws several)."""
+    w = _array(weights, "weights", 2)
+    cmap = plt.get_cmap("Blues").with_extremes(bad="#bbbbbb")
+    ax.imshow(np.ma.masked_invalid(w), cmap=cmap, vmin=0.0, vmax=1.0)
+    keys = list(key_labels) if key_labels is not None else list(labels)
+    ax.set_yticks(range(w.shape[0]), labels)
+    ax.set_xticks(range(w.shape[1]), keys, rotation=45, ha="right")
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query")
+    if title:
+        ax.set_title(title)
+    texts = [[ax.text(j, i, "", ha="center", va="center", fontsize=FONT) for j in range(w.shape[1])]
+             for i in range(w.shape[0])]
+    set_weight_texts(texts, w)
+    return texts
+
+
+def set_weight_texts(texts: list[list[plt.Text]], weights: np.ndarray) -> None:
+    """Write ``weights`` (T_q, T_k) into the squares' texts: two decimals, "0" for an exact zero, "NaN"."""
+    for i, row in enumerate(texts):
+        for j, text in enumerate(row):
+            v = weights[i, j]
+            if np.isnan(v):
+                text.set_text("NaN")
+                text.set_color("black")
+            else:
+                text.set_text("0" if v == 0.0 else f"{v:.2f}")
+                text.set_color("white" if v > 0.6 else "black")
+
+
+def weight_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], labels: Sequence[str]) -> Figure:
+    """Draw n (T, T) weight matrices side by side on one colour scale (0 to 1), with one colour bar.
+
+    Returns the figure, 11 inches wide.
+    """
+    if not matrices or len(matrices) != len(titles):
+        raise ValueError(f"matrices has {len(matrices)} entries and titles {len(titles)}; "
+                         "expected one title per matrix, at least one matrix")
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(1, len(matrices), figsize=(11, 5.4), layout="constrained", squeeze=False)
+        for i, (m, ax, title) in enumerate(zip(matrices, axes[0], titles, strict=True)):
+            draw_weights(ax, m, labels, title=title)
+            if i:
+                ax.set_ylabel("")
+        fig.colorbar(axes[0][-1].images[0], ax=list(axes[0]), shrink=0.8, label="attention weight")
+    return fig

@@ -1,0 +1,121 @@
+"""Lesson 04's figures (learnable projections): weights compared on one scale, one query step by step.
+
+Every figure here is drawn for a slide: the deck shows a figure across the slide's width (about
+``DECK_PX`` pixels), so a figure ``w`` inches wide needs text of at least ``deck_font_pt(w)`` points for
+its smallest text to be ``MIN_PX`` pixels high there. :func:`legible` enlarges any smaller text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from numpy.typing import ArrayLike
+
+__all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "weights_compared", "query_steps"]
+
+MIN_PX = 20  # the smallest text on a slide, in pixels
+DECK_PX = 1180  # the width a figure is drawn at on a 1280 x 720 slide (its margins taken off), in pixels
+
+
+def deck_font_pt(width_in: float, min_px: float = MIN_PX, shown_px: float = DECK_PX) -> float:
+    """The smallest font size (points) that is ``min_px`` pixels high when a figure ``width_in`` inches wide
+    is shown ``shown_px`` pixels wide: a point is 1/72 inch, so ``min_px * 72 * width_in / shown_px``."""
+    if not width_in > 0:
+        raise ValueError(f"width_in must be a positive width in inches, got {width_in!r}")
+    return min_px * 72.0 * width_in / shown_px
+
+
+def legible(fig: Figure, shown_px: float = DECK_PX) -> Figure:
+    """Raise every text of ``fig`` (titles, labels, ticks, colour bars, annotations) to at least
+    :func:`deck_font_pt` of the figure's width shown ``shown_px`` pixels wide (less than the slide's width
+    for a figure that shares its slide, a widget's); returns ``fig``."""
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig is a {type(fig).__name__}; expected a matplotlib Figure")
+    smallest = deck_font_pt(float(fig.get_figwidth()), shown_px=shown_px)
+    for ax in fig.axes:  # tick labels are made when drawn: set their size, not only the ones made so far
+        ax.tick_params(which="both", labelsize=smallest)
+    for text in fig.findobj(Text):  # empty ones too: a widget fills them in later
+        if text.get_fontsize() < smallest:
+            text.set_fontsize(smallest)
+    return fig
+
+
+def weights_compared(maps: Sequence[ArrayLike], titles: Sequence[str], labels: Sequence[str],
+                     width: float = 12.0) -> Figure:
+    """Attention weights side by side on ONE colour scale from 0 to 1, each weight written in its square,
+    every text legible on a slide.
+
+    Inputs: maps: n arrays (T, T) (rows: queries, columns: keys); titles: n strings; labels: the T tokens.
+    """
+    arrays = [np.asarray(m, dtype=float) for m in maps]
+    T = len(labels)
+    if not arrays or len(arrays) != len(titles) or any(a.shape != (T, T) for a in arrays):
+        raise ValueError(f"maps has {len(arrays)} arrays of shapes {[a.shape for a in arrays]} and titles "
+                         f"{len(titles)}; expected one title per map, each map ({T}, {T}) for {T} labels")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(width, 0.42 * width + 0.1), layout="constrained")
+    axes = np.atleast_1d(axes)
+    size = deck_font_pt(width)
+    for k, (ax, a, title) in enumerate(zip(axes, arrays, titles, strict=True)):
+        image = ax.imshow(a, cmap="Blues", vmin=0.0, vmax=1.0)
+        for (i, j), w in np.ndenumerate(a):
+            ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=size,
+                    color="white" if w > 0.6 else "black")
+        ax.set_xticks(range(T), labels, rotation=45, ha="right")
+        ax.set_yticks(range(T), labels if k == 0 else [])
+        ax.set_title(title)
+        ax.set_xlabel("key")
+    axes[0].set_ylabel("query")
+    fig.colorbar(image, ax=list(axes), shrink=0.8, label="weight")
+    return legible(fig)
+
+
+def _vector(v: ArrayLike) -> str:
+    """``[1, 0, 2]`` for whole numbers, ``[0.22, 0.61]`` otherwise."""
+    a = np.asarray(v, dtype=float)
+    if np.allclose(a, np.round(a)):
+        return "[" + ", ".join(f"{x:.0f}" for x in a) + "]"
+    return "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
+
+
+def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V: ArrayLike,
+                scores: ArrayLike, weights: ArrayLike, z: ArrayLike) -> Figure:
+    """One query step by step: its vector q, each key k_j, the score q . k_j, the weight alpha_j (shaded by
+    its size) and the weighted value alpha_j v_j, summed into z.
+
+    Inputs: words (T,); q (d_k,); K (T, d_k); V (T, d_v); scores and weights (T,); z (d_v,).
+    """
+    K, V = np.asarray(K, dtype=float), np.asarray(V, dtype=float)
+    scores, weights = np.asarray(scores, dtype=float), np.asarray(weights, dtype=float)
+    T = len(words)
+    if K.shape[0] != T or V.shape[0] != T or scores.shape != (T,) or weights.shape != (T,):
+        raise ValueError(f"K {K.shape}, V {V.shape}, scores {scores.shape} and weights {weights.shape} must "
+                         f"each have one row per word ({T} words)")
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    ax.set(xlim=(-0.08, 1.1), ylim=(-0.02, 1.08))
+    ax.axis("off")
+    box = {"boxstyle": "round", "fc": "white", "ec": "0.6"}
+    arrow = {"arrowstyle": "->", "color": "0.6"}
+    ax.text(0.0, 0.45, f"$q_{{{query}}}$\n{_vector(q)}\n$d_k = {len(np.atleast_1d(q))}$", ha="center",
+            va="center", bbox=box)
+    columns = ((0.25, "key $k_j$"), (0.46, r"$q \cdot k_j$"), (0.6, r"$\alpha_j$"),
+               (0.8, r"$\alpha_j\, v_j$"))
+    for x, head in columns:
+        ax.text(x, 1.03, head, ha="center", weight="bold")
+    for j, word in enumerate(words):
+        y = 0.85 - 0.8 * j / max(T - 1, 1)
+        ax.annotate("", (0.13, y), (0.07, 0.45), arrowprops=arrow)
+        ax.text(0.25, y, f"{word}: {_vector(K[j])}", ha="center", va="center", bbox=box)
+        ax.text(0.46, y, f"{scores[j]:g}", ha="center", va="center")
+        shade = plt.cm.Blues(float(weights[j]))
+        ax.text(0.6, y, f"{weights[j]:.2f}", ha="center", va="center",
+                color="white" if weights[j] > 0.5 else "black",
+                bbox={"boxstyle": "round", "fc": shade, "ec": "0.6"})
+        ax.text(0.8, y, f"{weights[j]:.2f} x {_vector(V[j])}", ha="center", va="center")
+        ax.annotate("", (0.97, 0.45), (0.92, y), arrowprops=arrow)
+    ax.text(1.03, 0.45, f"$z_{{{query}}}$\n{_vector(z)}\n$d_v = {len(np.atleast_1d(z))}$", ha="center",
+            va="center", bbox=box)
+    return legible(fig)

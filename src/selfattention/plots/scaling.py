@@ -1,0 +1,168 @@
+"""Figures of lesson 06 (scaling by 1/sqrt(d_k)): score variance, softmax saturation, training runs.
+
+Every figure is 12 inches wide with text of at least 15 pt, so that on a slide 1280 px wide (the figure drawn
+about 1200 px wide, 100 px an inch) its smallest text is about 21 px. The three divisors of the lesson are
+drawn in the same colours everywhere: none (red), sqrt(d_k) (blue), d_k (gray).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training"]
+
+#: Width of every figure, in inches.
+WIDTH = 12.0
+#: The smallest font size used, in points (tick labels, legends).
+SMALLEST_PT = 15
+_LABEL_PT, _TITLE_PT = 16, 17
+
+#: divisor name -> (colour, label): the divisors the lesson compares.
+STYLE: dict[str, tuple[str, str]] = {
+    "none": ("tab:red", "no divisor"),
+    "sqrt(d_k)": ("tab:blue", r"divide by $\sqrt{d_k}$"),
+    "d_k": ("tab:gray", r"divide by $d_k$"),
+}
+
+
+def _style(name: str) -> tuple[str, str]:
+    if name not in STYLE:
+        raise ValueError(f"divisor {name!r} is not one of {sorted(STYLE)}")
+    return STYLE[name]
+
+
+def _finish(ax: Axes, title: str, xlabel: str, ylabel: str) -> None:
+    ax.set_title(title, fontsize=_TITLE_PT)
+    ax.set_xlabel(xlabel, fontsize=_LABEL_PT)
+    ax.set_ylabel(ylabel, fontsize=_LABEL_PT)
+    ax.tick_params(which="both", labelsize=SMALLEST_PT)
+    ax.grid(alpha=0.3)
+
+
+def _log2_axis(ax: Axes, d_ks: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    shown = list(d_ks) if len(d_ks) <= 6 else list(d_ks)[::3]
+    ax.set_xticks(shown, [str(d) for d in shown])
+    ax.minorticks_off()
+
+
+def _values(values: Sequence[float], d_ks: Sequence[int], name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != (len(d_ks),):
+        raise ValueError(f"{name} has shape {arr.shape}; expected ({len(d_ks)},), one value per d_k")
+    return arr
+
+
+def score_variance(d_ks: Sequence[int], variances: Sequence[float]) -> Figure:
+    """The variance of q.k against d_k, before and after dividing by sqrt(d_k), on log-log axes.
+
+    Inputs:
+        d_ks: n lengths of the query and key vectors.
+        variances: (n,) measured variances of q.k (unscaled), one per d_k.
+    Returns:
+        the figure (one panel).
+    """
+    var = _values(variances, d_ks, "variances")
+    d = np.asarray(d_ks, dtype=float)
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.4), layout="constrained")
+    ax.plot(d, d, "k--", lw=1.2, label=r"the line Var $= d_k$")
+    ax.plot(d, var, "o", ms=9, color=STYLE["none"][0], label=r"Var$(q\cdot k)$, measured")
+    ax.plot(d, var / d, "s", ms=9, color=STYLE["sqrt(d_k)"][0], label=r"Var$(q\cdot k/\sqrt{d_k})$, measured")
+    ax.set_yscale("log")
+    _log2_axis(ax, d_ks)
+    _finish(ax, "Scores of random vectors with unit-variance entries", r"$d_k$", "variance of the score")
+    ax.legend(fontsize=SMALLEST_PT, loc="upper left")
+    return fig
+
+
+_MEASURES = (
+    ("entropy", "Entropy of the weights", "mean entropy (nats)"),
+    ("largest weight", "Weight of the top key", "mean largest weight"),
+    ("|dL/domega|", "Gradient reaching the scores", r"median $|\partial L/\partial\omega|$"),
+)
+
+
+def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]], T: int) -> Figure:
+    """Three panels against d_k, one line per divisor: mean entropy, mean largest weight, median gradient.
+
+    Inputs:
+        d_ks: n lengths of the query and key vectors.
+        measures: divisor name ("none", "sqrt(d_k)", "d_k") -> {"entropy", "largest weight",
+            "|dL/domega|"} -> (n,) values, one per d_k.
+        T: keys per query (the uniform weights' entropy ln T and largest weight 1/T are drawn dashed).
+    Returns:
+        the figure.
+    """
+    if T < 2:
+        raise ValueError(f"T must be at least 2 keys, got {T!r}")
+    fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 4.6), layout="constrained")
+    for name, values in measures.items():
+        color, label = _style(name)
+        for ax, (key, _, _) in zip(axes, _MEASURES, strict=True):
+            if key not in values:
+                expected = [m[0] for m in _MEASURES]
+                raise ValueError(f"measures[{name!r}] has no {key!r}; expected the keys {expected}")
+            ax.plot(d_ks, _values(values[key], d_ks, f"measures[{name!r}][{key!r}]"), "o-", color=color,
+                    label=label)
+    for ax, level in ((axes[0], np.log(T)), (axes[1], 1 / T)):  # what uniform weights give
+        ax.axhline(level, color="k", ls="--", lw=1.2)
+        ax.annotate("uniform", (0.97, level), xycoords=("axes fraction", "data"), xytext=(0, 6),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=SMALLEST_PT)
+    axes[2].set_yscale("log")
+    for ax, (_, title, ylabel) in zip(axes, _MEASURES, strict=True):
+        _log2_axis(ax, d_ks)
+        _finish(ax, title, r"$d_k$", ylabel)
+    axes[2].legend(fontsize=SMALLEST_PT, loc="lower left")
+    return fig
+
+
+def training(
+    runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
+    d_ks: Sequence[int],
+    seeds: Sequence[int],
+    d_k: int,
+) -> Figure:
+    """Training runs of the lookup task, one colour per divisor.
+
+    Inputs:
+        runs: (divisor name, d_k, seed) -> checkpoints ``(step, held-out accuracy, score spread)``, as
+            ``selfattention.tasks.train`` returns them with a snapshot that measures the spread.
+        d_ks: the lengths trained; seeds: the seeds trained.
+        d_k: the length whose runs the middle and right panels show, step by step.
+    Returns:
+        the figure: final accuracy of every run against d_k; accuracy and score spread against the step
+        at ``d_k`` (one thin line per seed).
+    """
+    names = list(dict.fromkeys(name for name, _, _ in runs))
+    if d_k not in d_ks:
+        raise ValueError(f"d_k={d_k!r} is not one of the trained lengths {list(d_ks)}")
+    fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 5.0), layout="constrained")
+    offsets = np.linspace(-0.15, 0.15, len(names))  # side by side, so that no dot hides another
+    for name, offset in zip(names, offsets, strict=True):
+        color, label = _style(name)
+        for d in d_ks:
+            for seed in seeds:
+                if (name, d, seed) not in runs:
+                    raise ValueError(f"runs has no entry {(name, d, seed)!r}")
+            finals = [runs[name, d, seed][-1][1] for seed in seeds]
+            axes[0].plot(np.full(len(finals), d * 2.0 ** offset), finals, "o", color=color, alpha=0.6, ms=7,
+                         label=label if d == d_ks[0] else None)
+        for seed in seeds:
+            steps, accuracy, spread = zip(*runs[name, d_k, seed], strict=True)
+            axes[1].plot(steps, accuracy, color=color, lw=1.5, alpha=0.7,
+                         label=label if seed == seeds[0] else None)
+            axes[2].plot(steps, spread, color=color, lw=1.5, alpha=0.7)
+    _log2_axis(axes[0], d_ks)
+    _finish(axes[0], f"After training ({len(seeds)} seeds)", r"$d_k$", "held-out accuracy")
+    _finish(axes[1], rf"Accuracy, $d_k = {d_k}$", "step", "held-out accuracy")
+    axes[2].set_yscale("log")
+    _finish(axes[2], rf"Score spread, $d_k = {d_k}$", "step", "std of the scores")
+    for ax in axes[:2]:
+        ax.set_ylim(0, 1.05)
+    fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
+    return fig

@@ -1,0 +1,130 @@
+"""Widget views of lessons 07 and 08 (multi-head attention). Each builder lays its figure out once and
+returns a callback for ``ipywidgets.interact`` that only changes the figure's data, then shows it with
+:func:`selfattention.widgets.show`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..core import scaled_dot_product_attention
+from ..plots.heads import FONT, head_maps, query_bars
+from . import set_heights, show
+
+__all__ = ["sentence_heads", "query_explorer"]
+
+
+def sentence_heads(
+    vocab: Mapping[str, ArrayLike],
+    heads: Mapping[str, tuple[ArrayLike, ArrayLike, ArrayLike]],
+    sentences: Sequence[str],
+    focus: str = "apple",
+) -> Callable[[str], None]:
+    """A view of every head's attention weights on a sentence chosen from ``sentences``.
+
+    Inputs:
+        vocab: word -> its (d_model,) vector; every word of every sentence must be in it.
+        heads: head name -> (W_Q, W_K, W_V), each (d_model, d_k); each head computes
+            softmax(X W_Q (X W_K)^T / sqrt(d_k)) X W_V.
+        sentences: the choices, every one with the same number of words T and the word ``focus``.
+    Returns:
+        ``show(sentence)``: redraws the heads' (T, T) maps on one colour scale (0 to 1) and prints, for
+        each head, the word that ``focus`` gives most weight.
+    """
+    if not sentences:
+        raise ValueError("sentences is empty; expected at least one sentence")
+    lengths = {len(s.split()) for s in sentences}
+    if len(lengths) != 1:
+        raise ValueError(f"sentences must all have one length, got lengths {sorted(lengths)}")
+    for s in sentences:
+        missing = [w for w in s.split() if w not in vocab]
+        if missing or focus not in s.split():
+            raise ValueError(f"sentence {s!r}: words {missing} are not in vocab" if missing
+                             else f"sentence {s!r} does not contain focus={focus!r}")
+    T = lengths.pop()
+    names = list(heads)
+    fig, panels = head_maps([np.zeros((T, T))] * len(names), names, ["?"] * T, ["?"] * T,
+                            height=1.8 + 0.75 * T)
+    plt.close(fig)  # shown by show(), not by the inline backend
+    numbers = [[ax.texts[r * T + c] for r in range(T) for c in range(T)] for ax in panels]
+
+    def view(sentence: str = sentences[0]) -> None:
+        words = sentence.split()
+        X = np.stack([np.asarray(vocab[w], dtype=float) for w in words])  # (T, d_model)
+        line = []
+        for name, ax, texts in zip(names, panels, numbers, strict=True):
+            W_Q, W_K, W_V = (np.asarray(m, dtype=float) for m in heads[name])
+            _, A = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)  # (T, T)
+            ax.images[0].set_data(A)
+            for text, value in zip(texts, A.ravel(), strict=True):
+                text.set_text(f"{value:.2f}")
+                text.set_color("white" if value > 0.6 else "black")
+            ax.set_xticks(range(T), words, fontsize=FONT)
+            if ax is panels[0]:
+                ax.set_yticks(range(T), words, fontsize=FONT)
+            i = words.index(focus)
+            j = int(A[i].argmax())
+            line.append(f"{name}: {focus} -> {words[j]} ({A[i, j]:.2f})")
+        fig.suptitle(sentence, fontsize=FONT)
+        show(fig)
+        print(" | ".join(line))
+
+    return view
+
+
+def query_explorer(
+    token_labels: Sequence[Sequence[str]],
+    weights: Mapping[str, ArrayLike],
+    answers: ArrayLike,
+    predictions: Mapping[str, ArrayLike],
+    targets: ArrayLike,
+) -> Callable[[str, int], None]:
+    """A view of the query token's weights in each head of a trained model, one held-out sequence at a time.
+
+    Inputs:
+        token_labels: n sequences of T labels ("D:3" an item, "?C" the query).
+        weights: model name -> (n, heads, T) array, the query token's weights in each head.
+        answers: (n, answers) the right digits; predictions: model name -> (n, answers) its digits.
+        targets: (n, answers) the position of the item that holds each answer.
+    Returns:
+        ``show(model, sequence)``: redraws one bar chart per head (the target items' bars in orange)
+        and prints the answers and the model's.
+    """
+    arrays = {name: np.asarray(w.detach().cpu().numpy() if hasattr(w, "detach") else w, dtype=float)
+              for name, w in weights.items()}
+    n = len(token_labels)
+    T = len(token_labels[0]) if n else 0
+    for name, w in arrays.items():
+        if w.ndim != 3 or w.shape[0] != n or w.shape[2] != T:
+            raise ValueError(f"weights[{name!r}] has shape {w.shape}; expected (n, heads, T) = "
+                             f"(n={n}, heads, T={T}), one row of weights per head for each labelled sequence")
+        if name not in predictions:
+            raise ValueError(f"predictions has no entry for model {name!r}")
+    answers, targets = np.asarray(answers), np.asarray(targets)
+    if answers.shape[0] != n or targets.shape != answers.shape:
+        raise ValueError(f"answers {answers.shape} and targets {targets.shape} must both be (n={n}, answers)")
+    most = max(w.shape[1] for w in arrays.values())
+    fig, panels, bars = query_bars(most, T)
+    plt.close(fig)
+
+    def view(model: str = next(iter(arrays)), sequence: int = 0) -> None:
+        w = arrays[model][sequence]  # (heads, T)
+        labels = list(token_labels[sequence])
+        for h, (ax, group) in enumerate(zip(panels, bars, strict=True)):
+            has_head = h < w.shape[0]
+            set_heights(group, w[h] if has_head else np.zeros(T))
+            for t, bar in enumerate(group):
+                bar.set_color("tab:orange" if t in targets[sequence] else "tab:blue")
+            ax.set_xticks(range(T), labels, fontsize=FONT)
+            ax.set_title(f"head {h + 1}" if has_head else f"(this model has no head {h + 1})", fontsize=FONT)
+        fig.suptitle(f"{model}, held-out sequence {sequence}: orange = the items holding the answers",
+                     fontsize=FONT)
+        show(fig)
+        said = np.asarray(predictions[model])[sequence].tolist()
+        print(f"{labels[-1]} asks for {answers[sequence].tolist()}; the model answers {said}")
+
+    return view

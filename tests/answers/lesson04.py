@@ -1,0 +1,26 @@
+"""Lesson 04's code answers as a learner who follows the lesson's text would write them (not the model
+answers): graded by tests/test_grading.py, each must get full marks."""
+
+ANSWERS = {
+    # "A word's query is the sum of the rows of W_Q for its features": change the fruit row alone so that
+    # q_apple = food + fruit + red = [0, 0, 0] + [0, 4, -2] + [0, 0, 2] = [0, 4, 0].
+    "l04-apple-answer": """
+W_Q_apple = W_Q.copy()
+W_Q_apple[3] = [0, 4, -2]
+predicted_weight = math.exp(4) / (math.exp(4) + 3)
+""",
+    # "our W_Q is weight.T", the layer "divides every score by sqrt(d_k)", Z = softmax(Q K^T) V.
+    "l04-layer-answer": """
+W_q = layer.W_query.weight.detach().numpy().T
+W_k = layer.W_key.weight.detach().numpy().T
+W_v = layer.W_value.weight.detach().numpy().T
+Q, K, V = X @ W_q, X @ W_k, X @ W_v
+d_k = K.shape[1]
+return sa.softmax(Q @ K.T / math.sqrt(d_k), axis=-1) @ V
+""",
+    # Keys on four directions, each query 1.5 times the next word's key; apple's rows split differently.
+    "l04-next-answer": """
+W_K_next = np.array([[2, 0], [0, 2], [0, 0], [2, -2], [-2, 0]], dtype=float)
+W_Q_next = np.array([[0, 3], [-3, 0], [0, 0], [3, 3], [0, -3]], dtype=float)
+""",
+}

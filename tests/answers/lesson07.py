@@ -1,0 +1,31 @@
+"""Lesson 07: for each code answer, a right answer written from the lesson's own words (not the model answer).
+
+See tests/answers/__init__.py: each is graded by the real grader and must get full marks.
+"""
+
+ANSWERS = {
+    # Exercise 1: by hand, from the table of head 2's Q, K, V, to two decimals as the exercise allows.
+    "l07-head2-answer": """
+apple_weights_2 = [0.10, 0.08, 0.30, 0.53]   # scores 0.4, 0.1, 2.0, 2.8; / 1.414; exp; / sum
+apple_output_2 = [0.54, 0.79]                # 0.10 v_I + 0.08 v_love + 0.30 v_apple + 0.53 v_phones
+""",
+    # Exercise 2: the lesson's batched computation, one sequence of the batch at a time.
+    "l07-mha-answer": """
+out = []
+for x in X:                                   # one sequence at a time: (T, d_model)
+    T, d_model = x.shape
+    d_k = d_model // num_heads
+    Q = (x @ W_Q).reshape(T, num_heads, d_k).transpose(1, 0, 2)
+    K = (x @ W_K).reshape(T, num_heads, d_k).transpose(1, 0, 2)
+    V = (x @ W_V).reshape(T, num_heads, d_k).transpose(1, 0, 2)
+    A = sa.softmax(Q @ K.transpose(0, 2, 1) / math.sqrt(d_k), axis=-1)
+    out.append((A @ V).transpose(1, 0, 2).reshape(T, d_model) @ W_O)
+return np.stack(out)
+""",
+    # Exercise 3: the identity W_O = [W_O^(1); W_O^(2)], block by block.
+    "l07-mix-answer": """
+I, Z = np.eye(2), np.zeros((2, 2))
+W_O_mix = np.block([[I, Z],    # W_O^(1): head 1 writes into outputs 0-1 only
+                    [I, I]])   # W_O^(2): head 2 writes into outputs 0-1 and 2-3
+""",
+}

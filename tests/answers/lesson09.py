@@ -1,0 +1,24 @@
+"""Lesson 09's code exercises answered from the lesson's own words (not the instructor's solutions)."""
+
+ANSWERS = {
+    # Section 4: "a sequence of length L then fills the last L positions, T - L to T - 1", and the lesson's
+    # own way of marking padding keys: mask[:, :2] = False.
+    "l09-decoder-answer": """
+mask = np.zeros((len(lengths), T, T), dtype=bool)
+for b, L in enumerate(lengths):
+    mask[b] = sa.causal_mask(T)
+    mask[b][:, :T - L] = False
+return mask
+""",
+    # The exercise's two angle-addition formulas, with a = p * theta and b = k * theta, read row by row.
+    "l09-shift-answer": """
+# sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = -sin a sin b + cos a cos b
+return np.array([[np.cos(k * theta), np.sin(k * theta)],
+                 [-np.sin(k * theta), np.cos(k * theta)]])
+""",
+    # Section 4's fill -inf and torch.softmax, then the NaN of a row with no allowed key replaced by 0.
+    "l09-safe-answer": """
+weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+return torch.nan_to_num(weights, nan=0.0)
+""",
+}

@@ -1,0 +1,28 @@
+"""Lesson 10's code exercises answered from the lesson's own words (not the instructor's solutions)."""
+
+ANSWERS = {
+    # "the largest whole T for which the score matrices ... fit": start near the square root, then step until
+    # T fits and T + 1 does not, in exact integers.
+    "l10-longest-answer": """
+T = int((memory_bytes / (num_heads * bytes_per_number)) ** 0.5)
+while num_heads * (T + 1) ** 2 * bytes_per_number <= memory_bytes:
+    T += 1
+while num_heads * T ** 2 * bytes_per_number > memory_bytes:
+    T -= 1
+return T
+""",
+    # Section 3's weight with every other score 0: exp(D) / (exp(D) + T - 1) = weight, solved for D.
+    "l10-margin-answer": """
+# exp(D) = weight * (exp(D) + T - 1)  =>  exp(D) * (1 - weight) = weight * (T - 1)
+return math.log(weight / (1 - weight)) + math.log(T - 1)
+""",
+    # Section 4's merge: summarise the new block as (m_B, l_B, o_B), then merge it with the state (block A).
+    "l10-online-answer": """
+m_b = scores.max()
+l_b = np.exp(scores - m_b).sum()
+o_b = np.exp(scores - m_b) @ values
+m_new = max(m, m_b)
+return (m_new, np.exp(m - m_new) * l + np.exp(m_b - m_new) * l_b,
+        np.exp(m - m_new) * o + np.exp(m_b - m_new) * o_b)
+""",
+}

@@ -1,0 +1,26 @@
+"""Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 4's
+formula for the second half of the layer, Exercise 3's ratio), other than the model answer.
+"""
+
+ANSWERS = {
+    "l12-mean-ablate-answer": """
+d_k = context.shape[1] // num_heads
+new = context.copy()
+columns = list(range(head * d_k, head * d_k + d_k))
+new[:, columns] = np.mean(context[:, columns], axis=0, keepdims=True)
+return new @ W_O + b_O
+""",
+    "l12-ffn-answer": """
+import math
+erf = np.vectorize(math.erf)
+pre = x1 @ W_1 + b_1
+gelu = 0.5 * pre * (1 + erf(pre / math.sqrt(2)))
+h = x1 + gelu @ W_2 + b_2
+mean = h.mean(-1, keepdims=True)
+variance = ((h - mean) ** 2).mean(-1, keepdims=True)
+return gamma * (h - mean) / np.sqrt(variance + eps) + beta
+""",
+    "l12-ratio-answer": """
+return np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1)
+""",
+}

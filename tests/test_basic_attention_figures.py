@@ -1,0 +1,174 @@
+"""The figures and widgets of lessons 02 and 03 (selfattention.plots.basic_attention,
+selfattention.widgets.basic_attention): what they draw, that their text is legible on a slide, that the
+widgets redraw one figure in place, and that bad input is named."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from selfattention import core  # noqa: E402
+from selfattention.plots import basic_attention as figures  # noqa: E402
+from selfattention.widgets import basic_attention as explorers  # noqa: E402
+
+WORDS = ["a", "bank", "near", "the", "river"]
+X = np.array([[0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0.0, 0.0], [0.0, 0.3, 0.0, 0.1], [0.2, 0.1, 0.0, 0.1],
+              [0.1, 1.0, 0.0, 0.0]])
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def texts(fig) -> list:
+    """Every visible text of ``fig`` that says something (titles, labels, ticks, annotations)."""
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+def assert_legible(fig) -> None:
+    """Every text at FONT points: at least 20 px on a 1280 px slide for figures up to 13 inches wide."""
+    small = [(t.get_text(), t.get_fontsize()) for t in texts(fig) if t.get_fontsize() < figures.FONT]
+    assert not small, f"texts below {figures.FONT} pt: {small[:5]}"
+    width, height = fig.get_size_inches()
+    assert width <= 13.0 and height <= 6.5, (width, height)
+
+
+def test_plane_draws_each_vector_from_the_origin_in_the_chosen_coordinates():
+    ax = figures.plane({"bank": [0.7, 0.7, 0.0, 0.0], "river": [0.1, 1.0, 0.0, 0.0]})
+    tips = sorted(tuple(np.round(a.xy, 3)) for a in ax.texts if hasattr(a, "xy"))
+    assert tips == [(0.1, 1.0), (0.7, 0.7)]
+    assert {t.get_text().strip() for t in ax.texts if t.get_text().strip()} == {"bank", "river"}
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("finance", "nature")
+    assert_legible(ax.figure)
+
+
+def test_plane_names_a_vector_too_short_for_its_dims():
+    with pytest.raises(ValueError, match=r"vectors\['x'\] has shape \(1,\); dims \(0, 1\) need more"):
+        figures.plane({"x": [1.0]})
+
+
+def test_score_weight_bars_show_the_row_and_redraw_a_shorter_one_in_place():
+    scores = X @ X[1]
+    _, A = core.basic_self_attention(X)
+    fig, score_bars, weight_bars = figures.score_weight_bars(WORDS, scores, A[1], max_words=8)
+    assert len(score_bars) == len(weight_bars) == 8
+    np.testing.assert_allclose([b.get_height() for b in score_bars][:5], scores)
+    np.testing.assert_allclose([b.get_height() for b in weight_bars][:5], A[1])
+    assert_legible(fig)
+    figures.update_score_weight_bars(fig, score_bars, weight_bars, ["river", "bank"], [1.0, 0.77],
+                                     [0.56, 0.44])
+    assert [b.get_height() for b in weight_bars] == pytest.approx([0.56, 0.44] + [0.0] * 6)
+    assert [t.get_text() for t in fig.axes[1].texts] == ["0.56", "0.44"]
+    assert [t.get_text() for t in fig.axes[1].get_xticklabels()][:3] == ["river", "bank", ""]
+
+
+def test_score_weight_bars_name_mismatched_lengths():
+    with pytest.raises(ValueError, match="expected one score and one weight per word"):
+        figures.score_weight_bars(WORDS, np.zeros(5), np.zeros(4))
+    fig, s, w = figures.score_weight_bars(WORDS[:2], np.zeros(2), np.zeros(2))
+    with pytest.raises(ValueError, match=r"at most 2 \(the bars drawn\)"):
+        figures.update_score_weight_bars(fig, s, w, WORDS, np.zeros(5), np.zeros(5))
+
+
+def test_weight_maps_share_one_scale_from_0_to_1_and_write_every_weight():
+    _, A = core.basic_self_attention(X)
+    flat = np.full((3, 3), 1 / 3)
+    fig, axes = figures.weight_maps([A, flat], [WORDS, ["x", "y", "z"]], ["sharp", "flat"])
+    assert {ax.images[0].get_clim() for ax in axes} == {(0.0, 1.0)}
+    assert [len(ax.texts) for ax in axes] == [25, 9]
+    assert axes[0].texts[6].get_text() == f"{A[1, 1]:.2f}"       # row 1, column 1
+    assert "query" not in " ".join(t.get_text() for t in texts(fig)).lower()   # lesson 04's words
+    assert_legible(fig)
+
+
+def test_weight_map_labels_rows_as_attending_and_names_a_bad_shape():
+    ax = figures.weight_map(np.eye(2), ["a", "b"])
+    assert (ax.get_ylabel(), ax.get_xlabel()) == (figures.ROW_LABEL, figures.COLUMN_LABEL)
+    with pytest.raises(ValueError, match=r"weights has shape \(2, 2\); expected \(3, 3\)"):
+        figures.weight_map(np.eye(2), ["a", "b", "c"])
+    with pytest.raises(ValueError, match="expected the same number, at least 1"):
+        figures.weight_maps([np.eye(2)], [["a", "b"]], [])
+
+
+def test_matrix_flow_draws_each_matrix_to_scale():
+    Omega = X @ X.T
+    _, A = core.basic_self_attention(X)
+    fig, axes = figures.matrix_flow([("X", X), ("Omega", Omega), ("A", A), ("Z", A @ X)], WORDS)
+    assert [ax.images[0].get_array().shape for ax in axes] == [(5, 4), (5, 5), (5, 5), (5, 4)]
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == WORDS
+    assert_legible(fig)
+    with pytest.raises(ValueError, match="every matrix needs 5 rows"):
+        figures.matrix_flow([("X", X[:3])], WORDS)
+
+
+def test_lean_strip_draws_one_dot_per_sentence_and_the_static_line():
+    fig, ax = figures.lean_strip({"finance": [-0.18, -0.12], "nature": [-0.1, -0.05, -0.07]}, -0.139,
+                                 xlabel="lean")
+    assert [len(c.get_offsets()) for c in ax.collections] == [2, 3]
+    assert ax.lines[0].get_xdata()[0] == pytest.approx(-0.139)
+    assert_legible(fig)
+
+
+class Table:
+    """A tiny embedding table with the StaticEmbeddings interface."""
+
+    vectors = dict(zip(WORDS + ["money", "grows", "flows"],
+                       list(X) + [np.array([1.0, 0.1, 0, 0]), np.array([0.5, 0.3, 0.1, 0]),
+                                  np.array([0.2, 0.8, 0, 0])], strict=True))
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.vectors
+
+    def vector(self, word: str) -> np.ndarray:
+        return self.vectors[word].astype(np.float32)
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The figures the widgets show, one entry per redraw."""
+    drawn: list = []
+    monkeypatch.setattr(explorers, "show", drawn.append)
+    return drawn
+
+
+@pytest.mark.parametrize("builder", [explorers.one_word, explorers.sentence_map])
+def test_a_widget_redraws_one_figure_and_its_menu_follows_the_sentence(builder, shown, capsys):
+    box = builder(Table(), ["money bank grows", "a bank near the river"], focus=1)
+    sentence, menu = box.children[0].children
+    assert len(shown) == 1 and [label for label, _ in menu.options] == ["1 money", "2 bank", "3 grows"]
+    sentence.value = "a bank near the river"
+    assert len(shown) == 2, "one redraw per change"
+    assert [label for label, _ in menu.options][-1] == "5 river" and menu.value == 1
+    menu.value = 4
+    assert len(shown) == 3
+    if builder is explorers.one_word:
+        assert shown[1] is shown[2], "the same figure, redrawn in place"
+    out = capsys.readouterr().out
+    _, A = core.basic_self_attention(X)
+    assert "river' = " + " + ".join(f"{a:.2f}*{w}" for a, w in zip(A[4], WORDS, strict=True)) in out
+    for bad, said in [("river banks", "Not single words of the table's vocabulary: banks"),
+                      ("river", "Type 2 to 8 words (this has 1)")]:
+        sentence.value = bad
+        assert said in capsys.readouterr().out
+    assert len(shown) == 3, "nothing drawn for a sentence that cannot be drawn"
+
+
+def test_a_widget_names_a_first_sentence_it_cannot_draw():
+    with pytest.raises(ValueError, match="value 'bank': Type 2 to 8 words"):
+        explorers.one_word(Table(), ["bank"])
+    with pytest.raises(ValueError, match="sentences is empty"):
+        explorers.sentence_map(Table(), [], value="money bank")
+
+
+def test_the_widget_figures_are_legible(shown):
+    explorers.one_word(Table(), ["a bank near the river"])
+    explorers.sentence_map(Table(), ["a bank near the river"])
+    for fig in shown:
+        assert_legible(fig)

@@ -1,0 +1,133 @@
+"""Figures and widgets of lessons 09 (selfattention.plots.masks, .widgets.masks) and 10 (.plots.cost,
+.widgets.cost): what they draw, the numbers they print, their text sizes and their errors on bad input."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+import selfattention as sa  # noqa: E402
+from selfattention.plots import cost as cost_plots  # noqa: E402
+from selfattention.plots import masks as mask_plots  # noqa: E402
+from selfattention.widgets import cost as cost_widgets  # noqa: E402
+from selfattention.widgets import masks as mask_widgets  # noqa: E402
+
+
+def smallest_text(fig: plt.Figure) -> float:
+    """The smallest font size (points) of the figure's visible, non-empty texts."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes)
+
+
+def legible(fig: plt.Figure) -> None:
+    """Shown across a 1280-px slide, the figure's smallest text is at least 20 px."""
+    width_in = fig.get_size_inches()[0]
+    assert smallest_text(fig) * 1280 / (width_in * 72) >= 20, (smallest_text(fig), width_in)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_encoding_map_draws_positions_by_columns_on_one_scale():
+    pe = sa.sinusoidal_positional_encoding(64, 32)
+    fig = mask_plots.encoding_map(pe)
+    image = fig.axes[0].images[0]
+    assert image.get_array().shape == (32, 64) and image.get_clim() == (-1, 1)
+    legible(fig)
+    with pytest.raises(ValueError, match=r"pe must have 2 dimensions, got shape \(3,\)"):
+        mask_plots.encoding_map(np.zeros(3))
+
+
+def test_weight_maps_share_one_scale_and_name_nan_and_exact_zeros():
+    w = np.array([[1.0, 0.0], [np.nan, np.nan]])
+    fig = mask_plots.weight_maps([np.full((2, 2), 0.5), w], ["a", "b"], ["x", "y"])
+    assert {ax.images[0].get_clim() for ax in fig.axes[:2]} == {(0.0, 1.0)}
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert texts == ["1.00", "0", "NaN", "NaN"]
+    legible(fig)
+    with pytest.raises(ValueError, match="one title per matrix"):
+        mask_plots.weight_maps([w], ["a", "b"], ["x", "y"])
+
+
+def test_masked_weights_follow_each_fill_on_a_row_with_no_allowed_key():
+    scores = np.array([[1.0, 2.0], [3.0, 4.0]])
+    mask = np.array([[True, False], [False, False]])
+    nan, uniform, zeros = (mask_widgets.masked_weights(scores, mask, fill) for fill in mask_widgets.FILLS)
+    assert np.isnan(nan[1]).all() and nan[0].tolist() == [1.0, 0.0]
+    assert uniform[1].tolist() == [0.5, 0.5] and uniform[0].tolist() == [1.0, 0.0]
+    assert zeros[1].tolist() == [0.0, 0.0]
+    unmasked = mask_widgets.masked_weights(scores, None, mask_widgets.FILLS[0])
+    np.testing.assert_allclose(unmasked, sa.softmax(scores))
+    with pytest.raises(ValueError, match="fill is 'zero'"):
+        mask_widgets.masked_weights(scores, mask, "zero")
+    with pytest.raises(ValueError, match="mask must be a boolean array"):
+        mask_widgets.masked_weights(scores, mask.astype(int), mask_widgets.FILLS[0])
+
+
+def test_mask_explorer_redraws_one_figure_and_counts(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(mask_widgets, "show", shown.append)
+    causal = sa.causal_mask(4)
+    left = np.arange(4) >= 2
+    widget = mask_widgets.mask_explorer(np.zeros((4, 4)), list("abcd"), {"none": None, "both": causal & left},
+                                        mask="both")
+    widget.update()
+    assert "5 of 16 weights are exactly 0; 2 rows are NaN." in capsys.readouterr().out
+    widget.children[0].value = "none"
+    assert "0 of 16 weights are exactly 0; 0 rows are NaN." in capsys.readouterr().out
+    assert len({id(f) for f in shown}) == 1, "one figure, redrawn"
+    legible(shown[0])
+    with pytest.raises(ValueError, match="one label per token"):
+        mask_widgets.mask_explorer(np.zeros((4, 4)), list("abc"), {"none": None})
+
+
+def test_dependence_and_dilution_curves_draw_a_band_per_label():
+    fig = cost_plots.dependence_curves(np.arange(1, 6), {"a": np.ones((8, 5)), "b": np.full((8, 5), 0.5)})
+    assert len(fig.axes[0].collections) == 2
+    legible(fig)
+    fig = cost_plots.dilution_curves(np.array([16, 32]), {"w": np.full((8, 2), 0.5)},
+                                     {"f": np.array([0.5, 0.4])})
+    assert [line.get_label() for line in fig.axes[0].lines] == ["w (8 draws)", "f"]
+    legible(fig)
+    with pytest.raises(ValueError, match=r"a must be \(runs, 5\)"):
+        cost_plots.dependence_curves(np.arange(1, 6), {"a": np.ones(5)})
+
+
+def test_memory_and_time_has_a_time_panel_only_when_given_times():
+    sizes = np.array([256, 512, 1024])
+    fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4})
+    assert len(fig.axes) == 1 and "slope 2.0" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, [1.0, 2.0, 3.0])
+    assert len(fig.axes) == 2
+    legible(fig)
+
+
+def test_planted_weights_are_the_softmax_weight_of_the_planted_key():
+    distractors = np.random.default_rng(0).normal(size=99)
+    got = cost_widgets.planted_weights(distractors, np.array([1, 10, 100]), 3.0)
+    for T, w in zip([1, 10, 100], got, strict=True):
+        assert w == pytest.approx(sa.softmax(np.concatenate([[3.0], distractors[:T - 1]]))[0])
+    assert cost_widgets.planted_weights(distractors, np.array([10]), 1000.0)[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="1 <= T <= n \\+ 1"):
+        cost_widgets.planted_weights(distractors, np.array([101]), 3.0)
+
+
+def test_dilution_explorer_prints_the_planted_weight(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(cost_widgets, "show", shown.append)
+    distractors = np.zeros(2 ** 16)
+    widget = cost_widgets.dilution_explorer(distractors, margin=0.0, log2_T=4)
+    widget.update()
+    assert "T = 16, margin 0: the planted key gets 0.062 of the weight" in capsys.readouterr().out
+    legible(shown[0])
+    with pytest.raises(ValueError, match="distractors must be"):
+        cost_widgets.dilution_explorer(np.zeros(10))

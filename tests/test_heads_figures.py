@@ -1,0 +1,131 @@
+"""selfattention.plots.heads and selfattention.widgets.heads (lessons 07 and 08): the figures say what the
+lessons say, their text is legible on a slide, the widget views redraw in place, bad input is refused by
+name."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from selfattention import core
+from selfattention.plots import heads as plots
+from selfattention.widgets import heads as views
+
+
+def smallest_font_px(fig: Figure, slide_px: float = 1280.0) -> float:
+    """The smallest text of ``fig``, in pixels, when the figure is drawn ``slide_px`` wide."""
+    sizes = [t.get_fontsize() for t in fig.findobj(match=lambda a: hasattr(a, "get_fontsize"))
+             if getattr(t, "get_text", lambda: "")() and t.get_visible()]
+    return min(sizes) / 72 * slide_px / fig.get_figwidth()
+
+
+def test_every_figure_is_legible_from_the_back_of_a_room() -> None:
+    """At least 20 px on a 1280-px slide, with some room for the slide's margins (1180 px)."""
+    figs = [plots.mha_diagram(),
+            plots.head_maps([np.eye(4)] * 2, ["a", "b"], list("wxyz"), list("wxyz"))[0],
+            plots.query_bars(2, 5)[0]]
+    for fig in figs:
+        fig.canvas.draw()
+        assert fig.get_figwidth() == plots.WIDTH
+        assert smallest_font_px(fig, 1180.0) >= 20.0
+        plt.close(fig)
+
+
+def test_head_maps_share_one_colour_scale_and_write_every_weight() -> None:
+    a, b = np.full((3, 4), 0.25), np.eye(3, 4)
+    fig, panels = plots.head_maps([a, torch.tensor(b)], ["flat", "sharp"], list("abc"), list("wxyz"),
+                                  vmax=1.0)
+    assert [p.images[0].get_clim() for p in panels] == [(0.0, 1.0), (0.0, 1.0)]
+    assert [t.get_text() for t in panels[0].texts] == ["0.25"] * 12
+    assert [t.get_text() for t in panels[1].texts][:4] == ["1.00", "0.00", "0.00", "0.00"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (([np.eye(3)], ["a", "b"], list("abc"), list("abc")), "maps has 1 entries and titles 2"),
+    (([np.eye(3), np.eye(2)], ["a", "b"], list("abc"), list("abc")), "maps must all have one shape"),
+    (([np.ones(3)], ["a"], list("abc"), list("abc")), r"maps\[0\] must be a 2-D"),
+    (([np.eye(3)], ["a"], list("ab"), list("abc")), "row_labels has 2"),
+])
+def test_head_maps_refuses_bad_input_by_name(args, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        plots.head_maps(*args)
+
+
+def test_query_bars_refuses_a_bad_count() -> None:
+    with pytest.raises(ValueError, match="num_heads must be a positive integer, got 0"):
+        plots.query_bars(0, 5)
+
+
+# --- the widget views --------------------------------------------------------------------------
+X = np.array([[1.0, 0.5, 0.2, 0.1], [0.9, 1.1, 0.1, 0.0], [0.1, 0.2, 1.0, 0.5], [0.0, 0.1, 0.4, 1.2]])
+VOCAB = dict(zip(["I", "love", "apple", "phones"], X, strict=True)) | {"juice": [0.0, 0.1, 1.2, 0.1]}
+HEAD = tuple(np.eye(4)[:, :2] for _ in range(3))
+OTHER = (np.eye(4)[:, 2:] * 2, np.eye(4)[:, [3, 2]], np.eye(4)[:, 2:])
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
+    figures: list[Figure] = []
+    monkeypatch.setattr(views, "show", figures.append)
+    return figures
+
+
+def test_sentence_heads_redraws_one_figure_with_the_weights_of_each_head(shown, capsys) -> None:
+    sentences = ["I love apple phones", "I love apple juice"]
+    view = views.sentence_heads(VOCAB, {"one": HEAD, "two": OTHER}, sentences)
+    view("I love apple juice")
+    view("I love apple phones")
+    assert len(shown) == 2 and shown[0] is shown[1], "one figure, redrawn"
+    Xs = np.stack([VOCAB[w] for w in "I love apple phones".split()])
+    _, want = core.scaled_dot_product_attention(Xs @ OTHER[0], Xs @ OTHER[1], Xs @ OTHER[2])
+    np.testing.assert_allclose(shown[1].axes[1].images[0].get_array(), want)
+    assert [t.get_text() for t in shown[1].axes[1].get_xticklabels()] == "I love apple phones".split()
+    last = capsys.readouterr().out.strip().split("\n")[-1]
+    assert last.startswith("one: apple -> ") and f"two: apple -> phones ({want[2].max():.2f})" in last
+
+
+@pytest.mark.parametrize(("sentences", "match"), [
+    ([], "sentences is empty"),
+    (["I love apple", "I love apple phones"], "one length"),
+    (["I love apple pie"], r"words \['pie'\] are not in vocab"),
+    (["I love juice phones"], "does not contain focus='apple'"),
+])
+def test_sentence_heads_refuses_bad_sentences_by_name(sentences, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        views.sentence_heads(VOCAB, {"one": HEAD}, sentences)
+
+
+def test_query_explorer_shows_each_head_and_says_when_a_model_has_fewer(shown, capsys) -> None:
+    labels = [["E:2", "A:0", "B:3", "H:7", "?A"], ["C:1", "D:4", "G:5", "F:6", "?E"]]
+    weights = {"one": torch.tensor([[[0.1, 0.1, 0.4, 0.3, 0.1]], [[0.2, 0.2, 0.2, 0.2, 0.2]]]),
+               "two": torch.tensor([[[0, 0, 1.0, 0, 0], [0, 0, 0, 1.0, 0]]] * 2)}
+    said = {"one": [[1, 7], [6, 6]], "two": [[3, 7], [6, 4]]}
+    view = views.query_explorer(labels, weights, [[3, 7], [6, 4]], said, [[2, 3], [3, 1]])
+    view("two", 0)
+    view("one", 1)
+    assert len(shown) == 2 and shown[0] is shown[1]
+    first, second = shown[1].axes
+    assert [b.get_height() for b in first.patches] == pytest.approx([0.2] * 5)
+    assert [b.get_height() for b in second.patches] == pytest.approx([0.0] * 5)
+    assert second.get_title() == "(this model has no head 2)"
+    blue = first.patches[0].get_facecolor()[:3]
+    orange = [i for i, b in enumerate(first.patches) if b.get_facecolor()[:3] != blue]
+    assert orange == [1, 3]  # the items that hold the answers stand out
+    out = capsys.readouterr().out.strip().split("\n")
+    assert out == ["?A asks for [3, 7]; the model answers [3, 7]",
+                   "?E asks for [6, 4]; the model answers [6, 6]"]
+
+
+def test_query_explorer_refuses_mismatched_shapes_by_name() -> None:
+    labels = [["E:2", "A:0", "B:3", "H:7", "?A"]]
+    with pytest.raises(ValueError, match=r"weights\['one'\] has shape \(1, 4\)"):
+        views.query_explorer(labels, {"one": np.ones((1, 4))}, [[3, 7]], {"one": [[3, 7]]}, [[2, 3]])
+    with pytest.raises(ValueError, match="predictions has no entry for model 'one'"):
+        views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7]], {}, [[2, 3]])
+    with pytest.raises(ValueError, match="answers"):
+        views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7], [1, 2]], {"one": [[3, 7]]},
+                             [[2, 3]])

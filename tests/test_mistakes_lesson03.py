@@ -1,0 +1,188 @@
+"""Lesson 03's checks name each typical mistake, and only that one, when a learner makes it.
+
+Every wrong answer below is written as a learner would write it. The message must contain the phrase of its
+own mistake and none of the other mistakes' phrases; two different right answers get ``Correct:``; a shortcut
+that skips what the exercise teaches does not pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mistakes import message as _message
+from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _right_answer_passes
+
+import selfattention as sa
+from selfattention.checks import check_bank_attends, check_river_context, check_self_attention_batch
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- exercise 1: a batch at once
+BATCH = {
+    "raw scores": "multiplied the raw scores X X^T by X",
+    "transposed": "your weights are transposed",
+    "X.T": "X.T reverses all three axes",
+    "tuple": "returned a tuple",
+    "overflow": "subtract each row's maximum",
+    "loop": "loops in Python",
+    "library": "calls sa.basic_self_attention",
+}
+
+
+def raw_scores(X):
+    return (X @ np.swapaxes(X, -1, -2)) @ X
+
+
+def transposed(X):                       # softmax down the columns of each (T, T) map
+    return _softmax(X @ np.swapaxes(X, -1, -2), axis=1) @ X
+
+
+def with_X_T(X):                         # the 2-D habit on a 3-D array
+    return _softmax(X @ X.T) @ X
+
+
+def returns_a_tuple(X):
+    A = _softmax(X @ np.swapaxes(X, -1, -2))
+    return A @ X, A
+
+
+def overflow(X):
+    E = np.exp(X @ np.swapaxes(X, -1, -2))
+    return E / E.sum(axis=-1, keepdims=True) @ X
+
+
+def loop(X):                             # right numbers, but one sentence at a time
+    out = []
+    for sentence in X:
+        A = _softmax(sentence @ sentence.T)
+        out.append(A @ sentence)
+    return np.stack(out)
+
+
+def library(X):                          # the shortcut: the lesson's function does the batch too
+    return sa.basic_self_attention(X)[0]
+
+
+BATCH_WRONG = {"raw scores": raw_scores, "transposed": transposed, "X.T": with_X_T, "tuple": returns_a_tuple,
+               "overflow": overflow, "loop": loop, "library": library}
+
+
+@pytest.mark.parametrize("key", sorted(BATCH_WRONG))
+def test_batch_mistake_is_named(key):
+    with np.errstate(all="ignore"):
+        _names_only(_message(check_self_attention_batch, BATCH_WRONG[key]), key, BATCH)
+
+
+def test_batch_multiplied_by_A_transposed_is_named():
+    def self_attention_batch(X):
+        A = _softmax(X @ np.swapaxes(X, -1, -2))
+        return np.swapaxes(A, -1, -2) @ X
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "transposed", BATCH)
+
+
+def test_a_comprehension_is_a_loop_too():
+    def self_attention_batch(X):
+        return np.stack([_softmax(s @ s.T) @ s for s in X])
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "loop", BATCH)
+
+
+def swapaxes_by_hand(X):
+    omega = X @ np.swapaxes(X, -1, -2)
+    A = np.exp(omega - omega.max(axis=-1, keepdims=True))
+    A = A / A.sum(axis=-1, keepdims=True)
+    return A @ X
+
+
+def einsum_and_sa_softmax(X):
+    omega = np.einsum("btd,bsd->bts", X, X)
+    return sa.softmax(omega, axis=-1) @ X
+
+
+@pytest.mark.parametrize("answer", [swapaxes_by_hand, einsum_and_sa_softmax])
+def test_batch_right_answers(answer, capsys):
+    _right_answer_passes(check_self_attention_batch, answer, capsys)
+
+
+def test_batch_praise_says_nothing_about_loops(capsys):
+    check_self_attention_batch(swapaxes_by_hand)
+    assert "loop" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- exercise 2: a context for the real bank
+CONTEXT = {
+    "still finance": "still leans towards finance",
+    "sense word": "a sense word (or a form of one)",
+    "bank count": "it needs it exactly once",
+    "vocabulary": "not single words of the table's vocabulary",
+    "too long": "use at most 8",
+}
+CONTEXT_WRONG = {
+    "still finance": "the river bank was muddy",             # a nature sentence of section 4
+    "sense word": "water shore lake bank",                   # the shortcut: the measure's own words
+    "bank count": "river bank and bank",
+    "vocabulary": "the riverbankside bank",
+    "too long": "we sat on the grassy river bank all day long",
+}
+
+
+@pytest.mark.parametrize("key", sorted(CONTEXT_WRONG))
+def test_river_context_mistake_is_named(key):
+    _names_only(_message(check_river_context, CONTEXT_WRONG[key]), key, CONTEXT)
+
+
+def test_a_form_of_a_sense_word_is_named():
+    _names_only(_message(check_river_context, "lakes and shores near the bank"), "sense word", CONTEXT)
+
+
+@pytest.mark.parametrize("answer", ["ocean sea beach bank", "sandy river bank beside the sea",
+                                    "Pond, river, creek, bank."])
+def test_river_context_right_answers(answer, capsys):
+    _right_answer_passes(check_river_context, answer, capsys)
+
+
+@pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), (42, "should be a string")])
+def test_river_context_bad_input_is_named(answer, said):
+    text = _message(check_river_context, answer)
+    assert said in text and not [k for k, p in CONTEXT.items() if p in text], text
+
+
+# ---------------------------------------------------------------- exercise 3: make bank look at a new word
+DESIGN = {
+    "tie": "a tie",
+    "points away": "points away from bank",
+    "too short": "too short or not aligned enough",
+    "below one half": "below one half",
+}
+DESIGN_WRONG = {
+    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # the shortcut: copy bank itself
+    "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
+    "too short": np.array([1.0, 0.1, 0.0, 0.0]),      # money: 0.77 < 0.98
+    "below one half": np.array([0.8, 0.8, 0.0, 0.0]),  # leads with 1.12 but gets 0.39
+}
+
+
+@pytest.mark.parametrize("key", sorted(DESIGN_WRONG))
+def test_bank_attends_mistake_is_named(key):
+    _names_only(_message(check_bank_attends, DESIGN_WRONG[key]), key, DESIGN)
+
+
+@pytest.mark.parametrize("answer", [np.array([2.0, 2.0, 0.0, 0.0]), [0.0, 3.0, 0.0, 0.0],
+                                    [1000.0, 1000.0, 0.0, 0.0]])
+def test_bank_attends_right_answers(answer, capsys):
+    _right_answer_passes(check_bank_attends, answer, capsys)   # scores of 1400 included: no overflow
+
+
+@pytest.mark.parametrize(("answer", "said"), [
+    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("bank", "should be 4 numbers"),
+    ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"), ([1.7e308, 1.7e308, 0.0, 0.0], "overflows"),
+])
+def test_bank_attends_bad_input_is_named(answer, said):
+    text = _message(check_bank_attends, answer)
+    assert said in text and not [k for k, p in DESIGN.items() if p in text], text

@@ -1,0 +1,181 @@
+"""Lesson 10's checks name each typical mistake, and only that one, when a learner makes it.
+
+Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
+(a phrase of its explanation) and no other named mistake; two different right answers must get ``Correct:``;
+a shortcut that skips what the exercise teaches must not pass.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from mistakes import message as _message
+from mistakes import names_only as _names_only
+from mistakes import right_answer_passes as _passes
+
+from selfattention.checks import check_longest_context, check_margin_for_weight, check_online_step
+
+# ---------------------------------------------------------------- exercise 1: the longest context
+LONGEST = {
+    "heads": "the heads are missing",
+    "bytes": "the bytes per number are missing",
+    "linear": "grows like T^2, not T",
+    "rounded": "rounded, not rounded down",
+    "float": "not a whole number of tokens",
+}
+
+LONGEST_WRONG = {
+    "heads": lambda m, h, b: math.isqrt(m // b),
+    "bytes": lambda m, h, b: math.isqrt(m // h),
+    "linear": lambda m, h, b: m // (h * b),
+    "rounded": lambda m, h, b: round(math.sqrt(m / (h * b))),
+    "float": lambda m, h, b: math.sqrt(m / (h * b)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(LONGEST_WRONG))
+def test_longest_mistake_is_named(key):
+    _names_only(_message(check_longest_context, LONGEST_WRONG[key]), key, LONGEST)
+
+
+def test_longest_right_answers_pass(capsys):
+    _passes(check_longest_context, lambda m, h, b: int(np.floor(np.sqrt(m / (h * b)))), capsys)
+
+    def count_up(m, h, b):
+        T = int(math.sqrt(m / (h * b))) + 2
+        while h * T * T * b > m:
+            T -= 1
+        return T
+
+    _passes(check_longest_context, count_up, capsys)
+
+
+def test_longest_shortcut_fails():
+    """The lesson's example figure (one head, float64, 2 GiB), hard-coded, is not a function of the inputs."""
+    assert "Correct" not in _message(check_longest_context, lambda m, h, b: 16384)
+
+
+# ---------------------------------------------------------------- exercise 2: the margin for a weight
+MARGIN = {
+    "T not T-1": "there are T - 1 other keys, not T",
+    "denominator": "own exp(margin) is missing from the denominator",
+    "log10": "base-10 logarithm",
+    "sign": "the sign is flipped",
+}
+
+MARGIN_WRONG = {
+    "T not T-1": lambda T, w: np.log(w * T / (1 - w)),
+    "denominator": lambda T, w: np.log(w * (T - 1)),
+    "log10": lambda T, w: np.log10(w * (T - 1) / (1 - w)),
+    "sign": lambda T, w: np.log((1 - w) / (w * (T - 1))),
+}
+
+
+@pytest.mark.parametrize("key", sorted(MARGIN_WRONG))
+def test_margin_mistake_is_named(key):
+    _names_only(_message(check_margin_for_weight, MARGIN_WRONG[key]), key, MARGIN)
+
+
+def test_margin_right_answers_pass(capsys):
+    _passes(check_margin_for_weight, lambda T, w: math.log(T - 1) + math.log(w) - math.log(1 - w), capsys)
+
+    def bisect(T, w):
+        lo, hi = -50.0, 50.0
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if math.exp(mid) / (math.exp(mid) + T - 1) < w:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    _passes(check_margin_for_weight, bisect, capsys)
+
+
+def test_margin_shortcut_fails():
+    """ln T alone (the growth rule, without working out the weight) is not the margin for a given weight."""
+    assert "Correct" not in _message(check_margin_for_weight, lambda T, w: math.log(T))
+
+
+# ---------------------------------------------------------------- exercise 3: one online-softmax step
+ONLINE = {
+    "inverted": "the correction is inverted",
+    "own max": "each block's exponentials were taken from that block's own maximum",
+    "o not rescaled": "l was rescaled but o was not",
+    "l not rescaled": "o was rescaled but l was not",
+    "block max": "m became the new block's maximum",
+    "divided": "o holds the normalised output",
+    "no max": "np.exp(1000) overflows",
+    "m not updated": "m was not updated",
+}
+
+
+def step(state, scores, values, *, invert=False, own=False, rescale_l=True, rescale_o=True, block_max=False,
+         divided=False, subtract=True, update_m=True):
+    m, l, o = state
+    if divided:
+        o = o * l
+    m_new = scores.max() if block_max else max(m, scores.max())
+    if own:
+        p = np.exp(scores - scores.max())
+        return m_new, l + p.sum(), o + p @ values
+    if not subtract:
+        p = np.exp(scores)
+        return m_new, l + p.sum(), o + p @ values
+    correction = np.exp(m_new - m) if invert else np.exp(m - m_new)
+    p = np.exp(scores - m_new)
+    l_new = (l * correction if rescale_l else l) + p.sum()
+    o_new = (o * correction if rescale_o else o) + p @ values
+    if divided:
+        o_new = o_new / l_new
+    return (m_new if update_m else m), l_new, o_new
+
+
+ONLINE_WRONG = {
+    "inverted": lambda st, s, v: step(st, s, v, invert=True),
+    "own max": lambda st, s, v: step(st, s, v, own=True),
+    "o not rescaled": lambda st, s, v: step(st, s, v, rescale_o=False),
+    "l not rescaled": lambda st, s, v: step(st, s, v, rescale_l=False),
+    "block max": lambda st, s, v: step(st, s, v, block_max=True),
+    "divided": lambda st, s, v: step(st, s, v, divided=True),
+    "no max": lambda st, s, v: step(st, s, v, subtract=False),
+    "m not updated": lambda st, s, v: step(st, s, v, update_m=False),
+}
+
+
+@pytest.mark.parametrize("key", sorted(ONLINE_WRONG))
+def test_online_mistake_is_named(key):
+    with np.errstate(all="ignore"):
+        text = _message(check_online_step, ONLINE_WRONG[key])
+    _names_only(text, key, ONLINE)
+
+
+def _merge(state, scores, values):
+    """Summarise the block as (m_B, l_B, o_B), then merge the two summaries with the two-block rule."""
+    m_a, l_a, o_a = state
+    m_b = scores.max()
+    l_b, o_b = np.exp(scores - m_b).sum(), np.exp(scores - m_b) @ values
+    m = max(m_a, m_b)
+    return m, np.exp(m_a - m) * l_a + np.exp(m_b - m) * l_b, np.exp(m_a - m) * o_a + np.exp(m_b - m) * o_b
+
+
+def test_online_right_answers_pass(capsys):
+    _passes(check_online_step, step, capsys)
+    _passes(check_online_step, _merge, capsys)
+
+
+def test_online_shortcut_fails():
+    """Keeping every block seen so far and recomputing a plain softmax is not the running state the check
+    reads: it returns the normalised output in o (and keeps all the scores)."""
+    seen = []
+
+    def keep_all(state, scores, values):
+        seen.append((scores, values))
+        s = np.concatenate([b[0] for b in seen])
+        v = np.concatenate([b[1] for b in seen])
+        e = np.exp(s - s.max())
+        return s.max(), 1.0, e @ v / e.sum()
+
+    assert "Correct" not in _message(check_online_step, keep_all)

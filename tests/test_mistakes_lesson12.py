@@ -1,0 +1,218 @@
+"""Lesson 12's checks name each typical mistake, and only that one, when a learner makes it.
+
+Every function below is a wrong answer as a learner would write it; the check's message must name that mistake
+(a phrase of its explanation) and no other named mistake; two right answers must get ``Correct:``; a shortcut
+that skips what the exercise teaches must not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from mistakes import message as _message
+from mistakes import names_only as _names_only
+
+from selfattention.checks import (
+    check_attention_to_residual,
+    check_feed_forward_block,
+    check_mean_ablated_output,
+)
+
+# ---------------------------------------------------------------- exercise 1: mean-ablation
+ABLATION = {
+    "zero": "that is zero-ablation",
+    "features": "the mean of its own d_k features",
+    "scalar": "replaced by a single number",
+    "all heads": "every head was replaced by its mean",
+    "others removed": "the other heads were removed",
+    "W_O transposed": "W_O transposed",
+    "no bias": "the bias b_O is missing",
+    "num_heads wide": "the slice is num_heads wide",
+    "counted from 1": "heads are counted from 0",
+}
+
+
+def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width=None, bias=True,
+            transposed=False):
+    d_k = context.shape[1] // num_heads
+    width = d_k if width is None else width
+    start = head * width if start is None else start
+    c = context.copy()
+    block = c[:, start:start + width]
+    if how == "mean":
+        c[:, start:start + width] = block.mean(axis=0)
+    elif how == "zero":
+        c[:, start:start + width] = 0
+    elif how == "features":
+        c[:, start:start + width] = block.mean(axis=1)[:, None]
+    elif how == "scalar":
+        c[:, start:start + width] = block.mean()
+    elif how == "all heads":
+        c = np.tile(c.mean(axis=0), (len(c), 1))
+    elif how == "others removed":
+        mean = block.mean(axis=0)
+        c = np.zeros_like(c)
+        c[:, start:start + width] = mean
+    return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0)
+
+
+def _ablate_torch(context, W_O, b_O, head, num_heads):
+    c = torch.tensor(context)
+    d_k = c.shape[1] // num_heads
+    c[:, head * d_k:(head + 1) * d_k] = c[:, head * d_k:(head + 1) * d_k].mean(dim=0, keepdim=True)
+    return torch.nn.functional.linear(c, torch.tensor(W_O).T, torch.tensor(b_O)).numpy()
+
+
+ABLATION_WRONG = {
+    "zero": lambda *a: _ablate(*a, how="zero"),
+    "features": lambda *a: _ablate(*a, how="features"),
+    "scalar": lambda *a: _ablate(*a, how="scalar"),
+    "all heads": lambda *a: _ablate(*a, how="all heads"),
+    "others removed": lambda *a: _ablate(*a, how="others removed"),
+    "W_O transposed": lambda *a: _ablate(*a, transposed=True),
+    "no bias": lambda *a: _ablate(*a, bias=False),
+    "num_heads wide": lambda c, W, b, h, n: _ablate(c, W, b, h, n, width=n),
+    "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
+}
+
+
+@pytest.mark.parametrize("key", sorted(ABLATION_WRONG))
+def test_ablation_mistake_is_named(key):
+    _names_only(_message(check_mean_ablated_output, ABLATION_WRONG[key]), key, ABLATION)
+
+
+def test_ablation_right_answers_pass(capsys):
+    check_mean_ablated_output(lambda *a: _ablate(*a))
+    check_mean_ablated_output(_ablate_torch)
+    out = capsys.readouterr().out
+    assert out.count("Correct:") == 2, out
+
+
+def test_ablation_that_changes_the_context_in_place_is_told_to_copy():
+    """The exercise says to leave ``context`` unchanged (the hidden test asserts it): the check says so."""
+    def in_place(context, W_O, b_O, head, num_heads):
+        d_k = context.shape[1] // num_heads
+        context[:, head * d_k:(head + 1) * d_k] = context[:, head * d_k:(head + 1) * d_k].mean(axis=0)
+        return context @ W_O + b_O
+
+    msg = _message(check_mean_ablated_output, in_place)
+    assert "changed `context` itself" in msg and not any(p in msg for p in ABLATION.values())
+
+
+def test_ablation_shortcut_that_drops_the_head_entirely_fails():
+    """Leaving the head's features out of both context and W_O is zero-ablation in disguise: named as such."""
+    def shortcut(context, W_O, b_O, head, num_heads):
+        d_k = context.shape[1] // num_heads
+        keep = [j for j in range(context.shape[1]) if not head * d_k <= j < (head + 1) * d_k]
+        return context[:, keep] @ W_O[keep] + b_O
+
+    _names_only(_message(check_mean_ablated_output, shortcut), "zero", ABLATION)
+
+
+# ---------------------------------------------------------------- exercise 2: feed-forward block
+FFN = {
+    "no residual": "the residual is missing",
+    "pre-norm": "pre-norm arrangement",
+    "relu": "that is ReLU",
+    "tanh gelu": "tanh approximation of GELU",
+    "axis 0": "normalised over the tokens (axis 0)",
+    "ddof 1": "ddof=1",
+    "no gamma beta": "gamma and beta are not applied",
+    "no eps": "the eps inside the square root is missing",
+}
+
+
+def _torch_gelu(z):
+    return torch.nn.functional.gelu(torch.from_numpy(z)).numpy()
+
+
+def _erf_gelu(z):
+    return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+
+
+def _tanh_gelu(z):
+    return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
+
+
+def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
+         axis=-1, ddof=0, affine=True, use_eps=True):
+    def norm(h, axis=axis):
+        mu = h.mean(axis=axis, keepdims=True)
+        var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
+        out = (h - mu) / np.sqrt(var + eps if use_eps else var)
+        return gamma * out + beta if affine else out
+
+    if pre_norm:
+        return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
+    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
+    return norm(x1 + h if residual else h)
+
+
+FFN_WRONG = {
+    "no residual": lambda *a: _ffn(*a, residual=False),
+    "pre-norm": lambda *a: _ffn(*a, pre_norm=True),
+    "relu": lambda *a: _ffn(*a, act=lambda z: np.maximum(z, 0)),
+    "tanh gelu": lambda *a: _ffn(*a, act=_tanh_gelu),
+    "axis 0": lambda *a: _ffn(*a, axis=0),
+    "ddof 1": lambda *a: _ffn(*a, ddof=1),
+    "no gamma beta": lambda *a: _ffn(*a, affine=False),
+    "no eps": lambda *a: _ffn(*a, use_eps=False),
+}
+
+
+@pytest.mark.parametrize("key", sorted(FFN_WRONG))
+def test_ffn_mistake_is_named(key):
+    _names_only(_message(check_feed_forward_block, FFN_WRONG[key]), key, FFN)
+
+
+def test_ffn_right_answers_pass(capsys):
+    check_feed_forward_block(lambda *a: _ffn(*a))
+    check_feed_forward_block(lambda *a: _ffn(*a, act=_erf_gelu))
+    out = capsys.readouterr().out
+    assert out.count("Correct:") == 2, out
+
+
+def test_ffn_shortcut_through_torch_layer_norm_without_gamma_fails():
+    """F.layer_norm without its weight and bias skips the learned scale: named as such."""
+    def shortcut(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12):
+        h = torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2)
+        return torch.nn.functional.layer_norm(h, h.shape[-1:], eps=eps).numpy()
+
+    _names_only(_message(check_feed_forward_block, shortcut), "no gamma beta", FFN)
+
+
+# ---------------------------------------------------------------- exercise 3: attention against the residual
+RATIO = {
+    "upside down": "the ratio upside down",
+    "squared": "squared norms",
+    "sum": "||x_i + a_i|| / ||x_i||",
+    "l1": "L1 norms",
+}
+
+RATIO_WRONG = {
+    "upside down": lambda x, a: np.linalg.norm(x, axis=1) / np.linalg.norm(a, axis=1),
+    "squared": lambda x, a: (a * a).sum(1) / (x * x).sum(1),
+    "sum": lambda x, a: np.linalg.norm(x + a, axis=1) / np.linalg.norm(x, axis=1),
+    "l1": lambda x, a: np.abs(a).sum(1) / np.abs(x).sum(1),
+}
+
+
+@pytest.mark.parametrize("key", sorted(RATIO_WRONG))
+def test_ratio_mistake_is_named(key):
+    _names_only(_message(check_attention_to_residual, RATIO_WRONG[key]), key, RATIO)
+
+
+def test_ratio_right_answers_pass(capsys):
+    check_attention_to_residual(lambda x, a: np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1))
+    check_attention_to_residual(lambda x, a: torch.tensor(a).norm(dim=1) / torch.tensor(x).norm(dim=1))
+    out = capsys.readouterr().out
+    assert out.count("Correct:") == 2, out
+
+
+def test_ratio_shortcut_of_one_number_for_the_sentence_fails():
+    """One ratio for the whole sentence skips the per-token comparison: the check says the shape is wrong."""
+    msg = _message(check_attention_to_residual, lambda x, a: np.linalg.norm(a) / np.linalg.norm(x))
+    assert "shape" in msg and not any(p in msg for p in RATIO.values())

@@ -1,0 +1,80 @@
+"""Lesson 05's figures and widget (selfattention.plots.training, selfattention.widgets.training): what they
+draw, legible on a slide, and a viewer that redraws its one figure at each checkpoint."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from selfattention.plots import projections, training  # noqa: E402
+from selfattention.widgets import training as viewer  # noqa: E402
+
+
+def smallest_text_pt(fig) -> float:
+    fig.canvas.draw()
+    return min(t.get_fontsize() for t in fig.findobj(Text) if t.get_text() and t.get_visible())
+
+
+def history(final: float, n: int = 5) -> list[tuple[int, float, np.ndarray]]:
+    maps = [np.full((3, 3), 1 / 3), np.eye(3)[[1, 1, 1]]]
+    return [(2 * i, final * i / (n - 1), maps[i == n - 1]) for i in range(n)]
+
+
+def test_accuracy_curves_draw_one_line_per_run_and_the_chance_level():
+    runs = {"learned": [history(1.0), history(0.9)], "free": [history(0.1)]}
+    fig = training.accuracy_curves(runs, chance={"guess": 0.25})
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if len(line.get_xdata()) == 5]
+    assert len(lines) == 3
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["learned (2 starts)", "free (1 starts)", "guess"]
+    assert smallest_text_pt(fig) >= projections.deck_font_pt(fig.get_figwidth()) - 1e-9
+    with pytest.raises(ValueError, match="runs is empty"):
+        training.accuracy_curves({})
+    with pytest.raises(ValueError, match="has no run"):
+        training.accuracy_curves({"x": []})
+    plt.close("all")
+
+
+def test_learned_matrices_centre_each_colour_scale_at_zero():
+    rng = np.random.default_rng(0)
+    fig = training.learned_matrices(rng.normal(size=(8, 8)), rng.normal(size=(17, 8)) * 5, "ABCDEFGH",
+                                    "01234567")
+    panels = [ax for ax in fig.axes if ax.images]
+    for ax in panels:
+        low, high = ax.images[0].get_clim()
+        assert high > 0 and low == -high
+    assert [t.get_text() for t in panels[1].get_yticklabels()][-1] == "flag"
+    assert smallest_text_pt(fig) >= projections.deck_font_pt(fig.get_figwidth()) - 1e-9
+    with pytest.raises(ValueError, match=r"expected \(8, 8\) and \(17, 8\)"):
+        training.learned_matrices(np.zeros((8, 8)), np.zeros((16, 8)), "ABCDEFGH", "01234567")
+    plt.close("all")
+
+
+def test_training_viewer_moves_the_map_and_the_marker(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(viewer, "show", shown.append)
+    h = history(1.0)
+    widget = viewer.training_viewer(h, ["a:1", "b:2", "?a"], target=1)
+    slider = widget.children[0]
+    assert slider.description == "checkpoint" and slider.max == len(h) - 1
+    slider.value = len(h) - 1
+    fig = shown[-1]
+    assert all(f is fig for f in shown), "one figure, redrawn"
+    smallest = projections.deck_font_pt(fig.get_figwidth(), shown_px=viewer.WIDGET_PX)
+    assert smallest_text_pt(fig) >= smallest - 1e-9
+    ax_map = [ax for ax in fig.axes if ax.images][0]
+    np.testing.assert_allclose(ax_map.images[0].get_array(), h[-1][2])
+    out = capsys.readouterr().out
+    assert "step   8: held-out accuracy 1.000; the query gives 1.00 of its attention" in out
+    with pytest.raises(ValueError, match="history is empty"):
+        viewer.training_viewer([], ["a"], 0)
+    with pytest.raises(ValueError, match=r"each map must be \(2, 2\)"):
+        viewer.training_viewer(h, ["a", "b"], 0)
+    plt.close("all")

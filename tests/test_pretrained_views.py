@@ -1,0 +1,186 @@
+"""selfattention.plots.pretrained and selfattention.widgets.pretrained: the figures of lessons 11 and 12 show
+what they are given, with text large enough for a slide, and the widgets redraw one figure in place."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from selfattention import data  # noqa: E402
+from selfattention.plots import pretrained as pictures  # noqa: E402
+from selfattention.widgets import pretrained as explorers  # noqa: E402
+
+SLIDE_PX = 1200  # about the width a figure is drawn at across a 1280 px slide
+
+
+def smallest_text_px(fig: plt.Figure, width_px: float) -> float:
+    """The smallest visible text of ``fig`` in pixels when the figure is drawn ``width_px`` wide."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert sizes, "the figure has no text"
+    return min(sizes) / 72 * width_px / fig.get_figwidth()
+
+
+@pytest.fixture(scope="module")
+def model() -> data.PretrainedModel:
+    torch.set_num_threads(1)
+    return data.load_pretrained()
+
+
+@pytest.fixture
+def shown(monkeypatch: pytest.MonkeyPatch) -> list:
+    figures: list = []
+    monkeypatch.setattr(explorers, "show", figures.append)
+    return figures
+
+
+# ----------------------------------------------------------------------------------------------- plots
+def test_layer_curves_draw_each_mean_and_range() -> None:
+    values = {"a": np.array([[0.9, 1.0], [0.5, 0.7]]), "b": np.array([[0.2, 0.4], [0.1, 0.3]])}
+    ax = pictures.layer_curves(values)
+    means = [line.get_ydata() for line in ax.get_lines()]
+    np.testing.assert_allclose(means, [[0.95, 0.6], [0.3, 0.2]])
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]
+    assert band.min() == pytest.approx(0.5) and band.max() == pytest.approx(1.0)
+    assert "(mean of 2)" in ax.get_legend().get_texts()[0].get_text()
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    with pytest.raises(ValueError, match=r"same number of hidden states, got \[2, 3\]"):
+        pictures.layer_curves({"a": np.ones((2, 2)), "b": np.ones((3, 2))})
+    with pytest.raises(ValueError, match=r"values\['a'\] must be a non-empty 2-D array, got shape \(3,\)"):
+        pictures.layer_curves({"a": np.ones(3)})
+    plt.close("all")
+
+
+def test_strips_draw_every_value_and_each_mean() -> None:
+    groups = {"g1": {"s": np.array([1.0, 2.0, 3.0]), "t": np.array([0.0, 0.5])},
+              "g2": {"s": np.array([-1.0])}}
+    ax = pictures.strips(groups, ylabel="value")
+    dots = [c.get_offsets()[:, 1] for c in ax.collections]
+    assert sorted(map(len, dots)) == [1, 2, 3]
+    np.testing.assert_allclose(sorted(np.concatenate(dots)), [-1, 0, 0.5, 1, 2, 3])
+    mean_bars = sorted(line.get_ydata()[0] for line in ax.get_lines() if len(line.get_ydata()) == 2
+                       and line.get_ydata()[0] == line.get_ydata()[1] and line.get_linewidth() == 3)
+    np.testing.assert_allclose(mean_bars, [-1.0, 0.25, 2.0])
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["g1", "g2"]
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    plt.close("all")
+
+
+def test_layer_head_maps_share_one_colour_scale() -> None:
+    fig, panels = pictures.layer_head_maps([np.full((6, 12), 0.1), np.eye(6, 12)], ["flat", "sharp"],
+                                           label="mean weight")
+    assert {ax.images[0].get_clim() for ax in panels} == {(0.0, 1.0)}
+    assert len(fig.axes) == 3                      # two panels and one colour bar
+    assert smallest_text_px(fig, SLIDE_PX) >= 20
+    with pytest.raises(ValueError, match="one title per map"):
+        pictures.layer_head_maps([np.ones((6, 12))], ["a", "b"], label="x")
+    plt.close("all")
+
+
+def test_removal_against_yardstick_places_every_head_and_pair() -> None:
+    changes = np.arange(1, 13, dtype=float).reshape(2, 6) / 1000
+    marked = changes > 0.004
+    ax = pictures.removal_against_yardstick(changes, marked, {"edits": np.array([0.1, 0.2])},
+                                            marked_label="parked", other_label="others")
+    assert ax.get_xscale() == "log"
+    xs = np.concatenate([c.get_offsets()[:, 0] for c in ax.collections])
+    np.testing.assert_allclose(sorted(xs), sorted([*changes.ravel(), 0.1, 0.2]))
+    assert [t.get_text() for t in ax.get_yticklabels()][-1] == "edits"
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    with pytest.raises(ValueError, match=r"marked has shape \(3,\); expected \(2, 6\)"):
+        pictures.removal_against_yardstick(changes, [True] * 3, {}, marked_label="a", other_label="b")
+    with pytest.raises(ValueError, match="positive"):
+        pictures.removal_against_yardstick(np.zeros((2, 6)), marked, {}, marked_label="a", other_label="b")
+    plt.close("all")
+
+
+def test_encoder_layer_diagram_names_its_parts_legibly() -> None:
+    ax = pictures.encoder_layer()
+    texts = " ".join(t.get_text() for t in ax.figure.findobj(Text))
+    for part in ("multi-head attention, 12 heads", "add x, LayerNorm", "(T, 1536)", "sqrt(32)", "residual"):
+        assert part in texts
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    plt.close("all")
+
+
+# ----------------------------------------------------------------------------------------------- widgets
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def test_lean_explorer_draws_each_tokens_lean_in_one_figure(model, shown, capsys) -> None:
+    rng = np.random.default_rng(0)
+    tech, fruit = rng.normal(size=384), rng.normal(size=384)
+    widget = explorers.lean_explorer(model, tech, fruit, sentence="i love apple phones", band=(-0.2, 0.0))
+    box = widget.children[0]
+    assert box.description == "sentence"
+    for sentence in ["my macbook crashed", "she ate an apple"]:
+        box.value = sentence
+    assert len(shown) == 3 and all(fig is shown[0] for fig in shown)   # one figure, redrawn
+    ax = shown[-1].axes[0]
+    run = model.run("she ate an apple")
+    H = run["hidden"][-1].numpy().astype(float)
+    want = [_unit(h) @ _unit(tech) - _unit(h) @ _unit(fruit) for h in H]
+    bars = [b for b in ax.patches if b.get_visible() and hasattr(b, "get_height")][: len(want)]
+    np.testing.assert_allclose([b.get_height() for b in bars], want, atol=1e-6)
+    assert [t.get_text() for t in ax.get_xticklabels()] == run["tokens"]
+    out = capsys.readouterr().out
+    assert "'apple' is not in this sentence" in out and "'apple' (apple): lean" in out
+    assert smallest_text_px(shown[-1], shown[-1].get_figwidth() * shown[-1].dpi) >= 20
+    box.value = "   "
+    assert "Type a sentence" in capsys.readouterr().out
+    with pytest.raises(ValueError, match=r"tech must have shape \(384,\)"):
+        explorers.lean_explorer(model, np.ones(3), fruit, sentence="x")
+
+
+def test_lean_explorer_colours_the_pieces_of_a_cut_word(model, shown) -> None:
+    explorers.lean_explorer(model, np.ones(384), -np.ones(384), sentence="my macbook crashed", word="macbook")
+    ax = shown[-1].axes[0]
+    colours = [matplotlib.colors.to_hex(b.get_facecolor()) for b in ax.patches[:6]]
+    orange, blue = matplotlib.colors.to_hex("tab:orange"), matplotlib.colors.to_hex("tab:blue")
+    assert colours == [blue, blue, orange, orange, blue, blue]      # [CLS] my mac ##book crashed [SEP]
+
+
+def test_value_norms_are_the_norms_of_each_heads_v_times_its_block_of_W_O(model) -> None:
+    """Checked through the model's own W_O module: the head's v_j alone in the context, the bias taken off."""
+    result = model.run("the river bank flooded")
+    norms = explorers.value_norms(model, result, 3)
+    block = model.model.encoder.layer[3].attention
+    with torch.no_grad():
+        v = block.self.value(result["hidden"][3])                        # (T, 384), heads side by side
+        for h in (0, 7):
+            context = torch.zeros_like(v)
+            context[:, h * 32:(h + 1) * 32] = v[:, h * 32:(h + 1) * 32]
+            sent = block.output.dense(context) - block.output.dense.bias
+            np.testing.assert_allclose(norms[h], sent.norm(dim=-1).numpy(), rtol=1e-5)
+    assert norms.shape == (12, len(result["tokens"]))
+
+
+def test_head_explorer_shows_the_heads_weights_and_shares(model, shown, capsys) -> None:
+    sentences = ["i love apple phones.", "the river bank flooded"]
+    widget = explorers.head_explorer(model, sentences, layer=2, head=5)
+    menu, layer, head = widget.children[:3]
+    assert (menu.description, layer.description, head.description) == ("sentence", "layer", "head")
+    assert (layer.max, head.max) == (5, 11)
+    head.value = 6
+    fig = shown[-1]
+    assert fig is shown[0]                                               # the same figure, redrawn
+    weights, shares = (ax.images[0].get_array() for ax in fig.axes[:2])
+    run = model.run(sentences[0])
+    np.testing.assert_allclose(weights, run["attentions"][2][6].numpy(), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(shares).sum(axis=1), 1.0, atol=1e-6)
+    added = run["attentions"][2][6].numpy() * explorers.value_norms(model, run, 2)[6]
+    np.testing.assert_allclose(shares, added / added.sum(axis=1, keepdims=True), atol=1e-6)
+    assert "layer 2, head 6" in capsys.readouterr().out
+    menu.value = sentences[1]
+    assert shown[-1] is not fig                                          # each sentence has its own figure
+    assert smallest_text_px(shown[-1], shown[-1].get_figwidth() * shown[-1].dpi) >= 20
+    with pytest.raises(ValueError, match="sentences must be a non-empty list of strings"):
+        explorers.head_explorer(model, "one sentence")

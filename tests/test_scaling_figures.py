@@ -1,0 +1,126 @@
+"""Lesson 06's figures and widget (selfattention.plots.scaling, selfattention.widgets.scaling): text legible
+on a slide, bad input refused by name, the widget redrawing one figure with the right numbers."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+from selfattention import widgets  # noqa: E402
+from selfattention.plots import scaling as plots  # noqa: E402
+from selfattention.widgets import scaling as scaling_widgets  # noqa: E402
+
+SLIDE_PX = 1200  # a figure shown across a 1280 px slide is drawn about this wide
+MIN_PX = 20
+
+D_KS = [2, 4, 8, 16]
+NAMES = ("none", "sqrt(d_k)", "d_k")
+
+
+def smallest_text_px(fig: plt.Figure) -> float:
+    """The smallest visible text of ``fig`` in pixels when the figure is drawn SLIDE_PX wide."""
+    fig.canvas.draw()
+    px_per_point = SLIDE_PX / fig.get_figwidth() / 72
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert sizes, "the figure has no text"
+    return min(sizes) * px_per_point
+
+
+def _saturation_measures():
+    rng = np.random.default_rng(0)
+    keys = ("entropy", "largest weight", "|dL/domega|")
+    return {name: {key: list(rng.uniform(0.1, 1, len(D_KS))) for key in keys} for name in NAMES}
+
+
+def _runs(d_ks=(4, 16), seeds=(0, 1)):
+    return {(name, d, s): [(step, 0.1 + step / 200, 1.0 + step / 10) for step in (0, 10, 20)]
+            for name in NAMES for d in d_ks for s in seeds}
+
+
+def _figures():
+    yield "score_variance", plots.score_variance(D_KS, [2.0, 4.1, 7.9, 16.2])
+    yield "saturation", plots.saturation(D_KS, _saturation_measures(), T=16)
+    yield "training", plots.training(_runs(), (4, 16), (0, 1), d_k=16)
+    explore = scaling_widgets.temperature(T=16)
+    yield "widget", explore.figure
+
+
+@pytest.mark.parametrize("name", ["score_variance", "saturation", "training", "widget"])
+def test_figure_text_is_legible_on_a_slide(name, monkeypatch):
+    monkeypatch.setattr(widgets, "display", lambda image: None)
+    fig = dict(_figures())[name]
+    if name == "widget":  # its titles are written by the callback
+        explore = scaling_widgets.temperature(T=16)
+        explore(d_k=64)
+        fig = explore.figure
+    assert fig.get_figwidth() == pytest.approx(plots.WIDTH)
+    assert smallest_text_px(fig) >= MIN_PX
+    plt.close("all")
+
+
+def test_bad_input_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"variances has shape \(3,\); expected \(4,\)"):
+        plots.score_variance(D_KS, [1, 2, 3])
+    with pytest.raises(ValueError, match="divisor 'half' is not one of"):
+        plots.saturation(D_KS, {"half": _saturation_measures()["none"]}, T=16)
+    with pytest.raises(ValueError, match="T must be at least 2"):
+        plots.saturation(D_KS, _saturation_measures(), T=1)
+    with pytest.raises(ValueError, match=r"has no 'entropy'"):
+        plots.saturation(D_KS, {"none": {"largest weight": [1] * 4, "|dL/domega|": [1] * 4}}, T=16)
+    with pytest.raises(ValueError, match=r"d_k=64 is not one of the trained lengths \[4, 16\]"):
+        plots.training(_runs(), (4, 16), (0, 1), d_k=64)
+    with pytest.raises(ValueError, match=r"runs has no entry \('none', 4, 2\)"):
+        plots.training(_runs(), (4, 16), (0, 1, 2), d_k=16)
+    with pytest.raises(ValueError, match="T must be an integer of at least 2"):
+        scaling_widgets.temperature(T=1)
+    explore = scaling_widgets.temperature()
+    with pytest.raises(ValueError, match="d_k must be a positive integer"):
+        explore(d_k=0)
+    with pytest.raises(ValueError, match="tau must be positive"):
+        explore(d_k=4, tau=0.0)
+    with pytest.raises(ValueError, match=r"weights has shape \(2, 2\); expected \(T,\)"):
+        scaling_widgets.entropy(np.eye(2))
+    plt.close("all")
+
+
+def test_entropy_of_uniform_and_one_hot_weights():
+    assert scaling_widgets.entropy(np.full(8, 1 / 8)) == pytest.approx(math.log(8))
+    assert scaling_widgets.entropy(np.eye(8)[3]) == 0.0
+
+
+def test_widget_redraws_one_figure_and_prints_its_numbers(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(widgets, "display", shown.append)
+    explore = scaling_widgets.temperature(T=16)
+    before = plt.get_fignums()
+    explore(d_k=1024, tau=1.0)
+    explore(d_k=1024, standard=True)
+    assert plt.get_fignums() == before, "a redraw must not open a new figure"
+    assert len(shown) == 2 and all(image.format == "png" for image in shown)
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("d_k = 1024, tau = 1.00: score std 3")  # about sqrt(1024) = 32
+    assert second.startswith("d_k = 1024, tau = 32.00: score std 1.0")
+
+
+@pytest.mark.parametrize(("d_k", "tau"), [(4, 1.0), (256, 1.0), (256, 16.0)])
+def test_widget_gradient_matches_the_softmax_chain_rule(d_k, tau):
+    """The widget's |dL/domega| (autograd) equals alpha * (u - alpha . u) with u = dL/dalpha, by hand."""
+    T, d_v = 16, 8
+    omega, alpha, grad = scaling_widgets._draw(d_k, tau, T, 500, d_v)
+    rng = np.random.default_rng(d_k)
+    K, Q = rng.standard_normal((T, d_k)), rng.standard_normal((500, d_k))
+    V, y = rng.standard_normal((T, d_v)), rng.standard_normal(d_v)
+    np.testing.assert_allclose(omega, Q @ K.T / tau)
+    e = np.exp(omega[0] - omega[0].max())
+    a = e / e.sum()
+    np.testing.assert_allclose(alpha, a, atol=1e-12)
+    u = V @ (a @ V - y)
+    assert grad == pytest.approx(np.linalg.norm(a * (u - a @ u)), rel=1e-9, abs=1e-15)
