@@ -64,10 +64,13 @@ class Control:
 
 # lesson -> [(a line of the widget's cell, its controls)]
 WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
-    "00_roadmap": [("widgets.interact(show_mix", [Control("neighbour", "slider"),
-                                                   Control("sentence", "select")])],
-    "01_static_embeddings": [("suggestions = [", [Control("word", "text", ("banana", "apple")),
-                                                   Control("neighbours", "slider")])],
+    "00_roadmap": [("roadmap_widgets.mix_explorer(", [Control("neighbour", "slider"),
+                                                       Control("sentence", "select")])],
+    "01_static_embeddings": [
+        ("embedding_widgets.pair_explorer(", [Control("word", "text", ("bank", "apple")),
+                                              Control("other word", "text", ("phones", "juice"))]),
+        ("embedding_widgets.word_explorer(", [Control("word", "text", ("banana", "apple")),
+                                              Control("neighbours", "slider")])],
     "02_basic_self_attention": [("explorers.one_word(", [
         Control("sentence", "text", ("river bank flows", "money bank grows")),
         Control("focus word", "select")])],

@@ -61,9 +61,11 @@ class Drive:
 
 DRIVES = {
     # 0.4 -> 0.5 on "neighbour": weights love/apple/phones 0.083/0.417/0.5 give apple' = [0.367, 0.817].
-    "00_roadmap": Drive("widgets.interact(show_mix", "neighbour", "slider", expect="apple' = [0.367, 0.817]"),
-    "01_static_embeddings": Drive("widgets.interact(\n    show_word", "word", "text", "banana",
-                                  expect="banana: cos to fruit mean"),
+    "00_roadmap": Drive("roadmap_widgets.mix_explorer(", "neighbour", "slider",
+                        expect="apple' = [0.367, 0.817]"),
+    # "other word" juice -> phones: the red line moves to cos(apple, phones) = 0.173.
+    "01_static_embeddings": Drive("embedding_widgets.pair_explorer(", "other word", "text", "phones",
+                                  expect="apple ~ phones: cosine 0.173"),
     # "money bank grows" -> "river bank flows": bank's row becomes 0.18 river + 0.68 bank + 0.14 flows.
     "02_basic_self_attention": Drive("explorers.one_word(", "sentence", "text", "river bank flows",
                                      expect="bank' = 0.18*river"),

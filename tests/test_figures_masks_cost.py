@@ -135,7 +135,8 @@ def test_dilution_explorer_prints_the_planted_weight(monkeypatch, capsys):
 
 def test_encoding_map_draws_a_clock_per_pair():
     fig = mask_plots.encoding_map(sa.sinusoidal_positional_encoding(64, 32), pairs=(0, 2, 40))
-    assert [line.get_label() for line in fig.axes[1].lines] == ["pair c = 0", "pair c = 2"]   # c = 40 > d_model/2
+    # pair c = 40 is beyond d_model / 2, so it draws no clock
+    assert [line.get_label() for line in fig.axes[1].lines] == ["pair c = 0", "pair c = 2"]
     assert fig.axes[0].get_xlabel() == "position p"
 
 

@@ -1,108 +1,42 @@
-"""Lesson 01's checks name each typical mistake, and only that one; the right answers get "Correct:"."""
+"""Lesson 01's checks name each typical mistake, and only that one; right answers get "Correct:".
+
+Every wrong answer below is written as a learner would write it; the check's message must name that mistake (a
+phrase of its explanation) and no other; two different right answers must pass, and a shortcut that skips what
+the exercise teaches must not.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import pytest
+from mistakes import message, names_only, right_answer_passes
 
 from selfattention import checks
-from selfattention.checks import ExerciseError
+from selfattention.data import load_static_embeddings
 
-
-def message_of(check: Callable[[object], None], answer: object) -> str:
-    with pytest.raises(ExerciseError) as err:
-        check(answer)
-    return str(err.value)
-
-
-def assert_names_only(message: str, mistake: str, phrases: dict[str, str]) -> None:
-    assert phrases[mistake] in message, message
-    others = [p for m, p in phrases.items() if m != mistake]
-    assert not any(p in message for p in others), message
-
-
-# ---- exercise 1: one_hot
-
-def one_hot_every_column(ids, vocab_size):
-    m = np.zeros((len(ids), vocab_size))
-    m[:, ids] = 1.0
-    return m
-
-
-def one_hot_shifted(ids, vocab_size):
-    m = np.zeros((len(ids), vocab_size))
-    m[np.arange(len(ids)), np.asarray(ids) + 1] = 1.0   # counts from 1
-    return m
-
-
-def one_hot_transposed(ids, vocab_size):
-    return np.eye(vocab_size)[:, ids]                    # (V, T)
-
-
-ONE_HOT = {"every column": (one_hot_every_column, "every row has a 1 in the column of every word"),
-           "shifted": (one_hot_shifted, "one column to the right"),
-           "transposed": (one_hot_transposed, "looks transposed")}
-
-
-@pytest.mark.parametrize("mistake", ONE_HOT)
-def test_one_hot_names_the_mistake(mistake: str) -> None:
-    fn, _ = ONE_HOT[mistake]
-    assert_names_only(message_of(checks.check_one_hot, fn), mistake, {m: p for m, (_, p) in ONE_HOT.items()})
-
-
-# ---- exercise 2: cosine_similarity
-
-norm = np.linalg.norm
-COSINE = {
-    "dot": (lambda u, v: u @ v, "plain dot product"),
-    "one length": (lambda u, v: u @ v / norm(u), "divides by |u| only"),
-    "squared": (lambda u, v: u @ v / (norm(u) ** 2 * norm(v) ** 2), "squared lengths"),
-    "sum of lengths": (lambda u, v: u @ v / (norm(u) + norm(v)), "divides by |u| + |v|"),
-    "angle": (lambda u, v: np.arccos(u @ v / (norm(u) * norm(v))), "angle in radians"),
-    "no sum": (lambda u, v: u * v / (norm(u) * norm(v)), "one number per coordinate"),
-}
-
-
-@pytest.mark.parametrize("mistake", COSINE)
-def test_cosine_names_the_mistake(mistake: str) -> None:
-    fn, _ = COSINE[mistake]
-    message = message_of(checks.check_cosine_two_vectors, fn)
-    assert_names_only(message, mistake, {m: p for m, (_, p) in COSINE.items()})
-
-
-def test_cosine_plain_formula_is_right_on_hard_inputs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The check's hard inputs (lengths 1e-6 and 1e6, nearly parallel vectors) accept the plain formula."""
-    checks.check_cosine_two_vectors(lambda u, v: float(u @ v / (norm(u) * norm(v))))
-    assert capsys.readouterr().out.startswith("Correct:")
-
-
-def test_cosine_that_rounds_fails() -> None:
-    """A cosine rounded to 3 decimals is not taken for right (the check compares to 1e-6)."""
-    rounded = lambda u, v: round(float(u @ v / (norm(u) * norm(v))), 3)  # noqa: E731
-    message = message_of(checks.check_cosine_two_vectors, rounded)
-    assert "differs" in message or "not right" in message, message
-
-
-# ---- exercise 3: D with the same dot product as A but a larger cosine
-
+# ---------------------------------------------------------------- exercise 1: D . C = A . C, cos(D, C) > 0.95
 A, C = np.array([1.0, 4.0]), np.array([3.0, 2.0])
 DISAGREE = {
-    "A itself": (A.copy(), "D is A itself"),
-    "along C, wrong length": (C.copy(), "points exactly along C"),
-    "wrong dot product": (np.array([1.0, 1.0]), "it must equal A . C"),
-    "cosine too small": (np.array([11 / 3, 0.0]), "it must be above 0.95"),
-    "wrong shape": (np.array([3.0, 1.0, 0.0]), "shape (3,)"),
-    "blank": (None, "no value yet"),
+    "A itself": "D is A itself",
+    "along C, wrong length": "points exactly along C",
+    "wrong dot product": "it must equal A . C",
+    "cosine too small": "it must be above 0.95",
+    "wrong shape": "shape (3,)",
+    "blank": "no value yet",
+}
+DISAGREE_WRONG = {
+    "A itself": A.copy(),                        # the shortcut: A has the right dot product, not the cosine
+    "along C, wrong length": C.copy(),
+    "wrong dot product": np.array([1.0, 1.0]),
+    "cosine too small": np.array([11 / 3, 0.0]),
+    "wrong shape": np.array([3.0, 1.0, 0.0]),
+    "blank": None,
 }
 
 
-@pytest.mark.parametrize("mistake", DISAGREE)
+@pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
 def test_disagree_names_the_mistake(mistake: str) -> None:
-    answer, _ = DISAGREE[mistake]
-    message = message_of(checks.check_dot_cosine_disagree, answer)
-    assert_names_only(message, mistake, {m: p for m, (_, p) in DISAGREE.items()})
+    names_only(message(checks.check_dot_cosine_disagree, DISAGREE_WRONG[mistake]), mistake, DISAGREE)
 
 
 @pytest.mark.parametrize("D", [11 / 13 * C, np.array([3.0, 1.0])])
@@ -112,8 +46,7 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
     assert out.startswith("Correct:") and "shorter than |A|" in out, out
 
 
-# ---- exercise 4: nearest_words
-
+# ---------------------------------------------------------------- exercise 2: nearest_words
 def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=False,  # noqa: PLR0913
            alphabetical=False, as_ids=False, pairs=False, extra=0):
     table = np.asarray(table, dtype=float)
@@ -133,32 +66,124 @@ def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=Fa
 
 
 NEAREST = {
-    "dot product": (dict(by_dot=True), "plain dot product"),
-    "least similar": (dict(ascending=True), "LEAST similar"),
-    "keeps itself": (dict(keep_self=True), "itself"),
-    "wrong order": (dict(alphabetical=True), "wrong order"),
-    "row numbers": (dict(as_ids=True), "row numbers"),
-    "pairs": (dict(pairs=True), "return only the words"),
-    "one too many": (dict(extra=1), "it should return k ="),
+    "dot product": "plain dot product",
+    "least similar": "LEAST similar",
+    "keeps itself": "itself",
+    "wrong order": "wrong order",
+    "row numbers": "row numbers",
+    "pairs": "return only the words",
+    "one too many": "it should return k =",
+}
+NEAREST_OPTIONS = {
+    "dot product": dict(by_dot=True),            # the shortcut: skips the lengths the lesson divides out
+    "least similar": dict(ascending=True),
+    "keeps itself": dict(keep_self=True),
+    "wrong order": dict(alphabetical=True),
+    "row numbers": dict(as_ids=True),
+    "pairs": dict(pairs=True),
+    "one too many": dict(extra=1),
 }
 
 
-@pytest.mark.parametrize("mistake", NEAREST)
+@pytest.mark.parametrize("mistake", sorted(NEAREST_OPTIONS))
 def test_nearest_words_names_the_mistake(mistake: str) -> None:
-    options, _ = NEAREST[mistake]
-    message = message_of(checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k, **options))
-    assert_names_only(message, mistake, {m: p for m, (_, p) in NEAREST.items()})
+    options = NEAREST_OPTIONS[mistake]
+    names_only(message(checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k, **options)),
+               mistake, NEAREST)
 
 
-RIGHT = {
-    "one_hot": (checks.check_one_hot, lambda ids, V: np.eye(V)[np.asarray(ids, dtype=int)]),
-    "cosine": (checks.check_cosine_two_vectors, lambda u, v: float(u @ v / (norm(u) * norm(v)))),
-    "nearest": (checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k)),
+def nearest_by_loop(word, vocab, table, k):
+    """A second right answer: whole words only, as the lesson's E.neighbours, with a sorted list of pairs."""
+    table = np.asarray(table, dtype=float)
+    x = table[list(vocab).index(word)]
+    scored = []
+    for w, row in zip(vocab, table, strict=True):
+        if w != word and w.isalpha():
+            scored.append((float(row @ x / (np.linalg.norm(row) * np.linalg.norm(x))), w))
+    return [w for _, w in sorted(scored, reverse=True)[:k]]
+
+
+@pytest.mark.parametrize("answer", [lambda w, v, t, k: ranked(w, v, t, k), nearest_by_loop])
+def test_nearest_words_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
+    right_answer_passes(checks.check_nearest_words, answer, capsys)
+
+
+# ---------------------------------------------------------------- exercise 3: the share of river
+E = load_static_embeddings()
+b, r, m = (E.vector(w).astype(np.float64) for w in ("bank", "river", "money"))
+
+
+def unit(x):
+    return x / np.linalg.norm(x)
+
+
+def cos(u, v):
+    return float(unit(u) @ unit(v))
+
+
+def crossing(d):
+    return float(b @ d / (b @ d - r @ d))
+
+
+def first_on_grid(step: float) -> float:
+    """A learner's search: the first w of a grid at which z is at least as close to river as to money."""
+    for w in np.arange(0.0, 1.0 + step / 2, step):
+        z = (1 - w) * b + w * r
+        if cos(z, r) >= cos(z, m):
+            return round(float(w), 10)
+    raise AssertionError("no crossing on the grid")
+
+
+def reaches_static_money() -> float:
+    """The w at which cos(z, river) reaches the static cos(bank, money), found on a fine grid."""
+    target = cos(b, m)
+    return next(float(w) for w in np.arange(0, 1, 1e-5) if cos((1 - w) * b + w * r, r) >= target)
+
+
+RIVER = {
+    "guess": "0.5 is a guess",
+    "raw rows": "raw rows of river and money",
+    "bank's share": "that is bank's share",
+    "static money": "reaches the static cos(bank, money)",
+    "grid 0.05": "a grid with steps of 0.05",
+    "grid 0.01": "a grid with steps of 0.01",
+    "not a number": "should be one number",
+    "outside": "outside [0, 1]",
+    "blank": "no value yet",
+}
+RIVER_WRONG = {
+    "guess": 0.5,                                # the shortcut: no derivation at all
+    "raw rows": crossing(r - m),
+    "bank's share": 1 - crossing(unit(r) - unit(m)),
+    "static money": reaches_static_money(),
+    "grid 0.05": first_on_grid(0.05),
+    "grid 0.01": first_on_grid(0.01),
+    "not a number": "0.137",
+    "outside": -crossing(unit(r) - unit(m)),
+    "blank": None,
 }
 
 
-@pytest.mark.parametrize("exercise", RIGHT)
-def test_right_answers_are_correct(exercise: str, capsys: pytest.CaptureFixture[str]) -> None:
-    check, answer = RIGHT[exercise]
-    check(answer)
-    assert capsys.readouterr().out.startswith("Correct:")
+@pytest.mark.parametrize("mistake", sorted(RIVER_WRONG))
+def test_river_share_names_the_mistake(mistake: str) -> None:
+    names_only(message(checks.check_river_share, RIVER_WRONG[mistake]), mistake, RIVER)
+
+
+def bisection() -> float:
+    lo, hi = 0.0, 1.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        z = (1 - mid) * b + mid * r
+        lo, hi = (mid, hi) if cos(z, r) < cos(z, m) else (lo, mid)
+    return hi
+
+
+@pytest.mark.parametrize("answer", [crossing(unit(r) - unit(m)), bisection(), first_on_grid(0.001),
+                                    np.float32(crossing(unit(r) - unit(m)))])
+def test_river_share_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
+    right_answer_passes(checks.check_river_share, answer, capsys)
+
+
+def test_river_share_other_values_say_which_side() -> None:
+    assert "closer to money" in message(checks.check_river_share, 0.1)
+    assert "closer to river" in message(checks.check_river_share, 0.3)

@@ -64,13 +64,16 @@ DECODER_WRONG = {
     "one too many": lambda lengths, T: sa.causal_mask(T) & _real(lengths, T, -1)[:, None, :],
     "diagonal": lambda lengths, T: np.tril(np.ones((T, T), dtype=bool), -1) & _real(lengths, T)[:, None, :],
     "not boolean": lambda lengths, T: (sa.causal_mask(T) & _real(lengths, T)[:, None, :]).astype(int),
-    "pad self": lambda lengths, T: _right_mask(lengths, T) | (np.eye(T, dtype=bool) & ~_real(lengths, T)[:, :, None]),
-    "lengths as pads": lambda lengths, T: sa.causal_mask(T) & (np.arange(T) >= np.asarray(lengths)[:, None])[:, None],
+    "pad self": lambda lengths, T: (_right_mask(lengths, T)
+                                    | (np.eye(T, dtype=bool) & ~_real(lengths, T)[:, :, None])),
+    "lengths as pads": lambda lengths, T: (sa.causal_mask(T)
+                                           & (np.arange(T) >= np.asarray(lengths)[:, None])[:, None]),
 }
 DECODER_WRONG = {key: _with_positions(fn) for key, fn in DECODER_WRONG.items()}
 DECODER_WRONG["arange positions"] = lambda lengths, T: (_right_mask(lengths, T),
                                                         np.tile(np.arange(T), (len(lengths), 1)))
-DECODER_WRONG["positions from 1"] = lambda lengths, T: (_right_mask(lengths, T), _real(lengths, T).cumsum(axis=1))
+DECODER_WRONG["positions from 1"] = lambda lengths, T: (_right_mask(lengths, T),
+                                                        _real(lengths, T).cumsum(axis=1))
 DECODER_WRONG["positions down"] = lambda lengths, T: (_right_mask(lengths, T),
                                                       np.tile(np.arange(T)[::-1], (len(lengths), 1)))
 

@@ -125,7 +125,7 @@ ONLINE = {
 def step(state, scores, values, *, invert=False, own=False, rescale_l=True, rescale_o=True, block_max=False,
          divided=False, subtract=True, update_m=True, forget_new=False):
     m, l, o = state
-    if forget_new:                                   # p from the block's own maximum; only the old sums rescaled
+    if forget_new:   # p from the block's own maximum; only the old sums rescaled
         m_new = max(m, scores.max())
         p = np.exp(scores - scores.max())
         return m_new, l * np.exp(m - m_new) + p.sum(), o * np.exp(m - m_new) + p @ values

@@ -12,7 +12,6 @@ import keyword
 import re
 import sys
 
-import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 from selfattention.coursework import lessons
@@ -20,32 +19,12 @@ from selfattention.coursework import lessons
 sys.path.insert(0, str(ROOT / "tools"))
 from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
 
-#: Lessons still in the format before the learner's view (slide-only cells, stated reading and exercise
-#: times, no copied exercise). Each is taken off this list when it is reworked; until then the tests marked
-#: ``reworked`` are expected to fail for it.
-PENDING_REWORK = {
-    "00_roadmap",
-    "01_static_embeddings",
-}
-
-
-def reworked(test):
-    """Run ``test`` (parametrised by ``notebook``) as an expected failure for lessons in PENDING_REWORK."""
-    return pytest.mark.usefixtures("pending_rework")(test)
-
-
-@pytest.fixture
-def pending_rework(request):
-    path = request.getfixturevalue("notebook")[0]
-    if path.stem in PENDING_REWORK:
-        request.node.add_marker(pytest.mark.xfail(reason=f"{path.stem} is not reworked yet"))
-
 
 def test_lessons_exist_in_order():
     names = [p.name for p in NOTEBOOKS]
     assert names, "no lesson notebooks found in notebooks/"
     numbers = [int(n[:2]) for n in names]
-    assert numbers == sorted(set(numbers)) and numbers[0] == 0, f"lessons not numbered 00, 01, ...: {names}"
+    assert numbers == list(range(len(names))), f"lessons not numbered 00, 01, ... without gaps: {names}"
 
 
 def test_executed_in_order_from_a_fresh_kernel(notebook):
@@ -132,7 +111,6 @@ def test_readme_lists_every_lesson_with_its_time():
         )
 
 
-@reworked
 def test_stated_time_covers_the_load_and_fits_one_sitting(notebook):
     """tools/lesson_load.py's rule, on the learner's view: the first cell states reading and exercise
     times that cover their loads, at most 90 min in all, and how long Going deeper adds."""
@@ -194,7 +172,6 @@ def repeated_points(nb: dict) -> list[str]:
     return found
 
 
-@reworked
 def test_no_point_is_read_twice_in_the_learners_view(notebook):
     path, nb = notebook
     found = repeated_points(nb)
@@ -254,7 +231,6 @@ def copied_lines(nb: dict) -> dict[str, tuple[int, int]]:
     return found
 
 
-@reworked
 def test_no_exercise_copies_the_lessons_own_code(notebook):
     path, nb = notebook
     copies = {gid: f"{same} of {n}" for gid, (same, n) in copied_lines(nb).items() if n and same >= n / 2}
@@ -292,7 +268,6 @@ def _answers_in_words(path) -> dict[str, str]:
     return loaded.ANSWERS
 
 
-@reworked
 def test_every_code_exercise_has_an_answer_written_from_the_lessons_words(notebook):
     """tests/answers/lessonNN.py holds, per code answer cell, another right answer that follows the lesson's
     own wording (graded in tests/test_grading.py: it must get full marks, hidden tests included)."""

@@ -1,120 +1,31 @@
-"""Checks for lesson 01 (static embeddings): one-hot rows, cosine similarity, a vector on which the dot product
-and the cosine disagree, nearest words."""
+"""Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, nearest
+words, and the share of "river" that tips "bank" towards the river sense."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed
+from ._engine import ExerciseError, passed
 
-__all__ = ["check_one_hot", "check_cosine_two_vectors", "check_dot_cosine_disagree", "check_nearest_words"]
+__all__ = ["check_dot_cosine_disagree", "check_nearest_words", "check_river_share"]
 
 # The lesson's hand-checkable 2-D vectors: A . C = 11, B . C = 26.
 _A, _B, _C = np.array([1.0, 4.0]), np.array([4.0, 7.0]), np.array([3.0, 2.0])
 
 
-def _reference_one_hot(ids: Sequence[int], vocab_size: int) -> np.ndarray:
-    """(T, V) matrix with a single 1 per row, in column ids[t]."""
-    return np.eye(vocab_size)[np.asarray(ids, dtype=int)]
-
-
-def check_one_hot(one_hot: Callable[..., Any]) -> None:
-    """Exercise 1: ``one_hot(ids, vocab_size)`` returns a (T, V) matrix of one-hot rows."""
-
-    def every_column(case: tuple[list[int], int]) -> dict[str, np.ndarray]:
-        ids, vocab_size = case
-        m = np.zeros((len(ids), vocab_size))
-        m[:, ids] = 1.0
-        return {
-            "every row has a 1 in the column of every word of the sentence. Each row t should have "
-            "exactly one 1, in column ids[t]: M[t, ids[t]] = 1 (or M[np.arange(T), ids] = 1).": m,
-            "the 1s are one column to the right: column ids[t] holds word ids[t] "
-            "(Python counts from 0).": np.roll(_reference_one_hot(ids, vocab_size), 1, axis=1),
-        }
-
-    cases = [([1, 0, 2], 4), ([3, 3, 0, 5], 6), ([0], 1)]
-    check_function(
-        one_hot,
-        _reference_one_hot,
-        cases,
-        "one_hot",
-        describe=lambda case: f"ids={case[0]}, vocab_size={case[1]}",
-        mistakes=every_column,
-    )
-    table = np.arange(18.0).reshape(6, 3)
-    rows = np.asarray(one_hot([3, 3, 0, 5], 6), dtype=float) @ table
-    passed(
-        "one_hot([3, 3, 0, 5], 6) @ table gives rows 3, 3, 0 and 5 of the table: "
-        f"{np.array_equal(rows, table[[3, 3, 0, 5]])}."
-    )
+DISAGREE_MIN_COS = 0.95  # exercise 1: cos(D, C) must exceed this while D . C = A . C
 
 
 def _reference_cosine(u: np.ndarray, v: np.ndarray) -> float:
     return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
 
-def check_cosine_two_vectors(cosine_similarity: Callable[..., Any]) -> None:
-    """Exercise 2: ``cosine_similarity(u, v)`` for two (d,) vectors returns one number."""
-    rng = np.random.default_rng(1)
-    cases = [
-        (_A, _C),
-        (_B, _C),
-        (np.array([2.0, 0.0]), np.array([0.0, 3.0])),
-        (np.array([1.0, -2.0, 2.0]), np.array([-2.0, 4.0, -4.0])),
-        (rng.normal(size=384), rng.normal(size=384)),
-        # numerically hard: lengths far from 1 (1e-6 and 1e6) and two nearly parallel vectors
-        (1e-6 * rng.normal(size=5), 1e6 * rng.normal(size=5)),
-        (np.array([1.0, 1e-4]), np.array([1.0, 2e-4])),
-    ]
-
-    def typical(case: tuple[np.ndarray, np.ndarray]) -> dict[str, float]:
-        u, v = case
-        nu, nv, dot = np.linalg.norm(u), np.linalg.norm(v), float(u @ v)
-        return {
-            "it is the plain dot product u . v; divide it by the lengths |u| |v|.": dot,
-            "it divides by |u| only; divide by both lengths, |u| |v|.": dot / nu,
-            "it divides by the squared lengths |u|^2 |v|^2; np.linalg.norm is already the length, "
-            "do not square it.": dot / (nu**2 * nv**2),
-            "it divides by |u| + |v|; the lengths are multiplied, |u| * |v|.": dot / (nu + nv),
-            "it is the angle in radians (arccos of the cosine); return the cosine itself.":
-                float(np.arccos(np.clip(dot / (nu * nv), -1.0, 1.0))),
-        }
-
-    def guarded(u: np.ndarray, v: np.ndarray) -> Any:
-        got = cosine_similarity(u, v)
-        if got is not None and np.ndim(got) == 1 and np.shape(got) == np.shape(u):
-            raise ExerciseError(
-                f"cosine_similarity returned an array of shape {np.shape(got)}, one number per "
-                "coordinate; the cosine similarity is a single number: sum the products "
-                "(u @ v does that) before dividing by the lengths."
-            )
-        return got
-
-    check_function(
-        guarded,
-        _reference_cosine,
-        cases,
-        "cosine_similarity",
-        describe=lambda case: f"u={np.round(case[0], 2).tolist()[:4]}..., v={np.round(case[1], 2).tolist()[:4]}..."
-        if len(case[0]) > 4 else f"u={case[0].tolist()}, v={case[1].tolist()}",
-        mistakes=typical,
-        rtol=1e-6,
-        atol=1e-9,
-    )
-    passed(
-        f"cos(A, C) = {_reference_cosine(_A, _C):.3f} and cos(B, C) = {_reference_cosine(_B, _C):.3f}; "
-        "orthogonal vectors give 0, opposite ones -1."
-    )
-
-
-DISAGREE_MIN_COS = 0.95  # exercise 3: cos(D, C) must exceed this while D . C = A . C
-
-
 def check_dot_cosine_disagree(D: Any) -> None:
-    """Exercise 3: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740)."""
+    """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740)."""
     if D is None or D is Ellipsis:
         raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
     try:
@@ -181,7 +92,9 @@ def _ranking(word: str, vocab: Sequence[str], table: np.ndarray, by_dot: bool, k
 
 
 def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
-    """Exercise 4: ``nearest_words(word, vocab, table, k)`` returns the k most cosine-similar words."""
+    """Exercise 2: ``nearest_words(word, vocab, table, k)`` returns the k entries of ``vocab`` most
+    cosine-similar to ``word``, best first, ``word`` left out (on a toy table where ranking by dot product or
+    keeping the word itself gives other lists)."""
     if not callable(nearest_words):
         raise ExerciseError(f"nearest_words should be a function, but it is a {type(nearest_words).__name__}.")
     for word, k in [("bank", 3), ("money", 2), ("river", 4)]:
@@ -240,3 +153,88 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
         raise ExerciseError(f"nearest_words gave {got} {where}, but the right answer is {expected}.")
     passed("on the toy table, the neighbours of 'bank' are " + ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
            + " (cosine ignores how long 'giant' is and how short 'dust' is).")
+
+
+# ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money
+
+
+@lru_cache(maxsize=1)
+def _river_share_values() -> dict[str, float]:
+    """The right crossing and the values that typical mistakes give, from the lesson's table (float64)."""
+    from ..data import load_static_embeddings
+
+    table = load_static_embeddings()
+    b, r, m = (table.vector(w).astype(np.float64) for w in ("bank", "river", "money"))
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        return x / np.linalg.norm(x)
+
+    def crossing(d: np.ndarray) -> float:  # where the straight line (1 - w) b.d + w r.d crosses 0
+        return float(b @ d / (b @ d - r @ d))
+
+    right = crossing(unit(r) - unit(m))
+    # the w at which cos(z, river) reaches the static cos(bank, money), found by bisection
+    target, lo, hi = float(unit(b) @ unit(m)), 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        z = (1 - mid) * b + mid * r
+        lo, hi = (mid, hi) if float(unit(z) @ unit(r)) < target else (lo, mid)
+    return {"right": right, "raw": crossing(r - m), "bank share": 1 - right, "static money": (lo + hi) / 2,
+            "grid 0.05": float(np.ceil(right / 0.05) * 0.05), "grid 0.01": float(np.ceil(right / 0.01) * 0.01)}
+
+
+RIVER_SHARE_TOLERANCE = 1e-3  # three decimals, as the exercise asks
+_MISTAKE_TOLERANCE = 3e-4  # the named mistakes lie at least 1.6e-3 from one another and from the right value
+
+
+def check_river_share(w_river: Any) -> None:
+    """Exercise 3: the smallest w in [0, 1] at which z(w) = (1 - w) x_bank + w x_river is at least as close to
+    x_river as to x_money by cosine (about 0.137), within 0.001.
+
+    Named mistakes: 0.5 (a guess), the crossing of dot products with the raw rows of river and money, bank's
+    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), and a search on a grid of 0.05
+    or 0.01.
+    """
+    if w_river is None or w_river is Ellipsis:
+        raise ExerciseError("w_river has no value yet: replace None with your number (or the code that computes "
+                            "it).")
+    if isinstance(w_river, (str, bytes)) or (hasattr(w_river, "__len__") and np.size(w_river) != 1):
+        raise ExerciseError(f"w_river should be one number, but it is a {type(w_river).__name__}: {w_river!r:.80}")
+    try:
+        w = float(np.asarray(w_river, dtype=float).reshape(()))
+    except (TypeError, ValueError):
+        raise ExerciseError(f"w_river should be one number, but it is a {type(w_river).__name__}: "
+                            f"{w_river!r:.80}") from None
+    if not np.isfinite(w):
+        raise ExerciseError(f"w_river = {w}: use an ordinary number between 0 and 1.")
+    values = _river_share_values()
+    right = values["right"]
+    if abs(w - right) < RIVER_SHARE_TOLERANCE:
+        passed(f"w = {right:.3f}: with {right:.1%} of river mixed in, z is as close to river as to money "
+               f"(your value {w:.4f}). Was your prediction near 0.5?")
+        return
+    if not 0.0 <= w <= 1.0:
+        raise ExerciseError(f"w_river = {w:.4g} is outside [0, 1]: w is the share of river in z, between 0 "
+                            "(all bank) and 1 (all river).")
+    hints = {
+        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix. Follow the hint: z . (r_hat - "
+                     "m_hat) is a straight line in w; find where it crosses 0."),
+        "raw": (values["raw"], "it is where the dot products with the raw rows of river and money are equal. The "
+                               "cosine divides by their lengths too: use r_hat and m_hat, the rows scaled to "
+                               "length 1."),
+        "bank share": (values["bank share"], "that is bank's share, 1 - w, where z is as close to river as to "
+                                             "money; w is the share of river."),
+        "static money": (values["static money"], "it is where cos(z, river) reaches the static cos(bank, money) = "
+                                                 "0.398. But cos(z, money) changes with w too: compare cos(z, "
+                                                 "river) with cos(z, money) of the same z."),
+        "grid 0.05": (values["grid 0.05"], "it is the first point of a grid with steps of 0.05: three decimals "
+                                           "need a step of 0.001, or solve the straight line exactly."),
+        "grid 0.01": (values["grid 0.01"], "it is the first point of a grid with steps of 0.01: three decimals "
+                                           "need a step of 0.001, or solve the straight line exactly."),
+    }
+    for value, explanation in hints.values():
+        if abs(w - value) < _MISTAKE_TOLERANCE:
+            raise ExerciseError(f"w_river = {w:.4f} is not right yet: {explanation}")
+    side = "river" if w > right else "money"
+    raise ExerciseError(f"w_river = {w:.4f} is not the crossing: at that w, z is closer to {side}. Recheck your "
+                        "working (the hint: z . (r_hat - m_hat) = 0).")

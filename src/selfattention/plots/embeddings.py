@@ -1,0 +1,212 @@
+"""Figures of lesson 01 (static embeddings): the sign of a dot product, a table lookup, cosines read against
+random pairs, the fruit/tech plane, and one word's output vectors compared across sentences.
+
+Every figure is 12 inches wide with text of at least 15 pt (about 21 px when a slide draws it 1232 px wide),
+and at most 6 inches high.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from numpy.typing import ArrayLike
+
+__all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "lookup_diagram", "draw_chance",
+           "chance_figure", "draw_plane", "plane_figure", "cosine_map"]
+
+WIDTH = 12.0  # inches: a figure drawn across a slide
+FONT = 15  # points
+PERCENTILES = (50, 95, 99)  # the lines drawn on a distribution of random-pair cosines
+
+
+def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.ndim != ndim:
+        raise ValueError(f"{name} has shape {a.shape}; expected {ndim} dimension(s)")
+    return a
+
+
+def dot_product_cases(u: ArrayLike, cases: Mapping[str, ArrayLike]) -> Figure:
+    """One panel per case: the fixed 2-D vector ``u`` (blue) and a vector ``v`` (red), titled with the case's
+    name, u . v and the angle between them.
+
+    Inputs:
+        u: shape (2,); cases: ``{name: v of shape (2,)}``, e.g. aligned, orthogonal, opposite.
+    Returns:
+        the figure (12 x 4.6 inches).
+    """
+    u = _array("u", u, 1)
+    if u.shape != (2,) or not cases:
+        raise ValueError(f"u has shape {u.shape} and cases {len(cases)} entries; expected (2,) and at least "
+                         "one case")
+    fig, axes = plt.subplots(1, len(cases), figsize=(WIDTH, 4.6), squeeze=False)
+    top = 1.15 * max(np.abs(u).max(), *(np.abs(np.asarray(v, dtype=float)).max() for v in cases.values()))
+    for ax, (name, v) in zip(axes[0], cases.items(), strict=True):
+        v = _array(name, v, 1)
+        if v.shape != (2,):
+            raise ValueError(f"cases[{name!r}] has shape {v.shape}; expected (2,)")
+        angle = np.degrees(np.arccos(np.clip(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)), -1, 1)))
+        for vec, label, colour in ((u, "u", "tab:blue"), (v, "v", "tab:red")):
+            ax.annotate("", xy=vec, xytext=(0, 0),
+                        arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3, "mutation_scale": 22})
+            ax.text(vec[0], vec[1], f" {label}", color=colour, fontsize=FONT, fontweight="bold")
+        ax.set_xlim(-top, top)
+        ax.set_ylim(-top, top)
+        ax.set_aspect("equal")
+        ax.axhline(0, color="gray", lw=0.8)
+        ax.axvline(0, color="gray", lw=0.8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"{name}\nu . v = {u @ v:.2f}, angle {angle:.0f}°", fontsize=FONT)
+    fig.tight_layout()
+    return fig
+
+
+def lookup_diagram(words: Sequence[str], ids: Sequence[int], table_shape: tuple[int, int],
+                   cosine: float) -> Figure:
+    """The path from two words to their cosine: words -> row numbers -> rows of the table -> cosine.
+
+    Inputs:
+        words: the two words; ids: their row numbers; table_shape: (V, d); cosine: the cosine of the two rows.
+    Returns:
+        the figure (12 x 2.4 inches).
+    """
+    if len(words) != 2 or len(ids) != 2 or len(table_shape) != 2:
+        raise ValueError(f"words {list(words)}, ids {list(ids)}, table_shape {table_shape}; expected two "
+                         "words, two ids and (V, d)")
+    steps = [f'"{words[0]}", "{words[1]}"\nwords', f"{ids[0]}, {ids[1]}\nrow numbers",
+             f"2 rows of E {tuple(table_shape)},\neach of shape ({table_shape[1]},)", f"cosine\n{cosine:.3f}"]
+    arrows = ["look up", "E[i]", "u.v / (|u| |v|)"]
+    centres, halves = [1.2, 4.3, 7.9, 10.9], [1.2, 0.95, 1.75, 0.7]
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.4))
+    for x, text in zip(centres, steps, strict=True):
+        ax.text(x, 0, text, ha="center", va="center", fontsize=FONT,
+                bbox={"boxstyle": "round", "facecolor": "aliceblue", "edgecolor": "tab:blue"})
+    for k, label in enumerate(arrows):
+        start, end = centres[k] + halves[k], centres[k + 1] - halves[k + 1]
+        ax.annotate("", xy=(end, 0), xytext=(start, 0), arrowprops={"arrowstyle": "-|>", "lw": 2})
+        ax.text((start + end) / 2, 0.45, label, ha="center", fontsize=FONT)
+    ax.set_xlim(0, 12)
+    ax.set_ylim(-0.55, 0.75)
+    ax.axis("off")
+    fig.tight_layout(pad=0.1)
+    return fig
+
+
+def draw_chance(ax: Axes, chance: ArrayLike, *, bins: int = 60) -> dict[int, float]:
+    """Draw the histogram of random-pair cosines ``chance`` (shape (n,)) on ``ax``, with dashed lines at the
+    median, 95th and 99th percentiles. Returns ``{percentile: value}``."""
+    chance = _array("chance", chance, 1)
+    if chance.size < 100:
+        raise ValueError(f"chance has {chance.size} cosines; expected at least 100 random pairs")
+    ax.hist(chance, bins=bins, color="lightgray", edgecolor="gray")
+    marks = {p: float(np.percentile(chance, p)) for p in PERCENTILES}
+    for height, (p, value) in zip((0.97, 0.97, 0.72), marks.items(), strict=True):
+        ax.axvline(value, color="black", ls="--", lw=1.2)
+        ax.text(value, height, f" {p}th: {value:.3f}" if p != 50 else f"median {value:.3f} ",
+                transform=ax.get_xaxis_transform(), ha="left" if p != 50 else "right", va="top",
+                fontsize=FONT, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.8})
+    ax.set_ylabel("random pairs", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    return marks
+
+
+def chance_figure(chance: ArrayLike, pairs: Mapping[str, float], controls: Mapping[str, float] | None = None,
+                  controls_label: str = "controls") -> Figure:
+    """Cosines of word pairs read against chance: above, the histogram of the random-pair cosines ``chance``
+    (shape (n,)) with its median, 95th and 99th percentiles; below, one row per pair of ``pairs`` (``{"bank ~
+    money": cosine}``) and one row of gray dots for ``controls`` (pairs that should not be related), labelled
+    with their number and ``controls_label``.
+
+    Returns:
+        the figure (12 x 6 inches).
+    """
+    controls = dict(controls or {})
+    if not pairs:
+        raise ValueError("pairs is empty; expected {label: cosine}")
+    rows = list(pairs) + ([f"{len(controls)} {controls_label}"] if controls else [])
+    values = np.array(list(pairs.values()) + list(controls.values()))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH, 6.0), sharex=True,
+                                      height_ratios=[2.0, 0.42 * len(rows)])
+    marks = draw_chance(top, chance)
+    for value in marks.values():
+        bottom.axvline(value, color="black", ls="--", lw=1.2)
+    y = np.arange(len(rows))[::-1]
+    bottom.scatter(list(pairs.values()), y[:len(pairs)], color="tab:red", s=80, zorder=3)
+    if controls:
+        bottom.scatter(list(controls.values()), np.full(len(controls), y[-1]), color="gray", s=80, zorder=3)
+    bottom.set_yticks(y, rows, fontsize=FONT)
+    bottom.set_ylim(-0.6, len(rows) - 0.4)
+    bottom.set_xlabel("cosine similarity", fontsize=FONT)
+    bottom.tick_params(labelsize=FONT)
+    bottom.grid(axis="y", alpha=0.3)
+    chance_values = np.asarray(chance, dtype=float)
+    bottom.set_xlim(min(float(np.percentile(chance_values, 0.1)), values.min()) - 0.02,
+                    max(float(np.percentile(chance_values, 99.9)), values.max()) + 0.05)
+    fig.tight_layout(h_pad=0.3)
+    return fig
+
+
+def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str]) -> None:
+    """Draw groups of labelled 2-D points on ``ax``: ``points[group][word]`` has shape (2,), drawn in
+    ``colours[group]``."""
+    for group, words in points.items():
+        pts = np.array([np.asarray(p, dtype=float) for p in words.values()])
+        if pts.ndim != 2 or pts.shape[1] != 2:
+            raise ValueError(f"points[{group!r}] has points of shape {pts.shape[1:]}; expected (2,)")
+        ax.scatter(pts[:, 0], pts[:, 1], color=colours[group], s=40)
+        for word, (x, y) in zip(words, pts, strict=True):
+            ax.annotate(word, (x, y), xytext=(4, 4), textcoords="offset points", color=colours[group],
+                        fontsize=FONT)
+    ax.set_xlabel("direction 1 (fruit <-> tech)", fontsize=FONT)
+    ax.set_ylabel("direction 2", fontsize=FONT)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(alpha=0.3)
+
+
+def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
+                 star: tuple[str, ArrayLike]) -> Figure:
+    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star.
+
+    Returns:
+        the figure (12 x 5.8 inches).
+    """
+    fig, ax = plt.subplots(figsize=(WIDTH, 5.8))
+    draw_plane(ax, points, colours)
+    word, (x, y) = star[0], np.asarray(star[1], dtype=float)
+    ax.scatter([x], [y], color="tab:red", marker="*", s=400, zorder=3)
+    ax.annotate(word, (x, y), xytext=(8, 8), textcoords="offset points", color="tab:red", fontsize=FONT + 3,
+                fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def cosine_map(cosines: ArrayLike, labels: Sequence[str], *, vmin: float, vmax: float = 1.0,
+               groups: Sequence[int] = ()) -> Figure:
+    """A (n, n) matrix of cosines as a heatmap on the scale ``vmin``..``vmax`` (chosen to show the contrast
+    that matters), with lines between the groups that start at the indices ``groups``.
+
+    Returns:
+        the figure (12 x 4.6 inches: with a few printed lines above it, it still fits a slide).
+    """
+    c = _array("cosines", cosines, 2)
+    if c.shape[0] != c.shape[1] or len(labels) != c.shape[0]:
+        raise ValueError(f"cosines has shape {c.shape} and labels {len(labels)} entries; expected (n, n) "
+                         "and n")
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.6))
+    image = ax.imshow(c, cmap="viridis", vmin=vmin, vmax=vmax)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=FONT)
+    ax.set_yticks(range(len(labels)), labels, fontsize=FONT)
+    for g in groups:
+        ax.axhline(g - 0.5, color="white", lw=3)
+        ax.axvline(g - 0.5, color="white", lw=3)
+    bar = fig.colorbar(image, ax=ax, shrink=0.9)
+    bar.set_label("cosine similarity", fontsize=FONT)
+    bar.ax.tick_params(labelsize=FONT)
+    fig.tight_layout()
+    return fig
