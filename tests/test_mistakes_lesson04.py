@@ -89,132 +89,167 @@ def test_apple_mistakes_are_named(answer, mistake):
     names_only(message(check_apple, answer), mistake, APPLE)
 
 
-# ------------------------------------------------------------------ Exercise 2: read a PyTorch layer
-def weights(layer):
-    return [lin.weight.detach().numpy().T for lin in (layer.W_query, layer.W_key, layer.W_value)]
+def test_apple_uncancelled_red_names_the_cause():
+    text = message(check_apple, (weak(), 0.68))
+    assert "still scores itself 2" in text and "The red row of W_Q" in text, text
+    assert "and most to" not in text, text
 
 
-def right_layer(layer, X):
-    W_q, W_k, W_v = weights(layer)
+# ------------------------------------------------------------------ Exercise 2: a fused qkv weight
+def blocks(W):
+    d_k = W.shape[0] // 3
+    return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
+
+
+def right_fused(W, X):
+    W_q, W_k, W_v = blocks(W)
     return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
-def right_layer_scaled_queries(layer, X):
-    """Another right answer: scale the queries, as the package does, then a softmax by hand."""
-    W_q, W_k, W_v = weights(layer)
-    Q = X @ W_q / math.sqrt(W_k.shape[1])
-    S = Q @ (X @ W_k).T
+def right_fused_chunks(W, X):
+    """Another right answer: one product with the whole fused weight, then three column chunks."""
+    Q, K, V = np.split(X @ W.T, 3, axis=1)
+    S = Q @ K.T / math.sqrt(Q.shape[1])
     E = np.exp(S - S.max(axis=1, keepdims=True))
-    return (E / E.sum(axis=1, keepdims=True)) @ (X @ W_v)
+    return (E / E.sum(axis=1, keepdims=True)) @ V
 
 
-def scaled_by(divisor):
-    def answer(layer, X):
-        W_q, W_k, W_v = weights(layer)
-        S = (X @ W_q) @ (X @ W_k).T
-        return softmax(S / divisor(X, W_q, W_v)) @ (X @ W_v)
+def fused_scaled_by(divisor):
+    def answer(W, X):
+        W_q, W_k, W_v = blocks(W)
+        return softmax((X @ W_q) @ (X @ W_k).T / divisor(X, W)) @ (X @ W_v)
     return answer
 
 
-def untransposed(layer, X):
-    W_q, W_k, W_v = (lin.weight.detach().numpy() for lin in (layer.W_query, layer.W_key, layer.W_value))
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[0])) @ (X @ W_v)
+def fused_untransposed(W, X):
+    d_k = W.shape[0] // 3
+    W_q, W_k, W_v = W[:d_k], W[d_k:2 * d_k], W[2 * d_k:]
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_v)
 
 
-def columns(layer, X):
-    W_q, W_k, W_v = weights(layer)
+def fused_columns(W, X):
+    W_q, W_k, W_v = blocks(W)
     return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]), axis=0) @ (X @ W_v)
 
 
-def keys_first(layer, X):
-    W_q, W_k, W_v = weights(layer)
+def fused_keys_first(W, X):
+    W_q, W_k, W_v = blocks(W)
     return softmax((X @ W_k) @ (X @ W_q).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
-def only_weights(layer, X):
-    W_q, W_k, _ = weights(layer)
+def fused_interleaved(W, X):
+    """Reads the columns of X @ W.T as q, k, v, q, k, v, ... (a reshape to (T, d_k, 3))."""
+    QKV = (X @ W.T).reshape(X.shape[0], -1, 3)
+    Q, K, V = QKV[..., 0], QKV[..., 1], QKV[..., 2]
+    return softmax(Q @ K.T / math.sqrt(Q.shape[1])) @ V
+
+
+def fused_vkq(W, X):
+    W_v, W_k, W_q = blocks(W)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def fused_qvk(W, X):
+    W_q, W_v, W_k = blocks(W)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def fused_weights_only(W, X):
+    W_q, W_k, _ = blocks(W)
     return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
 
 
-def naive_softmax(layer, X):
-    W_q, W_k, W_v = weights(layer)
+def fused_naive_softmax(W, X):
+    W_q, W_k, W_v = blocks(W)
     E = np.exp((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
     return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)
 
 
-def calls_the_layer(layer, X):
-    """The shortcut: let the layer compute it."""
+def torch_does_it(W, X):
+    """The shortcut: load the fused weight into PyTorch's own attention and let it compute."""
+    import torch
+    import torch.nn.functional as F
+
+    d_k = W.shape[0] // 3
+    x = torch.tensor(X, dtype=torch.float64).unsqueeze(1)
+    out, _ = F.multi_head_attention_forward(
+        x, x, x, d_k, 1, torch.tensor(W), None, None, None, False, 0.0,
+        torch.eye(d_k, dtype=torch.float64), None, need_weights=False)
+    return out[:, 0].numpy()
+
+
+def torch_module_does_it(W, X):
     import torch
 
-    return layer(torch.tensor(X, dtype=torch.float32))[0].detach().numpy()
+    mha = torch.nn.MultiheadAttention(W.shape[1], 1, bias=False, dtype=torch.float64)
+    x = torch.tensor(X).unsqueeze(0)
+    return mha(x, x, x)[0][0].detach().numpy()
 
 
-def calls_the_projections(layer, X):
-    """Another shortcut: let nn.Linear do the transpose."""
-    import torch
-
-    x = torch.tensor(X, dtype=torch.float32)
-    q, k, v = (lin(x).detach().numpy() for lin in (layer.W_query, layer.W_key, layer.W_value))
-    return softmax(q @ k.T / math.sqrt(q.shape[1])) @ v
-
-
-LAYER = {
-    "untransposed": "you used X @ weight",
+FUSED = {
+    "untransposed": "you used X @ block",
     "no scale": "yours are not divided",
-    "sqrt d_v": "divided by sqrt(d_v)",
+    "sqrt 3d_k": "divided by sqrt(3 d_k)",
     "d_k": "divided by d_k;",
     "sqrt d_in": "divided by sqrt(d_in)",
-    "sqrt T": "divided by sqrt(T)",
     "axis 0": "down the columns (axis=0)",
     "keys first": "K @ Q.T instead of Q @ K.T",
+    "interleaved": "interleaved",
+    "order": "took the values from the first",
+    "k v swapped": "used the value block as keys",
     "weights": "the attention weights",
     "overflow": "subtract each row's maximum",
-    "calls": "your code calls the layer",
+    "torch": "lets PyTorch's multi-head attention",
 }
 
 
-def test_layer_right_answers(capsys):
-    right_answer_passes(checks.check_layer_output, right_layer, capsys)
-    right_answer_passes(checks.check_layer_output, right_layer_scaled_queries, capsys)
+def test_fused_right_answers(capsys):
+    right_answer_passes(checks.check_fused_output, right_fused, capsys)
+    right_answer_passes(checks.check_fused_output, right_fused_chunks, capsys)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        (untransposed, "untransposed"),
-        (scaled_by(lambda X, W_q, W_v: 1.0), "no scale"),
-        (scaled_by(lambda X, W_q, W_v: math.sqrt(W_v.shape[1])), "sqrt d_v"),
-        (scaled_by(lambda X, W_q, W_v: W_q.shape[1]), "d_k"),
-        (scaled_by(lambda X, W_q, W_v: math.sqrt(X.shape[1])), "sqrt d_in"),
-        (scaled_by(lambda X, W_q, W_v: math.sqrt(X.shape[0])), "sqrt T"),
-        (columns, "axis 0"),
-        (keys_first, "keys first"),
-        (only_weights, "weights"),
-        (naive_softmax, "overflow"),
-        (calls_the_layer, "calls"),
-        (calls_the_projections, "calls"),
+        (fused_untransposed, "untransposed"),
+        (fused_scaled_by(lambda X, W: 1.0), "no scale"),
+        (fused_scaled_by(lambda X, W: math.sqrt(W.shape[0])), "sqrt 3d_k"),
+        (fused_scaled_by(lambda X, W: W.shape[0] // 3), "d_k"),
+        (fused_scaled_by(lambda X, W: math.sqrt(X.shape[1])), "sqrt d_in"),
+        (fused_columns, "axis 0"),
+        (fused_keys_first, "keys first"),
+        (fused_interleaved, "interleaved"),
+        (fused_vkq, "order"),
+        (fused_qvk, "k v swapped"),
+        (fused_weights_only, "weights"),
+        (fused_naive_softmax, "overflow"),
+        (torch_does_it, "torch"),
+        (torch_module_does_it, "torch"),
     ],
 )
-def test_layer_mistakes_are_named(answer, mistake):
-    text = message(checks.check_layer_output, answer)
-    names_only(text, mistake, LAYER)
-    if answer is calls_the_projections:
-        assert "layer.W_query(...)" in text, text
+def test_fused_mistakes_are_named(answer, mistake):
+    names_only(message(checks.check_fused_output, answer), mistake, FUSED)
 
 
-def test_layer_cases_keep_the_sizes_apart():
-    """A square case, where X @ weight runs; one where d_in, d_k, d_v and T all differ; one that overflows."""
-    from selfattention.checks.lesson04 import _layer_cases, _weights
+def test_fused_cases_keep_the_sizes_apart():
+    """A square case, where X @ block runs; one where d_in, d_k, 3 d_k and T all differ; one that
+    overflows."""
+    from selfattention.checks.lesson04 import _fused_cases, _split
 
-    sizes = []
-    for layer, X in _layer_cases():
-        W_q, _, W_v = _weights(layer)
-        sizes.append((X.shape[0], X.shape[1], W_q.shape[1], W_v.shape[1]))
-    assert sizes[0][1] == sizes[0][2] == sizes[0][3]
-    assert len(set(sizes[1])) == 4
-    layer, X = _layer_cases()[-1]
-    W_q, W_k, _ = _weights(layer)
-    assert np.abs((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])).max() > 710
+    (W0, X0), (W1, X1), (W2, X2) = _fused_cases()
+    assert X0.shape[1] == W0.shape[0] // 3
+    assert len({X1.shape[0], X1.shape[1], W1.shape[0] // 3, W1.shape[0]}) == 4
+    W_q, W_k, _ = _split(W2)
+    assert np.abs((X2 @ W_q) @ (X2 @ W_k).T / math.sqrt(W_q.shape[1])).max() > 710
+
+
+def test_torch_attention_works_again_after_the_check():
+    import torch
+
+    mha = torch.nn.MultiheadAttention(4, 1, bias=False)
+    x = torch.zeros(1, 3, 4)
+    message(checks.check_fused_output, torch_module_does_it)
+    assert mha(x, x, x)[0].shape == (1, 3, 4)
 
 
 # ------------------------------------------------------------------ Exercise 3: the next word, d_k = 2
@@ -241,6 +276,7 @@ NEXT = {
     "too small": "Make the scores' gaps larger",
     "wrap": "Only 'apple' is wrong",
     "zero query": "spreads its attention evenly",
+    "tie": "no longer query can separate them",
     "other": "four points in the plane",
 }
 
@@ -274,6 +310,14 @@ def scrambled() -> tuple[np.ndarray, np.ndarray]:
     return keys_and_queries(KEYS, queries)
 
 
+def red_forgotten() -> tuple[np.ndarray, np.ndarray]:
+    """Sets the food row to apple's intended key (0, -1), forgetting that red's row (-1, 0) enters apple's
+    key too: apple's key is (-1, -1), and 'ate' scores red and apple 3 each."""
+    W_K = np.array([[1, 0], [0, 1], [0, -1], [0, 0], [-1, 0]], dtype=float)
+    W_Q = np.array([[0, 3], [-3, 0], [3, 0], [0, 0], [0, -3]], dtype=float)
+    return W_Q, W_K
+
+
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
@@ -286,6 +330,7 @@ def scrambled() -> tuple[np.ndarray, np.ndarray]:
         (apple_wrong(), "wrap"),
         (zero_query(), "zero query"),
         (scrambled(), "other"),
+        (red_forgotten(), "tie"),
     ],
 )
 def test_next_word_mistakes_are_named(answer, mistake):

@@ -66,6 +66,7 @@ def test_loss_right_answers(capsys):
         ((LN8, -SURE), "sign"),
         ((LN8, LN8), "not equal"),
         ((LN8, 9.0), "sure: other"),
+        ((LN8, SURE / math.log(2)), "log2"),
         ((LN8, None), "blank"),
     ],
 )
@@ -147,6 +148,31 @@ def with_backward(W, h, y, lr):
     return (Wt - lr * Wt.grad).detach().numpy()
 
 
+def gradient_only(W, h, y, lr):
+    p = softmax(W @ h)
+    p[y] -= 1
+    return np.outer(p, h)
+
+
+def halved(W, h, y, lr):
+    """Divides by 2, as the primer's batch of two did."""
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - lr * np.outer(p, h) / 2
+
+
+def with_torch_func(W, h, y, lr):
+    """Another shortcut: torch.func.grad."""
+    import torch
+    import torch.func
+
+    def loss(Wt):
+        return torch.nn.functional.cross_entropy((Wt @ torch.tensor(h))[None], torch.tensor([y]))
+
+    Wt = torch.tensor(W)
+    return (Wt - lr * torch.func.grad(loss)(Wt)).numpy()
+
+
 STEP = {
     "uphill": "the step goes uphill",
     "no lr": "the learning rate is missing",
@@ -156,7 +182,9 @@ STEP = {
     "no h": "h is missing",
     "outer reversed": "the outer product is in the wrong order",
     "overflow": "subtract each row's maximum",
-    "backward": "calls PyTorch's backward()",
+    "backward": "lets PyTorch compute the gradient",
+    "gradient": "that is the gradient itself",
+    "halved": "the gradient was divided by 2",
 }
 
 
@@ -177,6 +205,9 @@ def test_step_right_answers(capsys):
         (outer_reversed, "outer reversed"),
         (naive_softmax, "overflow"),
         (with_backward, "backward"),
+        (with_torch_func, "backward"),
+        (gradient_only, "gradient"),
+        (halved, "halved"),
     ],
 )
 def test_step_mistakes_are_named(answer, mistake):
@@ -228,6 +259,8 @@ BEFORE = {
     "query token": "the query token itself",
     "wrap": "Only ?A fails",
     "too small": "Make the scores larger",
+    "zero query": "is all zeros",
+    "tie": "a bigger scale cannot fix that",
 }
 
 
@@ -251,9 +284,41 @@ def tied() -> tuple[np.ndarray, np.ndarray]:
     return W_q, W_q.copy()
 
 
+def digit_query() -> tuple[np.ndarray, np.ndarray]:
+    """The query built from the digit rows, which are zero for the query token."""
+    W_q, W_k = before_answer()
+    W_q[N:2 * N], W_q[:N] = W_q[:N], 0.0
+    return W_q, W_k
+
+
+def circle(scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two axes: letter k's key on a circle at angle 2 pi k / 8, the query aimed at letter s - 1's key."""
+    W_q, W_k = np.zeros((D_IN, 2)), np.zeros((D_IN, 2))
+    for k in range(N):
+        W_k[k] = [math.cos(2 * math.pi * k / N), math.sin(2 * math.pi * k / N)]
+        W_q[k] = scale * np.array([math.cos(2 * math.pi * (k - 1) / N), math.sin(2 * math.pi * (k - 1) / N)])
+    return W_q, W_k
+
+
+def letter_and_next() -> tuple[np.ndarray, np.ndarray]:
+    """The query looks for the letter before and the letter two before equally: a tie in some sequences."""
+    W_q, W_k = before_answer()
+    W_q[:N] += 5 * np.roll(np.eye(N), -2, axis=1)
+    return W_q, W_k
+
+
+def test_circle_passes_only_when_sharp_enough(capsys):
+    """On the task's own sequences a two-axis circle needs a large scale: 10 is not enough (it passed the
+    old check, which never showed letter s - 2), 100 is."""
+    names_only(message(check_before, circle(10.0)), "too small", BEFORE)
+    right_answer_passes(check_before, circle(100.0), capsys)
+
+
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
+        (digit_query(), "zero query"),
+        (letter_and_next(), "tie"),
         (tuple(W.T for W in before_answer()), "linear layout"),
         ((before_answer()[0], before_answer()[1][:, :5]), "sizes"),
         (before_answer(shift=1), "after"),

@@ -42,6 +42,19 @@ def test_accuracy_curves_draw_one_line_per_run_and_the_chance_level():
     plt.close("all")
 
 
+def test_accuracy_curves_with_losses_draw_a_loss_panel_first():
+    runs = {"learned": [history(1.0), history(0.9)], "free": [history(0.1)]}
+    losses = {"learned": [[2.1, 1.0, 0.5, 0.1, 0.0]] * 2, "free": [[2.1, 2.1, 2.08, 2.07, 2.06]]}
+    fig = training.accuracy_curves(runs, chance={"guess": 0.25}, losses=losses, loss_levels={"ln 8": 2.079})
+    loss_ax, acc_ax = fig.axes[:2]
+    assert loss_ax.get_ylabel() == "held-out loss" and acc_ax.get_ylabel() == "held-out accuracy"
+    assert len([line for line in loss_ax.get_lines() if len(line.get_xdata()) == 5]) == 3
+    assert smallest_text_pt(fig) >= projections.deck_font_pt(fig.get_figwidth()) - 1e-9
+    with pytest.raises(ValueError, match="losses has models"):
+        training.accuracy_curves(runs, losses={"learned": losses["learned"]})
+    plt.close("all")
+
+
 def test_learned_matrices_centre_each_colour_scale_at_zero():
     rng = np.random.default_rng(0)
     fig = training.learned_matrices(rng.normal(size=(8, 8)), rng.normal(size=(17, 8)) * 5, "ABCDEFGH",

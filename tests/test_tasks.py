@@ -78,3 +78,25 @@ def test_item_roles_find_the_target_the_distractor_and_the_others():
 def test_item_roles_refuse_bad_input_by_name(X, offset, match):
     with pytest.raises(ValueError, match=match):
         tasks.item_roles(X, offset)
+
+
+def test_uniform_attention_gives_equal_weights_and_trains_only_w_v():
+    torch.manual_seed(0)
+    layer = tasks.UniformAttention(tasks.D_IN, 16)
+    X = tasks.make_lookup_data(6, seed=0)[0]
+    Z, A = layer(X)
+    assert A.shape == (6, 5, 5) and torch.allclose(A, torch.full_like(A, 0.2))
+    mean_value = (X @ layer.W_value.weight.T).mean(dim=1, keepdim=True)
+    assert torch.allclose(Z, mean_value.expand(-1, 5, -1), atol=1e-6)
+    assert [name for name, _ in layer.named_parameters()] == ["W_value.weight"]
+    with pytest.raises(ValueError, match="d_v must be a positive integer"):
+        tasks.UniformAttention(17, 0)
+    with pytest.raises(ValueError, match=r"X must have shape \(batch, T, d_in\)"):
+        layer(X[0])
+
+
+def test_spread_gives_mean_and_range():
+    assert tasks.spread([0.25, 0.5, 0.75]) == "0.500 (0.250..0.750)"
+    assert tasks.spread([1], digits=1) == "1.0 (1.0..1.0)"
+    with pytest.raises(ValueError, match="values is empty"):
+        tasks.spread([])

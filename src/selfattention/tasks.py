@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from .validation import positive_int
 
 __all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "item_roles",
-           "ReadoutModel", "accuracy", "train"]
+           "UniformAttention", "ReadoutModel", "accuracy", "spread", "train"]
 
 LETTERS = "ABCDEFGH"
 N_SYM = len(LETTERS)  # letters, and digits
@@ -87,6 +87,28 @@ def item_roles(X: Tensor, offset: int = 1) -> dict[str, Tensor]:
     return {"target": target, "distractor": distractor, "other": ~(target | distractor)}
 
 
+class UniformAttention(nn.Module):
+    """The control of lesson 05: equal weights 1/T on every token and a trained value matrix, no scores.
+
+    ``forward(X)`` takes X (batch, T, d_in) and returns Z = A (X W_V), shape (batch, T, d_v), and A, the
+    weights (batch, T, T), all 1/T.
+    """
+
+    def __init__(self, d_in: int, d_v: int) -> None:
+        super().__init__()
+        for name, value in (("d_in", d_in), ("d_v", d_v)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.W_value = nn.Linear(d_in, d_v, bias=False)
+
+    def forward(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        if X.ndim != 3:
+            raise ValueError(f"X must have shape (batch, T, d_in), got shape {tuple(X.shape)}")
+        T = X.shape[1]
+        A = torch.full((X.shape[0], T, T), 1.0 / T, dtype=X.dtype)
+        return A @ self.W_value(X), A
+
+
 class ReadoutModel(nn.Module):
     """An attention layer, then a linear readout of the query token's output to the digit logits.
 
@@ -103,6 +125,14 @@ class ReadoutModel(nn.Module):
         Z, A = self.attention(X)
         logits = self.readout(Z[:, -1])
         return (logits if self.answers == 1 else logits.view(-1, self.answers, N_SYM)), A
+
+
+def spread(values: Sequence[float], digits: int = 3) -> str:
+    """``'mean (min..max)'`` of ``values`` (a non-empty sequence of numbers), rounded to ``digits``."""
+    vals = [float(v) for v in values]
+    if not vals:
+        raise ValueError("values is empty; expected at least one number")
+    return f"{sum(vals) / len(vals):.{digits}f} ({min(vals):.{digits}f}..{max(vals):.{digits}f})"
 
 
 def accuracy(logits: Tensor, y: Tensor) -> float:

@@ -9,13 +9,12 @@ W_Q_apple = W_Q.copy()
 W_Q_apple[3] = [0, 4, -2]
 predicted_weight = math.exp(4) / (math.exp(4) + 3)
 """,
-    # "our W_Q is weight.T", the layer "divides every score by sqrt(d_k)", Z = softmax(Q K^T) V.
-    "l04-layer-answer": """
-W_q = layer.W_query.weight.detach().numpy().T
-W_k = layer.W_key.weight.detach().numpy().T
-W_v = layer.W_value.weight.detach().numpy().T
-Q, K, V = X @ W_q, X @ W_k, X @ W_v
-d_k = K.shape[1]
+    # "three nn.Linear-style weights stacked, in the order query, key, value": one product with the whole
+    # fused weight (x @ weight.T, as nn.Linear computes), then three chunks; "divided by sqrt(d_k)".
+    "l04-fused-answer": """
+QKV = X @ in_proj_weight.T
+d_k = QKV.shape[1] // 3
+Q, K, V = QKV[:, :d_k], QKV[:, d_k:2 * d_k], QKV[:, 2 * d_k:]
 return sa.softmax(Q @ K.T / math.sqrt(d_k), axis=-1) @ V
 """,
     # Keys on four directions, each query 1.5 times the next word's key; apple's rows split differently.

@@ -1,8 +1,8 @@
-"""Checks for lesson 04 (learnable projections): design a query, read a PyTorch layer's weights, make every
-word look at the next one with two query/key axes.
+"""Checks for lesson 04 (learnable projections): design a query, read a fused query-key-value weight, make
+every word look at the next one with two query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
-every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, d_v and T
+every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
 all differ, and scores large enough that a softmax without max-subtraction overflows.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_layer_output", "check_next_word"]
+__all__ = ["check_apple_query", "check_fused_output", "check_next_word"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -84,10 +84,20 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
     weights = _toy_weights(W)[apple]
     if weights[ate] < 0.8:
         top = WORDS[int(weights.argmax())]
+        scores = new_q[apple] @ (_X_TOY @ _W_K).T
+        where = (f"with W_Q_apple, 'apple' scores {np.round(scores, 2).tolist()} and gives 'ate' "
+                 f"{weights[ate]:.2f} of its attention")
+        where += "" if top == "ate" else f", and most to '{top}' ({weights.max():.2f})"
+        if scores[apple] > 0:
+            raise ExerciseError(
+                f"{where}; it should give 'ate' at least 0.8. 'apple' still scores itself {scores[apple]:.2g}: its "
+                f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
+                f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it with the rows only "
+                f"'apple' has."
+            )
         raise ExerciseError(
-            f"with W_Q_apple, 'apple' gives 'ate' {weights[ate]:.2f} of its attention and most to '{top}' "
-            f"({weights.max():.2f}); it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] "
-            f"(the action axis); the query of 'apple' must point there, and away from what it looks for now."
+            f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
+            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out."
         )
     if predicted_weight is None or predicted_weight is Ellipsis:
         raise ExerciseError(
@@ -127,128 +137,131 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
 
 
 
-# ----------------------------------------------------------------- Exercise 2: read a PyTorch layer's weights
+# ----------------------------------------------------------------- Exercise 2: a fused query-key-value weight
 
-_CALL_MESSAGE = (
-    "your code calls the layer{which}. This exercise asks for the output computed with NumPy from the "
-    "weights alone (layer.W_query.weight, layer.W_key.weight, layer.W_value.weight): the check's layers "
-    "refuse to be called."
+_REFUSE_MESSAGE = (
+    "your code lets PyTorch's multi-head attention compute the answer. This exercise asks you to read the "
+    "fused weight's layout yourself: which rows are W_Q, W_K and W_V, and how each is transposed."
 )
 
 
-def _refusing_layer(d_in: int, d_k: int, d_v: int, seed: int, spread: float) -> Any:
-    """An ``sa.SelfAttention(d_in, d_k, d_v=d_v)`` with seeded weights (times ``spread``) that raises
-    ExerciseError when it, or one of its three ``nn.Linear``, is called: only its weights may be read."""
-    import torch
-    from torch import nn
-
-    from ..layers import SelfAttention
-
-    class RefusingLinear(nn.Linear):
-        def forward(self, x: Any) -> Any:
-            raise ExerciseError(_CALL_MESSAGE.format(which="'s projections (layer.W_query(...) computes "
-                                                     "x @ weight.T for you)"))
-
-    class RefusingSelfAttention(SelfAttention):
-        def forward(self, x: Any, mask: Any = None) -> Any:
-            raise ExerciseError(_CALL_MESSAGE.format(which=""))
-
-    torch.manual_seed(seed)
-    layer = RefusingSelfAttention(d_in, d_k, d_v=d_v)
-    for name in ("W_query", "W_key", "W_value"):
-        plain = getattr(layer, name)
-        refusing = RefusingLinear(plain.in_features, plain.out_features, bias=False)
-        with torch.no_grad():
-            refusing.weight.copy_(plain.weight * spread)
-        setattr(layer, name, refusing)
-    return layer
-
-
-def _layer_cases() -> list[tuple[Any, np.ndarray]]:
-    """(layer, X): a square case (d_in = d_k = d_v = 4, T = 3), where a forgotten transpose runs; the toy
-    sizes with every size different (d_in = 5, d_k = 3, d_v = 2, T = 4); and large weights, whose scores
-    (over 1000) overflow a softmax without max-subtraction."""
+def _fused_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    """(in_proj_weight, X): a square case (d_in = d_k = 4, T = 3), where a forgotten transpose runs; one where
+    d_in, d_k, 3 d_k and T all differ (d_in = 5, d_k = 2, T = 4); and large weights, whose scores (over 1000)
+    overflow a softmax without max-subtraction (d_in = 6, d_k = 3, T = 5)."""
     rng = np.random.default_rng(4)
     return [
-        (_refusing_layer(4, 4, 4, seed=1, spread=1.0), rng.normal(size=(3, 4))),
-        (_refusing_layer(5, 3, 2, seed=2, spread=1.0), rng.normal(size=(4, 5))),
-        (_refusing_layer(5, 3, 2, seed=3, spread=30.0), rng.normal(size=(4, 5)) * 3),
+        (rng.normal(size=(12, 4)) / 2, rng.normal(size=(3, 4))),
+        (rng.normal(size=(6, 5)) / 2, rng.normal(size=(4, 5))),
+        (rng.normal(size=(9, 6)) * 15, rng.normal(size=(5, 6)) * 3),
     ]
 
 
-def _weights(layer: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The lesson's W_Q, W_K, W_V of ``layer``: each nn.Linear weight, transposed to (d_in, d_out)."""
-    return tuple(getattr(layer, name).weight.detach().numpy().astype(float).T
-                 for name in ("W_query", "W_key", "W_value"))
+def _split(W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lesson's W_Q, W_K, W_V (d_in, d_k) of a fused (3 d_k, d_in) weight: row blocks, each transposed."""
+    d_k = W.shape[0] // 3
+    return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
 
 
-def _layer_reference(layer: Any, X: np.ndarray) -> np.ndarray:
-    W_q, W_k, W_v = _weights(layer)
+def _fused_reference(W: np.ndarray, X: np.ndarray) -> np.ndarray:
+    W_q, W_k, W_v = _split(W)
     return reference_softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
-def _layer_mistakes(layer: Any, X: np.ndarray) -> dict[str, np.ndarray]:
-    W_q, W_k, W_v = _weights(layer)
-    T, d_in, d_k, d_v = X.shape[0], X.shape[1], W_q.shape[1], W_v.shape[1]
+def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
+    W_q, W_k, W_v = _split(W)
+    T, d_in, d_k = X.shape[0], X.shape[1], W_q.shape[1]
     S, V = (X @ W_q) @ (X @ W_k).T, X @ W_v
+    QKV = X @ W.T                                                   # (T, 3 d_k)
+    inter = QKV.reshape(T, d_k, 3)                                  # columns read as q, k, v interleaved
+    Si = inter[..., 0] @ inter[..., 1].T
     found = {
-        "the layer divides the scores by sqrt(d_k) (its scale is left at the default); yours are not "
-        "divided.": reference_softmax(S) @ V,
-        "the scores were divided by sqrt(d_v), the size of the values; the layer divides by sqrt(d_k), the "
-        "size of the queries and keys.": reference_softmax(S / math.sqrt(d_v)) @ V,
+        "the layer divides the scores by sqrt(d_k); yours are not divided.": reference_softmax(S) @ V,
+        "the scores were divided by sqrt(3 d_k), the fused weight's height; d_k is a third of it.":
+            reference_softmax(S / math.sqrt(3 * d_k)) @ V,
         "the scores were divided by d_k; the layer divides by sqrt(d_k).": reference_softmax(S / d_k) @ V,
         "the scores were divided by sqrt(d_in), the number of input features; the layer divides by "
         "sqrt(d_k).": reference_softmax(S / math.sqrt(d_in)) @ V,
-        "the scores were divided by sqrt(T), the number of tokens; the layer divides by sqrt(d_k).":
-            reference_softmax(S / math.sqrt(T)) @ V,
         "softmax was taken down the columns (axis=0); each query's weights over the keys sum to 1: use "
         "axis=-1.": reference_softmax(S / math.sqrt(d_k), axis=0) @ V,
         "the weights came from K @ Q.T instead of Q @ K.T (row i must hold query i's scores).":
             reference_softmax(S.T / math.sqrt(d_k)) @ V,
+        "you read the three blocks as interleaved (q, k, v, q, k, v, ...); they are consecutive: rows 0 to "
+        "d_k - 1 are the query's, the next d_k the key's, the last d_k the value's.":
+            reference_softmax(Si / math.sqrt(d_k)) @ inter[..., 2],
+        "the blocks are in the order query, key, value: you took the values from the first or the "
+        "queries from the last block.": reference_softmax((X @ W_v) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_q),
+        "you used the value block as keys (or the key block as values): the order is query, key, value.":
+            reference_softmax((X @ W_q) @ (X @ W_v).T / math.sqrt(d_k)) @ (X @ W_k),
     }
-    if d_in == d_k == d_v:  # only here does X @ weight (no transpose) run without a shape error
+    if d_in == d_k:  # only here does X @ block (no transpose) run without a shape error
         Wq, Wk, Wv = W_q.T, W_k.T, W_v.T
-        found["you used X @ weight: nn.Linear stores its weight as (d_out, d_in) and computes x @ weight.T, "
-              "so the lesson's W_Q is layer.W_query.weight.T (the same for W_K and W_V)."] = (
+        found["you used X @ block: each block is stored like an nn.Linear weight, (d_k, d_in), and is used as "
+              "x @ block.T, so the lesson's W_Q is the first block transposed (the same for W_K and W_V)."] = (
             reference_softmax((X @ Wq) @ (X @ Wk).T / math.sqrt(d_k)) @ (X @ Wv))
     return found
 
 
-def check_layer_output(layer_output: Callable[..., Any]) -> None:
-    """Exercise 2: layer_output(layer, X) -> Z = softmax(Q K^T / sqrt(d_k)) V from the layer's weights."""
-    if layer_output is None or layer_output is Ellipsis:
-        raise ExerciseError("layer_output is not defined yet: write the function in the answer cell above.")
-    if not callable(layer_output):
-        raise ExerciseError(f"layer_output should be a function, but it is a {type(layer_output).__name__}.")
-    cases = _layer_cases()
-    for layer, X in cases:
-        W_q, _, W_v = _weights(layer)
-        T = X.shape[0]
-        try:
-            with np.errstate(over="ignore", invalid="ignore"):
-                got = layer_output(layer, X.copy())
-        except (ExerciseError, NotImplementedError, TypeError, ValueError, RuntimeError):
-            got = None
-        arr = None
-        if got is not None and got is not Ellipsis:
+class _NoTorchAttention:
+    """While a check runs, PyTorch's multi-head attention refuses to run (the shortcut the exercise forbids)."""
+
+    def __enter__(self) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            raise ExerciseError(_REFUSE_MESSAGE)
+
+        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward)
+        F.multi_head_attention_forward = refuse
+        torch.nn.MultiheadAttention.forward = refuse
+
+    def __exit__(self, *exc: Any) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward = self._saved
+
+
+def check_fused_output(fused_output: Callable[..., Any]) -> None:
+    """Exercise 2: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
+    weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
+    nn.MultiheadAttention's in_proj_weight does."""
+    if fused_output is None or fused_output is Ellipsis:
+        raise ExerciseError("fused_output is not defined yet: write the function in the answer cell above.")
+    if not callable(fused_output):
+        raise ExerciseError(f"fused_output should be a function, but it is a {type(fused_output).__name__}.")
+    cases = _fused_cases()
+    with _NoTorchAttention():
+        for W, X in cases:
+            T, d_k = X.shape[0], W.shape[0] // 3
             try:
-                arr = _to_array(got, "the result of layer_output")
+                with np.errstate(over="ignore", invalid="ignore"):
+                    got = fused_output(W.copy(), X.copy())
             except ExerciseError:
-                arr = None
-        if arr is not None and arr.shape == (T, T) and (T, T) != (T, W_v.shape[1]):
-            raise ExerciseError(
-                f"layer_output returned a ({T}, {T}) array: the attention weights. The layer's output is "
-                f"Z = weights @ V, of shape (T, d_v) = ({T}, {W_v.shape[1]})."
+                raise
+            except Exception:
+                got = None
+            arr = None
+            if got is not None and got is not Ellipsis:
+                try:
+                    arr = _to_array(got, "the result of fused_output")
+                except ExerciseError:
+                    arr = None
+            if arr is not None and arr.shape == (T, T) and T != d_k:
+                raise ExerciseError(
+                    f"fused_output returned a ({T}, {T}) array: the attention weights. The layer's output is "
+                    f"Z = weights @ V, of shape (T, d_k) = ({T}, {d_k})."
+                )
+        with np.errstate(over="ignore", invalid="ignore"):
+            check_function(
+                fused_output, _fused_reference, cases, "fused_output",
+                describe=lambda case: (f"a fused weight of shape {case[0].shape} (d_in = {case[1].shape[1]}, "
+                                       f"d_k = {case[0].shape[0] // 3}) and X of shape {case[1].shape}"),
+                mistakes=lambda case: _fused_mistakes(*case), rtol=1e-5, atol=1e-6,
             )
-    with np.errstate(over="ignore", invalid="ignore"):
-        check_function(
-            layer_output, _layer_reference, cases, "layer_output",
-            describe=lambda case: (f"a layer with d_in = {case[1].shape[1]}, d_k = {_weights(case[0])[0].shape[1]}, "
-                                   f"d_v = {_weights(case[0])[2].shape[1]} and X of shape {case[1].shape}"),
-            mistakes=lambda case: _layer_mistakes(*case), rtol=1e-5, atol=1e-6,
-        )
-    passed("your NumPy code gives what the layer computes: W_Q is W_query.weight.T, and the scores are divided "
-           "by sqrt(d_k).")
+    passed("you read the fused layout: W_Q, W_K, W_V are its three row blocks, each transposed, and the "
+           "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
 # ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
@@ -302,18 +315,34 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
             f"the query of '{WORDS[i]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). A "
             f"word's query is the sum of the rows of W_Q_next for its features."
         )
+    S = Q @ (_X_TOY @ Wk).T
+    K = _X_TOY @ Wk
+    keys = ", ".join(f"{w} {np.round(K[k], 2).tolist()}" for k, w in enumerate(WORDS))
+    nxt = S[np.arange(4), list(_NEXT)]
+    rest = S.copy()
+    rest[np.arange(4), list(_NEXT)] = -np.inf
+    if np.all(nxt > rest.max(axis=1) + 1e-9):
+        raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
+                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
+    tied = [k for k in range(4) if abs(rest[k].max() - nxt[k]) <= 1e-9]
+    if tied:
+        k = tied[0]
+        c = int(np.argmax(rest[k]))
+        raise ExerciseError(
+            f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores '{WORDS[c]}' "
+            f"and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no "
+            f"longer query can separate them. Your keys are {keys}. A word's key is the sum of the rows of "
+            f"W_K_next for its features, and 'apple' has the red feature too: red's row enters apple's key.")
     if all(top[k] == k for k in range(4)):
         raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "
                             f"points; point it at the next word's key instead.")
     previous = [(k - 1) % 4 for k in range(4)]
     if all(top[k] == previous[k] for k in range(4)):
         raise ExerciseError(f"{where}: every word looks at the word before it; turn the queries the other way.")
-    if all(top[k] == _NEXT[k] for k in range(4)):
-        raise ExerciseError(f"{where}: every word already looks most at the next one, but not with 0.8 of its "
-                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
     if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
         raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
                             f"wraps around).")
-    raise ExerciseError(f"{where}. Think of the four keys as four points in the plane and of each query as an "
-                        f"arrow towards the next word's key; a word's query is the sum of the rows of W_Q_next "
-                        f"for its features.")
+    raise ExerciseError(f"{where}. Your keys are {keys}. Think of the four keys as four points in the plane and "
+                        f"of each query as an arrow towards the next word's key; a word's query (and key) is "
+                        f"the sum of the rows of W_Q_next (W_K_next) for its features, red's row included in "
+                        f"apple's.")

@@ -74,6 +74,8 @@ def check_loss_predictions(loss_equal_logits: Any, loss_sure_and_wrong: Any) -> 
         "that is 1/p_y; the loss is -log p_y.": 1 / p_y,
         "the sign is wrong: the loss -log p_y is positive.": -right_sure,
         "that is the loss of equal logits; these logits are not equal (10 on one wrong digit).": right_equal,
+        "that is the loss in log base 2; the cross-entropy uses the natural logarithm (np.log).":
+            right_sure / math.log(2),
     }
     if not _near(sure, right_sure):
         for why, wrong in hints_sure.items():
@@ -123,6 +125,9 @@ def _sgd_mistakes(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> dict[str, 
         "h is missing: the gradient of the loss with respect to W[c, k] is (p_c - [c = y]) * h[k], an outer "
         "product.": W - lr * (p - onehot)[:, None],
     }
+    found["that is the gradient itself; sgd_step returns W after the step, W - lr * gradient."] = g
+    found["the gradient was divided by 2, as in the primer's batch of two examples; here there is one example, "
+          "so nothing is divided."] = W - lr * g / 2
     if W.shape[0] == W.shape[1]:
         found["the outer product is in the wrong order: the gradient has W's shape, row c for logit c, so it "
               "is np.outer(p - onehot(y), h), not np.outer(h, p - onehot(y))."] = W - lr * g.T
@@ -139,15 +144,17 @@ def _no_autograd() -> Iterator[None]:
         return
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        raise ExerciseError("your sgd_step calls PyTorch's backward(): this exercise asks you to derive the "
+        raise ExerciseError("your sgd_step lets PyTorch compute the gradient (backward(), autograd or torch.func): this exercise asks you to derive the "
                             "gradient yourself, as p - onehot(y) times h, and take the step with NumPy.")
 
-    saved = (torch.autograd.backward, torch.autograd.grad)
-    torch.autograd.backward, torch.autograd.grad = refuse, refuse
+    import torch.func
+
+    saved = (torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp)
+    torch.autograd.backward = torch.autograd.grad = torch.func.grad = torch.func.vjp = refuse
     try:
         yield
     finally:
-        torch.autograd.backward, torch.autograd.grad = saved
+        torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp = saved
 
 
 def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
@@ -171,7 +178,7 @@ _D_IN = 2 * _N_SYM + 1
 _LETTERS = "ABCDEFGH"
 
 
-def _before_sequences() -> tuple[np.ndarray, np.ndarray]:
+def _hand_sequences() -> tuple[np.ndarray, np.ndarray]:
     """For each query letter s: items with keys s-1 (the target), s, s+1 and s+3, fixed digits; the query
     token last. Returns X (8, 5, 17) and the position of the target item in each sequence (8,)."""
     rng = np.random.default_rng(7)
@@ -187,6 +194,19 @@ def _before_sequences() -> tuple[np.ndarray, np.ndarray]:
         target[s] = int(np.flatnonzero(order == 0)[0])
         X[s, 4, s] = X[s, 4, -1] = 1.0
     return X, target
+
+
+def _before_sequences() -> tuple[np.ndarray, np.ndarray]:
+    """One hand-made sequence per query letter (items s-1, s, s+1, s+3), then 500 of the task's own,
+    ``tasks.make_lookup_data(500, seed=3, offsets=(-1,))`` (their other items include s-2, s+1, ...).
+    Returns X (508, 5, 17) and the position of the item under the letter before s in each (508,)."""
+    from ..tasks import make_lookup_data
+
+    Xh, th = _hand_sequences()
+    Xt = make_lookup_data(500, seed=3, offsets=(-1,))[0].numpy().astype(float)
+    s = Xt[:, -1, :_N_SYM].argmax(-1)
+    tt = (Xt[:, :4, :_N_SYM].argmax(-1) == ((s - 1) % _N_SYM)[:, None]).argmax(-1)
+    return np.concatenate([Xh, Xt]), np.concatenate([th, tt])
 
 
 def check_letter_before(W_q_before: Any, W_k_before: Any) -> None:
@@ -210,37 +230,56 @@ def check_letter_before(W_q_before: Any, W_k_before: Any) -> None:
         )
     X, target = _before_sequences()
     failed = []
-    for s in range(_N_SYM):
-        q, K = X[s, 4] @ Wq, X[s] @ Wk
-        with np.errstate(over="ignore"):
-            w = reference_softmax(q @ K.T)
-        if w[target[s]] < 0.9:
-            failed.append((s, w))
+    for n in range(len(X)):
+        q, K = X[n, 4] @ Wq, X[n] @ Wk
+        with np.errstate(over="ignore", invalid="ignore"):
+            sc = q @ K.T
+            w = reference_softmax(sc)
+        if not w[target[n]] >= 0.9:
+            failed.append((n, sc, w))
     if not failed:
-        passed("every query ?s gives at least 0.9 of its attention to the item under the letter before s "
-               "(?A to H).")
+        passed(f"in all {len(X)} sequences (8 made by hand, 500 of the task's own), the query ?s gives at least "
+               f"0.9 of its attention to the item under the letter before s (?A to H).")
         return
-    s, w = failed[0]
-    letters = [_LETTERS[int(X[s, p, :_N_SYM].argmax())] for p in range(4)]
+    n, sc, w = failed[0]
+    s = int(X[n, 4, :_N_SYM].argmax())
+    letters = [_LETTERS[int(X[n, p, :_N_SYM].argmax())] for p in range(4)]
+    t = int(target[n])
+    count = f"{len(failed)} of {len(X)} sequences fail"
+    seq = " ".join(f"{letters[p]}:{int(X[n, p, _N_SYM:2 * _N_SYM].argmax())}" for p in range(4)) + f" ?{_LETTERS[s]}"
+    failing_letters = {int(X[m, 4, :_N_SYM].argmax()) for m, _, _ in failed}
+    if failing_letters == {0}:
+        raise ExerciseError(f"{count}, all with the query ?A. Only ?A fails: before A comes H (the alphabet "
+                            f"wraps around, like the task's H -> A); np.eye(8, k=...) does not wrap, np.roll "
+                            f"does.")
+    q = X[n, 4] @ Wq
+    if np.allclose(q, 0.0):
+        raise ExerciseError(
+            f"{count}. In {seq}, the query of ?{_LETTERS[s]} is all zeros, so it spreads its attention evenly "
+            f"(0.20 on each token), and a bigger scale cannot change that. The query token has only its letter "
+            f"(entries 0-7) and its flag (16): only those rows of W_q_before reach its query.")
+    if np.ptp(sc) < 1e-9:
+        raise ExerciseError(
+            f"{count}. In {seq}, the query ?{_LETTERS[s]} scores every token the same, so it spreads its "
+            f"attention evenly (0.20 on each): its query and the keys do not meet.")
     top = int(w.argmax())
     who = "the query token itself" if top == 4 else f"the item {letters[top]}"
-    where = (f"the query ?{_LETTERS[s]} gives the item {_LETTERS[(s - 1) % _N_SYM]} (the letter before) "
-             f"{w[target[s]]:.2f} of its attention and most to {who} ({w[top]:.2f})")
-    if np.ptp(w) < 1e-9:
-        where = (f"the query ?{_LETTERS[s]} spreads its attention evenly ({w[0]:.2f} on each token): its "
-                 f"query and the keys do not meet")
+    where = (f"{count}. In {seq}, the query ?{_LETTERS[s]} gives the item {_LETTERS[(s - 1) % _N_SYM]} (the "
+             f"letter before) {w[t]:.2f} of its attention and most to {who} ({w[top]:.2f})")
     wanted = {(s + 1) % _N_SYM: "the letter after: your shift goes the wrong way (roll the other way).",
               s: "its own letter, the distractor: the query and key letters match one to one; shift one of them."}
-    if len(failed) == 1 and s == 0:
-        raise ExerciseError(f"{where}. Only ?A fails: before A comes H (the alphabet wraps around, like the "
-                            f"task's H -> A); np.eye(8, k=...) does not wrap, np.roll does.")
     if top < 4 and letters[top] in {_LETTERS[k] for k in wanted}:
         reason = wanted[_LETTERS.index(letters[top])]
         raise ExerciseError(f"{where}: it attends to {reason}")
     if top == 4:
         raise ExerciseError(f"{where}. The query token matches its own key: the flag row or the letter rows "
                             f"make q . k largest for the query itself.")
-    if top == target[s]:
-        raise ExerciseError(f"{where}: the right item has the largest weight, but not 0.9 of it. Make the "
-                            f"scores larger (multiply W_q_before by a bigger number).")
-    raise ExerciseError(f"{where}.")
+    others = np.delete(sc, t)
+    if sc[t] > others.max() + 1e-9 and all(np.delete(sc_, int(target[m])).max() < sc_[int(target[m])] - 1e-9
+                                           for m, sc_, _ in failed):
+        raise ExerciseError(f"{where}: the right item scores highest in every failing sequence, but not by "
+                            f"enough for 0.9. Make the scores larger (multiply W_q_before by a bigger number).")
+    raise ExerciseError(
+        f"{where}. Its scores are {np.round(sc, 2).tolist()}: some other letter's key scores at least as high as "
+        f"the letter before, and a bigger scale cannot fix that. Every letter's key must lie below the target's "
+        f"on the query's direction, the two letters after s and before s - 1 included.")
