@@ -240,8 +240,9 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
     Returns:
         the figure and its Axes.
     """
-    fig, ax = plt.subplots(figsize=(12, 3.6))
-    fig.subplots_adjust(left=0.2, right=0.98, bottom=0.28, top=0.95)
+    height = 1.6 + 0.9 * len(groups)   # inches: one row of dots per group
+    fig, ax = plt.subplots(figsize=(12, height))
+    fig.subplots_adjust(left=0.3, right=0.98, bottom=1.0 / height, top=1 - 0.2 / height)
     for row, (name, values) in enumerate(groups.items()):
         v = _array(f"groups[{name!r}]", values, 1)
         ax.scatter(v, np.full(v.shape, row), s=90, color=colors[row % len(colors)], alpha=0.8)
