@@ -172,3 +172,24 @@ def test_the_widget_figures_are_legible(shown):
     explorers.sentence_map(Table(), ["a bank near the river"])
     for fig in shown:
         assert_legible(fig)
+
+
+def test_one_query_pipeline_stacks_the_weighted_vectors_into_z():
+    fig, axes = figures.one_query_pipeline(WORDS, X, 1)
+    scores = X @ X[1]
+    weights = core.softmax(scores)
+    assert [p.get_height() for p in axes[0].patches] == pytest.approx(scores)
+    assert [p.get_height() for p in axes[1].patches] == pytest.approx(weights)
+    tops = np.zeros(4)
+    for p in axes[2].patches:
+        tops[round(p.get_x() + p.get_width() / 2)] = max(tops[round(p.get_x() + p.get_width() / 2)],
+                                                         p.get_y() + p.get_height())
+    assert tops == pytest.approx(weights @ X)          # the stacks reach z_2
+    assert_legible(fig)
+
+
+@pytest.mark.parametrize(("args", "said"), [((WORDS[:3], X, 1), "X has shape"), ((WORDS, X, 7), "i is 7"),
+                                           ((WORDS, -X, 1), "negative entries")])
+def test_one_query_pipeline_names_bad_input(args, said):
+    with pytest.raises(ValueError, match=said):
+        figures.one_query_pipeline(*args)

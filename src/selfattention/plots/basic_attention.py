@@ -28,12 +28,15 @@ __all__ = [
     "weight_maps",
     "matrix_flow",
     "lean_strip",
+    "one_query_pipeline",
 ]
 
 #: Font size (points) of every text in these figures.
 FONT = 16
 ROW_LABEL = "word attending (row i)"
 COLUMN_LABEL = "word attended to (column j)"
+#: The colours :func:`plane` gives its vectors in order when none are named.
+PALETTE = ("tab:orange", "tab:green", "gray", "tab:red", "tab:blue", "tab:purple")
 
 
 def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
@@ -59,19 +62,20 @@ def plane(
 
     Inputs:
         vectors: name -> vector of shape (d,), d > max(dims); each is drawn by its coordinates ``dims``.
-        names: the two axes' names. colors: name -> colour (default: blue).
+        names: the two axes' names. colors: name -> colour (default: one colour of ``PALETTE`` per vector,
+        in order).
     Returns:
         the Axes drawn on.
     """
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5.5))
+        _, ax = plt.subplots(figsize=(12, 5.2))
     points = []
-    for name, v in vectors.items():
+    for k, (name, v) in enumerate(vectors.items()):
         v = _array(f"vectors[{name!r}]", v, 1)
         if v.shape[0] <= max(dims):
             raise ValueError(f"vectors[{name!r}] has shape {v.shape}; dims {dims} need more coordinates")
         p = v[list(dims)]
-        color = (colors or {}).get(name, "tab:blue")
+        color = (colors or {}).get(name, PALETTE[k % len(PALETTE)])
         ax.annotate("", xy=p, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2.5})
         ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
         points.append(p)
@@ -254,3 +258,52 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
     ax.tick_params(labelsize=FONT)
     ax.grid(axis="x", alpha=0.3)
     return fig, ax
+
+
+def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
+                       coordinates: Sequence[str] = ("finance", "nature", "food", "tech")
+                       ) -> tuple[Figure, list[Axes]]:
+    """One word's three steps as three panels: scores omega_ij = x_i . x_j, weights alpha_ij = softmax_j, and
+    z_i = sum_j alpha_ij x_j drawn coordinate by coordinate as stacked contributions alpha_ij x_j.
+
+    Inputs:
+        words: the T words; X: their vectors, shape (T, d) with d = len(coordinates); i: the word's index.
+    Returns:
+        the figure and its three Axes (scores, weights, weighted sum). Negative contributions are not
+        stacked: use vectors with non-negative entries (the lessons' toy vectors).
+    """
+    X = _array("X", X, 2)
+    if X.shape != (len(words), len(coordinates)):
+        raise ValueError(f"X has shape {X.shape}; expected ({len(words)}, {len(coordinates)}): one row per word, "
+                         "one column per coordinate")
+    if not 0 <= i < len(words):
+        raise ValueError(f"i is {i}; expected the index of one of the {len(words)} words (0 to {len(words) - 1})")
+    if (X < 0).any():
+        raise ValueError("X has negative entries; the stacked contributions need non-negative vectors")
+    scores = X @ X[i]
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    parts = weights[:, None] * X                      # (T, d): alpha_ij x_j
+    fig, axes = plt.subplots(1, 3, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1, 1.2]})
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.24, top=0.82, wspace=0.28)
+    colors = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
+    axes[0].bar(range(len(words)), scores, color=colors)
+    axes[0].set_title(f"1. scores\nomega = x_{i + 1} . x_j", fontsize=FONT)
+    axes[1].bar(range(len(words)), weights, color=colors)
+    axes[1].set_title(f"2. weights\nalpha = softmax(omega)", fontsize=FONT)
+    axes[1].set_ylim(0, 1)
+    for ax in axes[:2]:
+        ax.set_xticks(range(len(words)), words, fontsize=FONT, rotation=30)
+        ax.axhline(0, color="black", lw=0.8)
+    bottom = np.zeros(len(coordinates))
+    for j, word in enumerate(words):
+        axes[2].bar(range(len(coordinates)), parts[j], bottom=bottom, color=colors[j], label=word)
+        bottom += parts[j]
+    axes[2].set_xticks(range(len(coordinates)), coordinates, fontsize=FONT, rotation=30)
+    axes[2].set_title(f"3. z_{i + 1} = sum of alpha_j x_j\n(one colour per word)", fontsize=FONT)
+    for ax in axes:
+        ax.tick_params(labelsize=FONT)
+    for k in (1, 2):
+        axes[k].annotate("", xy=(-0.06, 0.5), xytext=(-0.2, 0.5), xycoords="axes fraction",
+                         arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
+    return fig, list(axes)
