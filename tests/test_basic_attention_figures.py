@@ -100,10 +100,19 @@ def test_weight_map_labels_rows_as_attending_and_names_a_bad_shape():
 def test_matrix_flow_draws_each_matrix_to_scale():
     Omega = X @ X.T
     _, A = core.basic_self_attention(X)
-    fig, axes = figures.matrix_flow([("X", X), ("Omega", Omega), ("A", A), ("Z", A @ X)], WORDS)
+    features = ["finance", "nature", "food", "tech"]
+    fig, axes = figures.matrix_flow([("X", X), ("Omega", Omega), ("A", A), ("Z", A @ X)], WORDS,
+                                    columns=[features, WORDS, WORDS, features])
     assert [ax.images[0].get_array().shape for ax in axes] == [(5, 4), (5, 5), (5, 5), (5, 4)]
     assert [t.get_text() for t in axes[0].get_yticklabels()] == WORDS
+    assert [t.get_text() for t in axes[2].get_xticklabels()] == WORDS
+    assert [t.get_text() for t in axes[3].get_xticklabels()] == features
+    bars = [a for a in fig.axes if a not in axes]      # one labelled colour bar per matrix
+    assert len(bars) == 4
+    assert [t.get_text() for t in bars[2].get_xticklabels()] == [f"{A.min():.2f}", f"{A.max():.2f}"]
     assert_legible(fig)
+    with pytest.raises(ValueError, match="columns needs one label per column"):
+        figures.matrix_flow([("X", X)], WORDS, columns=[WORDS])
     with pytest.raises(ValueError, match="every matrix needs 5 rows"):
         figures.matrix_flow([("X", X[:3])], WORDS)
 

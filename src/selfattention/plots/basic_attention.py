@@ -207,12 +207,16 @@ def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], title
     return fig, axes
 
 
-def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str]) -> tuple[Figure, list[Axes]]:
-    """The matrix form as a row of pictures, each matrix drawn to scale with an arrow from the one before.
+def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str], *,
+                columns: Sequence[Sequence[str] | None] | None = None) -> tuple[Figure, list[Axes]]:
+    """The matrix form as a row of pictures, each matrix drawn to scale (one square per entry) with an arrow
+    from the one before; each has its own colour scale, shown by a labelled colour bar below it.
 
     Inputs:
         matrices: (title, array of shape (T, n)) pairs, e.g. X (T, d), Omega (T, T), A (T, T), Z (T, d);
-        words: the T row labels (written left of the first matrix).
+        words: the T row labels (written left of the first matrix);
+        columns: one list of n column labels per matrix (e.g. the feature names for X and Z, the words for
+            Omega and A), or None for a matrix without them.
     Returns:
         the figure and its Axes.
     """
@@ -220,14 +224,27 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str])
     if not arrays or any(m.shape[0] != len(words) for _, m in arrays):
         raise ValueError(f"every matrix needs {len(words)} rows (one per word); got shapes "
                          f"{[m.shape for _, m in arrays]}")
-    fig, axes = plt.subplots(1, len(arrays), figsize=(12, 4.2),
-                             gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.45})
-    fig.subplots_adjust(left=0.1, right=0.99, bottom=0.04, top=0.74)
-    for k, (ax, (title, m)) in enumerate(zip(axes, arrays, strict=True)):
-        ax.imshow(m, cmap="Blues")
-        ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT)
-        ax.set_xticks([])
+    labels = list(columns) if columns is not None else [None] * len(arrays)
+    if len(labels) != len(arrays) or any(c is not None and len(c) != m.shape[1]
+                                         for c, (_, m) in zip(labels, arrays, strict=False)):
+        raise ValueError(f"columns needs one label per column of each matrix; got {labels} for shapes "
+                         f"{[m.shape for _, m in arrays]}")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(12.5, 5.4),
+                             gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.5})
+    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.1, top=0.76)
+    for k, (ax, (title, m), cols) in enumerate(zip(axes, arrays, labels, strict=True)):
+        image = ax.imshow(m, cmap="Blues")
+        ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT, pad=12)
+        ax.xaxis.tick_top()
+        ax.set_xticks(range(m.shape[1]) if cols else [], list(cols) if cols else [], fontsize=FONT,
+                      rotation=90)
         ax.set_yticks(range(len(words)), words if k == 0 else [], fontsize=FONT)
+        bar = fig.colorbar(image, ax=ax, orientation="horizontal", pad=0.04, fraction=0.08, aspect=10)
+        low, high = float(m.min()), float(m.max())
+        bar.set_ticks([low, high], labels=[f"{low:.2f}", f"{high:.2f}"])
+        bar.ax.tick_params(labelsize=FONT)
+        for label, side in zip(bar.ax.get_xticklabels(), ("left", "right"), strict=True):
+            label.set_horizontalalignment(side)   # inside the bar's width
         if k:
             ax.annotate("", xy=(-0.05, 0.5), xytext=(-0.4, 0.5), xycoords="axes fraction",
                         arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
