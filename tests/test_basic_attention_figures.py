@@ -100,10 +100,19 @@ def test_weight_map_labels_rows_as_attending_and_names_a_bad_shape():
 def test_matrix_flow_draws_each_matrix_to_scale():
     Omega = X @ X.T
     _, A = core.basic_self_attention(X)
-    fig, axes = figures.matrix_flow([("X", X), ("Omega", Omega), ("A", A), ("Z", A @ X)], WORDS)
+    features = ["finance", "nature", "food", "tech"]
+    fig, axes = figures.matrix_flow([("X", X), ("Omega", Omega), ("A", A), ("Z", A @ X)], WORDS,
+                                    columns=[features, WORDS, WORDS, features])
     assert [ax.images[0].get_array().shape for ax in axes] == [(5, 4), (5, 5), (5, 5), (5, 4)]
     assert [t.get_text() for t in axes[0].get_yticklabels()] == WORDS
+    assert [t.get_text() for t in axes[2].get_xticklabels()] == WORDS
+    assert [t.get_text() for t in axes[3].get_xticklabels()] == features
+    bars = [a for a in fig.axes if a not in axes]      # one labelled colour bar per matrix
+    assert len(bars) == 4
+    assert [t.get_text() for t in bars[2].get_xticklabels()] == [f"{A.min():.2f}", f"{A.max():.2f}"]
     assert_legible(fig)
+    with pytest.raises(ValueError, match="columns needs one label per column"):
+        figures.matrix_flow([("X", X)], WORDS, columns=[WORDS])
     with pytest.raises(ValueError, match="every matrix needs 5 rows"):
         figures.matrix_flow([("X", X[:3])], WORDS)
 
@@ -172,3 +181,24 @@ def test_the_widget_figures_are_legible(shown):
     explorers.sentence_map(Table(), ["a bank near the river"])
     for fig in shown:
         assert_legible(fig)
+
+
+def test_one_query_pipeline_stacks_the_weighted_vectors_into_z():
+    fig, axes = figures.one_query_pipeline(WORDS, X, 1)
+    scores = X @ X[1]
+    weights = core.softmax(scores)
+    assert [p.get_height() for p in axes[0].patches] == pytest.approx(scores)
+    assert [p.get_height() for p in axes[1].patches] == pytest.approx(weights)
+    tops = np.zeros(4)
+    for p in axes[2].patches:
+        tops[round(p.get_x() + p.get_width() / 2)] = max(tops[round(p.get_x() + p.get_width() / 2)],
+                                                         p.get_y() + p.get_height())
+    assert tops == pytest.approx(weights @ X)          # the stacks reach z_2
+    assert_legible(fig)
+
+
+@pytest.mark.parametrize(("args", "said"), [((WORDS[:3], X, 1), "X has shape"), ((WORDS, X, 7), "i is 7"),
+                                           ((WORDS, -X, 1), "negative entries")])
+def test_one_query_pipeline_names_bad_input(args, said):
+    with pytest.raises(ValueError, match=said):
+        figures.one_query_pipeline(*args)

@@ -78,6 +78,7 @@ SOFTMAX = {
     "no shift": "np.exp(1000) overflows",
     "smallest": "subtracting the smallest score",
     "mean": "subtracting the mean",
+    "first": "subtracting the first score",
     "library": "calls a library softmax",
 }
 
@@ -109,6 +110,11 @@ def smallest(scores):
     return e / e.sum()
 
 
+def first(scores):
+    e = np.exp(scores - scores[0])      # "any shift works, take the first score"
+    return e / e.sum()
+
+
 def mean(scores):
     e = np.exp(scores - scores.mean())  # "centre the scores"
     return e / e.sum()
@@ -120,7 +126,8 @@ def library(scores):
 
 SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
                  "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
-                 "no shift": no_shift, "smallest": smallest, "mean": mean, "library": library}
+                 "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first,
+                 "library": library}
 
 
 @pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))
@@ -129,9 +136,26 @@ def test_softmax_row_mistake_is_named(key):
 
 
 def test_the_smallest_shift_is_caught_on_the_wide_row_the_reviewers_found():
-    """A softmax shifted by its minimum is right on [1000, 999, 998] and NaN on [0, 800]."""
+    """A softmax shifted by its minimum is right on [1000, 999, 998] and NaN on [800, 0]."""
     text = _message(check_softmax_row, smallest)
-    assert "[0.0, 800.0]" in text and "nan" in text
+    assert "[800.0, 0.0]" in text and "nan" in text
+
+
+def test_a_library_softmax_under_another_name_does_not_pass():
+    def softmax_row(scores):
+        g = sa.softmax
+        return g(scores)
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
+
+
+def test_a_global_alias_of_a_library_softmax_does_not_pass():
+    f = scipy.special.softmax
+
+    def softmax_row(scores):
+        return f(scores)
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
 
 
 def test_a_scipy_softmax_is_a_shortcut_that_does_not_pass():
@@ -169,12 +193,21 @@ NATURE = {
     "finance word": "not more nature than finance itself",
     "too little weight": "gets only",
     "river": "x_w is river's vector",
+    "points away": "points away from bank",
+    "not nature enough": "no length is enough",
 }
 NATURE_WRONG = {
     "finance word": [1.0, 0.1, 0.0, 0.0],     # money again
     "too little weight": [0.0, 0.5, 0.0, 0.0],  # pure nature, too short to get a share
     "river": [0.1, 1.0, 0.0, 0.0],            # the shortcut: copy the nature word of the lesson
+    "points away": [-5.0, 0.0, 0.0, 0.0],     # away from finance, but away from bank too
+    "not nature enough": [1.0, 1.5, 0.0, 0.0],  # more nature than finance, but not twice
 }
+
+
+def test_a_unit_nature_word_is_too_short():
+    """[0, 1, 0, 0] tips the balance only just (0.599 against 0.589): the bar asks for twice."""
+    _names_only(_message(check_nature_word, [0.0, 1.0, 0.0, 0.0]), "too little weight", NATURE)
 
 
 @pytest.mark.parametrize("key", sorted(NATURE_WRONG))
@@ -191,7 +224,7 @@ def test_nature_word_with_swapped_axes_is_named():
 
 @pytest.mark.parametrize("answer", [
     np.array([0.0, 3.0, 0.0, 0.0]),     # long and purely nature
-    [-1.0, 1.0, 0.0, 0.0],              # away from finance: a small share that subtracts finance
+    [-1.0, 2.0, 0.0, 0.0],              # away from finance, long enough to get a share
     [0.2, 2.0, 0.0, 0.0],               # a longer river
 ])
 def test_nature_word_right_answers(answer, capsys):

@@ -31,6 +31,7 @@ BATCH = {
     "overflow": "subtract each row's maximum",
     "loop": "loops in Python",
     "library": "calls sa.basic_self_attention",
+    "sqrt(d)": "divided the scores by sqrt(d)",
 }
 
 
@@ -56,6 +57,11 @@ def overflow(X):
     return E / E.sum(axis=-1, keepdims=True) @ X
 
 
+def scaled(X):                           # the scaled attention of other tutorials
+    d = X.shape[-1]
+    return _softmax(X @ np.swapaxes(X, -1, -2) / np.sqrt(d)) @ X
+
+
 def loop(X):                             # right numbers, but one sentence at a time
     out = []
     for sentence in X:
@@ -69,7 +75,7 @@ def library(X):                          # the shortcut: the lesson's function d
 
 
 BATCH_WRONG = {"raw scores": raw_scores, "transposed": transposed, "X.T": with_X_T, "tuple": returns_a_tuple,
-               "overflow": overflow, "loop": loop, "library": library}
+               "overflow": overflow, "loop": loop, "library": library, "sqrt(d)": scaled}
 
 
 @pytest.mark.parametrize("key", sorted(BATCH_WRONG))

@@ -7,9 +7,9 @@ Omega = X @ X.transpose(0, 2, 1)
 A = sa.softmax(Omega, axis=-1)
 return A @ X
 """,
-    # Sections 4 and 5: several nature words, none of them a sense word, leave bank less weight for itself.
+    # The exercise's recipe: nature words with high scores with bank, listed (order does not matter).
     "l03-context-answer": """
-sentence = "sandy river bank beside the sea"
+sentence = "ocean beach river bank island pond"
 """,
     # Section 5: a projection on bank's direction far longer than bank itself.
     "l03-design-answer": """

@@ -102,9 +102,9 @@ def check_notes_scores(notes_scores: Any) -> None:
 # --------------------------------------------------------------------------- exercise 2
 _SMALL = ([1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [-1.0, 0.5, 2.0, 0.0], [3.0])
 # Rows that make one unstable version fail at a time: the first overflows without any shift, the second
-# underflows (every exponential 0) without one, [0, 800] still overflows after subtracting the smallest
-# score, [0, 1600] after subtracting the mean.
-_WIDE = ([1000.0, 999.0, 998.0], [-1000.0, -1001.0], [0.0, 800.0], [0.0, 1600.0])
+# underflows (every exponential 0) without one, [800, 0] still overflows after subtracting the smallest score,
+# [0, 800] after subtracting the first, [0, 1600] after subtracting the mean.
+_WIDE = ([1000.0, 999.0, 998.0], [-1000.0, -1001.0], [800.0, 0.0], [0.0, 800.0], [0.0, 1600.0])
 _UNSTABLE = {
     0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Use what the lesson showed: adding the same "
        "number to every score leaves the weights unchanged. Subtract the row's largest score first, so "
@@ -113,25 +113,58 @@ _UNSTABLE = {
        "exactly 0: subtract the row's largest score, then the largest exponential is e^0 = 1.",
     2: "subtracting the smallest score does that: here the largest exponent is still 800 - 0 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
-    3: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
+    3: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
+       "still 800 - 0 = 800, and np.exp(800) overflows. Subtract the largest score, so no exponent is above 0.",
+    4: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
 }
 _LIBRARY = re.compile(r"\bsoftmax\s*\(")
 
 
+def _code_names(code: Any) -> set[str]:
+    """The global and attribute names a code object and the functions nested in it use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
+
+
 def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
-    """Whether the body of ``fn`` (when Python can find its source) calls some ``softmax(...)``."""
+    """Whether ``fn`` uses some library softmax: a call ``softmax(...)`` in its source, a name such as
+    ``sa.softmax`` or ``special.softmax`` in its code (also when stored under another name first, as in
+    ``g = sa.softmax``), or a global or closure variable that is such a function."""
     try:
         text = inspect.getsource(fn)
     except (OSError, TypeError):
-        return False
+        text = ""
     text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", text, count=1, flags=re.S)
-    return any(_LIBRARY.search(re.sub(r"#.*$", "", line)) for line in text.split("\n"))
+    if any(_LIBRARY.search(re.sub(r"#.*$", "", line)) for line in text.split("\n")):
+        return True
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    own = getattr(fn, "__name__", "")
+    scope = getattr(fn, "__globals__", {})
+    used = [scope.get(name) for name in _code_names(code) - {own}]
+    used += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or () if _filled(cell)]
+    if any("softmax" in name.lower() for name in _code_names(code) - {own}):
+        return True
+    return any(callable(f) and f is not fn and "softmax" in getattr(f, "__name__", "").lower() for f in used)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty closure cell raises ValueError
+    except ValueError:
+        return False
+    return True
 
 
 def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
     """Exercise 2: a softmax of one row of scores, shape (T,) -> (T,), that never overflows: tried on small
-    rows, then on rows where each unstable version (no shift, the smallest or the mean subtracted) fails."""
+    rows, then on rows where each unstable version (no shift; the smallest, the first or the mean
+    subtracted) fails."""
     if softmax_row is None or softmax_row is Ellipsis:
         raise ExerciseError("softmax_row is not defined yet: write the function in the answer cell above.")
     if not callable(softmax_row):
@@ -181,7 +214,7 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
 # --------------------------------------------------------------------------- exercise 3
 def check_nature_word(x_w: Any) -> None:
     """Exercise 3: a toy vector x_w (finance, nature, food, tech) of a word w such that in *money bank w* the
-    contextual bank (computed weights) has a larger nature than finance coordinate."""
+    contextual bank (computed weights) has a nature coordinate at least twice its finance one (and positive)."""
     v = _vector(x_w, "x_w", 4, "one toy vector of 4 numbers (finance, nature, food, tech)")
     X = np.vstack([_TOY["money"], _TOY["bank"], v])          # (3, 4): money, bank, w
     with np.errstate(over="ignore", invalid="ignore"):
@@ -193,8 +226,8 @@ def check_nature_word(x_w: Any) -> None:
     z = weights @ X
     said = (f"bank's scores are {_fmt(scores)} (money, bank, w), its weights {_fmt(weights)}, so bank' = "
             f"{_fmt(z)}")
-    if z[1] > z[0] + 1e-9:
-        passed(f"{said}: nature {z[1]:.3f} > finance {z[0]:.3f}. Your word gets {weights[2]:.3f} of bank's "
+    if z[1] > 0 and z[1] >= 2 * z[0] - 1e-9:
+        passed(f"{said}: nature {z[1]:.3f} >= 2 x finance {z[0]:.3f}. Your word gets {weights[2]:.3f} of bank's "
                "weight: its score with bank buys it a share, and what it brings decides the direction.")
         return
     if np.allclose(v, _TOY["river"]):
@@ -206,8 +239,18 @@ def check_nature_word(x_w: Any) -> None:
             f"your word is not more nature than finance itself (finance {v[0]:g}, nature {v[1]:g}; the axes "
             f"are finance, nature, food, tech): {said}. Whatever its weight, it cannot pull bank' towards "
             "nature.")
+    if scores[2] <= 0:
+        raise ExerciseError(
+            f"your word points away from bank: its score with bank is {scores[2]:.3f} <= 0 ({said}), so it "
+            "gets a smaller share than a word with score 0, and making it longer only shrinks that share. "
+            "Give it a positive score with bank = [0.7, 0.7, 0, 0].")
+    if v[1] <= 2 * v[0]:
+        raise ExerciseError(
+            f"your word's nature ({v[1]:g}) is not more than twice its finance ({v[0]:g}): {said}. Even with "
+            "all of bank's weight, bank' would only come close to your word, so no length is enough. Point it "
+            "more towards nature.")
     raise ExerciseError(
-        f"your word leans towards nature, but gets only {weights[2]:.3f} of bank's weight: {said}, still "
-        f"finance {z[0]:.3f} >= nature {z[1]:.3f}. Its score with bank is {scores[2]:.3f}, against "
+        f"your word is nature enough, but gets only {weights[2]:.3f} of bank's weight: {said}, nature "
+        f"{z[1]:.3f} < 2 x finance {z[0]:.3f}. Its score with bank is {scores[2]:.3f}, against "
         f"{scores[1]:.3f} for bank itself and {scores[0]:.3f} for money; a longer vector in the same "
         "direction has a larger score, so a larger share of the mix.")

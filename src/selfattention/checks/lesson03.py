@@ -98,6 +98,9 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
             "word's weights over the T words sum to 1) or you multiplied by A^T. Z = A @ X, with A[b, i, j] "
             "the weight word i gives to word j.": np.swapaxes(A, -1, -2) @ X,
+            "you divided the scores by sqrt(d), as scaled dot-product attention does: that scaling belongs "
+            "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
+                reference_softmax(omega / np.sqrt(X.shape[-1])) @ X,
         }
 
     def wrapped(X: np.ndarray) -> Any:
@@ -175,8 +178,9 @@ def check_river_context(sentence: Any) -> None:
         return
     raise ExerciseError(
         f"bank' still leans towards finance: {said}. bank keeps {A[k, k]:.2f} of its own weight, which leans "
-        "finance; the other words must carry more weight and point more towards nature. Words whose vectors "
-        "are close to bank get more weight, and several nature words leave bank less for itself.")
+        "finance; the other words must carry more weight and point more towards nature. Choose words with a "
+        "positive lean and a high score with bank (x_w . x_bank): they get more weight, and several of them "
+        "leave bank less for itself.")
 
 
 # --------------------------------------------------------------------------- exercise 3

@@ -28,12 +28,15 @@ __all__ = [
     "weight_maps",
     "matrix_flow",
     "lean_strip",
+    "one_query_pipeline",
 ]
 
 #: Font size (points) of every text in these figures.
 FONT = 16
 ROW_LABEL = "word attending (row i)"
 COLUMN_LABEL = "word attended to (column j)"
+#: The colours :func:`plane` gives its vectors in order when none are named.
+PALETTE = ("tab:orange", "tab:green", "gray", "tab:red", "tab:blue", "tab:purple")
 
 
 def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
@@ -59,19 +62,20 @@ def plane(
 
     Inputs:
         vectors: name -> vector of shape (d,), d > max(dims); each is drawn by its coordinates ``dims``.
-        names: the two axes' names. colors: name -> colour (default: blue).
+        names: the two axes' names. colors: name -> colour (default: one colour of ``PALETTE`` per vector,
+        in order).
     Returns:
         the Axes drawn on.
     """
     if ax is None:
-        _, ax = plt.subplots(figsize=(8, 5.5))
+        _, ax = plt.subplots(figsize=(12, 5.2))
     points = []
-    for name, v in vectors.items():
+    for k, (name, v) in enumerate(vectors.items()):
         v = _array(f"vectors[{name!r}]", v, 1)
         if v.shape[0] <= max(dims):
             raise ValueError(f"vectors[{name!r}] has shape {v.shape}; dims {dims} need more coordinates")
         p = v[list(dims)]
-        color = (colors or {}).get(name, "tab:blue")
+        color = (colors or {}).get(name, PALETTE[k % len(PALETTE)])
         ax.annotate("", xy=p, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2.5})
         ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
         points.append(p)
@@ -203,12 +207,16 @@ def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], title
     return fig, axes
 
 
-def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str]) -> tuple[Figure, list[Axes]]:
-    """The matrix form as a row of pictures, each matrix drawn to scale with an arrow from the one before.
+def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str], *,
+                columns: Sequence[Sequence[str] | None] | None = None) -> tuple[Figure, list[Axes]]:
+    """The matrix form as a row of pictures, each matrix drawn to scale (one square per entry) with an arrow
+    from the one before; each has its own colour scale, shown by a labelled colour bar below it.
 
     Inputs:
         matrices: (title, array of shape (T, n)) pairs, e.g. X (T, d), Omega (T, T), A (T, T), Z (T, d);
-        words: the T row labels (written left of the first matrix).
+        words: the T row labels (written left of the first matrix);
+        columns: one list of n column labels per matrix (e.g. the feature names for X and Z, the words for
+            Omega and A), or None for a matrix without them.
     Returns:
         the figure and its Axes.
     """
@@ -216,14 +224,27 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str])
     if not arrays or any(m.shape[0] != len(words) for _, m in arrays):
         raise ValueError(f"every matrix needs {len(words)} rows (one per word); got shapes "
                          f"{[m.shape for _, m in arrays]}")
-    fig, axes = plt.subplots(1, len(arrays), figsize=(12, 4.2),
-                             gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.45})
-    fig.subplots_adjust(left=0.1, right=0.99, bottom=0.04, top=0.74)
-    for k, (ax, (title, m)) in enumerate(zip(axes, arrays, strict=True)):
-        ax.imshow(m, cmap="Blues")
-        ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT)
-        ax.set_xticks([])
+    labels = list(columns) if columns is not None else [None] * len(arrays)
+    if len(labels) != len(arrays) or any(c is not None and len(c) != m.shape[1]
+                                         for c, (_, m) in zip(labels, arrays, strict=False)):
+        raise ValueError(f"columns needs one label per column of each matrix; got {labels} for shapes "
+                         f"{[m.shape for _, m in arrays]}")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(12.5, 5.4),
+                             gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.5})
+    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.1, top=0.76)
+    for k, (ax, (title, m), cols) in enumerate(zip(axes, arrays, labels, strict=True)):
+        image = ax.imshow(m, cmap="Blues")
+        ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT, pad=12)
+        ax.xaxis.tick_top()
+        ax.set_xticks(range(m.shape[1]) if cols else [], list(cols) if cols else [], fontsize=FONT,
+                      rotation=90)
         ax.set_yticks(range(len(words)), words if k == 0 else [], fontsize=FONT)
+        bar = fig.colorbar(image, ax=ax, orientation="horizontal", pad=0.04, fraction=0.08, aspect=10)
+        low, high = float(m.min()), float(m.max())
+        bar.set_ticks([low, high], labels=[f"{low:.2f}", f"{high:.2f}"])
+        bar.ax.tick_params(labelsize=FONT)
+        for label, side in zip(bar.ax.get_xticklabels(), ("left", "right"), strict=True):
+            label.set_horizontalalignment(side)   # inside the bar's width
         if k:
             ax.annotate("", xy=(-0.05, 0.5), xytext=(-0.4, 0.5), xycoords="axes fraction",
                         arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
@@ -240,8 +261,9 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
     Returns:
         the figure and its Axes.
     """
-    fig, ax = plt.subplots(figsize=(12, 3.6))
-    fig.subplots_adjust(left=0.2, right=0.98, bottom=0.28, top=0.95)
+    height = 1.6 + 0.9 * len(groups)   # inches: one row of dots per group
+    fig, ax = plt.subplots(figsize=(12, height))
+    fig.subplots_adjust(left=0.3, right=0.98, bottom=1.0 / height, top=1 - 0.2 / height)
     for row, (name, values) in enumerate(groups.items()):
         v = _array(f"groups[{name!r}]", values, 1)
         ax.scatter(v, np.full(v.shape, row), s=90, color=colors[row % len(colors)], alpha=0.8)
@@ -253,3 +275,53 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
     ax.tick_params(labelsize=FONT)
     ax.grid(axis="x", alpha=0.3)
     return fig, ax
+
+
+def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
+                       coordinates: Sequence[str] = ("finance", "nature", "food", "tech")
+                       ) -> tuple[Figure, list[Axes]]:
+    """One word's three steps as three panels: scores omega_ij = x_i . x_j, weights alpha_ij = softmax_j, and
+    z_i = sum_j alpha_ij x_j drawn coordinate by coordinate as stacked contributions alpha_ij x_j.
+
+    Inputs:
+        words: the T words; X: their vectors, shape (T, d) with d = len(coordinates); i: the word's index.
+    Returns:
+        the figure and its three Axes (scores, weights, weighted sum). Negative contributions are not
+        stacked: use vectors with non-negative entries (the lessons' toy vectors).
+    """
+    X = _array("X", X, 2)
+    if X.shape != (len(words), len(coordinates)):
+        raise ValueError(f"X has shape {X.shape}; expected ({len(words)}, {len(coordinates)}): "
+                         "one row per word, one column per coordinate")
+    if not 0 <= i < len(words):
+        raise ValueError(f"i is {i}; expected the index of one of the {len(words)} words "
+                         f"(0 to {len(words) - 1})")
+    if (X < 0).any():
+        raise ValueError("X has negative entries; the stacked contributions need non-negative vectors")
+    scores = X @ X[i]
+    weights = np.exp(scores - scores.max())
+    weights /= weights.sum()
+    parts = weights[:, None] * X                      # (T, d): alpha_ij x_j
+    fig, axes = plt.subplots(1, 3, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1, 1.2]})
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.24, top=0.82, wspace=0.28)
+    colors = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
+    axes[0].bar(range(len(words)), scores, color=colors)
+    axes[0].set_title(f"1. scores\nomega = x_{i + 1} . x_j", fontsize=FONT)
+    axes[1].bar(range(len(words)), weights, color=colors)
+    axes[1].set_title("2. weights\nalpha = softmax(omega)", fontsize=FONT)
+    axes[1].set_ylim(0, 1)
+    for ax in axes[:2]:
+        ax.set_xticks(range(len(words)), words, fontsize=FONT, rotation=30)
+        ax.axhline(0, color="black", lw=0.8)
+    bottom = np.zeros(len(coordinates))
+    for j, word in enumerate(words):
+        axes[2].bar(range(len(coordinates)), parts[j], bottom=bottom, color=colors[j], label=word)
+        bottom += parts[j]
+    axes[2].set_xticks(range(len(coordinates)), coordinates, fontsize=FONT, rotation=30)
+    axes[2].set_title(f"3. z_{i + 1} = sum of alpha_j x_j\n(one colour per word)", fontsize=FONT)
+    for ax in axes:
+        ax.tick_params(labelsize=FONT)
+    for k in (1, 2):
+        axes[k].annotate("", xy=(-0.06, 0.5), xytext=(-0.2, 0.5), xycoords="axes fraction",
+                         arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
+    return fig, list(axes)
