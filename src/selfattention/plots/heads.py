@@ -154,7 +154,8 @@ def role_positions(X, offsets: Sequence[int]):
     offsets = tuple(offsets)
     if not offsets or len(offsets) >= tasks.N_ITEMS:
         raise ValueError(f"offsets must hold 1 to {tasks.N_ITEMS - 1} letter offsets, got {offsets!r}")
-    masks = [tasks.item_roles(X, o)["target"] for o in offsets] + [tasks.item_roles(X, offsets[0])["distractor"]]
+    masks = [tasks.item_roles(X, o)["target"] for o in offsets]
+    masks.append(tasks.item_roles(X, offsets[0])["distractor"])
     key = torch.full((len(X), tasks.N_ITEMS), len(masks))  # unnamed items sort last
     for r, mask in enumerate(masks):
         if not bool((mask.sum(1) == 1).all()):
