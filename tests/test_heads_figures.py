@@ -129,3 +129,21 @@ def test_query_explorer_refuses_mismatched_shapes_by_name() -> None:
     with pytest.raises(ValueError, match="answers"):
         views.query_explorer(labels, {"one": np.ones((1, 1, 5))}, [[3, 7], [1, 2]], {"one": [[3, 7]]},
                              [[2, 3]])
+
+
+def test_role_positions_match_the_letters():
+    import torch
+
+    from selfattention import tasks
+    from selfattention.plots.heads import role_positions
+
+    X, _ = tasks.make_lookup_data(64, seed=3, offsets=(1, -1))
+    where = role_positions(X, (1, -1))
+    letters = X[:, :tasks.N_ITEMS, :tasks.N_SYM].argmax(-1)
+    s = X[:, -1, :tasks.N_SYM].argmax(-1)
+    for col, o in enumerate((1, -1, 0)):
+        assert bool((letters.gather(1, where[:, col:col + 1])[:, 0] == (s + o) % tasks.N_SYM).all())
+    assert bool((torch.sort(where[:, :4], dim=1).values == torch.arange(4)).all())
+    assert bool((where[:, 4] == tasks.N_ITEMS).all())
+    with pytest.raises(ValueError, match="offsets"):
+        role_positions(X, ())

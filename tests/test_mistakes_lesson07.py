@@ -102,6 +102,7 @@ MHA = {
     "concatenation order": "concatenated in the wrong order",
     "batch joined": "attend across the sequences of the batch",
     "overflow": "subtract each row's maximum",
+    "split and merge straight": "both split and merged with a plain reshape",
 }
 
 
@@ -160,6 +161,8 @@ MHA_WRONG = {
     "concatenation order": _layer(merge="interleaved"),
     "batch joined": _layer(join_batch=True),
     "overflow": _layer(softmax=_naive_softmax),
+    "split and merge straight": _layer(
+        split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n), merge="no transpose"),
 }
 
 
@@ -218,6 +221,8 @@ MIX = {
     "roles swapped": "the heads' roles are swapped",
     "no head 1": "get only head 2",
     "head 1 in 2-3": "get head 1 and head 2 together",
+    "average": "scaled (0.5 for an average",
+    "doubled": "scaled (0.5 for an average",
 }
 MIX_WRONG = {
     "transposed": np.block([[I2, I2], [O2, I2]]),
@@ -225,12 +230,34 @@ MIX_WRONG = {
     "roles swapped": np.block([[I2, I2], [I2, O2]]),
     "no head 1": np.block([[O2, O2], [I2, I2]]),
     "head 1 in 2-3": np.ones((4, 4)) * np.block([[I2, I2], [I2, I2]]),
+    "average": np.block([[I2 / 2, O2], [I2 / 2, I2]]),
+    "doubled": np.block([[I2, O2], [I2, 2 * I2]]),
 }
+MIX_SAME = {"doubled": "average"}
 
 
 @pytest.mark.parametrize("key", sorted(MIX_WRONG))
 def test_mixing_mistake_is_named(key):
-    _names_only(_message(check_mixing_W_O, MIX_WRONG[key]), key, MIX)
+    text = _message(check_mixing_W_O, MIX_WRONG[key])
+    _names_only(text, key, {k: v for k, v in MIX.items() if k != MIX_SAME.get(key) and k not in MIX_SAME}
+                | {key: MIX[key]})
+    assert "normalisation" not in text
+
+
+def test_mixing_other_wrong_answers_never_mention_a_normalisation():
+    W = np.block([[I2, O2], [I2, I2]]).astype(float)
+    W[:, 0] *= 3                                  # each column a multiple of the right one
+    assert "normalisation" not in _message(check_mixing_W_O, W)
+
+
+def test_mha_a_3d_transpose_in_4d_code_gets_swapaxes():
+    def copied(X, W_Q, W_K, W_V, W_O, num_heads):
+        B, T, d = X.shape
+        Q, K, V = (_split(X @ W, num_heads) for W in (W_Q, W_K, W_V))
+        A = _softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(d // num_heads))
+        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O
+
+    assert "swapaxes(-1, -2)" in _message(check_multi_head_attention, copied)
 
 
 def test_mixing_right_answers_pass(capsys):

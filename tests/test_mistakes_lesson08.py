@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import torch
 from mistakes import message as _message
@@ -121,7 +122,9 @@ TORCH = {
     "biases swapped": "these are the numbers of b_V",
     "W_O not transposed": "transpose it (.T)",
 }
+TORCH["biases zero"] = "the biases are missing"
 TORCH_WRONG = {
+    "biases zero": lambda mha: (*_right(mha)[:4], *(np.zeros_like(b) for b in _right(mha)[4:])),
     "not transposed": lambda mha: (*(w.detach().numpy() for w in mha.in_proj_weight.chunk(3)),
                                    *_right(mha)[3:]),
     "Q and K swapped": lambda mha: _swap(_right(mha), 0, 1),
@@ -177,6 +180,8 @@ COUNT = {
     "no W_O": "W_O (d_model x d_model, plus its bias) is missing",
     "kv bias d_model": "biases of W_K and W_V are counted with d_model",
     "one of K, V": "only one of W_K and W_V",
+    "plain formula": "shown above; here W_K and W_V change",
+    "plain formula, bias ignored": "whatever `bias`",
 }
 
 
@@ -199,6 +204,8 @@ COUNT_WRONG = {
     "no W_O": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, out=False),
     "kv bias d_model": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kvb=d),
     "one of K, V": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, n=1),
+    "plain formula": lambda d, h, g, k, bias=True: 4 * d * d + (4 * d if bias else 0),
+    "plain formula, bias ignored": lambda d, h, g, k, bias=True: 4 * d * d + 4 * d,
 }
 
 
@@ -226,7 +233,7 @@ def test_count_the_plain_formula_does_not_pass():
     """The shortcut: 4 d_model^2 + 4 d_model, the count the lesson shows, whatever the variant."""
     text = _message(check_attention_param_count,
                     lambda d, h, g, k, bias=True: 4 * d * d + (4 * d if bias else 0))
-    assert "not right yet" in text or "the right number is" in text
+    assert "the plain layer's count" in text
 
 
 def test_count_agrees_with_pytorch_where_pytorch_has_the_layer():
@@ -235,3 +242,13 @@ def test_count_agrees_with_pytorch_where_pytorch_has_the_layer():
     for d, h, k, bias in ((8, 2, 5, True), (12, 3, 12, False), (16, 4, 6, True)):
         m = torch.nn.MultiheadAttention(d, h, kdim=k, vdim=k, bias=bias)
         assert _count(d, h, h, k, bias) == sum(p.numel() for p in m.parameters())
+
+
+def test_silence_removing_the_head_gets_the_hint():
+    def removed(model, head, X):
+        smaller = copy.deepcopy(model)
+        del smaller.attention.heads[head]
+        return smaller(X)[0]
+
+    text = _message(check_silence_head, removed)
+    assert "don't remove the head" in text and "2 d_k features" in text

@@ -195,6 +195,10 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
                     _mha(*args, softmax_axis=1),
                 "this is single-head attention over all d_model features; split Q, K and V into "
                 "num_heads heads first, attend in each head, then merge.": _mha(*args, heads=False),
+                "the heads were both split and merged with a plain reshape, no transpose either way (the "
+                "pitfall shown above): the two reshapes undo each other's shape, not the order of the numbers. "
+                "Split: reshape to (batch, T, num_heads, d_k), then transpose(0, 2, 1, 3); merge: transpose "
+                "back first, then reshape.": _mha(*args, split="straight", merge="no transpose"),
                 "the heads were split by reshaping straight to (batch, num_heads, T, d_k), which cuts the rows "
                 "in the wrong places; reshape to (batch, T, num_heads, d_k), then transpose(0, 2, 1, 3).":
                     _mha(*args, split="straight"),
@@ -214,6 +218,14 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
     for case in cases:  # a clear message if the shape is wrong, before any comparison
         try:
             got = multi_head_attention(*case)
+        except ValueError as exc:  # K.transpose(0, 2, 1) copied from the 3-D code into 4-D code
+            text = str(exc)
+            if "axes don't match array" in text or "matmul" in text:
+                raise ExerciseError(
+                    f"multi_head_attention raised ValueError ({text[:90]}): with a batch axis (and a heads "
+                    f"axis), swap only the last two axes of K: K.swapaxes(-1, -2), not K.transpose(0, 2, 1)."
+                ) from None
+            break
         except Exception:  # check_function below words the crash for the learner
             break
         if got is not None and got is not Ellipsis and np.shape(got) != case[0].shape:
@@ -258,7 +270,24 @@ def check_mixing_W_O(W_O_mix: Any) -> None:
         "output features 2-3 get head 1 and head 2 together; they should be head 2's output alone: rows "
         "0-1, columns 2-3 of W_O must be 0.": H @ np.block([[_I2, _I2], [_I2, _I2]]),
     }
-    check_array(H @ W, H @ _MIXING, "the output of your W_O_mix (on six tokens' concatenated heads)",
-                mistakes=mistakes)
+    blocks = [W[:2, :2], W[:2, 2:], W[2:, :2], W[2:, 2:]]
+    scales = [b[0, 0] for b in blocks]
+    scaled = all(np.allclose(b, c * _I2) for b, c in zip(blocks, scales, strict=True))
+    if (scaled and not np.allclose(W, _MIXING) and np.isclose(scales[1], 0)
+            and all(not np.isclose(c, 0) for c in (scales[0], scales[2], scales[3]))):
+        raise ExerciseError(
+            "the blocks are in the right places but scaled (0.5 for an average, or 2): here mixing means "
+            "adding, output features 0-1 = head 1's output + head 2's, 2-3 = head 2's, so each block is I.")
+    try:  # the engine's "a normalisation is missing" does not apply to designing W_O: drop it
+        check_array(H @ W, H @ _MIXING, "the output of your W_O_mix (on six tokens' concatenated heads)",
+                    mistakes=mistakes)
+    except ExerciseError as err:
+        if "normalisation" not in str(err):
+            raise
+        diff = np.abs(W - _MIXING)
+        r, c = (int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
+        raise ExerciseError(f"W_O_mix differs from a W_O that mixes the heads as asked. The largest difference "
+                            f"is at row {r}, column {c}: you have {W[r, c]:.3g}, the right value is "
+                            f"{_MIXING[r, c]:.3g}.") from None
     passed("rows 0-1 of W_O (head 1's block W_O^(1)) are [I | 0], rows 2-3 (head 2's block W_O^(2)) are "
            "[I | I]: concat(heads) W_O = head_1 W_O^(1) + head_2 W_O^(2).")

@@ -67,6 +67,9 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         except NotImplementedError:
             raise ExerciseError("silence_head still raises NotImplementedError: replace that line.") from None
         except Exception as exc:
+            if "mat1 and mat2 shapes" in str(exc):
+                raise ExerciseError("silence_head raised a shape error: the readout expects 2 d_k features, "
+                                    "one block per head. Zero the head's output, don't remove the head.") from None
             raise ExerciseError(f"silence_head raised {type(exc).__name__} for head={h}: {exc}") from None
         changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
         if changed:
@@ -153,6 +156,9 @@ def check_torch_to_numpy(torch_to_numpy: Callable[..., Any]) -> None:
         if name.startswith("W"):
             mistakes[f"it is in nn.Linear's (out, in) order; in NumPy's X @ {name} the matrix is (in, out): "
                      f"transpose it (.T)."] = right[name].T
+        if name.startswith("b") and np.any(right[name] != 0):
+            mistakes["the biases are missing: these are zeros; PyTorch keeps them in in_proj_bias (b_Q, b_K, "
+                     "b_V in that order) and out_proj.bias."] = np.zeros_like(right[name])
         others = [n for n in _NAMES if n[0] == name[0] and n != name and right[n].shape == right[name].shape]
         for other in others:
             where = ("in_proj_weight stacks W_Q, W_K, W_V in that order (rows 0 to d_model - 1 are W_Q)"
@@ -187,6 +193,13 @@ def _wrong_counts() -> dict[str, Callable[[int, int, int, int, bool], int]]:
         return total + ((d + kv_n * kv_b + (d if out else 0)) if b else 0)
 
     return {
+        "this is the plain layer's count, 4 d_model^2 + 4 d_model, shown above; here W_K and W_V change: "
+        "they read kdim features and have num_kv_heads heads of d_k.":
+            lambda d, h, g, k, b: c(d, h, g, k, b, kvw=lambda d, h, g, kdim: d, kin=lambda d, kdim: d),
+        "this is the plain layer's count, 4 d_model^2 + 4 d_model, whatever `bias`; here W_K and W_V change "
+        "(kdim inputs, num_kv_heads heads of d_k), and bias=False means no bias vectors.":
+            lambda d, h, g, k, b: c(d, h, g, k, b, kvw=lambda d, h, g, kdim: d, kin=lambda d, kdim: d,
+                                    use_bias=lambda b: True),
         "the count does not change with `bias`: with bias=False there is no bias vector at all, with "
         "bias=True each of the four projections has one (as long as its output).":
             lambda d, h, g, k, b: c(d, h, g, k, b, use_bias=lambda b: True),

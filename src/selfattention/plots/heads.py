@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars"]
+__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -137,3 +137,29 @@ def query_bars(num_heads: int, num_tokens: int) -> tuple[Figure, list[Axes], lis
         ax.grid(axis="y", alpha=0.3)
     panels[0].set_ylabel("weight of the query", fontsize=FONT)
     return fig, panels, bars
+
+
+def role_positions(X, offsets: Sequence[int]):
+    """Where each role sits in lookup sequences, for reading the query token's weights by role.
+
+    ``X`` is (n, N_ITEMS + 1, D_IN) as :func:`selfattention.tasks.make_lookup_data` makes it; ``offsets`` the
+    letter offsets asked for. Returns an integer tensor (n, N_ITEMS + 1): per sequence, the position of the
+    item under each offset's letter (in the order of ``offsets``), then the distractor (the query's own
+    letter), then any remaining items in their order, then the query token (position N_ITEMS).
+    """
+    import torch
+
+    from selfattention import tasks
+
+    offsets = tuple(offsets)
+    if not offsets or len(offsets) >= tasks.N_ITEMS:
+        raise ValueError(f"offsets must hold 1 to {tasks.N_ITEMS - 1} letter offsets, got {offsets!r}")
+    masks = [tasks.item_roles(X, o)["target"] for o in offsets]
+    masks.append(tasks.item_roles(X, offsets[0])["distractor"])
+    key = torch.full((len(X), tasks.N_ITEMS), len(masks))  # unnamed items sort last
+    for r, mask in enumerate(masks):
+        if not bool((mask.sum(1) == 1).all()):
+            raise ValueError(f"offsets {offsets!r}: every sequence must hold each role exactly once")
+        key[mask] = r
+    order = torch.sort(key * tasks.N_ITEMS + torch.arange(tasks.N_ITEMS), dim=1).indices
+    return torch.cat([order, torch.full((len(X), 1), tasks.N_ITEMS)], dim=1)
