@@ -219,7 +219,8 @@ def test_other_word_cosines_pairs_different_sentences_and_words(model: data.Pret
     sentences = ["the river bank", "a bank loan", "the loan"]
     got = model.other_word_cosines(sentences, skip=("bank",))
     # tokens kept: [the, river], [a, loan], [the, loan]; pairs from different sentences with different tokens:
-    # 4 between the first two, 3 between the first and third (not the-the), 3 between the last two (not loan-loan)
+    # 4 between the first two, 3 between the first and third (not the-the),
+    # 3 between the last two (not loan-loan)
     assert got.shape == (10,)
     runs = [model.run(s) for s in sentences]
 

@@ -234,7 +234,7 @@ EMBEDDING_WRONG = {
 
 
 def test_embedding_row_multiples_never_mention_softmax():
-    """Rows that are multiples of the right ones get a message about length, not the engine's softmax wording."""
+    """Rows that are multiples of the right ones get a message about length, not about softmax."""
     for wrong in (lambda h, m: (h * m[..., None]).sum(axis=1),
                   lambda h, m: 3.0 * _unit(_mean_real(h, m)),
                   lambda h, m: _mean_real(h, m) / _mean_real(h, m).sum(axis=1, keepdims=True)):

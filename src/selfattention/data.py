@@ -253,7 +253,8 @@ class PretrainedModel:
             raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
         n = self.num_layers + 1
         if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
-            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), got {layer!r}")
+            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
         skipped = {piece for w in skip for piece in self.tokenizer.tokenize(w)}
         rows, names, owner = [], [], []
         for i, s in enumerate(sentences):
