@@ -39,6 +39,12 @@ def test_disagree_names_the_mistake(mistake: str) -> None:
     names_only(message(checks.check_dot_cosine_disagree, DISAGREE_WRONG[mistake]), mistake, DISAGREE)
 
 
+@pytest.mark.parametrize("D", [C, 2 * C, 0.5 * C])
+def test_disagree_along_c_does_not_give_the_formula(D: np.ndarray) -> None:
+    text = message(checks.check_dot_cosine_disagree, D)
+    assert "scale it so that D . C = 11" in text and "C @ C" not in text and "/" not in text, text
+
+
 @pytest.mark.parametrize("D", [11 / 13 * C, np.array([3.0, 1.0])])
 def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str]) -> None:
     checks.check_dot_cosine_disagree(D)
@@ -146,7 +152,8 @@ RIVER = {
     "bank's share": "that is bank's share",
     "static money": "reaches the static cos(bank, money)",
     "grid 0.05": "a grid with steps of 0.05",
-    "grid 0.01": "a grid with steps of 0.01",
+    "grid 0.01": "to two decimals only",
+    "rounded": "to two decimals only (rounded",
     "not a number": "should be one number",
     "outside": "outside [0, 1]",
     "blank": "no value yet",
@@ -158,6 +165,7 @@ RIVER_WRONG = {
     "static money": reaches_static_money(),
     "grid 0.05": first_on_grid(0.05),
     "grid 0.01": first_on_grid(0.01),
+    "rounded": round(crossing(unit(r) - unit(m)), 2),
     "not a number": "0.137",
     "outside": -crossing(unit(r) - unit(m)),
     "blank": None,
@@ -166,7 +174,15 @@ RIVER_WRONG = {
 
 @pytest.mark.parametrize("mistake", sorted(RIVER_WRONG))
 def test_river_share_names_the_mistake(mistake: str) -> None:
-    names_only(message(checks.check_river_share, RIVER_WRONG[mistake]), mistake, RIVER)
+    # a grid of 0.01 and rounding to two decimals both give 0.14: one message names both, and nothing else
+    same = {"grid 0.01": "rounded", "rounded": "grid 0.01"}
+    phrases = {k: v for k, v in RIVER.items() if k != same.get(mistake)}
+    names_only(message(checks.check_river_share, RIVER_WRONG[mistake]), mistake, phrases)
+
+
+def test_river_share_rounded_is_called_rounded() -> None:
+    assert RIVER_WRONG["rounded"] == RIVER_WRONG["grid 0.01"] == 0.14
+    assert "rounded" in message(checks.check_river_share, RIVER_WRONG["rounded"])
 
 
 def bisection() -> float:

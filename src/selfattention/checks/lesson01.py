@@ -45,7 +45,7 @@ def check_dot_cosine_disagree(D: Any) -> None:
     if not np.isclose(dot, target, rtol=0, atol=1e-6):
         if cos > 1 - 1e-9:
             raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.4g}, not {target:g}: "
-                                f"scale it, D = ({target:g} / (C @ C)) * C has D . C = {target:g}.")
+                                f"scale it so that D . C = {target:g}.")
         raise ExerciseError(f"D . C = {dot:.4g}, but it must equal A . C = {target:g} (the same dot product as A).")
     if cos <= DISAGREE_MIN_COS:
         raise ExerciseError(f"D . C = {target:g} as asked, but cos(D, C) = {cos:.3f}; it must be above "
@@ -192,8 +192,8 @@ def check_river_share(w_river: Any) -> None:
     x_river as to x_money by cosine (about 0.137), within 0.001.
 
     Named mistakes: 0.5 (a guess), the crossing of dot products with the raw rows of river and money, bank's
-    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), and a search on a grid of 0.05
-    or 0.01.
+    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), a search on a grid of 0.05,
+    and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
     """
     if w_river is None or w_river is Ellipsis:
         raise ExerciseError("w_river has no value yet: replace None with your number (or the code that computes "
@@ -229,8 +229,9 @@ def check_river_share(w_river: Any) -> None:
                                                  "river) with cos(z, money) of the same z."),
         "grid 0.05": (values["grid 0.05"], "it is the first point of a grid with steps of 0.05: three decimals "
                                            "need a step of 0.001, or solve the straight line exactly."),
-        "grid 0.01": (values["grid 0.01"], "it is the first point of a grid with steps of 0.01: three decimals "
-                                           "need a step of 0.001, or solve the straight line exactly."),
+        "grid 0.01": (values["grid 0.01"], "it is the crossing to two decimals only (rounded, or the first point "
+                                           "of a grid with steps of 0.01): three decimals are asked, so solve the "
+                                           "straight line exactly or search with a step of 0.001."),
     }
     for value, explanation in hints.values():
         if abs(w - value) < _MISTAKE_TOLERANCE:
