@@ -131,6 +131,30 @@ def test_flash_without_max_subtraction_is_caught_on_the_large_case():
     assert "NaN or infinite" in text or "differs" in text
 
 
+def test_flash_the_package_loop_itself_fails():
+    from selfattention import llm
+    text = message(checks.check_causal_flash, llm.flash_attention_io)
+    assert "flash_attention_io" in text and "passed" not in text.lower()
+
+
+def test_flash_shortcut_that_calls_the_package_loop_fails():
+    import selfattention as sa
+
+    def wrapper(memory, b):
+        sa.llm.flash_attention_io(memory, b, causal=True)
+    assert "flash_attention_io" in message(checks.check_causal_flash, wrapper)
+
+    from selfattention.llm import flash_attention_io as imported
+
+    def early_import(memory, b):
+        imported(memory, b, causal=True)
+    assert "flash_attention_io" in message(checks.check_causal_flash, early_import)
+    # the package's function works again after the check
+    memory = sa.llm.SlowMemory(Q=np.eye(4), K=np.eye(4), V=np.eye(4))
+    sa.llm.flash_attention_io(memory, 2, causal=True)
+    assert memory.moved == 3 * 4 * 4 + 16 * 4 // 2
+
+
 # ------------------------------------------------------------------------------- exercise 2
 MOVED_PHRASES = {
     "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
@@ -170,6 +194,25 @@ def test_moved_shortcut_that_counts_with_the_package_fails():
     def guess(T, d, b):
         return 2 * T * d + T * T * d / b
     assert "output O is missing" in message(checks.check_causal_elements_moved, guess)
+
+
+def test_moved_shortcut_that_simulates_the_package_loop_fails():
+    import selfattention as sa
+
+    def simulate(T, d, b):
+        memory = sa.llm.SlowMemory(**{n: np.zeros((T, d)) for n in "QKV"})
+        sa.llm.flash_attention_io(memory, b, causal=True)
+        return memory.moved
+    text = message(checks.check_causal_elements_moved, simulate)
+    assert "derive the count" in text and "passed" not in text.lower()
+
+
+def test_moved_without_q_and_o_names_both_mistakes():
+    """No Q read and no O write gives T d + T^2 d / b, as leaving out the diagonal does: both are named."""
+    def no_q_no_o(T, d, b):
+        return sum(2 * b * d * (n + 1) for n in range(T // b))
+    text = message(checks.check_causal_elements_moved, no_q_no_o)
+    assert "leaves out the diagonal tiles" in text and "Q's read and O's write" in text
 
 
 # ------------------------------------------------------------------------------- exercise 3

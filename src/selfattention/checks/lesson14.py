@@ -3,15 +3,49 @@ the elements it moves; and the cache of a local/global interleave of layers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from .. import llm
 from ..llm import SlowMemory
 from ._engine import ExerciseError, check_array, check_value, passed, reference_softmax
 
 __all__ = ["check_causal_flash", "check_causal_elements_moved", "check_interleave_cache"]
+
+
+_REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the exercise asks you to write "
+            "(or to derive): write the loop yourself.")
+
+
+def _refused(*args: Any, **kwargs: Any) -> None:
+    # runs as the package function's code, with llm's globals: import what it needs here
+    from selfattention.checks._engine import ExerciseError
+
+    raise ExerciseError("your answer calls the package's sa.llm.flash_attention_io, which does what the exercise "
+                        "asks you to write (or to derive): write the loop yourself.")
+
+
+def _refuse_slow_memory(self: Any, *args: Any, **kwargs: Any) -> None:
+    raise ExerciseError("your answer builds a SlowMemory and runs a loop through it to count the elements: "
+                        "derive the count instead (which tiles does query tile n read?).")
+
+
+@contextmanager
+def _without_package_loop(*, memory: bool = False) -> Iterator[None]:
+    """While an answer runs, the package's tiled loop (every reference to it: its code is swapped) and, with
+    ``memory``, building a new SlowMemory raise an ExerciseError naming the shortcut."""
+    code, init = llm.flash_attention_io.__code__, SlowMemory.__init__
+    llm.flash_attention_io.__code__ = _refused.__code__
+    if memory:
+        SlowMemory.__init__ = _refuse_slow_memory  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        llm.flash_attention_io.__code__ = code
+        SlowMemory.__init__ = init  # type: ignore[method-assign]
 
 
 # ------------------------------------------------------------- exercise 1: the causal tiled loop
@@ -106,12 +140,15 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
     if not callable(causal_flash):
         raise ExerciseError("causal_flash should be a function: write it in the answer cell above.")
+    if getattr(causal_flash, "__code__", None) is llm.flash_attention_io.__code__:
+        raise ExerciseError(f"causal_flash is the package's loop: your answer {_REFUSED}")
     for Q, K, V, b in _flash_cases():
         T = len(Q)
         what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
         memory = SlowMemory(Q=Q, K=K, V=V)
         try:
-            causal_flash(memory, b)
+            with _without_package_loop():
+                causal_flash(memory, b)
         except ExerciseError:
             raise
         except Exception as exc:
@@ -146,14 +183,18 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
         raise ExerciseError("causal_elements_moved should be a function: write it in the answer cell above.")
     for T, d, b in _MOVED_CASES:
         try:
-            got = causal_elements_moved(T, d, b)
+            with _without_package_loop(memory=True):
+                got = causal_elements_moved(T, d, b)
+        except ExerciseError:
+            raise
         except Exception as exc:
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
         N = T // b
         hints = {
             "that is the count of the loop without the mask (every key tile for every query tile, "
             "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
-            "that leaves out the diagonal tiles: query tile n reads key tiles 0..n, n + 1 of them.":
+            "that leaves out the diagonal tiles (query tile n reads key tiles 0..n, n + 1 of them), or else it "
+            "leaves out Q's read and O's write (T d numbers each): both mistakes give T d + T^2 d / b.":
                 2 * T * d + b * d * N * (N - 1),
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
@@ -162,12 +203,8 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
                 4 * T * d + 4 * T**2,
         }
         check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
-    memory = SlowMemory(**{n: np.zeros((96, 8)) for n in "QKV"})
-    from ..llm import flash_attention_io
-
-    flash_attention_io(memory, 32, causal=True)
-    passed(f"3 T d + T^2 d / b; the package's causal loop moved {memory.moved:,} elements for T = 96, d = 8, b = 32, "
-           f"and your function says {causal_elements_moved(96, 8, 32):,.0f}.")
+    passed(f"3 T d + T^2 d / b: for T = 4,096, d = 128, b = 64 that is {3 * 4096 * 128 + 4096**2 * 128 // 64:,} "
+           f"elements, against {2 * 4096 * 128 + 2 * 4096**2 * 128 // 64:,} without the mask.")
 
 
 # --------------------------------------------------- exercise 3: the cache of a local/global interleave
