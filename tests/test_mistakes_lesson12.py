@@ -32,11 +32,13 @@ ABLATION = {
     "no bias": "the bias b_O is missing",
     "num_heads wide": "the slice is num_heads wide",
     "counted from 1": "heads are counted from 0",
+    "no W_O": "without W_O",
+    "centred": "the slice was centred",
 }
 
 
 def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width=None, bias=True,
-            transposed=False):
+            transposed=False, project=True):
     d_k = context.shape[1] // num_heads
     width = d_k if width is None else width
     start = head * width if start is None else start
@@ -44,6 +46,8 @@ def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width
     block = c[:, start:start + width]
     if how == "mean":
         c[:, start:start + width] = block.mean(axis=0)
+    elif how == "centred":
+        c[:, start:start + width] -= block.mean(axis=0)
     elif how == "zero":
         c[:, start:start + width] = 0
     elif how == "features":
@@ -56,6 +60,8 @@ def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width
         mean = block.mean(axis=0)
         c = np.zeros_like(c)
         c[:, start:start + width] = mean
+    if not project:
+        return c
     return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0)
 
 
@@ -76,6 +82,8 @@ ABLATION_WRONG = {
     "no bias": lambda *a: _ablate(*a, bias=False),
     "num_heads wide": lambda c, W, b, h, n: _ablate(c, W, b, h, n, width=n),
     "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
+    "no W_O": lambda *a: _ablate(*a, project=False),
+    "centred": lambda *a: _ablate(*a, how="centred"),
 }
 
 
@@ -122,6 +130,9 @@ FFN = {
     "ddof 1": "ddof=1",
     "no gamma beta": "gamma and beta are not applied",
     "no eps": "the eps inside the square root is missing",
+    "sigmoid gelu": "sigmoid approximation of GELU",
+    "no b_2": "the bias b_2 is missing",
+    "residual after norm": "the residual was added after the LayerNorm",
 }
 
 
@@ -133,12 +144,16 @@ def _erf_gelu(z):
     return 0.5 * z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
 
 
+def _sigmoid_gelu(z):
+    return z / (1 + np.exp(-1.702 * z))
+
+
 def _tanh_gelu(z):
     return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
 
 
 def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
-         axis=-1, ddof=0, affine=True, use_eps=True):
+         axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False):
     def norm(h, axis=axis):
         mu = h.mean(axis=axis, keepdims=True)
         var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
@@ -147,7 +162,9 @@ def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, res
 
     if pre_norm:
         return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
+    h = act(x1 @ W_1 + b_1) @ W_2 + (b_2 if bias_2 else 0)
+    if residual_after:
+        return x1 + norm(h)
     return norm(x1 + h if residual else h)
 
 
@@ -160,6 +177,9 @@ FFN_WRONG = {
     "ddof 1": lambda *a: _ffn(*a, ddof=1),
     "no gamma beta": lambda *a: _ffn(*a, affine=False),
     "no eps": lambda *a: _ffn(*a, use_eps=False),
+    "sigmoid gelu": lambda *a: _ffn(*a, act=_sigmoid_gelu),
+    "no b_2": lambda *a: _ffn(*a, bias_2=False),
+    "residual after norm": lambda *a: _ffn(*a, residual_after=True),
 }
 
 

@@ -43,7 +43,7 @@ def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int =
 # ---------------------------------------------------------------- exercise 1: mean-ablation
 def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
              *, how: str = "mean", width: int | None = None, start: int | None = None, bias: bool = True,
-             transposed: bool = False) -> np.ndarray:
+             transposed: bool = False, project: bool = True) -> np.ndarray:
     d_k = context.shape[-1] // num_heads
     width = d_k if width is None else width
     start = head * width if start is None else start
@@ -51,6 +51,8 @@ def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, n
     c = np.array(context, dtype=float)
     if how == "mean":                                   # the slice's mean over the tokens, for every token
         c[:, part] = c[:, part].mean(axis=0)
+    elif how == "centred":                              # the mean subtracted from the slice, not put in its place
+        c[:, part] = c[:, part] - c[:, part].mean(axis=0)
     elif how == "zero":
         c[:, part] = 0.0
     elif how == "features":                             # each token's own mean over its d_k features
@@ -63,6 +65,8 @@ def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, n
         kept = c[:, part].mean(axis=0)
         c[:] = 0.0
         c[:, part] = kept
+    if not project:
+        return c
     return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0.0)
 
 
@@ -85,6 +89,10 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ablated(*case, width=case[4]),
         "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
             _ablated(*case, start=(case[3] - 1) * (case[0].shape[1] // case[4])),
+        "you returned the context with the head replaced, without W_O: the attention output is that context "
+        "@ W_O + b_O.": _ablated(*case, project=False),
+        "the slice was centred (its mean over the tokens subtracted); mean-ablation puts the mean in the "
+        "slice's place, the same d_k vector for every token.": _ablated(*case, how="centred"),
     }
 
 
@@ -126,16 +134,23 @@ def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
 def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, b_2: np.ndarray,
                gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, act: Callable = gelu,
                residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
-               affine: bool = True) -> np.ndarray:
+               affine: bool = True, bias_2: bool = True, residual_after: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    b_2 = b_2 if bias_2 else 0.0
     if pre_norm:
         return x1 + act(_layer_norm(x1, g, b, eps) @ W_1 + b_1) @ W_2 + b_2
     h = act(x1 @ W_1 + b_1) @ W_2 + b_2
+    if residual_after:
+        return x1 + _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
     return _layer_norm(x1 + h if residual else h, g, b, eps, axis=axis, ddof=ddof)
 
 
 def _relu(z: np.ndarray) -> np.ndarray:
     return np.maximum(z, 0.0)
+
+
+def _gelu_sigmoid(z: np.ndarray) -> np.ndarray:
+    return z / (1.0 + np.exp(-1.702 * z))
 
 
 def _gelu_tanh(z: np.ndarray) -> np.ndarray:
@@ -160,6 +175,11 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ffn_block(*case, ddof=1),
         "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
             _ffn_block(*case, affine=False),
+        "that is the sigmoid approximation of GELU, z sigmoid(1.702 z); this model uses the exact form "
+        "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_sigmoid),
+        "the bias b_2 is missing: the feed-forward is GELU(x1 W_1 + b_1) W_2 + b_2.": _ffn_block(*case, bias_2=False),
+        "the residual was added after the LayerNorm (x1 + LayerNorm(FFN(x1))); it is added first: "
+        "LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, residual_after=True),
     }
 
 

@@ -206,7 +206,7 @@ def encoder_layer(num_heads: int = 12, d_model: int = 384, d_ff: int = 1536) -> 
     d_k = d_model // num_heads
     steps = [("x: the layer's input", f"(T, {d_model})"),
              (f"multi-head attention, {num_heads} heads", f"(T, {d_model})"),
-             ("add x, LayerNorm", f"x1: (T, {d_model})"),
+             ("add x, LayerNorm: x1", f"x1: (T, {d_model})"),
              ("feed-forward: GELU(x1 W_1 + b_1) W_2 + b_2", f"(T, {d_ff}) -> (T, {d_model})"),
              ("add x1, LayerNorm: the layer's output", f"x2: (T, {d_model})")]
     fig, ax = plt.subplots(figsize=(11, 5.2), layout="constrained")
@@ -214,18 +214,33 @@ def encoder_layer(num_heads: int = 12, d_model: int = 384, d_ff: int = 1536) -> 
     ax.set_ylim(len(steps) - 0.5, -0.7)
     ax.axis("off")
     _style(ax)
+    boxes = []
     for i, (what, shape) in enumerate(steps):
-        ax.annotate(what, (4.3, max(i - 1, 0)), xytext=(4.3, i), ha="center", va="center", fontsize=FONT,
-                    bbox={"boxstyle": "round", "fc": "#fde8c8" if "feed" in what else "#dbe9f6"},
-                    arrowprops={"arrowstyle": "<-", "shrinkA": 14, "shrinkB": 14} if i else None)
+        boxes.append(ax.text(4.3, i, what, ha="center", va="center", fontsize=FONT,
+                             bbox={"boxstyle": "round", "fc": "#fde8c8" if "feed" in what else "#dbe9f6"}))
         ax.text(9.3, i, shape, ha="center", va="center", fontsize=FONT, color="tab:blue")
-    for k, (start, end) in enumerate([(0, 2), (2, 4)]):                  # the two residual connections
-        bar = 0.5 + 0.8 * k
-        ax.plot([2.3, bar, bar], [start, start, end], color="tab:red", lw=2)
-        ax.annotate("", (2.3, end), xytext=(bar, end),
-                    arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 2, "shrinkA": 0})
-        ax.text(bar - 0.1, (start + end) / 2, "residual", color="tab:red", fontsize=FONT, rotation=90,
-                ha="right", va="center")
+    fig.canvas.draw()                                   # the boxes' sizes, to join lines to them
+    to_data = ax.transData.inverted()
+
+    def corners(i: int) -> np.ndarray:                                  # [[left, bottom], [right, top]], data
+        return to_data.transform(boxes[i].get_bbox_patch().get_window_extent())
+
+    def left(i: int) -> float:
+        return float(corners(i)[0, 0])
+
+    for i in range(1, len(steps)):                                       # the main line, box edge to box edge
+        ax.annotate("", (4.3, float(corners(i)[1, 1])), xytext=(4.3, float(corners(i - 1)[0, 1])),
+                    arrowprops={"arrowstyle": "->", "shrinkA": 0, "shrinkB": 0})
+
+    # The two residual connections: each leaves the line below a sum's input (x below box 0, x1 below box 2,
+    # after its LayerNorm) and joins the left edge of the next "add" box.
+    for start, end in [(0, 2), (2, 4)]:
+        bar = 0.9
+        ax.plot([4.3, bar, bar], [start + 0.5, start + 0.5, end], color="tab:red", lw=2)
+        ax.annotate("", (left(end), end), xytext=(bar, end),
+                    arrowprops={"arrowstyle": "->", "color": "tab:red", "lw": 2, "shrinkA": 0, "shrinkB": 0})
+        ax.text(bar - 0.1, start + 0.5 + (end - start - 0.5) / 2, "residual", color="tab:red", fontsize=FONT,
+                rotation=90, ha="right", va="center")
     ax.set_title(f"One encoder layer (post-norm): per head softmax(Q K^T / sqrt({d_k})) V, then W_O",
                  fontsize=FONT + 1)
     return ax
