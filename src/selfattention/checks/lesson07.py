@@ -209,7 +209,7 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
                 "which mixes tokens; transpose back to (batch, T, num_heads, d_k) first, then reshape.":
                     _mha(*args, merge="no transpose"),
                 "the heads were concatenated in the wrong order (features interleaved: transpose(0, 2, 3, 1)); "
-                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(0, 2, 1, 3), then "
+                "token t's row must be head 1's d_k features, then head 2's, ...: transpose(0, 2, 1, 3), then "
                 "reshape.": _mha(*args, merge="interleaved"),
             })
         return out
