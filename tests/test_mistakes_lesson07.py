@@ -40,6 +40,9 @@ HEAD2 = {
     "head 1 values": "head 1's values",
     "mean of values": "plain mean of the value rows",
     "own value": "the value of \"apple\" itself",
+    "row of I": "the row of \"I\"",
+    "row of love": "the row of \"love\"",
+    "row of phones": "the row of \"phones\"",
 }
 HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
     "no scaling": ([0.06, 0.04, 0.28, 0.62], [0.54, 0.79]),
@@ -52,6 +55,9 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
     "head 1 values": (RIGHT_W.round(2), (RIGHT_W @ V1).round(2)),
     "mean of values": (RIGHT_W.round(2), V2.mean(axis=0).round(2)),
     "own value": (RIGHT_W.round(3), [1.0, 0.5]),
+    "row of I": ([0.22, 0.21, 0.27, 0.30], [0.54, 0.79]),
+    "row of love": ([0.24, 0.23, 0.25, 0.28], [0.54, 0.79]),
+    "row of phones": ([0.108, 0.086, 0.525, 0.282], [0.54, 0.79]),
 }
 
 
@@ -71,6 +77,7 @@ def test_head2_a_guess_without_computing_does_not_pass():
     """The shortcut: rounding "phones" up to the whole weight (as if the softmax were a max)."""
     text = _message(lambda a: check_head2_apple(*a), ([0, 0, 0, 1], [0.4, 1.2]))
     assert "differs from the right row" in text
+    assert 'your weight on "phones" is 1.000' in text
 
 
 def test_head2_blank_is_told_to_answer():

@@ -22,6 +22,7 @@ _HEAD1 = tuple(np.array(m, dtype=float) for m in (
 _HEAD2 = tuple(np.array(m, dtype=float) for m in (
     [[0, 0], [0, 0], [2, 0], [0, 2]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
 _APPLE = 2
+_TOKENS = ("I", "love", "apple", "phones")
 _HAND_TOL = 0.01  # a hand computation to 2 decimals
 
 
@@ -43,6 +44,10 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
         "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
         "scores of \"apple\" in head 2 are not.": np.full(4, 0.25),
     }
+    for t in (0, 1, 3):  # another token's row: its query against every key
+        weight_mistakes[f"this is the row of \"{_TOKENS[t]}\" (its query against every key); the exercise asks for "
+                        f"the row of \"apple\": q_apple . k_j for each key j."] = \
+            reference_softmax(Q[t] @ K.T / np.sqrt(2))
     output_mistakes = {
         "that is a weighted sum of the keys; the output weighs the value rows v_j (V = X W_V).": weights @ K,
         "that is a weighted sum of head 1's values; head 2's values are X W_V with its own W_V "
@@ -80,8 +85,8 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
             raise ExerciseError(f"apple_weights_2 sums to {w.sum():.3f}; the weights of one row sum to 1 "
                                 f"(softmax divides each exponential by the row's sum).")
         i = int(np.argmax(np.abs(w - right_w)))
-        raise ExerciseError(f"apple_weights_2 differs from the right row: your weight on token {i} is "
-                            f"{w[i]:.3f}, more than 0.01 from the right value. Recheck q_apple . k_j for each "
+        raise ExerciseError(f"apple_weights_2 differs from the right row: your weight on \"{_TOKENS[i]}\" "
+                            f"is {w[i]:.3f}, more than 0.01 from the right value. Recheck q_apple . k_j for each "
                             f"key, the division by sqrt(2) and the softmax.")
     z = _hand_array(apple_output_2, "apple_output_2", 2)
     if not np.allclose(z, right_z, atol=_HAND_TOL, rtol=0):
@@ -209,7 +214,7 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
                 "which mixes tokens; transpose back to (batch, T, num_heads, d_k) first, then reshape.":
                     _mha(*args, merge="no transpose"),
                 "the heads were concatenated in the wrong order (features interleaved: transpose(0, 2, 3, 1)); "
-                "token t's row must be head 0's d_k features, then head 1's, ...: transpose(0, 2, 1, 3), then "
+                "token t's row must be head 1's d_k features, then head 2's, ...: transpose(0, 2, 1, 3), then "
                 "reshape.": _mha(*args, merge="interleaved"),
             })
         return out
