@@ -130,10 +130,12 @@ def _code_names(code: Any) -> set[str]:
     return names
 
 
-def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
+def _calls_a_library_softmax(fn: Callable[..., Any], seen: frozenset[int] = frozenset()) -> bool:
     """Whether ``fn`` uses some library softmax: a call ``softmax(...)`` in its source, a name such as
     ``sa.softmax`` or ``special.softmax`` in its code (also when stored under another name first, as in
-    ``g = sa.softmax``), or a global or closure variable that is such a function."""
+    ``g = sa.softmax``), or a global or closure variable that is such a function. A function the learner
+    wrote (defined where ``fn`` was, e.g. an earlier ``softmax_row`` kept under another name) is no
+    library: it is looked into in turn."""
     try:
         text = inspect.getsource(fn)
     except (OSError, TypeError):
@@ -150,7 +152,17 @@ def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
     used += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or () if _filled(cell)]
     if any("softmax" in name.lower() for name in _code_names(code) - {own}):
         return True
-    return any(callable(f) and f is not fn and "softmax" in getattr(f, "__name__", "").lower() for f in used)
+    home = getattr(fn, "__module__", None)
+    seen = seen | {id(fn)}
+    for f in used:
+        if not callable(f) or f is fn or id(f) in seen:
+            continue
+        if getattr(f, "__module__", None) == home and hasattr(f, "__code__"):
+            if _calls_a_library_softmax(f, seen):        # the learner's own function: look inside it
+                return True
+        elif "softmax" in getattr(f, "__name__", "").lower():
+            return True
+    return False
 
 
 def _filled(cell: Any) -> bool:
