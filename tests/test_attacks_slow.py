@@ -208,8 +208,8 @@ if os.fork() == 0:
 HUGE_OUTPUT = """
 from IPython.display import display
 handle = display("small", display_id=True)
-handle.update("y" * 50_000_000)           # an update far past the output limit
-raise ValueError("z" * 50_000_000)         # an error message of 50 MB
+handle.update("y" * 10_000_000)           # an update 10 times the output limit
+raise ValueError("z" * 10_000_000)         # an error message of 10 MB
 """
 
 WARNS = f"""
@@ -311,10 +311,11 @@ EXPECTED = {
     "report_pipe": (0, ["Warm-up exercise (1 point): apple_in_context is None"]),
     "plant": (0, ["Warm-up exercise (1 point): "]),
     "zz_after_plant": (0, ["apple_in_context is None"]),
-    "kill_others": (0, ["0 for the lesson"]),  # it can only reach itself (its threads): it dies
+    "kill_others": (0, ["in answer cell warmup-answer", "Warm-up exercise (1 point): not run: "]),  # it dies
     "zz_victim": (1, ["all tests pass"]),
-    "memory": (0, ["more memory than the limit (512M)", "0 for the lesson"]),
-    "fork_bomb": (0, ["Warm-up exercise (1 point): "]),
+    "memory": (0, ["more memory than the limit (512M) in answer cell warmup-answer",
+                   "Warm-up exercise (1 point): not run: "]),
+    "fork_bomb": (0, ["Warm-up exercise (1 point): apple_in_context is None"]),  # the verdict is kept
     "disk": (1, ["all tests pass"]),
     "daemon": (1, ["all tests pass"]),
     "huge_output": (1, ["all tests pass", "raised ValueError"]),
@@ -328,18 +329,7 @@ EXPECTED = {
 }
 
 
-#: A known defect, open: since lesson 00 gained its figure and widget cells after the warm-up's test,
-#: these two attacks kill the kernel in a later cell (out of memory under the 512M limit; an invalid
-#: message signature after the fork bomb), and the grader then drops the whole notebook ("could not
-#: run this notebook: 0 for the lesson") instead of keeping the verdict the test cell already gave.
-#: The learner still gets a row and a reason, and nothing else is harmed; the lost verdict is the defect.
-KERNEL_DIES_AFTER_THE_TEST = pytest.mark.xfail(
-    reason="the grader drops verdicts already given when the kernel dies in a later cell", strict=False)
-
-
-@pytest.mark.parametrize("learner", [
-    pytest.param(name, marks=KERNEL_DIES_AFTER_THE_TEST) if name in ("fork_bomb", "huge_output") else name
-    for name in EXPECTED], ids=[n[:20] for n in EXPECTED])
+@pytest.mark.parametrize("learner", list(EXPECTED), ids=[n[:20] for n in EXPECTED])
 def test_attack_outcome(attacked, learner):
     score, words = EXPECTED[learner]
     got = row(attacked, learner)
@@ -389,7 +379,6 @@ def test_nothing_planted_in_the_graders_home_and_nothing_left_running(attacked):
     assert not left, f"processes of the sandboxes outlived grading: {left}"
 
 
-@KERNEL_DIES_AFTER_THE_TEST
 def test_disk_filler_left_nothing_behind_and_outputs_stay_small(attacked):
     sizes = [p.stat().st_size for p in attacked["base"].rglob("*") if p.is_file() and not p.is_fifo()]
     assert max(sizes) < 20_000_000, max(sizes)

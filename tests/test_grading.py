@@ -223,6 +223,9 @@ def _crafted(student) -> dict[str, str | object]:
             nb.cells = [c for c in nb.cells if lessons.grade_id(c) != test_id]
         return nb
 
+    died_after = variant(right)  # the kernel dies after the test: the verdict it gave is kept
+    at = next(i for i, c in enumerate(died_after.cells) if lessons.grade_id(c) == test_id)
+    died_after.cells.insert(at + 1, nbformat.v4.new_code_cell("import os\nos._exit(1)"))
     return {
         "correct": variant(right),
         "blank": variant(),
@@ -230,6 +233,7 @@ def _crafted(student) -> dict[str, str | object]:
         "loops": variant(blank + "\nwhile True:\n    pass"),
         "stuck": variant(blank + ignore_interrupts + "\nwhile True:\n    pass"),
         "died": variant(right + "\nimport os\nos._exit(1)"),
+        "died_after": died_after,
         "chatty": variant(right + "\nprint('x' * 5_000_000)\nfor _ in range(20_000):\n    print('again')"),
         "deleted": variant(right, drop_test=True),
         "edited": variant(right, test_source="print('Correct: trust me')"),
@@ -245,8 +249,11 @@ EXPECTED = {
     "raises": (0.0, ["answer cell warmup-answer raised ValueError: I give up",
                      "Warm-up exercise (1 point): "]),
     "loops": (0.0, ["answer cell warmup-answer ran longer than 8 s and was stopped"]),
-    "stuck": (0.0, ["kept running after it was interrupted at the 8 s limit", "0 for the lesson"]),
-    "died": (0.0, ["kernel died", "0 for the lesson"]),
+    "stuck": (0.0, ["kept running after it was interrupted at the 8 s limit in answer cell warmup-answer",
+                    "Warm-up exercise (1 point): not run: "]),
+    "died": (0.0, ["kernel died", "in answer cell warmup-answer", "Warm-up exercise (1 point): not run: "]),
+    "died_after": (1.0, ["all tests pass", "kernel died (it exited or crashed) in cell",
+                         "the cells after it were not run"]),
     "chatty": (1.0, ["printed 5.", "MB; the first 1.0 MB are kept"]),
     "deleted": (0.0, ["Warm-up exercise (1 point): its cell was deleted, 0 for it"]),
     "edited": (1.0, ["Warm-up exercise (1 point): its test cell was changed", "the course's test was run"]),

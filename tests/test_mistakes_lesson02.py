@@ -266,3 +266,17 @@ def test_a_wrapper_around_a_library_softmax_under_another_name_is_named():
     ns = _learner_cells("_lib = sa.softmax\ndef helper(s):\n    return _lib(s)\n"
                         "def softmax_row(s):\n    return helper(s)\n")
     _names_only(_message(check_softmax_row, ns["softmax_row"]), "library", SOFTMAX)
+
+
+def test_the_lessons_own_naive_softmax_shifted_passes():
+    """The lesson's cell defines softmax_naive; an answer that shifts the scores and calls it follows the
+    lesson's own words (its name holds "softmax", yet it is the learner's, not a library's)."""
+    ns = _learner_cells("def softmax_naive(s):\n    e = np.exp(s)\n    return e / e.sum()\n",
+                        "def softmax_row(s):\n    s = np.asarray(s, dtype=float)\n"
+                        "    return softmax_naive(s - s.max())\n")
+    check_softmax_row(ns["softmax_row"])
+
+
+def test_a_library_softmax_stored_under_a_softmax_name_is_named():
+    ns = _learner_cells("my_softmax = sa.softmax\ndef softmax_row(s):\n    return my_softmax(s)\n")
+    _names_only(_message(check_softmax_row, ns["softmax_row"]), "library", SOFTMAX)

@@ -148,11 +148,14 @@ def _calls_a_library_softmax(fn: Callable[..., Any], seen: frozenset[int] = froz
         return False
     own = getattr(fn, "__name__", "")
     scope = getattr(fn, "__globals__", {})
+    home = getattr(fn, "__module__", None)
     used = [scope.get(name) for name in _code_names(code) - {own}]
     used += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or () if _filled(cell)]
-    if any("softmax" in name.lower() for name in _code_names(code) - {own}):
-        return True
-    home = getattr(fn, "__module__", None)
+    for name in _code_names(code) - {own}:  # a name such as special.softmax, unless the learner's own
+        mine = scope.get(name)
+        if "softmax" in name.lower() and not (getattr(mine, "__module__", None) == home
+                                              and hasattr(mine, "__code__")):
+            return True
     seen = seen | {id(fn)}
     for f in used:
         if not callable(f) or f is fn or id(f) in seen:

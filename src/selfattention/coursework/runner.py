@@ -31,6 +31,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
@@ -39,15 +40,19 @@ from nbgrader.utils import capture_log
 from traitlets import Integer
 from traitlets.config import Config
 
-from . import sandbox
+from . import lessons, sandbox
 from .folder import CourseFolder
 from .policy import RunPolicy, human_size
 
-__all__ = ["RunPolicy", "Outcome", "KernelWatch", "BoundedExecute", "CUT_MARK", "execution_config",
+__all__ = ["RunPolicy", "Outcome", "KernelWatch", "BoundedExecute", "CUT_MARK", "KERNEL_STOPPED", "NOT_RUN",
+           "execution_config",
            "run_batch", "run_notebook", "run_sandboxed", "unavailable", "kill_tree"]
 
 #: Marks an output the runner cut short (the grading report looks for it).
 CUT_MARK = "[output cut by the grader:"
+#: The error name given to the cell in which the kernel stopped (died, was killed, or hung past the
+#: interrupt), and to each code cell after it, which was not run. Verdicts already given are kept.
+KERNEL_STOPPED, NOT_RUN = "KernelStopped", "NotRun"
 #: Seconds a worker may take to import nbgrader on a busy machine, before its first submission's clock.
 STARTUP = 120
 
@@ -100,11 +105,20 @@ def _content_size(content: dict[str, Any]) -> int:
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
 class BoundedExecute(Execute):
-    """nbgrader's Execute, keeping at most ``max_output_bytes`` of output per cell.
+    """nbgrader's Execute, keeping at most ``max_output_bytes`` of output per cell, and keeping what
+    was run when the kernel stops.
 
     Output beyond the limit is dropped as it arrives (so a cell printing megabytes cannot fill
     memory) and replaced by one line saying how much the cell printed. Errors are always kept.
+    If the kernel stops in a cell (it dies, is killed at the memory limit, keeps running past the
+    interrupt, or its messages cannot be read), that cell gets a ``KernelStopped`` error saying why
+    and every later code cell a ``NotRun`` error instead of running: the tests already run keep
+    their results, and nbgrader still saves the notebook (plain nbclient would give up on it).
     """
 
     max_output_bytes = Integer(1_000_000, help="Output kept per cell, in characters.").tag(config=True)
@@ -112,7 +126,36 @@ class BoundedExecute(Execute):
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> Any:
         self._printed: dict[int, int] = {}
         self._comm_bytes = 0
+        self._stopped: str | None = None  # why the kernel stopped, and in which cell
         return super().preprocess(nb, resources, km)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int) -> Any:
+        if cell.cell_type != "code":
+            return super().preprocess_cell(cell, resources, index)
+        if self._stopped is not None:
+            cell.outputs = [_error(NOT_RUN, f"not run: {self._stopped}")]
+            return cell, resources
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except Exception as exc:  # the kernel, not the learner's code (allow_errors keeps those)
+            why = self._why_stopped(exc)
+            self.log.error("the kernel stopped in cell %d: %s", index + 1, why, exc_info=True)
+            cell.outputs = [*cell.get("outputs", []), _error(KERNEL_STOPPED, why)]
+            answer = lessons.is_answer(cell)
+            where = f"answer cell {lessons.grade_id(cell)}" if answer else f"cell {index + 1}"
+            self._stopped = f"{why} in {where}"
+            return cell, resources
+
+    def _why_stopped(self, exc: Exception) -> str:
+        """What stopped the kernel, in words (the sandbox's cgroup tells a kill at the memory limit)."""
+        policy = getattr(self.km, "policy", None)
+        if isinstance(exc, CellTimeoutError):
+            return f"a cell kept running after it was interrupted at the {self.timeout} s limit"
+        if isinstance(exc, DeadKernelError):
+            if policy is not None and getattr(self.km, "killed_for_memory", lambda: False)():
+                return f"the notebook used more memory than the limit ({human_size(policy.memory)})"
+            return "the Python kernel died (it exited or crashed)"
+        return f"the kernel stopped answering ({type(exc).__name__}: {str(exc)[:200]})"
 
     async def async_start_new_kernel_client(self) -> Any:
         """Wait for replies in steps of a second: one long wait can miss a reply that arrived

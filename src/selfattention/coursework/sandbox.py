@@ -274,6 +274,13 @@ class SandboxedKernelManager(AsyncKernelManager):
             spec.interrupt_mode = "message"  # a signal would reach bwrap, not the kernel
         await super()._async_launch_kernel(bwrap_command(self.policy, self._share, uid, kernel_cmd), **kw)
 
+    def killed_for_memory(self) -> bool:
+        """Whether the kernel (or something it started) has been killed at the memory limit so far."""
+        killed = self._cgroup is not None and self._cgroup.out_of_memory()
+        if killed:
+            self.watch.out_of_memory = True
+        return killed
+
     def seal(self) -> None:
         """Once the kernel's sockets exist: its socket folder becomes read-only for it (the runner's
         executor calls this when its client is connected)."""

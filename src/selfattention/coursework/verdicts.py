@@ -20,7 +20,7 @@ from nbformat import NotebookNode
 from . import lessons
 from .folder import CourseFolder
 from .results import MIME, compare, judge
-from .runner import CUT_MARK, RunPolicy, run_notebook
+from .runner import CUT_MARK, KERNEL_STOPPED, NOT_RUN, RunPolicy, run_notebook
 from .submissions import first_line
 
 __all__ = ["LessonBroken", "records", "reference_records", "judge_tests", "execution_notes", "one_line"]
@@ -127,8 +127,10 @@ def judge_tests(autograded: NotebookNode, released: NotebookNode, references: di
         text = "".join(o.get("text", "") for o in _outputs(cell, "stream"))
         if errors:
             ename, evalue = errors[-1].get("ename", "Error"), one_line(errors[-1].get("evalue", ""))
-            if ename == "ExerciseError":
+            if ename in ("ExerciseError", NOT_RUN):
                 mismatch = evalue
+            elif ename == KERNEL_STOPPED:
+                mismatch = f"{evalue} in its test cell"
             elif ename == "CellTimeoutError":
                 mismatch = "the test ran too long and was stopped"
             elif ename == "AssertionError" and "Correct:" in text:
@@ -152,11 +154,16 @@ def execution_notes(autograded: NotebookNode, cell_timeout: int) -> list[str]:
             cut = first_line(text[text.index(CUT_MARK):]).rstrip("]")
             notes.append(cut.replace(CUT_MARK, f"cell {number}:", 1))
         errors = _outputs(cell, "error")
-        if not errors or lessons.is_test(cell):  # tests: see judge_tests
+        if not errors:
             continue
         ename, evalue = errors[-1].get("ename", "Error"), one_line(errors[-1].get("evalue", ""))
         answer = lessons.is_answer(cell)
         what = f"answer cell {lessons.grade_id(cell)}" if answer else f"cell {number}"
+        if ename == KERNEL_STOPPED:  # said once, here; each test after it says "not run"
+            notes.append(f"{evalue} in {what}; the cells after it were not run, their tests got 0")
+            continue
+        if lessons.is_test(cell) or ename == NOT_RUN:  # tests: see judge_tests
+            continue
         if ename == "CellTimeoutError":
             notes.append(f"{what} ran longer than {cell_timeout} s and was stopped")
         elif answer:
