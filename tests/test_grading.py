@@ -136,16 +136,25 @@ def right_answers(path: Path, student: dict) -> dict:
     return filled
 
 
+def _selected_lessons(session: pytest.Session) -> list[Path]:
+    """The lessons the selected tests of this run grade (``-k 06_scaling`` grades lesson 06 alone)."""
+    stems = {item.callspec.params["path"].stem for item in session.items
+             if "graded_lessons" in getattr(item, "fixturenames", ())
+             and "path" in getattr(getattr(item, "callspec", None), "params", {})}
+    return [p for p in NOTEBOOKS if p.stem in stems] or NOTEBOOKS
+
+
 @pytest.fixture(scope="session")
-def graded_lessons(tmp_path_factory, released) -> tuple[dict[tuple[str, str], GradeRow], Path]:
-    """Every lesson graded twice: blank as released ("blank"), and with right answers ("right": written from
-    the lesson's own words where tests/answers/ has them, else the instructor's). The instructor's own
-    notebook runs once more, for the reference results, and must pass its own hidden tests (grading stops,
-    naming the cell, otherwise). Returns ``{(learner, lesson): row}`` and the folder holding the course."""
+def graded_lessons(request, tmp_path_factory, released) -> tuple[dict[tuple[str, str], GradeRow], Path]:
+    """Every selected lesson graded twice: blank as released ("blank"), and with right answers ("right":
+    written from the lesson's own words where tests/answers/ has them, else the instructor's). The
+    instructor's own notebook runs once more, for the reference results, and must pass its own hidden tests
+    (grading stops, naming the cell, otherwise). Returns ``{(learner, lesson): row}`` and the folder holding
+    the course."""
     base = tmp_path_factory.mktemp("lessons")
     for learner in ("blank", "right"):
         (base / "submissions" / learner).mkdir(parents=True)
-    for path in NOTEBOOKS:
+    for path in _selected_lessons(request.session):
         shutil.copyfile(released / path.name, base / "submissions" / "blank" / path.name)
         student = json.loads((released / path.name).read_text(encoding="utf-8"))
         target = base / "submissions" / "right" / path.name
