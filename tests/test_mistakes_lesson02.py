@@ -78,6 +78,47 @@ def test_notes_scores_bad_input_is_named(answer, said):
     assert said in text and not [k for k, p in SCORES.items() if p in text], text
 
 
+GAIN = {
+    "ratio of weights": "0.90 / 0.70 times larger",
+    "weight difference": "the change of weight (0.90 - 0.70)",
+}
+def with_right_scores(gain):
+    check_notes_scores(np.log(NOTES), gain)
+
+
+GAIN_WRONG = {
+    "ratio of weights": np.log(0.90 / 0.70),     # "bank's exponential must grow as its weight does"
+    "weight difference": 0.90 - 0.70,            # "add to the score what the weight must gain"
+}
+
+
+@pytest.mark.parametrize("key", sorted(GAIN_WRONG))
+def test_bank_gain_mistake_is_named(key):
+    _names_only(_message(with_right_scores, GAIN_WRONG[key]), key, GAIN)
+
+
+@pytest.mark.parametrize("gain", [
+    np.log(0.9 * 0.3 / (0.1 * 0.7)),                # solved from 0.7 e^g / (0.7 e^g + 0.3) = 0.9
+    np.log(0.90 / 0.10) - np.log(0.70 / 0.30),      # the odds of bank against the rest, before and after
+    1.35,                                           # typed in, rounded
+])
+def test_bank_gain_right_answers(gain, capsys):
+    _right_answer_passes(lambda s: check_notes_scores(s, gain), np.log(NOTES / 0.05), capsys)
+
+
+def test_bank_gain_guessed_fails_and_says_what_to_solve():
+    """A shortcut: gain 1 ("one more unit of score"), without solving for it."""
+    text = _message(with_right_scores, 1.0)
+    assert "weight becomes 0.864" in text and "solve for g" in text and "1.35" not in text, text
+    assert not [k for k, p in GAIN.items() if p in text], text
+
+
+@pytest.mark.parametrize(("gain", "said"), [(None, "bank_gain has no value yet"), ([1.0, 2.0], "shape (2,)"),
+                                            ("1.35", "should be one number")])
+def test_bank_gain_bad_input_is_named(gain, said):
+    assert said in _message(with_right_scores, gain)
+
+
 # ---------------------------------------------------------------- exercise 2: a softmax that never overflows
 SOFTMAX = {
     "divided by the sum": "divided the scores by their sum",

@@ -53,18 +53,49 @@ def _fmt(x: np.ndarray) -> str:
 
 
 # --------------------------------------------------------------------------- exercise 1
-def check_notes_scores(notes_scores: Any) -> None:
+_UNSET = object()
+#: The gain that lifts bank's weight from 0.70 to 0.90: 0.7 e^g / (0.7 e^g + 0.3) = 0.9.
+BANK_GAIN = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))
+
+
+def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     """Exercise 1: three scores (money, bank, grows) whose softmax is the handwritten notes' bank row
-    [0.25, 0.70, 0.05]. Any constant may be added to all three (the weights only see differences)."""
+    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences), and,
+    when given, ``bank_gain``: the number added to bank's score alone that makes bank's weight 0.90."""
     s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
     w = reference_softmax(s)
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
-        passed(f"{said}, the handwritten notes' row. Only differences of scores matter: bank's score is "
-               f"{gap:.3f} above money's, ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}; adding the same number to "
-               "all three changes nothing.")
-        return
+        first = (f"{said}, the handwritten notes' row. Only differences of scores matter: bank's score is "
+                 f"{gap:.3f} above money's, ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}; adding the same "
+                 "number to all three changes nothing.")
+        if bank_gain is _UNSET:
+            passed(first)
+            return
+        one = bank_gain
+        if one is not None and not isinstance(one, str) and np.ndim(one) == 0:
+            one = [one]                                   # a plain number, as the exercise asks
+        g = float(_vector(one, "bank_gain", 1, "one number")[0])
+        e = np.exp(np.log(NOTES_BANK) + [0.0, g, 0.0])
+        got = float(e[1] / e.sum())
+        if abs(got - 0.9) < 1e-3:
+            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: e^{g:.3f} = "
+                   f"{np.exp(g):.3f} = (0.90 / 0.10) / (0.70 / 0.30), the factor by which bank's odds against "
+                   "the other two must grow.")
+            return
+        then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
+        if abs(g - np.log(0.9 / 0.7)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
+                "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
+        if abs(g - 0.2) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
+                "score. A score is not a weight; softmax exponentiates it first.")
+        raise ExerciseError(
+            f"notes_scores is right, but {then}. Raising one score by g multiplies its exponential by e^g and "
+            "leaves the others: write bank's new weight with that factor and solve for g.")
 
     def same(scores: np.ndarray) -> bool:
         return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
