@@ -202,3 +202,38 @@ def test_one_query_pipeline_stacks_the_weighted_vectors_into_z():
 def test_one_query_pipeline_names_bad_input(args, said):
     with pytest.raises(ValueError, match=said):
         figures.one_query_pipeline(*args)
+
+
+def test_plane_shades_the_region_of_a_groups_weighted_averages():
+    vectors = {"money": [1.0, 0.1], "bank": [0.7, 0.7], "grows": [0.5, 0.3], "inside": [0.765, 0.53]}
+    ax = figures.plane(vectors, shade=[["money", "bank", "grows"]])
+    (patch,) = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.85, 0.85, 0.85))]
+    corners = {tuple(np.round(xy, 3)) for xy in patch.get_xy()}
+    assert corners == {(1.0, 0.1), (0.7, 0.7), (0.5, 0.3)}
+    assert patch.get_path().contains_point((0.765, 0.53))      # 0.25 money + 0.70 bank + 0.05 grows
+    with pytest.raises(ValueError, match=r"shade\[0\] is \['money', 'nope'\]"):
+        figures.plane(vectors, shade=[["money", "nope"]])
+
+
+def test_hull_keeps_only_the_outer_corners():
+    square = np.array([[0, 0], [1, 0], [0, 1], [1, 1], [0.5, 0.5]], dtype=float)
+    assert {tuple(p) for p in figures._hull(square)} == {(0, 0), (1, 0), (0, 1), (1, 1)}
+
+
+def test_softmax_of_two_draws_the_curve_next_to_the_argmax_step():
+    gaps = np.linspace(-6, 6, 121)
+    shares = core.softmax(np.stack([np.zeros_like(gaps), gaps], axis=1))[:, 1]
+    fig, ax = figures.softmax_of_two(gaps, shares)
+    step, curve = ax.lines
+    assert list(step.get_ydata()) == list((gaps > 0).astype(float))
+    assert curve.get_ydata()[60] == pytest.approx(0.5) and ax.get_ylabel() and ax.get_xlabel()
+    assert_legible(fig)
+    with pytest.raises(ValueError, match="gaps has shape"):
+        figures.softmax_of_two(gaps, shares[:3])
+
+
+def test_one_query_pipeline_labels_its_axes_and_names_each_colour():
+    fig, axes = figures.one_query_pipeline(WORDS, X, 1)
+    assert [ax.get_ylabel() for ax in axes] == ["score", "weight", "coordinate of z"]
+    assert [t.get_text() for t in axes[2].get_legend().get_texts()] == WORDS
+    assert "alpha_2j" in axes[2].get_title()

@@ -25,7 +25,8 @@ SCORES = {
     "exp": "you exponentiated the weights",
     "log10": "base-10 logarithm",
     "sign": "wrong sign",
-    "reversed": "reverse order",
+    "reversed": "wrong order",
+    "doubled": "times 2",
     "river row": "bank's row of *river bank flows*",
     "money row": "the row of *money*",
 }
@@ -35,6 +36,7 @@ SCORES_WRONG = {
     "log10": np.log10(NOTES),
     "sign": -np.log(NOTES),
     "reversed": np.log([0.05, 0.70, 0.25]),
+    "doubled": 2 * np.log(NOTES),                     # "any scores with the right ratios"
     "river row": np.log([0.20, 0.78, 0.02]),
     "money row": np.log([0.70, 0.20, 0.10]),
 }
@@ -43,6 +45,11 @@ SCORES_WRONG = {
 @pytest.mark.parametrize("key", sorted(SCORES_WRONG))
 def test_notes_scores_mistake_is_named(key):
     _names_only(_message(check_notes_scores, SCORES_WRONG[key]), key, SCORES)
+
+
+def test_notes_scores_with_bank_first_are_in_the_wrong_order():
+    """The largest weight written first: bank, money, grows."""
+    _names_only(_message(check_notes_scores, np.log([0.70, 0.25, 0.05])), "reversed", SCORES)
 
 
 @pytest.mark.parametrize("answer", [
@@ -55,9 +62,11 @@ def test_notes_scores_right_answers(answer, capsys):
 
 
 def test_notes_scores_guessed_by_hand_fails_and_says_why():
-    """A shortcut: scores guessed until the order looks right, without inverting softmax."""
+    """A shortcut: scores guessed until the order looks right, without inverting softmax. The message asks
+    for the derivation without handing over its result."""
     text = _message(check_notes_scores, [1.0, 2.0, 0.0])
-    assert "omega_j = ln(alpha_j)" in text and not [k for k, p in SCORES.items() if p in text], text
+    assert "solve it for the score" in text and "ln(alpha" not in text, text
+    assert not [k for k, p in SCORES.items() if p in text], text
 
 
 @pytest.mark.parametrize(("answer", "said"), [
@@ -69,12 +78,54 @@ def test_notes_scores_bad_input_is_named(answer, said):
     assert said in text and not [k for k, p in SCORES.items() if p in text], text
 
 
+GAIN = {
+    "ratio of weights": "0.90 / 0.70 times larger",
+    "weight difference": "the change of weight (0.90 - 0.70)",
+}
+def with_right_scores(gain):
+    check_notes_scores(np.log(NOTES), gain)
+
+
+GAIN_WRONG = {
+    "ratio of weights": np.log(0.90 / 0.70),     # "bank's exponential must grow as its weight does"
+    "weight difference": 0.90 - 0.70,            # "add to the score what the weight must gain"
+}
+
+
+@pytest.mark.parametrize("key", sorted(GAIN_WRONG))
+def test_bank_gain_mistake_is_named(key):
+    _names_only(_message(with_right_scores, GAIN_WRONG[key]), key, GAIN)
+
+
+@pytest.mark.parametrize("gain", [
+    np.log(0.9 * 0.3 / (0.1 * 0.7)),                # solved from 0.7 e^g / (0.7 e^g + 0.3) = 0.9
+    np.log(0.90 / 0.10) - np.log(0.70 / 0.30),      # the odds of bank against the rest, before and after
+    1.35,                                           # typed in, rounded
+])
+def test_bank_gain_right_answers(gain, capsys):
+    _right_answer_passes(lambda s: check_notes_scores(s, gain), np.log(NOTES / 0.05), capsys)
+
+
+def test_bank_gain_guessed_fails_and_says_what_to_solve():
+    """A shortcut: gain 1 ("one more unit of score"), without solving for it."""
+    text = _message(with_right_scores, 1.0)
+    assert "weight becomes 0.864" in text and "solve for g" in text and "1.35" not in text, text
+    assert not [k for k, p in GAIN.items() if p in text], text
+
+
+@pytest.mark.parametrize(("gain", "said"), [(None, "bank_gain has no value yet"), ([1.0, 2.0], "shape (2,)"),
+                                            ("1.35", "should be one number")])
+def test_bank_gain_bad_input_is_named(gain, said):
+    assert said in _message(with_right_scores, gain)
+
+
 # ---------------------------------------------------------------- exercise 2: a softmax that never overflows
 SOFTMAX = {
     "divided by the sum": "divided the scores by their sum",
     "not normalised": "not yet normalised",
     "not exponentiated": "did not exponentiate",
-    "divided by the max": "divided the exponentials by their largest value",
+    "divided by the max": "the exponentials over the largest one",
+    "clipped": "differences between the scores were lost",
     "no shift": "np.exp(1000) overflows",
     "smallest": "subtracting the smallest score",
     "mean": "subtracting the mean",
@@ -98,6 +149,15 @@ def not_exponentiated(scores):
 def divided_by_the_max(scores):
     e = np.exp(scores - scores.max())
     return e / e.max()
+
+
+def no_division(scores):
+    return np.exp(scores - scores.max())   # shifted, then forgot to divide
+
+
+def clipped(scores):
+    e = np.exp(np.clip(scores, -700, 700))  # "keep the scores where np.exp is finite"
+    return e / e.sum()
 
 
 def no_shift(scores):
@@ -127,12 +187,17 @@ def library(scores):
 SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
                  "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
                  "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first,
-                 "library": library}
+                 "library": library, "clipped": clipped}
 
 
 @pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))
 def test_softmax_row_mistake_is_named(key):
     _names_only(_message(check_softmax_row, SOFTMAX_WRONG[key]), key, SOFTMAX)
+
+
+def test_shifted_exponentials_not_divided_are_named_as_such():
+    """np.exp(s - max) alone, with no division: the same numbers as dividing by the largest exponential."""
+    _names_only(_message(check_softmax_row, no_division), "divided by the max", SOFTMAX)
 
 
 def test_the_smallest_shift_is_caught_on_the_wide_row_the_reviewers_found():
@@ -193,14 +258,14 @@ NATURE = {
     "finance word": "not more nature than finance itself",
     "too little weight": "gets only",
     "river": "x_w is river's vector",
-    "points away": "points away from bank",
+    "negative": "has a negative coordinate",
     "not nature enough": "no length is enough",
 }
 NATURE_WRONG = {
     "finance word": [1.0, 0.1, 0.0, 0.0],     # money again
     "too little weight": [0.0, 0.5, 0.0, 0.0],  # pure nature, too short to get a share
     "river": [0.1, 1.0, 0.0, 0.0],            # the shortcut: copy the nature word of the lesson
-    "points away": [-5.0, 0.0, 0.0, 0.0],     # away from finance, but away from bank too
+    "negative": [-5.0, 0.0, 0.0, 0.0],        # away from finance, but away from bank too
     "not nature enough": [1.0, 1.5, 0.0, 0.0],  # more nature than finance, but not twice
 }
 
@@ -215,6 +280,14 @@ def test_nature_word_mistake_is_named(key):
     _names_only(_message(check_nature_word, NATURE_WRONG[key]), key, NATURE)
 
 
+@pytest.mark.parametrize("x_w", [[-20.0, 20.0, 0.0, 0.0], [-10.0, 9.0, 0.0, 0.0], [-1.0, 1.0, 0.0, 0.0],
+                                 [0.0, 3.0, 0.0, -1.0]])
+def test_a_negative_finance_shortcut_does_not_pass(x_w):
+    """Driving finance below 0 makes bank' nature-heavy by subtraction, with a score of 0 or less: the
+    exercise asks for a share earned by the score, so every negative coordinate is named."""
+    _names_only(_message(check_nature_word, x_w), "negative", NATURE)
+
+
 def test_nature_word_with_swapped_axes_is_named():
     """Nature written in the food slot: the axes read as (finance, food, nature, tech)."""
     text = _message(check_nature_word, [0.0, 0.0, 3.0, 0.0])
@@ -224,7 +297,7 @@ def test_nature_word_with_swapped_axes_is_named():
 
 @pytest.mark.parametrize("answer", [
     np.array([0.0, 3.0, 0.0, 0.0]),     # long and purely nature
-    [-1.0, 2.0, 0.0, 0.0],              # away from finance, long enough to get a share
+    [0.0, 2.0, 0.0, 1.0],               # nature and some tech, long enough to get a share
     [0.2, 2.0, 0.0, 0.0],               # a longer river
 ])
 def test_nature_word_right_answers(answer, capsys):

@@ -5,6 +5,8 @@ ANSWERS = {
     "l02-scores-answer": """
 weights = np.array([0.25, 0.70, 0.05])
 notes_scores = np.log(weights / weights[2])
+# One score 1 higher: e times the weight ratio. Bank against the rest: 0.70 : 0.30 must become 0.90 : 0.10.
+bank_gain = np.log((0.90 / 0.10) / (0.70 / 0.30))
 """,
     # Section 4's shift property, with the row's largest score as c.
     "l02-softmax-answer": """

@@ -8,6 +8,7 @@ typical mistakes of its exercise in words.
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -52,18 +53,49 @@ def _fmt(x: np.ndarray) -> str:
 
 
 # --------------------------------------------------------------------------- exercise 1
-def check_notes_scores(notes_scores: Any) -> None:
+_UNSET = object()
+#: The gain that lifts bank's weight from 0.70 to 0.90: 0.7 e^g / (0.7 e^g + 0.3) = 0.9.
+BANK_GAIN = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))
+
+
+def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     """Exercise 1: three scores (money, bank, grows) whose softmax is the handwritten notes' bank row
-    [0.25, 0.70, 0.05]. Any constant may be added to all three (the weights only see differences)."""
+    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences), and,
+    when given, ``bank_gain``: the number added to bank's score alone that makes bank's weight 0.90."""
     s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
     w = reference_softmax(s)
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
-        passed(f"{said}, the handwritten notes' row. Only differences of scores matter: bank's score is "
-               f"{gap:.3f} above money's, ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}; adding the same number to "
-               "all three changes nothing.")
-        return
+        first = (f"{said}, the handwritten notes' row. Only differences of scores matter: bank's score is "
+                 f"{gap:.3f} above money's, ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}; adding the same "
+                 "number to all three changes nothing.")
+        if bank_gain is _UNSET:
+            passed(first)
+            return
+        one = bank_gain
+        if one is not None and not isinstance(one, str) and np.ndim(one) == 0:
+            one = [one]                                   # a plain number, as the exercise asks
+        g = float(_vector(one, "bank_gain", 1, "one number")[0])
+        e = np.exp(np.log(NOTES_BANK) + [0.0, g, 0.0])
+        got = float(e[1] / e.sum())
+        if abs(got - 0.9) < 1e-3:
+            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: e^{g:.3f} = "
+                   f"{np.exp(g):.3f} = (0.90 / 0.10) / (0.70 / 0.30), the factor by which bank's odds against "
+                   "the other two must grow.")
+            return
+        then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
+        if abs(g - np.log(0.9 / 0.7)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
+                "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
+        if abs(g - 0.2) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
+                "score. A score is not a weight; softmax exponentiates it first.")
+        raise ExerciseError(
+            f"notes_scores is right, but {then}. Raising one score by g multiplies its exponential by e^g and "
+            "leaves the others: write bank's new weight with that factor and solve for g.")
 
     def same(scores: np.ndarray) -> bool:
         return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
@@ -83,9 +115,10 @@ def check_notes_scores(notes_scores: Any) -> None:
     if same(-np.log(NOTES_BANK)):
         raise ExerciseError(
             f"your scores have the wrong sign: {said}; the largest weight needs the largest score.")
-    if same(np.log(NOTES_BANK[::-1])):
-        raise ExerciseError(
-            f"your scores are in reverse order: {said}. The order is money, bank, grows.")
+    for order in itertools.permutations(range(3)):
+        if order != (0, 1, 2) and same(np.log(NOTES_BANK[list(order)])):
+            raise ExerciseError(
+                f"your scores are in the wrong order: {said}. The order is money, bank, grows.")
     if same(np.log(_NOTES_RIVER_BANK)):
         raise ExerciseError(
             f"these give bank's row of *river bank flows*, {_fmt(_NOTES_RIVER_BANK)}: the exercise asks for "
@@ -94,9 +127,25 @@ def check_notes_scores(notes_scores: Any) -> None:
         raise ExerciseError(
             f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
             f"{_fmt(NOTES_BANK)}.")
+    factor = _log_factor(w)
+    if factor is not None:
+        raise ExerciseError(
+            f"your scores are the logarithms of the weights times {factor:.3g}: {said}. Adding the same number "
+            "to every score keeps the weights; multiplying every score by a number does not (it sharpens or "
+            "flattens the row).")
     raise ExerciseError(
-        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Since alpha_j = e^(omega_j) / (sum of e^(omega_k)), "
-        "omega_j = ln(alpha_j) + the log of that sum, the same number for all three.")
+        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Write section 4's formula for one weight and "
+        "solve it for the score: which function undoes the exponential, and what else may the scores contain?")
+
+
+def _log_factor(w: np.ndarray) -> float | None:
+    """c if the weights ``w`` are the notes' row raised to a power c > 0, c != 1 (the scores are c ln(alpha_j)
+    plus a constant), else None."""
+    got, want = np.log(w) - np.log(w).mean(), np.log(NOTES_BANK) - np.log(NOTES_BANK).mean()
+    c = float(got @ want / (want @ want))
+    if c > 0 and abs(c - 1) > 0.01 and np.allclose(got, c * want, atol=2e-3):
+        return c
+    return None
 
 
 # --------------------------------------------------------------------------- exercise 2
@@ -213,8 +262,11 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
                 "that the weights add up to 1.": np.exp(s),
                 "you shifted the scores by their maximum but did not exponentiate them: the weights are the "
                 "exponentials of the shifted scores divided by their sum.": s - s.max(),
-                "you divided the exponentials by their largest value (np.exp(scores - max) alone does that): "
-                "divide them by their sum, so that the weights add up to 1.": np.exp(s - s.max()),
+                "your weights are np.exp(scores - max), the exponentials over the largest one: they do not add "
+                "up to 1. Divide the shifted exponentials by their sum.": np.exp(s - s.max()),
+                "your weights are all equal, yet the scores differ: the differences between the scores were "
+                "lost (clipping or capping large scores does that), and softmax needs exactly those "
+                "differences. Shift every score by the same number instead.": np.full(s.shape, 1 / s.size),
             }
         try:
             check_array(got, reference_softmax(s), "the result of softmax_row", mistakes=mistakes)
@@ -229,7 +281,8 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
 # --------------------------------------------------------------------------- exercise 3
 def check_nature_word(x_w: Any) -> None:
     """Exercise 3: a toy vector x_w (finance, nature, food, tech) of a word w such that in *money bank w* the
-    contextual bank (computed weights) has a nature coordinate at least twice its finance one (and positive)."""
+    contextual bank (computed weights) has a nature coordinate at least twice its finance one (and positive);
+    no coordinate of x_w may be negative (the toy coordinates are amounts)."""
     v = _vector(x_w, "x_w", 4, "one toy vector of 4 numbers (finance, nature, food, tech)")
     X = np.vstack([_TOY["money"], _TOY["bank"], v])          # (3, 4): money, bank, w
     with np.errstate(over="ignore", invalid="ignore"):
@@ -237,6 +290,11 @@ def check_nature_word(x_w: Any) -> None:
     if not np.isfinite(scores).all() or np.abs(v).max() > 1e6:
         raise ExerciseError(f"x_w is so long that bank . x_w = {scores[2]:.3g} overflows what the weights can show; "
                             "numbers up to a few hundred are plenty.")
+    if (v < 0).any():
+        raise ExerciseError(
+            f"x_w = {_fmt(v)} has a negative coordinate. The toy coordinates are amounts, none below 0 in any "
+            "toy word; a negative finance would lower bank's finance by subtraction, not by a share that your "
+            "word's score with bank earns. Use coordinates >= 0.")
     weights = reference_softmax(scores)
     z = weights @ X
     said = (f"bank's scores are {_fmt(scores)} (money, bank, w), its weights {_fmt(weights)}, so bank' = "
@@ -254,11 +312,6 @@ def check_nature_word(x_w: Any) -> None:
             f"your word is not more nature than finance itself (finance {v[0]:g}, nature {v[1]:g}; the axes "
             f"are finance, nature, food, tech): {said}. Whatever its weight, it cannot pull bank' towards "
             "nature.")
-    if scores[2] <= 0:
-        raise ExerciseError(
-            f"your word points away from bank: its score with bank is {scores[2]:.3f} <= 0 ({said}), so it "
-            "gets a smaller share than a word with score 0, and making it longer only shrinks that share. "
-            "Give it a positive score with bank = [0.7, 0.7, 0, 0].")
     if v[1] <= 2 * v[0]:
         raise ExerciseError(
             f"your word's nature ({v[1]:g}) is not more than twice its finance ({v[0]:g}): {said}. Even with "

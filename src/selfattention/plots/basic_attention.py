@@ -29,6 +29,7 @@ __all__ = [
     "matrix_flow",
     "lean_strip",
     "one_query_pipeline",
+    "softmax_of_two",
 ]
 
 #: Font size (points) of every text in these figures.
@@ -36,7 +37,7 @@ FONT = 16
 ROW_LABEL = "word attending (row i)"
 COLUMN_LABEL = "word attended to (column j)"
 #: The colours :func:`plane` gives its vectors in order when none are named.
-PALETTE = ("tab:orange", "tab:green", "gray", "tab:red", "tab:blue", "tab:purple")
+PALETTE = ("tab:orange", "tab:green", "gray", "tab:red", "tab:blue", "tab:purple", "tab:brown", "tab:cyan")
 
 
 def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
@@ -49,6 +50,23 @@ def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
     return arr
 
 
+def _hull(points: np.ndarray) -> np.ndarray:
+    """The corners of the convex hull of 2-D ``points`` (n, 2), in order around it (monotone chain)."""
+    pts = sorted(map(tuple, points))
+
+    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = half(pts), half(pts[::-1])
+    return np.array(lower[:-1] + upper[:-1])
+
+
 def plane(
     vectors: Mapping[str, ArrayLike],
     *,
@@ -57,13 +75,15 @@ def plane(
     colors: Mapping[str, str] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
+    shade: Sequence[Sequence[str]] = (),
 ) -> Axes:
     """Draw named vectors as arrows from the origin in the plane of two of their coordinates.
 
     Inputs:
         vectors: name -> vector of shape (d,), d > max(dims); each is drawn by its coordinates ``dims``.
         names: the two axes' names. colors: name -> colour (default: one colour of ``PALETTE`` per vector,
-        in order).
+        in order). shade: groups of names of ``vectors``; the region of all weighted averages of each
+        group's points (their convex hull, a triangle for three points) is shaded in light grey.
     Returns:
         the Axes drawn on.
     """
@@ -79,6 +99,13 @@ def plane(
         ax.annotate("", xy=p, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2.5})
         ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
         points.append(p)
+    at = dict(zip(vectors, points, strict=True))
+    for k, group in enumerate(shade):
+        unknown = [name for name in group if name not in at]
+        if unknown or len(group) < 3:
+            raise ValueError(f"shade[{k}] is {list(group)}; expected 3 or more names of `vectors` "
+                             f"(unknown: {unknown})")
+        ax.fill(*_hull(np.array([at[name] for name in group])).T, color="0.85", zorder=0)
     top = 1.2 * max(1e-9, float(np.abs(np.array(points)).max()))
     ax.set_xlim(min(0.0, -0.05 * top), top)
     ax.set_ylim(min(0.0, -0.05 * top), top)
@@ -303,12 +330,14 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
     weights /= weights.sum()
     parts = weights[:, None] * X                      # (T, d): alpha_ij x_j
     fig, axes = plt.subplots(1, 3, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1, 1.2]})
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.24, top=0.82, wspace=0.28)
+    fig.subplots_adjust(left=0.07, right=0.99, bottom=0.24, top=0.82, wspace=0.36)
     colors = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
     axes[0].bar(range(len(words)), scores, color=colors)
-    axes[0].set_title(f"1. scores\nomega = x_{i + 1} . x_j", fontsize=FONT)
+    axes[0].set_title(f"1. scores\nomega_{i + 1}j = x_{i + 1} . x_j", fontsize=FONT)
+    axes[0].set_ylabel("score", fontsize=FONT)
     axes[1].bar(range(len(words)), weights, color=colors)
-    axes[1].set_title("2. weights\nalpha = softmax(omega)", fontsize=FONT)
+    axes[1].set_title(f"2. weights\nalpha_{i + 1}j = softmax_j", fontsize=FONT)
+    axes[1].set_ylabel("weight", fontsize=FONT)
     axes[1].set_ylim(0, 1)
     for ax in axes[:2]:
         ax.set_xticks(range(len(words)), words, fontsize=FONT, rotation=30)
@@ -318,10 +347,35 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
         axes[2].bar(range(len(coordinates)), parts[j], bottom=bottom, color=colors[j], label=word)
         bottom += parts[j]
     axes[2].set_xticks(range(len(coordinates)), coordinates, fontsize=FONT, rotation=30)
-    axes[2].set_title(f"3. z_{i + 1} = sum of alpha_j x_j\n(one colour per word)", fontsize=FONT)
+    axes[2].set_title(f"3. z_{i + 1} = sum over j of alpha_{i + 1}j x_j", fontsize=FONT)
+    axes[2].set_ylabel("coordinate of z", fontsize=FONT)
+    axes[2].legend(fontsize=FONT, loc="upper right", title="share of", title_fontsize=FONT)
     for ax in axes:
         ax.tick_params(labelsize=FONT)
-    for k in (1, 2):
-        axes[k].annotate("", xy=(-0.06, 0.5), xytext=(-0.2, 0.5), xycoords="axes fraction",
-                         arrowprops={"arrowstyle": "->", "lw": 2.5}, annotation_clip=False)
     return fig, list(axes)
+
+
+def softmax_of_two(gaps: ArrayLike, shares: ArrayLike) -> tuple[Figure, Axes]:
+    """The weight of the second of two scores [0, s] against the gap s, next to the hard argmax (0 below
+    s = 0, 1 above): softmax as a smooth argmax.
+
+    Inputs:
+        gaps: the gaps s, shape (n,), increasing; shares: the second weight softmax([0, s])[1] at each gap,
+        shape (n,).
+    Returns:
+        the figure and its Axes.
+    """
+    gaps, shares = _array("gaps", gaps, 1), _array("shares", shares, 1)
+    if gaps.shape != shares.shape:
+        raise ValueError(f"gaps has shape {gaps.shape} and shares {shares.shape}; expected the same shape")
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.9)
+    ax.plot(gaps, (gaps > 0).astype(float), color="gray", lw=2.5, ls="--", label="argmax: all or nothing")
+    ax.plot(gaps, shares, color="tab:blue", lw=3, label="softmax: weight of the second score")
+    ax.set_xlabel("gap s between the two scores [0, s]", fontsize=FONT)
+    ax.set_ylabel("weight of the second", fontsize=FONT)
+    ax.set_ylim(-0.05, 1.05)
+    ax.grid(alpha=0.3)
+    ax.tick_params(labelsize=FONT)
+    ax.legend(fontsize=FONT, loc="upper left")
+    return fig, ax

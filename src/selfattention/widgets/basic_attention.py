@@ -98,7 +98,8 @@ def _matrix(table: Table, words: list[str]) -> NDArray[np.float64]:
 def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
              max_words: int = 8) -> ipw.VBox:
     """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j and
-    weights alpha_ij, and its contextual vector written as the weighted sum of the words.
+    weights alpha_ij, both printed to three decimals, and its contextual vector written as the weighted sum of
+    the words.
 
     Inputs:
         table: the static embedding table; sentences: example sentences for the box's list;
@@ -116,6 +117,8 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
         figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, A[i])
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
+        print("scores: ", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
+        print("weights:", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, A[i], strict=True)))
         print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(A[i], words, strict=True)))
 
     return _controls(sentences, first, focus, max_words, table, draw)
