@@ -119,7 +119,11 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         )
         return
     scores = new_q[apple] @ (_X_TOY @ _W_K).T
+    k_apple = (_X_TOY @ _W_K)[apple]
+    no_red = reference_softmax((new_q[apple] - W[4]) @ (_X_TOY @ _W_K).T)[ate]
     wrong = {
+        f"that leaves out red's row: 'apple' is red too, so red's row of W_Q_apple ({W[4].round(2).tolist()}) "
+        f"is part of its query and adds {W[4] @ k_apple:.3g} to its score of itself.": no_red,
         "that is the score q_apple . k_ate, not the weight: apply softmax over the four scores.":
             scores[ate],
         "that is the weight with 1/sqrt(d_k): this exercise leaves scaling out.":
@@ -128,7 +132,7 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
     for explanation, value in wrong.items():
-        if abs(p - value) <= 0.005 * max(1.0, abs(value)):
+        if abs(value - right) > 0.005 and abs(p - value) <= 0.005 * max(1.0, abs(value)):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
     raise ExerciseError(
         f"predicted_weight = {p:.4g}, but W_Q_apple gives 'ate' {right:.3f}. The scores of 'apple' are "
@@ -140,7 +144,8 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
 # ----------------------------------------------------------------- Exercise 2: a fused query-key-value weight
 
 _REFUSE_MESSAGE = (
-    "your code lets PyTorch's multi-head attention compute the answer. This exercise asks you to read the "
+    "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
+    "compute the answer. This exercise asks you to read the "
     "fused weight's layout yourself: which rows are W_Q, W_K and W_V, and how each is transposed."
 )
 
@@ -203,7 +208,8 @@ def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
 
 
 class _NoTorchAttention:
-    """While a check runs, PyTorch's multi-head attention refuses to run (the shortcut the exercise forbids)."""
+    """While a check runs, nn.MultiheadAttention and F.scaled_dot_product_attention refuse to run (the
+    shortcut the exercise forbids)."""
 
     def __enter__(self) -> None:
         import torch
@@ -212,15 +218,18 @@ class _NoTorchAttention:
         def refuse(*args: Any, **kwargs: Any) -> Any:
             raise ExerciseError(_REFUSE_MESSAGE)
 
-        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward)
+        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
+                       F.scaled_dot_product_attention)
         F.multi_head_attention_forward = refuse
         torch.nn.MultiheadAttention.forward = refuse
+        F.scaled_dot_product_attention = refuse
 
     def __exit__(self, *exc: Any) -> None:
         import torch
         import torch.nn.functional as F
 
-        F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward = self._saved
+        (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
+         F.scaled_dot_product_attention) = self._saved
 
 
 def check_fused_output(fused_output: Callable[..., Any]) -> None:
@@ -305,18 +314,19 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
         passed("each word gives the next one " + ", ".join(
             f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ".")
         return
-    Q = _X_TOY @ Wq
+    Q, K = _X_TOY @ Wq, _X_TOY @ Wk
+    S = Q @ K.T
     top = A.argmax(axis=1)
-    i = int(np.argmin(right))
+    failing = [k for k in range(4) if right[k] < 0.8]
+    for k in failing:  # a zero query fails whatever the keys: name it first, wherever it is
+        if np.allclose(Q[k], 0.0):
+            raise ExerciseError(
+                f"the query of '{WORDS[k]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). "
+                f"A word's query is the sum of the rows of W_Q_next for its features."
+            )
+    i = min(failing, key=lambda k: right[k])
     where = (f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention, and most to "
              f"'{WORDS[top[i]]}' ({A[i, top[i]]:.2f})")
-    if np.allclose(Q[i], 0.0):
-        raise ExerciseError(
-            f"the query of '{WORDS[i]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). A "
-            f"word's query is the sum of the rows of W_Q_next for its features."
-        )
-    S = Q @ (_X_TOY @ Wk).T
-    K = _X_TOY @ Wk
     keys = ", ".join(f"{w} {np.round(K[k], 2).tolist()}" for k, w in enumerate(WORDS))
     nxt = S[np.arange(4), list(_NEXT)]
     rest = S.copy()
@@ -324,15 +334,23 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
     if np.all(nxt > rest.max(axis=1) + 1e-9):
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
                             f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
-    tied = [k for k in range(4) if abs(rest[k].max() - nxt[k]) <= 1e-9]
+    tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]
         c = int(np.argmax(rest[k]))
-        raise ExerciseError(
-            f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores '{WORDS[c]}' "
-            f"and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no "
-            f"longer query can separate them. Your keys are {keys}. A word's key is the sum of the rows of "
-            f"W_K_next for its features, and 'apple' has the red feature too: red's row enters apple's key.")
+        text = (f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores "
+                f"'{WORDS[c]}' and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no longer query can separate "
+                f"them. Your keys are {keys}")
+        text += "." if k == 3 else f", and the query of '{WORDS[k]}' is {np.round(Q[k], 2).tolist()}."
+        if k == 3:
+            rows = " + ".join(f"{f} {np.round(Wq[r], 2).tolist()}" for r, f in ((2, "food"), (3, "fruit"),
+                                                                              (4, "red")))
+            text += (f" The query of 'apple' is the sum of its rows of W_Q_next, {rows} = "
+                     f"{np.round(Q[3], 2).tolist()}: red's row of W_Q_next enters apple's query too.")
+        elif 3 in (c, _NEXT[k]):
+            text += (" A word's key is the sum of the rows of W_K_next for its features, and 'apple' has the red "
+                     "feature too: red's row of W_K_next enters apple's key.")
+        raise ExerciseError(text)
     if all(top[k] == k for k in range(4)):
         raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "
                             f"points; point it at the next word's key instead.")
@@ -340,8 +358,14 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
     if all(top[k] == previous[k] for k in range(4)):
         raise ExerciseError(f"{where}: every word looks at the word before it; turn the queries the other way.")
     if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
-        raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
-                            f"wraps around).")
+        if top[3] == 2:
+            raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
+                                f"wraps around).")
+        lengths = ", ".join(f"{w} {np.linalg.norm(K[k]):.2f}" for k, w in enumerate(WORDS))
+        raise ExerciseError(
+            f"{where}. Only 'apple' fails: it scores {np.round(S[3], 2).tolist()} (Sam, ate, red, apple). A "
+            f"score is |q| |k| cos(angle), so a long key can win although the query points elsewhere: your "
+            f"keys are {keys}, of lengths {lengths}.")
     raise ExerciseError(f"{where}. Your keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query (and key) is "
                         f"the sum of the rows of W_Q_next (W_K_next) for its features, red's row included in "
