@@ -111,7 +111,69 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "and most to" not in text, text
 
 
-# ------------------------------------------------------------------ Exercise 2: a fused qkv weight
+# ------------------------------------------------------------------ Exercise 2: choose the values
+W_V_OLD = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)
+W_V_GOOD = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)  # food row, red row
+A_ATE = softmax(np.array([1.0, 0, 0, 2]))
+Z_RIGHT = A_ATE @ np.array([[0, 0], [0, 0], [0, 1], [1, 1]], dtype=float)  # (0.610, 0.693)
+
+VALUES = {
+    "linear layout": "nn.Linear layout",
+    "old": "still the lesson's W_V",
+    "swapped": "the axes are swapped",
+    "red silent": "the word 'red' hands over nothing",
+    "values": "they should be Sam [0, 0]",
+    "no prediction": "predicted_z_ate has no value yet",
+    "size": "z_ate has d_v = 2",
+    "no red word": "leaves out the word 'red'",
+    "scores": "with the scores",
+    "scaled": "with 1/sqrt(d_k)",
+    "old z": "with the lesson's W_V (person, food)",
+    "average": "plain average",
+    "other": "do not depend on W_V",
+}
+
+
+def check_values(answer):
+    checks.check_values(*answer)
+
+
+def test_values_right_answers(capsys):
+    right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT), capsys)
+    split = np.array([[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0, 1]])  # food and fruit share apple's food
+    right_answer_passes(check_values, (split, [0.61, 0.693]), capsys)
+
+
+def red_only_through_fruit() -> np.ndarray:
+    """Gives apple its colour through the fruit row and leaves red's row empty."""
+    return np.array([[0, 0], [0, 0], [1, 0], [0, 1], [0, 0]], dtype=float)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        ((W_V_GOOD.T, Z_RIGHT), "linear layout"),
+        ((W_V_OLD, Z_RIGHT), "old"),
+        ((W_V_GOOD[:, ::-1], Z_RIGHT), "swapped"),
+        ((red_only_through_fruit(), Z_RIGHT), "red silent"),
+        ((np.eye(5)[:, :2], Z_RIGHT), "values"),
+        ((W_V_GOOD, None), "no prediction"),
+        ((W_V_GOOD, [0.61, 0.69, 0.0]), "size"),
+        ((W_V_GOOD, [0.61, 0.61]), "no red word"),
+        ((W_V_GOOD, Z_RIGHT[::-1]), "swapped"),
+        ((W_V_GOOD, [2.0, 2.0]), "scores"),
+        ((W_V_GOOD, softmax(np.array([1.0, 0, 0, 2]) / math.sqrt(3)) @ [[0, 0], [0, 0], [0, 1], [1, 1]]),
+         "scaled"),
+        ((W_V_GOOD, A_ATE @ (X_TOY @ W_V_OLD)), "old z"),
+        ((W_V_GOOD, [0.25, 0.5]), "average"),
+        ((W_V_GOOD, [0.5, 0.5]), "other"),
+    ],
+)
+def test_values_mistakes_are_named(answer, mistake):
+    names_only(message(check_values, answer), mistake, VALUES)
+
+
+# ------------------------------------------------------------------ Exercise 3: a fused qkv weight
 def blocks(W):
     d_k = W.shape[0] // 3
     return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
@@ -281,7 +343,7 @@ def test_torch_attention_works_again_after_the_check():
     assert torch.nn.functional.scaled_dot_product_attention(x, x, x).shape == (1, 3, 4)
 
 
-# ------------------------------------------------------------------ Exercise 3: the next word, d_k = 2
+# ------------------------------------------------------------------ Exercise 4: the next word, d_k = 2
 K_NEXT = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)  # keys point 4 ways
 Q_NEXT = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)   # 3 x the next word's key
 

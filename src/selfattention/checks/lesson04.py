@@ -1,5 +1,5 @@
-"""Checks for lesson 04 (learnable projections): design a query, read a fused query-key-value weight, make
-every word look at the next one with two query/key axes.
+"""Checks for lesson 04 (learnable projections): design a query, choose the values and predict an output,
+read a fused query-key-value weight, make every word look at the next one with two query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
@@ -16,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_fused_output", "check_next_word"]
+__all__ = ["check_apple_query", "check_values", "check_fused_output", "check_next_word"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -141,7 +141,80 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
 
 
 
-# ----------------------------------------------------------------- Exercise 2: a fused query-key-value weight
+# ----------------------------------------------------------------- Exercise 2: choose what is handed over
+
+_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])  # the lesson's: person, food
+_VALUES = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (food, red) of Sam, ate, red, apple
+
+
+def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
+    """Exercise 2: a W_V (5, 2) with which every word hands over (is it food, is it red), the lesson's W_Q and
+    W_K unchanged; and z_ate predicted before running it."""
+    W = _to_array(W_V_food_red, "W_V_food_red")
+    if W.shape == (2, 5):
+        raise ExerciseError(
+            "W_V_food_red has shape (2, 5): that is PyTorch's nn.Linear layout (out, in). Here a projection "
+            "is (d_in, d_v) = (5, 2) and is used as X_toy @ W_V_food_red."
+        )
+    if W.shape != (5, 2):
+        raise ExerciseError(f"W_V_food_red has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_V_food_red contains NaN or infinite values.")
+    values = _X_TOY @ W
+    if not np.allclose(values, _VALUES):
+        got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
+        if np.allclose(W, _W_V):
+            raise ExerciseError("W_V_food_red is still the lesson's W_V, whose value axes are (person, food); "
+                                "the axes asked for are (food, red).")
+        if np.allclose(values, _VALUES[:, ::-1]):
+            raise ExerciseError(f"your values are {got}: the axes are swapped. The first value axis is food, "
+                                f"the second red.")
+        if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
+            raise ExerciseError(
+                f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
+                f"word's value is the sum of the rows of W_V_food_red for its features: put red in red's row.")
+        raise ExerciseError(
+            f"your values are {got}; they should be Sam [0, 0], ate [0, 0], red [0, 1], apple [1, 1] (food, red). "
+            f"A word's value is the sum of the rows of W_V_food_red for its features.")
+    if predicted_z_ate is None or predicted_z_ate is Ellipsis:
+        raise ExerciseError("predicted_z_ate has no value yet: before running anything, work out by hand what "
+                            "'ate' receives with your W_V_food_red and write its two numbers there.")
+    try:
+        p = np.asarray(predicted_z_ate, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"predicted_z_ate should be two numbers, but it is a "
+                            f"{type(predicted_z_ate).__name__}.") from None
+    if p.shape != (2,):
+        raise ExerciseError(f"predicted_z_ate has {p.size} numbers; z_ate has d_v = 2: (food, red).")
+    ate = 1
+    scores = (_X_TOY @ _W_Q)[ate] @ (_X_TOY @ _W_K).T
+    weights = reference_softmax(scores)
+    right = weights @ _VALUES
+    if np.allclose(p, right, atol=0.005):
+        passed(f"'ate' keeps its weights {np.round(weights, 2).tolist()} and receives z_ate = "
+               f"{np.round(right, 3).tolist()} (food, red); you predicted {np.round(p, 3).tolist()}.")
+        return
+    no_red_word = weights[3] * _VALUES[3]
+    wrong = {
+        f"that leaves out the word 'red': it hands over [0, 1] too, with weight {weights[2]:.3f}.": no_red_word,
+        "the axes are swapped: z_ate is (food, red).": right[::-1],
+        "that sums the values with the scores q_ate . k_j, not the weights: apply softmax first.": scores @ _VALUES,
+        "that uses the weights with 1/sqrt(d_k): this exercise leaves scaling out.":
+            reference_softmax(scores / np.sqrt(3)) @ _VALUES,
+        "that is z_ate with the lesson's W_V (person, food): a new W_V changes what each word hands over, not "
+        "the weights.": weights @ (_X_TOY @ _W_V),
+        "that is a plain average of the values: 'ate' weights them by its attention.": _VALUES.mean(axis=0),
+    }
+    for explanation, value in wrong.items():
+        if np.allclose(p, value, atol=0.005):
+            raise ExerciseError(f"predicted_z_ate = {np.round(p, 3).tolist()} is not z_ate yet: {explanation}")
+    raise ExerciseError(
+        f"predicted_z_ate = {np.round(p, 3).tolist()}, but z_ate = {np.round(right, 3).tolist()}. The weights of "
+        f"'ate' do not depend on W_V: they are {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
+        f"z_ate = sum_j alpha_j v_j.")
+
+
+# ----------------------------------------------------------------- Exercise 3: a fused query-key-value weight
 
 _REFUSE_MESSAGE = (
     "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
@@ -233,7 +306,7 @@ class _NoTorchAttention:
 
 
 def check_fused_output(fused_output: Callable[..., Any]) -> None:
-    """Exercise 2: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
+    """Exercise 3: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
     weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
     nn.MultiheadAttention's in_proj_weight does."""
     if fused_output is None or fused_output is Ellipsis:
@@ -273,7 +346,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
-# ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
+# ----------------------------------------------------------------- Exercise 4: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
 
@@ -285,7 +358,7 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
 
 
 def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
-    """Exercise 3: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
+    """Exercise 4: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
     least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores."""
     Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
     for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
