@@ -41,6 +41,7 @@ APPLE = {
     "scaled": "with 1/sqrt(d_k)",
     "old W_Q": "with the lesson's unchanged W_Q",
     "percent": "looks like a percentage",
+    "no red": "leaves out red's row",
     "other": "the weight is e^(score of ate)",
 }
 
@@ -64,6 +65,19 @@ def red_changed() -> np.ndarray:
     return W
 
 
+def food_only() -> np.ndarray:
+    """Food row [0, 5, 0]: q_apple = [0, 5, 2], scores 0, 5, 0, 2 (0.941), which passes; the likely
+    prediction forgets red's row and takes scores 0, 5, 0, 0 (0.980)."""
+    W = W_Q.copy()
+    W[2] = [0, 5, 0]
+    return W
+
+
+def test_apple_prediction_without_red_says_what_red_adds():
+    text = message(check_apple, (food_only(), math.exp(5) / (math.exp(5) + 3)))
+    assert "[0.0, 0.0, 2.0]" in text and "adds 2 to its score of itself" in text, text
+
+
 def weak() -> np.ndarray:
     W = W_Q.copy()
     W[2] = [0, 3, 0]  # forgets to cancel what red adds: scores 0, 3, 0, 2 -> 0.68
@@ -83,6 +97,8 @@ def weak() -> np.ndarray:
         ((GOOD, float(softmax(np.array([0.0, 0, 0, 2]))[1])), "old W_Q"),
         ((GOOD, 100 * RIGHT), "percent"),
         ((GOOD, 0.5), "other"),
+        ((food_only(), math.exp(5) / (math.exp(5) + 3)), "no red"),
+        ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
@@ -95,7 +111,69 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "and most to" not in text, text
 
 
-# ------------------------------------------------------------------ Exercise 2: a fused qkv weight
+# ------------------------------------------------------------------ Exercise 2: choose the values
+W_V_OLD = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)
+W_V_GOOD = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)  # food row, red row
+A_ATE = softmax(np.array([1.0, 0, 0, 2]))
+Z_RIGHT = A_ATE @ np.array([[0, 0], [0, 0], [0, 1], [1, 1]], dtype=float)  # (0.610, 0.693)
+
+VALUES = {
+    "linear layout": "nn.Linear layout",
+    "old": "still the lesson's W_V",
+    "swapped": "the axes are swapped",
+    "red silent": "the word 'red' hands over nothing",
+    "values": "they should be Sam [0, 0]",
+    "no prediction": "predicted_z_ate has no value yet",
+    "size": "z_ate has d_v = 2",
+    "no red word": "leaves out the word 'red'",
+    "scores": "with the scores",
+    "scaled": "with 1/sqrt(d_k)",
+    "old z": "with the lesson's W_V (person, food)",
+    "average": "plain average",
+    "other": "do not depend on W_V",
+}
+
+
+def check_values(answer):
+    checks.check_values(*answer)
+
+
+def test_values_right_answers(capsys):
+    right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT), capsys)
+    split = np.array([[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0, 1]])  # food and fruit share apple's food
+    right_answer_passes(check_values, (split, [0.61, 0.693]), capsys)
+
+
+def red_only_through_fruit() -> np.ndarray:
+    """Gives apple its colour through the fruit row and leaves red's row empty."""
+    return np.array([[0, 0], [0, 0], [1, 0], [0, 1], [0, 0]], dtype=float)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        ((W_V_GOOD.T, Z_RIGHT), "linear layout"),
+        ((W_V_OLD, Z_RIGHT), "old"),
+        ((W_V_GOOD[:, ::-1], Z_RIGHT), "swapped"),
+        ((red_only_through_fruit(), Z_RIGHT), "red silent"),
+        ((np.eye(5)[:, :2], Z_RIGHT), "values"),
+        ((W_V_GOOD, None), "no prediction"),
+        ((W_V_GOOD, [0.61, 0.69, 0.0]), "size"),
+        ((W_V_GOOD, [0.61, 0.61]), "no red word"),
+        ((W_V_GOOD, Z_RIGHT[::-1]), "swapped"),
+        ((W_V_GOOD, [2.0, 2.0]), "scores"),
+        ((W_V_GOOD, softmax(np.array([1.0, 0, 0, 2]) / math.sqrt(3)) @ [[0, 0], [0, 0], [0, 1], [1, 1]]),
+         "scaled"),
+        ((W_V_GOOD, A_ATE @ (X_TOY @ W_V_OLD)), "old z"),
+        ((W_V_GOOD, [0.25, 0.5]), "average"),
+        ((W_V_GOOD, [0.5, 0.5]), "other"),
+    ],
+)
+def test_values_mistakes_are_named(answer, mistake):
+    names_only(message(check_values, answer), mistake, VALUES)
+
+
+# ------------------------------------------------------------------ Exercise 3: a fused qkv weight
 def blocks(W):
     d_k = W.shape[0] // 3
     return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
@@ -178,6 +256,16 @@ def torch_does_it(W, X):
     return out[:, 0].numpy()
 
 
+def sdpa_does_it(W, X):
+    """The shortcut through F.scaled_dot_product_attention (which divides by sqrt(d_k) itself)."""
+    import torch
+    import torch.nn.functional as F
+
+    d_k = W.shape[0] // 3
+    Q, K, V = (torch.tensor(X @ W[b * d_k:(b + 1) * d_k].T) for b in range(3))
+    return F.scaled_dot_product_attention(Q[None], K[None], V[None])[0].numpy()
+
+
 def torch_module_does_it(W, X):
     import torch
 
@@ -199,7 +287,7 @@ FUSED = {
     "k v swapped": "used the value block as keys",
     "weights": "the attention weights",
     "overflow": "subtract each row's maximum",
-    "torch": "lets PyTorch's multi-head attention",
+    "torch": "lets PyTorch's own attention",
 }
 
 
@@ -225,6 +313,7 @@ def test_fused_right_answers(capsys):
         (fused_naive_softmax, "overflow"),
         (torch_does_it, "torch"),
         (torch_module_does_it, "torch"),
+        (sdpa_does_it, "torch"),
     ],
 )
 def test_fused_mistakes_are_named(answer, mistake):
@@ -250,9 +339,11 @@ def test_torch_attention_works_again_after_the_check():
     x = torch.zeros(1, 3, 4)
     message(checks.check_fused_output, torch_module_does_it)
     assert mha(x, x, x)[0].shape == (1, 3, 4)
+    message(checks.check_fused_output, sdpa_does_it)
+    assert torch.nn.functional.scaled_dot_product_attention(x, x, x).shape == (1, 3, 4)
 
 
-# ------------------------------------------------------------------ Exercise 3: the next word, d_k = 2
+# ------------------------------------------------------------------ Exercise 4: the next word, d_k = 2
 K_NEXT = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)  # keys point 4 ways
 Q_NEXT = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)   # 3 x the next word's key
 
@@ -275,6 +366,7 @@ NEXT = {
     "previous": "looks at the word before it",
     "too small": "Make the scores' gaps larger",
     "wrap": "Only 'apple' is wrong",
+    "long key": "a long key can win",
     "zero query": "spreads its attention evenly",
     "tie": "no longer query can separate them",
     "other": "four points in the plane",
@@ -318,6 +410,40 @@ def red_forgotten() -> tuple[np.ndarray, np.ndarray]:
     return W_Q, W_K
 
 
+def red_query_forgotten() -> tuple[np.ndarray, np.ndarray]:
+    """Keys right (apple (0, -1)); apple's query meant to be 3 k_Sam = (3, 0) through the food row alone,
+    forgetting that red's query row (0, -3) enters it: apple's query is (3, -3) and ties Sam with itself."""
+    W_K = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)
+    W_Q = np.array([[0, 3], [-3, 0], [3, 0], [0, 0], [0, -3]], dtype=float)
+    return W_Q, W_K
+
+
+def apple_key_too_long() -> tuple[np.ndarray, np.ndarray]:
+    """Apple's query points at Sam, but apple's own key (3, -3) is longer and wins."""
+    keys = np.array([[1, 0], [0, 1], [-1, 0], [3, -3]], dtype=float)
+    return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
+
+
+def zero_query_not_worst() -> tuple[np.ndarray, np.ndarray]:
+    """Sam's query is (0, 0) (weight 0.25 on 'ate'), while 'ate' fails worse (0.05 on 'red')."""
+    queries = 3 * np.roll(KEYS, -1, axis=0)
+    queries[0], queries[1] = 0.0, 3 * KEYS[3]
+    return keys_and_queries(KEYS, queries)
+
+
+def test_next_word_tie_in_apples_row_blames_its_query_not_its_key():
+    text = message(check_next, red_query_forgotten())
+    assert "red's row of W_Q_next enters apple's query" in text and "[3.0, -3.0]" in text, text
+    assert "W_K_next enters apple's key" not in text, text
+    text = message(check_next, red_forgotten())
+    assert "red's row of W_K_next enters apple's key" in text and "W_Q_next enters" not in text, text
+
+
+def test_next_word_zero_query_is_named_when_another_row_fails_worse():
+    text = message(check_next, zero_query_not_worst())
+    assert "the query of 'Sam' is [0, 0]" in text, text
+
+
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
@@ -331,6 +457,9 @@ def red_forgotten() -> tuple[np.ndarray, np.ndarray]:
         (zero_query(), "zero query"),
         (scrambled(), "other"),
         (red_forgotten(), "tie"),
+        (red_query_forgotten(), "tie"),
+        (apple_key_too_long(), "long key"),
+        (zero_query_not_worst(), "zero query"),
     ],
 )
 def test_next_word_mistakes_are_named(answer, mistake):

@@ -60,6 +60,22 @@ def test_weights_compared_shares_one_scale_and_writes_each_weight():
     plt.close("all")
 
 
+def test_feature_and_scores_labels_M_by_feature_on_one_scale():
+    M = np.array([[0, 2, 0], [1, 0, 2], [0, 0, 0]], dtype=float)
+    scores = [np.eye(4), np.full((4, 4), -1.0)]
+    fig = figures.feature_and_scores(M, ["person", "action", "food"], scores, ["M", "a", "b"], WORDS)
+    panels = [ax for ax in fig.axes if ax.images and ax.get_title()]
+    assert [ax.get_title() for ax in panels] == ["M", "a", "b"]
+    assert {ax.images[0].get_clim() for ax in panels} == {(-1.0, 2.0)}
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["person", "action", "food"]
+    assert [t.get_text() for t in panels[1].get_xticklabels()] == WORDS
+    assert sorted(t.get_text() for t in panels[0].texts).count("2") == 2
+    assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth()) - 1e-9
+    with pytest.raises(ValueError, match="one title per map"):
+        figures.feature_and_scores(M, ["person", "action", "food"], scores, ["M"], WORDS)
+    plt.close("all")
+
+
 def test_query_steps_draws_every_number_on_the_way():
     q = np.array([1.0, 0.0, 2.0])
     scores = K @ q
@@ -69,6 +85,7 @@ def test_query_steps_draws_every_number_on_the_way():
     for w in weights:
         assert f"{w:.2f}" in texts
     assert "[1, 0, 2]" in texts and "apple: [0, 0, 1]" in texts
+    assert f"[0.00, {weights[3]:.2f}]" in texts  # alpha_apple v_apple, next to v_apple itself
     assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth()) - 1e-9
     with pytest.raises(ValueError, match="one row per word"):
         figures.query_steps(WORDS, "ate", q, K[:3], V, scores, weights, weights @ V)

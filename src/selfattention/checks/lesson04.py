@@ -1,5 +1,5 @@
-"""Checks for lesson 04 (learnable projections): design a query, read a fused query-key-value weight, make
-every word look at the next one with two query/key axes.
+"""Checks for lesson 04 (learnable projections): design a query, choose the values and predict an output,
+read a fused query-key-value weight, make every word look at the next one with two query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
@@ -16,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_fused_output", "check_next_word"]
+__all__ = ["check_apple_query", "check_values", "check_fused_output", "check_next_word"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -119,7 +119,11 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         )
         return
     scores = new_q[apple] @ (_X_TOY @ _W_K).T
+    k_apple = (_X_TOY @ _W_K)[apple]
+    no_red = reference_softmax((new_q[apple] - W[4]) @ (_X_TOY @ _W_K).T)[ate]
     wrong = {
+        f"that leaves out red's row: 'apple' is red too, so red's row of W_Q_apple ({W[4].round(2).tolist()}) "
+        f"is part of its query and adds {W[4] @ k_apple:.3g} to its score of itself.": no_red,
         "that is the score q_apple . k_ate, not the weight: apply softmax over the four scores.":
             scores[ate],
         "that is the weight with 1/sqrt(d_k): this exercise leaves scaling out.":
@@ -128,7 +132,7 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
     for explanation, value in wrong.items():
-        if abs(p - value) <= 0.005 * max(1.0, abs(value)):
+        if abs(value - right) > 0.005 and abs(p - value) <= 0.005 * max(1.0, abs(value)):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
     raise ExerciseError(
         f"predicted_weight = {p:.4g}, but W_Q_apple gives 'ate' {right:.3f}. The scores of 'apple' are "
@@ -137,10 +141,84 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
 
 
 
-# ----------------------------------------------------------------- Exercise 2: a fused query-key-value weight
+# ----------------------------------------------------------------- Exercise 2: choose what is handed over
+
+_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])  # the lesson's: person, food
+_VALUES = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (food, red) of Sam, ate, red, apple
+
+
+def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
+    """Exercise 2: a W_V (5, 2) with which every word hands over (is it food, is it red), the lesson's W_Q and
+    W_K unchanged; and z_ate predicted before running it."""
+    W = _to_array(W_V_food_red, "W_V_food_red")
+    if W.shape == (2, 5):
+        raise ExerciseError(
+            "W_V_food_red has shape (2, 5): that is PyTorch's nn.Linear layout (out, in). Here a projection "
+            "is (d_in, d_v) = (5, 2) and is used as X_toy @ W_V_food_red."
+        )
+    if W.shape != (5, 2):
+        raise ExerciseError(f"W_V_food_red has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_V_food_red contains NaN or infinite values.")
+    values = _X_TOY @ W
+    if not np.allclose(values, _VALUES):
+        got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
+        if np.allclose(W, _W_V):
+            raise ExerciseError("W_V_food_red is still the lesson's W_V, whose value axes are (person, food); "
+                                "the axes asked for are (food, red).")
+        if np.allclose(values, _VALUES[:, ::-1]):
+            raise ExerciseError(f"your values are {got}: the axes are swapped. The first value axis is food, "
+                                f"the second red.")
+        if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
+            raise ExerciseError(
+                f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
+                f"word's value is the sum of the rows of W_V_food_red for its features: put red in red's row.")
+        raise ExerciseError(
+            f"your values are {got}; they should be Sam [0, 0], ate [0, 0], red [0, 1], apple [1, 1] (food, red). "
+            f"A word's value is the sum of the rows of W_V_food_red for its features.")
+    if predicted_z_ate is None or predicted_z_ate is Ellipsis:
+        raise ExerciseError("predicted_z_ate has no value yet: before running anything, work out by hand what "
+                            "'ate' receives with your W_V_food_red and write its two numbers there.")
+    try:
+        p = np.asarray(predicted_z_ate, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"predicted_z_ate should be two numbers, but it is a "
+                            f"{type(predicted_z_ate).__name__}.") from None
+    if p.shape != (2,):
+        raise ExerciseError(f"predicted_z_ate has {p.size} numbers; z_ate has d_v = 2: (food, red).")
+    ate = 1
+    scores = (_X_TOY @ _W_Q)[ate] @ (_X_TOY @ _W_K).T
+    weights = reference_softmax(scores)
+    right = weights @ _VALUES
+    if np.allclose(p, right, atol=0.005):
+        passed(f"'ate' keeps its weights {np.round(weights, 2).tolist()} and receives z_ate = "
+               f"{np.round(right, 3).tolist()} (food, red); you predicted {np.round(p, 3).tolist()}.")
+        return
+    no_red_word = weights[3] * _VALUES[3]
+    wrong = {
+        f"that leaves out the word 'red': it hands over [0, 1] too, with weight {weights[2]:.3f}.": no_red_word,
+        "the axes are swapped: z_ate is (food, red).": right[::-1],
+        "that sums the values with the scores q_ate . k_j, not the weights: apply softmax first.": scores @ _VALUES,
+        "that uses the weights with 1/sqrt(d_k): this exercise leaves scaling out.":
+            reference_softmax(scores / np.sqrt(3)) @ _VALUES,
+        "that is z_ate with the lesson's W_V (person, food): a new W_V changes what each word hands over, not "
+        "the weights.": weights @ (_X_TOY @ _W_V),
+        "that is a plain average of the values: 'ate' weights them by its attention.": _VALUES.mean(axis=0),
+    }
+    for explanation, value in wrong.items():
+        if np.allclose(p, value, atol=0.005):
+            raise ExerciseError(f"predicted_z_ate = {np.round(p, 3).tolist()} is not z_ate yet: {explanation}")
+    raise ExerciseError(
+        f"predicted_z_ate = {np.round(p, 3).tolist()}, but z_ate = {np.round(right, 3).tolist()}. The weights of "
+        f"'ate' do not depend on W_V: they are {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
+        f"z_ate = sum_j alpha_j v_j.")
+
+
+# ----------------------------------------------------------------- Exercise 3: a fused query-key-value weight
 
 _REFUSE_MESSAGE = (
-    "your code lets PyTorch's multi-head attention compute the answer. This exercise asks you to read the "
+    "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
+    "compute the answer. This exercise asks you to read the "
     "fused weight's layout yourself: which rows are W_Q, W_K and W_V, and how each is transposed."
 )
 
@@ -203,7 +281,8 @@ def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
 
 
 class _NoTorchAttention:
-    """While a check runs, PyTorch's multi-head attention refuses to run (the shortcut the exercise forbids)."""
+    """While a check runs, nn.MultiheadAttention and F.scaled_dot_product_attention refuse to run (the
+    shortcut the exercise forbids)."""
 
     def __enter__(self) -> None:
         import torch
@@ -212,19 +291,22 @@ class _NoTorchAttention:
         def refuse(*args: Any, **kwargs: Any) -> Any:
             raise ExerciseError(_REFUSE_MESSAGE)
 
-        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward)
+        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
+                       F.scaled_dot_product_attention)
         F.multi_head_attention_forward = refuse
         torch.nn.MultiheadAttention.forward = refuse
+        F.scaled_dot_product_attention = refuse
 
     def __exit__(self, *exc: Any) -> None:
         import torch
         import torch.nn.functional as F
 
-        F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward = self._saved
+        (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
+         F.scaled_dot_product_attention) = self._saved
 
 
 def check_fused_output(fused_output: Callable[..., Any]) -> None:
-    """Exercise 2: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
+    """Exercise 3: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
     weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
     nn.MultiheadAttention's in_proj_weight does."""
     if fused_output is None or fused_output is Ellipsis:
@@ -264,7 +346,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
-# ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
+# ----------------------------------------------------------------- Exercise 4: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
 
@@ -276,7 +358,7 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
 
 
 def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
-    """Exercise 3: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
+    """Exercise 4: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
     least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores."""
     Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
     for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
@@ -305,18 +387,19 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
         passed("each word gives the next one " + ", ".join(
             f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ".")
         return
-    Q = _X_TOY @ Wq
+    Q, K = _X_TOY @ Wq, _X_TOY @ Wk
+    S = Q @ K.T
     top = A.argmax(axis=1)
-    i = int(np.argmin(right))
+    failing = [k for k in range(4) if right[k] < 0.8]
+    for k in failing:  # a zero query fails whatever the keys: name it first, wherever it is
+        if np.allclose(Q[k], 0.0):
+            raise ExerciseError(
+                f"the query of '{WORDS[k]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). "
+                f"A word's query is the sum of the rows of W_Q_next for its features."
+            )
+    i = min(failing, key=lambda k: right[k])
     where = (f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention, and most to "
              f"'{WORDS[top[i]]}' ({A[i, top[i]]:.2f})")
-    if np.allclose(Q[i], 0.0):
-        raise ExerciseError(
-            f"the query of '{WORDS[i]}' is [0, 0], so it spreads its attention evenly (0.25 on each word). A "
-            f"word's query is the sum of the rows of W_Q_next for its features."
-        )
-    S = Q @ (_X_TOY @ Wk).T
-    K = _X_TOY @ Wk
     keys = ", ".join(f"{w} {np.round(K[k], 2).tolist()}" for k, w in enumerate(WORDS))
     nxt = S[np.arange(4), list(_NEXT)]
     rest = S.copy()
@@ -324,15 +407,23 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
     if np.all(nxt > rest.max(axis=1) + 1e-9):
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
                             f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
-    tied = [k for k in range(4) if abs(rest[k].max() - nxt[k]) <= 1e-9]
+    tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]
         c = int(np.argmax(rest[k]))
-        raise ExerciseError(
-            f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores '{WORDS[c]}' "
-            f"and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no "
-            f"longer query can separate them. Your keys are {keys}. A word's key is the sum of the rows of "
-            f"W_K_next for its features, and 'apple' has the red feature too: red's row enters apple's key.")
+        text = (f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores "
+                f"'{WORDS[c]}' and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no longer query can separate "
+                f"them. Your keys are {keys}")
+        text += "." if k == 3 else f", and the query of '{WORDS[k]}' is {np.round(Q[k], 2).tolist()}."
+        if k == 3:
+            rows = " + ".join(f"{f} {np.round(Wq[r], 2).tolist()}" for r, f in ((2, "food"), (3, "fruit"),
+                                                                              (4, "red")))
+            text += (f" The query of 'apple' is the sum of its rows of W_Q_next, {rows} = "
+                     f"{np.round(Q[3], 2).tolist()}: red's row of W_Q_next enters apple's query too.")
+        elif 3 in (c, _NEXT[k]):
+            text += (" A word's key is the sum of the rows of W_K_next for its features, and 'apple' has the red "
+                     "feature too: red's row of W_K_next enters apple's key.")
+        raise ExerciseError(text)
     if all(top[k] == k for k in range(4)):
         raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "
                             f"points; point it at the next word's key instead.")
@@ -340,8 +431,14 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
     if all(top[k] == previous[k] for k in range(4)):
         raise ExerciseError(f"{where}: every word looks at the word before it; turn the queries the other way.")
     if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
-        raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
-                            f"wraps around).")
+        if top[3] == 2:
+            raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
+                                f"wraps around).")
+        lengths = ", ".join(f"{w} {np.linalg.norm(K[k]):.2f}" for k, w in enumerate(WORDS))
+        raise ExerciseError(
+            f"{where}. Only 'apple' fails: it scores {np.round(S[3], 2).tolist()} (Sam, ate, red, apple). A "
+            f"score is |q| |k| cos(angle), so a long key can win although the query points elsewhere: your "
+            f"keys are {keys}, of lengths {lengths}.")
     raise ExerciseError(f"{where}. Your keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query (and key) is "
                         f"the sum of the rows of W_Q_next (W_K_next) for its features, red's row included in "

@@ -1,4 +1,5 @@
-"""Lesson 04's figures (learnable projections): weights compared on one scale, one query step by step.
+"""Lesson 04's figures (learnable projections): M = W_Q W_K^T by feature beside score maps, weights compared
+on one scale, one query step by step.
 
 Every figure here is drawn for a slide: the deck shows a figure across the slide's width (about
 ``DECK_PX`` pixels), so a figure ``w`` inches wide needs text of at least ``deck_font_pt(w)`` points for
@@ -15,7 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from numpy.typing import ArrayLike
 
-__all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "weights_compared", "query_steps"]
+__all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "feature_and_scores", "weights_compared",
+           "query_steps"]
 
 MIN_PX = 20  # the smallest text on a slide, in pixels
 DECK_PX = 1180  # the width a figure is drawn at on a 1280 x 720 slide (its margins taken off), in pixels
@@ -73,6 +75,41 @@ def weights_compared(maps: Sequence[ArrayLike], titles: Sequence[str], labels: S
     return legible(fig)
 
 
+def feature_and_scores(M: ArrayLike, features: Sequence[str], scores: Sequence[ArrayLike],
+                       titles: Sequence[str], words: Sequence[str], width: float = 13.0) -> Figure:
+    """M = W_Q W_K^T as a map by feature (row: a feature of the word that looks, column: a feature of the word
+    looked at), then maps of scores, all on ONE colour scale, each number written in its square.
+
+    Inputs: M (d_in, d_in); features: the d_in feature names; scores: n arrays (T, T) (rows: queries,
+    columns: keys); titles: 1 + n strings (M's first); words: the T tokens.
+    """
+    M = np.asarray(M, dtype=float)
+    maps = [np.asarray(a, dtype=float) for a in scores]
+    d, T = len(features), len(words)
+    if M.shape != (d, d) or len(titles) != 1 + len(maps) or any(a.shape != (T, T) for a in maps):
+        raise ValueError(f"M {M.shape}, scores {[a.shape for a in maps]} and {len(titles)} titles: "
+                         f"expected M ({d}, {d}) for {d} features, each score map ({T}, {T}) for {T} words, "
+                         f"and one title per map, M's first")
+    low = min(0.0, *(float(a.min()) for a in [M, *maps]))
+    high = max(float(a.max()) for a in [M, *maps])
+    fig, axes = plt.subplots(1, 1 + len(maps), figsize=(width, 0.4 * width), layout="constrained",
+                             gridspec_kw={"width_ratios": [d] + [T] * len(maps)})
+    size = deck_font_pt(width)
+    for k, (ax, a, title) in enumerate(zip(axes, [M, *maps], titles, strict=True)):
+        image = ax.imshow(a, cmap="Blues", vmin=low, vmax=high)
+        for (i, j), v in np.ndenumerate(a):
+            ax.text(j, i, f"{v:g}", ha="center", va="center", fontsize=size,
+                    color="white" if v > low + 0.6 * (high - low) else "black")
+        labels = features if k == 0 else words
+        ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_title(title)
+        ax.set_xlabel("feature looked at" if k == 0 else "key")
+        ax.set_ylabel("feature that looks" if k == 0 else ("query" if k == 1 else ""))
+    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    return legible(fig)
+
+
 def _vector(v: ArrayLike) -> str:
     """``[1, 0, 2]`` for whole numbers, ``[0.22, 0.61]`` otherwise."""
     a = np.asarray(v, dtype=float)
@@ -95,27 +132,28 @@ def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V:
         raise ValueError(f"K {K.shape}, V {V.shape}, scores {scores.shape} and weights {weights.shape} must "
                          f"each have one row per word ({T} words)")
     fig, ax = plt.subplots(figsize=(12, 4.6))
-    ax.set(xlim=(-0.08, 1.1), ylim=(-0.02, 1.08))
+    ax.set(xlim=(-0.08, 1.15), ylim=(-0.02, 1.08))
     ax.axis("off")
     box = {"boxstyle": "round", "fc": "white", "ec": "0.6"}
-    arrow = {"arrowstyle": "->", "color": "0.6"}
+    arrow = {"arrowstyle": "->", "color": "0.5", "shrinkA": 0, "shrinkB": 0}
     ax.text(0.0, 0.45, f"$q_{{{query}}}$\n{_vector(q)}\n$d_k = {len(np.atleast_1d(q))}$", ha="center",
             va="center", bbox=box)
-    columns = ((0.25, "key $k_j$"), (0.46, r"$q \cdot k_j$"), (0.6, r"$\alpha_j$"),
-               (0.8, r"$\alpha_j\, v_j$"))
+    columns = ((0.22, "key $k_j$"), (0.4, r"$q \cdot k_j$"), (0.52, r"$\alpha_j$"), (0.66, "value $v_j$"),
+               (0.84, r"$\alpha_j \times v_j$"))
     for x, head in columns:
-        ax.text(x, 1.03, head, ha="center", weight="bold")
+        ax.text(x, 1.03, head, ha="center")
     for j, word in enumerate(words):
         y = 0.85 - 0.8 * j / max(T - 1, 1)
-        ax.annotate("", (0.13, y), (0.07, 0.45), arrowprops=arrow)
-        ax.text(0.25, y, f"{word}: {_vector(K[j])}", ha="center", va="center", bbox=box)
-        ax.text(0.46, y, f"{scores[j]:g}", ha="center", va="center")
+        ax.annotate("", (0.1, y), (0.06, 0.45), arrowprops=arrow)
+        ax.text(0.22, y, f"{word}: {_vector(K[j])}", ha="center", va="center", bbox=box)
+        ax.text(0.4, y, f"{scores[j]:g}", ha="center", va="center")
         shade = plt.cm.Blues(float(weights[j]))
-        ax.text(0.6, y, f"{weights[j]:.2f}", ha="center", va="center",
+        ax.text(0.52, y, f"{weights[j]:.2f}", ha="center", va="center",
                 color="white" if weights[j] > 0.5 else "black",
                 bbox={"boxstyle": "round", "fc": shade, "ec": "0.6"})
-        ax.text(0.8, y, f"{weights[j]:.2f} x {_vector(V[j])}", ha="center", va="center")
-        ax.annotate("", (0.97, 0.45), (0.92, y), arrowprops=arrow)
-    ax.text(1.03, 0.45, f"$z_{{{query}}}$\n{_vector(z)}\n$d_v = {len(np.atleast_1d(z))}$", ha="center",
+        ax.text(0.66, y, _vector(V[j]), ha="center", va="center")
+        ax.text(0.84, y, _vector(weights[j] * V[j]), ha="center", va="center")
+        ax.annotate("", (0.99, 0.45), (0.925, y), arrowprops=arrow)
+    ax.text(1.08, 0.45, f"$z_{{{query}}}$\n{_vector(z)}\n$d_v = {len(np.atleast_1d(z))}$", ha="center",
             va="center", bbox=box)
     return legible(fig)
