@@ -165,12 +165,16 @@ DESIGN = {
     "points away": "points away from bank",
     "too short": "too short or not aligned enough",
     "below one half": "below one half",
+    "too long": "longer than it needs to be",
+    "off direction": "points partly off bank's direction",
 }
 DESIGN_WRONG = {
-    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # the shortcut: copy bank itself
+    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # copy bank itself
     "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
     "too short": np.array([1.0, 0.1, 0.0, 0.0]),      # money: 0.77 < 0.98
     "below one half": np.array([0.8, 0.8, 0.0, 0.0]),  # leads with 1.12 but gets 0.39
+    "too long": np.array([2.0, 2.0, 0.0, 0.0]),       # half the row, but not the shortest
+    "off direction": np.array([4.0, 0.0, 0.0, 0.0]),  # pure finance: half the row, cos theta = 0.71
 }
 
 
@@ -179,10 +183,27 @@ def test_bank_attends_mistake_is_named(key):
     _names_only(_message(check_bank_attends, DESIGN_WRONG[key]), key, DESIGN)
 
 
-@pytest.mark.parametrize("answer", [np.array([2.0, 2.0, 0.0, 0.0]), [0.0, 3.0, 0.0, 0.0],
-                                    [1000.0, 1000.0, 0.0, 0.0]])
+def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector along bank
+    _names_only(_message(check_bank_attends, [1e6, 1e6, 0.0, 0.0]), "too long", DESIGN)
+
+
+def test_rounding_the_derived_length_down_is_below_one_half():
+    _names_only(_message(check_bank_attends, [1.124, 1.124, 0.0, 0.0]), "below one half", DESIGN)
+
+
+_BANK = np.array([0.7, 0.7, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half
+                                    [1.13, 1.13, 0.0, 0.0], np.array([1.14, 1.13, 0.0, 0.0])])
 def test_bank_attends_right_answers(answer, capsys):
-    _right_answer_passes(check_bank_attends, answer, capsys)   # scores of 1400 included: no overflow
+    _right_answer_passes(check_bank_attends, answer, capsys)
+
+
+def test_bank_attends_praise_states_the_threshold(capsys):
+    check_bank_attends([1.13, 1.13, 0.0, 0.0])
+    out = capsys.readouterr().out
+    assert "s = 1.574" in out and "1.590" in out
 
 
 @pytest.mark.parametrize(("answer", "said"), [

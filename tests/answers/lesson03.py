@@ -11,8 +11,9 @@ return A @ X
     "l03-context-answer": """
 sentence = "ocean beach river bank island pond"
 """,
-    # Section 5: a projection on bank's direction far longer than bank itself.
+    # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
+    # 1.4 a = 1.574, so a = 1.124, rounded up.
     "l03-design-answer": """
-x_new = np.array([0.0, 3.0, 0.0, 0.0])
+x_new = np.array([1.13, 1.13, 0.0, 0.0])
 """,
 }

@@ -184,11 +184,17 @@ def check_river_context(sentence: Any) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
+#: How far above the shortest vector that takes half of bank's row a right answer may be.
+SHORTEST_TOLERANCE = 0.02
+
+
 def check_bank_attends(x_new: Any) -> None:
-    """Exercise 3: a toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
+    """Exercise 3: the shortest toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
 
     The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
-    bank . river = 0.77, bank . bank = 0.98 and bank . x_new; the message says which of them is the problem.
+    bank . river = 0.77, bank . bank = 0.98 and s = bank . x_new; half the row needs e^s >= e^0.77 + e^0.98,
+    and the shortest such x_new points along bank with projection s / |bank|. A right answer takes half the
+    row (to 1e-9) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
@@ -205,22 +211,40 @@ def check_bank_attends(x_new: Any) -> None:
         )
     if not np.isfinite(v).all():
         raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
-    X = np.vstack([_TOY["river"], _TOY["bank"], v])       # (3, 4)
+    bank = _TOY["bank"]
+    X = np.vstack([_TOY["river"], bank, v])               # (3, 4)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = X @ _TOY["bank"]                          # (3,): bank . river, bank . bank, bank . x_new
-    if not np.isfinite(scores).all():
+        scores = X @ bank                                  # (3,): bank . river, bank . bank, bank . x_new
+        length = float(np.linalg.norm(v))
+    if not np.isfinite(scores).all() or not np.isfinite(length):
         raise ExerciseError(
-            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers up to a few thousand are plenty."
+            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers below 10 are plenty."
         )
     weights = reference_softmax(scores)
     own, score = float(scores[1]), float(scores[2])
+    norm_bank = float(np.linalg.norm(bank))
+    needed = float(np.logaddexp(scores[0], scores[1]))    # the score that takes exactly half: 1.574
+    shortest = needed / norm_bank                          # its projection on bank's direction: 1.590
     said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
-    if weights[2] >= 0.5:
-        passed(f"{said} Your word gets {weights[2]:.3f} of bank's weight: its projection on bank's direction, "
-               f"|x_new| cos(theta) = {score / np.linalg.norm(_TOY['bank']):.3f}, is longer than bank itself "
-               f"({np.linalg.norm(_TOY['bank']):.3f}), and by enough to take half the row.")
-        return
-    if np.allclose(v, _TOY["bank"]):
+    if weights[2] >= 0.5 - 1e-9:
+        cos = score / (length * norm_bank)
+        if length <= shortest * (1 + SHORTEST_TOLERANCE):
+            passed(f"{said} Your word takes {weights[2]:.3f} of bank's weight with |x_new| = {length:.3f}. "
+                   f"Half the row needs e^s = e^{scores[0]:.2f} + e^{own:.2f}, s = {needed:.3f}; along bank that "
+                   f"is a projection s / |bank| = {shortest:.3f}, longer than bank itself ({norm_bank:.3f}): "
+                   "winning the row is not enough, the other two words share the rest.")
+            return
+        if cos < 0.999:
+            raise ExerciseError(
+                f"x_new takes half of bank's row, but it points partly off bank's direction (cos theta = "
+                f"{cos:.3f}): the part across bank adds length and no score. {said} The shortest vector for a "
+                "given score x_bank . x_new points along bank.")
+        raise ExerciseError(
+            f"x_new takes half of bank's row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
+            f"more than {SHORTEST_TOLERANCE:.0%} above the shortest vector that does it. {said} Work out the "
+            "score s that gives your word exactly half (its e^s against the other two), then the length along "
+            "bank that gives that score.")
+    if np.allclose(v, bank):
         raise ExerciseError(
             f"x_new is bank's own vector: a tie. {said} To take the lead its projection on bank's direction, "
             "|x_new| cos(theta), must be longer than bank itself.")
@@ -232,8 +256,8 @@ def check_bank_attends(x_new: Any) -> None:
         raise ExerciseError(
             f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
             f"with itself, {own:.3f}. {said} Its projection on bank's direction, |x_new| cos(theta) = "
-            f"{score / np.linalg.norm(_TOY['bank']):.3f}, must be longer than bank ({np.linalg.norm(_TOY['bank']):.3f}).")
+            f"{score / norm_bank:.3f}, must be longer than bank ({norm_bank:.3f}).")
     raise ExerciseError(
-        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.3f} of its weight, "
-        f"below one half: the other two words still share the rest. {said} Make it longer still, so that its "
-        "score pulls further ahead.")
+        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.4f} of its weight, "
+        f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "
+        "as the other two words' e^score together.")
