@@ -285,7 +285,7 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
         many = v.size > 20
         offsets = np.random.default_rng(row).uniform(-jitter, jitter, v.shape) if many else np.zeros(v.shape)
         ax.scatter(v, row + offsets, s=14 if many else 90, color=colors[row % len(colors)],
-                   alpha=0.5 if many else 0.8)
+                   alpha=0.3 if many else 0.8)
     ax.axvline(static, color="black", ls="--", lw=1.5)
     ax.text(static, len(groups) - 0.45, " static bank", fontsize=FONT, va="center")
     ax.set_yticks(range(len(groups)), list(groups), fontsize=FONT)
