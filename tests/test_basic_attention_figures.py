@@ -117,6 +117,28 @@ def test_matrix_flow_draws_each_matrix_to_scale():
         figures.matrix_flow([("X", X[:3])], WORDS)
 
 
+def test_matrix_flow_takes_a_fixed_colour_range_and_writes_the_entries():
+    _, A = core.basic_self_attention(X)
+    fig, axes = figures.matrix_flow([("X", X), ("A", A)], WORDS, limits=[None, (0, 1)])
+    assert axes[1].images[0].get_clim() == (0.0, 1.0)
+    assert axes[0].images[0].get_clim() == (pytest.approx(X.min()), pytest.approx(X.max()))
+    entries = [t.get_text() for t in axes[1].texts if t.get_text()]   # the arrow is an empty text
+    assert len(entries) == A.size and f"{A[0, 0]:.2f}".lstrip("0") in entries
+    bars = [a for a in fig.axes if a not in axes]
+    assert [t.get_text() for t in bars[1].get_xticklabels()] == ["0.00", "1.00"]
+    assert_legible(fig)
+    with pytest.raises(ValueError, match="limits needs one"):
+        figures.matrix_flow([("X", X)], WORDS, limits=[None, None])
+
+
+def test_lean_strip_jitters_a_large_group():
+    values = np.linspace(-0.2, -0.1, 100)
+    fig, ax = figures.lean_strip({"random": values, "finance": [-0.18, -0.12]}, -0.139, xlabel="lean")
+    rows = ax.collections[0].get_offsets()[:, 1]
+    assert 0 < np.ptp(rows) <= 0.5 and ax.collections[1].get_offsets()[:, 1].tolist() == [1, 1]
+    assert_legible(fig)
+
+
 def test_lean_strip_draws_one_dot_per_sentence_and_the_static_line():
     fig, ax = figures.lean_strip({"finance": [-0.18, -0.12], "nature": [-0.1, -0.05, -0.07]}, -0.139,
                                  xlabel="lean")

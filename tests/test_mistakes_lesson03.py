@@ -22,11 +22,13 @@ def _softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-# ---------------------------------------------------------------- exercise 1: a batch at once
+# ---------------------------------------------------------------- exercise 1: a padded batch at once
 BATCH = {
+    "no mask": "give weight to the padding",
     "raw scores": "multiplied the raw scores X X^T by X",
     "transposed": "your weights are transposed",
     "X.T": "X.T reverses all three axes",
+    "keepdims": "needs keepdims=True",
     "tuple": "returned a tuple",
     "overflow": "subtract each row's maximum",
     "loop": "loops in Python",
@@ -35,46 +37,73 @@ BATCH = {
 }
 
 
-def raw_scores(X):
-    return (X @ np.swapaxes(X, -1, -2)) @ X
+def _mask(X, lengths):                   # (B, 1, T): True for the real words attended to
+    return (np.arange(X.shape[1]) < lengths[:, None])[:, None, :]
 
 
-def transposed(X):                       # softmax down the columns of each (T, T) map
-    return _softmax(X @ np.swapaxes(X, -1, -2), axis=1) @ X
+def no_mask(X, lengths):                 # lengths ignored: padding columns score 0
+    return _softmax(X @ np.swapaxes(X, -1, -2)) @ X
 
 
-def with_X_T(X):                         # the 2-D habit on a 3-D array
-    return _softmax(X @ X.T) @ X
+def mask_with_zero(X, lengths):          # "masked" scores of 0: still e^0 = 1
+    return _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), 0.0)) @ X
 
 
-def returns_a_tuple(X):
-    A = _softmax(X @ np.swapaxes(X, -1, -2))
-    return A @ X, A
+def mask_after_softmax(X, lengths):
+    return (_softmax(X @ np.swapaxes(X, -1, -2)) * _mask(X, lengths)) @ X
 
 
-def overflow(X):
-    E = np.exp(X @ np.swapaxes(X, -1, -2))
+def raw_scores(X, lengths):
+    return np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), 0.0) @ X
+
+
+def transposed(X, lengths):              # softmax down the columns of each (T, T) map
+    return _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf), axis=1) @ X
+
+
+def with_X_T(X, lengths):                # the 2-D habit on a 3-D array
+    return _softmax(np.where(_mask(X, lengths), X @ X.T, -np.inf)) @ X
+
+
+def no_keepdims(X, lengths):             # the max over the last axis loses that axis
+    O = np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf)
+    E = np.exp(O - O.max(axis=-1))
     return E / E.sum(axis=-1, keepdims=True) @ X
 
 
-def scaled(X):                           # the scaled attention of other tutorials
+def mask_without_new_axis(X, lengths):   # a (B, T) mask against (B, T, T) scores
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def returns_a_tuple(X, lengths):
+    A = _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf))
+    return A @ X, A
+
+
+def overflow(X, lengths):
+    E = np.exp(X @ np.swapaxes(X, -1, -2)) * _mask(X, lengths)
+    return E / E.sum(axis=-1, keepdims=True) @ X
+
+
+def scaled(X, lengths):                  # the scaled attention of other tutorials
     d = X.shape[-1]
-    return _softmax(X @ np.swapaxes(X, -1, -2) / np.sqrt(d)) @ X
+    return _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2) / np.sqrt(d), -np.inf)) @ X
 
 
-def loop(X):                             # right numbers, but one sentence at a time
-    out = []
-    for sentence in X:
-        A = _softmax(sentence @ sentence.T)
-        out.append(A @ sentence)
-    return np.stack(out)
+def loop(X, lengths):                    # the shortcut: each sentence cut to its length, no mask at all
+    Z = np.zeros_like(X)
+    for b, n in enumerate(lengths):
+        Z[b, :n] = _softmax(X[b, :n] @ X[b, :n].T) @ X[b, :n]
+    return Z
 
 
-def library(X):                          # the shortcut: the lesson's function does the batch too
+def library(X, lengths):                 # the lesson's function does the batch too
     return sa.basic_self_attention(X)[0]
 
 
-BATCH_WRONG = {"raw scores": raw_scores, "transposed": transposed, "X.T": with_X_T, "tuple": returns_a_tuple,
+BATCH_WRONG = {"no mask": no_mask, "raw scores": raw_scores,
+               "transposed": transposed, "X.T": with_X_T, "keepdims": no_keepdims, "tuple": returns_a_tuple,
                "overflow": overflow, "loop": loop, "library": library, "sqrt(d)": scaled}
 
 
@@ -84,40 +113,82 @@ def test_batch_mistake_is_named(key):
         _names_only(_message(check_self_attention_batch, BATCH_WRONG[key]), key, BATCH)
 
 
+def test_a_mask_of_zero_scores_is_no_mask():
+    _names_only(_message(check_self_attention_batch, mask_with_zero), "no mask", BATCH)
+
+
+def test_a_mask_after_the_softmax_is_named():
+    text = _message(check_self_attention_batch, mask_after_softmax)
+    _names_only(text, "no mask", BATCH)
+    assert "after the softmax" in text
+
+
+def test_a_mask_on_the_rows_is_no_mask():  # padding queries masked, padding keys still attended to
+    def self_attention_batch(X, lengths):
+        rows = (np.arange(X.shape[1]) < lengths[:, None])[:, :, None]
+        with np.errstate(invalid="ignore"):
+            return _softmax(np.where(rows, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "no mask", BATCH)
+
+
+def test_a_mask_without_its_new_axis_is_named():
+    _names_only(_message(check_self_attention_batch, mask_without_new_axis), "keepdims", BATCH)
+
+
 def test_batch_multiplied_by_A_transposed_is_named():
-    def self_attention_batch(X):
-        A = _softmax(X @ np.swapaxes(X, -1, -2))
+    def self_attention_batch(X, lengths):
+        A = _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf))
         return np.swapaxes(A, -1, -2) @ X
 
     _names_only(_message(check_self_attention_batch, self_attention_batch), "transposed", BATCH)
 
 
 def test_a_comprehension_is_a_loop_too():
-    def self_attention_batch(X):
+    def self_attention_batch(X, lengths):
         return np.stack([_softmax(s @ s.T) @ s for s in X])
 
     _names_only(_message(check_self_attention_batch, self_attention_batch), "loop", BATCH)
 
 
-def swapaxes_by_hand(X):
+def test_map_is_a_loop_too():
+    def self_attention_batch(X, lengths):
+        one = lambda s, n: np.vstack([_softmax(s[:n] @ s[:n].T) @ s[:n], s[n:]])  # noqa: E731
+        return np.stack(list(map(one, X, lengths)))
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "loop", BATCH)
+
+
+def minus_inf_by_hand(X, lengths):
     omega = X @ np.swapaxes(X, -1, -2)
+    real = np.arange(X.shape[1])[None, None, :] < lengths[:, None, None]
+    omega = np.where(real, omega, -np.inf)
     A = np.exp(omega - omega.max(axis=-1, keepdims=True))
     A = A / A.sum(axis=-1, keepdims=True)
     return A @ X
 
 
-def einsum_and_sa_softmax(X):
+def big_negative_and_sa_softmax(X, lengths):
     omega = np.einsum("btd,bsd->bts", X, X)
+    mask = np.arange(X.shape[1]) >= lengths[:, None]            # True on padding
+    omega = omega - 1e9 * mask[:, None, :]
     return sa.softmax(omega, axis=-1) @ X
 
 
-@pytest.mark.parametrize("answer", [swapaxes_by_hand, einsum_and_sa_softmax])
+def exp_times_mask(X, lengths):          # zero the padding's e^score, then normalise
+    omega = X @ X.transpose(0, 2, 1)
+    E = np.exp(omega - omega.max(axis=-1, keepdims=True)) * _mask(X, lengths)
+    return (E / E.sum(axis=-1, keepdims=True)) @ X
+
+
+@pytest.mark.parametrize("answer", [minus_inf_by_hand, big_negative_and_sa_softmax, exp_times_mask])
 def test_batch_right_answers(answer, capsys):
-    _right_answer_passes(check_self_attention_batch, answer, capsys)
+    with np.errstate(all="ignore"):
+        _right_answer_passes(check_self_attention_batch, answer, capsys)
 
 
 def test_batch_praise_says_nothing_about_loops(capsys):
-    check_self_attention_batch(swapaxes_by_hand)
+    check_self_attention_batch(minus_inf_by_hand)
     assert "loop" not in capsys.readouterr().out
 
 
@@ -147,6 +218,11 @@ def test_a_form_of_a_sense_word_is_named():
     _names_only(_message(check_river_context, "lakes and shores near the bank"), "sense word", CONTEXT)
 
 
+def test_a_compound_word_is_no_form_of_a_sense_word():   # waterfall is a word of its own
+    text = _message(check_river_context, "waterfall bank")
+    assert CONTEXT["sense word"] not in text and CONTEXT["still finance"] in text, text
+
+
 @pytest.mark.parametrize("answer", ["ocean sea beach bank", "sandy river bank beside the sea",
                                     "Pond, river, creek, bank."])
 def test_river_context_right_answers(answer, capsys):
@@ -165,12 +241,16 @@ DESIGN = {
     "points away": "points away from bank",
     "too short": "too short or not aligned enough",
     "below one half": "below one half",
+    "too long": "longer than it needs to be",
+    "off direction": "points partly off bank's direction",
 }
 DESIGN_WRONG = {
-    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # the shortcut: copy bank itself
+    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # copy bank itself
     "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
     "too short": np.array([1.0, 0.1, 0.0, 0.0]),      # money: 0.77 < 0.98
     "below one half": np.array([0.8, 0.8, 0.0, 0.0]),  # leads with 1.12 but gets 0.39
+    "too long": np.array([2.0, 2.0, 0.0, 0.0]),       # half the row, but not the shortest
+    "off direction": np.array([4.0, 0.0, 0.0, 0.0]),  # pure finance: half the row, cos theta = 0.71
 }
 
 
@@ -179,10 +259,27 @@ def test_bank_attends_mistake_is_named(key):
     _names_only(_message(check_bank_attends, DESIGN_WRONG[key]), key, DESIGN)
 
 
-@pytest.mark.parametrize("answer", [np.array([2.0, 2.0, 0.0, 0.0]), [0.0, 3.0, 0.0, 0.0],
-                                    [1000.0, 1000.0, 0.0, 0.0]])
+def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector along bank
+    _names_only(_message(check_bank_attends, [1e6, 1e6, 0.0, 0.0]), "too long", DESIGN)
+
+
+def test_rounding_the_derived_length_down_is_below_one_half():
+    _names_only(_message(check_bank_attends, [1.124, 1.124, 0.0, 0.0]), "below one half", DESIGN)
+
+
+_BANK = np.array([0.7, 0.7, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half
+                                    [1.13, 1.13, 0.0, 0.0], np.array([1.14, 1.13, 0.0, 0.0])])
 def test_bank_attends_right_answers(answer, capsys):
-    _right_answer_passes(check_bank_attends, answer, capsys)   # scores of 1400 included: no overflow
+    _right_answer_passes(check_bank_attends, answer, capsys)
+
+
+def test_bank_attends_praise_states_the_threshold(capsys):
+    check_bank_attends([1.13, 1.13, 0.0, 0.0])
+    out = capsys.readouterr().out
+    assert "s = 1.574" in out and "1.590" in out
 
 
 @pytest.mark.parametrize(("answer", "said"), [

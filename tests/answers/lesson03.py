@@ -1,18 +1,19 @@
 """Lesson 03: right answers written from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Section 1's three steps, with each sentence transposed on its own and the course's stable softmax.
+    # The exercise's recipe: a (B, T) length mask, a very negative score for padding columns, sa.softmax.
     "l03-batch-answer": """
-Omega = X @ X.transpose(0, 2, 1)
-A = sa.softmax(Omega, axis=-1)
-return A @ X
+mask = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+scores = np.where(mask[:, None, :], X @ X.transpose(0, 2, 1), -1e9)
+return sa.softmax(scores, axis=-1) @ X
 """,
     # The exercise's recipe: nature words with high scores with bank, listed (order does not matter).
     "l03-context-answer": """
 sentence = "ocean beach river bank island pond"
 """,
-    # Section 5: a projection on bank's direction far longer than bank itself.
+    # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
+    # 1.4 a = 1.574, so a = 1.124, rounded up.
     "l03-design-answer": """
-x_new = np.array([0.0, 3.0, 0.0, 0.0])
+x_new = np.array([1.13, 1.13, 0.0, 0.0])
 """,
 }

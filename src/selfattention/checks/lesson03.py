@@ -59,69 +59,122 @@ def _source(fn: Callable[..., Any]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- exercise 1
-def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 1: the matrix form on a batch, X (B, T, d) -> Z (B, T, d), without a loop over the batch or
-    the lesson's library function."""
+def _padded(sentences: Sequence[np.ndarray], T: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sentences (T_b, d) padded with zero rows to (B, T, d), and their lengths (B,)."""
+    X = np.zeros((len(sentences), T, sentences[0].shape[1]))
+    for b, S in enumerate(sentences):
+        X[b, : len(S)] = S
+    return X, np.array([len(S) for S in sentences])
+
+
+def _real(lengths: np.ndarray, T: int) -> np.ndarray:
+    """(B, T) True where a row is a real word."""
+    return np.arange(T) < np.asarray(lengths)[:, None]
+
+
+def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Reference: each sentence alone, its padding rows of Z set to 0. X (B, T, d), lengths (B,)."""
+    Z = np.zeros_like(X)
+    for b, n in enumerate(lengths):
+        Z[b, :n] = _attention(X[b, :n])[0]
+    return Z
+
+
+def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
+    rows equal each sentence's attention computed alone; padding rows are not judged. No loop over the batch,
+    no library attention."""
     if callable(self_attention_batch):
         body = _source(self_attention_batch)
         if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
             raise ExerciseError(
                 "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
-        if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b", line) for line in body):
+        if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b",
+                         line) for line in body):
             raise ExerciseError(
-                "self_attention_batch loops in Python (a for or while, or a comprehension): the exercise asks "
-                "for the matrix form on the whole batch at once. `@` multiplies the last two axes of "
-                "(B, T, d) arrays sentence by sentence; np.swapaxes(X, -1, -2) transposes each sentence.")
+                "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize): "
+                "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
+                "multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
     rng = np.random.default_rng(3)
+    toy = _padded([_sentence("money bank grows"), _sentence("river bank")], 3)
+    big = _padded([20.0 * rng.normal(size=(3, 3)), 20.0 * rng.normal(size=(5, 3))], 5)
+    full = _padded([rng.normal(size=(4, 3)), rng.normal(size=(4, 3))], 4)
     cases = [
-        (np.stack([_sentence("money bank grows"), _sentence("river bank flows")]),),
-        (rng.normal(size=(3, 5, 2)),),
-        (rng.normal(size=(1, 4, 6)),),
-        (20.0 * rng.normal(size=(2, 5, 3)),),   # scores in the hundreds: np.exp alone overflows
+        full,                                                  # no padding: (2, 4, 3), lengths [4, 4]
+        toy,                                                   # (2, 3, 4), lengths [3, 2]
+        _padded([rng.normal(size=(n, 2)) for n in (5, 2, 4)], 5),
+        big,                                                   # scores in the hundreds
     ]
 
     def describe(case: Sequence[np.ndarray]) -> str:
-        if case[0] is cases[0][0]:
-            return "the batch of the two toy sentences, X of shape (2, 3, 4)"
-        if case[0] is cases[-1][0]:
-            return f"X of shape {case[0].shape} with large values (scores in the hundreds)"
-        return f"X of shape {case[0].shape}"
+        X, lengths = case
+        what = f"X of shape {X.shape}, lengths {lengths.tolist()}"
+        if case is toy:
+            return f"the toy sentences 'money bank grows' and 'river bank' (padded with a row of zeros): {what}"
+        if case is full:
+            return f"{what} (no padding)"
+        if case is big:
+            return f"{what}, with large values (scores in the hundreds)"
+        return what
+
+    def real_rows(X: np.ndarray, lengths: np.ndarray, Z: Any) -> np.ndarray:
+        Z = np.asarray(Z, dtype=float)
+        if Z.shape != X.shape:
+            return Z
+        return np.where(_real(lengths, X.shape[1])[..., None], Z, 0.0)
 
     def mistakes(case: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-        X = case[0]
+        X, lengths = case
+        real = _real(lengths, X.shape[1])[:, None, :]           # (B, 1, T): the columns to keep
         omega = X @ np.swapaxes(X, -1, -2)
-        A = reference_softmax(omega)
-        return {
+        masked = np.where(real, omega, -np.inf)
+        A = reference_softmax(masked)
+        return {k: real_rows(X, lengths, v) for k, v in {
+            "your real words give weight to the padding. A padding row of zeros scores 0 with every word, and "
+            "e^0 = 1, so each padding column takes a share of the row (zeroing those weights after the "
+            "softmax leaves the real ones summing to less than 1). Set the scores of the padding columns (the "
+            "words attended to, mask[:, None, :]) to -inf, or a very negative number, before the softmax.":
+                reference_softmax(omega) @ X,
             "you multiplied the raw scores X X^T by X. Turn the scores into weights with softmax over the "
-            "last axis first.": omega @ X,
+            "last axis first.": np.where(real, omega, 0.0) @ X,
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
             "word's weights over the T words sum to 1) or you multiplied by A^T. Z = A @ X, with A[b, i, j] "
             "the weight word i gives to word j.": np.swapaxes(A, -1, -2) @ X,
             "you divided the scores by sqrt(d), as scaled dot-product attention does: that scaling belongs "
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
-                reference_softmax(omega / np.sqrt(X.shape[-1])) @ X,
-        }
+                reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
+        }.items()}
 
-    def wrapped(X: np.ndarray) -> Any:
+    def wrapped(X: np.ndarray, lengths: np.ndarray) -> Any:
         try:
-            out = self_attention_batch(X.copy())
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = self_attention_batch(X.copy(), lengths.copy())
         except ValueError as exc:
-            if "matmul" in str(exc) or "shapes" in str(exc) or "broadcast" in str(exc):
+            text = str(exc)
+            if "matmul" in text or "remapped" in text:
                 raise ExerciseError(
-                    f"self_attention_batch raised ValueError on {describe((X,))}: {exc}. For a batch, X.T "
-                    "reverses all three axes; swap only the last two with np.swapaxes(X, -1, -2) (or "
+                    f"self_attention_batch raised ValueError on {describe((X, lengths))}: {exc}. For a batch, "
+                    "X.T reverses all three axes; swap only the last two with np.swapaxes(X, -1, -2) (or "
                     "X.transpose(0, 2, 1))."
+                ) from None
+            if "broadcast" in text:
+                raise ExerciseError(
+                    f"self_attention_batch raised ValueError on {describe((X, lengths))}: {exc}. Two arrays' "
+                    "shapes do not line up: an array lost or lacks an axis. A max or sum over the last axis "
+                    "needs keepdims=True to stay (B, T, 1); a (B, T) mask of real words needs a new axis, "
+                    "mask[:, None, :], to line up with the (B, T, T) scores."
                 ) from None
             raise
         if isinstance(out, tuple):
             raise ExerciseError("self_attention_batch returned a tuple; return only Z, the array of shape "
                                 "(B, T, d).")
-        return out
+        return real_rows(X, lengths, out)
 
-    check_function(wrapped, lambda X: _attention(X)[0], cases, "self_attention_batch",
-                   describe=describe, mistakes=mistakes)
-    passed("your batched self-attention matches, sentence by sentence, on scores in the hundreds too.")
+    check_function(wrapped, _masked_attention, cases, "self_attention_batch", describe=describe,
+                   mistakes=mistakes)
+    passed("your batched self-attention matches each sentence computed alone, padding ignored, on scores in "
+           "the hundreds too.")
 
 
 # --------------------------------------------------------------------------- exercise 2
@@ -146,8 +199,8 @@ def check_river_context(sentence: Any) -> None:
     from ..data import load_static_embeddings
 
     if sentence is None or sentence is Ellipsis:
-        raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes, such as "
-                            "\"the river bank\".")
+        raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes: lower-case "
+                            "words of the table separated by spaces, \"bank\" once among them.")
     if not isinstance(sentence, str):
         raise ExerciseError(f"sentence should be a string in quotes, but it is a {type(sentence).__name__}.")
     words = re.findall(r"[a-z]+", sentence.lower())
@@ -160,7 +213,8 @@ def check_river_context(sentence: Any) -> None:
         raise ExerciseError(f"the sentence has 'bank' {words.count('bank')} times; it needs it exactly once.")
     if len(words) > MAX_CONTEXT_WORDS:
         raise ExerciseError(f"the sentence has {len(words)} words; use at most {MAX_CONTEXT_WORDS}.")
-    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"] if s in w]
+    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"]
+              if w.startswith(s) and len(w) - len(s) <= 3]   # lakes, watery, loaned; not waterfall
     if senses:
         raise ExerciseError(
             f"the sentence uses {', '.join(sorted(set(senses)))}, a sense word (or a form of one): those measure "
@@ -184,11 +238,17 @@ def check_river_context(sentence: Any) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
+#: How far above the shortest vector that takes half of bank's row a right answer may be.
+SHORTEST_TOLERANCE = 0.02
+
+
 def check_bank_attends(x_new: Any) -> None:
-    """Exercise 3: a toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
+    """Exercise 3: the shortest toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
 
     The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
-    bank . river = 0.77, bank . bank = 0.98 and bank . x_new; the message says which of them is the problem.
+    bank . river = 0.77, bank . bank = 0.98 and s = bank . x_new; half the row needs e^s >= e^0.77 + e^0.98,
+    and the shortest such x_new points along bank with projection s / |bank|. A right answer takes half the
+    row (to 1e-9) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
@@ -205,22 +265,40 @@ def check_bank_attends(x_new: Any) -> None:
         )
     if not np.isfinite(v).all():
         raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
-    X = np.vstack([_TOY["river"], _TOY["bank"], v])       # (3, 4)
+    bank = _TOY["bank"]
+    X = np.vstack([_TOY["river"], bank, v])               # (3, 4)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = X @ _TOY["bank"]                          # (3,): bank . river, bank . bank, bank . x_new
-    if not np.isfinite(scores).all():
+        scores = X @ bank                                  # (3,): bank . river, bank . bank, bank . x_new
+        length = float(np.linalg.norm(v))
+    if not np.isfinite(scores).all() or not np.isfinite(length):
         raise ExerciseError(
-            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers up to a few thousand are plenty."
+            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers below 10 are plenty."
         )
     weights = reference_softmax(scores)
     own, score = float(scores[1]), float(scores[2])
+    norm_bank = float(np.linalg.norm(bank))
+    needed = float(np.logaddexp(scores[0], scores[1]))    # the score that takes exactly half: 1.574
+    shortest = needed / norm_bank                          # its projection on bank's direction: 1.590
     said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
-    if weights[2] >= 0.5:
-        passed(f"{said} Your word gets {weights[2]:.3f} of bank's weight: its projection on bank's direction, "
-               f"|x_new| cos(theta) = {score / np.linalg.norm(_TOY['bank']):.3f}, is longer than bank itself "
-               f"({np.linalg.norm(_TOY['bank']):.3f}), and by enough to take half the row.")
-        return
-    if np.allclose(v, _TOY["bank"]):
+    if weights[2] >= 0.5 - 1e-9:
+        cos = score / (length * norm_bank)
+        if length <= shortest * (1 + SHORTEST_TOLERANCE):
+            passed(f"{said} Your word takes {weights[2]:.3f} of bank's weight with |x_new| = {length:.3f}. "
+                   f"Half the row needs e^s = e^{scores[0]:.2f} + e^{own:.2f}, s = {needed:.3f}; along bank that "
+                   f"is a projection s / |bank| = {shortest:.3f}, longer than bank itself ({norm_bank:.3f}): "
+                   "winning the row is not enough, the other two words share the rest.")
+            return
+        if cos < 0.999:
+            raise ExerciseError(
+                f"x_new takes half of bank's row, but it points partly off bank's direction (cos theta = "
+                f"{cos:.3f}): the part across bank adds length and no score. {said} The shortest vector for a "
+                "given score x_bank . x_new points along bank.")
+        raise ExerciseError(
+            f"x_new takes half of bank's row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
+            f"more than {SHORTEST_TOLERANCE:.0%} above the shortest vector that does it. {said} Work out the "
+            "score s that gives your word exactly half (its e^s against the other two), then the length along "
+            "bank that gives that score.")
+    if np.allclose(v, bank):
         raise ExerciseError(
             f"x_new is bank's own vector: a tie. {said} To take the lead its projection on bank's direction, "
             "|x_new| cos(theta), must be longer than bank itself.")
@@ -232,8 +310,8 @@ def check_bank_attends(x_new: Any) -> None:
         raise ExerciseError(
             f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
             f"with itself, {own:.3f}. {said} Its projection on bank's direction, |x_new| cos(theta) = "
-            f"{score / np.linalg.norm(_TOY['bank']):.3f}, must be longer than bank ({np.linalg.norm(_TOY['bank']):.3f}).")
+            f"{score / norm_bank:.3f}, must be longer than bank ({norm_bank:.3f}).")
     raise ExerciseError(
-        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.3f} of its weight, "
-        f"below one half: the other two words still share the rest. {said} Make it longer still, so that its "
-        "score pulls further ahead.")
+        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.4f} of its weight, "
+        f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "
+        "as the other two words' e^score together.")

@@ -235,15 +235,19 @@ def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], title
 
 
 def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str], *,
-                columns: Sequence[Sequence[str] | None] | None = None) -> tuple[Figure, list[Axes]]:
+                columns: Sequence[Sequence[str] | None] | None = None,
+                limits: Sequence[tuple[float, float] | None] | None = None) -> tuple[Figure, list[Axes]]:
     """The matrix form as a row of pictures, each matrix drawn to scale (one square per entry) with an arrow
-    from the one before; each has its own colour scale, shown by a labelled colour bar below it.
+    from the one before; each has its own colour scale, shown by a labelled colour bar below it, and its
+    entries written in its squares.
 
     Inputs:
         matrices: (title, array of shape (T, n)) pairs, e.g. X (T, d), Omega (T, T), A (T, T), Z (T, d);
         words: the T row labels (written left of the first matrix);
         columns: one list of n column labels per matrix (e.g. the feature names for X and Z, the words for
-            Omega and A), or None for a matrix without them.
+            Omega and A), or None for a matrix without them;
+        limits: one (low, high) colour range per matrix (e.g. (0, 1) for weights, so that flat weights look
+            pale), or None for the matrix's own min and max.
     Returns:
         the figure and its Axes.
     """
@@ -256,18 +260,27 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str],
                                          for c, (_, m) in zip(labels, arrays, strict=False)):
         raise ValueError(f"columns needs one label per column of each matrix; got {labels} for shapes "
                          f"{[m.shape for _, m in arrays]}")
+    ranges = list(limits) if limits is not None else [None] * len(arrays)
+    if len(ranges) != len(arrays):
+        raise ValueError(f"limits needs one (low, high) or None per matrix; got {len(ranges)} for "
+                         f"{len(arrays)} matrices")
     fig, axes = plt.subplots(1, len(arrays), figsize=(12.5, 5.4),
                              gridspec_kw={"width_ratios": [m.shape[1] for _, m in arrays], "wspace": 0.5})
     fig.subplots_adjust(left=0.09, right=0.99, bottom=0.1, top=0.76)
-    for k, (ax, (title, m), cols) in enumerate(zip(axes, arrays, labels, strict=True)):
-        image = ax.imshow(m, cmap="Blues")
+    for k, (ax, (title, m), cols, lim) in enumerate(zip(axes, arrays, labels, ranges, strict=True)):
+        low, high = (float(m.min()), float(m.max())) if lim is None else (float(lim[0]), float(lim[1]))
+        image = ax.imshow(m, cmap="Blues", vmin=low, vmax=high)
+        for (r, c), value in np.ndenumerate(m):
+            dark = (value - low) > 0.6 * (high - low)
+            text = f"{value:.2f}"
+            ax.text(c, r, text[1:] if text.startswith("0.") else text, ha="center", va="center",
+                    fontsize=FONT, color="white" if dark else "black")
         ax.set_title(f"{title}\n{m.shape[0]} x {m.shape[1]}", fontsize=FONT, pad=12)
         ax.xaxis.tick_top()
         ax.set_xticks(range(m.shape[1]) if cols else [], list(cols) if cols else [], fontsize=FONT,
                       rotation=90)
         ax.set_yticks(range(len(words)), words if k == 0 else [], fontsize=FONT)
         bar = fig.colorbar(image, ax=ax, orientation="horizontal", pad=0.04, fraction=0.08, aspect=10)
-        low, high = float(m.min()), float(m.max())
         bar.set_ticks([low, high], labels=[f"{low:.2f}", f"{high:.2f}"])
         bar.ax.tick_params(labelsize=FONT)
         for label, side in zip(bar.ax.get_xticklabels(), ("left", "right"), strict=True):
@@ -279,12 +292,15 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str],
 
 
 def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
-               colors: Sequence[str] = ("tab:orange", "tab:green", "tab:purple")) -> tuple[Figure, Axes]:
+               colors: Sequence[str] = ("tab:orange", "tab:green", "tab:purple"),
+               jitter: float = 0.25) -> tuple[Figure, Axes]:
     """One value per sentence as a dot, one row of dots per group, and the static word's value as a line.
 
     Inputs:
         groups: group name -> values (n,), one per sentence; static: the value before attention.
         colors: one colour per group, in order.
+        jitter: dots of a group with more than 20 values are spread up and down by up to this much (seeded),
+            and drawn smaller, so that they do not hide one another.
     Returns:
         the figure and its Axes.
     """
@@ -293,7 +309,10 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
     fig.subplots_adjust(left=0.3, right=0.98, bottom=1.0 / height, top=1 - 0.2 / height)
     for row, (name, values) in enumerate(groups.items()):
         v = _array(f"groups[{name!r}]", values, 1)
-        ax.scatter(v, np.full(v.shape, row), s=90, color=colors[row % len(colors)], alpha=0.8)
+        many = v.size > 20
+        offsets = np.random.default_rng(row).uniform(-jitter, jitter, v.shape) if many else np.zeros(v.shape)
+        ax.scatter(v, row + offsets, s=14 if many else 90, color=colors[row % len(colors)],
+                   alpha=0.3 if many else 0.8)
     ax.axvline(static, color="black", ls="--", lw=1.5)
     ax.text(static, len(groups) - 0.45, " static bank", fontsize=FONT, va="center")
     ax.set_yticks(range(len(groups)), list(groups), fontsize=FONT)
