@@ -233,6 +233,9 @@ def test_plane_shades_the_region_of_a_groups_weighted_averages():
     corners = {tuple(np.round(xy, 3)) for xy in patch.get_xy()}
     assert corners == {(1.0, 0.1), (0.7, 0.7), (0.5, 0.3)}
     assert patch.get_path().contains_point((0.765, 0.53))      # 0.25 money + 0.70 bank + 0.05 grows
+    tinted = figures.plane(vectors, shade=[["money", "bank", "grows"]], shade_colors=["tab:red"])
+    (patch,) = tinted.patches
+    assert patch.get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb("tab:red"))
     with pytest.raises(ValueError, match=r"shade\[0\] is \['money', 'nope'\]"):
         figures.plane(vectors, shade=[["money", "nope"]])
 
@@ -258,4 +261,4 @@ def test_one_query_pipeline_labels_its_axes_and_names_each_colour():
     fig, axes = figures.one_query_pipeline(WORDS, X, 1)
     assert [ax.get_ylabel() for ax in axes] == ["score", "weight", "coordinate of z"]
     assert [t.get_text() for t in axes[2].get_legend().get_texts()] == WORDS
-    assert "alpha_2j" in axes[2].get_title()
+    assert r"\alpha_{2j}" in axes[2].get_title() and r"\omega_{2j}" in axes[1].get_title()

@@ -81,6 +81,8 @@ def test_notes_scores_bad_input_is_named(answer, said):
 GAIN = {
     "ratio of weights": "0.90 / 0.70 times larger",
     "weight difference": "the change of weight (0.90 - 0.70)",
+    "target odds": "they were already 0.70 / 0.30",
+    "new score": "is bank's new score, not the gain",
 }
 def with_right_scores(gain):
     check_notes_scores(np.log(NOTES), gain)
@@ -89,6 +91,8 @@ def with_right_scores(gain):
 GAIN_WRONG = {
     "ratio of weights": np.log(0.90 / 0.70),     # "bank's exponential must grow as its weight does"
     "weight difference": 0.90 - 0.70,            # "add to the score what the weight must gain"
+    "target odds": np.log(0.90 / 0.10),           # "bank against the rest must be 9 to 1"
+    "new score": np.log(0.70) + np.log((0.90 / 0.10) / (0.70 / 0.30)),   # 0.993: the score, not the gain
 }
 
 
@@ -104,6 +108,13 @@ def test_bank_gain_mistake_is_named(key):
 ])
 def test_bank_gain_right_answers(gain, capsys):
     _right_answer_passes(lambda s: check_notes_scores(s, gain), np.log(NOTES / 0.05), capsys)
+
+
+def test_new_score_is_named_whatever_constant_the_scores_carry():
+    """Scores with grows at 0: bank's new score is ln 14 + 1.350 = 3.989, still not the gain."""
+    scores = np.log(NOTES / 0.05)
+    text = _message(lambda g: check_notes_scores(scores, g), scores[1] + np.log(27 / 7))
+    _names_only(text, "new score", GAIN)
 
 
 def test_bank_gain_guessed_fails_and_says_what_to_solve():
@@ -126,6 +137,7 @@ SOFTMAX = {
     "not exponentiated": "did not exponentiate",
     "divided by the max": "the exponentials over the largest one",
     "clipped": "differences between the scores were lost",
+    "nan_to_num": "np.nan_to_num does that",
     "no shift": "np.exp(1000) overflows",
     "smallest": "subtracting the smallest score",
     "mean": "subtracting the mean",
@@ -160,6 +172,11 @@ def clipped(scores):
     return e / e.sum()
 
 
+def nan_to_num(scores):
+    e = np.exp(scores)
+    return np.nan_to_num(e / e.sum())   # "replace the NaN"
+
+
 def no_shift(scores):
     e = np.exp(scores)
     return e / e.sum()
@@ -187,7 +204,7 @@ def library(scores):
 SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
                  "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
                  "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first,
-                 "library": library, "clipped": clipped}
+                 "library": library, "clipped": clipped, "nan_to_num": nan_to_num}
 
 
 @pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))

@@ -89,6 +89,15 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
                 "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
+        if abs(g - np.log(0.9 / 0.1)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: you set bank's odds against the other two to 9 "
+                "(0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score multiplies the odds "
+                "by e^g: e^g is the new odds over the old.")
+        if abs(g - (s[1] + BANK_GAIN)) < 1e-3 and abs(s[1]) > 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
+                f"the number added to bank's score ({s[1]:.3f} in your notes_scores).")
         if abs(g - 0.2) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
@@ -134,8 +143,8 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             "to every score keeps the weights; multiplying every score by a number does not (it sharpens or "
             "flattens the row).")
     raise ExerciseError(
-        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Write section 4's formula for one weight and "
-        "solve it for the score: which function undoes the exponential, and what else may the scores contain?")
+        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
+        "(section 3, From scores to weights) and solve it for the score: which function undoes the exponential, and what else may the scores contain?")
 
 
 def _log_factor(w: np.ndarray) -> float | None:
@@ -265,8 +274,12 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
                 "your weights are np.exp(scores - max), the exponentials over the largest one: they do not add "
                 "up to 1. Divide the shifted exponentials by their sum.": np.exp(s - s.max()),
                 "your weights are all equal, yet the scores differ: the differences between the scores were "
-                "lost (clipping or capping large scores does that), and softmax needs exactly those "
-                "differences. Shift every score by the same number instead.": np.full(s.shape, 1 / s.size),
+                "lost (clipping large scores, or replacing NaN by equal weights, does that), and softmax needs "
+                "exactly those differences. Shift every score by the same number instead.":
+                    np.full(s.shape, 1 / s.size),
+                "your weights are all 0 here, so they do not add up to 1: np.exp overflowed and the inf or NaN "
+                "was replaced (np.nan_to_num does that), which hides the overflow instead of avoiding it. Shift "
+                "every score by the same number first.": np.zeros(s.shape),
             }
         try:
             check_array(got, reference_softmax(s), "the result of softmax_row", mistakes=mistakes)

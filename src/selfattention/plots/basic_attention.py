@@ -76,6 +76,7 @@ def plane(
     ax: Axes | None = None,
     title: str | None = None,
     shade: Sequence[Sequence[str]] = (),
+    shade_colors: Sequence[str] = (),
 ) -> Axes:
     """Draw named vectors as arrows from the origin in the plane of two of their coordinates.
 
@@ -83,7 +84,8 @@ def plane(
         vectors: name -> vector of shape (d,), d > max(dims); each is drawn by its coordinates ``dims``.
         names: the two axes' names. colors: name -> colour (default: one colour of ``PALETTE`` per vector,
         in order). shade: groups of names of ``vectors``; the region of all weighted averages of each
-        group's points (their convex hull, a triangle for three points) is shaded in light grey.
+        group's points (their convex hull, a triangle for three points) is shaded in light grey, or lightly
+        in ``shade_colors[k]`` when given (e.g. the colour of the average drawn inside it).
     Returns:
         the Axes drawn on.
     """
@@ -105,7 +107,8 @@ def plane(
         if unknown or len(group) < 3:
             raise ValueError(f"shade[{k}] is {list(group)}; expected 3 or more names of `vectors` "
                              f"(unknown: {unknown})")
-        ax.fill(*_hull(np.array([at[name] for name in group])).T, color="0.85", zorder=0)
+        tint = {"color": shade_colors[k], "alpha": 0.15} if k < len(shade_colors) else {"color": "0.85"}
+        ax.fill(*_hull(np.array([at[name] for name in group])).T, zorder=0, **tint)
     top = 1.2 * max(1e-9, float(np.abs(np.array(points)).max()))
     ax.set_xlim(min(0.0, -0.05 * top), top)
     ax.set_ylim(min(0.0, -0.05 * top), top)
@@ -139,8 +142,8 @@ def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLik
     pad = np.zeros(n)
     score_bars = left.bar(range(n), pad, color="tab:gray")
     weight_bars = right.bar(range(n), pad, color="tab:blue")
-    left.set_title("scores  omega_ij = x_i . x_j", fontsize=FONT)
-    right.set_title("weights  alpha_ij = softmax_j", fontsize=FONT)
+    left.set_title(r"scores  $\omega_{ij} = x_i \cdot x_j$", fontsize=FONT)
+    right.set_title(r"weights  $\alpha_{ij} = \mathrm{softmax}_j(\omega_{ij})$", fontsize=FONT)
     right.set_ylim(0, 1)
     for ax in (left, right):
         ax.axhline(0, color="black", lw=0.8)
@@ -352,10 +355,12 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.24, top=0.82, wspace=0.36)
     colors = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
     axes[0].bar(range(len(words)), scores, color=colors)
-    axes[0].set_title(f"1. scores\nomega_{i + 1}j = x_{i + 1} . x_j", fontsize=FONT)
+    n = i + 1
+    axes[0].set_title(f"1. scores\n$\\omega_{{{n}j}} = x_{{{n}}} \\cdot x_j$", fontsize=FONT)
     axes[0].set_ylabel("score", fontsize=FONT)
     axes[1].bar(range(len(words)), weights, color=colors)
-    axes[1].set_title(f"2. weights\nalpha_{i + 1}j = softmax_j", fontsize=FONT)
+    axes[1].set_title(f"2. weights\n$\\alpha_{{{n}j}} = \\mathrm{{softmax}}_j(\\omega_{{{n}j}})$",
+                      fontsize=FONT)
     axes[1].set_ylabel("weight", fontsize=FONT)
     axes[1].set_ylim(0, 1)
     for ax in axes[:2]:
@@ -366,7 +371,7 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
         axes[2].bar(range(len(coordinates)), parts[j], bottom=bottom, color=colors[j], label=word)
         bottom += parts[j]
     axes[2].set_xticks(range(len(coordinates)), coordinates, fontsize=FONT, rotation=30)
-    axes[2].set_title(f"3. z_{i + 1} = sum over j of alpha_{i + 1}j x_j", fontsize=FONT)
+    axes[2].set_title(f"3. $z_{{{n}}} = \\sum_j \\alpha_{{{n}j}}\\, x_j$", fontsize=FONT)
     axes[2].set_ylabel("coordinate of z", fontsize=FONT)
     axes[2].legend(fontsize=FONT, loc="upper right", title="share of", title_fontsize=FONT)
     for ax in axes:
