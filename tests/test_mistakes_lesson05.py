@@ -169,6 +169,19 @@ def halved(W, h, y, lr):
     return W - lr * np.outer(p, h) / 2
 
 
+def by_logits(W, h, y, lr):
+    """Averages over the C logits, as if they were a batch."""
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - lr * np.outer(p, h) / len(p)
+
+
+def by_features(W, h, y, lr):
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - lr * np.outer(p, h) / len(h)
+
+
 def with_torch_func(W, h, y, lr):
     """Another shortcut: torch.func.grad."""
     import torch
@@ -193,6 +206,7 @@ STEP = {
     "backward": "lets PyTorch compute the gradient",
     "gradient": "that is the gradient itself",
     "halved": "the gradient was divided by 2",
+    "averaged": "so nothing is averaged",
 }
 
 
@@ -216,6 +230,8 @@ def test_step_right_answers(capsys):
         (with_torch_func, "backward"),
         (gradient_only, "gradient"),
         (halved, "halved"),
+        (by_logits, "averaged"),
+        (by_features, "averaged"),
     ],
 )
 def test_step_mistakes_are_named(answer, mistake):

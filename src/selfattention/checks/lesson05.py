@@ -133,6 +133,11 @@ def _sgd_mistakes(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> dict[str, 
     found["that is the gradient itself; sgd_step returns W after the step, W - lr * gradient."] = g
     found["the gradient was divided by 2, as in the primer's batch of two examples; here there is one example, "
           "so nothing is divided."] = W - lr * g / 2
+    C, d = W.shape
+    sizes = [(C, "logits and of features")] if C == d else [(C, "logits"), (d, "features")]
+    for size, what in sizes:
+        found.setdefault(f"the gradient was divided by {size}, the number of {what}; there is one example, so "
+                         f"nothing is averaged.", W - lr * g / size)
     if W.shape[0] == W.shape[1]:
         found["the outer product is in the wrong order: the gradient has W's shape, row c for logit c, so it "
               "is np.outer(p - onehot(y), h), not np.outer(h, p - onehot(y))."] = W - lr * g.T
