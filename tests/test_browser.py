@@ -73,7 +73,7 @@ DRIVES = {
                             expect="bank' = 0.18*river"),
     "04_learnable_projections": Drive("query_designer(", "person", "slider",
                                       expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
-    "05_training_attention": Drive("training_viewer(", "checkpoint", "slider",
+    "05_training_attention": Drive("training_viewer(", "step", "slider",
                                    expect="step   2: held-out accuracy"),
     # 64 -> 128 on "d_k": the line under the figure names the new length.
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, tau = 1.00"),

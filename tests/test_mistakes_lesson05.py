@@ -11,9 +11,11 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from mistakes import message, names_only, right_answer_passes
 
-from selfattention import checks
+import selfattention as sa
+from selfattention import checks, tasks
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -26,7 +28,7 @@ def check_losses(answer):
     checks.check_loss_predictions(*answer)
 
 
-LN8, SURE = math.log(8), math.log(math.exp(10) + 7)
+LN8, LEAN = math.log(8), math.log(math.exp(2) + 7)
 
 LOSSES = {
     "log2": "log base 2",
@@ -37,36 +39,42 @@ LOSSES = {
     "zero": "equal logits do not give a loss of 0",
     "equal: other": "With 8 equal logits",
     "blank": "has no value yet",
-    "right digit": "if the logit 10 were on the right digit",
+    "right digit": "if the logit 2 were on the right digit",
     "inverse": "that is 1/p_y",
     "not equal": "these logits are not equal",
-    "sure: other": "so p_y = e^0 / (e^10 + 7 e^0)",
+    "nine logits": "counts 8 logits of 0 besides the 2",
+    "sum of logs": "the log of a sum is not the sum of the logs",
+    "gap": "that is only the logit gap of 2",
+    "lean: other": "so p_y = e^0 / (e^2 + 7 e^0)",
 }
 
 
 def test_loss_right_answers(capsys):
-    right_answer_passes(check_losses, (np.log(8), np.log(np.exp(10) + 7)), capsys)
-    right_answer_passes(check_losses, (2.08, 10), capsys)  # rounded, as a learner works it out by hand
+    right_answer_passes(check_losses, (np.log(8), np.log(np.exp(2) + 7)), capsys)
+    right_answer_passes(check_losses, (2.08, 2.67), capsys)  # rounded, as a learner works it out by hand
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        ((3.0, SURE), "log2"),
-        ((math.log10(8), SURE), "log10"),
-        ((math.log(4), SURE), "four digits"),
-        ((1 / 8, SURE), "probability"),
-        ((-LN8, SURE), "sign"),
-        ((0.0, SURE), "zero"),
-        ((2.0334, SURE), "equal: other"),  # the shortcut: a loss printed earlier in the lesson, not ln 8
-        ((None, SURE), "blank"),
-        ((LN8, math.log(1 + 7 * math.exp(-10))), "right digit"),
-        ((LN8, 1 / (math.exp(10) + 7)), "probability"),
-        ((LN8, math.exp(10) + 7), "inverse"),
-        ((LN8, -SURE), "sign"),
+        ((3.0, LEAN), "log2"),
+        ((math.log10(8), LEAN), "log10"),
+        ((math.log(4), LEAN), "four digits"),
+        ((1 / 8, LEAN), "probability"),
+        ((-LN8, LEAN), "sign"),
+        ((0.0, LEAN), "zero"),
+        ((2.0334, LEAN), "equal: other"),  # the shortcut: a loss printed earlier in the lesson, not ln 8
+        ((None, LEAN), "blank"),
+        ((LN8, math.log(1 + 7 * math.exp(-2))), "right digit"),
+        ((LN8, 1 / (math.exp(2) + 7)), "probability"),
+        ((LN8, math.exp(2) + 7), "inverse"),
+        ((LN8, -LEAN), "sign"),
         ((LN8, LN8), "not equal"),
-        ((LN8, 9.0), "sure: other"),
-        ((LN8, SURE / math.log(2)), "log2"),
+        ((LN8, math.log(math.exp(2) + 8)), "nine logits"),  # "the right one included" counted twice
+        ((LN8, 2 + math.log(7)), "sum of logs"),
+        ((LN8, 2.0), "gap"),
+        ((LN8, 3.0), "lean: other"),
+        ((LN8, LEAN / math.log(2)), "log2"),
         ((LN8, None), "blank"),
     ],
 )
@@ -161,6 +169,19 @@ def halved(W, h, y, lr):
     return W - lr * np.outer(p, h) / 2
 
 
+def by_logits(W, h, y, lr):
+    """Averages over the C logits, as if they were a batch."""
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - lr * np.outer(p, h) / len(p)
+
+
+def by_features(W, h, y, lr):
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - lr * np.outer(p, h) / len(h)
+
+
 def with_torch_func(W, h, y, lr):
     """Another shortcut: torch.func.grad."""
     import torch
@@ -185,6 +206,7 @@ STEP = {
     "backward": "lets PyTorch compute the gradient",
     "gradient": "that is the gradient itself",
     "halved": "the gradient was divided by 2",
+    "averaged": "so nothing is averaged",
 }
 
 
@@ -208,6 +230,8 @@ def test_step_right_answers(capsys):
         (with_torch_func, "backward"),
         (gradient_only, "gradient"),
         (halved, "halved"),
+        (by_logits, "averaged"),
+        (by_features, "averaged"),
     ],
 )
 def test_step_mistakes_are_named(answer, mistake):
@@ -235,98 +259,82 @@ def test_step_cases_keep_the_mistakes_apart():
     assert np.abs(W @ h).max() > 710
 
 
-# ------------------------------------------------------------------ Exercise 3: the letter before
-D_IN, N = 17, 8
+# ------------------------------------------------------------------ Exercise 3: train for the letter before
+def lookup(offset: int = -1, train_seed: int = 1, test_seed: int = 2):
+    return (*tasks.make_lookup_data(2000, seed=train_seed, offsets=(offset,)),
+            *tasks.make_lookup_data(500, seed=test_seed, offsets=(offset,)))
 
 
-def before_answer(shift: int = -1, scale: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
-    W_k = np.zeros((D_IN, N))
-    W_k[:N] = np.eye(N)
-    W_q = np.zeros((D_IN, N))
-    W_q[:N] = scale * np.roll(np.eye(N), shift, axis=1)
-    return W_q, W_k
+def learned(seed: int):
+    torch.manual_seed(seed)
+    return tasks.ReadoutModel(sa.SelfAttention(17, 16), 16)
 
 
-def check_before(answer):
-    checks.check_letter_before(*answer)
+@pytest.fixture(scope="module")
+def trained():
+    """Eight learned models trained on the letter-before task, and eight on the original task."""
+    torch.set_num_threads(1)
+    before, after = [learned(s) for s in range(8)], [learned(s) for s in range(8)]
+    for m in before:
+        tasks.train(m, lookup(), every=160)
+    for m in after:
+        tasks.train(m, lookup(offset=1), every=160)
+    return before, after
 
 
-BEFORE = {
-    "linear layout": "nn.Linear layout",
-    "sizes": "a dot product needs the same d_k",
-    "after": "the letter after",
-    "itself": "its own letter, the distractor",
-    "query token": "the query token itself",
-    "wrap": "Only ?A fails",
-    "too small": "Make the scores larger",
-    "zero query": "is all zeros",
-    "tie": "a bigger scale cannot fix that",
+def check_trained(answer):
+    checks.check_trained_before(*answer)
+
+
+TRAINED = {
+    "blank data": "data_before has no value yet",
+    "not four": "should be four tensors",
+    "original task": "is the original task's",
+    "other seed": "differs from the task's",
+    "shape": "expected a tensor of shape",
+    "blank models": "models_before has no value yet",
+    "count": "train eight, from starts 0-7",
+    "same model": "holds the same model twice",
+    "trained on data": "train it on data_before, not on data",
+    "untrained": "was it trained?",
+    "not learned": "should hold learned models",
 }
 
 
-def test_before_right_answers(capsys):
-    right_answer_passes(check_before, before_answer(), capsys)
-    W_k, W_q = np.zeros((D_IN, N)), np.zeros((D_IN, N))
-    for s in range(N):
-        W_k[s, s], W_q[s, (s - 1) % N] = 1.0, 6.0
-    right_answer_passes(check_before, (W_q, W_k), capsys)
+def test_trained_right_answers(trained, capsys):
+    before, _ = trained
+    right_answer_passes(check_trained, (lookup(), before), capsys)
+    # another right answer: the lesson's own train_loop, as a tuple
+    models = []
+    for seed in range(8):
+        m = learned(seed)
+        opt = torch.optim.Adam(m.parameters(), lr=0.05)
+        X, y = lookup()[:2]
+        for step in range(160):
+            start = (step * 100) % 2000
+            loss = torch.nn.functional.cross_entropy(m(X[start:start + 100])[0], y[start:start + 100])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        models.append(m)
+    right_answer_passes(check_trained, (list(lookup()), tuple(models)), capsys)
 
 
-def no_wrap() -> tuple[np.ndarray, np.ndarray]:
-    W_q, W_k = before_answer()
-    W_q[:N] = 5 * np.eye(N, k=-1)  # row s -> column s - 1, but row A has nothing
-    return W_q, W_k
-
-
-def tied() -> tuple[np.ndarray, np.ndarray]:
-    W_q, _ = before_answer()
-    W_q[-1, 0] = 3.0  # the flag too
-    return W_q, W_q.copy()
-
-
-def digit_query() -> tuple[np.ndarray, np.ndarray]:
-    """The query built from the digit rows, which are zero for the query token."""
-    W_q, W_k = before_answer()
-    W_q[N:2 * N], W_q[:N] = W_q[:N], 0.0
-    return W_q, W_k
-
-
-def circle(scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Two axes: letter k's key on a circle at angle 2 pi k / 8, the query aimed at letter s - 1's key."""
-    W_q, W_k = np.zeros((D_IN, 2)), np.zeros((D_IN, 2))
-    for k in range(N):
-        W_k[k] = [math.cos(2 * math.pi * k / N), math.sin(2 * math.pi * k / N)]
-        W_q[k] = scale * np.array([math.cos(2 * math.pi * (k - 1) / N), math.sin(2 * math.pi * (k - 1) / N)])
-    return W_q, W_k
-
-
-def letter_and_next() -> tuple[np.ndarray, np.ndarray]:
-    """The query looks for the letter before and the letter two before equally: a tie in some sequences."""
-    W_q, W_k = before_answer()
-    W_q[:N] += 5 * np.roll(np.eye(N), -2, axis=1)
-    return W_q, W_k
-
-
-def test_circle_passes_only_when_sharp_enough(capsys):
-    """On the task's own sequences a two-axis circle needs a large scale: 10 is not enough (it passed the
-    old check, which never showed letter s - 2), 100 is."""
-    names_only(message(check_before, circle(10.0)), "too small", BEFORE)
-    right_answer_passes(check_before, circle(100.0), capsys)
-
-
-@pytest.mark.parametrize(
-    ("answer", "mistake"),
-    [
-        (digit_query(), "zero query"),
-        (letter_and_next(), "tie"),
-        (tuple(W.T for W in before_answer()), "linear layout"),
-        ((before_answer()[0], before_answer()[1][:, :5]), "sizes"),
-        (before_answer(shift=1), "after"),
-        (before_answer(shift=0), "itself"),  # the shortcut: the query looks for its own letter
-        (tied(), "query token"),
-        (no_wrap(), "wrap"),
-        (before_answer(scale=1.0), "too small"),
-    ],
-)
-def test_before_mistakes_are_named(answer, mistake):
-    names_only(message(check_before, answer), mistake, BEFORE)
+def test_trained_mistakes_are_named(trained):
+    before, after = trained
+    cases = [
+        ((None, before), "blank data"),
+        ((lookup()[:2], before), "not four"),
+        ((lookup(offset=1), before), "original task"),  # forgot offsets=(-1,)
+        ((lookup(test_seed=1), before), "other seed"),  # held-out set made with the training seed
+        ((lookup()[:2] + lookup()[:2], before), "shape"),
+        ((lookup(), None), "blank models"),
+        ((lookup(), before[:5]), "count"),
+        ((lookup(), [before[0]] * 8), "same model"),  # the shortcut: one trained model, eight times
+        ((lookup(), after), "trained on data"),
+        ((lookup(), [learned(s) for s in range(8)]), "untrained"),
+        ((lookup(), [tasks.ReadoutModel(tasks.UniformAttention(17, 16), 16) for _ in range(8)]),
+         "not learned"),
+    ]
+    for answer, mistake in cases:
+        names_only(message(check_trained, answer), mistake, TRAINED)

@@ -1,5 +1,5 @@
 """Lesson 05's figures and widget (selfattention.plots.training, selfattention.widgets.training): what they
-draw, legible on a slide, and a viewer that redraws its one figure at each checkpoint."""
+draw, legible on a slide, and a viewer that redraws its one figure at each checkpoint, chosen by step."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def test_training_viewer_moves_the_map_and_the_marker(monkeypatch, capsys):
     h = history(1.0)
     widget = viewer.training_viewer(h, ["a:1", "b:2", "?a"], target=1)
     slider = widget.children[0]
-    assert slider.description == "checkpoint" and slider.max == len(h) - 1
-    slider.value = len(h) - 1
+    assert slider.description == "step" and slider.max == h[-1][0] and slider.step == 2
+    slider.value = h[-1][0]
     fig = shown[-1]
     assert all(f is fig for f in shown), "one figure, redrawn"
     smallest = projections.deck_font_pt(fig.get_figwidth(), shown_px=viewer.WIDGET_PX)

@@ -5,7 +5,7 @@ ANSWERS = {
     # "the cross-entropy loss of one example is -log p_y", p = softmax of the logits.
     "l05-loss-answer": """
 loss_equal_logits = -math.log(1 / 8)
-loss_sure_and_wrong = -math.log(math.exp(0) / (math.exp(10) + 7 * math.exp(0)))
+loss_leaning_wrong = -math.log(math.exp(0) / (math.exp(2) + 7 * math.exp(0)))
 """,
     # "the gradient of the logits is p - onehot(y)", logit c is sum_k W[c, k] h[k], "w <- w - lr * grad".
     "l05-sgd-answer": """
@@ -16,12 +16,17 @@ onehot = np.zeros(len(p))
 onehot[y] = 1.0
 return W - lr * np.outer(p - onehot, h)
 """,
-    # A key axis per letter; query letter s looks along the axis of letter s - 1, strongly.
-    "l05-before-answer": """
-W_k_before = np.zeros((17, 8))
-W_q_before = np.zeros((17, 8))
-for s in range(8):
-    W_k_before[s, s] = 1.0
-    W_q_before[s, (s - 1) % 8] = 6.0
+    # "tasks.make_lookup_data(n, seed, offsets=(-1,))"; eight learned models, "trained on data_before"
+    # with the lesson's own train_loop.
+    "l05-train-answer": """
+# My prediction: the entry (s, s - 1), in every row, from every start.
+X_tr, y_tr = tasks.make_lookup_data(2000, seed=1, offsets=(-1,))
+X_te, y_te = tasks.make_lookup_data(500, seed=2, offsets=(-1,))
+data_before = (X_tr, y_tr, X_te, y_te)
+models_before = []
+for seed in range(8):
+    model = learned_model(seed)
+    train_loop(model, data_before)
+    models_before.append(model)
 """,
 }

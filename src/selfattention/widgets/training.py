@@ -1,6 +1,6 @@
-"""Lesson 05's widget: step through a training run, the attention map of one sequence and the held-out
-accuracy at each checkpoint. The figure is built once; a move changes the map's data, the marker and the
-title, and :func:`selfattention.widgets.show` draws it once."""
+"""Lesson 05's widget: step through a training run, the attention map of one sequence (with its colour
+scale) and the held-out accuracy at each checkpoint, chosen by its training step. The figure is built once; a
+move changes the map's data, the marker and the title; :func:`selfattention.widgets.show` draws it once."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ WIDGET_PX = 900  # a widget's figure shares its slide with the controls: drawn a
 
 def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[str],
                     target: int) -> widgets.interactive:
-    """A slider over the checkpoints of one run.
+    """A slider over the training steps of one run's checkpoints (it moves from one checkpoint to the next).
 
     Inputs: history: checkpoints ``(step, held-out accuracy, A)`` with A the (T, T) attention weights of one
     sequence (``selfattention.tasks.train`` with a snapshot); labels: its T tokens; target: the position of
@@ -39,6 +39,7 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
     fig, (ax_map, ax_acc) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained", width_ratios=(1, 1.3))
     plt.close(fig)  # shown by widgets.show only, once per move
     image = ax_map.imshow(maps[0], cmap="Blues", vmin=0.0, vmax=1.0)
+    fig.colorbar(image, ax=ax_map, label="weight", shrink=0.8)
     ax_map.set(xticks=range(T), yticks=range(T), yticklabels=labels, xlabel="key", ylabel="query")
     ax_map.set_xticklabels(labels, rotation=45, ha="right")
     ax_acc.plot(steps, accuracy, color="tab:blue", lw=2)
@@ -47,7 +48,8 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
     title = ax_map.set_title(" ")
     legible(fig, shown_px=WIDGET_PX)
 
-    def draw(checkpoint: int = 0) -> None:
+    def draw(step: int = steps[0]) -> None:
+        checkpoint = max(i for i, s in enumerate(steps) if s <= step) if step >= steps[0] else 0
         step, acc, A = steps[checkpoint], accuracy[checkpoint], maps[checkpoint]
         image.set_data(A)
         marker.set_data([step], [acc])
@@ -56,5 +58,7 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
         print(f"step {step:3d}: held-out accuracy {acc:.3f}; the query gives {A[-1, target]:.2f} of its "
               f"attention to the right item")
 
-    slider = widgets.IntSlider(value=0, min=0, max=len(history) - 1, step=1, description="checkpoint")
-    return widgets.interactive(draw, checkpoint=slider)
+    gaps = [b - a for a, b in zip(steps, steps[1:], strict=False)]
+    slider = widgets.IntSlider(value=steps[0], min=steps[0], max=steps[-1], step=max(1, min(gaps, default=1)),
+                               description="step")
+    return widgets.interactive(draw, step=slider)
