@@ -86,7 +86,7 @@ def test_query_steps_draws_every_number_on_the_way():
         assert f"{w:.2f}" in texts
     assert "[1, 0, 2]" in texts and "apple: [0, 0, 1]" in texts
     assert f"[0.00, {weights[3]:.2f}]" in texts  # alpha_apple v_apple, next to v_apple itself
-    assert f"[{weights[0]:.2f}, 0.00]" in texts and "[0.00, 0.00]" in texts  # every alpha_j v_j with 2 decimals
+    assert f"[{weights[0]:.2f}, 0.00]" in texts and "[0.00, 0.00]" in texts  # 2 decimals each
     assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth()) - 1e-9
     with pytest.raises(ValueError, match="one row per word"):
         figures.query_steps(WORDS, "ate", q, K[:3], V, scores, weights, weights @ V)
@@ -102,8 +102,10 @@ def test_keys_and_queries_draws_each_key_as_a_point_and_each_query_as_an_arrow()
     assert all(f" k {w}" in texts and f" q {w}" in texts for w in WORDS)
     points = [line.get_xydata()[0].tolist() for line in ax.lines if line.get_marker() == "o"]
     assert points == keys.tolist()
-    assert [a.xy for a in ax.texts if hasattr(a, "arrow_patch") and a.arrow_patch] == [tuple(q) for q in queries]
-    assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth(), shown_px=figures.DECK_PX / 2) - 1e-9
+    arrows = [a.xy for a in ax.texts if getattr(a, "arrow_patch", None)]
+    assert arrows == [tuple(q) for q in queries]
+    half = figures.DECK_PX / 2
+    assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth(), shown_px=half) - 1e-9
     with pytest.raises(ValueError, match="expected both"):
         figures.keys_and_queries(queries[:, :1], keys, WORDS)
     plt.close("all")
