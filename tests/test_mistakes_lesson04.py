@@ -42,6 +42,7 @@ APPLE = {
     "old W_Q": "with the lesson's unchanged W_Q",
     "percent": "looks like a percentage",
     "no red": "leaves out red's row",
+    "own term": "apple included",
     "other": "the weight is e^(score of ate)",
 }
 
@@ -99,6 +100,7 @@ def weak() -> np.ndarray:
         ((GOOD, 0.5), "other"),
         ((food_only(), math.exp(5) / (math.exp(5) + 3)), "no red"),
         ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
+        ((GOOD, math.exp(3) / (math.exp(3) + 2)), "own term"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
@@ -109,6 +111,7 @@ def test_apple_uncancelled_red_names_the_cause():
     text = message(check_apple, (weak(), 0.68))
     assert "still scores itself 2" in text and "The red row of W_Q" in text, text
     assert "and most to" not in text, text
+    assert "or outweigh it" in text, text
 
 
 # ------------------------------------------------------------------ Exercise 2: choose the values
@@ -130,6 +133,9 @@ VALUES = {
     "scaled": "with 1/sqrt(d_k)",
     "old z": "with the lesson's W_V (person, food)",
     "average": "plain average",
+    "apple red": "leaves out apple's red",
+    "top word": "the top word alone",
+    "red 2": "gives apple's red 2",
     "other": "do not depend on W_V",
 }
 
@@ -167,6 +173,9 @@ def red_only_through_fruit() -> np.ndarray:
         ((W_V_GOOD, A_ATE @ (X_TOY @ W_V_OLD)), "old z"),
         ((W_V_GOOD, [0.25, 0.5]), "average"),
         ((W_V_GOOD, [0.5, 0.5]), "other"),
+        ((W_V_GOOD, [A_ATE[3], A_ATE[2]]), "apple red"),
+        ((W_V_GOOD, [1.0, 1.0]), "top word"),
+        ((W_V_GOOD, [A_ATE[3], A_ATE[2] + 2 * A_ATE[3]]), "red 2"),
     ],
 )
 def test_values_mistakes_are_named(answer, mistake):
@@ -213,6 +222,11 @@ def fused_columns(W, X):
 def fused_keys_first(W, X):
     W_q, W_k, W_v = blocks(W)
     return softmax((X @ W_k) @ (X @ W_q).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def fused_qk_blocks_swapped(W, X):
+    W_k, W_q, W_v = blocks(W)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
 def fused_interleaved(W, X):
@@ -306,6 +320,7 @@ def test_fused_right_answers(capsys):
         (fused_scaled_by(lambda X, W: math.sqrt(X.shape[1])), "sqrt d_in"),
         (fused_columns, "axis 0"),
         (fused_keys_first, "keys first"),
+        (fused_qk_blocks_swapped, "keys first"),
         (fused_interleaved, "interleaved"),
         (fused_vkq, "order"),
         (fused_qvk, "k v swapped"),
@@ -464,3 +479,34 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
 )
 def test_next_word_mistakes_are_named(answer, mistake):
     names_only(message(check_next, answer), mistake, NEXT)
+
+
+def test_fused_swapped_blocks_are_named():
+    assert "swapped the first two blocks" in message(checks.check_fused_output, fused_qk_blocks_swapped)
+
+
+def test_next_word_messages_read_well():
+    text = message(check_next, one_hot_axes())
+    assert "one axis per word" not in text and "With more axes" in text, text
+    text = message(check_next, (Q_NEXT / 3, K_NEXT))
+    assert "and most to" not in text, text
+
+
+def test_next_word_names_apples_query_too_when_both_fail():
+    """Apple's key (-1, -1) ties with red's for 'ate', and apple's query (1.5, -1.5) gives 'Sam' under 0.8."""
+    W_K = np.array([[1, 0], [0, 1], [0, -1], [0, 0], [-1, 0]], dtype=float)
+    W_Q = np.array([[0, 3], [-3, 0], [1.5, 1.5], [0, 0], [0, -3]], dtype=float)
+    text = message(check_next, (W_Q, W_K))
+    assert "W_K_next enters apple's key" in text and "The query of 'apple' fails too" in text, text
+
+
+def test_next_word_draws_the_plane_when_asked(capsys):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    checks.check_next_word(Q_NEXT, K_NEXT, draw=True)
+    assert len(plt.get_fignums()) == before + 1
+    plt.close("all")

@@ -86,9 +86,28 @@ def test_query_steps_draws_every_number_on_the_way():
         assert f"{w:.2f}" in texts
     assert "[1, 0, 2]" in texts and "apple: [0, 0, 1]" in texts
     assert f"[0.00, {weights[3]:.2f}]" in texts  # alpha_apple v_apple, next to v_apple itself
+    assert f"[{weights[0]:.2f}, 0.00]" in texts and "[0.00, 0.00]" in texts  # 2 decimals each
     assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth()) - 1e-9
     with pytest.raises(ValueError, match="one row per word"):
         figures.query_steps(WORDS, "ate", q, K[:3], V, scores, weights, weights @ V)
+    plt.close("all")
+
+
+def test_keys_and_queries_draws_each_key_as_a_point_and_each_query_as_an_arrow():
+    keys = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=float)
+    queries = 3 * np.roll(keys, -1, axis=0)
+    fig = figures.keys_and_queries(queries, keys, WORDS)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert all(f" k {w}" in texts and f" q {w}" in texts for w in WORDS)
+    points = [line.get_xydata()[0].tolist() for line in ax.lines if line.get_marker() == "o"]
+    assert points == keys.tolist()
+    arrows = [a.xy for a in ax.texts if getattr(a, "arrow_patch", None)]
+    assert arrows == [tuple(q) for q in queries]
+    half = figures.DECK_PX / 2
+    assert smallest_text_pt(fig) >= figures.deck_font_pt(fig.get_figwidth(), shown_px=half) - 1e-9
+    with pytest.raises(ValueError, match="expected both"):
+        figures.keys_and_queries(queries[:, :1], keys, WORDS)
     plt.close("all")
 
 

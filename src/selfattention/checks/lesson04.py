@@ -92,8 +92,8 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             raise ExerciseError(
                 f"{where}; it should give 'ate' at least 0.8. 'apple' still scores itself {scores[apple]:.2g}: its "
                 f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
-                f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it with the rows only "
-                f"'apple' has."
+                f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it, or outweigh it, with the "
+                f"rows only 'apple' has."
             )
         raise ExerciseError(
             f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
@@ -128,6 +128,8 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             scores[ate],
         "that is the weight with 1/sqrt(d_k): this exercise leaves scaling out.":
             reference_softmax(scores / np.sqrt(3))[ate],
+        "that sums e^score over three words: the softmax runs over all four words, apple included (its "
+        "score of itself).": reference_softmax(scores[:3])[ate],
         "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
@@ -204,6 +206,12 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
         "that is z_ate with the lesson's W_V (person, food): a new W_V changes what each word hands over, not "
         "the weights.": weights @ (_X_TOY @ _W_V),
         "that is a plain average of the values: 'ate' weights them by its attention.": _VALUES.mean(axis=0),
+        "that leaves out apple's red: 'apple' is red too and hands over [1, 1].":
+            weights[2] * _VALUES[2] + weights[3] * np.array([1.0, 0.0]),
+        "that is the value of the top word alone: 'ate' receives a mix of all four values, weighted by its "
+        "attention.": _VALUES[int(np.argmax(weights))],
+        "that gives apple's red 2: apple's value is [1, 1], its red feature counted once.":
+            weights[2] * _VALUES[2] + weights[3] * np.array([1.0, 2.0]),
     }
     for explanation, value in wrong.items():
         if np.allclose(p, value, atol=0.005):
@@ -214,7 +222,7 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
         f"z_ate = sum_j alpha_j v_j.")
 
 
-# ----------------------------------------------------------------- Exercise 3: a fused query-key-value weight
+# ----------------------------------------------------------------- Exercise 5: a fused query-key-value weight
 
 _REFUSE_MESSAGE = (
     "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
@@ -262,7 +270,8 @@ def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
         "sqrt(d_k).": reference_softmax(S / math.sqrt(d_in)) @ V,
         "softmax was taken down the columns (axis=0); each query's weights over the keys sum to 1: use "
         "axis=-1.": reference_softmax(S / math.sqrt(d_k), axis=0) @ V,
-        "the weights came from K @ Q.T instead of Q @ K.T (row i must hold query i's scores).":
+        "the weights came from K @ Q.T instead of Q @ K.T, or you swapped the first two blocks (row i must "
+        "hold query i's scores, and the query block comes first).":
             reference_softmax(S.T / math.sqrt(d_k)) @ V,
         "you read the three blocks as interleaved (q, k, v, q, k, v, ...); they are consecutive: rows 0 to "
         "d_k - 1 are the query's, the next d_k the key's, the last d_k the value's.":
@@ -306,7 +315,7 @@ class _NoTorchAttention:
 
 
 def check_fused_output(fused_output: Callable[..., Any]) -> None:
-    """Exercise 3: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
+    """Exercise 5: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
     weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
     nn.MultiheadAttention's in_proj_weight does."""
     if fused_output is None or fused_output is Ellipsis:
@@ -346,7 +355,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
-# ----------------------------------------------------------------- Exercise 4: the next word, with d_k = 2
+# ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
 
@@ -357,9 +366,11 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
         return reference_softmax((_X_TOY @ W_q) @ (_X_TOY @ W_k).T)
 
 
-def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
-    """Exercise 4: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
-    least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores."""
+def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
+    """Exercise 3: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
+    least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores. With ``draw``,
+    first draws the four keys as points and the four queries as arrows in the plane (once the shapes are
+    right)."""
     Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
     for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
         if W.ndim == 2 and W.shape[1] == 5 and W.shape[0] != 5:
@@ -379,8 +390,15 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
     if Wq.shape[1] != 2:
         raise ExerciseError(
             f"your projections have d_k = {Wq.shape[1]}; the exercise asks for d_k = 2, two numbers per query "
-            f"and key. With one axis per word the task is easy; the point is to do it with two."
+            f"and key. With more axes the task gets easier; the point is to do it with two."
         )
+    if draw:
+        import matplotlib.pyplot as plt
+
+        from ..plots.projections import keys_and_queries
+
+        keys_and_queries(_X_TOY @ Wq, _X_TOY @ Wk, WORDS)
+        plt.show()
     A = _next_word_weights(Wq, Wk)
     right = A[np.arange(4), list(_NEXT)]
     if right.min() >= 0.8:
@@ -398,8 +416,9 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
                 f"A word's query is the sum of the rows of W_Q_next for its features."
             )
     i = min(failing, key=lambda k: right[k])
-    where = (f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention, and most to "
-             f"'{WORDS[top[i]]}' ({A[i, top[i]]:.2f})")
+    where = f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention"
+    if top[i] != _NEXT[i]:
+        where += f", and most to '{WORDS[top[i]]}' ({A[i, top[i]]:.2f})"
     keys = ", ".join(f"{w} {np.round(K[k], 2).tolist()}" for k, w in enumerate(WORDS))
     nxt = S[np.arange(4), list(_NEXT)]
     rest = S.copy()
@@ -423,6 +442,9 @@ def check_next_word(W_Q_next: Any, W_K_next: Any) -> None:
         elif 3 in (c, _NEXT[k]):
             text += (" A word's key is the sum of the rows of W_K_next for its features, and 'apple' has the red "
                      "feature too: red's row of W_K_next enters apple's key.")
+            if right[3] < 0.8:
+                text += (f" The query of 'apple' fails too ({right[3]:.2f} to 'Sam'): red's row of W_Q_next "
+                         f"enters apple's query in the same way.")
         raise ExerciseError(text)
     if all(top[k] == k for k in range(4)):
         raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "

@@ -17,7 +17,7 @@ from matplotlib.text import Text
 from numpy.typing import ArrayLike
 
 __all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "feature_and_scores", "weights_compared",
-           "query_steps"]
+           "query_steps", "keys_and_queries"]
 
 MIN_PX = 20  # the smallest text on a slide, in pixels
 DECK_PX = 1180  # the width a figure is drawn at on a 1280 x 720 slide (its margins taken off), in pixels
@@ -106,22 +106,53 @@ def feature_and_scores(M: ArrayLike, features: Sequence[str], scores: Sequence[A
         ax.set_title(title)
         ax.set_xlabel("feature looked at" if k == 0 else "key")
         ax.set_ylabel("feature that looks" if k == 0 else ("query" if k == 1 else ""))
-    fig.colorbar(image, ax=list(axes), shrink=0.8)
+    fig.colorbar(image, ax=list(axes), shrink=0.8, label="value (M) or score")
     return legible(fig)
 
 
-def _vector(v: ArrayLike) -> str:
-    """``[1, 0, 2]`` for whole numbers, ``[0.22, 0.61]`` otherwise."""
+def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: float = 7.0) -> Figure:
+    """Two query/key axes drawn as a plane: each key a labelled point, each query a labelled arrow from the
+    origin, one colour per word (a word's query and key share it).
+
+    Inputs: Q (T, 2) and K (T, 2), the words' queries and keys; words: the T tokens.
+    """
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    T = len(words)
+    if Q.shape != (T, 2) or K.shape != (T, 2):
+        raise ValueError(f"Q {Q.shape} and K {K.shape}: expected both ({T}, 2) for {T} words")
+    fig, ax = plt.subplots(figsize=(width, width), layout="constrained")
+    size = deck_font_pt(width, shown_px=DECK_PX / 2)
+    reach = max(1.0, float(np.abs(np.vstack([Q, K])).max())) * 1.4
+    ax.axhline(0, color="0.85", lw=1)
+    ax.axvline(0, color="0.85", lw=1)
+    for i, word in enumerate(words):
+        colour = f"C{i}"
+        ax.annotate("", xy=tuple(Q[i]), xytext=(0, 0),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
+        ax.text(*Q[i], f" q {word}", color=colour, fontsize=size, ha="left", va="bottom")
+        ax.plot(*K[i], "o", color=colour, ms=12)
+        ax.text(*K[i], f" k {word}", color=colour, fontsize=size, ha="left", va="top", fontweight="bold")
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    ax.set_aspect("equal")
+    ax.set_xlabel("axis 1")
+    ax.set_ylabel("axis 2")
+    ax.set_title("keys (points) and queries (arrows)")
+    return legible(fig, shown_px=DECK_PX / 2)
+
+
+def _vector(v: ArrayLike, decimals: bool = False) -> str:
+    """``[1, 0, 2]`` for whole numbers (unless ``decimals``), ``[0.22, 0.61]`` otherwise."""
     a = np.asarray(v, dtype=float)
-    if np.allclose(a, np.round(a)):
+    if not decimals and np.allclose(a, np.round(a)):
         return "[" + ", ".join(f"{x:.0f}" for x in a) + "]"
     return "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
 
 
 def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V: ArrayLike,
                 scores: ArrayLike, weights: ArrayLike, z: ArrayLike) -> Figure:
-    """One query step by step: its vector q, each key k_j, the score q . k_j, the weight alpha_j (shaded by
-    its size) and the weighted value alpha_j v_j, summed into z.
+    """One query step by step: its vector q, each key k_j, the score q_i . k_j, the weight alpha_ij (shaded by
+    its size) and the weighted value alpha_ij v_j, summed into z.
 
     Inputs: words (T,); q (d_k,); K (T, d_k); V (T, d_v); scores and weights (T,); z (d_v,).
     """
@@ -138,8 +169,9 @@ def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V:
     arrow = {"arrowstyle": "->", "color": "0.5", "shrinkA": 0, "shrinkB": 0}
     ax.text(0.0, 0.45, f"$q_{{{query}}}$\n{_vector(q)}\n$d_k = {len(np.atleast_1d(q))}$", ha="center",
             va="center", bbox=box)
-    columns = ((0.22, "key $k_j$"), (0.4, r"$q \cdot k_j$"), (0.52, r"$\alpha_j$"), (0.66, "value $v_j$"),
-               (0.84, r"$\alpha_j \times v_j$"))
+    columns = ((0.22, "key $k_j$"), (0.4, r"$q_i \cdot k_j$"), (0.52, r"$\alpha_{ij}$"),
+               (0.66, "value $v_j$"),
+               (0.84, r"$\alpha_{ij} \times v_j$"))
     for x, head in columns:
         ax.text(x, 1.03, head, ha="center")
     for j, word in enumerate(words):
@@ -152,7 +184,7 @@ def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V:
                 color="white" if weights[j] > 0.5 else "black",
                 bbox={"boxstyle": "round", "fc": shade, "ec": "0.6"})
         ax.text(0.66, y, _vector(V[j]), ha="center", va="center")
-        ax.text(0.84, y, _vector(weights[j] * V[j]), ha="center", va="center")
+        ax.text(0.84, y, _vector(weights[j] * V[j], decimals=True), ha="center", va="center")
         ax.annotate("", (0.99, 0.45), (0.925, y), arrowprops=arrow)
     ax.text(1.08, 0.45, f"$z_{{{query}}}$\n{_vector(z)}\n$d_v = {len(np.atleast_1d(z))}$", ha="center",
             va="center", bbox=box)

@@ -44,9 +44,11 @@ def query_designer(K: ArrayLike, V: ArrayLike, words: Sequence[str], q0: ArrayLi
     fig, ax = plt.subplots(figsize=(11, 4.2), layout="constrained")
     plt.close(fig)  # shown by widgets.show only, once per move
     bars = ax.bar(range(T), np.zeros(T), color="tab:blue")
-    ax.set(ylim=(0, 1.1), ylabel=r"weight $\alpha_j$",
+    ax.set(ylim=(0, 1.1), ylabel=r"weight $\alpha_{ij}$",
            xticks=range(T), xticklabels=[f"{w}\n$k$={_fmt(k)}" for w, k in zip(words, K, strict=True)])
     ax.axhline(1 / T, color="0.5", ls=":", lw=1)
+    ax.set_xlim(-0.6, T + 0.2)
+    ax.text(T - 0.45, 1 / T, "1/T", color="0.4", ha="left", va="center")
     labels = [ax.text(j, 0, "", ha="center", va="bottom") for j in range(T)]
     title = ax.set_title(" ")
     legible(fig, shown_px=WIDGET_PX)
