@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_array, check_function, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
 __all__ = ["check_head2_apple", "check_multi_head_attention", "check_mixing_W_O"]
 
@@ -20,7 +20,7 @@ _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
 _HEAD1 = tuple(np.array(m, dtype=float) for m in (
     [[1, 0], [0, 1], [1, 0], [0, 1]], [[1, 0], [0, 1], [0, 1], [1, 0]], [[1, 0], [0, 1], [1, 1], [0, 1]]))
 _HEAD2 = tuple(np.array(m, dtype=float) for m in (
-    [[0, 0], [0, 0], [2, 0], [0, 2]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
+    [[0, 0], [0, 0], [2, 0], [0, 1]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
 _APPLE = 2
 _TOKENS = ("I", "love", "apple", "phones")
 _HAND_TOL = 0.01  # a hand computation to 2 decimals
@@ -37,8 +37,11 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
         "the scores were not divided by sqrt(d_k) = sqrt(2) before the softmax.": reference_softmax(scores),
         "the scores were divided by d_k = 2; the divisor is sqrt(d_k) = sqrt(2), about 1.414.":
             reference_softmax(scores / 2),
-        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2s and the swapped "
-        "features).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
+        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2 in its W_Q, its "
+        "swapped keys).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
+        "this is the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
+        "is its query against every key, q_apple . k_j. In head 2 the two differ.":
+            reference_softmax(Q @ K[_APPLE] / np.sqrt(2)),
         "the scaled scores were divided by their sum, without the exponential: softmax takes exp of each "
         "score first, then divides by the sum of the exponentials.": raw / raw.sum(),
         "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
@@ -223,6 +226,13 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
     for case in cases:  # a clear message if the shape is wrong, before any comparison
         try:
             got = multi_head_attention(*case)
+        except TypeError as exc:  # d_k = d_model / num_heads, a float, handed to reshape
+            if "integer" in str(exc):
+                raise ExerciseError(
+                    f"multi_head_attention raised TypeError ({str(exc)[:70]}): a shape must be whole numbers. "
+                    f"Compute d_k = d_model // num_heads (with //; d_model / num_heads is a float)."
+                ) from None
+            break
         except ValueError as exc:  # K.transpose(0, 2, 1) copied from the 3-D code into 4-D code
             text = str(exc)
             if "axes don't match array" in text or "matmul" in text:
@@ -233,6 +243,11 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             break
         except Exception:  # check_function below words the crash for the learner
             break
+        if isinstance(got, tuple | list) and len(got) in (2, 3) and all(hasattr(g, "shape") for g in got):
+            raise ExerciseError(
+                f"multi_head_attention returned {len(got)} arrays (the output and the weights?); return only "
+                f"the output, one array of shape (batch, T, d_model)."
+            )
         if got is not None and got is not Ellipsis and np.shape(got) != case[0].shape:
             raise ExerciseError(
                 f"multi_head_attention returned shape {np.shape(got)} for X of shape {case[0].shape}; "
@@ -283,16 +298,17 @@ def check_mixing_W_O(W_O_mix: Any) -> None:
         raise ExerciseError(
             "the blocks are in the right places but scaled (0.5 for an average, or 2): here mixing means "
             "adding, output features 0-1 = head 1's output + head 2's, 2-3 = head 2's, so each block is I.")
-    try:  # the engine's "a normalisation is missing" does not apply to designing W_O: drop it
-        check_array(H @ W, H @ _MIXING, "the output of your W_O_mix (on six tokens' concatenated heads)",
-                    mistakes=mistakes)
-    except ExerciseError as err:
-        if "normalisation" not in str(err):
-            raise
-        diff = np.abs(W - _MIXING)
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_O_mix contains NaN or infinite values.")
+    got = H @ W
+    if not np.allclose(got, H @ _MIXING):
+        for explanation, wrong in mistakes.items():
+            if np.allclose(got, wrong):
+                raise ExerciseError(f"W_O_mix is not right yet: {explanation}")
+        diff = np.abs(W - _MIXING)  # H has full column rank, so only this W_O gives H @ _MIXING
         r, c = (int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
         raise ExerciseError(f"W_O_mix differs from a W_O that mixes the heads as asked. The largest difference "
                             f"is at row {r}, column {c}: you have {W[r, c]:.3g}, the right value is "
-                            f"{_MIXING[r, c]:.3g}.") from None
+                            f"{_MIXING[r, c]:.3g} (row r: what concatenated feature r adds to output feature c).")
     passed("rows 0-1 of W_O (head 1's block W_O^(1)) are [I | 0], rows 2-3 (head 2's block W_O^(2)) are "
            "[I | I]: concat(heads) W_O = head_1 W_O^(1) + head_2 W_O^(2).")
