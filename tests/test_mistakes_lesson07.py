@@ -82,6 +82,14 @@ def test_head2_a_guess_without_computing_does_not_pass():
     assert 'your weight on "phones" is 1.000' in text
 
 
+def test_head2_prediction_is_answered_but_not_graded(capsys):
+    right = ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80])
+    check_head2_apple(*right, "love")
+    assert "was not" in capsys.readouterr().out
+    check_head2_apple(*right, "phones")
+    assert "was right" in capsys.readouterr().out
+
+
 def test_head2_blank_is_told_to_answer():
     assert "None" in _message(lambda a: check_head2_apple(*a), (None, None))
 

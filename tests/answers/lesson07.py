@@ -6,6 +6,7 @@ See tests/answers/__init__.py: each is graded by the real grader and must get fu
 ANSWERS = {
     # Exercise 1: by hand, from the table of head 2's Q, K, V, to two decimals as the exercise allows.
     "l07-head2-answer": """
+apple_guess_2 = "apple"                      # the prediction, made before computing
 apple_weights_2 = [0.11, 0.09, 0.25, 0.55]   # scores 0.3, 0.05, 1.5, 2.6; / 1.414; exp; / sum
 apple_output_2 = [0.50, 0.80]                # 0.11 v_I + 0.09 v_love + 0.25 v_apple + 0.55 v_phones
 """,

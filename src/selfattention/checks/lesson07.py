@@ -73,9 +73,10 @@ def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
     return arr
 
 
-def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
+def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: Any = None) -> None:
     """Exercise 1: head 2's weights of "apple" over the four tokens (4 numbers) and its output (2 numbers),
-    each within 0.01 (a hand computation to 2 decimals)."""
+    each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the learner's prediction of the
+    token "apple" weighs most, is not graded: the message says whether it was right."""
     right_w, right_z, weight_mistakes, output_mistakes = _head2_mistakes()
     w = _hand_array(apple_weights_2, "apple_weights_2", 4)
     if np.allclose(w, right_w, atol=_HAND_TOL, rtol=0):
@@ -99,8 +100,13 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
         raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
                             f"output: it is sum_j alpha_apple,j v_j with your (right) weights and head 2's "
                             f"value rows.")
+    guess = ""
+    if isinstance(apple_guess_2, str) and apple_guess_2.strip():
+        right = apple_guess_2.strip().strip('"').lower() == "phones"
+        guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
+                 + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
     passed(f"apple's row in head 2 is {np.round(right_w, 3).tolist()} and its output "
-           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.")
+           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.{guess}")
 
 
 # ------------------------------------------------------------------ exercise 2: the batched layer
