@@ -194,10 +194,10 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             "scores against every key, Q @ K.swapaxes(-1, -2).": _mha(*args, scores_transposed=True),
             "the output projection is missing: multiply the concatenated heads by W_O at the end.":
                 _mha(*args, out_proj="none"),
-            "the output is multiplied by W_O.T; W_O is (d_model, d_model) in (in, out) order here, so "
+            "the output is multiplied by W_O.T; here W_O is stored so that merged @ W_O projects, so "
             "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
-            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are in "
-            "(in, out) order, so compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
+            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are "
+            "stored so that X @ W_Q projects: compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
             "the tokens attend across the sequences of the batch (the batch joined into one long sequence); "
             "each sequence attends only to its own tokens: keep the batch axis apart.":
                 _mha(*args, across_batch=True),
