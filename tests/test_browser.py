@@ -77,9 +77,9 @@ DRIVES = {
                                    expect="step   2: held-out accuracy"),
     # 64 -> 128 on "d_k": the line under the figure names the new length.
     "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, tau = 1.00"),
-    # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.45.
+    # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.42.
     "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
-                                     "I love apple juice", expect="head 2: apple -> apple (0.45)"),
+                                     "I love apple juice", expect="head 2: apple -> apple (0.42)"),
     # Held-out sequence 0 (E:2 A:0 B:3 H:7 ?A): the two-head model of seed 0 gives both digits.
     "08_why_several_heads": Drive("widgets.interact(show_query", "model", "select", "two heads, d_k = 16",
                                   expect="the model answers [3, 7]"),

@@ -88,6 +88,15 @@ def test_sentence_heads_redraws_one_figure_with_the_weights_of_each_head(shown, 
     assert last.startswith("one: apple -> ") and f"two: apple -> phones ({want[2].max():.2f})" in last
 
 
+def test_sentence_heads_scale_multiplies_every_W_Q(shown, capsys) -> None:
+    view = views.sentence_heads(VOCAB, {"one": HEAD, "two": OTHER}, ["I love apple phones"])
+    view("I love apple phones", scale=2.0)
+    Xs = np.stack([VOCAB[w] for w in "I love apple phones".split()])
+    _, want = core.scaled_dot_product_attention(Xs @ (2 * HEAD[0]), Xs @ HEAD[1], Xs @ HEAD[2])
+    np.testing.assert_allclose(shown[0].axes[0].images[0].get_array(), want)
+    assert "x 2" in shown[0]._suptitle.get_text()
+
+
 @pytest.mark.parametrize(("sentences", "match"), [
     ([], "sentences is empty"),
     (["I love apple", "I love apple phones"], "one length"),

@@ -17,7 +17,7 @@ from selfattention.checks import check_head2_apple, check_mixing_W_O, check_mult
 
 # ---------------------------------------------------------------- exercise 1: head 2's row of "apple"
 # Head 2 of the worked example, as the lesson prints it: scores of "apple" q_apple . k_j and the value rows.
-SCORES = np.array([0.4, 0.1, 2.0, 2.8])
+SCORES = np.array([0.3, 0.05, 1.5, 2.6])
 V2 = np.array([[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]])
 K2 = np.array([[0.1, 0.2], [0.0, 0.1], [0.5, 1.0], [1.2, 0.4]])
 V1 = np.array([[1.2, 0.8], [1.0, 1.2], [1.1, 1.7], [0.4, 1.7]])
@@ -43,21 +43,23 @@ HEAD2 = {
     "row of I": "the row of \"I\"",
     "row of love": "the row of \"love\"",
     "row of phones": "the row of \"phones\"",
+    "column of apple": "the column of \"apple\"",
 }
 HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
-    "no scaling": ([0.06, 0.04, 0.28, 0.62], [0.54, 0.79]),
-    "divided by d_k": ([0.135, 0.116, 0.3, 0.448], [0.54, 0.79]),
-    "head 1": ([0.25, 0.28, 0.22, 0.25], [0.54, 0.79]),
-    "no exponential": ([0.075, 0.019, 0.377, 0.528], [0.54, 0.79]),
+    "no scaling": ([0.066, 0.052, 0.22, 0.662], [0.50, 0.80]),
+    "divided by d_k": ([0.146, 0.129, 0.266, 0.46], [0.50, 0.80]),
+    "head 1": ([0.25, 0.28, 0.22, 0.25], [0.50, 0.80]),
+    "no exponential": ([0.067, 0.011, 0.337, 0.584], [0.50, 0.80]),
     "uniform": ([0.25, 0.25, 0.25, 0.25], [0.425, 0.45]),
-    "not summing to 1": (np.exp(SCORES / np.sqrt(2)).round(2), [0.54, 0.79]),
+    "not summing to 1": (np.exp(SCORES / np.sqrt(2)).round(2), [0.50, 0.80]),
     "keys": (RIGHT_W.round(2), (RIGHT_W @ K2).round(2)),
     "head 1 values": (RIGHT_W.round(2), (RIGHT_W @ V1).round(2)),
     "mean of values": (RIGHT_W.round(2), V2.mean(axis=0).round(2)),
     "own value": (RIGHT_W.round(3), [1.0, 0.5]),
-    "row of I": ([0.22, 0.21, 0.27, 0.30], [0.54, 0.79]),
-    "row of love": ([0.24, 0.23, 0.25, 0.28], [0.54, 0.79]),
-    "row of phones": ([0.108, 0.086, 0.525, 0.282], [0.54, 0.79]),
+    "row of I": ([0.22, 0.21, 0.26, 0.30], [0.50, 0.80]),
+    "row of love": ([0.24, 0.23, 0.25, 0.28], [0.50, 0.80]),
+    "row of phones": ([0.153, 0.133, 0.378, 0.337], [0.50, 0.80]),
+    "column of apple": ([0.15, 0.13, 0.35, 0.37], [0.54, 0.64]),   # k_apple . q_j: the q/k swap
 }
 
 
@@ -69,7 +71,7 @@ def test_head2_mistake_is_named(key):
 
 def test_head2_right_answers_pass(capsys):
     """Typed to 2 decimals, or computed exactly."""
-    _right_answer_passes(lambda a: check_head2_apple(*a), ([0.10, 0.08, 0.30, 0.53], [0.54, 0.79]), capsys)
+    _right_answer_passes(lambda a: check_head2_apple(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80]), capsys)
     _right_answer_passes(lambda a: check_head2_apple(*a), (RIGHT_W, RIGHT_W @ V2), capsys)
 
 
@@ -78,6 +80,14 @@ def test_head2_a_guess_without_computing_does_not_pass():
     text = _message(lambda a: check_head2_apple(*a), ([0, 0, 0, 1], [0.4, 1.2]))
     assert "differs from the right row" in text
     assert 'your weight on "phones" is 1.000' in text
+
+
+def test_head2_prediction_is_answered_but_not_graded(capsys):
+    right = ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80])
+    check_head2_apple(*right, "love")
+    assert "was not" in capsys.readouterr().out
+    check_head2_apple(*right, "phones")
+    assert "was right" in capsys.readouterr().out
 
 
 def test_head2_blank_is_told_to_answer():
@@ -210,6 +220,27 @@ def test_mha_a_single_sequence_layer_does_not_pass():
     assert "multi_head_attention raised ValueError" in _message(check_multi_head_attention, unbatched)
 
 
+def test_mha_returning_the_weights_too_is_explained():
+    def with_weights(X, W_Q, W_K, W_V, W_O, num_heads):
+        B, T, d = X.shape
+        Q, K, V = (_split(X @ W, num_heads) for W in (W_Q, W_K, W_V))
+        A = _softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(d // num_heads))
+        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O, A
+
+    assert "return only the output" in _message(check_multi_head_attention, with_weights)
+
+
+def test_mha_a_float_d_k_is_explained():
+    def float_d_k(X, W_Q, W_K, W_V, W_O, num_heads):
+        B, T, d = X.shape
+        d_k = d / num_heads
+        Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_Q, W_K, W_V))
+        A = _softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(d_k))
+        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O
+
+    assert "d_model // num_heads" in _message(check_multi_head_attention, float_d_k)
+
+
 def test_mha_inputs_overflow_a_naive_softmax():
     from selfattention.checks.lesson07 import _mha_cases
 
@@ -273,6 +304,13 @@ def test_mixing_right_answers_pass(capsys):
     by_rows[0, 0] = by_rows[1, 1] = 1                    # head 1's features -> outputs 0, 1
     by_rows[2, [0, 2]] = by_rows[3, [1, 3]] = 1          # head 2's features -> outputs 0, 1 and 2, 3
     _right_answer_passes(check_mixing_W_O, by_rows.tolist(), capsys)
+
+
+def test_mixing_a_slip_names_the_wrong_entry_of_W_O():
+    W = np.block([[I2, O2], [I2, I2]])
+    W[3, 1] = 0                                   # the 1 at row 3, column 1 forgotten
+    text = _message(check_mixing_W_O, W)
+    assert "row 3, column 1: you have 0, the right value is 1" in text
 
 
 def test_mixing_the_shape_is_explained():

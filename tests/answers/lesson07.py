@@ -6,8 +6,9 @@ See tests/answers/__init__.py: each is graded by the real grader and must get fu
 ANSWERS = {
     # Exercise 1: by hand, from the table of head 2's Q, K, V, to two decimals as the exercise allows.
     "l07-head2-answer": """
-apple_weights_2 = [0.10, 0.08, 0.30, 0.53]   # scores 0.4, 0.1, 2.0, 2.8; / 1.414; exp; / sum
-apple_output_2 = [0.54, 0.79]                # 0.10 v_I + 0.08 v_love + 0.30 v_apple + 0.53 v_phones
+apple_guess_2 = "apple"                      # the prediction, made before computing
+apple_weights_2 = [0.11, 0.09, 0.25, 0.55]   # scores 0.3, 0.05, 1.5, 2.6; / 1.414; exp; / sum
+apple_output_2 = [0.50, 0.80]                # 0.11 v_I + 0.09 v_love + 0.25 v_apple + 0.55 v_phones
 """,
     # Exercise 2: the lesson's batched computation, one sequence of the batch at a time.
     "l07-mha-answer": """

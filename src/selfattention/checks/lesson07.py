@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_array, check_function, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
 __all__ = ["check_head2_apple", "check_multi_head_attention", "check_mixing_W_O"]
 
@@ -20,7 +20,7 @@ _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
 _HEAD1 = tuple(np.array(m, dtype=float) for m in (
     [[1, 0], [0, 1], [1, 0], [0, 1]], [[1, 0], [0, 1], [0, 1], [1, 0]], [[1, 0], [0, 1], [1, 1], [0, 1]]))
 _HEAD2 = tuple(np.array(m, dtype=float) for m in (
-    [[0, 0], [0, 0], [2, 0], [0, 2]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
+    [[0, 0], [0, 0], [2, 0], [0, 1]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
 _APPLE = 2
 _TOKENS = ("I", "love", "apple", "phones")
 _HAND_TOL = 0.01  # a hand computation to 2 decimals
@@ -37,8 +37,11 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
         "the scores were not divided by sqrt(d_k) = sqrt(2) before the softmax.": reference_softmax(scores),
         "the scores were divided by d_k = 2; the divisor is sqrt(d_k) = sqrt(2), about 1.414.":
             reference_softmax(scores / 2),
-        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2s and the swapped "
-        "features).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
+        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2 in its W_Q, its "
+        "swapped keys).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
+        "this is the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
+        "is its query against every key, q_apple . k_j. In head 2 the two differ.":
+            reference_softmax(Q @ K[_APPLE] / np.sqrt(2)),
         "the scaled scores were divided by their sum, without the exponential: softmax takes exp of each "
         "score first, then divides by the sum of the exponentials.": raw / raw.sum(),
         "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
@@ -70,9 +73,10 @@ def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
     return arr
 
 
-def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
+def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: Any = None) -> None:
     """Exercise 1: head 2's weights of "apple" over the four tokens (4 numbers) and its output (2 numbers),
-    each within 0.01 (a hand computation to 2 decimals)."""
+    each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the learner's prediction of the
+    token "apple" weighs most, is not graded: the message says whether it was right."""
     right_w, right_z, weight_mistakes, output_mistakes = _head2_mistakes()
     w = _hand_array(apple_weights_2, "apple_weights_2", 4)
     if np.allclose(w, right_w, atol=_HAND_TOL, rtol=0):
@@ -96,8 +100,13 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any) -> None:
         raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
                             f"output: it is sum_j alpha_apple,j v_j with your (right) weights and head 2's "
                             f"value rows.")
+    guess = ""
+    if isinstance(apple_guess_2, str) and apple_guess_2.strip():
+        right = apple_guess_2.strip().strip('"').lower() == "phones"
+        guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
+                 + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
     passed(f"apple's row in head 2 is {np.round(right_w, 3).tolist()} and its output "
-           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.")
+           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.{guess}")
 
 
 # ------------------------------------------------------------------ exercise 2: the batched layer
@@ -185,10 +194,10 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             "scores against every key, Q @ K.swapaxes(-1, -2).": _mha(*args, scores_transposed=True),
             "the output projection is missing: multiply the concatenated heads by W_O at the end.":
                 _mha(*args, out_proj="none"),
-            "the output is multiplied by W_O.T; W_O is (d_model, d_model) in (in, out) order here, so "
+            "the output is multiplied by W_O.T; here W_O is stored so that merged @ W_O projects, so "
             "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
-            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are in "
-            "(in, out) order, so compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
+            "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are "
+            "stored so that X @ W_Q projects: compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
             "the tokens attend across the sequences of the batch (the batch joined into one long sequence); "
             "each sequence attends only to its own tokens: keep the batch axis apart.":
                 _mha(*args, across_batch=True),
@@ -223,6 +232,13 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
     for case in cases:  # a clear message if the shape is wrong, before any comparison
         try:
             got = multi_head_attention(*case)
+        except TypeError as exc:  # d_k = d_model / num_heads, a float, handed to reshape
+            if "integer" in str(exc):
+                raise ExerciseError(
+                    f"multi_head_attention raised TypeError ({str(exc)[:70]}): a shape must be whole numbers. "
+                    f"Compute d_k = d_model // num_heads (with //; d_model / num_heads is a float)."
+                ) from None
+            break
         except ValueError as exc:  # K.transpose(0, 2, 1) copied from the 3-D code into 4-D code
             text = str(exc)
             if "axes don't match array" in text or "matmul" in text:
@@ -233,6 +249,11 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             break
         except Exception:  # check_function below words the crash for the learner
             break
+        if isinstance(got, tuple | list) and len(got) in (2, 3) and all(hasattr(g, "shape") for g in got):
+            raise ExerciseError(
+                f"multi_head_attention returned {len(got)} arrays (the output and the weights?); return only "
+                f"the output, one array of shape (batch, T, d_model)."
+            )
         if got is not None and got is not Ellipsis and np.shape(got) != case[0].shape:
             raise ExerciseError(
                 f"multi_head_attention returned shape {np.shape(got)} for X of shape {case[0].shape}; "
@@ -283,16 +304,17 @@ def check_mixing_W_O(W_O_mix: Any) -> None:
         raise ExerciseError(
             "the blocks are in the right places but scaled (0.5 for an average, or 2): here mixing means "
             "adding, output features 0-1 = head 1's output + head 2's, 2-3 = head 2's, so each block is I.")
-    try:  # the engine's "a normalisation is missing" does not apply to designing W_O: drop it
-        check_array(H @ W, H @ _MIXING, "the output of your W_O_mix (on six tokens' concatenated heads)",
-                    mistakes=mistakes)
-    except ExerciseError as err:
-        if "normalisation" not in str(err):
-            raise
-        diff = np.abs(W - _MIXING)
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_O_mix contains NaN or infinite values.")
+    got = H @ W
+    if not np.allclose(got, H @ _MIXING):
+        for explanation, wrong in mistakes.items():
+            if np.allclose(got, wrong):
+                raise ExerciseError(f"W_O_mix is not right yet: {explanation}")
+        diff = np.abs(W - _MIXING)  # H has full column rank, so only this W_O gives H @ _MIXING
         r, c = (int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
         raise ExerciseError(f"W_O_mix differs from a W_O that mixes the heads as asked. The largest difference "
                             f"is at row {r}, column {c}: you have {W[r, c]:.3g}, the right value is "
-                            f"{_MIXING[r, c]:.3g}.") from None
+                            f"{_MIXING[r, c]:.3g} (row r: what concatenated feature r adds to output feature c).")
     passed("rows 0-1 of W_O (head 1's block W_O^(1)) are [I | 0], rows 2-3 (head 2's block W_O^(2)) are "
            "[I | I]: concat(heads) W_O = head_1 W_O^(1) + head_2 W_O^(2).")

@@ -49,8 +49,9 @@ def mha_diagram() -> Figure:
     box(0.75, 2.2, "$X$\n$T \\times d_{model}$", "#dbe9f6")
     for y, i in ((3.65, "1"), (2.2, "2"), (0.6, "h")):
         arrow((1.55, 2.2), (2.3, y))
-        box(4.25, y, f"head {i}: $Q_{i}, K_{i}, V_{i}$  ($T \\times d_k$)\n"
-                     f"softmax$(Q_{i} K_{i}^T / \\sqrt{{d_k}})\\, V_{i}$", "#fde0c5")
+        q, k, v = (f"{m}^{{({i})}}" for m in "QKV")
+        box(4.25, y, f"head {i}: ${q} = X W_Q^{{({i})}}$, ${k}$, ${v}$\n"
+                     f"softmax$({q} {{{k}}}^{{\\top}} / \\sqrt{{d_k}})\\, {v}$", "#fde0c5")
         arrow((6.25, y), (6.95, 2.2))
     ax.text(4.25, 1.42, "$\\vdots$", ha="center", va="center", fontsize=FONT)
     box(7.85, 2.2, "concat\n$T \\times h\\,d_k$\n$= T \\times d_{model}$", "#e5f5e0")

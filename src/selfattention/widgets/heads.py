@@ -32,8 +32,9 @@ def sentence_heads(
             softmax(X W_Q (X W_K)^T / sqrt(d_k)) X W_V.
         sentences: the choices, every one with the same number of words T and the word ``focus``.
     Returns:
-        ``show(sentence)``: redraws the heads' (T, T) maps on one colour scale (0 to 1) and prints, for
-        each head, the word that ``focus`` gives most weight.
+        ``show(sentence, scale=1.0)``: redraws the heads' (T, T) maps on one colour scale (0 to 1), every
+        head's W_Q multiplied by ``scale`` (so its scores too), and prints, for each head, the word that
+        ``focus`` gives most weight.
     """
     if not sentences:
         raise ValueError("sentences is empty; expected at least one sentence")
@@ -52,13 +53,13 @@ def sentence_heads(
     plt.close(fig)  # shown by show(), not by the inline backend
     numbers = [[ax.texts[r * T + c] for r in range(T) for c in range(T)] for ax in panels]
 
-    def view(sentence: str = sentences[0]) -> None:
+    def view(sentence: str = sentences[0], scale: float = 1.0) -> None:
         words = sentence.split()
         X = np.stack([np.asarray(vocab[w], dtype=float) for w in words])  # (T, d_model)
         line = []
         for name, ax, texts in zip(names, panels, numbers, strict=True):
             W_Q, W_K, W_V = (np.asarray(m, dtype=float) for m in heads[name])
-            _, A = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)  # (T, T)
+            _, A = scaled_dot_product_attention(X @ (scale * W_Q), X @ W_K, X @ W_V)  # (T, T)
             ax.images[0].set_data(A)
             for text, value in zip(texts, A.ravel(), strict=True):
                 text.set_text(f"{value:.2f}")
@@ -69,7 +70,7 @@ def sentence_heads(
             i = words.index(focus)
             j = int(A[i].argmax())
             line.append(f"{name}: {focus} -> {words[j]} ({A[i, j]:.2f})")
-        fig.suptitle(sentence, fontsize=FONT)
+        fig.suptitle(sentence if scale == 1 else f"{sentence}   (every W_Q x {scale:g})", fontsize=FONT)
         show(fig)
         print(" | ".join(line))
 
