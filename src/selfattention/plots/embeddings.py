@@ -170,22 +170,21 @@ def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours:
 
 
 def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
-                 star: tuple[str, ArrayLike], control: Mapping[str, ArrayLike] | None = None) -> Figure:
+                 star: tuple[str, ArrayLike], control: ArrayLike | None = None,
+                 control_label: str = "control words") -> Figure:
     """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star and,
-    if given, ``control`` words (word -> (2,) point) as gray crosses: where unrelated words land.
+    if given, ``control`` points ((n, 2): words unrelated to both groups) as unlabelled gray crosses.
 
     Returns:
         the figure (12 x 5.8 inches).
     """
     fig, ax = plt.subplots(figsize=(WIDTH, 5.8))
-    if control:
-        pts = np.array([np.asarray(p, dtype=float) for p in control.values()])
+    if control is not None:
+        pts = np.asarray(control, dtype=float)
         if pts.ndim != 2 or pts.shape[1] != 2:
-            raise ValueError(f"control has points of shape {pts.shape[1:]}; expected (2,)")
-        ax.scatter(pts[:, 0], pts[:, 1], color="gray", marker="x", s=40, label="control words")
-        for word, (x, y) in zip(control, pts, strict=True):
-            ax.annotate(word, (x, y), xytext=(4, -14), textcoords="offset points", color="gray", fontsize=FONT)
-        ax.legend(fontsize=FONT, loc="upper right")
+            raise ValueError(f"control has shape {pts.shape}; expected (n, 2)")
+        ax.scatter(pts[:, 0], pts[:, 1], color="gray", marker="x", s=60, label=control_label)
+        ax.legend(fontsize=FONT, loc="lower center")
     draw_plane(ax, points, colours)
     word, (x, y) = star[0], np.asarray(star[1], dtype=float)
     ax.scatter([x], [y], color="tab:red", marker="*", s=400, zorder=3)
