@@ -36,7 +36,7 @@ WRONG = {
     "no love": 0.5 * apple + 0.4 * phones,
     "no apple": 0.1 * love + 0.4 * phones,
     "no phones": 0.1 * love + 0.5 * apple,
-    "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): the sum over words is missing
+    "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): no sum over words
 }
 
 

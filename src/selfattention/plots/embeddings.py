@@ -172,8 +172,8 @@ def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours:
 def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
                  star: tuple[str, ArrayLike], control: ArrayLike | None = None,
                  control_label: str = "control words") -> Figure:
-    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star and,
-    if given, ``control`` points ((n, 2): words unrelated to both groups) as unlabelled gray crosses.
+    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star
+    and, if given, ``control`` points ((n, 2): words unrelated to both groups) as unlabelled gray crosses.
 
     Returns:
         the figure (12 x 5.8 inches).

@@ -80,7 +80,8 @@ class Arrows:
             # love lies on apple's line: a wide pale band under apple's arrow keeps both visible
             self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0), zorder=1 if below else 2,
                                             arrowprops={"arrowstyle": "-|>", "color": colour,
-                                                        "lw": 9 if below else 3, "alpha": 0.45 if below else 1.0,
+                                                        "lw": 9 if below else 3,
+                                                        "alpha": 0.45 if below else 1.0,
                                                         "mutation_scale": 30 if below else 22})
             self.labels[name] = ax.annotate(f" {name}", v, xytext=(6, -6 if below else 4),
                                             textcoords="offset points", color=colour, fontsize=FONT,
