@@ -170,8 +170,10 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
                 "list the most similar first."
             )
         raise ExerciseError(f"nearest_words gave {got} {where}, but the right answer is {expected}.")
-    passed("on the toy table, the neighbours of 'bank' are " + ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
-           + " (cosine ignores how long 'giant' is and how short 'dust' is).")
+    by_cosine = ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
+    by_dot = ", ".join(_ranking("bank", _TOY_VOCAB, _TOY_TABLE, True, False, False)[:3])
+    passed(f"on the toy table, the neighbours of 'bank' are {by_cosine} by cosine, but {by_dot} by the plain dot "
+           "product: the cosine ignores how long 'giant' is and how short 'dust' is. Was your prediction right?")
 
 
 # ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money
