@@ -62,11 +62,16 @@ def test_chance_figure_marks_the_percentiles_and_every_pair() -> None:
 
 def test_plane_and_cosine_map_are_legible_and_check_shapes() -> None:
     points = {"fruit": {"banana": [-1.0, 0.2], "lemon": [-0.8, 0.1]}, "tech": {"ipad": [1.0, 0.3]}}
-    fig = plots.plane_figure(points, {"fruit": "tab:green", "tech": "tab:blue"}, ("apple", [0.1, 0.2]))
+    fig = plots.plane_figure(points, {"fruit": "tab:green", "tech": "tab:blue"}, ("apple", [0.1, 0.2]),
+                             control=[[0.0, 0.1], [0.2, -0.1]])
     assert not small_texts(fig)
+    with pytest.raises(ValueError, match=r"control has shape \(3,\); expected \(n, 2\)"):
+        plots.plane_figure(points, {"fruit": "tab:green", "tech": "tab:blue"}, ("apple", [0.1, 0.2]),
+                           control=[0.0, 0.1, 0.2])
     sims = np.full((16, 16), 0.8) + 0.2 * np.eye(16)
     fig = plots.cosine_map(sims, [f"s{i}" for i in range(16)], vmin=0.75, groups=[8])
     assert not small_texts(fig)
+    assert np.isnan(np.diag(fig.axes[0].images[0].get_array().filled(np.nan))).all()  # the diagonal is masked
     assert fig.axes[0].images[0].get_clim() == (0.75, 1.0)  # the scale shows the contrast, not 0 to 1
     with pytest.raises(ValueError, match=r"cosines has shape \(16, 16\) and labels 3 entries"):
         plots.cosine_map(sims, ["a", "b", "c"], vmin=0.5)

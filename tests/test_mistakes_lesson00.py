@@ -16,9 +16,14 @@ weights = np.array([0.1, 0.5, 0.4])
 PHRASES = {
     "average": "plain average",
     "sum": "sum of the three vectors",
-    "reversed": "weights went to the wrong words",
+    "reversed": "you gave love 0.4, apple 0.5, phones 0.1",
+    "swapped love and apple": "you gave love 0.5, apple 0.1, phones 0.4",
     "juice": "apple next to juice",
     "one term": "only the phones term",
+    "no love": "leaves out the love term",
+    "no apple": "leaves out the apple term",
+    "no phones": "leaves out the phones term",
+    "not added up": "not yet added up",
 }
 # mistake -> the answer as a learner would write it
 WRONG = {
@@ -27,6 +32,11 @@ WRONG = {
     "reversed": 0.4 * love + 0.5 * apple + 0.1 * phones,
     "juice": weights @ np.stack([love, apple, juice]),   # the value printed above the exercise: a shortcut
     "one term": 0.4 * phones,
+    "swapped love and apple": 0.5 * love + 0.1 * apple + 0.4 * phones,
+    "no love": 0.5 * apple + 0.4 * phones,
+    "no apple": 0.1 * love + 0.4 * phones,
+    "no phones": 0.1 * love + 0.5 * apple,
+    "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): no sum over words
 }
 
 
@@ -43,6 +53,7 @@ def test_warmup_right_answers(answer: object, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("answer, words", [(None, "is None"), (np.array([0.42, 0.78, 0.0]), "shape"),
-                                           (np.array([0.5, 0.5]), "differs from the right answer")])
+                                           (np.array([0.5, 0.5]), "differs from the right answer"),
+                                           (np.ones((3, 2)), "shape")])
 def test_warmup_blank_wrong_shape_or_unknown(answer: object, words: str) -> None:
     assert words in message(checks.check_warmup_mix, answer)

@@ -45,6 +45,11 @@ def test_disagree_along_c_does_not_give_the_formula(D: np.ndarray) -> None:
     assert "scale it so that D . C = 11" in text and "C @ C" not in text and "/" not in text, text
 
 
+def test_disagree_rounded_answer_is_called_rounded() -> None:
+    text = message(checks.check_dot_cosine_disagree, np.array([2.538, 1.692]))   # 11/13 C, typed rounded
+    assert "10.998" in text and "rounded" in text, text
+
+
 @pytest.mark.parametrize("D", [11 / 13 * C, np.array([3.0, 1.0])])
 def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str]) -> None:
     checks.check_dot_cosine_disagree(D)
@@ -54,10 +59,15 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
 
 # ---------------------------------------------------------------- exercise 2: nearest_words
 def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=False,  # noqa: PLR0913
-           alphabetical=False, as_ids=False, pairs=False, extra=0):
+           alphabetical=False, as_ids=False, pairs=False, extra=0, euclid=False, columns=False):
     table = np.asarray(table, dtype=float)
     i = list(vocab).index(word)
-    if by_dot:
+    if euclid:
+        sims = -np.linalg.norm(table - table[i], axis=1)
+    elif columns:
+        unit = table / np.linalg.norm(table, axis=0)
+        sims = unit @ unit[i]
+    elif by_dot:
         sims = table @ table[i]
     else:
         unit = table / np.linalg.norm(table, axis=1, keepdims=True)
@@ -79,6 +89,8 @@ NEAREST = {
     "row numbers": "row numbers",
     "pairs": "return only the words",
     "one too many": "it should return k =",
+    "euclidean": "Euclidean distance",
+    "wrong axis": "wrong axis",
 }
 NEAREST_OPTIONS = {
     "dot product": dict(by_dot=True),            # the shortcut: skips the lengths the lesson divides out
@@ -88,6 +100,8 @@ NEAREST_OPTIONS = {
     "row numbers": dict(as_ids=True),
     "pairs": dict(pairs=True),
     "one too many": dict(extra=1),
+    "euclidean": dict(euclid=True),
+    "wrong axis": dict(columns=True),
 }
 
 
@@ -109,7 +123,17 @@ def nearest_by_loop(word, vocab, table, k):
     return [w for _, w in sorted(scored, reverse=True)[:k]]
 
 
-@pytest.mark.parametrize("answer", [lambda w, v, t, k: ranked(w, v, t, k), nearest_by_loop])
+def nearest_with_eps(word, vocab, table, k, eps=1e-6):
+    """A third right answer: a 'safe' normalisation that adds a small eps to every length."""
+    table = np.asarray(table, dtype=float)
+    unit = table / (np.linalg.norm(table, axis=1, keepdims=True) + eps)
+    i = list(vocab).index(word)
+    order = [j for j in np.argsort(-(unit @ unit[i])) if j != i]
+    return [vocab[j] for j in order[:k]]
+
+
+@pytest.mark.parametrize("answer", [lambda w, v, t, k: ranked(w, v, t, k), nearest_by_loop, nearest_with_eps,
+                                    lambda w, v, t, k: nearest_with_eps(w, v, t, k, eps=1e-7)])
 def test_nearest_words_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_nearest_words, answer, capsys)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from itertools import permutations
 from typing import Any
 
 import numpy as np
 
-from ._engine import check_array, passed
+from ._engine import ExerciseError, check_array, passed
 
 __all__ = ["check_warmup_mix"]
 
@@ -14,30 +15,57 @@ __all__ = ["check_warmup_mix"]
 _LOVE, _APPLE, _PHONES = np.array([0.3, 0.3]), np.array([0.7, 0.7]), np.array([0.1, 1.0])
 _JUICE = np.array([1.0, 0.1])
 _WEIGHTS = np.array([0.1, 0.5, 0.4])
+_WORDS = ("love", "apple", "phones")
+
+
+def _mistakes(stack: np.ndarray) -> dict[str, np.ndarray]:
+    """Known wrong (2,) answers; every one differs from the others and from the right answer."""
+    mistakes = {
+        "it is the plain average of the three vectors; use the weights 0.1, 0.5 and 0.4.": stack.mean(axis=0),
+        "it is the sum of the three vectors; multiply each by its weight first.": stack.sum(axis=0),
+        "it is apple next to juice, the mix computed above the exercise; this sentence has phones in "
+        "place of juice.": _WEIGHTS @ np.stack([_LOVE, _APPLE, _JUICE]),
+        "it is only the phones term, 0.4 * phones; add the love and apple terms too.": _WEIGHTS[2] * _PHONES,
+    }
+    for i, word in enumerate(_WORDS):
+        if i < 2:  # leaving out phones alone is named below with the other terms
+            kept = [j for j in range(3) if j != i]
+            mistakes[f"it leaves out the {word} term ({_WEIGHTS[i]:g} * {word}); the mix has all three words."] = (
+                _WEIGHTS[kept] @ stack[kept])
+    kept = [0, 1]
+    mistakes["it leaves out the phones term (0.4 * phones), the word that changes with the sentence."] = (
+        _WEIGHTS[kept] @ stack[kept])
+    for order in permutations(range(3)):
+        if order == (0, 1, 2):
+            continue
+        given = _WEIGHTS[list(order)]
+        gave = ", ".join(f"{w} {g:g}" for w, g in zip(_WORDS, given, strict=True))
+        mistakes[f"the weights went to the wrong words: you gave {gave}; the sentence's weights are love 0.1, "
+                 "apple 0.5, phones 0.4."] = given @ stack
+    return mistakes
 
 
 def check_warmup_mix(apple_in_context: Any) -> None:
     """Warm-up: 0.1 * love + 0.5 * apple + 0.4 * phones, with the lesson's vectors.
 
-    Every named mistake gives a different (2,) vector here: the plain average, the plain sum, the weights
-    reversed, the juice sentence's mix (the value the lesson prints above the exercise) and the phones term alone.
+    Every named mistake gives a different (2,) vector here: the plain average, the plain sum, the weights given to
+    the wrong words (each permutation named), the juice sentence's mix (the value the lesson prints above the
+    exercise), one term alone or one term left out; a (3, 2) array of weighted vectors not yet added up is named
+    too.
     """
     stack = np.stack([_LOVE, _APPLE, _PHONES])  # (3, 2)
     expected = _WEIGHTS @ stack
-    check_array(
-        apple_in_context,
-        expected,
-        "apple_in_context",
-        mistakes={
-            "it is the plain average of the three vectors; use the weights 0.1, 0.5 and 0.4.":
-                stack.mean(axis=0),
-            "it is the sum of the three vectors; multiply each by its weight first.":
-                stack.sum(axis=0),
-            "the weights went to the wrong words: 0.1 belongs to love, 0.5 to apple, 0.4 to phones.":
-                _WEIGHTS[::-1] @ stack,
-            "it is apple next to juice, the mix computed above the exercise; this sentence has phones in "
-            "place of juice.": _WEIGHTS @ np.stack([_LOVE, _APPLE, _JUICE]),
-            "it is only the phones term, 0.4 * phones; add the love and apple terms too.": _WEIGHTS[2] * _PHONES,
-        },
-    )
+    try:
+        arr = np.asarray(apple_in_context, dtype=float)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is not None and arr.shape == stack.shape:
+        if np.allclose(arr, _WEIGHTS[:, None] * stack):
+            raise ExerciseError("apple_in_context has shape (3, 2): these are the three weighted vectors, one per "
+                                "row, not yet added up. Sum them over the words (axis 0) to get one vector, "
+                                "shape (2,).")
+        if np.allclose(arr, stack):
+            raise ExerciseError("apple_in_context has shape (3, 2): these are the three vectors stacked, neither "
+                                "weighted nor added up. Multiply each by its weight and add them: shape (2,).")
+    check_array(apple_in_context, expected, "apple_in_context", mistakes=_mistakes(stack))
     passed(f"apple in this context is {np.round(expected, 3).tolist()}, pulled towards phones.")

@@ -24,6 +24,13 @@ def _reference_cosine(u: np.ndarray, v: np.ndarray) -> float:
     return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
 
+def _rounding_hint(dot: float, target: float) -> str:
+    if abs(dot - target) < 0.05:
+        return (" within 1e-6; yours is off by a little, most likely because its numbers were rounded: compute D "
+                "with NumPy instead of typing rounded decimals")
+    return ""
+
+
 def check_dot_cosine_disagree(D: Any) -> None:
     """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740)."""
     if D is None or D is Ellipsis:
@@ -44,9 +51,10 @@ def check_dot_cosine_disagree(D: Any) -> None:
                             "turn D towards C, and change its length so that D . C stays 11.")
     if not np.isclose(dot, target, rtol=0, atol=1e-6):
         if cos > 1 - 1e-9:
-            raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.4g}, not {target:g}: "
-                                f"scale it so that D . C = {target:g}.")
-        raise ExerciseError(f"D . C = {dot:.4g}, but it must equal A . C = {target:g} (the same dot product as A).")
+            raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.6g}, not {target:g}: "
+                                f"scale it so that D . C = {target:g}{_rounding_hint(dot, target)}.")
+        raise ExerciseError(f"D . C = {dot:.6g}, but it must equal A . C = {target:g} (the same dot product as A)"
+                            f"{_rounding_hint(dot, target)}.")
     if cos <= DISAGREE_MIN_COS:
         raise ExerciseError(f"D . C = {target:g} as asked, but cos(D, C) = {cos:.3f}; it must be above "
                             f"{DISAGREE_MIN_COS}: turn D more towards C, keeping D . C = {target:g}.")
@@ -55,7 +63,7 @@ def check_dot_cosine_disagree(D: Any) -> None:
            f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
 
 
-# A toy table in which ranking by dot product and by cosine differ: "giant" is long, "dust" is tiny (1e-6).
+# A toy table in which ranking by dot product and by cosine differ: "giant" is long, "dust" is short (0.0145).
 _TOY_VOCAB = ["bank", "money", "cash", "river", "giant", "shore", "dust"]
 _TOY_TABLE = np.array(
     [
@@ -65,7 +73,7 @@ _TOY_TABLE = np.array(
         [0.1, 1.0],  # river
         [6.0, -1.5],  # giant: long, so its dot products are large, but it points elsewhere
         [0.4, 1.0],  # shore
-        [1e-6, 1.05e-6],  # dust: tiny, so its dot products are near 0, but it points almost exactly like bank
+        [1e-2, 1.05e-2],  # dust: short, so its dot products are near 0, but it points almost exactly like bank
     ]
 )
 
@@ -80,9 +88,14 @@ def _reference_nearest(word: str, vocab: Sequence[str], table: np.ndarray, k: in
 
 
 def _ranking(word: str, vocab: Sequence[str], table: np.ndarray, by_dot: bool, keep_self: bool,
-             ascending: bool) -> list[str]:
+             ascending: bool, how: str = "") -> list[str]:
     i = list(vocab).index(word)
-    if by_dot:
+    if how == "euclid":
+        sims = -np.linalg.norm(table - table[i], axis=1)
+    elif how == "columns":
+        unit = table / np.linalg.norm(table, axis=0, keepdims=True)
+        sims = unit @ unit[i]
+    elif by_dot:
         sims = table @ table[i]
     else:
         unit = table / np.linalg.norm(table, axis=1, keepdims=True)
@@ -141,6 +154,12 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
             "'giant' is long); rank by cosine similarity.": _ranking(word, _TOY_VOCAB, _TOY_TABLE, True, False, False),
             "they are the LEAST similar words: sort from the highest similarity down "
             "(np.argsort(-sims)).": _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, True),
+            "they are the nearest by Euclidean distance, which depends on the lengths too (the toy table's "
+            "'dust' is short, so it is far from everything); rank by cosine similarity.":
+                _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, False, how="euclid"),
+            "the vectors were scaled along the wrong axis: norm(table, axis=0) gives each COLUMN length 1; each "
+            "ROW (word) needs length 1: norm(table, axis=1, keepdims=True).":
+                _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, False, how="columns"),
         }
         for explanation, ranking in wrong.items():
             if got == ranking[:k]:
@@ -151,8 +170,10 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
                 "list the most similar first."
             )
         raise ExerciseError(f"nearest_words gave {got} {where}, but the right answer is {expected}.")
-    passed("on the toy table, the neighbours of 'bank' are " + ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
-           + " (cosine ignores how long 'giant' is and how short 'dust' is).")
+    by_cosine = ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
+    by_dot = ", ".join(_ranking("bank", _TOY_VOCAB, _TOY_TABLE, True, False, False)[:3])
+    passed(f"on the toy table, the neighbours of 'bank' are {by_cosine} by cosine, but {by_dot} by the plain dot "
+           "product: the cosine ignores how long 'giant' is and how short 'dust' is. Was your prediction right?")
 
 
 # ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money

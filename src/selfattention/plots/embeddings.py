@@ -170,13 +170,21 @@ def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours:
 
 
 def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
-                 star: tuple[str, ArrayLike]) -> Figure:
-    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star.
+                 star: tuple[str, ArrayLike], control: ArrayLike | None = None,
+                 control_label: str = "control words") -> Figure:
+    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star
+    and, if given, ``control`` points ((n, 2): words unrelated to both groups) as unlabelled gray crosses.
 
     Returns:
         the figure (12 x 5.8 inches).
     """
     fig, ax = plt.subplots(figsize=(WIDTH, 5.8))
+    if control is not None:
+        pts = np.asarray(control, dtype=float)
+        if pts.ndim != 2 or pts.shape[1] != 2:
+            raise ValueError(f"control has shape {pts.shape}; expected (n, 2)")
+        ax.scatter(pts[:, 0], pts[:, 1], color="gray", marker="x", s=60, label=control_label)
+        ax.legend(fontsize=FONT, loc="lower center")
     draw_plane(ax, points, colours)
     word, (x, y) = star[0], np.asarray(star[1], dtype=float)
     ax.scatter([x], [y], color="tab:red", marker="*", s=400, zorder=3)
@@ -189,7 +197,8 @@ def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping
 def cosine_map(cosines: ArrayLike, labels: Sequence[str], *, vmin: float, vmax: float = 1.0,
                groups: Sequence[int] = ()) -> Figure:
     """A (n, n) matrix of cosines as a heatmap on the scale ``vmin``..``vmax`` (chosen to show the contrast
-    that matters), with lines between the groups that start at the indices ``groups``.
+    that matters), with lines between the groups that start at the indices ``groups``. The diagonal (each
+    vector with itself, cosine 1) is drawn white, so it does not take the top of the scale.
 
     Returns:
         the figure (12 x 4.6 inches: with a few printed lines above it, it still fits a slide).
@@ -199,7 +208,9 @@ def cosine_map(cosines: ArrayLike, labels: Sequence[str], *, vmin: float, vmax: 
         raise ValueError(f"cosines has shape {c.shape} and labels {len(labels)} entries; expected (n, n) "
                          "and n")
     fig, ax = plt.subplots(figsize=(WIDTH, 4.6))
-    image = ax.imshow(c, cmap="viridis", vmin=vmin, vmax=vmax)
+    shown = c.astype(float).copy()
+    np.fill_diagonal(shown, np.nan)                       # NaN: drawn in the axes' white background
+    image = ax.imshow(shown, cmap="viridis", vmin=vmin, vmax=vmax)
     ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=FONT)
     ax.set_yticks(range(len(labels)), labels, fontsize=FONT)
     for g in groups:

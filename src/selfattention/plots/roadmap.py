@@ -76,10 +76,13 @@ class Arrows:
         for name, v in vectors.items():
             v = _vector(name, v)
             colour = colours.get(name, "black")
-            self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0),
-                                            arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3,
-                                                        "mutation_scale": 22})
             below = name == "love"  # love lies along apple: its label goes under the arrow
+            # love lies on apple's line: a wide pale band under apple's arrow keeps both visible
+            self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0), zorder=1 if below else 2,
+                                            arrowprops={"arrowstyle": "-|>", "color": colour,
+                                                        "lw": 9 if below else 3,
+                                                        "alpha": 0.45 if below else 1.0,
+                                                        "mutation_scale": 30 if below else 22})
             self.labels[name] = ax.annotate(f" {name}", v, xytext=(6, -6 if below else 4),
                                             textcoords="offset points", color=colour, fontsize=FONT,
                                             va="top" if below else "bottom", ha="left", fontweight="bold")
