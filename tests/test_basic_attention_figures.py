@@ -147,6 +147,14 @@ def test_lean_strip_draws_one_dot_per_sentence_and_the_static_line():
     assert_legible(fig)
 
 
+def test_lean_strip_marks_each_rows_mean_on_request():
+    fig, ax = figures.lean_strip({"finance": [-0.18, -0.12], "nature": [-0.1, -0.05, -0.06]}, -0.139,
+                                 xlabel="lean", mark_means=True)
+    bars = [line.get_xdata()[0] for line in ax.lines[:2]]
+    assert bars == pytest.approx([-0.15, -0.07])
+    assert_legible(fig)
+
+
 class Table:
     """A tiny embedding table with the StaticEmbeddings interface."""
 

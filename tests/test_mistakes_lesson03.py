@@ -123,13 +123,37 @@ def test_a_mask_after_the_softmax_is_named():
     assert "after the softmax" in text
 
 
-def test_a_mask_on_the_rows_is_no_mask():  # padding queries masked, padding keys still attended to
+def test_a_mask_on_the_rows_is_named():  # padding queries masked, padding keys still attended to
     def self_attention_batch(X, lengths):
         rows = (np.arange(X.shape[1]) < lengths[:, None])[:, :, None]
         with np.errstate(invalid="ignore"):
             return _softmax(np.where(rows, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
 
-    _names_only(_message(check_self_attention_batch, self_attention_batch), "no mask", BATCH)
+    text = _message(check_self_attention_batch, self_attention_batch)
+    _names_only(text, "no mask", BATCH)
+    assert "you masked the queries, not the keys" in text, text
+
+
+def test_weights_zeroed_after_the_softmax_without_renormalising_are_named():
+    def self_attention_batch(X, lengths):
+        mask = np.arange(X.shape[1]) < lengths[:, None]
+        A = sa.softmax(X @ np.swapaxes(X, -1, -2), axis=-1)
+        A = A * mask[:, None, :]   # padding weights set to 0, rows not renormalised
+        return A @ X
+
+    text = _message(check_self_attention_batch, self_attention_batch)
+    _names_only(text, "no mask", BATCH)
+    assert "zeroed after the softmax" in text and "queries" not in text, text
+
+
+def test_a_blank_answer_returns_none():
+    def self_attention_batch(X, lengths):
+        X = np.asarray(X, dtype=float)
+        # YOUR CODE HERE
+        ...
+
+    text = _message(check_self_attention_batch, self_attention_batch)
+    assert "returns None" in text and not [k for k, p in BATCH.items() if p in text], text
 
 
 def test_a_mask_without_its_new_axis_is_named():
@@ -195,7 +219,7 @@ def test_batch_praise_says_nothing_about_loops(capsys):
 # ---------------------------------------------------------------- exercise 2: a context for the real bank
 CONTEXT = {
     "still finance": "still leans towards finance",
-    "sense word": "a sense word (or a form of one)",
+    "sense word": "a sense word (or a word that contains one)",
     "bank count": "it needs it exactly once",
     "vocabulary": "not single words of the table's vocabulary",
     "too long": "use at most 8",
@@ -218,9 +242,13 @@ def test_a_form_of_a_sense_word_is_named():
     _names_only(_message(check_river_context, "lakes and shores near the bank"), "sense word", CONTEXT)
 
 
-def test_a_compound_word_is_no_form_of_a_sense_word():   # waterfall is a word of its own
-    text = _message(check_river_context, "waterfall bank")
-    assert CONTEXT["sense word"] not in text and CONTEXT["still finance"] in text, text
+def test_compounds_of_sense_words_are_named():   # the shortcut through the filter: shoreline, lakeside, ...
+    _names_only(_message(check_river_context, "shoreline waterfront lakeside watershed pond bank"),
+                "sense word", CONTEXT)
+
+
+def test_a_list_of_words_is_read_as_a_sentence(capsys):
+    _right_answer_passes(check_river_context, ["ocean", "sea", "beach", "bank"], capsys)
 
 
 @pytest.mark.parametrize("answer", ["ocean sea beach bank", "sandy river bank beside the sea",
@@ -243,7 +271,9 @@ DESIGN = {
     "below one half": "below one half",
     "too long": "longer than it needs to be",
     "off direction": "points partly off bank's direction",
+    "score for length": "you took the score for the length",
 }
+_BANK = np.array([0.7, 0.7, 0.0, 0.0])
 DESIGN_WRONG = {
     "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # copy bank itself
     "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
@@ -263,15 +293,20 @@ def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector 
     _names_only(_message(check_bank_attends, [1e6, 1e6, 0.0, 0.0]), "too long", DESIGN)
 
 
-def test_rounding_the_derived_length_down_is_below_one_half():
-    _names_only(_message(check_bank_attends, [1.124, 1.124, 0.0, 0.0]), "below one half", DESIGN)
+def test_rounding_the_derived_length_down_to_2_decimals_says_round_up():
+    text = _message(check_bank_attends, [1.12, 1.12, 0.0, 0.0])        # weight 0.49859
+    _names_only(text, "below one half", DESIGN)
+    assert "round up" in text and "0.49859" in text, text
 
 
-_BANK = np.array([0.7, 0.7, 0.0, 0.0])
+def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574
+    s = np.logaddexp(0.77, 0.98)
+    _names_only(_message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK)), "score for length", DESIGN)
 
 
 @pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half
-                                    [1.13, 1.13, 0.0, 0.0], np.array([1.14, 1.13, 0.0, 0.0])])
+                                    [1.13, 1.13, 0.0, 0.0], np.array([1.14, 1.13, 0.0, 0.0]),
+                                    [1.124, 1.124, 0.0, 0.0]])   # rounded to 3 decimals: 0.49997
 def test_bank_attends_right_answers(answer, capsys):
     _right_answer_passes(check_bank_attends, answer, capsys)
 

@@ -84,6 +84,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
     """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
     rows equal each sentence's attention computed alone; padding rows are not judged. No loop over the batch,
     no library attention."""
+    body: list[str] = []
     if callable(self_attention_batch):
         body = _source(self_attention_batch)
         if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
@@ -96,6 +97,25 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
                 "multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
+    code = re.sub(r'""".*?"""|\'\'\'.*?\'\'\'', "", "\n".join(body), flags=re.S)   # docstrings out
+    on_queries = re.search(r"\[\s*(:\s*,\s*:|\.\.\.)\s*,\s*(None|np\.newaxis)\s*\]", code)
+    uses_lengths = re.search(r"\blengths\b", code)
+    very_negative = re.search(r"inf\b|-\s*1e\d|finfo|\bmin\b", code)
+    if on_queries:
+        padding = ("you masked the queries, not the keys: a (B, T, 1) mask (mask[:, :, None]) hides the padding "
+                   "rows, but your real words still give weight to the padding columns, each scoring 0, "
+                   "so e^0 = 1. Mask the words attended to instead: mask[:, None, :] on the scores, set to "
+                   "-inf before the softmax.")
+    elif uses_lengths and not very_negative:
+        padding = ("your real words give weight to the padding: your mask sets the padding to 0 rather than "
+                   "removing it. A score of 0 still gets e^0 = 1 in the softmax, and weights zeroed after "
+                   "the softmax leave the real ones summing to less than 1 (divide each row by its new sum, "
+                   "or better: set the padding columns' scores to -inf before the softmax).")
+    else:
+        padding = ("your real words give weight to the padding. A padding row of zeros scores 0 with every "
+                   "word, and e^0 = 1, so each padding column takes a share of the row. Use the lengths: set "
+                   "the scores of the padding columns (the words attended to, mask[:, None, :]) to -inf, or "
+                   "a very negative number, before the softmax.")
     rng = np.random.default_rng(3)
     toy = _padded([_sentence("money bank grows"), _sentence("river bank")], 3)
     big = _padded([20.0 * rng.normal(size=(3, 3)), 20.0 * rng.normal(size=(5, 3))], 5)
@@ -131,11 +151,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
         masked = np.where(real, omega, -np.inf)
         A = reference_softmax(masked)
         return {k: real_rows(X, lengths, v) for k, v in {
-            "your real words give weight to the padding. A padding row of zeros scores 0 with every word, and "
-            "e^0 = 1, so each padding column takes a share of the row (zeroing those weights after the "
-            "softmax leaves the real ones summing to less than 1). Set the scores of the padding columns (the "
-            "words attended to, mask[:, None, :]) to -inf, or a very negative number, before the softmax.":
-                reference_softmax(omega) @ X,
+            padding: reference_softmax(omega) @ X,
             "you multiplied the raw scores X X^T by X. Turn the scores into weights with softmax over the "
             "last axis first.": np.where(real, omega, 0.0) @ X,
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
@@ -166,6 +182,9 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                     "mask[:, None, :], to line up with the (B, T, T) scores."
                 ) from None
             raise
+        if out is None or out is Ellipsis:
+            raise ExerciseError("self_attention_batch returns None: write your code between the marked lines "
+                                "and end it with `return Z`, an array of shape (B, T, d).")
         if isinstance(out, tuple):
             raise ExerciseError("self_attention_batch returned a tuple; return only Z, the array of shape "
                                 "(B, T, d).")
@@ -201,6 +220,8 @@ def check_river_context(sentence: Any) -> None:
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes: lower-case "
                             "words of the table separated by spaces, \"bank\" once among them.")
+    if isinstance(sentence, (list, tuple)) and sentence and all(isinstance(w, str) for w in sentence):
+        sentence = " ".join(sentence)                      # a list of words is as good as a sentence
     if not isinstance(sentence, str):
         raise ExerciseError(f"sentence should be a string in quotes, but it is a {type(sentence).__name__}.")
     words = re.findall(r"[a-z]+", sentence.lower())
@@ -213,12 +234,12 @@ def check_river_context(sentence: Any) -> None:
         raise ExerciseError(f"the sentence has 'bank' {words.count('bank')} times; it needs it exactly once.")
     if len(words) > MAX_CONTEXT_WORDS:
         raise ExerciseError(f"the sentence has {len(words)} words; use at most {MAX_CONTEXT_WORDS}.")
-    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"]
-              if w.startswith(s) and len(w) - len(s) <= 3]   # lakes, watery, loaned; not waterfall
-    if senses:
+    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"] if s in w]
+    if senses:                                             # lakes, shoreline, watershed, cashier
         raise ExerciseError(
-            f"the sentence uses {', '.join(sorted(set(senses)))}, a sense word (or a form of one): those measure "
-            "where bank points, so a sentence that contains them measures itself. Choose other words.")
+            f"the sentence uses {', '.join(sorted(set(senses)))}, a sense word (or a word that contains one): "
+            "those measure where bank points, so a sentence that contains them measures itself. Choose other "
+            "words.")
     X = np.stack([table.vector(w) for w in words]).astype(np.float64)
     Z, A = _attention(X)
     k = words.index("bank")
@@ -240,6 +261,8 @@ def check_river_context(sentence: Any) -> None:
 # --------------------------------------------------------------------------- exercise 3
 #: How far above the shortest vector that takes half of bank's row a right answer may be.
 SHORTEST_TOLERANCE = 0.02
+#: The weight that counts as half of bank's row: 0.5 to three decimals, so a length rounded to 3 decimals passes.
+HALF = 0.4995
 
 
 def check_bank_attends(x_new: Any) -> None:
@@ -248,7 +271,7 @@ def check_bank_attends(x_new: Any) -> None:
     The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
     bank . river = 0.77, bank . bank = 0.98 and s = bank . x_new; half the row needs e^s >= e^0.77 + e^0.98,
     and the shortest such x_new points along bank with projection s / |bank|. A right answer takes half the
-    row (to 1e-9) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
+    row (HALF = 0.4995 or more) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
@@ -280,8 +303,8 @@ def check_bank_attends(x_new: Any) -> None:
     needed = float(np.logaddexp(scores[0], scores[1]))    # the score that takes exactly half: 1.574
     shortest = needed / norm_bank                          # its projection on bank's direction: 1.590
     said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
-    if weights[2] >= 0.5 - 1e-9:
-        cos = score / (length * norm_bank)
+    cos = score / (length * norm_bank) if length > 0 else 0.0
+    if weights[2] >= HALF:
         if length <= shortest * (1 + SHORTEST_TOLERANCE):
             passed(f"{said} Your word takes {weights[2]:.3f} of bank's weight with |x_new| = {length:.3f}. "
                    f"Half the row needs e^s = e^{scores[0]:.2f} + e^{own:.2f}, s = {needed:.3f}; along bank that "
@@ -311,6 +334,16 @@ def check_bank_attends(x_new: Any) -> None:
             f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
             f"with itself, {own:.3f}. {said} Its projection on bank's direction, |x_new| cos(theta) = "
             f"{score / norm_bank:.3f}, must be longer than bank ({norm_bank:.3f}).")
+    if cos > 0.999 and abs(length - needed) <= 0.004 * needed:
+        raise ExerciseError(
+            f"x_new points along bank with length {length:.3f}, the score s = {needed:.3f} itself: you took the "
+            f"score for the length. {said} The score is a dot product, x_bank . x_new = |x_bank| |x_new| cos "
+            f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s / |x_bank| = {shortest:.3f}.")
+    if weights[2] >= 0.49:
+        raise ExerciseError(
+            f"x_new is just short: it takes {weights[2]:.5f} of bank's weight, below one half (0.4995 counts). "
+            f"{said} The score that takes exactly half is s = {needed:.5f}, so the length along bank is "
+            f"s / |bank| = {shortest:.5f}: if you rounded, round up.")
     raise ExerciseError(
         f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.4f} of its weight, "
         f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "

@@ -296,7 +296,7 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str],
 
 def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
                colors: Sequence[str] = ("tab:orange", "tab:green", "tab:purple"),
-               jitter: float = 0.25) -> tuple[Figure, Axes]:
+               jitter: float = 0.25, mark_means: bool = False) -> tuple[Figure, Axes]:
     """One value per sentence as a dot, one row of dots per group, and the static word's value as a line.
 
     Inputs:
@@ -304,6 +304,7 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
         colors: one colour per group, in order.
         jitter: dots of a group with more than 20 values are spread up and down by up to this much (seeded),
             and drawn smaller, so that they do not hide one another.
+        mark_means: if True, each group's mean is drawn as a short black bar across its row.
     Returns:
         the figure and its Axes.
     """
@@ -316,6 +317,8 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
         offsets = np.random.default_rng(row).uniform(-jitter, jitter, v.shape) if many else np.zeros(v.shape)
         ax.scatter(v, row + offsets, s=14 if many else 90, color=colors[row % len(colors)],
                    alpha=0.3 if many else 0.8)
+        if mark_means:
+            ax.plot([v.mean()] * 2, [row - 0.35, row + 0.35], color="black", lw=3)
     ax.axvline(static, color="black", ls="--", lw=1.5)
     ax.text(static, len(groups) - 0.45, " static bank", fontsize=FONT, va="center")
     ax.set_yticks(range(len(groups)), list(groups), fontsize=FONT)
