@@ -368,7 +368,8 @@ def test_fused_check_and_hidden_test_agree_on_a_tensor_that_requires_grad(capsys
 
     right_answer_passes(checks.check_fused_output, fused_with_linear, capsys)
     assert fused_with_linear(np.eye(6)[:, :2], np.ones((3, 2))).requires_grad
-    cells = json.loads((Path(__file__).parents[1] / "notebooks" / "04_learnable_projections.ipynb").read_text())
+    lesson = Path(__file__).parents[1] / "notebooks" / "04_learnable_projections.ipynb"
+    cells = json.loads(lesson.read_text())
     hidden = next("".join(c["source"]) for c in cells["cells"] if "l04-fused-test" in "".join(c["source"]))
     hidden = hidden.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
     exec(hidden, {"fused_output": fused_with_linear})  # raises if the hidden test rejects it
