@@ -347,6 +347,34 @@ def test_fused_cases_keep_the_sizes_apart():
     assert np.abs((X2 @ W_q) @ (X2 @ W_k).T / math.sqrt(W_q.shape[1])).max() > 710
 
 
+def fused_with_linear(W, X):
+    """Another right answer, in PyTorch: three nn.Linear layers loaded from the blocks; it returns a tensor
+    that requires grad."""
+    import torch
+    from torch import nn
+
+    d_k, d_in = W.shape[0] // 3, W.shape[1]
+    layers = [nn.Linear(d_in, d_k, bias=False).double() for _ in range(3)]
+    with torch.no_grad():
+        for b, layer in enumerate(layers):
+            layer.weight.copy_(torch.tensor(W[b * d_k:(b + 1) * d_k]))
+    q, k, v = (layer(torch.tensor(X)) for layer in layers)
+    return torch.softmax(q @ k.T / math.sqrt(d_k), dim=-1) @ v
+
+
+def test_fused_check_and_hidden_test_agree_on_a_tensor_that_requires_grad(capsys):
+    import json
+    from pathlib import Path
+
+    right_answer_passes(checks.check_fused_output, fused_with_linear, capsys)
+    assert fused_with_linear(np.eye(6)[:, :2], np.ones((3, 2))).requires_grad
+    lesson = Path(__file__).parents[1] / "notebooks" / "04_learnable_projections.ipynb"
+    cells = json.loads(lesson.read_text())
+    hidden = next("".join(c["source"]) for c in cells["cells"] if "l04-fused-test" in "".join(c["source"]))
+    hidden = hidden.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+    exec(hidden, {"fused_output": fused_with_linear})  # raises if the hidden test rejects it
+
+
 def test_torch_attention_works_again_after_the_check():
     import torch
 
@@ -384,6 +412,7 @@ NEXT = {
     "long key": "a long key can win",
     "zero query": "spreads its attention evenly",
     "tie": "no longer query can separate them",
+    "one line": "lie on one line",
     "other": "four points in the plane",
 }
 
@@ -446,6 +475,13 @@ def zero_query_not_worst() -> tuple[np.ndarray, np.ndarray]:
     return keys_and_queries(KEYS, queries)
 
 
+def on_one_line() -> tuple[np.ndarray, np.ndarray]:
+    """All four keys on the diagonal (Exercise 4's one-axis case): Sam (1, 1), ate (2, 2), red (-1, -1),
+    apple (-2, -2); each query aims at the next word's key."""
+    keys = np.array([[1, 1], [2, 2], [-1, -1], [-2, -2]], dtype=float)
+    return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
+
+
 def test_next_word_tie_in_apples_row_blames_its_query_not_its_key():
     text = message(check_next, red_query_forgotten())
     assert "red's row of W_Q_next enters apple's query" in text and "[3.0, -3.0]" in text, text
@@ -475,6 +511,9 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (red_query_forgotten(), "tie"),
         (apple_key_too_long(), "long key"),
         (zero_query_not_worst(), "zero query"),
+        (on_one_line(), "one line"),
+        (keys_and_queries(np.array([[1, 0], [2, 0], [-1, 0], [-2, 0]], dtype=float),
+                          3 * np.array([[2, 0], [-1, 0], [-2, 0], [1, 0]], dtype=float)), "one line"),
     ],
 )
 def test_next_word_mistakes_are_named(answer, mistake):

@@ -426,6 +426,11 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     if np.all(nxt > rest.max(axis=1) + 1e-9):
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
                             f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
+    if np.linalg.matrix_rank(K, tol=1e-9) <= 1:
+        raise ExerciseError(
+            f"{where}. Your four keys lie on one line through [0, 0] ({keys}): then every score is "
+            f"(the query's part along that line) x (the key's position on it), the one-axis case of Exercise 4, "
+            f"so a query can prefer only a key at one end of the line. Spread the keys over the plane.")
     tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]

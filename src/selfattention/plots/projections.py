@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from numpy.typing import ArrayLike
 
-__all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "feature_and_scores", "weights_compared",
+__all__ = ["MIN_PX", "DECK_PX", "deck_font_pt", "legible", "feature_and_scores", "shared_or_not",
+           "weights_compared",
            "query_steps", "keys_and_queries"]
 
 MIN_PX = 20  # the smallest text on a slide, in pixels
@@ -108,6 +109,20 @@ def feature_and_scores(M: ArrayLike, features: Sequence[str], scores: Sequence[A
         ax.set_ylabel("feature that looks" if k == 0 else ("query" if k == 1 else ""))
     fig.colorbar(image, ax=list(axes), shrink=0.8, label="value (M) or score")
     return legible(fig)
+
+
+TOY_FEATURES = ("person", "action", "food", "fruit", "red")
+
+
+def shared_or_not(M: ArrayLike, shared_K: ArrayLike, shared_Q: ArrayLike, separate: ArrayLike,
+                  words: Sequence[str], width: float = 16.0) -> Figure:
+    """Lesson 04's figure: M = W_Q W_K^T by the toy's five features, then the scores with one matrix (W_K,
+    then W_Q) for both roles and with W_Q and W_K, on one colour scale.
+
+    Inputs: M (5, 5); shared_K, shared_Q, separate: (T, T) score maps; words: the T tokens.
+    """
+    titles = ["$M = W_QW_K^\\top$ by feature", "one matrix, $W_K$", "one matrix, $W_Q$", "$W_Q$ and $W_K$"]
+    return feature_and_scores(M, TOY_FEATURES, [shared_K, shared_Q, separate], titles, words, width=width)
 
 
 def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: float = 7.0) -> Figure:
