@@ -270,3 +270,19 @@ def test_one_query_pipeline_labels_its_axes_and_names_each_colour():
     assert [ax.get_ylabel() for ax in axes] == ["score", "weight", "coordinate of z"]
     assert [t.get_text() for t in axes[2].get_legend().get_texts()] == WORDS
     assert r"\alpha_{2j}" in axes[2].get_title() and r"\omega_{2j}" in axes[1].get_title()
+
+
+def test_lesson_02_figures_give_each_word_one_colour():
+    """river, bank and the rest keep their colour from the plane to the pipeline."""
+    toy = {"money": [1.0, 0.1, 0, 0], "grows": [0.5, 0.3, 0.1, 0], "bank": [0.7, 0.7, 0, 0],
+           "river": [0.1, 1.0, 0, 0], "flows": [0.2, 0.8, 0, 0]}
+    ax = figures.notes_plane(toy, [0.765, 0.53, 0.005, 0], [0.57, 0.762, 0, 0])
+    label = {t.get_text().strip(): t.get_color() for t in ax.texts}
+    assert len(ax.patches) == 2                                 # the two shaded triangles
+    fig, axes = figures.one_query_pipeline(WORDS, X, 1, colors=figures.WORD_COLORS)
+    for word, bar in zip(WORDS, axes[1].patches, strict=True):
+        assert bar.get_facecolor()[:3] == pytest.approx(matplotlib.colors.to_rgb(figures.WORD_COLORS[word]))
+    for word in ("bank", "river"):
+        assert matplotlib.colors.to_rgb(label[word]) == matplotlib.colors.to_rgb(figures.WORD_COLORS[word])
+    assert_legible(fig)
+    assert_legible(ax.figure)

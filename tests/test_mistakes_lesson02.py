@@ -24,6 +24,7 @@ SCORES = {
     "weights": "these are the weights themselves",
     "exp": "you exponentiated the weights",
     "log10": "base-10 logarithm",
+    "log2": "base-2 logarithm",
     "sign": "wrong sign",
     "reversed": "wrong order",
     "doubled": "times 2",
@@ -34,6 +35,7 @@ SCORES_WRONG = {
     "weights": NOTES.copy(),                            # "the weights are the scores"
     "exp": np.exp(NOTES),
     "log10": np.log10(NOTES),
+    "log2": np.log2(NOTES),
     "sign": -np.log(NOTES),
     "reversed": np.log([0.05, 0.70, 0.25]),
     "doubled": 2 * np.log(NOTES),                     # "any scores with the right ratios"
@@ -141,6 +143,7 @@ SOFTMAX = {
     "no shift": "np.exp(1000) overflows",
     "smallest": "subtracting the smallest score",
     "mean": "subtracting the mean",
+    "half max": "subtracting half the largest",
     "first": "subtracting the first score",
     "library": "calls a library softmax",
 }
@@ -197,6 +200,11 @@ def mean(scores):
     return e / e.sum()
 
 
+def half_max(scores):
+    e = np.exp(scores - scores.max() / 2)   # "half the largest keeps both ends in range"
+    return e / e.sum()
+
+
 def library(scores):
     return sa.softmax(scores)
 
@@ -204,6 +212,7 @@ def library(scores):
 SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
                  "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
                  "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first,
+                 "half max": half_max,
                  "library": library, "clipped": clipped, "nan_to_num": nan_to_num}
 
 
@@ -270,62 +279,69 @@ def test_softmax_row_that_crashes_is_named():
     assert "raised NameError" in _message(check_softmax_row, softmax_row)
 
 
-# ---------------------------------------------------------------- exercise 3: pull bank towards nature
+# ---------------------------------------------------------------- exercise 3: the shortest nature word
 NATURE = {
-    "finance word": "not more nature than finance itself",
-    "too little weight": "gets only",
-    "river": "x_w is river's vector",
-    "negative": "has a negative coordinate",
-    "not nature enough": "no length is enough",
+    "raw scores": "used the scores themselves as the weights",
+    "fixed score": "kept w's score with bank fixed",
+    "coordinate 1": "not what it brings",
+    "equal": "nature only equals finance",
+    "twice": "nature is twice finance",
+    "too long": "not the smallest such length",
+    "too short": "short of three times",
 }
+A, B = np.exp(0.77), np.exp(0.98)
+RHS = 2.9 * A + 1.4 * B                  # nature = 3 finance: L e^(0.7 L) = RHS
+
+
+def bisect(f, lo=0.0, hi=10.0):
+    """The root of an increasing f on [lo, hi], as a learner would find it."""
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
 NATURE_WRONG = {
-    "finance word": [1.0, 0.1, 0.0, 0.0],     # money again
-    "too little weight": [0.0, 0.5, 0.0, 0.0],  # pure nature, too short to get a share
-    "river": [0.1, 1.0, 0.0, 0.0],            # the shortcut: copy the nature word of the lesson
-    "negative": [-5.0, 0.0, 0.0, 0.0],        # away from finance, but away from bank too
-    "not nature enough": [1.0, 1.5, 0.0, 0.0],  # more nature than finance, but not twice
+    "raw scores": np.sqrt((2.9 * 0.77 + 2 * 0.7 * 0.98) / 0.7),          # the notes' scores as weights
+    "fixed score": RHS / np.exp(0.7),                                     # w's score stays 0.7
+    "coordinate 1": np.log(RHS) / 0.7,                                    # w brings 1 nature, not L
+    "equal": bisect(lambda L: L * np.exp(0.7 * L) - 0.9 * A),             # nature = finance
+    "twice": bisect(lambda L: L * np.exp(0.7 * L) - (1.9 * A + 0.7 * B)),  # the old bar
+    "too long": 3.0,                                           # a design that passes, not the least
+    "too short": 1.0,                                          # a toy-sized word
 }
-
-
-def test_a_unit_nature_word_is_too_short():
-    """[0, 1, 0, 0] tips the balance only just (0.599 against 0.589): the bar asks for twice."""
-    _names_only(_message(check_nature_word, [0.0, 1.0, 0.0, 0.0]), "too little weight", NATURE)
 
 
 @pytest.mark.parametrize("key", sorted(NATURE_WRONG))
-def test_nature_word_mistake_is_named(key):
+def test_nature_length_mistake_is_named(key):
     _names_only(_message(check_nature_word, NATURE_WRONG[key]), key, NATURE)
 
 
-@pytest.mark.parametrize("x_w", [[-20.0, 20.0, 0.0, 0.0], [-10.0, 9.0, 0.0, 0.0], [-1.0, 1.0, 0.0, 0.0],
-                                 [0.0, 3.0, 0.0, -1.0]])
-def test_a_negative_finance_shortcut_does_not_pass(x_w):
-    """Driving finance below 0 makes bank' nature-heavy by subtraction, with a score of 0 or less: the
-    exercise asks for a share earned by the score, so every negative coordinate is named."""
-    _names_only(_message(check_nature_word, x_w), "negative", NATURE)
-
-
-def test_nature_word_with_swapped_axes_is_named():
-    """Nature written in the food slot: the axes read as (finance, food, nature, tech)."""
-    text = _message(check_nature_word, [0.0, 0.0, 3.0, 0.0])
-    _names_only(text, "finance word", NATURE)
-    assert "the axes are finance, nature, food, tech" in text
+def nature_over_finance(L):
+    Z, _ = sa.basic_self_attention(np.array([[1.0, 0.1, 0, 0], [0.7, 0.7, 0, 0], [0, L, 0, 0]]))
+    return Z[1, 1] - 3 * Z[1, 0]
 
 
 @pytest.mark.parametrize("answer", [
-    np.array([0.0, 3.0, 0.0, 0.0]),     # long and purely nature
-    [0.0, 2.0, 0.0, 1.0],               # nature and some tech, long enough to get a share
-    [0.2, 2.0, 0.0, 0.0],               # a longer river
+    bisect(lambda L: L * np.exp(0.7 * L) - RHS),           # the condition solved by hand, then bisected
+    bisect(nature_over_finance),                           # bisection on bank' itself
+    2.177,                                                 # typed in, rounded
+    np.array(2.1771),
 ])
-def test_nature_word_right_answers(answer, capsys):
+def test_nature_length_right_answers(answer, capsys):
     _right_answer_passes(check_nature_word, answer, capsys)
 
 
+def test_a_grid_that_stops_at_the_first_passing_tenth_does_not_pass():
+    """A shortcut: L = 2.2, the first tenth that clears the bar, without solving the condition."""
+    _names_only(_message(check_nature_word, 2.2), "too long", NATURE)
+
+
 @pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("river", "should be one toy vector"),
-    ([np.inf, 1.0, 0.0, 0.0], "NaN or infinite"), ([1e308, 1e308, 0.0, 0.0], "overflows"),
+    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("2.18", "should be one number"),
+    (np.inf, "NaN or infinite"), (-2.0, "a length is positive"), (1e6, "far too long"),
 ])
-def test_nature_word_bad_input_is_named(answer, said):
+def test_nature_length_bad_input_is_named(answer, said):
     text = _message(check_nature_word, answer)
     assert said in text and not [k for k, p in NATURE.items() if p in text], text
 

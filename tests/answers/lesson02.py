@@ -14,8 +14,18 @@ c = np.max(scores)
 exps = np.exp(scores - c)
 return exps / np.sum(exps)
 """,
-    # Exercise 3's two hints: a score with bank that buys a share, coordinates that are nature.
+    # Exercise 3: bisect "nature = 3 x finance" on bank' itself, with the lesson's sa.basic_self_attention.
     "l02-nature-answer": """
-x_w = np.array([0.0, 2.0, 0.0, 0.0])
+def excess(L):
+    Z, A = sa.basic_self_attention(np.vstack([embed("money bank"), [0, L, 0, 0]]))
+    return Z[1][1] - 3 * Z[1][0]
+lo, hi = 1.0, 5.0
+while hi - lo > 1e-6:
+    mid = (lo + hi) / 2
+    if excess(mid) < 0:
+        lo = mid
+    else:
+        hi = mid
+nature_length = hi
 """,
 }

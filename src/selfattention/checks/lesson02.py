@@ -121,6 +121,10 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         raise ExerciseError(
             f"you used the base-10 logarithm: {said}. Softmax uses e^x, so its inverse is the natural "
             "logarithm, np.log.")
+    if same(np.log2(NOTES_BANK)):
+        raise ExerciseError(
+            f"you used the base-2 logarithm: {said}. Softmax uses e^x, so its inverse is the natural "
+            "logarithm, np.log.")
     if same(-np.log(NOTES_BANK)):
         raise ExerciseError(
             f"your scores have the wrong sign: {said}; the largest weight needs the largest score.")
@@ -161,8 +165,10 @@ def _log_factor(w: np.ndarray) -> float | None:
 _SMALL = ([1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [-1.0, 0.5, 2.0, 0.0], [3.0])
 # Rows that make one unstable version fail at a time: the first overflows without any shift, the second
 # underflows (every exponential 0) without one, [800, 0] still overflows after subtracting the smallest score,
-# [0, 800] after subtracting the first, [0, 1600] after subtracting the mean.
-_WIDE = ([1000.0, 999.0, 998.0], [-1000.0, -1001.0], [800.0, 0.0], [0.0, 800.0], [0.0, 1600.0])
+# [0, 800] after subtracting the first, [1600, 1600, 0] after subtracting half the largest (the mean of that
+# row is harmless), [0, 1600] after subtracting the mean.
+_WIDE = ([1000.0, 999.0, 998.0], [-1000.0, -1001.0], [800.0, 0.0], [0.0, 800.0], [1600.0, 1600.0, 0.0],
+         [0.0, 1600.0])
 _UNSTABLE = {
     0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Use what the lesson showed: adding the same "
        "number to every score leaves the weights unchanged. Subtract the row's largest score first, so "
@@ -173,7 +179,10 @@ _UNSTABLE = {
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
     3: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
        "still 800 - 0 = 800, and np.exp(800) overflows. Subtract the largest score, so no exponent is above 0.",
-    4: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
+    4: "subtracting half the largest score (or another fraction of it) does that: here the largest exponent "
+       "is still 1600 - 800 = 800, and np.exp(800) overflows. Subtract the largest score itself, so no exponent "
+       "is above 0.",
+    5: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
 }
 _LIBRARY = re.compile(r"\bsoftmax\s*\(")
@@ -292,46 +301,87 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
-def check_nature_word(x_w: Any) -> None:
-    """Exercise 3: a toy vector x_w (finance, nature, food, tech) of a word w such that in *money bank w* the
-    contextual bank (computed weights) has a nature coordinate at least twice its finance one (and positive);
-    no coordinate of x_w may be negative (the toy coordinates are amounts)."""
-    v = _vector(x_w, "x_w", 4, "one toy vector of 4 numbers (finance, nature, food, tech)")
-    X = np.vstack([_TOY["money"], _TOY["bank"], v])          # (3, 4): money, bank, w
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = X @ _TOY["bank"]                             # (3,): bank . money, bank . bank, bank . w
-    if not np.isfinite(scores).all() or np.abs(v).max() > 1e6:
-        raise ExerciseError(f"x_w is so long that bank . x_w = {scores[2]:.3g} overflows what the weights can show; "
-                            "numbers up to a few hundred are plenty.")
-    if (v < 0).any():
-        raise ExerciseError(
-            f"x_w = {_fmt(v)} has a negative coordinate. The toy coordinates are amounts, none below 0 in any "
-            "toy word; a negative finance would lower bank's finance by subtraction, not by a share that your "
-            "word's score with bank earns. Use coordinates >= 0.")
+#: bank's scores with money and itself in *money bank w*, and with a pure-nature word per unit of its length.
+_S_MONEY, _S_BANK, _S_PER_L = 0.77, 0.98, 0.7
+#: How many times its finance coordinate bank's nature coordinate must reach.
+NATURE_FACTOR = 3.0
+#: How far from the smallest length a right answer may be.
+NATURE_TOLERANCE = 1e-3
+
+
+def _nature_root(c: float, score_per_l: float = _S_PER_L, own: bool = True) -> float:
+    """The L > 0 with L e^(score_per_l L) = c (or e^(score_per_l L) = c when the word's own coordinate L is
+    left out), found by bisection."""
+    lo, hi = 0.0, 50.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if (mid if own else 1.0) * np.exp(score_per_l * mid) < c:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _bank_prime(length: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """bank's scores, weights and contextual vector in *money bank w* with x_w = [0, length, 0, 0]."""
+    X = np.vstack([_TOY["money"], _TOY["bank"], [0.0, length, 0.0, 0.0]])   # (3, 4): money, bank, w
+    scores = X @ _TOY["bank"]
     weights = reference_softmax(scores)
-    z = weights @ X
-    said = (f"bank's scores are {_fmt(scores)} (money, bank, w), its weights {_fmt(weights)}, so bank' = "
-            f"{_fmt(z)}")
-    if z[1] > 0 and z[1] >= 2 * z[0] - 1e-9:
-        passed(f"{said}: nature {z[1]:.3f} >= 2 x finance {z[0]:.3f}. Your word gets {weights[2]:.3f} of bank's "
-               "weight: its score with bank buys it a share, and what it brings decides the direction.")
+    return scores, weights, weights @ X
+
+
+_A, _B = np.exp(_S_MONEY), np.exp(_S_BANK)
+#: The condition nature >= 3 x finance reads L e^(0.7 L) >= (3 - 0.1) e^0.77 + (3 - 1) 0.7 e^0.98.
+_RHS = (NATURE_FACTOR - 0.1) * _A + (NATURE_FACTOR - 1) * 0.7 * _B
+SHORTEST_NATURE = _nature_root(_RHS)                                   # 2.177
+_NATURE_MISTAKES = {
+    "you used the scores themselves as the weights (the handwritten notes' formula, section 2), so the "
+    "exponentials are missing: with softmax, w's weight is e^(0.7 L) over the row's sum.":
+        float(np.sqrt(((NATURE_FACTOR - 0.1) * _S_MONEY + (NATURE_FACTOR - 1) * 0.7 * _S_BANK) / _S_PER_L)),
+    "you kept w's score with bank fixed at 0.7, as for a word of length 1. The score is a "
+    "dot product: bank . [0, L, 0, 0] = 0.7 L grows with L, and so does w's share.":
+        _RHS / np.exp(_S_PER_L),
+    "you let w's length raise its score but not what it brings: w adds its weight times its nature "
+    "coordinate, L, not times 1.": _nature_root(_RHS, own=False),
+    "that is where nature only equals finance (a factor of 1): the exercise asks for nature at least three "
+    "times finance.": _nature_root(0.9 * _A),
+    "that is where nature is twice finance: the exercise asks for three times.":
+        _nature_root(1.9 * _A + 0.7 * _B),
+}
+
+
+def check_nature_word(nature_length: Any) -> None:
+    """Exercise 3: the smallest length L of a pure-nature word w, x_w = [0, L, 0, 0], for which the contextual
+    bank in *money bank w* (weights by softmax of the dot products) has a nature coordinate at least three
+    times its finance one: L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98, L = 2.177."""
+    one = nature_length
+    if one is not None and one is not Ellipsis and not isinstance(one, str) and np.ndim(one) == 0:
+        one = [one]
+    L = float(_vector(one, "nature_length", 1, "one number, the length L")[0])
+    if L <= 0:
+        raise ExerciseError(f"nature_length = {L:g}: a length is positive, and w = [0, L, 0, 0] with L <= 0 "
+                            "brings no nature at all.")
+    if L > 50:
+        raise ExerciseError(f"nature_length = {L:g} is far too long: bank's scores overflow; look below 10.")
+    scores, weights, z = _bank_prime(L)
+    said = (f"with L = {L:.4f}, bank's scores are {_fmt(scores)} (money, bank, w), its weights "
+            f"{_fmt(weights)}, so bank' = {_fmt(z)}: nature {z[1]:.3f} is {z[1] / z[0]:.3f} x finance "
+            f"{z[0]:.3f}")
+    if abs(L - SHORTEST_NATURE) <= NATURE_TOLERANCE:
+        passed(f"{said}, the bar exactly. The condition is L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98: L enters "
+               "twice, in w's share (its score 0.7 L) and in what the share brings (its coordinate L), so "
+               f"a logarithm alone does not solve it. The root, L = {SHORTEST_NATURE:.4f}, is longer than any "
+               "toy word.")
         return
-    if np.allclose(v, _TOY["river"]):
+    for text, value in _NATURE_MISTAKES.items():
+        if abs(L - value) <= NATURE_TOLERANCE:
+            raise ExerciseError(f"{said}. nature_length = {L:.4f}: {text}")
+    if L > SHORTEST_NATURE:
         raise ExerciseError(
-            f"x_w is river's vector: {said}, a tie (finance {z[0]:.3f}, nature {z[1]:.3f}): river balances "
-            "money exactly, as the two are mirror images. Design a word that tips the balance.")
-    if v[1] <= v[0]:
-        raise ExerciseError(
-            f"your word is not more nature than finance itself (finance {v[0]:g}, nature {v[1]:g}; the axes "
-            f"are finance, nature, food, tech): {said}. Whatever its weight, it cannot pull bank' towards "
-            "nature.")
-    if v[1] <= 2 * v[0]:
-        raise ExerciseError(
-            f"your word's nature ({v[1]:g}) is not more than twice its finance ({v[0]:g}): {said}. Even with "
-            "all of bank's weight, bank' would only come close to your word, so no length is enough. Point it "
-            "more towards nature.")
+            f"{said}: it passes the bar, but it is not the smallest such length. Write bank's nature and "
+            "finance coordinates as functions of L and solve for the L where nature is exactly three times "
+            "finance (bisection, or scipy.optimize.brentq).")
     raise ExerciseError(
-        f"your word is nature enough, but gets only {weights[2]:.3f} of bank's weight: {said}, nature "
-        f"{z[1]:.3f} < 2 x finance {z[0]:.3f}. Its score with bank is {scores[2]:.3f}, against "
-        f"{scores[1]:.3f} for bank itself and {scores[0]:.3f} for money; a longer vector in the same "
-        "direction has a larger score, so a larger share of the mix.")
+        f"{said}, short of three times. w's score with bank is 0.7 L, so a longer w gets a larger share and "
+        "brings more nature with it: write the condition as an equation in L and solve it (bisection, or "
+        "scipy.optimize.brentq).")

@@ -122,6 +122,25 @@ def plane(
     return ax
 
 
+#: One colour per toy word of lesson 02, the same in every figure (and for the two contextual banks).
+WORD_COLORS: dict[str, str] = {
+    "money": "tab:orange", "grows": "tab:green", "bank": "tab:gray", "river": "tab:blue", "flows": "tab:cyan",
+    "a": "tab:olive", "near": "tab:pink", "the": "tab:red",
+    "bank' (money...)": "tab:purple", "bank' (river...)": "tab:brown",
+}
+
+
+def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
+    """Lesson 02's picture of the handwritten notes' two contextual banks: money, grows, bank, river and flows
+    (``toy``: word -> vector of shape (d,), d >= 2) and the two bank' (each of shape (d,)) in the
+    finance/nature plane, each bank' inside the shaded triangle of its sentence, tinted in its colour."""
+    vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
+    vectors |= {"bank' (money...)": bank_money, "bank' (river...)": bank_river}
+    return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
+                 shade_colors=[WORD_COLORS["bank' (money...)"], WORD_COLORS["bank' (river...)"]],
+                 title="the handwritten notes' weights")
+
+
 def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
                       max_words: int | None = None) -> tuple[Figure, BarContainer, BarContainer]:
     """One word's row, as two bar charts side by side: its scores omega_ij and its weights alpha_ij.
@@ -330,13 +349,15 @@ def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
 
 
 def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
-                       coordinates: Sequence[str] = ("finance", "nature", "food", "tech")
-                       ) -> tuple[Figure, list[Axes]]:
+                       coordinates: Sequence[str] = ("finance", "nature", "food", "tech"),
+                       colors: Mapping[str, str] | None = None) -> tuple[Figure, list[Axes]]:
     """One word's three steps as three panels: scores omega_ij = x_i . x_j, weights alpha_ij = softmax_j, and
     z_i = sum_j alpha_ij x_j drawn coordinate by coordinate as stacked contributions alpha_ij x_j.
 
     Inputs:
         words: the T words; X: their vectors, shape (T, d) with d = len(coordinates); i: the word's index.
+        colors: word -> colour (e.g. ``WORD_COLORS``); words it lacks, and all words when None, get the
+        tab10 colours in order.
     Returns:
         the figure and its three Axes (scores, weights, weighted sum). Negative contributions are not
         stacked: use vectors with non-negative entries (the lessons' toy vectors).
@@ -356,7 +377,8 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
     parts = weights[:, None] * X                      # (T, d): alpha_ij x_j
     fig, axes = plt.subplots(1, 3, figsize=(13, 5.2), gridspec_kw={"width_ratios": [1, 1, 1.2]})
     fig.subplots_adjust(left=0.07, right=0.99, bottom=0.24, top=0.82, wspace=0.36)
-    colors = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
+    default = plt.get_cmap("tab10")(np.arange(len(words)) % 10)
+    colors = [(colors or {}).get(w, default[k]) for k, w in enumerate(words)]
     axes[0].bar(range(len(words)), scores, color=colors)
     n = i + 1
     axes[0].set_title(f"1. scores\n$\\omega_{{{n}j}} = x_{{{n}}} \\cdot x_j$", fontsize=FONT)
