@@ -215,13 +215,13 @@ def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, f
     n = len(seeds)
     print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':4}spread of the scores")
     last = {lr: control[arms[0], lr, seeds[0]][-1][0] for lr in rates}
-    print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':17}" for lr in rates)
+    print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':19}" for lr in rates)
           + " step 0   step 20 at each lr")
     for arm in arms:
         row, spreads = f"{arm:18}", []
         for lr in rates:
             finals = np.array([control[arm, lr, s][-1][1] for s in seeds])
-            row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})  "
+            row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})    "
             spreads.append(float(np.mean([control[arm, lr, s][2][2] for s in seeds])))
         start = float(np.mean([control[arm, rates[0], s][0][2] for s in seeds]))
         print(row + f"{start:6.2f}  " + " ".join(f"{v:7.2f}" for v in spreads))
