@@ -204,24 +204,32 @@ def training_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float
 
 def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, float, float]]]) -> None:
     """Print, per arm and learning rate, how many seeds end at accuracy 1.0, the lowest final accuracy, and
-    the mean spread of the scores at steps 0 and 20.
+    the mean spread of the scores at steps 0 and 20 ("-" where an arm was not trained at that rate); then,
+    for the runs that end below 1.0, the most any of them gained in its second half.
 
     Inputs: ``control``: (arm name, learning rate, seed) -> checkpoints ``(step, accuracy, spread)`` taken
     every 10 steps.
     """
     arms = list(dict.fromkeys(arm for arm, _, _ in control))
-    rates = list(dict.fromkeys(lr for _, lr, _ in control))
+    rates = sorted(dict.fromkeys(lr for _, lr, _ in control), reverse=True)
     seeds = list(dict.fromkeys(seed for _, _, seed in control))
-    n = len(seeds)
-    print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':4}spread of the scores")
-    last = {lr: control[arms[0], lr, seeds[0]][-1][0] for lr in rates}
+    n, gains = len(seeds), []
+    last = {lr: next(c[-1][0] for (_, r, _), c in control.items() if r == lr) for lr in rates}
+    print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':6}spread of the scores")
     print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':19}" for lr in rates)
-          + " step 0   step 20 at each lr")
+          + "step 0   step 20 at each lr")
     for arm in arms:
-        row, spreads = f"{arm:18}", []
+        row, spreads, start = f"{arm:18}", "", None
         for lr in rates:
-            finals = np.array([control[arm, lr, s][-1][1] for s in seeds])
+            if (arm, lr, seeds[0]) not in control:
+                row, spreads = row + f"{'-':^15}    ", spreads + f"{'-':>8}"
+                continue
+            runs = [control[arm, lr, s] for s in seeds]
+            finals = np.array([r[-1][1] for r in runs])
+            gains += [r[-1][1] - r[len(r) // 2][1] for r in runs if r[-1][1] <= 0.99]
             row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})    "
-            spreads.append(float(np.mean([control[arm, lr, s][2][2] for s in seeds])))
-        start = float(np.mean([control[arm, rates[0], s][0][2] for s in seeds]))
-        print(row + f"{start:6.2f}  " + " ".join(f"{v:7.2f}" for v in spreads))
+            spreads += f"{np.mean([r[2][2] for r in runs]):8.2f}"
+            start = float(np.mean([r[0][2] for r in runs]))
+        print(row + f"{start:6.2f} " + spreads)
+    if gains:
+        print(f"the {len(gains)} runs below 1.0 gained at most {max(gains):.2f} in their second half")
