@@ -33,6 +33,9 @@ SCALE = {
     "unit inputs": "the scale for inputs of variance 1",
     "the variance": "1 over the variance of q.k",
     "std for variance": "standard deviation 2 where their variance 4 belongs",
+    "d_in in Var(q.k)": "you used d_in = 32 there",
+    "1/sqrt(d_in)": "that is 1/sqrt(d_in)",
+    "d_k for sqrt(d_k)": "you divided by d_k where sqrt(d_k) belongs",
     "the divisor": "that is the divisor",
     "one of two": "you counted only one of the two",
     "no sum over d_in": "you left out the sum over the inputs",
@@ -45,6 +48,9 @@ SCALE_WRONG = {
     "unit inputs": 1 / math.sqrt(64 * (1 / 3) ** 2),
     "the variance": 1 / (64 * (4 / 3) ** 2),
     "std for variance": 1 / (math.sqrt(64) * 2 / 3),
+    "d_in in Var(q.k)": 1 / math.sqrt(32 * (4 / 3) ** 2),
+    "1/sqrt(d_in)": 1 / math.sqrt(32),
+    "d_k for sqrt(d_k)": 1 / (64 * 4 / 3),
     "the divisor": math.sqrt(64 * (4 / 3) ** 2),
     "one of two": 1 / math.sqrt(64 * 4 / 3),
     "no sum over d_in": 1 / (math.sqrt(64) * 4 / (3 * 32)),
@@ -56,6 +62,22 @@ SCALE_WRONG = {
 @pytest.mark.parametrize("key", sorted(SCALE_WRONG))
 def test_init_scale_mistake_is_named(key):
     _names_only(_message(check_init_scale, SCALE_WRONG[key]), key, SCALE)
+
+
+def test_one_over_32_names_both_ways_to_get_it():
+    """Leaving out the weights, or taking a uniform weight's variance as b^2 instead of b^2/3 (1/d_in, so
+    Var(q[m]) = 4): both give 1/32, and the message names both."""
+    b_squared = 1 / 32                                  # the bound squared, taken as the weights' variance
+    var_q = 32 * 4 * b_squared
+    msg = _message(check_init_scale, 1 / math.sqrt(64 * var_q * var_q))
+    assert "the weights are left out" in msg and "it is b^2/3" in msg, msg
+
+
+def test_weights_of_variance_one_over_3_d_k_are_named():
+    """1/(3 d_k) for the weights' variance gives 3/16, the same number as the standard deviation slip."""
+    var_q = 32 * 4 / (3 * 64)
+    msg = _message(check_init_scale, 1 / math.sqrt(64 * var_q * var_q))
+    assert "variance 1/(3 d_k)" in msg and "standard deviation 2" in msg, msg
 
 
 def _measured_scale() -> float:
@@ -80,15 +102,17 @@ def test_init_scale_right_answers_pass(answer, capsys):
 
 # ---------------------------------------------------------------- exercise 2: the gradient through softmax
 GRADIENT = {
-    "diagonal only": "only the i = j term of the sum",
-    "delta part": "that is the delta_ij part alone",
-    "no alpha_j": "the factor alpha_j in front is missing",
+    "diagonal only": "only the j = l term of the sum",
+    "delta part": "that is the delta_jl part alone",
+    "no alpha_j": "the factor alpha_l in front is missing",
     "mean": "the plain mean of g",
     "sum": "the plain sum of g",
     "identity": "that is g unchanged",
     "sign": "the signs are flipped",
     "matrix": "returned a (T, T) matrix",
     "estimate": "it looks like a numerical estimate",
+    "float32": "returns float32 numbers",
+    "autograd": "calls PyTorch's autograd",
 }
 GRADIENT_WRONG = {
     "diagonal only": lambda a, g: a * (1 - a) * g,
@@ -136,6 +160,38 @@ def _finite_differences(a, g, h=1e-6):
         return g @ (e / e.sum())
 
     return np.array([(loss(omega + h * e) - loss(omega - h * e)) / (2 * h) for e in np.eye(len(a))])
+
+
+def _autograd(a, g):
+    """The shortcut: rebuild scores from the weights (omega = ln alpha) and let autograd differentiate."""
+    omega = torch.tensor(np.log(a), requires_grad=True)
+    (torch.softmax(omega, dim=-1) @ torch.tensor(g)).backward()
+    return omega.grad.numpy()
+
+
+def _autograd_functional(a, g):
+    """The same shortcut through torch.autograd.functional: no .backward() call to see."""
+    loss = lambda w: torch.softmax(w, dim=-1) @ torch.tensor(g)  # noqa: E731
+    return torch.autograd.functional.jacobian(loss, torch.tensor(np.log(a))).numpy()
+
+
+@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional])
+def test_autograd_does_not_pass(shortcut):
+    """Exact to rounding, so no comparison of numbers can catch it: the check names the autograd call."""
+    _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
+
+
+def test_a_comment_that_mentions_autograd_does_not_count(capsys):
+    def score_gradient(alpha, g):
+        # by hand, no autograd: sum_j g_j alpha_j (delta_jl - alpha_l)
+        return alpha * (g - alpha @ g)
+
+    _right_answer_passes(check_score_gradient, score_gradient, capsys)
+
+
+def test_a_right_answer_in_float32_is_named_as_float32():
+    _names_only(_message(check_score_gradient, lambda a, g: (a * (g - a @ g)).astype(np.float32)), "float32",
+                GRADIENT)
 
 
 def test_a_finite_difference_estimate_does_not_pass():

@@ -124,3 +124,29 @@ def test_widget_gradient_matches_the_softmax_chain_rule(d_k, tau):
     np.testing.assert_allclose(alpha, a, atol=1e-12)
     u = V @ (a @ V - y)
     assert grad == pytest.approx(np.linalg.norm(a * (u - a @ u)), rel=1e-9, abs=1e-15)
+
+
+def test_saturation_draws_the_query_gradient_dashed_when_given():
+    measures = _saturation_measures()
+    for values in measures.values():
+        values["|dL/dq|"] = [0.5] * len(D_KS)
+    fig = plots.saturation(D_KS, measures, T=16)
+    dashed = [line for line in fig.axes[2].get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == len(NAMES)
+    plt.close("all")
+
+
+def test_tables_print_counts_and_the_predicted_growth(capsys):
+    divisor = {"none": lambda d: 1.0, "sqrt(d_k)": math.sqrt, "d_k": float}
+    runs = {(name, d, s): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, 1.0, 1.0 + d / divisor[name](d))]
+            for name in NAMES for d in (4, 16) for s in (0, 1)}
+    plots.training_table(runs, (4, 16), (0, 1))
+    out = capsys.readouterr().out
+    assert "none        16   1.000 (1.00-1.00)  2 of 2" in out
+    assert "none 4.0 (4), sqrt(d_k) 2.0 (2), d_k 1.0 (1)" in out
+    final = {0: 1.0, 1: 0.5}
+    control = {(arm, lr, s): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, final[s], 3.0), (80, final[s], 3.0)]
+               for arm in ("none", "d_k") for lr in (0.05, 0.01) for s in (0, 1)}
+    plots.control_table(control)
+    out = capsys.readouterr().out
+    assert "lr 0.05, step 80" in out and " 1 of 2 (0.50)" in out

@@ -17,10 +17,10 @@ scale = 1 / math.sqrt(d_k * var_q * var_k)
     "l06-score-gradient-answer": """
 T = len(alpha)
 grad = np.zeros(T)
-for j in range(T):
-    for i in range(T):
-        delta = 1.0 if i == j else 0.0
-        grad[j] += g[i] * alpha[i] * (delta - alpha[j])
+for l in range(T):
+    for j in range(T):
+        delta = 1.0 if j == l else 0.0
+        grad[l] += g[j] * alpha[j] * (delta - alpha[l])
 return grad
 """,
     "l06-unscaled-answer": """

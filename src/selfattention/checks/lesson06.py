@@ -38,14 +38,22 @@ def _init_scale_hints() -> dict[str, float]:
     return {
         "that is 1/sqrt(d_k), the scale when q[m] and k[m] have variance 1. Here they do not: work out "
         "the variance of q[m] from the inputs' variance and the weights' variance.": 1 / math.sqrt(d_k),
-        "you gave q[m] the inputs' variance 4. But q[m] = sum over i of x[i] W[i, m] adds d_in = 32 terms, "
-        "each of variance 4 * 1/(3 d_in): together 4/3.": 1 / (math.sqrt(d_k) * _VAR_X),
+        "you gave q[m] the inputs' variance 4. Either the weights are left out (q[m] = sum over i of "
+        "x[i] W[i, m] adds d_in = 32 terms, each of variance 4 * 1/(3 d_in): together 4/3), or you took the "
+        "variance of a weight uniform between -b and b as b^2; it is b^2/3.": 1 / (math.sqrt(d_k) * _VAR_X),
         "that is the scale for inputs of variance 1 (q[m] of variance 1/3, section 2). Here the inputs "
         "have variance 4.": 1 / (math.sqrt(d_k) / 3),
         "that is 1 over the variance of q.k, d_k (4/3)^2. Multiplying by c multiplies the variance by c^2: "
         "`scale` is 1 over the standard deviation, the square root of that variance.": 1 / (d_k * var_q**2),
-        "you used the inputs' standard deviation 2 where their variance 4 belongs.":
-            1 / (math.sqrt(d_k) * 2 / 3),
+        "either you used the inputs' standard deviation 2 where their variance 4 belongs, or you gave the "
+        "weights variance 1/(3 d_k); each q[m] has d_in = 32 inputs, so the weights have variance "
+        "1/(3 d_in).": 1 / (math.sqrt(d_k) * 2 / 3),
+        "Var(q.k) sums d_k = 64 products q[m] k[m], one per entry of q and k; you used d_in = 32 there.":
+            1 / (math.sqrt(_D_IN) * var_q),
+        "that is 1/sqrt(d_in). The square root comes from the d_k = 64 entries of q and k, and here q[m] and "
+        "k[m] do not have variance 1: work out their variance too.": 1 / math.sqrt(_D_IN),
+        "you divided by d_k where sqrt(d_k) belongs: the standard deviation of q.k is sqrt(d_k) * 4/3.":
+            1 / (d_k * var_q),
         "that is the divisor, the standard deviation of q.k. `scale` multiplies the scores: it is 1 over "
         "the divisor.": math.sqrt(d_k) * var_q,
         "the variance of q.k is d_k times the variance of q[m] times the variance of k[m]; you counted "
@@ -101,7 +109,7 @@ def check_init_scale(scale: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: alpha_j (g_j - alpha . g)
+# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
 
 
 def _score_gradient(alpha: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -122,18 +130,18 @@ _SATURATED = (reference_softmax(np.array([40.0, 0.0, -3.0, 5.0])), np.array([2.0
 def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndarray]:
     alpha, g = case
     return {
-        "only the i = j term of the sum is there, alpha_j (1 - alpha_j) g_j. The derivative of weight i by "
-        "score j is alpha_i (delta_ij - alpha_j): every other i adds -g_i alpha_i alpha_j, so what is "
-        "subtracted from g_j is the whole sum over i of alpha_i g_i (alpha @ g).": alpha * (1 - alpha) * g,
-        "that is the delta_ij part alone, alpha_j g_j; the -alpha_j part adds -alpha_j times the sum over i "
-        "of alpha_i g_i.": alpha * g,
-        "the factor alpha_j in front is missing: every term of the sum over i carries it.": g - alpha @ g,
-        "you subtracted the plain mean of g; the sum over i is weighted by the weights: alpha @ g.":
+        "only the j = l term of the sum is there, alpha_l (1 - alpha_l) g_l. The derivative of weight j by "
+        "score l is alpha_j (delta_jl - alpha_l): every other j adds -g_j alpha_j alpha_l, so what is "
+        "subtracted from g_l is the whole sum over j of alpha_j g_j (alpha @ g).": alpha * (1 - alpha) * g,
+        "that is the delta_jl part alone, alpha_l g_l; the -alpha_l part adds -alpha_l times the sum over j "
+        "of alpha_j g_j.": alpha * g,
+        "the factor alpha_l in front is missing: every term of the sum over j carries it.": g - alpha @ g,
+        "you subtracted the plain mean of g; the sum over j is weighted by the weights: alpha @ g.":
             alpha * (g - g.mean()),
-        "you subtracted the plain sum of g; each g_i comes with its weight alpha_i: alpha @ g.":
+        "you subtracted the plain sum of g; each g_j comes with its weight alpha_j: alpha @ g.":
             alpha * (g - g.sum()),
         "that is g unchanged: the loss depends on the scores through the softmax, whose derivatives the "
-        "sum over i brings in.": g.copy(),
+        "sum over j brings in.": g.copy(),
     }
 
 
@@ -143,6 +151,57 @@ def _close_everywhere(score_gradient: Callable[..., Any], cases: list[tuple[np.n
                                _score_gradient(a, g), rtol=1e-4, atol=1e-6) for a, g in cases)
     except Exception:
         return False
+
+
+def _returns_float32(score_gradient: Callable[..., Any]) -> bool:
+    alpha, g = _gradient_cases()[0]
+    try:
+        got = score_gradient(alpha.copy(), g.copy())
+        return str(getattr(got, "dtype", "")).endswith("float32")
+    except Exception:
+        return False
+
+
+_AUTOGRAD_NAMES = {"backward", "autograd", "functorch", "jacrev", "jacfwd", "vjp", "jacobian"}
+
+
+def _autograd_names(source: str) -> bool:
+    """Whether code (not its comments or strings) names a piece of PyTorch's autograd."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name in _AUTOGRAD_NAMES:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "func" and isinstance(node.value, ast.Name) \
+                and node.value.id == "torch":
+            return True
+    return False
+
+
+def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
+    """Whether the function (or a function of the learner's that it calls by name) asks autograd for the
+    derivative."""
+    import inspect
+
+    functions = [score_gradient]
+    glob = getattr(score_gradient, "__globals__", {})
+    for name in getattr(getattr(score_gradient, "__code__", None), "co_names", ()):
+        helper = glob.get(name)
+        if inspect.isfunction(helper) and helper.__module__ == getattr(score_gradient, "__module__", None):
+            functions.append(helper)
+    for fn in functions:
+        try:
+            if _autograd_names(inspect.getsource(fn)):
+                return True
+        except (OSError, TypeError):
+            pass
+    return False
 
 
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -157,24 +216,35 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
             raise ExerciseError(
                 "score_gradient returned a (T, T) matrix, the derivatives of every weight by every score. "
                 "The exercise asks for dL/domega, shape (T,): combine that matrix with g as the chain rule "
-                "says (a sum over i)."
+                "says (a sum over j)."
             )
     describe = lambda case: f"alpha = {np.round(case[0], 3).tolist()}, g = {case[1].tolist()}"  # noqa: E731
-    flipped = {"the signs are flipped: the i = j term enters with +, the others with -.": -1.0}
+    flipped = {"the signs are flipped: the j = l term enters with +, the others with -.": -1.0}
     cases = [*_gradient_cases(), _SATURATED]
     try:  # exact to rounding: an estimate (finite differences, errors near 1e-10) does not pass
         check_function(score_gradient, _score_gradient, cases, "score_gradient", describe=describe,
                        mistakes=_gradient_mistakes, scale_hints=flipped, rtol=1e-9, atol=1e-13)
     except ExerciseError as wrong:
         if "differs from the right answer" in str(wrong) and _close_everywhere(score_gradient, cases):
+            if _returns_float32(score_gradient):
+                raise ExerciseError(
+                    "score_gradient returns float32 numbers, exact to about 7 digits only; the inputs are "
+                    "float64. Compute in float64 (leave out the conversion to float32)."
+                ) from None
             raise ExerciseError(
                 "score_gradient agrees with dL/domega to several digits but not to the last ones: it looks "
                 "like a numerical estimate (finite differences). Derive the formula from the chain rule "
                 "instead; it is exact."
             ) from None
         raise
+    if _uses_autograd(score_gradient):
+        raise ExerciseError(
+            "score_gradient calls PyTorch's autograd (backward, torch.autograd or torch.func), which computes "
+            "the derivative for you. The exercise asks you to derive it by hand from the chain rule and "
+            "section 3's derivative, and write the result with array operations."
+        )
     alpha, g = _SATURATED
-    passed("dL/domega_j = alpha_j (g_j - alpha . g). For the saturated weights (scores 40, 0, -3, 5) and "
+    passed("dL/domega_l = alpha_l (g_l - alpha . g). For the saturated weights (scores 40, 0, -3, 5) and "
            f"g = [2, -1, 3, 0.5] its largest entry is {np.abs(_score_gradient(alpha, g)).max():.0e}: almost "
            "nothing reaches the scores, hence W_Q and W_K.")
 

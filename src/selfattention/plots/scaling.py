@@ -1,4 +1,4 @@
-"""Figures of lesson 06 (scaling by 1/sqrt(d_k)): score variance, softmax saturation, training runs.
+"""Figures and tables of lesson 06 (scaling by 1/sqrt(d_k)): score variance, softmax saturation, training.
 
 Every figure is 12 inches wide with text of at least 15 pt, so that on a slide 1280 px wide (the figure drawn
 about 1200 px wide, 100 px an inch) its smallest text is about 21 px. The three divisors of the lesson are
@@ -14,7 +14,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training"]
+__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training", "training_table",
+           "control_table"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -81,19 +82,20 @@ def score_variance(d_ks: Sequence[int], variances: Sequence[float]) -> Figure:
 
 
 _MEASURES = (
-    ("entropy", "Entropy of the weights", "mean entropy (nats)"),
+    ("entropy", "Entropy of the weights", r"mean entropy (natural log)"),
     ("largest weight", "Weight of the top key", "mean largest weight"),
-    ("|dL/domega|", "Gradient reaching the scores", r"median $|\partial L/\partial\omega|$"),
+    ("|dL/domega|", r"Gradient to $\omega$ (—), $q$ (- -)", "median gradient norm"),
 )
 
 
 def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]], T: int) -> Figure:
-    """Three panels against d_k, one line per divisor: mean entropy, mean largest weight, median gradient.
+    """Three panels against d_k, one line per divisor: mean entropy, mean largest weight, median gradient
+    (reaching the scores, solid; reaching the query, dashed, when the measures have "|dL/dq|").
 
     Inputs:
         d_ks: n lengths of the query and key vectors.
         measures: divisor name ("none", "sqrt(d_k)", "d_k") -> {"entropy", "largest weight",
-            "|dL/domega|"} -> (n,) values, one per d_k.
+            "|dL/domega|"} (and optionally "|dL/dq|") -> (n,) values, one per d_k.
         T: keys per query (the uniform weights' entropy ln T and largest weight 1/T are drawn dashed).
     Returns:
         the figure.
@@ -109,10 +111,14 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
                 raise ValueError(f"measures[{name!r}] has no {key!r}; expected the keys {expected}")
             ax.plot(d_ks, _values(values[key], d_ks, f"measures[{name!r}][{key!r}]"), "o-", color=color,
                     label=label)
+        if "|dL/dq|" in values:
+            axes[2].plot(d_ks, _values(values["|dL/dq|"], d_ks, f"measures[{name!r}]['|dL/dq|']"), "x--",
+                         color=color, ms=9)
     for ax, level in ((axes[0], np.log(T)), (axes[1], 1 / T)):  # what uniform weights give
         ax.axhline(level, color="k", ls="--", lw=1.2)
         ax.annotate("uniform", (0.97, level), xycoords=("axes fraction", "data"), xytext=(0, 6),
                     textcoords="offset points", ha="right", va="bottom", fontsize=SMALLEST_PT)
+    axes[0].set_ylim(0, np.log(T) * 1.25)  # room for the label under the title
     axes[2].set_yscale("log")
     for ax, (_, title, ylabel) in zip(axes, _MEASURES, strict=True):
         _log2_axis(ax, d_ks)
@@ -166,3 +172,64 @@ def training(
         ax.set_ylim(0, 1.05)
     fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
     return fig
+
+
+def training_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
+                   d_ks: Sequence[int], seeds: Sequence[int]) -> None:
+    """Print, per divisor and d_k, the final accuracy over the seeds (mean, range, how many at 1.0) and the
+    mean spread of the scores at steps 0 and 20 (the second and third checkpoints of ``every=10``), then the
+    growth of that spread at the largest d_k over the smallest, measured and as predicted (d_k / divisor).
+
+    Inputs: ``runs`` as for :func:`training`; checkpoints every 10 steps.
+    """
+    divisors = {"none": lambda d: 1.0, "sqrt(d_k)": np.sqrt, "d_k": float}
+    names = list(dict.fromkeys(name for name, _, _ in runs))
+    growth: dict[tuple[str, int], float] = {}
+    print(f"                 final accuracy          spread of the scores (mean of {len(seeds)})")
+    print("divisor    d_k    mean  (range)     at 1.0   step 0  step 20  growth")
+    for name in names:
+        for d in d_ks:
+            final = np.array([runs[name, d, s][-1][1] for s in seeds])
+            start, step20 = (float(np.mean([runs[name, d, s][i][2] for s in seeds])) for i in (0, 2))
+            growth[name, d] = step20 - start
+            print(f"{name:9} {d:4}   {final.mean():.3f} ({final.min():.2f}-{final.max():.2f})  "
+                  f"{(final > 0.99).sum()} of {len(seeds)}  {start:6.2f} {step20:7.2f} "
+                  f"{step20 - start:+7.2f}")
+    small, large = min(d_ks), max(d_ks)
+    print(f"growth at d_k = {large} over d_k = {small}, measured (predicted d_k / divisor): " + ", ".join(
+        f"{name} {growth[name, large] / growth[name, small]:.1f} "
+        f"({(large / divisors[name](large)) / (small / divisors[name](small)):g})"
+        for name in names if name in divisors))
+
+
+def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, float, float]]]) -> None:
+    """Print, per arm and learning rate, how many seeds end at accuracy 1.0, the lowest final accuracy, and
+    the mean spread of the scores at steps 0 and 20 ("-" where an arm was not trained at that rate); then,
+    for the runs that end below 1.0, the most any of them gained in its second half.
+
+    Inputs: ``control``: (arm name, learning rate, seed) -> checkpoints ``(step, accuracy, spread)`` taken
+    every 10 steps.
+    """
+    arms = list(dict.fromkeys(arm for arm, _, _ in control))
+    rates = sorted(dict.fromkeys(lr for _, lr, _ in control), reverse=True)
+    seeds = list(dict.fromkeys(seed for _, _, seed in control))
+    n, gains = len(seeds), []
+    last = {lr: next(c[-1][0] for (_, r, _), c in control.items() if r == lr) for lr in rates}
+    print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':6}spread of the scores")
+    print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':19}" for lr in rates)
+          + "step 0   step 20 at each lr")
+    for arm in arms:
+        row, spreads, start = f"{arm:18}", "", None
+        for lr in rates:
+            if (arm, lr, seeds[0]) not in control:
+                row, spreads = row + f"{'-':^15}    ", spreads + f"{'-':>8}"
+                continue
+            runs = [control[arm, lr, s] for s in seeds]
+            finals = np.array([r[-1][1] for r in runs])
+            gains += [r[-1][1] - r[len(r) // 2][1] for r in runs if r[-1][1] <= 0.99]
+            row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})    "
+            spreads += f"{np.mean([r[2][2] for r in runs]):8.2f}"
+            start = float(np.mean([r[0][2] for r in runs]))
+        print(row + f"{start:6.2f} " + spreads)
+    if gains:
+        print(f"the {len(gains)} runs below 1.0 gained at most {max(gains):.2f} in their second half")
