@@ -121,7 +121,8 @@ def shared_or_not(M: ArrayLike, shared_K: ArrayLike, shared_Q: ArrayLike, separa
 
     Inputs: M (5, 5); shared_K, shared_Q, separate: (T, T) score maps; words: the T tokens.
     """
-    titles = ["$M = W_QW_K^\\top$ by feature", "$W_K$ for both roles", "$W_Q$ for both roles", "$W_Q$ and $W_K$"]
+    titles = ["$M = W_QW_K^\\top$ by feature", "$W_K$ for both roles", "$W_Q$ for both roles",
+              "$W_Q$ and $W_K$"]
     return feature_and_scores(M, TOY_FEATURES, [shared_K, shared_Q, separate], titles, words, width=width)
 
 
