@@ -43,6 +43,7 @@ APPLE = {
     "percent": "looks like a percentage",
     "no red": "leaves out red's row",
     "own term": "apple included",
+    "zero scores": "a score of 0 still gets e^0 = 1",
     "other": "the weight is e^(score of ate)",
 }
 
@@ -101,6 +102,8 @@ def weak() -> np.ndarray:
         ((food_only(), math.exp(5) / (math.exp(5) + 3)), "no red"),
         ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
         ((GOOD, math.exp(3) / (math.exp(3) + 2)), "own term"),
+        ((food_only(), math.exp(5) / (math.exp(5) + math.exp(2))), "zero scores"),
+        ((GOOD, 1.0), "zero scores"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
@@ -126,6 +129,7 @@ VALUES = {
     "swapped": "the axes are swapped",
     "red silent": "the word 'red' hands over nothing",
     "values": "they should be Sam [0, 0]",
+    "red twice": "counted twice",
     "no prediction": "predicted_z_ate has no value yet",
     "size": "z_ate has d_v = 2",
     "no red word": "leaves out the word 'red'",
@@ -163,6 +167,8 @@ def red_only_through_fruit() -> np.ndarray:
         ((W_V_GOOD[:, ::-1], Z_RIGHT), "swapped"),
         ((red_only_through_fruit(), Z_RIGHT), "red silent"),
         ((np.eye(5)[:, :2], Z_RIGHT), "values"),
+        ((np.array([[0, 0], [0, 0], [1, 1], [0, 0], [0, 1]], dtype=float), Z_RIGHT), "red twice"),
+        ((W_V_GOOD, [0.61]), "size"),
         ((W_V_GOOD, None), "no prediction"),
         ((W_V_GOOD, [0.61, 0.69, 0.0]), "size"),
         ((W_V_GOOD, [0.61, 0.61]), "no red word"),
@@ -549,3 +555,8 @@ def test_next_word_draws_the_plane_when_asked(capsys):
     checks.check_next_word(Q_NEXT, K_NEXT, draw=True)
     assert len(plt.get_fignums()) == before + 1
     plt.close("all")
+
+
+def test_next_word_one_line_leaves_exercise_4_to_the_learner():
+    text = message(check_next, on_one_line())
+    assert "lie on one line" in text and "one end" not in text and "Exercise 4" not in text, text

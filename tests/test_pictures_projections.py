@@ -80,7 +80,7 @@ def test_shared_or_not_names_the_toys_features_and_the_three_maps():
     fig = figures.shared_or_not(np.eye(5), np.eye(4), np.eye(4), np.zeros((4, 4)), WORDS)
     panels = [ax for ax in fig.axes if ax.images and ax.get_title()]
     assert [t.get_text() for t in panels[0].get_yticklabels()] == list(figures.TOY_FEATURES)
-    titles = ["one matrix, $W_K$", "one matrix, $W_Q$", "$W_Q$ and $W_K$"]
+    titles = ["$W_K$ for both roles", "$W_Q$ for both roles", "$W_Q$ and $W_K$"]
     assert [ax.get_title() for ax in panels][1:] == titles
     plt.close("all")
 

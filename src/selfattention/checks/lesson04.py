@@ -130,6 +130,8 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             reference_softmax(scores / np.sqrt(3))[ate],
         "that sums e^score over three words: the softmax runs over all four words, apple included (its "
         "score of itself).": reference_softmax(scores[:3])[ate],
+        "that leaves out the words with score 0: a score of 0 still gets e^0 = 1 in the sum.":
+            reference_softmax(np.where(scores != 0, scores, -np.inf))[ate] if np.any(scores != 0) else right,
         "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
@@ -171,6 +173,10 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
         if np.allclose(values, _VALUES[:, ::-1]):
             raise ExerciseError(f"your values are {got}: the axes are swapped. The first value axis is food, "
                                 f"the second red.")
+        if np.allclose(values[2], _VALUES[2]) and np.allclose(values[3], [1.0, 2.0]):
+            raise ExerciseError(
+                f"your values are {got}: apple's red is counted twice, by the food row and by the red row. "
+                f"The red row already gives 'apple' its red: the food row hands over food alone.")
         if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
             raise ExerciseError(
                 f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
@@ -187,7 +193,7 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
         raise ExerciseError(f"predicted_z_ate should be two numbers, but it is a "
                             f"{type(predicted_z_ate).__name__}.") from None
     if p.shape != (2,):
-        raise ExerciseError(f"predicted_z_ate has {p.size} numbers; z_ate has d_v = 2: (food, red).")
+        raise ExerciseError(f"predicted_z_ate has {p.size} number{'s' if p.size != 1 else ''}; z_ate has d_v = 2: (food, red).")
     ate = 1
     scores = (_X_TOY @ _W_Q)[ate] @ (_X_TOY @ _W_K).T
     weights = reference_softmax(scores)
@@ -273,7 +279,8 @@ def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
         "the weights came from K @ Q.T instead of Q @ K.T, or you swapped the first two blocks (row i must "
         "hold query i's scores, and the query block comes first).":
             reference_softmax(S.T / math.sqrt(d_k)) @ V,
-        "you read the three blocks as interleaved (q, k, v, q, k, v, ...); they are consecutive: rows 0 to "
+        "you read the three blocks as interleaved (q, k, v, q, k, v, ...); in this layout they are "
+        "consecutive: rows 0 to "
         "d_k - 1 are the query's, the next d_k the key's, the last d_k the value's.":
             reference_softmax(Si / math.sqrt(d_k)) @ inter[..., 2],
         "the blocks are in the order query, key, value: you took the values from the first or the "
@@ -428,9 +435,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
                             f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
     if np.linalg.matrix_rank(K, tol=1e-9) <= 1:
         raise ExerciseError(
-            f"{where}. Your four keys lie on one line through [0, 0] ({keys}): then every score is "
-            f"(the query's part along that line) x (the key's position on it), the one-axis case of Exercise 4, "
-            f"so a query can prefer only a key at one end of the line. Spread the keys over the plane.")
+            f"{where}. Your four keys lie on one line through [0, 0] ({keys}). Spread them over the plane.")
     tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]

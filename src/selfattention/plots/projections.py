@@ -121,7 +121,8 @@ def shared_or_not(M: ArrayLike, shared_K: ArrayLike, shared_Q: ArrayLike, separa
 
     Inputs: M (5, 5); shared_K, shared_Q, separate: (T, T) score maps; words: the T tokens.
     """
-    titles = ["$M = W_QW_K^\\top$ by feature", "one matrix, $W_K$", "one matrix, $W_Q$", "$W_Q$ and $W_K$"]
+    titles = ["$M = W_QW_K^\\top$ by feature", "$W_K$ for both roles", "$W_Q$ for both roles",
+              "$W_Q$ and $W_K$"]
     return feature_and_scores(M, TOY_FEATURES, [shared_K, shared_Q, separate], titles, words, width=width)
 
 
@@ -165,11 +166,13 @@ def _vector(v: ArrayLike, decimals: bool = False) -> str:
 
 
 def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V: ArrayLike,
-                scores: ArrayLike, weights: ArrayLike, z: ArrayLike) -> Figure:
+                scores: ArrayLike, weights: ArrayLike, z: ArrayLike,
+                value_axes: Sequence[str] | None = None) -> Figure:
     """One query step by step: its vector q, each key k_j, the score q_i . k_j, the weight alpha_ij (shaded by
     its size) and the weighted value alpha_ij v_j, summed into z.
 
-    Inputs: words (T,); q (d_k,); K (T, d_k); V (T, d_v); scores and weights (T,); z (d_v,).
+    Inputs: words (T,); q (d_k,); K (T, d_k); V (T, d_v); scores and weights (T,); z (d_v,); value_axes: the
+    d_v names of the value axes, written under the two value columns when given.
     """
     K, V = np.asarray(K, dtype=float), np.asarray(V, dtype=float)
     scores, weights = np.asarray(scores, dtype=float), np.asarray(weights, dtype=float)
@@ -189,6 +192,8 @@ def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V:
                (0.84, r"$\alpha_{ij} \times v_j$"))
     for x, head in columns:
         ax.text(x, 1.03, head, ha="center")
+    if value_axes is not None:
+        ax.text(0.75, 0.955, "both as (" + ", ".join(value_axes) + ")", ha="center", color="0.35")
     for j, word in enumerate(words):
         y = 0.85 - 0.8 * j / max(T - 1, 1)
         ax.annotate("", (0.1, y), (0.06, 0.45), arrowprops=arrow)
