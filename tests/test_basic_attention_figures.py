@@ -232,3 +232,14 @@ def test_one_query_pipeline_stacks_the_weighted_vectors_into_z():
 def test_one_query_pipeline_names_bad_input(args, said):
     with pytest.raises(ValueError, match=said):
         figures.one_query_pipeline(*args)
+
+
+def test_lesson03_wrappers_draw_the_zero_line_and_four_maps():
+    X = np.array([[1.0, 0.1, 0, 0], [0.7, 0.7, 0, 0], [0.1, 1.0, 0, 0]])
+    Omega = X @ X.T
+    A = np.exp(Omega) / np.exp(Omega).sum(axis=1, keepdims=True)
+    fig, axes = figures.matrix_form_flow(X, Omega, A, A @ X, ["money", "bank", "grows"])
+    assert len(axes) >= 4
+    fig, ax = figures.bank_lean_strip(np.array([-0.13, -0.12]), {"finance": [-0.2], "nature": [-0.1]},
+                                      {"finance": [-0.1], "nature": [0.1]}, -0.139)
+    assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.get_lines())
