@@ -286,3 +286,14 @@ def test_lesson_02_figures_give_each_word_one_colour():
         assert matplotlib.colors.to_rgb(label[word]) == matplotlib.colors.to_rgb(figures.WORD_COLORS[word])
     assert_legible(fig)
     assert_legible(ax.figure)
+
+
+def test_lesson03_wrappers_draw_the_zero_line_and_four_maps():
+    X = np.array([[1.0, 0.1, 0, 0], [0.7, 0.7, 0, 0], [0.1, 1.0, 0, 0]])
+    Omega = X @ X.T
+    A = np.exp(Omega) / np.exp(Omega).sum(axis=1, keepdims=True)
+    fig, axes = figures.matrix_form_flow(X, Omega, A, A @ X, ["money", "bank", "grows"])
+    assert len(axes) >= 4
+    fig, ax = figures.bank_lean_strip(np.array([-0.13, -0.12]), {"finance": [-0.2], "nature": [-0.1]},
+                                      {"finance": [-0.1], "nature": [0.1]}, -0.139)
+    assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.get_lines())

@@ -7,6 +7,8 @@ that skips what the exercise teaches does not pass.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from mistakes import message as _message
@@ -34,6 +36,7 @@ BATCH = {
     "loop": "loops in Python",
     "library": "calls sa.basic_self_attention",
     "sqrt(d)": "divided the scores by sqrt(d)",
+    "off by one": "keeps one padding column",
 }
 
 
@@ -98,19 +101,36 @@ def loop(X, lengths):                    # the shortcut: each sentence cut to it
     return Z
 
 
+def off_by_one(X, lengths):              # <= keeps the first padding column
+    real = (np.arange(X.shape[1]) <= lengths[:, None])[:, None, :]
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def zero_rows_are_padding(X, lengths):   # the shortcut: lengths ignored, rows of zeros taken for padding
+    real = (np.abs(X).sum(axis=-1) > 0)[:, None, :]
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
 def library(X, lengths):                 # the lesson's function does the batch too
     return sa.basic_self_attention(X)[0]
 
 
 BATCH_WRONG = {"no mask": no_mask, "raw scores": raw_scores,
                "transposed": transposed, "X.T": with_X_T, "keepdims": no_keepdims, "tuple": returns_a_tuple,
-               "overflow": overflow, "loop": loop, "library": library, "sqrt(d)": scaled}
+               "overflow": overflow, "loop": loop, "library": library, "sqrt(d)": scaled,
+               "off by one": off_by_one}
 
 
 @pytest.mark.parametrize("key", sorted(BATCH_WRONG))
 def test_batch_mistake_is_named(key):
     with np.errstate(all="ignore"):
         _names_only(_message(check_self_attention_batch, BATCH_WRONG[key]), key, BATCH)
+
+
+def test_taking_rows_of_zeros_for_padding_does_not_pass():   # padding need not be zeros
+    text = _message(check_self_attention_batch, zero_rows_are_padding)
+    _names_only(text, "no mask", BATCH)
+    assert "not zeros" in text
 
 
 def test_a_mask_of_zero_scores_is_no_mask():
@@ -225,7 +245,7 @@ CONTEXT = {
     "too long": "use at most 8",
 }
 CONTEXT_WRONG = {
-    "still finance": "the river bank was muddy",             # a nature sentence of section 4
+    "still finance": "the river bank was muddy",             # a nature sentence of section 5
     "sense word": "water shore lake bank",                   # the shortcut: the measure's own words
     "bank count": "river bank and bank",
     "vocabulary": "the riverbankside bank",
@@ -324,3 +344,9 @@ def test_bank_attends_praise_states_the_threshold(capsys):
 def test_bank_attends_bad_input_is_named(answer, said):
     text = _message(check_bank_attends, answer)
     assert said in text and not [k for k, p in DESIGN.items() if p in text], text
+
+
+def test_a_score_just_above_bank_prints_two_different_numbers():   # 1.0001 bank: not "(0.980 > 0.980)"
+    text = _message(check_bank_attends, 1.0001 * _BANK)
+    shown = re.search(r"largest score \(([\d.]+) > ([\d.]+)\)", text)
+    assert shown and shown.group(1) != shown.group(2), text

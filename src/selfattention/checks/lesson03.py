@@ -120,11 +120,14 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
     toy = _padded([_sentence("money bank grows"), _sentence("river bank")], 3)
     big = _padded([20.0 * rng.normal(size=(3, 3)), 20.0 * rng.normal(size=(5, 3))], 5)
     full = _padded([rng.normal(size=(4, 3)), rng.normal(size=(4, 3))], 4)
+    junk = _padded([rng.normal(size=(n, 3)) for n in (2, 4)], 4)
+    junk[0][~_real(junk[1], 4)] = rng.normal(size=(2, 3))    # padding that is not zeros: only lengths tells
     cases = [
         full,                                                  # no padding: (2, 4, 3), lengths [4, 4]
+        _padded([rng.normal(size=(n, 2)) for n in (5, 2, 4)], 5),   # before toy: there <= looks like no mask
         toy,                                                   # (2, 3, 4), lengths [3, 2]
-        _padded([rng.normal(size=(n, 2)) for n in (5, 2, 4)], 5),
         big,                                                   # scores in the hundreds
+        junk,                                                  # padding rows that are not zeros
     ]
 
     def describe(case: Sequence[np.ndarray]) -> str:
@@ -136,6 +139,9 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             return f"{what} (no padding)"
         if case is big:
             return f"{what}, with large values (scores in the hundreds)"
+        if case is junk:
+            return (f"{what}, with padding rows that are not zeros (padding may hold anything: only lengths says "
+                    "where a sentence ends)")
         return what
 
     def real_rows(X: np.ndarray, lengths: np.ndarray, Z: Any) -> np.ndarray:
@@ -150,8 +156,11 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
         omega = X @ np.swapaxes(X, -1, -2)
         masked = np.where(real, omega, -np.inf)
         A = reference_softmax(masked)
-        return {k: real_rows(X, lengths, v) for k, v in {
-            padding: reference_softmax(omega) @ X,
+        one_more = np.arange(X.shape[1])[None, None, :] <= np.asarray(lengths)[:, None, None]   # off by one
+        off_by_one = reference_softmax(np.where(one_more, omega, -np.inf)) @ X
+        unmasked = reference_softmax(omega) @ X
+        found = {k: real_rows(X, lengths, v) for k, v in {
+            padding: unmasked,
             "you multiplied the raw scores X X^T by X. Turn the scores into weights with softmax over the "
             "last axis first.": np.where(real, omega, 0.0) @ X,
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
@@ -161,6 +170,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
                 reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
         }.items()}
+        if not np.allclose(real_rows(X, lengths, off_by_one), found[padding]):   # else the two look alike
+            found["your mask keeps one padding column: a sentence of length n has real words 0 to n - 1, so the "
+                  "mask is np.arange(T) < lengths, with <, not <=."] = real_rows(X, lengths, off_by_one)
+        return found
 
     def wrapped(X: np.ndarray, lengths: np.ndarray) -> Any:
         try:
@@ -265,6 +278,14 @@ SHORTEST_TOLERANCE = 0.02
 HALF = 0.4995
 
 
+def _apart(a: float, b: float) -> str:
+    """'a > b' with enough decimals (3 to 8) that the two numbers printed differ."""
+    for places in range(3, 9):
+        if f"{a:.{places}f}" != f"{b:.{places}f}":
+            break
+    return f"{a:.{places}f} > {b:.{places}f}"
+
+
 def check_bank_attends(x_new: Any) -> None:
     """Exercise 3: the shortest toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
 
@@ -345,6 +366,6 @@ def check_bank_attends(x_new: Any) -> None:
             f"{said} The score that takes exactly half is s = {needed:.5f}, so the length along bank is "
             f"s / |bank| = {shortest:.5f}: if you rounded, round up.")
     raise ExerciseError(
-        f"x_new now has bank's largest score ({score:.3f} > {own:.3f}) but only {weights[2]:.4f} of its weight, "
+        f"x_new now has bank's largest score ({_apart(score, own)}) but only {weights[2]:.4f} of its weight, "
         f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "
         "as the other two words' e^score together.")

@@ -428,3 +428,31 @@ def softmax_of_two(gaps: ArrayLike, shares: ArrayLike) -> tuple[Figure, Axes]:
     ax.tick_params(labelsize=FONT)
     ax.legend(fontsize=FONT, loc="upper left")
     return fig, ax
+
+
+def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike, words: Sequence[str], *,
+                     features: Sequence[str] = ("finance", "nature", "food", "tech"),
+                     ) -> tuple[Figure, list[Axes]]:
+    """Lesson 03's picture of Z = softmax(X X^T) X: X (T, d), Omega (T, T), A (T, T) and Z (T, d) side by
+    side, entries written. X, A and Z share one colour scale from 0 to 1; Omega, with entries above 1, has
+    its own. ``features`` labels the d columns of X and Z."""
+    return matrix_flow([("X", X), ("Omega = X X^T", Omega), ("A = softmax(Omega)", A), ("Z = A X", Z)], words,
+                       columns=[list(features), list(words), list(words), list(features)],
+                       limits=[(0, 1), None, (0, 1), (0, 1)])
+
+
+def bank_lean_strip(random_means: ArrayLike, attention: Mapping[str, ArrayLike],
+                    plain: Mapping[str, ArrayLike], static: float) -> tuple[Figure, Axes]:
+    """Lesson 03's strip of leans: the means of random contexts (n,), then, for "finance" and "nature", the
+    lean of bank' under attention and under the plain average (one value per sentence), with each row's mean
+    (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
+    groups = {"random contexts (means of 8)": random_means,
+              "finance, attention": attention["finance"], "nature, attention": attention["nature"],
+              "finance, plain average": plain["finance"], "nature, plain average": plain["nature"]}
+    xlabel = "lean: nature sense words minus finance ones (black bar: mean)"
+    fig, ax = lean_strip(groups, static, xlabel=xlabel,
+                         colors=("tab:gray", "tab:orange", "tab:green", "tab:orange", "tab:green"),
+                         mark_means=True)
+    ax.axvline(0.0, color="black", lw=3, zorder=0)
+    ax.text(0.0, len(groups) - 0.45, " 0", fontsize=FONT, va="center", fontweight="bold")
+    return fig, ax
