@@ -45,7 +45,10 @@ LOSSES = {
     "nine logits": "counts 8 logits of 0 besides the 2",
     "sum of logs": "the log of a sum is not the sum of the logs",
     "gap": "that is only the logit gap of 2",
-    "lean: other": "so p_y = e^0 / (e^2 + 7 e^0)",
+    "lean: other": "then take -log of it",
+    "all seven": "gives logit 2 to all seven wrong digits",
+    "no exp": "the softmax exponentiates each logit",
+    "right left out": "leaves the right digit's own term out",
 }
 
 
@@ -73,6 +76,11 @@ def test_loss_right_answers(capsys):
         ((LN8, math.log(math.exp(2) + 8)), "nine logits"),  # "the right one included" counted twice
         ((LN8, 2 + math.log(7)), "sum of logs"),
         ((LN8, 2.0), "gap"),
+        ((LN8, math.log(1 + 7 * math.exp(2))), "all seven"),  # 3.965, next to 2 + ln 7 = 3.946
+        ((LN8, 3.95), "sum of logs"),  # 2 + ln 7 rounded by hand
+        ((LN8, 3.97), "all seven"),
+        ((LN8, math.log(9)), "no exp"),
+        ((LN8, math.log(math.exp(2) + 6)), "right left out"),
         ((LN8, 3.0), "lean: other"),
         ((LN8, LEAN / math.log(2)), "log2"),
         ((LN8, None), "blank"),
@@ -194,6 +202,18 @@ def with_torch_func(W, h, y, lr):
     return (Wt - lr * torch.func.grad(loss)(Wt)).numpy()
 
 
+def with_jacrev(W, h, y, lr):
+    """The same shortcut through torch.func.jacrev, the first torch.func call of the session."""
+    import torch
+    import torch.func
+
+    def loss(Wt):
+        return -torch.log_softmax(Wt @ torch.tensor(h), -1)[y]
+
+    Wt = torch.tensor(W)
+    return (Wt - lr * torch.func.jacrev(loss)(Wt)).numpy()
+
+
 STEP = {
     "uphill": "the step goes uphill",
     "no lr": "the learning rate is missing",
@@ -228,6 +248,7 @@ def test_step_right_answers(capsys):
         (naive_softmax, "overflow"),
         (with_backward, "backward"),
         (with_torch_func, "backward"),
+        (with_jacrev, "backward"),
         (gradient_only, "gradient"),
         (halved, "halved"),
         (by_logits, "averaged"),

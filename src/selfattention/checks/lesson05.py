@@ -81,13 +81,20 @@ def check_loss_predictions(loss_equal_logits: Any, loss_leaning_wrong: Any) -> N
         "that is 2 + ln 7: the log of a sum is not the sum of the logs; the loss is ln(e^2 + 7 e^0).":
             2 + math.log(7),
         "that is only the logit gap of 2; the seven logits of 0 also share the probability.": 2.0,
+        "that gives logit 2 to all seven wrong digits; here only one wrong digit has logit 2, and the other "
+        "seven logits, the right digit's among them, are 0.": math.log(1 + 7 * math.exp(2)),
+        "that is ln(2 + 7): the softmax exponentiates each logit before it adds them, so logit 0 counts e^0 = 1 "
+        "and logit 2 counts e^2.": math.log(9),
+        "that leaves the right digit's own term out of the sum: the softmax divides by the exponentials of all "
+        "8 logits, the right digit's included.": math.log(math.exp(2) + 6),
     }
     if not _near(lean, right_lean):
-        for why, wrong in hints_lean.items():
-            if _near(lean, wrong):
-                raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet: {why}")
-        raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet. The right digit has logit 0, "
-                            f"so p_y = e^0 / (e^2 + 7 e^0); the loss is -log p_y.")
+        close = [(abs(lean - wrong), why) for why, wrong in hints_lean.items() if _near(lean, wrong)]
+        if close:  # the nearest, where two named values lie close together (2 + ln 7 and ln(1 + 7 e^2))
+            raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet: {min(close)[1]}")
+        raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet. Write the softmax probability "
+                            f"p_y of the right digit from the 8 logits (2 on one wrong digit, 0 on the other "
+                            f"seven), then take -log of it.")
     passed(f"equal logits cost ln 8 = {right_equal:.3f}; logit 2 on one wrong digit costs ln(e^2 + 7) = "
            f"{right_lean:.3f}, more than ln 8: the right digit's probability fell from 1/8 to {p_y:.3f}.")
 
@@ -153,18 +160,27 @@ def _no_autograd() -> Iterator[None]:
         yield
         return
 
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise ExerciseError("your sgd_step lets PyTorch compute the gradient (backward(), autograd or torch.func): this exercise asks you to derive the "
-                            "gradient yourself, as p - onehot(y) times h, and take the step with NumPy.")
+    def refusal(name: str) -> Callable[..., None]:
+        def refuse(*args: Any, **kwargs: Any) -> None:  # one function per name: torch keeps them apart
+            raise ExerciseError(f"your sgd_step lets PyTorch compute the gradient ({name}): this exercise asks "
+                                f"you to derive the gradient yourself, as p - onehot(y) times h, and take the "
+                                f"step with NumPy.")
+        refuse.__name__ = refuse.__qualname__ = f"refused_{name.replace('.', '_')}"
+        return refuse
 
     import torch.func
 
-    saved = (torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp)
-    torch.autograd.backward = torch.autograd.grad = torch.func.grad = torch.func.vjp = refuse
+    blocked = [(torch.autograd, "backward"), (torch.autograd, "grad"), (torch.Tensor, "backward")]
+    blocked += [(torch.func, name) for name in ("grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian",
+                                                 "jvp")]
+    saved = [(owner, name, getattr(owner, name)) for owner, name in blocked]
+    for owner, name in blocked:
+        setattr(owner, name, refusal(f"{getattr(owner, '__name__', 'torch')}.{name}"))
     try:
         yield
     finally:
-        torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp = saved
+        for owner, name, value in saved:
+            setattr(owner, name, value)
 
 
 def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
