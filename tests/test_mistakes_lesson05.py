@@ -15,7 +15,6 @@ import torch
 import torch.nn.functional as F
 from mistakes import message, names_only, right_answer_passes
 
-import selfattention as sa
 from selfattention import checks, tasks
 
 
@@ -321,7 +320,9 @@ def loop_with(**slip):
             if slip.get("new_opt"):
                 opt = make(model.parameters(), lr=lr)
             start = 0 if slip.get("first") else (step * batch) % len(X_train)
-            X, y = (X_train, y_train) if slip.get("all") else (X_train[start:start + batch], y_train[start:start + batch])
+            X, y = X_train[start:start + batch], y_train[start:start + batch]
+            if slip.get("all"):
+                X, y = X_train, y_train
             loss = F.cross_entropy(model(X)[0], y)
             if slip.get("zero") == "before":
                 opt.zero_grad()
