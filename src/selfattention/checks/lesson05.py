@@ -326,7 +326,7 @@ def check_train_loop(train_loop: Callable[..., Any]) -> None:
             if _same_weights(got, other):
                 raise ExerciseError(f"train_loop(model, data, {args}) trained with {name} = {default}, the "
                                     f"default: use the {name} it is given.")
-        gap = max(float((u - v).abs().max()) for u, v in zip(got.parameters(), want.parameters(), strict=True))
+        gap = max(float((u - v).detach().abs().max()) for u, v in zip(got.parameters(), want.parameters(), strict=True))
         raise ExerciseError(f"train_loop(model, data, {args}) does not end with tasks.train's weights (they "
                             f"differ by up to {gap:.3g}). Use the steps, batch and lr it is given; each step: the next `batch` training sequences "
                             f"(from step * batch, modulo their number), logits = model(X)[0], "
