@@ -357,7 +357,14 @@ LOOP = {
     "no return": "returns NoneType",
     "tasks.train": "your train_loop calls tasks.train",
     "blank": "is not a function yet",
+    "empty": "train_loop does nothing yet",
 }
+
+
+def empty_loop(model, data, steps=160, batch=100, lr=0.05):
+    """The learner's copy as it comes: the stub's body is `...`."""
+    X_train, y_train, X_test, y_test = data
+    ...
 
 
 def test_loop_right_answers(capsys):
@@ -382,6 +389,7 @@ def test_loop_right_answers(capsys):
         (loop_with(zero="before", no_return=True), "no return"),
         (calls_tasks_train, "tasks.train"),
         (None, "blank"),
+        (empty_loop, "empty"),
     ],
 )
 def test_loop_mistakes_are_named(answer, mistake):

@@ -307,6 +307,9 @@ def check_train_loop(train_loop: Callable[..., Any]) -> None:
             raise
         except Exception as err:
             raise ExerciseError(f"train_loop(model, data, {args}) raised {type(err).__name__}: {err}") from None
+    if _same_weights(got, start) and returned is None:
+        raise ExerciseError("train_loop does nothing yet: write its loop (one Adam optimiser; each step the next "
+                            "batch, logits, loss, zero_grad, backward, step) and return the held-out accuracy.")
     if _same_weights(got, start):
         if not _same_weights(want, start):
             raise ExerciseError(f"after train_loop(model, data, {args}) the weights have not moved. Each step "
