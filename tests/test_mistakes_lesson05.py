@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from mistakes import message, names_only, right_answer_passes
 
-import selfattention as sa
 from selfattention import checks, tasks
 
 
@@ -45,7 +45,10 @@ LOSSES = {
     "nine logits": "counts 8 logits of 0 besides the 2",
     "sum of logs": "the log of a sum is not the sum of the logs",
     "gap": "that is only the logit gap of 2",
-    "lean: other": "so p_y = e^0 / (e^2 + 7 e^0)",
+    "lean: other": "then take -log of it",
+    "all seven": "gives logit 2 to all seven wrong digits",
+    "no exp": "the softmax exponentiates each logit",
+    "right left out": "leaves the right digit's own term out",
 }
 
 
@@ -73,6 +76,11 @@ def test_loss_right_answers(capsys):
         ((LN8, math.log(math.exp(2) + 8)), "nine logits"),  # "the right one included" counted twice
         ((LN8, 2 + math.log(7)), "sum of logs"),
         ((LN8, 2.0), "gap"),
+        ((LN8, math.log(1 + 7 * math.exp(2))), "all seven"),  # 3.965, next to 2 + ln 7 = 3.946
+        ((LN8, 3.95), "sum of logs"),  # 2 + ln 7 rounded by hand
+        ((LN8, 3.97), "all seven"),
+        ((LN8, math.log(9)), "no exp"),
+        ((LN8, math.log(math.exp(2) + 6)), "right left out"),
         ((LN8, 3.0), "lean: other"),
         ((LN8, LEAN / math.log(2)), "log2"),
         ((LN8, None), "blank"),
@@ -194,6 +202,18 @@ def with_torch_func(W, h, y, lr):
     return (Wt - lr * torch.func.grad(loss)(Wt)).numpy()
 
 
+def with_jacrev(W, h, y, lr):
+    """The same shortcut through torch.func.jacrev, the first torch.func call of the session."""
+    import torch
+    import torch.func
+
+    def loss(Wt):
+        return -torch.log_softmax(Wt @ torch.tensor(h), -1)[y]
+
+    Wt = torch.tensor(W)
+    return (Wt - lr * torch.func.jacrev(loss)(Wt)).numpy()
+
+
 STEP = {
     "uphill": "the step goes uphill",
     "no lr": "the learning rate is missing",
@@ -228,6 +248,7 @@ def test_step_right_answers(capsys):
         (naive_softmax, "overflow"),
         (with_backward, "backward"),
         (with_torch_func, "backward"),
+        (with_jacrev, "backward"),
         (gradient_only, "gradient"),
         (halved, "halved"),
         (by_logits, "averaged"),
@@ -259,82 +280,123 @@ def test_step_cases_keep_the_mistakes_apart():
     assert np.abs(W @ h).max() > 710
 
 
-# ------------------------------------------------------------------ Exercise 3: train for the letter before
-def lookup(offset: int = -1, train_seed: int = 1, test_seed: int = 2):
-    return (*tasks.make_lookup_data(2000, seed=train_seed, offsets=(offset,)),
-            *tasks.make_lookup_data(500, seed=test_seed, offsets=(offset,)))
+# ------------------------------------------------------------------ Exercise 3: the training loop
+def right_loop(model, data, steps=160, batch=100, lr=0.05):
+    X_train, y_train, X_test, y_test = data
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for step in range(steps):
+        start = (step * batch) % len(X_train)
+        logits = model(X_train[start:start + batch])[0]
+        loss = F.cross_entropy(logits, y_train[start:start + batch])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        return tasks.accuracy(model(X_test)[0], y_test)
 
 
-def learned(seed: int):
-    torch.manual_seed(seed)
-    return tasks.ReadoutModel(sa.SelfAttention(17, 16), 16)
+def right_loop_own_words(model, data, steps=160, batch=100, lr=0.05):
+    """Another right answer: an index counter, the gradients cleared after each step, accuracy by hand."""
+    X_train, y_train, X_test, y_test = data
+    optimiser = torch.optim.Adam(model.parameters(), lr)
+    start = 0
+    for _ in range(steps):
+        X, y = X_train[start:start + batch], y_train[start:start + batch]
+        F.cross_entropy(model(X)[0], y).backward()
+        optimiser.step()
+        optimiser.zero_grad()
+        start = (start + batch) % len(X_train)
+    with torch.no_grad():
+        return (model(X_test)[0].argmax(-1) == y_test).float().mean().item()
 
 
-@pytest.fixture(scope="module")
-def trained():
-    """Eight learned models trained on the letter-before task, and eight on the original task."""
-    torch.set_num_threads(1)
-    before, after = [learned(s) for s in range(8)], [learned(s) for s in range(8)]
-    for m in before:
-        tasks.train(m, lookup(), every=160)
-    for m in after:
-        tasks.train(m, lookup(offset=1), every=160)
-    return before, after
+def loop_with(**slip):
+    def loop(model, data, steps=160, batch=100, lr=0.05):
+        X_train, y_train, X_test, y_test = data
+        steps, batch, lr = slip.get("steps", steps), slip.get("batch", batch), slip.get("lr", lr)
+        make = torch.optim.SGD if slip.get("sgd") else torch.optim.Adam
+        opt = make(model.parameters(), lr=lr)
+        for step in range(steps + slip.get("extra", 0)):
+            if slip.get("new_opt"):
+                opt = make(model.parameters(), lr=lr)
+            start = 0 if slip.get("first") else (step * batch) % len(X_train)
+            X, y = X_train[start:start + batch], y_train[start:start + batch]
+            if slip.get("all"):
+                X, y = X_train, y_train
+            loss = F.cross_entropy(model(X)[0], y)
+            if slip.get("zero") == "before":
+                opt.zero_grad()
+            loss.backward()
+            if slip.get("zero") == "after":
+                opt.zero_grad()
+            opt.step()
+        with torch.no_grad():
+            if slip.get("train_acc"):
+                return tasks.accuracy(model(X_train)[0], y_train)
+            return None if slip.get("no_return") else tasks.accuracy(model(X_test)[0], y_test)
+    return loop
 
 
-def check_trained(answer):
-    checks.check_trained_before(*answer)
+def calls_tasks_train(model, data, steps=160, batch=100, lr=0.05):
+    """The shortcut: the loop the exercise asks for, borrowed."""
+    return tasks.train(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
 
 
-TRAINED = {
-    "blank data": "data_before has no value yet",
-    "not four": "should be four tensors",
-    "original task": "is the original task's",
-    "other seed": "differs from the task's",
-    "shape": "expected a tensor of shape",
-    "blank models": "models_before has no value yet",
-    "count": "train eight, from starts 0-7",
-    "same model": "holds the same model twice",
-    "trained on data": "train it on data_before, not on data",
-    "untrained": "was it trained?",
-    "not learned": "should hold learned models",
+LOOP = {
+    "no zero_grad": "the gradients are never cleared",
+    "not moved": "the weights have not moved",
+    "new optimiser": "Adam's running averages restart every step",
+    "sgd": "that is plain gradient descent",
+    "first batch": "every step trains on the same first batch",
+    "all": "every step trains on all the training sequences",
+    "extra": "one step too many",
+    "lr": "trained with lr = 0.05",
+    "batch": "trained with batch = 100",
+    "other": "Use the steps, batch and lr it is given",
+    "train acc": "returns the training accuracy",
+    "no return": "returns NoneType",
+    "tasks.train": "your train_loop calls tasks.train",
+    "blank": "is not a function yet",
+    "empty": "train_loop does nothing yet",
 }
 
 
-def test_trained_right_answers(trained, capsys):
-    before, _ = trained
-    right_answer_passes(check_trained, (lookup(), before), capsys)
-    # another right answer: the lesson's own train_loop, as a tuple
-    models = []
-    for seed in range(8):
-        m = learned(seed)
-        opt = torch.optim.Adam(m.parameters(), lr=0.05)
-        X, y = lookup()[:2]
-        for step in range(160):
-            start = (step * 100) % 2000
-            loss = torch.nn.functional.cross_entropy(m(X[start:start + 100])[0], y[start:start + 100])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        models.append(m)
-    right_answer_passes(check_trained, (list(lookup()), tuple(models)), capsys)
+def empty_loop(model, data, steps=160, batch=100, lr=0.05):
+    """The learner's copy as it comes: the stub's body is `...`."""
+    X_train, y_train, X_test, y_test = data
+    ...
 
 
-def test_trained_mistakes_are_named(trained):
-    before, after = trained
-    cases = [
-        ((None, before), "blank data"),
-        ((lookup()[:2], before), "not four"),
-        ((lookup(offset=1), before), "original task"),  # forgot offsets=(-1,)
-        ((lookup(test_seed=1), before), "other seed"),  # held-out set made with the training seed
-        ((lookup()[:2] + lookup()[:2], before), "shape"),
-        ((lookup(), None), "blank models"),
-        ((lookup(), before[:5]), "count"),
-        ((lookup(), [before[0]] * 8), "same model"),  # the shortcut: one trained model, eight times
-        ((lookup(), after), "trained on data"),
-        ((lookup(), [learned(s) for s in range(8)]), "untrained"),
-        ((lookup(), [tasks.ReadoutModel(tasks.UniformAttention(17, 16), 16) for _ in range(8)]),
-         "not learned"),
-    ]
-    for answer, mistake in cases:
-        names_only(message(check_trained, answer), mistake, TRAINED)
+def test_loop_right_answers(capsys):
+    right_answer_passes(checks.check_train_loop, right_loop, capsys)
+    right_answer_passes(checks.check_train_loop, right_loop_own_words, capsys)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        (loop_with(zero="never"), "no zero_grad"),
+        (loop_with(zero="after"), "not moved"),
+        (loop_with(zero="before", new_opt=True), "new optimiser"),
+        (loop_with(zero="before", sgd=True), "sgd"),
+        (loop_with(zero="before", first=True), "first batch"),
+        (loop_with(zero="before", all=True), "all"),
+        (loop_with(zero="before", extra=1), "extra"),
+        (loop_with(zero="before", lr=0.05), "lr"),
+        (loop_with(zero="before", batch=100), "batch"),
+        (loop_with(zero="before", steps=6), "other"),
+        (loop_with(zero="before", train_acc=True), "train acc"),
+        (loop_with(zero="before", no_return=True), "no return"),
+        (calls_tasks_train, "tasks.train"),
+        (None, "blank"),
+        (empty_loop, "empty"),
+    ],
+)
+def test_loop_mistakes_are_named(answer, mistake):
+    names_only(message(checks.check_train_loop, answer), mistake, LOOP)
+
+
+def test_tasks_train_works_again_after_the_check():
+    with pytest.raises(checks.ExerciseError):
+        checks.check_train_loop(calls_tasks_train)
+    assert callable(tasks.train) and tasks.train.__name__ == "train"

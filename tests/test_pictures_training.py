@@ -91,3 +91,30 @@ def test_training_viewer_moves_the_map_and_the_marker(monkeypatch, capsys):
     with pytest.raises(ValueError, match=r"each map must be \(2, 2\)"):
         viewer.training_viewer(h, ["a", "b"], 0)
     plt.close("all")
+
+
+def test_the_reports_read_tasks_train_checkpoints(capsys):
+    import torch
+
+    import selfattention as sa
+    from selfattention import tasks
+
+    data = (*tasks.make_lookup_data(60, seed=1), *tasks.make_lookup_data(40, seed=2))
+    torch.manual_seed(0)
+    model = tasks.ReadoutModel(sa.SelfAttention(tasks.D_IN, 4), 4)
+    snapshot = training.checkpoint_on(data[2], data[3], 0)
+    runs = {"learned": [tasks.train(model, data, steps=2, batch=30, snapshot=snapshot)]}
+    A, loss = runs["learned"][0][-1][2]
+    assert A.shape == (5, 5) and loss > 0
+    training.report_runs({"learned": [model]}, runs, data)
+    assert "learned, " in capsys.readouterr().out
+    fig = training.runs_figure(runs)
+    assert any("ln 8" in t.get_text() for t in fig.findobj(Text))
+    plt.close(fig)
+    assert 0.0 <= training.next_letter_weight(model, data[2]) <= 1.0
+    block, to_logits = np.arange(64.0).reshape(8, 8), np.ones((17, 8))
+    training.report_learned([(block, to_logits)], before=[block])
+    assert "next letter first" in capsys.readouterr().out
+    viewer.training_viewer(runs["learned"][0], tasks.token_labels(data[2][0]), 1)   # (A, loss) snapshots
+    with pytest.raises(ValueError, match="example"):
+        training.checkpoint_on(data[2], data[3], 40)

@@ -1,5 +1,5 @@
 """Checks for lesson 05 (training attention): predict two cross-entropy losses, take one gradient step by hand,
-train learned projections on the lookup whose answer sits under the letter before the query's.
+write the training loop that tasks.train runs.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: no square weight matrix where a transpose could hide (one square case on purpose,
@@ -17,7 +17,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _fmt, check_function, passed, reference_softmax
 
-__all__ = ["check_loss_predictions", "check_sgd_step", "check_trained_before"]
+__all__ = ["check_loss_predictions", "check_sgd_step", "check_train_loop"]
 
 _N_SYM = 8  # letters, and digits: the readout has 8 logits
 
@@ -81,13 +81,20 @@ def check_loss_predictions(loss_equal_logits: Any, loss_leaning_wrong: Any) -> N
         "that is 2 + ln 7: the log of a sum is not the sum of the logs; the loss is ln(e^2 + 7 e^0).":
             2 + math.log(7),
         "that is only the logit gap of 2; the seven logits of 0 also share the probability.": 2.0,
+        "that gives logit 2 to all seven wrong digits; here only one wrong digit has logit 2, and the other "
+        "seven logits, the right digit's among them, are 0.": math.log(1 + 7 * math.exp(2)),
+        "that is ln(2 + 7): the softmax exponentiates each logit before it adds them, so logit 0 counts e^0 = 1 "
+        "and logit 2 counts e^2.": math.log(9),
+        "that leaves the right digit's own term out of the sum: the softmax divides by the exponentials of all "
+        "8 logits, the right digit's included.": math.log(math.exp(2) + 6),
     }
     if not _near(lean, right_lean):
-        for why, wrong in hints_lean.items():
-            if _near(lean, wrong):
-                raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet: {why}")
-        raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet. The right digit has logit 0, "
-                            f"so p_y = e^0 / (e^2 + 7 e^0); the loss is -log p_y.")
+        close = [(abs(lean - wrong), why) for why, wrong in hints_lean.items() if _near(lean, wrong)]
+        if close:  # the nearest, where two named values lie close together (2 + ln 7 and ln(1 + 7 e^2))
+            raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet: {min(close)[1]}")
+        raise ExerciseError(f"loss_leaning_wrong = {_fmt(lean)} is not right yet. Write the softmax probability "
+                            f"p_y of the right digit from the 8 logits (2 on one wrong digit, 0 on the other "
+                            f"seven), then take -log of it.")
     passed(f"equal logits cost ln 8 = {right_equal:.3f}; logit 2 on one wrong digit costs ln(e^2 + 7) = "
            f"{right_lean:.3f}, more than ln 8: the right digit's probability fell from 1/8 to {p_y:.3f}.")
 
@@ -153,18 +160,27 @@ def _no_autograd() -> Iterator[None]:
         yield
         return
 
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise ExerciseError("your sgd_step lets PyTorch compute the gradient (backward(), autograd or torch.func): this exercise asks you to derive the "
-                            "gradient yourself, as p - onehot(y) times h, and take the step with NumPy.")
+    def refusal(name: str) -> Callable[..., None]:
+        def refuse(*args: Any, **kwargs: Any) -> None:  # one function per name: torch keeps them apart
+            raise ExerciseError(f"your sgd_step lets PyTorch compute the gradient ({name}): this exercise asks "
+                                f"you to derive the gradient yourself, as p - onehot(y) times h, and take the "
+                                f"step with NumPy.")
+        refuse.__name__ = refuse.__qualname__ = f"refused_{name.replace('.', '_')}"
+        return refuse
 
     import torch.func
 
-    saved = (torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp)
-    torch.autograd.backward = torch.autograd.grad = torch.func.grad = torch.func.vjp = refuse
+    blocked = [(torch.autograd, "backward"), (torch.autograd, "grad"), (torch.Tensor, "backward")]
+    blocked += [(torch.func, name) for name in ("grad", "grad_and_value", "vjp", "jacrev", "jacfwd", "hessian",
+                                                 "jvp")]
+    saved = [(owner, name, getattr(owner, name)) for owner, name in blocked]
+    for owner, name in blocked:
+        setattr(owner, name, refusal(f"{getattr(owner, '__name__', 'torch')}.{name}"))
     try:
         yield
     finally:
-        torch.autograd.backward, torch.autograd.grad, torch.func.grad, torch.func.vjp = saved
+        for owner, name, value in saved:
+            setattr(owner, name, value)
 
 
 def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
@@ -181,93 +197,156 @@ def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
     passed(f"one step of lr = {lr} takes this example's loss from {before:.3f} to {after:.3f}.")
 
 
-# ----------------------------------------------------------------- Exercise 3: train for the letter before
+# ----------------------------------------------------------------- Exercise 3: the training loop
 
-def _lookup_sets(offset: int) -> tuple[Any, ...]:
-    from ..tasks import make_lookup_data
-
-    return (*make_lookup_data(2000, seed=1, offsets=(offset,)), *make_lookup_data(500, seed=2, offsets=(offset,)))
+_LOOP = {"steps": 7, "batch": 80, "lr": 0.03}  # not the defaults: a loop that ignores an argument shows it
 
 
-_PARTS = ("X_train", "y_train", "X_test", "y_test")
-
-
-def _check_data_before(data_before: Any) -> None:
+def _loop_setup() -> tuple[Any, tuple[Any, ...]]:
+    """A small learned model (d_k = 8) and a small lookup (300 training sequences, 100 held out): 7 steps of
+    80 run past the end of the training set, so the batches must wrap around as tasks.train's do."""
     import torch
 
-    if data_before is None or data_before is Ellipsis:
-        raise ExerciseError("data_before has no value yet: the training and held-out sets of the letter-before "
-                            "task, built like data with offsets=(-1,).")
-    if not isinstance(data_before, (tuple, list)) or len(data_before) != 4:
-        raise ExerciseError("data_before should be four tensors, (X_train, y_train, X_test, y_test), like data.")
-    want, after = _lookup_sets(-1), _lookup_sets(1)
-    for k, (name, got, ref) in enumerate(zip(_PARTS, data_before, want, strict=True)):
-        if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(ref.shape):
-            shape = tuple(got.shape) if hasattr(got, "shape") else type(got).__name__
-            raise ExerciseError(f"data_before's {name} is {shape}; expected a tensor of shape {tuple(ref.shape)}: "
-                                f"2000 training sequences (seed 1) and 500 held-out ones (seed 2).")
-        if torch.equal(got, ref):
-            continue
-        if torch.equal(got, after[k]):
-            raise ExerciseError(f"data_before's {name} is the original task's, the digit under the letter after "
-                                f"s: pass offsets=(-1,) to tasks.make_lookup_data.")
-        raise ExerciseError(f"data_before's {name} differs from the task's: use tasks.make_lookup_data(2000, "
-                            f"seed=1, offsets=(-1,)) for training and (500, seed=2, offsets=(-1,)) held out.")
+    from .. import layers, tasks
+
+    torch.manual_seed(0)
+    model = tasks.ReadoutModel(layers.SelfAttention(tasks.D_IN, 8), 8)
+    return model, (*tasks.make_lookup_data(300, seed=11), *tasks.make_lookup_data(100, seed=12))
 
 
-def _letter_block(model: Any) -> np.ndarray:
-    att = model.attention
-    M = att.W_query.weight.T @ att.W_key.weight
-    return (M[:_N_SYM, :_N_SYM] + M[-1, :_N_SYM]).detach().numpy()
+def _reference_loop(model: Any, data: tuple[Any, ...], steps: int, batch: int, lr: float, *,
+                    zero_grad: str = "before", optimiser: str = "adam", batches: str = "in order",
+                    extra_steps: int = 0) -> None:
+    """The primer's loop (tasks.train's, without checkpoints), or one of its typical slips."""
+    import torch
+    import torch.nn.functional as F
+
+    X_train, y_train = data[0], data[1]
+
+    def make_opt() -> Any:
+        kind = torch.optim.SGD if optimiser == "sgd" else torch.optim.Adam
+        return kind(model.parameters(), lr=lr)
+
+    opt = make_opt()
+    for step in range(steps + extra_steps):
+        if optimiser == "new each step":
+            opt = make_opt()
+        start = 0 if batches == "first" else (step * batch) % len(X_train)
+        stop = len(X_train) if batches == "all" else start + batch
+        start = 0 if batches == "all" else start
+        loss = F.cross_entropy(model(X_train[start:stop])[0], y_train[start:stop])
+        if zero_grad == "before":
+            opt.zero_grad()
+        loss.backward()
+        if zero_grad == "after backward":
+            opt.zero_grad()
+        opt.step()
 
 
-def check_trained_before(data_before: Any, models_before: Any) -> None:
-    """Exercise 3: data_before is the letter-before lookup (2000 training sequences, seed 1; 500 held out,
-    seed 2; offsets=(-1,)); models_before are eight distinct learned models trained on it. Each is measured
-    on 500 new sequences of that task (seed 3); the report counts the rows of each model's letter block where
-    the letter before, or the letter after, scores highest."""
+_LOOP_MISTAKES: dict[str, dict[str, Any]] = {
+    "the gradients are never cleared: backward() adds to .grad, so each step moved by the sum of all the "
+    "gradients so far. Call opt.zero_grad() before loss.backward().": {"zero_grad": "never"},
+    "the optimiser is made anew inside the loop, so Adam's running averages restart every step: make it "
+    "once, before the loop.": {"optimiser": "new each step"},
+    "that is plain gradient descent (torch.optim.SGD); the lesson's loop uses torch.optim.Adam.":
+        {"optimiser": "sgd"},
+    "every step trains on the same first batch: step number k takes the training sequences from k * batch "
+    "on (modulo their number, so that it wraps around).": {"batches": "first"},
+    "every step trains on all the training sequences: a step takes one batch of `batch` sequences, the "
+    "next ones each time.": {"batches": "all"},
+    "the loop takes one step too many: range(steps) runs exactly `steps` times.": {"extra_steps": 1},
+}
+
+
+def _same_weights(a: Any, b: Any) -> bool:
     import torch
 
-    from ..tasks import accuracy, make_lookup_data
+    return all(torch.allclose(u, v, atol=1e-5, rtol=1e-4) for u, v in zip(a.parameters(), b.parameters(),
+                                                                          strict=True))
 
-    _check_data_before(data_before)
-    if models_before is None or models_before is Ellipsis:
-        raise ExerciseError("models_before has no value yet: eight learned models, starts 0-7, each trained on "
-                            "data_before.")
-    if not isinstance(models_before, (list, tuple)) or not all(isinstance(m, torch.nn.Module)
-                                                               for m in models_before):
-        raise ExerciseError("models_before should be a list of models (learned_model(seed), then trained).")
-    if len(models_before) != 8:
-        raise ExerciseError(f"models_before holds {len(models_before)} models; train eight, from starts 0-7.")
-    if not all(hasattr(getattr(m, "attention", None), "W_query") and hasattr(m.attention, "W_key")
-               for m in models_before):
-        raise ExerciseError("models_before should hold learned models, made by learned_model(seed): each needs "
-                            "its own W_Q and W_K (attention.W_query, attention.W_key).")
-    params = [[p.detach().clone() for p in m.parameters()] for m in models_before]
-    for i in range(8):
-        for j in range(i):
-            if models_before[i] is models_before[j] or all(torch.equal(a, b) for a, b in zip(params[i], params[j], strict=False)):
-                raise ExerciseError(f"models_before holds the same model twice (numbers {j} and {i}): make each "
-                                    f"with learned_model(seed), seeds 0-7, and train each on data_before.")
-    X_new, y_new = make_lookup_data(500, seed=3, offsets=(-1,))
-    X_after, y_after = make_lookup_data(500, seed=3)
+
+@contextlib.contextmanager
+def _no_tasks_train() -> Iterator[None]:
+    """While active, tasks.train raises ExerciseError: the exercise is to write its loop."""
+    from .. import tasks
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise ExerciseError("your train_loop calls tasks.train: this exercise asks you to write its loop "
+                            "yourself (optimiser, batch, logits, loss, zero_grad, backward, step).")
+
+    saved, tasks.train = tasks.train, refuse
+    try:
+        yield
+    finally:
+        tasks.train = saved
+
+
+def check_train_loop(train_loop: Callable[..., Any]) -> None:
+    """Exercise 3: train_loop(model, data, steps, batch, lr) trains like tasks.train (Adam on the
+    cross-entropy, the next `batch` training sequences each step, wrapping around) and returns the held-out
+    accuracy. Run on a small model and task with steps, batch and lr other than the defaults, from one start,
+    it must end with tasks.train's weights."""
+    import copy
+
+    import torch
+
+    from ..tasks import accuracy
+
+    if train_loop is None or train_loop is Ellipsis or not callable(train_loop):
+        raise ExerciseError("train_loop is not a function yet: define train_loop(model, data, steps=160, "
+                            "batch=100, lr=0.05).")
+    start, data = _loop_setup()
+    want = copy.deepcopy(start)
+    _reference_loop(want, data, **_LOOP)
+    got = copy.deepcopy(start)
+    args = ", ".join(f"{k}={v}" for k, v in _LOOP.items())
+    with _no_tasks_train():
+        try:
+            returned = train_loop(got, data, **_LOOP)
+        except ExerciseError:
+            raise
+        except Exception as err:
+            raise ExerciseError(f"train_loop(model, data, {args}) raised {type(err).__name__}: {err}") from None
+    if _same_weights(got, start) and returned is None:
+        raise ExerciseError("train_loop does nothing yet: write its loop (one Adam optimiser; each step the next "
+                            "batch, logits, loss, zero_grad, backward, step) and return the held-out accuracy.")
+    if _same_weights(got, start):
+        if not _same_weights(want, start):
+            raise ExerciseError(f"after train_loop(model, data, {args}) the weights have not moved. Each step "
+                                f"needs opt.zero_grad() first, then loss.backward(), then opt.step() (zero_grad "
+                                f"after backward() clears the gradients before the step uses them), with the "
+                                f"optimiser made from model.parameters().")
+    if not _same_weights(got, want):
+        for why, slip in _LOOP_MISTAKES.items():
+            other = copy.deepcopy(start)
+            _reference_loop(other, data, **_LOOP, **slip)
+            if _same_weights(got, other):
+                raise ExerciseError(f"train_loop(model, data, {args}) does not end with tasks.train's weights: "
+                                    f"{why}")
+        for name, default in (("lr", 0.05), ("batch", 100)):
+            other = copy.deepcopy(start)
+            _reference_loop(other, data, **{**_LOOP, name: default})
+            if _same_weights(got, other):
+                raise ExerciseError(f"train_loop(model, data, {args}) trained with {name} = {default}, the "
+                                    f"default: use the {name} it is given.")
+        gap = max(float((u - v).detach().abs().max()) for u, v in zip(got.parameters(), want.parameters(), strict=True))
+        raise ExerciseError(f"train_loop(model, data, {args}) does not end with tasks.train's weights (they "
+                            f"differ by up to {gap:.3g}). Use the steps, batch and lr it is given; each step: the next `batch` training sequences "
+                            f"(from step * batch, modulo their number), logits = model(X)[0], "
+                            f"F.cross_entropy, opt.zero_grad(), loss.backward(), opt.step(); Adam made once.")
     with torch.no_grad():
-        acc = [accuracy(m(X_new)[0], y_new) for m in models_before]
-        acc_after = [accuracy(m(X_after)[0], y_after) for m in models_before]
-        blocks = [_letter_block(m) for m in models_before]
-    for k, (a, a_after) in enumerate(zip(acc, acc_after, strict=True)):
-        if a >= 0.9:
-            continue
-        if a_after >= 0.9:
-            raise ExerciseError(f"model {k} answers {a_after:.2f} of new sequences of the original task (the "
-                                f"letter after) and only {a:.2f} of the letter-before task: train it on "
-                                f"data_before, not on data.")
-        raise ExerciseError(f"model {k} answers only {a:.2f} of 500 new sequences of the letter-before task: was "
-                            f"it trained? Pass each model to tasks.train(model, data_before) (or train_loop).")
-    s = np.arange(_N_SYM)
-    before = [int((b.argmax(1) == (s - 1) % _N_SYM).sum()) for b in blocks]
-    after = [int((b.argmax(1) == (s + 1) % _N_SYM).sum()) for b in blocks]
-    passed(f"every model answers at least {min(acc):.3f} of 500 new sequences of this task. In their "
-           f"letter blocks the letter before scores highest in {before} of 8 rows, the letter after in {after}: "
-           f"the bright entries sit at (s, s - 1), just below the diagonal (row A: column H). Only the data "
-           f"changed.")
+        held_out = accuracy(got(data[2])[0], data[3])
+        trained_on = accuracy(got(data[0])[0], data[1])
+    try:
+        value = float(returned.detach() if hasattr(returned, "detach") else returned)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"train_loop trains right, but returns {type(returned).__name__}: return the "
+                            f"held-out accuracy, tasks.accuracy(model(X_test)[0], y_test).") from None
+    if abs(value - held_out) > 1e-6:
+        if abs(value - trained_on) <= 1e-6:
+            raise ExerciseError(f"train_loop trains right, but returns the training accuracy {value:.3f}: "
+                                f"return the accuracy on the held-out set, X_test and y_test.")
+        raise ExerciseError(f"train_loop trains right, but returns {value:.3f}; after training, the held-out "
+                            f"accuracy is {held_out:.3f}: tasks.accuracy(model(X_test)[0], y_test).")
+    passed(f"after {_LOOP['steps']} steps of {_LOOP['batch']} at lr {_LOOP['lr']}, your loop ends with "
+           f"tasks.train's weights, from the same start, and returns the held-out accuracy ({held_out:.3f}).")

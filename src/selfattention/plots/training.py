@@ -1,5 +1,6 @@
 """Lesson 05's figures (training attention): held-out accuracy during training, and what the trained
-matrices hold. Text sizes follow :func:`selfattention.plots.projections.legible` (legible on a slide)."""
+matrices hold; and the lesson's printed reports, so that its cells show only the training and the maths.
+Text sizes follow :func:`selfattention.plots.projections.legible` (legible on a slide)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from numpy.typing import ArrayLike
 
 from .projections import legible
 
-__all__ = ["accuracy_curves", "learned_matrices"]
+__all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
+           "report_learned", "next_letter_weight"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -95,3 +97,84 @@ def learned_matrices(letter_scores: ArrayLike, to_logits: ArrayLike, letters: Se
         ax.set(xticks=range(len(cols)), xticklabels=cols, yticks=range(len(rows)), yticklabels=rows,
                title=title, xlabel=xlabel, ylabel=ylabel)
     return legible(fig)
+
+
+def checkpoint_on(X_test: Any, y_test: Any, example: int) -> Any:
+    """A snapshot for ``tasks.train``: ``model -> (A, loss)``, with A the (T, T) weights of held-out
+    sequence ``example`` (a NumPy array) and loss the held-out cross-entropy (a float).
+    X_test: (n, T, d_in) tensor; y_test: (n,) right digits."""
+    import torch.nn.functional as F
+
+    if not 0 <= example < len(X_test):
+        raise ValueError(f"example is {example}; expected 0..{len(X_test) - 1}")
+
+    def checkpoint(model: Any) -> tuple[np.ndarray, float]:
+        logits, A = model(X_test)
+        return A[example].numpy(), F.cross_entropy(logits, y_test).item()
+    return checkpoint
+
+
+def report_runs(models: Mapping[str, Sequence[Any]],
+                runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]],
+                data: tuple[Any, ...]) -> None:
+    """Print, per model, its weight count, held-out accuracy before and after training, training accuracy
+    after, and held-out loss after (each as mean (min..max) over the runs). runs: ``tasks.train``'s
+    checkpoints with ``checkpoint_on``'s snapshots; data: (X_train, y_train, X_test, y_test)."""
+    import torch
+
+    from ..tasks import accuracy, spread
+
+    for name, histories in runs.items():
+        before, after = (spread([h[k][1] for h in histories]) for k in (0, -1))
+        with torch.no_grad():
+            train_acc = spread([accuracy(m(data[0])[0], data[1]) for m in models[name]])
+        weights = sum(p.numel() for p in models[name][0].parameters())
+        print(f"{name}, {weights} weights:\n  held-out accuracy {before} before, {after} after; training "
+              f"accuracy after {train_acc}; held-out loss after {spread([h[-1][2][1] for h in histories])}")
+
+
+def runs_figure(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]]) -> Figure:
+    """:func:`accuracy_curves` for runs whose snapshots are ``checkpoint_on``'s (A, loss): held-out loss
+    (with the levels ln 8 and ln 4) and accuracy (with a guess among 4 digits, 0.25)."""
+    losses = {name: [[c[2][1] for c in h] for h in histories] for name, histories in runs.items()}
+    return accuracy_curves(runs, chance={"a guess among the 4 digits present": 0.25}, losses=losses,
+                           loss_levels={r"$\ln 8$: all 8 digits equally likely": float(np.log(8)),
+                                        r"$\ln 4$: the 4 present digits equally likely": float(np.log(4))})
+
+
+def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Sequence[np.ndarray]) -> None:
+    """Print what training wrote, per model: the rows of the letter block (8, 8) where the next letter
+    scores highest; the smallest next-minus-before lead over the rows, before and after training; the digit
+    rows of W_V-then-readout (17, 8) that raise their own digit's logit most; the largest entries of its
+    digit rows and letter rows. after: (letter block, W_V-then-readout) per trained model; before: the
+    letter blocks at the start."""
+    from ..tasks import spread
+
+    n = after[0][0].shape[0]
+    s = np.arange(n)
+
+    def lead(block: np.ndarray) -> float:
+        return float((block[s, (s + 1) % n] - block[s, (s - 1) % n]).min())
+
+    print("next letter first (of 8 rows):", [int((b.argmax(1) == (s + 1) % n).sum()) for b, _ in after])
+    print("smallest lead of the next letter over the letter before, before training:",
+          spread([lead(b) for b in before], 2), "| after:", spread([lead(b) for b, _ in after], 2))
+    print("digit d -> logit d (of 8 rows):", [int((v[n:2 * n].argmax(1) == s).sum()) for _, v in after])
+    print("largest |entry|, digit rows:", spread([np.abs(v[n:2 * n]).max() for _, v in after], 1),
+          "| letter rows:", spread([np.abs(v[:n]).max() for _, v in after], 1))
+
+
+def next_letter_weight(model: Any, X: Any) -> float:
+    """The mean weight an item row gives the item whose letter comes next (after H: A), over every item
+    row of every sequence in X (n, T, d_in) that has such an item; the last token of X is the query."""
+    import torch
+
+    from ..tasks import N_ITEMS, N_SYM
+
+    with torch.no_grad():
+        A = model(X)[1][:, :N_ITEMS, :N_ITEMS]                       # (n, 4, 4): item rows, item columns
+    letters = X[:, :N_ITEMS, :N_SYM].argmax(-1)                      # (n, 4)
+    is_next = letters[:, None, :] == (letters[:, :, None] + 1) % N_SYM   # (n, 4, 4): column j is row i's next
+    if not bool(is_next.any()):
+        raise ValueError("no item in X has the next letter of another item")
+    return float(A[is_next].mean())

@@ -25,11 +25,13 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
 
     Inputs: history: checkpoints ``(step, held-out accuracy, A)`` with A the (T, T) attention weights of one
     sequence (``selfattention.tasks.train`` with a snapshot); labels: its T tokens; target: the position of
-    the item the last token (the query) should attend to.
+    the item the last token (the query) should attend to. A snapshot may also be a tuple whose first entry
+    is A
+    (``selfattention.plots.training.checkpoint_on``'s).
     """
     if not history:
         raise ValueError("history is empty; expected checkpoints (step, accuracy, attention map)")
-    maps = [np.asarray(c[2], dtype=float) for c in history]
+    maps = [np.asarray(c[2][0] if isinstance(c[2], tuple) else c[2], dtype=float) for c in history]
     T = len(labels)
     if any(m.shape != (T, T) for m in maps) or not 0 <= target < T:
         raise ValueError(f"each map must be ({T}, {T}) for {T} labels, and target in 0..{T - 1}; got "
