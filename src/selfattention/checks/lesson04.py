@@ -177,6 +177,10 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
             raise ExerciseError(
                 f"your values are {got}: apple's red is counted twice, by the food row and by the red row. "
                 f"The red row already gives 'apple' its red: the food row hands over food alone.")
+        if np.allclose(values[2], _VALUES[2]) and np.allclose(values[3], [2.0, 1.0]):
+            raise ExerciseError(
+                f"your values are {got}: apple's food is counted twice, by the food row and by the fruit row. "
+                f"The food row already gives 'apple' its food: the fruit row hands over nothing here.")
         if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
             raise ExerciseError(
                 f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
@@ -358,7 +362,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
                                        f"d_k = {case[0].shape[0] // 3}) and X of shape {case[1].shape}"),
                 mistakes=lambda case: _fused_mistakes(*case), rtol=1e-5, atol=1e-6,
             )
-    passed("you read the fused layout: W_Q, W_K, W_V are its three row blocks, each transposed, and the "
+    passed("you read the fused layout: the query, key and value weights are its three row blocks, and the "
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
