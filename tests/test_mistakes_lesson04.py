@@ -129,7 +129,8 @@ VALUES = {
     "swapped": "the axes are swapped",
     "red silent": "the word 'red' hands over nothing",
     "values": "they should be Sam [0, 0]",
-    "red twice": "counted twice",
+    "red twice": "apple's red is counted twice",
+    "food twice": "apple's food is counted twice",
     "no prediction": "predicted_z_ate has no value yet",
     "size": "z_ate has d_v = 2",
     "no red word": "leaves out the word 'red'",
@@ -148,10 +149,41 @@ def check_values(answer):
     checks.check_values(*answer)
 
 
+RED_ONLY = np.array([[0, 1], [0, 1], [0, 0], [0, 0], [0, 1]], dtype=float)  # every word hands over [0, 1]
+
+
 def test_values_right_answers(capsys):
-    right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT), capsys)
+    right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT, RED_ONLY), capsys)
     split = np.array([[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0, 1]])  # food and fruit share apple's food
-    right_answer_passes(check_values, (split, [0.61, 0.693]), capsys)
+    only_apple = np.array([[0, 0], [0, 0], [0, 0], [0, 1 / A_ATE[3]], [0, 0]])  # apple alone, scaled up
+    right_answer_passes(check_values, (split, [0.61, 0.693], only_apple), capsys)
+
+
+RED_ONLY_MISTAKES = {
+    "none": "W_V_red_only is None",
+    "silent": "yet 'ate' still gives",
+    "food": "hands over food",
+    "other": "z_ate = sum_j alpha_j v_j",
+}
+
+
+@pytest.mark.parametrize(
+    ("red_only", "mistake"),
+    [
+        (None, "none"),
+        (W_V_GOOD * [0, 1], "silent"),                     # red's row alone: Sam and ate hand over nothing
+        (RED_ONLY + [[0, 0], [0, 0], [1, 0], [0, 0], [0, 0]], "food"),   # apple still hands over food
+        (2 * RED_ONLY, "other"),
+    ],
+)
+def test_values_red_only_mistakes_are_named(red_only, mistake):
+    text = message(check_values, (W_V_GOOD, Z_RIGHT, red_only))
+    names_only(text, mistake, RED_ONLY_MISTAKES)
+
+
+def test_values_red_only_names_the_silent_words_and_their_share():
+    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD * [0, 1]))
+    assert "Sam and ate hand over [0, 0]" in text and "0.31 of its attention" in text, text
 
 
 def red_only_through_fruit() -> np.ndarray:
@@ -168,6 +200,7 @@ def red_only_through_fruit() -> np.ndarray:
         ((red_only_through_fruit(), Z_RIGHT), "red silent"),
         ((np.eye(5)[:, :2], Z_RIGHT), "values"),
         ((np.array([[0, 0], [0, 0], [1, 1], [0, 0], [0, 1]], dtype=float), Z_RIGHT), "red twice"),
+        ((np.array([[0, 0], [0, 0], [1, 0], [1, 0], [0, 1]], dtype=float), Z_RIGHT), "food twice"),
         ((W_V_GOOD, [0.61]), "size"),
         ((W_V_GOOD, None), "no prediction"),
         ((W_V_GOOD, [0.61, 0.69, 0.0]), "size"),

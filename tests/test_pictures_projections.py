@@ -108,7 +108,7 @@ def test_keys_and_queries_draws_each_key_as_a_point_and_each_query_as_an_arrow()
     fig = figures.keys_and_queries(queries, keys, WORDS)
     ax = fig.axes[0]
     texts = [t.get_text() for t in ax.texts]
-    assert all(f" k {w}" in texts and f" q {w}" in texts for w in WORDS)
+    assert all(f"k {w}" in texts and f" q {w}" in texts for w in WORDS)
     points = [line.get_xydata()[0].tolist() for line in ax.lines if line.get_marker() == "o"]
     assert points == keys.tolist()
     arrows = [a.xy for a in ax.texts if getattr(a, "arrow_patch", None)]

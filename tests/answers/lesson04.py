@@ -11,9 +11,11 @@ predicted_weight = math.exp(4) / (math.exp(4) + 3)
 """,
     # "every word hands over two numbers: (is it food, is it red)", "the sum of the rows of W_V for its
     # features"; z_ate read off the diagram of "ate" (weights 0.22, 0.08, 0.08, 0.61): red 0.08 + 0.61.
+    # "W_V cannot change the weights of 'ate'": every word hands over [0, 1], apple through its red row.
     "l04-values-answer": """
 W_V_food_red = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)
 predicted_z_ate = [0.61, 0.08 + 0.61]
+W_V_red_only = np.array([[0, 1], [0, 1], [0, 0], [0, 0], [0, 1]], dtype=float)
 """,
     # "three nn.Linear-style weights stacked, in the order query, key, value": one product with the whole
     # fused weight (x @ weight.T, as nn.Linear computes), then three chunks; "divided by sqrt(d_k)".
@@ -23,9 +25,9 @@ d_k = QKV.shape[1] // 3
 Q, K, V = QKV[:, :d_k], QKV[:, d_k:2 * d_k], QKV[:, 2 * d_k:]
 return sa.softmax(Q @ K.T / math.sqrt(d_k), axis=-1) @ V
 """,
-    # Keys on four directions, each query 1.5 times the next word's key; apple's rows split differently.
+    # The given keys Sam (1, 0), ate (0, 1), red (-1, 0), apple (0, -1); each query 4 times the next word's
+    # key, red's row first, then apple's rows: fruit alone makes up q_apple = (4, 0) - red's (0, -4).
     "l04-next-answer": """
-W_K_next = np.array([[2, 0], [0, 2], [0, 0], [2, -2], [-2, 0]], dtype=float)
-W_Q_next = np.array([[0, 3], [-3, 0], [0, 0], [3, 3], [0, -3]], dtype=float)
+W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
 }

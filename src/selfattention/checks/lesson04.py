@@ -151,9 +151,10 @@ _W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])  #
 _VALUES = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (food, red) of Sam, ate, red, apple
 
 
-def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
+def check_values(W_V_food_red: Any, predicted_z_ate: Any, W_V_red_only: Any = None) -> None:
     """Exercise 2: a W_V (5, 2) with which every word hands over (is it food, is it red), the lesson's W_Q and
-    W_K unchanged; and z_ate predicted before running it."""
+    W_K unchanged; z_ate predicted before running it; then W_V_red_only, with which 'ate' receives exactly
+    [0, 1]."""
     W = _to_array(W_V_food_red, "W_V_food_red")
     if W.shape == (2, 5):
         raise ExerciseError(
@@ -177,6 +178,10 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
             raise ExerciseError(
                 f"your values are {got}: apple's red is counted twice, by the food row and by the red row. "
                 f"The red row already gives 'apple' its red: the food row hands over food alone.")
+        if np.allclose(values[2], _VALUES[2]) and np.allclose(values[3], [2.0, 1.0]):
+            raise ExerciseError(
+                f"your values are {got}: apple's food is counted twice, by the food row and by the fruit row. "
+                f"The food row already gives 'apple' its food: the fruit row hands over nothing here.")
         if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
             raise ExerciseError(
                 f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
@@ -199,8 +204,7 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
     weights = reference_softmax(scores)
     right = weights @ _VALUES
     if np.allclose(p, right, atol=0.005):
-        passed(f"'ate' keeps its weights {np.round(weights, 2).tolist()} and receives z_ate = "
-               f"{np.round(right, 3).tolist()} (food, red); you predicted {np.round(p, 3).tolist()}.")
+        _check_red_only(W_V_red_only, weights, right)
         return
     no_red_word = weights[3] * _VALUES[3]
     wrong = {
@@ -226,6 +230,38 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any) -> None:
         f"predicted_z_ate = {np.round(p, 3).tolist()}, but z_ate = {np.round(right, 3).tolist()}. The weights of "
         f"'ate' do not depend on W_V: they are {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
         f"z_ate = sum_j alpha_j v_j.")
+
+
+def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -> None:
+    """Exercise 2, second part: 'ate' receives exactly [0, 1] (red, no food); its weights cannot change."""
+    W = _to_array(W_V_red_only, "W_V_red_only")
+    if W.shape != (5, 2):
+        raise ExerciseError(f"W_V_red_only has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_V_red_only contains NaN or infinite values.")
+    values = _X_TOY @ W
+    z = weights @ values
+    got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
+    if np.allclose(z, [0.0, 1.0], atol=1e-3):
+        passed(f"z_ate = {np.round(right, 3).tolist()} as you predicted; and with values {got}, 'ate' receives "
+               f"[0, 1]. Its weights {np.round(weights, 2).tolist()} did not change: W_V chooses what is "
+               f"mixed, never how much of each.")
+        return
+    text = f"with W_V_red_only 'ate' receives {np.round(z, 3).tolist()}, not [0, 1]; your values are {got}."
+    silent = [w for k, w in enumerate(WORDS) if np.allclose(values[k], 0.0)]
+    if silent:
+        share = sum(weights[WORDS.index(w)] for w in silent)
+        text += (f" {' and '.join(silent)} hand{'s' if len(silent) == 1 else ''} over [0, 0], yet 'ate' still "
+                 f"gives {'it' if len(silent) == 1 else 'them'} {share:.2f} of its attention: W_V cannot change "
+                 f"the weights, so every word's value counts.")
+    elif abs(z[0]) > 1e-3:
+        food = [w for k, w in enumerate(WORDS) if abs(values[k, 0]) > 1e-9]
+        text += (f" {' and '.join(food)} hand{'s' if len(food) == 1 else ''} over food, and 'ate' gives every "
+                 f"word some attention: its food cannot vanish unless those food numbers cancel.")
+    else:
+        text += (f" The weights of 'ate' stay {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
+                 f"z_ate = sum_j alpha_j v_j.")
+    raise ExerciseError(text)
 
 
 # ----------------------------------------------------------------- Exercise 5: a fused query-key-value weight
@@ -358,7 +394,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
                                        f"d_k = {case[0].shape[0] // 3}) and X of shape {case[1].shape}"),
                 mistakes=lambda case: _fused_mistakes(*case), rtol=1e-5, atol=1e-6,
             )
-    passed("you read the fused layout: W_Q, W_K, W_V are its three row blocks, each transposed, and the "
+    passed("you read the fused layout: the query, key and value weights are its three row blocks, and the "
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 

@@ -147,7 +147,8 @@ def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: fl
                     arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
         ax.text(*Q[i], f" q {word}", color=colour, fontsize=size, ha="left", va="bottom")
         ax.plot(*K[i], "o", color=colour, ms=12)
-        ax.text(*K[i], f" k {word}", color=colour, fontsize=size, ha="left", va="top", fontweight="bold")
+        ax.annotate(f"k {word}", tuple(K[i]), xytext=(6, -6), textcoords="offset points", color=colour,
+                    fontsize=size, ha="left", va="top", fontweight="bold")
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
     ax.set_aspect("equal")
