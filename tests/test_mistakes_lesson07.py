@@ -324,7 +324,7 @@ def test_mixing_mistake_is_named(key):
 
 
 def test_mixing_right_answers_pass(capsys):
-    _right_answer_passes(check_mixing_W_O, ROUTE, capsys)
+    _right_answer_passes(lambda W: check_mixing_W_O(W, False), ROUTE, capsys)
     both = _route(r3c2=-2.0, r3c3=0.5)            # tech written into both outputs 2 and 3
     _right_answer_passes(lambda W: check_mixing_W_O(W, False), both.tolist(), capsys)
 
@@ -338,6 +338,7 @@ def test_mixing_saying_the_fruit_feature_can_be_recovered_is_explained():
     text = _message(lambda W: check_mixing_W_O(W, True), ROUTE)
     assert "can_recover_fruit is not" in text and "rank 3" in text
     assert "True or False" in _message(lambda W: check_mixing_W_O(W, "no"), ROUTE)
+    assert "True or False" in _message(check_mixing_W_O, ROUTE)          # left blank
 
 
 def test_mixing_the_shape_is_explained():

@@ -331,14 +331,14 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
     rank = int(np.linalg.matrix_rank(W))
-    if can_recover_fruit is not None:
-        if not isinstance(can_recover_fruit, bool | np.bool_):
-            raise ExerciseError(f"can_recover_fruit is {can_recover_fruit!r}; answer True or False.")
-        if can_recover_fruit:
-            raise ExerciseError(
-                f"your W_O_mix is right, but can_recover_fruit is not: row 2 of W_O, the only row head 2's fruit "
-                f"feature meets, is 0, so two tokens that differ only there get the same output, and no later "
-                f"layer can tell them apart (W_O_mix has rank {rank}, less than 4).")
+    if not isinstance(can_recover_fruit, bool | np.bool_):
+        raise ExerciseError(f"W_O_mix is right; can_recover_fruit is {can_recover_fruit!r}: answer True or "
+                            f"False.")
+    if can_recover_fruit:
+        raise ExerciseError(
+            f"your W_O_mix is right, but can_recover_fruit is not: row 2 of W_O, the only row head 2's fruit "
+            f"feature meets, is 0, so two tokens that differ only there get the same output, and no later "
+            f"layer can tell them apart (W_O_mix has rank {rank}, less than 4).")
     passed(f"rows 0-1 (head 1's block W_O^(1)) write [I | 0], row 2 (head 2's fruit) writes nothing and row 3 "
            f"(head 2's tech) writes only into outputs 2-3: each head reaches the output through its own block "
            f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")
