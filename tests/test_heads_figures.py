@@ -156,3 +156,20 @@ def test_role_positions_match_the_letters():
     assert bool((where[:, 4] == tasks.N_ITEMS).all())
     with pytest.raises(ValueError, match="offsets"):
         role_positions(X, ())
+
+
+def test_sentence_heads_reports_a_tie_as_a_tie(shown, capsys) -> None:
+    """At scale 0 every score is 0 and every weight 1/T: no word wins."""
+    view = views.sentence_heads(VOCAB, {"one": HEAD}, ["I love apple phones"])
+    view("I love apple phones", scale=0.0)
+    assert "one: apple -> a tie of I, love, apple, phones (0.25 each)" in capsys.readouterr().out
+
+
+def test_focus_table_prints_each_heads_top_word_and_output(capsys) -> None:
+    views.focus_table(VOCAB, {"one": HEAD, "two": OTHER}, ["I love apple phones"])
+    Xs = np.stack([VOCAB[w] for w in "I love apple phones".split()])
+    Z, A = core.scaled_dot_product_attention(Xs @ OTHER[0], Xs @ OTHER[1], Xs @ OTHER[2])
+    out = capsys.readouterr().out
+    assert f"two: apple -> phones ({A[2].max():.2f}), z = {np.round(Z[2], 2).tolist()}" in out
+    with pytest.raises(ValueError, match="focus='apple'"):
+        views.focus_table(VOCAB, {"one": HEAD}, ["I love juice phones"])

@@ -20,6 +20,7 @@ from selfattention.checks import check_head2_apple, check_mixing_W_O, check_mult
 SCORES = np.array([0.3, 0.05, 1.5, 2.6])
 V2 = np.array([[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]])
 K2 = np.array([[0.1, 0.2], [0.0, 0.1], [0.5, 1.0], [1.2, 0.4]])
+Q2 = np.array([[0.4, 0.1], [0.2, 0.0], [2.0, 0.5], [0.8, 1.2]])   # head 2's queries, [2 fruit, tech]
 V1 = np.array([[1.2, 0.8], [1.0, 1.2], [1.1, 1.7], [0.4, 1.7]])
 
 
@@ -44,6 +45,10 @@ HEAD2 = {
     "row of love": "the row of \"love\"",
     "row of phones": "the row of \"phones\"",
     "column of apple": "the column of \"apple\"",
+    "q . q": "queries against queries",
+    "reversed": "in reverse order",
+    "one-hot": "a hard maximum",
+    "output from unscaled weights": "without the division by sqrt(2); your weights are right",
 }
 HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
     "no scaling": ([0.066, 0.052, 0.22, 0.662], [0.50, 0.80]),
@@ -60,6 +65,10 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
     "row of love": ([0.24, 0.23, 0.25, 0.28], [0.50, 0.80]),
     "row of phones": ([0.153, 0.133, 0.378, 0.337], [0.50, 0.80]),
     "column of apple": ([0.15, 0.13, 0.35, 0.37], [0.54, 0.64]),   # k_apple . q_j: the q/k swap
+    "q . q": (_soft(Q2 @ Q2[2] / np.sqrt(2)).round(2), [0.50, 0.80]),
+    "reversed": (RIGHT_W[::-1].round(2), [0.50, 0.80]),
+    "one-hot": ([0, 0, 0, 1], [0.4, 1.2]),
+    "output from unscaled weights": (RIGHT_W.round(2), (_soft(SCORES) @ V2).round(2)),
 }
 
 
@@ -76,10 +85,9 @@ def test_head2_right_answers_pass(capsys):
 
 
 def test_head2_a_guess_without_computing_does_not_pass():
-    """The shortcut: rounding "phones" up to the whole weight (as if the softmax were a max)."""
-    text = _message(lambda a: check_head2_apple(*a), ([0, 0, 0, 1], [0.4, 1.2]))
+    """The shortcut: typing the printed weights of another head, or a rough guess led by "phones"."""
+    text = _message(lambda a: check_head2_apple(*a), ([0.1, 0.1, 0.2, 0.6], [0.4, 1.0]))
     assert "differs from the right row" in text
-    assert 'your weight on "phones" is 1.000' in text
 
 
 def test_head2_prediction_is_answered_but_not_graded(capsys):
@@ -88,6 +96,8 @@ def test_head2_prediction_is_answered_but_not_graded(capsys):
     assert "was not" in capsys.readouterr().out
     check_head2_apple(*right, "phones")
     assert "was right" in capsys.readouterr().out
+    check_head2_apple(*right, 3)                  # the guess as the token's index
+    assert '"phones", was right' in capsys.readouterr().out
 
 
 def test_head2_blank_is_told_to_answer():
@@ -120,6 +130,7 @@ MHA = {
     "batch joined": "attend across the sequences of the batch",
     "overflow": "subtract each row's maximum",
     "split and merge straight": "both split and merged with a plain reshape",
+    "values from W_K": "the values are computed with W_K",
 }
 
 
@@ -134,7 +145,8 @@ def _naive_softmax(s, axis=-1):
 
 
 def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-1, kq=False, w_o="W_O",
-           transpose_w=False, one_head=False, split=_split, merge="right", join_batch=False):
+           transpose_w=False, one_head=False, split=_split, merge="right", join_batch=False,
+           values=None):
     """A learner's multi_head_attention, right by default; each keyword puts in one mistake."""
     def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads):
         B, T, d_model = X.shape
@@ -144,7 +156,7 @@ def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-
         n = 1 if one_head else num_heads
         d_k = d_model // n
         proj = (lambda W: X @ W.T) if transpose_w else (lambda W: X @ W)
-        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_V), n)
+        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_K if values == "W_K" else W_V), n)
         scores = (K @ Q.swapaxes(-1, -2) if kq else Q @ K.swapaxes(-1, -2)) / divide(t, d_model, d_k)
         heads = softmax(scores, axis=axis) @ V                     # (b, n, t, d_k)
         if merge == "no transpose":
@@ -178,6 +190,7 @@ MHA_WRONG = {
     "concatenation order": _layer(merge="interleaved"),
     "batch joined": _layer(join_batch=True),
     "overflow": _layer(softmax=_naive_softmax),
+    "values from W_K": _layer(values="W_K"),
     "split and merge straight": _layer(
         split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n), merge="no transpose"),
 }
@@ -229,6 +242,11 @@ def test_mha_returning_the_weights_too_is_explained():
 
     assert "return only the output" in _message(check_multi_head_attention, with_weights)
 
+    def with_none(X, W_Q, W_K, W_V, W_O, num_heads):   # (out, None), as some libraries return
+        return _layer()(X, W_Q, W_K, W_V, W_O, num_heads), None
+
+    assert "return only the output" in _message(check_multi_head_attention, with_none)
+
 
 def test_mha_a_float_d_k_is_explained():
     def float_d_k(X, W_Q, W_K, W_V, W_O, num_heads):
@@ -251,43 +269,6 @@ def test_mha_inputs_overflow_a_naive_softmax():
     assert largest > np.log(np.finfo(float).max)
 
 
-# ---------------------------------------------------------------- exercise 3: a W_O that mixes the heads
-I2, O2 = np.eye(2), np.zeros((2, 2))
-MIX = {
-    "transposed": "(out, in) order",
-    "identity": "this is W_O = I",
-    "roles swapped": "the heads' roles are swapped",
-    "no head 1": "get only head 2",
-    "head 1 in 2-3": "get head 1 and head 2 together",
-    "average": "scaled (0.5 for an average",
-    "doubled": "scaled (0.5 for an average",
-}
-MIX_WRONG = {
-    "transposed": np.block([[I2, I2], [O2, I2]]),
-    "identity": np.eye(4),
-    "roles swapped": np.block([[I2, I2], [I2, O2]]),
-    "no head 1": np.block([[O2, O2], [I2, I2]]),
-    "head 1 in 2-3": np.ones((4, 4)) * np.block([[I2, I2], [I2, I2]]),
-    "average": np.block([[I2 / 2, O2], [I2 / 2, I2]]),
-    "doubled": np.block([[I2, O2], [I2, 2 * I2]]),
-}
-MIX_SAME = {"doubled": "average"}
-
-
-@pytest.mark.parametrize("key", sorted(MIX_WRONG))
-def test_mixing_mistake_is_named(key):
-    text = _message(check_mixing_W_O, MIX_WRONG[key])
-    _names_only(text, key, {k: v for k, v in MIX.items() if k != MIX_SAME.get(key) and k not in MIX_SAME}
-                | {key: MIX[key]})
-    assert "normalisation" not in text
-
-
-def test_mixing_other_wrong_answers_never_mention_a_normalisation():
-    W = np.block([[I2, O2], [I2, I2]]).astype(float)
-    W[:, 0] *= 3                                  # each column a multiple of the right one
-    assert "normalisation" not in _message(check_mixing_W_O, W)
-
-
 def test_mha_a_3d_transpose_in_4d_code_gets_swapaxes():
     def copied(X, W_Q, W_K, W_V, W_O, num_heads):
         B, T, d = X.shape
@@ -298,19 +279,66 @@ def test_mha_a_3d_transpose_in_4d_code_gets_swapaxes():
     assert "swapaxes(-1, -2)" in _message(check_multi_head_attention, copied)
 
 
+# ---------------------------------------------------------------- exercise 3: a W_O that routes the heads
+I2, O2 = np.eye(2), np.zeros((2, 2))
+ROUTE = np.block([[I2, O2], [O2, np.array([[0.0, 0.0], [0.0, 1.0]])]])   # I with row 2 emptied
+
+
+def _route(**entries):
+    """ROUTE with some entries changed: key "r3c2" sets row 3, column 2."""
+    W = ROUTE.copy()
+    for key, value in entries.items():
+        W[int(key[1]), int(key[3])] = value
+    return W
+
+
+MIX = {
+    "transposed": "(out, in) order",
+    "identity": "change with head 2's fruit feature",
+    "fruit, not tech": "read head 2's fruit feature",
+    "head 2 in 0-1": "output features 0-1 change with head 2's output",
+    "head 1 scaled": "are not head 1's output unchanged",
+    "head 1 in 2-3": "change when head 1's output changes",
+    "nothing in 2-3": "never see head 2's tech feature",
+    "the old mix": "output features 0-1 change with head 2's output",
+}
+MIX_WRONG = {
+    "transposed": _route(r3c2=1.0).T,           # a right design, written (out, in)
+    "identity": np.eye(4),
+    "fruit, not tech": _route(r2c2=1.0, r3c3=0.0),
+    "head 2 in 0-1": _route(r3c1=1.0),
+    "head 1 scaled": _route(r0c0=0.5, r1c1=0.5),
+    "head 1 in 2-3": _route(r0c2=1.0),
+    "nothing in 2-3": _route(r3c3=0.0),
+    "the old mix": np.block([[I2, O2], [I2, I2]]),     # head 2 added into outputs 0-1
+}
+MIX_SAME = {"the old mix": "head 2 in 0-1"}
+
+
+@pytest.mark.parametrize("key", sorted(MIX_WRONG))
+def test_mixing_mistake_is_named(key):
+    text = _message(check_mixing_W_O, MIX_WRONG[key])
+    _names_only(text, key, {k: v for k, v in MIX.items() if k not in MIX_SAME and k != MIX_SAME.get(key)}
+                | {key: MIX[key]})
+    assert "right value" not in text               # it names the block, never the value to type
+
+
 def test_mixing_right_answers_pass(capsys):
-    _right_answer_passes(check_mixing_W_O, np.block([[I2, O2], [I2, I2]]), capsys)
-    by_rows = np.zeros((4, 4))
-    by_rows[0, 0] = by_rows[1, 1] = 1                    # head 1's features -> outputs 0, 1
-    by_rows[2, [0, 2]] = by_rows[3, [1, 3]] = 1          # head 2's features -> outputs 0, 1 and 2, 3
-    _right_answer_passes(check_mixing_W_O, by_rows.tolist(), capsys)
+    _right_answer_passes(lambda W: check_mixing_W_O(W, False), ROUTE, capsys)
+    both = _route(r3c2=-2.0, r3c3=0.5)            # tech written into both outputs 2 and 3
+    _right_answer_passes(lambda W: check_mixing_W_O(W, False), both.tolist(), capsys)
 
 
-def test_mixing_a_slip_names_the_wrong_entry_of_W_O():
-    W = np.block([[I2, O2], [I2, I2]])
-    W[3, 1] = 0                                   # the 1 at row 3, column 1 forgotten
-    text = _message(check_mixing_W_O, W)
-    assert "row 3, column 1: you have 0, the right value is 1" in text
+def test_mixing_a_full_rank_shortcut_does_not_pass():
+    """Keeping everything (W_O = I) is the shortcut: it passes head 2's fruit feature through too."""
+    assert "Correct" not in _message(check_mixing_W_O, np.eye(4))
+
+
+def test_mixing_saying_the_fruit_feature_can_be_recovered_is_explained():
+    text = _message(lambda W: check_mixing_W_O(W, True), ROUTE)
+    assert "can_recover_fruit is not" in text and "rank 3" in text
+    assert "True or False" in _message(lambda W: check_mixing_W_O(W, "no"), ROUTE)
+    assert "True or False" in _message(check_mixing_W_O, ROUTE)          # left blank
 
 
 def test_mixing_the_shape_is_explained():

@@ -23,10 +23,11 @@ for x in X:                                   # one sequence at a time: (T, d_mo
     out.append((A @ V).transpose(1, 0, 2).reshape(T, d_model) @ W_O)
 return np.stack(out)
 """,
-    # Exercise 3: the identity W_O = [W_O^(1); W_O^(2)], block by block.
+    # Exercise 3: row r of W_O is what concatenated feature r writes; head 2's tech feature is feature 3.
     "l07-mix-answer": """
-I, Z = np.eye(2), np.zeros((2, 2))
-W_O_mix = np.block([[I, Z],    # W_O^(1): head 1 writes into outputs 0-1 only
-                    [I, I]])   # W_O^(2): head 2 writes into outputs 0-1 and 2-3
+W_O_mix = np.zeros((4, 4))
+W_O_mix[0, 0] = W_O_mix[1, 1] = 1   # head 1's two features -> outputs 0 and 1, unchanged
+W_O_mix[3, 2] = 2                   # head 2's tech feature (concatenated feature 3) -> output 2
+can_recover_fruit = False           # row 2 (head 2's fruit) writes nothing anywhere
 """,
 }

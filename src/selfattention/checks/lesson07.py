@@ -47,6 +47,10 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
         "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
         "scores of \"apple\" in head 2 are not.": np.full(4, 0.25),
     }
+    weight_mistakes["the scores are queries against queries (q_apple . q_j); score the query of \"apple\" "
+                    "against the keys, q_apple . k_j (K = X W_K)."] = reference_softmax(Q[_APPLE] @ Q.T / np.sqrt(2))
+    weight_mistakes["the weights are in reverse order; list them for the keys I, love, apple, phones, in "
+                    "that order."] = weights[::-1]
     for t in (0, 1, 3):  # another token's row: its query against every key
         weight_mistakes[f"this is the row of \"{_TOKENS[t]}\" (its query against every key); the exercise asks for "
                         f"the row of \"apple\": q_apple . k_j for each key j."] = \
@@ -59,6 +63,8 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
             V.mean(axis=0),
         "that is the value of \"apple\" itself; the output mixes every value row, each by its weight.":
             V[_APPLE],
+        "the output was built from weights without the division by sqrt(2); your weights are right, so "
+        "weigh head 2's value rows with those.": reference_softmax(scores) @ V,
     }
     return weights, weights @ V, weight_mistakes, output_mistakes
 
@@ -85,6 +91,10 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: 
         for explanation, wrong in weight_mistakes.items():
             if np.allclose(w, wrong, atol=_HAND_TOL, rtol=0):
                 raise ExerciseError(f"apple_weights_2 is not right yet: {explanation}")
+        if np.allclose(np.sort(w), [0, 0, 0, 1]):
+            raise ExerciseError("apple_weights_2 is not right yet: all the weight is on one token (a hard "
+                                "maximum). The softmax gives every token some weight: exp(score / sqrt(2)), "
+                                "divided by the sum of the four exponentials.")
         if abs(w.sum() - 1.0) > 0.02:
             raise ExerciseError(f"apple_weights_2 sums to {w.sum():.3f}; the weights of one row sum to 1 "
                                 f"(softmax divides each exponential by the row's sum).")
@@ -98,9 +108,12 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: 
             if np.allclose(z, wrong, atol=_HAND_TOL, rtol=0):
                 raise ExerciseError(f"apple_output_2 is not right yet: {explanation}")
         raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
-                            f"output: it is sum_j alpha_apple,j v_j with your (right) weights and head 2's "
-                            f"value rows.")
+                            f"output. Your weights are right: the output is sum_j alpha_apple,j v_j, those "
+                            f"weights times head 2's value rows (V = X W_V, its own W_V).")
     guess = ""
+    if isinstance(apple_guess_2, int | np.integer) and not isinstance(apple_guess_2, bool) \
+            and 0 <= int(apple_guess_2) < len(_TOKENS):
+        apple_guess_2 = _TOKENS[int(apple_guess_2)]  # a guess given as the token's index
     if isinstance(apple_guess_2, str) and apple_guess_2.strip():
         right = apple_guess_2.strip().strip('"').lower() == "phones"
         guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
@@ -118,14 +131,14 @@ def _split(x: np.ndarray, h: int) -> np.ndarray:
 
 def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj="W_O", softmax_axis=-1,
          split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False,
-         across_batch=False):
+         across_batch=False, values_from_keys=False):
     """Reference multi-head attention on a batch (and, through the keywords, its typical wrong versions).
 
     X (batch, T, d_model), W_* (d_model, d_model) -> (batch, T, d_model). ``divisor`` replaces sqrt(d_k);
     ``split``: "blocks" (right), "straight" (reshape to (batch, h, T, d_k) directly) or "interleaved"
     (every h-th feature); ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``:
     "W_O", "none" or "W_O.T"; ``weights_transposed``: X @ W.T for the three projections;
-    ``across_batch``: the batch's sequences joined into one long sequence.
+    ``across_batch``: the batch's sequences joined into one long sequence; ``values_from_keys``: V = X W_K.
     """
     if across_batch:
         B, T, d = X.shape
@@ -143,7 +156,7 @@ def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj
         return _split(Y, h)
 
     proj = (lambda W: X @ W.T) if weights_transposed else (lambda W: X @ W)
-    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_V))
+    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_K if values_from_keys else W_V))
     S = Q @ np.swapaxes(K, -1, -2) / (np.sqrt(d_k) if divisor is None else divisor)  # (B, h, T, T)
     if scores_transposed:
         S = np.swapaxes(S, -1, -2)
@@ -198,6 +211,8 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             "multiply by W_O itself.": _mha(*args, out_proj="W_O.T"),
             "the projections use W.T (X @ W_Q.T, as nn.Linear stores its weight); here the matrices are "
             "stored so that X @ W_Q projects: compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
+            "the values are computed with W_K; each head weighs its values, V = X @ W_V, split like Q and K.":
+                _mha(*args, values_from_keys=True),
             "the tokens attend across the sequences of the batch (the batch joined into one long sequence); "
             "each sequence attends only to its own tokens: keep the batch axis apart.":
                 _mha(*args, across_batch=True),
@@ -249,7 +264,7 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             break
         except Exception:  # check_function below words the crash for the learner
             break
-        if isinstance(got, tuple | list) and len(got) in (2, 3) and all(hasattr(g, "shape") for g in got):
+        if isinstance(got, tuple | list) and len(got) in (2, 3) and hasattr(got[0], "shape"):
             raise ExerciseError(
                 f"multi_head_attention returned {len(got)} arrays (the output and the weights?); return only "
                 f"the output, one array of shape (batch, T, d_model)."
@@ -269,52 +284,61 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
            "reference for batches with 1, 3 and 4 heads, large scores included.")
 
 
-# ------------------------------------------------------------------ exercise 3: a W_O that mixes the heads
-_I2, _O2 = np.eye(2), np.zeros((2, 2))
-_MIXING = np.block([[_I2, _O2], [_I2, _I2]])  # rows: head 1's features, then head 2's; columns: outputs
-
-
-def check_mixing_W_O(W_O_mix: Any) -> None:
-    """Exercise 3: a (4, 4) W_O for two heads of d_k = 2 such that, for every token, output features 0-1 are
-    head 1's output plus head 2's and features 2-3 are head 2's output."""
+# ------------------------------------------------------------------ exercise 3: a W_O that routes the heads
+def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
+    """Exercise 3: a (4, 4) W_O for two heads of d_k = 2 (concatenation [head 1's 2 features | head 2's fruit,
+    tech]) such that, for every token, output features 0-1 are head 1's output unchanged and output features
+    2-3 depend on head 2 only through its tech feature (concatenation feature 3), not always 0. Many W_O do.
+    ``can_recover_fruit`` (True/False): can a later layer recover head 2's fruit feature from the output? No:
+    row 2 of every such W_O is 0."""
     W = _to_array(W_O_mix, "W_O_mix")
     if W.shape != (4, 4):
         raise ExerciseError(f"W_O_mix has shape {W.shape}; W_O maps the 4 concatenated features to 4 output "
                             f"features: shape (4, 4).")
-    rng = np.random.default_rng(7)
-    H = rng.normal(size=(6, 4))  # six tokens' concatenations [head 1 | head 2], all different
-    mistakes = {
-        "this W_O is written in (out, in) order: row r of W_O holds what concatenated feature r (head 1's "
-        "features are rows 0-1, head 2's rows 2-3) adds to each output feature, so transpose it.":
-            H @ _MIXING.T,
-        "this is W_O = I: the output is the plain concatenation, nothing is mixed. Head 2's rows (2-3) must "
-        "also write into output features 0-1.": H,
-        "the heads' roles are swapped: rows 0-1 of W_O read head 1's features and rows 2-3 head 2's; here "
-        "output features 2-3 repeat head 1.": H @ np.block([[_I2, _I2], [_I2, _O2]]),
-        "output features 0-1 get only head 2 (head 1's rows 0-1 write nothing there); they should be the sum "
-        "of both heads.": H @ np.block([[_O2, _O2], [_I2, _I2]]),
-        "output features 2-3 get head 1 and head 2 together; they should be head 2's output alone: rows "
-        "0-1, columns 2-3 of W_O must be 0.": H @ np.block([[_I2, _I2], [_I2, _I2]]),
-    }
-    blocks = [W[:2, :2], W[:2, 2:], W[2:, :2], W[2:, 2:]]
-    scales = [b[0, 0] for b in blocks]
-    scaled = all(np.allclose(b, c * _I2) for b, c in zip(blocks, scales, strict=True))
-    if (scaled and not np.allclose(W, _MIXING) and np.isclose(scales[1], 0)
-            and all(not np.isclose(c, 0) for c in (scales[0], scales[2], scales[3]))):
-        raise ExerciseError(
-            "the blocks are in the right places but scaled (0.5 for an average, or 2): here mixing means "
-            "adding, output features 0-1 = head 1's output + head 2's, 2-3 = head 2's, so each block is I.")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_O_mix contains NaN or infinite values.")
-    got = H @ W
-    if not np.allclose(got, H @ _MIXING):
-        for explanation, wrong in mistakes.items():
-            if np.allclose(got, wrong):
-                raise ExerciseError(f"W_O_mix is not right yet: {explanation}")
-        diff = np.abs(W - _MIXING)  # H has full column rank, so only this W_O gives H @ _MIXING
-        r, c = (int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
-        raise ExerciseError(f"W_O_mix differs from a W_O that mixes the heads as asked. The largest difference "
-                            f"is at row {r}, column {c}: you have {W[r, c]:.3g}, the right value is "
-                            f"{_MIXING[r, c]:.3g} (row r: what concatenated feature r adds to output feature c).")
-    passed("rows 0-1 of W_O (head 1's block W_O^(1)) are [I | 0], rows 2-3 (head 2's block W_O^(2)) are "
-           "[I | I]: concat(heads) W_O = head_1 W_O^(1) + head_2 W_O^(2).")
+
+    def problems(M: np.ndarray) -> list[str]:
+        """What is wrong with M, block by block (rows: head 1's features 0-1, head 2's fruit 2, tech 3)."""
+        out = []
+        if not np.allclose(M[2:, :2], 0):
+            out.append("output features 0-1 change with head 2's output: rows 2-3 (head 2's block W_O^(2)) must "
+                       "write nothing into columns 0-1.")
+        if not np.allclose(M[:2, :2], np.eye(2)):
+            out.append("output features 0-1 are not head 1's output unchanged: rows 0-1, columns 0-1 (head 1's "
+                       "block writing there) must pass head 1's feature 0 to output 0 and feature 1 to output 1, "
+                       "unscaled.")
+        if not np.allclose(M[:2, 2:], 0):
+            out.append("output features 2-3 change when head 1's output changes: rows 0-1 (head 1's block "
+                       "W_O^(1)) must write nothing into columns 2-3.")
+        fruit, tech = not np.allclose(M[2, 2:], 0), not np.allclose(M[3, 2:], 0)
+        if fruit and not tech:
+            out.append("output features 2-3 read head 2's fruit feature (its feature 0, the concatenation's "
+                       "feature 2, row 2 of W_O), not its tech feature: that is its feature 1, the "
+                       "concatenation's feature 3, row 3 of W_O.")
+        elif fruit:
+            out.append("output features 2-3 change with head 2's fruit feature: row 2 of W_O (the "
+                       "concatenation's feature 2) must write nothing into columns 2-3.")
+        elif not tech:
+            out.append("output features 2-3 never see head 2's tech feature (they are always 0 or depend on "
+                       "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
+        return out
+
+    wrong = problems(W)
+    if wrong and not problems(W.T):
+        raise ExerciseError("W_O_mix is not right yet: it is written in (out, in) order. Row r of W_O holds "
+                            "what concatenated feature r adds to each output feature (column); transpose it.")
+    if wrong:
+        raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
+    rank = int(np.linalg.matrix_rank(W))
+    if not isinstance(can_recover_fruit, bool | np.bool_):
+        raise ExerciseError(f"W_O_mix is right; can_recover_fruit is {can_recover_fruit!r}: answer True or "
+                            f"False.")
+    if can_recover_fruit:
+        raise ExerciseError(
+            f"your W_O_mix is right, but can_recover_fruit is not: row 2 of W_O, the only row head 2's fruit "
+            f"feature meets, is 0, so two tokens that differ only there get the same output, and no later "
+            f"layer can tell them apart (W_O_mix has rank {rank}, less than 4).")
+    passed(f"rows 0-1 (head 1's block W_O^(1)) write [I | 0], row 2 (head 2's fruit) writes nothing and row 3 "
+           f"(head 2's tech) writes only into outputs 2-3: each head reaches the output through its own block "
+           f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")

@@ -15,7 +15,7 @@ from ..core import scaled_dot_product_attention
 from ..plots.heads import FONT, head_maps, query_bars
 from . import set_heights, show
 
-__all__ = ["sentence_heads", "query_explorer"]
+__all__ = ["sentence_heads", "query_explorer", "focus_table"]
 
 
 def sentence_heads(
@@ -67,14 +67,44 @@ def sentence_heads(
             ax.set_xticks(range(T), words, fontsize=FONT)
             if ax is panels[0]:
                 ax.set_yticks(range(T), words, fontsize=FONT)
-            i = words.index(focus)
-            j = int(A[i].argmax())
-            line.append(f"{name}: {focus} -> {words[j]} ({A[i, j]:.2f})")
+            line.append(f"{name}: {_most(A[words.index(focus)], words, focus)}")
         fig.suptitle(sentence if scale == 1 else f"{sentence}   (every W_Q x {scale:g})", fontsize=FONT)
         show(fig)
         print(" | ".join(line))
 
     return view
+
+
+def _most(row: np.ndarray, words: Sequence[str], focus: str) -> str:
+    """'focus -> word (0.55)' for the largest weight of ``row``, or a tie when several round to it."""
+    top = [w for w, a in zip(words, row, strict=True) if a > row.max() - 0.005]
+    if len(top) > 1:
+        return f"{focus} -> a tie of {', '.join(top)} ({row.max():.2f} each)"
+    return f"{focus} -> {top[0]} ({row.max():.2f})"
+
+
+def focus_table(
+    vocab: Mapping[str, ArrayLike],
+    heads: Mapping[str, tuple[ArrayLike, ArrayLike, ArrayLike]],
+    sentences: Sequence[str],
+    focus: str = "apple",
+) -> None:
+    """Print, for each sentence, the word ``focus`` weighs most in each head and each head's output z_focus.
+
+    Inputs as :func:`sentence_heads` (vocab: word -> (d_model,); heads: name -> (W_Q, W_K, W_V), each
+    (d_model, d_k)); the weights are softmax(X W_Q (X W_K)^T / sqrt(d_k)), the outputs their sum of X W_V.
+    """
+    for sentence in sentences:
+        words = sentence.split()
+        if focus not in words or any(w not in vocab for w in words):
+            raise ValueError(f"sentence {sentence!r}: needs focus={focus!r} and every word in vocab")
+        X = np.stack([np.asarray(vocab[w], dtype=float) for w in words])  # (T, d_model)
+        i, cells = words.index(focus), []
+        for name, mats in heads.items():
+            W_Q, W_K, W_V = (np.asarray(m, dtype=float) for m in mats)
+            Z, A = scaled_dot_product_attention(X @ W_Q, X @ W_K, X @ W_V)
+            cells.append(f"{name}: {_most(A[i], words, focus)}, z = {np.round(Z[i], 2).tolist()}")
+        print(f"{sentence:23}", " | ".join(cells))
 
 
 def query_explorer(
