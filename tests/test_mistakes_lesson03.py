@@ -133,6 +133,34 @@ def test_taking_rows_of_zeros_for_padding_does_not_pass():   # padding need not 
     assert "not zeros" in text
 
 
+def test_rows_of_zeros_taken_for_padding_are_named_as_such():   # not "a padding row of zeros scores 0"
+    def nonzero_rows(X, lengths):
+        real = np.any(X != 0, axis=-1)[:, None, :]
+        return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+    for answer in (zero_rows_are_padding, nonzero_rows):
+        text = _message(check_self_attention_batch, answer)
+        assert "found the padding from rows of zeros" in text and "Use `lengths`" in text, text
+        assert "A padding row of zeros scores 0" not in text, text
+
+
+def ready_made_mask(X, lengths):         # the shortcut: the package builds the mask
+    real = sa.padding_mask(lengths, X.shape[1])
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def library_attention(X, lengths):      # the shortcut: scaled attention with the scale undone
+    s = X.shape[-1] ** 0.25
+    return sa.scaled_dot_product_attention(X * s, X * s, X, mask=sa.padding_mask(lengths, X.shape[1]))[0]
+
+
+@pytest.mark.parametrize(("answer", "name"), [(ready_made_mask, "sa.padding_mask"),
+                                              (library_attention, "sa.scaled_dot_product_attention")])
+def test_the_packaged_mask_and_attention_do_not_pass(answer, name):
+    text = _message(check_self_attention_batch, answer)
+    assert name in text and "Write it yourself" in text, text
+
+
 def test_a_mask_of_zero_scores_is_no_mask():
     _names_only(_message(check_self_attention_batch, mask_with_zero), "no mask", BATCH)
 

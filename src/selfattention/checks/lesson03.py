@@ -91,6 +91,13 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             raise ExerciseError(
                 "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
+        banned = {"scaled_dot_product_attention": "is the library's attention, with the mask applied for you",
+                  "padding_mask": "builds the length mask for you"}
+        for name, what in banned.items():
+            if any(re.search(rf"\b{name}\s*\(", line) for line in body):
+                raise ExerciseError(
+                    f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
+                    "from lengths and applying it to the scores is the exercise. Write it yourself.")
         if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b",
                          line) for line in body):
             raise ExerciseError(
@@ -111,6 +118,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                    "removing it. A score of 0 still gets e^0 = 1 in the softmax, and weights zeroed after "
                    "the softmax leave the real ones summing to less than 1 (divide each row by its new sum, "
                    "or better: set the padding columns' scores to -inf before the softmax).")
+    elif not uses_lengths and re.search(r"\b(any|all|abs|norm|count_nonzero)\b|[!=]=\s*0|>\s*0\b", code):
+        padding = ("your real words give weight to the padding: you found the padding from rows of zeros, but "
+                   "padding may hold anything (here it is not zeros). Use `lengths`: "
+                   "np.arange(T) < lengths[:, None] is the (B, T) mask of real words.")
     else:
         padding = ("your real words give weight to the padding. A padding row of zeros scores 0 with every "
                    "word, and e^0 = 1, so each padding column takes a share of the row. Use the lengths: set "
