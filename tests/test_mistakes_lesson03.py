@@ -315,7 +315,8 @@ def test_river_context_bad_input_is_named(answer, said):
     assert said in text and not [k for k, p in CONTEXT.items() if p in text], text
 
 
-N_WRONG = {"divided the scores": (7.16, "weights go by e^score"), "too few": (4, "0.54 of its row, more than half"),
+N_WRONG = {"divided the scores": (7.16, "weights go by e^score"),
+           "too few": (4, "0.54 of its row, more than half"),
            "too many": (6, "0.44 of its row, less than half"), "half of e^1.79": (2.33, "more than half"),
            "blank": (None, "has no value yet"), "text": ("five", "should be a number")}
 
