@@ -133,6 +133,34 @@ def test_taking_rows_of_zeros_for_padding_does_not_pass():   # padding need not 
     assert "not zeros" in text
 
 
+def test_rows_of_zeros_taken_for_padding_are_named_as_such():   # not "a padding row of zeros scores 0"
+    def nonzero_rows(X, lengths):
+        real = np.any(X != 0, axis=-1)[:, None, :]
+        return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+    for answer in (zero_rows_are_padding, nonzero_rows):
+        text = _message(check_self_attention_batch, answer)
+        assert "found the padding from rows of zeros" in text and "Use `lengths`" in text, text
+        assert "A padding row of zeros scores 0" not in text, text
+
+
+def ready_made_mask(X, lengths):         # the shortcut: the package builds the mask
+    real = sa.padding_mask(lengths, X.shape[1])
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def library_attention(X, lengths):      # the shortcut: scaled attention with the scale undone
+    s = X.shape[-1] ** 0.25
+    return sa.scaled_dot_product_attention(X * s, X * s, X, mask=sa.padding_mask(lengths, X.shape[1]))[0]
+
+
+@pytest.mark.parametrize(("answer", "name"), [(ready_made_mask, "sa.padding_mask"),
+                                              (library_attention, "sa.scaled_dot_product_attention")])
+def test_the_packaged_mask_and_attention_do_not_pass(answer, name):
+    text = _message(check_self_attention_batch, answer)
+    assert name in text and "Write it yourself" in text, text
+
+
 def test_a_mask_of_zero_scores_is_no_mask():
     _names_only(_message(check_self_attention_batch, mask_with_zero), "no mask", BATCH)
 
@@ -237,6 +265,10 @@ def test_batch_praise_says_nothing_about_loops(capsys):
 
 
 # ---------------------------------------------------------------- exercise 2: a context for the real bank
+def _context(sentence):                  # the derivation right, the sentence judged
+    check_river_context(sentence, 4.66)
+
+
 CONTEXT = {
     "still finance": "still leans towards finance",
     "sense word": "a sense word (or a word that contains one)",
@@ -255,32 +287,50 @@ CONTEXT_WRONG = {
 
 @pytest.mark.parametrize("key", sorted(CONTEXT_WRONG))
 def test_river_context_mistake_is_named(key):
-    _names_only(_message(check_river_context, CONTEXT_WRONG[key]), key, CONTEXT)
+    _names_only(_message(_context, CONTEXT_WRONG[key]), key, CONTEXT)
 
 
 def test_a_form_of_a_sense_word_is_named():
-    _names_only(_message(check_river_context, "lakes and shores near the bank"), "sense word", CONTEXT)
+    _names_only(_message(_context, "lakes and shores near the bank"), "sense word", CONTEXT)
 
 
 def test_compounds_of_sense_words_are_named():   # the shortcut through the filter: shoreline, lakeside, ...
-    _names_only(_message(check_river_context, "shoreline waterfront lakeside watershed pond bank"),
+    _names_only(_message(_context, "shoreline waterfront lakeside watershed pond bank"),
                 "sense word", CONTEXT)
 
 
 def test_a_list_of_words_is_read_as_a_sentence(capsys):
-    _right_answer_passes(check_river_context, ["ocean", "sea", "beach", "bank"], capsys)
+    _right_answer_passes(_context, ["ocean", "sea", "beach", "bank"], capsys)
 
 
 @pytest.mark.parametrize("answer", ["ocean sea beach bank", "sandy river bank beside the sea",
                                     "Pond, river, creek, bank."])
 def test_river_context_right_answers(answer, capsys):
-    _right_answer_passes(check_river_context, answer, capsys)
+    _right_answer_passes(_context, answer, capsys)
 
 
 @pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), (42, "should be a string")])
 def test_river_context_bad_input_is_named(answer, said):
-    text = _message(check_river_context, answer)
+    text = _message(_context, answer)
     assert said in text and not [k for k, p in CONTEXT.items() if p in text], text
+
+
+N_WRONG = {"divided the scores": (7.16, "weights go by e^score"),
+           "too few": (4, "0.54 of its row, more than half"),
+           "too many": (6, "0.44 of its row, less than half"), "half of e^1.79": (2.33, "more than half"),
+           "blank": (None, "has no value yet"), "text": ("five", "should be a number")}
+
+
+@pytest.mark.parametrize("key", sorted(N_WRONG))
+def test_a_wrong_derivation_is_named_before_the_sentence(key):
+    n, said = N_WRONG[key]
+    text = _message(lambda s: check_river_context(s, n), "ocean sea beach coast island bank")
+    assert said in text and "n_neighbours" in text, text
+
+
+@pytest.mark.parametrize("n", [4.66, 5, "4.7", float(np.exp(1.54))])
+def test_the_derived_number_passes_exactly_or_as_whole_words(n, capsys):
+    _right_answer_passes(lambda s: check_river_context(s, n), "ocean ocean ocean ocean ocean bank", capsys)
 
 
 # ---------------------------------------------------------------- exercise 3: make bank look at a new word

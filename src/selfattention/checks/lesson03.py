@@ -91,6 +91,13 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             raise ExerciseError(
                 "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
+        banned = {"scaled_dot_product_attention": "is the library's attention, with the mask applied for you",
+                  "padding_mask": "builds the length mask for you"}
+        for name, what in banned.items():
+            if any(re.search(rf"\b{name}\s*\(", line) for line in body):
+                raise ExerciseError(
+                    f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
+                    "from lengths and applying it to the scores is the exercise. Write it yourself.")
         if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b",
                          line) for line in body):
             raise ExerciseError(
@@ -111,6 +118,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                    "removing it. A score of 0 still gets e^0 = 1 in the softmax, and weights zeroed after "
                    "the softmax leave the real ones summing to less than 1 (divide each row by its new sum, "
                    "or better: set the padding columns' scores to -inf before the softmax).")
+    elif not uses_lengths and re.search(r"\b(any|all|abs|norm|count_nonzero)\b|[!=]=\s*0|>\s*0\b", code):
+        padding = ("your real words give weight to the padding: you found the padding from rows of zeros, but "
+                   "padding may hold anything (here it is not zeros). Use `lengths`: "
+                   "np.arange(T) < lengths[:, None] is the (B, T) mask of real words.")
     else:
         padding = ("your real words give weight to the padding. A padding row of zeros scores 0 with every "
                    "word, and e^0 = 1, so each padding column takes a share of the row. Use the lengths: set "
@@ -225,11 +236,48 @@ def sense_lean(z: np.ndarray, table: Any) -> float:
 MAX_CONTEXT_WORDS = 8
 
 
-def check_river_context(sentence: Any) -> None:
-    """Exercise 2: a sentence of the real table's words, with "bank" once and no sense word, in which the
-    contextual bank leans towards the nature sense words (sense_lean > 0)."""
+#: Exercise 2's derivation: bank scores about 1.79 with itself, each neighbour about 0.25 with bank.
+BANK_SELF, NEIGHBOUR = 1.79, 0.25
+#: The derived number of neighbours for half of bank's row: e^1.79 = n e^0.25, n = 4.66; 5 as whole words.
+N_HALF = (4.5, 5.0)
+
+
+def _own_share(n: float) -> float:
+    """bank's own weight with n neighbours that each score NEIGHBOUR with it."""
+    return float(np.exp(BANK_SELF) / (np.exp(BANK_SELF) + n * np.exp(NEIGHBOUR)))
+
+
+def _check_n_neighbours(n_neighbours: Any) -> float:
+    if n_neighbours is None or n_neighbours is Ellipsis:
+        raise ExerciseError("n_neighbours has no value yet: derive first how many neighbours, each scoring "
+                            "0.25 with bank, leave bank only half of its row, and write that number.")
+    try:
+        n = float(n_neighbours)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"n_neighbours should be a number, but it is a {type(n_neighbours).__name__}.") \
+            from None
+    if not np.isfinite(n) or n <= 0:
+        raise ExerciseError(f"n_neighbours = {n}: a number of neighbours is positive.")
+    if N_HALF[0] <= n <= N_HALF[1]:
+        return n
+    if abs(n - BANK_SELF / NEIGHBOUR) < 0.2:
+        raise ExerciseError(
+            f"n_neighbours = {n:.2f} divides the scores, 1.79 / 0.25: weights go by e^score, not by the score. "
+            "bank keeps half when its e^1.79 equals the neighbours' n e^0.25.")
+    side = "more" if n < N_HALF[0] else "less"
+    raise ExerciseError(
+        f"n_neighbours = {n:.2f}: with that many neighbours scoring 0.25, bank keeps "
+        f"{_own_share(n):.2f} of its row, {side} than half. bank's weight is e^1.79 / (e^1.79 + n e^0.25); "
+        "solve for the n that makes it 1/2 (the exact value or the whole number of words).")
+
+
+def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
+    """Exercise 2: first the derived number of neighbours scoring 0.25 that leave bank half of its row
+    (e^1.54 = 4.66, or 5 words); then a sentence of the real table's words, with "bank" once and no sense
+    word, in which the contextual bank leans towards the nature sense words (sense_lean > 0)."""
     from ..data import load_static_embeddings
 
+    n = _check_n_neighbours(n_neighbours)
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes: lower-case "
                             "words of the table separated by spaces, \"bank\" once among them.")
@@ -262,7 +310,8 @@ def check_river_context(sentence: Any) -> None:
     said = f"bank's weights: {shares}; lean of bank' = {lean:+.3f} (static bank: {static:+.3f})"
     if lean > 0:
         passed(f"{said}. Your contextual bank is closer to water, shore and lake than to finance, loan and "
-               "cash, although the static bank leans the other way.")
+               f"cash, although the static bank leans the other way. Your derivation: {n:.2f} neighbours "
+               f"scoring 0.25 leave bank half; in your sentence bank keeps {A[k, k]:.2f}.")
         return
     raise ExerciseError(
         f"bank' still leans towards finance: {said}. bank keeps {A[k, k]:.2f} of its own weight, which leans "
