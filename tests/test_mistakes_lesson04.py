@@ -174,6 +174,7 @@ RED_ONLY_MISTAKES = {
         (W_V_GOOD * [0, 1], "silent"),                     # red's row alone: Sam and ate hand over nothing
         (RED_ONLY + [[0, 0], [0, 0], [1, 0], [0, 0], [0, 0]], "food"),   # apple still hands over food
         (2 * RED_ONLY, "other"),
+        (W_V_GOOD, "food"),                                # W_V_food_red unchanged: apple's food arrives
     ],
 )
 def test_values_red_only_mistakes_are_named(red_only, mistake):
@@ -184,6 +185,11 @@ def test_values_red_only_mistakes_are_named(red_only, mistake):
 def test_values_red_only_names_the_silent_words_and_their_share():
     text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD * [0, 1]))
     assert "Sam and ate hand over [0, 0]" in text and "0.31 of its attention" in text, text
+
+
+def test_values_red_only_unchanged_blames_apples_food_not_the_silent_words():
+    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD.copy()))
+    assert "W_V_food_red unchanged" in text and "apple hands over food (0.61 arrives)" in text, text
 
 
 def red_only_through_fruit() -> np.ndarray:
@@ -280,6 +286,23 @@ def fused_vkq(W, X):
     return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
 
 
+def fused_vqk(W, X):
+    W_v, W_q, W_k = blocks(W)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def fused_kvq(W, X):
+    W_k, W_v, W_q = blocks(W)
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+
+
+def fused_d_k_from_d_in(W, X):
+    """Takes d_k from the input width: right when d_in = d_k, a shape error otherwise."""
+    d_k = X.shape[1]
+    W_q, W_k, W_v = W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
+    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_v)
+
+
 def fused_qvk(W, X):
     W_q, W_v, W_k = blocks(W)
     return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
@@ -338,6 +361,9 @@ FUSED = {
     "interleaved": "interleaved",
     "order": "took the values from the first",
     "k v swapped": "used the value block as keys",
+    "vqk": "as value, query, key",
+    "kvq": "as key, value, query",
+    "d_k from d_in": "Does it take d_k from d_in",
     "weights": "the attention weights",
     "overflow": "subtract each row's maximum",
     "torch": "lets PyTorch's own attention",
@@ -363,6 +389,9 @@ def test_fused_right_answers(capsys):
         (fused_interleaved, "interleaved"),
         (fused_vkq, "order"),
         (fused_qvk, "k v swapped"),
+        (fused_vqk, "vqk"),
+        (fused_kvq, "kvq"),
+        (fused_d_k_from_d_in, "d_k from d_in"),
         (fused_weights_only, "weights"),
         (fused_naive_softmax, "overflow"),
         (torch_does_it, "torch"),
@@ -593,3 +622,9 @@ def test_next_word_draws_the_plane_when_asked(capsys):
 def test_next_word_one_line_leaves_exercise_4_to_the_learner():
     text = message(check_next, on_one_line())
     assert "lie on one line" in text and "one end" not in text and "Exercise 4" not in text, text
+
+
+def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
+    checks.check_next_word(Q_NEXT, K_NEXT)
+    out = capsys.readouterr().out
+    assert "happens to come next" in out and "lesson 09" in out, out

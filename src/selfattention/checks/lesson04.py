@@ -1,5 +1,6 @@
 """Checks for lesson 04 (learnable projections): design a query, choose the values and predict an output,
-read a fused query-key-value weight, make every word look at the next one with two query/key axes.
+read a fused query-key-value weight, make each word look at the word that happens to come next, with two
+query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
@@ -249,15 +250,18 @@ def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -
         return
     text = f"with W_V_red_only 'ate' receives {np.round(z, 3).tolist()}, not [0, 1]; your values are {got}."
     silent = [w for k, w in enumerate(WORDS) if np.allclose(values[k], 0.0)]
-    if silent:
+    if abs(z[0]) > 1e-3:  # food arrives: that is the failure to name, whatever else is silent
+        food = [w for k, w in enumerate(WORDS) if abs(values[k, 0]) > 1e-9]
+        if np.allclose(values, _VALUES):
+            text += " That is W_V_food_red unchanged."
+        text += (f" {' and '.join(food)} hand{'s' if len(food) == 1 else ''} over food ({z[0]:.2f} arrives), "
+                 f"and 'ate' gives every word some attention: its food cannot vanish unless those food numbers "
+                 f"cancel.")
+    elif silent:
         share = sum(weights[WORDS.index(w)] for w in silent)
         text += (f" {' and '.join(silent)} hand{'s' if len(silent) == 1 else ''} over [0, 0], yet 'ate' still "
                  f"gives {'it' if len(silent) == 1 else 'them'} {share:.2f} of its attention: W_V cannot change "
                  f"the weights, so every word's value counts.")
-    elif abs(z[0]) > 1e-3:
-        food = [w for k, w in enumerate(WORDS) if abs(values[k, 0]) > 1e-9]
-        text += (f" {' and '.join(food)} hand{'s' if len(food) == 1 else ''} over food, and 'ate' gives every "
-                 f"word some attention: its food cannot vanish unless those food numbers cancel.")
     else:
         text += (f" The weights of 'ate' stay {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
                  f"z_ate = sum_j alpha_j v_j.")
@@ -323,6 +327,10 @@ def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
         "queries from the last block.": reference_softmax((X @ W_v) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_q),
         "you used the value block as keys (or the key block as values): the order is query, key, value.":
             reference_softmax((X @ W_q) @ (X @ W_v).T / math.sqrt(d_k)) @ (X @ W_k),
+        "you read the blocks as value, query, key; the order is query (rows 0 to d_k - 1), key, value.":
+            reference_softmax((X @ W_k) @ (X @ W_v).T / math.sqrt(d_k)) @ (X @ W_q),
+        "you read the blocks as key, value, query; the order is query (rows 0 to d_k - 1), key, value.":
+            reference_softmax((X @ W_v) @ (X @ W_q).T / math.sqrt(d_k)) @ (X @ W_k),
     }
     if d_in == d_k:  # only here does X @ block (no transpose) run without a shape error
         Wq, Wk, Wv = W_q.T, W_k.T, W_v.T
@@ -367,6 +375,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
         raise ExerciseError(f"fused_output should be a function, but it is a {type(fused_output).__name__}.")
     cases = _fused_cases()
     with _NoTorchAttention():
+        square_right = False  # the first case has d_in = d_k: is fused_output right there?
         for W, X in cases:
             T, d_k = X.shape[0], W.shape[0] // 3
             try:
@@ -374,7 +383,14 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
                     got = fused_output(W.copy(), X.copy())
             except ExerciseError:
                 raise
-            except Exception:
+            except Exception as error:
+                if square_right and X.shape[1] != d_k:
+                    raise ExerciseError(
+                        f"fused_output is right when d_in = d_k, but with d_in = {X.shape[1]} and d_k = {d_k} it "
+                        f"raises {type(error).__name__}: {error}. Does it take d_k from d_in (X.shape[1] or "
+                        f"in_proj_weight.shape[1])? d_k is a third of the fused weight's height, "
+                        f"in_proj_weight.shape[0] // 3."
+                    ) from None
                 got = None
             arr = None
             if got is not None and got is not Ellipsis:
@@ -382,6 +398,8 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
                     arr = _to_array(got, "the result of fused_output")
                 except ExerciseError:
                     arr = None
+            if X.shape[1] == d_k and arr is not None and arr.shape == (T, d_k):
+                square_right = bool(np.allclose(arr, _fused_reference(W, X), rtol=1e-5, atol=1e-6))
             if arr is not None and arr.shape == (T, T) and T != d_k:
                 raise ExerciseError(
                     f"fused_output returned a ({T}, {T}) array: the attention weights. The layer's output is "
@@ -445,8 +463,10 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     A = _next_word_weights(Wq, Wk)
     right = A[np.arange(4), list(_NEXT)]
     if right.min() >= 0.8:
-        passed("each word gives the next one " + ", ".join(
-            f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ".")
+        passed("each word gives the word that happens to come next " + ", ".join(
+            f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ". The pattern goes by "
+            "content (person -> action -> colour -> food): reorder the words and it no longer follows the order; "
+            "how a layer can see order: lesson 09.")
         return
     Q, K = _X_TOY @ Wq, _X_TOY @ Wk
     S = Q @ K.T
