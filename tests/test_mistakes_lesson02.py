@@ -145,8 +145,17 @@ SOFTMAX = {
     "mean": "subtracting the mean",
     "half max": "subtracting half the largest",
     "first": "subtracting the first score",
-    "library": "calls a library softmax",
+    "library": "calls a library function",
+    "global max": "one number for the whole matrix",
+    "max without keepdims": "subtracted scores.max(axis=1) without keepdims",
+    "sum without keepdims": "divided by e.sum(axis=1) without keepdims",
+    "whole sum": "divided by the sum of the whole matrix",
 }
+
+
+def rowwise(f):
+    """A learner's one-row softmax applied to each row of the matrix, as the exercise asks."""
+    return lambda scores: np.stack([f(row) for row in scores])
 
 
 def divided_by_the_sum(scores):
@@ -209,11 +218,33 @@ def library(scores):
     return sa.softmax(scores)
 
 
-SOFTMAX_WRONG = {"divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
-                 "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
-                 "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first,
-                 "half max": half_max,
-                 "library": library, "clipped": clipped, "nan_to_num": nan_to_num}
+def global_max(scores):
+    e = np.exp(scores - scores.max())          # one shift for the whole matrix
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def max_without_keepdims(scores):
+    e = np.exp(scores - scores.max(axis=1))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def sum_without_keepdims(scores):
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1)
+
+
+def whole_sum(scores):
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / e.sum()
+
+
+SOFTMAX_WRONG = {**{k: rowwise(f) for k, f in {
+    "divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
+    "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
+    "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first, "half max": half_max,
+    "clipped": clipped, "nan_to_num": nan_to_num}.items()},
+    "library": library, "global max": global_max, "max without keepdims": max_without_keepdims,
+    "sum without keepdims": sum_without_keepdims, "whole sum": whole_sum}
 
 
 @pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))
@@ -223,12 +254,12 @@ def test_softmax_row_mistake_is_named(key):
 
 def test_shifted_exponentials_not_divided_are_named_as_such():
     """np.exp(s - max) alone, with no division: the same numbers as dividing by the largest exponential."""
-    _names_only(_message(check_softmax_row, no_division), "divided by the max", SOFTMAX)
+    _names_only(_message(check_softmax_row, rowwise(no_division)), "divided by the max", SOFTMAX)
 
 
 def test_the_smallest_shift_is_caught_on_the_wide_row_the_reviewers_found():
     """A softmax shifted by its minimum is right on [1000, 999, 998] and NaN on [800, 0]."""
-    text = _message(check_softmax_row, smallest)
+    text = _message(check_softmax_row, rowwise(smallest))
     assert "[800.0, 0.0]" in text and "nan" in text
 
 
@@ -257,24 +288,33 @@ def test_a_scipy_softmax_is_a_shortcut_that_does_not_pass():
 
 
 def max_shift(scores):
-    shifted = scores - scores.max()
+    shifted = scores - scores.max(axis=1, keepdims=True)
     e = np.exp(shifted)
-    return e / e.sum()
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def log_sum_exp(scores):
-    m = np.max(scores)
-    return np.exp(scores - m - np.log(np.sum(np.exp(scores - m))))
+    m = np.max(scores, axis=-1)[:, None]
+    return np.exp(scores - m - np.log(np.sum(np.exp(scores - m), axis=-1))[:, None])
 
 
-@pytest.mark.parametrize("answer", [max_shift, log_sum_exp])
+def one_row(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def row_loop(scores):
+    return np.array([one_row(row) for row in scores])   # the learner's own helper, row by row
+
+
+@pytest.mark.parametrize("answer", [max_shift, log_sum_exp, row_loop])
 def test_softmax_row_right_answers(answer, capsys):
     _right_answer_passes(check_softmax_row, answer, capsys)
 
 
 def test_softmax_row_that_crashes_is_named():
     def softmax_row(scores):
-        return np.exp(scores - scores.max()) / undefined_total  # noqa: F821
+        return np.exp(scores - scores.max(axis=1, keepdims=True)) / undefined_total  # noqa: F821
 
     assert "raised NameError" in _message(check_softmax_row, softmax_row)
 
@@ -288,6 +328,9 @@ NATURE = {
     "twice": "nature is twice finance",
     "too long": "not the smallest such length",
     "too short": "short of three times",
+    "no self term": "left out bank's own term",
+    "cosine": "the length for cosine scores",
+    "money's row": "the length for money's row",
 }
 A, B = np.exp(0.77), np.exp(0.98)
 RHS = 2.9 * A + 1.4 * B                  # nature = 3 finance: L e^(0.7 L) = RHS
@@ -309,6 +352,9 @@ NATURE_WRONG = {
     "twice": bisect(lambda L: L * np.exp(0.7 * L) - (1.9 * A + 0.7 * B)),  # the old bar
     "too long": 3.0,                                           # a design that passes, not the least
     "too short": 1.0,                                          # a toy-sized word
+    "no self term": bisect(lambda L: L * np.exp(0.7 * L) - 2.9 * A),      # bank's own share forgotten
+    "cosine": 4.976913,                                        # cosine scores instead of dot products
+    "money's row": 6.018222,                                   # money's contextual vector, not bank's
 }
 
 
@@ -338,7 +384,7 @@ def test_a_grid_that_stops_at_the_first_passing_tenth_does_not_pass():
 
 
 @pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("2.18", "should be one number"),
+    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("2.18", "is a string"),
     (np.inf, "NaN or infinite"), (-2.0, "a length is positive"), (1e6, "far too long"),
 ])
 def test_nature_length_bad_input_is_named(answer, said):
@@ -356,8 +402,8 @@ def _learner_cells(*cells: str) -> dict:
 
 RIGHT_SOFTMAX_CELL = """
 def softmax_row(s):
-    e = np.exp(np.asarray(s, dtype=float) - np.max(s))
-    return e / e.sum()
+    e = np.exp(np.asarray(s, dtype=float) - np.max(s, axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
 """
 
 
@@ -378,11 +424,37 @@ def test_the_lessons_own_naive_softmax_shifted_passes():
     """The lesson's cell defines softmax_naive; an answer that shifts the scores and calls it follows the
     lesson's own words (its name holds "softmax", yet it is the learner's, not a library's)."""
     ns = _learner_cells("def softmax_naive(s):\n    e = np.exp(s)\n    return e / e.sum()\n",
-                        "def softmax_row(s):\n    s = np.asarray(s, dtype=float)\n"
-                        "    return softmax_naive(s - s.max())\n")
+                        "def softmax_row(s):\n"
+                        "    return np.stack([softmax_naive(r - r.max()) for r in s])\n")
     check_softmax_row(ns["softmax_row"])
 
 
 def test_a_library_softmax_stored_under_a_softmax_name_is_named():
     ns = _learner_cells("my_softmax = sa.softmax\ndef softmax_row(s):\n    return my_softmax(s)\n")
     _names_only(_message(check_softmax_row, ns["softmax_row"]), "library", SOFTMAX)
+
+
+def test_scipy_logsumexp_is_a_library_shift_that_does_not_pass():
+    def softmax_row(scores):
+        return np.exp(scores - scipy.special.logsumexp(scores, axis=1, keepdims=True))
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
+
+
+LAMBERT = float(scipy.special.lambertw(0.7 * RHS).real) / 0.7   # the closed form, L = W(0.7 c) / 0.7
+
+
+@pytest.mark.parametrize("constant", [RHS, 9.994, np.array([RHS])])
+def test_nature_constant_right_answers(constant, capsys):
+    _right_answer_passes(lambda c: check_nature_word(LAMBERT, c), constant, capsys)
+
+
+@pytest.mark.parametrize(("constant", "said"), [(2.9 * A, "leaves out bank's own term"),
+                                                (RHS / 2, "is not the c of"), ("9.994", "is a string")])
+def test_nature_constant_mistake_is_named(constant, said):
+    assert said in _message(lambda c: check_nature_word(2.17708, c), constant)
+
+
+def test_a_grid_on_bank_prime_without_the_constant_does_not_pass():
+    """The shortcut: L found by a grid on sa.basic_self_attention, the derivation (the constant) skipped."""
+    assert "has no value yet" in _message(lambda c: check_nature_word(2.17708, c), None)

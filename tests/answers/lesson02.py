@@ -8,24 +8,18 @@ notes_scores = np.log(weights / weights[2])
 # One score 1 higher: e times the weight ratio. Bank against the rest: 0.70 : 0.30 must become 0.90 : 0.10.
 bank_gain = np.log((0.90 / 0.10) / (0.70 / 0.30))
 """,
-    # Section 3's shift property; c = the largest score keeps every exponent <= 0 and one of them 0.
+    # Section 3's shift property, row by row; c = each row's largest score keeps every exponent <= 0.
     "l02-softmax-answer": """
-c = np.max(scores)
+c = np.max(scores, axis=1, keepdims=True)
 exps = np.exp(scores - c)
-return exps / np.sum(exps)
+return exps / np.sum(exps, axis=1, keepdims=True)
 """,
-    # Exercise 3: bisect "nature = 3 x finance" on bank' itself, with the lesson's sa.basic_self_attention.
+    # Exercise 3: nature = 3 x finance with the row sum cancelled gives L e^(0.7 L) = c; the lesson's
+    # closed form L = W(0.7 c) / 0.7 with scipy.special.lambertw.
     "l02-nature-answer": """
-def excess(L):
-    Z, A = sa.basic_self_attention(np.vstack([embed("money bank"), [0, L, 0, 0]]))
-    return Z[1][1] - 3 * Z[1][0]
-lo, hi = 1.0, 5.0
-while hi - lo > 1e-6:
-    mid = (lo + hi) / 2
-    if excess(mid) < 0:
-        lo = mid
-    else:
-        hi = mid
-nature_length = hi
+import scipy.special
+a, b = np.exp(0.77), np.exp(0.98)            # money's and bank's exponentials in bank's row
+nature_constant = (3 * 1.0 - 0.1) * a + (3 * 0.7 - 0.7) * b
+nature_length = float(scipy.special.lambertw(0.7 * nature_constant).real) / 0.7
 """,
 }

@@ -162,30 +162,37 @@ def _log_factor(w: np.ndarray) -> float | None:
 
 
 # --------------------------------------------------------------------------- exercise 2
-_SMALL = ([1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [-1.0, 0.5, 2.0, 0.0], [3.0])
-# Rows that make one unstable version fail at a time: the first overflows without any shift, the second
-# underflows (every exponential 0) without one, [800, 0] still overflows after subtracting the smallest score,
-# [0, 800] after subtracting the first, [1600, 1600, 0] after subtracting half the largest (the mean of that
-# row is harmless), [0, 1600] after subtracting the mean.
-_WIDE = ([1000.0, 999.0, 998.0], [-1000.0, -1001.0], [800.0, 0.0], [0.0, 800.0], [1600.0, 1600.0, 0.0],
-         [0.0, 1600.0])
+_SMALL = ([[1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [3.0, -1.0, 0.5]], [[-1.0, 0.5], [2.0, 0.0]], [[3.0]])
+# Matrices that make one unstable version fail at a time (the small ones, whose rows have different maxima,
+# already catch a shift or a sum that forgot keepdims=True): the first overflows without any shift, the second
+# underflows without one, the third keeps a row [-1000, -1001] next to [0, 1], so one shift for the whole
+# matrix underflows the first row; then [800, 0] overflows after subtracting the row's smallest score, [0, 800]
+# after subtracting its first, [1600, 1600, 0] after subtracting half its largest, [0, 1600] after its mean.
+_WIDE = ([[1000.0, 999.0, 998.0], [998.0, 1000.0, 999.0]], [[-1000.0, -1001.0], [-1001.0, -1000.0]],
+         [[-1000.0, -1001.0], [0.0, 1.0]], [[800.0, 0.0], [0.0, 1.0]], [[0.0, 800.0], [1.0, 0.0]],
+         [[1600.0, 1600.0, 0.0], [0.0, 1.0, 2.0]], [[0.0, 1600.0], [1.0, 0.0]])
 _UNSTABLE = {
     0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Use what the lesson showed: adding the same "
-       "number to every score leaves the weights unchanged. Subtract the row's largest score first, so "
-       "the largest exponential is e^0 = 1.",
-    1: "every exponential underflows to 0 here, and 0 / 0 is NaN. Shift the scores so that the largest is "
+       "number to every score of a row leaves its weights unchanged. Subtract each row's largest score first, "
+       "so the largest exponential is e^0 = 1.",
+    1: "every exponential underflows to 0 here, and 0 / 0 is NaN. Shift each row so that its largest score is "
        "exactly 0: subtract the row's largest score, then the largest exponential is e^0 = 1.",
-    2: "subtracting the smallest score does that: here the largest exponent is still 800 - 0 = 800, and "
+    2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
+       "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
+       "scores.max(axis=1, keepdims=True).",
+    3: "subtracting the smallest score does that: here the largest exponent is still 800 - 0 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
-    3: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
+    4: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
        "still 800 - 0 = 800, and np.exp(800) overflows. Subtract the largest score, so no exponent is above 0.",
-    4: "subtracting half the largest score (or another fraction of it) does that: here the largest exponent "
+    5: "subtracting half the largest score (or another fraction of it) does that: here the largest exponent "
        "is still 1600 - 800 = 800, and np.exp(800) overflows. Subtract the largest score itself, so no exponent "
        "is above 0.",
-    5: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
+    6: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
 }
-_LIBRARY = re.compile(r"\bsoftmax\s*\(")
+_LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(")
+#: Names of library functions that do the shift themselves: a softmax, or scipy's logsumexp.
+_LIBRARY_NAMES = ("softmax", "logsumexp")
 
 
 def _code_names(code: Any) -> set[str]:
@@ -220,7 +227,7 @@ def _calls_a_library_softmax(fn: Callable[..., Any], seen: frozenset[int] = froz
     used += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or () if _filled(cell)]
     for name in _code_names(code) - {own}:  # a name such as special.softmax, unless the learner's own
         mine = scope.get(name)
-        if "softmax" in name.lower() and not (getattr(mine, "__module__", None) == home
+        if any(k in name.lower() for k in _LIBRARY_NAMES) and not (getattr(mine, "__module__", None) == home
                                               and hasattr(mine, "__code__")):
             return True
     seen = seen | {id(fn)}
@@ -230,7 +237,7 @@ def _calls_a_library_softmax(fn: Callable[..., Any], seen: frozenset[int] = froz
         if getattr(f, "__module__", None) == home and hasattr(f, "__code__"):
             if _calls_a_library_softmax(f, seen):        # the learner's own function: look inside it
                 return True
-        elif "softmax" in getattr(f, "__name__", "").lower():
+        elif any(k in getattr(f, "__name__", "").lower() for k in _LIBRARY_NAMES):
             return True
     return False
 
@@ -244,20 +251,21 @@ def _filled(cell: Any) -> bool:
 
 
 def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 2: a softmax of one row of scores, shape (T,) -> (T,), that never overflows: tried on small
-    rows, then on rows where each unstable version (no shift; the smallest, the first or the mean
-    subtracted) fails."""
+    """Exercise 2: a softmax of each row of a matrix of scores, shape (n, T) -> (n, T), that never overflows:
+    tried on small matrices, then on matrices where each unstable version (no shift; one shift for the whole
+    matrix; the smallest, the first or the mean subtracted) fails."""
     if softmax_row is None or softmax_row is Ellipsis:
         raise ExerciseError("softmax_row is not defined yet: write the function in the answer cell above.")
     if not callable(softmax_row):
         raise ExerciseError(f"softmax_row should be a function, but it is a {type(softmax_row).__name__}.")
     if _calls_a_library_softmax(softmax_row):
         raise ExerciseError(
-            "softmax_row calls a library softmax (sa.softmax, scipy's or torch's): the exercise asks you to "
-            "write the shift, the exponentials and the division yourself, with np.exp.")
-    for number, row in enumerate(_SMALL + _WIDE):
-        s = np.array(row)
-        where = f"the scores {row}"
+            "softmax_row calls a library function that does the shift for you (sa.softmax, scipy's softmax or "
+            "logsumexp, torch's softmax): the exercise asks you to write the shift, the exponentials and the "
+            "division yourself, with np.exp.")
+    for number, rows in enumerate(_SMALL + _WIDE):
+        s = np.array(rows)
+        where = f"the scores {rows}"
         try:
             with np.errstate(all="ignore"):
                 got = softmax_row(s.copy())
@@ -273,31 +281,44 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
         if wide >= 0 and arr is not None and arr.shape == s.shape and not np.isfinite(arr).all():
             raise ExerciseError(f"softmax_row gives {_fmt(arr)} on {where}: {_UNSTABLE[wide]}")
         with np.errstate(all="ignore"):
+            top = s.max(axis=1, keepdims=True)
+            e = np.exp(s - top)
             mistakes = {
                 "you divided the scores by their sum. Softmax divides the *exponentials* by their sum, "
-                "which keeps every weight positive.": s / s.sum(),
-                "these are the exponentials np.exp(scores), not yet normalised: divide them by their sum so "
-                "that the weights add up to 1.": np.exp(s),
+                "which keeps every weight positive.": s / s.sum(axis=1, keepdims=True),
+                "these are the exponentials np.exp(scores), not yet normalised: divide them by their row's sum "
+                "so that each row of weights adds up to 1.": np.exp(s),
                 "you shifted the scores by their maximum but did not exponentiate them: the weights are the "
-                "exponentials of the shifted scores divided by their sum.": s - s.max(),
+                "exponentials of the shifted scores divided by their sum.": s - top,
                 "your weights are np.exp(scores - max), the exponentials over the largest one: they do not add "
-                "up to 1. Divide the shifted exponentials by their sum.": np.exp(s - s.max()),
+                "up to 1. Divide the shifted exponentials by their sum.": e,
+                "your rows do not add up to 1: you divided by the sum of the whole matrix. Each row is its own "
+                "softmax: sum over axis=1 with keepdims=True.": e / e.sum(),
                 "your weights are all equal, yet the scores differ: the differences between the scores were "
                 "lost (clipping large scores, or replacing NaN by equal weights, does that), and softmax needs "
                 "exactly those differences. Shift every score by the same number instead.":
-                    np.full(s.shape, 1 / s.size),
+                    np.full(s.shape, 1 / s.shape[1]),
                 "your weights are all 0 here, so they do not add up to 1: np.exp overflowed and the inf or NaN "
                 "was replaced (np.nan_to_num does that), which hides the overflow instead of avoiding it. Shift "
                 "every score by the same number first.": np.zeros(s.shape),
             }
+            if s.shape[0] == s.shape[1] > 1:   # only a square matrix broadcasts an (n,) array without an error
+                flat = np.exp(s - s.max(axis=1))
+                mistakes["you subtracted scores.max(axis=1) without keepdims=True: that (n,) array is subtracted "
+                         "from every row, so column j is shifted by row j's maximum and each row by different "
+                         "numbers. Keep the axis: scores.max(axis=1, keepdims=True), shape (n, 1)."] = (
+                    flat / flat.sum(axis=1, keepdims=True))
+                mistakes["you divided by e.sum(axis=1) without keepdims=True: that (n,) array divides the "
+                         "columns, not the rows, so the rows do not add up to 1. Keep the axis: "
+                         "e.sum(axis=1, keepdims=True)."] = e / e.sum(axis=1)
         try:
             check_array(got, reference_softmax(s), "the result of softmax_row", mistakes=mistakes)
         except ExerciseError as err:
             raise ExerciseError(f"{err} (on {where})") from None
-    passed(f"your softmax is right on small rows and stays finite on the wide ones: on [0, 1600] it gives "
-           f"{_fmt(reference_softmax(np.array([0.0, 1600.0])))}, on [1000, 999, 998] "
-           f"{_fmt(reference_softmax(np.array(_WIDE[0])))}, on [-1000, -1001] "
-           f"{_fmt(reference_softmax(np.array(_WIDE[1])))}.")
+    trap = np.array(_WIDE[2])
+    passed(f"your softmax is right on small matrices and stays finite on the wide ones: on [[-1000, -1001], "
+           f"[0, 1]] it gives {_fmt(reference_softmax(trap))}, each row shifted by its own maximum; on "
+           f"[[0, 1600], [1, 0]] {_fmt(reference_softmax(np.array(_WIDE[6])))}.")
 
 
 # --------------------------------------------------------------------------- exercise 3
@@ -347,13 +368,26 @@ _NATURE_MISTAKES = {
     "times finance.": _nature_root(0.9 * _A),
     "that is where nature is twice finance: the exercise asks for three times.":
         _nature_root(1.9 * _A + 0.7 * _B),
+    "you left out bank's own term: bank is in its own sentence, with the score bank . bank = 0.98, so its "
+    "share e^0.98 brings 0.7 finance and 0.7 nature; the condition gains 1.4 e^0.98 on the right.":
+        _nature_root((NATURE_FACTOR - 0.1) * _A),
+    "that is the length for cosine scores: the scores are dot products, x_bank . x_j, so w's score 0.7 L "
+    "grows with its length (its cosine with bank stays 0.707).": 4.976913,
+    "that is the length for money's row (money's contextual vector): the exercise asks for bank's, the "
+    "scores x_bank . x_j.": 6.018222,
 }
+#: The right-hand constant c of the condition L e^(0.7 L) = c.
+NATURE_CONSTANT = float(_RHS)
 
 
-def check_nature_word(nature_length: Any) -> None:
+def check_nature_word(nature_length: Any, nature_constant: Any = _UNSET) -> None:
     """Exercise 3: the smallest length L of a pure-nature word w, x_w = [0, L, 0, 0], for which the contextual
     bank in *money bank w* (weights by softmax of the dot products) has a nature coordinate at least three
-    times its finance one: L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98, L = 2.177."""
+    times its finance one: L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98 = 9.994, L = 2.177; and, when given,
+    ``nature_constant``, that right-hand constant c."""
+    for name, got in (("nature_length", nature_length), ("nature_constant", nature_constant)):
+        if isinstance(got, str):
+            raise ExerciseError(f"{name} is a string, {got!r:.40}: write the number itself, without quotes.")
     one = nature_length
     if one is not None and one is not Ellipsis and not isinstance(one, str) and np.ndim(one) == 0:
         one = [one]
@@ -368,11 +402,28 @@ def check_nature_word(nature_length: Any) -> None:
             f"{_fmt(weights)}, so bank' = {_fmt(z)}: nature {z[1]:.3f} is {z[1] / z[0]:.3f} x finance "
             f"{z[0]:.3f}")
     if abs(L - SHORTEST_NATURE) <= NATURE_TOLERANCE:
-        passed(f"{said}, the bar exactly. The condition is L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98: L enters "
-               "twice, in w's share (its score 0.7 L) and in what the share brings (its coordinate L), so "
-               f"a logarithm alone does not solve it. The root, L = {SHORTEST_NATURE:.4f}, is longer than any "
-               "toy word.")
-        return
+        first = (f"{said}, at the bar to within 0.001 in L. The condition is L e^(0.7 L) = 2.9 e^0.77 + "
+                 f"1.4 e^0.98 = {NATURE_CONSTANT:.3f}: L enters twice, in w's share (its score 0.7 L) and in "
+                 f"what the share brings (its coordinate L). The root, L = {SHORTEST_NATURE:.4f}, is longer "
+                 "than any toy word.")
+        if nature_constant is _UNSET:
+            passed(first)
+            return
+        c = nature_constant
+        if c is not None and c is not Ellipsis and np.ndim(c) == 0:
+            c = [c]
+        c = float(_vector(c, "nature_constant", 1, "one number, the constant c")[0])
+        if abs(c - NATURE_CONSTANT) <= 0.01:
+            passed(first)
+            return
+        if abs(c - (NATURE_FACTOR - 0.1) * _A) <= 0.01:
+            raise ExerciseError(
+                f"nature_length is right, but nature_constant = {c:.3f} leaves out bank's own term: its share "
+                "e^0.98 brings 0.7 finance and 0.7 nature, which adds (3 x 0.7 - 0.7) e^0.98 = 1.4 e^0.98.")
+        raise ExerciseError(
+            f"nature_length is right, but nature_constant = {c:.3f} is not the c of L e^(0.7 L) = c. Write "
+            "bank's nature and finance coordinates as (sum of weight x coordinate) over the same row sum, "
+            "set nature = 3 x finance, cancel the row sum and move the terms without L to the right.")
     for text, value in _NATURE_MISTAKES.items():
         if abs(L - value) <= NATURE_TOLERANCE:
             raise ExerciseError(f"{said}. nature_length = {L:.4f}: {text}")
