@@ -41,6 +41,7 @@ SCALE = {
     "no sum over d_in": "you left out the sum over the inputs",
     "no scaling": "scale = 1 leaves the scores as they are",
     "rounded or measured": "within 5% of the right value",
+    "variances multiplied": "you multiplied the variances of q[m] and k[m]",
 }
 SCALE_WRONG = {
     "sqrt(d_k) only": 1 / math.sqrt(64),
@@ -56,6 +57,7 @@ SCALE_WRONG = {
     "no sum over d_in": 1 / (math.sqrt(64) * 4 / (3 * 32)),
     "no scaling": 1.0,
     "rounded or measured": 0.094,
+    "variances multiplied": 1 / (math.sqrt(64) * (4 / 3) ** 2),   # 0.0703
 }
 
 
@@ -129,6 +131,13 @@ GRADIENT_WRONG = {
 @pytest.mark.parametrize("key", sorted(GRADIENT_WRONG))
 def test_score_gradient_mistake_is_named(key):
     _names_only(_message(check_score_gradient, GRADIENT_WRONG[key]), key, GRADIENT)
+
+
+def test_a_special_case_wrong_for_one_hot_weights_is_named():
+    """Right for every softmax output with no zero weight, wrong when the weights are one-hot."""
+    def special(a, g):
+        return a * (g - a @ g) if np.all(a > 0) else g
+    assert "for one-hot weights" in _message(check_score_gradient, special)
 
 
 def test_subtracting_alpha_j_g_j_is_named_as_the_diagonal_alone():

@@ -61,6 +61,9 @@ def _init_scale_hints() -> dict[str, float]:
         "you left out the sum over the inputs: q[m] adds d_in = 32 terms of variance 4/(3 * 32) each, so "
         "its variance is 4/3, not 4/96.": 1 / (math.sqrt(d_k) * _VAR_X / (3 * _D_IN)),
         "scale = 1 leaves the scores as they are; derive their standard deviation and divide by it.": 1.0,
+        "you multiplied the variances of q[m] and k[m] (4/3 each) where their standard deviations belong: "
+        "the standard deviation of q.k is the square root of d_k var_q var_k, sqrt(64) * 4/3.":
+            1 / (math.sqrt(d_k) * var_q**2),
     }
 
 
@@ -242,6 +245,14 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
             "score_gradient calls PyTorch's autograd (backward, torch.autograd or torch.func), which computes "
             "the derivative for you. The exercise asks you to derive it by hand from the chain rule and "
             "section 3's derivative, and write the result with array operations."
+        )
+    one_hot, g_one_hot = np.array([0.0, 1.0, 0.0, 0.0]), np.array([2.0, -1.0, 3.0, 0.5])
+    got = np.asarray(score_gradient(one_hot.copy(), g_one_hot.copy()), dtype=float)
+    if not np.allclose(got, 0.0, atol=1e-13):
+        raise ExerciseError(
+            f"for one-hot weights alpha = {one_hot.tolist()} and g = {g_one_hot.tolist()}, score_gradient "
+            f"returns {np.round(got, 4).tolist()}; every dL/domega_l is 0 there (section 3). Make sure your "
+            "formula, not a special case, computes it."
         )
     alpha, g = _SATURATED
     passed("dL/domega_l = alpha_l (g_l - alpha . g). For the saturated weights (scores 40, 0, -3, 5) and "
