@@ -25,7 +25,7 @@ from selfattention.checks import (
     check_unscaled_weights,
 )
 
-# ---------------------------------------------------------------- exercise 1: the scale for PyTorch's init
+# ---------------------------------------------------------------- exercise 2: the scale for PyTorch's init
 # Inputs of variance 4, d_in = 32, d_k = 64: Var(q[m]) = 4/3, Var(q.k) = 64 (4/3)^2, scale = 3/32.
 SCALE = {
     "sqrt(d_k) only": "the scale when q[m] and k[m] have variance 1",
@@ -102,7 +102,7 @@ def test_init_scale_right_answers_pass(answer, capsys):
     _right_answer_passes(check_init_scale, answer, capsys)
 
 
-# ---------------------------------------------------------------- exercise 2: the gradient through softmax
+# ---------------------------------------------------------------- exercise 3: the gradient through softmax
 GRADIENT = {
     "diagonal only": "only the j = l term of the sum",
     "delta part": "that is the delta_jl part alone",
@@ -208,7 +208,7 @@ def test_a_finite_difference_estimate_does_not_pass():
     _names_only(_message(check_score_gradient, _finite_differences), "estimate", GRADIENT)
 
 
-# ---------------------------------------------------------------- exercise 3: the layer without a divisor
+# ---------------------------------------------------------------- exercise 1: the layer without a divisor
 UNSCALED = {
     "scale None": "still divides its scores by sqrt(d_k)",
     "scale 4": "unscaled has scale = ",

@@ -24,7 +24,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 1: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
+# Exercise 2: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
 # of variance 4, d_in = 32, d_k = 64. PyTorch's nn.Linear draws weights uniform in +-1/sqrt(d_in)
 # (variance 1/(3 d_in)), so q[m] = sum_i x[i] W[i, m] has variance 4 * d_in / (3 d_in) = 4/3, and
 # Var(q.k) = d_k (4/3)^2: scale = 1 / (sqrt(64) * 4/3) = 3/32.
@@ -93,7 +93,7 @@ def _measured_score_std(scale: float) -> float:
 
 
 def check_init_scale(scale: Any) -> None:
-    """Exercise 1: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
+    """Exercise 2: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
     expected = 1.0 / (math.sqrt(_D_K) * _VAR_Q)
     try:
         check_value(scale, expected, "scale", hints=_init_scale_hints(), rtol=1e-6, atol=1e-9)
@@ -112,7 +112,7 @@ def check_init_scale(scale: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
+# Exercise 3: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
 
 
 def _score_gradient(alpha: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -208,7 +208,7 @@ def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
 
 
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 2: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
+    """Exercise 3: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
     if callable(score_gradient):
         alpha, g = _gradient_cases()[0]
         try:
@@ -261,7 +261,7 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 3: an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
+# Exercise 1 (in section 3): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
 
 
 _D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
@@ -335,7 +335,7 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
 
 
 def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
-    """Exercise 3 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
+    """Exercise 1 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
     ``scale`` computes the same weights and outputs as ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
     if scale is None:
         raise ExerciseError("unscaled still divides its scores by sqrt(d_k) (scale=None). The exercise asks for "
@@ -371,7 +371,7 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
 
 
 def check_unscaled_layer(unscaled: Any) -> None:
-    """Exercise 3: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
+    """Exercise 1: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
     if unscaled is None or unscaled is Ellipsis:
         raise ExerciseError("unscaled has no value yet: keep the line that creates it and set its weights.")
     parts = [getattr(unscaled, name, None) for name in ("W_query", "W_key", "W_value")]
