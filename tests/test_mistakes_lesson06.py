@@ -25,7 +25,7 @@ from selfattention.checks import (
     check_unscaled_weights,
 )
 
-# ---------------------------------------------------------------- exercise 1: the scale for PyTorch's init
+# ---------------------------------------------------------------- exercise 2: the scale for PyTorch's init
 # Inputs of variance 4, d_in = 32, d_k = 64: Var(q[m]) = 4/3, Var(q.k) = 64 (4/3)^2, scale = 3/32.
 SCALE = {
     "sqrt(d_k) only": "the scale when q[m] and k[m] have variance 1",
@@ -41,6 +41,7 @@ SCALE = {
     "no sum over d_in": "you left out the sum over the inputs",
     "no scaling": "scale = 1 leaves the scores as they are",
     "rounded or measured": "within 5% of the right value",
+    "variances multiplied": "you multiplied the variances of q[m] and k[m]",
 }
 SCALE_WRONG = {
     "sqrt(d_k) only": 1 / math.sqrt(64),
@@ -56,6 +57,7 @@ SCALE_WRONG = {
     "no sum over d_in": 1 / (math.sqrt(64) * 4 / (3 * 32)),
     "no scaling": 1.0,
     "rounded or measured": 0.094,
+    "variances multiplied": 1 / (math.sqrt(64) * (4 / 3) ** 2),   # 0.0703
 }
 
 
@@ -100,7 +102,7 @@ def test_init_scale_right_answers_pass(answer, capsys):
     _right_answer_passes(check_init_scale, answer, capsys)
 
 
-# ---------------------------------------------------------------- exercise 2: the gradient through softmax
+# ---------------------------------------------------------------- exercise 3: the gradient through softmax
 GRADIENT = {
     "diagonal only": "only the j = l term of the sum",
     "delta part": "that is the delta_jl part alone",
@@ -129,6 +131,13 @@ GRADIENT_WRONG = {
 @pytest.mark.parametrize("key", sorted(GRADIENT_WRONG))
 def test_score_gradient_mistake_is_named(key):
     _names_only(_message(check_score_gradient, GRADIENT_WRONG[key]), key, GRADIENT)
+
+
+def test_a_special_case_wrong_for_one_hot_weights_is_named():
+    """Right for every softmax output with no zero weight, wrong when the weights are one-hot."""
+    def special(a, g):
+        return a * (g - a @ g) if np.all(a > 0) else g
+    assert "for one-hot weights" in _message(check_score_gradient, special)
 
 
 def test_subtracting_alpha_j_g_j_is_named_as_the_diagonal_alone():
@@ -199,7 +208,7 @@ def test_a_finite_difference_estimate_does_not_pass():
     _names_only(_message(check_score_gradient, _finite_differences), "estimate", GRADIENT)
 
 
-# ---------------------------------------------------------------- exercise 3: the layer without a divisor
+# ---------------------------------------------------------------- exercise 1: the layer without a divisor
 UNSCALED = {
     "scale None": "still divides its scores by sqrt(d_k)",
     "scale 4": "unscaled has scale = ",

@@ -1,9 +1,9 @@
 """Lesson 06: for each code answer, another right answer written from the lesson's own words.
 
-- Exercise 1 follows section 2 step by step: a weight's variance 1/(3 d_in), an entry of q summing d_in
+- Exercise 2 follows section 2 step by step: a weight's variance 1/(3 d_in), an entry of q summing d_in
   terms x[i] W[i, m] of variance 4 * 1/(3 d_in), then Var(q.k) = d_k var_q var_k.
-- Exercise 2 writes out the chain rule's sum with the derivative of section 3, term by term.
-- Exercise 3 takes the "more than one way": each of W_Q and W_K divided by 2.
+- Exercise 3 writes out the chain rule's sum with the derivative of section 3, term by term.
+- Exercise 1 (in section 3) takes the "more than one way": each of W_Q and W_K divided by 2.
 """
 
 ANSWERS = {

@@ -24,7 +24,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 1: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
+# Exercise 2: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
 # of variance 4, d_in = 32, d_k = 64. PyTorch's nn.Linear draws weights uniform in +-1/sqrt(d_in)
 # (variance 1/(3 d_in)), so q[m] = sum_i x[i] W[i, m] has variance 4 * d_in / (3 d_in) = 4/3, and
 # Var(q.k) = d_k (4/3)^2: scale = 1 / (sqrt(64) * 4/3) = 3/32.
@@ -61,6 +61,9 @@ def _init_scale_hints() -> dict[str, float]:
         "you left out the sum over the inputs: q[m] adds d_in = 32 terms of variance 4/(3 * 32) each, so "
         "its variance is 4/3, not 4/96.": 1 / (math.sqrt(d_k) * _VAR_X / (3 * _D_IN)),
         "scale = 1 leaves the scores as they are; derive their standard deviation and divide by it.": 1.0,
+        "you multiplied the variances of q[m] and k[m] (4/3 each) where their standard deviations belong: "
+        "the standard deviation of q.k is the square root of d_k var_q var_k, sqrt(64) * 4/3.":
+            1 / (math.sqrt(d_k) * var_q**2),
     }
 
 
@@ -90,7 +93,7 @@ def _measured_score_std(scale: float) -> float:
 
 
 def check_init_scale(scale: Any) -> None:
-    """Exercise 1: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
+    """Exercise 2: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
     expected = 1.0 / (math.sqrt(_D_K) * _VAR_Q)
     try:
         check_value(scale, expected, "scale", hints=_init_scale_hints(), rtol=1e-6, atol=1e-9)
@@ -109,7 +112,7 @@ def check_init_scale(scale: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
+# Exercise 3: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
 
 
 def _score_gradient(alpha: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -205,7 +208,7 @@ def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
 
 
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 2: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
+    """Exercise 3: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
     if callable(score_gradient):
         alpha, g = _gradient_cases()[0]
         try:
@@ -243,6 +246,14 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
             "the derivative for you. The exercise asks you to derive it by hand from the chain rule and "
             "section 3's derivative, and write the result with array operations."
         )
+    one_hot, g_one_hot = np.array([0.0, 1.0, 0.0, 0.0]), np.array([2.0, -1.0, 3.0, 0.5])
+    got = np.asarray(score_gradient(one_hot.copy(), g_one_hot.copy()), dtype=float)
+    if not np.allclose(got, 0.0, atol=1e-13):
+        raise ExerciseError(
+            f"for one-hot weights alpha = {one_hot.tolist()} and g = {g_one_hot.tolist()}, score_gradient "
+            f"returns {np.round(got, 4).tolist()}; every dL/domega_l is 0 there (section 3). Make sure your "
+            "formula, not a special case, computes it."
+        )
     alpha, g = _SATURATED
     passed("dL/domega_l = alpha_l (g_l - alpha . g). For the saturated weights (scores 40, 0, -3, 5) and "
            f"g = [2, -1, 3, 0.5] its largest entry is {np.abs(_score_gradient(alpha, g)).max():.0e}: almost "
@@ -250,7 +261,7 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 3: an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
+# Exercise 1 (in section 3): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
 
 
 _D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
@@ -324,7 +335,7 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
 
 
 def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
-    """Exercise 3 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
+    """Exercise 1 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
     ``scale`` computes the same weights and outputs as ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
     if scale is None:
         raise ExerciseError("unscaled still divides its scores by sqrt(d_k) (scale=None). The exercise asks for "
@@ -360,7 +371,7 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
 
 
 def check_unscaled_layer(unscaled: Any) -> None:
-    """Exercise 3: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
+    """Exercise 1: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
     if unscaled is None or unscaled is Ellipsis:
         raise ExerciseError("unscaled has no value yet: keep the line that creates it and set its weights.")
     parts = [getattr(unscaled, name, None) for name in ("W_query", "W_key", "W_value")]

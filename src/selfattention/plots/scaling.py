@@ -7,15 +7,15 @@ drawn in the same colours everywhere: none (red), sqrt(d_k) (blue), d_k (gray).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training", "training_table",
-           "control_table"]
+__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "measure_saturation", "training",
+           "training_table", "control_table"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -123,8 +123,44 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
     for ax, (_, title, ylabel) in zip(axes, _MEASURES, strict=True):
         _log2_axis(ax, d_ks)
         _finish(ax, title, r"$d_k$", ylabel)
-    axes[2].legend(fontsize=SMALLEST_PT, loc="lower left")
+    axes[1].legend(fontsize=SMALLEST_PT, loc="lower right", bbox_to_anchor=(1, 0.26))  # the divisors; line styles on the right
+    if any("|dL/dq|" in values for values in measures.values()):
+        styles = [plt.Line2D([], [], color="k", marker="o", ls="-"),
+                  plt.Line2D([], [], color="k", marker="x", ls="--", ms=9)]
+        axes[2].legend(styles, [r"$\partial L/\partial\omega$", r"$\partial L/\partial q$"],
+                       fontsize=SMALLEST_PT, loc="lower left")
     return fig
+
+
+def measure_saturation(d_ks: Sequence[int], divisors: Mapping[str, Callable[[int], float]], T: int,
+                       n: int = 500, seed: int = 3) -> dict[str, dict[str, list[float]]]:
+    """Section 3's measurement: for each d_k, ``n`` random queries against ``T`` random keys (entries
+    N(0, 1)), scores divided by each divisor, a loss L = 0.5 ||sum_j alpha_j v_j - y||^2
+    with random values and target.
+
+    Returns name -> {"entropy": mean entropy of the weights, "largest weight": its mean, "|dL/domega|" and
+    "|dL/dq|": the median over the queries of the gradient's length (autograd)}, one entry per d_k.
+    """
+    import torch
+
+    rng = np.random.default_rng(seed)
+    sat: dict[str, dict[str, list[float]]] = {
+        name: {"entropy": [], "largest weight": [], "|dL/domega|": [], "|dL/dq|": []} for name in divisors}
+    for d_k in d_ks:
+        q, K = torch.tensor(rng.standard_normal((n, 1, d_k))), torch.tensor(rng.standard_normal((n, T, d_k)))
+        V, y = torch.tensor(rng.standard_normal((n, T, 8))), torch.tensor(rng.standard_normal((n, 1, 8)))
+        for name, divisor in divisors.items():
+            q.grad = None
+            omega = q.requires_grad_() @ K.transpose(1, 2) / divisor(d_k)
+            omega.retain_grad()
+            alpha = torch.softmax(omega, dim=-1)
+            (0.5 * ((alpha @ V - y) ** 2).sum()).backward()
+            entropy = -(alpha * alpha.clamp_min(1e-300).log()).sum(-1)  # 0 ln 0 counts as 0
+            for key, value in (("entropy", entropy.mean()), ("largest weight", alpha.max(-1).values.mean()),
+                               ("|dL/domega|", omega.grad.norm(dim=-1).median()),
+                               ("|dL/dq|", q.grad.norm(dim=-1).median())):
+                sat[name][key].append(value.item())
+    return sat
 
 
 def training(
