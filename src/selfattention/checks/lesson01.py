@@ -245,7 +245,7 @@ def check_river_share(w_river: Any) -> None:
         raise ExerciseError(f"w_river = {w:.4g} is outside [0, 1]: w is the share of river in z, between 0 "
                             "(all bank) and 1 (all river).")
     hints = {
-        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix. Follow the hint: z . (r_hat - "
+        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix: the numerator z . (r_hat - "
                      "m_hat) is a straight line in w; find where it crosses 0."),
         "raw": (values["raw"], "it is where the dot products with the raw rows of river and money are equal. The "
                                "cosine divides by their lengths too: use r_hat and m_hat, the rows scaled to "
@@ -270,4 +270,4 @@ def check_river_share(w_river: Any) -> None:
             raise ExerciseError(f"w_river = {w:.4f} is not right yet: {explanation}")
     side = "river" if w > right else "money"
     raise ExerciseError(f"w_river = {w:.4f} is not the crossing: at that w, z is closer to {side}. Recheck your "
-                        "working (the hint: z . (r_hat - m_hat) = 0).")
+                        "working (the crossing: z . (r_hat - m_hat) = 0).")
