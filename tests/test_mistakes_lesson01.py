@@ -112,6 +112,11 @@ def test_nearest_words_names_the_mistake(mistake: str) -> None:
                mistake, NEAREST)
 
 
+def test_nearest_words_euclidean_says_where_dust_sits() -> None:
+    said = message(checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k, euclid=True))
+    assert "near the origin" in said and "far from everything" not in said
+
+
 def nearest_by_loop(word, vocab, table, k):
     """A second right answer: whole words only, as the lesson's E.neighbours, with a sorted list of pairs."""
     table = np.asarray(table, dtype=float)
@@ -170,11 +175,25 @@ def reaches_static_money() -> float:
     return next(float(w) for w in np.arange(0, 1, 1e-5) if cos((1 - w) * b + w * r, r) >= target)
 
 
+def euclidean_crossing() -> float:
+    """The first w on a fine grid at which z(w) is as near to river as to money by Euclidean distance."""
+    return next(float(w) for w in np.arange(0, 1, 1e-5)
+                if np.linalg.norm((1 - w) * b + w * r - r) <= np.linalg.norm((1 - w) * b + w * r - m))
+
+
+def crossing_of_unit_rows() -> float:
+    """The cosine crossing when z mixes bank and river scaled to length 1, found on a fine grid."""
+    return next(float(w) for w in np.arange(0, 1, 1e-5)
+                if cos((1 - w) * unit(b) + w * unit(r), r) >= cos((1 - w) * unit(b) + w * unit(r), m))
+
+
 RIVER = {
     "guess": "0.5 is a guess",
     "raw rows": "raw rows of river and money",
     "bank's share": "that is bank's share",
     "static money": "reaches the static cos(bank, money)",
+    "euclidean": "by Euclidean distance",
+    "unit mix": "scaled to length 1; z",
     "grid 0.05": "a grid with steps of 0.05",
     "grid 0.01": "to two decimals only",
     "rounded": "to two decimals only (rounded",
@@ -187,6 +206,8 @@ RIVER_WRONG = {
     "raw rows": crossing(r - m),
     "bank's share": 1 - crossing(unit(r) - unit(m)),
     "static money": reaches_static_money(),
+    "euclidean": euclidean_crossing(),
+    "unit mix": crossing_of_unit_rows(),
     "grid 0.05": first_on_grid(0.05),
     "grid 0.01": first_on_grid(0.01),
     "rounded": round(crossing(unit(r) - unit(m)), 2),

@@ -155,7 +155,8 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
             "they are the LEAST similar words: sort from the highest similarity down "
             "(np.argsort(-sims)).": _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, True),
             "they are the nearest by Euclidean distance, which depends on the lengths too (the toy table's "
-            "'dust' is short, so it is far from everything); rank by cosine similarity.":
+            "'dust' points like 'bank' but is short: it sits near the origin, where its distance to a word is "
+            "about that word's length); rank by cosine similarity.":
                 _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, False, how="euclid"),
             "the vectors were scaled along the wrong axis: norm(table, axis=0) gives each COLUMN length 1; each "
             "ROW (word) needs length 1: norm(table, axis=1, keepdims=True).":
@@ -200,7 +201,13 @@ def _river_share_values() -> dict[str, float]:
         mid = (lo + hi) / 2
         z = (1 - mid) * b + mid * r
         lo, hi = (mid, hi) if float(unit(z) @ unit(r)) < target else (lo, mid)
+    # Euclidean: |z - r| <= |z - m| once z . (r - m) >= (|r|^2 - |m|^2) / 2, a straight line in w too
+    half = float(r @ r - m @ m) / 2
+    euclid = float((half - b @ (r - m)) / (r @ (r - m) - b @ (r - m)))
+    d = unit(r) - unit(m)
+    unit_mix = float(unit(b) @ d / (unit(b) @ d - unit(r) @ d))  # z mixes the unit rows of bank and river
     return {"right": right, "raw": crossing(r - m), "bank share": 1 - right, "static money": (lo + hi) / 2,
+            "euclid": euclid, "unit mix": unit_mix,
             "grid 0.05": float(np.ceil(right / 0.05) * 0.05), "grid 0.01": float(np.ceil(right / 0.01) * 0.01)}
 
 
@@ -213,8 +220,8 @@ def check_river_share(w_river: Any) -> None:
     x_river as to x_money by cosine (about 0.137), within 0.001.
 
     Named mistakes: 0.5 (a guess), the crossing of dot products with the raw rows of river and money, bank's
-    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), a search on a grid of 0.05,
-    and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
+    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), the crossing by Euclidean
+    distance, the crossing for a mix of unit rows, a search on a grid of 0.05, and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
     """
     if w_river is None or w_river is Ellipsis:
         raise ExerciseError("w_river has no value yet: replace None with your number (or the code that computes "
@@ -238,7 +245,7 @@ def check_river_share(w_river: Any) -> None:
         raise ExerciseError(f"w_river = {w:.4g} is outside [0, 1]: w is the share of river in z, between 0 "
                             "(all bank) and 1 (all river).")
     hints = {
-        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix. Follow the hint: z . (r_hat - "
+        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix: the numerator z . (r_hat - "
                      "m_hat) is a straight line in w; find where it crosses 0."),
         "raw": (values["raw"], "it is where the dot products with the raw rows of river and money are equal. The "
                                "cosine divides by their lengths too: use r_hat and m_hat, the rows scaled to "
@@ -248,6 +255,10 @@ def check_river_share(w_river: Any) -> None:
         "static money": (values["static money"], "it is where cos(z, river) reaches the static cos(bank, money) = "
                                                  "0.398. But cos(z, money) changes with w too: compare cos(z, "
                                                  "river) with cos(z, money) of the same z."),
+        "euclid": (values["euclid"], "it is where z becomes as near to river as to money by Euclidean distance, "
+                                     "which counts the lengths of the rows too; the exercise asks for the cosine."),
+        "unit mix": (values["unit mix"], "it is the crossing for a mix of bank and river scaled to length 1; z "
+                                         "mixes the rows themselves, z(w) = (1 - w) x_bank + w x_river."),
         "grid 0.05": (values["grid 0.05"], "it is the first point of a grid with steps of 0.05: three decimals "
                                            "need a step of 0.001, or solve the straight line exactly."),
         "grid 0.01": (values["grid 0.01"], "it is the crossing to two decimals only (rounded, or the first point "
@@ -259,4 +270,4 @@ def check_river_share(w_river: Any) -> None:
             raise ExerciseError(f"w_river = {w:.4f} is not right yet: {explanation}")
     side = "river" if w > right else "money"
     raise ExerciseError(f"w_river = {w:.4f} is not the crossing: at that w, z is closer to {side}. Recheck your "
-                        "working (the hint: z . (r_hat - m_hat) = 0).")
+                        "working (the crossing: z . (r_hat - m_hat) = 0).")
