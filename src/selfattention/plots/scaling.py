@@ -123,7 +123,7 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
     for ax, (_, title, ylabel) in zip(axes, _MEASURES, strict=True):
         _log2_axis(ax, d_ks)
         _finish(ax, title, r"$d_k$", ylabel)
-    axes[1].legend(fontsize=SMALLEST_PT, loc="lower right", bbox_to_anchor=(1, 0.26))  # the divisors; line styles on the right
+    axes[1].legend(fontsize=SMALLEST_PT, loc="lower right", bbox_to_anchor=(1, 0.26))  # the divisors
     if any("|dL/dq|" in values for values in measures.values()):
         styles = [plt.Line2D([], [], color="k", marker="o", ls="-"),
                   plt.Line2D([], [], color="k", marker="x", ls="--", ms=9)]
