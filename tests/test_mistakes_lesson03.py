@@ -342,6 +342,8 @@ DESIGN = {
     "too long": "longer than it needs to be",
     "off direction": "points partly off bank's direction",
     "score for length": "you took the score for the length",
+    "forgot log": "you forgot the log",
+    "summed scores": "you added the scores",
 }
 _BANK = np.array([0.7, 0.7, 0.0, 0.0])
 DESIGN_WRONG = {
@@ -372,6 +374,20 @@ def test_rounding_the_derived_length_down_to_2_decimals_says_round_up():
 def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574
     s = np.logaddexp(0.77, 0.98)
     _names_only(_message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK)), "score for length", DESIGN)
+
+
+_S_EXP = np.exp(0.77) + np.exp(0.98)   # e^s = e^0.77 + e^0.98 without the log: s = 4.82
+_S_SUM = 0.77 + 0.98                     # the scores added instead of their exponentials
+
+
+@pytest.mark.parametrize("key, x_new", [
+    ("forgot log", _S_EXP / (_BANK @ _BANK) * _BANK),                  # score 4.82 along bank
+    ("forgot log", _S_EXP * _BANK / np.linalg.norm(_BANK)),            # length 4.82 along bank
+    ("summed scores", _S_SUM / (_BANK @ _BANK) * _BANK),               # score 1.75 along bank
+    ("summed scores", _S_SUM * _BANK / np.linalg.norm(_BANK)),         # length 1.75 along bank
+])
+def test_a_wrong_threshold_score_is_named(key, x_new):
+    _names_only(_message(check_bank_attends, x_new), key, DESIGN)
 
 
 @pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half

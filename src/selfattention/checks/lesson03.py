@@ -386,6 +386,19 @@ def check_bank_attends(x_new: Any) -> None:
                 f"x_new takes half of bank's row, but it points partly off bank's direction (cos theta = "
                 f"{cos:.3f}): the part across bank adds length and no score. {said} The shortest vector for a "
                 "given score x_bank . x_new points along bank.")
+        summed = float(scores[0] + scores[1])               # 1.75: the scores added, not their e^score
+        exps = float(np.exp(scores[0]) + np.exp(scores[1]))  # 4.82: e^s itself, the log forgotten
+        if any(abs(x - exps) <= 0.01 * exps for x in (score, length)):
+            raise ExerciseError(
+                f"x_new takes half of bank's row, but you forgot the log: e^s must equal e^{scores[0]:.2f} + "
+                f"e^{own:.2f} = {exps:.3f}, so s = log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. {said} Then find "
+                "the length along bank that gives that score.")
+        if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
+            raise ExerciseError(
+                f"x_new takes half of bank's row, but you added the scores, {scores[0]:.2f} + {own:.2f} = "
+                f"{summed:.2f}: weights go by e^score, so half the row needs e^s = e^{scores[0]:.2f} + "
+                f"e^{own:.2f}, s = {needed:.3f}. {said} Then find "
+                "the length along bank that gives that score.")
         raise ExerciseError(
             f"x_new takes half of bank's row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
             f"more than {SHORTEST_TOLERANCE:.0%} above the shortest vector that does it. {said} Work out the "
