@@ -49,6 +49,7 @@ HEAD2 = {
     "reversed": "in reverse order",
     "one-hot": "a hard maximum",
     "output from unscaled weights": "without the division by sqrt(2); your weights are right",
+    "percentages": "look like percentages",
 }
 HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
     "no scaling": ([0.066, 0.052, 0.22, 0.662], [0.50, 0.80]),
@@ -69,6 +70,7 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
     "reversed": (RIGHT_W[::-1].round(2), [0.50, 0.80]),
     "one-hot": ([0, 0, 0, 1], [0.4, 1.2]),
     "output from unscaled weights": (RIGHT_W.round(2), (_soft(SCORES) @ V2).round(2)),
+    "percentages": ([11, 9, 25, 55], [0.50, 0.80]),
 }
 
 
@@ -131,7 +133,13 @@ MHA = {
     "overflow": "subtract each row's maximum",
     "split and merge straight": "both split and merged with a plain reshape",
     "values from W_K": "the values are computed with W_K",
+    "values from W_Q": "the values are computed with W_Q",
+    "split without transpose": "heads attend to each other",
+    "split without transpose, merge with it": "heads attend to each other",
+    "scaled after softmax": "divided by sqrt(d_k) after the softmax",
+    "first sequence repeated": "got the output of the first sequence",
 }
+MHA_SAME = {"split without transpose": "split without transpose, merge with it"}
 
 
 def _softmax(s, axis=-1):
@@ -146,19 +154,25 @@ def _naive_softmax(s, axis=-1):
 
 def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-1, kq=False, w_o="W_O",
            transpose_w=False, one_head=False, split=_split, merge="right", join_batch=False,
-           values=None):
+           values=None, after_softmax=False, first_only=False):
     """A learner's multi_head_attention, right by default; each keyword puts in one mistake."""
     def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads):
         B, T, d_model = X.shape
+        if first_only:                       # the first sequence, its output copied to every sequence
+            X = X[:1]
         if join_batch:
             X = X.reshape(1, B * T, d_model)
         b, t = X.shape[:2]
         n = 1 if one_head else num_heads
         d_k = d_model // n
         proj = (lambda W: X @ W.T) if transpose_w else (lambda W: X @ W)
-        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_K if values == "W_K" else W_V), n)
-        scores = (K @ Q.swapaxes(-1, -2) if kq else Q @ K.swapaxes(-1, -2)) / divide(t, d_model, d_k)
-        heads = softmax(scores, axis=axis) @ V                     # (b, n, t, d_k)
+        W_values = {"W_K": W_K, "W_Q": W_Q}.get(values, W_V)
+        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_values), n)
+        scores = K @ Q.swapaxes(-1, -2) if kq else Q @ K.swapaxes(-1, -2)
+        if after_softmax:
+            heads = softmax(scores, axis=axis) / divide(t, d_model, d_k) @ V
+        else:
+            heads = softmax(scores / divide(t, d_model, d_k), axis=axis) @ V      # (b, n, t, d_k)
         if merge == "no transpose":
             merged = heads.reshape(b, t, d_model)
         elif merge == "interleaved":
@@ -166,6 +180,8 @@ def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-
         else:
             merged = heads.transpose(0, 2, 1, 3).reshape(b, t, d_model)
         out = {"W_O": merged @ W_O, "none": merged, "W_O.T": merged @ W_O.T}[w_o]
+        if first_only:
+            return np.repeat(out, B, axis=0)
         return out.reshape(B, T, d_model)
     return multi_head_attention
 
@@ -191,6 +207,13 @@ MHA_WRONG = {
     "batch joined": _layer(join_batch=True),
     "overflow": _layer(softmax=_naive_softmax),
     "values from W_K": _layer(values="W_K"),
+    "values from W_Q": _layer(values="W_Q"),
+    "split without transpose": _layer(
+        split=lambda Y, n: Y.reshape(*Y.shape[:2], n, Y.shape[2] // n), merge="no transpose"),
+    "split without transpose, merge with it": _layer(
+        split=lambda Y, n: Y.reshape(*Y.shape[:2], n, Y.shape[2] // n)),
+    "scaled after softmax": _layer(after_softmax=True),
+    "first sequence repeated": _layer(first_only=True),
     "split and merge straight": _layer(
         split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n), merge="no transpose"),
 }
@@ -200,7 +223,8 @@ MHA_WRONG = {
 def test_mha_mistake_is_named(key):
     with np.errstate(over="ignore", invalid="ignore"):
         message = _message(check_multi_head_attention, MHA_WRONG[key])
-    _names_only(message, key, MHA)
+    twins = {k for k in MHA if MHA_SAME.get(k) == key or MHA_SAME.get(key) == k}
+    _names_only(message, key, {k: v for k, v in MHA.items() if k not in twins})
 
 
 def test_mha_right_answers_pass(capsys):
@@ -293,8 +317,9 @@ def _route(**entries):
 
 
 MIX = {
-    "transposed": "(out, in) order",
+    "transposed": "change with head 2's fruit feature",
     "identity": "change with head 2's fruit feature",
+    "fruit and tech": "change with head 2's fruit feature",
     "fruit, not tech": "read head 2's fruit feature",
     "head 2 in 0-1": "output features 0-1 change with head 2's output",
     "head 1 scaled": "are not head 1's output unchanged",
@@ -303,7 +328,8 @@ MIX = {
     "the old mix": "output features 0-1 change with head 2's output",
 }
 MIX_WRONG = {
-    "transposed": _route(r3c2=1.0).T,           # a right design, written (out, in)
+    "transposed": _route(r3c2=1.0).T,           # a right design written (out, in): fruit leaks into output 3
+    "fruit and tech": _route(r2c3=1.0),         # the same matrix, meant as "output 3 = fruit + tech"
     "identity": np.eye(4),
     "fruit, not tech": _route(r2c2=1.0, r3c3=0.0),
     "head 2 in 0-1": _route(r3c1=1.0),
@@ -312,7 +338,7 @@ MIX_WRONG = {
     "nothing in 2-3": _route(r3c3=0.0),
     "the old mix": np.block([[I2, O2], [I2, I2]]),     # head 2 added into outputs 0-1
 }
-MIX_SAME = {"the old mix": "head 2 in 0-1"}
+MIX_SAME = {"the old mix": "head 2 in 0-1", "transposed": "identity", "fruit and tech": "identity"}
 
 
 @pytest.mark.parametrize("key", sorted(MIX_WRONG))
@@ -321,6 +347,12 @@ def test_mixing_mistake_is_named(key):
     _names_only(text, key, {k: v for k, v in MIX.items() if k not in MIX_SAME and k != MIX_SAME.get(key)}
                 | {key: MIX[key]})
     assert "right value" not in text               # it names the block, never the value to type
+
+
+def test_mixing_never_says_transpose_when_a_block_leaks():
+    """Output 3 = fruit + tech is a right design transposed: the fruit leak is named, not a transpose."""
+    text = _message(check_mixing_W_O, _route(r2c3=1.0))
+    assert "row 2 of W_O" in text and "transpose" not in text
 
 
 def test_mixing_right_answers_pass(capsys):

@@ -95,6 +95,10 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: 
             raise ExerciseError("apple_weights_2 is not right yet: all the weight is on one token (a hard "
                                 "maximum). The softmax gives every token some weight: exp(score / sqrt(2)), "
                                 "divided by the sum of the four exponentials.")
+        if abs(w.sum() - 100.0) <= 2.0:
+            raise ExerciseError(f"apple_weights_2 adds up to {w.sum():.1f}: these look like percentages. Give "
+                                f"the weights as fractions of 1 (divide each by 100); a row of weights adds up "
+                                f"to 1.")
         if abs(w.sum() - 1.0) > 0.02:
             raise ExerciseError(f"apple_weights_2 sums to {w.sum():.3f}; the weights of one row sum to 1 "
                                 f"(softmax divides each exponential by the row's sum).")
@@ -131,15 +135,22 @@ def _split(x: np.ndarray, h: int) -> np.ndarray:
 
 def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj="W_O", softmax_axis=-1,
          split="blocks", merge="transpose", scores_transposed=False, weights_transposed=False,
-         across_batch=False, values_from_keys=False):
+         across_batch=False, values_from_keys=False, values_from_queries=False, scale_after_softmax=False,
+         first_sequence_only=False):
     """Reference multi-head attention on a batch (and, through the keywords, its typical wrong versions).
 
     X (batch, T, d_model), W_* (d_model, d_model) -> (batch, T, d_model). ``divisor`` replaces sqrt(d_k);
     ``split``: "blocks" (right), "straight" (reshape to (batch, h, T, d_k) directly) or "interleaved"
-    (every h-th feature); ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``:
+    (every h-th feature) or "no transpose" (reshape to (batch, T, h, d_k) and attend there, heads against
+    heads); ``merge``: "transpose" (right), "no transpose" or "interleaved"; ``out_proj``:
     "W_O", "none" or "W_O.T"; ``weights_transposed``: X @ W.T for the three projections;
-    ``across_batch``: the batch's sequences joined into one long sequence; ``values_from_keys``: V = X W_K.
+    ``across_batch``: the batch's sequences joined into one long sequence; ``values_from_keys``: V = X W_K;
+    ``values_from_queries``: V = X W_Q; ``scale_after_softmax``: softmax(Q K^T) / sqrt(d_k);
+    ``first_sequence_only``: sequence 0's output repeated for every sequence.
     """
+    if first_sequence_only:
+        one = _mha(X[:1], W_Q, W_K, W_V, W_O, num_heads)
+        return np.repeat(one, X.shape[0], axis=0)
     if across_batch:
         B, T, d = X.shape
         joined = _mha(X.reshape(1, B * T, d), W_Q, W_K, W_V, W_O, num_heads)
@@ -153,14 +164,20 @@ def _mha(X, W_Q, W_K, W_V, W_O, num_heads, *, divisor=None, heads=True, out_proj
             return Y.reshape(B, h, T, d_k)
         if split == "interleaved":
             return Y.reshape(B, T, d_k, h).transpose(0, 3, 1, 2)
+        if split == "no transpose":
+            return Y.reshape(B, T, h, d_k)
         return _split(Y, h)
 
     proj = (lambda W: X @ W.T) if weights_transposed else (lambda W: X @ W)
-    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_K if values_from_keys else W_V))
-    S = Q @ np.swapaxes(K, -1, -2) / (np.sqrt(d_k) if divisor is None else divisor)  # (B, h, T, T)
+    W_values = W_K if values_from_keys else W_Q if values_from_queries else W_V
+    Q, K, V = cut(proj(W_Q)), cut(proj(W_K)), cut(proj(W_values))
+    scale = np.sqrt(d_k) if divisor is None else divisor
+    S = Q @ np.swapaxes(K, -1, -2) / (1.0 if scale_after_softmax else scale)  # (B, h, T, T)
     if scores_transposed:
         S = np.swapaxes(S, -1, -2)
     A = reference_softmax(S, axis=softmax_axis)
+    if scale_after_softmax:
+        A = A / scale
     H = A @ V  # (B, h, T, d_k)
     if merge == "no transpose":
         Z = H.reshape(B, T, d_model)
@@ -213,6 +230,14 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
             "stored so that X @ W_Q projects: compute X @ W_Q, X @ W_K, X @ W_V.": _mha(*args, weights_transposed=True),
             "the values are computed with W_K; each head weighs its values, V = X @ W_V, split like Q and K.":
                 _mha(*args, values_from_keys=True),
+            "the values are computed with W_Q; each head weighs its values, V = X @ W_V, split like Q and K.":
+                _mha(*args, values_from_queries=True),
+            "the weights were divided by sqrt(d_k) after the softmax; the scores are divided before it, "
+            "softmax(Q K^T / sqrt(d_k)), so that each row of weights still sums to 1.":
+                _mha(*args, scale_after_softmax=True),
+            "every sequence of the batch got the output of the first sequence; attend within each "
+            "sequence, X[b] for every b (the batch axis stays in front of every matmul).":
+                _mha(*args, first_sequence_only=True),
             "the tokens attend across the sequences of the batch (the batch joined into one long sequence); "
             "each sequence attends only to its own tokens: keep the batch axis apart.":
                 _mha(*args, across_batch=True),
@@ -231,6 +256,11 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
                 "the heads were split by reshaping straight to (batch, num_heads, T, d_k), which cuts the rows "
                 "in the wrong places; reshape to (batch, T, num_heads, d_k), then transpose(0, 2, 1, 3).":
                     _mha(*args, split="straight"),
+                **{f"the heads were cut by a reshape to (batch, T, num_heads, d_k) with no transpose, so each "
+                   f"token's heads attend to each other (scores of shape (batch, T, num_heads, num_heads)) "
+                   f"instead of each head attending over the T tokens: transpose(0, 2, 1, 3) after the "
+                   f"reshape{end}": _mha(*args, split="no transpose", merge=merge)
+                   for end, merge in ((".", "no transpose"), (", and back before the merge.", "transpose"))},
                 "each head got every num_heads-th feature (reshape to (batch, T, d_k, num_heads)); a head owns "
                 "a block of d_k neighbouring features: reshape to (batch, T, num_heads, d_k).":
                     _mha(*args, split="interleaved"),
@@ -318,16 +348,16 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
                        "concatenation's feature 3, row 3 of W_O.")
         elif fruit:
             out.append("output features 2-3 change with head 2's fruit feature: row 2 of W_O (the "
-                       "concatenation's feature 2) must write nothing into columns 2-3.")
+                       "concatenation's feature 2) must write nothing into columns 2-3. (Row r of W_O is what "
+                       "concatenated feature r writes; column c is the output feature it writes into.)")
         elif not tech:
             out.append("output features 2-3 never see head 2's tech feature (they are always 0 or depend on "
                        "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
         return out
 
+    # A right design written in (out, in) order always lets row 2 (fruit) write into column 3, so the block
+    # problem it has is named; no message says "transpose it", which would hide that leak.
     wrong = problems(W)
-    if wrong and not problems(W.T):
-        raise ExerciseError("W_O_mix is not right yet: it is written in (out, in) order. Row r of W_O holds "
-                            "what concatenated feature r adds to each output feature (column); transpose it.")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
     rank = int(np.linalg.matrix_rank(W))
