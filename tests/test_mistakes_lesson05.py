@@ -310,6 +310,21 @@ def right_loop_own_words(model, data, steps=160, batch=100, lr=0.05):
         return (model(X_test)[0].argmax(-1) == y_test).float().mean().item()
 
 
+def right_loop_wrapping(model, data, steps=160, batch=100, lr=0.05):
+    """Another right answer, following "start again from the first" literally: indices modulo the set's size,
+    so a batch that runs past the end would wrap around (the check's batch divides the set, so none does)."""
+    X_train, y_train, X_test, y_test = data
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for step in range(steps):
+        index = (step * batch + torch.arange(batch)) % len(X_train)
+        loss = F.cross_entropy(model(X_train[index])[0], y_train[index])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        return tasks.accuracy(model(X_test)[0], y_test)
+
+
 def loop_with(**slip):
     def loop(model, data, steps=160, batch=100, lr=0.05):
         X_train, y_train, X_test, y_test = data
@@ -320,10 +335,15 @@ def loop_with(**slip):
             if slip.get("new_opt"):
                 opt = make(model.parameters(), lr=lr)
             start = 0 if slip.get("first") else (step * batch) % len(X_train)
+            if slip.get("no_modulo"):
+                start = step * batch
             X, y = X_train[start:start + batch], y_train[start:start + batch]
             if slip.get("all"):
                 X, y = X_train, y_train
-            loss = F.cross_entropy(model(X)[0], y)
+            logits = model(X)[0]
+            if slip.get("softmax"):
+                logits = torch.softmax(logits, dim=-1)
+            loss = F.cross_entropy(logits, y, reduction="sum" if slip.get("sum") else "mean")
             if slip.get("zero") == "before":
                 opt.zero_grad()
             loss.backward()
@@ -355,6 +375,9 @@ LOOP = {
     "other": "Use the steps, batch and lr it is given",
     "train acc": "returns the training accuracy",
     "no return": "returns NoneType",
+    "no modulo": "the batch index runs past the end",
+    "softmax twice": "the softmax is applied twice",
+    "sum": "the loss is the sum over the batch",
     "tasks.train": "your train_loop calls tasks.train",
     "blank": "is not a function yet",
     "empty": "train_loop does nothing yet",
@@ -370,6 +393,7 @@ def empty_loop(model, data, steps=160, batch=100, lr=0.05):
 def test_loop_right_answers(capsys):
     right_answer_passes(checks.check_train_loop, right_loop, capsys)
     right_answer_passes(checks.check_train_loop, right_loop_own_words, capsys)
+    right_answer_passes(checks.check_train_loop, right_loop_wrapping, capsys)
 
 
 @pytest.mark.parametrize(
@@ -382,6 +406,9 @@ def test_loop_right_answers(capsys):
         (loop_with(zero="before", first=True), "first batch"),
         (loop_with(zero="before", all=True), "all"),
         (loop_with(zero="before", extra=1), "extra"),
+        (loop_with(zero="before", no_modulo=True), "no modulo"),
+        (loop_with(zero="before", softmax=True), "softmax twice"),
+        (loop_with(zero="before", sum=True), "sum"),
         (loop_with(zero="before", lr=0.05), "lr"),
         (loop_with(zero="before", batch=100), "batch"),
         (loop_with(zero="before", steps=6), "other"),

@@ -203,20 +203,22 @@ _LOOP = {"steps": 7, "batch": 80, "lr": 0.03}  # not the defaults: a loop that i
 
 
 def _loop_setup() -> tuple[Any, tuple[Any, ...]]:
-    """A small learned model (d_k = 8) and a small lookup (300 training sequences, 100 held out): 7 steps of
-    80 run past the end of the training set, so the batches must wrap around as tasks.train's do."""
+    """A small learned model (d_k = 8) and a small lookup (320 training sequences, 100 held out). 80 divides
+    320, as 100 divides the lesson's 2000, so every batch is full: steps 0-3 take sequences 0-79, ..., 240-319,
+    and steps 4-6 start again from the first (start = step * batch modulo 320). A loop that slices past the end
+    instead trains on empty batches there."""
     import torch
 
     from .. import layers, tasks
 
     torch.manual_seed(0)
     model = tasks.ReadoutModel(layers.SelfAttention(tasks.D_IN, 8), 8)
-    return model, (*tasks.make_lookup_data(300, seed=11), *tasks.make_lookup_data(100, seed=12))
+    return model, (*tasks.make_lookup_data(320, seed=11), *tasks.make_lookup_data(100, seed=12))
 
 
 def _reference_loop(model: Any, data: tuple[Any, ...], steps: int, batch: int, lr: float, *,
                     zero_grad: str = "before", optimiser: str = "adam", batches: str = "in order",
-                    extra_steps: int = 0) -> None:
+                    extra_steps: int = 0, loss_of: str = "mean") -> None:
     """The primer's loop (tasks.train's, without checkpoints), or one of its typical slips."""
     import torch
     import torch.nn.functional as F
@@ -232,9 +234,13 @@ def _reference_loop(model: Any, data: tuple[Any, ...], steps: int, batch: int, l
         if optimiser == "new each step":
             opt = make_opt()
         start = 0 if batches == "first" else (step * batch) % len(X_train)
+        start = step * batch if batches == "no modulo" else start
         stop = len(X_train) if batches == "all" else start + batch
         start = 0 if batches == "all" else start
-        loss = F.cross_entropy(model(X_train[start:stop])[0], y_train[start:stop])
+        logits = model(X_train[start:stop])[0]
+        if loss_of == "softmax":
+            logits = torch.softmax(logits, dim=-1)
+        loss = F.cross_entropy(logits, y_train[start:stop], reduction="sum" if loss_of == "sum" else "mean")
         if zero_grad == "before":
             opt.zero_grad()
         loss.backward()
@@ -255,6 +261,13 @@ _LOOP_MISTAKES: dict[str, dict[str, Any]] = {
     "every step trains on all the training sequences: a step takes one batch of `batch` sequences, the "
     "next ones each time.": {"batches": "all"},
     "the loop takes one step too many: range(steps) runs exactly `steps` times.": {"extra_steps": 1},
+    "the batch index runs past the end of the training set: once step * batch reaches their number, the slice "
+    "is empty and those steps learn nothing. Start at (step * batch) % len(X_train), so the batches start "
+    "again from the first.": {"batches": "no modulo"},
+    "the softmax is applied twice: F.cross_entropy takes the logits and applies the softmax itself, so pass it "
+    "model(X)[0], not torch.softmax of it.": {"loss_of": "softmax"},
+    "the loss is the sum over the batch (reduction='sum'), so every gradient is `batch` times too large: "
+    "F.cross_entropy's default, the mean over the batch, is the loss tasks.train uses.": {"loss_of": "sum"},
 }
 
 
@@ -282,10 +295,12 @@ def _no_tasks_train() -> Iterator[None]:
 
 
 def check_train_loop(train_loop: Callable[..., Any]) -> None:
-    """Exercise 3: train_loop(model, data, steps, batch, lr) trains like tasks.train (Adam on the
-    cross-entropy, the next `batch` training sequences each step, wrapping around) and returns the held-out
-    accuracy. Run on a small model and task with steps, batch and lr other than the defaults, from one start,
-    it must end with tasks.train's weights."""
+    """Exercise 3: train_loop(model, data, steps, batch, lr) trains like tasks.train (Adam on the mean
+    cross-entropy; step k takes the `batch` training sequences from (k * batch) modulo their number) and
+    returns the held-out accuracy. Run on a small model and task with steps, batch and lr other than the
+    defaults, from one start, it must end with tasks.train's weights. The batch divides the training set, so
+    every batch is full and a loop that wraps a batch around the end gives the same batches as one that cuts
+    it there."""
     import copy
 
     import torch
