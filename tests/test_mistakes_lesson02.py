@@ -150,6 +150,7 @@ SOFTMAX = {
     "max without keepdims": "subtracted scores.max(axis=1) without keepdims",
     "sum without keepdims": "divided by e.sum(axis=1) without keepdims",
     "whole sum": "divided by the sum of the whole matrix",
+    "long double": "a longer float (np.longdouble) only moves the limit",
 }
 
 
@@ -444,17 +445,59 @@ def test_scipy_logsumexp_is_a_library_shift_that_does_not_pass():
 LAMBERT = float(scipy.special.lambertw(0.7 * RHS).real) / 0.7   # the closed form, L = W(0.7 c) / 0.7
 
 
-@pytest.mark.parametrize("constant", [RHS, 9.994, np.array([RHS])])
-def test_nature_constant_right_answers(constant, capsys):
-    _right_answer_passes(lambda c: check_nature_word(LAMBERT, c), constant, capsys)
+@pytest.mark.parametrize("coeffs", [(2.9, 1.4), [3 - 0.1, 3 * 0.7 - 0.7], np.array([2.9, 1.4])])
+def test_nature_coeffs_right_answers(coeffs, capsys):
+    _right_answer_passes(lambda c: check_nature_word(LAMBERT, c), coeffs, capsys)
 
 
-@pytest.mark.parametrize(("constant", "said"), [(2.9 * A, "leaves out bank's own term"),
-                                                (RHS / 2, "is not the c of"), ("9.994", "is a string")])
-def test_nature_constant_mistake_is_named(constant, said):
-    assert said in _message(lambda c: check_nature_word(2.17708, c), constant)
+@pytest.mark.parametrize(("coeffs", "said"), [
+    ((2.9, 0.0), "leave out bank's own term"), ((3.0, 2.1), "leave out the nature that money and bank bring"),
+    ((-2.9, -1.4), "have the wrong sign"), ((1.4, 2.9), "are in the wrong order"),
+    ((2.0, 2.0), "not the c of"), (RHS, "is one number"), ([RHS], "shape (1,)"),
+    (("2.9", "1.4"), "holds a string"), ("2.9, 1.4", "is a string")])
+def test_nature_coeffs_mistake_is_named(coeffs, said):
+    text = _message(lambda c: check_nature_word(2.17708, c), coeffs)
+    others = ["leave out bank's own", "leave out the nature", "wrong sign", "wrong order", "not the c of"]
+    assert said in text and not [o for o in others if o in text and o not in said], text
 
 
-def test_a_grid_on_bank_prime_without_the_constant_does_not_pass():
-    """The shortcut: L found by a grid on sa.basic_self_attention, the derivation (the constant) skipped."""
+def test_the_coefficients_are_judged_before_the_length():
+    """A grid or brentq on bank' gives L without the derivation; wrong coefficients still fail."""
+    assert "leave out bank's own term" in _message(lambda c: check_nature_word(LAMBERT, c), (2.9, 0.0))
+
+
+def test_the_constant_read_off_l_e_to_the_07_l_does_not_pass():
+    """The shortcut: c = L e^(0.7 L) from a numerically found L, typed in as one number."""
+    c = LAMBERT * np.exp(0.7 * LAMBERT)
+    assert "is one number" in _message(lambda c: check_nature_word(LAMBERT, c), c)
+
+
+def test_a_grid_on_bank_prime_without_the_coefficients_does_not_pass():
+    """The shortcut: L by a grid on sa.basic_self_attention, the derivation (the coefficients) skipped."""
     assert "has no value yet" in _message(lambda c: check_nature_word(2.17708, c), None)
+
+
+def test_an_unshifted_softmax_in_long_double_does_not_pass():
+    """np.longdouble reaches about e^11356 on x86: without a shift it survives e^1000, not e^40000."""
+    def softmax_row(scores):
+        e = np.exp(np.asarray(scores).astype(np.longdouble))
+        return e / e.sum(axis=1, keepdims=True)
+
+    _names_only(_message(check_softmax_row, softmax_row), "long double", SOFTMAX)
+
+
+@pytest.mark.parametrize("shift", ["min", "mean", "half", "first", "global"])
+def test_a_wrong_shift_in_long_double_does_not_pass(shift):
+    def softmax_row(scores):
+        s = np.asarray(scores).astype(np.longdouble)
+        c = {"min": s.min(axis=1, keepdims=True), "mean": s.mean(axis=1, keepdims=True),
+             "half": s.max(axis=1, keepdims=True) / 2, "first": s[:, :1], "global": s.max()}[shift]
+        e = np.exp(s - c)
+        return e / e.sum(axis=1, keepdims=True)
+
+    assert "Correct" not in _message(check_softmax_row, softmax_row)
+
+
+def test_the_naive_softmax_gets_a_question_not_the_answer():
+    text = _message(check_softmax_row, rowwise(no_shift))
+    assert "which c" in text and "largest score" not in text, text

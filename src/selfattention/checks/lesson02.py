@@ -81,8 +81,8 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         got = float(e[1] / e.sum())
         if abs(got - 0.9) < 1e-3:
             passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: e^{g:.3f} = "
-                   f"{np.exp(g):.3f} = (0.90 / 0.10) / (0.70 / 0.30), the factor by which bank's odds against "
-                   "the other two must grow.")
+                   f"{np.exp(g):.3f} = (0.90 / 0.10) / (0.70 / 0.30), the factor by which bank's odds (its "
+                   "weight over the other two's) must grow.")
             return
         then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
         if abs(g - np.log(0.9 / 0.7)) < 1e-3:
@@ -91,9 +91,9 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
         if abs(g - np.log(0.9 / 0.1)) < 1e-3:
             raise ExerciseError(
-                f"notes_scores is right, but {then}: you set bank's odds against the other two to 9 "
-                "(0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score multiplies the odds "
-                "by e^g: e^g is the new odds over the old.")
+                f"notes_scores is right, but {then}: you set bank's odds (its weight over the other "
+                "two's) to 9 (0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score "
+                "multiplies the odds by e^g: e^g is the new odds over the old.")
         if abs(g - (s[1] + BANK_GAIN)) < 1e-3 and abs(s[1]) > 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
@@ -168,15 +168,17 @@ _SMALL = ([[1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [3.0, -1.0, 0.5]], [[-1.0, 0.5],
 # underflows without one, the third keeps a row [-1000, -1001] next to [0, 1], so one shift for the whole
 # matrix underflows the first row; then [800, 0] overflows after subtracting the row's smallest score, [0, 800]
 # after subtracting its first, [1600, 1600, 0] after subtracting half its largest, [0, 1600] after its mean.
+# The last one catches each of these done in a longer float (np.longdouble reaches about e^11356 on x86).
 _WIDE = ([[1000.0, 999.0, 998.0], [998.0, 1000.0, 999.0]], [[-1000.0, -1001.0], [-1001.0, -1000.0]],
          [[-1000.0, -1001.0], [0.0, 1.0]], [[800.0, 0.0], [0.0, 1.0]], [[0.0, 800.0], [1.0, 0.0]],
-         [[1600.0, 1600.0, 0.0], [0.0, 1.0, 2.0]], [[0.0, 1600.0], [1.0, 0.0]])
+         [[1600.0, 1600.0, 0.0], [0.0, 1.0, 2.0]], [[0.0, 1600.0], [1.0, 0.0]],
+         [[40000.0, 0.0], [0.0, 40000.0], [-40000.0, -40001.0], [0.0, 1.0]])
 _UNSTABLE = {
-    0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Use what the lesson showed: adding the same "
-       "number to every score of a row leaves its weights unchanged. Subtract each row's largest score first, "
-       "so the largest exponential is e^0 = 1.",
-    1: "every exponential underflows to 0 here, and 0 / 0 is NaN. Shift each row so that its largest score is "
-       "exactly 0: subtract the row's largest score, then the largest exponential is e^0 = 1.",
+    0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Section 3's shift property lets you subtract "
+       "any number c from a row without changing its weights: which c keeps every exponent at or below 0, "
+       "yet leaves one exponential as large as 1?",
+    1: "every exponential underflows to 0 here, and 0 / 0 is NaN. A shift by the same c keeps the weights: "
+       "which c leaves the row's largest exponential exactly 1?",
     2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
        "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
        "scores.max(axis=1, keepdims=True).",
@@ -189,6 +191,9 @@ _UNSTABLE = {
        "is above 0.",
     6: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
+    7: "a longer float (np.longdouble) only moves the limit, to about e^11356, and these scores reach 40000. "
+       "No float holds every exponential: which shift c, subtracted from each row, keeps every exponent at "
+       "or below 0?",
 }
 _LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(")
 #: Names of library functions that do the shift themselves: a softmax, or scipy's logsumexp.
@@ -378,16 +383,46 @@ _NATURE_MISTAKES = {
 }
 #: The right-hand constant c of the condition L e^(0.7 L) = c.
 NATURE_CONSTANT = float(_RHS)
+#: c = p e^0.77 + q e^0.98: the coefficients (p, q) the derivation gives.
+NATURE_COEFFS = (NATURE_FACTOR - 0.1, (NATURE_FACTOR - 1) * 0.7)
+_COEFF_MISTAKES = {
+    (NATURE_FACTOR - 0.1, 0.0): "leave out bank's own term: bank is in its own sentence, and its share "
+    "e^0.98 brings 0.7 finance and 0.7 nature, so q = 3 x 0.7 - 0.7 = 1.4",
+    (NATURE_FACTOR, NATURE_FACTOR * 0.7): "leave out the nature that money and bank bring themselves "
+    "(0.1 e^0.77 and 0.7 e^0.98 on the nature side): subtract them from 3 x finance's terms",
+    (-(NATURE_FACTOR - 0.1), -(NATURE_FACTOR - 1) * 0.7): "have the wrong sign: with L e^(0.7 L) alone on the "
+    "left, the terms in e^0.77 and e^0.98 move to the right with their signs flipped",
+    (NATURE_COEFFS[1], NATURE_COEFFS[0]): "are in the wrong order: p goes with e^0.77 (money's exponential), "
+    "q with e^0.98 (bank's)",
+}
 
 
-def check_nature_word(nature_length: Any, nature_constant: Any = _UNSET) -> None:
+def check_nature_word(nature_length: Any, nature_coeffs: Any = _UNSET) -> None:
     """Exercise 3: the smallest length L of a pure-nature word w, x_w = [0, L, 0, 0], for which the contextual
     bank in *money bank w* (weights by softmax of the dot products) has a nature coordinate at least three
     times its finance one: L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98 = 9.994, L = 2.177; and, when given,
-    ``nature_constant``, that right-hand constant c."""
-    for name, got in (("nature_length", nature_length), ("nature_constant", nature_constant)):
+    ``nature_coeffs``, the coefficients (p, q) = (2.9, 1.4) of that right-hand side (checked first)."""
+    for name, got in (("nature_length", nature_length), ("nature_coeffs", nature_coeffs)):
         if isinstance(got, str):
             raise ExerciseError(f"{name} is a string, {got!r:.40}: write the number itself, without quotes.")
+    if nature_coeffs is not _UNSET:
+        if isinstance(nature_coeffs, (tuple, list)) and any(isinstance(v, str) for v in nature_coeffs):
+            raise ExerciseError("nature_coeffs holds a string: write the numbers themselves, without quotes.")
+        if isinstance(nature_coeffs, (int, float, np.number)) or np.ndim(nature_coeffs) == 0 and \
+                nature_coeffs is not None and nature_coeffs is not Ellipsis:
+            raise ExerciseError(f"nature_coeffs is one number, {float(nature_coeffs):.3f}; it should be two, "
+                                "(p, q): the coefficients of e^0.77 and e^0.98 in p e^0.77 + q e^0.98.")
+        pq = _vector(nature_coeffs, "nature_coeffs", 2, "two numbers (p, q)")
+        c = float(pq[0] * np.exp(_S_MONEY) + pq[1] * np.exp(_S_BANK))
+        if not np.allclose(pq, NATURE_COEFFS, atol=0.01):
+            gave = f"nature_coeffs = {_fmt(pq)} gives c = {c:.3f}"
+            for wrong, text in _COEFF_MISTAKES.items():
+                if np.allclose(pq, wrong, atol=0.01):
+                    raise ExerciseError(f"{gave}: your coefficients {text}.")
+            raise ExerciseError(
+                f"{gave}, not the c of L e^(0.7 L) = p e^0.77 + q e^0.98. Write bank's nature and finance "
+                "coordinates as (sum of weight x coordinate) over the same row sum, set nature = 3 x finance, "
+                "cancel the row sum, keep L e^(0.7 L) alone on the left and collect the rest by exponential.")
     one = nature_length
     if one is not None and one is not Ellipsis and not isinstance(one, str) and np.ndim(one) == 0:
         one = [one]
@@ -402,28 +437,11 @@ def check_nature_word(nature_length: Any, nature_constant: Any = _UNSET) -> None
             f"{_fmt(weights)}, so bank' = {_fmt(z)}: nature {z[1]:.3f} is {z[1] / z[0]:.3f} x finance "
             f"{z[0]:.3f}")
     if abs(L - SHORTEST_NATURE) <= NATURE_TOLERANCE:
-        first = (f"{said}, at the bar to within 0.001 in L. The condition is L e^(0.7 L) = 2.9 e^0.77 + "
-                 f"1.4 e^0.98 = {NATURE_CONSTANT:.3f}: L enters twice, in w's share (its score 0.7 L) and in "
-                 f"what the share brings (its coordinate L). The root, L = {SHORTEST_NATURE:.4f}, is longer "
-                 "than any toy word.")
-        if nature_constant is _UNSET:
-            passed(first)
-            return
-        c = nature_constant
-        if c is not None and c is not Ellipsis and np.ndim(c) == 0:
-            c = [c]
-        c = float(_vector(c, "nature_constant", 1, "one number, the constant c")[0])
-        if abs(c - NATURE_CONSTANT) <= 0.01:
-            passed(first)
-            return
-        if abs(c - (NATURE_FACTOR - 0.1) * _A) <= 0.01:
-            raise ExerciseError(
-                f"nature_length is right, but nature_constant = {c:.3f} leaves out bank's own term: its share "
-                "e^0.98 brings 0.7 finance and 0.7 nature, which adds (3 x 0.7 - 0.7) e^0.98 = 1.4 e^0.98.")
-        raise ExerciseError(
-            f"nature_length is right, but nature_constant = {c:.3f} is not the c of L e^(0.7 L) = c. Write "
-            "bank's nature and finance coordinates as (sum of weight x coordinate) over the same row sum, "
-            "set nature = 3 x finance, cancel the row sum and move the terms without L to the right.")
+        passed(f"{said}, at the bar to within 0.001 in L. The condition is L e^(0.7 L) = 2.9 e^0.77 + "
+               f"1.4 e^0.98 = c = {NATURE_CONSTANT:.3f}: L enters twice, in w's share (its score 0.7 L) and in "
+               f"what the share brings (its coordinate L). The root, L = {SHORTEST_NATURE:.4f}, is longer "
+               "than any toy word (Lambert's W gives it in closed form: L = W(0.7 c) / 0.7).")
+        return
     for text, value in _NATURE_MISTAKES.items():
         if abs(L - value) <= NATURE_TOLERANCE:
             raise ExerciseError(f"{said}. nature_length = {L:.4f}: {text}")

@@ -126,7 +126,7 @@ def plane(
 WORD_COLORS: dict[str, str] = {
     "money": "tab:orange", "grows": "tab:green", "bank": "tab:gray", "river": "tab:blue", "flows": "tab:cyan",
     "a": "tab:olive", "near": "tab:pink", "the": "tab:red",
-    "bank' (money...)": "tab:purple", "bank' (river...)": "tab:brown",
+    "bank' (money sentence)": "tab:purple", "bank' (river sentence)": "tab:brown",
 }
 
 
@@ -135,9 +135,9 @@ def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river:
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank' (each of shape (d,)) in the
     finance/nature plane, each bank' inside the shaded triangle of its sentence, tinted in its colour."""
     vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
-    vectors |= {"bank' (money...)": bank_money, "bank' (river...)": bank_river}
+    vectors |= {"bank' (money sentence)": bank_money, "bank' (river sentence)": bank_river}
     return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
-                 shade_colors=[WORD_COLORS["bank' (money...)"], WORD_COLORS["bank' (river...)"]],
+                 shade_colors=[WORD_COLORS["bank' (money sentence)"], WORD_COLORS["bank' (river sentence)"]],
                  title="the handwritten notes' weights")
 
 
