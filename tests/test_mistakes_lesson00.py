@@ -24,6 +24,8 @@ PHRASES = {
     "no apple": "leaves out the apple term",
     "no phones": "leaves out the phones term",
     "not added up": "not yet added up",
+    "weights times 10": "weights must sum to 1",
+    "plain phones": "phones itself",
 }
 # mistake -> the answer as a learner would write it
 WRONG = {
@@ -37,6 +39,8 @@ WRONG = {
     "no apple": 0.1 * love + 0.4 * phones,
     "no phones": 0.1 * love + 0.5 * apple,
     "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): no sum over words
+    "weights times 10": 1 * love + 5 * apple + 4 * phones,               # weights 1, 5, 4: sum 10
+    "plain phones": phones,
 }
 
 

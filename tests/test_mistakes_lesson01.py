@@ -59,7 +59,8 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
 
 # ---------------------------------------------------------------- exercise 2: nearest_words
 def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=False,  # noqa: PLR0913
-           alphabetical=False, as_ids=False, pairs=False, extra=0, euclid=False, columns=False):
+           alphabetical=False, as_ids=False, pairs=False, extra=0, euclid=False, columns=False,
+           drop_after=False):
     table = np.asarray(table, dtype=float)
     i = list(vocab).index(word)
     if euclid:
@@ -73,6 +74,8 @@ def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=Fa
         unit = table / np.linalg.norm(table, axis=1, keepdims=True)
         sims = unit @ unit[i]
     order = [j for j in np.argsort(sims if ascending else -sims) if keep_self or j != i][:k + extra]
+    if drop_after:                       # the top k first, then the word itself dropped: k - 1 words are left
+        order = [j for j in np.argsort(-sims)[:k] if j != i]
     if as_ids:
         return order
     if pairs:
@@ -91,6 +94,7 @@ NEAREST = {
     "one too many": "it should return k =",
     "euclidean": "Euclidean distance",
     "wrong axis": "wrong axis",
+    "dropped after top k": "took one of the top k",
 }
 NEAREST_OPTIONS = {
     "dot product": dict(by_dot=True),            # the shortcut: skips the lengths the lesson divides out
@@ -102,6 +106,7 @@ NEAREST_OPTIONS = {
     "one too many": dict(extra=1),
     "euclidean": dict(euclid=True),
     "wrong axis": dict(columns=True),
+    "dropped after top k": dict(drop_after=True),
 }
 
 

@@ -26,6 +26,7 @@ def _mistakes(stack: np.ndarray) -> dict[str, np.ndarray]:
         "it is apple next to juice, the mix computed above the exercise; this sentence has phones in "
         "place of juice.": _WEIGHTS @ np.stack([_LOVE, _APPLE, _JUICE]),
         "it is only the phones term, 0.4 * phones; add the love and apple terms too.": _WEIGHTS[2] * _PHONES,
+        "it is phones itself, unweighted and alone; the mix has all three words, phones with weight 0.4.": _PHONES,
     }
     for i, word in enumerate(_WORDS):
         if i < 2:  # leaving out phones alone is named below with the other terms
@@ -50,7 +51,8 @@ def check_warmup_mix(apple_in_context: Any) -> None:
 
     Every named mistake gives a different (2,) vector here: the plain average, the plain sum, the weights given to
     the wrong words (each permutation named), the juice sentence's mix (the value the lesson prints above the
-    exercise), one term alone or one term left out; a (3, 2) array of weighted vectors not yet added up is named
+    exercise), one term alone, phones unweighted, or one term left out, or the right mix times a
+    factor (weights that do not sum to 1); a (3, 2) array of weighted vectors not yet added up is named
     too.
     """
     stack = np.stack([_LOVE, _APPLE, _PHONES])  # (3, 2)
@@ -67,5 +69,12 @@ def check_warmup_mix(apple_in_context: Any) -> None:
         if np.allclose(arr, stack):
             raise ExerciseError("apple_in_context has shape (3, 2): these are the three vectors stacked, neither "
                                 "weighted nor added up. Multiply each by its weight and add them: shape (2,).")
+    if arr is not None and arr.shape == expected.shape and np.all(np.isfinite(arr)):
+        scale = float(arr @ expected / (expected @ expected))
+        if abs(scale - 1) > 1e-3 and scale > 0 and np.allclose(arr, scale * expected, rtol=1e-6, atol=1e-9):
+            raise ExerciseError(
+                f"apple_in_context is {scale:.3g} times the right mix: the weights must sum to 1, so use 0.1, 0.5 "
+                f"and 0.4 (weights that add up to {scale:.3g} give this vector)."
+            )
     check_array(apple_in_context, expected, "apple_in_context", mistakes=_mistakes(stack))
     passed(f"apple in this context is {np.round(expected, 3).tolist()}, pulled towards phones.")

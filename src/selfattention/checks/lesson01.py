@@ -142,6 +142,11 @@ def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
         expected = _reference_nearest(word, _TOY_VOCAB, _TOY_TABLE, k)
         if got == expected:
             continue
+        if len(got) == k - 1 and word not in got and got == expected[: k - 1]:
+            raise ExerciseError(
+                f"nearest_words returned {len(got)} words {where}, not k = {k}: {word!r} took one of the top k "
+                "places before it was dropped. Leave it out first, then take the top k."
+            )
         if len(got) != k:
             raise ExerciseError(f"nearest_words returned {len(got)} words {where}; it should return k = {k}.")
         if word in got:

@@ -39,7 +39,7 @@ def transformer_diagram() -> Figure:
     ax.axis("off")
     boxes = [  # (centre x, half width, text, face colour)
         (1.0, 0.85, "tokens\n\n\"love apple\nphones\"", "whitesmoke"),
-        (3.3, 0.85, "embedding\ntable $x_i$\n+ positions\n(lessons 01, 09)", "aliceblue"),
+        (3.3, 0.85, "embedding\ntable $x_i$\n+ positions\n(lesson 09)", "aliceblue"),
         (5.9, 1.05, "self-attention\n(simplified)\n$z_i = \\sum_j \\alpha_{ij} x_j$\n(lessons 02-10)",
          "mistyrose"),
         (8.5, 0.85, "feed-forward\nnetwork\n(lesson 12)", "honeydew"),
