@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,6 +74,7 @@ class Results:
     make_test: dict[str, float | int] | None = None  # the test loop (section 5): make test's figures
     make_check: dict[str, float | int] | None = None  # ... and make check's
     isolation: dict[str, float] = field(default_factory=dict)  # grading: seconds sealed off vs not
+    class_grading: dict[str, Any] = field(default_factory=dict)  # grading a class: class_grading.py
     widget_lines: list[str] = field(default_factory=list)  # section 4, as widgets.py wrote it
     attention: dict[str, dict[int, float]] = field(default_factory=dict)  # method -> T -> seconds
     attention_repeats: dict[str, dict[int, int]] = field(default_factory=dict)

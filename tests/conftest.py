@@ -55,9 +55,11 @@ FILE_TIERS = {
     "test_site.py": ("browser",),
     "test_slides.py": ("browser",),
 }
-#: Single tests of otherwise unit files that take half a minute or more (measured with ``--durations``).
+#: Single tests of otherwise unit files that belong to a tier (slow: half a minute or more, measured with
+#: ``--durations``; grading: runs the real grader).
 TEST_TIERS = {
     "test_llm.py::test_training_script_reproduces_the_committed_weights": ("slow",),  # trains the decoder
+    "test_bench_class_grading.py::test_quick_mode_grades_through_the_real_grader": ("grading",),
 }
 
 
