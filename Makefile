@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+HUB_STAMP := $(VENV)/.installed-hub
 LAB_FLAGS := --ServerApp.ip=127.0.0.1 $(if $(DISPLAY),,--no-browser) \
              $(if $(filter 0,$(shell id -u)),--allow-root,)
 # Where things are (python -m selfattention.coursework; docs/grading.md for the grading variables).
@@ -50,6 +51,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
+# The hub extra (JupyterHub, for tests/test_hub.py), added by make test only.
+$(HUB_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[hub]'
+	@touch $@
 
 lab: system-lab setup ## your copies of the lessons in work/, opened in JupyterLab (REFRESH=02 renews one)
 	@$(COURSEWORK) lab --work $(WORK) --build $(LAB_BUILD) $(if $(REFRESH),--refresh $(REFRESH))
@@ -80,7 +85,7 @@ site: setup ## the course website into build/site/ (from the committed notebooks
 check: lint ## the fast loop: ruff and the unit tests (no Chromium, bubblewrap or apt; under 2 min)
 	$(PYTEST) -m unit
 
-test: system lint ## every check, what CI runs: unit, notebooks, grading, browser and slow tests
+test: system lint $(HUB_STAMP) ## every check, what CI runs: unit, notebooks, grading, browser and slow tests
 	$(PYTEST) --strict-system
 
 test-attacks: system setup ## the grading attack suite alone (fast and slow halves, several minutes)

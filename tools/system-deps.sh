@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Debian packages `make test` needs besides Python's: Chromium (slide and browser tests), Node.js/npm
-# (the decks' reveal.js), bubblewrap (the grading sandbox), and python3.X-venv when .venv is still to be
-# made and this Python has no ensurepip. `make test` runs this first; `tools/system-deps.sh lab` checks
-# only what `make lab` needs (the venv module).
+# (the decks' reveal.js, the hub test's configurable-http-proxy), bubblewrap (the grading sandbox; the hub
+# test's servers), and python3.X-venv when .venv is still to be made and this Python has no ensurepip.
+# `make test` runs this first; `tools/system-deps.sh lab` checks only what `make lab` needs (the venv
+# module).
 #
 # Everything present: nothing is done and nothing is printed. Something missing: as root,
 # `apt-get update` and `apt-get install`; as a user with passwordless sudo, the same through `sudo -n`;
