@@ -272,4 +272,5 @@ def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, f
             start = float(np.mean([r[0][2] for r in runs]))
         print(row + f"{start:6.2f} " + spreads)
     if climbing:
-        print("runs below 1.0 still climbing (more than +0.02 over their last 20 steps): " + "; ".join(climbing))
+        print("runs below 1.0 still climbing (more than +0.02 over their last 20 steps): "
+              + "; ".join(climbing))
