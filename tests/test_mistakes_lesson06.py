@@ -294,3 +294,15 @@ def test_the_judge_accepts_plain_data_as_the_grader_records_it():
     halved = [np.asarray(w) * f for w, f in zip(weights, (0.5, 0.5, 1.0), strict=True)]
     with pytest.raises(ExerciseError, match="divided both W_Q and W_K by 4"):
         check_unscaled_weights(*halved, 1.0)
+
+
+@pytest.mark.parametrize(("factors", "said"), [
+    ((0.25, 1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's, and one on W_K as much as"),
+    ((1.0, 0.25), "on W_Q changes unscaled's scores as much as scaled's, and one on W_K 4 times as much as"),
+    ((0.5, 0.5), "on W_Q changes unscaled's scores 2 times as much as scaled's, and one on W_K 2 times as"),
+])
+def test_the_pass_message_names_the_matrix_whose_steps_grow(factors, said, capsys):
+    """A step on W_Q moves the scores in proportion to W_K / c, so the factor lands on the other matrix."""
+    check_unscaled_layer(_folded(*factors))
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("Correct:") and said in out, out

@@ -84,8 +84,8 @@ def test_bad_input_is_refused_by_name():
     explore = scaling_widgets.temperature()
     with pytest.raises(ValueError, match="d_k must be a positive integer"):
         explore(d_k=0)
-    with pytest.raises(ValueError, match="tau must be positive"):
-        explore(d_k=4, tau=0.0)
+    with pytest.raises(ValueError, match="c must be positive"):
+        explore(d_k=4, c=0.0)
     with pytest.raises(ValueError, match=r"weights has shape \(2, 2\); expected \(T,\)"):
         scaling_widgets.entropy(np.eye(2))
     plt.close("all")
@@ -101,24 +101,24 @@ def test_widget_redraws_one_figure_and_prints_its_numbers(monkeypatch, capsys):
     monkeypatch.setattr(widgets, "display", shown.append)
     explore = scaling_widgets.temperature(T=16)
     before = plt.get_fignums()
-    explore(d_k=1024, tau=1.0)
+    explore(d_k=1024, c=1.0)
     explore(d_k=1024, standard=True)
     assert plt.get_fignums() == before, "a redraw must not open a new figure"
     assert len(shown) == 2 and all(image.format == "png" for image in shown)
     first, second = capsys.readouterr().out.splitlines()
-    assert first.startswith("d_k = 1024, tau = 1.00: score std 3")  # about sqrt(1024) = 32
-    assert second.startswith("d_k = 1024, tau = 32.00: score std 1.0")
+    assert first.startswith("d_k = 1024, c = 1.00: score std 3")  # about sqrt(1024) = 32
+    assert second.startswith("d_k = 1024, c = 32.00: score std 1.0")
 
 
-@pytest.mark.parametrize(("d_k", "tau"), [(4, 1.0), (256, 1.0), (256, 16.0)])
-def test_widget_gradient_matches_the_softmax_chain_rule(d_k, tau):
+@pytest.mark.parametrize(("d_k", "c"), [(4, 1.0), (256, 1.0), (256, 16.0)])
+def test_widget_gradient_matches_the_softmax_chain_rule(d_k, c):
     """The widget's |dL/domega| (autograd) equals alpha * (u - alpha . u) with u = dL/dalpha, by hand."""
     T, d_v = 16, 8
-    omega, alpha, grad = scaling_widgets._draw(d_k, tau, T, 500, d_v)
+    omega, alpha, grad = scaling_widgets._draw(d_k, c, T, 500, d_v)
     rng = np.random.default_rng(d_k)
     K, Q = rng.standard_normal((T, d_k)), rng.standard_normal((500, d_k))
     V, y = rng.standard_normal((T, d_v)), rng.standard_normal(d_v)
-    np.testing.assert_allclose(omega, Q @ K.T / tau)
+    np.testing.assert_allclose(omega, Q @ K.T / c)
     e = np.exp(omega[0] - omega[0].max())
     a = e / e.sum()
     np.testing.assert_allclose(alpha, a, atol=1e-12)
@@ -150,3 +150,4 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
     plots.control_table(control)
     out = capsys.readouterr().out
     assert "lr 0.05, step 80" in out and " 1 of 2 (0.50)" in out
+    assert "none at lr 0.05: 0 of 1" in out

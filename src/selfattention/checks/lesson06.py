@@ -383,5 +383,25 @@ def check_unscaled_layer(unscaled: Any) -> None:
     check_unscaled_weights(*(p.weight for p in parts), getattr(unscaled, "scale", None))
     passed("unscaled computes the same weights and outputs as scaled: dividing every score by 4 is the same "
            "as dividing W_Q (or W_K) by 4, or each by 2. In a forward pass the divisor is only a change of "
-           "weights. In training it is not: a step of the same size on W_Q changes unscaled's scores 4 times "
-           "as much as scaled's.")
+           "weights. In training it is not: " + _step_sizes(parts[0].weight, parts[1].weight))
+
+
+def _times(r: float) -> str:
+    return "as much as" if np.isclose(r, 1.0, rtol=1e-3) else f"{r:.3g} times as much as"
+
+
+def _step_sizes(W_Q: Any, W_K: Any) -> str:
+    """How much a step of one size on each matrix changes unscaled's scores, relative to scaled's.
+
+    A score is x W_Q^T W_K x'^T / c: a step on W_Q moves it in proportion to W_K / c, and one on W_K in
+    proportion to W_Q / c. With W_Q = c_q * scaled's, W_K = c_k * scaled's and c going from 4 to 1, the
+    ratios are 4 c_k (steps on W_Q) and 4 c_q (steps on W_K).
+    """
+    ref = _scaled_reference()
+    c_q, c_k = _multiple(_matrix(W_Q, "W_Q"), ref[0]), _multiple(_matrix(W_K, "W_K"), ref[1])
+    if c_q is None or c_k is None:
+        return ("a step of the same size on W_Q or W_K changes unscaled's scores by a different amount than "
+                "scaled's, since the two layers' weights differ.")
+    r_q, r_k = 4 * c_k, 4 * c_q
+    return (f"a step of the same size on W_Q changes unscaled's scores {_times(r_q)} scaled's, and one on W_K "
+            f"{_times(r_k)} scaled's.")

@@ -241,7 +241,8 @@ def training_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float
 def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, float, float]]]) -> None:
     """Print, per arm and learning rate, how many seeds end at accuracy 1.0, the lowest final accuracy, and
     the mean spread of the scores at steps 0 and 20 ("-" where an arm was not trained at that rate); then,
-    for the runs that end below 1.0, the most any of them gained in its second half.
+    per arm and rate, how many of the runs that end below 1.0 gained more than 0.02 over their last 20 steps
+    (still climbing).
 
     Inputs: ``control``: (arm name, learning rate, seed) -> checkpoints ``(step, accuracy, spread)`` taken
     every 10 steps.
@@ -249,7 +250,7 @@ def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, f
     arms = list(dict.fromkeys(arm for arm, _, _ in control))
     rates = sorted(dict.fromkeys(lr for _, lr, _ in control), reverse=True)
     seeds = list(dict.fromkeys(seed for _, _, seed in control))
-    n, gains = len(seeds), []
+    n, climbing = len(seeds), []
     last = {lr: next(c[-1][0] for (_, r, _), c in control.items() if r == lr) for lr in rates}
     print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':6}spread of the scores")
     print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':19}" for lr in rates)
@@ -262,10 +263,14 @@ def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, f
                 continue
             runs = [control[arm, lr, s] for s in seeds]
             finals = np.array([r[-1][1] for r in runs])
-            gains += [r[-1][1] - r[len(r) // 2][1] for r in runs if r[-1][1] <= 0.99]
+            below = [r for r in runs if r[-1][1] <= 0.99]
+            if below:
+                up = sum(r[-1][1] - r[-3][1] > 0.02 for r in below)
+                climbing.append(f"{arm} at lr {lr}: {up} of {len(below)}")
             row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})    "
             spreads += f"{np.mean([r[2][2] for r in runs]):8.2f}"
             start = float(np.mean([r[0][2] for r in runs]))
         print(row + f"{start:6.2f} " + spreads)
-    if gains:
-        print(f"the {len(gains)} runs below 1.0 gained at most {max(gains):.2f} in their second half")
+    if climbing:
+        print("runs below 1.0 still climbing (more than +0.02 over their last 20 steps): "
+              + "; ".join(climbing))

@@ -1,4 +1,4 @@
-"""The widget of lesson 06: scores divided by a temperature tau, for queries and keys of length d_k.
+"""The widget of lesson 06: scores divided by a divisor c, for queries and keys of length d_k.
 
 :func:`temperature` builds the figure once and returns the callback that ``ipywidgets.interact`` calls; a
 change of a control only moves the histogram's and the bars' data and redraws that one figure
@@ -31,13 +31,13 @@ def entropy(weights: np.ndarray) -> float:
     return float(-np.sum(a * np.log(safe)) + 0.0)
 
 
-def _draw(d_k: int, tau: float, T: int, n_queries: int, d_v: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _draw(d_k: int, c: float, T: int, n_queries: int, d_v: int) -> tuple[np.ndarray, np.ndarray, float]:
     """The widget's numbers for one setting: scores (n_queries, T), the first query's weights (T,) and
     the norm of dL/domega for that query, by autograd."""
     rng = np.random.default_rng(d_k)  # the same vectors for a given d_k
     K, Q = rng.standard_normal((T, d_k)), rng.standard_normal((n_queries, d_k))
     V, y = rng.standard_normal((T, d_v)), rng.standard_normal(d_v)
-    omega = Q @ K.T / tau  # (n_queries, T)
+    omega = Q @ K.T / c  # (n_queries, T)
     row = torch.tensor(omega[0], requires_grad=True)  # the first query's scores, (T,)
     weights = torch.softmax(row, dim=-1)
     (0.5 * ((weights @ torch.tensor(V) - torch.tensor(y)) ** 2).sum()).backward()
@@ -45,11 +45,11 @@ def _draw(d_k: int, tau: float, T: int, n_queries: int, d_v: int) -> tuple[np.nd
 
 
 def temperature(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[..., None]:
-    """The callback ``explore(d_k=64, tau=1.0, standard=False)`` and its figure, built once.
+    """The callback ``explore(d_k=64, c=1.0, standard=False)`` and its figure, built once.
 
     For a given ``d_k`` it draws, from a generator seeded with ``d_k``, ``T`` keys and ``n_queries`` queries
     with unit-variance entries, values (T, d_v) and a target (d_v,). The scores are
-    ``omega = q . k_j / tau`` (``tau = sqrt(d_k)`` when ``standard``). Left: a histogram of the scores of
+    ``omega = q . k_j / c`` (``c = sqrt(d_k)`` when ``standard``). Left: a histogram of the scores of
     all the queries, with their standard deviation; right: the first query's weights. It prints the
     largest weight, the entropy and the norm of dL/domega for L = 0.5 |sum_j alpha_j v_j - y|^2.
     The figure is ``explore.figure``.
@@ -75,13 +75,13 @@ def temperature(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[...
         ax.set_title(" ", fontsize=_TITLE_PT)
     TightLayoutEngine().execute(fig)  # laid out once; a redraw only changes data and titles
 
-    def explore(d_k: int = 64, tau: float = 1.0, standard: bool = False) -> None:
+    def explore(d_k: int = 64, c: float = 1.0, standard: bool = False) -> None:
         if isinstance(d_k, bool) or not isinstance(d_k, (int, np.integer)) or d_k < 1:
             raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
-        tau = math.sqrt(d_k) if standard else float(tau)
-        if not tau > 0:
-            raise ValueError(f"tau must be positive, got {tau!r}")
-        omega, alpha, grad = _draw(int(d_k), tau, T, n_queries, d_v)
+        c = math.sqrt(d_k) if standard else float(c)
+        if not c > 0:
+            raise ValueError(f"c must be positive, got {c!r}")
+        omega, alpha, grad = _draw(int(d_k), c, T, n_queries, d_v)
         counts, edges = np.histogram(omega, bins=len(hist))
         set_histogram(hist, counts, edges)
         axes[0].set(xlim=(min(edges[0], -1.5), max(edges[-1], 1.5)), ylim=(0, 1.05 * counts.max()))
@@ -89,7 +89,7 @@ def temperature(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[...
         set_heights(bars, alpha)
         axes[1].set_title(f"one query: largest weight {alpha.max():.3f}", fontsize=_TITLE_PT)
         show(fig)
-        print(f"d_k = {d_k}, tau = {tau:.2f}: score std {omega.std():.2f}, largest weight {alpha.max():.3f}, "
+        print(f"d_k = {d_k}, c = {c:.2f}: score std {omega.std():.2f}, largest weight {alpha.max():.3f}, "
               f"entropy {entropy(alpha):.3f} of ln T = {math.log(T):.3f}, |dL/domega| {grad:.1e}")
 
     explore.figure = fig  # type: ignore[attr-defined]  # for tests and for saving a picture
