@@ -132,6 +132,19 @@ def test_bank_gain_bad_input_is_named(gain, said):
     assert said in _message(with_right_scores, gain)
 
 
+@pytest.mark.parametrize("gain", ["1.35", "1.350", ["1.35"]])
+def test_bank_gain_typed_as_text_is_named_as_text(gain):
+    """bank_gain = "1.35": the message says it is text, not that it has the wrong shape."""
+    text = _message(with_right_scores, gain)
+    assert "is text (a string)" in text and "without quotes" in text and "shape" not in text, text
+    assert not [k for k, p in GAIN.items() if p in text], text
+
+
+def test_notes_scores_typed_as_text_are_named_as_text():
+    text = _message(check_notes_scores, ["-1.386", "-0.357", "-2.996"])
+    assert "is text (a string)" in text and not [k for k, p in SCORES.items() if p in text], text
+
+
 # ---------------------------------------------------------------- exercise 2: a softmax that never overflows
 SOFTMAX = {
     "divided by the sum": "divided the scores by their sum",
@@ -151,6 +164,7 @@ SOFTMAX = {
     "sum without keepdims": "divided by e.sum(axis=1) without keepdims",
     "whole sum": "divided by the sum of the whole matrix",
     "long double": "a longer float (np.longdouble) only moves the limit",
+    "transposed": "the right weights transposed",
 }
 
 
@@ -239,13 +253,31 @@ def whole_sum(scores):
     return e / e.sum()
 
 
+def transposed(scores):
+    s = scores.T                                # "softmax down each column of the transpose"
+    e = np.exp(s - s.max(axis=0))
+    return e / e.sum(axis=0)                   # ...and never turned back
+
+
+def transposed_at_the_end(scores):
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).T
+
+
 SOFTMAX_WRONG = {**{k: rowwise(f) for k, f in {
     "divided by the sum": divided_by_the_sum, "not normalised": not_normalised,
     "not exponentiated": not_exponentiated, "divided by the max": divided_by_the_max,
     "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first, "half max": half_max,
     "clipped": clipped, "nan_to_num": nan_to_num}.items()},
     "library": library, "global max": global_max, "max without keepdims": max_without_keepdims,
-    "sum without keepdims": sum_without_keepdims, "whole sum": whole_sum}
+    "sum without keepdims": sum_without_keepdims, "whole sum": whole_sum, "transposed": transposed}
+
+
+def test_a_transposed_result_gets_this_exercises_message_not_a_matrix_product():
+    """There is no matrix product in exercise 2 (and no Q or K before lesson 04)."""
+    text = _message(check_softmax_row, transposed_at_the_end)
+    _names_only(text, "transposed", SOFTMAX)
+    assert "Q @ K.T" not in text and "matrix product" not in text, text
 
 
 @pytest.mark.parametrize("key", sorted(SOFTMAX_WRONG))

@@ -37,6 +37,9 @@ def _vector(got: Any, name: str, size: int, what: str) -> np.ndarray:
     """``got`` as a float vector of ``size`` finite numbers, or an ExerciseError that says what it is."""
     if got is None or got is Ellipsis:
         raise ExerciseError(f"{name} has no value yet: replace `None` with {what}.")
+    if isinstance(got, str) or isinstance(got, (list, tuple)) and any(isinstance(v, str) for v in got):
+        raise ExerciseError(f"{name} is text (a string), {got!r:.40}, not a number: it should be {what}; "
+                            "write the numbers themselves, without quotes.")
     try:
         v = np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got, dtype=float)
     except (TypeError, ValueError):
@@ -313,6 +316,10 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
                          "from every row, so column j is shifted by row j's maximum and each row by different "
                          "numbers. Keep the axis: scores.max(axis=1, keepdims=True), shape (n, 1)."] = (
                     flat / flat.sum(axis=1, keepdims=True))
+                mistakes["your result is the right weights transposed: row i of the scores must give row i "
+                         "of the weights, but yours are in column i (a .T, or a softmax down the columns of "
+                         "scores.T, not turned back). Return the weights with the rows of the scores."] = (
+                    reference_softmax(s).T)
                 mistakes["you divided by e.sum(axis=1) without keepdims=True: that (n,) array divides the "
                          "columns, not the rows, so the rows do not add up to 1. Keep the axis: "
                          "e.sum(axis=1, keepdims=True)."] = e / e.sum(axis=1)
