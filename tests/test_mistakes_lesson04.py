@@ -32,7 +32,8 @@ RIGHT = math.exp(3) / (math.exp(3) + 3)
 
 
 APPLE = {
-    "linear layout": "nn.Linear layout",
+    "linear layout": "rows and columns are swapped",
+    "too large": "keep every entry between -3 and 3",
     "unchanged": "still the lesson's W_Q",
     "other query": "changed too",
     "too little": "it should give 'ate' at least 0.8",
@@ -55,8 +56,8 @@ def check_apple(answer):
 def test_apple_right_answers(capsys):
     right_answer_passes(check_apple, (GOOD, RIGHT), capsys)
     other = W_Q.copy()
-    other[3] = [0, 4, -2]  # the fruit row alone: q_apple = [0, 4, 0]
-    right_answer_passes(check_apple, (other, math.exp(4) / (math.exp(4) + 3)), capsys)
+    other[2], other[3] = [0, 3, 0], [0, 3, -2]  # q_apple = [0, 6, 0], every entry within [-3, 3]
+    right_answer_passes(check_apple, (other, math.exp(6) / (math.exp(6) + 3)), capsys)
     right_answer_passes(check_apple, (GOOD, round(RIGHT, 2)), capsys)
 
 
@@ -68,11 +69,31 @@ def red_changed() -> np.ndarray:
 
 
 def food_only() -> np.ndarray:
-    """Food row [0, 5, 0]: q_apple = [0, 5, 2], scores 0, 5, 0, 2 (0.941), which passes; the likely
-    prediction forgets red's row and takes scores 0, 5, 0, 0 (0.980)."""
+    """Food row [0, 3, 0], fruit row [0, 2, 0]: q_apple = [0, 5, 2], scores 0, 5, 0, 2 (0.941), which passes;
+    the likely prediction forgets red's row and takes scores 0, 5, 0, 0 (0.980)."""
     W = W_Q.copy()
-    W[2] = [0, 5, 0]
+    W[2], W[3] = [0, 3, 0], [0, 2, 0]
     return W
+
+
+def huge() -> np.ndarray:
+    """The dodge: a huge query makes the weight 1.000, so 'predicting' 1.0 needs no softmax at all."""
+    W = W_Q.copy()
+    W[2], W[3] = [0, 100, 0], [0, 0, -2]  # q_apple = [0, 100, 0]
+    return W
+
+
+def test_apple_huge_entries_do_not_pass_with_a_prediction_of_one():
+    text = message(check_apple, (huge(), 1.0))
+    names_only(text, "too large", APPLE)
+    assert "entry of 100" in text, text
+
+
+def test_apple_largest_query_within_the_cap_still_needs_the_softmax():
+    """Within [-3, 3] the plain largest query [0, 6, 0] gives 0.993: 1.0 is not close enough."""
+    W = W_Q.copy()
+    W[2], W[3] = [0, 3, 0], [0, 3, -2]
+    assert "predicted_weight = 1" in message(check_apple, (W, 1.0))
 
 
 def test_apple_prediction_without_red_says_what_red_adds():
@@ -124,7 +145,7 @@ A_ATE = softmax(np.array([1.0, 0, 0, 2]))
 Z_RIGHT = A_ATE @ np.array([[0, 0], [0, 0], [0, 1], [1, 1]], dtype=float)  # (0.610, 0.693)
 
 VALUES = {
-    "linear layout": "nn.Linear layout",
+    "linear layout": "rows and columns are swapped",
     "old": "still the lesson's W_V",
     "swapped": "the axes are swapped",
     "red silent": "the word 'red' hands over nothing",
@@ -470,7 +491,7 @@ def check_next(answer):
 
 
 NEXT = {
-    "linear layout": "nn.Linear layout",
+    "linear layout": "rows and columns are swapped",
     "d_k": "the exercise asks for d_k = 2",
     "sizes": "a dot product needs the same d_k",
     "itself": "every word looks most at itself",

@@ -2,12 +2,12 @@
 answers): graded by tests/test_grading.py, each must get full marks."""
 
 ANSWERS = {
-    # "A word's query is the sum of the rows of W_Q for its features": change the fruit row alone so that
-    # q_apple = food + fruit + red = [0, 0, 0] + [0, 4, -2] + [0, 0, 2] = [0, 4, 0].
+    # "A word's query is the sum of the rows of W_Q for its features": change the fruit row alone (entries
+    # within [-3, 3]) so that q_apple = food + fruit + red = [0, 0, 0] + [0, 3, -2] + [0, 0, 2] = [0, 3, 0].
     "l04-apple-answer": """
 W_Q_apple = W_Q.copy()
-W_Q_apple[3] = [0, 4, -2]
-predicted_weight = math.exp(4) / (math.exp(4) + 3)
+W_Q_apple[3] = [0, 3, -2]
+predicted_weight = math.exp(3) / (math.exp(3) + 3)
 """,
     # "every word hands over two numbers: (is it food, is it red)", "the sum of the rows of W_V for its
     # features"; z_ate read off the diagram of "ate" (weights 0.22, 0.08, 0.08, 0.61): red 0.08 + 0.61.

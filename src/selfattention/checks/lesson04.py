@@ -55,19 +55,27 @@ def _toy_weights(W_q: np.ndarray) -> np.ndarray:
     return reference_softmax((_X_TOY @ W_q) @ (_X_TOY @ _W_K).T)
 
 
+_CAP = 3.0  # Exercise 1 keeps every entry of W_Q_apple in [-3, 3]: the weight stays below 0.998
+
+
 def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
-    """Exercise 1: a W_Q (5, 3) with which 'apple' gives >= 0.8 of its attention to 'ate' while the other
-    three words keep their queries; and the weight predicted before running it."""
+    """Exercise 1: a W_Q (5, 3), entries in [-3, 3], with which 'apple' gives >= 0.8 of its attention to 'ate'
+    while the other three words keep their queries; and the weight predicted before running it."""
     W = _to_array(W_Q_apple, "W_Q_apple")
     if W.shape == _W_Q.T.shape:
         raise ExerciseError(
-            "W_Q_apple has shape (3, 5): that is PyTorch's nn.Linear layout (out, in). Here a projection "
+            "W_Q_apple has shape (3, 5): its rows and columns are swapped. Here a projection "
             "is (d_in, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
         )
     if W.shape != _W_Q.shape:
         raise ExerciseError(f"W_Q_apple has shape {W.shape}; it should have the shape of W_Q, (5, 3).")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_Q_apple contains NaN or infinite values.")
+    if np.abs(W).max() > _CAP + 1e-9:
+        raise ExerciseError(
+            f"W_Q_apple has an entry of {W.flat[np.abs(W).argmax()]:.4g}: keep every entry between -{_CAP:g} and "
+            f"{_CAP:g}, as the exercise asks. Huge entries push the weight to 1 and leave nothing to work out."
+        )
     apple, ate = 3, 1
     if np.allclose(W, _W_Q):
         raise ExerciseError(
@@ -159,7 +167,7 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any, W_V_red_only: Any = No
     W = _to_array(W_V_food_red, "W_V_food_red")
     if W.shape == (2, 5):
         raise ExerciseError(
-            "W_V_food_red has shape (2, 5): that is PyTorch's nn.Linear layout (out, in). Here a projection "
+            "W_V_food_red has shape (2, 5): its rows and columns are swapped. Here a projection "
             "is (d_in, d_v) = (5, 2) and is used as X_toy @ W_V_food_red."
         )
     if W.shape != (5, 2):
@@ -436,7 +444,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
         if W.ndim == 2 and W.shape[1] == 5 and W.shape[0] != 5:
             raise ExerciseError(
-                f"{name} has shape {W.shape}: that is PyTorch's nn.Linear layout (out, in). Here a projection "
+                f"{name} has shape {W.shape}: its rows and columns are swapped. Here a projection "
                 f"is (d_in, d_k) = (5, 2), used as X_toy @ {name}."
             )
         if W.ndim != 2 or W.shape[0] != 5:
