@@ -316,6 +316,7 @@ def test_river_context_bad_input_is_named(answer, said):
 
 
 N_WRONG = {"divided the scores": (7.16, "weights go by e^score"),
+           "exponential forgotten": (1.54, "the log of the answer"),
            "too few": (4, "0.54 of its row, more than half"),
            "too many": (6, "0.44 of its row, less than half"), "half of e^1.79": (2.33, "more than half"),
            "blank": (None, "has no value yet"), "text": ("five", "should be a number")}
@@ -369,6 +370,12 @@ def test_rounding_the_derived_length_down_to_2_decimals_says_round_up():
     text = _message(check_bank_attends, [1.12, 1.12, 0.0, 0.0])        # weight 0.49859
     _names_only(text, "below one half", DESIGN)
     assert "round up" in text and "0.49859" in text, text
+
+
+def test_a_near_half_off_bank_s_direction_is_named_as_direction():   # river's direction: 0.492, cos 0.774
+    text = _message(check_bank_attends, [0.2, 2.0, 0.0, 0.0])
+    _names_only(text, "off direction", DESIGN)
+    assert "cos theta = 0.774" in text and "round up" not in text, text
 
 
 def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574

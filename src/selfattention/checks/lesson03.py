@@ -264,6 +264,10 @@ def _check_n_neighbours(n_neighbours: Any) -> float:
         raise ExerciseError(
             f"n_neighbours = {n:.2f} divides the scores, 1.79 / 0.25: weights go by e^score, not by the score. "
             "bank keeps half when its e^1.79 equals the neighbours' n e^0.25.")
+    if abs(n - (BANK_SELF - NEIGHBOUR)) < 0.02:
+        raise ExerciseError(
+            f"n_neighbours = {n:.2f} is 1.79 - 0.25, the log of the answer: you stopped one step short. Weights go "
+            "by e^score, so e^1.79 = n e^0.25 gives n = e^(1.79 - 0.25), not 1.79 - 0.25.")
     side = "more" if n < N_HALF[0] else "less"
     raise ExerciseError(
         f"n_neighbours = {n:.2f}: with that many neighbours scoring 0.25, bank keeps "
@@ -422,6 +426,12 @@ def check_bank_attends(x_new: Any) -> None:
             f"x_new points along bank with length {length:.3f}, the score s = {needed:.3f} itself: you took the "
             f"score for the length. {said} The score is a dot product, x_bank . x_new = |x_bank| |x_new| cos "
             f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s / |x_bank| = {shortest:.3f}.")
+    if weights[2] >= 0.49 and cos < 0.999:
+        raise ExerciseError(
+            f"x_new points partly off bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
+            f"bank's row, less than half. {said} The part across bank adds length and no score: the shortest "
+            f"vector for a given score x_bank . x_new points along bank, here with length s / |bank| = "
+            f"{shortest:.3f}.")
     if weights[2] >= 0.49:
         raise ExerciseError(
             f"x_new is just short: it takes {weights[2]:.5f} of bank's weight, below one half (0.4995 counts). "
