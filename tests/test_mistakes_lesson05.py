@@ -7,7 +7,9 @@ that a shortcut which skips what the exercise teaches does not.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +17,21 @@ import torch
 import torch.nn.functional as F
 from mistakes import message, names_only, right_answer_passes
 
+import selfattention as sa
 from selfattention import checks, tasks
+from selfattention.tasks import train as borrowed_train
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_attention.ipynb"
+
+
+def run_hidden_test(grade_id: str, **names) -> None:
+    """Runs the hidden tests of the notebook's test cell ``grade_id`` with ``names`` defined (raises if they
+    fail)."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    [source] = ["".join(c["source"]) for c in cells
+                if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id]
+    hidden = source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+    exec(hidden, {"sa": sa, "checks": checks, **names})  # noqa: S102 - the notebook's own test code
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -55,6 +71,15 @@ LOSSES = {
 def test_loss_right_answers(capsys):
     right_answer_passes(check_losses, (np.log(8), np.log(np.exp(2) + 7)), capsys)
     right_answer_passes(check_losses, (2.08, 2.67), capsys)  # rounded, as a learner works it out by hand
+
+
+@pytest.mark.parametrize("answer", [(LN8 - 0.0103, LEAN - 0.0133), (LN8 + 0.0103, LEAN + 0.0133),
+                                    (2.08, 2.6533)])
+def test_the_hidden_test_accepts_what_the_check_accepts(answer, capsys):
+    """The visible check allows half a percent (0.0104 of ln 8, 0.0133 of ln(e^2 + 7) = 2.6665): what it
+    passes, such as 2.6533, the hidden test must pass too."""
+    right_answer_passes(check_losses, answer, capsys)
+    run_hidden_test("l05-loss-test", loss_equal_logits=answer[0], loss_leaning_wrong=answer[1])
 
 
 @pytest.mark.parametrize(
@@ -362,6 +387,23 @@ def calls_tasks_train(model, data, steps=160, batch=100, lr=0.05):
     return tasks.train(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
 
 
+def calls_tasks_train_by_alias(model, data, steps=160, batch=100, lr=0.05):
+    """The same shortcut, imported before the check: `from selfattention.tasks import train`."""
+    return borrowed_train(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
+
+
+def borrowed_helper(*args, **kwargs):
+    return borrowed_train(*args, **kwargs)
+
+
+def calls_tasks_train_through_a_helper(model, data, steps=160, batch=100, lr=0.05):
+    return borrowed_helper(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
+
+
+def calls_tasks_train_as_a_default(model, data, steps=160, batch=100, lr=0.05, fit=tasks.train):
+    return fit(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
+
+
 LOOP = {
     "no zero_grad": "the gradients are never cleared",
     "not moved": "the weights have not moved",
@@ -415,6 +457,9 @@ def test_loop_right_answers(capsys):
         (loop_with(zero="before", train_acc=True), "train acc"),
         (loop_with(zero="before", no_return=True), "no return"),
         (calls_tasks_train, "tasks.train"),
+        (calls_tasks_train_by_alias, "tasks.train"),
+        (calls_tasks_train_through_a_helper, "tasks.train"),
+        (calls_tasks_train_as_a_default, "tasks.train"),
         (None, "blank"),
         (empty_loop, "empty"),
     ],
@@ -427,3 +472,16 @@ def test_tasks_train_works_again_after_the_check():
     with pytest.raises(checks.ExerciseError):
         checks.check_train_loop(calls_tasks_train)
     assert callable(tasks.train) and tasks.train.__name__ == "train"
+
+
+@pytest.mark.parametrize("shortcut", [calls_tasks_train, calls_tasks_train_by_alias,
+                                      calls_tasks_train_through_a_helper, calls_tasks_train_as_a_default])
+def test_the_hidden_test_refuses_tasks_train(shortcut):
+    with pytest.raises((AssertionError, TypeError)):  # TypeError: tasks.train is None while the loop runs
+        run_hidden_test("l05-train-test", train_loop=shortcut)
+    assert callable(tasks.train) and tasks.train.__name__ == "train"
+
+
+@pytest.mark.parametrize("answer", [right_loop, right_loop_own_words])
+def test_the_hidden_test_passes_right_loops(answer):
+    run_hidden_test("l05-train-test", train_loop=answer)

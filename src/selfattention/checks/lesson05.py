@@ -278,6 +278,57 @@ def _same_weights(a: Any, b: Any) -> bool:
                                                                           strict=True))
 
 
+def borrows_tasks_train(fn: Any) -> str | None:
+    """The name under which ``fn`` reaches tasks.train before it runs, or None: a global or closure name bound to
+    it (``from selfattention.tasks import train as t``), a default argument, a functools.partial of it, or the
+    same in a helper function defined beside ``fn``. ``tasks.train`` looked up while ``fn`` runs is refused
+    by :func:`_no_tasks_train` instead."""
+    import dis
+    import functools
+    import types
+
+    from .. import tasks
+
+    def is_train(obj: Any) -> bool:
+        return obj is tasks.train or (isinstance(obj, functools.partial) and obj.func is tasks.train)
+
+    seen: set[int] = set()
+
+    def search(f: Any) -> str | None:
+        if not isinstance(f, types.FunctionType) or id(f) in seen:
+            return None
+        seen.add(id(f))
+        defaults = [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
+        if any(is_train(d) for d in defaults):
+            return "a default argument"
+        cells = dict(zip(f.__code__.co_freevars, f.__closure__ or (), strict=True))
+        codes, helpers = [f.__code__], []
+        while codes:
+            code = codes.pop()
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+            for ins in dis.get_instructions(code):
+                if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                    obj = f.__globals__.get(ins.argval)
+                elif ins.opname == "LOAD_DEREF" and ins.argval in cells:
+                    try:
+                        obj = cells[ins.argval].cell_contents
+                    except ValueError:  # a cell not filled yet
+                        continue
+                else:
+                    continue
+                if is_train(obj):
+                    return f"`{ins.argval}`"
+                if isinstance(obj, types.FunctionType) and obj.__globals__ is f.__globals__:
+                    helpers.append(obj)  # a helper defined beside fn
+        for helper in helpers:
+            found = search(helper)
+            if found:
+                return found
+        return None
+
+    return search(fn)
+
+
 @contextlib.contextmanager
 def _no_tasks_train() -> Iterator[None]:
     """While active, tasks.train raises ExerciseError: the exercise is to write its loop."""
@@ -310,6 +361,10 @@ def check_train_loop(train_loop: Callable[..., Any]) -> None:
     if train_loop is None or train_loop is Ellipsis or not callable(train_loop):
         raise ExerciseError("train_loop is not a function yet: define train_loop(model, data, steps=160, "
                             "batch=100, lr=0.05).")
+    alias = borrows_tasks_train(train_loop)
+    if alias:
+        raise ExerciseError(f"your train_loop calls tasks.train (through {alias}): this exercise asks you to write "
+                            f"its loop yourself (optimiser, batch, logits, loss, zero_grad, backward, step).")
     start, data = _loop_setup()
     want = copy.deepcopy(start)
     _reference_loop(want, data, **_LOOP)
