@@ -346,7 +346,7 @@ MIX_WRONG = {
     "fruit and tech": _route(r2c3=1.0),         # the same matrix, meant as "output 3 = fruit + tech"
     "identity": np.eye(4),
     "fruit, not tech": _route(r2c2=1.0, r3c3=0.0),
-    "transposed, tech into output 2": _route(r3c2=1.0, r3c3=0.0).T,   # (out, in) order: row 2 writes, row 3 not
+    "transposed, tech into output 2": _route(r3c2=1.0, r3c3=0.0).T,   # (out, in): row 2 writes, row 3 not
     "head 2 in 0-1": _route(r3c1=1.0),
     "head 1 scaled": _route(r0c0=0.5, r1c1=0.5),
     "head 1 in 2-3": _route(r0c2=1.0),
@@ -374,7 +374,8 @@ def test_mixing_never_says_transpose_when_a_block_leaks():
 def test_mixing_a_design_in_out_in_order_gets_the_row_reminder():
     """Every message that names a wrong row says what a row and a column of W_O are."""
     for key in ("transposed", "transposed, tech into output 2", "fruit, not tech"):
-        assert "Row r of W_O is what concatenated feature r writes" in _message(check_mixing_W_O, MIX_WRONG[key])
+        text = _message(check_mixing_W_O, MIX_WRONG[key])
+        assert "Row r of W_O is what concatenated feature r writes" in text
 
 
 def test_mixing_right_answers_pass(capsys):
