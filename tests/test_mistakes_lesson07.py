@@ -50,6 +50,8 @@ HEAD2 = {
     "one-hot": "a hard maximum",
     "output from unscaled weights": "without the division by sqrt(2); your weights are right",
     "percentages": "look like percentages",
+    "rounded too early": "rounded to one decimal: rounding that early",
+    "weights to one decimal": "the weights are rounded to one decimal",
 }
 HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
     "no scaling": ([0.066, 0.052, 0.22, 0.662], [0.50, 0.80]),
@@ -71,6 +73,9 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
     "one-hot": ([0, 0, 0, 1], [0.4, 1.2]),
     "output from unscaled weights": (RIGHT_W.round(2), (_soft(SCORES) @ V2).round(2)),
     "percentages": ([11, 9, 25, 55], [0.50, 0.80]),
+    # the scaled scores rounded to one decimal, [0.2, 0.0, 1.1, 1.8], then the softmax: "apple" gets 0.266
+    "rounded too early": (_soft(np.array([0.2, 0.0, 1.1, 1.8])).round(3), [0.50, 0.80]),
+    "weights to one decimal": ([0.1, 0.1, 0.3, 0.5], [0.50, 0.80]),
 }
 
 
@@ -78,6 +83,14 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
 def test_head2_mistake_is_named(key):
     weights, output = HEAD2_WRONG[key]
     _names_only(_message(lambda a: check_head2_apple(*a), (weights, output)), key, HEAD2)
+
+
+def test_head2_a_base_2_softmax_is_named_with_its_twin():
+    """2^(s / sqrt 2) and e^(s / 2) give weights within 0.005 of each other: the message names both."""
+    e = 2.0 ** (SCORES / np.sqrt(2))
+    text = _message(lambda a: check_head2_apple(*a), ((e / e.sum()).round(3), [0.50, 0.80]))
+    assert "2^s instead of e^s" in text and "divided by d_k = 2" in text
+    assert not [k for k, phrase in HEAD2.items() if k != "divided by d_k" and phrase in text], text
 
 
 def test_head2_right_answers_pass(capsys):
@@ -321,6 +334,7 @@ MIX = {
     "identity": "change with head 2's fruit feature",
     "fruit and tech": "change with head 2's fruit feature",
     "fruit, not tech": "read head 2's fruit feature",
+    "transposed, tech into output 2": "read head 2's fruit feature",
     "head 2 in 0-1": "output features 0-1 change with head 2's output",
     "head 1 scaled": "are not head 1's output unchanged",
     "head 1 in 2-3": "change when head 1's output changes",
@@ -332,13 +346,15 @@ MIX_WRONG = {
     "fruit and tech": _route(r2c3=1.0),         # the same matrix, meant as "output 3 = fruit + tech"
     "identity": np.eye(4),
     "fruit, not tech": _route(r2c2=1.0, r3c3=0.0),
+    "transposed, tech into output 2": _route(r3c2=1.0, r3c3=0.0).T,   # (out, in): row 2 writes, row 3 not
     "head 2 in 0-1": _route(r3c1=1.0),
     "head 1 scaled": _route(r0c0=0.5, r1c1=0.5),
     "head 1 in 2-3": _route(r0c2=1.0),
     "nothing in 2-3": _route(r3c3=0.0),
     "the old mix": np.block([[I2, O2], [I2, I2]]),     # head 2 added into outputs 0-1
 }
-MIX_SAME = {"the old mix": "head 2 in 0-1", "transposed": "identity", "fruit and tech": "identity"}
+MIX_SAME = {"the old mix": "head 2 in 0-1", "transposed": "identity", "fruit and tech": "identity",
+            "transposed, tech into output 2": "fruit, not tech"}
 
 
 @pytest.mark.parametrize("key", sorted(MIX_WRONG))
@@ -353,6 +369,13 @@ def test_mixing_never_says_transpose_when_a_block_leaks():
     """Output 3 = fruit + tech is a right design transposed: the fruit leak is named, not a transpose."""
     text = _message(check_mixing_W_O, _route(r2c3=1.0))
     assert "row 2 of W_O" in text and "transpose" not in text
+
+
+def test_mixing_a_design_in_out_in_order_gets_the_row_reminder():
+    """Every message that names a wrong row says what a row and a column of W_O are."""
+    for key in ("transposed", "transposed, tech into output 2", "fruit, not tech"):
+        text = _message(check_mixing_W_O, MIX_WRONG[key])
+        assert "Row r of W_O is what concatenated feature r writes" in text
 
 
 def test_mixing_right_answers_pass(capsys):

@@ -35,8 +35,9 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
     raw = scores / np.sqrt(2)
     weight_mistakes = {
         "the scores were not divided by sqrt(d_k) = sqrt(2) before the softmax.": reference_softmax(scores),
-        "the scores were divided by d_k = 2; the divisor is sqrt(d_k) = sqrt(2), about 1.414.":
-            reference_softmax(scores / 2),
+        "the scores were divided by d_k = 2 instead of sqrt(d_k) = sqrt(2), about 1.414, or the softmax "
+        "took powers of 2 (2^s instead of e^s): the two give weights within 0.01 of each other. Divide by "
+        "sqrt(2) and take exp.": reference_softmax(scores / 2),
         "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2 in its W_Q, its "
         "swapped keys).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
         "this is the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
@@ -49,6 +50,11 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
     }
     weight_mistakes["the scores are queries against queries (q_apple . q_j); score the query of \"apple\" "
                     "against the keys, q_apple . k_j (K = X W_K)."] = reference_softmax(Q[_APPLE] @ Q.T / np.sqrt(2))
+    weight_mistakes["these are the weights of the scaled scores rounded to one decimal: rounding that early "
+                    "moves a weight by more than 0.01. Keep three decimals in every intermediate step."] = \
+        reference_softmax(np.round(raw, 1))
+    weight_mistakes["the weights are rounded to one decimal; give them to at least two decimals (the check "
+                    "allows 0.01)."] = np.round(weights, 1)
     weight_mistakes["the weights are in reverse order; list them for the keys I, love, apple, phones, in "
                     "that order."] = weights[::-1]
     for t in (0, 1, 3):  # another token's row: its query against every key
@@ -345,7 +351,8 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
         if fruit and not tech:
             out.append("output features 2-3 read head 2's fruit feature (its feature 0, the concatenation's "
                        "feature 2, row 2 of W_O), not its tech feature: that is its feature 1, the "
-                       "concatenation's feature 3, row 3 of W_O.")
+                       "concatenation's feature 3, row 3 of W_O. (Row r of W_O is what concatenated feature r "
+                       "writes; column c is the output feature it writes into.)")
         elif fruit:
             out.append("output features 2-3 change with head 2's fruit feature: row 2 of W_O (the "
                        "concatenation's feature 2) must write nothing into columns 2-3. (Row r of W_O is what "
