@@ -14,6 +14,8 @@ otherwise, with the reason) and takes under 90 s.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import http.cookiejar
 import json
 import os
@@ -99,7 +101,6 @@ def _run_code(hub: Hub, user: str, code: str) -> str:
     """Run ``code`` in a new kernel of ``user``'s server (its REST and websocket API, through the proxy);
     returns what it printed."""
     from tornado.httpclient import HTTPRequest
-    from tornado.ioloop import IOLoop
     from tornado.websocket import websocket_connect
 
     kernel = hub.json("POST", f"/user/{user}/api/kernels", {"name": "python3"})["id"]
@@ -134,8 +135,14 @@ def _run_code(hub: Hub, user: str, code: str) -> str:
         conn.close()
         return "".join(printed)
 
+    def run() -> str:
+        return asyncio.run(asyncio.wait_for(execute(), timeout=30))
+
     try:
-        return IOLoop.current().run_sync(execute, timeout=30)
+        # A thread and an event loop of its own: in a test process that has started Chromium, Playwright's
+        # sync API owns this thread's event loop, and running (or stopping) it here breaks both.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(run).result()
     finally:
         hub.api("DELETE", f"/user/{user}/api/kernels/{kernel}")
 
