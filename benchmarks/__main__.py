@@ -16,11 +16,11 @@ from pathlib import Path
 
 import torch
 
-from . import attention, blockwise, class_grading, grading, lessons, report, testloop, widgets
+from . import attention, blockwise, class_grading, grading, lessons, report, sdpa, testloop, widgets
 from .common import HERE, ROOT, Config, Results, load_average, machine_description, target_rows
 
 #: The sections, in the order of RESULTS.md (each: NAME, TITLE, run, lines).
-SECTIONS = (lessons, attention, blockwise, grading, class_grading, widgets, testloop)
+SECTIONS = (lessons, attention, blockwise, sdpa, grading, class_grading, widgets, testloop)
 
 
 def make_config(args: argparse.Namespace) -> Config:

@@ -85,6 +85,7 @@ class Results:
     block_time: dict[str, dict[int, float]] = field(default_factory=dict)  # "full"/"block-wise" -> T -> s
     block_peak: dict[str, dict[int, int]] = field(default_factory=dict)  # -> T -> bytes
     block_diff: dict[int, float] = field(default_factory=dict)
+    sdpa: dict[str, Any] = field(default_factory=dict)  # the GPU section: {"rows": [...], "device": str}
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_samples: list[float] = field(default_factory=list)  # 1-minute load average at each section

@@ -1,10 +1,11 @@
-"""Time PyTorch's scaled_dot_product_attention backends (math, flash, memory-efficient) on a CUDA GPU.
+"""GPU section: PyTorch's scaled_dot_product_attention backends (math, flash, memory-efficient) on CUDA.
 
 For T = 1k to 32k tokens (batch 1, 8 heads of 64 features, float16, causal), each backend's median time of a
 forward pass and its peak GPU memory, with the device it ran on. Lesson 14 counts the memory traffic these
-backends differ in; it never needs this table. On a machine without CUDA it says so and returns nothing.
+backends differ in; it never needs this table. Without CUDA the section says so and times nothing.
 
-    python benchmarks/sdpa.py
+    python -m benchmarks --only sdpa      # this section alone, into RESULTS.md
+    python -m benchmarks.sdpa             # the table, printed
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .common import Config, Log, Results
+
+NAME, TITLE = "sdpa", "## GPU: PyTorch's attention backends"
 BACKENDS = ("math", "flash", "efficient")
 LENGTHS = (1024, 2048, 4096, 8192, 16384, 32768)
 
@@ -37,8 +41,8 @@ def _backend(name: str) -> object:
             "efficient": SDPBackend.EFFICIENT_ATTENTION}[name]
 
 
-def run(lengths: tuple[int, ...] = LENGTHS, heads: int = 8, d: int = 64, repeats: int = 5
-        ) -> tuple[list[Row], str]:
+def measure(lengths: tuple[int, ...] = LENGTHS, heads: int = 8, d: int = 64, repeats: int = 5
+            ) -> tuple[list[Row], str]:
     """Rows of (backend, T, median ms, peak MiB) and the device's description; ([], reason) without CUDA."""
     if not torch.cuda.is_available():
         return [], "no CUDA device is present: nothing was timed"
@@ -85,8 +89,29 @@ def table(rows: list[Row], described: str) -> str:
     return "\n".join(lines)
 
 
+def run(cfg: Config, res: Results, log: Log) -> None:
+    """The section: every backend at every length (the two shortest only with ``--quick``)."""
+    rows, described = measure(LENGTHS[:2] if cfg.quick else LENGTHS, repeats=1 if cfg.quick else 5)
+    res.sdpa = {"rows": rows, "device": described}
+    log(f"  {described}" if not rows else f"  {len(rows)} timings on {described}")
+
+
+def lines(cfg: Config, res: Results) -> list[str]:
+    """The section's markdown: the table, or the line saying why nothing was timed."""
+    L = [TITLE, ""]
+    if not res.sdpa:
+        return [*L, "Not measured in this run.", ""]
+    L.append("`torch.nn.functional.scaled_dot_product_attention`, causal, batch 1, 8 heads, d_k 64, float16, "
+             "each backend forced with `sdpa_kernel`: median of 5 forward passes (CUDA events) and peak "
+             "memory beyond the inputs. The lessons' timings are all on CPU.")
+    L.append("")
+    if not res.sdpa["rows"]:
+        return [*L, f"Not measured: {res.sdpa['device']}.", ""]
+    return [*L, table(res.sdpa["rows"], res.sdpa["device"]), ""]
+
+
 def main() -> int:
-    rows, described = run()
+    rows, described = measure()
     if not rows:
         print(described)
         return 0

@@ -21,6 +21,7 @@ HEADINGS = [
     "## 1. Lessons, cold",
     "## 2. Attention forward, CPU, float32",
     "## 3. Full vs block-wise attention",
+    "## GPU: PyTorch's attention backends",
 ]
 
 
@@ -90,3 +91,20 @@ def test_test_loop_section_and_its_target_row(tmp_path: Path) -> None:
     text = results.read_text(encoding="utf-8")
     assert "make check 90 s; make test 450.0 s of pytest" in text and "**met**" in text
     assert "| other | x |" in text
+
+
+def test_gpu_section_reports_its_rows_or_why_it_timed_none() -> None:
+    """The SDPA section from made-up rows (a failed backend keeps its row, with dashes), and without CUDA."""
+    from benchmarks import sdpa
+    from benchmarks.common import Results
+
+    res = Results()
+    assert sdpa.lines(None, res)[2] == "Not measured in this run."  # type: ignore[arg-type]
+    res.sdpa = {"rows": [], "device": "no CUDA device is present: nothing was timed"}
+    assert "Not measured: no CUDA device is present" in "\n".join(sdpa.lines(None, res))  # type: ignore[arg-type]
+    rows = [sdpa.Row("flash", 1024, 0.0421, 3.0), sdpa.Row("math", 32768, None, None, "out of memory")]
+    res.sdpa = {"rows": rows, "device": "A GPU, 80 GiB"}
+    text = "\n".join(sdpa.lines(None, res))  # type: ignore[arg-type]
+    assert "Device: A GPU, 80 GiB" in text
+    assert "| flash | 1,024 | 0.042 | 3.0 |  |" in text
+    assert "| math | 32,768 | - | - | out of memory |" in text
