@@ -7,9 +7,13 @@ authenticator, never for a real class). The spawner is LocalProcessSpawner, each
 (``tests/hub_spawner.py``); learners' servers get the course's learner configuration
 (``src/selfattention/coursework/learner_config``: no nbgrader instructor tools), the instructor's does not.
 
-The test creates the accounts (``useradd``, homes of mode 0700 as The Littlest JupyterHub makes them) and
+The second test hands out the lessons as docs/instructors.md's section 3 does, with nbgitpuller's link (the
+repository served by ``git daemon`` on 127.0.0.1), and checks that an instructor's fix reaches the class while
+a learner's answer is kept.
+
+The tests create the accounts (``useradd``, homes of mode 0700 as The Littlest JupyterHub makes them) and
 removes them, their homes and their processes afterwards, also when it fails; it needs root (skipped
-otherwise, with the reason) and takes under 90 s.
+otherwise, with the reason); each takes under 90 s.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -341,4 +345,123 @@ def test_a_hub_with_an_instructor_and_three_learners_as_distinct_users(
         else:
             assert status == 404, f"{name}'s server serves the formgrader ({status})"
             assert b"@jupyter/nbgrader:formgrader" in page  # listed among the disabled extensions
+    assert time.monotonic() - start < DEADLINE_S
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@course.invalid",
+                           *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+Publish = Callable[[Callable[[Path], object], str], None]
+
+
+@pytest.fixture
+def course_repository(tmp_path: Path) -> Iterator[tuple[str, Publish]]:
+    """The course's learner notebooks in a git repository named ``self-attention``, served on 127.0.0.1 by
+    ``git daemon`` (nbgitpuller clones shallow, which git's plain-file HTTP cannot serve), and a function with
+    which the instructor changes the work tree, commits and publishes. Yields (the repository's URL,
+    publish)."""
+    work, served = tmp_path / "instructor-work", tmp_path / "served"
+    (work / "student").mkdir(parents=True)
+    served.mkdir()
+    for lesson in ("00_roadmap.ipynb", "02_basic_self_attention.ipynb"):
+        shutil.copy(ROOT / "student" / lesson, work / "student" / lesson)
+    _git(work, "init", "--quiet", "--initial-branch=main")
+    _git(served, "init", "--quiet", "--bare", "--initial-branch=main", "self-attention")
+    _git(work, "remote", "add", "origin", str(served / "self-attention"))
+
+    def publish(change: Callable[[Path], object], message: str) -> None:
+        change(work)
+        _git(work, "add", "--all")
+        _git(work, "commit", "--quiet", "-m", message)
+        _git(work, "push", "--quiet", "origin", "main")
+
+    publish(lambda w: (w / "README.md").write_text("The course's lessons, learner copies.\n"), "The lessons")
+    port = _free_port()
+    daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={served}",
+                               "--listen=127.0.0.1", f"--port={port}", str(served)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run(["git", "ls-remote", f"git://127.0.0.1:{port}/self-attention"],
+                             capture_output=True).returncode != 0:
+            assert daemon.poll() is None and time.monotonic() < deadline, "git daemon did not start"
+            time.sleep(0.2)
+        yield f"git://127.0.0.1:{port}/self-attention", publish
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(timeout=10)
+
+
+def _start_servers(hub: Hub, names: list[str], within_s: float = 60) -> None:
+    start = time.monotonic()
+    for name in names:
+        assert hub.api("POST", f"/hub/api/users/{name}/server")[0] in (201, 202)
+    for name in names:
+        while not hub.json("GET", f"/hub/api/users/{name}")["servers"].get("", {}).get("ready"):
+            assert time.monotonic() - start < within_s, f"{name}'s server did not start within {within_s} s"
+            time.sleep(0.5)
+
+
+def _click_pull_link(hub: Hub, user: str, repo: str) -> list[dict]:
+    """What a click on the guide's nbgitpuller link does in ``user``'s server: its page, then the pull that
+    the page runs (nbgitpuller's event stream, read to the end). Returns the stream's events."""
+    query = urllib.parse.urlencode({"repo": repo, "branch": "main",
+                                    "urlpath": "lab/tree/self-attention/student/00_roadmap.ipynb"})
+    status, page = hub.api("GET", f"/user/{user}/git-pull?{query}")
+    assert status == 200 and b"nbgitpuller" in page.lower(), (user, status, page[:300])
+    status, stream = hub.api("GET", f"/user/{user}/git-pull/api?{query}")
+    assert status == 200, (user, status, stream[:300])
+    events = [json.loads(line[len("data: "):]) for line in stream.decode().splitlines()
+              if line.startswith("data: ")]
+    assert events and events[-1].get("phase") == "finished", (user, events[-3:])
+    return events
+
+
+@pytest.mark.slow
+def test_an_instructors_fix_reaches_the_class_and_no_learners_edit_is_lost(
+        hub: Hub, accounts: dict[str, pwd.struct_passwd], course_repository: tuple) -> None:
+    """docs/instructors.md, section 3: the first click clones, a later click merges the instructor's changes
+    and keeps every change the learner made (nbgitpuller's rules)."""
+    start = time.monotonic()
+    repo, publish = course_repository
+    _instructor, editor, untouched, *_ = accounts
+    _start_servers(hub, [editor, untouched])
+    lesson = "self-attention/student/00_roadmap.ipynb"
+
+    # First click: each learner gets the lesson in their home, as their own file.
+    for name in (editor, untouched):
+        _click_pull_link(hub, name, repo)
+        path = Path(accounts[name].pw_dir) / lesson
+        assert path.stat().st_uid == accounts[name].pw_uid, f"{name}'s copy is not theirs"
+
+    # The editor answers the warm-up exercise and saves, as JupyterLab saves (the contents API).
+    model = hub.json("GET", f"/user/{editor}/api/contents/{lesson}")
+    answer = next(cell for cell in model["content"]["cells"]
+                  if cell["metadata"].get("nbgrader", {}).get("solution"))
+    answer["source"] = "# my answer, kept\n" + answer["source"]
+    hub.json("PUT", f"/user/{editor}/api/contents/{lesson}",
+             {"type": "notebook", "format": "json", "content": model["content"]})
+
+    # The instructor fixes a sentence of the lesson's first cell and publishes the fix.
+    def fix(work: Path) -> None:
+        path = work / "student" / "00_roadmap.ipynb"
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        nb["cells"][0]["source"] = nb["cells"][0]["source"] + ["\n", "A sentence the instructor fixed."]
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    publish(fix, "00: fix a sentence")
+
+    # Second click: the learner who changed nothing gets the fix; the editor keeps the answer.
+    for name in (editor, untouched):
+        _click_pull_link(hub, name, repo)
+    untouched_nb = json.loads((Path(accounts[untouched].pw_dir) / lesson).read_text(encoding="utf-8"))
+    assert "A sentence the instructor fixed." in "".join(untouched_nb["cells"][0]["source"])
+    editor_nb = json.loads((Path(accounts[editor].pw_dir) / lesson).read_text(encoding="utf-8"))
+    sources = ["".join(cell["source"]) for cell in editor_nb["cells"]]
+    assert any(s.startswith("# my answer, kept") for s in sources), "the learner's answer was lost"
+    print(f"editor {editor}: answer kept; the instructor's fix merged too: "
+          f"{'A sentence the instructor fixed.' in sources[0]}")
     assert time.monotonic() - start < DEADLINE_S
