@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -40,6 +41,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from tiny_lesson import COURSE_ID, LESSON, write_lesson
 
 HUB_TOOLS = ROOT / "tools" / "hub"
 LEARNER_CONFIG = ROOT / "src" / "selfattention" / "coursework" / "learner_config"
@@ -80,8 +82,8 @@ def _proxy_command() -> Path:
 class Hub:
     """A running hub: its URL, the test service's token, and calls to its REST API and the servers'."""
 
-    def __init__(self, url: str, token: str) -> None:
-        self.url, self.token = url, token
+    def __init__(self, url: str, token: str, shared: Path) -> None:
+        self.url, self.token, self.shared = url, token, shared
 
     def api(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
@@ -101,7 +103,7 @@ class Hub:
         return json.loads(text) if text else {}
 
 
-def _run_code(hub: Hub, user: str, code: str) -> str:
+def _run_code(hub: Hub, user: str, code: str, timeout_s: float = 30) -> str:
     """Run ``code`` in a new kernel of ``user``'s server (its REST and websocket API, through the proxy);
     returns what it printed."""
     from tornado.httpclient import HTTPRequest
@@ -140,7 +142,7 @@ def _run_code(hub: Hub, user: str, code: str) -> str:
         return "".join(printed)
 
     def run() -> str:
-        return asyncio.run(asyncio.wait_for(execute(), timeout=30))
+        return asyncio.run(asyncio.wait_for(execute(), timeout=timeout_s))
 
     try:
         # A thread and an event loop of its own: in a test process that has started Chromium, Playwright's
@@ -217,6 +219,19 @@ def hub(accounts: dict[str, pwd.struct_passwd], tmp_path: Path) -> Iterator[Hub]
     instructor, *learners = accounts
     port, token = _free_port(), secrets.token_hex(32)
     bin_dir = Path(sys.executable).parent
+    # What every server shares, as docs/instructors.md section 4 sets it up: nbgrader's exchange, a folder
+    # every user can read and write, and the nbgrader configuration every server reads (on a hub's
+    # machine /etc/jupyter; here a folder on every server's JUPYTER_CONFIG_PATH). Under /tmp, not in
+    # tmp_path, which only root can enter.
+    shared = Path(tempfile.mkdtemp(prefix="sa-hub-", dir="/tmp"))
+    shared.chmod(0o755)
+    (shared / "exchange").mkdir()
+    (shared / "exchange").chmod(0o777)
+    (shared / "config").mkdir(mode=0o755)
+    (shared / "config" / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
+        f"c.Exchange.root = {str(shared / 'exchange')!r}\n", encoding="utf-8")
+    (shared / "config" / "nbgrader_config.py").chmod(0o644)
     config = tmp_path / "jupyterhub_config.py"
     config.write_text(f"""
 c = get_config()  # noqa
@@ -236,8 +251,10 @@ c.CourseSpawner.readable = [{str(LEARNER_CONFIG)!r}]
 # As docs/instructors.md gives it: learners' servers read the course's learner configuration.
 INSTRUCTORS = {{{instructor!r}}}
 LEARNER_CONFIG = {str(LEARNER_CONFIG)!r}
+SHARED_CONFIG = {str(shared / 'config')!r}
 c.Spawner.environment = {{
-    "JUPYTER_CONFIG_PATH": lambda spawner: "" if spawner.user.name in INSTRUCTORS else LEARNER_CONFIG,
+    "JUPYTER_CONFIG_PATH": lambda spawner: (SHARED_CONFIG if spawner.user.name in INSTRUCTORS
+                                            else LEARNER_CONFIG + ":" + SHARED_CONFIG),
 }}
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 60
@@ -251,7 +268,7 @@ c.JupyterHub.load_roles = [{{"name": "course-test", "services": ["course-test"],
     log = open(tmp_path / "jupyterhub.log", "wb")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen([str(bin_dir / "jupyterhub"), "-f", str(config)], cwd=tmp_path, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    running = Hub(f"http://127.0.0.1:{port}", token)
+    running = Hub(f"http://127.0.0.1:{port}", token, shared)
     try:
         deadline = time.monotonic() + 30
         while running.api("GET", "/hub/api/")[0] != 200:
@@ -267,6 +284,7 @@ c.JupyterHub.load_roles = [{{"name": "course-test", "services": ["course-test"],
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 WHOAMI = """
@@ -332,7 +350,9 @@ def test_a_hub_with_an_instructor_and_three_learners_as_distinct_users(
                  {"type": "file", "format": "text", "content": name})
         mine = Path(accounts[name].pw_dir) / "mine.txt"
         assert mine.stat().st_uid == accounts[name].pw_uid
-        assert seen["config_path"] == ("" if name == instructor else str(LEARNER_CONFIG)), seen
+        shared_config = str(hub.shared / "config")
+        assert seen["config_path"] == (shared_config if name == instructor
+                                       else f"{LEARNER_CONFIG}:{shared_config}"), seen
 
     # The learner configuration: no nbgrader instructor tools in a learner's server or lab.
     for name in accounts:
@@ -465,3 +485,105 @@ def test_an_instructors_fix_reaches_the_class_and_no_learners_edit_is_lost(
     print(f"editor {editor}: answer kept; the instructor's fix merged too: "
           f"{'A sentence the instructor fixed.' in sources[0]}")
     assert time.monotonic() - start < DEADLINE_S
+
+
+NBGRADER = """
+import json, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "nbgrader", *{args!r}], cwd={cwd!r}, capture_output=True,
+                      text=True)
+print(json.dumps({{"rc": done.returncode, "log": (done.stdout + done.stderr)[-1500:]}}))
+"""
+
+LISTS = """
+import json, os
+seen = {{}}
+for name, path in {paths!r}.items():
+    try:
+        os.listdir(path)
+        seen[name] = "listed"
+    except PermissionError:
+        seen[name] = "denied"
+print(json.dumps(seen))
+"""
+
+
+def _nbgrader(hub: Hub, user: str, cwd: str | Path, *args: str) -> str:
+    """An nbgrader command run by ``user``, in a kernel of their own server (so as that user, with the
+    configuration their server reads); returns its log."""
+    out = json.loads(_run_code(hub, user, NBGRADER.format(args=list(args), cwd=str(cwd)),
+                               timeout_s=120).strip().splitlines()[-1])
+    assert out["rc"] == 0, (user, args, out["log"])
+    return out["log"]
+
+
+@pytest.mark.slow
+def test_a_graded_round_through_the_exchange_as_distinct_users(
+        hub: Hub, accounts: dict[str, pwd.struct_passwd]) -> None:
+    """docs/instructors.md, section 4, with an instructor and three learners as their own users: release,
+    fetch, answer (right, wrong, blank), submit, collect, the course's sealed grader, its feedback pages
+    released and fetched. No learner can list the submissions, the feedback or another person's home."""
+    from selfattention.coursework.course import generate_student_versions
+    from selfattention.coursework.feedback import write_feedback
+    from selfattention.coursework.grading import RunPolicy, grade_all
+
+    start = time.monotonic()
+    instructor, *learners = accounts
+    home = Path(accounts[instructor].pw_dir)
+    course, build = home / "course", home / "course" / "build"
+
+    # The instructor's private copy of the course: the lesson, `make release`, their nbgrader settings.
+    write_lesson(course / "notebooks")
+    generate_student_versions(build, [course / "notebooks" / f"{LESSON}.ipynb"])
+    (home / ".jupyter").mkdir()
+    (home / ".jupyter" / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(build)!r}\n", encoding="utf-8")
+    subprocess.run(["chown", "-R", f"{instructor}:", str(course), str(home / ".jupyter")], check=True)
+    _start_servers(hub, list(accounts))
+
+    _nbgrader(hub, instructor, build, "release_assignment", LESSON)
+    answers = dict(zip(learners, ("x = 3", "x = 4", None), strict=True))  # right, wrong, blank
+    copy = f"{LESSON}/{LESSON}.ipynb"
+    for name, answer in answers.items():
+        _nbgrader(hub, name, accounts[name].pw_dir, "fetch_assignment", LESSON)
+        if answer:  # answered in JupyterLab and saved (the contents API)
+            model = hub.json("GET", f"/user/{name}/api/contents/{copy}")
+            [cell] = [c for c in model["content"]["cells"]
+                      if c["cell_type"] == "code" and c["metadata"].get("nbgrader", {}).get("solution")]
+            cell["source"] = answer
+            hub.json("PUT", f"/user/{name}/api/contents/{copy}",
+                     {"type": "notebook", "format": "json", "content": model["content"]})
+        _nbgrader(hub, name, accounts[name].pw_dir, "submit", LESSON)
+
+    exchange = hub.shared / "exchange" / COURSE_ID
+    private = {"the submissions": str(exchange / "inbound"), "the instructor's home": str(home),
+               "another learner's home": accounts[learners[1]].pw_dir}
+    seen = json.loads(_run_code(hub, learners[0], LISTS.format(paths=private)).strip().splitlines()[-1])
+    assert seen == dict.fromkeys(private, "denied"), seen
+
+    # The instructor collects; the course's grader grades what was collected, sealed (make grade).
+    _nbgrader(hub, instructor, build, "collect", LESSON)
+    for name in learners:
+        collected = build / "submitted" / name / LESSON / f"{LESSON}.ipynb"
+        assert collected.exists(), f"nothing collected from {name}"
+        (course / "submissions" / name).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(collected, course / "submissions" / name / f"{LESSON}.ipynb")
+    rows = {row.learner: row for row in grade_all(course / "notebooks", course / "submissions", build,
+                                                  course / "grades.csv", RunPolicy(), say=lambda line: None)}
+    assert [rows[name].auto_score for name in learners] == [1, 0, 0], rows
+
+    # Feedback: the course's pages, released by the instructor, each fetched by its learner.
+    write_feedback(build, course / "feedback", say=lambda line: None)
+    subprocess.run(["chown", "-R", f"{instructor}:", str(course)], check=True)
+    _nbgrader(hub, instructor, build, "release_feedback", LESSON)
+    for name, answer in answers.items():
+        _nbgrader(hub, name, accounts[name].pw_dir, "fetch_feedback", LESSON)
+        [page] = (Path(accounts[name].pw_dir) / LESSON / "feedback").glob(f"*/{LESSON}.html")
+        text = page.read_text(encoding="utf-8")
+        assert page.stat().st_uid == accounts[name].pw_uid
+        assert "HIDDEN TESTS" not in text and "assert float(x) == 3.0" not in text, f"{name}'s page"
+        assert (answer or "No response.") in text, f"{name}'s page lacks their answer"
+        assert name in text and all(other not in text for other in learners if other != name), name
+    seen = json.loads(_run_code(hub, learners[0], LISTS.format(
+        paths={"the feedback": str(exchange / "feedback")})).strip().splitlines()[-1])
+    assert seen == {"the feedback": "denied"}, seen
+    assert time.monotonic() - start < 480  # about 2 minutes on a quiet machine; the bound: 2 busy cores
