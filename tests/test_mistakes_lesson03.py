@@ -37,6 +37,7 @@ BATCH = {
     "library": "calls sa.basic_self_attention",
     "sqrt(d)": "divided the scores by sqrt(d)",
     "off by one": "keeps one padding column",
+    "nan padding": "padding rows of Z hold NaN",
 }
 
 
@@ -192,6 +193,26 @@ def test_weights_zeroed_after_the_softmax_without_renormalising_are_named():
     text = _message(check_self_attention_batch, self_attention_batch)
     _names_only(text, "no mask", BATCH)
     assert "zeroed after the softmax" in text and "queries" not in text, text
+
+
+def test_nan_in_the_padding_rows_is_named():   # queries and keys both masked: padding rows are 0 / 0
+    def self_attention_batch(X, lengths):
+        real = np.arange(X.shape[1]) < lengths[:, None]
+        both = real[:, :, None] & real[:, None, :]
+        return _softmax(np.where(both, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+    with np.errstate(all="ignore"):
+        text = _message(check_self_attention_batch, self_attention_batch)
+    _names_only(text, "nan padding", BATCH)
+    assert "Correct" not in text and "mask[:, None, :]" in text, text
+
+
+def test_inf_in_the_padding_rows_does_not_pass():
+    def self_attention_batch(X, lengths):
+        Z = _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+        return np.where((np.arange(X.shape[1]) < lengths[:, None])[..., None], Z, np.inf)
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "nan padding", BATCH)
 
 
 def test_a_blank_answer_returns_none():

@@ -70,9 +70,8 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
-        first = (f"{said}, the handwritten notes' row. Only differences of scores matter: bank's score is "
-                 f"{gap:.3f} above money's, ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}; adding the same "
-                 "number to all three changes nothing.")
+        first = (f"{said}, the handwritten notes' row. Bank's score is {gap:.3f} above money's, "
+                 f"ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}, whatever number your three scores start from.")
         if bank_gain is _UNSET:
             passed(first)
             return

@@ -82,7 +82,7 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
-    rows equal each sentence's attention computed alone; padding rows are not judged. No loop over the batch,
+    rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
     no library attention."""
     body: list[str] = []
     if callable(self_attention_batch):
@@ -186,6 +186,8 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                   "mask is np.arange(T) < lengths, with <, not <=."] = real_rows(X, lengths, off_by_one)
         return found
 
+    nonfinite_padding: list[str] = []   # cases whose padding rows of Z hold NaN or inf
+
     def wrapped(X: np.ndarray, lengths: np.ndarray) -> Any:
         try:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -212,10 +214,20 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
         if isinstance(out, tuple):
             raise ExerciseError("self_attention_batch returned a tuple; return only Z, the array of shape "
                                 "(B, T, d).")
+        Z = np.asarray(out, dtype=float)
+        if Z.shape == X.shape and not np.isfinite(Z[~_real(lengths, X.shape[1])]).all():
+            nonfinite_padding.append(describe((X, lengths)))
         return real_rows(X, lengths, out)
 
     check_function(wrapped, _masked_attention, cases, "self_attention_batch", describe=describe,
                    mistakes=mistakes)
+    if nonfinite_padding:   # judged after the real rows, which are right by now
+        raise ExerciseError(
+            "your real rows are right, but the padding rows of Z hold NaN (or inf), on "
+            f"{nonfinite_padding[0]}. Padding rows may hold any finite numbers, not NaN: a NaN spreads through "
+            "every later layer (even NaN times 0 is NaN). The usual cause: the mask hid the padding words as "
+            "queries too (a (B, T, T) mask with both axes), so a padding row's scores are all -inf and its "
+            "softmax is 0 / 0. Hide only the words attended to, mask[:, None, :].")
     passed("your batched self-attention matches each sentence computed alone, padding ignored, on scores in "
            "the hundreds too.")
 
