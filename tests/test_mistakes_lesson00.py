@@ -26,6 +26,8 @@ PHRASES = {
     "not added up": "not yet added up",
     "weights times 10": "weights must sum to 1",
     "plain phones": "phones itself",
+    "static apple": "static apple, unchanged",
+    "no neighbour": "no weight on phones",
 }
 # mistake -> the answer as a learner would write it
 WRONG = {
@@ -41,6 +43,8 @@ WRONG = {
     "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): no sum over words
     "weights times 10": 1 * love + 5 * apple + 4 * phones,               # weights 1, 5, 4: sum 10
     "plain phones": phones,
+    "static apple": [0.7, 0.7],                                         # predicts that nothing moves
+    "no neighbour": (love + 5 * apple) / 6,                             # the slider at 0
 }
 
 
@@ -51,7 +55,8 @@ def test_warmup_names_the_mistake_and_no_other(mistake: str) -> None:
 
 @pytest.mark.parametrize("answer", [0.1 * love + 0.5 * apple + 0.4 * phones,
                                     weights @ np.stack([love, apple, phones]),
-                                    [0.42, 0.78]])  # the prediction, typed as a list
+                                    [0.42, 0.78],                       # the prediction, typed as a list
+                                    (weights @ np.stack([love, apple, juice]))[::-1]])  # juice's, mirrored
 def test_warmup_right_answers(answer: object, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_warmup_mix, answer, capsys)
 

@@ -57,95 +57,81 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
     assert out.startswith("Correct:") and "shorter than |A|" in out, out
 
 
-# ---------------------------------------------------------------- exercise 2: nearest_words
-def ranked(word, vocab, table, k, *, by_dot=False, ascending=False, keep_self=False,  # noqa: PLR0913
-           alphabetical=False, as_ids=False, pairs=False, extra=0, euclid=False, columns=False,
-           drop_after=False):
-    table = np.asarray(table, dtype=float)
-    i = list(vocab).index(word)
-    if euclid:
-        sims = -np.linalg.norm(table - table[i], axis=1)
-    elif columns:
-        unit = table / np.linalg.norm(table, axis=0)
-        sims = unit @ unit[i]
-    elif by_dot:
-        sims = table @ table[i]
-    else:
-        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
-        sims = unit @ unit[i]
-    order = [j for j in np.argsort(sims if ascending else -sims) if keep_self or j != i][:k + extra]
-    if drop_after:                       # the top k first, then the word itself dropped: k - 1 words are left
-        order = [j for j in np.argsort(-sims)[:k] if j != i]
-    if as_ids:
-        return order
-    if pairs:
-        return [(vocab[j], float(sims[j])) for j in order]
-    words = [vocab[j] for j in order]
-    return sorted(words) if alphabetical else words
+# ---------------------------------------------------------------- exercise 2: four rankings of the neighbours
+TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
+TOY_ROWS = np.array([[1.0, 0.2], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
+X_BANK = np.array([1.0, 1.0])
 
 
-NEAREST = {
-    "dot product": "plain dot product",
-    "least similar": "LEAST similar",
-    "keeps itself": "itself",
+def top3(scores, nearest_is_high=True):
+    order = np.argsort(-scores if nearest_is_high else scores)
+    return [TOY_WORDS[j] for j in order[:3]]
+
+
+DOT = top3(TOY_ROWS @ X_BANK)
+COSINE = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS, axis=1) * np.linalg.norm(X_BANK)))
+DISTANCE = top3(np.linalg.norm(TOY_ROWS - X_BANK, axis=1), nearest_is_high=False)
+UNIT_ROWS = TOY_ROWS / np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
+UNIT = top3(np.linalg.norm(UNIT_ROWS - X_BANK / np.linalg.norm(X_BANK), axis=1), nearest_is_high=False)
+RIGHT = dict(by_dot=DOT, by_cosine=COSINE, by_distance=DISTANCE, by_unit_distance=UNIT)
+
+RANKINGS = {
+    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is the ranking by the plain dot",
+    "dot given the cosine ranking": "by_dot = ['dust', 'shore', 'cash'] is the ranking by the cosine",
+    "distance given the cosine ranking": "by_distance = ['dust', 'shore', 'cash'] is the ranking by the co",
+    "unit distance given the raw distance": "ranking by the Euclidean distance between the rows as given",
+    "farthest by distance": "FARTHEST",
+    "keeps bank": "'bank' itself",
     "wrong order": "wrong order",
-    "row numbers": "row numbers",
-    "pairs": "return only the words",
-    "one too many": "it should return k =",
-    "euclidean": "Euclidean distance",
-    "wrong axis": "wrong axis",
-    "dropped after top k": "took one of the top k",
+    "too few": "holds 2 words",
+    "blank": "no value yet",
+    "not a word": "not a word of the toy table",
+    "a string": "should be a list of three words",
 }
-NEAREST_OPTIONS = {
-    "dot product": dict(by_dot=True),            # the shortcut: skips the lengths the lesson divides out
-    "least similar": dict(ascending=True),
-    "keeps itself": dict(keep_self=True),
-    "wrong order": dict(alphabetical=True),
-    "row numbers": dict(as_ids=True),
-    "pairs": dict(pairs=True),
-    "one too many": dict(extra=1),
-    "euclidean": dict(euclid=True),
-    "wrong axis": dict(columns=True),
-    "dropped after top k": dict(drop_after=True),
+RANKINGS_WRONG = {
+    "cosine given the dot ranking": dict(by_cosine=DOT),       # the shortcut: one ranking for every measure
+    "dot given the cosine ranking": dict(by_dot=COSINE),
+    "distance given the cosine ranking": dict(by_distance=COSINE),
+    "unit distance given the raw distance": dict(by_unit_distance=DISTANCE),
+    "farthest by distance": dict(by_distance=["giant", "dust", "river"]),   # largest distance first
+    "keeps bank": dict(by_cosine=["bank", "dust", "shore"]),
+    "wrong order": dict(by_distance=["cash", "shore", "money"]),
+    "too few": dict(by_dot=["giant", "shore"]),
+    "blank": dict(by_unit_distance=None),
+    "not a word": dict(by_dot=["giant", "shore", "coins"]),
+    "a string": dict(by_cosine="dust, shore, cash"),
 }
 
 
-@pytest.mark.parametrize("mistake", sorted(NEAREST_OPTIONS))
-def test_nearest_words_names_the_mistake(mistake: str) -> None:
-    options = NEAREST_OPTIONS[mistake]
-    names_only(message(checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k, **options)),
-               mistake, NEAREST)
+@pytest.mark.parametrize("mistake", sorted(RANKINGS_WRONG))
+def test_rankings_name_the_mistake(mistake: str) -> None:
+    answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
+    names_only(message(lambda a: checks.check_rankings(**a), answer), mistake, RANKINGS)
 
 
-def test_nearest_words_euclidean_says_where_dust_sits() -> None:
-    said = message(checks.check_nearest_words, lambda w, v, t, k: ranked(w, v, t, k, euclid=True))
-    assert "near the origin" in said and "far from everything" not in said
+def test_rankings_unit_distance_hint_derives_the_cosine() -> None:
+    wrong = {**RIGHT, "by_unit_distance": ["money", "river", "giant"]}
+    said = message(lambda a: checks.check_rankings(**a), wrong)
+    assert "2 - 2 cos(u, v)" in said, said
 
 
-def nearest_by_loop(word, vocab, table, k):
-    """A second right answer: whole words only, as the lesson's E.neighbours, with a sorted list of pairs."""
-    table = np.asarray(table, dtype=float)
-    x = table[list(vocab).index(word)]
-    scored = []
-    for w, row in zip(vocab, table, strict=True):
-        if w != word and w.isalpha():
-            scored.append((float(row @ x / (np.linalg.norm(row) * np.linalg.norm(x))), w))
-    return [w for _, w in sorted(scored, reverse=True)[:k]]
+def computed() -> dict:
+    """A second right answer: every ranking computed, as a learner would with the toy rows."""
+    unit_bank = X_BANK / np.linalg.norm(X_BANK)
+    scores = {"by_dot": TOY_ROWS @ X_BANK, "by_cosine": UNIT_ROWS @ unit_bank,
+              "by_distance": -np.linalg.norm(TOY_ROWS - X_BANK, axis=1),
+              "by_unit_distance": -np.linalg.norm(UNIT_ROWS - unit_bank, axis=1)}
+    return {name: [TOY_WORDS[j] for j in np.argsort(-s)[:3]] for name, s in scores.items()}
 
 
-def nearest_with_eps(word, vocab, table, k, eps=1e-6):
-    """A third right answer: a 'safe' normalisation that adds a small eps to every length."""
-    table = np.asarray(table, dtype=float)
-    unit = table / (np.linalg.norm(table, axis=1, keepdims=True) + eps)
-    i = list(vocab).index(word)
-    order = [j for j in np.argsort(-(unit @ unit[i])) if j != i]
-    return [vocab[j] for j in order[:k]]
-
-
-@pytest.mark.parametrize("answer", [lambda w, v, t, k: ranked(w, v, t, k), nearest_by_loop, nearest_with_eps,
-                                    lambda w, v, t, k: nearest_with_eps(w, v, t, k, eps=1e-7)])
-def test_nearest_words_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
-    right_answer_passes(checks.check_nearest_words, answer, capsys)
+@pytest.mark.parametrize("answer", [
+    dict(by_dot=["giant", "shore", "cash"], by_cosine=["dust", "shore", "cash"],
+         by_distance=["shore", "cash", "money"], by_unit_distance=["dust", "shore", "cash"]),   # typed
+    computed(),
+    {k: tuple(w.capitalize() for w in v) for k, v in RIGHT.items()},                        # tuples, capitals
+])
+def test_rankings_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
+    right_answer_passes(lambda a: checks.check_rankings(**a), answer, capsys)
 
 
 # ---------------------------------------------------------------- exercise 3: the share of river

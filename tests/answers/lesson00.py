@@ -1,9 +1,8 @@
-"""Lesson 00, answered from the lesson's own words: the warm-up as the lesson computes the juice mix (one
-product of the weights with the stacked vectors), with phones in place of juice."""
+"""Lesson 00, answered from the lesson's own words: the prediction as the mirror image of the juice mix the
+lesson computes above the exercise."""
 
 ANSWERS = {
     "warmup-answer": """
-# Prediction: the mirror image of the juice mix, [0.42, 0.78].
-apple_in_context = weights @ np.stack([love, apple, phones])   # (3,) @ (3, 2) -> (2,)
+apple_in_context = apple_with_juice[::-1]   # phones is juice mirrored, love and apple sit on the diagonal
 """,
 }

@@ -2,8 +2,9 @@
 
 - Exercise 1: a vector turned towards C, checked by hand: D = [3, 1] has D . C = 9 + 2 = 11 and a cosine of
   0.965.
-- Exercise 2: "whole words only, the word itself left out", as the lesson says ``E.neighbours`` searches, with
-  the cosine written as in section 2 (dot product over the product of the lengths), all rows at once.
+- Exercise 2: every ranking computed from the toy rows the lesson gives, as the exercise allows ("check your
+  predictions with code of your own"): dot products, cosines, distances, and distances between rows scaled to
+  length 1.
 - Exercise 3: the search the exercise allows, fine enough for three decimals: a grid of steps of 0.0001 over
   w, comparing the two cosines of each z(w) directly.
 """
@@ -14,10 +15,13 @@ ANSWERS = {
 D = np.array([3.0, 1.0])      # 3*3 + 1*2 = 11, and it points close to C
 """,
     "l01-neighbours-answer": """
-x = np.asarray(table)[list(vocab).index(word)]
-cosines = np.asarray(table) @ x / (np.linalg.norm(table, axis=1) * np.linalg.norm(x))
-ranked = [vocab[j] for j in np.argsort(-cosines)]
-return [w for w in ranked if w != word and w.isalpha()][:k]
+unit_rows = toy_rows / np.linalg.norm(toy_rows, axis=1, keepdims=True)
+unit_bank = toy_bank / np.linalg.norm(toy_bank)
+scores = {"dot": toy_rows @ toy_bank, "cosine": unit_rows @ unit_bank,
+          "distance": -np.linalg.norm(toy_rows - toy_bank, axis=1),
+          "unit": -np.linalg.norm(unit_rows - unit_bank, axis=1)}     # minus: nearest = highest
+top3 = {name: [toy_words[j] for j in np.argsort(-s)[:3]] for name, s in scores.items()}
+by_dot, by_cosine, by_distance, by_unit_distance = top3["dot"], top3["cosine"], top3["distance"], top3["unit"]
 """,
     "l01-river-share-answer": """
 # Prediction: less than 0.5.

@@ -27,6 +27,9 @@ def _mistakes(stack: np.ndarray) -> dict[str, np.ndarray]:
         "place of juice.": _WEIGHTS @ np.stack([_LOVE, _APPLE, _JUICE]),
         "it is only the phones term, 0.4 * phones; add the love and apple terms too.": _WEIGHTS[2] * _PHONES,
         "it is phones itself, unweighted and alone; the mix has all three words, phones with weight 0.4.": _PHONES,
+        "it is the static apple, unchanged; the mix gives phones weight 0.4, so apple' moves towards it.": _APPLE,
+        "it is the mix with no weight on phones, (love + 5 apple) / 6; phones has weight 0.4 here.": (
+            (_LOVE + 5 * _APPLE) / 6),
     }
     for i, word in enumerate(_WORDS):
         if i < 2:  # leaving out phones alone is named below with the other terms
@@ -47,11 +50,11 @@ def _mistakes(stack: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def check_warmup_mix(apple_in_context: Any) -> None:
-    """Warm-up: 0.1 * love + 0.5 * apple + 0.4 * phones, with the lesson's vectors.
+    """Warm-up: the learner's prediction of 0.1 * love + 0.5 * apple + 0.4 * phones (typed or computed).
 
     Every named mistake gives a different (2,) vector here: the plain average, the plain sum, the weights given to
     the wrong words (each permutation named), the juice sentence's mix (the value the lesson prints above the
-    exercise), one term alone, phones unweighted, or one term left out, or the right mix times a
+    exercise), one term alone, phones unweighted, the static apple, the mix with no weight on phones, or one term left out, or the right mix times a
     factor (weights that do not sum to 1); a (3, 2) array of weighted vectors not yet added up is named
     too.
     """

@@ -1,9 +1,8 @@
-"""Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, nearest
-words, and the share of "river" that tips "bank" towards the river sense."""
+"""Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, four
+rankings of neighbours, and the share of "river" that tips "bank" towards the river sense."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -11,7 +10,7 @@ import numpy as np
 
 from ._engine import ExerciseError, passed
 
-__all__ = ["check_dot_cosine_disagree", "check_nearest_words", "check_river_share"]
+__all__ = ["check_dot_cosine_disagree", "check_rankings", "check_river_share"]
 
 # The lesson's hand-checkable 2-D vectors: A . C = 11, B . C = 26.
 _A, _B, _C = np.array([1.0, 4.0]), np.array([4.0, 7.0]), np.array([3.0, 2.0])
@@ -63,123 +62,88 @@ def check_dot_cosine_disagree(D: Any) -> None:
            f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
 
 
-# A toy table in which ranking by dot product and by cosine differ: "giant" is long, "dust" is short (0.0145).
-_TOY_VOCAB = ["bank", "money", "cash", "river", "giant", "shore", "dust"]
-_TOY_TABLE = np.array(
-    [
-        [1.0, 1.0],  # bank: half money, half river
-        [1.0, 0.2],  # money
-        [0.9, 0.4],  # cash
-        [0.1, 1.0],  # river
-        [6.0, -1.5],  # giant: long, so its dot products are large, but it points elsewhere
-        [0.4, 1.0],  # shore
-        [1e-2, 1.05e-2],  # dust: short, so its dot products are near 0, but it points almost exactly like bank
-    ]
-)
+# Exercise 2's toy table: the neighbours of "bank" = [1, 1] among six words. "giant" is long and points elsewhere,
+# "dust" is tiny (length 0.0145) and points almost exactly like "bank".
+_TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
+_TOY_ROWS = np.array([[1.0, 0.2], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
+_TOY_BANK = np.array([1.0, 1.0])
+_MEASURES = {  # name -> (what it is, score of each word: higher is nearer)
+    "by_dot": ("the plain dot product", _TOY_ROWS @ _TOY_BANK),
+    "by_cosine": ("the cosine", _TOY_ROWS @ _TOY_BANK / (np.linalg.norm(_TOY_ROWS, axis=1) * np.linalg.norm(_TOY_BANK))),
+    "by_distance": ("the Euclidean distance between the rows as given", -np.linalg.norm(_TOY_ROWS - _TOY_BANK, axis=1)),
+    "by_unit_distance": ("the distance between the rows scaled to length 1",
+                         -np.linalg.norm(_TOY_ROWS / np.linalg.norm(_TOY_ROWS, axis=1, keepdims=True)
+                                         - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1)),
+}
 
 
-def _reference_nearest(word: str, vocab: Sequence[str], table: np.ndarray, k: int) -> list[str]:
-    table = np.asarray(table, dtype=float)
-    i = list(vocab).index(word)
-    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
-    sims = unit @ unit[i]
-    order = [j for j in np.argsort(-sims, kind="stable") if j != i]
-    return [vocab[j] for j in order[:k]]
+def _top(name: str, k: int = 3, farthest: bool = False) -> list[str]:
+    scores = _MEASURES[name][1]
+    order = np.argsort(scores if farthest else -scores, kind="stable")
+    return [_TOY_WORDS[j] for j in order[:k]]
 
 
-def _ranking(word: str, vocab: Sequence[str], table: np.ndarray, by_dot: bool, keep_self: bool,
-             ascending: bool, how: str = "") -> list[str]:
-    i = list(vocab).index(word)
-    if how == "euclid":
-        sims = -np.linalg.norm(table - table[i], axis=1)
-    elif how == "columns":
-        unit = table / np.linalg.norm(table, axis=0, keepdims=True)
-        sims = unit @ unit[i]
-    elif by_dot:
-        sims = table @ table[i]
-    else:
-        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
-        sims = unit @ unit[i]
-    order = np.argsort(sims if ascending else -sims, kind="stable")
-    return [vocab[j] for j in order if keep_self or j != i]
+def _as_words(got: Any, name: str) -> list[str]:
+    if got is None or got is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: set it to a list of three words, nearest first.")
+    if isinstance(got, np.ndarray):
+        got = got.tolist()
+    if isinstance(got, str) or not isinstance(got, (list, tuple)):
+        raise ExerciseError(f"{name} should be a list of three words such as ['money', 'cash', 'river'], but it is "
+                            f"a {type(got).__name__}.")
+    words = [str(w).strip().lower() if isinstance(w, str) else w for w in got]
+    unknown = [w for w in words if w not in _TOY_WORDS and w != "bank"]
+    if unknown:
+        raise ExerciseError(f"{name} holds {unknown[0]!r}, which is not a word of the toy table "
+                            f"({', '.join(_TOY_WORDS)}).")
+    return words
 
 
-def check_nearest_words(nearest_words: Callable[..., Any]) -> None:
-    """Exercise 2: ``nearest_words(word, vocab, table, k)`` returns the k entries of ``vocab`` most
-    cosine-similar to ``word``, best first, ``word`` left out (on a toy table where ranking by dot product or
-    keeping the word itself gives other lists)."""
-    if not callable(nearest_words):
-        raise ExerciseError(f"nearest_words should be a function, but it is a {type(nearest_words).__name__}.")
-    for word, k in [("bank", 3), ("money", 2), ("river", 4)]:
-        where = f"(on the toy table of the check, word={word!r}, k={k})"
-        try:
-            got = nearest_words(word, list(_TOY_VOCAB), _TOY_TABLE.copy(), k)
-        except ExerciseError:
-            raise
-        except NotImplementedError:
-            raise ExerciseError(
-                "nearest_words still raises NotImplementedError: replace that line with your code."
-            ) from None
-        except Exception as exc:
-            raise ExerciseError(f"nearest_words raised {type(exc).__name__} {where}: {exc}") from None
-        if got is None or got is Ellipsis:
-            raise ExerciseError("nearest_words returned None: finish the function and `return` the list of words.")
-        if isinstance(got, np.ndarray):
-            got = got.tolist()
-        if isinstance(got, str) or not isinstance(got, (list, tuple)):
-            raise ExerciseError(
-                f"nearest_words should return a list of words, but it returned a {type(got).__name__} {where}."
-            )
-        got = list(got)
-        if got and all(isinstance(g, (int, np.integer)) for g in got):
-            raise ExerciseError(
-                f"nearest_words returned row numbers {got} {where}; turn them into words with vocab[j]."
-            )
-        if got and all(isinstance(g, (tuple, list)) for g in got):
-            raise ExerciseError(
-                f"nearest_words returned pairs such as ({got[0][0]!r}, ...) {where}; return only the words."
-            )
-        expected = _reference_nearest(word, _TOY_VOCAB, _TOY_TABLE, k)
-        if got == expected:
-            continue
-        if len(got) == k - 1 and word not in got and got == expected[: k - 1]:
-            raise ExerciseError(
-                f"nearest_words returned {len(got)} words {where}, not k = {k}: {word!r} took one of the top k "
-                "places before it was dropped. Leave it out first, then take the top k."
-            )
-        if len(got) != k:
-            raise ExerciseError(f"nearest_words returned {len(got)} words {where}; it should return k = {k}.")
-        if word in got:
-            raise ExerciseError(
-                f"your list {got} contains {word!r} itself {where}; a word is always most similar "
-                "to itself, so leave it out."
-            )
-        wrong = {
-            "they are ranked by the plain dot product, which favours long vectors (the toy table's "
-            "'giant' is long); rank by cosine similarity.": _ranking(word, _TOY_VOCAB, _TOY_TABLE, True, False, False),
-            "they are the LEAST similar words: sort from the highest similarity down "
-            "(np.argsort(-sims)).": _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, True),
-            "they are the nearest by Euclidean distance, which depends on the lengths too (the toy table's "
-            "'dust' points like 'bank' but is short: it sits near the origin, where its distance to a word is "
-            "about that word's length); rank by cosine similarity.":
-                _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, False, how="euclid"),
-            "the vectors were scaled along the wrong axis: norm(table, axis=0) gives each COLUMN length 1; each "
-            "ROW (word) needs length 1: norm(table, axis=1, keepdims=True).":
-                _ranking(word, _TOY_VOCAB, _TOY_TABLE, False, False, False, how="columns"),
-        }
-        for explanation, ranking in wrong.items():
-            if got == ranking[:k]:
-                raise ExerciseError(f"your words {got} {where} are not right yet: {explanation}")
-        if sorted(got) == sorted(expected):
-            raise ExerciseError(
-                f"you have the right words {where} but in the wrong order: {got} instead of {expected}; "
-                "list the most similar first."
-            )
-        raise ExerciseError(f"nearest_words gave {got} {where}, but the right answer is {expected}.")
-    by_cosine = ", ".join(_reference_nearest("bank", _TOY_VOCAB, _TOY_TABLE, 3))
-    by_dot = ", ".join(_ranking("bank", _TOY_VOCAB, _TOY_TABLE, True, False, False)[:3])
-    passed(f"on the toy table, the neighbours of 'bank' are {by_cosine} by cosine, but {by_dot} by the plain dot "
-           "product: the cosine ignores how long 'giant' is and how short 'dust' is. Was your prediction right?")
+def _judge(name: str, words: list[str]) -> None:
+    what, _ = _MEASURES[name]
+    expected = _top(name)
+    if words == expected:
+        return
+    if "bank" in words:
+        raise ExerciseError(f"{name} holds 'bank' itself: every measure ranks a word nearest to itself, so leave "
+                            "it out and list the three nearest OTHER words.")
+    if len(words) != 3:
+        raise ExerciseError(f"{name} holds {len(words)} words; it should hold the three nearest, nearest first.")
+    for other in _MEASURES:
+        if other != name and words == _top(other) and _top(other) != expected:
+            raise ExerciseError(f"{name} = {words} is the ranking by {_MEASURES[other][0]}, not by {what}; "
+                                + _WHY[name])
+    if words == _top(name, farthest=True):
+        raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}; nearest means the "
+                            + ("smallest distance." if "distance" in name else "largest score."))
+    if sorted(words) == sorted(expected):
+        raise ExerciseError(f"{name} has the right three words in the wrong order; list the nearest first.")
+    raise ExerciseError(f"{name} = {words} is not the ranking by {what}; " + _WHY[name])
+
+
+_WHY = {
+    "by_dot": "the dot product grows with the lengths, so a long row can win while pointing elsewhere.",
+    "by_cosine": "the cosine divides both lengths out and keeps only the direction, however short a row is.",
+    "by_distance": "the distance counts a difference in length as much as one in direction, so very short and "
+                   "very long rows are both far.",
+    "by_unit_distance": "for rows of length 1, |u - v|^2 = |u|^2 + |v|^2 - 2 u . v = 2 - 2 cos(u, v): work out "
+                        "which of the other rankings that gives.",
+}
+
+
+def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distance: Any) -> None:
+    """Exercise 2: the three nearest neighbours of "bank" in the toy table by four measures, nearest first.
+
+    Each list is judged on its own: "bank" itself kept, the ranking of another measure, the three farthest
+    words, the right words in the wrong order, or a wrong length are each named.
+    """
+    given = {"by_dot": by_dot, "by_cosine": by_cosine, "by_distance": by_distance,
+             "by_unit_distance": by_unit_distance}
+    for name, got in given.items():
+        _judge(name, _as_words(got, name))
+    passed("by dot product " + ", ".join(_top("by_dot")) + "; by cosine " + ", ".join(_top("by_cosine"))
+           + "; by distance " + ", ".join(_top("by_distance")) + "; by distance between unit rows "
+           + ", ".join(_top("by_unit_distance")) + ". Were your predictions right?")
 
 
 # ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money
