@@ -104,7 +104,7 @@ def loss_by_position(curves: Mapping[str, ArrayLike], trained_length: int, bucke
         ax.text(trained_length, 0.97, " trained length", transform=ax.get_xaxis_transform(), va="top",
                 color="gray")
         ax.set_yscale("log")
-        ax.set_xlabel("position in the text")
+        ax.set_xlabel(f"position in the text (means over bins of {bucket})")
         ax.set_ylabel("loss (nats per character)")
         ax.legend(loc="center right")
         if title:
