@@ -41,6 +41,7 @@ __all__ = [
     "rotary",
     "rope_frequencies",
     "stepwise_losses",
+    "llama_weights",
     "sliding_window_mask",
     "tiled_attention",
     "TileCounts",
@@ -756,6 +757,25 @@ def stepwise_losses(model: LlamaDecoder, ids: Tensor, score_from: int, **attenti
                                dim=1)[0]  # (T, vocab)
             out.append(nn.functional.cross_entropy(logits[score_from:], row[score_from + 1:]).item())
     return out
+
+
+def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:
+    """The number of weights of ``transformers``' ``LlamaForCausalLM`` of this shape (untied embeddings),
+    counted on PyTorch's ``meta`` device (shapes, no memory): models of one and two layers are built and the
+    difference, one layer's weights, is added for each further layer."""
+    for name, value in (("hidden", hidden), ("intermediate", intermediate), ("layers", layers), ("heads", heads),
+                        ("kv_heads", kv_heads), ("vocab", vocab)):
+        _positive_int(name, value)
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    def count(n: int) -> int:
+        config = LlamaConfig(hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=n,
+                             num_attention_heads=heads, num_key_value_heads=kv_heads, vocab_size=vocab)
+        with torch.device("meta"):
+            return sum(p.numel() for p in LlamaForCausalLM(config).parameters())
+
+    one, two = count(1), count(2)
+    return one + (layers - 1) * (two - one)
 
 
 # ------------------------------------------------------------------- memory traffic, counted
