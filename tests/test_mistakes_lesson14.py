@@ -254,7 +254,8 @@ def test_moved_without_q_and_o_names_both_mistakes():
 
 # ------------------------------------------------------------------------------- exercise 3
 INTERLEAVE_PHRASES = {
-    "uncapped": "never holds more tokens than the text", "global_first": "the first layer was made global",
+    "uncapped": "never holds more tokens than the text", "global_first": "as if the first layer were global",
+    "fraction": "is not a whole number of global layers",
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
     "all_local": "every layer was counted as local",
 }
@@ -286,6 +287,8 @@ INTERLEAVE_WRONG = {
     "w_minus_1": lambda T, L, w, k: _loop(T, L, w, k, minus=True),
     "all_global": lambda T, L, w, k: L * T,
     "all_local": lambda T, L, w, k: L * min(T, w),
+    "global_ceil": lambda T, L, w, k: -(-L // (k + 1)) * T + (L + (L // -(k + 1))) * min(T, w),
+    "fraction": lambda T, L, w, k: L / (k + 1) * T + (L - L / (k + 1)) * min(T, w),
 }
 
 
@@ -296,7 +299,8 @@ def test_interleave_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(INTERLEAVE_WRONG))
 def test_interleave_mistake_is_named(key):
-    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), key, INTERLEAVE_PHRASES)
+    phrase_key = "global_first" if key == "global_ceil" else key
+    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
 
 
 def test_interleave_shortcut_with_a_fixed_ratio_fails():

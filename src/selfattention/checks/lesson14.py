@@ -292,15 +292,20 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         hints = {
             "a local layer never holds more tokens than the text has: min(T, window).":
                 _interleave(T, layers, window, k, cap=False),
-            "the first layer was made global; the pattern is local_per_global local layers, then one global "
-            "(layers local_per_global, 2 local_per_global + 1, ... are global, counting from 0).":
-                _interleave(T, layers, window, k, global_first=True),
+            "that counts ceil(layers / (local_per_global + 1)) global layers, as if the first layer were global; "
+            "the pattern starts with local_per_global local layers, so only complete patterns end in a global "
+            "one: layers // (local_per_global + 1) of them (layers local_per_global, 2 local_per_global + 1, ... "
+            "counting from 0).": _interleave(T, layers, window, k, global_first=True),
             "a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.":
                 _interleave(T, layers, window, k, window_minus_one=True),
             "every layer was counted as global.": layers * T,
         }
         if k:
             hints["every layer was counted as local."] = layers * min(T, window)
+            n_global = layers / (k + 1)
+            hints["layers / (local_per_global + 1) is not a whole number of global layers: count only "
+                  "complete patterns, layers // (local_per_global + 1)."] = (
+                n_global * T + (layers - n_global) * min(T, window))
         right = _interleave(T, layers, window, k)
         hints = {e: v for e, v in hints.items() if v != right}
         check_value(got, right, call, hints=hints)
