@@ -16,7 +16,8 @@ DECODE_PHRASES = {
     "old": "the new token's key and value are missing", "unscaled": "are not scaled",
     "d_v": "divided by sqrt(d_v)", "sum": "every weight is 1", "front": "has the new row first",
     "not_grown": "as many as before the step", "one": "should return three things",
-    "k_as_q": "k_new was used as the query", "sqrt_T": "number of cached tokens", "sqrt_T1": "number of tokens (T + 1)",
+    "k_as_q": "k_new was used as the query", "sqrt_T": "number of cached tokens",
+    "sqrt_T1": "number of tokens (T + 1)",
 }
 
 
@@ -93,7 +94,8 @@ def decode_sqrt_T1(q, k_new, v_new, K_cache, V_cache):
     return _softmax(K @ q / np.sqrt(len(K))) @ V, K, V
 
 
-DECODE_WRONG = {"k_as_q": decode_k_as_q, "sqrt_T": decode_sqrt_T, "sqrt_T1": decode_sqrt_T1, "old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
+DECODE_WRONG = {"k_as_q": decode_k_as_q, "sqrt_T": decode_sqrt_T, "sqrt_T1": decode_sqrt_T1,
+                "old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
                 "front": decode_front, "not_grown": decode_not_grown, "one": decode_one}
 
 

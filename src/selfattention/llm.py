@@ -763,8 +763,8 @@ def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_he
     """The number of weights of ``transformers``' ``LlamaForCausalLM`` of this shape (untied embeddings),
     counted on PyTorch's ``meta`` device (shapes, no memory): models of one and two layers are built and the
     difference, one layer's weights, is added for each further layer."""
-    for name, value in (("hidden", hidden), ("intermediate", intermediate), ("layers", layers), ("heads", heads),
-                        ("kv_heads", kv_heads), ("vocab", vocab)):
+    for name, value in (("hidden", hidden), ("intermediate", intermediate), ("layers", layers),
+                        ("heads", heads), ("kv_heads", kv_heads), ("vocab", vocab)):
         _positive_int(name, value)
     from transformers import LlamaConfig, LlamaForCausalLM
 

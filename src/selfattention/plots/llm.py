@@ -14,7 +14,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "loss_curves", "prefill_decode", "block_map", "loss_by_position", "io_counts", "decode_costs",
+__all__ = ["FONT", "loss_curves", "prefill_decode",
+           "block_map", "loss_by_position", "io_counts", "decode_costs",
            "rope_turns", "H100"]
 
 #: Font size (pt) of every figure here.
