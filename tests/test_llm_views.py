@@ -98,3 +98,37 @@ def test_rope_explorer_counts_pairs_at_unseen_angles(monkeypatch, capsys):
     assert "0 of 64 pairs" in capsys.readouterr().out                      # interpolation stays within
     assert len({id(f) for f in shown}) == 1
     legible(shown[0])
+
+
+def test_prefill_decode_draws_the_square_then_one_row_per_step():
+    from matplotlib.patches import Rectangle
+    fig = llm_plots.prefill_decode(prompt=5, steps=2)
+    cells = [len([p for p in ax.patches if isinstance(p, Rectangle)]) for ax in fig.axes]
+    assert cells == [25, 6, 7]                     # 5 x 5 prefill, then 1 x 6 and 1 x 7
+    legible(fig)
+    with pytest.raises(ValueError, match="prompt must be"):
+        llm_plots.prefill_decode(prompt=0)
+
+
+def test_h100_memory_is_80_gib():
+    assert llm_plots.H100["memory_bytes"] == 80 * 2**30
+
+
+def test_stepwise_losses_match_one_pass_and_llama_weights_count():
+    import torch
+
+    import selfattention as sa
+    model = sa.llm.load_llama(seed=0)
+    ids = model.encode(sa.llm.zen_of_python()[:41])                  # (1, 41)
+    with torch.no_grad():
+        logits = model(ids[:, :-1])[0]
+    one_pass = torch.nn.functional.cross_entropy(logits[20:], ids[0, 21:]).item()
+    assert math.isclose(sa.llm.stepwise_losses(model, ids, 20)[0], one_pass, rel_tol=1e-4)
+    with pytest.raises(ValueError, match="score_from"):
+        sa.llm.stepwise_losses(model, ids, 40)
+    # Llama 2 70B's published count; a hand count for a tiny shape (embeddings, 4 attention and 3 MLP
+    # matrices, 2 norms per layer, the final norm, the output matrix)
+    assert sa.llm.llama_weights(8192, 28672, 80, 64, 8, 32000) == 68_976_648_192
+    h, f, L, heads, kv, V = 16, 40, 3, 4, 2, 11
+    per_layer = 2 * h * h + 2 * h * (h // heads * kv) + 3 * h * f + 2 * h
+    assert sa.llm.llama_weights(h, f, L, heads, kv, V) == 2 * V * h + L * per_layer + h

@@ -3,6 +3,8 @@ different right answers pass; a shortcut that skips what an exercise teaches doe
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from mistakes import message, names_only, right_answer_passes
@@ -14,6 +16,8 @@ DECODE_PHRASES = {
     "old": "the new token's key and value are missing", "unscaled": "are not scaled",
     "d_v": "divided by sqrt(d_v)", "sum": "every weight is 1", "front": "has the new row first",
     "not_grown": "as many as before the step", "one": "should return three things",
+    "k_as_q": "k_new was used as the query", "sqrt_T": "number of cached tokens",
+    "sqrt_T1": "number of tokens (T + 1)",
 }
 
 
@@ -75,7 +79,23 @@ def decode_one(q, k_new, v_new, K_cache, V_cache):
     return _softmax(K @ q / np.sqrt(len(q))) @ V
 
 
-DECODE_WRONG = {"old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
+def decode_k_as_q(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ k_new / np.sqrt(len(q))) @ V, K, V
+
+
+def decode_sqrt_T(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q / np.sqrt(len(K_cache))) @ V, K, V
+
+
+def decode_sqrt_T1(q, k_new, v_new, K_cache, V_cache):
+    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    return _softmax(K @ q / np.sqrt(len(K))) @ V, K, V
+
+
+DECODE_WRONG = {"k_as_q": decode_k_as_q, "sqrt_T": decode_sqrt_T, "sqrt_T1": decode_sqrt_T1,
+                "old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
                 "front": decode_front, "not_grown": decode_not_grown, "one": decode_one}
 
 
@@ -107,88 +127,118 @@ def test_decode_shortcut_that_recomputes_full_attention_without_growing_the_cach
 
 
 # ------------------------------------------------------------------------------- exercise 2
-ROOFLINE_PHRASES = {
-    "per_seq": "read once per sequence", "cache_once": "each sequence has its own cache", "add": "were added",
-    "flops1": "2 FLOPs, not 1", "no_cache": "caches are missing", "bytes1": "counted as 1 byte",
-    "ms": "in milliseconds",
+BOUND_PHRASES = {
+    "no_cache": "the caches are missing", "flops1": "2 FLOPs, not 1", "bytes1": "counted as 1 byte",
+    "none": "a batch is a whole number", "floor": "rounded down", "negative": "a negative batch",
+    "per_seq": "read once per step for the whole batch",
 }
 
 
-def roofline_right(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):
-    reading = (2 * n_params + batch * T * cache_bytes_per_token) / bandwidth
-    return max(reading, 2 * n_params * batch / flops_per_s)
+def bound_right(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
+    gain = 2 * n_params / flops_per_s - T * cache_bytes_per_token / bandwidth
+    return math.ceil(2 * n_params / bandwidth / gain) if gain > 0 else math.inf
 
 
-def roofline_right_steps(n_params, cache_bytes_per_token, T, batch, bandwidth, flops_per_s):
-    weights_bytes = n_params * 2
-    cache_bytes = cache_bytes_per_token * T * batch
-    reading = (weights_bytes + cache_bytes) / bandwidth
-    computing = batch * n_params * 2 / flops_per_s
-    return reading if reading > computing else computing
+def bound_right_search(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
+    """Another right answer: grow the batch until the FLOP time catches up (doubling, then bisection)."""
+    def compute_bound(b):
+        return 2 * n_params * b / flops_per_s >= (2 * n_params + b * T * cache_bytes_per_token) / bandwidth
+    if 2 * n_params / flops_per_s <= T * cache_bytes_per_token / bandwidth:
+        return float("inf")
+    high = 1
+    while not compute_bound(high):
+        high *= 2
+    low = high // 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if compute_bound(mid) else (mid, high)
+    return high
 
 
-ROOFLINE_WRONG = {
-    "per_seq": lambda n, c, T, b, bw, f: max((2 * n * b + b * T * c) / bw, 2 * n * b / f),
-    "cache_once": lambda n, c, T, b, bw, f: max((2 * n + T * c) / bw, 2 * n * b / f),
-    "add": lambda n, c, T, b, bw, f: (2 * n + b * T * c) / bw + 2 * n * b / f,
-    "flops1": lambda n, c, T, b, bw, f: max((2 * n + b * T * c) / bw, n * b / f),
-    "no_cache": lambda n, c, T, b, bw, f: max(2 * n / bw, 2 * n * b / f),
-    "bytes1": lambda n, c, T, b, bw, f: max((n + b * T * c) / bw, 2 * n * b / f),
-    "ms": lambda n, c, T, b, bw, f: 1e3 * max((2 * n + b * T * c) / bw, 2 * n * b / f),
+def _bound(n, c, T, bw, f, *, flops=2, wbytes=2, cache=True, rounding=math.ceil, inf=True):
+    gain = flops * n / f - (T * c / bw if cache else 0)
+    if gain <= 0 and inf:
+        return math.inf
+    exact = wbytes * n / bw / gain
+    return rounding(exact) if rounding else exact
+
+
+BOUND_WRONG = {
+    "no_cache": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, cache=False),
+    "flops1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, flops=1),
+    "bytes1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, wbytes=1),
+    "none": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, rounding=None),
+    "floor": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, rounding=math.floor),
+    "negative": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, rounding=None, inf=False) if (
+        2 * n / f <= T * c / bw) else _bound(n, c, T, bw, f),
+    "per_seq": lambda n, c, T, bw, f: math.inf,
 }
 
 
-@pytest.mark.parametrize("answer", [roofline_right, roofline_right_steps])
-def test_roofline_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_decode_step_seconds, answer, capsys)
+@pytest.mark.parametrize("answer", [bound_right, bound_right_search])
+def test_bound_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_compute_bound_batch, answer, capsys)
 
 
-@pytest.mark.parametrize("key", list(ROOFLINE_WRONG))
-def test_roofline_mistake_is_named(key):
-    names_only(message(checks.check_decode_step_seconds, ROOFLINE_WRONG[key]), key, ROOFLINE_PHRASES)
+@pytest.mark.parametrize("key", list(BOUND_WRONG))
+def test_bound_mistake_is_named(key):
+    names_only(message(checks.check_compute_bound_batch, BOUND_WRONG[key]), key, BOUND_PHRASES)
 
 
-def test_roofline_shortcut_memory_only_fails():
-    """Only the memory time (the batch-1 intuition, no FLOPs at all) fails on the compute-bound case."""
-    text = message(checks.check_decode_step_seconds, lambda n, c, T, b, bw, f: (2 * n + b * T * c) / bw)
-    assert "batch=4096" in text
+def test_bound_shortcut_flops_per_byte_fails():
+    """The H100's FLOPs per byte, the batch with no cache at all, is not the answer once caches are read."""
+    text = message(checks.check_compute_bound_batch, lambda n, c, T, bw, f: math.ceil(f / bw))
+    assert "the caches are missing" in text
 
 
 # ------------------------------------------------------------------------------- exercise 3
-BLOCKS_PHRASES = {
-    "pool_order": "in the pool's order", "sorted": "in sorted order", "slots": "read across blocks",
-    "untrimmed": "every slot of the last block",
+PLACE_PHRASES = {
+    "swapped": "are swapped", "plus_one": "off by one", "divisor": "the slots per block, not by",
+    "early": "took a block although", "late": "needed a new block", "pop_end": "free_blocks.pop(0)",
 }
 
 
-def blocks_right(pool, block_table, length):
-    return pool[block_table].reshape(-1, pool.shape[-1])[:length]
+def place_right(block_table, length, free_blocks, B):
+    if length % B == 0:
+        block_table.append(free_blocks.pop(0))
+    return block_table[length // B], length % B
 
 
-def blocks_right_loop(pool, block_table, length):
-    B = pool.shape[1]
-    return np.array([pool[block_table[p // B], p % B] for p in range(length)])
+def place_right_last(block_table, length, free_blocks, B):
+    """Another right answer: count the used slots, and the slot within the last block."""
+    if len(block_table) * B <= length:
+        block_table.append(free_blocks.pop(0))
+    return block_table[-1], length - (len(block_table) - 1) * B
 
 
-BLOCKS_WRONG = {
-    "pool_order": lambda pool, table, n: pool.reshape(-1, pool.shape[-1])[:n],
-    "sorted": lambda pool, table, n: np.concatenate([pool[b] for b in sorted(table)])[:n],
-    "slots": lambda pool, table, n: np.concatenate(list(pool[table].transpose(1, 0, 2)))[:n],
-    "untrimmed": lambda pool, table, n: np.concatenate([pool[b] for b in table]),
+def _place(table, length, free, B, *, alloc=lambda n, t, B: n % B == 0, where=lambda n, B: (n // B, n % B),
+           pop=0):
+    if alloc(length, table, B):
+        table.append(free.pop(pop))
+    i, slot = where(length, B)
+    return table[i], slot
+
+
+PLACE_WRONG = {
+    "swapped": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: (n % B, n // B)),
+    "plus_one": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: ((n + 1) // B, (n + 1) % B)),
+    "divisor": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: (n // (B - 1), n % (B - 1))),
+    "early": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n % B == B - 1 or not t),
+    "late": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n > len(t) * B),
+    "pop_end": lambda t, n, f, B: _place(t, n, f, B, pop=-1),
 }
 
 
-@pytest.mark.parametrize("answer", [blocks_right, blocks_right_loop])
-def test_blocks_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_read_blocks, answer, capsys)
+@pytest.mark.parametrize("answer", [place_right, place_right_last])
+def test_place_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_place_token, answer, capsys)
 
 
-@pytest.mark.parametrize("key", list(BLOCKS_WRONG))
-def test_blocks_mistake_is_named(key):
-    names_only(message(checks.check_read_blocks, BLOCKS_WRONG[key]), key, BLOCKS_PHRASES)
+@pytest.mark.parametrize("key", list(PLACE_WRONG))
+def test_place_mistake_is_named(key):
+    names_only(message(checks.check_place_token, PLACE_WRONG[key]), key, PLACE_PHRASES)
 
 
-def test_blocks_shortcut_first_blocks_fails():
-    """Reading the first blocks of the pool as if the table were 0, 1, 2 is the pool-order mistake."""
-    shortcut = lambda pool, table, n: pool[: len(table)].reshape(-1, pool.shape[-1])[:n]  # noqa: E731
-    names_only(message(checks.check_read_blocks, shortcut), "pool_order", BLOCKS_PHRASES)
+def test_place_shortcut_that_reads_without_allocating_fails():
+    """Computing the place but never taking a block (the read side only) is named: the table must grow."""
+    names_only(message(checks.check_place_token, lambda t, n, f, B: (n // B, n % B)), "late", PLACE_PHRASES)

@@ -15,6 +15,7 @@ FLASH_PHRASES = {
     "no_mask": "were not masked", "unscaled": "are not scaled", "no_rescale": "exp(m_old - m_new)",
     "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
     "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
+    "one_softmax": "numbers in fast memory at once", "own_key": "reads its own key",
 }
 
 
@@ -54,23 +55,57 @@ def flash_right(memory, b):
 
 
 def flash_right_rowwise(memory, b):
-    """Another right answer: one query row at a time inside each tile, running numbers as floats."""
+    """Another right answer: the running numbers kept per query row as Python floats, updated row by row
+    as each key tile passes."""
     T, d = memory.arrays["Q"].shape
     for i in range(0, T, b):
         q = memory.read("Q", i, i + b)
-        tiles = [(memory.read("K", j, j + b), memory.read("V", j, j + b), j) for j in range(0, i + 1, b)]
-        out = []
-        for r, row in enumerate(q):
-            m, total, acc = -np.inf, 0.0, 0.0
-            for k, v, j in tiles:
+        m, total, acc = [-np.inf] * len(q), [0.0] * len(q), [0.0] * len(q)
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            for r, row in enumerate(q):
                 s = k @ row / np.sqrt(d)
                 s[np.arange(j, j + len(k)) > i + r] = -np.inf
-                new_m = max(m, s.max())
-                total = total * np.exp(m - new_m) + np.exp(s - new_m).sum()
-                acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
-                m = new_m
-            out.append(acc / total)
-        memory.write("O", np.array(out), i)
+                new_m = max(m[r], s.max())
+                total[r] = total[r] * np.exp(m[r] - new_m) + np.exp(s - new_m).sum()
+                acc[r] = acc[r] * np.exp(m[r] - new_m) + np.exp(s - new_m) @ v
+                m[r] = new_m
+        memory.write("O", np.array(acc) / np.array(total)[:, None], i)
+
+
+def flash_one_softmax(memory, b):
+    """The shortcut: each query tile and its key tiles read as asked, but the tiles concatenated and one
+    ordinary softmax taken (no running m, l, a)."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        keys, values = [], []
+        for j in range(0, i + 1, b):
+            keys.append(memory.read("K", j, j + b))
+            values.append(memory.read("V", j, j + b))
+        K, V = np.concatenate(keys), np.concatenate(values)
+        s = q @ K.T / np.sqrt(d)
+        s[np.arange(len(K))[None, :] > np.arange(i, i + len(q))[:, None]] = -np.inf
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        memory.write("O", p / p.sum(axis=1, keepdims=True) @ V, i)
+
+
+def flash_own_key_masked(memory, b):
+    """The mask written with >=: each query's own key is hidden too."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
+        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / np.sqrt(d)
+            s[np.arange(j, j + len(k))[None, :] >= np.arange(i, i + len(q))[:, None]] = -np.inf
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
 
 
 FLASH_WRONG = {
@@ -81,6 +116,8 @@ FLASH_WRONG = {
     "no_rescale": lambda mem, b: _flash(mem, b, rescale=False),
     "q_again": lambda mem, b: _flash(mem, b, q_again=True),
     "o_often": lambda mem, b: _flash(mem, b, o_every_tile=True),
+    "one_softmax": flash_one_softmax,
+    "own_key": flash_own_key_masked,
 }
 
 
@@ -217,7 +254,8 @@ def test_moved_without_q_and_o_names_both_mistakes():
 
 # ------------------------------------------------------------------------------- exercise 3
 INTERLEAVE_PHRASES = {
-    "uncapped": "never holds more tokens than the text", "global_first": "the first layer was made global",
+    "uncapped": "never holds more tokens than the text", "global_first": "as if the first layer were global",
+    "fraction": "is not a whole number of global layers",
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
     "all_local": "every layer was counted as local",
 }
@@ -249,6 +287,8 @@ INTERLEAVE_WRONG = {
     "w_minus_1": lambda T, L, w, k: _loop(T, L, w, k, minus=True),
     "all_global": lambda T, L, w, k: L * T,
     "all_local": lambda T, L, w, k: L * min(T, w),
+    "global_ceil": lambda T, L, w, k: -(-L // (k + 1)) * T + (L + (L // -(k + 1))) * min(T, w),
+    "fraction": lambda T, L, w, k: L / (k + 1) * T + (L - L / (k + 1)) * min(T, w),
 }
 
 
@@ -259,7 +299,8 @@ def test_interleave_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(INTERLEAVE_WRONG))
 def test_interleave_mistake_is_named(key):
-    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), key, INTERLEAVE_PHRASES)
+    phrase_key = "global_first" if key == "global_ceil" else key
+    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
 
 
 def test_interleave_shortcut_with_a_fixed_ratio_fails():

@@ -22,6 +22,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -39,6 +40,8 @@ __all__ = [
     "grouped_query_attention",
     "rotary",
     "rope_frequencies",
+    "stepwise_losses",
+    "llama_weights",
     "sliding_window_mask",
     "tiled_attention",
     "TileCounts",
@@ -734,6 +737,45 @@ def load_llama(seed: int = 0, path: str | Path = LLAMA_WEIGHTS) -> LlamaDecoder:
     model.load_state_dict(state)
     model.training_record = record
     return model.eval()
+
+
+def stepwise_losses(model: LlamaDecoder, ids: Tensor, score_from: int, **attention: Any) -> list[float]:
+    """Generation's view of a text: each row of ``ids`` (n, T + 1) fed one token at a time through a fresh
+    :class:`KVCache`, with the keyword arguments of :meth:`LlamaDecoder.forward` (``window``, ``sinks``,
+    ``rope_positions``). Returns, per row, the mean cross-entropy (nats) of predicting tokens
+    ``score_from + 1 .. T`` from the logits at positions ``score_from .. T - 1``.
+    """
+    if ids.ndim != 2 or ids.shape[1] < 2:
+        raise ValueError(f"ids must be (rows, T + 1) token ids with T >= 1, got shape {tuple(ids.shape)}")
+    if not 0 <= score_from < ids.shape[1] - 1:
+        raise ValueError(f"score_from must be in 0..{ids.shape[1] - 2}, got {score_from!r}")
+    out = []
+    with torch.no_grad():
+        for row in ids:
+            cache = KVCache(model.num_layers)
+            logits = torch.cat([model(row[None, t:t + 1], cache, **attention) for t in range(len(row) - 1)],
+                               dim=1)[0]  # (T, vocab)
+            out.append(nn.functional.cross_entropy(logits[score_from:], row[score_from + 1:]).item())
+    return out
+
+
+def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:
+    """The number of weights of ``transformers``' ``LlamaForCausalLM`` of this shape (untied embeddings),
+    counted on PyTorch's ``meta`` device (shapes, no memory): models of one and two layers are built and the
+    difference, one layer's weights, is added for each further layer."""
+    for name, value in (("hidden", hidden), ("intermediate", intermediate), ("layers", layers),
+                        ("heads", heads), ("kv_heads", kv_heads), ("vocab", vocab)):
+        _positive_int(name, value)
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    def count(n: int) -> int:
+        config = LlamaConfig(hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=n,
+                             num_attention_heads=heads, num_key_value_heads=kv_heads, vocab_size=vocab)
+        with torch.device("meta"):
+            return sum(p.numel() for p in LlamaForCausalLM(config).parameters())
+
+    one, two = count(1), count(2)
+    return one + (layers - 1) * (two - one)
 
 
 # ------------------------------------------------------------------- memory traffic, counted

@@ -10,19 +10,26 @@ scores = K_cache @ q / np.sqrt(len(q))
 weights = sa.softmax(scores)
 return weights @ V_cache, K_cache, V_cache
 """,
-    # "the larger of the time to read the bytes (every weight once, in 2 bytes, and every sequence's cache
-    # once) ... and the time to do the FLOPs (2 per weight per sequence)"
-    "l13-roofline-answer": """
-weight_bytes = 2 * n_params
-cache_bytes = batch * T * cache_bytes_per_token
-reading = (weight_bytes + cache_bytes) / bandwidth
-computing = 2 * n_params * batch / flops_per_s
-return max(reading, computing)
+    # "the smallest batch ... for which a decode step's FLOP time is at least its reading time, both counted
+    # as in section 4 (weights in float16 ...). If no batch gets there, return math.inf."
+    "l13-bound-answer": """
+batch = 1
+while True:
+    reading = (2 * n_params + batch * T * cache_bytes_per_token) / bandwidth
+    computing = 2 * n_params * batch / flops_per_s
+    if computing >= reading:
+        return batch
+    if 2 * n_params / flops_per_s <= T * cache_bytes_per_token / bandwidth:
+        return math.inf
+    batch += 1
 """,
-    # "token p lives in block block_table[p // B] at slot p % B"
-    "l13-blocks-answer": """
-B = pool.shape[1]
-rows = [pool[block_table[p // B], p % B] for p in range(length)]
-return np.array(rows)
+    # "if all the sequence's slots are used (or it has no block yet), take the first free block,
+    # free_blocks.pop(0), and append it to block_table; then return (block, slot)"
+    "l13-place-answer": """
+if length >= len(block_table) * B:
+    block_table.append(free_blocks.pop(0))
+last = block_table[-1]
+slot = length - (len(block_table) - 1) * B
+return last, slot
 """,
 }

@@ -3,6 +3,7 @@ time of a decode step, and reading a sequence's keys through its block table."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_array, check_value, passed
 
-__all__ = ["check_decode_step", "check_decode_step_seconds", "check_read_blocks"]
+__all__ = ["check_decode_step", "check_compute_bound_batch", "check_place_token"]
 
 
 # ---------------------------------------------------------------- exercise 1: one decode step
@@ -27,7 +28,9 @@ def _decode_cases() -> list[tuple[np.ndarray, ...]]:
     # the maximum subtracted, and leaving the newest token out changes the answer a lot
     Q, K, V = rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 2))
     K[-1] = Q[-1] * 0.8
-    return [small, (Q, K, V)]
+    # moderate scores, T = 6 cached tokens, d_k = 5: every wrong scale (sqrt(T), sqrt(T + 1)) shows
+    moderate = (rng.normal(size=(7, 5)) * 1.5, rng.normal(size=(7, 5)) * 1.5, rng.normal(size=(7, 3)))
+    return [small, (Q, K, V), moderate]
 
 
 def _decode_variants(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
@@ -39,6 +42,9 @@ def _decode_variants(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, n
         "d_v": _softmax(K @ q / np.sqrt(V.shape[1])) @ V,
         "sum": np.ones(len(K)) @ V,
         "first": _softmax(K @ Q[0] / np.sqrt(d_k)) @ V,
+        "k_as_q": _softmax(K @ K[-1] / np.sqrt(d_k)) @ V,
+        "sqrt_T": _softmax(K @ q / np.sqrt(len(K) - 1)) @ V,
+        "sqrt_T1": _softmax(K @ q / np.sqrt(len(K))) @ V,
     }
 
 
@@ -48,6 +54,12 @@ _DECODE_WORDS = {
     "unscaled": "the scores are not scaled: divide them by sqrt(d_k).",
     "d_v": "the scores were divided by sqrt(d_v), the size of the values; the scale is sqrt(d_k), the size of "
            "queries and keys.",
+    "k_as_q": "the new token's key k_new was used as the query: the scores compare the query q with every key "
+              "(K @ q).",
+    "sqrt_T": "the scores were divided by the square root of the number of cached tokens; the scale is sqrt(d_k), "
+              "the size of queries and keys, whatever the length.",
+    "sqrt_T1": "the scores were divided by the square root of the number of tokens (T + 1); the scale is "
+               "sqrt(d_k), the size of queries and keys, whatever the length.",
     "sum": "every weight is 1, so the output is the sum of the values: the softmax was taken over an axis of "
            "length 1. Take it over the T + 1 scores (the keys).",
 }
@@ -84,89 +96,143 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
     passed("z is the last row of causal attention over all T + 1 tokens, and the caches grew by one row each.")
 
 
-# ---------------------------------------------------------------- exercise 2: the roofline
-def _roofline(n: float, c: float, T: int, b: int, bw: float, f: float, *, weights_per_seq: bool = False,
-              cache_once: bool = False, add: bool = False, flops_per_weight: float = 2.0,
-              no_cache: bool = False, weight_bytes: float = 2.0) -> float:
-    weights = weight_bytes * n * (b if weights_per_seq else 1)
-    cache = 0.0 if no_cache else (1 if cache_once else b) * T * c
-    memory, compute = (weights + cache) / bw, flops_per_weight * n * b / f
-    return memory + compute if add else max(memory, compute)
+# ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
+def _bound_batch(n: float, c: float, T: int, bw: float, f: float, *, flops_per_weight: float = 2.0,
+                 weight_bytes: float = 2.0, no_cache: bool = False, rounding: str = "ceil") -> float:
+    """Smallest batch b with flops_per_weight n b / f >= (weight_bytes n + b T c) / bw (math.inf if none)."""
+    gain = flops_per_weight * n / f - (0.0 if no_cache else T * c / bw)  # seconds gained per extra sequence
+    need = weight_bytes * n / bw
+    if rounding == "none_negative":  # the formula without the case where no batch gets there
+        return need / gain
+    if gain <= 0:
+        return math.inf
+    exact = need / gain
+    return {"ceil": math.ceil(exact), "floor": math.floor(exact), "none": exact}[rounding]
 
 
-_ROOFLINE_WORDS = {
-    "weights_per_seq": ("the weights are read once per sequence; they are read once per step for the whole "
-                        "batch (that is why batching helps)."),
-    "cache_once": "each sequence has its own cache: the cache bytes are batch x T x cache_bytes_per_token.",
-    "add": ("the two times were added; reading and computing overlap, so the step takes at least the larger "
-            "of the two (max), not their sum."),
-    "flops_per_weight": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
-    "no_cache": "the caches are missing from the bytes read: every sequence's cache is read at every step.",
-    "weight_bytes": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
+_BOUND_WORDS = {
+    "no_cache": ("the caches are missing (or counted once for the whole batch): every sequence in the batch "
+                 "brings its own cache of T x cache_bytes_per_token bytes, read at every step."),
+    "flops1": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
+    "bytes1": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
+    "none": "a batch is a whole number of sequences: round the exact solution up (math.ceil).",
+    "floor": ("that was rounded down: at that batch the FLOPs still take less time than the reading. Round "
+              "up (math.ceil)."),
 }
 
+# the 70B shape of section 4 (g = 8) on an H100, 512 tokens per text; a 7B model on another GPU; the 70B
+# shape at 4,096 tokens, where each sequence's cache takes longer to read than its FLOPs take
+_BOUND_CASES = [(68_976_648_192, 327_680, 512, 3.35e12, 989e12), (7e9, 131_072, 100, 2e12, 5e14),
+                (68_976_648_192, 327_680, 4096, 3.35e12, 989e12)]
 
-def _roofline_cases() -> list[tuple[float, ...]]:
-    # memory-bound (batch 3, long texts), then compute-bound (batch 4096, short texts): every mistake gives
-    # another number on the first case it changes
-    return [(7e9, 131072.0, 2048, 3, 2e12, 5e14), (7e9, 131072.0, 64, 4096, 2e12, 5e14)]
 
-
-def check_decode_step_seconds(decode_step_seconds: Callable[..., Any]) -> None:
-    """Exercise 2: the lower bound max(bytes / bandwidth, FLOPs / peak) of one decode step."""
-    if not callable(decode_step_seconds):
-        raise ExerciseError("decode_step_seconds should be a function: write it in the answer cell above.")
-    for case in _roofline_cases():
-        n, c, T, b, bw, f = case
-        what = (f"n_params={n:.0e}, cache_bytes_per_token={c:,.0f}, T={T}, batch={b}, bandwidth={bw:.0e}, "
-                f"flops_per_s={f:.0e}")
+def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
+    """Exercise 2: the smallest batch at which a decode step's FLOP time reaches its reading time."""
+    if not callable(compute_bound_batch):
+        raise ExerciseError("compute_bound_batch should be a function: write it in the answer cell above.")
+    for case in _BOUND_CASES:
+        n, c, T, bw, f = case
+        call = (f"compute_bound_batch(n_params={n:,.0f}, cache_bytes_per_token={c:,}, T={T}, "
+                f"bandwidth={bw:.3g}, flops_per_s={f:.3g})")
         try:
-            got = decode_step_seconds(*case)
+            got = compute_bound_batch(*case)
         except Exception as exc:
-            raise ExerciseError(f"decode_step_seconds raised {type(exc).__name__} on {what}: {exc}") from None
-        hints = {}
-        for key, words in _ROOFLINE_WORDS.items():
-            value = {"flops_per_weight": 1.0, "weight_bytes": 1.0}.get(key, True)
-            wrong = _roofline(*case, **{key: value})
-            if not np.isclose(wrong, _roofline(*case), rtol=1e-6):
+            raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        right = _bound_batch(*case)
+        try:
+            value = float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
+        except (TypeError, ValueError):
+            value = None  # check_value names it
+        if value is not None and math.isinf(right) and value < 0:
+            raise ExerciseError(f"{call} = {value:,.1f}, a negative batch: here each sequence's cache takes "
+                                f"longer to read than its FLOPs take, so adding sequences never catches up and "
+                                f"no batch is compute-bound. Return math.inf when that happens.")
+        if value is not None and math.isinf(value) and not math.isinf(right):
+            raise ExerciseError(f"{call} = inf, but a large enough batch gets there here: the weights are read "
+                                f"once per step for the whole batch (not once per sequence), while their FLOPs "
+                                f"grow with the batch.")
+        hints: dict[str, float] = {}
+        for key, words in _BOUND_WORDS.items():
+            kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
+                                      "bytes1": {"weight_bytes": 1.0}, "none": {"rounding": "none"},
+                                      "floor": {"rounding": "floor"}}[key]
+            wrong = _bound_batch(*case, **kwargs)
+            if wrong != right and not math.isinf(wrong):
                 hints.setdefault(words, wrong)
-        hints[("it is in milliseconds; the exercise asks for seconds.")] = 1e3 * _roofline(*case)
-        check_value(got, _roofline(*case), f"decode_step_seconds({what})", hints=hints, rtol=1e-6, atol=0)
-    memory_bound = _roofline(*_roofline_cases()[0])
-    passed(f"a step of 3 long sequences of a 7B model takes at least {1e3 * memory_bound:.1f} ms, "
-           f"nearly all of it reading memory.")
+        check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
+    passed(f"at 512 tokens per text the 70B shape on an H100 turns compute-bound at a batch of "
+           f"{_bound_batch(*_BOUND_CASES[0])}, against {math.ceil(989e12 / 3.35e12)} with no cache at all; at "
+           f"4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
 
 
-# ---------------------------------------------------------------- exercise 3: block table
-def _blocks_cases() -> list[tuple[np.ndarray, list[int], int]]:
-    rng = np.random.default_rng(1301)
-    pool = rng.normal(size=(8, 4, 3))
-    return [(pool, [5, 0, 3], 10), (rng.normal(size=(12, 5, 2)), [2, 9, 4, 7, 11], 21)]
+# ---------------------------------------------------------------- exercise 3: the block allocator
+# (block_table, length, free_blocks, B, tokens to append one after another)
+_PLACE_CASES = [([], 0, [7, 2, 5, 9, 4, 0], 4, 11), ([3], 2, [6, 1, 8], 3, 6)]
 
 
-def check_read_blocks(read_blocks: Callable[..., Any]) -> None:
-    """Exercise 3: a sequence's (length, d) keys read from a (num_blocks, B, d) pool through its block table."""
-    if not callable(read_blocks):
-        raise ExerciseError("read_blocks should be a function: write it in the answer cell above.")
-    for pool, table, length in _blocks_cases():
-        B, d = pool.shape[1], pool.shape[2]
-        what = f"a pool of {pool.shape[0]} blocks of {B}, block_table={table}, length={length}"
-        try:
-            got = read_blocks(pool.copy(), list(table), length)
-        except Exception as exc:
-            raise ExerciseError(f"read_blocks raised {type(exc).__name__} on {what}: {exc}") from None
-        got = _to_array(got, "the result of read_blocks")
-        right = pool[table].reshape(-1, d)[:length]
-        if got.shape == (len(table) * B, d) and np.allclose(got, pool[table].reshape(-1, d)):
-            raise ExerciseError(f"the result has {got.shape[0]} rows: every slot of the last block, used or not. "
-                                f"Keep the first `length` rows, the sequence's tokens (on {what}).")
-        mistakes = {
-            "the blocks were read in the pool's order (0, 1, 2, ...), not the block table's: token p lives in "
-            "block block_table[p // B].": pool.reshape(-1, d)[:length],
-            "the blocks were read in sorted order; the block table's order is the sequence's order, whatever "
-            "the block numbers.": pool[sorted(table)].reshape(-1, d)[:length],
-            "the slots of each block are read across blocks: reshape (blocks, B, d) to (blocks * B, d), so "
-            "that each block's B slots stay together.": pool[table].transpose(1, 0, 2).reshape(-1, d)[:length],
-        }
-        check_array(got, right, f"the result of read_blocks (on {what})", mistakes=mistakes)
-    passed("you read each token from block block_table[p // B], slot p % B: the sequence in order.")
+def _place_right(table: list[int], length: int, free: list[int], B: int) -> tuple[int, int]:
+    if length == len(table) * B:  # no block yet, or the last one full
+        table.append(free.pop(0))
+    return table[length // B], length % B
+
+
+class _Table(list):  # type: ignore[type-arg]
+    """A block table that answers a look-up past its end with -1 - index instead of raising, so that the
+    check can tell which entry an answer looked up."""
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, (int, np.integer)) and i >= len(self):
+            return -1 - int(i)
+        return super().__getitem__(i)
+
+
+def check_place_token(place_token: Callable[..., Any]) -> None:
+    """Exercise 3: the paged cache's allocator step: take a block when the last is full, return
+    (block, slot) of the new token; run on tokens appended one after another."""
+    if not callable(place_token):
+        raise ExerciseError("place_token should be a function: write it in the answer cell above.")
+    for table0, length0, free0, B, n in _PLACE_CASES:
+        table, free = _Table(table0), list(free0)
+        want_table, want_free = list(table0), list(free0)
+        for p in range(length0, length0 + n):  # p: the new token's position, = length
+            call = f"place_token(block_table={list(table)}, length={p}, free_blocks={free}, B={B})"
+            right = _place_right(want_table, p, want_free, B)
+            before = len(table)
+            try:
+                got = place_token(table, p, free, B)
+            except Exception as exc:
+                raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+            if got is None or got is Ellipsis:
+                raise ExerciseError(f"{call} returns nothing yet: return (block, slot).")
+            new, need = len(table) - before, len(want_table) - before
+            if new > need:
+                raise ExerciseError(f"{call} took a block although the last one still had a free slot for token "
+                                    f"{p}. Take a block only when length == len(block_table) * B (an "
+                                    f"off-by-one?).")
+            if new < need:
+                raise ExerciseError(f"{call}: token {p} needed a new block (the {before} block(s) hold "
+                                    f"{before * B} slots, all used) but none was taken. Take one when "
+                                    f"length == len(block_table) * B, before looking the block up.")
+            if list(table) != want_table:
+                raise ExerciseError(f"{call} appended block {list.__getitem__(table, -1)} to the table; take the "
+                                    f"first free block, free_blocks.pop(0), which is {want_table[-1]}.")
+            try:
+                block, slot = (int(x) for x in got)
+            except (TypeError, ValueError):
+                raise ExerciseError(f"{call} returned {got!r:.80}; return two whole numbers, (block, slot).") from None
+            if (block, slot) == right:
+                continue
+            index = -1 - block if block < 0 else (want_table.index(block) if block in want_table else None)
+            shown = f"block_table[{index}], slot {slot}" if index is not None else f"block {block}, slot {slot}"
+            if (index, slot) == (p % B, p // B):
+                raise ExerciseError(f"{call} gave {shown}: // and % are swapped. Token {p} lives in block "
+                                    f"block_table[{p} // B] at slot {p} % B.")
+            for d in (B - 1, B + 1):
+                if d > 0 and (index, slot) == (p // d, p % d):
+                    raise ExerciseError(f"{call} gave {shown}: divide by B = {B}, the slots per block, not by {d}.")
+            if (index, slot) == ((p + 1) // B, (p + 1) % B):
+                raise ExerciseError(f"{call} gave {shown}, the place of token {p + 1}: off by one. Counting "
+                                    f"from 0, the new token's position is length = {p}.")
+            raise ExerciseError(f"{call} gave {shown}; token {p} goes to block_table[{p // B}], slot "
+                                f"{right[1]}.")
+    passed("each token found its slot, and a block was taken from the free list exactly when the last was full.")

@@ -3,6 +3,7 @@ the elements it moves; and the cache of a local/global interleave of layers."""
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -61,10 +62,10 @@ def _flash_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
 
 
 def _causal(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, scale: bool = True, mask: bool = True,
-            within_tiles_of: int | None = None) -> np.ndarray:
+            within_tiles_of: int | None = None, own_key: bool = True) -> np.ndarray:
     S = Q @ K.T / (np.sqrt(Q.shape[1]) if scale else 1.0)
     T = len(Q)
-    allowed = np.tri(T, dtype=bool)
+    allowed = np.tri(T, k=0 if own_key else -1, dtype=bool)
     if not mask and within_tiles_of:  # tiles skipped, but no mask inside the diagonal tiles
         b = within_tiles_of
         allowed = (np.arange(T)[None, :] // b) <= (np.arange(T)[:, None] // b)
@@ -135,6 +136,60 @@ def _pattern_problem(log: list[tuple[str, str, int, int]], T: int, b: int) -> st
     return None
 
 
+class _NoLog(list):  # type: ignore[type-arg]
+    """A log that keeps nothing, so that measuring an answer's memory does not count the log's growth."""
+
+    def append(self, item: Any) -> None:
+        pass
+
+
+_CAP_CASE = (1024, 8, 8)  # T, d, b: many tiles, so holding a whole row of keys is 128 times a tile
+
+
+def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
+    """Run the answer on a long input and measure the most memory it held at once (numbers of 8 bytes, as
+    counted by tracemalloc): name a loop that holds far more than its tiles (e.g. all of a query tile's keys
+    concatenated, then one ordinary softmax), or None."""
+    T, d, b = _CAP_CASE
+    rng = np.random.default_rng(1401)
+    Q, K, V = rng.normal(size=(3, T, d))
+    memory = SlowMemory(Q=Q, K=K, V=V, O=np.zeros((T, d)))
+    memory.log = _NoLog()
+    tiles = 4 * b * d + b * b
+    limit = 16 * tiles + 4096  # room for temporaries and Python's own objects; a whole row of keys is T d
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        with _without_package_loop(), np.errstate(all="ignore"):
+            causal_flash(memory, b)
+        held = (tracemalloc.get_traced_memory()[1] - start) // 8
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+    if held <= limit:
+        return None
+    return (f"on T = {T}, d = {d}, b = {b} your loop held about {held:,} numbers in fast memory at once, where "
+            f"its tiles need about 4bd + b^2 = {tiles}: fast memory holds only the query tile, the current key "
+            f"and value tiles, their b x b scores and m, l, a. Keep no list of key tiles (or of all a row's "
+            f"scores) for one ordinary softmax at the end: update m, l and a as each key tile passes.")
+
+
+def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> str | None:
+    """Name a mask that also hides each query's own key (>= instead of >): query 0 then has no key left."""
+    bad = ~np.isfinite(out).all(axis=1)
+    if not bad.any():
+        return None
+    strict = _causal(Q, K, V, own_key=False)
+    if bad[0] and np.allclose(out[~bad], strict[~bad], atol=1e-6):
+        return ("row 0 of O is NaN: every key of query 0 was masked, so its softmax divides 0 by 0. A query "
+                "reads its own key: set to -inf only the keys after it (key position > query position), "
+                "not key position >= query position.")
+    return None
+
+
 def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     """Exercise 1: causal attention tile by tile through a counted slow memory: the output, and the reads
     and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
@@ -158,7 +213,7 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         if "O" not in memory.arrays:
             raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
                                 f"memory.write('O', rows, i).")
-        problem = _pattern_problem(memory.log, T, b)
+        problem = _pattern_problem(memory.log, T, b) or _own_key_problem(memory.arrays["O"][:T], Q, K, V)
         if problem:
             raise ExerciseError(f"{problem} (on {what})")
         mistakes = {
@@ -169,8 +224,11 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
         }
         check_array(memory.arrays["O"][:T], _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
+    problem = _fast_memory_problem(causal_flash)
+    if problem:
+        raise ExerciseError(problem)
     passed("exact causal attention, each query tile read once, only the key tiles up to the diagonal read, "
-           "each output tile written once.")
+           "each output tile written once, and no more than the tiles held in fast memory.")
 
 
 # ------------------------------------------------------- exercise 2: elements moved, predicted
@@ -234,15 +292,20 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         hints = {
             "a local layer never holds more tokens than the text has: min(T, window).":
                 _interleave(T, layers, window, k, cap=False),
-            "the first layer was made global; the pattern is local_per_global local layers, then one global "
-            "(layers local_per_global, 2 local_per_global + 1, ... are global, counting from 0).":
-                _interleave(T, layers, window, k, global_first=True),
+            "that counts ceil(layers / (local_per_global + 1)) global layers, as if the first layer were global; "
+            "the pattern starts with local_per_global local layers, so only complete patterns end in a global "
+            "one: layers // (local_per_global + 1) of them (layers local_per_global, 2 local_per_global + 1, ... "
+            "counting from 0).": _interleave(T, layers, window, k, global_first=True),
             "a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.":
                 _interleave(T, layers, window, k, window_minus_one=True),
             "every layer was counted as global.": layers * T,
         }
         if k:
             hints["every layer was counted as local."] = layers * min(T, window)
+            n_global = layers / (k + 1)
+            hints["layers / (local_per_global + 1) is not a whole number of global layers: count only "
+                  "complete patterns, layers // (local_per_global + 1)."] = (
+                n_global * T + (layers - n_global) * min(T, window))
         right = _interleave(T, layers, window, k)
         hints = {e: v for e, v in hints.items() if v != right}
         check_value(got, right, call, hints=hints)

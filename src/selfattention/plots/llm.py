@@ -14,14 +14,16 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "loss_curves", "block_map", "loss_by_position", "io_counts", "decode_costs",
+__all__ = ["FONT", "loss_curves", "prefill_decode",
+           "block_map", "loss_by_position", "io_counts", "decode_costs",
            "rope_turns", "H100"]
 
 #: Font size (pt) of every figure here.
 FONT = 14
 
-#: One NVIDIA H100 SXM (datasheet): 80 GB of HBM3 read at 3.35 TB/s, 989 TFLOP/s dense bf16.
-H100 = {"memory_bytes": 80e9, "bandwidth": 3.35e12, "flops": 989e12}
+#: One NVIDIA H100 SXM (datasheet): "80 GB" of HBM3, which is 80 GiB (85.9e9 bytes), read at 3.35 TB/s;
+#: 989 TFLOP/s dense bf16.
+H100 = {"memory_bytes": 80 * 2**30, "bandwidth": 3.35e12, "flops": 989e12}
 
 
 def _style() -> dict[str, object]:
@@ -45,6 +47,54 @@ def loss_curves(losses: Mapping[str, Sequence[float]], every: int = 1) -> Figure
         ax.set_xlabel("training step (4 windows of 256 characters each)")
         ax.set_ylabel("loss (nats per character)")
         ax.legend()
+    return fig
+
+
+def prefill_decode(prompt: int = 5, steps: int = 2) -> Figure:
+    """What generation with a KV cache computes: the prefill's ``prompt x prompt`` scores (above the
+    diagonal masked), then each decode step's single row, one query against every cached key plus its own
+    new key; the cache grows by one key and value per step.
+
+    Inputs: prompt: tokens in the prompt (1-12); steps: decode steps drawn (1-4).
+    """
+    if not 1 <= prompt <= 12:
+        raise ValueError(f"prompt must be 1..12 tokens, got {prompt!r}")
+    if not 1 <= steps <= 4:
+        raise ValueError(f"steps must be 1..4, got {steps!r}")
+    colours = {"used": "#4C72B0", "masked": "#DDDDDD", "cached": "#4C72B0", "new": "#DD8452"}
+    with plt.rc_context(_style()):
+        widths = [prompt] + [prompt + s for s in range(1, steps + 1)]
+        fig, axes = plt.subplots(1, steps + 1, figsize=(12, 4.6), layout="constrained",
+                                 gridspec_kw={"width_ratios": widths})
+        for n, ax in enumerate(axes):
+            keys = widths[n]
+            rows = prompt if n == 0 else 1
+            for r in range(rows):
+                for c in range(keys):
+                    if n == 0:
+                        colour = colours["used"] if c <= r else colours["masked"]
+                    else:
+                        colour = colours["new"] if c == keys - 1 else colours["cached"]
+                    y = prompt - 1 - r if n == 0 else 0  # a decode row lines up with the prefill's last row
+                    ax.add_patch(plt.Rectangle((c, y), 0.92, 0.92, color=colour))
+            ax.set_xlim(-0.2, keys + 0.1)
+            ax.set_ylim(-0.2, prompt + 0.1)
+            ax.set_aspect("equal")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            for side in ax.spines.values():
+                side.set_visible(False)
+            if n == 0:
+                ax.set_title(f"prefill: {prompt} x {prompt} scores")
+                ax.set_xlabel("keys (the prompt)")
+                ax.set_ylabel("queries")
+            else:
+                ax.set_title(f"decode step {n}: 1 x {keys} scores")
+                ax.set_xlabel(f"cache: {keys - 1} + 1 new key")
+        handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("used", "masked", "new")]
+        fig.legend(handles, ["score computed; its key kept in the cache", "masked",
+                             "the new token's key, appended"],
+                   loc="outside lower center", ncol=3, frameon=False, fontsize=FONT)
     return fig
 
 
@@ -104,7 +154,7 @@ def loss_by_position(curves: Mapping[str, ArrayLike], trained_length: int, bucke
         ax.text(trained_length, 0.97, " trained length", transform=ax.get_xaxis_transform(), va="top",
                 color="gray")
         ax.set_yscale("log")
-        ax.set_xlabel("position in the text")
+        ax.set_xlabel(f"position in the text (means over bins of {bucket})")
         ax.set_ylabel("loss (nats per character)")
         ax.legend(loc="center right")
         if title:
