@@ -178,7 +178,7 @@ _WIDE = ([[1000.0, 999.0, 998.0], [998.0, 1000.0, 999.0]], [[-1000.0, -1001.0], 
 _UNSTABLE = {
     0: "np.exp(1000) overflows to inf, and inf / inf is NaN: your softmax exponentiates the scores as they are. "
        "Section 3's shift property lets you subtract any number c from a row without changing its weights: "
-       "your c must keep every exponential from overflowing without letting all of them underflow to 0.",
+       "which c keeps every exponential from overflowing without letting all of them underflow to 0?",
     1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your softmax exponentiates these scores as "
        "they are (or shifts them too little). A shift by the same c keeps the weights: your c must keep at "
        "least one exponential from underflowing, and none from overflowing.",
