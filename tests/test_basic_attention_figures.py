@@ -258,11 +258,17 @@ def test_softmax_of_two_draws_the_curve_next_to_the_argmax_step():
     shares = core.softmax(np.stack([np.zeros_like(gaps), gaps], axis=1))[:, 1]
     fig, ax = figures.softmax_of_two(gaps, shares)
     step, curve = ax.lines
-    assert list(step.get_ydata()) == list((gaps > 0).astype(float))
+    argmax = np.where(gaps == 0, np.nan, (gaps > 0).astype(float))   # broken at the tie s = 0
+    assert np.array_equal(step.get_ydata(), argmax, equal_nan=True)
     assert curve.get_ydata()[60] == pytest.approx(0.5) and ax.get_ylabel() and ax.get_xlabel()
     assert_legible(fig)
     with pytest.raises(ValueError, match="gaps has shape"):
         figures.softmax_of_two(gaps, shares[:3])
+    fig, ax = figures.softmax_of_two(gaps, shares, band=0.42)   # the shaded band of small gaps
+    assert len(ax.patches) == 1 and ax.patches[0].get_label() == r"gaps $|s| \leq 0.42$"
+    assert_legible(fig)
+    with pytest.raises(ValueError, match="band is"):
+        figures.softmax_of_two(gaps, shares, band=-1)
 
 
 def test_one_query_pipeline_labels_its_axes_and_names_each_colour():

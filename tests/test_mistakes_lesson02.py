@@ -533,3 +533,4 @@ def test_a_wrong_shift_in_long_double_does_not_pass(shift):
 def test_the_naive_softmax_gets_a_question_not_the_answer():
     text = _message(check_softmax_row, rowwise(no_shift))
     assert "which c" in text and "largest score" not in text, text
+    assert "exponentiates the scores as they are" in text and "as large as 1" not in text, text

@@ -366,6 +366,7 @@ DESIGN = {
     "score for length": "you took the score for the length",
     "forgot log": "you forgot the log",
     "summed scores": "you added the scores",
+    "scaled bank": "you scaled x_bank",
 }
 _BANK = np.array([0.7, 0.7, 0.0, 0.0])
 DESIGN_WRONG = {
@@ -402,6 +403,13 @@ def test_a_near_half_off_bank_s_direction_is_named_as_direction():   # river's d
 def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574
     s = np.logaddexp(0.77, 0.98)
     _names_only(_message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK)), "score for length", DESIGN)
+
+
+def test_bank_itself_scaled_by_the_score_is_named():   # x_new = s * x_bank: |x_new| = 1.558, weight 0.492
+    s = np.logaddexp(0.77, 0.98)
+    text = _message(check_bank_attends, s * _BANK)
+    _names_only(text, "scaled bank", DESIGN)
+    assert "round up" not in text and "1.590" in text, text
 
 
 _S_EXP = np.exp(0.77) + np.exp(0.98)   # e^s = e^0.77 + e^0.98 without the log: s = 4.82

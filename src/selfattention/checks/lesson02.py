@@ -176,11 +176,12 @@ _WIDE = ([[1000.0, 999.0, 998.0], [998.0, 1000.0, 999.0]], [[-1000.0, -1001.0], 
          [[1600.0, 1600.0, 0.0], [0.0, 1.0, 2.0]], [[0.0, 1600.0], [1.0, 0.0]],
          [[40000.0, 0.0], [0.0, 40000.0], [-40000.0, -40001.0], [0.0, 1.0]])
 _UNSTABLE = {
-    0: "np.exp(1000) overflows to inf, and inf / inf is NaN. Section 3's shift property lets you subtract "
-       "any number c from a row without changing its weights: which c keeps every exponent at or below 0, "
-       "yet leaves one exponential as large as 1?",
-    1: "every exponential underflows to 0 here, and 0 / 0 is NaN. A shift by the same c keeps the weights: "
-       "which c leaves the row's largest exponential exactly 1?",
+    0: "np.exp(1000) overflows to inf, and inf / inf is NaN: your softmax exponentiates the scores as they are. "
+       "Section 3's shift property lets you subtract any number c from a row without changing its weights: "
+       "which c keeps every exponential from overflowing without letting all of them underflow to 0?",
+    1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your softmax exponentiates these scores as "
+       "they are (or shifts them too little). A shift by the same c keeps the weights: your c must keep at "
+       "least one exponential from underflowing, and none from overflowing.",
     2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
        "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
        "scores.max(axis=1, keepdims=True).",
@@ -194,8 +195,8 @@ _UNSTABLE = {
     6: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
        "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
     7: "a longer float (np.longdouble) only moves the limit, to about e^11356, and these scores reach 40000. "
-       "No float holds every exponential: which shift c, subtracted from each row, keeps every exponent at "
-       "or below 0?",
+       "No float holds every exponential: shift each row by a number c instead, chosen so that no "
+       "exponential overflows and not all of them underflow.",
 }
 _LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(")
 #: Names of library functions that do the shift themselves: a softmax, or scipy's logsumexp.

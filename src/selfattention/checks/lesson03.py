@@ -438,6 +438,12 @@ def check_bank_attends(x_new: Any) -> None:
             f"x_new points along bank with length {length:.3f}, the score s = {needed:.3f} itself: you took the "
             f"score for the length. {said} The score is a dot product, x_bank . x_new = |x_bank| |x_new| cos "
             f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s / |x_bank| = {shortest:.3f}.")
+    if cos > 0.999 and abs(length - needed * norm_bank) <= 0.004 * needed * norm_bank:
+        raise ExerciseError(
+            f"x_new is bank's own vector times s = {needed:.3f} (length {length:.3f}): you scaled x_bank, whose "
+            f"length is {norm_bank:.3f}, not its unit vector, so the score is s |x_bank|^2 = {score:.3f}, not s. "
+            f"{said} Along bank's direction the score is |x_bank| |x_new|, so |x_new| must be s / |x_bank| = "
+            f"{shortest:.3f}.")
     if weights[2] >= 0.49 and cos < 0.999:
         raise ExerciseError(
             f"x_new points partly off bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "

@@ -252,7 +252,7 @@ def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], title
     fig.supxlabel("column j: the word attended to", fontsize=FONT)
     bar = fig.colorbar(axes[-1].images[0], ax=axes, shrink=0.8)
     bar.ax.tick_params(labelsize=FONT)
-    bar.set_label("weight alpha_ij", fontsize=FONT)
+    bar.set_label(r"weight $\alpha_{ij}$", fontsize=FONT)
     return fig, axes
 
 
@@ -404,13 +404,13 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
     return fig, list(axes)
 
 
-def softmax_of_two(gaps: ArrayLike, shares: ArrayLike) -> tuple[Figure, Axes]:
+def softmax_of_two(gaps: ArrayLike, shares: ArrayLike, *, band: float | None = None) -> tuple[Figure, Axes]:
     """The weight of the second of two scores [0, s] against the gap s, next to the hard argmax (0 below
-    s = 0, 1 above): softmax as a smooth argmax.
+    s = 0, 1 above, an open dot at 1/2 for the tie at s = 0): softmax as a smooth argmax.
 
     Inputs:
         gaps: the gaps s, shape (n,), increasing; shares: the second weight softmax([0, s])[1] at each gap,
-        shape (n,).
+        shape (n,). band: if given, the gaps |s| <= band are shaded.
     Returns:
         the figure and its Axes.
     """
@@ -419,8 +419,15 @@ def softmax_of_two(gaps: ArrayLike, shares: ArrayLike) -> tuple[Figure, Axes]:
         raise ValueError(f"gaps has shape {gaps.shape} and shares {shares.shape}; expected the same shape")
     fig, ax = plt.subplots(figsize=(12, 4.6))
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.9)
-    ax.plot(gaps, (gaps > 0).astype(float), color="gray", lw=2.5, ls="--", label="argmax: all or nothing")
+    step = np.where(gaps == 0, np.nan, (gaps > 0).astype(float))   # broken at the tie, marked by the dot
+    ax.plot(gaps, step, color="gray", lw=2.5, ls="--", label="argmax: all or nothing")
     ax.plot(gaps, shares, color="tab:blue", lw=3, label="softmax: weight of the second score")
+    ax.scatter([0.0], [0.5], s=120, facecolors="white", edgecolors="gray", linewidths=2.5, zorder=3,
+               label="argmax at a tie: 1/2 each")
+    if band is not None:
+        if not band > 0:
+            raise ValueError(f"band is {band!r}; expected a positive gap or None")
+        ax.axvspan(-band, band, color="tab:orange", alpha=0.25, label=f"gaps $|s| \\leq {band:g}$")
     ax.set_xlabel("gap s between the two scores [0, s]", fontsize=FONT)
     ax.set_ylabel("weight of the second", fontsize=FONT)
     ax.set_ylim(-0.05, 1.05)
