@@ -173,3 +173,21 @@ def test_focus_table_prints_each_heads_top_word_and_output(capsys) -> None:
     assert f"two: apple -> phones ({A[2].max():.2f}), z = {np.round(Z[2], 2).tolist()}" in out
     with pytest.raises(ValueError, match="focus='apple'"):
         views.focus_table(VOCAB, {"one": HEAD}, ["I love juice phones"])
+
+
+def test_by_role_and_role_table_read_the_query_row():
+    from selfattention import tasks
+
+    X, _ = tasks.make_lookup_data(6, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    w = torch.zeros(6, 2, 5, 5)
+    for i in range(6):                                      # head 0 all on "next", head 1 all on "previous"
+        w[i, 0, -1, where[i, 0]] = 1.0
+        w[i, 1, -1, where[i, 1]] = 1.0
+    got = plots.by_role(w, where)
+    assert got.shape == (6, 2, 5)
+    assert torch.equal(got[:, 0, 0], torch.ones(6)) and torch.equal(got[:, 1, 1], torch.ones(6))
+    table = plots.role_table({"two": [w, w.flip(1)]}, where, ["next", "previous", "own", "other", "query"])
+    assert "more on next" in table and "1.00-1.00" in table and table.count("\n") == 2
+    with pytest.raises(ValueError, match="weights must be"):
+        plots.by_role(w[0], where)

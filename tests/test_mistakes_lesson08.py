@@ -16,7 +16,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_attention_param_count, check_silence_head, check_torch_to_numpy
+from selfattention.checks import check_attention_param_count, check_cross_attention_numpy, check_silence_head
 
 # ---------------------------------------------------------------- exercise 1: silence one head
 SILENCE = {
@@ -26,6 +26,7 @@ SILENCE = {
     "both": "both heads were silenced",
     "in place": "changed the model itself",
     "pair": "returned a pair",
+    "hook left": "left a forward hook",
 }
 
 
@@ -43,7 +44,23 @@ SILENCE_WRONG = {
     "both": lambda model, head, X: _zero_value(copy.deepcopy(model), 0, X) * 0 + _both(model, X),
     "in place": lambda model, head, X: _in_place(model, head, X),
     "pair": lambda model, head, X: tuple(t.detach() for t in _pair(model, head, X)),
+    "hook left": lambda model, head, X: _hook_left(model, head, X),
 }
+
+
+def _hook_left(model, head, X):
+    """A forward hook that zeroes the head's output, never removed."""
+    model.attention.heads[head].register_forward_hook(lambda m, i, out: (torch.zeros_like(out[0]), out[1]))
+    with torch.no_grad():
+        return model(X)[0]
+
+
+def _zero_block(model, head, X, d_k):
+    """The head's block of the concatenation set to 0 before the readout, d_k columns wide."""
+    with torch.no_grad():
+        Z = model.attention(X)[0].clone()
+        Z[..., head * d_k:(head + 1) * d_k] = 0
+        return model.readout(Z[:, -1]).view(len(X), 2, -1)
 
 
 def _zero_query(model, head, X):
@@ -91,6 +108,8 @@ def test_silence_right_answers_pass(capsys):
             return model.readout(Z[:, -1]).view(len(X), 2, -1)
 
     _right_answer_passes(check_silence_head, zero_block, capsys)
+    # the lesson's model has d_k = 16: slicing with a hard-coded 16 is right for it, and for the check's model
+    _right_answer_passes(check_silence_head, lambda model, head, X: _zero_block(model, head, X, 16), capsys)
 
 
 def test_silence_a_function_that_returns_accuracy_does_not_pass():
@@ -99,74 +118,99 @@ def test_silence_a_function_that_returns_accuracy_does_not_pass():
     assert "shape" in text
 
 
-# ---------------------------------------------------------------- exercise 2: PyTorch's weights in NumPy
-def _right(mha):
-    W_Q, W_K, W_V = (w.detach().numpy().T for w in mha.in_proj_weight.chunk(3))
-    b_Q, b_K, b_V = (b.detach().numpy() for b in mha.in_proj_bias.chunk(3))
-    W_O, b_O = mha.out_proj.weight.detach().numpy().T, mha.out_proj.bias.detach().numpy()
-    return W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O
+# ---------------------------------------------------------------- exercise 2: cross-attention in NumPy
+def _cross(mha, x, memory, *, q_t=True, o_t=True, scale=None, split="heads", bias=True, axis=-1, w_o=True):
+    """A learner's NumPy answer, with a switch for each slip."""
+    d, h = mha.embed_dim, mha.num_heads
+    d_k = d // h
+    W_Q = mha.q_proj_weight.detach().numpy()
+    W_Q = W_Q.T if q_t else W_Q
+    W_K, W_V = mha.k_proj_weight.detach().numpy().T, mha.v_proj_weight.detach().numpy().T
+    b_Q, b_K, b_V = np.split(mha.in_proj_bias.detach().numpy(), 3) if bias else (0, 0, 0)
+    W_O = mha.out_proj.weight.detach().numpy()
+    W_O = W_O.T if o_t else W_O
+    b_O = mha.out_proj.bias.detach().numpy() if bias else 0
+    Q, K, V = x @ W_Q + b_Q, memory @ W_K + b_K, memory @ W_V + b_V
+    if split == "reshape":
+        Q, K, V = (M.reshape(h, len(M), d_k) for M in (Q, K, V))
+    elif split == "none":
+        Q, K, V = Q[None], K[None], V[None]
+    else:
+        Q, K, V = (M.reshape(len(M), h, d_k).transpose(1, 0, 2) for M in (Q, K, V))
+    S = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k if scale is None else scale)
+    A = np.exp(S) / np.exp(S).sum(axis=axis, keepdims=True)
+    Z = A @ V
+    Z = Z.reshape(len(x), d) if split == "reshape" else Z.transpose(1, 0, 2).reshape(len(x), d)
+    return Z @ W_O + b_O if w_o else Z
 
 
-def _swap(seq, i, j):
-    seq = list(seq)
-    seq[i], seq[j] = seq[j], seq[i]
-    return tuple(seq)
-
-
-TORCH = {
-    "not transposed": "nn.Linear's (out, in) order",
-    "Q and K swapped": "these are the numbers of W_K",
-    "whole in_proj": "that is the whole in_proj_weight",
-    "columns cut": "was cut along its columns",
-    "whole bias": "that is the whole in_proj_bias",
-    "biases swapped": "these are the numbers of b_V",
-    "W_O not transposed": "transpose it (.T)",
+CROSS = {
+    "W_Q not transposed": "W_Q is used in PyTorch's",
+    "W_O not transposed": "W_O is used in PyTorch's",
+    "both not transposed": "W_Q and W_O are used",
+    "no scale": "the scores are not scaled",
+    "sqrt(d_model)": "divided by sqrt(d_model)",
+    "plain reshape": "split with a plain reshape",
+    "one head": "this is one head over all d_model features",
+    "no biases": "the biases are missing",
+    "softmax over queries": "the softmax runs over the queries",
+    "no W_O": "W_O is missing",
+    "called PyTorch": "called the PyTorch layer",
 }
-TORCH["biases zero"] = "the biases are missing"
-TORCH_WRONG = {
-    "biases zero": lambda mha: (*_right(mha)[:4], *(np.zeros_like(b) for b in _right(mha)[4:])),
-    "not transposed": lambda mha: (*(w.detach().numpy() for w in mha.in_proj_weight.chunk(3)),
-                                   *_right(mha)[3:]),
-    "Q and K swapped": lambda mha: _swap(_right(mha), 0, 1),
-    "whole in_proj": lambda mha: (mha.in_proj_weight.detach().numpy(), *_right(mha)[1:]),
-    "columns cut": lambda mha: (*(w.detach().numpy() for w in mha.in_proj_weight.chunk(3, dim=1)),
-                                *_right(mha)[3:]),
-    "whole bias": lambda mha: (*_right(mha)[:4], mha.in_proj_bias.detach().numpy(), *_right(mha)[5:]),
-    "biases swapped": lambda mha: _swap(_right(mha), 5, 6),
-    "W_O not transposed": lambda mha: (*_right(mha)[:3], mha.out_proj.weight.detach().numpy(),
-                                       *_right(mha)[4:]),
+CROSS_WRONG = {
+    "W_Q not transposed": lambda mha, x, m: _cross(mha, x, m, q_t=False),
+    "W_O not transposed": lambda mha, x, m: _cross(mha, x, m, o_t=False),
+    "both not transposed": lambda mha, x, m: _cross(mha, x, m, q_t=False, o_t=False),
+    "no scale": lambda mha, x, m: _cross(mha, x, m, scale=1),
+    "sqrt(d_model)": lambda mha, x, m: _cross(mha, x, m, scale=mha.embed_dim),
+    "plain reshape": lambda mha, x, m: _cross(mha, x, m, split="reshape"),
+    "one head": lambda mha, x, m: _cross(mha, x, m, split="none", scale=mha.embed_dim),
+    "no biases": lambda mha, x, m: _cross(mha, x, m, bias=False),
+    "softmax over queries": lambda mha, x, m: _cross(mha, x, m, axis=-2),
+    "no W_O": lambda mha, x, m: _cross(mha, x, m, w_o=False),
+    "called PyTorch": lambda mha, x, m: mha(torch.tensor(x[None], dtype=torch.float32),
+                                            *[torch.tensor(m[None], dtype=torch.float32)] * 2)[0][0].detach(),
 }
-# W_O in (out, in) order is named by the same words as the three projections: the same mistake.
-TORCH_SAME = {"W_O not transposed": "not transposed"}
 
 
-@pytest.mark.parametrize("key", sorted(TORCH_WRONG))
-def test_torch_mistake_is_named(key):
-    text = _message(check_torch_to_numpy, TORCH_WRONG[key])
-    same = TORCH_SAME.get(key)
-    phrases = {k: v for k, v in TORCH.items() if k not in TORCH_SAME and k != same} | {key: TORCH[key]}
-    _names_only(text, key, phrases)
+@pytest.mark.parametrize("key", sorted(CROSS_WRONG))
+def test_cross_mistake_is_named(key):
+    _names_only(_message(check_cross_attention_numpy, CROSS_WRONG[key]), key, CROSS)
 
 
-def test_torch_right_answers_pass(capsys):
-    _right_answer_passes(check_torch_to_numpy, _right, capsys)
+def test_cross_right_answers_pass(capsys):
+    _right_answer_passes(check_cross_attention_numpy, _cross, capsys)
 
-    def by_rows(mha):  # slicing the rows by hand, torch tensors returned as they are
-        d = mha.embed_dim
-        w, b = mha.in_proj_weight.detach(), mha.in_proj_bias.detach()
-        return (w[:d].T, w[d:2 * d].T, w[2 * d:].T, mha.out_proj.weight.detach().T,
-                b[:d], b[d:2 * d], b[2 * d:], mha.out_proj.bias.detach())
+    def head_by_head(mha, x, memory):  # a loop over heads, biases sliced by hand, torch for the projections
+        d, h = mha.embed_dim, mha.num_heads
+        d_k = d // h
+        b = mha.in_proj_bias.detach()
+        X, M = torch.tensor(x, dtype=torch.float64), torch.tensor(memory, dtype=torch.float64)
+        Q = X @ mha.q_proj_weight.detach().double().T + b[:d].double()
+        K = M @ mha.k_proj_weight.detach().double().T + b[d:2 * d].double()
+        V = M @ mha.v_proj_weight.detach().double().T + b[2 * d:].double()
+        outs = []
+        for i in range(h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            A = torch.softmax(Q[:, cols] @ K[:, cols].T / d_k ** 0.5, dim=-1)
+            outs.append(A @ V[:, cols])
+        return (torch.cat(outs, dim=1) @ mha.out_proj.weight.detach().double().T
+                + mha.out_proj.bias.detach().double()).numpy()
 
-    _right_answer_passes(check_torch_to_numpy, by_rows, capsys)
+    _right_answer_passes(check_cross_attention_numpy, head_by_head, capsys)
 
 
-def test_torch_handing_back_pytorchs_own_tensors_does_not_pass():
-    """The shortcut: PyTorch's tensors as they are stored, no layout worked out."""
-    def as_stored(mha):
-        return (*mha.in_proj_weight.chunk(3), mha.out_proj.weight,
-                *mha.in_proj_bias.chunk(3), mha.out_proj.bias)
+def test_cross_calling_pytorchs_functional_form_does_not_pass():
+    """The shortcut: let PyTorch compute it, through its functional form."""
+    def functional(mha, x, memory):
+        t = [torch.tensor(a[:, None], dtype=torch.float32) for a in (x, memory, memory)]
+        return torch.nn.functional.multi_head_attention_forward(
+            *t, mha.embed_dim, mha.num_heads, None, mha.in_proj_bias, None, None, False, 0.0,
+            mha.out_proj.weight, mha.out_proj.bias, use_separate_proj_weight=True,
+            q_proj_weight=mha.q_proj_weight, k_proj_weight=mha.k_proj_weight,
+            v_proj_weight=mha.v_proj_weight)[0][:, 0].detach()
 
-    assert "(out, in) order" in _message(check_torch_to_numpy, as_stored)
+    assert "called the PyTorch layer" in _message(check_cross_attention_numpy, functional)
 
 
 # ---------------------------------------------------------------- exercise 3: the parameter count
@@ -176,6 +220,8 @@ COUNT = {
     "bias swapped": "the wrong way round",
     "kv heads ignored": "only num_kv_heads heads",
     "kdim ignored": "they have kdim rows",
+    "d_k from kdim": "d_k is taken as kdim / num_heads",
+    "kv heads d_model wide": "counted d_model wide",
     "kdim x kdim": "counted as kdim x kdim",
     "no W_O": "W_O (d_model x d_model, plus its bias) is missing",
     "kv bias d_model": "biases of W_K and W_V are counted with d_model",
@@ -200,6 +246,8 @@ COUNT_WRONG = {
     "bias swapped": lambda d, h, g, k, bias=True: _c(d, h, g, k, not bias),
     "kv heads ignored": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=d),
     "kdim ignored": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kin=d),
+    "d_k from kdim": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=g * (k // h)),
+    "kv heads d_model wide": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=g * d),
     "kdim x kdim": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=k),
     "no W_O": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, out=False),
     "kv bias d_model": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kvb=d),

@@ -12,13 +12,21 @@ with torch.no_grad():
     Z = torch.cat(outputs, dim=-1)                           # the concatenation
     return model.readout(Z[:, -1]).view(len(X), 2, -1)       # the readout reads the query token
 """,
-    # Exercise 2: in_proj_weight is three (d_model, d_model) blocks, each in (out, in) order.
+    # Exercise 2: lesson 07's formula head by head, each head on its own d_k columns.
     "l08-torch-answer": """
-d = mha.embed_dim
-W_Q, W_K, W_V = (w.T for w in mha.in_proj_weight.detach().numpy().reshape(3, d, d))
-b_Q, b_K, b_V = mha.in_proj_bias.detach().numpy().reshape(3, d)
-W_O, b_O = mha.out_proj.weight.detach().numpy().T, mha.out_proj.bias.detach().numpy()
-return W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O
+d_k = mha.embed_dim // mha.num_heads
+W = {n: t.detach().numpy() for n, t in mha.named_parameters()}
+b_Q, b_K, b_V = np.split(W["in_proj_bias"], 3)
+Q = x @ W["q_proj_weight"].T + b_Q
+K = memory @ W["k_proj_weight"].T + b_K
+V = memory @ W["v_proj_weight"].T + b_V
+heads = []
+for i in range(mha.num_heads):
+    c = slice(i * d_k, (i + 1) * d_k)
+    s = Q[:, c] @ K[:, c].T / np.sqrt(d_k)
+    a = np.exp(s - s.max(axis=1, keepdims=True))
+    heads.append(a / a.sum(axis=1, keepdims=True) @ V[:, c])
+return np.concatenate(heads, axis=1) @ W["out_proj.weight"].T + W["out_proj.bias"]
 """,
     # Exercise 3: matrix by matrix, each with a bias as long as its output.
     "l08-count-answer": """

@@ -1,4 +1,4 @@
-"""Checks for lesson 08 (why several heads): silencing a head, PyTorch's weights in NumPy's layout, the
+"""Checks for lesson 08 (why several heads): silencing a head, a cross-attention call in NumPy, the
 parameters of grouped-query heads and of keys and values of another width."""
 
 from __future__ import annotations
@@ -9,14 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_array, passed
+from ._engine import ExerciseError, check_array, passed
 
-__all__ = ["check_silence_head", "check_torch_to_numpy", "check_attention_param_count"]
+__all__ = ["check_silence_head", "check_cross_attention_numpy", "check_attention_param_count"]
 
 
 # ------------------------------------------------------------------ exercise 1: silence one head
-def _model(num_heads: int = 2, d_k: int = 4, seed: int = 3):
-    """A lookup-task model as lesson 08 builds it: ``num_heads`` single heads side by side, a readout."""
+def _model(num_heads: int = 2, d_k: int = 16, seed: int = 3):
+    """A lookup-task model as lesson 08 builds it: ``num_heads`` single heads side by side, a readout.
+
+    ``d_k`` is the lesson's 16, so an answer that slices the concatenation with a hard-coded 16 is right here
+    as it is on the lesson's model."""
     import torch
     from torch import nn
 
@@ -59,6 +62,8 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
     model = _model()
     X, _ = tasks.make_lookup_data(40, seed=11, offsets=(1, -1))
     before = copy.deepcopy(model.state_dict())
+    with torch.no_grad():
+        own = model(X)[0]
     zero = lambda head, X: torch.zeros_like(head(X)[0])  # noqa: E731
     uniform = lambda head, X: head.W_value(X).mean(dim=1, keepdim=True).expand_as(head(X)[0])  # noqa: E731
     for h in (0, 1):
@@ -71,11 +76,22 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
                 raise ExerciseError("silence_head raised a shape error: the readout expects 2 d_k features, "
                                     "one block per head. Zero the head's output, don't remove the head.") from None
             raise ExerciseError(f"silence_head raised {type(exc).__name__} for head={h}: {exc}") from None
+        hooked = [name or "the model" for name, m in model.named_modules()
+                  if m._forward_hooks or m._forward_pre_hooks]
+        if hooked:
+            raise ExerciseError(f"silence_head left a forward hook on {', '.join(hooked)}: every later use of "
+                                f"the model would still run with the head silenced. Remove it before "
+                                f"returning (handle = ...register_forward_hook(...); ...; handle.remove()).")
         changed = [k for k, v in model.state_dict().items() if not torch.equal(v, before[k])]
         if changed:
             raise ExerciseError(f"silence_head changed the model itself ({', '.join(changed)}): every later "
                                 f"use of it would run with a head missing. Silence a copy "
                                 f"(copy.deepcopy(model)), or leave the weights alone and zero the head's output.")
+        with torch.no_grad():
+            if not torch.allclose(model(X)[0], own, atol=1e-6):
+                raise ExerciseError("after silence_head the model gives other logits than before: it changed "
+                                    "the model itself. Silence a copy (copy.deepcopy(model)), or zero the "
+                                    "head's output without touching the model.")
         if isinstance(got, (tuple, list)) and len(got) == 2 and hasattr(got[1], "shape"):
             raise ExerciseError("silence_head returned a pair (what the model returns: logits and weights); "
                                 "return the logits only.")
@@ -95,80 +111,120 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
     passed("silence_head zeroes one head's output, leaves the other and the model itself as they were.")
 
 
-# ------------------------------------------------------------------ exercise 2: PyTorch's weights in NumPy
-_NAMES = ("W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
-
-
-def _reference_layer(seed: int = 4, d_model: int = 6, num_heads: int = 2):
+# ------------------------------------------------------------------ exercise 2: cross-attention in NumPy
+def _cross_layer(seed: int = 4, d_model: int = 6, num_heads: int = 2, kdim: int = 5):
+    """A cross-attention layer (keys and values of ``kdim`` features) with nonzero biases, and its inputs."""
     import torch
 
     torch.manual_seed(seed)
-    mha = torch.nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+    mha = torch.nn.MultiheadAttention(d_model, num_heads, kdim=kdim, vdim=kdim, batch_first=True)
     with torch.no_grad():  # PyTorch starts its biases at 0: give them values, so a missing one shows
         mha.in_proj_bias.normal_()
         mha.out_proj.bias.normal_()
-    return mha
+        mha.q_proj_weight.mul_(3.0)  # larger scores: a missing or wrong scale shows clearly
+    x = torch.randn(4, d_model)
+    memory = torch.randn(5, kdim)
+    return mha, x.numpy().astype(float), memory.numpy().astype(float)
 
 
-def _numpy_weights(mha) -> dict[str, np.ndarray]:
-    w = mha.in_proj_weight.detach().numpy().astype(float)
-    b = mha.in_proj_bias.detach().numpy().astype(float)
-    d = w.shape[1]
-    return {"W_Q": w[:d].T, "W_K": w[d:2 * d].T, "W_V": w[2 * d:].T,
-            "W_O": mha.out_proj.weight.detach().numpy().astype(float).T,
-            "b_Q": b[:d], "b_K": b[d:2 * d], "b_V": b[2 * d:],
-            "b_O": mha.out_proj.bias.detach().numpy().astype(float)}
+def _cross_numpy(mha, x, memory, *, q_t: bool = True, o_t: bool = True, scale: str = "d_k", split: str = "heads",
+                 bias: bool = True, axis: int = -1, w_o: bool = True) -> np.ndarray:
+    """``mha(x, memory, memory)`` in NumPy (x: (T, d_model), memory: (S, kdim)); the keywords make the mistakes
+    the check names: W_Q or W_O in (out, in) order, another scale, heads split by a plain reshape or not at all,
+    no biases, the softmax over the queries, no W_O."""
+    def arr(t):
+        return t.detach().numpy().astype(float)
+
+    d, h = mha.embed_dim, mha.num_heads
+    d_k = d // h
+    W_Q, W_K, W_V = arr(mha.q_proj_weight), arr(mha.k_proj_weight), arr(mha.v_proj_weight)
+    b = arr(mha.in_proj_bias) if bias else np.zeros(3 * d)
+    W_O, b_O = arr(mha.out_proj.weight), arr(mha.out_proj.bias) if bias else np.zeros(d)
+    Q = x @ (W_Q.T if q_t else W_Q) + b[:d]
+    K = memory @ W_K.T + b[d:2 * d]
+    V = memory @ W_V.T + b[2 * d:]
+
+    def heads(M):
+        if split == "reshape":
+            return M.reshape(h, len(M), d_k)
+        if split == "none":
+            return M[None]
+        return M.reshape(len(M), h, d_k).transpose(1, 0, 2)
+
+    Qh, Kh, Vh = heads(Q), heads(K), heads(V)
+    S = Qh @ Kh.transpose(0, 2, 1) / {"d_k": np.sqrt(d_k), "d_model": np.sqrt(d), "none": 1.0,
+                                      "one head": np.sqrt(d)}[scale]
+    A = np.exp(S - S.max(axis, keepdims=True))
+    A /= A.sum(axis, keepdims=True)
+    Z = A @ Vh                                                   # (h, T, d_k)
+    Z = Z.reshape(len(x), d) if split == "reshape" else Z.transpose(1, 0, 2).reshape(len(x), d)
+    return Z @ (W_O.T if o_t else W_O) + b_O if w_o else Z
 
 
-def check_torch_to_numpy(torch_to_numpy: Callable[..., Any]) -> None:
-    """Exercise 2: ``torch_to_numpy(mha)`` -> (W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O) of a
-    ``torch.nn.MultiheadAttention``, matrices (d_model, d_model) in (in, out) order, so that
-    ``X @ W_Q + b_Q`` are the queries."""
-    if torch_to_numpy is None or torch_to_numpy is Ellipsis or not callable(torch_to_numpy):
-        raise ExerciseError("torch_to_numpy is not a function yet: write it in the answer cell above.")
-    mha = _reference_layer()
+def _cross_mistakes(mha, x, memory) -> dict[str, np.ndarray]:
+    def f(**kw):
+        return _cross_numpy(mha, x, memory, **kw)
+
+    return {
+        "W_Q is used in PyTorch's (out, in) order: q_proj_weight holds W_Q^T. Transpose it (x @ "
+        "q_proj_weight.T), as for the other projections.": f(q_t=False),
+        "W_O is used in PyTorch's (out, in) order: out_proj.weight holds W_O^T. Transpose it.": f(o_t=False),
+        "W_Q and W_O are used in PyTorch's (out, in) order: q_proj_weight and out_proj.weight hold the "
+        "transposes. Transpose them.": f(q_t=False, o_t=False),
+        "the scores are not scaled: divide each head's q k^T by sqrt(d_k) (lesson 06).": f(scale="none"),
+        "the scores are divided by sqrt(d_model); each head's scores are divided by sqrt(d_k), the width of "
+        "one head (d_model / num_heads).": f(scale="d_model"),
+        "the heads were split with a plain reshape to (num_heads, T, d_k): that cuts the rows, not the "
+        "columns. Head i is columns i d_k to (i + 1) d_k: reshape to (T, num_heads, d_k), then transpose to "
+        "(num_heads, T, d_k) (and back before the concatenation).": f(split="reshape"),
+        "this is one head over all d_model features; the layer has num_heads heads, each on its own d_k "
+        "columns of Q, K and V, concatenated before W_O.": f(split="none", scale="one head"),
+        "the biases are missing: in_proj_bias holds b_Q, b_K, b_V (d_model each), out_proj.bias b_O.":
+            f(bias=False),
+        "the softmax runs over the queries (axis -2); each query's weights over the memory's tokens must sum "
+        "to 1: softmax over the last axis.": f(axis=-2),
+        "W_O is missing: this is the concatenation of the heads; the layer ends with out_proj (W_O and b_O).":
+            f(w_o=False),
+    }
+
+
+def check_cross_attention_numpy(cross_attention_numpy: Callable[..., Any]) -> None:
+    """Exercise 2: ``cross_attention_numpy(mha, x, memory)`` -> what ``mha(x, memory, memory)`` returns (one
+    sequence, no batch axis), computed in NumPy from the parameters of a ``torch.nn.MultiheadAttention`` with
+    ``kdim = vdim`` other than ``embed_dim``."""
+    from unittest import mock
+
+    import torch
+
+    if cross_attention_numpy is None or cross_attention_numpy is Ellipsis or not callable(cross_attention_numpy):
+        raise ExerciseError("cross_attention_numpy is not a function yet: write it in the answer cell above.")
+    mha, x, memory = _cross_layer()
+    right = _cross_numpy(mha, x, memory)
+
+    def refuse(*args, **kwargs):
+        raise ExerciseError("cross_attention_numpy called the PyTorch layer (or its functional form): the "
+                            "exercise is to compute it yourself in NumPy from its parameters.")
+
+    mha.forward = refuse  # the shortcut: let PyTorch do it
     try:
-        got = torch_to_numpy(mha)
+        with mock.patch.object(torch.nn.functional, "multi_head_attention_forward", refuse):
+            got = cross_attention_numpy(mha, x.copy(), memory.copy())
+    except ExerciseError:
+        raise
     except NotImplementedError:
-        raise ExerciseError("torch_to_numpy still raises NotImplementedError: replace that line.") from None
+        raise ExerciseError("cross_attention_numpy still raises NotImplementedError: replace that line.") from None
     except Exception as exc:
-        raise ExerciseError(f"torch_to_numpy raised {type(exc).__name__}: {exc}") from None
+        raise ExerciseError(f"cross_attention_numpy raised {type(exc).__name__}: {exc}. Inputs: x {x.shape} "
+                            f"(d_model = 6), memory {memory.shape} (kdim = 5), 2 heads; q_proj_weight "
+                            f"{tuple(mha.q_proj_weight.shape)}, k_proj_weight {tuple(mha.k_proj_weight.shape)} "
+                            f"(out, in).") from None
     if got is None or got is Ellipsis:
-        raise ExerciseError("torch_to_numpy returns nothing yet: `return W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O`.")
-    if not isinstance(got, (tuple, list)) or len(got) != 8:
-        raise ExerciseError(f"torch_to_numpy should return 8 arrays (W_Q, W_K, W_V, W_O, b_Q, b_K, b_V, b_O), "
-                            f"but it returned {type(got).__name__}"
-                            + (f" of length {len(got)}." if isinstance(got, (tuple, list)) else "."))
-    right = _numpy_weights(mha)
-    d = right["W_Q"].shape[0]
-    for name, value in zip(_NAMES, got, strict=True):
-        arr = _to_array(value, name)
-        if name.startswith("W") and arr.shape == (3 * d, d):
-            raise ExerciseError(f"{name} has shape {arr.shape}: that is the whole in_proj_weight. It stacks "
-                                f"W_Q, W_K and W_V, {d} rows each: cut it into three along its rows (dim 0).")
-        if name.startswith("W") and arr.shape == (3 * d, d // 3):
-            raise ExerciseError(f"{name} has shape {arr.shape}: in_proj_weight was cut along its columns. It "
-                                f"stacks W_Q, W_K, W_V one above the other: cut its rows (dim 0) into three.")
-        if name.startswith("b") and arr.shape == (3 * d,):
-            raise ExerciseError(f"{name} has shape {arr.shape}: that is the whole in_proj_bias (b_Q, b_K, b_V "
-                                f"one after the other); cut it into three pieces of {d}.")
-        mistakes = {}
-        if name.startswith("W"):
-            mistakes[f"it is in nn.Linear's (out, in) order; in NumPy's X @ {name} the matrix is (in, out): "
-                     f"transpose it (.T)."] = right[name].T
-        if name.startswith("b") and np.any(right[name] != 0):
-            mistakes["the biases are missing: these are zeros; PyTorch keeps them in in_proj_bias (b_Q, b_K, "
-                     "b_V in that order) and out_proj.bias."] = np.zeros_like(right[name])
-        others = [n for n in _NAMES if n[0] == name[0] and n != name and right[n].shape == right[name].shape]
-        for other in others:
-            where = ("in_proj_weight stacks W_Q, W_K, W_V in that order (rows 0 to d_model - 1 are W_Q)"
-                     if name[0] == "W" else "in_proj_bias holds b_Q, b_K, b_V in that order")
-            mistakes[f"these are the numbers of {other}: {where}; W_O and b_O are out_proj's."] = right[other]
-            if name[0] == "W":
-                mistakes[f"these are {other}'s numbers, transposed or not: {where}."] = right[other].T
-        check_array(arr, right[name], name, mistakes=mistakes)
-    passed("in_proj_weight (3 d_model, d_model) holds W_Q^T, W_K^T, W_V^T one above the other, out_proj.weight "
-           "is W_O^T, and in_proj_bias holds b_Q, b_K, b_V: transposed, they give X @ W_Q + b_Q, ...")
+        raise ExerciseError("cross_attention_numpy returns nothing yet: return the output, (T, d_model).")
+    check_array(got, right, "the output of cross_attention_numpy(mha, x, memory)",
+                mistakes=_cross_mistakes(mha, x, memory), atol=1e-6)
+    passed("queries from x, keys and values from memory (W^T from PyTorch's (out, in) layout, plus biases), "
+           "each head on its d_k columns, scaled by 1/sqrt(d_k), softmax over the memory, concatenated, W_O: "
+           "what mha(x, memory, memory) computes.")
 
 
 # ------------------------------------------------------------------ exercise 3: the parameter count
@@ -211,6 +267,12 @@ def _wrong_counts() -> dict[str, Callable[[int, int, int, int, bool], int]]:
         "W_K and W_V have num_heads heads here; with grouped-query heads they have only num_kv_heads heads of "
         "d_k = d_model / num_heads each: num_kv_heads * d_k outputs.":
             lambda d, h, g, k, b: c(d, h, g, k, b, kvw=lambda d, h, g, kdim: d),
+        "d_k is taken as kdim / num_heads here; d_k is d_model / num_heads, the queries' width per head, "
+        "whatever kdim: a key must meet a query of the same width. kdim only sets W_K's and W_V's inputs.":
+            lambda d, h, g, k, b: c(d, h, g, k, b, kvw=lambda d, h, g, kdim: g * (kdim // h)),
+        "each key/value head is counted d_model wide here; a head is d_k = d_model / num_heads wide, so "
+        "W_K and W_V have num_kv_heads * d_k outputs, not num_kv_heads * d_model.":
+            lambda d, h, g, k, b: c(d, h, g, k, b, kvw=lambda d, h, g, kdim: g * d),
         "W_K and W_V read d_model input features here; keys and values are computed from a sequence with "
         "kdim features per token, so they have kdim rows.":
             lambda d, h, g, k, b: c(d, h, g, k, b, kin=lambda d, kdim: d),

@@ -15,7 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions"]
+__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
+           "role_table"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -164,3 +165,36 @@ def role_positions(X, offsets: Sequence[int]):
         key[mask] = r
     order = torch.sort(key * tasks.N_ITEMS + torch.arange(tasks.N_ITEMS), dim=1).indices
     return torch.cat([order, torch.full((len(X), 1), tasks.N_ITEMS)], dim=1)
+
+
+def by_role(weights, where):
+    """The query token's weight on each role's item: ``weights`` (n, heads, T, T) with the query token last,
+    ``where`` (n, R) positions from :func:`role_positions` -> (n, heads, R)."""
+    import torch
+
+    if weights.ndim != 4 or where.ndim != 2 or len(weights) != len(where):
+        raise ValueError(f"weights must be (n, heads, T, T) and where (n, R) with the same n, got "
+                         f"{tuple(weights.shape)} and {tuple(where.shape)}")
+    return torch.take_along_dim(weights[:, :, -1, :], where[:, None, :], dim=2)
+
+
+def role_table(models: dict, where, roles: Sequence[str]) -> str:
+    """A text table of the query token's mean weight on each role, as a range over seeds.
+
+    ``models`` maps a model's name to its held-out weights, one (n, heads, T, T) tensor per seed. Each seed's
+    weights are averaged over the n sequences; in a model of several heads, the head with more weight on the
+    first role is listed first. One line per model and head: the range (min-max over seeds) for each role.
+    """
+    import torch
+
+    lines = [f"{f'min to max, {len(next(iter(models.values())))} seeds':20} {'head':13}"
+             + "".join(f"{r:>12}" for r in roles)]
+    for name, per_seed in models.items():
+        mean = torch.stack([by_role(w, where).mean(0) for w in per_seed])              # (seeds, heads, R)
+        mean = torch.stack([m[m[:, 0].argsort(descending=True)] for m in mean])
+        for h in range(mean.shape[1]):
+            label = "the one head" if mean.shape[1] == 1 else f"more on {roles[h][:4]}"
+            lines.append(f"{name:20} {label:13}" + "".join(
+                f"{lo:.2f}-{hi:.2f}".rjust(12) for lo, hi in zip(mean[:, h].amin(0), mean[:, h].amax(0),
+                                                                  strict=True)))
+    return "\n".join(lines)
