@@ -61,7 +61,8 @@ def test_weight_maps_share_one_scale_and_name_nan_and_exact_zeros():
 def test_masked_weights_follow_each_fill_on_a_row_with_no_allowed_key():
     scores = np.array([[1.0, 2.0], [3.0, 4.0]])
     mask = np.array([[True, False], [False, False]])
-    nan, uniform, zeros, soft = (mask_widgets.masked_weights(scores, mask, fill) for fill in mask_widgets.FILLS)
+    nan, uniform, zeros, soft = (mask_widgets.masked_weights(scores, mask, fill)
+                                 for fill in mask_widgets.FILLS)
     np.testing.assert_allclose(soft[0], sa.softmax(np.array([1.0, 2.0 - 10.0])))
     assert (soft > 0).all()
     assert np.isnan(nan[1]).all() and nan[0].tolist() == [1.0, 0.0]
@@ -175,6 +176,7 @@ def test_measuring_helpers_of_lesson_10():
     Q, K, V = (__import__("torch").from_numpy(a) for a in inputs[128])
     S = __import__("torch").empty(128, 128, dtype=Q.dtype)
     ref = cost_plots._full(Q, K, V)
-    assert np.allclose(cost_plots._reused(Q, K, V, S), ref) and np.allclose(cost_plots._query_blocks(Q, K, V), ref)
+    assert np.allclose(cost_plots._reused(Q, K, V, S), ref)
+    assert np.allclose(cost_plots._query_blocks(Q, K, V), ref)
     with pytest.raises(ValueError, match=r"inputs\[64\] must have shape"):
         cost_plots.time_per_score({64: np.zeros((3, 32, 16))})

@@ -99,7 +99,7 @@ def test_combine_right_answers_pass(capsys):
 
 
 def test_combine_shortcut_fails():
-    """Taking the block with the largest L (a hard max over blocks) skips the weighting the exercise teaches."""
+    """Taking the block with the largest L (a hard max over blocks) skips the weighting it teaches."""
     assert "Correct" not in _message(check_combine_blocks, lambda z, L: z[int(np.argmax(L))])
 
 

@@ -94,7 +94,7 @@ def check_longest_context(longest_context: Callable[[int, int, int], Any]) -> No
 def _block_summaries(scores: np.ndarray, values: np.ndarray, cuts: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each block's normalised output z_b (n, d_v) and L_b = ln sum exp(scores of the block) (n,)."""
     outputs, lses = [], []
-    for a, b in zip([0, *cuts], [*cuts, len(scores)]):
+    for a, b in zip([0, *cuts], [*cuts, len(scores)], strict=True):
         s = scores[a:b]
         m = s.max()
         e = np.exp(s - m)

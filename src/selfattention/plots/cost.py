@@ -125,7 +125,8 @@ def dilution_curves(lengths: ArrayLike, weights: Mapping[str, ArrayLike],
 
 # ---------------------------------------------------------------- measuring
 def peak_memory(fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
-    """Run ``fn(*args)`` once under ``tracemalloc``; return (its result, the peak bytes allocated meanwhile)."""
+    """Run ``fn(*args)`` once under ``tracemalloc``; return (its result, the peak bytes allocated
+    meanwhile)."""
     tracemalloc.start()
     try:
         result = fn(*args)
