@@ -61,7 +61,10 @@ def test_weight_maps_share_one_scale_and_name_nan_and_exact_zeros():
 def test_masked_weights_follow_each_fill_on_a_row_with_no_allowed_key():
     scores = np.array([[1.0, 2.0], [3.0, 4.0]])
     mask = np.array([[True, False], [False, False]])
-    nan, uniform, zeros = (mask_widgets.masked_weights(scores, mask, fill) for fill in mask_widgets.FILLS)
+    nan, uniform, zeros, soft = (mask_widgets.masked_weights(scores, mask, fill)
+                                 for fill in mask_widgets.FILLS)
+    np.testing.assert_allclose(soft[0], sa.softmax(np.array([1.0, 2.0 - 10.0])))
+    assert (soft > 0).all()
     assert np.isnan(nan[1]).all() and nan[0].tolist() == [1.0, 0.0]
     assert uniform[1].tolist() == [0.5, 0.5] and uniform[0].tolist() == [1.0, 0.0]
     assert zeros[1].tolist() == [0.0, 0.0]
@@ -105,7 +108,7 @@ def test_dependence_and_dilution_curves_draw_a_band_per_label():
 def test_memory_and_time_has_a_time_panel_only_when_given_times():
     sizes = np.array([256, 512, 1024])
     fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4})
-    assert len(fig.axes) == 1 and "slope 2.0" in fig.axes[0].get_legend().get_texts()[0].get_text()
+    assert len(fig.axes) == 1 and "grows like T^2.0" in fig.axes[0].get_legend().get_texts()[0].get_text()
     fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, [1.0, 2.0, 3.0])
     assert len(fig.axes) == 2
     legible(fig)
@@ -136,8 +139,14 @@ def test_dilution_explorer_prints_the_planted_weight(monkeypatch, capsys):
 def test_encoding_map_draws_a_clock_per_pair():
     fig = mask_plots.encoding_map(sa.sinusoidal_positional_encoding(64, 32), pairs=(0, 2, 40))
     # pair c = 40 is beyond d_model / 2, so it draws no clock
-    assert [line.get_label() for line in fig.axes[1].lines] == ["pair c = 0", "pair c = 2"]
+    assert [line.get_label() for line in fig.axes[1].lines if line.get_label().startswith("pair")] == \
+        ["pair c = 0", "pair c = 2"]
     assert fig.axes[0].get_xlabel() == "position p"
+    pair0 = next(line for line in fig.axes[1].lines if line.get_label() == "pair c = 0")
+    x, y = pair0.get_data()
+    np.testing.assert_allclose(np.hypot(x, y), 1.0)          # every position's pair lies on the unit circle
+    np.testing.assert_allclose(x, np.sin(np.arange(12)))     # pair 0 turns by 1 radian per position
+    legible(fig)
 
 
 def test_dependence_ticks_hold_one_and_step_by_1e20():
@@ -152,3 +161,22 @@ def test_memory_and_time_draws_several_timed_variants():
     fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [1, 2, 3], "b": [1, 1, 1]})
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["a", "b"]
     legible(fig)
+
+
+def test_measuring_helpers_of_lesson_10():
+    _, peak = cost_plots.peak_memory(np.zeros, 10_000)
+    assert peak >= 80_000
+    assert cost_plots.spread([1.0, 2.0, 10.0], ".1f") == "2.0 [1.0, 10.0]"
+    with pytest.raises(ValueError, match="x must hold"):
+        cost_plots.spread([], ".1f")
+    inputs = {T: np.random.default_rng(T).normal(size=(3, T, 16)) for T in (64, 128)}
+    ns = cost_plots.time_per_score(inputs, repeats=1)
+    assert list(ns) == ["full", "one reused T x T buffer", "128 queries at a time"]
+    assert all(v.shape == (2,) and (v > 0).all() for v in ns.values())
+    Q, K, V = (__import__("torch").from_numpy(a) for a in inputs[128])
+    S = __import__("torch").empty(128, 128, dtype=Q.dtype)
+    ref = cost_plots._full(Q, K, V)
+    assert np.allclose(cost_plots._reused(Q, K, V, S), ref)
+    assert np.allclose(cost_plots._query_blocks(Q, K, V), ref)
+    with pytest.raises(ValueError, match=r"inputs\[64\] must have shape"):
+        cost_plots.time_per_score({64: np.zeros((3, 32, 16))})

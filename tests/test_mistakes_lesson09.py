@@ -34,6 +34,7 @@ DECODER = {
     "arange positions": "shifted by the number of padding tokens",
     "positions from 1": "the positions start at 1",
     "positions down": "the positions count down",
+    "swapped": "the two are swapped",
 }
 
 
@@ -76,6 +77,7 @@ DECODER_WRONG["positions from 1"] = lambda lengths, T: (_right_mask(lengths, T),
                                                         _real(lengths, T).cumsum(axis=1))
 DECODER_WRONG["positions down"] = lambda lengths, T: (_right_mask(lengths, T),
                                                       np.tile(np.arange(T)[::-1], (len(lengths), 1)))
+DECODER_WRONG["swapped"] = lambda lengths, T: (_positions(lengths, T), _right_mask(lengths, T))
 
 
 @pytest.mark.parametrize("key", sorted(DECODER_WRONG))
@@ -186,6 +188,8 @@ SAFE = {
     "in place": "an in-place change",
     "soft then mask": "took part of the weight",
     "overflow": "exp(score) overflows",
+    "float mask": "ADDED to the scores",
+    "times mask": "the scores were multiplied by the mask",
 }
 
 
@@ -206,6 +210,9 @@ SAFE_WRONG = {
     "in place": _inplace,
     "soft then mask": lambda s, m: torch.softmax(s.masked_fill(~m, -10.0), dim=-1) * m,
     "overflow": lambda s, m: torch.exp(s) * m / (torch.exp(s) * m).sum(-1, keepdim=True).clamp_min(1e-30),
+    # a float attn_mask in F.scaled_dot_product_attention is added to the scores: mask.float() masks nothing
+    "float mask": lambda s, m: torch.softmax(s + m.float().to(s.dtype), dim=-1),
+    "times mask": lambda s, m: torch.softmax(s * m, dim=-1),
 }
 
 

@@ -15,7 +15,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _passes
 
-from selfattention.checks import check_longest_context, check_margin_for_weight, check_online_step
+from selfattention.checks import check_combine_blocks, check_longest_context, check_online_step
 
 # ---------------------------------------------------------------- exercise 1: the longest context
 LONGEST = {
@@ -61,50 +61,46 @@ def test_longest_shortcut_fails():
     assert "Correct" not in _message(check_longest_context, lambda m, h, b: 16384)
 
 
-# ---------------------------------------------------------------- exercise 2: the margin for a weight
-MARGIN = {
-    "T not T-1": "there are T - 1 other keys, not T",
-    "denominator": "own exp(margin) is missing from the denominator",
-    "log10": "base-10 logarithm",
+# ---------------------------------------------------------------- exercise 2: merging blocks by their L
+COMBINE = {
+    "equal": "averages the blocks' outputs equally",
+    "sum": "that adds the blocks' outputs",
+    "unnormalised": "were not divided by their sum",
+    "linear": "weights the blocks by L_b itself",
     "sign": "the sign is flipped",
-    "half from section 3": "carries section 3's 1/2 over",
-    "no T": "the number of keys is missing",
+    "largest only": "keeps only the block with the largest L",
+    "overflow": "exp(L_b) overflows",
 }
 
-MARGIN_WRONG = {
-    "T not T-1": lambda T, w: np.log(w * T / (1 - w)),
-    "denominator": lambda T, w: np.log(w * (T - 1)),
-    "log10": lambda T, w: np.log10(w * (T - 1) / (1 - w)),
-    "sign": lambda T, w: np.log((1 - w) / (w * (T - 1))),
-    "half from section 3": lambda T, w: np.log(w * (T - 1) / (1 - w)) + 0.5,
-    "no T": lambda T, w: np.log(w / (1 - w)),
+COMBINE_WRONG = {
+    "equal": lambda z, L: z.mean(axis=0),
+    "sum": lambda z, L: z.sum(axis=0),
+    "unnormalised": lambda z, L: np.exp(L) @ z,
+    "linear": lambda z, L: (L / L.sum()) @ z,
+    "sign": lambda z, L: np.exp(-L - np.logaddexp.reduce(-L)) @ z,
+    "largest only": lambda z, L: z[np.argmax(L)],
+    "overflow": lambda z, L: np.exp(L) @ z / np.exp(L).sum(),
 }
 
 
-@pytest.mark.parametrize("key", sorted(MARGIN_WRONG))
-def test_margin_mistake_is_named(key):
-    _names_only(_message(check_margin_for_weight, MARGIN_WRONG[key]), key, MARGIN)
+@pytest.mark.parametrize("key", sorted(COMBINE_WRONG))
+def test_combine_mistake_is_named(key):
+    _names_only(_message(check_combine_blocks, COMBINE_WRONG[key]), key, COMBINE)
 
 
-def test_margin_right_answers_pass(capsys):
-    _passes(check_margin_for_weight, lambda T, w: math.log(T - 1) + math.log(w) - math.log(1 - w), capsys)
+def test_combine_right_answers_pass(capsys):
+    _passes(check_combine_blocks, lambda z, L: np.exp(L - np.logaddexp.reduce(L)) @ z, capsys)
 
-    def bisect(T, w):
-        lo, hi = -50.0, 50.0
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            if math.exp(mid) / (math.exp(mid) + T - 1) < w:
-                lo = mid
-            else:
-                hi = mid
-        return (lo + hi) / 2
+    def by_hand(z, L):
+        w = np.exp(L - L.max())
+        return (w[:, None] * z).sum(axis=0) / w.sum()
 
-    _passes(check_margin_for_weight, bisect, capsys)
+    _passes(check_combine_blocks, by_hand, capsys)
 
 
-def test_margin_shortcut_fails():
-    """ln T alone (the growth rule, without working out the weight) is not the margin for a given weight."""
-    assert "Correct" not in _message(check_margin_for_weight, lambda T, w: math.log(T))
+def test_combine_shortcut_fails():
+    """Taking the block with the largest L (a hard max over blocks) skips the weighting it teaches."""
+    assert "Correct" not in _message(check_combine_blocks, lambda z, L: z[int(np.argmax(L))])
 
 
 # ---------------------------------------------------------------- exercise 3: one online-softmax step

@@ -11,10 +11,11 @@ while num_heads * T ** 2 * bytes_per_number > memory_bytes:
     T -= 1
 return T
 """,
-    # Section 3's weight with every other score 0: exp(D) / (exp(D) + T - 1) = weight, solved for D.
-    "l10-margin-answer": """
-# exp(D) = weight * (exp(D) + T - 1)  =>  exp(D) * (1 - weight) = weight * (T - 1)
-return math.log(weight / (1 - weight)) + math.log(T - 1)
+    # Section 4's L: e^{L_b} is block b's sum of exponentials, so the whole denominator is their sum, taken
+    # with np.logaddexp as in the lesson; each block's share of the weight is e^{L_b - L}.
+    "l10-combine-answer": """
+L = np.logaddexp.reduce(lses)
+return np.exp(lses - L) @ outputs
 """,
     # Section 4's merge: summarise the new block as (m_B, l_B, o_B), then merge it with the state (block A).
     "l10-online-answer": """

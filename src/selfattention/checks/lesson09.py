@@ -105,6 +105,9 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError(f"decoder_inputs returned a {type(got).__name__}; return two arrays: "
                                 "mask, positions.")
+        if np.shape(got[0]) == (len(lengths), T) and np.shape(got[1]) == (len(lengths), T, T):
+            raise ExerciseError("decoder_inputs returned the positions first and the mask second: the two are "
+                                "swapped. Return mask (batch, T, T) first, then positions (batch, T).")
         return got[0], got[1]
 
     check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask of decoder_inputs")
@@ -215,6 +218,13 @@ SOFT_THEN_MASK = ("the masked weights are exactly 0, but rows with allowed keys 
                   "scores were filled with a value that is not low enough (like -10), took part of the weight "
                   "in the softmax, and multiplying by the mask then threw that part away. Fill with -inf or a "
                   "value so low that exp gives exactly 0 (torch.finfo(scores.dtype).min), then mask.")
+FLOAT_MASK = ("the mask was turned into numbers and ADDED to the scores: a 0/1 float mask adds 1 to the allowed "
+              "scores and 0 to the masked ones, so the masked keys keep most of their weight; it masks nothing. "
+              "That is what a float attn_mask does in F.scaled_dot_product_attention and nn.MultiheadAttention: "
+              "it is added to the scores. Use the boolean mask to choose (torch.where, masked_fill), or add "
+              "-inf (not 0) where the mask is False.")
+TIMES_MASK = ("the scores were multiplied by the mask: a masked score becomes 0, not -inf, and exp(0) = 1 still "
+              "gets weight. Fill the masked scores with -inf (or torch.finfo(scores.dtype).min) instead.")
 NOT_TENSOR = ("return a torch tensor computed with torch operations from scores, so that gradients reach the "
               "scores (a NumPy array, .detach() or .item() cuts the gradient).")
 IN_PLACE = ("the backward pass failed: an in-place change (w[...] = 0, w.masked_fill_(...)) of the softmax's "
@@ -296,6 +306,13 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             raise ExerciseError(f"{name} is a {type(got).__name__}, not a torch tensor: {NOT_TENSOR}")
         expected = _safe_reference(case[0], case[1])
         if got.shape == expected.shape:
+            with torch.no_grad():
+                added = torch.softmax(case[0] + case[1].to(case[0].dtype), dim=-1)
+                multiplied = torch.softmax(case[0] * case[1], dim=-1)
+            if torch.allclose(got.detach().to(added.dtype), added, rtol=1e-4, atol=1e-7):
+                raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK}")
+            if torch.allclose(got.detach().to(multiplied.dtype), multiplied, rtol=1e-4, atol=1e-7):
+                raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK}")
             empty = ~case[1].expand_as(expected).any(dim=-1)
             if (~empty).any() and not bool(torch.isfinite(got.detach()[~empty]).all()):
                 raise ExerciseError(f"{name} is not right yet: {OVERFLOW} (on {what})")

@@ -1,5 +1,5 @@
-"""Checks for lesson 10 (cost and memory): the longest context whose score matrices fit a memory, the score
-margin a planted key needs to keep a given weight among T keys, and one step of the online softmax.
+"""Checks for lesson 10 (cost and memory): the longest context whose score matrices fit a memory, the merge of
+blocks summarised apart by their normalised outputs and log-sum-exps, and one step of the online softmax.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
 other named mistake (``tests/test_mistakes_lesson10.py`` feeds each one). The online-softmax check drives the
@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_value, passed
+from ._engine import ExerciseError, check_array, check_value, passed, reference_softmax
 
-__all__ = ["check_longest_context", "check_margin_for_weight", "check_online_step"]
+__all__ = ["check_longest_context", "check_combine_blocks", "check_online_step"]
 
 
 # ---------------------------------------------------------------- exercise 1: the longest context
@@ -85,47 +85,85 @@ def check_longest_context(longest_context: Callable[[int, int, int], Any]) -> No
             raise ExerciseError(
                 f"{err} Your T's scores take {num_heads * T * T * bytes_per_number:,.0f} bytes, which "
                 f"{'fits, but a longer T fits too' if fits else 'does not fit'}.") from None
-    passed("the longest context grows like the square root of the memory, rounded down, exact at the "
-           "boundary (T = 1000 fits in exactly its bytes, one byte less gives 999).")
+    passed("when the scores are built in full, the longest context grows like the square root of the memory, "
+           "rounded down, exact at the boundary (T = 1000 fits in exactly its bytes, one byte less gives 999). "
+           "Block-wise kernels (section 4) do not hold the T x T matrix, so this limit is not theirs.")
 
 
-# ---------------------------------------------------------------- exercise 2: the margin for a weight
-def _margin(T: int, weight: float) -> float:
-    return math.log(weight * (T - 1) / (1 - weight))
+# ---------------------------------------------------------------- exercise 2: merging blocks by their L
+def _block_summaries(scores: np.ndarray, values: np.ndarray, cuts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's normalised output z_b (n, d_v) and L_b = ln sum exp(scores of the block) (n,)."""
+    outputs, lses = [], []
+    for a, b in zip([0, *cuts], [*cuts, len(scores)], strict=True):
+        s = scores[a:b]
+        m = s.max()
+        e = np.exp(s - m)
+        outputs.append(e @ values[a:b] / e.sum())
+        lses.append(m + np.log(e.sum()))
+    return np.array(outputs), np.array(lses)
 
 
-_MARGIN_CASES = [(2, 0.5), (16, 0.5), (1024, 0.9), (65_536, 0.5), (100, 0.01)]
+def _combine_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]]:
+    """(outputs, lses, all scores, all values, words): moderate scores first, then near 1000 and near -1000."""
+    rng = np.random.default_rng(11)
+    values = rng.normal(size=(12, 3))
+    moderate = np.array([0.5, 1.0, -0.5, 0.2, 3.0, 2.5, 1.0, 2.8, 1.5, 0.0, 2.0, -1.0])
+    cases = []
+    for shift, words in ((0.0, "scores between -1 and 3"), (1000.0, "scores near 1000"),
+                         (-1000.0, "scores near -1000")):
+        scores = moderate + shift
+        outputs, lses = _block_summaries(scores, values, [4, 9])
+        cases.append((outputs, lses, scores, values, f"three blocks of 4, 5 and 3 keys, {words}"))
+    return cases
 
 
-def _margin_hints(T: int, weight: float) -> dict[str, float]:
+def _combine_mistakes(outputs: np.ndarray, lses: np.ndarray) -> dict[str, np.ndarray]:
     return {
-        "there are T - 1 other keys, not T: the planted key is one of the T.": math.log(weight * T / (1 - weight)),
-        "the planted key's own exp(margin) is missing from the denominator: its weight is "
-        "exp(margin) / (exp(margin) + T - 1), the planted key included in the sum.": math.log(weight * (T - 1)),
-        "that is a base-10 logarithm: the softmax uses exp, so take the natural logarithm (np.log, math.log).":
-            math.log10(weight * (T - 1) / (1 - weight)),
-        "the sign is flipped: a larger weight needs a larger margin.": -math.log(weight * (T - 1) / (1 - weight)),
-        "that carries section 3's 1/2 over: there the other scores were random, with E[exp(score)] = e^(1/2); "
-        "here they are exactly 0, so each contributes exp(0) = 1 and no 1/2 appears.":
-            math.log(weight * (T - 1) / (1 - weight)) + 0.5,
-        "the number of keys is missing: the T - 1 other keys each add exp(0) = 1 to the denominator, so the "
-        "margin depends on T.": math.log(weight / (1 - weight)),
+        "that averages the blocks' outputs equally: a block whose keys score higher holds more of the softmax's "
+        "weight. Weight block b by its share of the whole denominator, exp(L_b) / sum over blocks of exp(L_c).":
+            outputs.mean(axis=0),
+        "that adds the blocks' outputs: each z_b is already an average (its weights sum to 1), so the blocks' "
+        "weights must sum to 1 too: exp(L_b) / sum over blocks of exp(L_c).": outputs.sum(axis=0),
+        "the blocks' weights exp(L_b) were not divided by their sum: the whole softmax's denominator is the sum "
+        "over blocks of exp(L_b).": np.exp(lses) @ outputs,
+        "that weights the blocks by L_b itself: L_b is the logarithm of the block's sum of exponentials, so the "
+        "block's share is exp(L_b) / sum over blocks of exp(L_c), not L_b / sum of L_c.":
+            lses @ outputs / lses.sum(),
+        "the sign is flipped: a block whose keys score higher (larger L_b) must count more, so weight by "
+        "exp(+L_b), normalised.": np.exp(lses.min() - lses) @ outputs / np.exp(lses.min() - lses).sum(),
+        "that keeps only the block with the largest L: every block holds part of the softmax's weight, "
+        "exp(L_b) / sum over blocks of exp(L_c), and the others are not negligible here.":
+            outputs[int(np.argmax(lses))],
     }
 
 
-def check_margin_for_weight(margin_for_weight: Callable[[int, float], Any]) -> None:
-    """Exercise 2: the margin with exp(margin) / (exp(margin) + T - 1) = weight."""
-    if margin_for_weight is None or margin_for_weight is Ellipsis or not callable(margin_for_weight):
-        raise ExerciseError("margin_for_weight is not a function yet: write it in the answer cell above.")
-    for T, weight in _MARGIN_CASES:
-        what = f"T = {T:,}, weight = {weight}"
+OVER_UNDER = ("your result holds inf or NaN for {words}: exp(L_b) overflows near L = 1000 (and underflows to 0 "
+              "near -1000, giving 0/0). Subtract the largest L before taking exp, as the softmax does, or use "
+              "np.logaddexp.")
+
+
+def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 2: sum over blocks of exp(L_b - L) z_b, with L = ln sum over blocks of exp(L_b)."""
+    if combine_blocks is None or combine_blocks is Ellipsis or not callable(combine_blocks):
+        raise ExerciseError("combine_blocks is not a function yet: write it in the answer cell above.")
+    for outputs, lses, scores, values, words in _combine_cases():
         try:
-            got = margin_for_weight(T, weight)
+            with np.errstate(all="ignore"):
+                got = combine_blocks(outputs.copy(), lses.copy())
         except Exception as exc:
-            raise ExerciseError(f"margin_for_weight raised {type(exc).__name__} on {what}: {exc}") from None
-        check_value(got, _margin(T, weight), f"margin_for_weight({what})", hints=_margin_hints(T, weight))
-    passed("the margin grows like ln(T - 1): each doubling of the keys asks about 0.69 more of the planted "
-           "key's score to keep its weight.")
+            raise ExerciseError(f"combine_blocks raised {type(exc).__name__} on {words}: {exc}") from None
+        if got is not None and got is not Ellipsis and not callable(got):
+            arr = np.asarray(got.detach() if hasattr(got, "detach") else got, dtype=float)
+            if arr.shape == (values.shape[1],) and not np.isfinite(arr).all() and abs(lses).max() > 500:
+                raise ExerciseError(OVER_UNDER.format(words=words))
+        right = reference_softmax(scores) @ values
+        with np.errstate(all="ignore"):
+            mistakes = {why: wrong for why, wrong in _combine_mistakes(outputs, lses).items()
+                        if np.isfinite(wrong).all()}
+        check_array(got, right, f"combine_blocks on {words}", mistakes=mistakes)
+    passed("each block counts with weight exp(L_b - L), L = ln of the sum of exp(L_b): a softmax over the "
+           "blocks' L. The blocks' outputs merge into exactly softmax(scores) @ values, in any order, without "
+           "the scores; this is how split-K kernels combine their pieces.")
 
 
 # ---------------------------------------------------------------- exercise 3: one step of the online softmax

@@ -1,5 +1,7 @@
 """Figures of lesson 10 (cost and memory): how far a gradient reaches (an RNN against one attention layer),
-measured memory and time against the sequence length, and the weight a planted key keeps as keys are added.
+measured memory and time against the sequence length, and the weight a planted key keeps as keys are added;
+and the measuring behind them (peak memory, time per score, a median-and-range formatter), kept out of the
+lesson's reading path.
 
 Every figure is drawn 11 inches wide with text of at least 15 points (at least 20 pixels on a 1280-pixel
 slide).
@@ -8,14 +10,19 @@ Curves measured over several seeds or draws show their median (or mean) as a lin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+import tracemalloc
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "dependence_curves", "memory_and_time", "dilution_curves"]
+__all__ = ["FONT", "dependence_curves", "dilution_curves", "memory_and_time", "peak_memory", "spread",
+           "time_per_score"]
 
 FONT = 15
 _RC = {"font.size": FONT, "axes.titlesize": FONT + 1, "axes.labelsize": FONT, "xtick.labelsize": FONT,
@@ -70,7 +77,7 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
         for (label, mib), marker in zip(memory_mib.items(), "os^v", strict=False):
             mib = np.asarray(mib, dtype=float)
             slope = np.polyfit(np.log(sizes[-3:]), np.log(mib[-3:]), 1)[0]
-            left.loglog(sizes, mib, marker + "-", lw=2, label=f"{label}: slope {slope:.1f}")
+            left.loglog(sizes, mib, marker + "-", lw=2, label=f"{label}: grows like T^{slope:.1f}")
         left.set_ylabel("peak memory (MiB)")
         left.set_title("Memory")
         left.legend(loc="upper left")
@@ -114,3 +121,75 @@ def dilution_curves(lengths: ArrayLike, weights: Mapping[str, ArrayLike],
         ax.set_title("One relevant key among T: its weight")
         ax.legend(loc="lower left")
     return fig
+
+
+# ---------------------------------------------------------------- measuring
+def peak_memory(fn: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+    """Run ``fn(*args)`` once under ``tracemalloc``; return (its result, the peak bytes allocated
+    meanwhile)."""
+    tracemalloc.start()
+    try:
+        result = fn(*args)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
+def spread(x: ArrayLike, fmt: str) -> str:
+    """Median [min, max] of the numbers ``x`` (any shape), each formatted with ``fmt`` (e.g. ".2f")."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0:
+        raise ValueError("x must hold at least one number, got an empty array")
+    return f"{np.median(x):{fmt}} [{np.min(x):{fmt}}, {np.max(x):{fmt}}]"
+
+
+def _full(Q: Any, K: Any, V: Any) -> Any:
+    d_k = Q.shape[-1]
+    return torch.softmax(Q @ K.T / d_k ** 0.5, dim=-1) @ V      # fresh (T, T) arrays at each step
+
+
+def _reused(Q: Any, K: Any, V: Any, S: Any) -> Any:
+    torch.matmul(Q, K.T / Q.shape[-1] ** 0.5, out=S)        # S: one preallocated (T, T) buffer, in place
+    S.sub_(S.amax(dim=-1, keepdim=True)).exp_()
+    S.div_(S.sum(dim=-1, keepdim=True))                      # the same softmax as _full, normalised in place
+    return S @ V
+
+
+def _query_blocks(Q: Any, K: Any, V: Any) -> Any:
+    return torch.cat([_full(Q[i:i + 128], K, V) for i in range(0, len(Q), 128)])   # (128, T) temporaries
+
+
+def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 5) -> dict[str, np.ndarray]:
+    """Time one attention call in PyTorch on one thread, three ways that do the same T^2 work.
+
+    Inputs:
+        inputs: T -> (3, T, d_k) float array holding Q, K and V.
+        repeats: runs per variant and T; the fastest is kept (the least disturbed by other programs).
+    Returns variant -> (len(inputs),) nanoseconds per score (time / T^2): "full" (fresh T x T arrays at each
+    step), "one reused T x T buffer" (scores, exp and normalisation in one preallocated buffer, in place),
+    "128 queries at a time" ((128, T) temporaries).
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    out: dict[str, list[float]] = {"full": [], "one reused T x T buffer": [], "128 queries at a time": []}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)     # with several threads, extra cores join in only above some size
+    try:
+        for T, qkv in inputs.items():
+            qkv = np.asarray(qkv)
+            if qkv.ndim != 3 or qkv.shape[0] != 3 or qkv.shape[1] != T:
+                raise ValueError(f"inputs[{T}] must have shape (3, {T}, d_k), got {qkv.shape}")
+            Q, K, V = torch.from_numpy(qkv)
+            S = torch.empty(T, T, dtype=Q.dtype)
+            runs = [(_full, (Q, K, V)), (_reused, (Q, K, V, S)), (_query_blocks, (Q, K, V))]
+            for name, (run, args) in zip(out, runs, strict=True):
+                times = []
+                for _ in range(repeats):
+                    start = time.perf_counter()
+                    run(*args)
+                    times.append(time.perf_counter() - start)
+                out[name].append(min(times) / T ** 2 * 1e9)
+    finally:
+        torch.set_num_threads(threads)
+    return {name: np.array(ns) for name, ns in out.items()}

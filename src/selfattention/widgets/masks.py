@@ -21,13 +21,15 @@ from . import show
 __all__ = ["FILLS", "masked_weights", "mask_explorer"]
 
 #: How the masked scores are filled, and which softmax then runs.
-FILLS = ("-inf, then torch.softmax", "-1e9, then torch.softmax", "-inf, then sa.softmax")
+FILLS = ("-inf, then torch.softmax", "-1e9, then torch.softmax", "-inf, then sa.softmax",
+         "lowered by 10, then torch.softmax")
 
 
 def masked_weights(scores: ArrayLike, mask: ArrayLike | None, fill: str) -> np.ndarray:
     """(T_q, T_k) weights of (T_q, T_k) ``scores`` under a boolean ``mask`` (True = may attend; None: no
     mask), the masked scores filled as ``fill`` says (one of :data:`FILLS`). Rows with no allowed key come
-    out NaN with ``-inf`` and torch.softmax, uniform with ``-1e9``, zeros with sa.softmax."""
+    out NaN with ``-inf`` and torch.softmax, uniform with ``-1e9``, zeros with sa.softmax; a score only
+    lowered by 10 (a soft mask) keeps a small weight on every masked key."""
     if fill not in FILLS:
         raise ValueError(f"fill is {fill!r}; expected one of {FILLS}")
     s = np.asarray(scores, dtype=float)
@@ -39,8 +41,11 @@ def masked_weights(scores: ArrayLike, mask: ArrayLike | None, fill: str) -> np.n
                          f"got dtype {mask.dtype} and shape {mask.shape}")
     if fill == FILLS[2]:
         return softmax(np.where(mask, s, -np.inf))
-    value = float("-inf") if fill == FILLS[0] else -1e9
-    filled = torch.from_numpy(s).masked_fill(torch.from_numpy(~mask), value)
+    if fill == FILLS[3]:
+        filled = torch.from_numpy(np.where(mask, s, s - 10.0))
+    else:
+        value = float("-inf") if fill == FILLS[0] else -1e9
+        filled = torch.from_numpy(s).masked_fill(torch.from_numpy(~mask), value)
     return torch.softmax(filled, dim=-1).numpy()
 
 
