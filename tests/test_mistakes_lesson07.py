@@ -398,3 +398,40 @@ def test_mixing_saying_the_fruit_feature_can_be_recovered_is_explained():
 
 def test_mixing_the_shape_is_explained():
     assert "shape (4, 4)" in _message(check_mixing_W_O, np.eye(2))
+
+
+def _torch_layer(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The shortcut: PyTorch's finished layer, its weights set from the four matrices (nn.Linear's
+    (out, in) order, hence the transposes)."""
+    import torch
+
+    B, T, d_model = X.shape
+    layer = torch.nn.MultiheadAttention(d_model, num_heads, bias=False, batch_first=True).double()
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])))
+        layer.out_proj.weight.copy_(torch.tensor(W_O.T))
+        x = torch.tensor(X)
+        return layer(x, x, x, need_weights=False)[0].numpy()
+
+
+def _torch_functional(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The same shortcut through the functional form, one sequence at a time ((T, 1, d_model) layout)."""
+    import torch
+
+    F = torch.nn.functional
+    out = []
+    for x in torch.tensor(X):
+        x = x[:, None]
+        z, _ = F.multi_head_attention_forward(
+            x, x, x, x.shape[-1], num_heads, torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])), None,
+            None, None, False, 0.0, torch.tensor(W_O.T), None, need_weights=False)
+        out.append(z[:, 0].numpy())
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("shortcut", [_torch_layer, _torch_functional])
+def test_mha_pytorchs_own_layer_does_not_pass(shortcut):
+    """Exact to rounding, so no comparison of numbers can catch it: the check names PyTorch's layer."""
+    text = _message(check_multi_head_attention, shortcut)
+    assert "torch.nn.MultiheadAttention" in text, text
+    assert not [k for k, phrase in MHA.items() if phrase in text], text
