@@ -33,7 +33,7 @@ RIGHT_W = _soft(SCORES / np.sqrt(2))
 
 
 def _head2(weights, output, guess=None, scores=SCORES):
-    """Exercise 1 with the right raw scores (step 1), so that the weights and the output are what is judged."""
+    """Exercise 1 with the right raw scores (step 1): the weights and the output are what is judged."""
     return check_head2_apple(scores, weights, output, guess)
 
 

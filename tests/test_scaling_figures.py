@@ -154,7 +154,7 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
 
 
 def test_widget_speaks_the_lessons_notation():
-    """The lesson calls the divisor c (omega = q . k / c); the widget's axis says the same, no other symbol."""
+    """The lesson calls the divisor c (omega = q . k / c); the widget's axis says the same."""
     explore = scaling_widgets.divided_scores(T=16)
     label = explore.figure.axes[0].get_xlabel()
     assert "q·k / c" in label and "τ" not in label, label
