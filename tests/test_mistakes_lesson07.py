@@ -30,6 +30,45 @@ def _soft(s):
 
 
 RIGHT_W = _soft(SCORES / np.sqrt(2))
+
+
+def _head2(weights, output, guess=None, scores=SCORES):
+    """Exercise 1 with the right raw scores (step 1): the weights and the output are what is judged."""
+    return check_head2_apple(scores, weights, output, guess)
+
+
+SCORE_MISTAKES = {
+    "column of apple": "the column of \"apple\"",
+    "already scaled": "already divided by sqrt(2)",
+    "q . q": "queries against queries",
+    "head 1": "head 1's scores",
+    "reversed": "in reverse order",
+    "row of I": "the scores of \"I\"",
+    "row of love": "the scores of \"love\"",
+    "row of phones": "the scores of \"phones\"",
+}
+SCORES_WRONG = {  # step 1 as a learner would type it
+    "column of apple": [0.3, 0.1, 1.5, 1.6],          # k_apple . q_j: [0.5, 1.0] against each query
+    "already scaled": [0.21, 0.04, 1.06, 1.84],
+    "q . q": [0.85, 0.4, 4.25, 2.2],
+    "head 1": [1.7, 1.83, 1.5, 1.67],
+    "reversed": [2.6, 1.5, 0.05, 0.3],
+    "row of I": [0.06, 0.01, 0.3, 0.52],
+    "row of love": [0.02, 0.0, 0.1, 0.24],
+    "row of phones": [0.32, 0.12, 1.6, 1.44],
+}
+
+
+@pytest.mark.parametrize("key", sorted(SCORES_WRONG))
+def test_head2_score_mistake_is_named(key):
+    """The scores are graded first: a slip in step 1 is named there, whatever the later steps hold."""
+    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, None, SCORES_WRONG[key]))
+    _names_only(text, key, SCORE_MISTAKES)
+
+
+def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
+    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, None, [0.3, 0.05, 1.5, 2.4]))
+    assert "apple_scores_2 differs" in text and 'key of "phones"' in text, text
 HEAD2 = {
     "no scaling": "not divided by sqrt(d_k)",
     "divided by d_k": "divided by d_k = 2",
@@ -82,41 +121,41 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
 @pytest.mark.parametrize("key", sorted(HEAD2_WRONG))
 def test_head2_mistake_is_named(key):
     weights, output = HEAD2_WRONG[key]
-    _names_only(_message(lambda a: check_head2_apple(*a), (weights, output)), key, HEAD2)
+    _names_only(_message(lambda a: _head2(*a), (weights, output)), key, HEAD2)
 
 
 def test_head2_a_base_2_softmax_is_named_with_its_twin():
     """2^(s / sqrt 2) and e^(s / 2) give weights within 0.005 of each other: the message names both."""
     e = 2.0 ** (SCORES / np.sqrt(2))
-    text = _message(lambda a: check_head2_apple(*a), ((e / e.sum()).round(3), [0.50, 0.80]))
+    text = _message(lambda a: _head2(*a), ((e / e.sum()).round(3), [0.50, 0.80]))
     assert "2^s instead of e^s" in text and "divided by d_k = 2" in text
     assert not [k for k, phrase in HEAD2.items() if k != "divided by d_k" and phrase in text], text
 
 
 def test_head2_right_answers_pass(capsys):
     """Typed to 2 decimals, or computed exactly."""
-    _right_answer_passes(lambda a: check_head2_apple(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80]), capsys)
-    _right_answer_passes(lambda a: check_head2_apple(*a), (RIGHT_W, RIGHT_W @ V2), capsys)
+    _right_answer_passes(lambda a: _head2(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80]), capsys)
+    _right_answer_passes(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2), capsys)
 
 
 def test_head2_a_guess_without_computing_does_not_pass():
     """The shortcut: typing the printed weights of another head, or a rough guess led by "phones"."""
-    text = _message(lambda a: check_head2_apple(*a), ([0.1, 0.1, 0.2, 0.6], [0.4, 1.0]))
+    text = _message(lambda a: _head2(*a), ([0.1, 0.1, 0.2, 0.6], [0.4, 1.0]))
     assert "differs from the right row" in text
 
 
 def test_head2_prediction_is_answered_but_not_graded(capsys):
     right = ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80])
-    check_head2_apple(*right, "love")
+    _head2(*right, "love")
     assert "was not" in capsys.readouterr().out
-    check_head2_apple(*right, "phones")
+    _head2(*right, "phones")
     assert "was right" in capsys.readouterr().out
-    check_head2_apple(*right, 3)                  # the guess as the token's index
+    _head2(*right, 3)                  # the guess as the token's index
     assert '"phones", was right' in capsys.readouterr().out
 
 
 def test_head2_blank_is_told_to_answer():
-    assert "None" in _message(lambda a: check_head2_apple(*a), (None, None))
+    assert "None" in _message(lambda a: check_head2_apple(*a), (None, None, None))
 
 
 # ---------------------------------------------------------------- exercise 2: the batched layer
@@ -398,3 +437,40 @@ def test_mixing_saying_the_fruit_feature_can_be_recovered_is_explained():
 
 def test_mixing_the_shape_is_explained():
     assert "shape (4, 4)" in _message(check_mixing_W_O, np.eye(2))
+
+
+def _torch_layer(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The shortcut: PyTorch's finished layer, its weights set from the four matrices (nn.Linear's
+    (out, in) order, hence the transposes)."""
+    import torch
+
+    B, T, d_model = X.shape
+    layer = torch.nn.MultiheadAttention(d_model, num_heads, bias=False, batch_first=True).double()
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])))
+        layer.out_proj.weight.copy_(torch.tensor(W_O.T))
+        x = torch.tensor(X)
+        return layer(x, x, x, need_weights=False)[0].numpy()
+
+
+def _torch_functional(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The same shortcut through the functional form, one sequence at a time ((T, 1, d_model) layout)."""
+    import torch
+
+    F = torch.nn.functional
+    out = []
+    for x in torch.tensor(X):
+        x = x[:, None]
+        z, _ = F.multi_head_attention_forward(
+            x, x, x, x.shape[-1], num_heads, torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])), None,
+            None, None, False, 0.0, torch.tensor(W_O.T), None, need_weights=False)
+        out.append(z[:, 0].numpy())
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("shortcut", [_torch_layer, _torch_functional])
+def test_mha_pytorchs_own_layer_does_not_pass(shortcut):
+    """Exact to rounding, so no comparison of numbers can catch it: the check names PyTorch's layer."""
+    text = _message(check_multi_head_attention, shortcut)
+    assert "torch.nn.MultiheadAttention" in text, text
+    assert not [k for k, phrase in MHA.items() if phrase in text], text

@@ -49,7 +49,7 @@ def _figures():
     yield "score_variance", plots.score_variance(D_KS, [2.0, 4.1, 7.9, 16.2])
     yield "saturation", plots.saturation(D_KS, _saturation_measures(), T=16)
     yield "training", plots.training(_runs(), (4, 16), (0, 1), d_k=16)
-    explore = scaling_widgets.temperature(T=16)
+    explore = scaling_widgets.divided_scores(T=16)
     yield "widget", explore.figure
 
 
@@ -58,7 +58,7 @@ def test_figure_text_is_legible_on_a_slide(name, monkeypatch):
     monkeypatch.setattr(widgets, "display", lambda image: None)
     fig = dict(_figures())[name]
     if name == "widget":  # its titles are written by the callback
-        explore = scaling_widgets.temperature(T=16)
+        explore = scaling_widgets.divided_scores(T=16)
         explore(d_k=64)
         fig = explore.figure
     assert fig.get_figwidth() == pytest.approx(plots.WIDTH)
@@ -80,8 +80,8 @@ def test_bad_input_is_refused_by_name():
     with pytest.raises(ValueError, match=r"runs has no entry \('none', 4, 2\)"):
         plots.training(_runs(), (4, 16), (0, 1, 2), d_k=16)
     with pytest.raises(ValueError, match="T must be an integer of at least 2"):
-        scaling_widgets.temperature(T=1)
-    explore = scaling_widgets.temperature()
+        scaling_widgets.divided_scores(T=1)
+    explore = scaling_widgets.divided_scores()
     with pytest.raises(ValueError, match="d_k must be a positive integer"):
         explore(d_k=0)
     with pytest.raises(ValueError, match="c must be positive"):
@@ -99,7 +99,7 @@ def test_entropy_of_uniform_and_one_hot_weights():
 def test_widget_redraws_one_figure_and_prints_its_numbers(monkeypatch, capsys):
     shown = []
     monkeypatch.setattr(widgets, "display", shown.append)
-    explore = scaling_widgets.temperature(T=16)
+    explore = scaling_widgets.divided_scores(T=16)
     before = plt.get_fignums()
     explore(d_k=1024, c=1.0)
     explore(d_k=1024, standard=True)
@@ -151,3 +151,11 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
     out = capsys.readouterr().out
     assert "lr 0.05, step 80" in out and " 1 of 2 (0.50)" in out
     assert "none at lr 0.05: 0 of 1" in out
+
+
+def test_widget_speaks_the_lessons_notation():
+    """The lesson calls the divisor c (omega = q . k / c); the widget's axis says the same."""
+    explore = scaling_widgets.divided_scores(T=16)
+    label = explore.figure.axes[0].get_xlabel()
+    assert "q·k / c" in label and "τ" not in label, label
+    plt.close("all")

@@ -7,7 +7,8 @@ ANSWERS = {
     # Exercise 1: by hand, from the table of head 2's Q, K, V, to two decimals as the exercise allows.
     "l07-head2-answer": """
 apple_guess_2 = "apple"                      # the prediction, made before computing
-apple_weights_2 = [0.11, 0.09, 0.25, 0.55]   # scores 0.3, 0.05, 1.5, 2.6; / 1.414; exp; / sum
+apple_scores_2 = [0.3, 0.05, 1.5, 2.6]       # [2.0, 0.5] . k_j: 2.0 * 0.1 + 0.5 * 0.2, ...
+apple_weights_2 = [0.11, 0.09, 0.25, 0.55]   # / 1.414; exp; / sum
 apple_output_2 = [0.50, 0.80]                # 0.11 v_I + 0.09 v_love + 0.25 v_apple + 0.55 v_phones
 """,
     # Exercise 2: the lesson's batched computation, one sequence of the batch at a time.

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
+from ._engine import ExerciseError, _copied, _to_array, check_function, passed, reference_softmax
 
 __all__ = ["check_head2_apple", "check_multi_head_attention", "check_mixing_W_O"]
 
@@ -85,10 +85,47 @@ def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
     return arr
 
 
-def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: Any = None) -> None:
-    """Exercise 1: head 2's weights of "apple" over the four tokens (4 numbers) and its output (2 numbers),
-    each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the learner's prediction of the
-    token "apple" weighs most, is not graded: the message says whether it was right."""
+def _head2_score_mistakes() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(right raw scores of "apple" in head 2, {mistake: scores})."""
+    Q, K, _ = (_X @ W for W in _HEAD2)
+    Q1, K1, _ = (_X @ W for W in _HEAD1)
+    right = Q[_APPLE] @ K.T
+    wrong = {
+        "these are the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
+        "is its query against every key, q_apple . k_j. In head 2 the two differ (its query is [2 fruit, tech], "
+        "its key [tech, fruit]).": Q @ K[_APPLE],
+        "these scores are already divided by sqrt(2); step 1 asks for the raw scores q_apple . k_j (the "
+        "division is step 2).": right / np.sqrt(2),
+        "these are queries against queries (q_apple . q_j); score the query of \"apple\" against the keys, "
+        "q_apple . k_j (K = X W_K).": Q @ Q[_APPLE],
+        "these are head 1's scores for \"apple\"; head 2 uses its own Q and K (the table of head 2).":
+            Q1[_APPLE] @ K1.T,
+        "the scores are in reverse order; list them for the keys I, love, apple, phones, in that order.":
+            right[::-1],
+    }
+    for t in (0, 1, 3):
+        wrong[f"these are the scores of \"{_TOKENS[t]}\" (its query against every key); the exercise asks for "
+              f"the row of \"apple\": q_apple . k_j for each key j."] = Q[t] @ K.T
+    return right, wrong
+
+
+def check_head2_apple(apple_scores_2: Any, apple_weights_2: Any, apple_output_2: Any,
+                      apple_guess_2: Any = None) -> None:
+    """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers), its weights (4 numbers)
+    and its output (2 numbers), each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the
+    learner's prediction of the token "apple" weighs most, is not graded: the message says whether it was
+    right."""
+    right_s, score_mistakes = _head2_score_mistakes()
+    s = _hand_array(apple_scores_2, "apple_scores_2", 4)
+    if not np.allclose(s, right_s, atol=_HAND_TOL, rtol=0):
+        for explanation, wrong in score_mistakes.items():
+            if np.allclose(s, wrong, atol=_HAND_TOL, rtol=0):
+                raise ExerciseError(f"apple_scores_2 is not right yet: {explanation}")
+        i = int(np.argmax(np.abs(s - right_s)))
+        raise ExerciseError(f"apple_scores_2 differs from the right row: your score against the key of "
+                            f"\"{_TOKENS[i]}\" is {s[i]:.3f}, more than 0.01 from q_apple . k_{_TOKENS[i]}. "
+                            f"Recheck that dot product: the query of \"apple\" is [2.0, 0.5], and the keys are "
+                            f"the rows of head 2's K.")
     right_w, right_z, weight_mistakes, output_mistakes = _head2_mistakes()
     w = _hand_array(apple_weights_2, "apple_weights_2", 4)
     if np.allclose(w, right_w, atol=_HAND_TOL, rtol=0):
@@ -128,7 +165,8 @@ def check_head2_apple(apple_weights_2: Any, apple_output_2: Any, apple_guess_2: 
         right = apple_guess_2.strip().strip('"').lower() == "phones"
         guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
                  + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
-    passed(f"apple's row in head 2 is {np.round(right_w, 3).tolist()} and its output "
+    passed(f"apple's scores in head 2 are {np.round(right_s, 2).tolist()}, its weights "
+           f"{np.round(right_w, 3).tolist()} and its output "
            f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.{guess}")
 
 
@@ -205,6 +243,36 @@ def _mha_cases() -> list[tuple[Any, ...]]:
         W = [rng.normal(size=(d_model, d_model)) for _ in range(4)]
         cases.append((X, *W, n))
     return cases
+
+
+def _calls_torch_layer(fn: Callable[..., Any], case: tuple[Any, ...]) -> bool:
+    """Whether ``fn`` runs PyTorch's finished layer (``torch.nn.MultiheadAttention`` or
+    ``torch.nn.functional.multi_head_attention_forward``) on ``case``: both are wrapped for one call."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:  # an answer that imports torch itself imports the same module object
+        import torch
+    used: list[bool] = []
+    functional, layer = torch.nn.functional, torch.nn.MultiheadAttention
+    original_function, original_forward = functional.multi_head_attention_forward, layer.forward
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        used.append(True)
+        return original_function(*args, **kwargs)
+
+    def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        used.append(True)
+        return original_forward(self, *args, **kwargs)
+
+    functional.multi_head_attention_forward, layer.forward = function, forward
+    try:
+        fn(*_copied(case))
+    except Exception:  # the comparison has already passed; only the call matters here
+        pass
+    finally:
+        functional.multi_head_attention_forward, layer.forward = original_function, original_forward
+    return bool(used)
 
 
 def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None:
@@ -316,6 +384,12 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
         describe=lambda c: f"X of shape {c[0].shape}, num_heads={c[5]}",
         mistakes=mistakes,
     )
+    if _calls_torch_layer(multi_head_attention, cases[0]):
+        raise ExerciseError(
+            "multi_head_attention runs torch.nn.MultiheadAttention, PyTorch's finished layer, which splits, "
+            "attends and merges for you. The exercise asks you to write those steps yourself with reshape, "
+            "transpose and @, as in the batched computation above (lesson 08 compares the two)."
+        )
     passed("split, scaled attention per head and per sequence, merge and W_O: your layer matches the "
            "reference for batches with 1, 3 and 4 heads, large scores included.")
 

@@ -1,6 +1,6 @@
 """The widget of lesson 06: scores divided by a divisor c, for queries and keys of length d_k.
 
-:func:`temperature` builds the figure once and returns the callback that ``ipywidgets.interact`` calls; a
+:func:`divided_scores` builds the figure once and returns the callback that ``ipywidgets.interact`` calls; a
 change of a control only moves the histogram's and the bars' data and redraws that one figure
 (:func:`selfattention.widgets.show`).
 """
@@ -17,7 +17,7 @@ from matplotlib.layout_engine import TightLayoutEngine
 
 from . import set_heights, set_histogram, show
 
-__all__ = ["entropy", "temperature"]
+__all__ = ["divided_scores", "entropy"]
 
 _SMALLEST_PT, _TITLE_PT = 15, 16
 
@@ -44,7 +44,7 @@ def _draw(d_k: int, c: float, T: int, n_queries: int, d_v: int) -> tuple[np.ndar
     return omega, weights.detach().numpy(), float(row.grad.norm())
 
 
-def temperature(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[..., None]:
+def divided_scores(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[..., None]:
     """The callback ``explore(d_k=64, c=1.0, standard=False)`` and its figure, built once.
 
     For a given ``d_k`` it draws, from a generator seeded with ``d_k``, ``T`` keys and ``n_queries`` queries
@@ -64,7 +64,7 @@ def temperature(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[...
     for x in (-1, 1):  # the unit spread
         axes[0].axvline(x, color="k", lw=1, ls="--")
     # plain text, no $...$: mathtext would be laid out again on every redraw (about twice the time)
-    axes[0].set_xlabel("score ω = q·k / τ (dashed: ±1)", fontsize=_SMALLEST_PT)
+    axes[0].set_xlabel("score ω = q·k / c (dashed: ±1)", fontsize=_SMALLEST_PT)
     axes[0].set_ylabel("how often", fontsize=_SMALLEST_PT)
     axes[0].set_yticks([])
     axes[1].set(ylim=(0, 1), xticks=range(0, T, 3))
