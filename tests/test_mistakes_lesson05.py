@@ -326,7 +326,7 @@ DK = {
     "keys": "it should have exactly 1 and 2",
     "count": "train one model per start",
     "swapped": "the keys are swapped",
-    "before": "before training",
+    "before": "accuracies at step 0",
     "d_v": "come from models with d_v = d_k",
     "other": "but the same trainings give",
     "prediction": "So the smallest d_k that solves it",
