@@ -176,13 +176,14 @@ RED_ONLY = np.array([[0, 1], [0, 1], [0, 0], [0, 0], [0, 1]], dtype=float)  # ev
 def test_values_right_answers(capsys):
     right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT, RED_ONLY), capsys)
     split = np.array([[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0, 1]])  # food and fruit share apple's food
-    only_apple = np.array([[0, 0], [0, 0], [0, 0], [0, 1 / A_ATE[3]], [0, 0]])  # apple alone, scaled up
-    right_answer_passes(check_values, (split, [0.61, 0.693], only_apple), capsys)
+    shared = np.array([[0, 1], [0, 1], [0, 0.5], [0, -0.5], [0, 1]])  # food and fruit cancel in apple
+    right_answer_passes(check_values, (split, [0.61, 0.693], shared), capsys)
 
 
 RED_ONLY_MISTAKES = {
     "none": "W_V_red_only is None",
     "silent": "yet 'ate' still gives",
+    "these weights": "only for these weights",
     "food": "hands over food",
     "other": "z_ate = sum_j alpha_j v_j",
 }
@@ -195,12 +196,19 @@ RED_ONLY_MISTAKES = {
         (W_V_GOOD * [0, 1], "silent"),                     # red's row alone: Sam and ate hand over nothing
         (RED_ONLY + [[0, 0], [0, 0], [1, 0], [0, 0], [0, 0]], "food"),   # apple still hands over food
         (2 * RED_ONLY, "other"),
+        (W_V_GOOD * [0, 1 / (A_ATE[2] + A_ATE[3])], "these weights"),   # red's row alone, scaled: [0, 1.44]
+        (np.array([[0, 0], [0, 0], [0, 0], [0, 1 / A_ATE[3]], [0, 0]]), "these weights"),  # apple alone
         (W_V_GOOD, "food"),                                # W_V_food_red unchanged: apple's food arrives
     ],
 )
 def test_values_red_only_mistakes_are_named(red_only, mistake):
     text = message(check_values, (W_V_GOOD, Z_RIGHT, red_only))
     names_only(text, mistake, RED_ONLY_MISTAKES)
+
+
+def test_values_red_only_scaled_red_row_names_the_words_still_off():
+    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD * [0, 1 / (A_ATE[2] + A_ATE[3])]))
+    assert "[0.0, 1.44]" in text and "Sam, ate, red and apple do not" in text, text
 
 
 def test_values_red_only_names_the_silent_words_and_their_share():

@@ -14,12 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from mistakes import message, names_only, right_answer_passes
 
 import selfattention as sa
 from selfattention import checks, tasks
-from selfattention.tasks import train as borrowed_train
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_attention.ipynb"
 
@@ -305,183 +303,79 @@ def test_step_cases_keep_the_mistakes_apart():
     assert np.abs(W @ h).max() > 710
 
 
-# ------------------------------------------------------------------ Exercise 3: the training loop
-def right_loop(model, data, steps=160, batch=100, lr=0.05):
-    X_train, y_train, X_test, y_test = data
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for step in range(steps):
-        start = (step * batch) % len(X_train)
-        logits = model(X_train[start:start + batch])[0]
-        loss = F.cross_entropy(logits, y_train[start:start + batch])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        return tasks.accuracy(model(X_test)[0], y_test)
+# ------------------------------------------------------------------ Exercise 3: how small can d_k be?
+def trained(d_k: int, d_v: int = 16) -> list[float]:
+    """The exercise's runs as a learner writes them: eight starts, tasks.train's defaults."""
+    data = (*tasks.make_lookup_data(2000, seed=1), *tasks.make_lookup_data(500, seed=2))
+    out = []
+    for seed in range(8):
+        torch.manual_seed(seed)
+        model = tasks.ReadoutModel(sa.SelfAttention(tasks.D_IN, d_k, d_v=d_v), d_v)
+        out.append(tasks.train(model, data)[-1][1])
+    return out
 
 
-def right_loop_own_words(model, data, steps=160, batch=100, lr=0.05):
-    """Another right answer: an index counter, the gradients cleared after each step, accuracy by hand."""
-    X_train, y_train, X_test, y_test = data
-    optimiser = torch.optim.Adam(model.parameters(), lr)
-    start = 0
-    for _ in range(steps):
-        X, y = X_train[start:start + batch], y_train[start:start + batch]
-        F.cross_entropy(model(X)[0], y).backward()
-        optimiser.step()
-        optimiser.zero_grad()
-        start = (start + batch) % len(X_train)
-    with torch.no_grad():
-        return (model(X_test)[0].argmax(-1) == y_test).float().mean().item()
+@pytest.fixture(scope="module")
+def runs():
+    return {1: trained(1), 2: trained(2)}
 
 
-def right_loop_wrapping(model, data, steps=160, batch=100, lr=0.05):
-    """Another right answer, following "start again from the first" literally: indices modulo the set's size,
-    so a batch that runs past the end would wrap around (the check's batch divides the set, so none does)."""
-    X_train, y_train, X_test, y_test = data
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for step in range(steps):
-        index = (step * batch + torch.arange(batch)) % len(X_train)
-        loss = F.cross_entropy(model(X_train[index])[0], y_train[index])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        return tasks.accuracy(model(X_test)[0], y_test)
-
-
-def loop_with(**slip):
-    def loop(model, data, steps=160, batch=100, lr=0.05):
-        X_train, y_train, X_test, y_test = data
-        steps, batch, lr = slip.get("steps", steps), slip.get("batch", batch), slip.get("lr", lr)
-        make = torch.optim.SGD if slip.get("sgd") else torch.optim.Adam
-        opt = make(model.parameters(), lr=lr)
-        for step in range(steps + slip.get("extra", 0)):
-            if slip.get("new_opt"):
-                opt = make(model.parameters(), lr=lr)
-            start = 0 if slip.get("first") else (step * batch) % len(X_train)
-            if slip.get("no_modulo"):
-                start = step * batch
-            X, y = X_train[start:start + batch], y_train[start:start + batch]
-            if slip.get("all"):
-                X, y = X_train, y_train
-            logits = model(X)[0]
-            if slip.get("softmax"):
-                logits = torch.softmax(logits, dim=-1)
-            loss = F.cross_entropy(logits, y, reduction="sum" if slip.get("sum") else "mean")
-            if slip.get("zero") == "before":
-                opt.zero_grad()
-            loss.backward()
-            if slip.get("zero") == "after":
-                opt.zero_grad()
-            opt.step()
-        with torch.no_grad():
-            if slip.get("train_acc"):
-                return tasks.accuracy(model(X_train)[0], y_train)
-            return None if slip.get("no_return") else tasks.accuracy(model(X_test)[0], y_test)
-    return loop
-
-
-def calls_tasks_train(model, data, steps=160, batch=100, lr=0.05):
-    """The shortcut: the loop the exercise asks for, borrowed."""
-    return tasks.train(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
-
-
-def calls_tasks_train_by_alias(model, data, steps=160, batch=100, lr=0.05):
-    """The same shortcut, imported before the check: `from selfattention.tasks import train`."""
-    return borrowed_train(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
-
-
-def borrowed_helper(*args, **kwargs):
-    return borrowed_train(*args, **kwargs)
-
-
-def calls_tasks_train_through_a_helper(model, data, steps=160, batch=100, lr=0.05):
-    return borrowed_helper(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
-
-
-def calls_tasks_train_as_a_default(model, data, steps=160, batch=100, lr=0.05, fit=tasks.train):
-    return fit(model, data, steps=steps, batch=batch, lr=lr)[-1][1]
-
-
-LOOP = {
-    "no zero_grad": "the gradients are never cleared",
-    "not moved": "the weights have not moved",
-    "new optimiser": "Adam's running averages restart every step",
-    "sgd": "that is plain gradient descent",
-    "first batch": "every step trains on the same first batch",
-    "all": "every step trains on all the training sequences",
-    "extra": "one step too many",
-    "lr": "trained with lr = 0.05",
-    "batch": "trained with batch = 100",
-    "other": "Use the steps, batch and lr it is given",
-    "train acc": "returns the training accuracy",
-    "no return": "returns NoneType",
-    "no modulo": "the batch index runs past the end",
-    "softmax twice": "the softmax is applied twice",
-    "sum": "the loss is the sum over the batch",
-    "tasks.train": "your train_loop calls tasks.train",
-    "blank": "is not a function yet",
-    "empty": "train_loop does nothing yet",
+DK = {
+    "no prediction": "predicted_smallest_d_k is",
+    "no runs": "accuracies has no value yet",
+    "keys": "it should have exactly 1 and 2",
+    "count": "train one model per start",
+    "swapped": "the keys are swapped",
+    "before": "accuracies at step 0",
+    "d_v": "come from models with d_v = d_k",
+    "other": "but the same trainings give",
+    "prediction": "So the smallest d_k that solves it",
 }
 
 
-def empty_loop(model, data, steps=160, batch=100, lr=0.05):
-    """The learner's copy as it comes: the stub's body is `...`."""
-    X_train, y_train, X_test, y_test = data
-    ...
+def check_dk(answer):
+    checks.check_smallest_d_k(*answer)
 
 
-def test_loop_right_answers(capsys):
-    right_answer_passes(checks.check_train_loop, right_loop, capsys)
-    right_answer_passes(checks.check_train_loop, right_loop_own_words, capsys)
-    right_answer_passes(checks.check_train_loop, right_loop_wrapping, capsys)
+def test_smallest_d_k_right_answers(capsys, runs):
+    right_answer_passes(check_dk, (2, runs), capsys)
+    as_tuples = {d: tuple(round(a, 3) for a in v) for d, v in runs.items()}   # rounded, in tuples
+    right_answer_passes(check_dk, (2, as_tuples), capsys)
 
 
-@pytest.mark.parametrize(
-    ("answer", "mistake"),
-    [
-        (loop_with(zero="never"), "no zero_grad"),
-        (loop_with(zero="after"), "not moved"),
-        (loop_with(zero="before", new_opt=True), "new optimiser"),
-        (loop_with(zero="before", sgd=True), "sgd"),
-        (loop_with(zero="before", first=True), "first batch"),
-        (loop_with(zero="before", all=True), "all"),
-        (loop_with(zero="before", extra=1), "extra"),
-        (loop_with(zero="before", no_modulo=True), "no modulo"),
-        (loop_with(zero="before", softmax=True), "softmax twice"),
-        (loop_with(zero="before", sum=True), "sum"),
-        (loop_with(zero="before", lr=0.05), "lr"),
-        (loop_with(zero="before", batch=100), "batch"),
-        (loop_with(zero="before", steps=6), "other"),
-        (loop_with(zero="before", train_acc=True), "train acc"),
-        (loop_with(zero="before", no_return=True), "no return"),
-        (calls_tasks_train, "tasks.train"),
-        (calls_tasks_train_by_alias, "tasks.train"),
-        (calls_tasks_train_through_a_helper, "tasks.train"),
-        (calls_tasks_train_as_a_default, "tasks.train"),
-        (None, "blank"),
-        (empty_loop, "empty"),
-    ],
-)
-def test_loop_mistakes_are_named(answer, mistake):
-    names_only(message(checks.check_train_loop, answer), mistake, LOOP)
+def test_smallest_d_k_mistakes_are_named(runs):
+    before = {1: list(checks.lesson05.small_d_k_runs(1, after=False)), 2: runs[2]}
+    cases = [
+        ((None, runs), "no prediction"),
+        ((3, runs), "no prediction"),
+        ((2, None), "no runs"),
+        ((2, {1: runs[1]}), "keys"),
+        ((2, {1: runs[1][:4], 2: runs[2]}), "count"),
+        ((2, {1: runs[2], 2: runs[1]}), "swapped"),
+        ((2, before), "before"),
+        ((2, {1: trained(1, d_v=1), 2: runs[2]}), "d_v"),
+        ((2, {1: runs[1][::-1], 2: runs[2]}), "other"),             # starts in the wrong order
+        ((1, runs), "prediction"),
+        ((4, runs), "prediction"),
+    ]
+    for answer, mistake in cases:
+        names_only(message(check_dk, answer), mistake, DK)
 
 
-def test_tasks_train_works_again_after_the_check():
-    with pytest.raises(checks.ExerciseError):
-        checks.check_train_loop(calls_tasks_train)
-    assert callable(tasks.train) and tasks.train.__name__ == "train"
+def test_smallest_d_k_made_up_numbers_do_not_pass():
+    guessed = {1: [0.65] * 8, 2: [1.0] * 8}                  # a guess, not a training run
+    names_only(message(check_dk, (2, guessed)), "other", DK)
 
 
-@pytest.mark.parametrize("shortcut", [calls_tasks_train, calls_tasks_train_by_alias,
-                                      calls_tasks_train_through_a_helper, calls_tasks_train_as_a_default])
-def test_the_hidden_test_refuses_tasks_train(shortcut):
-    with pytest.raises((AssertionError, TypeError)):  # TypeError: tasks.train is None while the loop runs
-        run_hidden_test("l05-train-test", train_loop=shortcut)
-    assert callable(tasks.train) and tasks.train.__name__ == "train"
+def test_smallest_d_k_check_keeps_the_random_state():
+    torch.manual_seed(5)
+    want = torch.rand(3)
+    torch.manual_seed(5)
+    checks.lesson05.small_d_k_runs(1)
+    assert torch.equal(torch.rand(3), want)
 
 
-@pytest.mark.parametrize("answer", [right_loop, right_loop_own_words])
-def test_the_hidden_test_passes_right_loops(answer):
-    run_hidden_test("l05-train-test", train_loop=answer)
+def test_the_hidden_test_passes_the_runs_and_refuses_a_guess(runs):
+    run_hidden_test("l05-dk-test", predicted_smallest_d_k=2, accuracies=runs)
+    with pytest.raises(AssertionError):
+        run_hidden_test("l05-dk-test", predicted_smallest_d_k=2, accuracies={1: [0.65] * 8, 2: [1.0] * 8})

@@ -120,6 +120,16 @@ def test_keys_and_queries_draws_each_key_as_a_point_and_each_query_as_an_arrow()
     plt.close("all")
 
 
+def test_keys_and_queries_draws_only_the_queries_asked_for():
+    keys = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=float)
+    fig = figures.keys_and_queries(np.full((4, 2), 2.0), keys, WORDS, queries=[WORDS[0]])
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert f" q {WORDS[0]}" in texts and not any(f" q {w}" in texts for w in WORDS[1:])
+    with pytest.raises(ValueError, match="queries: got"):
+        figures.keys_and_queries(np.full((4, 2), 2.0), keys, WORDS, queries=["pear"])
+    plt.close("all")
+
+
 def test_query_designer_redraws_its_one_figure_with_the_softmax(monkeypatch, capsys):
     shown = []
     monkeypatch.setattr(designer, "show", shown.append)

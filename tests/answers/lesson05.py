@@ -16,20 +16,17 @@ onehot = np.zeros(len(p))
 onehot[y] = 1.0
 return W - lr * np.outer(p - onehot, h)
 """,
-    # The loop section's words: "one Adam optimiser, made before the loop; then each step takes the next
-    # `batch` training sequences (from `step * batch`, wrapping around), computes logits and loss, clears the
-    # old gradients, computes new ones and steps"; the held-out accuracy "without gradients".
-    "l05-train-answer": """
-optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-for step in range(steps):
-    first = step * batch % len(X_train)
-    X, y = X_train[first:first + batch], y_train[first:first + batch]
-    loss = F.cross_entropy(model(X)[0], y)
-    optimiser.zero_grad()
-    loss.backward()
-    optimiser.step()
-with torch.no_grad():
-    logits = model(X_test)[0]
-return (logits.argmax(-1) == y_test).float().mean().item()
+    # "write in predicted_smallest_d_k the smallest d_k ...", then "train learned models with d_k = 1 and with
+    # d_k = 2, keeping d_v = 16 ..., from starts 0-7 (torch.manual_seed(seed) before making each model), with
+    # tasks.train(model, data)": "[-1][1] is the final held-out accuracy".
+    "l05-dk-answer": """
+predicted_smallest_d_k = 2
+accuracies = {1: [], 2: []}
+for d in [1, 2]:
+    for s in range(8):
+        torch.manual_seed(s)
+        m = tasks.ReadoutModel(sa.SelfAttention(D_IN, d, d_v=16), 16)
+        checkpoints = tasks.train(m, data)
+        accuracies[d].append(checkpoints[-1][1])
 """,
 }

@@ -163,7 +163,7 @@ _VALUES = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (food, r
 def check_values(W_V_food_red: Any, predicted_z_ate: Any, W_V_red_only: Any = None) -> None:
     """Exercise 2: a W_V (5, 2) with which every word hands over (is it food, is it red), the lesson's W_Q and
     W_K unchanged; z_ate predicted before running it; then W_V_red_only, with which 'ate' receives exactly
-    [0, 1]."""
+    [0, 1] whatever its weights."""
     W = _to_array(W_V_food_red, "W_V_food_red")
     if W.shape == (2, 5):
         raise ExerciseError(
@@ -242,7 +242,8 @@ def check_values(W_V_food_red: Any, predicted_z_ate: Any, W_V_red_only: Any = No
 
 
 def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -> None:
-    """Exercise 2, second part: 'ate' receives exactly [0, 1] (red, no food); its weights cannot change."""
+    """Exercise 2, second part: 'ate' receives exactly [0, 1] (red, no food) whatever its weights, so every
+    word must hand over [0, 1]; 'ate's own weights (which W_V cannot change) only name the mistakes."""
     W = _to_array(W_V_red_only, "W_V_red_only")
     if W.shape != (5, 2):
         raise ExerciseError(f"W_V_red_only has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
@@ -251,11 +252,20 @@ def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -
     values = _X_TOY @ W
     z = weights @ values
     got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
-    if np.allclose(z, [0.0, 1.0], atol=1e-3):
+    if np.allclose(values, [0.0, 1.0], atol=1e-6):
         passed(f"z_ate = {np.round(right, 3).tolist()} as you predicted; and with values {got}, 'ate' receives "
-               f"[0, 1]. Its weights {np.round(weights, 2).tolist()} did not change: W_V chooses what is "
-               f"mixed, never how much of each.")
+               f"[0, 1] whatever its weights, since they sum to 1. Its weights {np.round(weights, 2).tolist()} "
+               f"did not change: W_V chooses what is mixed, never how much of each.")
         return
+    even = np.full(len(WORDS), 1.0 / len(WORDS)) @ values
+    off = [w for k, w in enumerate(WORDS) if not np.allclose(values[k], [0.0, 1.0], atol=1e-6)]
+    if np.allclose(z, [0.0, 1.0], atol=1e-3):
+        raise ExerciseError(
+            f"with these weights 'ate' receives [0, 1], but only for these weights: your values are {got}. "
+            f"Change W_Q or W_K and it breaks: with even weights (1/4 each) 'ate' would receive "
+            f"{np.round(even, 3).tolist()}. For [0, 1] whatever the weights, every word must hand over [0, 1]; "
+            f"{', '.join(off[:-1]) + ' and ' + off[-1] if len(off) > 1 else off[0]} "
+            f"{'do' if len(off) > 1 else 'does'} not.")
     text = f"with W_V_red_only 'ate' receives {np.round(z, 3).tolist()}, not [0, 1]; your values are {got}."
     silent = [w for k, w in enumerate(WORDS) if np.allclose(values[k], 0.0)]
     if abs(z[0]) > 1e-3:  # food arrives: that is the failure to name, whatever else is silent
@@ -272,7 +282,7 @@ def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -
                  f"the weights, so every word's value counts.")
     else:
         text += (f" The weights of 'ate' stay {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
-                 f"z_ate = sum_j alpha_j v_j.")
+                 f"z_ate = sum_j alpha_j v_j: for [0, 1] whatever the weights, every word hands over [0, 1].")
     raise ExerciseError(text)
 
 

@@ -1,5 +1,5 @@
 """Checks for lesson 05 (training attention): predict two cross-entropy losses, take one gradient step by hand,
-write the training loop that tasks.train runs.
+predict how small d_k can be, then train to see.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: no square weight matrix where a transpose could hide (one square case on purpose,
@@ -9,6 +9,7 @@ where it runs), and logits in the hundreds, where a softmax without max-subtract
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _fmt, check_function, passed, reference_softmax
 
-__all__ = ["check_loss_predictions", "check_sgd_step", "check_train_loop"]
+__all__ = ["check_loss_predictions", "check_sgd_step", "check_smallest_d_k"]
 
 _N_SYM = 8  # letters, and digits: the readout has 8 logits
 
@@ -197,226 +198,96 @@ def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
     passed(f"one step of lr = {lr} takes this example's loss from {before:.3f} to {after:.3f}.")
 
 
-# ----------------------------------------------------------------- Exercise 3: the training loop
+# ----------------------------------------------------------------- Exercise 3: how small can d_k be?
 
-_LOOP = {"steps": 7, "batch": 80, "lr": 0.03}  # not the defaults: a loop that ignores an argument shows it
+_DK_SEEDS = range(8)
+_DK_TOL = 0.0041  # two held-out sequences of 500: thread counts may move an accuracy by one
 
 
-def _loop_setup() -> tuple[Any, tuple[Any, ...]]:
-    """A small learned model (d_k = 8) and a small lookup (320 training sequences, 100 held out). 80 divides
-    320, as 100 divides the lesson's 2000, so every batch is full: steps 0-3 take sequences 0-79, ..., 240-319,
-    and steps 4-6 start again from the first (start = step * batch modulo 320). A loop that slices past the end
-    instead trains on empty batches there."""
+@functools.cache
+def _d_k_histories(d_k: int, d_v: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
     import torch
 
     from .. import layers, tasks
 
-    torch.manual_seed(0)
-    model = tasks.ReadoutModel(layers.SelfAttention(tasks.D_IN, 8), 8)
-    return model, (*tasks.make_lookup_data(320, seed=11), *tasks.make_lookup_data(100, seed=12))
+    data = (*tasks.make_lookup_data(2000, seed=1), *tasks.make_lookup_data(500, seed=2))
+    before, after = [], []
+    with torch.random.fork_rng():
+        for seed in _DK_SEEDS:
+            torch.manual_seed(seed)
+            model = tasks.ReadoutModel(layers.SelfAttention(tasks.D_IN, d_k, d_v=d_v), d_v)
+            history = tasks.train(model, data, every=160)
+            before.append(round(float(history[0][1]), 3))
+            after.append(round(float(history[-1][1]), 3))
+    return tuple(before), tuple(after)
 
 
-def _reference_loop(model: Any, data: tuple[Any, ...], steps: int, batch: int, lr: float, *,
-                    zero_grad: str = "before", optimiser: str = "adam", batches: str = "in order",
-                    extra_steps: int = 0, loss_of: str = "mean") -> None:
-    """The primer's loop (tasks.train's, without checkpoints), or one of its typical slips."""
-    import torch
-    import torch.nn.functional as F
-
-    X_train, y_train = data[0], data[1]
-
-    def make_opt() -> Any:
-        kind = torch.optim.SGD if optimiser == "sgd" else torch.optim.Adam
-        return kind(model.parameters(), lr=lr)
-
-    opt = make_opt()
-    for step in range(steps + extra_steps):
-        if optimiser == "new each step":
-            opt = make_opt()
-        start = 0 if batches == "first" else (step * batch) % len(X_train)
-        start = step * batch if batches == "no modulo" else start
-        stop = len(X_train) if batches == "all" else start + batch
-        start = 0 if batches == "all" else start
-        logits = model(X_train[start:stop])[0]
-        if loss_of == "softmax":
-            logits = torch.softmax(logits, dim=-1)
-        loss = F.cross_entropy(logits, y_train[start:stop], reduction="sum" if loss_of == "sum" else "mean")
-        if zero_grad == "before":
-            opt.zero_grad()
-        loss.backward()
-        if zero_grad == "after backward":
-            opt.zero_grad()
-        opt.step()
+def small_d_k_runs(d_k: int, d_v: int = 16, after: bool = True) -> tuple[float, ...]:
+    """Held-out accuracies of the lesson's learned model with d_k query/key numbers and d_v value numbers
+    (sa.SelfAttention(17, d_k, d_v=d_v), readout from d_v), trained by tasks.train's defaults on the lesson's
+    data from starts 0-7 (after training, or at step 0 if not ``after``). The global random state is kept."""
+    return _d_k_histories(d_k, d_v)[1 if after else 0]
 
 
-_LOOP_MISTAKES: dict[str, dict[str, Any]] = {
-    "the gradients are never cleared: backward() adds to .grad, so each step moved by the sum of all the "
-    "gradients so far. Call opt.zero_grad() before loss.backward().": {"zero_grad": "never"},
-    "the optimiser is made anew inside the loop, so Adam's running averages restart every step: make it "
-    "once, before the loop.": {"optimiser": "new each step"},
-    "that is plain gradient descent (torch.optim.SGD); the lesson's loop uses torch.optim.Adam.":
-        {"optimiser": "sgd"},
-    "every step trains on the same first batch: step number k takes the training sequences from k * batch "
-    "on (modulo their number, so that it wraps around).": {"batches": "first"},
-    "every step trains on all the training sequences: a step takes one batch of `batch` sequences, the "
-    "next ones each time.": {"batches": "all"},
-    "the loop takes one step too many: range(steps) runs exactly `steps` times.": {"extra_steps": 1},
-    "the batch index runs past the end of the training set: once step * batch reaches their number, the slice "
-    "is empty and those steps learn nothing. Start at (step * batch) % len(X_train), so the batches start "
-    "again from the first.": {"batches": "no modulo"},
-    "the softmax is applied twice: F.cross_entropy takes the logits and applies the softmax itself, so pass it "
-    "model(X)[0], not torch.softmax of it.": {"loss_of": "softmax"},
-    "the loss is the sum over the batch (reduction='sum'), so every gradient is `batch` times too large: "
-    "F.cross_entropy's default, the mean over the batch, is the loss tasks.train uses.": {"loss_of": "sum"},
-}
-
-
-def _same_weights(a: Any, b: Any) -> bool:
-    import torch
-
-    return all(torch.allclose(u, v, atol=1e-5, rtol=1e-4) for u, v in zip(a.parameters(), b.parameters(),
-                                                                          strict=True))
-
-
-def borrows_tasks_train(fn: Any) -> str | None:
-    """The name under which ``fn`` reaches tasks.train before it runs, or None: a global or closure name bound to
-    it (``from selfattention.tasks import train as t``), a default argument, a functools.partial of it, or the
-    same in a helper function defined beside ``fn``. ``tasks.train`` looked up while ``fn`` runs is refused
-    by :func:`_no_tasks_train` instead."""
-    import dis
-    import functools
-    import types
-
-    from .. import tasks
-
-    def is_train(obj: Any) -> bool:
-        return obj is tasks.train or (isinstance(obj, functools.partial) and obj.func is tasks.train)
-
-    seen: set[int] = set()
-
-    def search(f: Any) -> str | None:
-        if not isinstance(f, types.FunctionType) or id(f) in seen:
-            return None
-        seen.add(id(f))
-        defaults = [*(f.__defaults__ or ()), *(f.__kwdefaults__ or {}).values()]
-        if any(is_train(d) for d in defaults):
-            return "a default argument"
-        cells = dict(zip(f.__code__.co_freevars, f.__closure__ or (), strict=True))
-        codes, helpers = [f.__code__], []
-        while codes:
-            code = codes.pop()
-            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-            for ins in dis.get_instructions(code):
-                if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                    obj = f.__globals__.get(ins.argval)
-                elif ins.opname == "LOAD_DEREF" and ins.argval in cells:
-                    try:
-                        obj = cells[ins.argval].cell_contents
-                    except ValueError:  # a cell not filled yet
-                        continue
-                else:
-                    continue
-                if is_train(obj):
-                    return f"`{ins.argval}`"
-                if isinstance(obj, types.FunctionType) and obj.__globals__ is f.__globals__:
-                    helpers.append(obj)  # a helper defined beside fn
-        for helper in helpers:
-            found = search(helper)
-            if found:
-                return found
-        return None
-
-    return search(fn)
-
-
-@contextlib.contextmanager
-def _no_tasks_train() -> Iterator[None]:
-    """While active, tasks.train raises ExerciseError: the exercise is to write its loop."""
-    from .. import tasks
-
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        raise ExerciseError("your train_loop calls tasks.train: this exercise asks you to write its loop "
-                            "yourself (optimiser, batch, logits, loss, zero_grad, backward, step).")
-
-    saved, tasks.train = tasks.train, refuse
-    try:
-        yield
-    finally:
-        tasks.train = saved
-
-
-def check_train_loop(train_loop: Callable[..., Any]) -> None:
-    """Exercise 3: train_loop(model, data, steps, batch, lr) trains like tasks.train (Adam on the mean
-    cross-entropy; step k takes the `batch` training sequences from (k * batch) modulo their number) and
-    returns the held-out accuracy. Run on a small model and task with steps, batch and lr other than the
-    defaults, from one start, it must end with tasks.train's weights. The batch divides the training set, so
-    every batch is full and a loop that wraps a batch around the end gives the same batches as one that cuts
-    it there."""
-    import copy
-
-    import torch
-
-    from ..tasks import accuracy
-
-    if train_loop is None or train_loop is Ellipsis or not callable(train_loop):
-        raise ExerciseError("train_loop is not a function yet: define train_loop(model, data, steps=160, "
-                            "batch=100, lr=0.05).")
-    alias = borrows_tasks_train(train_loop)
-    if alias:
-        raise ExerciseError(f"your train_loop calls tasks.train (through {alias}): this exercise asks you to write "
-                            f"its loop yourself (optimiser, batch, logits, loss, zero_grad, backward, step).")
-    start, data = _loop_setup()
-    want = copy.deepcopy(start)
-    _reference_loop(want, data, **_LOOP)
-    got = copy.deepcopy(start)
-    args = ", ".join(f"{k}={v}" for k, v in _LOOP.items())
-    with _no_tasks_train():
+def _runs(accuracies: Any) -> dict[int, np.ndarray]:
+    if accuracies is None or accuracies is Ellipsis:
+        raise ExerciseError("accuracies has no value yet: train the models and write {1: [...], 2: [...]}, eight "
+                            "held-out accuracies per d_k.")
+    if not isinstance(accuracies, dict):
+        raise ExerciseError(f"accuracies should be a dict {{1: [...], 2: [...]}}, but it is a "
+                            f"{type(accuracies).__name__}.")
+    if set(accuracies) != {1, 2}:
+        raise ExerciseError(f"accuracies has the keys {sorted(accuracies, key=str)}; it should have exactly 1 and 2, "
+                            f"the two values of d_k.")
+    runs = {}
+    for d_k in (1, 2):
         try:
-            returned = train_loop(got, data, **_LOOP)
-        except ExerciseError:
-            raise
-        except Exception as err:
-            raise ExerciseError(f"train_loop(model, data, {args}) raised {type(err).__name__}: {err}") from None
-    if _same_weights(got, start) and returned is None:
-        raise ExerciseError("train_loop does nothing yet: write its loop (one Adam optimiser; each step the next "
-                            "batch, logits, loss, zero_grad, backward, step) and return the held-out accuracy.")
-    if _same_weights(got, start):
-        if not _same_weights(want, start):
-            raise ExerciseError(f"after train_loop(model, data, {args}) the weights have not moved. Each step "
-                                f"needs opt.zero_grad() first, then loss.backward(), then opt.step() (zero_grad "
-                                f"after backward() clears the gradients before the step uses them), with the "
-                                f"optimiser made from model.parameters().")
-    if not _same_weights(got, want):
-        for why, slip in _LOOP_MISTAKES.items():
-            other = copy.deepcopy(start)
-            _reference_loop(other, data, **_LOOP, **slip)
-            if _same_weights(got, other):
-                raise ExerciseError(f"train_loop(model, data, {args}) does not end with tasks.train's weights: "
-                                    f"{why}")
-        for name, default in (("lr", 0.05), ("batch", 100)):
-            other = copy.deepcopy(start)
-            _reference_loop(other, data, **{**_LOOP, name: default})
-            if _same_weights(got, other):
-                raise ExerciseError(f"train_loop(model, data, {args}) trained with {name} = {default}, the "
-                                    f"default: use the {name} it is given.")
-        gap = max(float((u - v).detach().abs().max()) for u, v in zip(got.parameters(), want.parameters(), strict=True))
-        raise ExerciseError(f"train_loop(model, data, {args}) does not end with tasks.train's weights (they "
-                            f"differ by up to {gap:.3g}). Use the steps, batch and lr it is given; each step: the next `batch` training sequences "
-                            f"(from step * batch, modulo their number), logits = model(X)[0], "
-                            f"F.cross_entropy, opt.zero_grad(), loss.backward(), opt.step(); Adam made once.")
-    with torch.no_grad():
-        held_out = accuracy(got(data[2])[0], data[3])
-        trained_on = accuracy(got(data[0])[0], data[1])
-    try:
-        value = float(returned.detach() if hasattr(returned, "detach") else returned)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"train_loop trains right, but returns {type(returned).__name__}: return the "
-                            f"held-out accuracy, tasks.accuracy(model(X_test)[0], y_test).") from None
-    if abs(value - held_out) > 1e-6:
-        if abs(value - trained_on) <= 1e-6:
-            raise ExerciseError(f"train_loop trains right, but returns the training accuracy {value:.3f}: "
-                                f"return the accuracy on the held-out set, X_test and y_test.")
-        raise ExerciseError(f"train_loop trains right, but returns {value:.3f}; after training, the held-out "
-                            f"accuracy is {held_out:.3f}: tasks.accuracy(model(X_test)[0], y_test).")
-    passed(f"after {_LOOP['steps']} steps of {_LOOP['batch']} at lr {_LOOP['lr']}, your loop ends with "
-           f"tasks.train's weights, from the same start, and returns the held-out accuracy ({held_out:.3f}).")
+            a = np.array([float(v) for v in accuracies[d_k]])
+        except (TypeError, ValueError):
+            raise ExerciseError(f"accuracies[{d_k}] should be a list of eight numbers.") from None
+        if a.shape != (8,):
+            raise ExerciseError(f"accuracies[{d_k}] has {a.size} numbers: train one model per start, seeds 0 to 7.")
+        runs[d_k] = a
+    return runs
+
+
+def check_smallest_d_k(predicted_smallest_d_k: Any, accuracies: Any) -> None:
+    """Exercise 3: the smallest d_k among 1, 2, 4 predicted to solve the lookup from every start, then the
+    held-out accuracies of learned models with d_k = 1 and 2 (d_v = 16), eight starts each, by tasks.train's
+    defaults. The check runs the same trainings and compares; the prediction is judged after the runs."""
+    if predicted_smallest_d_k not in (1, 2, 4):
+        raise ExerciseError(f"predicted_smallest_d_k is {predicted_smallest_d_k!r}: before training, write 1, 2 or 4, "
+                            f"the smallest d_k you expect to solve the task from every start.")
+    runs = _runs(accuracies)
+    want = {d_k: np.array(small_d_k_runs(d_k)) for d_k in (1, 2)}
+
+    def same(a: np.ndarray, b: Any) -> bool:
+        return bool(np.allclose(a, np.array(b), atol=_DK_TOL, rtol=0.0))
+
+    for d_k in (1, 2):
+        if same(runs[d_k], want[d_k]):
+            continue
+        if same(runs[d_k], want[3 - d_k]):
+            raise ExerciseError(f"accuracies[{d_k}] are the runs with d_k = {3 - d_k}: the keys are swapped.")
+        if same(runs[d_k], small_d_k_runs(d_k, after=False)):
+            raise ExerciseError(f"accuracies[{d_k}] are the accuracies at step 0, before training: tasks.train "
+                                f"returns checkpoints (step, accuracy, snapshot); the last, [-1][1], is after training.")
+        if same(runs[d_k], small_d_k_runs(d_k, d_v=d_k)):
+            raise ExerciseError(f"accuracies[{d_k}] come from models with d_v = d_k = {d_k}: the exercise changes "
+                                f"only the query/key size. Keep d_v = 16: sa.SelfAttention(D_IN, {d_k}, d_v=16) and "
+                                f"the readout tasks.ReadoutModel(..., 16).")
+        raise ExerciseError(f"accuracies[{d_k}] = {np.round(runs[d_k], 3).tolist()}, but the same trainings give "
+                            f"{np.round(want[d_k], 3).tolist()}. Each start: torch.manual_seed(seed) first, then "
+                            f"tasks.ReadoutModel(sa.SelfAttention(D_IN, {d_k}, d_v=16), 16), trained by "
+                            f"tasks.train(model, data) with its defaults, and its final held-out accuracy.")
+    one, two = want[1], want[2]
+    result = (f"with d_k = 1, {one.mean():.3f} ({one.min():.3f}..{one.max():.3f}); with d_k = 2, "
+              f"{two.mean():.3f} ({two.min():.3f}..{two.max():.3f}), over eight starts each")
+    if predicted_smallest_d_k != 2:
+        raise ExerciseError(
+            f"your runs are right: {result}. So the smallest d_k that solves it from every start is 2, not "
+            f"{predicted_smallest_d_k}. With d_k = 1 a query's top key is the largest or the smallest key present "
+            f"(lesson 04, Exercise 4), so eight letters cannot each find their next; with d_k = 2 the eight keys "
+            f"can sit round a circle and each query aim at the next, as lesson 04's Exercise 3 did with four.")
+    passed(f"{result}: d_k = 2 is enough, as you predicted. Two numbers let the eight keys sit round a circle, "
+           f"each query aimed at the next; one number gives each query only the largest or the smallest key.")

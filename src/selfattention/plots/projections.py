@@ -126,16 +126,21 @@ def shared_or_not(M: ArrayLike, shared_K: ArrayLike, shared_Q: ArrayLike, separa
     return feature_and_scores(M, TOY_FEATURES, [shared_K, shared_Q, separate], titles, words, width=width)
 
 
-def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: float = 7.0) -> Figure:
+def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: float = 7.0,
+                     queries: Sequence[str] | None = None) -> Figure:
     """Two query/key axes drawn as a plane: each key a labelled point, each query a labelled arrow from the
     origin, one colour per word (a word's query and key share it).
 
-    Inputs: Q (T, 2) and K (T, 2), the words' queries and keys; words: the T tokens.
+    Inputs: Q (T, 2) and K (T, 2), the words' queries and keys; words: the T tokens; queries: the words whose
+    query arrows are drawn (None: all).
     """
     Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
     T = len(words)
     if Q.shape != (T, 2) or K.shape != (T, 2):
         raise ValueError(f"Q {Q.shape} and K {K.shape}: expected both ({T}, 2) for {T} words")
+    unknown = [w for w in (queries or []) if w not in words]
+    if unknown:
+        raise ValueError(f"queries: got {unknown}, expected words among {list(words)}")
     fig, ax = plt.subplots(figsize=(width, width), layout="constrained")
     size = deck_font_pt(width, shown_px=DECK_PX / 2)
     reach = max(1.0, float(np.abs(np.vstack([Q, K])).max())) * 1.4
@@ -143,9 +148,10 @@ def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: fl
     ax.axvline(0, color="0.85", lw=1)
     for i, word in enumerate(words):
         colour = f"C{i}"
-        ax.annotate("", xy=tuple(Q[i]), xytext=(0, 0),
-                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
-        ax.text(*Q[i], f" q {word}", color=colour, fontsize=size, ha="left", va="bottom")
+        if queries is None or word in queries:
+            ax.annotate("", xy=tuple(Q[i]), xytext=(0, 0),
+                        arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
+            ax.text(*Q[i], f" q {word}", color=colour, fontsize=size, ha="left", va="bottom")
         ax.plot(*K[i], "o", color=colour, ms=12)
         ax.annotate(f"k {word}", tuple(K[i]), xytext=(6, -6), textcoords="offset points", color=colour,
                     fontsize=size, ha="left", va="top", fontweight="bold")
