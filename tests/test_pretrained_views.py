@@ -184,3 +184,50 @@ def test_head_explorer_shows_the_heads_weights_and_shares(model, shown, capsys) 
     assert smallest_text_px(shown[-1], shown[-1].get_figwidth() * shown[-1].dpi) >= 20
     with pytest.raises(ValueError, match="sentences must be a non-empty list of strings"):
         explorers.head_explorer(model, "one sentence")
+
+
+# ------------------------------------------------------------------ lesson 11's statistics and head map
+def test_attention_map_shows_each_weight_on_a_fixed_scale() -> None:
+    w = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [0.0, 0.0, 1.0]])
+    ax = pictures.attention_map(w, ["a", "b", "c"], title="one head")
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+    np.testing.assert_allclose(ax.images[0].get_array(), w)
+    assert {t.get_text() for t in ax.texts} >= {"0.90", "0.50", "1.00"}
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    with pytest.raises(ValueError, match=r"weights has shape \(3, 3\); expected \(2, 2\)"):
+        pictures.attention_map(w, ["a", "b"])
+    plt.close("all")
+
+
+def test_cosines_and_pair_masks_match_a_direct_count() -> None:
+    from selfattention import pretrained_stats as stats
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(5, 2, 4))
+    cos = stats.cosines(v)
+    u = v[1, 1] / np.linalg.norm(v[1, 1])
+    assert cos.shape == (2, 5, 5)
+    assert cos[1, 1, 3] == pytest.approx(u @ v[3, 1] / np.linalg.norm(v[3, 1]))
+    masks = stats.pair_masks([0, 0, 1, 1, 1], ("a", "b"))
+    assert {k: int(m.sum()) for k, m in masks.items()} == {"a-a": 1, "b-b": 3, "a-b": 6}
+    with pytest.raises(ValueError, match="labels must be a 1-D array of 0s and 1s"):
+        stats.pair_masks([0, 2], ("a", "b"))
+    with pytest.raises(ValueError, match=r"vectors must have shape \(n, L, d\)"):
+        stats.cosines(np.ones((3, 4)))
+
+
+def test_permutation_p_counts_every_relabelling() -> None:
+    from selfattention import pretrained_stats as stats
+    values = np.array([5.0, 4.0, 1.0, 0.0])
+    p, n = stats.permutation_p(lambda y: values[y == 0].mean() - values[y == 1].mean(), np.repeat([0, 1], 2))
+    assert n == 6 and p == pytest.approx(1 / 6)      # only the true split reaches the largest gap
+    p, n = stats.permutation_p(lambda y: 0.0, np.array([0, 1, 0, 1]))
+    assert p == 1.0
+
+
+def test_strongest_other_reads_one_row_of_one_head(model: data.PretrainedModel) -> None:
+    from selfattention import pretrained_stats as stats
+    weight, token, on_cls = stats.strongest_other(model, "i love apple phones", "apple", 0, 1)
+    row = model.run("i love apple phones")["attentions"][0][1, 3].numpy()
+    assert token == "phones" and weight == pytest.approx(row[4]) and on_cls == pytest.approx(row[0])
+    with pytest.raises(ValueError, match="'pear' is not a whole token"):
+        stats.strongest_other(model, "i love apple phones", "pear", 0, 1)
