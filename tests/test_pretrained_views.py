@@ -231,3 +231,52 @@ def test_strongest_other_reads_one_row_of_one_head(model: data.PretrainedModel) 
     assert token == "phones" and weight == pytest.approx(row[4]) and on_cls == pytest.approx(row[0])
     with pytest.raises(ValueError, match="'pear' is not a whole token"):
         stats.strongest_other(model, "i love apple phones", "pear", 0, 1)
+
+
+# ------------------------------------------------------------------ lesson 12's measurements (inside)
+def test_head_outputs_and_constant_part_add_up_to_the_attention_output(model: data.PretrainedModel) -> None:
+    """sum_h alpha v W_O^h + b_O is the block's output (recorded by hooks), and the constant part
+    b_O + sum_h b_V^h W_O^h is what a token gets when every value vector is its bias alone."""
+    from selfattention import inside
+    s = "the keys to the old cabinet are on the table."
+    parts = inside.layer_parts(model, s)
+    x, A = parts["hidden"][2], parts["attentions"][2].numpy()
+    vW = inside.head_vectors(model, x, 2)                                   # (12, T, 384)
+    b_O = model.model.encoder.layer[2].attention.output.dense.bias.detach().numpy()
+    np.testing.assert_allclose((A @ vW).sum(0) + b_O, parts["attention"][2].numpy(), atol=1e-4)
+    added = inside.what_heads_add(model, [s])
+    rows = slice(1, len(parts["tokens"]) - 1) if "tokens" in parts else slice(1, x.shape[0] - 1)
+    want = np.linalg.norm((A @ vW)[:, rows], axis=-1).mean(-1)
+    np.testing.assert_allclose(added["out_norm"][0, 2], want, rtol=1e-5)
+    assert ((added["cls_share"] >= 0) & (added["cls_share"] <= 1)).all()
+    ratio, constant_share = inside.attention_ratios(model, [s])
+    a = parts["attention"][2].numpy()[rows]
+    np.testing.assert_allclose(ratio[2], np.linalg.norm(a, axis=1) / np.linalg.norm(x.numpy()[rows], axis=1),
+                               rtol=1e-5)
+    assert len(constant_share) == 6 and len(constant_share[2]) == a.shape[0]
+
+
+def test_where_weight_goes_matches_the_maps(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = "i love apple phones, but i drink apple juice."
+    w = inside.where_weight_goes(model, [s])
+    A = model.run(s)["attentions"][3][7].numpy()                           # layer 3, head 7: (T, T)
+    T = A.shape[0]
+    assert w["[CLS]"][0, 3, 7] == pytest.approx(A[1:T - 1, 0].mean(), rel=1e-5)
+    previous = np.mean([A[i, i - 1] for i in range(1, T - 1)])
+    assert w["previous token"][0, 3, 7] == pytest.approx(previous, rel=1e-5)
+
+
+def test_removal_changes_match_one_head_at_a_time(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = ["the dog chased the ball across the park."]
+    before = model.sentence_embeddings(s).numpy()
+    for how in ("zero", "mean"):
+        batched = inside.removal_changes(model, s, how=how)
+        for layer, head in [(0, 2), (4, 9)]:
+            handle = inside.remove_head(model, layer, head, how=how)
+            after = model.sentence_embeddings(s).numpy()
+            handle.remove()
+            assert batched[layer, head, 0] == pytest.approx(1 - float((after * before).sum()), abs=1e-5)
+    with pytest.raises(ValueError, match="how must be 'zero' or 'mean'"):
+        inside.remove_head(model, 0, 0, how="half")
