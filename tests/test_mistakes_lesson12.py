@@ -34,6 +34,8 @@ ABLATION = {
     "counted from 1": "heads are counted from 0",
     "no W_O": "without W_O",
     "centred": "the slice was centred",
+    "starts at head": "the slice starts at column head",
+    "strided": "every num_heads-th column",
 }
 
 
@@ -72,6 +74,12 @@ def _ablate_torch(context, W_O, b_O, head, num_heads):
     return torch.nn.functional.linear(c, torch.tensor(W_O).T, torch.tensor(b_O)).numpy()
 
 
+def _ablate_strided(context, W_O, b_O, head, num_heads):
+    c = context.copy()
+    c[:, head::num_heads] = c[:, head::num_heads].mean(axis=0)
+    return c @ W_O + b_O
+
+
 ABLATION_WRONG = {
     "zero": lambda *a: _ablate(*a, how="zero"),
     "features": lambda *a: _ablate(*a, how="features"),
@@ -84,6 +92,8 @@ ABLATION_WRONG = {
     "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
     "no W_O": lambda *a: _ablate(*a, project=False),
     "centred": lambda *a: _ablate(*a, how="centred"),
+    "starts at head": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=h),
+    "strided": lambda c, W, b, h, n: _ablate_strided(c, W, b, h, n),
 }
 
 
@@ -133,6 +143,9 @@ FFN = {
     "sigmoid gelu": "sigmoid approximation of GELU",
     "no b_2": "the bias b_2 is missing",
     "residual after norm": "the residual was added after the LayerNorm",
+    "no layernorm": "the final LayerNorm is missing",
+    "no gelu": "the GELU is missing",
+    "gelu after W_2": "the GELU was applied after W_2",
 }
 
 
@@ -153,7 +166,8 @@ def _tanh_gelu(z):
 
 
 def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
-         axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False):
+         axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False, layer_norm=True,
+         act_last=False):
     def norm(h, axis=axis):
         mu = h.mean(axis=axis, keepdims=True)
         var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
@@ -162,7 +176,11 @@ def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, res
 
     if pre_norm:
         return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
+    if act_last:
+        return norm(x1 + act((x1 @ W_1 + b_1) @ W_2 + b_2))
     h = act(x1 @ W_1 + b_1) @ W_2 + (b_2 if bias_2 else 0)
+    if not layer_norm:
+        return x1 + h
     if residual_after:
         return x1 + norm(h)
     return norm(x1 + h if residual else h)
@@ -180,6 +198,9 @@ FFN_WRONG = {
     "sigmoid gelu": lambda *a: _ffn(*a, act=_sigmoid_gelu),
     "no b_2": lambda *a: _ffn(*a, bias_2=False),
     "residual after norm": lambda *a: _ffn(*a, residual_after=True),
+    "no layernorm": lambda *a: _ffn(*a, layer_norm=False),
+    "no gelu": lambda *a: _ffn(*a, act=lambda z: z),
+    "gelu after W_2": lambda *a: _ffn(*a, act_last=True),
 }
 
 

@@ -184,3 +184,99 @@ def test_head_explorer_shows_the_heads_weights_and_shares(model, shown, capsys) 
     assert smallest_text_px(shown[-1], shown[-1].get_figwidth() * shown[-1].dpi) >= 20
     with pytest.raises(ValueError, match="sentences must be a non-empty list of strings"):
         explorers.head_explorer(model, "one sentence")
+
+
+# ------------------------------------------------------------------ lesson 11's statistics and head map
+def test_attention_map_shows_each_weight_on_a_fixed_scale() -> None:
+    w = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [0.0, 0.0, 1.0]])
+    ax = pictures.attention_map(w, ["a", "b", "c"], title="one head")
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+    np.testing.assert_allclose(ax.images[0].get_array(), w)
+    assert {t.get_text() for t in ax.texts} >= {"0.90", "0.50", "1.00"}
+    assert smallest_text_px(ax.figure, SLIDE_PX) >= 20
+    with pytest.raises(ValueError, match=r"weights has shape \(3, 3\); expected \(2, 2\)"):
+        pictures.attention_map(w, ["a", "b"])
+    plt.close("all")
+
+
+def test_cosines_and_pair_masks_match_a_direct_count() -> None:
+    from selfattention import pretrained_stats as stats
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(5, 2, 4))
+    cos = stats.cosines(v)
+    u = v[1, 1] / np.linalg.norm(v[1, 1])
+    assert cos.shape == (2, 5, 5)
+    assert cos[1, 1, 3] == pytest.approx(u @ v[3, 1] / np.linalg.norm(v[3, 1]))
+    masks = stats.pair_masks([0, 0, 1, 1, 1], ("a", "b"))
+    assert {k: int(m.sum()) for k, m in masks.items()} == {"a-a": 1, "b-b": 3, "a-b": 6}
+    with pytest.raises(ValueError, match="labels must be a 1-D array of 0s and 1s"):
+        stats.pair_masks([0, 2], ("a", "b"))
+    with pytest.raises(ValueError, match=r"vectors must have shape \(n, L, d\)"):
+        stats.cosines(np.ones((3, 4)))
+
+
+def test_permutation_p_counts_every_relabelling() -> None:
+    from selfattention import pretrained_stats as stats
+    values = np.array([5.0, 4.0, 1.0, 0.0])
+    p, n = stats.permutation_p(lambda y: values[y == 0].mean() - values[y == 1].mean(), np.repeat([0, 1], 2))
+    assert n == 6 and p == pytest.approx(1 / 6)      # only the true split reaches the largest gap
+    p, n = stats.permutation_p(lambda y: 0.0, np.array([0, 1, 0, 1]))
+    assert p == 1.0
+
+
+def test_strongest_other_reads_one_row_of_one_head(model: data.PretrainedModel) -> None:
+    from selfattention import pretrained_stats as stats
+    weight, token, on_cls = stats.strongest_other(model, "i love apple phones", "apple", 0, 1)
+    row = model.run("i love apple phones")["attentions"][0][1, 3].numpy()
+    assert token == "phones" and weight == pytest.approx(row[4]) and on_cls == pytest.approx(row[0])
+    with pytest.raises(ValueError, match="'pear' is not a whole token"):
+        stats.strongest_other(model, "i love apple phones", "pear", 0, 1)
+
+
+# ------------------------------------------------------------------ lesson 12's measurements (inside)
+def test_head_outputs_and_constant_part_add_up_to_the_attention_output(model: data.PretrainedModel) -> None:
+    """sum_h alpha v W_O^h + b_O is the block's output (recorded by hooks), and the constant part
+    b_O + sum_h b_V^h W_O^h is what a token gets when every value vector is its bias alone."""
+    from selfattention import inside
+    s = "the keys to the old cabinet are on the table."
+    parts = inside.layer_parts(model, s)
+    x, A = parts["hidden"][2], parts["attentions"][2].numpy()
+    vW = inside.head_vectors(model, x, 2)                                   # (12, T, 384)
+    b_O = model.model.encoder.layer[2].attention.output.dense.bias.detach().numpy()
+    np.testing.assert_allclose((A @ vW).sum(0) + b_O, parts["attention"][2].numpy(), atol=1e-4)
+    added = inside.what_heads_add(model, [s])
+    rows = slice(1, len(parts["tokens"]) - 1) if "tokens" in parts else slice(1, x.shape[0] - 1)
+    want = np.linalg.norm((A @ vW)[:, rows], axis=-1).mean(-1)
+    np.testing.assert_allclose(added["out_norm"][0, 2], want, rtol=1e-5)
+    assert ((added["cls_share"] >= 0) & (added["cls_share"] <= 1)).all()
+    ratio, constant_share = inside.attention_ratios(model, [s])
+    a = parts["attention"][2].numpy()[rows]
+    np.testing.assert_allclose(ratio[2], np.linalg.norm(a, axis=1) / np.linalg.norm(x.numpy()[rows], axis=1),
+                               rtol=1e-5)
+    assert len(constant_share) == 6 and len(constant_share[2]) == a.shape[0]
+
+
+def test_where_weight_goes_matches_the_maps(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = "i love apple phones, but i drink apple juice."
+    w = inside.where_weight_goes(model, [s])
+    A = model.run(s)["attentions"][3][7].numpy()                           # layer 3, head 7: (T, T)
+    T = A.shape[0]
+    assert w["[CLS]"][0, 3, 7] == pytest.approx(A[1:T - 1, 0].mean(), rel=1e-5)
+    previous = np.mean([A[i, i - 1] for i in range(1, T - 1)])
+    assert w["previous token"][0, 3, 7] == pytest.approx(previous, rel=1e-5)
+
+
+def test_removal_changes_match_one_head_at_a_time(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = ["the dog chased the ball across the park."]
+    before = model.sentence_embeddings(s).numpy()
+    for how in ("zero", "mean"):
+        batched = inside.removal_changes(model, s, how=how)
+        for layer, head in [(0, 2), (4, 9)]:
+            handle = inside.remove_head(model, layer, head, how=how)
+            after = model.sentence_embeddings(s).numpy()
+            handle.remove()
+            assert batched[layer, head, 0] == pytest.approx(1 - float((after * before).sum()), abs=1e-5)
+    with pytest.raises(ValueError, match="how must be 'zero' or 'mean'"):
+        inside.remove_head(model, 0, 0, how="half")

@@ -6,6 +6,7 @@ rebuilds a layer and compares with :func:`layer_parts`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,15 +56,140 @@ def head_vectors(model: Any, x: Any, layer: int) -> np.ndarray:
     return np.einsum("jhk,hkd->hjd", V, W_O)
 
 
-def remove_head(model: Any, layer: int, head: int) -> Any:
-    """Zero-ablation of one head: set its d_k features of the concatenated heads to 0 just before W_O
-    (``attention.output.dense`` of ``layer``), with a forward pre-hook. Returns the hook's handle:
-    ``handle.remove()`` puts the head back."""
+def remove_head(model: Any, layer: int, head: int, how: str = "zero") -> Any:
+    """Remove one head just before W_O (``attention.output.dense`` of ``layer``), with a forward pre-hook:
+    ``how="zero"`` sets its d_k features of the concatenated heads to 0 (zero-ablation); ``how="mean"``
+    replaces them, for every token, by their mean over the sentence's T tokens (mean-ablation; run one
+    sentence at a time, as padding would enter the mean). Returns the hook's handle: ``handle.remove()``
+    puts the head back."""
+    if how not in ("zero", "mean"):
+        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
     d_k = model.model.config.hidden_size // model.num_heads
 
     def hook(module: Any, args: tuple) -> tuple:
         context = args[0].clone()                                # (B, T, d_model): the heads, concatenated
-        context[..., head * d_k:(head + 1) * d_k] = 0.0
+        part = context[..., head * d_k:(head + 1) * d_k]
+        context[..., head * d_k:(head + 1) * d_k] = 0.0 if how == "zero" else part.mean(dim=-2, keepdim=True)
         return (context,)
 
     return model.model.encoder.layer[layer].attention.output.dense.register_forward_pre_hook(hook)
+
+
+def removal_changes(model: Any, sentences: Sequence[str], how: str = "mean") -> np.ndarray:
+    """The change of the sentence embedding, ``1 - cos(s, s_without_h)``, when each head in turn is removed
+    (``how`` as in :func:`remove_head`), for each sentence on its own (no padding enters a mean).
+
+    Each sentence runs once as a batch of num_layers * num_heads + 1 copies: copy ``l * num_heads + h``
+    has head h of layer l removed, the last copy none.
+
+    Returns:
+        (num_layers, num_heads, len(sentences)) changes.
+    """
+    import torch
+
+    if how not in ("zero", "mean"):
+        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
+    if isinstance(sentences, str) or not sentences:
+        raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+    layers, heads = model.num_layers, model.num_heads
+    d_k = model.model.config.hidden_size // heads
+    n = layers * heads
+
+    def hook_for(layer: int) -> Any:
+        def hook(module: Any, args: tuple) -> tuple:
+            context = args[0].clone()                            # (n + 1, T, d_model)
+            for h in range(heads):
+                part = context[layer * heads + h, :, h * d_k:(h + 1) * d_k]
+                context[layer * heads + h, :, h * d_k:(h + 1) * d_k] = (
+                    0.0 if how == "zero" else part.mean(dim=0, keepdim=True))
+            return (context,)
+        return hook
+
+    blocks = [model.model.encoder.layer[layer].attention.output.dense for layer in range(layers)]
+    handles = [block.register_forward_pre_hook(hook_for(layer)) for layer, block in enumerate(blocks)]
+    out = np.zeros((layers, heads, len(sentences)))
+    try:
+        for k, s in enumerate(sentences):
+            e = model.sentence_embeddings([s] * (n + 1))             # (n + 1, d_model), unit length
+            with torch.no_grad():
+                changes = 1 - (e[:n] * e[n]).sum(-1)
+            out[:, :, k] = changes.numpy().reshape(layers, heads)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return out
+
+
+def where_weight_goes(model: Any, sentences: Sequence[str]) -> dict[str, np.ndarray]:
+    """Score every head on where its weight goes: for each real token i as a query ([CLS] and [SEP] left
+    out), the weight its row puts on [CLS], on [SEP], on the punctuation (``.`` and ``,``) and on the
+    previous token, averaged over the queries.
+
+    Returns:
+        ``{kind: (len(sentences), num_layers, num_heads)}`` for the kinds "[CLS]", "[SEP]", "punctuation",
+        "previous token".
+    """
+    kinds = ["[CLS]", "[SEP]", "punctuation", "previous token"]
+    shape = (len(sentences), model.num_layers, model.num_heads)
+    weight = {kind: np.zeros(shape) for kind in kinds}
+    for n, s in enumerate(sentences):
+        r = model.run(s)
+        T = len(r["tokens"])
+        rows = np.arange(1, T - 1)                                       # the real tokens, as queries
+        keys = {"[CLS]": [0], "[SEP]": [T - 1],
+                "punctuation": [j for j, t in enumerate(r["tokens"]) if t in ".,"]}
+        for layer, A in enumerate(r["attentions"]):
+            A = A.numpy()[:, rows]                                       # (heads, T - 2, T)
+            for kind, columns in keys.items():
+                weight[kind][n, layer] = A[..., columns].sum(-1).mean(-1)
+            weight["previous token"][n, layer] = A[:, np.arange(len(rows)), rows - 1].mean(-1)
+    return weight
+
+
+def what_heads_add(model: Any, sentences: Sequence[str]) -> dict[str, np.ndarray]:
+    """For every head and sentence, over the real tokens i (as queries): [CLS]'s share of the norms
+    ``alpha_ij ||v_j W_O^h||`` (their sum over j is 1), and the mean length of the head's output
+    ``o_i^h = sum_j alpha_ij v_j W_O^h``; and the mean length of the layer's input ``||x_i||``.
+
+    Returns:
+        ``{"cls_share": (n, layers, heads), "out_norm": (n, layers, heads), "x_norm": (n, layers)}``.
+    """
+    n, L, H = len(sentences), model.num_layers, model.num_heads
+    out = {"cls_share": np.zeros((n, L, H)), "out_norm": np.zeros((n, L, H)), "x_norm": np.zeros((n, L))}
+    for k, s in enumerate(sentences):
+        r = model.run(s)
+        rows = np.arange(1, len(r["tokens"]) - 1)
+        for layer in range(L):
+            x = r["hidden"][layer]                                       # (T, d_model): the layer's input
+            vW = head_vectors(model, x, layer)                           # (heads, T, d_model): v_j W_O^h
+            A = r["attentions"][layer].numpy()[:, rows]                  # (heads, T - 2, T)
+            added = A * np.linalg.norm(vW, axis=-1)[:, None, :]          # alpha_ij ||v_j W_O^h||
+            out["cls_share"][k, layer] = (added[..., 0] / added.sum(-1)).mean(-1)
+            out["out_norm"][k, layer] = np.linalg.norm(A @ vW, axis=-1).mean(-1)
+            out["x_norm"][k, layer] = np.linalg.norm(x.numpy()[rows], axis=-1).mean()
+    return out
+
+
+def attention_ratios(model: Any, sentences: Sequence[str]) -> tuple[list[list[float]], list[list[float]]]:
+    """Per layer, over the real tokens of all ``sentences``: ``||a_i|| / ||x_i||`` (a_i the attention
+    block's output, W_O and b_O applied; x_i the layer's input), and ``||c|| / ||a_i||`` for the part of a_i
+    that is the same for every token, ``c = b_O + sum_h b_V^h W_O^h`` (each head's weights sum to 1, so its
+    value bias passes whole).
+
+    Returns:
+        (ratio, constant_share): two lists of num_layers lists, one value per real token.
+    """
+    L = model.num_layers
+    ratio: list[list[float]] = [[] for _ in range(L)]
+    constant_share: list[list[float]] = [[] for _ in range(L)]
+    for s in sentences:
+        parts = layer_parts(model, s)
+        for layer in range(L):
+            x, a = parts["hidden"][layer][1:-1].numpy(), parts["attention"][layer][1:-1].numpy()
+            block = model.model.encoder.layer[layer].attention
+            b_V, b_O = block.self.value.bias.detach().numpy(), block.output.dense.bias.detach().numpy()
+            W_O = block.output.dense.weight.detach().numpy().T                 # course layout: context @ W_O
+            constant = b_V @ W_O + b_O                         # the heads' b_V^h W_O^h, summed, plus b_O
+            ratio[layer] += list(np.linalg.norm(a, axis=1) / np.linalg.norm(x, axis=1))
+            constant_share[layer] += list(np.linalg.norm(constant) / np.linalg.norm(a, axis=1))
+    return ratio, constant_share

@@ -74,6 +74,8 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "scaled by gamma and shifted by beta.": _first_input(*case, norm=False),
         "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
             _first_input(*case, affine=False),
+        "gamma and beta are swapped: LayerNorm multiplies by gamma (the LayerNorm's weight) and then adds beta "
+        "(its bias): gamma * normalised + beta.": _first_input(*case[:4], case[5], case[4], *case[6:]),
         "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its features "
         "(axis=-1).": _first_input(*case, axis=0),
         "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":

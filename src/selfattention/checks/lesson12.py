@@ -43,11 +43,11 @@ def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int =
 # ---------------------------------------------------------------- exercise 1: mean-ablation
 def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
              *, how: str = "mean", width: int | None = None, start: int | None = None, bias: bool = True,
-             transposed: bool = False, project: bool = True) -> np.ndarray:
+             transposed: bool = False, project: bool = True, strided: bool = False) -> np.ndarray:
     d_k = context.shape[-1] // num_heads
     width = d_k if width is None else width
     start = head * width if start is None else start
-    part = slice(start, start + width)
+    part: Any = slice(head, None, num_heads) if strided else slice(start, start + width)
     c = np.array(context, dtype=float)
     if how == "mean":                                   # the slice's mean over the tokens, for every token
         c[:, part] = c[:, part].mean(axis=0)
@@ -93,6 +93,10 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "@ W_O + b_O.": _ablated(*case, project=False),
         "the slice was centred (its mean over the tokens subtracted); mean-ablation puts the mean in the "
         "slice's place, the same d_k vector for every token.": _ablated(*case, how="centred"),
+        "the slice starts at column head; head h's d_k features start at column h*d_k: "
+        "context[:, head*d_k:(head+1)*d_k].": _ablated(*case, start=case[3]),
+        "you took every num_heads-th column (head::num_heads); the heads are side by side, head h in the "
+        "d_k consecutive columns head*d_k to (head+1)*d_k - 1.": _ablated(*case, strided=True),
     }
 
 
@@ -134,12 +138,15 @@ def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
 def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray, b_2: np.ndarray,
                gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, act: Callable = gelu,
                residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
-               affine: bool = True, bias_2: bool = True, residual_after: bool = False) -> np.ndarray:
+               affine: bool = True, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
+               act_last: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
     b_2 = b_2 if bias_2 else 0.0
     if pre_norm:
         return x1 + act(_layer_norm(x1, g, b, eps) @ W_1 + b_1) @ W_2 + b_2
-    h = act(x1 @ W_1 + b_1) @ W_2 + b_2
+    h = act((x1 @ W_1 + b_1) @ W_2 + b_2) if act_last else act(x1 @ W_1 + b_1) @ W_2 + b_2
+    if not norm:
+        return x1 + h
     if residual_after:
         return x1 + _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
     return _layer_norm(x1 + h if residual else h, g, b, eps, axis=axis, ddof=ddof)
@@ -180,6 +187,12 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "the bias b_2 is missing: the feed-forward is GELU(x1 W_1 + b_1) W_2 + b_2.": _ffn_block(*case, bias_2=False),
         "the residual was added after the LayerNorm (x1 + LayerNorm(FFN(x1))); it is added first: "
         "LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, residual_after=True),
+        "the final LayerNorm is missing: the layer returns LayerNorm(x1 + FFN(x1)), with gamma and beta, "
+        "not x1 + FFN(x1).": _ffn_block(*case, norm=False),
+        "the GELU is missing: the feed-forward is GELU(x1 W_1 + b_1) W_2 + b_2, with GELU between the two "
+        "linear maps.": _ffn_block(*case, act=lambda z: z),
+        "the GELU was applied after W_2 (GELU((x1 W_1 + b_1) W_2 + b_2)); it comes between the two linear "
+        "maps: GELU(x1 W_1 + b_1) W_2 + b_2.": _ffn_block(*case, act_last=True),
     }
 
 

@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "layer_curves", "strips", "layer_head_maps", "removal_against_yardstick",
+__all__ = ["FONT", "layer_curves", "strips", "layer_head_maps", "removal_against_yardstick", "attention_map",
            "encoder_layer"]
 
 #: The smallest font size of these figures, in points.
@@ -243,4 +243,36 @@ def encoder_layer(num_heads: int = 12, d_model: int = 384, d_ff: int = 1536) -> 
                 rotation=90, ha="right", va="center")
     ax.set_title(f"One encoder layer (post-norm): per head softmax(Q K^T / sqrt({d_k})) V, then W_O",
                  fontsize=FONT + 1)
+    return ax
+
+
+def attention_map(weights: ArrayLike, tokens: Sequence[str], *, title: str | None = None,
+                  ax: Axes | None = None) -> Axes:
+    """One head's (T, T) weights as a map: rows are the queries i, columns the keys j, on a 0 to 1 scale,
+    each weight written in its cell.
+
+    Returns:
+        the Axes drawn on.
+    """
+    a = _array(weights, "weights", 2)
+    if a.shape != (len(tokens), len(tokens)):
+        raise ValueError(f"weights has shape {a.shape}; expected ({len(tokens)}, {len(tokens)}) for "
+                         f"{len(tokens)} tokens")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 5.6), layout="constrained")
+    image = ax.imshow(a, cmap="Blues", vmin=0.0, vmax=1.0)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            ax.text(j, i, f"{a[i, j]:.2f}", ha="center", va="center", fontsize=FONT - 1,
+                    color="white" if a[i, j] > 0.6 else "black")
+    ax.set_xticks(range(len(tokens)), tokens, rotation=30, ha="right")
+    ax.set_yticks(range(len(tokens)), tokens)
+    ax.set_xlabel("key j (attended to)")
+    ax.set_ylabel("query i")
+    bar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
+    bar.set_label("weight alpha_ij", fontsize=FONT)
+    bar.ax.tick_params(labelsize=FONT)
+    if title:
+        ax.set_title(title)
+    _style(ax)
     return ax

@@ -1,0 +1,97 @@
+"""Small statistics of lesson 11 (a real transformer), kept out of the lesson's reading path: the cosine of
+every pair of vectors, the masks that sort those pairs by label, an exact permutation test, and one head's
+strongest weight from a word.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["cosine", "cosines", "pair_masks", "permutation_p", "strongest_other"]
+
+
+def _labels(labels: ArrayLike) -> np.ndarray:
+    a = np.asarray(labels)
+    if a.ndim != 1 or a.size < 2 or not np.isin(a, (0, 1)).all():
+        raise ValueError(f"labels must be a 1-D array of 0s and 1s with at least 2 entries, got {a!r}")
+    return a.astype(int)
+
+
+def cosines(vectors: ArrayLike) -> np.ndarray:
+    """The cosine of every pair of n vectors, at each of L states.
+
+    Inputs:
+        vectors: (n, L, d), n items (sentences) with a d-dimensional vector at each of L states.
+    Returns:
+        (L, n, n): ``[l, s, t]`` is the cosine of item s's and item t's vectors at state l.
+    """
+    v = np.asarray(vectors, dtype=float)
+    if v.ndim != 3:
+        raise ValueError(f"vectors must have shape (n, L, d), got shape {v.shape}")
+    unit = v / np.linalg.norm(v, axis=-1, keepdims=True)
+    return np.einsum("sld,tld->lst", unit, unit)
+
+
+def pair_masks(labels: ArrayLike, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """(n, n) boolean masks, each unordered pair of items once: ``"a-a"`` pairs two items labelled 0,
+    ``"b-b"`` two labelled 1, ``"a-b"`` one of each (``names = ("a", "b")``)."""
+    y = _labels(labels)
+    if len(names) != 2:
+        raise ValueError(f"names must name the two labels, got {names!r}")
+    upper = np.triu(np.ones((len(y), len(y)), dtype=bool), k=1)
+    a, b = names
+    return {f"{a}-{a}": upper & (y[:, None] == 0) & (y == 0),
+            f"{b}-{b}": upper & (y[:, None] == 1) & (y == 1),
+            f"{a}-{b}": (y[:, None] == 0) & (y == 1)}
+
+
+def permutation_p(statistic: Callable[[np.ndarray], float], labels: ArrayLike) -> tuple[float, int]:
+    """An exact permutation test: ``statistic`` of every relabelling with the same group sizes.
+
+    Inputs:
+        statistic: a function of an (n,) array of 0s and 1s, returning a number;
+        labels: the true (n,) labels.
+    Returns:
+        (p, N): the share p of the N relabellings (the true one included) whose statistic is at least the
+        true labels' one, so p * N of them reach it and p is never below 1 / N.
+    """
+    y = _labels(labels)
+    true, found = statistic(y), []
+    for chosen in itertools.combinations(range(len(y)), int((y == 0).sum())):
+        relabelled = np.ones(len(y), dtype=int)
+        relabelled[list(chosen)] = 0
+        found.append(statistic(relabelled))
+    return float(np.mean(np.array(found) >= true - 1e-12)), len(found)
+
+
+def strongest_other(model: Any, sentence: str, word: str, layer: int, head: int) -> tuple[float, str, float]:
+    """One head's weights from ``word`` (its first token) in ``sentence``: the largest weight on another
+    real token ([CLS], [SEP] and the word itself left out), that token, and the weight on [CLS].
+
+    Returns:
+        (largest weight on another token, that token, weight on [CLS]).
+    """
+    r = model.run(sentence)
+    tokens = r["tokens"]
+    if word not in tokens:
+        raise ValueError(f"word {word!r} is not a whole token of {sentence!r}; its tokens are {tokens}")
+    i = tokens.index(word)
+    row = r["attentions"][layer][head, i].numpy()
+    others = [j for j in range(1, len(tokens) - 1) if j != i]
+    if not others:
+        raise ValueError(f"sentence {sentence!r} has no token besides {word!r}")
+    j = max(others, key=lambda k: row[k])
+    return float(row[j]), tokens[j], float(row[0])
+
+
+def cosine(u: ArrayLike, v: ArrayLike) -> float:
+    """The cosine of two 1-D vectors of the same length (lesson 01)."""
+    a, b = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"u and v must be 1-D vectors of one length, got shapes {a.shape} and {b.shape}")
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
