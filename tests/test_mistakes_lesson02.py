@@ -534,3 +534,55 @@ def test_the_naive_softmax_gets_a_question_not_the_answer():
     text = _message(check_softmax_row, rowwise(no_shift))
     assert "which c" in text and "largest score" not in text, text
     assert "exponentiates the scores as they are" in text and "as large as 1" not in text, text
+
+
+def test_numpy_logaddexp_is_a_library_shift_that_does_not_pass():
+    def softmax_row(scores):
+        return np.exp(scores - np.logaddexp.reduce(scores, axis=1, keepdims=True))
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
+
+
+def test_softmax_praise_says_what_was_checked(capsys):
+    check_softmax_row(max_shift)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct") and "its own maximum" not in out
+
+
+# ---------------------------------------------------------------- the hidden tests agree with the checks
+def _hidden(cell_id: str) -> str:
+    """The hidden-test part of the lesson's test cell ``cell_id``."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "02_basic_self_attention.ipynb").read_text())
+    text = "".join(next(c for c in nb["cells"] if c.get("id") == cell_id)["source"])
+    return text.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+
+
+def _hidden_passes(cell_id: str, **answer) -> bool:
+    try:
+        exec(_hidden(cell_id), dict(answer))   # noqa: S102  (the lesson's own test code)
+    except AssertionError:
+        return False
+    return True
+
+
+def _torch_softmax(scores):
+    import torch
+
+    return torch.softmax(torch.as_tensor(scores), dim=1).numpy()
+
+
+@pytest.mark.parametrize("answer", [
+    lambda scores: sa.softmax(scores, axis=1),
+    lambda scores: scipy.special.softmax(scores, axis=1),
+    _torch_softmax,
+    lambda scores: np.exp(scores - np.logaddexp.reduce(scores, axis=1, keepdims=True)),
+], ids=["sa", "scipy", "torch", "logaddexp"])
+def test_the_hidden_softmax_test_refuses_library_softmaxes(answer):
+    assert not _hidden_passes("l02-44", softmax_row=answer)
+
+
+def test_the_hidden_softmax_test_passes_a_right_answer():
+    assert _hidden_passes("l02-44", softmax_row=max_shift)

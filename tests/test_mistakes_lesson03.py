@@ -452,3 +452,38 @@ def test_a_score_just_above_bank_prints_two_different_numbers():   # 1.0001 bank
     text = _message(check_bank_attends, 1.0001 * _BANK)
     shown = re.search(r"largest score \(([\d.]+) > ([\d.]+)\)", text)
     assert shown and shown.group(1) != shown.group(2), text
+
+
+# ---------------------------------------------------------------- the hidden tests agree with the checks
+def _hidden(cell_id: str) -> str:
+    """The hidden-test part of the lesson's test cell ``cell_id``."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_matrix_form.ipynb").read_text())
+    text = "".join(next(c for c in nb["cells"] if c.get("id") == cell_id)["source"])
+    return text.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+
+
+def _hidden_passes(cell_id: str, **answer) -> bool:
+    try:
+        exec(_hidden(cell_id), dict(answer))   # noqa: S102  (the lesson's own test code)
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("answer", [loop, zero_rows_are_padding])
+def test_the_hidden_batch_test_refuses_what_the_check_refuses(answer):
+    assert not _hidden_passes("l03-53", self_attention_batch=answer)
+
+
+@pytest.mark.parametrize("answer", [minus_inf_by_hand, big_negative_and_sa_softmax, exp_times_mask])
+def test_the_hidden_batch_test_passes_right_answers(answer):
+    assert _hidden_passes("l03-53", self_attention_batch=answer)
+
+
+def test_the_hidden_context_test_refuses_sense_words():
+    assert "sense word" in _message(_context, "water lake shore bank")
+    assert not _hidden_passes("l03-56", sentence="water lake shore bank", n_neighbours=4.66)
+    assert _hidden_passes("l03-56", sentence="ocean beach river bank island pond", n_neighbours=5)

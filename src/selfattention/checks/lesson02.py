@@ -198,9 +198,9 @@ _UNSTABLE = {
        "No float holds every exponential: shift each row by a number c instead, chosen so that no "
        "exponential overflows and not all of them underflow.",
 }
-_LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(")
-#: Names of library functions that do the shift themselves: a softmax, or scipy's logsumexp.
-_LIBRARY_NAMES = ("softmax", "logsumexp")
+_LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(|\blogaddexp\b")
+#: Names of library functions that do the shift themselves: a softmax, scipy's logsumexp or numpy's logaddexp.
+_LIBRARY_NAMES = ("softmax", "logsumexp", "logaddexp")
 
 
 def _code_names(code: Any) -> set[str]:
@@ -269,8 +269,8 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
     if _calls_a_library_softmax(softmax_row):
         raise ExerciseError(
             "softmax_row calls a library function that does the shift for you (sa.softmax, scipy's softmax or "
-            "logsumexp, torch's softmax): the exercise asks you to write the shift, the exponentials and the "
-            "division yourself, with np.exp.")
+            "logsumexp, np.logaddexp, torch's softmax): the exercise asks you to write the shift, the "
+            "exponentials and the division yourself, with np.exp.")
     for number, rows in enumerate(_SMALL + _WIDE):
         s = np.array(rows)
         where = f"the scores {rows}"
@@ -329,7 +329,7 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
             raise ExerciseError(f"{err} (on {where})") from None
     trap = np.array(_WIDE[2])
     passed(f"your softmax is right on small matrices and stays finite on the wide ones: on [[-1000, -1001], "
-           f"[0, 1]] it gives {_fmt(reference_softmax(trap))}, each row shifted by its own maximum; on "
+           f"[0, 1]] it gives {_fmt(reference_softmax(trap))}, with no overflow and no 0 / 0; on "
            f"[[0, 1600], [1, 0]] {_fmt(reference_softmax(np.array(_WIDE[6])))}.")
 
 

@@ -80,6 +80,15 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return Z
 
 
+#: A Python loop in a line of code: for, while, a comprehension, map, np.vectorize or np.apply_along_axis.
+LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b")
+
+
+def loops_in(fn: Callable[..., Any]) -> bool:
+    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`)."""
+    return any(LOOP.search(line) for line in _source(fn))
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
@@ -98,8 +107,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 raise ExerciseError(
                     f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
                     "from lengths and applying it to the scores is the exercise. Write it yourself.")
-        if any(re.search(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b",
-                         line) for line in body):
+        if any(LOOP.search(line) for line in body):
             raise ExerciseError(
                 "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
