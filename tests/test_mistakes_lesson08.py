@@ -213,6 +213,37 @@ def test_cross_calling_pytorchs_functional_form_does_not_pass():
     assert "called the PyTorch layer" in _message(check_cross_attention_numpy, functional)
 
 
+def test_cross_pytorchs_finished_pieces_do_not_pass():
+    """The shortcut: F.linear for the projections and F.scaled_dot_product_attention for the heads."""
+    F = torch.nn.functional
+
+    def split(t, h):
+        return t.view(len(t), h, -1).transpose(0, 1)
+
+    def finished(mha, x, memory):
+        d, h, b = mha.embed_dim, mha.num_heads, mha.in_proj_bias
+        X, M = torch.tensor(x, dtype=torch.float32), torch.tensor(memory, dtype=torch.float32)
+        Q, K = F.linear(X, mha.q_proj_weight, b[:d]), F.linear(M, mha.k_proj_weight, b[d:2 * d])
+        V = F.linear(M, mha.v_proj_weight, b[2 * d:])
+        Z = F.scaled_dot_product_attention(split(Q, h), split(K, h), split(V, h))
+        Z = Z.transpose(0, 1).reshape(len(x), d)
+        return F.linear(Z, mha.out_proj.weight, mha.out_proj.bias).detach().numpy()
+
+    def sdpa_only(mha, x, memory):
+        d, h, b = mha.embed_dim, mha.num_heads, mha.in_proj_bias
+        X, M = torch.tensor(x, dtype=torch.float32), torch.tensor(memory, dtype=torch.float32)
+        Q, K = X @ mha.q_proj_weight.T + b[:d], M @ mha.k_proj_weight.T + b[d:2 * d]
+        V = M @ mha.v_proj_weight.T + b[2 * d:]
+        Z = F.scaled_dot_product_attention(split(Q, h), split(K, h), split(V, h))
+        Z = Z.transpose(0, 1).reshape(len(x), d)
+        return (Z @ mha.out_proj.weight.T + mha.out_proj.bias).detach().numpy()
+
+    assert "calls F.linear" in _message(check_cross_attention_numpy, finished)
+    assert "calls F.scaled_dot_product_attention" in _message(check_cross_attention_numpy, sdpa_only)
+    for shortcut in (finished, sdpa_only):
+        assert "called the PyTorch layer" not in _message(check_cross_attention_numpy, shortcut)
+
+
 # ---------------------------------------------------------------- exercise 3: the parameter count
 COUNT = {
     "bias ignored": "does not change with `bias`",
