@@ -130,7 +130,7 @@ def test_decode_shortcut_that_recomputes_full_attention_without_growing_the_cach
 BOUND_PHRASES = {
     "no_cache": "the caches are missing", "flops1": "2 FLOPs, not 1", "bytes1": "counted as 1 byte",
     "none": "a batch is a whole number", "floor": "rounded down", "negative": "a negative batch",
-    "per_seq": "read once per step for the whole batch",
+    "per_seq": "read once per step for the whole batch", "no_T": "the cache of one token",
 }
 
 
@@ -172,6 +172,8 @@ BOUND_WRONG = {
     "negative": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, rounding=None, inf=False) if (
         2 * n / f <= T * c / bw) else _bound(n, c, T, bw, f),
     "per_seq": lambda n, c, T, bw, f: math.inf,
+    # the cache counted for one token, not T: on the lesson's cases this gives the no-cache batch
+    "no_T": lambda n, c, T, bw, f: _bound(n, c, 1, bw, f),
 }
 
 

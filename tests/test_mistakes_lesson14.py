@@ -131,6 +131,27 @@ def test_flash_mistake_is_named(key):
     names_only(message(checks.check_causal_flash, FLASH_WRONG[key]), key, FLASH_PHRASES)
 
 
+def test_flash_loop_that_stops_before_the_diagonal_and_crashes_is_named():
+    """j in range(0, i, b) skips the diagonal tile: query tile 0 reads nothing, its output is 0/0 of the wrong
+    shape (acc = 0.0), and a later write raises; the check names the skipped diagonal, not the ValueError."""
+    def skip_diagonal(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+                total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+                acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+                m = new_m
+            memory.write("O", acc / total, i)
+    text = message(checks.check_causal_flash, skip_diagonal)
+    names_only(text, "no_diagonal", FLASH_PHRASES)
+    assert "broadcast" not in text
+
+
 def test_flash_through_s_and_p_is_named():
     def standard(memory, b):
         Q, K = memory.read("Q"), memory.read("K")
@@ -195,7 +216,7 @@ def test_flash_shortcut_that_calls_the_package_loop_fails():
 # ------------------------------------------------------------------------------- exercise 2
 MOVED_PHRASES = {
     "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
-    "no_o": "output O is missing", "standard": "standard attention's count",
+    "half": "N^2/2 of the N^2", "standard": "standard attention's count",
 }
 
 
@@ -211,7 +232,9 @@ MOVED_WRONG = {
     "no_mask": lambda T, d, b: 2 * T * d + 2 * T * T * d / b,
     "no_diagonal": lambda T, d, b: 2 * T * d + sum(2 * b * d * n for n in range(T // b)),
     "keys": lambda T, d, b: 2 * T * d + sum(b * d * (n + 1) for n in range(T // b)),
+    # leaving out O's write and reading half the N^2 tiles give the same count: one message names both
     "no_o": lambda T, d, b: T * d + sum(2 * b * d * (n + 1) for n in range(T // b)),
+    "half": lambda T, d, b: 2 * T * d + (T // b) ** 2 / 2 * 2 * b * d,
     "standard": lambda T, d, b: 4 * T * d + 4 * T * T,
 }
 
@@ -223,14 +246,21 @@ def test_moved_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(MOVED_WRONG))
 def test_moved_mistake_is_named(key):
-    names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), key, MOVED_PHRASES)
+    named = "half" if key == "no_o" else key  # leaving out O gives the count of half the tiles: one message
+    names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), named, MOVED_PHRASES)
+
+
+def test_moved_half_the_tiles_names_the_diagonal_first():
+    """Causal reads half the key/value tiles: N^2/2 instead of N(N + 1)/2; the message says so first."""
+    text = message(checks.check_causal_elements_moved, MOVED_WRONG["half"])
+    assert text.index("N^2/2 of the N^2") < text.index("O's write") and "diagonal tiles included" in text
 
 
 def test_moved_shortcut_that_counts_with_the_package_fails():
     """Half the tiles, the average of masked and unmasked, is no derivation: it does not pass."""
     def guess(T, d, b):
         return 2 * T * d + T * T * d / b
-    assert "output O is missing" in message(checks.check_causal_elements_moved, guess)
+    assert "N^2/2 of the N^2" in message(checks.check_causal_elements_moved, guess)
 
 
 def test_moved_shortcut_that_simulates_the_package_loop_fails():

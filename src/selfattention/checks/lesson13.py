@@ -126,6 +126,23 @@ _BOUND_CASES = [(68_976_648_192, 327_680, 512, 3.35e12, 989e12), (7e9, 131_072, 
                 (68_976_648_192, 327_680, 4096, 3.35e12, 989e12)]
 
 
+# a cache of 1 MB per token: forgetting to multiply it by T gives a batch (255) that neither the right answer
+# (inf) nor leaving the cache out (250) gives, so the two slips, which agree on the cases above, can be told apart
+_PROBE = (7e9, 1_000_000, 100, 2e12, 5e14)
+_NO_T_WORDS = ("each sequence's cache was counted as cache_bytes_per_token bytes, the cache of one token: a "
+               "sequence of T tokens brings T x cache_bytes_per_token bytes, read at every step.")
+
+
+def _forgot_T(compute_bound_batch: Callable[..., Any]) -> bool:
+    """Whether the answer gives, on the probe case, the batch of a cache counted for one token, not T."""
+    n, c, _, bw, f = _PROBE
+    try:
+        got = float(np.asarray(compute_bound_batch(*_PROBE)).item())
+    except Exception:
+        return False
+    return math.isclose(got, _bound_batch(n, c, 1, bw, f), rel_tol=1e-9)
+
+
 def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
     """Exercise 2: the smallest batch at which a decode step's FLOP time reaches its reading time."""
     if not callable(compute_bound_batch):
@@ -151,6 +168,9 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} = inf, but a large enough batch gets there here: the weights are read "
                                 f"once per step for the whole batch (not once per sequence), while their FLOPs "
                                 f"grow with the batch.")
+        if (value is not None and not math.isclose(value, right, rel_tol=1e-9)
+                and math.isclose(value, _bound_batch(n, c, 1, bw, f), rel_tol=1e-9) and _forgot_T(compute_bound_batch)):
+            raise ExerciseError(f"{call} = {value:,.0f} is not right yet: {_NO_T_WORDS}")
         hints: dict[str, float] = {}
         for key, words in _BOUND_WORDS.items():
             kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
@@ -160,9 +180,13 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             if wrong != right and not math.isinf(wrong):
                 hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
-    passed(f"at 512 tokens per text the 70B shape on an H100 turns compute-bound at a batch of "
-           f"{_bound_batch(*_BOUND_CASES[0])}, against {math.ceil(989e12 / 3.35e12)} with no cache at all; at "
-           f"4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
+    n, c, T = _BOUND_CASES[0][:3]
+    room = 2 * 80 * 2**30 - 2 * n  # bytes two H100s (80 GiB each) leave after the float16 weights
+    passed(f"at 512 tokens per text the 70B shape turns compute-bound at a batch of {_bound_batch(*_BOUND_CASES[0])} "
+           f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all. "
+           f"But the {room / 1e9:.1f} GB two H100s leave after the weights hold only {int(room // (T * c))} caches "
+           f"of 512 tokens ({room / 1e9:.1f}e9 / (512 x {c:,})): memory capacity caps the batch before the "
+           f"roofline does. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
 
 
 # ---------------------------------------------------------------- exercise 3: the block allocator

@@ -190,6 +190,23 @@ def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarra
     return None
 
 
+def _skipped_diagonal(log: list[tuple[str, str, int, int]], b: int) -> int | None:
+    """The first query tile that read every key tile before its diagonal one but not the diagonal one
+    (the loop ``range(0, i, b)``), or None: why a loop that crashed before its checks crashed."""
+    k_tiles: dict[int, list[int]] = {}
+    current = None
+    for op, name, start, _ in log:
+        if op == "read" and name == "Q":
+            current = start
+            k_tiles.setdefault(start, [])
+        elif op == "read" and name == "K" and current is not None:
+            k_tiles[current].append(start)
+    for i, got in k_tiles.items():
+        if got == list(range(0, i, b)):
+            return i
+    return None
+
+
 def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     """Exercise 1: causal attention tile by tile through a counted slow memory: the output, and the reads
     and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
@@ -207,6 +224,13 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         except ExerciseError:
             raise
         except Exception as exc:
+            i = _skipped_diagonal(memory.log, b)
+            if i is not None:
+                raise ExerciseError(
+                    f"causal_flash raised {type(exc).__name__} on {what} after the query tile at row {i} did not "
+                    f"read its diagonal key tile (rows {i}..{min(i + b, T) - 1}): it holds each query's own key "
+                    f"(query 0 has no other), so skipping it leaves nothing to attend to. Only tiles with every "
+                    f"key after every query are skipped: let j run up to i.") from None
             raise ExerciseError(f"causal_flash raised {type(exc).__name__} on {what}: {exc}") from None
         if {"S", "P"} & set(memory.arrays):
             raise ExerciseError(f"{_pattern_problem(memory.log, T, b)} (on {what})")
@@ -256,7 +280,9 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
                 2 * T * d + b * d * N * (N - 1),
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
-            "the output O is missing: it is written once, T d numbers.": 2 * T * d + T**2 * d / b,
+            "that counts N^2/2 of the N^2 key/value tiles (N = T / b): the causal loop reads N(N + 1)/2 of them, "
+            "the diagonal tiles included (query tile n reads key tiles 0..n). Leaving out O's write (T d numbers) "
+            "gives the same count.": 2 * T * d + T**2 * d / b,
             "that is standard attention's count (S and P through slow memory), not the tiled loop's.":
                 4 * T * d + 4 * T**2,
         }
