@@ -161,6 +161,18 @@ def _shift_solved(k, theta):
     return after @ np.linalg.inv(before)
 
 
+def test_shift_row_vector_answer_gets_the_row_vector_hint():
+    """A learner who builds M for pair @ M (the course's row convention) returns M_k's transpose."""
+    def row_vector(k, w):
+        c, s = np.cos(k * w), np.sin(k * w)
+        M_column = np.array([[c, s], [-s, c]])       # [sin, cos] at p + k = M_column @ [sin, cos] at p
+        return M_column.T                           # so that pair @ M gives the pair at p + k
+
+    msg = _message(check_shift_matrix, row_vector)
+    _names_only(msg, "transpose", SHIFT)
+    assert "row vector, pair @ M" in msg
+
+
 def test_shift_right_answers_pass(capsys):
     _passes(check_shift_matrix, _shift_power, capsys)
     _passes(check_shift_matrix, _shift_solved, capsys)

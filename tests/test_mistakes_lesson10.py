@@ -26,6 +26,7 @@ LONGEST = {
     "float": "not a whole number of tokens",
     "bits": "that counts bits, not bytes",
     "half": "counts only half the matrix",
+    "root first": "the square root was taken before dividing",
 }
 
 LONGEST_WRONG = {
@@ -36,6 +37,7 @@ LONGEST_WRONG = {
     "float": lambda m, h, b: math.sqrt(m / (h * b)),
     "bits": lambda m, h, b: math.isqrt(m // (h * b * 8)),
     "half": lambda m, h, b: int((math.sqrt(1 + 8 * m / (h * b)) - 1) / 2),
+    "root first": lambda m, h, b: math.isqrt(m) // (h * b),
 }
 
 
@@ -70,6 +72,7 @@ COMBINE = {
     "sign": "the sign is flipped",
     "largest only": "keeps only the block with the largest L",
     "overflow": "exp(L_b) overflows",
+    "stable unnormalised": "are stable but not normalised",
 }
 
 COMBINE_WRONG = {
@@ -80,6 +83,7 @@ COMBINE_WRONG = {
     "sign": lambda z, L: np.exp(-L - np.logaddexp.reduce(-L)) @ z,
     "largest only": lambda z, L: z[np.argmax(L)],
     "overflow": lambda z, L: np.exp(L) @ z / np.exp(L).sum(),
+    "stable unnormalised": lambda z, L: np.exp(L - L.max()) @ z,
 }
 
 

@@ -166,8 +166,9 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
         back = ("negative k is handled wrong: your matrix for k = -2 is the one for k = +2. Use k itself in the "
                 "angle, k * theta: a negative angle turns the pair back.")
     else:
-        back = ("your matrix moves the encoding BACK by k positions (it is the transpose of M_k): check the "
-                "signs with sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, "
+        back = ("your matrix moves the encoding BACK by k positions (it is the transpose of M_k). If you wrote "
+                "it for a row vector, pair @ M, as the course writes X W: that M is the transpose of M_k, which "
+                "multiplies the column, M_k @ pair; transpose it. Otherwise check the signs with sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, "
                 "the first row giving the sine column and the second the cosine column.")
     return {
         "the second row follows the formula's reading order, [cos, -sin]: M_k multiplies the column "

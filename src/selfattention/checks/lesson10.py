@@ -50,6 +50,9 @@ def _longest_hints(memory_bytes: int, num_heads: int, bytes_per_number: int) -> 
             memory_bytes // (num_heads * bytes_per_number),
         "that counts bits, not bytes: bytes_per_number is already in bytes, like memory_bytes; no factor 8.":
             math.isqrt(memory_bytes // (num_heads * bytes_per_number * 8)),
+        "the square root was taken before dividing: num_heads * T^2 * bytes_per_number <= memory_bytes gives "
+        "T^2 <= memory_bytes / (num_heads * bytes_per_number); divide first, then take the square root.":
+            math.isqrt(memory_bytes) // (num_heads * bytes_per_number),
         "that counts only half the matrix (the causal mask's T(T+1)/2 allowed pairs): a layer that builds its "
         "scores in full holds all T x T of them, masked or not.":
             (math.isqrt(1 + 8 * (memory_bytes // (num_heads * bytes_per_number))) - 1) // 2,
@@ -126,6 +129,9 @@ def _combine_mistakes(outputs: np.ndarray, lses: np.ndarray) -> dict[str, np.nda
         "weights must sum to 1 too: exp(L_b) / sum over blocks of exp(L_c).": outputs.sum(axis=0),
         "the blocks' weights exp(L_b) were not divided by their sum: the whole softmax's denominator is the sum "
         "over blocks of exp(L_b).": np.exp(lses) @ outputs,
+        "the blocks' weights exp(L_b - max L) are stable but not normalised: subtracting the largest L keeps "
+        "them finite, and they must still be divided by their sum, the whole softmax's denominator.":
+            np.exp(lses - lses.max()) @ outputs,
         "that weights the blocks by L_b itself: L_b is the logarithm of the block's sum of exponentials, so the "
         "block's share is exp(L_b) / sum over blocks of exp(L_c), not L_b / sum of L_c.":
             lses @ outputs / lses.sum(),

@@ -41,7 +41,7 @@ def dependence_curves(distance: ArrayLike, curves: Mapping[str, ArrayLike]) -> F
 
     Inputs:
         distance: (n,) distances in tokens.
-        curves: label -> (seeds, n) dependences, relative to the dependence on the previous token.
+        curves: label -> (seeds, n) dependences, relative to the dependence on the token at distance 1.
     Draws each label's median over the seeds as a line and its range (min to max) as a band.
     """
     distance = np.asarray(distance, dtype=float)
@@ -58,7 +58,7 @@ def dependence_curves(distance: ArrayLike, curves: Mapping[str, ArrayLike]) -> F
         ax.set_ylim(lim)
         ax.minorticks_off()
         ax.set_xlabel("distance from the last token (steps)")
-        ax.set_ylabel("dependence / dependence\non the previous token")
+        ax.set_ylabel("dependence relative to the\ntoken just before the last")
         ax.set_title(f"How much the last output depends on an earlier token ({len(runs)} seeds each)")
         ax.legend(loc="lower left", ncol=2)
     return fig

@@ -74,6 +74,6 @@ def dilution_explorer(distractors: ArrayLike, *, margin: float = 5.0,
 
     return ipywidgets.interactive(
         update,
-        margin=ipywidgets.FloatSlider(value=margin, min=0.0, max=12.0, step=0.5, description="margin"),
+        margin=ipywidgets.FloatSlider(value=margin, min=0.0, max=12.0, step=0.1, description="margin"),
         log2_T=ipywidgets.IntSlider(value=log2_T, min=4, max=16, step=1, description="log2 T"),
     )
