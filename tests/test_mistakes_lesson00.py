@@ -62,7 +62,25 @@ def test_warmup_right_answers(answer: object, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize("answer, words", [(None, "is None"), (np.array([0.42, 0.78, 0.0]), "shape"),
-                                           (np.array([0.5, 0.5]), "differs from the right answer"),
+                                           (np.array([0.5, 0.5]), "both coordinates the same"),
                                            (np.ones((3, 2)), "shape")])
 def test_warmup_blank_wrong_shape_or_unknown(answer: object, words: str) -> None:
     assert words in message(checks.check_warmup_mix, answer)
+
+
+# a wrong prediction -> words only its symmetry slip's message uses; no message may print the right values
+SLIPS = {"both the same": "both coordinates the same", "not mirrored": "you did not mirror",
+         "one coordinate": "changed only one coordinate", "other numbers": "changes neither number"}
+SLIP_WRONG = {
+    "both the same": [[0.5, 0.5], [0.78, 0.78], [0.42, 0.42]],
+    "not mirrored": [[0.9, 0.1], [0.7, 0.5]],
+    "one coordinate": [[0.42, 0.42 + 0.38 * 1.05], [0.3, 0.78]],
+    "other numbers": [[0.4, 0.8], [0.2, 0.9]],
+}
+
+
+@pytest.mark.parametrize("slip, answer", [(k, a) for k, v in SLIP_WRONG.items() for a in v])
+def test_warmup_prediction_names_the_slip_without_the_answer(slip: str, answer: list[float]) -> None:
+    said = message(checks.check_warmup_mix, answer)
+    names_only(said, slip, SLIPS)
+    assert "0.42" not in said and "0.78" not in said   # the messages never echo the values either

@@ -187,6 +187,7 @@ RIVER = {
     "unit mix": "scaled to length 1; z",
     "grid 0.05": "a grid with steps of 0.05",
     "grid 0.01": "to two decimals only",
+    "sense test": "tips to the river sense",
     "rounded": "to two decimals only (rounded",
     "not a number": "should be one number",
     "outside": "outside [0, 1]",
@@ -201,6 +202,7 @@ RIVER_WRONG = {
     "unit mix": crossing_of_unit_rows(),
     "grid 0.05": first_on_grid(0.05),
     "grid 0.01": first_on_grid(0.01),
+    "sense test": 0.46,                          # read ahead: the tipping point printed after the exercise
     "rounded": round(crossing(unit(r) - unit(m)), 2),
     "not a number": "0.137",
     "outside": -crossing(unit(r) - unit(m)),

@@ -49,6 +49,31 @@ def _mistakes(stack: np.ndarray) -> dict[str, np.ndarray]:
     return mistakes
 
 
+def _prediction_slip(arr: np.ndarray) -> None:
+    """Name the symmetry slip of a wrong (2,) prediction without printing the right values."""
+    juice_mix = _WEIGHTS @ np.stack([_LOVE, _APPLE, _JUICE])
+    if np.isclose(arr[0], arr[1]):
+        raise ExerciseError(
+            "apple_in_context has both coordinates the same: that would put the mix on the diagonal, with love and "
+            "apple, but phones lies far off it, so the mix must lean to one side. Mirror the juice mix: swap both "
+            "of its coordinates."
+        )
+    if arr[0] > arr[1]:
+        raise ExerciseError(
+            "apple_in_context leans to the first coordinate, as the juice mix does, but phones leans to the second: "
+            "you did not mirror. Swap both coordinates of the juice mix."
+        )
+    if any(np.isclose(a, j) for a in arr for j in juice_mix):
+        raise ExerciseError(
+            "apple_in_context leans the right way, but only one of its numbers comes from the juice mix: you "
+            "changed only one coordinate. Mirroring swaps the two, so the mix keeps both of the juice mix's numbers."
+        )
+    raise ExerciseError(
+        "apple_in_context leans the right way, but its numbers are not the juice mix's two numbers: mirroring "
+        "swaps the coordinates and changes neither number."
+    )
+
+
 def check_warmup_mix(apple_in_context: Any) -> None:
     """Warm-up: the learner's prediction of 0.1 * love + 0.5 * apple + 0.4 * phones (typed or computed).
 
@@ -56,7 +81,8 @@ def check_warmup_mix(apple_in_context: Any) -> None:
     the wrong words (each permutation named), the juice sentence's mix (the value the lesson prints above the
     exercise), one term alone, phones unweighted, the static apple, the mix with no weight on phones, or one term left out, or the right mix times a
     factor (weights that do not sum to 1); a (3, 2) array of weighted vectors not yet added up is named
-    too.
+    too. Any other wrong (2,) prediction is named by its symmetry slip (both coordinates the same, not mirrored,
+    one coordinate changed, other numbers), and no message prints the right values.
     """
     stack = np.stack([_LOVE, _APPLE, _PHONES])  # (3, 2)
     expected = _WEIGHTS @ stack
@@ -79,5 +105,9 @@ def check_warmup_mix(apple_in_context: Any) -> None:
                 f"apple_in_context is {scale:.3g} times the right mix: the weights must sum to 1, so use 0.1, 0.5 "
                 f"and 0.4 (weights that add up to {scale:.3g} give this vector)."
             )
-    check_array(apple_in_context, expected, "apple_in_context", mistakes=_mistakes(stack))
+    mistakes = _mistakes(stack)
+    if (arr is not None and arr.shape == expected.shape and np.all(np.isfinite(arr))
+            and not np.allclose(arr, expected) and not any(np.allclose(arr, m) for m in mistakes.values())):
+        _prediction_slip(arr)
+    check_array(apple_in_context, expected, "apple_in_context", mistakes=mistakes)
     passed(f"apple in this context is {np.round(expected, 3).tolist()}, pulled towards phones.")

@@ -175,7 +175,20 @@ def _river_share_values() -> dict[str, float]:
     euclid = float((half - b @ (r - m)) / (r @ (r - m) - b @ (r - m)))
     d = unit(r) - unit(m)
     unit_mix = float(unit(b) @ d / (unit(b) @ d - unit(r) @ d))  # z mixes the unit rows of bank and river
-    return {"right": right, "raw": crossing(r - m), "bank share": 1 - right, "static money": (lo + hi) / 2,
+    # the lesson's sense test after the exercise: the first w on a grid of 0.001 at which z leans to ten river
+    # words over ten finance words (mean cosine), about 0.46
+    river_side = ["shore", "stream", "water", "lake", "canal", "creek", "flood", "muddy", "fishing", "riverside"]
+    finance = ["loan", "cash", "deposit", "mortgage", "credit", "finance", "loans", "savings", "account", "payment"]
+    grid = np.linspace(0, 1, 1001)
+    zs = (1 - grid)[:, None] * b + grid[:, None] * r
+    zs = zs / np.linalg.norm(zs, axis=1, keepdims=True)
+
+    def mean_unit(words: list[str]) -> np.ndarray:
+        return np.mean([unit(table.vector(x).astype(np.float64)) for x in words], axis=0)
+
+    lean = zs @ mean_unit(river_side) - zs @ mean_unit(finance)
+    sense = float(grid[np.argmax(lean >= 0)])
+    return {"right": right, "raw": crossing(r - m), "sense test": sense, "bank share": 1 - right, "static money": (lo + hi) / 2,
             "euclid": euclid, "unit mix": unit_mix,
             "grid 0.05": float(np.ceil(right / 0.05) * 0.05), "grid 0.01": float(np.ceil(right / 0.01) * 0.01)}
 
@@ -190,7 +203,8 @@ def check_river_share(w_river: Any) -> None:
 
     Named mistakes: 0.5 (a guess), the crossing of dot products with the raw rows of river and money, bank's
     share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), the crossing by Euclidean
-    distance, the crossing for a mix of unit rows, a search on a grid of 0.05, and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
+    distance, the crossing for a mix of unit rows, a search on a grid of 0.05, the sense test's
+    tipping point (0.46, read ahead), and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
     """
     if w_river is None or w_river is Ellipsis:
         raise ExerciseError("w_river has no value yet: replace None with your number (or the code that computes "
@@ -228,6 +242,9 @@ def check_river_share(w_river: Any) -> None:
                                      "which counts the lengths of the rows too; the exercise asks for the cosine."),
         "unit mix": (values["unit mix"], "it is the crossing for a mix of bank and river scaled to length 1; z "
                                          "mixes the rows themselves, z(w) = (1 - w) x_bank + w x_river."),
+        "sense test": (values["sense test"], "that is where z tips to the river sense judged by other river words, "
+                                             "the test after the exercise. The exercise asks for the crossing by "
+                                             "cosine with river and money themselves, which comes much earlier."),
         "grid 0.05": (values["grid 0.05"], "it is the first point of a grid with steps of 0.05: three decimals "
                                            "need a step of 0.001, or solve the straight line exactly."),
         "grid 0.01": (values["grid 0.01"], "it is the crossing to two decimals only (rounded, or the first point "
