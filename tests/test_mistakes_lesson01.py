@@ -241,3 +241,16 @@ def test_river_share_right_answers(answer, capsys: pytest.CaptureFixture[str]) -
 def test_river_share_other_values_say_which_side() -> None:
     assert "closer to money" in message(checks.check_river_share, 0.1)
     assert "closer to river" in message(checks.check_river_share, 0.3)
+
+
+@pytest.mark.parametrize("form", [float, lambda w: [w], lambda w: np.array([w])])
+def test_river_share_hidden_test_accepts_every_form_the_check_accepts(form) -> None:
+    """The test cell with its hidden part (as the grader runs it) passes what the visible check passes."""
+    import json
+
+    from conftest import ROOT
+
+    nb = json.loads((ROOT / "notebooks" / "01_static_embeddings.ipynb").read_text(encoding="utf-8"))
+    [cell] = [c for c in nb["cells"] if "l01-river-share-test" in "".join(c["source"])]
+    w = crossing(unit(r) - unit(m))
+    exec("".join(cell["source"]), {"checks": checks, "w_river": form(round(w, 4))})  # noqa: S102
