@@ -32,7 +32,7 @@ def _soft(s):
 RIGHT_W = _soft(SCORES / np.sqrt(2))
 
 
-def _head2(weights, output, guess=None, scores=SCORES):
+def _head2(weights, output, guess="love", scores=SCORES):
     """Exercise 1 with the right raw scores (step 1): the weights and the output are what is judged."""
     return check_head2_apple(scores, weights, output, guess)
 
@@ -62,12 +62,12 @@ SCORES_WRONG = {  # step 1 as a learner would type it
 @pytest.mark.parametrize("key", sorted(SCORES_WRONG))
 def test_head2_score_mistake_is_named(key):
     """The scores are graded first: a slip in step 1 is named there, whatever the later steps hold."""
-    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, None, SCORES_WRONG[key]))
+    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, "love", SCORES_WRONG[key]))
     _names_only(text, key, SCORE_MISTAKES)
 
 
 def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
-    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, None, [0.3, 0.05, 1.5, 2.4]))
+    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, "love", [0.3, 0.05, 1.5, 2.4]))
     assert "apple_scores_2 differs" in text and 'key of "phones"' in text, text
 HEAD2 = {
     "no scaling": "not divided by sqrt(d_k)",
@@ -156,6 +156,14 @@ def test_head2_prediction_is_answered_but_not_graded(capsys):
 
 def test_head2_blank_is_told_to_answer():
     assert "None" in _message(lambda a: check_head2_apple(*a), (None, None, None))
+
+
+@pytest.mark.parametrize("guess", [None, "", "banana", 7])
+def test_head2_right_numbers_without_a_prediction_do_not_pass(guess):
+    """The prediction is required: right numbers with no token (or no valid one) are told to predict."""
+    text = _message(lambda a: _head2(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80], guess))
+    assert "apple_guess_2 is" in text and "phones" in text, text
+    assert "apple_scores_2" not in text and "apple_weights_2" not in text, text
 
 
 # ---------------------------------------------------------------- exercise 2: the batched layer

@@ -113,8 +113,16 @@ def check_head2_apple(apple_scores_2: Any, apple_weights_2: Any, apple_output_2:
                       apple_guess_2: Any = None) -> None:
     """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers), its weights (4 numbers)
     and its output (2 numbers), each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the
-    learner's prediction of the token "apple" weighs most, is not graded: the message says whether it was
-    right."""
+    learner's prediction of the token "apple" weighs most, is required (a token or its index) but not graded:
+    the message says whether it was right."""
+    if isinstance(apple_guess_2, int | np.integer) and not isinstance(apple_guess_2, bool) \
+            and 0 <= int(apple_guess_2) < len(_TOKENS):
+        apple_guess_2 = _TOKENS[int(apple_guess_2)]  # a guess given as the token's index
+    if not (isinstance(apple_guess_2, str)
+            and apple_guess_2.strip().strip('"').lower() in [t.lower() for t in _TOKENS]):
+        raise ExerciseError(f"apple_guess_2 is {apple_guess_2!r}: before you compute, write the token you "
+                            f"expect \"apple\" to weigh most, one of {', '.join(_TOKENS)} (any of them "
+                            f"earns the points; the check then tells you whether it was right).")
     right_s, score_mistakes = _head2_score_mistakes()
     s = _hand_array(apple_scores_2, "apple_scores_2", 4)
     if not np.allclose(s, right_s, atol=_HAND_TOL, rtol=0):
@@ -157,14 +165,9 @@ def check_head2_apple(apple_scores_2: Any, apple_weights_2: Any, apple_output_2:
         raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
                             f"output. Your weights are right: the output is sum_j alpha_apple,j v_j, those "
                             f"weights times head 2's value rows (V = X W_V, its own W_V).")
-    guess = ""
-    if isinstance(apple_guess_2, int | np.integer) and not isinstance(apple_guess_2, bool) \
-            and 0 <= int(apple_guess_2) < len(_TOKENS):
-        apple_guess_2 = _TOKENS[int(apple_guess_2)]  # a guess given as the token's index
-    if isinstance(apple_guess_2, str) and apple_guess_2.strip():
-        right = apple_guess_2.strip().strip('"').lower() == "phones"
-        guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
-                 + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
+    right = apple_guess_2.strip().strip('"').lower() == "phones"
+    guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
+             + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
     passed(f"apple's scores in head 2 are {np.round(right_s, 2).tolist()}, its weights "
            f"{np.round(right_w, 3).tolist()} and its output "
            f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.{guess}")
