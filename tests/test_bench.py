@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 from conftest import ROOT
 
 from benchmarks.__main__ import SECTIONS, main
@@ -93,11 +94,17 @@ def test_test_loop_section_and_its_target_row(tmp_path: Path) -> None:
     assert "| other | x |" in text
 
 
-def test_gpu_section_reports_its_rows_or_why_it_timed_none() -> None:
-    """The SDPA section from made-up rows (a failed backend keeps its row, with dashes), and without CUDA."""
+def test_gpu_section_reports_its_rows_or_why_it_timed_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDPA section is CPU-safe (no CUDA: no rows and a sentence saying why) and reports made-up rows (a
+    failed backend keeps its row, with dashes)."""
+    import torch
+
     from benchmarks import sdpa
     from benchmarks.common import Results
 
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    rows, described = sdpa.measure()
+    assert rows == [] and "no CUDA device" in described
     res = Results()
     assert sdpa.lines(None, res)[2] == "Not measured in this run."  # type: ignore[arg-type]
     res.sdpa = {"rows": [], "device": "no CUDA device is present: nothing was timed"}
