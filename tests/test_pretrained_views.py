@@ -280,3 +280,32 @@ def test_removal_changes_match_one_head_at_a_time(model: data.PretrainedModel) -
             assert batched[layer, head, 0] == pytest.approx(1 - float((after * before).sum()), abs=1e-5)
     with pytest.raises(ValueError, match="how must be 'zero' or 'mean'"):
         inside.remove_head(model, 0, 0, how="half")
+
+
+def test_rank_tests_match_scipy_and_refuse_bad_input():
+    from scipy.stats import mannwhitneyu, spearmanr
+
+    from selfattention import inside
+
+    rng = np.random.default_rng(0)
+    weight, change = rng.random((6, 12)), rng.random((6, 12))
+    parked = weight >= 0.5
+    rho, p, mw = inside.rank_tests(weight, change, parked)
+    ref = spearmanr(weight[1:5].ravel(), change[1:5].ravel())
+    assert np.isclose(rho, ref.statistic) and np.isclose(p, ref.pvalue)
+    assert np.isclose(mw, mannwhitneyu(change[1:5][parked[1:5]], change[1:5][~parked[1:5]]).pvalue)
+    with pytest.raises(ValueError, match="parked"):
+        inside.rank_tests(weight, change, np.ones((6, 12), dtype=bool))
+    with pytest.raises(ValueError, match="one shape"):
+        inside.rank_tests(weight, change[:, :5], parked)
+
+
+def test_apple_tech_move_is_lesson_11s_move_and_checks_centres():
+    from selfattention import pretrained_stats as stats
+
+    model = data.load_pretrained()
+    tech, fruit = stats.lean_centres(model)
+    assert np.isclose(np.linalg.norm(tech), 1) and np.isclose(np.linalg.norm(fruit), 1)
+    assert round(stats.apple_tech_move(model, (tech, fruit)), 3) == 0.131      # lesson 11's +0.131
+    with pytest.raises(ValueError, match="centres"):
+        stats.apple_tech_move(model, (tech, fruit[:10]))

@@ -193,3 +193,24 @@ def attention_ratios(model: Any, sentences: Sequence[str]) -> tuple[list[list[fl
             ratio[layer] += list(np.linalg.norm(a, axis=1) / np.linalg.norm(x, axis=1))
             constant_share[layer] += list(np.linalg.norm(constant) / np.linalg.norm(a, axis=1))
     return ratio, constant_share
+
+
+def rank_tests(cls_weight: Any, change: Any, parked: Any,
+               layers: slice = slice(1, 5)) -> tuple[float, float, float]:
+    """Two rank tests over the heads of ``layers`` (by default 1 to 4, where parking varies).
+
+    Inputs, each (num_layers, num_heads): ``cls_weight``, each head's mean weight on [CLS]; ``change``, the
+    change its removal makes; ``parked``, booleans. Returns (Spearman's rank correlation of weight and change,
+    its p-value, the two-sided Mann-Whitney p-value of the parked heads' changes against the other heads').
+    """
+    from scipy.stats import mannwhitneyu, spearmanr
+
+    w, c, k = (np.asarray(a)[layers] for a in (cls_weight, change, parked))
+    if w.shape != c.shape or w.shape != k.shape or w.ndim != 2:
+        raise ValueError("cls_weight, change and parked must be (num_layers, num_heads) arrays of one shape, "
+                         f"got {np.shape(cls_weight)}, {np.shape(change)} and {np.shape(parked)}")
+    k = k.astype(bool)
+    if k.all() or not k.any():
+        raise ValueError("parked must mark some heads of the chosen layers, and not all of them")
+    rho = spearmanr(w.ravel(), c.ravel())
+    return float(rho.statistic), float(rho.pvalue), float(mannwhitneyu(c[k], c[~k]).pvalue)

@@ -1,6 +1,6 @@
 """Small statistics of lesson 11 (a real transformer), kept out of the lesson's reading path: the cosine of
 every pair of vectors, the masks that sort those pairs by label, an exact permutation test, and one head's
-strongest weight from a word.
+strongest weight from a word; and lesson 11's lean of "apple", reused by lesson 12.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["cosine", "cosines", "pair_masks", "permutation_p", "strongest_other"]
+__all__ = ["apple_tech_move", "cosine", "cosines", "lean_centres", "pair_masks", "permutation_p",
+           "strongest_other"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -95,3 +96,40 @@ def cosine(u: ArrayLike, v: ArrayLike) -> float:
     if a.ndim != 1 or a.shape != b.shape:
         raise ValueError(f"u and v must be 1-D vectors of one length, got shapes {a.shape} and {b.shape}")
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+TECH_WORDS = ("phone", "laptop", "computer", "tablet", "keyboard", "software", "screen", "printer")
+FRUIT_WORDS = ("banana", "orange", "grape", "pear", "cherry", "peach", "mango", "plum")
+APPLE_TECH = ("apple released a new phone today", "apple laptops are expensive", "my apple laptop crashed",
+              "the apple watch tracks my sleep", "i love apple phones", "she updated her apple tablet",
+              "he bought the apple computer online", "we wrote software for the apple store")
+APPLE_NEUTRAL = ("apple is an english word", "apple was the next word", "say apple twice",
+                 "write apple on the board", "i said apple twice", "i wrote down apple",
+                 "she spelled out apple", "we spelled out the word apple")
+
+
+def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Lesson 11's tech and fruit centres: the mean last-layer vector of each of 8 words in "the ___ was on
+    the table", at unit length. Returns two (d_model,) arrays: (tech, fruit)."""
+    out = []
+    for words in (TECH_WORDS, FRUIT_WORDS):
+        c = np.mean([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words], axis=0)
+        out.append(c / np.linalg.norm(c))
+    return out[0], out[1]
+
+
+def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float:
+    """Lesson 11's move of "apple" towards tech: its mean lean (cosine to the tech centre minus cosine to the
+    fruit centre) in the 8 technology sentences minus its mean lean in the 8 neutral ones. ``centres`` is
+    :func:`lean_centres`'s pair; the model runs as it is (with any hooks set on it)."""
+    tech, fruit = (np.asarray(c, dtype=float) for c in centres)
+    if tech.ndim != 1 or tech.shape != fruit.shape:
+        raise ValueError(f"centres must be two 1-D arrays of one length, got shapes {tech.shape} and "
+                         f"{fruit.shape}")
+
+    def mean_lean(sentences: Sequence[str]) -> float:
+        v = model.contextual_vectors(list(sentences), "apple").numpy().astype(float)     # (8, d_model)
+        v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return float((v @ tech - v @ fruit).mean())
+
+    return mean_lean(APPLE_TECH) - mean_lean(APPLE_NEUTRAL)
