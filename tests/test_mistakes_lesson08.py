@@ -331,3 +331,25 @@ def test_silence_removing_the_head_gets_the_hint():
 
     text = _message(check_silence_head, removed)
     assert "don't remove the head" in text and "2 d_k features" in text
+
+
+def test_cross_in_proj_weight_is_none_with_kdim():
+    """With kdim set, in_proj_weight is None: reading it (as for the plain layer) gets a message saying so."""
+    def stacked(mha, x, memory):  # W_Q, W_K, W_V taken from the stacked matrix, as for the plain layer
+        W_Q, W_K, W_V = np.split(mha.in_proj_weight.detach().numpy(), 3)
+        return _cross(mha, x, memory)
+
+    def sliced(mha, x, memory):
+        d = mha.embed_dim
+        W_Q = mha.in_proj_weight[:d].detach().numpy()
+        return _cross(mha, x, memory) + 0 * W_Q.sum()
+
+    for answer in (stacked, sliced):
+        text = _message(check_cross_attention_numpy, answer)
+        assert "in_proj_weight" in text and "q_proj_weight" in text and "None" in text, text
+        assert not any(phrase in text for phrase in CROSS.values()), text
+
+
+def test_silence_message_reads_as_a_sentence():
+    text = _message(check_silence_head, lambda model, head, X: model(X)[0])
+    assert "the output of silence_head(model, head=0, X) is not right yet" in text, text

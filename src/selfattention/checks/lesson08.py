@@ -107,7 +107,7 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             "both heads were silenced; only head number `head` should be.":
                 _logits_with(model, X, {0: zero, 1: zero}),
         }
-        check_array(got, right, f"the logits of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
+        check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
     passed("silence_head zeroes one head's output, leaves the other and the model itself as they were.")
 
 
@@ -256,6 +256,11 @@ def check_cross_attention_numpy(cross_attention_numpy: Callable[..., Any]) -> No
     except NotImplementedError:
         raise ExerciseError("cross_attention_numpy still raises NotImplementedError: replace that line.") from None
     except Exception as exc:
+        if isinstance(exc, (AttributeError, TypeError)) and "NoneType" in str(exc):
+            raise ExerciseError("cross_attention_numpy used a parameter that is None here, most likely "
+                                "in_proj_weight: with kdim set, the layer has no in_proj_weight (it is None) and "
+                                "keeps W_Q, W_K, W_V apart in q_proj_weight, k_proj_weight and v_proj_weight, "
+                                "each in (out, in) layout; in_proj_bias still holds b_Q, b_K, b_V.") from None
         raise ExerciseError(f"cross_attention_numpy raised {type(exc).__name__}: {exc}. Inputs: x {x.shape} "
                             f"(d_model = 6), memory {memory.shape} (kdim = 5), 2 heads; q_proj_weight "
                             f"{tuple(mha.q_proj_weight.shape)}, k_proj_weight {tuple(mha.k_proj_weight.shape)} "
