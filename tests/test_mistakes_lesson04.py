@@ -186,6 +186,7 @@ RED_ONLY_MISTAKES = {
     "these weights": "only for these weights",
     "food": "hands over food",
     "other": "z_ate = sum_j alpha_j v_j",
+    "apple sums": "'apple' adds up three rows",
 }
 
 
@@ -196,6 +197,7 @@ RED_ONLY_MISTAKES = {
         (W_V_GOOD * [0, 1], "silent"),                     # red's row alone: Sam and ate hand over nothing
         (RED_ONLY + [[0, 0], [0, 0], [1, 0], [0, 0], [0, 0]], "food"),   # apple still hands over food
         (2 * RED_ONLY, "other"),
+        (np.tile([0.0, 1.0], (5, 1)), "apple sums"),          # [0, 1] in every row: apple hands over [0, 3]
         (W_V_GOOD * [0, 1 / (A_ATE[2] + A_ATE[3])], "these weights"),   # red's row alone, scaled: [0, 1.44]
         (np.array([[0, 0], [0, 0], [0, 0], [0, 1 / A_ATE[3]], [0, 0]]), "these weights"),  # apple alone
         (W_V_GOOD, "food"),                                # W_V_food_red unchanged: apple's food arrives
@@ -502,8 +504,8 @@ NEXT = {
     "linear layout": "rows and columns are swapped",
     "d_k": "the exercise asks for d_k = 2",
     "sizes": "a dot product needs the same d_k",
-    "itself": "every word looks most at itself",
-    "previous": "looks at the word before it",
+    "itself": "most at itself",
+    "previous": "at the word before it",
     "too small": "Make the scores' gaps larger",
     "wrap": "Only 'apple' is wrong",
     "long key": "a long key can win",
@@ -609,6 +611,8 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (apple_key_too_long(), "long key"),
         (zero_query_not_worst(), "zero query"),
         (on_one_line(), "one line"),
+        (keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]), "itself"),            # apple's query alone is right
+        (keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]), "previous"),          # apple's query alone is right
         (keys_and_queries(np.array([[1, 0], [2, 0], [-1, 0], [-2, 0]], dtype=float),
                           3 * np.array([[2, 0], [-1, 0], [-2, 0], [1, 0]], dtype=float)), "one line"),
     ],
@@ -657,3 +661,15 @@ def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
     checks.check_next_word(Q_NEXT, K_NEXT)
     out = capsys.readouterr().out
     assert "happens to come next" in out and "lesson 09" in out, out
+
+
+def test_next_word_names_three_words_that_look_at_themselves():
+    text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]))
+    assert "'Sam', 'ate' and 'red' each look most at itself" in text, text
+    text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]))
+    assert "'Sam', 'ate' and 'red' each look at the word before it" in text, text
+
+
+def test_values_red_only_every_row_names_apples_three_rows():
+    text = message(check_values, (W_V_GOOD, Z_RIGHT, np.tile([0.0, 1.0], (5, 1))))
+    assert "apple [0.0, 3.0]" in text and "'apple' adds up three rows" in text, text

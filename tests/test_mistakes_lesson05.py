@@ -329,7 +329,7 @@ DK = {
     "before": "accuracies at step 0",
     "d_v": "come from models with d_v = d_k",
     "other": "but the same trainings give",
-    "prediction": "So the smallest d_k that solves it",
+    "prediction": "do not bear out predicted_smallest_d_k",
 }
 
 
@@ -360,6 +360,14 @@ def test_smallest_d_k_mistakes_are_named(runs):
     ]
     for answer, mistake in cases:
         names_only(message(check_dk, answer), mistake, DK)
+
+
+def test_smallest_d_k_wrong_prediction_does_not_give_the_answer_away(runs):
+    """The graded prediction must not be fixable by copying from the message: no right d_k, no accuracies."""
+    for wrong in (1, 4):
+        text = message(check_dk, (wrong, runs))
+        assert "2" not in text and "0.6" not in text and "1.0" not in text, text
+        assert "look at the held-out accuracy of each d_k you trained" in text, text
 
 
 def test_smallest_d_k_made_up_numbers_do_not_pass():

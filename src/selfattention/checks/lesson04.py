@@ -275,6 +275,9 @@ def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -
         text += (f" {' and '.join(food)} hand{'s' if len(food) == 1 else ''} over food ({z[0]:.2f} arrives), "
                  f"and 'ate' gives every word some attention: its food cannot vanish unless those food numbers "
                  f"cancel.")
+    elif all(np.allclose(values[k], [0.0, 1.0], atol=1e-6) for k in range(3)):
+        text += (" Sam, ate and red hand over [0, 1], but 'apple' adds up three rows of W_V_red_only, one per "
+                 "feature (food, fruit and red), and hands over their sum.")
     elif silent:
         share = sum(weights[WORDS.index(w)] for w in silent)
         text += (f" {' and '.join(silent)} hand{'s' if len(silent) == 1 else ''} over [0, 0], yet 'ate' still "
@@ -530,12 +533,19 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
                 text += (f" The query of 'apple' fails too ({right[3]:.2f} to 'Sam'): red's row of W_Q_next "
                          f"enters apple's query in the same way.")
         raise ExerciseError(text)
-    if all(top[k] == k for k in range(4)):
-        raise ExerciseError(f"{where}: every word looks most at itself. Its query points where its own key "
-                            f"points; point it at the next word's key instead.")
-    previous = [(k - 1) % 4 for k in range(4)]
-    if all(top[k] == previous[k] for k in range(4)):
-        raise ExerciseError(f"{where}: every word looks at the word before it; turn the queries the other way.")
+    def who(ks: list[int]) -> str:
+        return "every word" if len(ks) == 4 else ", ".join(f"'{WORDS[k]}'" for k in ks[:-1]) + \
+            f" and '{WORDS[ks[-1]]}' each"
+
+    selves = [k for k in range(4) if top[k] == k]
+    if len(selves) >= 3:  # a query aimed at its own key; apple's may differ, its red row being shared
+        raise ExerciseError(f"{where}: {who(selves)} {'looks' if len(selves) == 4 else 'look'} most at itself. "
+                            f"A word's query points where its own key points; point it at the next word's key "
+                            f"instead.")
+    before = [k for k in range(4) if top[k] == (k - 1) % 4]
+    if len(before) >= 3:
+        raise ExerciseError(f"{where}: {who(before)} {'looks' if len(before) == 4 else 'look'} at the word "
+                            f"before it; turn the queries the other way.")
     if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
         if top[3] == 2:
             raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
