@@ -77,8 +77,9 @@ def links_source(url: str, name: str) -> str:
         f"[Launch Binder]({binder})\n"
         "\n"
         "Both open the exercise version of this lesson (answers blank) in your browser. In Colab, run the "
-        "code cell below first: it installs the course's package and keeps Colab's own PyTorch, so a "
-        "printed number may differ from the text in its last digit. Binder takes a minute or two to start."
+        "code cell below first: it installs the course's package and keeps Colab's own PyTorch, so "
+        "printed numbers may differ slightly from the text (results of training the most). Binder takes a "
+        "minute or two to start."
     )
 
 
