@@ -326,8 +326,8 @@ def test_a_list_of_words_is_read_as_a_sentence(capsys):
     _right_answer_passes(_context, ["river", "ocean", "beach", "island", "bank"], capsys)
 
 
-#: The shortcut: words ranked by their meaning alone (lean, or cosine with water, shore, lake), not by the weight
-#: they take from bank. Each ranking's top five words pass the lean but hold words scoring under 0.25.
+#: The shortcut: words ranked by their meaning alone (lean, or cosine with water, shore, lake), not by the
+#: weight they take from bank. Each ranking's top five words pass the lean but hold words scoring under 0.25.
 SYNONYM_SEARCH = ["pond ocean ponds beach sea bank", "river ocean sea beach pond bank"]
 
 
@@ -337,7 +337,8 @@ def test_a_synonym_search_is_refused(answer):
     assert not _hidden_passes("l03-56", sentence=answer, n_neighbours=4.66)
 
 
-@pytest.mark.parametrize("answer", ["river ocean beach island bank", "Boat, river, island, beach, creek, bank.",
+@pytest.mark.parametrize("answer", ["river ocean beach island bank",
+                                    "Boat, river, island, beach, creek, bank.",
                                     "ocean beach river island boat rivers bank"])
 def test_river_context_right_answers(answer, capsys):
     _right_answer_passes(_context, answer, capsys)
