@@ -300,6 +300,7 @@ def test_lesson03_wrappers_draw_the_zero_line_and_four_maps():
     A = np.exp(Omega) / np.exp(Omega).sum(axis=1, keepdims=True)
     fig, axes = figures.matrix_form_flow(X, Omega, A, A @ X, ["money", "bank", "grows"])
     assert len(axes) >= 4
-    fig, ax = figures.bank_lean_strip(np.array([-0.13, -0.12]), {"finance": [-0.2], "nature": [-0.1]},
+    fig, ax = figures.bank_lean_strip({"finance": [-0.14, -0.13], "nature": [-0.13, -0.12]},
+                                      {"finance": [-0.2], "nature": [-0.1]},
                                       {"finance": [-0.1], "nature": [0.1]}, -0.139)
     assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.get_lines())

@@ -296,9 +296,11 @@ CONTEXT = {
     "bank count": "it needs it exactly once",
     "vocabulary": "not single words of the table's vocabulary",
     "too long": "use at most 8",
+    "weak score": "score less than 0.25 with bank",
 }
 CONTEXT_WRONG = {
-    "still finance": "the river bank was muddy",             # a nature sentence of section 5
+    "still finance": "boats rivers island bank",             # every word takes weight, too few of them
+    "weak score": "the river bank was muddy",                # a nature sentence of section 5
     "sense word": "water shore lake bank",                   # the shortcut: the measure's own words
     "bank count": "river bank and bank",
     "vocabulary": "the riverbankside bank",
@@ -321,11 +323,23 @@ def test_compounds_of_sense_words_are_named():   # the shortcut through the filt
 
 
 def test_a_list_of_words_is_read_as_a_sentence(capsys):
-    _right_answer_passes(_context, ["ocean", "sea", "beach", "bank"], capsys)
+    _right_answer_passes(_context, ["river", "ocean", "beach", "island", "bank"], capsys)
 
 
-@pytest.mark.parametrize("answer", ["ocean sea beach bank", "sandy river bank beside the sea",
-                                    "Pond, river, creek, bank."])
+#: The shortcut: words ranked by their meaning alone (lean, or cosine with water, shore, lake), not by the
+#: weight they take from bank. Each ranking's top five words pass the lean but hold words scoring under 0.25.
+SYNONYM_SEARCH = ["pond ocean ponds beach sea bank", "river ocean sea beach pond bank"]
+
+
+@pytest.mark.parametrize("answer", SYNONYM_SEARCH)
+def test_a_synonym_search_is_refused(answer):
+    _names_only(_message(_context, answer), "weak score", CONTEXT)
+    assert not _hidden_passes("l03-56", sentence=answer, n_neighbours=4.66)
+
+
+@pytest.mark.parametrize("answer", ["river ocean beach island bank",
+                                    "Boat, river, island, beach, creek, bank.",
+                                    "ocean beach river island boat rivers bank"])
 def test_river_context_right_answers(answer, capsys):
     _right_answer_passes(_context, answer, capsys)
 
@@ -352,7 +366,7 @@ def test_a_wrong_derivation_is_named_before_the_sentence(key):
 
 @pytest.mark.parametrize("n", [4.66, 5, "4.7", float(np.exp(1.54))])
 def test_the_derived_number_passes_exactly_or_as_whole_words(n, capsys):
-    _right_answer_passes(lambda s: check_river_context(s, n), "ocean ocean ocean ocean ocean bank", capsys)
+    _right_answer_passes(lambda s: check_river_context(s, n), "river river river river river bank", capsys)
 
 
 # ---------------------------------------------------------------- exercise 3: make bank look at a new word
@@ -486,4 +500,4 @@ def test_the_hidden_batch_test_passes_right_answers(answer):
 def test_the_hidden_context_test_refuses_sense_words():
     assert "sense word" in _message(_context, "water lake shore bank")
     assert not _hidden_passes("l03-56", sentence="water lake shore bank", n_neighbours=4.66)
-    assert _hidden_passes("l03-56", sentence="ocean beach river bank island pond", n_neighbours=5)
+    assert _hidden_passes("l03-56", sentence="river ocean beach island bank", n_neighbours=5)

@@ -8,10 +8,10 @@ scores = np.where(mask[:, None, :], X @ X.transpose(0, 2, 1), -1e9)
 return sa.softmax(scores, axis=-1) @ X
 """,
     # Derived on paper: e^1.79 = n e^0.25 gives n = e^1.54 = 4.66, so five words; then the exercise's
-    # recipe: nature words with high scores with bank, listed (order does not matter).
+    # recipe: nature-leaning words that score at least 0.25 with bank, listed (order does not matter).
     "l03-context-answer": """
 n_neighbours = 5
-sentence = "ocean beach river bank island pond"
+sentence = "river ocean beach island bank"
 """,
     # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
     # 1.4 a = 1.574, so a = 1.124, rounded up.

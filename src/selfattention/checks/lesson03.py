@@ -298,7 +298,8 @@ def _check_n_neighbours(n_neighbours: Any) -> float:
 def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
     """Exercise 2: first the derived number of neighbours scoring 0.25 that leave bank half of its row
     (e^1.54 = 4.66, or 5 words); then a sentence of the real table's words, with "bank" once and no sense
-    word, in which the contextual bank leans towards the nature sense words (sense_lean > 0)."""
+    word, every other word scoring at least 0.25 with bank (so it takes weight: words picked only for their
+    meaning are refused), in which the contextual bank leans towards the nature sense words (sense_lean > 0)."""
     from ..data import load_static_embeddings
 
     n = _check_n_neighbours(n_neighbours)
@@ -328,6 +329,14 @@ def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
     X = np.stack([table.vector(w) for w in words]).astype(np.float64)
     Z, A = _attention(X)
     k = words.index("bank")
+    weak = [f"{w} {x:.2f}" for j, (w, x) in enumerate(zip(words, X @ X[k], strict=True))
+            if j != k and x < NEIGHBOUR]
+    if weak:                                               # picked for meaning alone: sea, pond, the
+        raise ExerciseError(
+            f"these words score less than {NEIGHBOUR} with bank (x_w . x_bank): {', '.join(weak)}. Each gets "
+            f"little of bank's row, so a word chosen for its meaning alone does not show what the weights "
+            f"do. Keep only words that score at least {NEIGHBOUR} with bank, like the neighbours of your "
+            "derivation.")
     lean = sense_lean(Z[k], table)
     static = sense_lean(table.vector("bank").astype(np.float64), table)
     shares = ", ".join(f"{w} {a:.2f}" for w, a in zip(words, A[k], strict=True))
@@ -340,7 +349,7 @@ def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
     raise ExerciseError(
         f"bank' still leans towards finance: {said}. bank keeps {A[k, k]:.2f} of its own weight, which leans "
         "finance; the other words must carry more weight and point more towards nature. Choose words with a "
-        "positive lean and a high score with bank (x_w . x_bank): they get more weight, and several of them "
+        "positive lean and a high score with bank (x_w . x_bank): they get more weight, and more of them "
         "leave bank less for itself.")
 
 

@@ -449,17 +449,18 @@ def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike,
                        limits=[(0, 1), None, (0, 1), (0, 1)])
 
 
-def bank_lean_strip(random_means: ArrayLike, attention: Mapping[str, ArrayLike],
+def bank_lean_strip(random_means: Mapping[str, ArrayLike], attention: Mapping[str, ArrayLike],
                     plain: Mapping[str, ArrayLike], static: float) -> tuple[Figure, Axes]:
-    """Lesson 03's strip of leans: the means of random contexts (n,), then, for "finance" and "nature", the
-    lean of bank' under attention and under the plain average (one value per sentence), with each row's mean
-    (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
-    groups = {"random contexts (means of 8)": random_means,
+    """Lesson 03's strip of leans: for "finance" and "nature", the means of matched random contexts (n,), then
+    the lean of bank' under attention and under the plain average (one value per sentence), with each row's
+    mean (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
+    groups = {"finance, matched random": random_means["finance"],
+              "nature, matched random": random_means["nature"],
               "finance, attention": attention["finance"], "nature, attention": attention["nature"],
               "finance, plain average": plain["finance"], "nature, plain average": plain["nature"]}
     xlabel = "lean: nature sense words minus finance ones (black bar: mean)"
     fig, ax = lean_strip(groups, static, xlabel=xlabel,
-                         colors=("tab:gray", "tab:orange", "tab:green", "tab:orange", "tab:green"),
+                         colors=("tab:gray", "tab:gray") + ("tab:orange", "tab:green") * 2,
                          mark_means=True)
     ax.axvline(0.0, color="black", lw=3, zorder=0)
     ax.text(0.0, len(groups) - 0.45, " 0", fontsize=FONT, va="center", fontweight="bold")
