@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
@@ -334,7 +335,7 @@ SYNONYM_SEARCH = ["pond ocean ponds beach sea bank", "river ocean sea beach pond
 @pytest.mark.parametrize("answer", SYNONYM_SEARCH)
 def test_a_synonym_search_is_refused(answer):
     _names_only(_message(_context, answer), "weak score", CONTEXT)
-    assert not _hidden_passes("l03-56", sentence=answer, n_neighbours=4.66)
+    assert not _hidden_passes("l03-context-test", sentence=answer, n_neighbours=4.66)
 
 
 @pytest.mark.parametrize("answer", ["river ocean beach island bank",
@@ -469,35 +470,21 @@ def test_a_score_just_above_bank_prints_two_different_numbers():   # 1.0001 bank
 
 
 # ---------------------------------------------------------------- the hidden tests agree with the checks
-def _hidden(cell_id: str) -> str:
-    """The hidden-test part of the lesson's test cell ``cell_id``."""
-    import json
-    from pathlib import Path
-
-    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_matrix_form.ipynb").read_text())
-    text = "".join(next(c for c in nb["cells"] if c.get("id") == cell_id)["source"])
-    return text.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
-
-
-def _hidden_passes(cell_id: str, **answer) -> bool:
-    try:
-        exec(_hidden(cell_id), dict(answer))   # noqa: S102  (the lesson's own test code)
-    except AssertionError:
-        return False
-    return True
+def _hidden_passes(grade_id: str, **answer) -> bool:
+    return hidden_test_passes("03_matrix_form", grade_id, **answer)
 
 
 @pytest.mark.parametrize("answer", [loop, zero_rows_are_padding])
 def test_the_hidden_batch_test_refuses_what_the_check_refuses(answer):
-    assert not _hidden_passes("l03-53", self_attention_batch=answer)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
 
 
 @pytest.mark.parametrize("answer", [minus_inf_by_hand, big_negative_and_sa_softmax, exp_times_mask])
 def test_the_hidden_batch_test_passes_right_answers(answer):
-    assert _hidden_passes("l03-53", self_attention_batch=answer)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=answer)
 
 
 def test_the_hidden_context_test_refuses_sense_words():
     assert "sense word" in _message(_context, "water lake shore bank")
-    assert not _hidden_passes("l03-56", sentence="water lake shore bank", n_neighbours=4.66)
-    assert _hidden_passes("l03-56", sentence="river ocean beach island bank", n_neighbours=5)
+    assert not _hidden_passes("l03-context-test", sentence="water lake shore bank", n_neighbours=4.66)
+    assert _hidden_passes("l03-context-test", sentence="river ocean beach island bank", n_neighbours=5)
