@@ -178,7 +178,7 @@ def test_train_seeds_gives_each_model_its_own_run(optimizer):
         else:
             opt = torch.optim.SGD(alone.parameters(), lr=0.05)
             for step in range(6):
-                start = step * 50 % 200                                  # the batches wrap around, as in tasks.train
+                start = step * 50 % 200  # the batches wrap around
                 X, y = datas[s][0][start:start + 50], datas[s][1][start:start + 50]
                 loss = torch.nn.functional.cross_entropy(alone(X)[0], y.reshape(-1))
                 opt.zero_grad()
