@@ -191,3 +191,26 @@ def test_by_role_and_role_table_read_the_query_row():
     assert "more on next" in table and "1.00-1.00" in table and table.count("\n") == 2
     with pytest.raises(ValueError, match="weights must be"):
         plots.by_role(w[0], where)
+
+
+def test_print_rows_puts_each_token_before_its_rows(capsys) -> None:
+    plots.print_rows("Q | K", ["I", "love"], np.array([[1.0, 0.5], [0.25, 2.0]]), np.eye(2))
+    assert capsys.readouterr().out.splitlines() == ["Q | K", "  I       [1.  0.5] | [1. 0.]",
+                                                    "  love    [0.25 2.  ] | [0. 1.]"]
+    with pytest.raises(ValueError, match="matrix 0 has 3 rows; expected 2"):
+        plots.print_rows("x", ["I", "love"], np.zeros((3, 2)))
+
+
+def test_cost_table_counts_match_the_formulas(capsys) -> None:
+    """3 T d^2 for the projections, 2 T^2 d for the scores and sums, T d^2 for W_O, 4 d^2 parameters."""
+    T, d = 10, 8
+    plots.cost_table(T, d, (1, 4))
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    want = [f"{3 * T * d * d:,}", f"{2 * T * T * d:,}", f"{T * d * d:,}", f"{4 * d * d:,}"]
+    assert rows == [["1", "8", *want, "100"], ["4", "2", *want, "400"]]
+    with pytest.raises(ValueError, match="divide d_model=8"):
+        plots.cost_table(T, d, (3,))
+
+
+def test_more_words_have_the_worked_examples_four_features() -> None:
+    assert all(len(v) == 4 for v in views.MORE_WORDS.values())

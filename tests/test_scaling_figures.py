@@ -12,9 +12,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
-from selfattention import widgets  # noqa: E402
+import selfattention as sa  # noqa: E402
+from selfattention import tasks, widgets  # noqa: E402
 from selfattention.plots import scaling as plots  # noqa: E402
 from selfattention.widgets import scaling as scaling_widgets  # noqa: E402
 
@@ -145,12 +147,58 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
     assert "none        16   1.000 (1.00-1.00)  2 of 2" in out
     assert "none 4.0 (4), sqrt(d_k) 2.0 (2), d_k 1.0 (1)" in out
     final = {0: 1.0, 1: 0.5}
-    control = {(arm, lr, s): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, final[s], 3.0), (80, final[s], 3.0)]
-               for arm in ("none", "d_k") for lr in (0.05, 0.01) for s in (0, 1)}
-    plots.control_table(control)
+    control = {(arm, 256, s): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, final[s], 3.0), (80, final[s], 3.0)]
+               for arm in ("none", "d_k") for s in (0, 1)}
+    plots.control_table(control, ["d_k", "none"], 256)
     out = capsys.readouterr().out
-    assert "lr 0.05, step 80" in out and " 1 of 2 (0.50)" in out
-    assert "none at lr 0.05: 0 of 1" in out
+    assert "  1 of  2    0.50      1.00     3.00" in out
+    with pytest.raises(ValueError, match="no run of arm 'folded'"):
+        plots.control_table(control, ["folded"], 256)
+
+
+def _lookup_model(seed, d_k=8):
+    torch.manual_seed(seed)
+    return tasks.ReadoutModel(sa.SelfAttention(tasks.D_IN, d_k, d_v=4, scale=0.5), 4)
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_train_seeds_gives_each_model_its_own_run(optimizer):
+    """Trained side by side, each model follows the run tasks.train (or the same loop with SGD) gives it."""
+    datas = [(*tasks.make_lookup_data(200, 10 + s), *tasks.make_lookup_data(50, 20 + s)) for s in (0, 1)]
+    together = [_lookup_model(s) for s in (0, 1)]
+    got = plots.train_seeds(together, datas, steps=6, lr=0.05, every=3, optimizer=optimizer, batch=50,
+                            snapshot=lambda m: plots.score_spread(m, datas[0][2]))
+    for s, model in zip((0, 1), together, strict=True):
+        alone = _lookup_model(s)
+        if optimizer == "adam":
+            want = tasks.train(alone, datas[s], steps=6, lr=0.05, every=3, batch=50,
+                               snapshot=lambda m: plots.score_spread(m, datas[0][2]))
+            assert [(a, round(b, 6), round(c, 4)) for a, b, c in got[s]] == \
+                [(a, round(b, 6), round(c, 4)) for a, b, c in want]
+        else:
+            opt = torch.optim.SGD(alone.parameters(), lr=0.05)
+            for step in range(6):
+                start = step * 50 % 200  # the batches wrap around
+                X, y = datas[s][0][start:start + 50], datas[s][1][start:start + 50]
+                loss = torch.nn.functional.cross_entropy(alone(X)[0], y.reshape(-1))
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        for p, q in zip(model.parameters(), alone.parameters(), strict=True):
+            torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+
+
+def test_train_seeds_slows_only_the_parameters_named():
+    datas = [(*tasks.make_lookup_data(100, 1), *tasks.make_lookup_data(20, 2))]
+    model, start = _lookup_model(0), _lookup_model(0)
+    plots.train_seeds([model], datas, steps=1, lr=0.1, every=1, batch=100,
+                      lr_factor={"attention.W_query.weight": 0.0})
+    assert torch.equal(model.attention.W_query.weight, start.attention.W_query.weight)
+    assert not torch.equal(model.attention.W_key.weight, start.attention.W_key.weight)
+    with pytest.raises(ValueError, match="lr_factor names"):
+        plots.train_seeds([model], datas, lr_factor={"W_Q": 0.5})
+    with pytest.raises(ValueError, match="optimizer="):
+        plots.train_seeds([model], datas, optimizer="rmsprop")
 
 
 def test_widget_speaks_the_lessons_notation():

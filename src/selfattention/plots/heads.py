@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table"]
+           "role_table", "print_rows", "cost_table"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -198,3 +198,39 @@ def role_table(models: dict, where, roles: Sequence[str]) -> str:
                 f"{lo:.2f}-{hi:.2f}".rjust(12) for lo, hi in zip(mean[:, h].amin(0), mean[:, h].amax(0),
                                                                   strict=True)))
     return "\n".join(lines)
+
+
+def print_rows(name: str, tokens: Sequence[str], *matrices: ArrayLike) -> None:
+    """Print ``name``, then one line per token: the token and its row of each matrix, side by side.
+
+    Inputs: tokens: T words; matrices: each (T, n) (n may differ between matrices). Rows are rounded to 3
+    decimals.
+    """
+    arrays = [_matrix(f"matrix {i}", m) for i, m in enumerate(matrices)]
+    for i, m in enumerate(arrays):
+        if m.shape[0] != len(tokens):
+            raise ValueError(f"matrix {i} has {m.shape[0]} rows; expected {len(tokens)}, one per token")
+    print(name)
+    for token, *rows in zip(tokens, *arrays, strict=True):
+        print(f"  {token:7}", " | ".join(str(row.round(3)) for row in rows))
+
+
+def cost_table(T: int, d_model: int, heads: Sequence[int]) -> None:
+    """Print, per number of heads h (each of width d_model // h), the multiply-adds of one multi-head layer
+    on T tokens: the projections (3 T d_model d_k per head), the scores and weighted sums (2 T^2 d_k per head)
+    and W_O (T d_model^2), its parameters without biases (3 d_model d_k per head + d_model^2), and the
+    number of attention weights, h T^2.
+    """
+    for name, value in (("T", T), ("d_model", d_model)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r}; expected a positive int")
+    for h in heads:
+        if not isinstance(h, int) or h < 1 or d_model % h:
+            raise ValueError(f"heads has {h!r}; expected positive ints that divide d_model={d_model}")
+    print(" heads  d_k   Q, K, V   scores + sums         W_O   parameters   weights (h T^2)")
+    for h in heads:
+        d_k = d_model // h
+        projections, attend = h * 3 * T * d_model * d_k, h * 2 * T * T * d_k
+        output, parameters = T * d_model * d_model, h * 3 * d_model * d_k + d_model * d_model
+        print(f"{h:6d} {d_k:4d} {projections:9,d} {attend:15,d} {output:11,d} {parameters:12,d} "
+              f"{h * T**2:17,d}")

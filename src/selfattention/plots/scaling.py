@@ -11,11 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "measure_saturation", "training",
-           "training_table", "control_table"]
+           "training_table", "control_table", "train_seeds",
+           "score_spread", "saturation_table"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -238,39 +240,133 @@ def training_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float
         for name in names if name in divisors))
 
 
-def control_table(control: Mapping[tuple[str, float, int], Sequence[tuple[int, float, float]]]) -> None:
-    """Print, per arm and learning rate, how many seeds end at accuracy 1.0, the lowest final accuracy, and
-    the mean spread of the scores at steps 0 and 20 ("-" where an arm was not trained at that rate); then,
-    per arm and rate, how many of the runs that end below 1.0 gained more than 0.02 over their last 20 steps
-    (still climbing).
+def control_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
+                  arms: Sequence[str], d_k: int) -> None:
+    """Print, per arm at ``d_k``, how many seeds end at accuracy 1.0, the lowest final accuracy, and the
+    mean spread of the scores at steps 0 and 20 (checkpoints every 10 steps).
 
-    Inputs: ``control``: (arm name, learning rate, seed) -> checkpoints ``(step, accuracy, spread)`` taken
-    every 10 steps.
+    Inputs: ``runs``: (arm name, d_k, seed) -> checkpoints ``(step, accuracy, spread)``; ``arms``: the arm
+    names to print, in order.
     """
-    arms = list(dict.fromkeys(arm for arm, _, _ in control))
-    rates = sorted(dict.fromkeys(lr for _, lr, _ in control), reverse=True)
-    seeds = list(dict.fromkeys(seed for _, _, seed in control))
-    n, climbing = len(seeds), []
-    last = {lr: next(c[-1][0] for (_, r, _), c in control.items() if r == lr) for lr in rates}
-    print(f"{n} seeds{'':10}runs at 1.0 (lowest accuracy){'':6}spread of the scores")
-    print(f"{'arm':18}" + "".join(f"{f'lr {lr}, step {last[lr]}':19}" for lr in rates)
-          + "step 0   step 20 at each lr")
+    print(f"d_k = {d_k}{'':22}runs at 1.0   lowest    spread of the scores")
+    print(f"{'arm':34}{'':14}accuracy   step 0  step 20")
     for arm in arms:
-        row, spreads, start = f"{arm:18}", "", None
-        for lr in rates:
-            if (arm, lr, seeds[0]) not in control:
-                row, spreads = row + f"{'-':^15}    ", spreads + f"{'-':>8}"
-                continue
-            runs = [control[arm, lr, s] for s in seeds]
-            finals = np.array([r[-1][1] for r in runs])
-            below = [r for r in runs if r[-1][1] <= 0.99]
-            if below:
-                up = sum(r[-1][1] - r[-3][1] > 0.02 for r in below)
-                climbing.append(f"{arm} at lr {lr}: {up} of {len(below)}")
-            row += f"{(finals > 0.99).sum():2} of {n} ({finals.min():.2f})    "
-            spreads += f"{np.mean([r[2][2] for r in runs]):8.2f}"
-            start = float(np.mean([r[0][2] for r in runs]))
-        print(row + f"{start:6.2f} " + spreads)
-    if climbing:
-        print("runs below 1.0 still climbing (more than +0.02 over their last 20 steps): "
-              + "; ".join(climbing))
+        got = [c for (a, d, _), c in runs.items() if a == arm and d == d_k]
+        if not got:
+            raise ValueError(f"runs has no run of arm {arm!r} at d_k={d_k}")
+        finals = np.array([c[-1][1] for c in got])
+        start, step20 = (float(np.mean([c[i][2] for c in got])) for i in (0, 2))
+        print(f"{arm:34}{(finals > 0.99).sum():3} of {len(got):2}    {finals.min():.2f}   "
+              f"{start:7.2f} {step20:8.2f}")
+
+
+def score_spread(model: torch.nn.Module, X: torch.Tensor) -> float:
+    """The standard deviation of the last (query) token's scores, the layer's scale included.
+
+    Inputs: ``model`` a ``tasks.ReadoutModel`` over a ``SelfAttention``; X (n, T, d_in).
+    """
+    layer = model.attention
+    scale = 1.0 / layer.d_out ** 0.5 if layer.scale is None else layer.scale
+    with torch.no_grad():
+        q, k = layer.W_query(X[:, -1:]), layer.W_key(X)                   # (n, 1, d_k), (n, T, d_k)
+        return ((q @ k.transpose(1, 2)) * scale).std().item()
+
+
+def saturation_table(sat: Mapping[str, Mapping[str, Sequence[float]]], d_ks: Sequence[int],
+                     shown: Sequence[int], T: int) -> None:
+    """Print :func:`measure_saturation`'s measures at the lengths ``shown`` (a subset of ``d_ks``)."""
+    print(f"uniform weights: entropy ln T = {np.log(T):.3f}, largest weight {1 / T:.4f}")
+    for d in shown:
+        if d not in d_ks:
+            raise ValueError(f"shown has d_k={d!r}, not one of {list(d_ks)}")
+        i = list(d_ks).index(d)
+        print(f"d_k = {d}")
+        for name, m in sat.items():
+            print(f"  divide by {name:9}: entropy {m['entropy'][i]:.3f}, largest weight "
+                  f"{m['largest weight'][i]:.3f}, median |dL/domega| {m['|dL/domega|'][i]:.1e}, "
+                  f"|dL/dq| {m['|dL/dq|'][i]:.1e}")
+
+
+def train_seeds(
+    models: Sequence[torch.nn.Module],
+    datas: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]],
+    steps: int = 80,
+    lr: float = 0.05,
+    every: int = 10,
+    snapshot: Callable[[torch.nn.Module], float] | None = None,
+    lr_factor: Mapping[str, float] | None = None,
+    optimizer: str = "adam",
+    batch: int = 100,
+) -> list[list[tuple[int, float, float | None]]]:
+    """Train several lookup models at once, each as ``selfattention.tasks.train`` trains one.
+
+    Each model is a ``tasks.ReadoutModel`` over a ``SelfAttention`` without bias, all of the same shape
+    and scale. Their weights are stacked along a new first axis and trained together: the loss is the sum
+    of the models' own losses, so each model gets its own gradient, and Adam (or plain SGD) works entry by
+    entry, so each model follows its own run, as if trained alone (up to rounding). The models are updated
+    in place.
+
+    Inputs:
+        models: n models (e.g. one per seed).
+        datas: n tuples (X_train, y_train, X_test, y_test), one per model, as ``tasks.make_lookup_data``
+            makes them (X (N, T, d_in), y (N, 1)).
+        steps, lr, every, batch: as for ``tasks.train``.
+        snapshot: a function of one model, recorded at each checkpoint.
+        lr_factor: parameter name -> factor on ``lr`` for that parameter (e.g.
+            ``{"attention.W_query.weight": 1 / 16}``); the other parameters train at ``lr``.
+        optimizer: "adam" (``torch.optim.Adam``) or "sgd" (``torch.optim.SGD``, no momentum).
+    Returns:
+        per model, its checkpoints ``(step, held-out accuracy, snapshot or None)``.
+    """
+    if len(models) != len(datas) or not models:
+        raise ValueError(f"models and datas have lengths {len(models)} and {len(datas)}; "
+                         "expected the same length, at least 1")
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer={optimizer!r}; expected 'adam' or 'sgd'")
+    names = [name for name, _ in models[0].named_parameters()]
+    expected = ["attention.W_query.weight", "attention.W_key.weight", "attention.W_value.weight",
+                "readout.weight", "readout.bias"]
+    if names != expected:
+        raise ValueError(f"models have parameters {names}; expected {expected} (a ReadoutModel over a "
+                         "SelfAttention without bias)")
+    lr_factor = dict(lr_factor or {})
+    unknown = set(lr_factor) - set(names)
+    if unknown:
+        raise ValueError(f"lr_factor names {sorted(unknown)}, not parameters of the models: {names}")
+    scale = models[0].attention.scale
+    scale = 1.0 / models[0].attention.d_out ** 0.5 if scale is None else scale
+    params = {name: torch.stack([dict(m.named_parameters())[name].detach() for m in models]).requires_grad_()
+              for name in names}
+    groups = [{"params": [p], "lr": lr * lr_factor.get(name, 1.0)} for name, p in params.items()]
+    opt = torch.optim.Adam(groups, lr=lr) if optimizer == "adam" else torch.optim.SGD(groups, lr=lr)
+    Wq, Wk, Wv, Wr, br = (params[name] for name in expected)
+
+    def logits_of(X: torch.Tensor) -> torch.Tensor:      # X (n, b, T, d_in) -> (n, b, N_SYM)
+        q = torch.einsum("nbi,nki->nbk", X[:, :, -1], Wq)                # the query token's query
+        k, v = torch.einsum("nbti,nki->nbtk", X, Wk), torch.einsum("nbti,nki->nbtk", X, Wv)
+        alpha = torch.softmax(torch.einsum("nbk,nbtk->nbt", q, k) * scale, dim=-1)
+        z = torch.einsum("nbt,nbtv->nbv", alpha, v)                      # its output z
+        return torch.einsum("nbv,nov->nbo", z, Wr) + br[:, None]
+
+    X_train, y_train, X_test, y_test = (torch.stack([d[i] for d in datas]) for i in range(4))
+    n = len(models)
+    histories: list[list[tuple[int, float, float | None]]] = [[] for _ in models]
+    for step in range(steps + 1):
+        if step % every == 0 or step == steps:
+            with torch.no_grad():
+                right = logits_of(X_test).argmax(-1) == y_test.reshape(n, -1)
+                for i, model in enumerate(models):
+                    for name, p in model.named_parameters():
+                        p.copy_(params[name][i])
+                    histories[i].append((step, right[i].float().mean().item(),
+                                         snapshot(model) if snapshot else None))
+        if step == steps:
+            break
+        start = (step * batch) % X_train.shape[1]
+        logits = logits_of(X_train[:, start:start + batch])                 # (n, batch, N_SYM)
+        target = y_train[:, start:start + batch].reshape(n, -1)
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none")
+        opt.zero_grad()
+        loss.view(n, -1).mean(1).sum().backward()
+        opt.step()
+    return histories

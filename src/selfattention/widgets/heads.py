@@ -15,7 +15,14 @@ from ..core import scaled_dot_product_attention
 from ..plots.heads import FONT, head_maps, query_bars
 from . import set_heights, show
 
-__all__ = ["sentence_heads", "query_explorer", "focus_table"]
+__all__ = ["sentence_heads", "query_explorer", "focus_table", "MORE_WORDS"]
+
+#: Lesson 07's extra words for its widget, constructed in the style of the slide deck's "I love apple phones"
+#: (features: people, verbs, fruit, tech).
+MORE_WORDS: dict[str, list[float]] = {
+    "juice": [0.0, 0.1, 1.2, 0.1], "she": [1.0, 0.4, 0.1, 0.2], "buys": [0.7, 0.8, 0.2, 0.3],
+    "laptops": [0.1, 0.0, 0.2, 1.3], "we": [0.9, 0.5, 0.2, 0.0], "eat": [0.6, 0.9, 0.6, 0.0],
+    "pie": [0.1, 0.2, 1.1, 0.1]}
 
 
 def sentence_heads(
