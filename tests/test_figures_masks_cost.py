@@ -93,6 +93,22 @@ def test_mask_explorer_redraws_one_figure_and_counts(monkeypatch, capsys):
         mask_widgets.mask_explorer(np.zeros((4, 4)), list("abc"), {"none": None})
 
 
+def test_example_masks_are_the_lessons_masks():
+    masks = mask_widgets.example_masks(6, pad=2)
+    causal = sa.causal_mask(6)
+    left = np.arange(6) >= 2
+    assert masks["none"] is None
+    assert np.array_equal(masks["causal"], causal)
+    assert np.array_equal(masks["right padding"], np.broadcast_to(np.arange(6) < 4, (6, 6)))
+    assert np.array_equal(masks["left padding"], np.broadcast_to(left, (6, 6)))
+    assert np.array_equal(masks["causal + left padding"], causal & left)
+    assert not masks["causal + left padding"][:2].any(), "the two padding queries have no allowed key"
+    with pytest.raises(ValueError, match="pad must be"):
+        mask_widgets.example_masks(4, pad=4)
+    with pytest.raises(ValueError, match="T must be"):
+        mask_widgets.example_masks(0)
+
+
 def test_dependence_and_dilution_curves_draw_a_band_per_label():
     fig = cost_plots.dependence_curves(np.arange(1, 6), {"a": np.ones((8, 5)), "b": np.full((8, 5), 0.5)})
     assert len(fig.axes[0].collections) == 2

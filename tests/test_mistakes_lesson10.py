@@ -195,3 +195,54 @@ def test_online_shortcut_fails():
         return s.max(), 1.0, e @ v / e.sum()
 
     assert "Correct" not in _message(check_online_step, keep_all)
+
+
+# ---------------------------------------------------------------- hidden tests refuse what the checks refuse
+def _hidden(grade_id: str) -> str:
+    """The hidden-test part of the lesson's test cell whose nbgrader grade_id is ``grade_id``."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "10_cost_and_memory.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == grade_id)
+    return "".join(cell["source"]).split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
+
+
+def _hidden_passes(grade_id: str, **answer) -> bool:
+    """Run the hidden tests with ``answer`` defined, as the grader does; recording is a no-op here."""
+    import selfattention.coursework.results as results
+
+    namespace = dict(answer)
+    try:
+        with np.errstate(all="ignore"), pytest.MonkeyPatch.context() as patch:
+            patch.setattr(results, "record", lambda *args, **kwargs: None)
+            exec(_hidden(grade_id), namespace)   # noqa: S102  (the lesson's own test code)
+    except AssertionError:
+        return False
+    return True
+
+
+COMBINE_SHORTCUTS = {
+    "largest only": lambda z, L: z[int(np.argmax(L))],
+    "plain mean": lambda z, L: z.mean(axis=0),
+}
+
+
+@pytest.mark.parametrize("key", sorted(COMBINE_WRONG))
+def test_combine_hidden_test_refuses_each_named_slip(key):
+    assert not _hidden_passes("l10-combine-test", combine_blocks=COMBINE_WRONG[key])
+
+
+@pytest.mark.parametrize("key", sorted(COMBINE_SHORTCUTS))
+def test_combine_shortcut_fails_check_and_hidden_test(key):
+    assert "Correct" not in _message(check_combine_blocks, COMBINE_SHORTCUTS[key])
+    assert not _hidden_passes("l10-combine-test", combine_blocks=COMBINE_SHORTCUTS[key])
+
+
+def test_combine_hidden_test_passes_right_answers():
+    """A softmax over the blocks' L (what the exercise teaches) passes, whether written by hand or with
+    np.logaddexp."""
+    assert _hidden_passes("l10-combine-test",
+                          combine_blocks=lambda z, L: np.exp(L - np.logaddexp.reduce(L)) @ z)
+    assert _hidden_passes("l10-combine-test",
+                          combine_blocks=lambda z, L: np.exp(L - L.max()) @ z / np.exp(L - L.max()).sum())

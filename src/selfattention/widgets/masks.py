@@ -18,11 +18,25 @@ from ..core import softmax
 from ..plots import masks as mask_plots
 from . import show
 
-__all__ = ["FILLS", "masked_weights", "mask_explorer"]
+__all__ = ["FILLS", "example_masks", "masked_weights", "mask_explorer"]
 
 #: How the masked scores are filled, and which softmax then runs.
 FILLS = ("-inf, then torch.softmax", "-1e9, then torch.softmax", "-inf, then sa.softmax",
          "lowered by 10, then torch.softmax")
+
+
+def example_masks(T: int, pad: int = 2) -> dict[str, np.ndarray | None]:
+    """Lesson 09's masks for one sequence of ``T`` tokens of which ``pad`` are padding: name -> (T, T) boolean
+    mask (True = may attend), or None for no mask. "right padding" pads the last ``pad`` keys, "left padding"
+    the first ``pad``; "causal + left padding" is both conditions at once (AND)."""
+    if not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    if not isinstance(pad, (int, np.integer)) or not 0 <= pad < T:
+        raise ValueError(f"pad must be an integer in [0, T) = [0, {T}), got {pad!r}")
+    causal = np.tril(np.ones((T, T), dtype=bool))
+    left = np.broadcast_to(np.arange(T) >= pad, (T, T))
+    return {"none": None, "causal": causal, "right padding": np.broadcast_to(np.arange(T) < T - pad, (T, T)),
+            "left padding": left, "causal + left padding": causal & left}
 
 
 def masked_weights(scores: ArrayLike, mask: ArrayLike | None, fill: str) -> np.ndarray:
@@ -49,15 +63,19 @@ def masked_weights(scores: ArrayLike, mask: ArrayLike | None, fill: str) -> np.n
     return torch.softmax(filled, dim=-1).numpy()
 
 
-def mask_explorer(scores: ArrayLike, labels: Sequence[str], masks: Mapping[str, ArrayLike | None], *,
-                  mask: str | None = None, fill: str = FILLS[0]) -> ipywidgets.interactive:
+def mask_explorer(scores: ArrayLike, labels: Sequence[str],
+                  masks: Mapping[str, ArrayLike | None] | None = None, *, mask: str | None = None,
+                  fill: str = FILLS[0]) -> ipywidgets.interactive:
     """A widget showing softmax weights of (T, T) ``scores`` (labels: the T tokens) under the masks of
-    ``masks`` (name -> (T, T) boolean array or None), with the fills of :data:`FILLS`. Prints how many weights
-    are exactly 0 and how many rows are NaN. Returns the widget (display it, or leave it last in a cell)."""
+    ``masks`` (name -> (T, T) boolean array or None; by default :func:`example_masks` with 2 padding tokens),
+    with the fills of :data:`FILLS`. Prints how many weights are exactly 0 and how many rows are NaN. Returns
+    the widget (display it, or leave it last in a cell)."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or len(labels) != s.shape[0]:
         raise ValueError(f"scores must be (T, T) with one label per token, got shape {s.shape} and "
                          f"{len(labels)} labels")
+    if masks is None:
+        masks = example_masks(s.shape[0])
     names = list(masks)
     if not names:
         raise ValueError("masks is empty; expected at least one name -> (T, T) boolean mask (or None)")
