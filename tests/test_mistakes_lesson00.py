@@ -1,4 +1,5 @@
-"""Lesson 00's check names each typical mistake, and only that one; right answers get "Correct:"."""
+"""Lesson 00's check names each typical mistake, and only that one; right answers get "Correct:"; no message
+prints the right values."""
 
 from __future__ import annotations
 
@@ -8,79 +9,82 @@ from mistakes import message, names_only, right_answer_passes
 
 from selfattention import checks
 
-love, apple, phones, juice = (np.array([0.3, 0.3]), np.array([0.7, 0.7]), np.array([0.1, 1.0]),
-                              np.array([1.0, 0.1]))
-weights = np.array([0.1, 0.5, 0.4])
+love, apple, phones = np.array([0.3, 0.3]), np.array([0.7, 0.7]), np.array([0.1, 1.0])
+X = np.stack([love, apple, phones])
+table = np.array([[0.5, 0.3, 0.2], [0.1, 0.3, 0.6], [0.0, 0.2, 0.8]])   # the lesson's weight table
 
 # mistake -> words only that mistake's message uses
 PHRASES = {
+    "column": "you read column 2",
+    "row 1": "you used row 1",
+    "row 3": "you used row 3",
+    "largest only": "phones alone, the word with the largest weight",
+    "largest term": "only the largest term",
     "average": "plain average",
     "sum": "sum of the three vectors",
-    "reversed": "you gave love 0.4, apple 0.5, phones 0.1",
-    "swapped love and apple": "you gave love 0.5, apple 0.1, phones 0.4",
-    "juice": "apple next to juice",
-    "one term": "only the phones term",
+    "static apple": "static apple, unchanged",
+    "section 2": "weights of section 2",
+    "swapped": "coordinates are swapped",
     "no love": "leaves out the love term",
     "no apple": "leaves out the apple term",
     "no phones": "leaves out the phones term",
+    "percent": "weights must sum to 1",
     "not added up": "not yet added up",
-    "weights times 10": "weights must sum to 1",
-    "plain phones": "phones itself",
-    "static apple": "static apple, unchanged",
-    "no neighbour": "no weight on phones",
+    "all rows": "all three new vectors",
+    "other": "Check each product again",
 }
-# mistake -> the answer as a learner would write it
+# mistake -> the answer as a learner would write (or type) it
 WRONG = {
-    "average": (love + apple + phones) / 3,
+    "column": [0.32, 0.5],                                   # 0.3 love + 0.3 apple + 0.2 phones, by hand
+    "row 1": 0.5 * love + 0.3 * apple + 0.2 * phones,
+    "row 3": [0.22, 0.94],
+    "largest only": [0.1, 1.0],                              # picks the largest weight's word only
+    "largest term": 0.6 * phones,
+    "average": [0.367, 0.667],                               # typed, rounded to three decimals
     "sum": love + apple + phones,
-    "reversed": 0.4 * love + 0.5 * apple + 0.1 * phones,
-    "juice": weights @ np.stack([love, apple, juice]),   # the value printed above the exercise: a shortcut
-    "one term": 0.4 * phones,
-    "swapped love and apple": 0.5 * love + 0.1 * apple + 0.4 * phones,
-    "no love": 0.5 * apple + 0.4 * phones,
-    "no apple": 0.1 * love + 0.4 * phones,
-    "no phones": 0.1 * love + 0.5 * apple,
-    "not added up": weights[:, None] * np.stack([love, apple, phones]),   # (3, 2): no sum over words
-    "weights times 10": 1 * love + 5 * apple + 4 * phones,               # weights 1, 5, 4: sum 10
-    "plain phones": phones,
-    "static apple": [0.7, 0.7],                                         # predicts that nothing moves
-    "no neighbour": (love + 5 * apple) / 6,                             # the slider at 0
+    "static apple": [0.7, 0.7],
+    "section 2": 0.1 * love + 0.5 * apple + 0.4 * phones,   # the mix computed above, reused
+    "swapped": [0.84, 0.3],
+    "no love": 0.3 * apple + 0.6 * phones,
+    "no apple": [0.09, 0.63],
+    "no phones": 0.1 * love + 0.3 * apple,
+    "percent": 10 * love + 30 * apple + 60 * phones,         # weights as percentages: they sum to 100
+    "not added up": table[1][:, None] * X,                   # (3, 2): no sum over the words
+    "all rows": table @ X,                                   # (3, 2): every word's mix
+    "other": [0.35, 0.8],                                    # an arithmetic slip no rule names
 }
 
 
 @pytest.mark.parametrize("mistake", sorted(WRONG))
 def test_warmup_names_the_mistake_and_no_other(mistake: str) -> None:
-    names_only(message(checks.check_warmup_mix, WRONG[mistake]), mistake, PHRASES)
+    said = message(checks.check_warmup_mix, WRONG[mistake])
+    names_only(said, mistake, PHRASES)
+    assert "0.84" not in said and "[0.3," not in said     # no message prints the right values
 
 
-@pytest.mark.parametrize("answer", [0.1 * love + 0.5 * apple + 0.4 * phones,
-                                    weights @ np.stack([love, apple, phones]),
-                                    [0.42, 0.78],                       # the prediction, typed as a list
-                                    (weights @ np.stack([love, apple, juice]))[::-1]])  # juice's, mirrored
+@pytest.mark.parametrize("answer", [0.1 * love + 0.3 * apple + 0.6 * phones,
+                                    table[1] @ X,
+                                    [0.3, 0.84],                        # the prediction, typed as a list
+                                    np.array([0.30, 0.84])])
 def test_warmup_right_answers(answer: object, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_warmup_mix, answer, capsys)
 
 
-@pytest.mark.parametrize("answer, words", [(None, "is None"), (np.array([0.42, 0.78, 0.0]), "shape"),
-                                           (np.array([0.5, 0.5]), "both coordinates the same"),
-                                           (np.ones((3, 2)), "shape")])
-def test_warmup_blank_wrong_shape_or_unknown(answer: object, words: str) -> None:
+@pytest.mark.parametrize("answer, words", [(None, "is None"), (np.array([0.3, 0.84, 0.0]), "shape"),
+                                           (np.ones((3, 2)), "shape"), ("apple", "apple_in_context")])
+def test_warmup_blank_wrong_shape_or_not_numbers(answer: object, words: str) -> None:
     assert words in message(checks.check_warmup_mix, answer)
 
 
-# a wrong prediction -> words only its symmetry slip's message uses; no message may print the right values
-SLIPS = {"both the same": "both coordinates the same", "not mirrored": "you did not mirror",
-         "one coordinate": "changed only one coordinate", "other numbers": "changes neither number"}
-SLIP_WRONG = {
-    "both the same": [[0.5, 0.5], [0.78, 0.78], [0.42, 0.42]],
-    "not mirrored": [[0.9, 0.1], [0.7, 0.5]],
-    "one coordinate": [[0.42, 0.42 + 0.38 * 1.05], [0.3, 0.78]],
-    "other numbers": [[0.4, 0.8], [0.2, 0.9]],
-}
+def _hidden_test(apple_in_context: object) -> None:
+    """The hidden test of the lesson's test cell, as the grader runs it."""
+    expected = 0.1 * love + 0.3 * apple + 0.6 * phones
+    assert np.allclose(np.asarray(apple_in_context, dtype=float), expected, atol=1e-9)
 
 
-@pytest.mark.parametrize("slip, answer", [(k, a) for k, v in SLIP_WRONG.items() for a in v])
-def test_warmup_prediction_names_the_slip_without_the_answer(slip: str, answer: list[float]) -> None:
-    said = message(checks.check_warmup_mix, answer)
-    names_only(said, slip, SLIPS)
-    assert "0.42" not in said and "0.78" not in said   # the messages never echo the values either
+@pytest.mark.parametrize("shortcut", [[0.42, 0.78], 0.5 * love + 0.5 * phones])
+def test_shortcuts_fail_the_check_and_the_hidden_test(shortcut: object) -> None:
+    """Section 2's mix reused, and a guess between apple's two neighbours, are refused by both."""
+    message(checks.check_warmup_mix, shortcut)
+    with pytest.raises(AssertionError):
+        _hidden_test(shortcut)

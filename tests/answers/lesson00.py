@@ -1,8 +1,8 @@
-"""Lesson 00, answered from the lesson's own words: the prediction as the mirror image of the juice mix the
-lesson computes above the exercise."""
+"""Lesson 00, answered from the lesson's own words: z_2 from row 2 of the weight table, with the vectors that
+section 2 defines."""
 
 ANSWERS = {
     "warmup-answer": """
-apple_in_context = apple_with_juice[::-1]   # phones is juice mirrored, love and apple sit on the diagonal
+apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones   # row 2: the weights apple gives
 """,
 }

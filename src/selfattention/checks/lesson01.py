@@ -143,7 +143,11 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
         _judge(name, _as_words(got, name))
     passed("by dot product " + ", ".join(_top("by_dot")) + "; by cosine " + ", ".join(_top("by_cosine"))
            + "; by distance " + ", ".join(_top("by_distance")) + "; by distance between unit rows "
-           + ", ".join(_top("by_unit_distance")) + ". Were your predictions right?")
+           + ", ".join(_top("by_unit_distance")) + ". Why: the dot product puts \"giant\" first, over four times "
+           "longer than \"bank\" though it points 59 degrees away; the cosine puts the tiny \"dust\" first, as it "
+           "points almost exactly like \"bank\"; the distance buries both (\"dust\" sits near the origin, 1.4 from "
+           "\"bank\") and brings in \"money\", as it asks for the same length and direction. For rows of length 1, "
+           "|u - v|^2 = 2 - 2 cos(u, v), so (d) is the cosine's list. Were your predictions right?")
 
 
 # ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money
