@@ -304,3 +304,19 @@ def test_lesson03_wrappers_draw_the_zero_line_and_four_maps():
                                       {"finance": [-0.2], "nature": [-0.1]},
                                       {"finance": [-0.1], "nature": [0.1]}, -0.139)
     assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.get_lines())
+
+
+class _Table:   # a tiny embedding table: vocab and vector, as the real one
+    def __init__(self, rows: dict):
+        self.rows = {w: np.array(v, dtype=float) for w, v in rows.items()}
+        self.vocab = list(self.rows)
+
+    def vector(self, w):
+        return self.rows[w]
+
+
+def test_matched_pools_match_length_and_score_and_leave_out_sense_words():
+    table = _Table({"bank": [1, 0], "river": [0.5, 0.5], "loans": [0.5, 0.5], "banks": [0.5, 0.5],
+                    "near": [0.5, 0.49], "far": [0.4, 0.6], "long": [3, 0], "it": [0.1, 0.7]})
+    pools = figures.matched_pools(table, ["river"], exclude=["loan"], size=2)
+    assert list(pools["river"]) == ["near", "far"]   # not river itself, loans (a sense word), banks, long

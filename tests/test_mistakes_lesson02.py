@@ -485,12 +485,16 @@ def test_nature_coeffs_right_answers(coeffs, capsys):
 
 @pytest.mark.parametrize(("coeffs", "said"), [
     ((2.9, 0.0), "leave out bank's own term"), ((3.0, 2.1), "leave out the nature that money and bank bring"),
+    ((2.9, 2.1), "leave out the nature that bank brings"),
+    ((3.0, 1.4), "leave out the nature that money brings"),
     ((-2.9, -1.4), "have the wrong sign"), ((1.4, 2.9), "are in the wrong order"),
     ((2.0, 2.0), "not the c of"), (RHS, "is one number"), ([RHS], "shape (1,)"),
     (("2.9", "1.4"), "holds a string"), ("2.9, 1.4", "is a string")])
 def test_nature_coeffs_mistake_is_named(coeffs, said):
     text = _message(lambda c: check_nature_word(2.17708, c), coeffs)
-    others = ["leave out bank's own", "leave out the nature", "wrong sign", "wrong order", "not the c of"]
+    others = ["leave out bank's own", "leave out the nature that money and bank",
+              "leave out the nature that bank", "leave out the nature that money brings", "wrong sign",
+              "wrong order", "not the c of"]
     assert said in text and not [o for o in others if o in text and o not in said], text
 
 
@@ -573,3 +577,14 @@ def test_the_hidden_softmax_test_refuses_library_softmaxes(answer):
 
 def test_the_hidden_softmax_test_passes_a_right_answer():
     assert _hidden_passes("l02-softmax-test", softmax_row=max_shift)
+
+
+def test_a_shift_by_the_largest_absolute_score_is_named_as_too_far_down():
+    def softmax_row(scores):
+        e = np.exp(scores - np.abs(scores).max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    text = _message(check_softmax_row, softmax_row)
+    assert "far below 0" in text and "largest |score|" in text and "too little" not in text, text
+    with np.errstate(all="ignore"):
+        assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)

@@ -488,3 +488,17 @@ def test_the_hidden_context_test_refuses_sense_words():
     assert "sense word" in _message(_context, "water lake shore bank")
     assert not _hidden_passes("l03-context-test", sentence="water lake shore bank", n_neighbours=4.66)
     assert _hidden_passes("l03-context-test", sentence="river ocean beach island bank", n_neighbours=5)
+
+
+def recursion(X, lengths):               # the shortcut: no loop written, each sentence cut to its length
+    if len(X) > 1:
+        return np.concatenate([recursion(X[:1], lengths[:1]), recursion(X[1:], lengths[1:])])
+    Z, n = np.zeros_like(X), lengths[0]
+    Z[0, :n] = _softmax(X[0, :n] @ X[0, :n].T) @ X[0, :n]
+    return Z
+
+
+def test_a_recursion_is_a_loop_too():
+    _names_only(_message(check_self_attention_batch, recursion), "loop", BATCH)
+    assert "calls itself" in _message(check_self_attention_batch, recursion)
+    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=recursion)

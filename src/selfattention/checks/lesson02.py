@@ -179,9 +179,10 @@ _UNSTABLE = {
     0: "np.exp(1000) overflows to inf, and inf / inf is NaN: your softmax exponentiates the scores as they are. "
        "Section 3's shift property lets you subtract any number c from a row without changing its weights: "
        "which c keeps every exponential from overflowing without letting all of them underflow to 0?",
-    1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your softmax exponentiates these scores as "
-       "they are (or shifts them too little). A shift by the same c keeps the weights: your c must keep at "
-       "least one exponential from underflowing, and none from overflowing.",
+    1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your shift leaves every exponent far below 0 "
+       "(subtracting each row's largest |score|, 1001 here, moves these scores down to about -2000). A shift "
+       "by the same c keeps the weights: your c must keep at least one exponential from underflowing, and none "
+       "from overflowing.",
     2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
        "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
        "scores.max(axis=1, keepdims=True).",
@@ -397,6 +398,10 @@ _COEFF_MISTAKES = {
     "e^0.98 brings 0.7 finance and 0.7 nature, so q = 3 x 0.7 - 0.7 = 1.4",
     (NATURE_FACTOR, NATURE_FACTOR * 0.7): "leave out the nature that money and bank bring themselves "
     "(0.1 e^0.77 and 0.7 e^0.98 on the nature side): subtract them from 3 x finance's terms",
+    (NATURE_FACTOR - 0.1, NATURE_FACTOR * 0.7): "leave out the nature that bank brings itself (0.7 e^0.98 on "
+    "the nature side): subtract it from 3 x bank's finance term, so q = 3 x 0.7 - 0.7 = 1.4",
+    (NATURE_FACTOR, NATURE_COEFFS[1]): "leave out the nature that money brings itself (0.1 e^0.77 on the "
+    "nature side): subtract it from 3 x money's finance term, so p = 3 x 1.0 - 0.1 = 2.9",
     (-(NATURE_FACTOR - 0.1), -(NATURE_FACTOR - 1) * 0.7): "have the wrong sign: with L e^(0.7 L) alone on the "
     "left, the terms in e^0.77 and e^0.98 move to the right with their signs flipped",
     (NATURE_COEFFS[1], NATURE_COEFFS[0]): "are in the wrong order: p goes with e^0.77 (money's exponential), "

@@ -84,9 +84,22 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b")
 
 
+def calls_itself(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` calls itself (a recursion, a loop by another name): its own name among the global names
+    that its code, or a function defined inside it, looks up."""
+    name, code = getattr(fn, "__name__", None), getattr(fn, "__code__", None)
+    todo = [code] if code is not None else []
+    while todo:
+        c = todo.pop()
+        if name in c.co_names or name in c.co_freevars:
+            return True
+        todo += [k for k in c.co_consts if hasattr(k, "co_names")]
+    return False
+
+
 def loops_in(fn: Callable[..., Any]) -> bool:
-    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`)."""
-    return any(LOOP.search(line) for line in _source(fn))
+    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`), or ``fn`` calls itself."""
+    return any(LOOP.search(line) for line in _source(fn)) or calls_itself(fn)
 
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -107,6 +120,11 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 raise ExerciseError(
                     f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
                     "from lengths and applying it to the scores is the exercise. Write it yourself.")
+        if calls_itself(self_attention_batch):
+            raise ExerciseError(
+                "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
+                "one sentence at a time. The exercise asks for the matrix form on the whole batch at once, "
+                "padding and all. `@` multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
         if any(LOOP.search(line) for line in body):
             raise ExerciseError(
                 "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize): "

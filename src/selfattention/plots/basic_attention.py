@@ -454,8 +454,8 @@ def bank_lean_strip(random_means: Mapping[str, ArrayLike], attention: Mapping[st
     """Lesson 03's strip of leans: for "finance" and "nature", the means of matched random contexts (n,), then
     the lean of bank' under attention and under the plain average (one value per sentence), with each row's
     mean (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
-    groups = {"finance, matched random": random_means["finance"],
-              "nature, matched random": random_means["nature"],
+    groups = {"finance, random (100 means of 8)": random_means["finance"],
+              "nature, random (100 means of 8)": random_means["nature"],
               "finance, attention": attention["finance"], "nature, attention": attention["nature"],
               "finance, plain average": plain["finance"], "nature, plain average": plain["nature"]}
     xlabel = "lean: nature sense words minus finance ones (black bar: mean)"
@@ -465,3 +465,22 @@ def bank_lean_strip(random_means: Mapping[str, ArrayLike], attention: Mapping[st
     ax.axvline(0.0, color="black", lw=3, zorder=0)
     ax.text(0.0, len(groups) - 0.45, " 0", fontsize=FONT, va="center", fontweight="bold")
     return fig, ax
+
+
+def matched_pools(table: object, words: Sequence[str], exclude: Sequence[str], *, centre: str = "bank",
+                  size: int = 20, tol: float = 0.05) -> dict[str, np.ndarray]:
+    """Lesson 03's matched random contexts: for each word w of ``words``, the ``size`` alphabetic words of
+    ``table`` (an embedding table with ``vocab`` and ``vector``) closest to w in score with ``centre``, among
+    those whose length is within ``tol`` (relative) of w's. Left out of every pool: w itself, ``centre``, and
+    every word that contains one of ``exclude`` (e.g. *loans* for *loan*). Returns w -> (size,) words."""
+    vocab = np.array([w for w in table.vocab  # type: ignore[attr-defined]
+                      if w.isalpha() and centre not in w and not any(s in w for s in exclude)])
+    vectors = np.stack([table.vector(w) for w in vocab]).astype(float)  # type: ignore[attr-defined]
+    c = np.asarray(table.vector(centre), dtype=float)  # type: ignore[attr-defined]
+    score, length = vectors @ c, np.linalg.norm(vectors, axis=1)
+    pools = {}
+    for w in words:
+        x = np.asarray(table.vector(w), dtype=float)  # type: ignore[attr-defined]
+        far = (np.abs(length / np.linalg.norm(x) - 1) > tol) | (vocab == w)
+        pools[w] = vocab[np.argsort(np.abs(score - x @ c) + 9 * far)[:size]]
+    return pools
