@@ -214,3 +214,55 @@ def test_cost_table_counts_match_the_formulas(capsys) -> None:
 
 def test_more_words_have_the_worked_examples_four_features() -> None:
     assert all(len(v) == 4 for v in views.MORE_WORDS.values())
+
+
+def _weights_on(where, on_next: float, on_previous: float) -> torch.Tensor:
+    """One head's weights (n, 1, 5, 5): the query token puts on_next on the next item, on_previous on the
+    previous one, the rest on itself."""
+    w = torch.zeros(len(where), 1, 5, 5)
+    for i in range(len(where)):
+        w[i, 0, -1, where[i, 0]], w[i, 0, -1, where[i, 1]] = on_next, on_previous
+        w[i, 0, -1, -1] = 1.0 - on_next - on_previous
+    return w
+
+
+def test_summary_and_weight_gaps_follow_the_heavier_item():
+    from selfattention import tasks
+
+    X, _ = tasks.make_lookup_data(4, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    right = torch.tensor([[True, False], [True, False], [True, True], [False, False]])  # next 3/4, prev. 1/4
+    heavier_next = (None, _weights_on(where, 0.6, 0.3), right)
+    heavier_previous = (None, _weights_on(where, 0.3, 0.6), right)
+    assert plots.summary([heavier_next], where) == \
+        "both right 0.250 to 0.250, heavier 0.750 to 0.750, lighter 0.250 to 0.250"
+    both = plots.summary([heavier_next, heavier_previous], where)
+    assert "heavier 0.250 to 0.750, lighter 0.250 to 0.750" in both
+    assert plots.weight_gaps({"g": [heavier_next, heavier_previous]}, where) == \
+        "g: mean weights 0.30-0.30 and 0.60-0.60; median gap 0.30 to 0.30"
+    with pytest.raises(ValueError, match=r"right must be \(n, 2\)"):
+        plots.summary([(None, heavier_next[1], right[:, :1])], where)
+
+
+def test_role_maps_show_each_position_equally_and_lookup_explorer_reads_the_models(shown, capsys):
+    from selfattention import tasks
+
+    X, y = tasks.make_lookup_data(40, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    w = _weights_on(where, 0.5, 0.4)
+    fig, panels = plots.role_maps(X, where, {"one": plots.by_role(w, where)[:, 0]}, ["n", "p", "o", "x", "q"])
+    assert len(panels) == 1 and panels[0].images[0].get_array().shape == (8, 5)
+    plt.close(fig)
+
+    class Fixed(torch.nn.Module):  # always answers digits 1 and 2
+        def forward(self, X):
+            logits = torch.zeros(len(X), 2, 8)
+            logits[:, 0, 1] = logits[:, 1, 2] = 1.0
+            return logits, w[: len(X)]
+
+    view = views.lookup_explorer(X, y, where, {"fixed": (Fixed(), w)}, first=3)
+    view("fixed", 2)
+    assert len(shown) == 1
+    assert capsys.readouterr().out.strip().endswith("the model answers [1, 2]")
+    with pytest.raises(ValueError, match="first must be an integer from 1 to len"):
+        views.lookup_explorer(X, y, where, {"fixed": (Fixed(), w)}, first=0)

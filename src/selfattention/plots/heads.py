@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table", "print_rows", "cost_table"]
+           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -234,3 +234,65 @@ def cost_table(T: int, d_model: int, heads: Sequence[int]) -> None:
         output, parameters = T * d_model * d_model, h * 3 * d_model * d_k + d_model * d_model
         print(f"{h:6d} {d_k:4d} {projections:9,d} {attend:15,d} {output:11,d} {parameters:12,d} "
               f"{h * T**2:17,d}")
+
+
+def role_maps(X, where, panels: dict, roles: Sequence[str],
+              per_position: int = 2) -> tuple[Figure, list[Axes]]:
+    """:func:`head_maps` of weights read by role, on ``per_position`` held-out sequences for each position of
+    the first role's item (so that every position is shown equally).
+
+    Inputs:
+        X: (n, T, D_IN) lookup sequences; where: (n, R) from :func:`role_positions`.
+        panels: title -> (n, R) weights by role (one head's slice of :func:`by_role`).
+        roles: R column labels.
+    Returns:
+        the figure and its panels; rows are labelled by sequence number and query token.
+    """
+    import torch
+
+    from selfattention import tasks
+
+    picked = [int(i) for p in range(tasks.N_ITEMS)
+              for i in torch.nonzero(where[:, 0] == p)[:per_position, 0]]
+    labels = [f"#{i} " + tasks.token_labels(X[i])[-1] for i in picked]
+    return head_maps([w[picked] for w in panels.values()], list(panels), labels, roles, digits=1,
+                     height=1.0 + 0.52 * len(picked), xlabel="item, by role", ylabel="held-out sequence")
+
+
+def summary(group: Sequence, where) -> str:
+    """One line over a group of trained lookup models with two answers, one per seed: the range over seeds of
+    the fraction of sequences with both answers right, of the accuracy of the heavier item's answer (the item
+    of the two the heads weight more on average) and of the lighter item's.
+
+    ``group``: (model, weights (n, heads, T, T), right (n, 2) booleans) per seed; ``where`` from
+    :func:`role_positions`, its first two columns the items that hold the answers.
+    """
+    import torch
+
+    rows = []
+    for _, weights, right in group:
+        if right.ndim != 2 or right.shape[1] != 2:
+            raise ValueError(f"right must be (n, 2), one column per answer, got {tuple(right.shape)}")
+        heavier = int(by_role(weights, where)[:, :, :2].mean((0, 1)).argmax())   # 0: next, 1: previous
+        accuracy = right.float().mean(0)
+        rows.append([right.all(1).float().mean(), accuracy[heavier], accuracy[1 - heavier]])
+    low, high = torch.tensor(rows).aminmax(dim=0)
+    return ", ".join(f"{k} {a:.3f} to {b:.3f}" for k, a, b in
+                     zip(("both right", "heavier", "lighter"), low.tolist(), high.tolist(), strict=True))
+
+
+def weight_gaps(groups: dict, where) -> str:
+    """Per group of one-head models (name -> list of (model, weights, right), one per seed): the range over
+    seeds of the mean weight on the lighter and on the heavier of the two answer items, and of the median
+    over sequences of the gap between the two weights."""
+    import torch
+
+    lines = []
+    for name, group in groups.items():
+        w = torch.stack([by_role(r[1], where)[:, 0, :2] for r in group])      # (seeds, n, 2)
+        mean = w.mean(1).sort(-1).values
+        gap = (w[..., 0] - w[..., 1]).abs().median(1).values
+        lines.append(f"{name}: mean weights {mean[:, 0].min():.2f}-{mean[:, 0].max():.2f} and "
+                     f"{mean[:, 1].min():.2f}-{mean[:, 1].max():.2f}; "
+                     f"median gap {gap.min():.2f} to {gap.max():.2f}")
+    return "\n".join(lines)

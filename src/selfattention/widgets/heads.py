@@ -15,7 +15,8 @@ from ..core import scaled_dot_product_attention
 from ..plots.heads import FONT, head_maps, query_bars
 from . import set_heights, show
 
-__all__ = ["sentence_heads", "query_explorer", "focus_table", "MORE_WORDS"]
+__all__ = ["sentence_heads", "query_explorer", "lookup_explorer", "focus_table", "MORE_WORDS"]
+
 
 #: Lesson 07's extra words for its widget, constructed in the style of the slide deck's "I love apple phones"
 #: (features: people, verbs, fruit, tech).
@@ -80,6 +81,32 @@ def sentence_heads(
         print(" | ".join(line))
 
     return view
+
+
+def lookup_explorer(X, y, where, models: Mapping[str, tuple], first: int = 50) -> Callable[[str, int], None]:
+    """:func:`query_explorer` for trained lookup models, on the first ``first`` held-out sequences.
+
+    Inputs:
+        X: (n, T, D_IN) held-out lookup sequences, the query token last; y: (n, answers) their digits.
+        where: (n, R) role positions from :func:`selfattention.plots.heads.role_positions`; its first
+            ``answers`` columns are the items that hold the answers.
+        models: name -> (model, weights), the model returning (logits (n, answers, 8), weights) and its
+            held-out weights (n, heads, T, T).
+    Returns:
+        ``show(model, sequence)`` as :func:`query_explorer` gives it.
+    """
+    import torch
+
+    from .. import tasks
+
+    if isinstance(first, bool) or not isinstance(first, int) or not 1 <= first <= len(X):
+        raise ValueError(f"first must be an integer from 1 to len(X) = {len(X)}, got {first!r}")
+    answers = y.view(len(y), -1)[:first]
+    with torch.no_grad():
+        said = {name: m(X[:first])[0].argmax(-1).view(first, -1) for name, (m, _) in models.items()}
+    return query_explorer([tasks.token_labels(seq) for seq in X[:first]],
+                          {name: w[:first, :, -1, :] for name, (_, w) in models.items()},
+                          answers, said, where[:first, :answers.shape[1]])
 
 
 def _most(row: np.ndarray, words: Sequence[str], focus: str) -> str:
