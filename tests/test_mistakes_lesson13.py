@@ -15,7 +15,8 @@ from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
-    "old": "the new token is missing", "plus1": "rotated at position T + 1", "minus1": "rotated at position T - 1",
+    "old": "the new token is missing", "plus1": "rotated at position T + 1",
+    "minus1": "rotated at position T - 1",
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
@@ -72,11 +73,13 @@ DECODE_WRONG = {
     "q_only": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K), None),
     "k_only": lambda q, k, v, K, V: _step(q, k, v, K, V, None, len(K)),
     "again": lambda q, k, v, K, V: _step(q, k, v, sa.llm.rotary(K), V, len(K), len(K)),
-    "unscaled": lambda q, k, v, K, V: (lambda z, Kg, Vg: (torch.softmax(Kg @ _rot(q, len(K)), -1) @ Vg, Kg, Vg))(
-        *decode_right(q, k, v, K, V)),
+    "unscaled": lambda q, k, v, K, V: (
+        lambda z, Kg, Vg: (torch.softmax(Kg @ _rot(q, len(K)), -1) @ Vg, Kg, Vg)
+    )(*decode_right(q, k, v, K, V)),
     "k_as_q": lambda q, k, v, K, V: (lambda z, Kg, Vg: (torch.softmax(Kg @ Kg[-1] / 4, -1) @ Vg, Kg, Vg))(
         *decode_right(q, k, v, K, V)),
-    "front": lambda q, k, v, K, V: (lambda z, Kg, Vg: (z, Kg.roll(1, 0), Vg.roll(1, 0)))(*decode_right(q, k, v, K, V)),
+    "front": lambda q, k, v, K, V: (
+        lambda z, Kg, Vg: (z, Kg.roll(1, 0), Vg.roll(1, 0)))(*decode_right(q, k, v, K, V)),
     "not_grown": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], K, V),
     "one": lambda q, k, v, K, V: decode_right(q, k, v, K, V)[0],
     "cache_unrotated": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], torch.cat([K, k[None]]),
@@ -91,7 +94,8 @@ def test_decode_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(DECODE_WRONG))
 def test_decode_mistake_is_named(key):
-    names_only(message(checks.check_decode_step, DECODE_WRONG[key]), key.replace("_masked", ""), DECODE_PHRASES)
+    expected = key.replace("_masked", "")
+    names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
 
 
 def test_decode_without_max_subtraction_overflows_on_the_large_case():
