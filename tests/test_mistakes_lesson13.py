@@ -7,123 +7,123 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from mistakes import message, names_only, right_answer_passes
 
+import selfattention as sa
 from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
-    "old": "the new token's key and value are missing", "unscaled": "are not scaled",
-    "d_v": "divided by sqrt(d_v)", "sum": "every weight is 1", "front": "has the new row first",
-    "not_grown": "as many as before the step", "one": "should return three things",
-    "k_as_q": "k_new was used as the query", "sqrt_T": "number of cached tokens",
-    "sqrt_T1": "number of tokens (T + 1)",
+    "old": "the new token is missing", "plus1": "rotated at position T + 1",
+    "minus1": "rotated at position T - 1",
+    "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
+    "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
+    "front": "has the new row first", "not_grown": "as many as before the step",
+    "one": "should return three things", "cache_unrotated": "k_new as it came, not rotated",
 }
 
 
-def _softmax(s):
-    e = np.exp(s - s.max())
-    return e / e.sum()
+def _rot(x, p):
+    return sa.llm.rotary(x[None], torch.tensor([p]))[0]
+
+
+def _step(q, k_new, v_new, K_cache, V_cache, q_at, k_at):
+    q = q if q_at is None else _rot(q, q_at)
+    k = k_new if k_at is None else _rot(k_new, k_at)
+    K, V = torch.cat([K_cache, k[None]]), torch.cat([V_cache, v_new[None]])
+    return torch.softmax(K @ q / math.sqrt(len(q)), dim=-1) @ V, K, V
 
 
 def decode_right(q, k_new, v_new, K_cache, V_cache):
-    K = np.concatenate([K_cache, k_new[None, :]], axis=0)
-    V = np.concatenate([V_cache, v_new[None, :]], axis=0)
-    return _softmax(K @ q / np.sqrt(len(q))) @ V, K, V
+    T = len(K_cache)
+    return _step(q, k_new, v_new, K_cache, V_cache, T, T)
 
 
-def decode_right_vstack(q, k_new, v_new, K_cache, V_cache):
-    """Another right answer: vstack, then the weights as a (1, T+1) row, softmax along axis -1."""
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    scores = (q[None, :] @ K.T) / np.sqrt(K.shape[1])
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights /= weights.sum(axis=-1, keepdims=True)
-    return (weights @ V)[0], K, V
+def decode_right_numpy(q, k_new, v_new, K_cache, V_cache):
+    """Another right answer: rotate both at once, then numpy with the maximum subtracted."""
+    qk = sa.llm.rotary(torch.stack([q, k_new]), torch.tensor([K_cache.shape[0]] * 2)).numpy()
+    K, V = np.vstack([K_cache.numpy(), qk[1]]), np.vstack([V_cache.numpy(), v_new.numpy()])
+    s = K @ qk[0] / np.sqrt(K.shape[1])
+    w = np.exp(s - s.max())
+    return (w / w.sum()) @ V, K, V
 
 
 def decode_old(q, k_new, v_new, K_cache, V_cache):
-    z = _softmax(K_cache @ q / np.sqrt(len(q))) @ V_cache  # attends before appending
-    return z, np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
+    T = len(K_cache)
+    qr = _rot(q, T)
+    z = torch.softmax(K_cache @ qr / math.sqrt(len(q)), dim=-1) @ V_cache     # attends before appending
+    return z, torch.cat([K_cache, _rot(k_new, T)[None]]), torch.cat([V_cache, v_new[None]])
 
 
-def decode_unscaled(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q) @ V, K, V
+def decode_masked_self(q, k_new, v_new, K_cache, V_cache):
+    T = len(K_cache)
+    qr, K = _rot(q, T), torch.cat([K_cache, _rot(k_new, T)[None]])
+    V = torch.cat([V_cache, v_new[None]])
+    s = K @ qr / math.sqrt(len(q))
+    s[-1] = -torch.inf                                                          # masks the new token
+    return torch.softmax(s, dim=-1) @ V, K, V
 
 
-def decode_d_v(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q / np.sqrt(V.shape[1])) @ V, K, V
+DECODE_WRONG = {
+    "old": decode_old, "old_masked": decode_masked_self,
+    "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
+    "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
+    "unrotated": lambda q, k, v, K, V: _step(q, k, v, K, V, None, None),
+    "q_only": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K), None),
+    "k_only": lambda q, k, v, K, V: _step(q, k, v, K, V, None, len(K)),
+    "again": lambda q, k, v, K, V: _step(q, k, v, sa.llm.rotary(K), V, len(K), len(K)),
+    "unscaled": lambda q, k, v, K, V: (
+        lambda z, Kg, Vg: (torch.softmax(Kg @ _rot(q, len(K)), -1) @ Vg, Kg, Vg)
+    )(*decode_right(q, k, v, K, V)),
+    "k_as_q": lambda q, k, v, K, V: (lambda z, Kg, Vg: (torch.softmax(Kg @ Kg[-1] / 4, -1) @ Vg, Kg, Vg))(
+        *decode_right(q, k, v, K, V)),
+    "front": lambda q, k, v, K, V: (
+        lambda z, Kg, Vg: (z, Kg.roll(1, 0), Vg.roll(1, 0)))(*decode_right(q, k, v, K, V)),
+    "not_grown": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], K, V),
+    "one": lambda q, k, v, K, V: decode_right(q, k, v, K, V)[0],
+    "cache_unrotated": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], torch.cat([K, k[None]]),
+                                              torch.cat([V, v[None]])),
+}
 
 
-def decode_axis(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    s = (K @ q / np.sqrt(len(q)))[None, :]  # (1, T+1)
-    w = np.exp(s - s.max(axis=0, keepdims=True))
-    w = w / w.sum(axis=0, keepdims=True)  # softmax over the axis of length 1
-    return (w @ V)[0], K, V
-
-
-def decode_front(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([k_new, K_cache]), np.vstack([v_new, V_cache])  # prepended
-    return _softmax(K @ q / np.sqrt(len(q))) @ V, K, V
-
-
-def decode_not_grown(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q / np.sqrt(len(q))) @ V, K_cache, V_cache
-
-
-def decode_one(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q / np.sqrt(len(q))) @ V
-
-
-def decode_k_as_q(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ k_new / np.sqrt(len(q))) @ V, K, V
-
-
-def decode_sqrt_T(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q / np.sqrt(len(K_cache))) @ V, K, V
-
-
-def decode_sqrt_T1(q, k_new, v_new, K_cache, V_cache):
-    K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-    return _softmax(K @ q / np.sqrt(len(K))) @ V, K, V
-
-
-DECODE_WRONG = {"k_as_q": decode_k_as_q, "sqrt_T": decode_sqrt_T, "sqrt_T1": decode_sqrt_T1,
-                "old": decode_old, "unscaled": decode_unscaled, "d_v": decode_d_v, "sum": decode_axis,
-                "front": decode_front, "not_grown": decode_not_grown, "one": decode_one}
-
-
-@pytest.mark.parametrize("answer", [decode_right, decode_right_vstack])
+@pytest.mark.parametrize("answer", [decode_right, decode_right_numpy])
 def test_decode_right_answers_pass(answer, capsys):
     right_answer_passes(checks.check_decode_step, answer, capsys)
 
 
 @pytest.mark.parametrize("key", list(DECODE_WRONG))
 def test_decode_mistake_is_named(key):
-    names_only(message(checks.check_decode_step, DECODE_WRONG[key]), key, DECODE_PHRASES)
+    expected = key.replace("_masked", "")
+    names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
 
 
 def test_decode_without_max_subtraction_overflows_on_the_large_case():
     def naive(q, k_new, v_new, K_cache, V_cache):
-        K, V = np.vstack([K_cache, k_new]), np.vstack([V_cache, v_new])
-        e = np.exp(K @ q / np.sqrt(len(q)))
+        z, K, V = decode_right(q, k_new, v_new, K_cache, V_cache)
+        e = torch.exp(K @ _rot(q, len(K_cache)) / 4)
         return e / e.sum() @ V, K, V
     text = message(checks.check_decode_step, naive)
     assert "NaN or infinite" in text and "subtract each row's maximum" in text
 
 
-def test_decode_shortcut_that_recomputes_full_attention_without_growing_the_cache_fails():
-    """Skipping the cache (recompute attention from the caches alone, never return the grown ones) fails."""
+def test_decode_shortcut_attending_to_itself_only_fails_check_and_hidden_test():
+    """Skipping the cache (the new token reads only itself) is refused by the check and the hidden test."""
     def shortcut(q, k_new, v_new, K_cache, V_cache):
-        z = decode_right(q, k_new, v_new, K_cache, V_cache)[0]
-        return z, K_cache, V_cache
-    names_only(message(checks.check_decode_step, shortcut), "not_grown", DECODE_PHRASES)
+        _, K, V = decode_right(q, k_new, v_new, K_cache, V_cache)
+        return v_new, K, V
+    assert "Correct" not in message(checks.check_decode_step, shortcut)
+    model, text = sa.llm.load_llama(seed=0), sa.llm.zen_of_python()
+    ids = model.encode(text[500:541])
+    with torch.no_grad():
+        model(ids)
+        q, k, v = model.blocks[0].qkv(model.embed(ids))
+        kr = sa.llm.rotary(k)
+        own = model.last_weights[0][0, 1, 40] @ v[0, 0]
+        z = shortcut(q[0, 1, 40], k[0, 0, 40], v[0, 0, 40], kr[0, 0, :40], v[0, 0, :40])[0]
+        right = decode_right(q[0, 1, 40], k[0, 0, 40], v[0, 0, 40], kr[0, 0, :40], v[0, 0, :40])[0]
+    assert not np.allclose(z.numpy(), own.numpy(), atol=1e-5)
+    assert np.allclose(right.numpy(), own.numpy(), atol=1e-5)
 
 
 # ------------------------------------------------------------------------------- exercise 2

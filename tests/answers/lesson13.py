@@ -1,13 +1,15 @@
 """Lesson 13's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "Append the new key and value at the end of the caches, then let the query attend to all T + 1 keys
-    # (scaled by sqrt(d_k), softmax over the keys)."
+    # "Rotate q and k_new at the new token's position (sa.llm.rotary(x[None], torch.tensor([p]))[0] ...),
+    # append the key and value, and let the query attend to all T + 1 keys (scaled by sqrt(d_k))"
     "l13-decode-answer": """
-K_cache = np.vstack([K_cache, k_new])
-V_cache = np.vstack([V_cache, v_new])
-scores = K_cache @ q / np.sqrt(len(q))
-weights = sa.softmax(scores)
+p = K_cache.shape[0]
+q_rot = sa.llm.rotary(q[None], torch.tensor([p]))[0]
+k_rot = sa.llm.rotary(k_new[None], torch.tensor([p]))[0]
+K_cache = torch.cat([K_cache, k_rot[None]], dim=0)
+V_cache = torch.cat([V_cache, v_new[None]], dim=0)
+weights = torch.softmax(K_cache @ q_rot / K_cache.shape[1] ** 0.5, dim=-1)
 return weights @ V_cache, K_cache, V_cache
 """,
     # "the smallest batch ... for which a decode step's FLOP time is at least its reading time, both counted

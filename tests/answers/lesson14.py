@@ -2,7 +2,7 @@
 
 ANSWERS = {
     # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
-    # tile whose keys all come after the tile's last query; ... update m, l and a by section 5's formulas;
+    # tile whose keys all come after the tile's last query; ... update m, l and a by section 4's formulas;
     # then write the tile's a / l once."
     "l14-flash-answer": """
 T, d = memory.arrays["Q"].shape

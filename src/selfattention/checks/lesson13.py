@@ -15,65 +15,121 @@ __all__ = ["check_decode_step", "check_compute_bound_batch", "check_place_token"
 
 
 # ---------------------------------------------------------------- exercise 1: one decode step
-def _softmax(s: np.ndarray) -> np.ndarray:
+def _rot(x: Any, position: int) -> Any:
+    """RoPE of one vector (d_k,) at ``position``, as the model rotates its queries and keys."""
+    import torch
+
+    from .. import llm
+
+    return llm.rotary(x[None, :], torch.tensor([position]))[0]
+
+
+def _attend(q: Any, K: Any, V: Any) -> np.ndarray:
+    """One query (d_k,) over keys (n, d_k) and values (n, d_v), in float64, with a stable softmax."""
+    q, K, V = (np.asarray(a, dtype=float) for a in (q, K, V))
+    s = K @ q / np.sqrt(len(q))
     e = np.exp(s - s.max())
-    return e / e.sum()
+    return (e / e.sum()) @ V
 
 
-def _decode_cases() -> list[tuple[np.ndarray, ...]]:
-    """(Q, K, V) of T+1 tokens: the step's query is Q[-1], its key and value K[-1], V[-1]."""
-    rng = np.random.default_rng(1300)
-    small = (rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3)))
-    # scores in the hundreds, and the newest key the most similar to the query: exp() overflows without
-    # the maximum subtracted, and leaving the newest token out changes the answer a lot
-    Q, K, V = rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 6)) * 25, rng.normal(size=(9, 2))
-    K[-1] = Q[-1] * 0.8
-    # moderate scores, T = 6 cached tokens, d_k = 5: every wrong scale (sqrt(T), sqrt(T + 1)) shows
-    moderate = (rng.normal(size=(7, 5)) * 1.5, rng.normal(size=(7, 5)) * 1.5, rng.normal(size=(7, 3)))
-    return [small, (Q, K, V), moderate]
+def _decode_cases() -> list[dict[str, Any]]:
+    """Steps of the course's tiny decoder (layer 0, seed 0): the query, key and value of token T straight
+    from W_Q, W_K, W_V (not rotated), the caches of tokens 0..T-1 (keys rotated at their positions), and
+    ``model``: row T of the model's own causal attention output for that head (None: a case built here)."""
+    import torch
+
+    from .. import llm
+
+    model = llm.load_llama(seed=0)
+    text = llm.zen_of_python()
+    cases = []
+    for start, T, head in ((0, 20, 0), (300, 60, 3)):
+        ids = model.encode(text[start:start + T + 1])
+        with torch.no_grad():
+            model(ids)
+            q, k, v = model.blocks[0].qkv(model.embed(ids))
+            group = head // (model.num_heads // model.num_kv_heads)
+            k_rot = llm.rotary(k)
+            own = (model.last_weights[0][0, head, T] @ v[0, group]).numpy()
+        cases.append({"q": q[0, head, T], "k": k[0, group, T], "v": v[0, group, T],
+                      "K": k_rot[0, group, :T], "V": v[0, group, :T], "T": T, "model": own})
+    # scores in the hundreds: exp() overflows without the maximum subtracted
+    big = dict(cases[0])
+    big["q"], big["model"] = big["q"] * 150, None
+    cases.append(big)
+    return cases
 
 
-def _decode_variants(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> dict[str, np.ndarray]:
-    q, d_k = Q[-1], Q.shape[1]
+def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(z, K cache) of the right step and of each slip."""
+    import torch
+
+    q, k, v, K, V, T = c["q"], c["k"], c["v"], c["K"], c["V"], c["T"]
+    Vg = torch.cat([V, v[None]])
+
+    def step(q_at: int | None, k_at: int | None, keys: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        qr = q if q_at is None else _rot(q, q_at)
+        kr = k if k_at is None else _rot(k, k_at)
+        Kg = torch.cat([K, kr[None]]) if keys is None else keys
+        return _attend(qr, Kg, Vg), Kg.numpy()
+
+    right = step(T, T)
     return {
-        "right": _softmax(K @ q / np.sqrt(d_k)) @ V,
-        "old": _softmax(K[:-1] @ q / np.sqrt(d_k)) @ V[:-1],
-        "unscaled": _softmax(K @ q) @ V,
-        "d_v": _softmax(K @ q / np.sqrt(V.shape[1])) @ V,
-        "sum": np.ones(len(K)) @ V,
-        "first": _softmax(K @ Q[0] / np.sqrt(d_k)) @ V,
-        "k_as_q": _softmax(K @ K[-1] / np.sqrt(d_k)) @ V,
-        "sqrt_T": _softmax(K @ q / np.sqrt(len(K) - 1)) @ V,
-        "sqrt_T1": _softmax(K @ q / np.sqrt(len(K))) @ V,
+        "right": right,
+        "old": (_attend(_rot(q, T), K, V), right[1]),
+        "plus1": step(T + 1, T + 1),
+        "minus1": step(T - 1, T - 1),
+        "unrotated": step(None, None),
+        "q_only": step(T, None),
+        "k_only": step(None, T),
+        "again": step(T, T, torch.cat([llm_rotary_all(K), _rot(k, T)[None]])),
+        "unscaled": (_attend(_rot(q, T) * np.sqrt(len(q)), right[1], Vg), right[1]),
+        "k_as_q": (_attend(_rot(k, T), right[1], Vg), right[1]),
     }
 
 
+def llm_rotary_all(K: Any) -> Any:
+    """The cached keys rotated a second time, by 0..T-1 (a slip: they are cached already rotated)."""
+    from .. import llm
+
+    return llm.rotary(K)
+
+
 _DECODE_WORDS = {
-    "old": "the new token's key and value are missing from what the query attended to: append them to the caches "
-           "first, then attend over all T + 1 tokens (a token may attend to itself under the causal mask).",
+    "old": "the new token is missing from what its query attended to (attended before appending, or masked "
+           "itself out): append its rotated key and value first, then attend over all T + 1 tokens; under the "
+           "causal mask a token reads itself.",
+    "plus1": "q and k_new were rotated at position T + 1: positions count from 0, so the T cached tokens sit "
+             "at 0 to T - 1 and the new one at T (len(K_cache)).",
+    "minus1": "q and k_new were rotated at position T - 1, the last cached token's place: the new token sits "
+              "at T (len(K_cache)), positions counting from 0.",
+    "unrotated": "q and k_new were not rotated (or rotated at position 0): RoPE turns the new token's query "
+                 "and key by its position T before it is scored and cached.",
+    "q_only": "only q was rotated: k_new must be rotated at position T too, before it joins the cache.",
+    "k_only": "only k_new was rotated: the query must be rotated at position T too, or its scores are "
+              "not the model's.",
+    "again": "the cached keys were rotated a second time: K_cache holds keys already rotated at their "
+             "positions; rotate only the new token's q and k_new.",
     "unscaled": "the scores are not scaled: divide them by sqrt(d_k).",
-    "d_v": "the scores were divided by sqrt(d_v), the size of the values; the scale is sqrt(d_k), the size of "
-           "queries and keys.",
-    "k_as_q": "the new token's key k_new was used as the query: the scores compare the query q with every key "
-              "(K @ q).",
-    "sqrt_T": "the scores were divided by the square root of the number of cached tokens; the scale is sqrt(d_k), "
-              "the size of queries and keys, whatever the length.",
-    "sqrt_T1": "the scores were divided by the square root of the number of tokens (T + 1); the scale is "
-               "sqrt(d_k), the size of queries and keys, whatever the length.",
-    "sum": "every weight is 1, so the output is the sum of the values: the softmax was taken over an axis of "
-           "length 1. Take it over the T + 1 scores (the keys).",
+    "k_as_q": "the new token's key k_new was used as the query: the scores compare the rotated query with "
+              "every key.",
 }
 
 
 def check_decode_step(decode_step: Callable[..., Any]) -> None:
-    """Exercise 1: one decode step (append the new key and value, attend one query) against full causal
-    attention over all tokens; the caches returned must hold the old rows, then the new one."""
+    """Exercise 1: one cached decode step of the tiny decoder (rotate the new query and key at position T,
+    append, attend) against the model's own causal attention output; the caches returned must hold the old
+    rows, then the new one."""
+    import torch
+
     if not callable(decode_step):
         raise ExerciseError("decode_step should be a function: write it in the answer cell above.")
-    for Q, K, V in _decode_cases():
-        what = f"T = {len(K) - 1} cached tokens, d_k = {K.shape[1]}, d_v = {V.shape[1]}"
+    for c in _decode_cases():
+        T = c["T"]
+        what = f"T = {T} cached tokens" + ("" if c["model"] is not None else ", scores in the hundreds")
+        args = [c[n].clone() for n in ("q", "k", "v", "K", "V")]
         try:
-            result = decode_step(Q[-1].copy(), K[-1].copy(), V[-1].copy(), K[:-1].copy(), V[:-1].copy())
+            result = decode_step(*args)
         except Exception as exc:  # the learner's code crashed
             raise ExerciseError(f"decode_step raised {type(exc).__name__} on {what}: {exc}") from None
         if result is None or result is Ellipsis:
@@ -82,18 +138,25 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
             raise ExerciseError("decode_step should return three things, z, K_cache and V_cache "
                                 "(return z, K, V), not one.")
         z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache"), strict=True))
-        for got, want, name in ((K_new, K, "the returned K_cache"), (V_new, V, "the returned V_cache")):
-            if got.shape == want.shape and np.allclose(got, np.roll(want, 1, axis=0)):
+        variants = _decode_variants(c)
+        mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
+        check_array(z, variants["right"][0], f"z (on {what})", mistakes=mistakes, rtol=1e-4, atol=1e-5)
+        if c["model"] is not None and not np.allclose(variants["right"][0], c["model"], atol=1e-5):
+            raise AssertionError("the check's reference differs from the model's own output")
+        K_want, V_want = variants["right"][1], torch.cat([c["V"], c["v"][None]]).numpy()
+        for got, want, name in ((K_new, K_want, "the returned K_cache"), (V_new, V_want, "the returned V_cache")):
+            if got.shape == want.shape and np.allclose(got, np.roll(want, 1, axis=0), atol=1e-5):
                 raise ExerciseError(f"{name} has the new row first: append it at the end, after the "
-                                    f"{len(K) - 1} cached rows (the order of positions).")
+                                    f"{T} cached rows (the order of positions).")
             if got.shape == want[:-1].shape:
                 raise ExerciseError(f"{name} has {got.shape[0]} rows, as many as before the step: append the new "
-                                    f"row (np.concatenate or np.vstack) and return the grown cache.")
-            check_array(got, want, name)
-        variants = _decode_variants(Q, K, V)
-        mistakes = {_DECODE_WORDS[k]: v for k, v in variants.items() if k in _DECODE_WORDS}
-        check_array(z, variants["right"], f"z (on {what})", mistakes=mistakes)
-    passed("z is the last row of causal attention over all T + 1 tokens, and the caches grew by one row each.")
+                                    f"row (torch.cat) and return the grown cache.")
+            if name.endswith("K_cache") and got.shape == want.shape and np.allclose(got[-1], c["k"].numpy(), atol=1e-5):
+                raise ExerciseError("the key appended to K_cache is k_new as it came, not rotated: the cache holds "
+                                    "every key rotated at its position, so the next steps can use it as it is.")
+            check_array(got, want, name, rtol=1e-4, atol=1e-5)
+    passed("z is row T of the model's own causal attention for that head (two prompts, and scores in the "
+           "hundreds), and the caches grew by one row each, the key rotated at position T.")
 
 
 # ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
