@@ -104,14 +104,14 @@ APPLE_TECH = ("apple released a new phone today", "apple laptops are expensive",
               "the apple watch tracks my sleep", "i love apple phones", "she updated her apple tablet",
               "he bought the apple computer online", "we wrote software for the apple store")
 PLAIN_NOUNS = ("box", "paper", "glass", "wood", "metal", "plastic", "stone", "toy", "chair", "door",
-               "window", "book", "shoe", "hat", "bag", "coin", "rope", "ribbon", "brick", "candle",
-               "blanket", "pillow", "bucket", "wheel", "mirror", "ring", "shell", "feather", "rock",
-               "clock", "lamp", "card", "pen", "pencil", "sock", "shirt", "jacket", "button", "ball",
-               "kite", "drum", "flag", "bell", "key", "nail", "hammer", "brush", "towel", "sponge", "tent",
-               "boat", "car", "bike", "horse", "dog", "cat", "bird", "stick", "log", "mat", "rug", "sofa",
-               "bed", "desk", "shelf", "star", "moon", "sun", "cloud", "river", "hill")
-"""Lesson 11's pool of control nouns: everyday words the tokenizer keeps whole, neither fruit, food, plant nor
-technology."""
+               "book", "shoe", "hat", "bag", "coin", "rope", "ribbon", "brick", "candle", "blanket",
+               "pillow", "bucket", "wheel", "mirror", "ring", "shell", "feather", "rock", "clock", "lamp",
+               "pen", "pencil", "sock", "shirt", "jacket", "ball", "kite", "drum", "flag", "bell", "nail",
+               "hammer", "brush", "towel", "sponge", "tent", "boat", "car", "bike", "horse", "dog", "cat",
+               "bird", "stick", "log", "mat", "rug", "sofa", "bed", "desk", "shelf", "star", "moon", "sun",
+               "river", "hill")
+"""Lesson 11's pool of control nouns: everyday words the tokenizer keeps whole, with no fruit, food, plant or
+technology sense ("window", "key", "button", "card", "cloud" left out for their computing senses)."""
 APPLE_FOOD = ("apple pie is my favourite dessert", "apple juice spilled everywhere",
               "the apple fell from the tree", "the apple tasted sweet and crisp", "i love apple juice",
               "she peeled the apple", "he baked the apple crumble tonight",

@@ -148,7 +148,9 @@ def move_strips(
             groups[g][f"{c} (mean of {v.shape[0]} per sentence)"] = moved
     ax = strips(groups, ylabel=ylabel, ax=ax,
                 title=f"each dot: a sentence's lean minus the word's mean {baseline} lean")
-    ax.legend(fontsize=FONT, loc="lower left")  # the empty corner: no group's values there in lesson 11
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.6 * (hi - lo))  # room above every value for the legend
+    ax.legend(fontsize=FONT, loc="upper right")
     return ax
 
 
