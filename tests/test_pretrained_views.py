@@ -309,3 +309,29 @@ def test_apple_tech_move_is_lesson_11s_move_and_checks_centres():
     assert round(stats.apple_tech_move(model, (tech, fruit)), 3) == 0.131      # lesson 11's +0.131
     with pytest.raises(ValueError, match="centres"):
         stats.apple_tech_move(model, (tech, fruit[:10]))
+
+
+def test_move_strips_subtract_each_words_own_baseline() -> None:
+    word = {"tech": np.array([1.0, 3.0]), "neutral": np.array([0.0, 2.0])}
+    controls = {"nouns": {"tech": np.array([[5.0, 5.0], [1.0, 1.0]]),
+                          "neutral": np.array([[4.0, 4.0], [0.0, 0.0]])}}
+    ax = pictures.move_strips(word, controls)
+    values = [c.get_offsets()[:, 1] for c in ax.collections]
+    assert np.allclose(values[0], [0.0, 2.0])          # apple, tech: minus apple's neutral mean 1
+    assert np.allclose(values[1], [1.0, 1.0])          # each noun minus its own neutral mean, then averaged
+    assert np.allclose(values[2], [-1.0, 1.0])
+    plt.close("all")
+    with pytest.raises(ValueError, match="baseline"):
+        pictures.move_strips({"tech": np.zeros(2)}, {})
+
+
+def test_apple_tech_moves_are_per_sentence_and_average_to_the_move():
+    from selfattention import pretrained_stats as stats
+
+    model = data.load_pretrained()
+    centres = stats.lean_centres(model)
+    moves = stats.apple_tech_moves(model, centres)
+    assert moves.shape == (8,)
+    assert np.isclose(moves.mean(), stats.apple_tech_move(model, centres))
+    assert len(set(stats.PLAIN_NOUNS)) == len(stats.PLAIN_NOUNS)
+    assert all(len(model.tokenizer.tokenize(w)) == 1 for w in stats.PLAIN_NOUNS)

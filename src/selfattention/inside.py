@@ -11,6 +11,33 @@ from typing import Any
 
 import numpy as np
 
+FRESH = ("the dog chased the ball across the park.", "our teacher explained the lesson, and we took notes.",
+         "the soup was cold, so he heated it again.", "they painted the fence white last summer.",
+         "when the bell rang, the students left the room.", "the pilot landed the plane safely in the fog.",
+         "i lost my umbrella, and it started to rain.", "the baker sold every loaf before noon.",
+         "she planted tomatoes, beans and carrots in spring.", "the old bridge was repaired after the flood.",
+         "he missed the bus, so he walked to school.", "the band played until midnight, and nobody left.")
+"""Lesson 12's 12 new sentences, on which a head's removal is measured again."""
+
+_ORIGINALS = ("the cat sat on the mat", "she drank a cup of tea", "the train left at noon",
+              "he painted the door red", "we walked to the park", "the soup was too hot",
+              "my sister plays the violin", "the shop opens on monday")
+YARDSTICK = {
+    "one-word edit, new meaning (8 pairs)": (_ORIGINALS, (
+        "the dog sat on the mat", "she drank a cup of coffee", "the train left at midnight",
+        "he painted the door blue", "we drove to the park", "the soup was too cold",
+        "my sister plays the piano", "the shop opens on friday")),
+    "paraphrase (8 pairs)": (_ORIGINALS, (
+        "a cat was sitting on the rug", "she had some tea", "the train departed at midday",
+        "he gave the door a coat of red paint", "we went to the park on foot",
+        "the soup was far too warm to eat", "my sister is a violinist", "on monday the store opens")),
+    "unrelated (8 pairs)": (_ORIGINALS, (
+        "interest rates rose again", "the engine needs new oil", "penguins live in antarctica",
+        "the election results were delayed", "quantum computers use qubits", "the goalkeeper saved a penalty",
+        "the volcano erupted last year", "photosynthesis needs sunlight")),
+}
+"""Lesson 12's yardstick: kind -> (8 sentences, 8 partners), pair i being (sentences[i], partners[i])."""
+
 
 def layer_parts(model: Any, sentence: str) -> dict[str, Any]:
     """Run ``model`` (a :class:`selfattention.data.PretrainedModel`) on one sentence and record, for each

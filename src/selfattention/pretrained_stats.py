@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["apple_tech_move", "cosine", "cosines", "lean_centres", "pair_masks", "permutation_p",
-           "strongest_other"]
+__all__ = ["apple_tech_move", "apple_tech_moves", "cosine", "cosines", "lean_centres", "pair_masks",
+           "permutation_p", "strongest_other"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -103,6 +103,19 @@ FRUIT_WORDS = ("banana", "orange", "grape", "pear", "cherry", "peach", "mango", 
 APPLE_TECH = ("apple released a new phone today", "apple laptops are expensive", "my apple laptop crashed",
               "the apple watch tracks my sleep", "i love apple phones", "she updated her apple tablet",
               "he bought the apple computer online", "we wrote software for the apple store")
+PLAIN_NOUNS = ("box", "paper", "glass", "wood", "metal", "plastic", "stone", "toy", "chair", "door",
+               "book", "shoe", "hat", "bag", "coin", "rope", "ribbon", "brick", "candle", "blanket",
+               "pillow", "bucket", "wheel", "mirror", "ring", "shell", "feather", "rock", "clock", "lamp",
+               "pen", "pencil", "sock", "shirt", "jacket", "ball", "kite", "drum", "flag", "bell", "nail",
+               "hammer", "brush", "towel", "sponge", "tent", "boat", "car", "bike", "horse", "dog", "cat",
+               "bird", "stick", "log", "mat", "rug", "sofa", "bed", "desk", "shelf", "star", "moon", "sun",
+               "river", "hill")
+"""Lesson 11's pool of control nouns: everyday words the tokenizer keeps whole, with no fruit, food, plant or
+technology sense ("window", "key", "button", "card", "cloud" left out for their computing senses)."""
+APPLE_FOOD = ("apple pie is my favourite dessert", "apple juice spilled everywhere",
+              "the apple fell from the tree", "the apple tasted sweet and crisp", "i love apple juice",
+              "she peeled the apple", "he baked the apple crumble tonight",
+              "we picked fruit from the apple tree")
 APPLE_NEUTRAL = ("apple is an english word", "apple was the next word", "say apple twice",
                  "write apple on the board", "i said apple twice", "i wrote down apple",
                  "she spelled out apple", "we spelled out the word apple")
@@ -118,18 +131,29 @@ def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float:
-    """Lesson 11's move of "apple" towards tech: its mean lean (cosine to the tech centre minus cosine to the
-    fruit centre) in the 8 technology sentences minus its mean lean in the 8 neutral ones. ``centres`` is
-    :func:`lean_centres`'s pair; the model runs as it is (with any hooks set on it)."""
+def apple_tech_moves(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Lesson 11's move of "apple" towards tech, sentence by sentence: its lean (cosine to the tech centre
+    minus cosine to the fruit centre) in each of the 8 technology sentences minus its mean lean in the 8
+    neutral ones. ``centres`` is :func:`lean_centres`'s pair; the model runs as it is (with any hooks set
+    on it).
+
+    Returns:
+        (8,) one move per technology sentence.
+    """
     tech, fruit = (np.asarray(c, dtype=float) for c in centres)
     if tech.ndim != 1 or tech.shape != fruit.shape:
         raise ValueError(f"centres must be two 1-D arrays of one length, got shapes {tech.shape} and "
                          f"{fruit.shape}")
 
-    def mean_lean(sentences: Sequence[str]) -> float:
+    def lean(sentences: Sequence[str]) -> np.ndarray:
         v = model.contextual_vectors(list(sentences), "apple").numpy().astype(float)     # (8, d_model)
         v = v / np.linalg.norm(v, axis=1, keepdims=True)
-        return float((v @ tech - v @ fruit).mean())
+        return v @ tech - v @ fruit
 
-    return mean_lean(APPLE_TECH) - mean_lean(APPLE_NEUTRAL)
+    return lean(APPLE_TECH) - lean(APPLE_NEUTRAL).mean()
+
+
+def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float:
+    """The mean of :func:`apple_tech_moves`: apple's mean lean in the 8 technology sentences minus its mean
+    lean in the 8 neutral ones."""
+    return float(apple_tech_moves(model, centres).mean())

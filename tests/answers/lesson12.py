@@ -1,4 +1,4 @@
-"""Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 4's
+"""Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 1's
 formula for the second half of the layer, Exercise 3's ratio), other than the model answer.
 """
 

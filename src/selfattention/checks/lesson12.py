@@ -72,7 +72,7 @@ def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, n
 
 def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
     return {
-        "that is zero-ablation (section 3): the head's slice set to 0. Mean-ablation replaces it, for every "
+        "that is zero-ablation (section 4): the head's slice set to 0. Mean-ablation replaces it, for every "
         "token, by its mean over the T tokens (axis=0).": _ablated(*case, how="zero"),
         "each token's slice was replaced by the mean of its own d_k features (axis 1); the mean is over the T "
         "tokens (axis=0): one d_k vector, the same for every token.": _ablated(*case, how="features"),

@@ -15,8 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "layer_curves", "strips", "layer_head_maps", "removal_against_yardstick", "attention_map",
-           "encoder_layer"]
+__all__ = ["FONT", "layer_curves", "strips", "move_strips", "layer_head_maps", "removal_against_yardstick",
+           "attention_map", "encoder_layer"]
 
 #: The smallest font size of these figures, in points.
 FONT = 15
@@ -116,6 +116,41 @@ def strips(
     if title:
         ax.set_title(title)
     _style(ax)
+    return ax
+
+
+def move_strips(
+    word: Mapping[str, ArrayLike],
+    controls: Mapping[str, Mapping[str, ArrayLike]],
+    *,
+    name: str = "apple",
+    baseline: str = "neutral",
+    ylabel: str = "move towards tech",
+    ax: Axes | None = None,
+) -> Axes:
+    """Lesson 11's moves as strips: each value minus the same word's mean in the ``baseline`` group.
+
+    ``word[group]`` is the word's ``(n,)`` leans, one per sentence; ``controls[control][group]`` the
+    ``(k, n)`` leans of ``k`` words in its place, drawn as their mean over the ``k`` words per sentence.
+
+    Returns:
+        the Axes drawn on.
+    """
+    if baseline not in word:
+        raise ValueError(f"word has no baseline group {baseline!r}; it has {list(word)}")
+    w = {g: _array(v, f"word[{g!r}]", 1) for g, v in word.items()}
+    groups: dict[str, dict[str, np.ndarray]] = {}
+    for g in w:
+        groups[g] = {f'"{name}"': w[g] - w[baseline].mean()}
+        for c, leans in controls.items():
+            v, base = _array(leans[g], f"controls[{c!r}][{g!r}]", 2), _array(leans[baseline], c, 2)
+            moved = (v - base.mean(axis=1, keepdims=True)).mean(0)
+            groups[g][f"{c} (mean of {v.shape[0]} per sentence)"] = moved
+    ax = strips(groups, ylabel=ylabel, ax=ax,
+                title=f"each dot: a sentence's lean minus the word's mean {baseline} lean")
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi + 0.6 * (hi - lo))  # room above every value for the legend
+    ax.legend(fontsize=FONT, loc="upper right")
     return ax
 
 
