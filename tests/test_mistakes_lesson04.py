@@ -138,127 +138,7 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "or outweigh it" in text, text
 
 
-# ------------------------------------------------------------------ Exercise 2: choose the values
-W_V_OLD = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)
-W_V_GOOD = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)  # food row, red row
-A_ATE = softmax(np.array([1.0, 0, 0, 2]))
-Z_RIGHT = A_ATE @ np.array([[0, 0], [0, 0], [0, 1], [1, 1]], dtype=float)  # (0.610, 0.693)
-
-VALUES = {
-    "linear layout": "rows and columns are swapped",
-    "old": "still the lesson's W_V",
-    "swapped": "the axes are swapped",
-    "red silent": "the word 'red' hands over nothing",
-    "values": "they should be Sam [0, 0]",
-    "red twice": "apple's red is counted twice",
-    "food twice": "apple's food is counted twice",
-    "no prediction": "predicted_z_ate has no value yet",
-    "size": "z_ate has d_v = 2",
-    "no red word": "leaves out the word 'red'",
-    "scores": "with the scores",
-    "scaled": "with 1/sqrt(d_k)",
-    "old z": "with the lesson's W_V (person, food)",
-    "average": "plain average",
-    "apple red": "leaves out apple's red",
-    "top word": "the top word alone",
-    "red 2": "gives apple's red 2",
-    "other": "do not depend on W_V",
-}
-
-
-def check_values(answer):
-    checks.check_values(*answer)
-
-
-RED_ONLY = np.array([[0, 1], [0, 1], [0, 0], [0, 0], [0, 1]], dtype=float)  # every word hands over [0, 1]
-
-
-def test_values_right_answers(capsys):
-    right_answer_passes(check_values, (W_V_GOOD, Z_RIGHT, RED_ONLY), capsys)
-    split = np.array([[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0, 1]])  # food and fruit share apple's food
-    shared = np.array([[0, 1], [0, 1], [0, 0.5], [0, -0.5], [0, 1]])  # food and fruit cancel in apple
-    right_answer_passes(check_values, (split, [0.61, 0.693], shared), capsys)
-
-
-RED_ONLY_MISTAKES = {
-    "none": "W_V_red_only is None",
-    "silent": "yet 'ate' still gives",
-    "these weights": "only for these weights",
-    "food": "hands over food",
-    "other": "z_ate = sum_j alpha_j v_j",
-    "apple sums": "'apple' adds up three rows",
-}
-
-
-@pytest.mark.parametrize(
-    ("red_only", "mistake"),
-    [
-        (None, "none"),
-        (W_V_GOOD * [0, 1], "silent"),                     # red's row alone: Sam and ate hand over nothing
-        (RED_ONLY + [[0, 0], [0, 0], [1, 0], [0, 0], [0, 0]], "food"),   # apple still hands over food
-        (2 * RED_ONLY, "other"),
-        (np.tile([0.0, 1.0], (5, 1)), "apple sums"),          # [0, 1] in every row: apple hands over [0, 3]
-        (W_V_GOOD * [0, 1 / (A_ATE[2] + A_ATE[3])], "these weights"),   # red's row alone, scaled: [0, 1.44]
-        (np.array([[0, 0], [0, 0], [0, 0], [0, 1 / A_ATE[3]], [0, 0]]), "these weights"),  # apple alone
-        (W_V_GOOD, "food"),                                # W_V_food_red unchanged: apple's food arrives
-    ],
-)
-def test_values_red_only_mistakes_are_named(red_only, mistake):
-    text = message(check_values, (W_V_GOOD, Z_RIGHT, red_only))
-    names_only(text, mistake, RED_ONLY_MISTAKES)
-
-
-def test_values_red_only_scaled_red_row_names_the_words_still_off():
-    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD * [0, 1 / (A_ATE[2] + A_ATE[3])]))
-    assert "[0.0, 1.44]" in text and "Sam, ate, red and apple do not" in text, text
-
-
-def test_values_red_only_names_the_silent_words_and_their_share():
-    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD * [0, 1]))
-    assert "Sam and ate hand over [0, 0]" in text and "0.31 of its attention" in text, text
-
-
-def test_values_red_only_unchanged_blames_apples_food_not_the_silent_words():
-    text = message(check_values, (W_V_GOOD, Z_RIGHT, W_V_GOOD.copy()))
-    assert "W_V_food_red unchanged" in text and "apple hands over food (0.61 arrives)" in text, text
-
-
-def red_only_through_fruit() -> np.ndarray:
-    """Gives apple its colour through the fruit row and leaves red's row empty."""
-    return np.array([[0, 0], [0, 0], [1, 0], [0, 1], [0, 0]], dtype=float)
-
-
-@pytest.mark.parametrize(
-    ("answer", "mistake"),
-    [
-        ((W_V_GOOD.T, Z_RIGHT), "linear layout"),
-        ((W_V_OLD, Z_RIGHT), "old"),
-        ((W_V_GOOD[:, ::-1], Z_RIGHT), "swapped"),
-        ((red_only_through_fruit(), Z_RIGHT), "red silent"),
-        ((np.eye(5)[:, :2], Z_RIGHT), "values"),
-        ((np.array([[0, 0], [0, 0], [1, 1], [0, 0], [0, 1]], dtype=float), Z_RIGHT), "red twice"),
-        ((np.array([[0, 0], [0, 0], [1, 0], [1, 0], [0, 1]], dtype=float), Z_RIGHT), "food twice"),
-        ((W_V_GOOD, [0.61]), "size"),
-        ((W_V_GOOD, None), "no prediction"),
-        ((W_V_GOOD, [0.61, 0.69, 0.0]), "size"),
-        ((W_V_GOOD, [0.61, 0.61]), "no red word"),
-        ((W_V_GOOD, Z_RIGHT[::-1]), "swapped"),
-        ((W_V_GOOD, [2.0, 2.0]), "scores"),
-        ((W_V_GOOD, softmax(np.array([1.0, 0, 0, 2]) / math.sqrt(3)) @ [[0, 0], [0, 0], [0, 1], [1, 1]]),
-         "scaled"),
-        ((W_V_GOOD, A_ATE @ (X_TOY @ W_V_OLD)), "old z"),
-        ((W_V_GOOD, [0.25, 0.5]), "average"),
-        ((W_V_GOOD, [0.5, 0.5]), "other"),
-        ((W_V_GOOD, [A_ATE[3], A_ATE[2]]), "apple red"),
-        ((W_V_GOOD, [1.0, 1.0]), "top word"),
-        ((W_V_GOOD, [A_ATE[3], A_ATE[2] + 2 * A_ATE[3]]), "red 2"),
-    ],
-)
-def test_values_mistakes_are_named(answer, mistake):
-    names_only(message(check_values, answer), mistake, VALUES)
-
-
-# ------------------------------------------------------------------ Exercise 3: a fused qkv weight
+# ------------------------------------------------------------------ Exercise 4: a fused qkv weight
 def blocks(W):
     d_k = W.shape[0] // 3
     return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
@@ -485,7 +365,7 @@ def test_torch_attention_works_again_after_the_check():
     assert torch.nn.functional.scaled_dot_product_attention(x, x, x).shape == (1, 3, 4)
 
 
-# ------------------------------------------------------------------ Exercise 4: the next word, d_k = 2
+# ------------------------------------------------------------------ Exercise 2: the next word, d_k = 2
 K_NEXT = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)  # keys point 4 ways
 Q_NEXT = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)   # 3 x the next word's key
 
@@ -575,7 +455,7 @@ def zero_query_not_worst() -> tuple[np.ndarray, np.ndarray]:
 
 
 def on_one_line() -> tuple[np.ndarray, np.ndarray]:
-    """All four keys on the diagonal (Exercise 4's one-axis case): Sam (1, 1), ate (2, 2), red (-1, -1),
+    """All four keys on the diagonal (Exercise 3's one-axis case): Sam (1, 1), ate (2, 2), red (-1, -1),
     apple (-2, -2); each query aims at the next word's key."""
     keys = np.array([[1, 1], [2, 2], [-1, -1], [-2, -2]], dtype=float)
     return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
@@ -654,7 +534,7 @@ def test_next_word_draws_the_plane_when_asked(capsys):
 
 def test_next_word_one_line_leaves_exercise_4_to_the_learner():
     text = message(check_next, on_one_line())
-    assert "lie on one line" in text and "one end" not in text and "Exercise 4" not in text, text
+    assert "lie on one line" in text and "one end" not in text and "Exercise 3" not in text, text
 
 
 def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
@@ -668,8 +548,3 @@ def test_next_word_names_three_words_that_look_at_themselves():
     assert "'Sam', 'ate' and 'red' each look most at itself" in text, text
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]))
     assert "'Sam', 'ate' and 'red' each look at the word before it" in text, text
-
-
-def test_values_red_only_every_row_names_apples_three_rows():
-    text = message(check_values, (W_V_GOOD, Z_RIGHT, np.tile([0.0, 1.0], (5, 1))))
-    assert "apple [0.0, 3.0]" in text and "'apple' adds up three rows" in text, text

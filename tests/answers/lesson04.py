@@ -9,14 +9,6 @@ W_Q_apple = W_Q.copy()
 W_Q_apple[3] = [0, 3, -2]
 predicted_weight = math.exp(3) / (math.exp(3) + 3)
 """,
-    # "every word hands over two numbers: (is it food, is it red)", "the sum of the rows of W_V for its
-    # features"; z_ate read off the diagram of "ate" (weights 0.22, 0.08, 0.08, 0.61): red 0.08 + 0.61.
-    # "[0, 1] whatever its weights": every word hands over [0, 1], apple through its red row.
-    "l04-values-answer": """
-W_V_food_red = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)
-predicted_z_ate = [0.61, 0.08 + 0.61]
-W_V_red_only = np.array([[0, 1], [0, 1], [0, 0], [0, 0], [0, 1]], dtype=float)
-""",
     # "three nn.Linear-style weights stacked, in the order query, key, value": one product with the whole
     # fused weight (x @ weight.T, as nn.Linear computes), then three chunks; "divided by sqrt(d_k)".
     "l04-fused-answer": """

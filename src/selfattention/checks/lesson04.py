@@ -1,6 +1,5 @@
-"""Checks for lesson 04 (learnable projections): design a query, choose the values and predict an output,
-read a fused query-key-value weight, make each word look at the word that happens to come next, with two
-query/key axes.
+"""Checks for lesson 04 (learnable projections): design a query and predict its weight, read a fused
+query-key-value weight, make each word look at the word that happens to come next, with two query/key axes.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
@@ -17,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_values", "check_fused_output", "check_next_word"]
+__all__ = ["check_apple_query", "check_fused_output", "check_next_word"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -154,142 +153,7 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
 
 
 
-# ----------------------------------------------------------------- Exercise 2: choose what is handed over
-
-_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])  # the lesson's: person, food
-_VALUES = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # (food, red) of Sam, ate, red, apple
-
-
-def check_values(W_V_food_red: Any, predicted_z_ate: Any, W_V_red_only: Any = None) -> None:
-    """Exercise 2: a W_V (5, 2) with which every word hands over (is it food, is it red), the lesson's W_Q and
-    W_K unchanged; z_ate predicted before running it; then W_V_red_only, with which 'ate' receives exactly
-    [0, 1] whatever its weights."""
-    W = _to_array(W_V_food_red, "W_V_food_red")
-    if W.shape == (2, 5):
-        raise ExerciseError(
-            "W_V_food_red has shape (2, 5): its rows and columns are swapped. Here a projection "
-            "is (d_in, d_v) = (5, 2) and is used as X_toy @ W_V_food_red."
-        )
-    if W.shape != (5, 2):
-        raise ExerciseError(f"W_V_food_red has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
-    if not np.all(np.isfinite(W)):
-        raise ExerciseError("W_V_food_red contains NaN or infinite values.")
-    values = _X_TOY @ W
-    if not np.allclose(values, _VALUES):
-        got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
-        if np.allclose(W, _W_V):
-            raise ExerciseError("W_V_food_red is still the lesson's W_V, whose value axes are (person, food); "
-                                "the axes asked for are (food, red).")
-        if np.allclose(values, _VALUES[:, ::-1]):
-            raise ExerciseError(f"your values are {got}: the axes are swapped. The first value axis is food, "
-                                f"the second red.")
-        if np.allclose(values[2], _VALUES[2]) and np.allclose(values[3], [1.0, 2.0]):
-            raise ExerciseError(
-                f"your values are {got}: apple's red is counted twice, by the food row and by the red row. "
-                f"The red row already gives 'apple' its red: the food row hands over food alone.")
-        if np.allclose(values[2], _VALUES[2]) and np.allclose(values[3], [2.0, 1.0]):
-            raise ExerciseError(
-                f"your values are {got}: apple's food is counted twice, by the food row and by the fruit row. "
-                f"The food row already gives 'apple' its food: the fruit row hands over nothing here.")
-        if np.allclose(values[2], 0.0) and np.allclose(values[3], _VALUES[3]):
-            raise ExerciseError(
-                f"your values are {got}: the word 'red' hands over nothing, but it has the red feature too. A "
-                f"word's value is the sum of the rows of W_V_food_red for its features: put red in red's row.")
-        raise ExerciseError(
-            f"your values are {got}; they should be Sam [0, 0], ate [0, 0], red [0, 1], apple [1, 1] (food, red). "
-            f"A word's value is the sum of the rows of W_V_food_red for its features.")
-    if predicted_z_ate is None or predicted_z_ate is Ellipsis:
-        raise ExerciseError("predicted_z_ate has no value yet: before running anything, work out by hand what "
-                            "'ate' receives with your W_V_food_red and write its two numbers there.")
-    try:
-        p = np.asarray(predicted_z_ate, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"predicted_z_ate should be two numbers, but it is a "
-                            f"{type(predicted_z_ate).__name__}.") from None
-    if p.shape != (2,):
-        raise ExerciseError(f"predicted_z_ate has {p.size} number{'s' if p.size != 1 else ''}; z_ate has d_v = 2: (food, red).")
-    ate = 1
-    scores = (_X_TOY @ _W_Q)[ate] @ (_X_TOY @ _W_K).T
-    weights = reference_softmax(scores)
-    right = weights @ _VALUES
-    if np.allclose(p, right, atol=0.005):
-        _check_red_only(W_V_red_only, weights, right)
-        return
-    no_red_word = weights[3] * _VALUES[3]
-    wrong = {
-        f"that leaves out the word 'red': it hands over [0, 1] too, with weight {weights[2]:.3f}.": no_red_word,
-        "the axes are swapped: z_ate is (food, red).": right[::-1],
-        "that sums the values with the scores q_ate . k_j, not the weights: apply softmax first.": scores @ _VALUES,
-        "that uses the weights with 1/sqrt(d_k): this exercise leaves scaling out.":
-            reference_softmax(scores / np.sqrt(3)) @ _VALUES,
-        "that is z_ate with the lesson's W_V (person, food): a new W_V changes what each word hands over, not "
-        "the weights.": weights @ (_X_TOY @ _W_V),
-        "that is a plain average of the values: 'ate' weights them by its attention.": _VALUES.mean(axis=0),
-        "that leaves out apple's red: 'apple' is red too and hands over [1, 1].":
-            weights[2] * _VALUES[2] + weights[3] * np.array([1.0, 0.0]),
-        "that is the value of the top word alone: 'ate' receives a mix of all four values, weighted by its "
-        "attention.": _VALUES[int(np.argmax(weights))],
-        "that gives apple's red 2: apple's value is [1, 1], its red feature counted once.":
-            weights[2] * _VALUES[2] + weights[3] * np.array([1.0, 2.0]),
-    }
-    for explanation, value in wrong.items():
-        if np.allclose(p, value, atol=0.005):
-            raise ExerciseError(f"predicted_z_ate = {np.round(p, 3).tolist()} is not z_ate yet: {explanation}")
-    raise ExerciseError(
-        f"predicted_z_ate = {np.round(p, 3).tolist()}, but z_ate = {np.round(right, 3).tolist()}. The weights of "
-        f"'ate' do not depend on W_V: they are {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
-        f"z_ate = sum_j alpha_j v_j.")
-
-
-def _check_red_only(W_V_red_only: Any, weights: np.ndarray, right: np.ndarray) -> None:
-    """Exercise 2, second part: 'ate' receives exactly [0, 1] (red, no food) whatever its weights, so every
-    word must hand over [0, 1]; 'ate's own weights (which W_V cannot change) only name the mistakes."""
-    W = _to_array(W_V_red_only, "W_V_red_only")
-    if W.shape != (5, 2):
-        raise ExerciseError(f"W_V_red_only has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
-    if not np.all(np.isfinite(W)):
-        raise ExerciseError("W_V_red_only contains NaN or infinite values.")
-    values = _X_TOY @ W
-    z = weights @ values
-    got = ", ".join(f"{w} {np.round(values[k], 2).tolist()}" for k, w in enumerate(WORDS))
-    if np.allclose(values, [0.0, 1.0], atol=1e-6):
-        passed(f"z_ate = {np.round(right, 3).tolist()} as you predicted; and with values {got}, 'ate' receives "
-               f"[0, 1] whatever its weights, since they sum to 1. Its weights {np.round(weights, 2).tolist()} "
-               f"did not change: W_V chooses what is mixed, never how much of each.")
-        return
-    even = np.full(len(WORDS), 1.0 / len(WORDS)) @ values
-    off = [w for k, w in enumerate(WORDS) if not np.allclose(values[k], [0.0, 1.0], atol=1e-6)]
-    if np.allclose(z, [0.0, 1.0], atol=1e-3):
-        raise ExerciseError(
-            f"with these weights 'ate' receives [0, 1], but only for these weights: your values are {got}. "
-            f"Change W_Q or W_K and it breaks: with even weights (1/4 each) 'ate' would receive "
-            f"{np.round(even, 3).tolist()}. For [0, 1] whatever the weights, every word must hand over [0, 1]; "
-            f"{', '.join(off[:-1]) + ' and ' + off[-1] if len(off) > 1 else off[0]} "
-            f"{'do' if len(off) > 1 else 'does'} not.")
-    text = f"with W_V_red_only 'ate' receives {np.round(z, 3).tolist()}, not [0, 1]; your values are {got}."
-    silent = [w for k, w in enumerate(WORDS) if np.allclose(values[k], 0.0)]
-    if abs(z[0]) > 1e-3:  # food arrives: that is the failure to name, whatever else is silent
-        food = [w for k, w in enumerate(WORDS) if abs(values[k, 0]) > 1e-9]
-        if np.allclose(values, _VALUES):
-            text += " That is W_V_food_red unchanged."
-        text += (f" {' and '.join(food)} hand{'s' if len(food) == 1 else ''} over food ({z[0]:.2f} arrives), "
-                 f"and 'ate' gives every word some attention: its food cannot vanish unless those food numbers "
-                 f"cancel.")
-    elif all(np.allclose(values[k], [0.0, 1.0], atol=1e-6) for k in range(3)):
-        text += (" Sam, ate and red hand over [0, 1], but 'apple' adds up three rows of W_V_red_only, one per "
-                 "feature (food, fruit and red), and hands over their sum.")
-    elif silent:
-        share = sum(weights[WORDS.index(w)] for w in silent)
-        text += (f" {' and '.join(silent)} hand{'s' if len(silent) == 1 else ''} over [0, 0], yet 'ate' still "
-                 f"gives {'it' if len(silent) == 1 else 'them'} {share:.2f} of its attention: W_V cannot change "
-                 f"the weights, so every word's value counts.")
-    else:
-        text += (f" The weights of 'ate' stay {np.round(weights, 3).tolist()} (Sam, ate, red, apple), and "
-                 f"z_ate = sum_j alpha_j v_j: for [0, 1] whatever the weights, every word hands over [0, 1].")
-    raise ExerciseError(text)
-
-
-# ----------------------------------------------------------------- Exercise 5: a fused query-key-value weight
+# ----------------------------------------------------------------- Exercise 4: a fused query-key-value weight
 
 _REFUSE_MESSAGE = (
     "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
@@ -387,7 +251,7 @@ class _NoTorchAttention:
 
 
 def check_fused_output(fused_output: Callable[..., Any]) -> None:
-    """Exercise 5: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
+    """Exercise 4: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
     weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
     nn.MultiheadAttention's in_proj_weight does."""
     if fused_output is None or fused_output is Ellipsis:
@@ -437,7 +301,7 @@ def check_fused_output(fused_output: Callable[..., Any]) -> None:
            "scores are divided by sqrt(d_k), a third of the fused weight's height.")
 
 
-# ----------------------------------------------------------------- Exercise 3: the next word, with d_k = 2
+# ----------------------------------------------------------------- Exercise 2: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
 
@@ -449,7 +313,7 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
 
 
 def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
-    """Exercise 3: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
+    """Exercise 2: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
     least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores. With ``draw``,
     first draws the four keys as points and the four queries as arrows in the plane (once the shapes are
     right)."""
