@@ -28,7 +28,10 @@ PHRASES = {
     "no love": "leaves out the love term",
     "no apple": "leaves out the apple term",
     "no phones": "leaves out the phones term",
-    "percent": "weights must sum to 1",
+    "percent": "percentages (10, 30, 60) instead of fractions",
+    "scale": "weights must sum to 1",
+    "food off": "its second (technology) coordinate is right, its first (food) one is not",
+    "technology off": "its first (food) coordinate is right, its second (technology) one is not",
     "not added up": "not yet added up",
     "all rows": "all three new vectors",
     "other": "Check each product again",
@@ -49,6 +52,9 @@ WRONG = {
     "no apple": [0.09, 0.63],
     "no phones": 0.1 * love + 0.3 * apple,
     "percent": 10 * love + 30 * apple + 60 * phones,         # weights as percentages: they sum to 100
+    "scale": 2 * (0.1 * love + 0.3 * apple + 0.6 * phones),  # weights that sum to 2
+    "food off": [0.31, 0.84],                                # one product of the first coordinate slipped
+    "technology off": [0.3, 0.81],
     "not added up": table[1][:, None] * X,                   # (3, 2): no sum over the words
     "all rows": table @ X,                                   # (3, 2): every word's mix
     "other": [0.35, 0.8],                                    # an arithmetic slip no rule names

@@ -55,7 +55,8 @@ def check_warmup_mix(apple_in_context: Any) -> None:
 
     Every named mistake gives a different (2,) vector: a column read for a row, another word's row, the largest
     weight's word alone or its term alone, the plain average or sum, the static apple, section 2's weights,
-    swapped coordinates, one term left out, or the right mix times a factor (weights that do not sum to 1); the
+    swapped coordinates, one term left out, the weights as percentages (a units slip), or the right mix times a
+    factor (weights that do not sum to 1), or one coordinate right and the other not; the
     three rows' mixes at once, or the weighted vectors not yet added up, (3, 2), are named too. Any other wrong
     (2,) prediction gets the rule to apply. No message prints the right values.
     """
@@ -80,10 +81,23 @@ def check_warmup_mix(apple_in_context: Any) -> None:
             if np.allclose(arr, wrong, rtol=0, atol=_TYPED):
                 raise ExerciseError(f"apple_in_context is not right yet: {explanation}")
         scale = float(arr @ expected / (expected @ expected))
+        if abs(scale - 100) < 0.1 and np.allclose(arr, 100 * expected, rtol=1e-3, atol=1e-4):
+            raise ExerciseError(
+                "apple_in_context is a units slip: you used the weights as percentages (10, 30, 60) instead of "
+                "fractions (0.1, 0.3, 0.6), so the mix comes out 100 times too large. Use the weights as the "
+                "table gives them."
+            )
         if abs(scale - 1) > 1e-3 and scale > 0 and np.allclose(arr, scale * expected, rtol=1e-3, atol=1e-6):
             raise ExerciseError(
                 f"apple_in_context is {scale:.3g} times the right mix: the weights must sum to 1, so use the "
                 f"weights of row 2 as the table gives them (weights that add up to {scale:.3g} give this vector)."
+            )
+        right = np.abs(arr - expected) <= 1e-6
+        if right.sum() == 1:
+            good, bad = ("first (food)", "second (technology)") if right[0] else ("second (technology)", "first (food)")
+            raise ExerciseError(
+                f"apple_in_context is half right: its {good} coordinate is right, its {bad} one is not. Redo "
+                "that coordinate: the three weights of row 2, each times that coordinate of its word, added up."
             )
         raise ExerciseError(
             "apple_in_context is not z_2 yet: take row 2 of the table (the weights apple gives love, apple and "

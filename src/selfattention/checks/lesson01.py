@@ -226,7 +226,8 @@ def check_river_share(w_river: Any) -> None:
     right = values["right"]
     if abs(w - right) < RIVER_SHARE_TOLERANCE:
         passed(f"w = {right:.3f}: with {right:.1%} of river mixed in, z is as close to river as to money "
-               f"(your value {w:.4f}). Was your prediction near 0.5?")
+               f"(your value {w:.4f}). Well under 0.5, partly because z is judged against the very word mixed "
+               "into it; below, the lesson judges it by other river words.")
         return
     if not 0.0 <= w <= 1.0:
         raise ExerciseError(f"w_river = {w:.4g} is outside [0, 1]: w is the share of river in z, between 0 "
