@@ -475,7 +475,8 @@ def matched_pools(table: object, words: Sequence[str], exclude: Sequence[str], *
     every word that contains one of ``exclude`` (e.g. *loans* for *loan*) or shares its first 5 letters with
     one (e.g. *financial* for *finance*). Returns w -> (size,) words."""
     vocab = np.array([w for w in table.vocab  # type: ignore[attr-defined]
-                      if w.isalpha() and centre not in w and not any(s in w or w[:5] == s[:5] for s in exclude)])
+                      if w.isalpha() and centre not in w
+                      and not any(s in w or w[:5] == s[:5] for s in exclude)])
     vectors = np.stack([table.vector(w) for w in vocab]).astype(float)  # type: ignore[attr-defined]
     c = np.asarray(table.vector(centre), dtype=float)  # type: ignore[attr-defined]
     score, length = vectors @ c, np.linalg.norm(vectors, axis=1)
