@@ -7,6 +7,8 @@ that skips what the exercise teaches does not pass.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.special
@@ -127,8 +129,10 @@ def test_bank_gain_guessed_fails_and_says_what_to_solve():
     assert not [k for k, p in GAIN.items() if p in text], text
 
 
-@pytest.mark.parametrize(("gain", "said"), [(None, "bank_gain has no value yet"), ([1.0, 2.0], "shape (2,)"),
-                                            ("1.35", "should be one number")])
+@pytest.mark.parametrize(("gain", "said"), [(None, "bank_gain has no value yet"),
+                                            ([1.0, 2.0], "should be a single number"),
+                                            ([1.35, 0.0, 0.0], "should be a single number"),
+                                            ("1.35", "should be a single number")])
 def test_bank_gain_bad_input_is_named(gain, said):
     assert said in _message(with_right_scores, gain)
 
@@ -492,6 +496,7 @@ def test_nature_coeffs_right_answers(coeffs, capsys):
     (("2.9", "1.4"), "holds a string"), ("2.9, 1.4", "is a string")])
 def test_nature_coeffs_mistake_is_named(coeffs, said):
     text = _message(lambda c: check_nature_word(2.17708, c), coeffs)
+    assert not re.search(r"[pq] = 3 x|= 2\.9\b|= 1\.4\b", text), text   # the term named, not its value
     others = ["leave out bank's own", "leave out the nature that money and bank",
               "leave out the nature that bank", "leave out the nature that money brings", "wrong sign",
               "wrong order", "not the c of"]
@@ -588,3 +593,9 @@ def test_a_shift_by_the_largest_absolute_score_is_named_as_too_far_down():
     assert "far below 0" in text and "largest |score|" in text and "too little" not in text, text
     with np.errstate(all="ignore"):
         assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
+
+
+@pytest.mark.parametrize("answer", [2.18, 2.174, 2.19])
+def test_a_length_off_by_more_than_the_precision_asked_is_named_as_precision(answer):
+    text = _message(check_nature_word, answer)                 # 2.18: 0.003 above the root, 0.001 asked
+    assert "not precise enough" in text and not [k for k, p in NATURE.items() if p in text], text

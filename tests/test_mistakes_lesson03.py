@@ -406,7 +406,7 @@ def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector 
 def test_rounding_the_derived_length_down_to_2_decimals_says_round_up():
     text = _message(check_bank_attends, [1.12, 1.12, 0.0, 0.0])        # weight 0.49859
     _names_only(text, "below one half", DESIGN)
-    assert "round up" in text and "0.49859" in text, text
+    assert "round up" in text and "0.49859" in text and "1.59" not in text, text   # the answer not given
 
 
 def test_a_near_half_off_bank_s_direction_is_named_as_direction():   # river's direction: 0.492, cos 0.774
@@ -417,14 +417,16 @@ def test_a_near_half_off_bank_s_direction_is_named_as_direction():   # river's d
 
 def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574
     s = np.logaddexp(0.77, 0.98)
-    _names_only(_message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK)), "score for length", DESIGN)
+    text = _message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK))
+    _names_only(text, "score for length", DESIGN)
+    assert "1.59" not in text, text                    # the missing term named, not its value
 
 
 def test_bank_itself_scaled_by_the_score_is_named():   # x_new = s * x_bank: |x_new| = 1.558, weight 0.492
     s = np.logaddexp(0.77, 0.98)
     text = _message(check_bank_attends, s * _BANK)
     _names_only(text, "scaled bank", DESIGN)
-    assert "round up" not in text and "1.590" in text, text
+    assert "round up" not in text and "1.590" not in text and "1.574" in text, text   # the answer not given
 
 
 _S_EXP = np.exp(0.77) + np.exp(0.98)   # e^s = e^0.77 + e^0.98 without the log: s = 4.82
@@ -502,3 +504,27 @@ def test_a_recursion_is_a_loop_too():
     _names_only(_message(check_self_attention_batch, recursion), "loop", BATCH)
     assert "calls itself" in _message(check_self_attention_batch, recursion)
     assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=recursion)
+
+
+def _one_sentence(S, n):                 # a learner's helper: one padded sentence, cut to its length
+    Z = np.zeros_like(S)
+    Z[:n] = _softmax(S[:n] @ S[:n].T) @ S[:n]
+    return Z
+
+
+def _each_sentence(X, L):                # the loop, hidden in a helper of the learner's own
+    return np.stack([_one_sentence(S, n) for S, n in zip(X, L, strict=True)])
+
+
+def loop_in_a_helper(X, lengths):        # no loop in its own body
+    return _each_sentence(X, lengths)
+
+
+def test_a_loop_in_a_helper_is_a_loop_too():
+    _names_only(_message(check_self_attention_batch, loop_in_a_helper), "loop", BATCH)
+    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=loop_in_a_helper)
+
+
+def test_a_mask_without_the_max_shift_fails_the_hidden_test_too():   # NaN on scores in the hundreds
+    _names_only(_message(check_self_attention_batch, overflow), "overflow", BATCH)
+    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=overflow)

@@ -97,9 +97,37 @@ def calls_itself(fn: Callable[..., Any]) -> bool:
     return False
 
 
-def loops_in(fn: Callable[..., Any]) -> bool:
-    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`), or ``fn`` calls itself."""
-    return any(LOOP.search(line) for line in _source(fn)) or calls_itself(fn)
+def _learners_helpers(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """The functions ``fn`` uses that the learner wrote (defined where ``fn`` was: same module, Python code),
+    looked up among its global names and closure variables, as lesson 02's library check does."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    names: set[str] = set()
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        names |= set(c.co_names)
+        todo += [k for k in c.co_consts if hasattr(k, "co_names")]
+    scope = getattr(fn, "__globals__", {})
+    used = [scope.get(name) for name in names]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            used.append(cell.cell_contents)
+        except ValueError:   # an empty closure cell
+            pass
+    home = getattr(fn, "__module__", None)
+    return [f for f in used if callable(f) and f is not fn and hasattr(f, "__code__")
+            and getattr(f, "__module__", None) == home]
+
+
+def loops_in(fn: Callable[..., Any], seen: frozenset[int] = frozenset()) -> bool:
+    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`), or ``fn`` calls itself,
+    or a function the learner wrote that ``fn`` uses (a helper) does, followed in turn."""
+    if any(LOOP.search(line) for line in _source(fn)) or calls_itself(fn):
+        return True
+    seen = seen | {id(fn)}
+    return any(loops_in(f, seen) for f in _learners_helpers(fn) if id(f) not in seen)
 
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -125,9 +153,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
                 "one sentence at a time. The exercise asks for the matrix form on the whole batch at once, "
                 "padding and all. `@` multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
-        if any(LOOP.search(line) for line in body):
+        if any(LOOP.search(line) for line in body) or loops_in(self_attention_batch):
             raise ExerciseError(
-                "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize): "
+                "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize; "
+                "in its own body or in a function of yours that it calls): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
                 "multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
     code = re.sub(r'""".*?"""|\'\'\'.*?\'\'\'', "", "\n".join(body), flags=re.S)   # docstrings out
@@ -472,24 +501,23 @@ def check_bank_attends(x_new: Any) -> None:
         raise ExerciseError(
             f"x_new points along bank with length {length:.3f}, the score s = {needed:.3f} itself: you took the "
             f"score for the length. {said} The score is a dot product, x_bank . x_new = |x_bank| |x_new| cos "
-            f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s / |x_bank| = {shortest:.3f}.")
+            f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s divided by |x_bank|.")
     if cos > 0.999 and abs(length - needed * norm_bank) <= 0.004 * needed * norm_bank:
         raise ExerciseError(
             f"x_new is bank's own vector times s = {needed:.3f} (length {length:.3f}): you scaled x_bank, whose "
             f"length is {norm_bank:.3f}, not its unit vector, so the score is s |x_bank|^2 = {score:.3f}, not s. "
-            f"{said} Along bank's direction the score is |x_bank| |x_new|, so |x_new| must be s / |x_bank| = "
-            f"{shortest:.3f}.")
+            f"{said} Along bank's direction the score is |x_bank| |x_new|, so |x_new| must be s divided by "
+            "|x_bank|.")
     if weights[2] >= 0.49 and cos < 0.999:
         raise ExerciseError(
             f"x_new points partly off bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
             f"bank's row, less than half. {said} The part across bank adds length and no score: the shortest "
-            f"vector for a given score x_bank . x_new points along bank, here with length s / |bank| = "
-            f"{shortest:.3f}.")
+            "vector for a given score x_bank . x_new points along bank, with length s / |bank|.")
     if weights[2] >= 0.49:
         raise ExerciseError(
             f"x_new is just short: it takes {weights[2]:.5f} of bank's weight, below one half (0.4995 counts). "
-            f"{said} The score that takes exactly half is s = {needed:.5f}, so the length along bank is "
-            f"s / |bank| = {shortest:.5f}: if you rounded, round up.")
+            f"{said} The length along bank must reach s / |bank|, with s the score that takes exactly half: "
+            "if you rounded, round up.")
     raise ExerciseError(
         f"x_new now has bank's largest score ({_apart(score, own)}) but only {weights[2]:.4f} of its weight, "
         f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "

@@ -472,9 +472,11 @@ def matched_pools(table: object, words: Sequence[str], exclude: Sequence[str], *
     """Lesson 03's matched random contexts: for each word w of ``words``, the ``size`` alphabetic words of
     ``table`` (an embedding table with ``vocab`` and ``vector``) closest to w in score with ``centre``, among
     those whose length is within ``tol`` (relative) of w's. Left out of every pool: w itself, ``centre``, and
-    every word that contains one of ``exclude`` (e.g. *loans* for *loan*). Returns w -> (size,) words."""
+    every word that contains one of ``exclude`` (e.g. *loans* for *loan*) or shares its first 5 letters with
+    one (e.g. *financial* for *finance*). Returns w -> (size,) words."""
     vocab = np.array([w for w in table.vocab  # type: ignore[attr-defined]
-                      if w.isalpha() and centre not in w and not any(s in w for s in exclude)])
+                      if w.isalpha() and centre not in w
+                      and not any(s in w or w[:5] == s[:5] for s in exclude)])
     vectors = np.stack([table.vector(w) for w in vocab]).astype(float)  # type: ignore[attr-defined]
     c = np.asarray(table.vector(centre), dtype=float)  # type: ignore[attr-defined]
     score, length = vectors @ c, np.linalg.norm(vectors, axis=1)
