@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
@@ -42,7 +43,7 @@ SCORE_MISTAKES = {
     "already scaled": "already divided by sqrt(2)",
     "q . q": "queries against queries",
     "head 1": "head 1's scores",
-    "reversed": "in reverse order",
+    "reversed": "the scores are in reverse order",
     "row of I": "the scores of \"I\"",
     "row of love": "the scores of \"love\"",
     "row of phones": "the scores of \"phones\"",
@@ -76,7 +77,7 @@ HEAD2 = {
     "no exponential": "without the exponential",
     "uniform": "these are equal weights",
     "not summing to 1": "sums to",
-    "keys": "weighted sum of the keys",
+    "output reversed": "its two numbers are in reverse order",
     "head 1 values": "head 1's values",
     "mean of values": "plain mean of the value rows",
     "own value": "the value of \"apple\" itself",
@@ -85,7 +86,7 @@ HEAD2 = {
     "row of phones": "the row of \"phones\"",
     "column of apple": "the column of \"apple\"",
     "q . q": "queries against queries",
-    "reversed": "in reverse order",
+    "reversed": "the weights are in reverse order",
     "one-hot": "a hard maximum",
     "output from unscaled weights": "without the division by sqrt(2); your weights are right",
     "percentages": "look like percentages",
@@ -99,7 +100,7 @@ HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 dec
     "no exponential": ([0.067, 0.011, 0.337, 0.584], [0.50, 0.80]),
     "uniform": ([0.25, 0.25, 0.25, 0.25], [0.425, 0.45]),
     "not summing to 1": (np.exp(SCORES / np.sqrt(2)).round(2), [0.50, 0.80]),
-    "keys": (RIGHT_W.round(2), (RIGHT_W @ K2).round(2)),
+    "output reversed": (RIGHT_W.round(2), (RIGHT_W @ V2)[::-1].round(2)),   # = the weighted sum of the keys
     "head 1 values": (RIGHT_W.round(2), (RIGHT_W @ V1).round(2)),
     "mean of values": (RIGHT_W.round(2), V2.mean(axis=0).round(2)),
     "own value": (RIGHT_W.round(3), [1.0, 0.5]),
@@ -482,3 +483,41 @@ def test_mha_pytorchs_own_layer_does_not_pass(shortcut):
     text = _message(check_multi_head_attention, shortcut)
     assert "torch.nn.MultiheadAttention" in text, text
     assert not [k for k, phrase in MHA.items() if phrase in text], text
+
+
+def _with_sa_attention(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The shortcut: split and merge by hand, the attention itself from lesson 06's finished function."""
+    import selfattention as sa
+
+    B, T, d_model = X.shape
+    d_k = d_model // num_heads
+    Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_Q, W_K, W_V))
+    Z, _ = sa.scaled_dot_product_attention(Q, K, V)
+    return Z.transpose(0, 2, 1, 3).reshape(B, T, d_model) @ W_O
+
+
+def _with_torch_attention(X, W_Q, W_K, W_V, W_O, num_heads):
+    """The same shortcut through PyTorch's torch.nn.functional.scaled_dot_product_attention."""
+    import torch
+
+    B, T, d_model = X.shape
+    d_k = d_model // num_heads
+    Q, K, V = (torch.tensor((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3))
+               for W in (W_Q, W_K, W_V))
+    Z = torch.nn.functional.scaled_dot_product_attention(Q, K, V).numpy()
+    return Z.transpose(0, 2, 1, 3).reshape(B, T, d_model) @ W_O
+
+
+@pytest.mark.parametrize("shortcut", [_with_sa_attention, _with_torch_attention])
+def test_mha_a_finished_attention_does_not_pass(shortcut):
+    """Exact to rounding: the check names the finished attention, and the hidden test refuses it too."""
+    text = _message(check_multi_head_attention, shortcut)
+    assert "finished scaled dot-product attention" in text, text
+    assert "torch.nn.MultiheadAttention" not in text, text
+    assert not [k for k, phrase in MHA.items() if phrase in text], text
+    assert not hidden_test_passes("07_multi_head_attention", "l07-mha-test", multi_head_attention=shortcut)
+
+
+@pytest.mark.parametrize("shortcut", [_torch_layer, _torch_functional])
+def test_mha_pytorchs_own_layer_fails_the_hidden_test(shortcut):
+    assert not hidden_test_passes("07_multi_head_attention", "l07-mha-test", multi_head_attention=shortcut)

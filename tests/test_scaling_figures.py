@@ -154,6 +154,25 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
     assert "  1 of  2    0.50      1.00     3.00" in out
     with pytest.raises(ValueError, match="no run of arm 'folded'"):
         plots.control_table(control, ["folded"], 256)
+    sweep = {**control, **{(f"{arm}, lr 0.01", 256, s): [(80, 1.0, 1.0)]
+                           for arm in ("none", "d_k") for s in (0, 1)}}
+    plots.sweep_table(sweep, ["none", "d_k"], (0.01, 0.05), 256)
+    out = capsys.readouterr().out
+    assert "none                     2 of 2      1 of 2" in out, out
+    with pytest.raises(ValueError, match="no run of arm 'none' at lr 0.02"):
+        plots.sweep_table(sweep, ["none"], (0.02,), 256)
+
+
+def test_stall_table_tells_stalled_runs_from_the_others(capsys):
+    data = {s: (*tasks.make_lookup_data(50, 100 + s), *tasks.make_lookup_data(80, 200 + s)) for s in (0, 1)}
+    models = {("a", 8, s): _lookup_model(s) for s in (0, 1)}
+    runs = {("a", 8, 0): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, 0.6, 3.0)],
+            ("a", 8, 1): [(0, 0.1, 1.0), (10, 0.5, 2.0), (20, 1.0, 5.0)]}
+    plots.stall_table(runs, models, data, "a", 8, (0, 1))
+    out = capsys.readouterr().out
+    assert "stalled (1)                 3.00 (3.00-3.00)" in out, out
+    assert "reached 1.0 (1)             5.00 (5.00-5.00)" in out, out
+    assert "seed 0, by the query's letter A to H: accuracy" in out
 
 
 def _lookup_model(seed, d_k=8):

@@ -62,7 +62,9 @@ def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], di
                         f"the row of \"apple\": q_apple . k_j for each key j."] = \
             reference_softmax(Q[t] @ K.T / np.sqrt(2))
     output_mistakes = {
-        "that is a weighted sum of the keys; the output weighs the value rows v_j (V = X W_V).": weights @ K,
+        "its two numbers are in reverse order, [tech, fruit]: give them in the order of head 2's value "
+        "rows, [fruit, tech] (the reversed pair is also the weighted sum of head 2's keys, which are its "
+        "values with the two columns swapped).": weights @ K,
         "that is a weighted sum of head 1's values; head 2's values are X W_V with its own W_V "
         "(the last two features).": weights @ V1,
         "that is the plain mean of the value rows; weigh each value by its weight from the softmax.":
@@ -248,34 +250,56 @@ def _mha_cases() -> list[tuple[Any, ...]]:
     return cases
 
 
-def _calls_torch_layer(fn: Callable[..., Any], case: tuple[Any, ...]) -> bool:
-    """Whether ``fn`` runs PyTorch's finished layer (``torch.nn.MultiheadAttention`` or
-    ``torch.nn.functional.multi_head_attention_forward``) on ``case``: both are wrapped for one call."""
+def _calls_torch_layer(fn: Callable[..., Any], case: tuple[Any, ...]) -> str | None:
+    """Which finished layer ``fn`` runs on ``case``: "layer" for PyTorch's (``torch.nn.MultiheadAttention``
+    or ``torch.nn.functional.multi_head_attention_forward``), "attention" for a finished scaled dot-product
+    attention (``selfattention.scaled_dot_product_attention`` or
+    ``torch.nn.functional.scaled_dot_product_attention``), None for neither. Each is wrapped for one call."""
     import sys
+
+    import selfattention
+    from selfattention import core
 
     torch = sys.modules.get("torch")
     if torch is None:  # an answer that imports torch itself imports the same module object
         import torch
-    used: list[bool] = []
+    used: set[str] = set()
     functional, layer = torch.nn.functional, torch.nn.MultiheadAttention
-    original_function, original_forward = functional.multi_head_attention_forward, layer.forward
+    originals = [(functional, "multi_head_attention_forward", "layer"),
+                 (functional, "scaled_dot_product_attention", "attention"),
+                 (selfattention, "scaled_dot_product_attention", "attention"),
+                 (core, "scaled_dot_product_attention", "attention")]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in originals]
+    original_forward = layer.forward
 
-    def function(*args: Any, **kwargs: Any) -> Any:
-        used.append(True)
-        return original_function(*args, **kwargs)
+    def wrap(original: Callable[..., Any], kind: str) -> Callable[..., Any]:
+        def function(*args: Any, **kwargs: Any) -> Any:
+            used.add(kind)
+            return original(*args, **kwargs)
+        return function
 
     def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
-        used.append(True)
+        used.add("layer")
         return original_forward(self, *args, **kwargs)
 
-    functional.multi_head_attention_forward, layer.forward = function, forward
+    for (owner, name, kind), (_, _, original) in zip(originals, saved, strict=True):
+        setattr(owner, name, wrap(original, kind))
+    layer.forward = forward
     try:
         fn(*_copied(case))
     except Exception:  # the comparison has already passed; only the call matters here
         pass
     finally:
-        functional.multi_head_attention_forward, layer.forward = original_function, original_forward
-    return bool(used)
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+        layer.forward = original_forward
+    return "layer" if "layer" in used else "attention" if used else None
+
+
+def uses_a_finished_layer(multi_head_attention: Callable[..., Any]) -> bool:
+    """Whether an answer to Exercise 2 runs PyTorch's finished layer or a finished scaled dot-product
+    attention (the hidden test refuses both, as the check does)."""
+    return _calls_torch_layer(multi_head_attention, _mha_cases()[0]) is not None
 
 
 def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None:
@@ -387,7 +411,15 @@ def check_multi_head_attention(multi_head_attention: Callable[..., Any]) -> None
         describe=lambda c: f"X of shape {c[0].shape}, num_heads={c[5]}",
         mistakes=mistakes,
     )
-    if _calls_torch_layer(multi_head_attention, cases[0]):
+    finished = _calls_torch_layer(multi_head_attention, cases[0])
+    if finished == "attention":
+        raise ExerciseError(
+            "multi_head_attention calls a finished scaled dot-product attention (sa.scaled_dot_product_attention "
+            "or torch.nn.functional.scaled_dot_product_attention), which scales, takes the softmax and weighs "
+            "the values for you. Write that step yourself in every head: Q @ K.swapaxes(-1, -2) / sqrt(d_k), "
+            "the softmax over the last axis, then @ V."
+        )
+    if finished == "layer":
         raise ExerciseError(
             "multi_head_attention runs torch.nn.MultiheadAttention, PyTorch's finished layer, which splits, "
             "attends and merges for you. The exercise asks you to write those steps yourself with reshape, "

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "measure_saturation", "training",
-           "training_table", "control_table", "train_seeds",
+           "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
            "score_spread", "saturation_table"]
 
 #: Width of every figure, in inches.
@@ -125,12 +125,12 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
     for ax, (_, title, ylabel) in zip(axes, _MEASURES, strict=True):
         _log2_axis(ax, d_ks)
         _finish(ax, title, r"$d_k$", ylabel)
-    axes[1].legend(fontsize=SMALLEST_PT, loc="lower right", bbox_to_anchor=(1, 0.26))  # the divisors
+    handles, labels = axes[1].get_legend_handles_labels()  # the divisors, below the panels: no point hidden
     if any("|dL/dq|" in values for values in measures.values()):
-        styles = [plt.Line2D([], [], color="k", marker="o", ls="-"),
-                  plt.Line2D([], [], color="k", marker="x", ls="--", ms=9)]
-        axes[2].legend(styles, [r"$\partial L/\partial\omega$", r"$\partial L/\partial q$"],
-                       fontsize=SMALLEST_PT, loc="lower left")
+        handles += [plt.Line2D([], [], color="k", marker="o", ls="-"),
+                    plt.Line2D([], [], color="k", marker="x", ls="--", ms=9)]
+        labels += [r"$\partial L/\partial\omega$", r"$\partial L/\partial q$"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=SMALLEST_PT)
     return fig
 
 
@@ -186,28 +186,31 @@ def training(
     if d_k not in d_ks:
         raise ValueError(f"d_k={d_k!r} is not one of the trained lengths {list(d_ks)}")
     fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 5.0), layout="constrained")
-    offsets = np.linspace(-0.15, 0.15, len(names))  # side by side, so that no dot hides another
+    offsets = np.linspace(-0.55, 0.55, len(names))  # side by side, so that no dot hides another
     for name, offset in zip(names, offsets, strict=True):
         color, label = _style(name)
         for d in d_ks:
             for seed in seeds:
                 if (name, d, seed) not in runs:
                     raise ValueError(f"runs has no entry {(name, d, seed)!r}")
-            finals = [runs[name, d, seed][-1][1] for seed in seeds]
-            axes[0].plot(np.full(len(finals), d * 2.0 ** offset), finals, "o", color=color, alpha=0.6, ms=7,
+            finals = np.array([runs[name, d, seed][-1][1] for seed in seeds])
+            jitter = np.linspace(-0.15, 0.15, len(finals))  # seeds side by side within their column
+            axes[0].plot(d * 2.0 ** (offset + jitter), finals, "o", color=color, alpha=0.6, ms=7,
                          label=label if d == d_ks[0] else None)
+            axes[0].annotate(f"{(finals > 0.99).sum()}", (d * 2.0 ** offset, 1.02), ha="center", va="bottom",
+                             color=color, fontsize=SMALLEST_PT)  # how many seeds reach 1.0
         for seed in seeds:
             steps, accuracy, spread = zip(*runs[name, d_k, seed], strict=True)
             axes[1].plot(steps, accuracy, color=color, lw=1.5, alpha=0.7,
                          label=label if seed == seeds[0] else None)
             axes[2].plot(steps, spread, color=color, lw=1.5, alpha=0.7)
     _log2_axis(axes[0], d_ks)
-    _finish(axes[0], f"After training ({len(seeds)} seeds)", r"$d_k$", "held-out accuracy")
+    _finish(axes[0], f"{len(seeds)} seeds (count at 1.0)", r"$d_k$", "held-out accuracy")
     _finish(axes[1], rf"Accuracy, $d_k = {d_k}$", "step", "held-out accuracy")
     axes[2].set_yscale("log")
     _finish(axes[2], rf"Score spread, $d_k = {d_k}$", "step", "std of the scores")
-    for ax in axes[:2]:
-        ax.set_ylim(0, 1.05)
+    axes[0].set_ylim(0, 1.15)
+    axes[1].set_ylim(0, 1.05)
     fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
     return fig
 
@@ -303,8 +306,9 @@ def train_seeds(
     Each model is a ``tasks.ReadoutModel`` over a ``SelfAttention`` without bias, all of the same shape
     and scale. Their weights are stacked along a new first axis and trained together: the loss is the sum
     of the models' own losses, so each model gets its own gradient, and Adam (or plain SGD) works entry by
-    entry, so each model follows its own run, as if trained alone (up to rounding). The models are updated
-    in place.
+    entry, so each model follows the same computation as if trained alone. Rounding differs, though, and
+    these runs are chaotic: counts over seeds match ``tasks.train``'s, a single run may not (e.g. a run
+    that ends at 0.87 here may reach 1.0 alone). The models are updated in place.
 
     Inputs:
         models: n models (e.g. one per seed).
@@ -370,3 +374,65 @@ def train_seeds(
         loss.view(n, -1).mean(1).sum().backward()
         opt.step()
     return histories
+
+
+def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
+                models: Mapping[tuple[str, int, int], torch.nn.Module],
+                data: Mapping[int, tuple[torch.Tensor, ...]], arm: str, d_k: int,
+                seeds: Sequence[int]) -> None:
+    """Print, for the runs of ``arm`` at ``d_k`` that stalled (final accuracy below 0.99) and those that
+    reached 1.0: the spread of the scores at step 20 and the query's largest weight at the end (mean and
+    range over the runs, each run's weight averaged over its held-out sequences), and in how many letters
+    the query keeps more than half its weight on itself; then, for the first stalled run, its accuracy
+    and its weight on itself by the query's letter.
+
+    Inputs: ``runs`` and ``models`` keyed by (arm, d_k, seed), checkpoints every 10 steps; ``data``: seed ->
+    (X_train, y_train, X_test, y_test) of the lookup task.
+    """
+    from selfattention import tasks
+
+    def per_letter(seed: int) -> tuple[list[float], list[float], float]:
+        X, y = data[seed][2], data[seed][3]
+        with torch.no_grad():
+            logits, A = models[arm, d_k, seed](X)
+        letter = X[:, -1, :tasks.N_SYM].argmax(-1)
+        right, self_weight = (logits.argmax(-1) == y).float().reshape(-1), A[:, -1, -1]
+        by = [[round(v[letter == sym].mean().item(), 2) for sym in range(tasks.N_SYM)]
+              for v in (right, self_weight)]
+        return by[0], by[1], A[:, -1].max(-1).values.mean().item()
+
+    stalled = [s for s in seeds if runs[arm, d_k, s][-1][1] < 0.99]
+    groups = {f"stalled ({len(stalled)})": stalled,
+              f"reached 1.0 ({len(seeds) - len(stalled)})": [s for s in seeds if s not in stalled]}
+    print(f"divide by {arm}, d_k = {d_k}     spread at step 20    largest weight   "
+          "letters the query keeps on itself")
+    for name, group in groups.items():
+        if not group:
+            continue
+        spread = np.array([runs[arm, d_k, s][2][2] for s in group])
+        stats = [per_letter(s) for s in group]
+        top = np.array([t for _, _, t in stats])
+        kept = sorted({sum(w > 0.5 for w in own) for _, own, _ in stats})
+        print(f"{name:26} {spread.mean():5.2f} ({spread.min():.2f}-{spread.max():.2f})   "
+              f"{top.mean():.3f} ({top.min():.3f}-{top.max():.3f})   {' or '.join(map(str, kept))}")
+    if stalled:
+        right, own, _ = per_letter(stalled[0])
+        print(f"seed {stalled[0]}, by the query's letter A to H: accuracy     {right}")
+        print(f"{'':37}weight on itself {own}")
+
+
+def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]], arms: Sequence[str],
+                lrs: Sequence[float], d_k: int, default_lr: float = 0.05) -> None:
+    """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0.
+    The runs of learning rate ``lr`` are stored under the arm name ``f"{arm}, lr {lr}"``, those of
+    ``default_lr`` under ``arm`` itself."""
+    print(f"d_k = {d_k}: runs at 1.0".ljust(24) + "".join(f"lr {lr:<9}" for lr in lrs))
+    for arm in arms:
+        cells = []
+        for lr in lrs:
+            name = arm if lr == default_lr else f"{arm}, lr {lr}"
+            got = [c for (a, d, _), c in runs.items() if a == name and d == d_k]
+            if not got:
+                raise ValueError(f"runs has no run of arm {arm!r} at lr {lr} and d_k={d_k}")
+            cells.append(f"{sum(c[-1][1] > 0.99 for c in got):2} of {len(got):<6}")
+        print(f"{arm:24}" + "".join(cells))
