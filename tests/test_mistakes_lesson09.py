@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _passes
@@ -111,6 +112,18 @@ def test_decoder_shortcut_fails():
         return sa.causal_mask(T) & sa.padding_mask(lengths, T), np.tile(np.arange(T), (len(lengths), 1))
 
     assert "Correct" not in _message(check_decoder_inputs, pasted)
+
+
+def _decoder_max_length(lengths, T):
+    """The batch's longest sequence taken for T: right whenever T = max(lengths), wrong when T is larger."""
+    return _right_mask(lengths, int(np.max(lengths))), _positions(lengths, int(np.max(lengths)))
+
+
+def test_decoder_max_length_fails_check_and_hidden_test():
+    assert "Correct" not in _message(check_decoder_inputs, _decoder_max_length)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                                  decoder_inputs=_decoder_max_length)
+    assert hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=_decoder_loops)
 
 
 # ---------------------------------------------------------------- exercise 2: the shift matrix

@@ -239,6 +239,20 @@ def test_combine_shortcut_fails_check_and_hidden_test(key):
     assert not _hidden_passes("l10-combine-test", combine_blocks=COMBINE_SHORTCUTS[key])
 
 
+SHIFTED = {   # stable only while the blocks' L are close: the case whose L differ by about 2300 overflows
+    "smallest L": lambda z, L: np.exp(L - L.min()) @ z / np.exp(L - L.min()).sum(),
+    "mean L": lambda z, L: np.exp(L - L.mean()) @ z / np.exp(L - L.mean()).sum(),
+}
+
+
+@pytest.mark.parametrize("key", sorted(SHIFTED))
+def test_combine_shift_by_other_than_max_fails_check_and_hidden_test(key):
+    msg = _message(check_combine_blocks, SHIFTED[key])
+    assert "overflows when c is not the LARGEST L" in msg and "Correct" not in msg
+    assert not any(needle in msg for needle in COMBINE.values()), msg
+    assert not _hidden_passes("l10-combine-test", combine_blocks=SHIFTED[key])
+
+
 def test_combine_hidden_test_passes_right_answers():
     """A softmax over the blocks' L (what the exercise teaches) passes, whether written by hand or with
     np.logaddexp."""

@@ -1,15 +1,15 @@
 """Lesson 09's code exercises answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Section 4: "a sequence of length L then fills the last L positions, T - L to T - 1", and the lesson's
+    # Section 4: "a sequence of length n then fills the last n positions, T-n to T-1", and the lesson's
     # own way of marking padding keys: mask[:, :2] = False. The exercise: the first real token is position 0.
     "l09-decoder-answer": """
 mask = np.zeros((len(lengths), T, T), dtype=bool)
 positions = np.zeros((len(lengths), T), dtype=int)
-for b, L in enumerate(lengths):
+for b, n in enumerate(lengths):
     mask[b] = sa.causal_mask(T)
-    mask[b][:, :T - L] = False
-    positions[b, T - L:] = np.arange(L)
+    mask[b][:, :T - n] = False
+    positions[b, T - n:] = np.arange(n)
 return mask, positions
 """,
     # The exercise's two angle-addition formulas, with a = p * theta and b = k * theta, read row by row.

@@ -40,7 +40,7 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
     right_padded = np.arange(T)[None, :] < np.asarray(lengths)[:, None]
     return {
         "the padding is at the end of each sequence: that is right padding. Here the sequences are padded on "
-        "the LEFT: a sequence of length L fills the last L positions, T - L to T - 1.":
+        "the LEFT: a sequence of length n fills the last n positions, T - n to T - 1.":
             _lower(T)[None] & right_padded[:, None, :],
         "the causal part is missing: every query still sees the real tokens after it. Combine the padding "
         "mask with the causal mask (key j <= query i).": np.broadcast_to(real[:, None, :], (batch, T, T)),
@@ -54,10 +54,10 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "the causal part points the wrong way: token i may see keys j <= i (on and below the diagonal, "
         "np.tril), not the keys after it.": _lower(T).T[None] & real[:, None, :],
         "one real token too few: the first real token of each sequence is masked. With left padding, a "
-        "sequence of length L has its real tokens at positions T - L, ..., T - 1 (T - L included).":
+        "sequence of length n has its real tokens at positions T - n, ..., T - 1 (T - n included).":
             _lower(T)[None] & _real_keys(lengths, T, shift=1)[:, None, :],
-        "one padding token too many is allowed: the last padding position (T - L - 1) counts as real. The "
-        "real tokens are at positions T - L, ..., T - 1.":
+        "one padding token too many is allowed: the last padding position (T - n - 1) counts as real. The "
+        "real tokens are at positions T - n, ..., T - 1.":
             _lower(T)[None] & _real_keys(lengths, T, shift=-1)[:, None, :],
         "the diagonal is masked too: a token may attend to itself (key j <= query i, not j < i).":
             _lower(T, -1)[None] & real[:, None, :],
@@ -71,7 +71,8 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
 
 
 def _decoder_cases() -> list[tuple[np.ndarray, int]]:
-    return [(np.array([3, 5]), 5), (np.array([1, 4, 6]), 6), (np.array([2, 7, 5, 4]), 7)]
+    return [(np.array([3, 5]), 5), (np.array([1, 4, 6]), 6), (np.array([2, 7, 5, 4]), 7),
+            (np.array([2, 4]), 6)]                     # T above every length: T, not lengths.max()
 
 
 def _positions_reference(lengths: np.ndarray, T: int) -> np.ndarray:
@@ -90,7 +91,7 @@ def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "the positions start at 1: the first real token is position 0 (count the real tokens BEFORE it, e.g. "
         "a running count of the real tokens minus 1).": np.where(real, np.cumsum(real, axis=1), 0),
         "the positions count down from the end: position p is the number of real tokens before the token, so "
-        "they grow from 0 at the first real token to L - 1 at the last.":
+        "they grow from 0 at the first real token to n - 1 at the last.":
             np.where(real, T - 1 - np.arange(T)[None, :], 0),
     }
 
@@ -139,7 +140,7 @@ def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: 
                 raise ExerciseError(
                     f"your mask holds {arr.dtype} values; a mask is boolean (True = may attend), as "
                     "sa.causal_mask's is: sa.scaled_dot_product_attention refuses any other dtype. Combine "
-                    "boolean arrays with & (or compare numbers, e.g. positions >= T - L).")
+                    "boolean arrays with & (or compare numbers, e.g. positions >= T - n).")
     check_function(decoder_mask, _decoder_reference, _decoder_cases(), name,
                    mistakes=_decoder_mistakes,
                    describe=lambda c: f"lengths {c[0].tolist()} padded on the left to T = {c[1]}")

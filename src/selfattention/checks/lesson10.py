@@ -107,7 +107,7 @@ def _block_summaries(scores: np.ndarray, values: np.ndarray, cuts: list[int]) ->
 
 
 def _combine_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, str]]:
-    """(outputs, lses, all scores, all values, words): moderate scores first, then near 1000 and near -1000."""
+    """(outputs, lses, all scores, all values, words): moderate scores, near 1000, near -1000, then far apart."""
     rng = np.random.default_rng(11)
     values = rng.normal(size=(12, 3))
     moderate = np.array([0.5, 1.0, -0.5, 0.2, 3.0, 2.5, 1.0, 2.8, 1.5, 0.0, 2.0, -1.0])
@@ -117,6 +117,10 @@ def _combine_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
         scores = moderate + shift
         outputs, lses = _block_summaries(scores, values, [4, 9])
         cases.append((outputs, lses, scores, values, f"three blocks of 4, 5 and 3 keys, {words}"))
+    scores = moderate + np.repeat([-1800.0, 500.0, 500.0], [4, 5, 3])   # the blocks' L differ by about 2300
+    outputs, lses = _block_summaries(scores, values, [4, 9])
+    cases.append((outputs, lses, scores, values,
+                  "three blocks whose L differ by about 2300 (near -1800, 500, 500)"))
     return cases
 
 
@@ -143,6 +147,9 @@ def _combine_mistakes(outputs: np.ndarray, lses: np.ndarray) -> dict[str, np.nda
     }
 
 
+SPREAD = ("your result holds inf or NaN for {words}: exp(L_b - c) overflows when c is not the LARGEST L. "
+          "Subtracting the smallest or the mean L works only while the L values are close; subtract max L, "
+          "as the softmax does, or use np.logaddexp.")
 OVER_UNDER = ("your result holds inf or NaN for {words}: exp(L_b) overflows near L = 1000 (and underflows to 0 "
               "near -1000, giving 0/0). Subtract the largest L before taking exp, as the softmax does, or use "
               "np.logaddexp.")
@@ -160,6 +167,8 @@ def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]
             raise ExerciseError(f"combine_blocks raised {type(exc).__name__} on {words}: {exc}") from None
         if got is not None and got is not Ellipsis and not callable(got):
             arr = np.asarray(got.detach() if hasattr(got, "detach") else got, dtype=float)
+            if arr.shape == (values.shape[1],) and not np.isfinite(arr).all() and np.ptp(lses) > 500:
+                raise ExerciseError(SPREAD.format(words=words))
             if arr.shape == (values.shape[1],) and not np.isfinite(arr).all() and abs(lses).max() > 500:
                 raise ExerciseError(OVER_UNDER.format(words=words))
         right = reference_softmax(scores) @ values

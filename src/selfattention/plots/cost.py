@@ -104,7 +104,8 @@ def dilution_curves(lengths: ArrayLike, weights: Mapping[str, ArrayLike],
 
     Inputs:
         lengths: (n,) numbers of keys T.
-        weights: label -> (draws, n) measured weights; drawn as the mean (line and dots) and the range (band).
+        weights: label -> (draws, n) measured weights; drawn as the median (line and dots) and the range
+            (band).
         predicted: label -> (n,) a formula's prediction, drawn dashed in black.
     """
     lengths = np.asarray(lengths, dtype=float)
@@ -112,7 +113,8 @@ def dilution_curves(lengths: ArrayLike, weights: Mapping[str, ArrayLike],
         fig, ax = plt.subplots(figsize=(11, 5.0), layout="constrained")
         for label, runs in weights.items():
             runs = _runs(label, runs, len(lengths))
-            line, = ax.loglog(lengths, runs.mean(axis=0), "o-", lw=2.5, label=f"{label} ({len(runs)} draws)")
+            line, = ax.loglog(lengths, np.median(runs, axis=0), "o-", lw=2.5,
+                              label=f"{label} ({len(runs)} draws)")
             ax.fill_between(lengths, runs.min(axis=0), runs.max(axis=0), color=line.get_color(), alpha=0.25)
         for label, values in (predicted or {}).items():
             ax.loglog(lengths, np.asarray(values, dtype=float), "k--", lw=1.5, label=label)
