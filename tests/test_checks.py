@@ -289,3 +289,62 @@ def test_value_right_wrong_hinted_and_blank():
             check_value(blank, 0.5, "p")
     with pytest.raises(ExerciseError, match="should be a number"):
         check_value("half", 0.5, "p")
+
+
+# --------------------------------------------------------------------------- the walker over a learner's code
+LEARNER_CODE = '''
+import numpy as np
+
+def inner(x):
+    for row in x:          # a loop, two calls down
+        pass
+    return np.exp(x)
+
+def middle(x):
+    return inner(x)
+
+def outer(x):
+    # for in a comment is no loop
+    return middle(x) + 1
+
+def again(x):
+    return again(x) if x else 0
+
+def maker():
+    kept = middle
+    def closure(x):
+        return kept(x)
+    return closure
+'''
+
+
+def learners_module() -> dict:
+    """The functions above as a learner's notebook defines them: one module of their own."""
+    scope: dict = {"__name__": "__main__"}
+    exec(compile(LEARNER_CODE, "<learner>", "exec"), scope)
+    return scope
+
+
+def test_walker_follows_the_learners_functions_through_globals_and_closures_each_once():
+    from selfattention.checks._engine import learners_functions
+
+    scope = learners_module()
+    assert [f.__name__ for f in learners_functions(scope["outer"])] == ["outer", "middle", "inner"]
+    assert [f.__name__ for f in learners_functions(scope["maker"]())] == ["closure", "middle", "inner"]
+    assert [f.__name__ for f in learners_functions(scope["again"])] == ["again"]      # recursion ends
+    assert learners_functions(np.exp) == [np.exp]                  # a library function is not looked into
+
+
+def test_body_lines_drop_the_header_and_comments(tmp_path, monkeypatch):
+    from selfattention.checks._engine import body_lines, source
+
+    path = tmp_path / "learner.py"
+    path.write_text(LEARNER_CODE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("learner")
+    body = body_lines(module.outer)
+    assert not any("def" in line or "comment" in line for line in body)
+    assert any("middle(x)" in line for line in body)
+    assert body_lines(np.exp) == [] and source(np.exp) == ""

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from mistakes import hidden_test_passes as _hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
@@ -184,7 +185,17 @@ def _autograd_functional(a, g):
     return torch.autograd.functional.jacobian(loss, torch.tensor(np.log(a))).numpy()
 
 
-@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional])
+def _grad_of(a, g):
+    """A learner's helper one call further down: the autograd call sits here."""
+    return _autograd(a, g)
+
+
+def _autograd_two_calls_down(a, g):
+    """The shortcut hidden two calls deep: this function calls a helper that calls another."""
+    return _grad_of(a, g)
+
+
+@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional, _autograd_two_calls_down])
 def test_autograd_does_not_pass(shortcut):
     """Exact to rounding, so no comparison of numbers can catch it: the check names the autograd call."""
     _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
@@ -306,3 +317,19 @@ def test_the_pass_message_names_the_matrix_whose_steps_grow(factors, said, capsy
     check_unscaled_layer(_folded(*factors))
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("Correct:") and said in out, out
+
+
+@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional, _autograd_two_calls_down])
+def test_autograd_fails_the_hidden_test_too(shortcut):
+    """Exact to rounding, so the hidden test's numbers alone would pass it: it refuses autograd too."""
+    assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=shortcut)
+
+
+def test_a_gradient_by_hand_through_a_helper_passes_the_hidden_test():
+    def weighted_mean(alpha, g):
+        return alpha @ g
+
+    def score_gradient(alpha, g):
+        return alpha * (g - weighted_mean(alpha, g))
+
+    assert _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=score_gradient)

@@ -10,6 +10,8 @@ starts with "Correct".
 from __future__ import annotations
 
 import copy
+import inspect
+import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -325,3 +327,67 @@ def check_function(
             check_array(got, expected, f"the result of {name}", mistakes=known, **check_kwargs)
         except ExerciseError as err:
             raise ExerciseError(f"{err} (on {what})") from None
+
+
+# --------------------------------------------------------------------------- the learner's code
+# Some checks refuse a shortcut (a library softmax, a loop over the batch, autograd) by reading the code an answer
+# runs. An answer may hide the shortcut in a helper it wrote, kept under any name, so each such check looks at the
+# answer and at every function of the learner's that it reaches. One walker serves them all.
+def code_names(code: Any) -> set[str]:
+    """The global and attribute names a code object and the functions nested in it look up."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= code_names(const)
+    return names
+
+
+def used_objects(fn: Callable[..., Any]) -> dict[str, Any]:
+    """What ``fn`` refers to by name: its global names (those of nested functions too) that are bound in its
+    module, and its closure variables, each under its name. Empty for a function without Python code."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return {}
+    scope = getattr(fn, "__globals__", {})
+    used = {name: scope[name] for name in code_names(code) if name in scope}
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or (), strict=False):
+        try:
+            used[name] = cell.cell_contents
+        except ValueError:  # an empty closure cell
+            pass
+    return used
+
+
+def is_learners(f: Any, home: str | None) -> bool:
+    """Whether ``f`` is a function the learner wrote: Python code defined in module ``home``."""
+    return callable(f) and hasattr(f, "__code__") and getattr(f, "__module__", None) == home
+
+
+def learners_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """``fn`` first, then every function the learner wrote that ``fn`` reaches through the names it uses
+    (:func:`used_objects`), followed in turn; each once."""
+    home = getattr(fn, "__module__", None)
+    found: list[Callable[..., Any]] = []
+    todo = [fn]
+    while todo:
+        f = todo.pop(0)
+        if any(f is g for g in found):
+            continue
+        found.append(f)
+        todo += [g for g in used_objects(f).values() if is_learners(g, home)]
+    return found
+
+
+def source(fn: Callable[..., Any]) -> str:
+    """The source of ``fn``, or "" when Python cannot find it (a builtin, code typed at a bare prompt)."""
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
+
+
+def body_lines(fn: Callable[..., Any]) -> list[str]:
+    """The lines of ``fn``'s body (its ``def`` header removed) without comments, or [] when Python cannot find
+    its source."""
+    text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", source(fn), count=1, flags=re.S)
+    return [re.sub(r"#.*$", "", line) for line in text.split("\n")] if text else []

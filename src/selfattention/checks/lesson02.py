@@ -7,7 +7,6 @@ typical mistakes of its exercise in words.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import re
 from collections.abc import Callable
@@ -15,7 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, passed, reference_softmax
+from ._engine import (
+    ExerciseError,
+    body_lines,
+    check_array,
+    code_names,
+    is_learners,
+    learners_functions,
+    passed,
+    reference_softmax,
+    used_objects,
+)
 
 __all__ = ["check_notes_scores", "check_softmax_row", "check_nature_word"]
 
@@ -207,59 +216,30 @@ _LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(|\blogaddexp\b")
 _LIBRARY_NAMES = ("softmax", "logsumexp", "logaddexp")
 
 
-def _code_names(code: Any) -> set[str]:
-    """The global and attribute names a code object and the functions nested in it use."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            names |= _code_names(const)
-    return names
-
-
-def _calls_a_library_softmax(fn: Callable[..., Any], seen: frozenset[int] = frozenset()) -> bool:
+def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` uses some library softmax: a call ``softmax(...)`` in its source, a name such as
     ``sa.softmax`` or ``special.softmax`` in its code (also when stored under another name first, as in
     ``g = sa.softmax``), or a global or closure variable that is such a function. A function the learner
     wrote (defined where ``fn`` was, e.g. an earlier ``softmax_row`` kept under another name) is no
     library: it is looked into in turn."""
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        text = ""
-    text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", text, count=1, flags=re.S)
-    if any(_LIBRARY.search(re.sub(r"#.*$", "", line)) for line in text.split("\n")):
-        return True
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    own = getattr(fn, "__name__", "")
-    scope = getattr(fn, "__globals__", {})
+    def library(name: str) -> bool:
+        return any(k in name.lower() for k in _LIBRARY_NAMES)
+
     home = getattr(fn, "__module__", None)
-    used = [scope.get(name) for name in _code_names(code) - {own}]
-    used += [cell.cell_contents for cell in getattr(fn, "__closure__", None) or () if _filled(cell)]
-    for name in _code_names(code) - {own}:  # a name such as special.softmax, unless the learner's own
-        mine = scope.get(name)
-        if any(k in name.lower() for k in _LIBRARY_NAMES) and not (getattr(mine, "__module__", None) == home
-                                              and hasattr(mine, "__code__")):
+    for f in learners_functions(fn):
+        if any(_LIBRARY.search(line) for line in body_lines(f)):
             return True
-    seen = seen | {id(fn)}
-    for f in used:
-        if not callable(f) or f is fn or id(f) in seen:
+        code = getattr(f, "__code__", None)
+        if code is None:
             continue
-        if getattr(f, "__module__", None) == home and hasattr(f, "__code__"):
-            if _calls_a_library_softmax(f, seen):        # the learner's own function: look inside it
-                return True
-        elif any(k in getattr(f, "__name__", "").lower() for k in _LIBRARY_NAMES):
+        scope = getattr(f, "__globals__", {})
+        if any(library(name) and not is_learners(scope.get(name), home)       # e.g. special.softmax
+               for name in code_names(code) - {f.__name__}):
+            return True
+        if any(callable(g) and not is_learners(g, home) and library(getattr(g, "__name__", ""))
+               for g in used_objects(f).values()):                           # e.g. g = sa.softmax
             return True
     return False
-
-
-def _filled(cell: Any) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - an empty closure cell raises ValueError
-    except ValueError:
-        return False
-    return True
 
 
 def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:

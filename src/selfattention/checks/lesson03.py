@@ -7,14 +7,13 @@ words.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed, reference_softmax
+from ._engine import ExerciseError, body_lines, check_function, learners_functions, passed, reference_softmax
 
 __all__ = ["check_self_attention_batch", "check_river_context", "check_bank_attends"]
 
@@ -45,17 +44,6 @@ def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _fmt(x: Any) -> str:
     return str(np.round(np.asarray(x, dtype=float), 3).tolist())
-
-
-def _source(fn: Callable[..., Any]) -> list[str]:
-    """The lines of ``fn``'s body (its ``def`` header removed) without comments, or [] when Python cannot
-    find its source."""
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return []
-    text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", text, count=1, flags=re.S)
-    return [re.sub(r"#.*$", "", line) for line in text.split("\n")]
 
 
 # --------------------------------------------------------------------------- exercise 1
@@ -97,37 +85,10 @@ def calls_itself(fn: Callable[..., Any]) -> bool:
     return False
 
 
-def _learners_helpers(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
-    """The functions ``fn`` uses that the learner wrote (defined where ``fn`` was: same module, Python code),
-    looked up among its global names and closure variables, as lesson 02's library check does."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    names: set[str] = set()
-    todo = [code]
-    while todo:
-        c = todo.pop()
-        names |= set(c.co_names)
-        todo += [k for k in c.co_consts if hasattr(k, "co_names")]
-    scope = getattr(fn, "__globals__", {})
-    used = [scope.get(name) for name in names]
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            used.append(cell.cell_contents)
-        except ValueError:   # an empty closure cell
-            pass
-    home = getattr(fn, "__module__", None)
-    return [f for f in used if callable(f) and f is not fn and hasattr(f, "__code__")
-            and getattr(f, "__module__", None) == home]
-
-
-def loops_in(fn: Callable[..., Any], seen: frozenset[int] = frozenset()) -> bool:
+def loops_in(fn: Callable[..., Any]) -> bool:
     """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`), or ``fn`` calls itself,
-    or a function the learner wrote that ``fn`` uses (a helper) does, followed in turn."""
-    if any(LOOP.search(line) for line in _source(fn)) or calls_itself(fn):
-        return True
-    seen = seen | {id(fn)}
-    return any(loops_in(f, seen) for f in _learners_helpers(fn) if id(f) not in seen)
+    or a function the learner wrote that ``fn`` reaches (a helper) does."""
+    return any(any(LOOP.search(line) for line in body_lines(f)) or calls_itself(f) for f in learners_functions(fn))
 
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -136,7 +97,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
     no library attention."""
     body: list[str] = []
     if callable(self_attention_batch):
-        body = _source(self_attention_batch)
+        body = body_lines(self_attention_batch)
         if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
             raise ExerciseError(
                 "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
@@ -153,7 +114,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
                 "one sentence at a time. The exercise asks for the matrix form on the whole batch at once, "
                 "padding and all. `@` multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
-        if any(LOOP.search(line) for line in body) or loops_in(self_attention_batch):
+        if loops_in(self_attention_batch):
             raise ExerciseError(
                 "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize; "
                 "in its own body or in a function of yours that it calls): "

@@ -13,7 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_function, check_value, passed, reference_softmax
+from ._engine import (
+    ExerciseError,
+    check_array,
+    check_function,
+    check_value,
+    learners_functions,
+    passed,
+    reference_softmax,
+    source,
+)
 
 __all__ = [
     "check_init_scale",
@@ -188,23 +197,8 @@ def _autograd_names(source: str) -> bool:
 
 
 def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
-    """Whether the function (or a function of the learner's that it calls by name) asks autograd for the
-    derivative."""
-    import inspect
-
-    functions = [score_gradient]
-    glob = getattr(score_gradient, "__globals__", {})
-    for name in getattr(getattr(score_gradient, "__code__", None), "co_names", ()):
-        helper = glob.get(name)
-        if inspect.isfunction(helper) and helper.__module__ == getattr(score_gradient, "__module__", None):
-            functions.append(helper)
-    for fn in functions:
-        try:
-            if _autograd_names(inspect.getsource(fn)):
-                return True
-        except (OSError, TypeError):
-            pass
-    return False
+    """Whether the function, or a function of the learner's that it reaches, asks autograd for the derivative."""
+    return any(_autograd_names(source(f)) for f in learners_functions(score_gradient))
 
 
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
