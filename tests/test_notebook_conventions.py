@@ -12,12 +12,14 @@ import keyword
 import re
 import sys
 
+import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 from selfattention.coursework import lessons
 
 sys.path.insert(0, str(ROOT / "tools"))
 from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
+from lesson_load import main as lesson_load_main  # noqa: E402
 
 
 def test_lessons_exist_in_order():
@@ -109,6 +111,13 @@ def test_readme_lists_every_lesson_with_its_time():
         assert row.group(1) == minutes.group(1), (
             f"README.md gives {path.name} {row.group(1)} min, the notebook says {minutes.group(1)} min"
         )
+
+
+def test_the_time_tool_names_a_bad_argument(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        lesson_load_main(["notebooks/no_such_lesson.ipynb"])
+    assert exit_.value.code == 2
+    assert "LESSON 'notebooks/no_such_lesson.ipynb' is not a notebook file" in capsys.readouterr().err
 
 
 def test_stated_time_covers_the_load_and_fits_one_sitting(notebook):

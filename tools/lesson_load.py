@@ -23,6 +23,7 @@ apart; the first cell says how long it adds.
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from dataclasses import dataclass
@@ -104,7 +105,14 @@ def lesson_load(path: Path) -> LessonLoad:
     return LessonLoad(Path(path).stem, lessons.stated_times(nb), core, deeper)
 
 
-def main(paths: list[str]) -> int:
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Stated time and load (reading + exercises) of each lesson.")
+    parser.add_argument("paths", nargs="*", metavar="LESSON",
+                        help="lesson notebooks (default: every lesson in this checkout's notebooks/)")
+    paths = parser.parse_args(argv).paths
+    for p in paths:
+        if not (Path(p).is_file() and p.endswith(".ipynb")):
+            parser.error(f"LESSON {p!r} is not a notebook file; expected e.g. notebooks/02_topic.ipynb")
     paths = paths or [str(p) for p in lessons.find_lessons(Path(__file__).resolve().parents[1] / "notebooks")]
     print(f"{'lesson':28} {'stated':>14} {'load':>14} {'deeper':>6}  words/code/exercises/written")
     for p in paths:
