@@ -276,7 +276,7 @@ def test_fit_linear_readout_finds_a_readout_when_one_exists_and_refuses_bad_shap
 
     torch.manual_seed(0)
     y = torch.randint(0, tasks.N_SYM, (200, 2))
-    Z = torch.cat([nn.functional.one_hot(y[:, 0], tasks.N_SYM), nn.functional.one_hot(y[:, 1], tasks.N_SYM)], 1).float()
+    Z = nn.functional.one_hot(y, tasks.N_SYM).flatten(1).float()      # (200, 16): each answer's one-hot
     readout = nn.Linear(2 * tasks.N_SYM, 2 * tasks.N_SYM)
     assert plots.fit_linear_readout(readout, Z, y) < 0.01          # a one-hot of each answer: readable
     assert (readout(Z).view(-1, 2, tasks.N_SYM).argmax(-1) == y).all()
@@ -290,7 +290,8 @@ def test_best_linear_readout_keeps_the_heads_and_refits_only_the_readout():
     import selfattention as sa
     from selfattention import tasks
 
-    data = (*tasks.make_lookup_data(300, seed=1, offsets=(1,)), *tasks.make_lookup_data(100, seed=2, offsets=(1,)))
+    data = (*tasks.make_lookup_data(300, seed=1, offsets=(1,)),
+            *tasks.make_lookup_data(100, seed=2, offsets=(1,)))
     torch.manual_seed(0)
     core_attention = sa.SelfAttention(tasks.D_IN, 8)
     model = tasks.ReadoutModel(core_attention, 8)

@@ -16,8 +16,8 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps", "fit_linear_readout",
-           "best_linear_readout"]
+           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps",
+           "fit_linear_readout", "best_linear_readout"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -312,7 +312,8 @@ def fit_linear_readout(readout, Z, y, iterations: int = 200) -> float:
     from selfattention import tasks
 
     if Z.ndim != 2 or len(Z) != len(y):
-        raise ValueError(f"Z must be (n, d) with one row per row of y, got Z {tuple(Z.shape)}, y {tuple(y.shape)}")
+        raise ValueError(f"Z must be (n, d) with one row per row of y, got Z {tuple(Z.shape)}, "
+                         f"y {tuple(y.shape)}")
     Z, y = Z.detach(), y.reshape(len(y), -1)
     opt = torch.optim.LBFGS(readout.parameters(), max_iter=iterations, line_search_fn="strong_wolfe")
 
@@ -343,7 +344,8 @@ def best_linear_readout(model, data: tuple) -> tuple:
     from selfattention import tasks
 
     if not hasattr(model, "attention") or not hasattr(model, "readout"):
-        raise ValueError(f"model must be a ReadoutModel with .attention and .readout, got {type(model).__name__}")
+        raise ValueError("model must be a ReadoutModel with .attention and .readout, "
+                         f"got {type(model).__name__}")
     X_train, y_train, X_test, y_test = data
     new = copy.deepcopy(model).requires_grad_(False)
     with torch.no_grad():
