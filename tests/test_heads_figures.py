@@ -239,7 +239,8 @@ def test_summary_and_weight_gaps_follow_the_heavier_item():
     both = plots.summary([heavier_next, heavier_previous], where)
     assert "heavier 0.250 to 0.750, lighter 0.250 to 0.750" in both
     assert plots.weight_gaps({"g": [heavier_next, heavier_previous]}, where) == \
-        "g: mean weights 0.30-0.30 and 0.60-0.60; median gap 0.30 to 0.30"
+        "g: mean weights 0.30-0.30 and 0.60-0.60; median gap 0.30 to 0.30;\n    per sequence, the larger " \
+        "weight at least 0.60-0.60, the smaller at most 0.30-0.30"
     with pytest.raises(ValueError, match=r"right must be \(n, 2\)"):
         plots.summary([(None, heavier_next[1], right[:, :1])], where)
 
@@ -266,3 +267,38 @@ def test_role_maps_show_each_position_equally_and_lookup_explorer_reads_the_mode
     assert capsys.readouterr().out.strip().endswith("the model answers [1, 2]")
     with pytest.raises(ValueError, match="first must be an integer from 1 to len"):
         views.lookup_explorer(X, y, where, {"fixed": (Fixed(), w)}, first=0)
+
+
+def test_fit_linear_readout_finds_a_readout_when_one_exists_and_refuses_bad_shapes():
+    from torch import nn
+
+    from selfattention import tasks
+
+    torch.manual_seed(0)
+    y = torch.randint(0, tasks.N_SYM, (200, 2))
+    Z = nn.functional.one_hot(y, tasks.N_SYM).flatten(1).float()      # (200, 16): each answer's one-hot
+    readout = nn.Linear(2 * tasks.N_SYM, 2 * tasks.N_SYM)
+    assert plots.fit_linear_readout(readout, Z, y) < 0.01          # a one-hot of each answer: readable
+    assert (readout(Z).view(-1, 2, tasks.N_SYM).argmax(-1) == y).all()
+    blend = Z[:, :tasks.N_SYM] + Z[:, tasks.N_SYM:]                  # symmetric sum: order lost
+    assert plots.fit_linear_readout(nn.Linear(tasks.N_SYM, 2 * tasks.N_SYM), blend, y) > 0.5
+    with pytest.raises(ValueError, match="Z must be"):
+        plots.fit_linear_readout(readout, Z[:10], y)
+
+
+def test_best_linear_readout_keeps_the_heads_and_refits_only_the_readout():
+    import selfattention as sa
+    from selfattention import tasks
+
+    data = (*tasks.make_lookup_data(300, seed=1, offsets=(1,)),
+            *tasks.make_lookup_data(100, seed=2, offsets=(1,)))
+    torch.manual_seed(0)
+    core_attention = sa.SelfAttention(tasks.D_IN, 8)
+    model = tasks.ReadoutModel(core_attention, 8)
+    before = [p.clone() for p in core_attention.parameters()]
+    new, weights, right = plots.best_linear_readout(model, data)
+    assert all(torch.equal(a, b) for a, b in zip(before, new.attention.parameters(), strict=True))
+    assert weights.shape[0] == 100 and right.shape == (100, 1)
+    assert new.readout is not model.readout
+    with pytest.raises(ValueError, match="ReadoutModel"):
+        plots.best_linear_readout(core_attention, data)

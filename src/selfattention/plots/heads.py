@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps"]
+           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps",
+           "fit_linear_readout", "best_linear_readout"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -292,7 +293,66 @@ def weight_gaps(groups: dict, where) -> str:
         w = torch.stack([by_role(r[1], where)[:, 0, :2] for r in group])      # (seeds, n, 2)
         mean = w.mean(1).sort(-1).values
         gap = (w[..., 0] - w[..., 1]).abs().median(1).values
+        larger, smaller = w.max(-1).values.amin(1), w.min(-1).values.amax(1)      # (seeds,)
         lines.append(f"{name}: mean weights {mean[:, 0].min():.2f}-{mean[:, 0].max():.2f} and "
                      f"{mean[:, 1].min():.2f}-{mean[:, 1].max():.2f}; "
-                     f"median gap {gap.min():.2f} to {gap.max():.2f}")
+                     f"median gap {gap.min():.2f} to {gap.max():.2f};\n    per sequence, the larger weight "
+                     f"at least {larger.min():.2f}-{larger.max():.2f}, the smaller at most "
+                     f"{smaller.min():.2f}-{smaller.max():.2f}")
     return "\n".join(lines)
+
+
+def fit_linear_readout(readout, Z, y, iterations: int = 200) -> float:
+    """Fit ``readout`` (an ``nn.Linear`` to answers x N_SYM logits) in place to the best it can do on
+    features ``Z`` (n, d) for targets ``y`` (n, answers): cross-entropy minimised by L-BFGS on all n rows at
+    once (full batch, strong Wolfe line search, ``iterations`` steps at most). Returns the final loss."""
+    import torch
+    from torch import nn
+
+    from selfattention import tasks
+
+    if Z.ndim != 2 or len(Z) != len(y):
+        raise ValueError(f"Z must be (n, d) with one row per row of y, got Z {tuple(Z.shape)}, "
+                         f"y {tuple(y.shape)}")
+    Z, y = Z.detach(), y.reshape(len(y), -1)
+    opt = torch.optim.LBFGS(readout.parameters(), max_iter=iterations, line_search_fn="strong_wolfe")
+
+    def cross_entropy() -> torch.Tensor:
+        return nn.functional.cross_entropy(readout(Z).view(-1, tasks.N_SYM), y.reshape(-1))
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        value = cross_entropy()
+        value.backward()
+        return value
+
+    opt.step(closure)
+    with torch.no_grad():
+        return float(cross_entropy())
+
+
+def best_linear_readout(model, data: tuple) -> tuple:
+    """A copy of ``model`` (a ``tasks.ReadoutModel`` on a lookup task) with its attention frozen as trained
+    and a fresh linear readout of the query token's output, fitted by :func:`fit_linear_readout` on the
+    training sequences. ``data`` is (X_train, y_train, X_test, y_test). Returns, like lesson 08's ``run``,
+    (the new model, its weights on X_test (n, heads, T, T), right (n, answers) booleans on X_test)."""
+    import copy
+
+    import torch
+    from torch import nn
+
+    from selfattention import tasks
+
+    if not hasattr(model, "attention") or not hasattr(model, "readout"):
+        raise ValueError("model must be a ReadoutModel with .attention and .readout, "
+                         f"got {type(model).__name__}")
+    X_train, y_train, X_test, y_test = data
+    new = copy.deepcopy(model).requires_grad_(False)
+    with torch.no_grad():
+        Z = new.attention(X_train)[0][:, -1]                       # the query token's outputs (n, d)
+    torch.manual_seed(0)                                           # the start; L-BFGS goes to the optimum
+    new.readout = nn.Linear(Z.shape[1], y_train.reshape(len(y_train), -1).shape[1] * tasks.N_SYM)
+    fit_linear_readout(new.readout, Z, y_train)
+    with torch.no_grad():
+        logits, weights = new(X_test)
+    return new, weights, (logits.argmax(-1) == y_test).view(len(y_test), -1)
