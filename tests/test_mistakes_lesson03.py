@@ -298,6 +298,7 @@ CONTEXT = {
     "vocabulary": "not single words of the table's vocabulary",
     "too long": "use at most 8",
     "weak score": "score less than 0.25 with bank",
+    "repeated": "the sentence repeats",
 }
 CONTEXT_WRONG = {
     "still finance": "boats rivers island bank",             # every word takes weight, too few of them
@@ -306,6 +307,7 @@ CONTEXT_WRONG = {
     "bank count": "river bank and bank",
     "vocabulary": "the riverbankside bank",
     "too long": "we sat on the grassy river bank all day long",
+    "repeated": "river river river river river river river bank",   # the shortcut: no search (lean +0.144)
 }
 
 
@@ -367,7 +369,7 @@ def test_a_wrong_derivation_is_named_before_the_sentence(key):
 
 @pytest.mark.parametrize("n", [4.66, 5, "4.7", float(np.exp(1.54))])
 def test_the_derived_number_passes_exactly_or_as_whole_words(n, capsys):
-    _right_answer_passes(lambda s: check_river_context(s, n), "river river river river river bank", capsys)
+    _right_answer_passes(lambda s: check_river_context(s, n), "ocean beach river island boats bank", capsys)
 
 
 # ---------------------------------------------------------------- exercise 3: make bank look at a new word
@@ -490,6 +492,15 @@ def test_the_hidden_context_test_refuses_sense_words():
     assert "sense word" in _message(_context, "water lake shore bank")
     assert not _hidden_passes("l03-context-test", sentence="water lake shore bank", n_neighbours=4.66)
     assert _hidden_passes("l03-context-test", sentence="river ocean beach island bank", n_neighbours=5)
+
+
+@pytest.mark.parametrize("answer", ["river river river river river river river bank",
+                                    "ocean river ocean beach bank"])
+def test_a_repeated_word_is_named_and_fails_the_hidden_test(answer):
+    text = _message(_context, answer)
+    _names_only(text, "repeated", CONTEXT)
+    assert "river (7 times)" in text or "ocean (2 times)" in text, text
+    assert not _hidden_passes("l03-context-test", sentence=answer, n_neighbours=4.66)
 
 
 def recursion(X, lengths):               # the shortcut: no loop written, each sentence cut to its length

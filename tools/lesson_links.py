@@ -78,7 +78,7 @@ def links_source(url: str, name: str) -> str:
         "\n"
         "Both open the exercise version of this lesson (answers blank) in your browser. In Colab, run the "
         "code cell below first: it installs the course's package and keeps Colab's own PyTorch, so "
-        "printed numbers may differ slightly from the text (results of training the most). Binder takes a "
+        "printed numbers may differ slightly from the text, most of all where a model is trained. Binder takes a "
         "minute or two to start."
     )
 

@@ -305,8 +305,8 @@ def _check_n_neighbours(n_neighbours: Any) -> float:
 
 def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
     """Exercise 2: first the derived number of neighbours scoring 0.25 that leave bank half of its row
-    (e^1.54 = 4.66, or 5 words); then a sentence of the real table's words, with "bank" once and no sense
-    word, every other word scoring at least 0.25 with bank (so it takes weight: words picked only for their
+    (e^1.54 = 4.66, or 5 words); then a sentence of the real table's words, with "bank" once, no word twice,
+    no sense word, every other word scoring at least 0.25 with bank (so it takes weight: words picked only for their
     meaning are refused), in which the contextual bank leans towards the nature sense words (sense_lean > 0)."""
     from ..data import load_static_embeddings
 
@@ -328,6 +328,12 @@ def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
         raise ExerciseError(f"the sentence has 'bank' {words.count('bank')} times; it needs it exactly once.")
     if len(words) > MAX_CONTEXT_WORDS:
         raise ExerciseError(f"the sentence has {len(words)} words; use at most {MAX_CONTEXT_WORDS}.")
+    repeated = sorted({w for w in words if w != "bank" and words.count(w) > 1})
+    if repeated:                                           # river river river river bank: no search at all
+        raise ExerciseError(
+            f"the sentence repeats {', '.join(f'{w} ({words.count(w)} times)' for w in repeated)}: a repeated "
+            "word adds the same vector again, which skips the search for different words that point to "
+            "nature. Use each word once.")
     senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"] if s in w]
     if senses:                                             # lakes, shoreline, watershed, cashier
         raise ExerciseError(

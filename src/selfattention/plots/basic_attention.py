@@ -454,8 +454,8 @@ def bank_lean_strip(random_means: Mapping[str, ArrayLike], attention: Mapping[st
     """Lesson 03's strip of leans: for "finance" and "nature", the means of matched random contexts (n,), then
     the lean of bank' under attention and under the plain average (one value per sentence), with each row's
     mean (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
-    groups = {"finance, random (100 means of 8)": random_means["finance"],
-              "nature, random (100 means of 8)": random_means["nature"],
+    groups = {"finance, matched (100 means of 8)": random_means["finance"],
+              "nature, matched (100 means of 8)": random_means["nature"],
               "finance, attention": attention["finance"], "nature, attention": attention["nature"],
               "finance, plain average": plain["finance"], "nature, plain average": plain["nature"]}
     xlabel = "lean: nature sense words minus finance ones (black bar: mean)"
