@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 
@@ -21,10 +22,12 @@ from selfattention.checks import (
     check_mean_ablated_output,
 )
 
+LESSON = "12_inside_a_real_transformer"
+
 # ---------------------------------------------------------------- exercise 1: mean-ablation
 ABLATION = {
     "zero": "that is zero-ablation",
-    "features": "the mean of its own d_k features",
+    "own sentence": "this sentence's own T tokens",
     "scalar": "replaced by a single number",
     "all heads": "every head was replaced by its mean",
     "others removed": "the other heads were removed",
@@ -39,27 +42,26 @@ ABLATION = {
 }
 
 
-def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width=None, bias=True,
+def _ablate(context, pool, W_O, b_O, head, num_heads, *, how="mean", start=None, width=None, bias=True,
             transposed=False, project=True):
     d_k = context.shape[1] // num_heads
     width = d_k if width is None else width
     start = head * width if start is None else start
     c = context.copy()
-    block = c[:, start:start + width]
+    mean = pool[:, start:start + width].mean(axis=0)
     if how == "mean":
-        c[:, start:start + width] = block.mean(axis=0)
+        c[:, start:start + width] = mean
+    elif how == "own sentence":
+        c[:, start:start + width] = c[:, start:start + width].mean(axis=0)
     elif how == "centred":
-        c[:, start:start + width] -= block.mean(axis=0)
+        c[:, start:start + width] -= mean
     elif how == "zero":
         c[:, start:start + width] = 0
-    elif how == "features":
-        c[:, start:start + width] = block.mean(axis=1)[:, None]
     elif how == "scalar":
-        c[:, start:start + width] = block.mean()
+        c[:, start:start + width] = pool[:, start:start + width].mean()
     elif how == "all heads":
-        c = np.tile(c.mean(axis=0), (len(c), 1))
+        c = np.tile(pool.mean(axis=0), (len(c), 1))
     elif how == "others removed":
-        mean = block.mean(axis=0)
         c = np.zeros_like(c)
         c[:, start:start + width] = mean
     if not project:
@@ -67,33 +69,33 @@ def _ablate(context, W_O, b_O, head, num_heads, *, how="mean", start=None, width
     return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0)
 
 
-def _ablate_torch(context, W_O, b_O, head, num_heads):
+def _ablate_torch(context, pool, W_O, b_O, head, num_heads):
     c = torch.tensor(context)
     d_k = c.shape[1] // num_heads
-    c[:, head * d_k:(head + 1) * d_k] = c[:, head * d_k:(head + 1) * d_k].mean(dim=0, keepdim=True)
+    c[:, head * d_k:(head + 1) * d_k] = torch.tensor(pool)[:, head * d_k:(head + 1) * d_k].mean(dim=0)
     return torch.nn.functional.linear(c, torch.tensor(W_O).T, torch.tensor(b_O)).numpy()
 
 
-def _ablate_strided(context, W_O, b_O, head, num_heads):
+def _ablate_strided(context, pool, W_O, b_O, head, num_heads):
     c = context.copy()
-    c[:, head::num_heads] = c[:, head::num_heads].mean(axis=0)
+    c[:, head::num_heads] = pool[:, head::num_heads].mean(axis=0)
     return c @ W_O + b_O
 
 
 ABLATION_WRONG = {
     "zero": lambda *a: _ablate(*a, how="zero"),
-    "features": lambda *a: _ablate(*a, how="features"),
+    "own sentence": lambda *a: _ablate(*a, how="own sentence"),
     "scalar": lambda *a: _ablate(*a, how="scalar"),
     "all heads": lambda *a: _ablate(*a, how="all heads"),
     "others removed": lambda *a: _ablate(*a, how="others removed"),
     "W_O transposed": lambda *a: _ablate(*a, transposed=True),
     "no bias": lambda *a: _ablate(*a, bias=False),
-    "num_heads wide": lambda c, W, b, h, n: _ablate(c, W, b, h, n, width=n),
-    "counted from 1": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
+    "num_heads wide": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, width=n),
+    "counted from 1": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, start=(h - 1) * (c.shape[1] // n)),
     "no W_O": lambda *a: _ablate(*a, project=False),
     "centred": lambda *a: _ablate(*a, how="centred"),
-    "starts at head": lambda c, W, b, h, n: _ablate(c, W, b, h, n, start=h),
-    "strided": lambda c, W, b, h, n: _ablate_strided(c, W, b, h, n),
+    "starts at head": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, start=h),
+    "strided": lambda c, P, W, b, h, n: _ablate_strided(c, P, W, b, h, n),
 }
 
 
@@ -111,23 +113,32 @@ def test_ablation_right_answers_pass(capsys):
 
 def test_ablation_that_changes_the_context_in_place_is_told_to_copy():
     """The exercise says to leave ``context`` unchanged (the hidden test asserts it): the check says so."""
-    def in_place(context, W_O, b_O, head, num_heads):
+    def in_place(context, pool, W_O, b_O, head, num_heads):
         d_k = context.shape[1] // num_heads
-        context[:, head * d_k:(head + 1) * d_k] = context[:, head * d_k:(head + 1) * d_k].mean(axis=0)
+        context[:, head * d_k:(head + 1) * d_k] = pool[:, head * d_k:(head + 1) * d_k].mean(axis=0)
         return context @ W_O + b_O
 
     msg = _message(check_mean_ablated_output, in_place)
-    assert "changed `context` itself" in msg and not any(p in msg for p in ABLATION.values())
+    assert "changed `context` or `pool` itself" in msg and not any(p in msg for p in ABLATION.values())
 
 
 def test_ablation_shortcut_that_drops_the_head_entirely_fails():
-    """Leaving the head's features out of both context and W_O is zero-ablation in disguise: named as such."""
-    def shortcut(context, W_O, b_O, head, num_heads):
+    """Leaving the head's features out of both context and W_O is zero-ablation in disguise: named as such,
+    and the hidden test refuses it too."""
+    def shortcut(context, pool, W_O, b_O, head, num_heads):
         d_k = context.shape[1] // num_heads
         keep = [j for j in range(context.shape[1]) if not head * d_k <= j < (head + 1) * d_k]
         return context[:, keep] @ W_O[keep] + b_O
 
     _names_only(_message(check_mean_ablated_output, shortcut), "zero", ABLATION)
+    assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=shortcut)
+
+
+def test_ablation_by_the_sentences_own_mean_fails_the_hidden_test_too():
+    """The per-sentence mean the check names is refused by the hidden test; the right answer passes it."""
+    assert not hidden_test_passes(LESSON, "l12-mean-ablate-test",
+                                  mean_ablated_output=ABLATION_WRONG["own sentence"])
+    assert hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=lambda *a: _ablate(*a))
 
 
 # ---------------------------------------------------------------- exercise 2: feed-forward block

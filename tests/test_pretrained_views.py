@@ -271,15 +271,33 @@ def test_removal_changes_match_one_head_at_a_time(model: data.PretrainedModel) -
     from selfattention import inside
     s = ["the dog chased the ball across the park."]
     before = model.sentence_embeddings(s).numpy()
-    for how in ("zero", "mean"):
-        batched = inside.removal_changes(model, s, how=how)
+    means = inside.head_means(model, ["the cat sat on the mat", "she drank a cup of tea"])
+    assert means.shape == (6, 384)
+    for how in ("zero", "mean", "dataset"):
+        batched = inside.removal_changes(model, s, how=how, means=means)
         for layer, head in [(0, 2), (4, 9)]:
-            handle = inside.remove_head(model, layer, head, how=how)
+            handle = inside.remove_head(model, layer, head, how=how, means=means)
             after = model.sentence_embeddings(s).numpy()
             handle.remove()
             assert batched[layer, head, 0] == pytest.approx(1 - float((after * before).sum()), abs=1e-5)
-    with pytest.raises(ValueError, match="how must be 'zero' or 'mean'"):
+    with pytest.raises(ValueError, match="how must be 'zero', 'mean' or 'dataset'"):
         inside.remove_head(model, 0, 0, how="half")
+    with pytest.raises(ValueError, match="needs means"):
+        inside.removal_changes(model, s, how="dataset")
+
+
+def test_head_means_are_the_mean_of_what_enters_w_o(model: data.PretrainedModel) -> None:
+    """head_means averages the input of W_O over every position of every sentence, each run alone."""
+    from selfattention import inside
+    sentences = ["the cat sat on the mat", "she drank a cup of tea"]
+    seen = []
+    dense = model.model.encoder.layer[3].attention.output.dense
+    handle = dense.register_forward_pre_hook(lambda mod, args: seen.append(args[0][0].detach().numpy()))
+    for s in sentences:
+        model.run(s)
+    handle.remove()
+    want = np.concatenate(seen).mean(axis=0)
+    assert np.abs(inside.head_means(model, sentences)[3] - want).max() < 1e-6
 
 
 def test_rank_tests_match_scipy_and_refuse_bad_input():

@@ -83,26 +83,67 @@ def head_vectors(model: Any, x: Any, layer: int) -> np.ndarray:
     return np.einsum("jhk,hkd->hjd", V, W_O)
 
 
-def remove_head(model: Any, layer: int, head: int, how: str = "zero") -> Any:
+def head_means(model: Any, sentences: Sequence[str]) -> np.ndarray:
+    """Each layer's concatenated head outputs (the input of W_O), averaged over every position of every
+    sentence (each sentence run on its own, so no padding enters): the dataset mean that mean-ablation puts
+    in a head's place. Head h's mean is columns ``h * d_k`` to ``(h + 1) * d_k - 1``.
+
+    Returns:
+        (num_layers, d_model) means.
+    """
+    import torch
+
+    if isinstance(sentences, str) or not sentences:
+        raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
+    rows: list[list[np.ndarray]] = [[] for _ in range(model.num_layers)]
+
+    def keep(layer: int) -> Any:
+        def hook(module: Any, args: tuple) -> None:
+            rows[layer].append(args[0][0].detach().numpy())           # (T, d_model)
+        return hook
+
+    blocks = [model.model.encoder.layer[layer].attention.output.dense for layer in range(model.num_layers)]
+    handles = [block.register_forward_pre_hook(keep(layer)) for layer, block in enumerate(blocks)]
+    try:
+        with torch.no_grad():
+            for s in sentences:
+                model.run(s)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return np.stack([np.concatenate(r).mean(axis=0) for r in rows])
+
+
+def remove_head(model: Any, layer: int, head: int, how: str = "zero", means: Any = None) -> Any:
     """Remove one head just before W_O (``attention.output.dense`` of ``layer``), with a forward pre-hook:
-    ``how="zero"`` sets its d_k features of the concatenated heads to 0 (zero-ablation); ``how="mean"``
-    replaces them, for every token, by their mean over the sentence's T tokens (mean-ablation; run one
-    sentence at a time, as padding would enter the mean). Returns the hook's handle: ``handle.remove()``
-    puts the head back."""
-    if how not in ("zero", "mean"):
-        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
+    ``how="zero"`` sets its d_k features of the concatenated heads to 0 (zero-ablation); ``how="dataset"``
+    replaces them, for every token, by the head's dataset mean, ``means`` from :func:`head_means`
+    (mean-ablation); ``how="mean"`` by their mean over the sentence's own T tokens (run one sentence at a
+    time, as padding would enter the mean). Returns the hook's handle: ``handle.remove()`` puts the head
+    back."""
+    import torch
+
+    if how not in ("zero", "mean", "dataset"):
+        raise ValueError(f"how must be 'zero', 'mean' or 'dataset', got {how!r}")
+    if how == "dataset" and means is None:
+        raise ValueError("how='dataset' needs means, the (num_layers, d_model) array from head_means")
     d_k = model.model.config.hidden_size // model.num_heads
 
     def hook(module: Any, args: tuple) -> tuple:
         context = args[0].clone()                                # (B, T, d_model): the heads, concatenated
-        part = context[..., head * d_k:(head + 1) * d_k]
-        context[..., head * d_k:(head + 1) * d_k] = 0.0 if how == "zero" else part.mean(dim=-2, keepdim=True)
+        cols = slice(head * d_k, (head + 1) * d_k)
+        if how == "zero":
+            context[..., cols] = 0.0
+        elif how == "mean":
+            context[..., cols] = context[..., cols].mean(dim=-2, keepdim=True)
+        else:
+            context[..., cols] = torch.as_tensor(np.asarray(means)[layer, cols], dtype=context.dtype)
         return (context,)
 
     return model.model.encoder.layer[layer].attention.output.dense.register_forward_pre_hook(hook)
 
 
-def removal_changes(model: Any, sentences: Sequence[str], how: str = "mean") -> np.ndarray:
+def removal_changes(model: Any, sentences: Sequence[str], how: str = "mean", means: Any = None) -> np.ndarray:
     """The change of the sentence embedding, ``1 - cos(s, s_without_h)``, when each head in turn is removed
     (``how`` as in :func:`remove_head`), for each sentence on its own (no padding enters a mean).
 
@@ -114,8 +155,10 @@ def removal_changes(model: Any, sentences: Sequence[str], how: str = "mean") -> 
     """
     import torch
 
-    if how not in ("zero", "mean"):
-        raise ValueError(f"how must be 'zero' or 'mean', got {how!r}")
+    if how not in ("zero", "mean", "dataset"):
+        raise ValueError(f"how must be 'zero', 'mean' or 'dataset', got {how!r}")
+    if how == "dataset" and means is None:
+        raise ValueError("how='dataset' needs means, the (num_layers, d_model) array from head_means")
     if isinstance(sentences, str) or not sentences:
         raise ValueError(f"sentences must be a non-empty list of strings, got {sentences!r}")
     layers, heads = model.num_layers, model.num_heads
@@ -126,9 +169,15 @@ def removal_changes(model: Any, sentences: Sequence[str], how: str = "mean") -> 
         def hook(module: Any, args: tuple) -> tuple:
             context = args[0].clone()                            # (n + 1, T, d_model)
             for h in range(heads):
-                part = context[layer * heads + h, :, h * d_k:(h + 1) * d_k]
-                context[layer * heads + h, :, h * d_k:(h + 1) * d_k] = (
-                    0.0 if how == "zero" else part.mean(dim=0, keepdim=True))
+                cols = slice(h * d_k, (h + 1) * d_k)
+                part = context[layer * heads + h, :, cols]
+                if how == "zero":
+                    context[layer * heads + h, :, cols] = 0.0
+                elif how == "mean":
+                    context[layer * heads + h, :, cols] = part.mean(dim=0, keepdim=True)
+                else:
+                    context[layer * heads + h, :, cols] = torch.as_tensor(
+                        np.asarray(means)[layer, cols], dtype=context.dtype)
             return (context,)
         return hook
 

@@ -7,7 +7,7 @@ ANSWERS = {
 d_k = context.shape[1] // num_heads
 new = context.copy()
 columns = list(range(head * d_k, head * d_k + d_k))
-new[:, columns] = np.mean(context[:, columns], axis=0, keepdims=True)
+new[:, columns] = np.mean(pool[:, columns], axis=0, keepdims=True)
 return new @ W_O + b_O
 """,
     "l12-ffn-answer": """

@@ -1,5 +1,5 @@
-"""Checks for lesson 12 (inside a real transformer): remove one head by its mean (mean-ablation), the second half
-of an encoder layer (feed-forward, residual, LayerNorm), and how large attention's output is against the
+"""Checks for lesson 12 (inside a real transformer): remove one head by its dataset mean (mean-ablation), the
+second half of an encoder layer (feed-forward, residual, LayerNorm), and how large attention's output is against the
 residual it is added to.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
@@ -41,28 +41,30 @@ def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int =
 
 
 # ---------------------------------------------------------------- exercise 1: mean-ablation
-def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, num_heads: int,
-             *, how: str = "mean", width: int | None = None, start: int | None = None, bias: bool = True,
-             transposed: bool = False, project: bool = True, strided: bool = False) -> np.ndarray:
+def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int,
+             num_heads: int, *, how: str = "mean", width: int | None = None, start: int | None = None,
+             bias: bool = True, transposed: bool = False, project: bool = True,
+             strided: bool = False) -> np.ndarray:
     d_k = context.shape[-1] // num_heads
     width = d_k if width is None else width
     start = head * width if start is None else start
     part: Any = slice(head, None, num_heads) if strided else slice(start, start + width)
     c = np.array(context, dtype=float)
-    if how == "mean":                                   # the slice's mean over the tokens, for every token
+    P = np.array(pool, dtype=float)
+    if how == "mean":                                   # the slice's mean over the pool's tokens, for every token
+        c[:, part] = P[:, part].mean(axis=0)
+    elif how == "own sentence":                         # the mean over this sentence's own T tokens
         c[:, part] = c[:, part].mean(axis=0)
     elif how == "centred":                              # the mean subtracted from the slice, not put in its place
-        c[:, part] = c[:, part] - c[:, part].mean(axis=0)
+        c[:, part] = c[:, part] - P[:, part].mean(axis=0)
     elif how == "zero":
         c[:, part] = 0.0
-    elif how == "features":                             # each token's own mean over its d_k features
-        c[:, part] = c[:, part].mean(axis=1, keepdims=True)
     elif how == "scalar":
-        c[:, part] = c[:, part].mean()
+        c[:, part] = P[:, part].mean()
     elif how == "all heads":
-        c[:] = c.mean(axis=0)
+        c[:] = P.mean(axis=0)
     elif how == "keep only":
-        kept = c[:, part].mean(axis=0)
+        kept = P[:, part].mean(axis=0)
         c[:] = 0.0
         c[:, part] = kept
     if not project:
@@ -71,13 +73,14 @@ def _ablated(context: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int, n
 
 
 def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    d_k = case[0].shape[1] // case[5]
     return {
         "that is zero-ablation (section 4): the head's slice set to 0. Mean-ablation replaces it, for every "
-        "token, by its mean over the T tokens (axis=0).": _ablated(*case, how="zero"),
-        "each token's slice was replaced by the mean of its own d_k features (axis 1); the mean is over the T "
-        "tokens (axis=0): one d_k vector, the same for every token.": _ablated(*case, how="features"),
-        "the slice was replaced by a single number, the mean of all its entries; average over the tokens only "
-        "(axis=0), keeping the d_k features apart.": _ablated(*case, how="scalar"),
+        "token, by its mean over the pool's tokens (pool, axis=0).": _ablated(*case, how="zero"),
+        "you took the mean over this sentence's own T tokens (context); the mean comes from the dataset: "
+        "pool's rows, pool[:, columns].mean(axis=0).": _ablated(*case, how="own sentence"),
+        "the slice was replaced by a single number, the mean of all its entries; average over the pool's "
+        "tokens only (axis=0), keeping the d_k features apart.": _ablated(*case, how="scalar"),
         "every head was replaced by its mean; replace only head `head`'s slice, columns head*d_k to "
         "(head+1)*d_k - 1.": _ablated(*case, how="all heads"),
         "the other heads were removed (set to 0); keep them, and replace only the one head's slice by its "
@@ -86,15 +89,15 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "course's layout: context @ W_O.": _ablated(*case, transposed=True),
         "the bias b_O is missing: the attention output is context @ W_O + b_O.": _ablated(*case, bias=False),
         "the slice is num_heads wide; each head has d_k = d_model // num_heads features.":
-            _ablated(*case, width=case[4]),
+            _ablated(*case, width=case[5]),
         "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
-            _ablated(*case, start=(case[3] - 1) * (case[0].shape[1] // case[4])),
+            _ablated(*case, start=(case[4] - 1) * d_k),
         "you returned the context with the head replaced, without W_O: the attention output is that context "
         "@ W_O + b_O.": _ablated(*case, project=False),
-        "the slice was centred (its mean over the tokens subtracted); mean-ablation puts the mean in the "
-        "slice's place, the same d_k vector for every token.": _ablated(*case, how="centred"),
+        "the slice was centred (the pool's mean subtracted); mean-ablation puts the mean in the slice's "
+        "place, the same d_k vector for every token.": _ablated(*case, how="centred"),
         "the slice starts at column head; head h's d_k features start at column h*d_k: "
-        "context[:, head*d_k:(head+1)*d_k].": _ablated(*case, start=case[3]),
+        "context[:, head*d_k:(head+1)*d_k].": _ablated(*case, start=case[4]),
         "you took every num_heads-th column (head::num_heads); the heads are side by side, head h in the "
         "d_k consecutive columns head*d_k to (head+1)*d_k - 1.": _ablated(*case, strided=True),
     }
@@ -103,35 +106,40 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
 def _ablation_cases() -> list[tuple]:
     rng = np.random.default_rng(120)
     cases = []
-    for T, d_model, num_heads, head, scale in ((4, 6, 3, 1, 1.0), (5, 12, 4, 2, 1.0), (3, 12, 2, 1, 1e6)):
+    for T, N, d_model, num_heads, head, scale in ((4, 9, 6, 3, 1, 1.0), (5, 11, 12, 4, 2, 1.0),
+                                                  (3, 7, 12, 2, 1, 1e6)):
         context = rng.normal(size=(T, d_model)) * scale
+        pool = (rng.normal(size=(N, d_model)) + rng.normal(size=d_model)) * scale   # its mean is not context's
         W_O = rng.normal(size=(d_model, d_model)) / np.sqrt(d_model)
         b_O = rng.normal(size=d_model)
-        cases.append((context, W_O, b_O, head, num_heads))
+        cases.append((context, pool, W_O, b_O, head, num_heads))
     return cases
 
 
 def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
-    """Exercise 1: the attention output with head ``head`` replaced by its mean over the tokens, (T, d_model)."""
+    """Exercise 1: the attention output with head ``head`` replaced by its mean over a pool of tokens,
+    (T, d_model)."""
     if callable(mean_ablated_output):
         case = _ablation_cases()[0]
-        context = case[0].copy()
+        context, pool = case[0].copy(), case[1].copy()
         try:
-            mean_ablated_output(context, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in case[1:]])
+            mean_ablated_output(context, pool, *[np.copy(a) if isinstance(a, np.ndarray) else a
+                                                 for a in case[2:]])
         except Exception:
             pass                                        # check_function below reports the error in words
-        if not np.array_equal(context, case[0]):
-            raise ExerciseError("mean_ablated_output changed `context` itself; the model (and the hidden test) "
-                                "still needs it. Work on a copy: np.array(context, dtype=float) or "
-                                "context.copy().")
+        if not (np.array_equal(context, case[0]) and np.array_equal(pool, case[1])):
+            raise ExerciseError("mean_ablated_output changed `context` or `pool` itself; the model (and the "
+                                "hidden test) still needs them. Work on a copy: np.array(context, "
+                                "dtype=float) or context.copy().")
     check_function(
         mean_ablated_output, _ablated, _ablation_cases(), "mean_ablated_output",
         mistakes=_ablation_mistakes,
-        describe=lambda c: (f"context of shape {c[0].shape}, num_heads={c[4]} (d_k={c[0].shape[1] // c[4]}), "
-                            f"head={c[3]}" + (", huge values" if np.abs(c[0]).max() > 1e3 else "")),
+        describe=lambda c: (f"context of shape {c[0].shape}, pool of shape {c[1].shape}, num_heads={c[5]} "
+                            f"(d_k={c[0].shape[1] // c[5]}), head={c[4]}"
+                            + (", huge values" if np.abs(c[0]).max() > 1e3 else "")),
     )
-    passed("the head's d_k features replaced by their mean over the tokens, the other heads kept, then "
-           "W_O and its bias.")
+    passed("the head's d_k features replaced by their mean over the pool's tokens, the other heads kept, "
+           "then W_O and its bias.")
 
 
 # ---------------------------------------------------------------- exercise 2: feed-forward block
