@@ -100,6 +100,21 @@ def test_rope_explorer_counts_pairs_at_unseen_angles(monkeypatch, capsys):
     legible(shown[0])
 
 
+def test_rope_explorer_legend_names_each_artist(monkeypatch):
+    """Each legend entry is drawn with its own artist's colour: the grey bars are the trained turns, the
+    blue bars the stretched ones, the red line one whole turn."""
+    from matplotlib.colors import same_color
+    captured, shown = _capture(monkeypatch)
+    llm_widgets.rope_explorer(d=128, base=1e4, trained_length=4096)
+    captured["draw"](scaling="NTK", factor=8)
+    legend = shown[0].axes[0].get_legend()
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert labels == ["trained: 4,096 tokens", "now: 32,768 tokens", "one whole turn"]
+    trained, now, turn = legend.legend_handles
+    assert same_color(trained.get_facecolor(), "0.6") and same_color(now.get_facecolor(), "tab:blue")
+    assert same_color(turn.get_color(), "tab:red") and turn.get_linestyle() == ":"
+
+
 def test_prefill_decode_draws_the_square_then_one_row_per_step():
     from matplotlib.patches import Rectangle
     fig = llm_plots.prefill_decode(prompt=5, steps=2)

@@ -197,6 +197,7 @@ def test_bound_shortcut_flops_per_byte_fails():
 PLACE_PHRASES = {
     "swapped": "are swapped", "plus_one": "off by one", "divisor": "the slots per block, not by",
     "early": "took a block although", "late": "needed a new block", "pop_end": "free_blocks.pop(0)",
+    "table_index": "where the block sits in block_table",
 }
 
 
@@ -228,6 +229,7 @@ PLACE_WRONG = {
     "early": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n % B == B - 1 or not t),
     "late": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n > len(t) * B),
     "pop_end": lambda t, n, f, B: _place(t, n, f, B, pop=-1),
+    "table_index": lambda t, n, f, B: (_place(t, n, f, B), (n // B, n % B))[1],   # the index, not the block
 }
 
 

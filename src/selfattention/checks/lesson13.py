@@ -309,6 +309,10 @@ def check_place_token(place_token: Callable[..., Any]) -> None:
                 raise ExerciseError(f"{call} returned {got!r:.80}; return two whole numbers, (block, slot).") from None
             if (block, slot) == right:
                 continue
+            if (block, slot) == (p // B, right[1]):
+                raise ExerciseError(f"{call} gave block {block}, slot {slot}: {block} = {p} // B is where the block "
+                                    f"sits in block_table, not the block's number in the pool. Return the block "
+                                    f"itself, block_table[{p} // B] = {right[0]}.")
             index = -1 - block if block < 0 else (want_table.index(block) if block in want_table else None)
             shown = f"block_table[{index}], slot {slot}" if index is not None else f"block {block}, slot {slot}"
             if (index, slot) == (p % B, p // B):

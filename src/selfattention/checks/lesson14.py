@@ -146,17 +146,13 @@ class _NoLog(list):  # type: ignore[type-arg]
 _CAP_CASE = (1024, 8, 8)  # T, d, b: many tiles, so holding a whole row of keys is 128 times a tile
 
 
-def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
-    """Run the answer on a long input and measure the most memory it held at once (numbers of 8 bytes, as
-    counted by tracemalloc): name a loop that holds far more than its tiles (e.g. all of a query tile's keys
-    concatenated, then one ordinary softmax), or None."""
-    T, d, b = _CAP_CASE
+def _held(causal_flash: Callable[..., Any], T: int, d: int, b: int) -> int:
+    """The most memory the answer held at once on a random (T, d) input with tiles of b, in numbers of 8
+    bytes (as counted by tracemalloc)."""
     rng = np.random.default_rng(1401)
     Q, K, V = rng.normal(size=(3, T, d))
     memory = SlowMemory(Q=Q, K=K, V=V, O=np.zeros((T, d)))
     memory.log = _NoLog()
-    tiles = 4 * b * d + b * b
-    limit = 16 * tiles + 4096  # room for temporaries and Python's own objects; a whole row of keys is T d
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -165,16 +161,34 @@ def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
         start = tracemalloc.get_traced_memory()[0]
         with _without_package_loop(), np.errstate(all="ignore"):
             causal_flash(memory, b)
-        held = (tracemalloc.get_traced_memory()[1] - start) // 8
+        return (tracemalloc.get_traced_memory()[1] - start) // 8
     finally:
         if not was_tracing:
             tracemalloc.stop()
+
+
+def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
+    """Run the answer on a long input and measure the most memory it held at once: name a loop that holds
+    far more than its tiles, or None. Run again at half the length to tell what it held: T x T numbers (a
+    causal mask built once for the whole input, e.g. np.tri(T)) quadruple when T doubles; a list of a row's
+    key tiles (then one ordinary softmax) doubles."""
+    T, d, b = _CAP_CASE
+    tiles = 4 * b * d + b * b
+    limit = 16 * tiles + 4096  # room for temporaries and Python's own objects; a whole row of keys is T d
+    held = _held(causal_flash, T, d, b)
     if held <= limit:
         return None
-    return (f"on T = {T}, d = {d}, b = {b} your loop held about {held:,} numbers in fast memory at once, where "
-            f"its tiles need about 4bd + b^2 = {tiles}: fast memory holds only the query tile, the current key "
-            f"and value tiles, their b x b scores and m, l, a. Keep no list of key tiles (or of all a row's "
-            f"scores) for one ordinary softmax at the end: update m, l and a as each key tile passes.")
+    start = (f"on T = {T}, d = {d}, b = {b} your loop held about {held:,} numbers in fast memory at once, where "
+             f"its tiles need about 4bd + b^2 = {tiles}")
+    growth = held / max(_held(causal_flash, T // 2, d, b), 1)
+    if growth > 3:
+        return (f"{start}, and that grows as T^2 (halving T divided it by {growth:.1f}): something of T x T "
+                f"size was held, such as a causal mask built once for the whole input (np.tri(T)). Fast "
+                f"memory holds only tiles: build each tile's b x b mask from the positions (key position "
+                f"j + c > query position i + r, with np.arange).")
+    return (f"{start}: fast memory holds only the query tile, the current key and value tiles, their b x b "
+            f"scores and m, l, a. Keep no list of key tiles (or of all a row's scores) for one ordinary "
+            f"softmax at the end: update m, l and a as each key tile passes.")
 
 
 def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> str | None:

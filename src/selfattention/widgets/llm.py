@@ -78,8 +78,8 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
         fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
         llm_plots.rope_turns(trained.numpy(), trained.numpy(), trained_length, trained_length, ax)
         ax.set_ylim(1e-2, 1e4)
-        ax.legend(loc="upper right")
-    new_bars = ax.containers[1]
+    old_bars, new_bars, turn_line = ax.containers[0], ax.containers[1], ax.lines[0]
+    ax.legend(loc="upper right")
     plt.close(fig)
     names = {"none": None, "linear (PI)": "linear", "NTK": "ntk", "YaRN": "yarn"}
 
@@ -91,9 +91,8 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
             bar.set_height(height)
         ax.set_title(f"{scaling}, x{factor}: d = {d}, base {base:,.0f}, trained on {trained_length:,} tokens",
                      fontsize=llm_plots.FONT)
-        ax.legend(loc="upper right", fontsize=llm_plots.FONT - 1,
-                  labels=[f"trained: {trained_length:,} tokens", f"now: {trained_length * factor:,} tokens",
-                          "one whole turn"])
+        new_bars.set_label(f"now: {trained_length * factor:,} tokens")    # each label set on its own artist
+        ax.legend(handles=[old_bars, new_bars, turn_line], loc="upper right", fontsize=llm_plots.FONT - 1)
         show(fig)
         unseen = int(((turns > trained.numpy() * trained_length / (2 * math.pi) * 1.0001)
                       & (trained.numpy() * trained_length / (2 * math.pi) < 1)).sum())
