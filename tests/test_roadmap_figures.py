@@ -28,7 +28,8 @@ def test_transformer_diagram_is_legible_and_names_every_part() -> None:
     fig = roadmap.transformer_diagram()
     assert not small_texts(fig)
     words = " ".join(t.get_text() for t in fig.findobj(matplotlib.text.Text))
-    for part in ("tokens", "embedding", "self-attention", "feed-forward", "repeated N times", "residual"):
+    for part in ("tokens", "embedding", "self-attention", "feed-forward", "repeated N times", "residual",
+                 "next-token"):
         assert part in words, part
     plt.close(fig)
 
