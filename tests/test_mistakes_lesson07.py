@@ -14,28 +14,16 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_head2_apple, check_mixing_W_O, check_multi_head_attention
+from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_multi_head_attention
 
-# ---------------------------------------------------------------- exercise 1: head 2's row of "apple"
-# Head 2 of the worked example, as the lesson prints it: scores of "apple" q_apple . k_j and the value rows.
-SCORES = np.array([0.3, 0.05, 1.5, 2.6])
-V2 = np.array([[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]])
-K2 = np.array([[0.1, 0.2], [0.0, 0.1], [0.5, 1.0], [1.2, 0.4]])
-Q2 = np.array([[0.4, 0.1], [0.2, 0.0], [2.0, 0.5], [0.8, 1.2]])   # head 2's queries, [2 fruit, tech]
-V1 = np.array([[1.2, 0.8], [1.0, 1.2], [1.1, 1.7], [0.4, 1.7]])
+# ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
+# Head 2 of the worked example, as the lesson prints it: the raw scores of "apple", q_apple . k_j.
+SCORES = [0.3, 0.05, 1.5, 2.6]
+RIGHT_C = 2.9786          # the smallest c with softmax(c * SCORES / sqrt(2))[phones] above 0.9
 
 
-def _soft(s):
-    e = np.exp(s - s.max())
-    return e / e.sum()
-
-
-RIGHT_W = _soft(SCORES / np.sqrt(2))
-
-
-def _head2(weights, output, guess="love", scores=SCORES):
-    """Exercise 1 with the right raw scores (step 1): the weights and the output are what is judged."""
-    return check_head2_apple(scores, weights, output, guess)
+def _head2(c, scores=SCORES):
+    return check_head2_sharpen(scores, c)
 
 
 SCORE_MISTAKES = {
@@ -62,109 +50,59 @@ SCORES_WRONG = {  # step 1 as a learner would type it
 
 @pytest.mark.parametrize("key", sorted(SCORES_WRONG))
 def test_head2_score_mistake_is_named(key):
-    """The scores are graded first: a slip in step 1 is named there, whatever the later steps hold."""
-    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, "love", SCORES_WRONG[key]))
+    """The scores are graded first: a slip in step 1 is named there, whatever c is."""
+    text = _message(lambda s: _head2(RIGHT_C, s), SCORES_WRONG[key])
     _names_only(text, key, SCORE_MISTAKES)
 
 
 def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
-    text = _message(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2, "love", [0.3, 0.05, 1.5, 2.4]))
+    text = _message(lambda s: _head2(RIGHT_C, s), [0.3, 0.05, 1.5, 2.4])
     assert "apple_scores_2 differs" in text and 'key of "phones"' in text, text
-HEAD2 = {
-    "no scaling": "not divided by sqrt(d_k)",
+
+
+C_MISTAKES = {
+    "no sqrt(2)": "not divided by sqrt(d_k)",
     "divided by d_k": "divided by d_k = 2",
-    "head 1": "head 1's weights",
-    "no exponential": "without the exponential",
-    "uniform": "these are equal weights",
-    "not summing to 1": "sums to",
-    "output reversed": "its two numbers are in reverse order",
-    "head 1 values": "head 1's values",
-    "mean of values": "plain mean of the value rows",
-    "own value": "the value of \"apple\" itself",
-    "row of I": "the row of \"I\"",
-    "row of love": "the row of \"love\"",
-    "row of phones": "the row of \"phones\"",
-    "column of apple": "the column of \"apple\"",
-    "q . q": "queries against queries",
-    "reversed": "the weights are in reverse order",
-    "one-hot": "a hard maximum",
-    "output from unscaled weights": "without the division by sqrt(2); your weights are right",
-    "percentages": "look like percentages",
-    "rounded too early": "rounded to one decimal: rounding that early",
-    "weights to one decimal": "the weights are rounded to one decimal",
+    "c squared": "multiplies every score by c^2",
+    "apple's term only": "only the term of \"apple\"'s own key",
+    "not the smallest": "but a smaller c already does",
+    "too small": "not above 0.9",
 }
-HEAD2_WRONG = {  # (weights, output) as a learner would type them, to 2 or 3 decimals
-    "no scaling": ([0.066, 0.052, 0.22, 0.662], [0.50, 0.80]),
-    "divided by d_k": ([0.146, 0.129, 0.266, 0.46], [0.50, 0.80]),
-    "head 1": ([0.25, 0.28, 0.22, 0.25], [0.50, 0.80]),
-    "no exponential": ([0.067, 0.011, 0.337, 0.584], [0.50, 0.80]),
-    "uniform": ([0.25, 0.25, 0.25, 0.25], [0.425, 0.45]),
-    "not summing to 1": (np.exp(SCORES / np.sqrt(2)).round(2), [0.50, 0.80]),
-    "output reversed": (RIGHT_W.round(2), (RIGHT_W @ V2)[::-1].round(2)),   # = the weighted sum of the keys
-    "head 1 values": (RIGHT_W.round(2), (RIGHT_W @ V1).round(2)),
-    "mean of values": (RIGHT_W.round(2), V2.mean(axis=0).round(2)),
-    "own value": (RIGHT_W.round(3), [1.0, 0.5]),
-    "row of I": ([0.22, 0.21, 0.26, 0.30], [0.50, 0.80]),
-    "row of love": ([0.24, 0.23, 0.25, 0.28], [0.50, 0.80]),
-    "row of phones": ([0.153, 0.133, 0.378, 0.337], [0.50, 0.80]),
-    "column of apple": ([0.15, 0.13, 0.35, 0.37], [0.54, 0.64]),   # k_apple . q_j: the q/k swap
-    "q . q": (_soft(Q2 @ Q2[2] / np.sqrt(2)).round(2), [0.50, 0.80]),
-    "reversed": (RIGHT_W[::-1].round(2), [0.50, 0.80]),
-    "one-hot": ([0, 0, 0, 1], [0.4, 1.2]),
-    "output from unscaled weights": (RIGHT_W.round(2), (_soft(SCORES) @ V2).round(2)),
-    "percentages": ([11, 9, 25, 55], [0.50, 0.80]),
-    # the scaled scores rounded to one decimal, [0.2, 0.0, 1.1, 1.8], then the softmax: "apple" gets 0.266
-    "rounded too early": (_soft(np.array([0.2, 0.0, 1.1, 1.8])).round(3), [0.50, 0.80]),
-    "weights to one decimal": ([0.1, 0.1, 0.3, 0.5], [0.50, 0.80]),
+C_WRONG = {  # c_phones as a learner would type it, to two decimals
+    "no sqrt(2)": 2.11,        # softmax(c s): c = 2.106
+    "divided by d_k": 4.21,    # softmax(c s / 2): c = 4.212
+    "c squared": 1.73,         # both q and k scaled: c^2 = 2.979
+    "apple's term only": 2.82,  # exp(-1.1 c / sqrt(2)) = 1/9, without the keys of I and love
+    "not the smallest": 3.0,   # the widget's slider, in steps of 0.5: 0.902 on "phones"
+    "too small": 2.96,         # 0.8985 on "phones"
 }
 
 
-@pytest.mark.parametrize("key", sorted(HEAD2_WRONG))
-def test_head2_mistake_is_named(key):
-    weights, output = HEAD2_WRONG[key]
-    _names_only(_message(lambda a: _head2(*a), (weights, output)), key, HEAD2)
-
-
-def test_head2_a_base_2_softmax_is_named_with_its_twin():
-    """2^(s / sqrt 2) and e^(s / 2) give weights within 0.005 of each other: the message names both."""
-    e = 2.0 ** (SCORES / np.sqrt(2))
-    text = _message(lambda a: _head2(*a), ((e / e.sum()).round(3), [0.50, 0.80]))
-    assert "2^s instead of e^s" in text and "divided by d_k = 2" in text
-    assert not [k for k, phrase in HEAD2.items() if k != "divided by d_k" and phrase in text], text
+@pytest.mark.parametrize("key", sorted(C_WRONG))
+def test_head2_c_mistake_is_named(key):
+    _names_only(_message(_head2, C_WRONG[key]), key, C_MISTAKES)
 
 
 def test_head2_right_answers_pass(capsys):
-    """Typed to 2 decimals, or computed exactly."""
-    _right_answer_passes(lambda a: _head2(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80]), capsys)
-    _right_answer_passes(lambda a: _head2(*a), (RIGHT_W, RIGHT_W @ V2), capsys)
+    """Typed to two decimals, or found exactly (float or one-element array)."""
+    _right_answer_passes(_head2, 2.98, capsys)
+    near = np.array(SCORES) + 0.004                 # scores computed exactly, or nearly
+    _right_answer_passes(lambda c: check_head2_sharpen(near, c), np.array([RIGHT_C]), capsys)
 
 
-def test_head2_a_guess_without_computing_does_not_pass():
-    """The shortcut: typing the printed weights of another head, or a rough guess led by "phones"."""
-    text = _message(lambda a: _head2(*a), ([0.1, 0.1, 0.2, 0.6], [0.4, 1.0]))
-    assert "differs from the right row" in text
-
-
-def test_head2_prediction_is_answered_but_not_graded(capsys):
-    right = ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80])
-    _head2(*right, "love")
-    assert "was not" in capsys.readouterr().out
-    _head2(*right, "phones")
-    assert "was right" in capsys.readouterr().out
-    _head2(*right, 3)                  # the guess as the token's index
-    assert '"phones", was right' in capsys.readouterr().out
+def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
+    """The slider's grid (3.0) and the dominant-term estimate (2.82) skip the derivation: both refused."""
+    for c in (3.0, 2.82):
+        assert "Correct" not in _message(_head2, c)
+        assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
+                                      apple_scores_2=SCORES, c_phones=c)
+    assert hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
+                              c_phones=2.98)
 
 
 def test_head2_blank_is_told_to_answer():
-    assert "None" in _message(lambda a: check_head2_apple(*a), (None, None, None))
-
-
-@pytest.mark.parametrize("guess", [None, "", "banana", 7])
-def test_head2_right_numbers_without_a_prediction_do_not_pass(guess):
-    """The prediction is required: right numbers with no token (or no valid one) are told to predict."""
-    text = _message(lambda a: _head2(*a), ([0.11, 0.09, 0.25, 0.55], [0.50, 0.80], guess))
-    assert "apple_guess_2 is" in text and "phones" in text, text
-    assert "apple_scores_2" not in text and "apple_weights_2" not in text, text
+    assert "None" in _message(lambda a: check_head2_sharpen(*a), (None, None))
+    assert "c_phones" in _message(lambda a: check_head2_sharpen(*a), (SCORES, None))
 
 
 # ---------------------------------------------------------------- exercise 2: the batched layer

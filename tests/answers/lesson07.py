@@ -4,12 +4,13 @@ See tests/answers/__init__.py: each is graded by the real grader and must get fu
 """
 
 ANSWERS = {
-    # Exercise 1: by hand, from the table of head 2's Q, K, V, to two decimals as the exercise allows.
+    # Exercise 1: the scores by hand from head 2's table, then c found by trying values, 0.01 apart.
     "l07-head2-answer": """
-apple_guess_2 = "apple"                      # the prediction, made before computing
 apple_scores_2 = [0.3, 0.05, 1.5, 2.6]       # [2.0, 0.5] . k_j: 2.0 * 0.1 + 0.5 * 0.2, ...
-apple_weights_2 = [0.11, 0.09, 0.25, 0.55]   # / 1.414; exp; / sum
-apple_output_2 = [0.50, 0.80]                # 0.11 v_I + 0.09 v_love + 0.25 v_apple + 0.55 v_phones
+c = 1.0
+while sa.softmax(c * np.array(apple_scores_2) / math.sqrt(2))[3] <= 0.9:   # weight on "phones"
+    c += 0.01
+c_phones = round(c, 2)
 """,
     # Exercise 2: the lesson's batched computation, one sequence of the batch at a time.
     "l07-mha-answer": """

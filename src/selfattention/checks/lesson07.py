@@ -1,4 +1,4 @@
-"""Checks for lesson 07 (multi-head attention): head 2's row of "apple" by hand, the batched layer, a W_O
+"""Checks for lesson 07 (multi-head attention): the factor on head 2's W_Q that sharpens its row of "apple", the batched layer, a W_O
 designed to mix the heads."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _copied, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_head2_apple", "check_multi_head_attention", "check_mixing_W_O"]
+__all__ = ["check_head2_sharpen", "check_multi_head_attention", "check_mixing_W_O"]
 
 # ------------------------------------------------------------------ the worked example (lesson 07)
 _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
@@ -24,57 +24,6 @@ _HEAD2 = tuple(np.array(m, dtype=float) for m in (
 _APPLE = 2
 _TOKENS = ("I", "love", "apple", "phones")
 _HAND_TOL = 0.01  # a hand computation to 2 decimals
-
-
-def _head2_mistakes() -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """(right weights, right output, {mistake: weights}, {mistake: output}) for the row of "apple"."""
-    Q, K, V = (_X @ W for W in _HEAD2)
-    scores = Q[_APPLE] @ K.T  # (4,)
-    weights = reference_softmax(scores / np.sqrt(2))
-    Q1, K1, V1 = (_X @ W for W in _HEAD1)
-    raw = scores / np.sqrt(2)
-    weight_mistakes = {
-        "the scores were not divided by sqrt(d_k) = sqrt(2) before the softmax.": reference_softmax(scores),
-        "the scores were divided by d_k = 2 instead of sqrt(d_k) = sqrt(2), about 1.414, or the softmax "
-        "took powers of 2 (2^s instead of e^s): the two give weights within 0.01 of each other. Divide by "
-        "sqrt(2) and take exp.": reference_softmax(scores / 2),
-        "these are head 1's weights for \"apple\"; head 2 uses its own W_Q and W_K (the 2 in its W_Q, its "
-        "swapped keys).": reference_softmax(Q1[_APPLE] @ K1.T / np.sqrt(2)),
-        "this is the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
-        "is its query against every key, q_apple . k_j. In head 2 the two differ.":
-            reference_softmax(Q @ K[_APPLE] / np.sqrt(2)),
-        "the scaled scores were divided by their sum, without the exponential: softmax takes exp of each "
-        "score first, then divides by the sum of the exponentials.": raw / raw.sum(),
-        "these are equal weights: the softmax gives 0.25 each only when every score is the same, and the "
-        "scores of \"apple\" in head 2 are not.": np.full(4, 0.25),
-    }
-    weight_mistakes["the scores are queries against queries (q_apple . q_j); score the query of \"apple\" "
-                    "against the keys, q_apple . k_j (K = X W_K)."] = reference_softmax(Q[_APPLE] @ Q.T / np.sqrt(2))
-    weight_mistakes["these are the weights of the scaled scores rounded to one decimal: rounding that early "
-                    "moves a weight by more than 0.01. Keep three decimals in every intermediate step."] = \
-        reference_softmax(np.round(raw, 1))
-    weight_mistakes["the weights are rounded to one decimal; give them to at least two decimals (the check "
-                    "allows 0.01)."] = np.round(weights, 1)
-    weight_mistakes["the weights are in reverse order; list them for the keys I, love, apple, phones, in "
-                    "that order."] = weights[::-1]
-    for t in (0, 1, 3):  # another token's row: its query against every key
-        weight_mistakes[f"this is the row of \"{_TOKENS[t]}\" (its query against every key); the exercise asks for "
-                        f"the row of \"apple\": q_apple . k_j for each key j."] = \
-            reference_softmax(Q[t] @ K.T / np.sqrt(2))
-    output_mistakes = {
-        "its two numbers are in reverse order, [tech, fruit]: give them in the order of head 2's value "
-        "rows, [fruit, tech] (the reversed pair is also the weighted sum of head 2's keys, which are its "
-        "values with the two columns swapped).": weights @ K,
-        "that is a weighted sum of head 1's values; head 2's values are X W_V with its own W_V "
-        "(the last two features).": weights @ V1,
-        "that is the plain mean of the value rows; weigh each value by its weight from the softmax.":
-            V.mean(axis=0),
-        "that is the value of \"apple\" itself; the output mixes every value row, each by its weight.":
-            V[_APPLE],
-        "the output was built from weights without the division by sqrt(2); your weights are right, so "
-        "weigh head 2's value rows with those.": reference_softmax(scores) @ V,
-    }
-    return weights, weights @ V, weight_mistakes, output_mistakes
 
 
 def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
@@ -111,20 +60,39 @@ def _head2_score_mistakes() -> tuple[np.ndarray, dict[str, np.ndarray]]:
     return right, wrong
 
 
-def check_head2_apple(apple_scores_2: Any, apple_weights_2: Any, apple_output_2: Any,
-                      apple_guess_2: Any = None) -> None:
-    """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers), its weights (4 numbers)
-    and its output (2 numbers), each within 0.01 (a hand computation to 2 decimals). ``apple_guess_2``, the
-    learner's prediction of the token "apple" weighs most, is required (a token or its index) but not graded:
-    the message says whether it was right."""
-    if isinstance(apple_guess_2, int | np.integer) and not isinstance(apple_guess_2, bool) \
-            and 0 <= int(apple_guess_2) < len(_TOKENS):
-        apple_guess_2 = _TOKENS[int(apple_guess_2)]  # a guess given as the token's index
-    if not (isinstance(apple_guess_2, str)
-            and apple_guess_2.strip().strip('"').lower() in [t.lower() for t in _TOKENS]):
-        raise ExerciseError(f"apple_guess_2 is {apple_guess_2!r}: before you compute, write the token you "
-                            f"expect \"apple\" to weigh most, one of {', '.join(_TOKENS)} (any of them "
-                            f"earns the points; the check then tells you whether it was right).")
+def _weight_on_phones(c: float, scores: np.ndarray, divisor: float = np.sqrt(2)) -> float:
+    """The weight "apple" gives "phones" when every raw score is multiplied by ``c`` (W_Q times c)."""
+    e = np.exp(c * (scores - scores.max()) / divisor)
+    return float(e[3] / e.sum())
+
+
+def _smallest_c(scores: np.ndarray, divisor: float = np.sqrt(2), target: float = 0.9) -> float:
+    """The smallest c > 0 with a weight above ``target`` on "phones" (bisection; the weight rises with c)."""
+    lo, hi = 0.0, 100.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if _weight_on_phones(mid, scores, divisor) > target else (mid, hi)
+    return hi
+
+
+def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
+    """{mistake: the c it gives} for step 2, from the right raw scores."""
+    gap = scores[3] - scores[2]  # phones against apple's own key, the largest of the three other terms
+    return {
+        "the scores were not divided by sqrt(d_k) = sqrt(2): the weight on \"phones\" is the softmax of "
+        "c q_apple . k_j / sqrt(2).": _smallest_c(scores, divisor=1.0),
+        "the scores were divided by d_k = 2 instead of sqrt(d_k) = sqrt(2).": _smallest_c(scores, divisor=2.0),
+        "this c multiplies every score by c^2, as if both the queries and the keys were scaled; multiplying "
+        "W_Q by c multiplies only the queries, so each score q_apple . k_j by c.": np.sqrt(_smallest_c(scores)),
+        "this keeps only the term of \"apple\"'s own key (c = sqrt(2) ln 9 / 1.1); the keys of \"I\" and "
+        "\"love\" still take some weight at that c, so the weight on \"phones\" is still below 0.9. Solve "
+        "with all three terms (trying values of c in NumPy is fine).": np.sqrt(2) * np.log(9) / gap,
+    }
+
+
+def check_head2_sharpen(apple_scores_2: Any, c_phones: Any) -> None:
+    """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
+    smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979)."""
     right_s, score_mistakes = _head2_score_mistakes()
     s = _hand_array(apple_scores_2, "apple_scores_2", 4)
     if not np.allclose(s, right_s, atol=_HAND_TOL, rtol=0):
@@ -136,43 +104,25 @@ def check_head2_apple(apple_scores_2: Any, apple_weights_2: Any, apple_output_2:
                             f"\"{_TOKENS[i]}\" is {s[i]:.3f}, more than 0.01 from q_apple . k_{_TOKENS[i]}. "
                             f"Recheck that dot product: the query of \"apple\" is [2.0, 0.5], and the keys are "
                             f"the rows of head 2's K.")
-    right_w, right_z, weight_mistakes, output_mistakes = _head2_mistakes()
-    w = _hand_array(apple_weights_2, "apple_weights_2", 4)
-    if np.allclose(w, right_w, atol=_HAND_TOL, rtol=0):
-        pass
-    else:
-        for explanation, wrong in weight_mistakes.items():
-            if np.allclose(w, wrong, atol=_HAND_TOL, rtol=0):
-                raise ExerciseError(f"apple_weights_2 is not right yet: {explanation}")
-        if np.allclose(np.sort(w), [0, 0, 0, 1]):
-            raise ExerciseError("apple_weights_2 is not right yet: all the weight is on one token (a hard "
-                                "maximum). The softmax gives every token some weight: exp(score / sqrt(2)), "
-                                "divided by the sum of the four exponentials.")
-        if abs(w.sum() - 100.0) <= 2.0:
-            raise ExerciseError(f"apple_weights_2 adds up to {w.sum():.1f}: these look like percentages. Give "
-                                f"the weights as fractions of 1 (divide each by 100); a row of weights adds up "
-                                f"to 1.")
-        if abs(w.sum() - 1.0) > 0.02:
-            raise ExerciseError(f"apple_weights_2 sums to {w.sum():.3f}; the weights of one row sum to 1 "
-                                f"(softmax divides each exponential by the row's sum).")
-        i = int(np.argmax(np.abs(w - right_w)))
-        raise ExerciseError(f"apple_weights_2 differs from the right row: your weight on \"{_TOKENS[i]}\" "
-                            f"is {w[i]:.3f}, more than 0.01 from the right value. Recheck q_apple . k_j for each "
-                            f"key, the division by sqrt(2) and the softmax.")
-    z = _hand_array(apple_output_2, "apple_output_2", 2)
-    if not np.allclose(z, right_z, atol=_HAND_TOL, rtol=0):
-        for explanation, wrong in output_mistakes.items():
-            if np.allclose(z, wrong, atol=_HAND_TOL, rtol=0):
-                raise ExerciseError(f"apple_output_2 is not right yet: {explanation}")
-        raise ExerciseError(f"apple_output_2 = {np.round(z, 3).tolist()} is more than 0.01 from the right "
-                            f"output. Your weights are right: the output is sum_j alpha_apple,j v_j, those "
-                            f"weights times head 2's value rows (V = X W_V, its own W_V).")
-    right = apple_guess_2.strip().strip('"').lower() == "phones"
-    guess = (f" Your prediction, \"{apple_guess_2.strip()}\", was "
-             + ("right." if right else "not: head 2 rewards tech words, and \"phones\" is the most tech."))
-    passed(f"apple's scores in head 2 are {np.round(right_s, 2).tolist()}, its weights "
-           f"{np.round(right_w, 3).tolist()} and its output "
-           f"{np.round(right_z, 3).tolist()}: most weight on \"phones\", then on \"apple\" itself.{guess}")
+    c = _hand_array(c_phones, "c_phones", 1)[0]
+    right_c = _smallest_c(right_s)
+    if abs(c - right_c) > _HAND_TOL:
+        for explanation, wrong in _c_mistakes(right_s).items():
+            if abs(c - wrong) <= _HAND_TOL:
+                raise ExerciseError(f"c_phones is not right yet: {explanation}")
+        w = _weight_on_phones(c, right_s)
+        if w > 0.9:
+            raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" "
+                                f"{w:.4f}, above 0.9, but a smaller c already does: give the smallest one, to "
+                                f"two decimals.")
+        raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" {w:.4f}, "
+                            f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
+                            f"exp(c s_j / sqrt(2)) over the four raw scores s_j; it grows with c.")
+    approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
+    passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
+           f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
+           f"alone would give c = {approx:.3f}; the keys of \"I\" and \"love\" ask for a little more. A head "
+           f"is sharpened by the size of its scores, which training sets through W_Q and W_K.")
 
 
 # ------------------------------------------------------------------ exercise 2: the batched layer
