@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from mistakes import message, names_only, right_answer_passes
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 from selfattention import checks
 
@@ -46,6 +46,7 @@ APPLE = {
     "own term": "apple included",
     "zero scores": "a score of 0 still gets e^0 = 1",
     "other": "the weight is e^(score of ate)",
+    "coarse": "too coarse",
 }
 
 
@@ -129,6 +130,35 @@ def weak() -> np.ndarray:
 )
 def test_apple_mistakes_are_named(answer, mistake):
     names_only(message(check_apple, answer), mistake, APPLE)
+
+
+def extreme() -> np.ndarray:
+    """Food and fruit rows [-3, 3, -3]: q_apple = [-6, 6, -4], scores -6, 6, 0, -4: 'ate' gets 0.99748, within
+    0.005 of 1, so a rounded 1.0 passed a plain tolerance."""
+    W = W_Q.copy()
+    W[2], W[3] = [-3, 3, -3], [-3, 3, -3]
+    return W
+
+
+EXTREME = math.exp(6) / (math.exp(6) + math.exp(-6) + math.exp(0) + math.exp(-4))  # as the lesson writes it
+
+
+def test_apple_weight_near_one_is_judged_in_log_odds(capsys):
+    right_answer_passes(check_apple, (extreme(), EXTREME), capsys)
+    right_answer_passes(check_apple, (extreme(), 0.9975), capsys)       # 1 - w right to about 1%
+    for coarse in (1.0, 0.997, 0.999):
+        text = message(check_apple, (extreme(), coarse))
+        names_only(text, "coarse", APPLE)
+        assert f"{EXTREME:.4g}" not in text, text   # the message does not give the weight away
+    assert "never exactly 1" in message(check_apple, (extreme(), 1.0))
+
+
+def test_apple_hidden_test_refuses_a_rounded_one():
+    lesson, gid = "04_learnable_projections", "l04-apple-test"
+    assert hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=EXTREME)
+    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, predicted_weight=round(RIGHT, 2))
+    assert not hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=1.0)
+    assert not hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=0.997)
 
 
 def test_apple_uncancelled_red_names_the_cause():

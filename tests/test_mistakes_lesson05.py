@@ -13,11 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from mistakes import message, names_only, right_answer_passes
 
 import selfattention as sa
-from selfattention import checks, tasks
+from selfattention import checks
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_attention.ipynb"
 
@@ -304,105 +303,44 @@ def test_step_cases_keep_the_mistakes_apart():
 
 
 # ------------------------------------------------------------------ Exercise 3: how small can d_k be?
-def trained(d_k: int, d_v: int = 16) -> list[float]:
-    """The exercise's runs as a learner writes them: eight starts, tasks.train's defaults."""
-    data = (*tasks.make_lookup_data(2000, seed=1), *tasks.make_lookup_data(500, seed=2))
-    out = []
-    for seed in range(8):
-        torch.manual_seed(seed)
-        model = tasks.ReadoutModel(sa.SelfAttention(tasks.D_IN, d_k, d_v=d_v), d_v)
-        out.append(tasks.train(model, data)[-1][1])
-    return out
-
-
-@pytest.fixture(scope="module")
-def runs():
-    return {1: trained(1), 2: trained(2)}
-
-
 DK = {
-    "no prediction": "predicted_smallest_d_k is",
-    "no runs": "accuracies has no value yet",
-    "keys": "it should have exactly 1 and 2",
-    "count": "train one model per start",
-    "swapped": "the keys are swapped",
-    "before": "accuracies at step 0",
-    "d_v": "come from models with d_v = d_k",
-    "other": "but the same trainings give",
+    "no prediction": "has no value yet",
+    "not a choice": "write the number 1, 2 or 4",
+    "one": "d_k = 1 cannot do it",
+    "four": "fewer suffice",
 }
 
 
-def check_dk(answer):
-    checks.check_smallest_d_k(*answer)
+def test_smallest_d_k_right_answers(capsys):
+    right_answer_passes(checks.check_smallest_d_k, 2, capsys)
+    right_answer_passes(checks.check_smallest_d_k, np.int64(2), capsys)   # a NumPy integer, as from an array
 
 
-def test_smallest_d_k_right_answers(capsys, runs):
-    right_answer_passes(check_dk, (2, runs), capsys)
-    as_tuples = {d: tuple(round(a, 3) for a in v) for d, v in runs.items()}   # rounded, in tuples
-    right_answer_passes(check_dk, (2, as_tuples), capsys)
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [(None, "no prediction"), (3, "not a choice"), ("2", "not a choice"), (True, "not a choice"),
+     (1, "one"), (4, "four")],
+)
+def test_smallest_d_k_mistakes_are_named(answer, mistake):
+    names_only(message(checks.check_smallest_d_k, answer), mistake, DK)
 
 
-def test_smallest_d_k_mistakes_are_named(runs):
-    before = {1: list(checks.lesson05.small_d_k_runs(1, after=False)), 2: runs[2]}
-    cases = [
-        ((None, runs), "no prediction"),
-        ((3, runs), "no prediction"),
-        ((2, None), "no runs"),
-        ((2, {1: runs[1]}), "keys"),
-        ((2, {1: runs[1][:4], 2: runs[2]}), "count"),
-        ((2, {1: runs[2], 2: runs[1]}), "swapped"),
-        ((2, before), "before"),
-        ((2, {1: trained(1, d_v=1), 2: runs[2]}), "d_v"),
-        ((2, {1: runs[1][::-1], 2: runs[2]}), "other"),             # starts in the wrong order
-    ]
-    for answer, mistake in cases:
-        names_only(message(check_dk, answer), mistake, DK)
+def test_smallest_d_k_prediction_comes_before_the_trainings():
+    """The answer cell holds the prediction alone; the trainings that test it run in the lesson's cell after
+    the test cell, and nothing the check prints gives their results."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells]
+    answer, test = ids.index("l05-dk-answer"), ids.index("l05-dk-test")
+    assert "tasks.train" not in "".join(cells[answer]["source"])
+    assert test == answer + 1 and "tasks.train" in "".join(cells[test + 1]["source"])
+    for wrong in (1, 4):
+        assert "0.6" not in message(checks.check_smallest_d_k, wrong)
 
 
-def test_smallest_d_k_any_prediction_made_before_the_runs_gets_the_points(capsys, runs):
-    """The prediction is graded for being made, not for its outcome; the message says how it fared."""
-    said = {1: "do not bear out your prediction of 1: d_k = 1 did not solve", 2: "as you predicted",
-            4: "d_k = 2 already solves the task from every start, fewer than the 4 you predicted"}
-    for predicted, words in said.items():
-        check_dk((predicted, runs))
-        text = capsys.readouterr().out
-        assert text.startswith("Correct:") and words in text, text
-        for other in set(said.values()) - {words}:
-            assert other not in text, text
+def test_the_hidden_test_takes_the_prediction_and_refuses_the_others():
+    run_hidden_test("l05-dk-test", predicted_smallest_d_k=2)
+    for wrong in (1, 4, True, None):
+        with pytest.raises(AssertionError):
+            run_hidden_test("l05-dk-test", predicted_smallest_d_k=wrong)
 
 
-def test_smallest_d_k_right_runs_are_graded_without_training(monkeypatch, runs):
-    """The stored runs answer a right submission at once; the grader's time per lesson is limited."""
-    def no_training(*args):
-        raise AssertionError("the check trained")
-    monkeypatch.setattr(checks.lesson05, "_d_k_histories", no_training)
-    checks.check_smallest_d_k(2, runs)
-    monkeypatch.undo()
-
-
-def test_the_stored_runs_are_the_trainings_of_this_pytorch():
-    for d_v in (16, None):
-        for d_k in (1, 2):
-            for after in (True, False) if d_v else (True,):
-                stored = checks.lesson05.known_d_k_runs(d_k, d_v or d_k, after)
-                fresh = checks.lesson05.small_d_k_runs(d_k, d_v or d_k, after)
-                assert np.allclose(stored, fresh, atol=0.0041)
-
-
-def test_smallest_d_k_made_up_numbers_do_not_pass():
-    guessed = {1: [0.65] * 8, 2: [1.0] * 8}                  # a guess, not a training run
-    names_only(message(check_dk, (2, guessed)), "other", DK)
-
-
-def test_smallest_d_k_check_keeps_the_random_state():
-    torch.manual_seed(5)
-    want = torch.rand(3)
-    torch.manual_seed(5)
-    checks.lesson05.small_d_k_runs(1)
-    assert torch.equal(torch.rand(3), want)
-
-
-def test_the_hidden_test_passes_the_runs_and_refuses_a_guess(runs):
-    run_hidden_test("l05-dk-test", predicted_smallest_d_k=2, accuracies=runs)
-    with pytest.raises(AssertionError):
-        run_hidden_test("l05-dk-test", predicted_smallest_d_k=2, accuracies={1: [0.65] * 8, 2: [1.0] * 8})

@@ -85,7 +85,7 @@ def test_training_viewer_moves_the_map_and_the_marker(monkeypatch, capsys):
     ax_map = [ax for ax in fig.axes if ax.images][0]
     np.testing.assert_allclose(ax_map.images[0].get_array(), h[-1][2])
     out = capsys.readouterr().out
-    assert "step   8: held-out accuracy 1.000; the query gives 1.00 of its attention" in out
+    assert "step   8: held-out accuracy 1.000; the question token gives 1.00 of its attention" in out
     with pytest.raises(ValueError, match="history is empty"):
         viewer.training_viewer([], ["a"], 0)
     with pytest.raises(ValueError, match=r"each map must be \(2, 2\)"):

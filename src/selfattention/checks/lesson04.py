@@ -119,11 +119,11 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             f"predicted_weight should be a number, but it is a {type(predicted_weight).__name__}."
         ) from None
     right = float(weights[ate])
-    if abs(p - right) <= 0.005:
+    if _same_weight(p, right):
         scores = (_X_TOY @ W)[apple] @ (_X_TOY @ _W_K).T
         passed(
-            f"'apple' now scores {np.round(scores, 2).tolist()} and gives 'ate' {right:.3f}; you predicted "
-            f"{p:.3f}."
+            f"'apple' now scores {np.round(scores, 2).tolist()} and gives 'ate' {right:.4g}; you predicted "
+            f"{p:.4g}."
         )
         return
     scores = new_q[apple] @ (_X_TOY @ _W_K).T
@@ -144,12 +144,33 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
     for explanation, value in wrong.items():
-        if abs(value - right) > 0.005 and abs(p - value) <= 0.005 * max(1.0, abs(value)):
+        if not _same_weight(value, right) and _same_weight(p, value):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
+    if abs(p - right) <= 0.005:
+        left = "a softmax weight is never exactly 1: the other words' e^score still count" if p >= 1 else \
+            f"it says {1 - p:.3g} is left for the other three words"
+        raise ExerciseError(
+            f"predicted_weight = {p:.4g} is close, but too coarse: {left}. Near 1 the weight is judged by its "
+            f"log-odds, log(w / (1 - w)), to within 0.05; write it with more digits, or as an expression."
+        )
     raise ExerciseError(
         f"predicted_weight = {p:.4g}, but W_Q_apple gives 'ate' {right:.3f}. The scores of 'apple' are "
         f"{np.round(scores, 2).tolist()}: the weight is e^(score of ate) / (sum of e^score)."
     )
+
+
+def _same_weight(a: float, b: float) -> bool:
+    """Two weights agree when their log-odds log(w / (1 - w)) differ by at most 0.05 (so near 1, 1 - w must be
+    right to about 5%, and a rounded 1.0 is not the weight 0.9975); numbers outside (0, 1), such as a score or a
+    percentage, within half a percent."""
+    if 0 < a < 1 and 0 < b < 1:
+        return abs(math.log(a / (1 - a)) - math.log(b / (1 - b))) <= _LOG_ODDS_TOL
+    if (0 < a < 1) != (0 < b < 1):
+        return False
+    return abs(a - b) <= 0.005 * max(1.0, abs(b))
+
+
+_LOG_ODDS_TOL = 0.05
 
 
 

@@ -9,7 +9,6 @@ where it runs), and logits in the hundreds, where a softmax without max-subtract
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -200,128 +199,21 @@ def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
 
 # ----------------------------------------------------------------- Exercise 3: how small can d_k be?
 
-_DK_SEEDS = range(8)
-_DK_TOL = 0.0041  # two held-out sequences of 500: thread counts may move an accuracy by one
-
-# The runs small_d_k_runs makes, as this course's pinned PyTorch computes them: the check compares with these
-# first, so that a right answer is graded at once; only an answer that matches none of them (another PyTorch
-# build, as on Colab, or a mistake) makes it train. tests/test_mistakes_lesson05.py keeps them current.
-_KNOWN_D_K_RUNS: dict[tuple[int, int], tuple[tuple[float, ...], tuple[float, ...]]] = {
-    (1, 16): ((0.09, 0.118, 0.136, 0.09, 0.122, 0.12, 0.126, 0.148),
-              (0.674, 0.656, 0.658, 0.624, 0.64, 0.692, 0.646, 0.646)),
-    (2, 16): ((0.126, 0.128, 0.092, 0.094, 0.148, 0.12, 0.162, 0.164),
-              (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)),
-    (1, 1): ((0.132, 0.1, 0.114, 0.126, 0.146, 0.138, 0.106, 0.126),
-             (0.386, 0.288, 0.308, 0.274, 0.334, 0.336, 0.374, 0.362)),
-    (2, 2): ((0.134, 0.102, 0.132, 0.126, 0.12, 0.132, 0.102, 0.102),
-             (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)),
-}
-
-
-@functools.cache
-def _d_k_histories(d_k: int, d_v: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    import torch
-
-    from .. import layers, tasks
-
-    data = (*tasks.make_lookup_data(2000, seed=1), *tasks.make_lookup_data(500, seed=2))
-    before, after = [], []
-    with torch.random.fork_rng():
-        for seed in _DK_SEEDS:
-            torch.manual_seed(seed)
-            model = tasks.ReadoutModel(layers.SelfAttention(tasks.D_IN, d_k, d_v=d_v), d_v)
-            history = tasks.train(model, data, every=160)
-            before.append(round(float(history[0][1]), 3))
-            after.append(round(float(history[-1][1]), 3))
-    return tuple(before), tuple(after)
-
-
-def small_d_k_runs(d_k: int, d_v: int = 16, after: bool = True) -> tuple[float, ...]:
-    """Held-out accuracies of the lesson's learned model with d_k query/key numbers and d_v value numbers
-    (sa.SelfAttention(17, d_k, d_v=d_v), readout from d_v), trained by tasks.train's defaults on the lesson's
-    data from starts 0-7 (after training, or at step 0 if not ``after``). Trains them (16 trainings at most,
-    a few seconds); the global random state is kept."""
-    return _d_k_histories(d_k, d_v)[1 if after else 0]
-
-
-def known_d_k_runs(d_k: int, d_v: int = 16, after: bool = True) -> tuple[float, ...]:
-    """small_d_k_runs's result as the course's pinned PyTorch gives it, without training (KeyError if not
-    stored)."""
-    return _KNOWN_D_K_RUNS[(d_k, d_v)][1 if after else 0]
-
-
-def _close(a: Any, b: Any) -> bool:
-    return bool(np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), atol=_DK_TOL, rtol=0.0))
-
-
-def d_k_runs_match(accuracies: Any, d_k: int) -> bool:
-    """Whether ``accuracies`` are the eight runs of the exercise with this d_k (d_v = 16): the stored ones
-    first, else the same trainings run here (another PyTorch build)."""
-    return _close(accuracies, known_d_k_runs(d_k)) or _close(accuracies, small_d_k_runs(d_k))
-
-
-def _runs(accuracies: Any) -> dict[int, np.ndarray]:
-    if accuracies is None or accuracies is Ellipsis:
-        raise ExerciseError("accuracies has no value yet: train the models and write {1: [...], 2: [...]}, eight "
-                            "held-out accuracies per d_k.")
-    if not isinstance(accuracies, dict):
-        raise ExerciseError(f"accuracies should be a dict {{1: [...], 2: [...]}}, but it is a "
-                            f"{type(accuracies).__name__}.")
-    if set(accuracies) != {1, 2}:
-        raise ExerciseError(f"accuracies has the keys {sorted(accuracies, key=str)}; it should have exactly 1 and 2, "
-                            f"the two values of d_k.")
-    runs = {}
-    for d_k in (1, 2):
-        try:
-            a = np.array([float(v) for v in accuracies[d_k]])
-        except (TypeError, ValueError):
-            raise ExerciseError(f"accuracies[{d_k}] should be a list of eight numbers.") from None
-        if a.shape != (8,):
-            raise ExerciseError(f"accuracies[{d_k}] has {a.size} numbers: train one model per start, seeds 0 to 7.")
-        runs[d_k] = a
-    return runs
-
-
-def check_smallest_d_k(predicted_smallest_d_k: Any, accuracies: Any) -> None:
-    """Exercise 3: the smallest d_k among 1, 2, 4 predicted to solve the lookup from every start, then the
-    held-out accuracies of learned models with d_k = 1 and 2 (d_v = 16), eight starts each, by tasks.train's
-    defaults. The prediction is graded for being made; the message then says whether the runs bore it out.
-    Right runs are recognised from the stored results at once; others are compared with the same trainings."""
-    if predicted_smallest_d_k not in (1, 2, 4):
-        raise ExerciseError(f"predicted_smallest_d_k is {predicted_smallest_d_k!r}: before training, write 1, 2 or 4, "
-                            f"the smallest d_k you expect to solve the task from every start.")
-    runs = _runs(accuracies)
-    for d_k in (1, 2):
-        if d_k_runs_match(runs[d_k], d_k):
-            continue
-        if _close(runs[d_k], known_d_k_runs(3 - d_k)):
-            raise ExerciseError(f"accuracies[{d_k}] are the runs with d_k = {3 - d_k}: the keys are swapped.")
-        if _close(runs[d_k], known_d_k_runs(d_k, after=False)):
-            raise ExerciseError(f"accuracies[{d_k}] are the accuracies at step 0, before training: tasks.train "
-                                f"returns checkpoints (step, accuracy, snapshot); the last, [-1][1], is after training.")
-        if _close(runs[d_k], known_d_k_runs(d_k, d_v=d_k)):
-            raise ExerciseError(f"accuracies[{d_k}] come from models with d_v = d_k = {d_k}: the exercise changes "
-                                f"only the query/key size. Keep d_v = 16: sa.SelfAttention(D_IN, {d_k}, d_v=16) and "
-                                f"the readout tasks.ReadoutModel(..., 16).")
-        raise ExerciseError(f"accuracies[{d_k}] = {np.round(runs[d_k], 3).tolist()}, but the same trainings give "
-                            f"{list(small_d_k_runs(d_k))}. Each start: torch.manual_seed(seed) first, then "
-                            f"tasks.ReadoutModel(sa.SelfAttention(D_IN, {d_k}, d_v=16), 16), trained by "
-                            f"tasks.train(model, data) with its defaults, and its final held-out accuracy.")
-    one, two = runs[1], runs[2]
-    result = (f"with d_k = 1, {one.mean():.3f} ({one.min():.3f}..{one.max():.3f}); with d_k = 2, "
-              f"{two.mean():.3f} ({two.min():.3f}..{two.max():.3f}), over eight starts each")
-    why = ("Two numbers let the eight keys sit round a circle, each query aimed at the next; one number gives each "
-           "query only the largest or the smallest key.")
-    solved = {d_k: bool(runs[d_k].min() >= 0.995) for d_k in (1, 2)}
-    smallest = 1 if solved[1] else 2 if solved[2] else None
-    if smallest is None:
-        passed(f"your runs are right: {result}. Neither d_k solved the task from every start in these runs, so "
-               f"they cannot settle your prediction of {predicted_smallest_d_k}.")
-    elif predicted_smallest_d_k == smallest:
-        passed(f"{result}: d_k = {smallest} is enough, as you predicted. {why}")
-    elif predicted_smallest_d_k > smallest:
-        passed(f"{result}: your runs are right, and d_k = {smallest} already solves the task from every start, "
-               f"fewer than the {predicted_smallest_d_k} you predicted. {why}")
-    else:
-        passed(f"{result}: your runs are right; they do not bear out your prediction of {predicted_smallest_d_k}: "
-               f"d_k = {predicted_smallest_d_k} did not solve the task from every start, d_k = {smallest} did. {why}")
+def check_smallest_d_k(predicted_smallest_d_k: Any) -> None:
+    """Exercise 3: the smallest d_k among 1, 2 and 4 with which some W_Q, W_K, W_V and readout solve the lookup
+    (2: lesson 04's Exercises 2 and 3). The lesson's next cell trains d_k = 1 and 2 from eight starts."""
+    if predicted_smallest_d_k is None or predicted_smallest_d_k is Ellipsis:
+        raise ExerciseError("predicted_smallest_d_k has no value yet: write 1, 2 or 4, the smallest d_k you expect "
+                            "to solve the task.")
+    if isinstance(predicted_smallest_d_k, (bool, str)) or predicted_smallest_d_k not in (1, 2, 4):
+        raise ExerciseError(f"predicted_smallest_d_k is {predicted_smallest_d_k!r}: write the number 1, 2 or 4.")
+    if predicted_smallest_d_k == 1:
+        raise ExerciseError("d_k = 1 cannot do it: with one number per query and key, a question token scores "
+                            "highest the largest key present (or the smallest, if its query is negative), so at most "
+                            "two letters are found in every sequence where they are the target (lesson 04's "
+                            "Exercise 3); the task needs all eight.")
+    if predicted_smallest_d_k == 4:
+        raise ExerciseError("fewer suffice: as in lesson 04's Exercise 2, two numbers let the eight letters' keys "
+                            "sit round a circle, with each asked letter's query aimed at the next letter's key.")
+    passed("d_k = 2 can solve it. The next cell trains d_k = 1 and d_k = 2 to see whether training finds such "
+           "matrices.")

@@ -74,9 +74,9 @@ def learned_matrices(letter_scores: ArrayLike, to_logits: ArrayLike, letters: Se
                      digits: Sequence[str]) -> Figure:
     """Two maps on diverging colour scales centred at 0.
 
-    Inputs: letter_scores (n_letters, n_letters): the score a query letter (rows) gives an item's letter
+    Inputs: letter_scores (n_letters, n_letters): the score an asked letter (rows) gives an item's letter
     (columns); to_logits (n_features, n_digits): how much each input feature, through W_V and the readout,
-    raises each digit's logit (rows: the letters, the digits, the query flag).
+    raises each digit's logit (rows: the letters, the digits, the question flag).
     """
     scores, logits = np.asarray(letter_scores, dtype=float), np.asarray(to_logits, dtype=float)
     n, d = len(letters), len(digits)
@@ -85,8 +85,8 @@ def learned_matrices(letter_scores: ArrayLike, to_logits: ArrayLike, letters: Se
                          f"and ({2 * n + 1}, {d}) for {n} letters and {d} digits")
     fig, axes = plt.subplots(1, 2, figsize=(12, 6.2), layout="constrained", width_ratios=(1, 1))
     panels = (
-        (axes[0], scores, [f"?{c}" for c in letters], list(letters), "scores: query letter vs item letter",
-         "item's letter", "query letter", "score"),
+        (axes[0], scores, [f"?{c}" for c in letters], list(letters), "scores: asked letter vs item letter",
+         "item's letter", "asked letter", "score"),
         (axes[1], logits, [*letters, *digits, "flag"], list(digits), "W_V then readout", "digit logit",
          "input feature", "added to the logit"),
     )
@@ -166,7 +166,7 @@ def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Seque
 
 def next_letter_weight(model: Any, X: Any) -> float:
     """The mean weight an item row gives the item whose letter comes next (after H: A), over every item
-    row of every sequence in X (n, T, d_in) that has such an item; the last token of X is the query."""
+    row of every sequence in X (n, T, d_in) that has such an item; the last token is the question token."""
     import torch
 
     from ..tasks import N_ITEMS, N_SYM

@@ -57,8 +57,8 @@ def training_viewer(history: Sequence[tuple[int, float, Any]], labels: Sequence[
         marker.set_data([step], [acc])
         title.set_text(f"step {step}")
         show(fig)
-        print(f"step {step:3d}: held-out accuracy {acc:.3f}; the query gives {A[-1, target]:.2f} of its "
-              f"attention to the right item")
+        print(f"step {step:3d}: held-out accuracy {acc:.3f}; the question token gives {A[-1, target]:.2f} "
+              f"of its attention to the right item")
 
     gaps = [b - a for a, b in zip(steps, steps[1:], strict=False)]
     slider = widgets.IntSlider(value=steps[0], min=steps[0], max=steps[-1], step=max(1, min(gaps, default=1)),
