@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.optimize
 import scipy.special
 from mistakes import hidden_test_passes
 from mistakes import message as _message
@@ -516,7 +517,27 @@ def test_the_constant_read_off_l_e_to_the_07_l_does_not_pass():
 
 def test_a_grid_on_bank_prime_without_the_coefficients_does_not_pass():
     """The shortcut: L by a grid on sa.basic_self_attention, the derivation (the coefficients) skipped."""
-    assert "has no value yet" in _message(lambda c: check_nature_word(2.17708, c), None)
+    text = _message(lambda c: check_nature_word(2.17708, c), None)
+    assert "has no value yet" in text and "skips the derivation" in text, text
+
+
+def test_brentq_on_bank_prime_is_named_by_the_check_and_fails_the_hidden_test():
+    """The shortcut: scipy.optimize.brentq on bank' itself gives L; the coefficients are not derived."""
+    length = scipy.optimize.brentq(nature_over_finance, 0.0, 10.0, xtol=1e-9)
+    text = _message(lambda c: check_nature_word(length, c), None)
+    assert "skips the derivation" in text and not [k for k, p in NATURE.items() if p in text], text
+    assert not _hidden_passes("l02-nature-test", nature_length=length, nature_coeffs=None)
+    assert not _hidden_passes("l02-nature-test", nature_length=length, nature_coeffs=(2.9, 0.0))
+
+
+def test_the_hidden_nature_test_passes_the_derivation_and_the_helper():
+    assert _hidden_passes("l02-nature-test", nature_length=bisect(lambda L: L * np.exp(0.7 * L) - RHS),
+                          nature_coeffs=(2.9, 1.4))
+
+
+def test_no_coefficients_and_no_length_is_the_plain_no_value_message():
+    text = _message(lambda c: check_nature_word(None, c), None)
+    assert "has no value yet" in text and "skips the derivation" not in text, text
 
 
 def test_an_unshifted_softmax_in_long_double_does_not_pass():

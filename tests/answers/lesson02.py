@@ -14,13 +14,13 @@ c = np.max(scores, axis=1, keepdims=True)
 exps = np.exp(scores - c)
 return exps / np.sum(exps, axis=1, keepdims=True)
 """,
-    # Exercise 3: nature = 3 x finance with the row sum cancelled gives L e^(0.7 L) = p e^0.77 + q e^0.98;
-    # the lesson's scipy.optimize.brentq then finds L.
+    # Exercise 3: bank's finance and nature coordinates from its weights, nature = 3 x finance with the row
+    # sum cancelled gives L e^(0.7 L) = p e^0.77 + q e^0.98; the lesson's bisect helper then finds L.
     "l02-nature-answer": """
-import scipy.optimize
-# finance: 1.0 e^0.77 + 0.7 e^0.98; nature: 0.1 e^0.77 + 0.7 e^0.98 + L e^(0.7 L); nature = 3 finance
-nature_coeffs = (3 * 1.0 - 0.1, 3 * 0.7 - 0.7)
-c = nature_coeffs[0] * np.exp(0.77) + nature_coeffs[1] * np.exp(0.98)
-nature_length = scipy.optimize.brentq(lambda L: L * np.exp(0.7 * L) - c, 0.0, 10.0, xtol=1e-9)
+# finance: 1.0 e^0.77 + 0.7 e^0.98; nature: 0.1 e^0.77 + 0.7 e^0.98 + L e^(0.7 L) (both over the row sum)
+p = 3 * 1.0 - 0.1
+q = 3 * 0.7 - 0.7
+nature_coeffs = (p, q)
+nature_length = bisect(lambda L: L * np.exp(0.7 * L) - p * np.exp(0.77) - q * np.exp(0.98), 0, 5)
 """,
 }

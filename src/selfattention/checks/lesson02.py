@@ -400,6 +400,11 @@ def check_nature_word(nature_length: Any, nature_coeffs: Any = _UNSET) -> None:
     for name, got in (("nature_length", nature_length), ("nature_coeffs", nature_coeffs)):
         if isinstance(got, str):
             raise ExerciseError(f"{name} is a string, {got!r:.40}: write the number itself, without quotes.")
+    if nature_coeffs is None and nature_length is not None and nature_length is not Ellipsis:
+        raise ExerciseError(
+            "nature_coeffs has no value yet: a length found numerically (bisect or brentq on bank' itself) skips "
+            "the derivation. Write bank's nature and finance coordinates from its weights, set nature = 3 x "
+            "finance, cancel the row sum and give the coefficients (p, q) of L e^(0.7 L) = p e^0.77 + q e^0.98.")
     if nature_coeffs is not _UNSET:
         if isinstance(nature_coeffs, (tuple, list)) and any(isinstance(v, str) for v in nature_coeffs):
             raise ExerciseError("nature_coeffs holds a string: write the numbers themselves, without quotes.")
@@ -444,14 +449,13 @@ def check_nature_word(nature_length: Any, nature_coeffs: Any = _UNSET) -> None:
         side = "passes the bar" if L > SHORTEST_NATURE else "falls just short of it"
         raise ExerciseError(
             f"{said}: it {side}, but L is not precise enough: the exercise asks for the smallest such length "
-            "to within 0.001. Solve the equation in L to more decimals (bisection, or scipy.optimize.brentq) "
-            "and give L with at least 3 decimals, not rounded to 2.")
+            "to within 0.001. Give bisect's result itself (it stops when the interval is far narrower), "
+            "not L rounded to 2 decimals.")
     if L > SHORTEST_NATURE:
         raise ExerciseError(
             f"{said}: it passes the bar, but it is not the smallest such length. Write bank's nature and "
             "finance coordinates as functions of L and solve for the L where nature is exactly three times "
-            "finance (bisection, or scipy.optimize.brentq).")
+            "finance (bisect on L e^(0.7 L) minus the right-hand side).")
     raise ExerciseError(
         f"{said}, short of three times. w's score with bank is 0.7 L, so a longer w gets a larger share and "
-        "brings more nature with it: write the condition as an equation in L and solve it (bisection, or "
-        "scipy.optimize.brentq).")
+        "brings more nature with it: write the condition as an equation in L and solve it with bisect.")
