@@ -253,6 +253,11 @@ def test_role_maps_show_each_position_equally_and_lookup_explorer_reads_the_mode
     w = _weights_on(where, 0.5, 0.4)
     fig, panels = plots.role_maps(X, where, {"one": plots.by_role(w, where)[:, 0]}, ["n", "p", "o", "x", "q"])
     assert len(panels) == 1 and panels[0].images[0].get_array().shape == (8, 5)
+    written = {t.get_text() for t in panels[0].texts}
+    assert {"0.50", "0.40"} <= written, written          # two decimals: a gap of 0.05 to 0.10 shows
+    rows = [t.get_text() for t in panels[0].get_yticklabels()]
+    assert rows[0].startswith("n at 0: #") and rows[-1].startswith("n at 3: #"), rows   # labelled by position
+    assert fig.get_suptitle() == "the query's weight on each item, by role"
     plt.close(fig)
 
     class Fixed(torch.nn.Module):  # always answers digits 1 and 2
@@ -302,3 +307,45 @@ def test_best_linear_readout_keeps_the_heads_and_refits_only_the_readout():
     assert new.readout is not model.readout
     with pytest.raises(ValueError, match="ReadoutModel"):
         plots.best_linear_readout(core_attention, data)
+
+
+def test_silencing_names_each_head_by_its_item_and_breaks_only_that_answer():
+    from selfattention import tasks
+
+    class Head(torch.nn.Module):  # output: a one-hot of the digit under `item`; weights all on that item
+        def __init__(self, item):
+            super().__init__()
+            self.item = item
+
+        def forward(self, X):
+            out = torch.zeros(len(X), X.shape[1], tasks.N_SYM)
+            weights = torch.zeros(len(X), X.shape[1], X.shape[1])
+            for n in range(len(X)):
+                pos = int(where[n, self.item])
+                out[n, -1] = X[n, pos, tasks.N_SYM:2 * tasks.N_SYM]
+                weights[n, -1, pos] = 1.0
+            return out, weights
+
+    class Model(torch.nn.Module):  # answer a reads head a's one-hot; a silenced head gives digit 0
+        def __init__(self, order):
+            super().__init__()
+            self.attention = torch.nn.Module()
+            self.attention.heads = torch.nn.ModuleList(Head(i) for i in order)
+
+        def forward(self, X):
+            outs, weights = zip(*(h(X) for h in self.attention.heads), strict=True)
+            logits = torch.stack([o[:, -1] for o in outs], 1)
+            return logits[:, list(self.order)], torch.stack(weights, 1)
+
+    X, y = tasks.make_lookup_data(40, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    models = []
+    for order in ((0, 1), (1, 0)):
+        m = Model(order)
+        m.order = [order.index(0), order.index(1)]
+        models.append(m)
+    zero = (y == 0).float().mean(0)  # a silenced head's answer: all logits 0, so digit 0
+    next_, previous = (f"{z:.3f} to {z:.3f}" for z in zero)
+    assert plots.silencing(models, X, y, where).splitlines() == [
+        f"head on the next letter silenced, 2 seeds: next {next_}, previous 1.000 to 1.000",
+        f"head on the previous letter silenced, 2 seeds: next 1.000 to 1.000, previous {previous}"]

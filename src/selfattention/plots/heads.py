@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps",
+           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps", "silencing",
            "fit_linear_readout", "best_linear_readout"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
@@ -237,27 +237,32 @@ def cost_table(T: int, d_model: int, heads: Sequence[int]) -> None:
               f"{h * T**2:17,d}")
 
 
-def role_maps(X, where, panels: dict, roles: Sequence[str],
-              per_position: int = 2) -> tuple[Figure, list[Axes]]:
+def role_maps(X, where, panels: dict, roles: Sequence[str], per_position: int = 2,
+              title: str = "the query's weight on each item, by role") -> tuple[Figure, list[Axes]]:
     """:func:`head_maps` of weights read by role, on ``per_position`` held-out sequences for each position of
-    the first role's item (so that every position is shown equally).
+    the first role's item (so that every position is shown equally), written with two decimals.
 
     Inputs:
         X: (n, T, D_IN) lookup sequences; where: (n, R) from :func:`role_positions`.
         panels: title -> (n, R) weights by role (one head's slice of :func:`by_role`).
-        roles: R column labels.
+        roles: R column labels; title: the figure's title.
     Returns:
-        the figure and its panels; rows are labelled by sequence number and query token.
+        the figure and its panels; rows are labelled by the position of the first role's item and the
+        sequence's number.
     """
     import torch
 
     from selfattention import tasks
 
-    picked = [int(i) for p in range(tasks.N_ITEMS)
+    picked = [(p, int(i)) for p in range(tasks.N_ITEMS)
               for i in torch.nonzero(where[:, 0] == p)[:per_position, 0]]
-    labels = [f"#{i} " + tasks.token_labels(X[i])[-1] for i in picked]
-    return head_maps([w[picked] for w in panels.values()], list(panels), labels, roles, digits=1,
-                     height=1.0 + 0.52 * len(picked), xlabel="item, by role", ylabel="held-out sequence")
+    labels = [f"{roles[0]} at {p}: #{i}" for p, i in picked]
+    rows = [i for _, i in picked]
+    fig, panels_ = head_maps([w[rows] for w in panels.values()], list(panels), labels, roles, digits=2,
+                             height=1.4 + 0.52 * len(rows), xlabel="item, by role",
+                             ylabel="held-out sequence")
+    fig.suptitle(title, fontsize=FONT)
+    return fig, panels_
 
 
 def summary(group: Sequence, where) -> str:
@@ -299,6 +304,30 @@ def weight_gaps(groups: dict, where) -> str:
                      f"median gap {gap.min():.2f} to {gap.max():.2f};\n    per sequence, the larger weight "
                      f"at least {larger.min():.2f}-{larger.max():.2f}, the smaller at most "
                      f"{smaller.min():.2f}-{smaller.max():.2f}")
+    return "\n".join(lines)
+
+
+def silencing(models: Sequence, X, y, where) -> str:
+    """Each two-head lookup model (one per seed) with each head's output replaced by zeros in turn: the range
+    over seeds of each answer's accuracy on ``X`` (n, T, D_IN) against ``y`` (n, 2), heads named by the role
+    (of the first two in ``where``, from :func:`role_positions`) they weight more."""
+    import torch
+
+    found = {}
+    for model in models:
+        with torch.no_grad():
+            main = by_role(model(X)[1], where)[:, :, :2].mean(0).argmax(1)     # (heads,): 0 next, 1 previous
+            for h, head in enumerate(model.attention.heads):
+                hook = head.register_forward_hook(lambda _m, _i, out: (torch.zeros_like(out[0]), out[1]))
+                right = (model(X)[0].argmax(-1) == y).float().mean(0)
+                hook.remove()
+                found.setdefault(int(main[h]), []).append(right)
+    names = ("next", "previous")
+    lines = []
+    for role, rights in sorted(found.items()):
+        r = torch.stack(rights)
+        lines.append(f"head on the {names[role]} letter silenced, {len(r)} seeds: " + ", ".join(
+            f"{names[a]} {r[:, a].min():.3f} to {r[:, a].max():.3f}" for a in (0, 1)))
     return "\n".join(lines)
 
 
