@@ -10,6 +10,7 @@ from mistakes import message, names_only, right_answer_passes
 from selfattention import checks
 
 love, apple, phones = np.array([0.3, 0.3]), np.array([0.7, 0.7]), np.array([0.1, 1.0])
+juice = np.array([1.0, 0.1])                                       # section 2's neighbour
 X = np.stack([love, apple, phones])
 table = np.array([[0.5, 0.3, 0.2], [0.1, 0.3, 0.6], [0.0, 0.2, 0.8]])   # the lesson's weight table
 
@@ -24,7 +25,7 @@ PHRASES = {
     "sum": "sum of the three vectors",
     "static apple": "static apple, unchanged",
     "section 2": "weights of section 2",
-    "swapped": "coordinates are swapped",
+    "juice or swapped": "holds juice, not phones",
     "no love": "leaves out the love term",
     "no apple": "leaves out the apple term",
     "no phones": "leaves out the phones term",
@@ -47,7 +48,7 @@ WRONG = {
     "sum": love + apple + phones,
     "static apple": [0.7, 0.7],
     "section 2": 0.1 * love + 0.5 * apple + 0.4 * phones,   # the mix computed above, reused
-    "swapped": [0.84, 0.3],
+    "juice or swapped": 0.1 * love + 0.3 * apple + 0.6 * juice,   # section 2's X reused
     "no love": 0.3 * apple + 0.6 * phones,
     "no apple": [0.09, 0.63],
     "no phones": 0.1 * love + 0.3 * apple,
@@ -94,3 +95,10 @@ def test_shortcuts_fail_the_check_and_the_hidden_test(shortcut: object) -> None:
     message(checks.check_warmup_mix, shortcut)
     with pytest.raises(AssertionError):
         _hidden_test(shortcut)
+
+
+def test_swapped_coordinates_typed_by_hand_get_the_same_two_named_slips():
+    """[0.84, 0.30] is both section 2's juice mix and the right mix with its coordinates swapped: the message
+    names both, the juice slip first (the X left in the kernel by section 2 holds juice)."""
+    text = message(checks.check_warmup_mix, [0.84, 0.3])
+    assert "holds juice, not phones" in text and "swapping the two coordinates" in text, text

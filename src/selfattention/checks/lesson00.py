@@ -14,6 +14,7 @@ __all__ = ["check_warmup_mix"]
 # weight table: row i holds the weights alpha_i1, alpha_i2, alpha_i3 that token i gives tokens 1 to 3.
 _LOVE, _APPLE, _PHONES = np.array([0.3, 0.3]), np.array([0.7, 0.7]), np.array([0.1, 1.0])
 _X = np.stack([_LOVE, _APPLE, _PHONES])                        # (3, 2)
+_JUICE = np.array([1.0, 0.1])                                   # section 2's neighbour, in "love apple juice"
 _TABLE = np.array([[0.5, 0.3, 0.2],
                    [0.1, 0.3, 0.6],
                    [0.0, 0.2, 0.8]])                            # (3, 3), rows sum to 1
@@ -41,7 +42,11 @@ def _mistakes() -> dict[str, np.ndarray]:
         "it is the static apple, unchanged; its row gives apple itself only 0.3, so apple' moves.": _APPLE,
         "you used the weights of section 2 (0.1, 0.5, 0.4); this exercise's table gives apple other weights in "
         "row 2.": _SECTION2 @ _X,
-        "its two coordinates are swapped: the first is food, the second technology.": (row @ _X)[::-1],
+        # juice = [1.0, 0.1] is phones = [0.1, 1.0] mirrored, so this mix equals the right one with its two
+        # coordinates swapped: one vector, two possible slips, both named
+        "you mixed love, apple and juice (the X of section 2 holds juice, not phones); this sentence has "
+        "phones. The same numbers come from swapping the two coordinates: the first is food, the second "
+        "technology.": row @ np.stack([_LOVE, _APPLE, _JUICE]),
     }
     for i, word in enumerate(_WORDS):
         kept = [j for j in range(3) if j != i]
@@ -55,7 +60,7 @@ def check_warmup_mix(apple_in_context: Any) -> None:
 
     Every named mistake gives a different (2,) vector: a column read for a row, another word's row, the largest
     weight's word alone or its term alone, the plain average or sum, the static apple, section 2's weights,
-    swapped coordinates, one term left out, the weights as percentages (a units slip), or the right mix times a
+    juice (section 2's sentence) for phones, which equals swapped coordinates, one term left out, the weights as percentages (a units slip), or the right mix times a
     factor (weights that do not sum to 1), or one coordinate right and the other not; the
     three rows' mixes at once, or the weighted vectors not yet added up, (3, 2), are named too. Any other wrong
     (2,) prediction gets the rule to apply. No message prints the right values.
