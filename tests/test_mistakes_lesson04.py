@@ -97,6 +97,15 @@ def test_apple_largest_query_within_the_cap_still_needs_the_softmax():
     assert "predicted_weight = 1" in message(check_apple, (W, 1.0))
 
 
+@pytest.mark.parametrize("guess", [0.5, 0.7, 0.95])
+def test_apple_a_wrong_prediction_is_not_told_the_weight(guess):
+    """The prediction is the exercise: a miss gets the scores and the rule, never the weight to paste back."""
+    text = message(check_apple, (GOOD, guess))
+    assert "the weight is e^(score of ate)" in text, text
+    for shown in (f"{RIGHT:.2f}", f"{RIGHT:.3f}", f"{RIGHT:.4g}", f"{RIGHT:.3g}"):
+        assert shown not in text, (shown, text)
+
+
 def test_apple_prediction_without_red_says_what_red_adds():
     text = message(check_apple, (food_only(), math.exp(5) / (math.exp(5) + 3)))
     assert "[0.0, 0.0, 2.0]" in text and "adds 2 to its score of itself" in text, text

@@ -154,8 +154,9 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             f"log-odds, log(w / (1 - w)), to within 0.05; write it with more digits, or as an expression."
         )
     raise ExerciseError(
-        f"predicted_weight = {p:.4g}, but W_Q_apple gives 'ate' {right:.3f}. The scores of 'apple' are "
-        f"{np.round(scores, 2).tolist()}: the weight is e^(score of ate) / (sum of e^score)."
+        f"predicted_weight = {p:.4g} is not the weight W_Q_apple gives 'ate' yet (this message does not print "
+        f"it: work it out). The scores of 'apple' are {np.round(scores, 2).tolist()}: the weight is "
+        f"e^(score of ate) / (sum of e^score over all four words)."
     )
 
 
