@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mistakes import message, names_only, right_answer_passes
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
+import selfattention as sa
 from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
@@ -16,7 +17,7 @@ FLASH_PHRASES = {
     "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
     "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
     "one_softmax": "Keep no list of key tiles", "own_key": "reads its own key",
-    "whole_mask": "grows as T^2",
+    "whole_mask": "grows as T^2", "torch": "uses PyTorch",
 }
 
 
@@ -127,6 +128,24 @@ def flash_whole_mask(memory, b):
         memory.write("O", acc / total, i)
 
 
+def flash_torch_rows(memory, b):
+    """The shortcut in PyTorch: tiles read as asked, then all of a row's keys concatenated and one call of
+    PyTorch's attention, whose memory tracemalloc does not see."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = torch.tensor(memory.read("Q", i, i + b))
+        keys, values = [], []
+        for j in range(0, i + 1, b):
+            keys.append(torch.tensor(memory.read("K", j, j + b)))
+            values.append(torch.tensor(memory.read("V", j, j + b)))
+        K, V = torch.cat(keys), torch.cat(values)
+        mask = torch.arange(len(K))[None, :] <= torch.arange(i, i + len(q))[:, None]
+        memory.write("O", F.scaled_dot_product_attention(q, K, V, attn_mask=mask).numpy(), i)
+
+
 FLASH_WRONG = {
     "no_skip": lambda mem, b: _flash(mem, b, skip=False),
     "no_diagonal": lambda mem, b: _flash(mem, b, diagonal=False),
@@ -138,6 +157,7 @@ FLASH_WRONG = {
     "one_softmax": flash_one_softmax,
     "own_key": flash_own_key_masked,
     "whole_mask": flash_whole_mask,
+    "torch": flash_torch_rows,
 }
 
 
@@ -149,6 +169,18 @@ def test_flash_right_answers_pass(answer, capsys):
 @pytest.mark.parametrize("key", list(FLASH_WRONG))
 def test_flash_mistake_is_named(key):
     names_only(message(checks.check_causal_flash, FLASH_WRONG[key]), key, FLASH_PHRASES)
+
+
+@pytest.mark.parametrize("shortcut", [flash_torch_rows, flash_one_softmax, flash_whole_mask])
+def test_flash_more_than_tiles_fails_the_hidden_test_too(shortcut):
+    """Output and traffic are right for each; only what the loop holds tells them apart, so the hidden test
+    measures it as the check does."""
+    assert not hidden_test_passes("14_long_context_and_io", "l14-flash-test", causal_flash=shortcut, sa=sa)
+
+
+@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
+def test_flash_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("14_long_context_and_io", "l14-flash-test", causal_flash=answer, sa=sa)
 
 
 def test_flash_loop_that_stops_before_the_diagonal_and_crashes_is_named():

@@ -12,9 +12,19 @@ import numpy as np
 
 from .. import llm
 from ..llm import SlowMemory
-from ._engine import ExerciseError, check_array, check_value, passed, reference_softmax
+from ._engine import (
+    ExerciseError,
+    check_array,
+    check_value,
+    code_names,
+    learners_functions,
+    passed,
+    reference_softmax,
+    used_objects,
+)
 
-__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_interleave_cache"]
+__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_interleave_cache", "holds_more_than_tiles",
+           "uses_torch"]
 
 
 _REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the exercise asks you to write "
@@ -191,6 +201,29 @@ def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
             f"softmax at the end: update m, l and a as each key tile passes.")
 
 
+def uses_torch(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, refers to PyTorch (the module, or
+    anything defined in it, such as ``F`` or ``torch.softmax``). Exercise 1's fast memory is measured with
+    tracemalloc, which sees NumPy's allocations and not PyTorch's, so the loop is asked for in NumPy."""
+    def from_torch(obj: Any) -> bool:
+        name = getattr(obj, "__name__", None) if isinstance(obj, type(np)) else getattr(obj, "__module__", None)
+        return isinstance(name, str) and (name == "torch" or name.startswith("torch."))
+
+    def imports_torch(f: Callable[..., Any]) -> bool:  # "import torch" inside the function: a name, no global
+        code = getattr(f, "__code__", None)
+        return code is not None and any(n == "torch" or n.startswith("torch.") for n in code_names(code))
+
+    return any(imports_torch(f) or any(from_torch(obj) for obj in used_objects(f).values())
+               for f in learners_functions(fn))
+
+
+def holds_more_than_tiles(causal_flash: Callable[..., Any]) -> bool:
+    """Whether an answer to Exercise 1 keeps more than its tiles in fast memory (the check's measurement on
+    T = 1,024), or is written with PyTorch, whose memory the measurement cannot see: the hidden test refuses
+    both, as the check does."""
+    return uses_torch(causal_flash) or _fast_memory_problem(causal_flash) is not None
+
+
 def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> str | None:
     """Name a mask that also hides each query's own key (>= instead of >): query 0 then has no key left."""
     bad = ~np.isfinite(out).all(axis=1)
@@ -228,6 +261,11 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         raise ExerciseError("causal_flash should be a function: write it in the answer cell above.")
     if getattr(causal_flash, "__code__", None) is llm.flash_attention_io.__code__:
         raise ExerciseError(f"causal_flash is the package's loop: your answer {_REFUSED}")
+    if uses_torch(causal_flash):
+        raise ExerciseError(
+            "causal_flash uses PyTorch: write the loop in NumPy, as section 4's is. The check measures what the "
+            "loop holds in fast memory through NumPy's allocations and cannot see PyTorch's, so a PyTorch "
+            "loop could keep all of a row's keys unseen.")
     for Q, K, V, b in _flash_cases():
         T = len(Q)
         what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
