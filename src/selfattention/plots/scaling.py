@@ -423,10 +423,12 @@ def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
 
 def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]], arms: Sequence[str],
                 lrs: Sequence[float], d_k: int, default_lr: float = 0.05) -> None:
-    """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0.
-    The runs of learning rate ``lr`` are stored under the arm name ``f"{arm}, lr {lr}"``, those of
-    ``default_lr`` under ``arm`` itself."""
-    print(f"d_k = {d_k}: runs at 1.0".ljust(24) + "".join(f"lr {lr:<9}" for lr in lrs))
+    """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0;
+    then, at ``default_lr``, the lowest final accuracy and the mean spread of the scores at steps 0 and 20
+    (checkpoints every 10 steps). The runs of learning rate ``lr`` are stored under the arm name
+    ``f"{arm}, lr {lr}"``, those of ``default_lr`` under ``arm`` itself."""
+    print(f"d_k = {d_k}: runs at 1.0".ljust(24) + "".join(f"lr {lr:<9}" for lr in lrs)
+          + f"at lr {default_lr}: lowest accuracy, spread at step 0, 20")
     for arm in arms:
         cells = []
         for lr in lrs:
@@ -435,4 +437,10 @@ def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
             if not got:
                 raise ValueError(f"runs has no run of arm {arm!r} at lr {lr} and d_k={d_k}")
             cells.append(f"{sum(c[-1][1] > 0.99 for c in got):2} of {len(got):<6}")
-        print(f"{arm:24}" + "".join(cells))
+        default = [c for (a, d, _), c in runs.items() if a == arm and d == d_k]
+        extra = ""
+        if default_lr in lrs:
+            lowest = min(c[-1][1] for c in default)
+            start, step20 = (float(np.mean([c[i][2] for c in default])) for i in (0, 2))
+            extra = f"{lowest:6.2f} {start:13.2f} {step20:7.2f}"
+        print(f"{arm:24}" + "".join(cells) + extra)
