@@ -379,12 +379,12 @@ def train_seeds(
 def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
                 models: Mapping[tuple[str, int, int], torch.nn.Module],
                 data: Mapping[int, tuple[torch.Tensor, ...]], arm: str, d_k: int,
-                seeds: Sequence[int]) -> None:
+                seeds: Sequence[int], first_by_letter: bool = True) -> None:
     """Print, for the runs of ``arm`` at ``d_k`` that stalled (final accuracy below 0.99) and those that
     reached 1.0: the spread of the scores at step 20 and the query's largest weight at the end (mean and
     range over the runs, each run's weight averaged over its held-out sequences), and in how many letters
     the query keeps more than half its weight on itself; then, for the first stalled run, its accuracy
-    and its weight on itself by the query's letter.
+    and its weight on itself by the query's letter (unless ``first_by_letter`` is False).
 
     Inputs: ``runs`` and ``models`` keyed by (arm, d_k, seed), checkpoints every 10 steps; ``data``: seed ->
     (X_train, y_train, X_test, y_test) of the lookup task.
@@ -415,7 +415,7 @@ def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
         kept = sorted({sum(w > 0.5 for w in own) for _, own, _ in stats})
         print(f"{name:26} {spread.mean():5.2f} ({spread.min():.2f}-{spread.max():.2f})   "
               f"{top.mean():.3f} ({top.min():.3f}-{top.max():.3f})   {' or '.join(map(str, kept))}")
-    if stalled:
+    if stalled and first_by_letter:
         right, own, _ = per_letter(stalled[0])
         print(f"seed {stalled[0]}, by the query's letter A to H: accuracy     {right}")
         print(f"{'':37}weight on itself {own}")
