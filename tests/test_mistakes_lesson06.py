@@ -20,87 +20,80 @@ from mistakes import right_answer_passes as _right_answer_passes
 import selfattention as sa
 from selfattention.checks import (
     ExerciseError,
-    check_init_scale,
+    check_query_std,
     check_score_gradient,
     check_unscaled_layer,
     check_unscaled_weights,
 )
 
-# ---------------------------------------------------------------- exercise 2: the scale for PyTorch's init
-# Inputs of variance 4, d_in = 32, d_k = 64: Var(q[m]) = 4/3, Var(q.k) = 64 (4/3)^2, scale = 3/32.
-SCALE = {
-    "sqrt(d_k) only": "the scale when q[m] and k[m] have variance 1",
-    "inputs' variance": "you gave q[m] the inputs' variance 4",
-    "unit inputs": "the scale for inputs of variance 1",
-    "the variance": "1 over the variance of q.k",
-    "std for variance": "standard deviation 2 where their variance 4 belongs",
-    "d_in in Var(q.k)": "you used d_in = 32 there",
-    "1/sqrt(d_in)": "that is 1/sqrt(d_in)",
-    "d_k for sqrt(d_k)": "you divided by d_k where sqrt(d_k) belongs",
-    "the divisor": "that is the divisor",
-    "one of two": "you counted only one of the two",
-    "no sum over d_in": "you left out the sum over the inputs",
-    "no scaling": "scale = 1 leaves the scores as they are",
+# ---------------------------------------------------------------- exercise 2: W_Q's starting std
+# Unit-variance inputs, d_in = 32, d_k = 64, W_K at PyTorch's start (Var(k[m]) = 1/3):
+# Var(q.k / sqrt(d_k)) = 32 std_q^2 * 1/3 = 1, so std_q = sqrt(3/32).
+STD = {
+    "variance": "that is a variance",
+    "W_K forgotten": "right if k[m] had variance 1 too",
+    "divisor left out": "you left out the layer's divisor",
+    "divisor not squared": "divides their variance by d_k = 64, not by sqrt(d_k)",
+    "no sum over d_in": "you left out a sum over the d_in = 32 inputs",
+    "d_k for d_in": "not d_k = 64",
+    "1/3 squared or bound": "either you squared 1/3",
     "rounded or measured": "within 5% of the right value",
-    "variances multiplied": "you multiplied the variances of q[m] and k[m]",
 }
-SCALE_WRONG = {
-    "sqrt(d_k) only": 1 / math.sqrt(64),
-    "inputs' variance": 1 / math.sqrt(64 * 4 * 4),
-    "unit inputs": 1 / math.sqrt(64 * (1 / 3) ** 2),
-    "the variance": 1 / (64 * (4 / 3) ** 2),
-    "std for variance": 1 / (math.sqrt(64) * 2 / 3),
-    "d_in in Var(q.k)": 1 / math.sqrt(32 * (4 / 3) ** 2),
-    "1/sqrt(d_in)": 1 / math.sqrt(32),
-    "d_k for sqrt(d_k)": 1 / (64 * 4 / 3),
-    "the divisor": math.sqrt(64 * (4 / 3) ** 2),
-    "one of two": 1 / math.sqrt(64 * 4 / 3),
-    "no sum over d_in": 1 / (math.sqrt(64) * 4 / (3 * 32)),
-    "no scaling": 1.0,
-    "rounded or measured": 0.094,
-    "variances multiplied": 1 / (math.sqrt(64) * (4 / 3) ** 2),   # 0.0703
+STD_WRONG = {
+    "variance": 3 / 32,                                        # std and variance mixed up
+    "W_K forgotten": 1 / math.sqrt(32),                        # q[m] of variance 1, as if k[m] had 1 too
+    "divisor left out": math.sqrt(3 / (32 * 64)),              # Var(q.k) = 1 instead of the scaled scores'
+    "divisor not squared": math.sqrt(3 / (32 * 8)),            # variance divided by sqrt(d_k)
+    "no sum over d_in": math.sqrt(3),                          # Var(q[m]) = std_q^2
+    "d_k for d_in": math.sqrt(3 / 64),                         # q[m] summed over d_k terms
+    "1/3 squared or bound": math.sqrt(9 / 32),                 # Var(k[m]) = 1/9, or the uniform bound
+    "rounded or measured": 0.306,
 }
 
 
-@pytest.mark.parametrize("key", sorted(SCALE_WRONG))
-def test_init_scale_mistake_is_named(key):
-    _names_only(_message(check_init_scale, SCALE_WRONG[key]), key, SCALE)
+@pytest.mark.parametrize("key", sorted(STD_WRONG))
+def test_query_std_mistake_is_named(key):
+    _names_only(_message(check_query_std, STD_WRONG[key]), key, STD)
 
 
-def test_one_over_32_names_both_ways_to_get_it():
-    """Leaving out the weights, or taking a uniform weight's variance as b^2 instead of b^2/3 (1/d_in, so
-    Var(q[m]) = 4): both give 1/32, and the message names both."""
-    b_squared = 1 / 32                                  # the bound squared, taken as the weights' variance
-    var_q = 32 * 4 * b_squared
-    msg = _message(check_init_scale, 1 / math.sqrt(64 * var_q * var_q))
-    assert "the weights are left out" in msg and "it is b^2/3" in msg, msg
+def test_a_uniform_bound_for_w_k_is_named_as_w_k_forgotten():
+    """Taking W_K's variance as b^2 = 1/d_in (not b^2/3) gives k[m] variance 1: the same 1/sqrt(32)."""
+    var_k = 32 * (1 / 32)
+    msg = _message(check_query_std, math.sqrt(1 / (var_k * 32)))
+    assert "right if k[m] had variance 1" in msg and "not b^2" in msg, msg
 
 
-def test_weights_of_variance_one_over_3_d_k_are_named():
-    """1/(3 d_k) for the weights' variance gives 3/16, the same number as the standard deviation slip."""
-    var_q = 32 * 4 / (3 * 64)
-    msg = _message(check_init_scale, 1 / math.sqrt(64 * var_q * var_q))
-    assert "variance 1/(3 d_k)" in msg and "standard deviation 2" in msg, msg
-
-
-def _measured_scale() -> float:
-    """The shortcut: build the layer, measure the spread of its unscaled scores, take one over it."""
+def _measured_std() -> float:
+    """The shortcut: scale W_Q's draw until the measured spread of the scaled scores is 1."""
     torch.manual_seed(1)
-    layer = sa.SelfAttention(32, 64, scale=1.0)
-    x = 2 * torch.randn(64, 16, 32)
+    layer = sa.SelfAttention(32, 64)
+    x = torch.randn(64, 16, 32)
     with torch.no_grad():
-        return 1 / float((layer.W_query(x) @ layer.W_key(x).transpose(1, 2)).std())
+        layer.W_query.weight.normal_(0, 1.0)
+        spread = float((layer.W_query(x) @ layer.W_key(x).transpose(1, 2)).std()) / 8
+    return 1.0 / spread
 
 
-def test_a_measured_scale_is_not_accepted():
-    value = _measured_scale()
-    assert abs(value / (3 / 32) - 1) < 0.05, value  # close, as a measurement is
-    _names_only(_message(check_init_scale, value), "rounded or measured", SCALE)
+def test_a_measured_std_is_not_accepted():
+    value = _measured_std()
+    assert abs(value / math.sqrt(3 / 32) - 1) < 0.05, value  # close, as a measurement is
+    _names_only(_message(check_query_std, value), "rounded or measured", STD)
+    assert not _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=value)
 
 
-@pytest.mark.parametrize("answer", [3 / 32, 1 / (math.sqrt(64) * 4 * 32 / (3 * 32)), np.float32(0.09375)])
-def test_init_scale_right_answers_pass(answer, capsys):
-    _right_answer_passes(check_init_scale, answer, capsys)
+@pytest.mark.parametrize("answer", [math.sqrt(3 / 32), math.sqrt(1 / (32 * (1 / 3))),
+                                    np.float32(math.sqrt(3 / 32))])
+def test_query_std_right_answers_pass(answer, capsys):
+    _right_answer_passes(check_query_std, answer, capsys)
+
+
+@pytest.mark.parametrize("key", ["variance", "W_K forgotten", "divisor left out"])
+def test_query_std_slips_fail_the_hidden_test_too(key):
+    assert not _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=STD_WRONG[key])
+
+
+def test_a_right_std_passes_the_hidden_test():
+    assert _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=math.sqrt(1 / 32 / (1 / 3)))
 
 
 # ---------------------------------------------------------------- exercise 3: the gradient through softmax
@@ -108,6 +101,7 @@ GRADIENT = {
     "diagonal only": "only the j = l term of the sum",
     "delta part": "that is the delta_jl part alone",
     "no alpha_j": "the factor alpha_l in front is missing",
+    "alpha_l on g_l only": "alpha_l multiplies g_l but not the sum you subtract",
     "mean": "the plain mean of g",
     "sum": "the plain sum of g",
     "identity": "that is g unchanged",
@@ -121,6 +115,7 @@ GRADIENT_WRONG = {
     "diagonal only": lambda a, g: a * (1 - a) * g,
     "delta part": lambda a, g: a * g,
     "no alpha_j": lambda a, g: g - a @ g,
+    "alpha_l on g_l only": lambda a, g: a * g - a @ g,
     "mean": lambda a, g: a * (g - np.mean(g)),
     "sum": lambda a, g: a * (g - np.sum(g)),
     "identity": lambda a, g: g,
@@ -311,6 +306,8 @@ def test_the_judge_accepts_plain_data_as_the_grader_records_it():
     ((0.25, 1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's, and one on W_K as much as"),
     ((1.0, 0.25), "on W_Q changes unscaled's scores as much as scaled's, and one on W_K 4 times as much as"),
     ((0.5, 0.5), "on W_Q changes unscaled's scores 2 times as much as scaled's, and one on W_K 2 times as"),
+    ((-0.25, -1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's (in the opposite "
+                    "direction), and one on W_K as much as scaled's (in the opposite direction)."),
 ])
 def test_the_pass_message_names_the_matrix_whose_steps_grow(factors, said, capsys):
     """A step on W_Q moves the scores in proportion to W_K / c, so the factor lands on the other matrix."""

@@ -159,6 +159,8 @@ def test_tables_print_counts_and_the_predicted_growth(capsys):
     plots.sweep_table(sweep, ["none", "d_k"], (0.01, 0.05), 256)
     out = capsys.readouterr().out
     assert "none                     2 of 2      1 of 2" in out, out
+    none_row = next(line for line in out.splitlines() if line.startswith("none"))
+    assert none_row.split()[-3:] == ["0.50", "1.00", "3.00"], none_row   # at lr 0.05: lowest, spreads
     with pytest.raises(ValueError, match="no run of arm 'none' at lr 0.02"):
         plots.sweep_table(sweep, ["none"], (0.02,), 256)
 

@@ -25,7 +25,7 @@ from ._engine import (
 )
 
 __all__ = [
-    "check_init_scale",
+    "check_query_std",
     "check_score_gradient",
     "check_unscaled_layer",
     "check_unscaled_weights",
@@ -33,46 +33,31 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 2: the scale that gives sa.SelfAttention's scores variance 1 at initialisation, for inputs
-# of variance 4, d_in = 32, d_k = 64. PyTorch's nn.Linear draws weights uniform in +-1/sqrt(d_in)
-# (variance 1/(3 d_in)), so q[m] = sum_i x[i] W[i, m] has variance 4 * d_in / (3 d_in) = 4/3, and
-# Var(q.k) = d_k (4/3)^2: scale = 1 / (sqrt(64) * 4/3) = 3/32.
+# Exercise 2: the standard deviation of W_Q's starting weights that gives sa.SelfAttention(32, 64)'s scaled
+# scores variance 1, for unit-variance inputs, W_K keeping PyTorch's start. nn.Linear draws W_K uniform in
+# +-1/sqrt(d_in) (variance 1/(3 d_in)), so k[m] has variance 1/3; q[m] = sum_i x[i] W[i, m] has variance
+# d_in std_q^2. Var(q.k / sqrt(d_k)) = var_q var_k = 1 gives std_q = sqrt(3 / d_in) = sqrt(3/32).
 
-_VAR_X, _D_IN, _D_K = 4.0, 32, 64
-_VAR_Q = _VAR_X / 3.0
+_D_IN, _D_K, _VAR_K = 32, 64, 1 / 3
+_STD_Q = math.sqrt(1 / (_VAR_K * _D_IN))
 
 
-def _init_scale_hints() -> dict[str, float]:
-    d_k, var_q = _D_K, _VAR_Q
+def _query_std_hints() -> dict[str, float]:
+    d_in, d_k, var_k = _D_IN, _D_K, _VAR_K
     return {
-        "that is 1/sqrt(d_k), the scale when q[m] and k[m] have variance 1. Here they do not: work out "
-        "the variance of q[m] from the inputs' variance and the weights' variance.": 1 / math.sqrt(d_k),
-        "you gave q[m] the inputs' variance 4. Either the weights are left out (q[m] = sum over i of "
-        "x[i] W[i, m] adds d_in = 32 terms, each of variance 4 * 1/(3 d_in): together 4/3), or you took the "
-        "variance of a weight uniform between -b and b as b^2; it is b^2/3.": 1 / (math.sqrt(d_k) * _VAR_X),
-        "that is the scale for inputs of variance 1 (q[m] of variance 1/3, section 2). Here the inputs "
-        "have variance 4.": 1 / (math.sqrt(d_k) / 3),
-        "that is 1 over the variance of q.k, d_k (4/3)^2. Multiplying by c multiplies the variance by c^2: "
-        "`scale` is 1 over the standard deviation, the square root of that variance.": 1 / (d_k * var_q**2),
-        "either you used the inputs' standard deviation 2 where their variance 4 belongs, or you gave the "
-        "weights variance 1/(3 d_k); each q[m] has d_in = 32 inputs, so the weights have variance "
-        "1/(3 d_in).": 1 / (math.sqrt(d_k) * 2 / 3),
-        "Var(q.k) sums d_k = 64 products q[m] k[m], one per entry of q and k; you used d_in = 32 there.":
-            1 / (math.sqrt(_D_IN) * var_q),
-        "that is 1/sqrt(d_in). The square root comes from the d_k = 64 entries of q and k, and here q[m] and "
-        "k[m] do not have variance 1: work out their variance too.": 1 / math.sqrt(_D_IN),
-        "you divided by d_k where sqrt(d_k) belongs: the standard deviation of q.k is sqrt(d_k) * 4/3.":
-            1 / (d_k * var_q),
-        "that is the divisor, the standard deviation of q.k. `scale` multiplies the scores: it is 1 over "
-        "the divisor.": math.sqrt(d_k) * var_q,
-        "the variance of q.k is d_k times the variance of q[m] times the variance of k[m]; you counted "
-        "only one of the two.": 1 / math.sqrt(d_k * var_q),
-        "you left out the sum over the inputs: q[m] adds d_in = 32 terms of variance 4/(3 * 32) each, so "
-        "its variance is 4/3, not 4/96.": 1 / (math.sqrt(d_k) * _VAR_X / (3 * _D_IN)),
-        "scale = 1 leaves the scores as they are; derive their standard deviation and divide by it.": 1.0,
-        "you multiplied the variances of q[m] and k[m] (4/3 each) where their standard deviations belong: "
-        "the standard deviation of q.k is the square root of d_k var_q var_k, sqrt(64) * 4/3.":
-            1 / (math.sqrt(d_k) * var_q**2),
+        "that is a variance, 3/32; std_q is its square root.": 1 / (var_k * d_in),
+        "that gives q[m] variance 1, right if k[m] had variance 1 too. With PyTorch's start k[m] has variance "
+        "1/3 (section 2: a weight uniform between -b and b has variance b^2/3, not b^2), so q[m] needs "
+        "variance 3.": math.sqrt(1 / d_in),
+        "you left out the layer's divisor: it already removes the factor d_k from Var(q.k), so the d_k = 64 "
+        "does not belong in std_q.": math.sqrt(1 / (var_k * d_in * d_k)),
+        "dividing the scores by sqrt(d_k) divides their variance by d_k = 64, not by sqrt(d_k) = 8.":
+            math.sqrt(1 / (var_k * d_in * math.sqrt(d_k))),
+        "you left out a sum over the d_in = 32 inputs: q[m] adds 32 terms x[i] W[i, m], so its variance is "
+        "32 std_q^2 (and k[m], which adds 32 terms too, has variance 1/3, not 1/96).": math.sqrt(1 / var_k),
+        "q[m] adds one term per input entry, d_in = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
+        "either you squared 1/3, which is already k[m]'s variance (section 2), or you gave the bound b of a "
+        "uniform start (variance b^2/3); std_q is the standard deviation itself.": math.sqrt(3 / (var_k * d_in)),
     }
 
 
@@ -83,41 +68,47 @@ def _number(got: Any) -> float | None:
         return None
 
 
-def _measured_score_std(scale: float) -> float:
-    """The standard deviation of sa.SelfAttention(32, 64, scale=scale)'s scores q_i.k_j (i != j) at
-    initialisation, on 64 sequences of 16 tokens with entries of variance 4."""
+def _measured_score_std(std_q: float) -> list[float]:
+    """The standard deviation of sa.SelfAttention(32, 64)'s scaled scores q_i.k_j / 8 (i != j) with W_Q drawn
+    from a normal of standard deviation std_q, for 8 layers (seeds 0 to 7), each on 64 sequences of 16
+    unit-variance tokens."""
     import torch
 
     from ..layers import SelfAttention
 
-    gen = torch.Generator().manual_seed(6)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(6)
-        layer = SelfAttention(_D_IN, _D_K, scale=scale)
-    x = 2.0 * torch.randn(64, 16, _D_IN, generator=gen)
-    with torch.no_grad():
-        omega = (layer.W_query(x) @ layer.W_key(x).transpose(1, 2)) * scale
-    off_diagonal = ~torch.eye(16, dtype=torch.bool)
-    return float(omega[:, off_diagonal].std())
+    spreads = []
+    for seed in range(8):
+        gen = torch.Generator().manual_seed(100 + seed)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            layer = SelfAttention(_D_IN, _D_K)
+            with torch.no_grad():
+                layer.W_query.weight.normal_(0.0, std_q)
+        x = torch.randn(64, 16, _D_IN, generator=gen)
+        with torch.no_grad():
+            omega = (layer.W_query(x) @ layer.W_key(x).transpose(1, 2)) / math.sqrt(_D_K)
+        spreads.append(float(omega[:, ~torch.eye(16, dtype=torch.bool)].std()))
+    return spreads
 
 
-def check_init_scale(scale: Any) -> None:
-    """Exercise 2: inputs of variance 4, d_in = 32, d_k = 64, PyTorch's default weights: scale = 3/32."""
-    expected = 1.0 / (math.sqrt(_D_K) * _VAR_Q)
+def check_query_std(std_q: Any) -> None:
+    """Exercise 2: unit-variance inputs, d_in = 32, d_k = 64, W_K at PyTorch's start: std_q = sqrt(3/32)."""
     try:
-        check_value(scale, expected, "scale", hints=_init_scale_hints(), rtol=1e-6, atol=1e-9)
+        check_value(std_q, _STD_Q, "std_q", hints=_query_std_hints(), rtol=1e-6, atol=1e-9)
     except ExerciseError:
-        value = _number(scale)
-        if value is not None and abs(value / expected - 1.0) < 0.05:
+        value = _number(std_q)
+        if value is not None and abs(value / _STD_Q - 1.0) < 0.05:
             raise ExerciseError(
-                f"scale = {value:.4g} is within 5% of the right value but not equal to it. If you rounded, "
-                f"write the exact value as an expression, such as 1 / (...); if you measured it, derive it "
-                f"instead: a measured spread changes with the random draw."
+                f"std_q = {value:.4g} is within 5% of the right value but not equal to it. If you rounded, "
+                f"write the exact value as an expression, such as math.sqrt(...); if you measured it, derive "
+                f"it instead: a measured spread changes with the random draw."
             ) from None
         raise
-    passed(f"scale = 1 / (sqrt(64) * 4/3) = 3/32 = {expected:g}. Measured: sa.SelfAttention(32, 64, "
-           f"scale={expected:g}) on inputs of variance 4 gives scores with standard deviation "
-           f"{_measured_score_std(expected):.2f}.")
+    spreads = _measured_score_std(_STD_Q)
+    passed(f"std_q = sqrt(3/32) = {_STD_Q:.4f}: q[m] gets variance 32 * 3/32 = 3, k[m] has 1/3, and the "
+           f"divisor sqrt(d_k) removes the d_k. Measured on 8 layers with W_Q drawn at this standard deviation: "
+           f"the scaled scores spread by {np.mean(spreads):.2f} on average ({min(spreads):.2f} to "
+           f"{max(spreads):.2f}).")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -148,6 +139,8 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
         "that is the delta_jl part alone, alpha_l g_l; the -alpha_l part adds -alpha_l times the sum over j "
         "of alpha_j g_j.": alpha * g,
         "the factor alpha_l in front is missing: every term of the sum over j carries it.": g - alpha @ g,
+        "alpha_l multiplies g_l but not the sum you subtract: every term of the sum over j carries alpha_l, "
+        "so it multiplies the whole bracket, alpha_l (g_l - alpha . g).": alpha * g - alpha @ g,
         "you subtracted the plain mean of g; the sum over j is weighted by the weights: alpha @ g.":
             alpha * (g - g.mean()),
         "you subtracted the plain sum of g; each g_j comes with its weight alpha_j: alpha @ g.":
@@ -381,7 +374,8 @@ def check_unscaled_layer(unscaled: Any) -> None:
 
 
 def _times(r: float) -> str:
-    return "as much as" if np.isclose(r, 1.0, rtol=1e-3) else f"{r:.3g} times as much as"
+    size = "as much as scaled's" if np.isclose(abs(r), 1.0, rtol=1e-3) else f"{abs(r):.3g} times as much as scaled's"
+    return size if r > 0 else f"{size} (in the opposite direction)"
 
 
 def _step_sizes(W_Q: Any, W_K: Any) -> str:
@@ -397,5 +391,5 @@ def _step_sizes(W_Q: Any, W_K: Any) -> str:
         return ("a step of the same size on W_Q or W_K changes unscaled's scores by a different amount than "
                 "scaled's, since the two layers' weights differ.")
     r_q, r_k = 4 * c_k, 4 * c_q
-    return (f"a step of the same size on W_Q changes unscaled's scores {_times(r_q)} scaled's, and one on W_K "
-            f"{_times(r_k)} scaled's.")
+    return (f"a step of the same size on W_Q changes unscaled's scores {_times(r_q)}, and one on W_K "
+            f"{_times(r_k)}.")

@@ -379,12 +379,12 @@ def train_seeds(
 def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]],
                 models: Mapping[tuple[str, int, int], torch.nn.Module],
                 data: Mapping[int, tuple[torch.Tensor, ...]], arm: str, d_k: int,
-                seeds: Sequence[int]) -> None:
+                seeds: Sequence[int], first_by_letter: bool = True) -> None:
     """Print, for the runs of ``arm`` at ``d_k`` that stalled (final accuracy below 0.99) and those that
     reached 1.0: the spread of the scores at step 20 and the query's largest weight at the end (mean and
     range over the runs, each run's weight averaged over its held-out sequences), and in how many letters
     the query keeps more than half its weight on itself; then, for the first stalled run, its accuracy
-    and its weight on itself by the query's letter.
+    and its weight on itself by the query's letter (unless ``first_by_letter`` is False).
 
     Inputs: ``runs`` and ``models`` keyed by (arm, d_k, seed), checkpoints every 10 steps; ``data``: seed ->
     (X_train, y_train, X_test, y_test) of the lookup task.
@@ -415,7 +415,7 @@ def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
         kept = sorted({sum(w > 0.5 for w in own) for _, own, _ in stats})
         print(f"{name:26} {spread.mean():5.2f} ({spread.min():.2f}-{spread.max():.2f})   "
               f"{top.mean():.3f} ({top.min():.3f}-{top.max():.3f})   {' or '.join(map(str, kept))}")
-    if stalled:
+    if stalled and first_by_letter:
         right, own, _ = per_letter(stalled[0])
         print(f"seed {stalled[0]}, by the query's letter A to H: accuracy     {right}")
         print(f"{'':37}weight on itself {own}")
@@ -423,10 +423,12 @@ def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
 
 def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]], arms: Sequence[str],
                 lrs: Sequence[float], d_k: int, default_lr: float = 0.05) -> None:
-    """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0.
-    The runs of learning rate ``lr`` are stored under the arm name ``f"{arm}, lr {lr}"``, those of
-    ``default_lr`` under ``arm`` itself."""
-    print(f"d_k = {d_k}: runs at 1.0".ljust(24) + "".join(f"lr {lr:<9}" for lr in lrs))
+    """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0;
+    then, at ``default_lr``, the lowest final accuracy and the mean spread of the scores at steps 0 and 20
+    (checkpoints every 10 steps). The runs of learning rate ``lr`` are stored under the arm name
+    ``f"{arm}, lr {lr}"``, those of ``default_lr`` under ``arm`` itself."""
+    print(f"d_k = {d_k}: runs at 1.0".ljust(24) + "".join(f"lr {lr:<9}" for lr in lrs)
+          + f"at lr {default_lr}: lowest accuracy, spread at step 0, 20")
     for arm in arms:
         cells = []
         for lr in lrs:
@@ -435,4 +437,10 @@ def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
             if not got:
                 raise ValueError(f"runs has no run of arm {arm!r} at lr {lr} and d_k={d_k}")
             cells.append(f"{sum(c[-1][1] > 0.99 for c in got):2} of {len(got):<6}")
-        print(f"{arm:24}" + "".join(cells))
+        default = [c for (a, d, _), c in runs.items() if a == arm and d == d_k]
+        extra = ""
+        if default_lr in lrs:
+            lowest = min(c[-1][1] for c in default)
+            start, step20 = (float(np.mean([c[i][2] for c in default])) for i in (0, 2))
+            extra = f"{lowest:6.2f} {start:13.2f} {step20:7.2f}"
+        print(f"{arm:24}" + "".join(cells) + extra)
