@@ -179,6 +179,25 @@ def test_memory_and_time_draws_several_timed_variants():
     legible(fig)
 
 
+def test_dependence_reaches_back_through_both_models():
+    rnn, layer = cost_plots.seeded_model(0, 1.0), cost_plots.seeded_model(0)
+    assert isinstance(rnn, __import__("torch").nn.RNN)
+    d_rnn, d_att = cost_plots.dependence(rnn, 100, 32), cost_plots.dependence(layer, 100, 32)
+    assert d_rnn.shape == d_att.shape == (31,)
+    assert d_rnn[-1] < 1e-3 * d_rnn[0]              # the default RNN forgets the first token
+    assert d_att[-1] > 0.1 * d_att[0]               # one attention layer reaches it directly
+    with pytest.raises(ValueError, match="T must be at least 2"):
+        cost_plots.dependence(rnn, 0, 1)
+
+
+def test_time_panel_draws_a_band_over_repeats():
+    sizes = np.array([256, 512, 1024])
+    fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [[1, 2, 3], [2, 3, 4]]})
+    np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [1, 2, 3])   # the fastest run
+    assert len(fig.axes[1].collections) == 1                                    # the band of the runs
+    legible(fig)
+
+
 def test_measuring_helpers_of_lesson_10():
     _, peak = cost_plots.peak_memory(np.zeros, 10_000)
     assert peak >= 80_000
@@ -186,13 +205,12 @@ def test_measuring_helpers_of_lesson_10():
     with pytest.raises(ValueError, match="x must hold"):
         cost_plots.spread([], ".1f")
     inputs = {T: np.random.default_rng(T).normal(size=(3, T, 16)) for T in (64, 128)}
-    ns = cost_plots.time_per_score(inputs, repeats=1)
-    assert list(ns) == ["full", "one reused T x T buffer", "128 queries at a time"]
-    assert all(v.shape == (2,) and (v > 0).all() for v in ns.values())
+    ns = cost_plots.time_per_score(inputs, repeats=3)
+    assert list(ns) == ["full", "one reused T x T buffer"]
+    assert all(v.shape == (3, 2) and (v > 0).all() for v in ns.values())
     Q, K, V = (__import__("torch").from_numpy(a) for a in inputs[128])
     S = __import__("torch").empty(128, 128, dtype=Q.dtype)
     ref = cost_plots._full(Q, K, V)
     assert np.allclose(cost_plots._reused(Q, K, V, S), ref)
-    assert np.allclose(cost_plots._query_blocks(Q, K, V), ref)
     with pytest.raises(ValueError, match=r"inputs\[64\] must have shape"):
         cost_plots.time_per_score({64: np.zeros((3, 32, 16))})

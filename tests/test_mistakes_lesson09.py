@@ -36,6 +36,8 @@ DECODER = {
     "positions from 1": "the positions start at 1",
     "positions down": "the positions count down",
     "swapped": "the two are swapped",
+    "pads from max": "the padding was counted from lengths.max()",
+    "shared offset": "one offset was subtracted for the whole batch",
 }
 
 
@@ -78,6 +80,11 @@ DECODER_WRONG["positions from 1"] = lambda lengths, T: (_right_mask(lengths, T),
                                                         _real(lengths, T).cumsum(axis=1))
 DECODER_WRONG["positions down"] = lambda lengths, T: (_right_mask(lengths, T),
                                                       np.tile(np.arange(T)[::-1], (len(lengths), 1)))
+DECODER_WRONG["pads from max"] = lambda lengths, T: (
+    sa.causal_mask(T) & (np.arange(T) >= (max(lengths) - np.asarray(lengths))[:, None])[:, None],
+    np.arange(T) - (max(lengths) - np.asarray(lengths))[:, None])
+DECODER_WRONG["shared offset"] = lambda lengths, T: (   # the longest sequence's offset for every row
+    _right_mask(lengths, T), np.tile(np.arange(T) - (T - max(lengths)), (len(lengths), 1)))
 DECODER_WRONG["swapped"] = lambda lengths, T: (_positions(lengths, T), _right_mask(lengths, T))
 
 
@@ -117,6 +124,12 @@ def test_decoder_shortcut_fails():
 def _decoder_max_length(lengths, T):
     """The batch's longest sequence taken for T: right whenever T = max(lengths), wrong when T is larger."""
     return _right_mask(lengths, int(np.max(lengths))), _positions(lengths, int(np.max(lengths)))
+
+
+@pytest.mark.parametrize("key", ["pads from max", "shared offset"])
+def test_decoder_named_slips_fail_the_hidden_test(key):
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                                  decoder_inputs=DECODER_WRONG[key])
 
 
 def test_decoder_max_length_fails_check_and_hidden_test():

@@ -73,6 +73,7 @@ COMBINE = {
     "largest only": "keeps only the block with the largest L",
     "overflow": "exp(L_b) overflows",
     "stable unnormalised": "are stable but not normalised",
+    "divided by n": "were divided by the number of blocks n",
 }
 
 COMBINE_WRONG = {
@@ -84,6 +85,7 @@ COMBINE_WRONG = {
     "largest only": lambda z, L: z[np.argmax(L)],
     "overflow": lambda z, L: np.exp(L) @ z / np.exp(L).sum(),
     "stable unnormalised": lambda z, L: np.exp(L - L.max()) @ z,
+    "divided by n": lambda z, L: np.exp(L) @ z / len(L),
 }
 
 
@@ -119,6 +121,8 @@ ONLINE = {
     "divided": "o holds the normalised output",
     "no max": "np.exp(1000) overflows",
     "m not updated": "m was not updated",
+    "old m": "taken from the old maximum m",
+    "l twice": "l was rescaled twice",
 }
 
 
@@ -147,6 +151,25 @@ def step(state, scores, values, *, invert=False, own=False, rescale_l=True, resc
     return (m_new if update_m else m), l_new, o_new
 
 
+def _old_m(state, scores, values):
+    """Rescales the old sums to m_new but takes the new block's exp from the old m (a slip of one name)."""
+    m, l, o = state
+    m_new = max(m, scores.max())
+    c = np.exp(m - m_new)
+    p = np.exp(scores - m)
+    return m_new, l * c + p.sum(), o * c + p @ values
+
+
+def _l_twice(state, scores, values):
+    """Rescales l once on its own line and once more where the block is added."""
+    m, l, o = state
+    m_new = max(m, scores.max())
+    c = np.exp(m - m_new)
+    l = l * c
+    p = np.exp(scores - m_new)
+    return m_new, l * c + p.sum(), o * c + p @ values
+
+
 ONLINE_WRONG = {
     "inverted": lambda st, s, v: step(st, s, v, invert=True),
     "own max": lambda st, s, v: step(st, s, v, own=True),
@@ -158,6 +181,8 @@ ONLINE_WRONG = {
     "divided": lambda st, s, v: step(st, s, v, divided=True),
     "no max": lambda st, s, v: step(st, s, v, subtract=False),
     "m not updated": lambda st, s, v: step(st, s, v, update_m=False),
+    "old m": lambda st, s, v: _old_m(st, s, v),
+    "l twice": lambda st, s, v: _l_twice(st, s, v),
 }
 
 
@@ -260,3 +285,12 @@ def test_combine_hidden_test_passes_right_answers():
                           combine_blocks=lambda z, L: np.exp(L - np.logaddexp.reduce(L)) @ z)
     assert _hidden_passes("l10-combine-test",
                           combine_blocks=lambda z, L: np.exp(L - L.max()) @ z / np.exp(L - L.max()).sum())
+
+
+@pytest.mark.parametrize("key", ["old m", "l twice"])
+def test_online_hidden_test_refuses_the_named_slips(key):
+    assert not _hidden_passes("l10-online-test", online_step=ONLINE_WRONG[key])
+
+
+def test_online_hidden_test_passes_a_right_answer():
+    assert _hidden_passes("l10-online-test", online_step=_merge)

@@ -33,6 +33,17 @@ def _decoder_reference(lengths: np.ndarray, T: int) -> np.ndarray:
     return _lower(T)[None] & _real_keys(lengths, T)[:, None, :]
 
 
+PADS_FROM_MAX = ("the padding was counted from lengths.max(), not from T: the batch is padded to T, which may "
+                 "exceed every length, so sequence b has T - lengths[b] padding tokens.")
+SHARED_OFFSET = ("one offset was subtracted for the whole batch: each sequence has its own number of padding "
+                 "tokens, T - lengths[b], so each row of positions needs its own offset.")
+
+
+def _from_max(lengths: np.ndarray) -> np.ndarray:
+    """(batch, 1) padding counts taken from the longest sequence instead of T."""
+    return np.max(lengths) - np.asarray(lengths)[:, None]
+
+
 def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
     lengths, T = case
     real = _real_keys(lengths, T)
@@ -67,6 +78,7 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "lengths was read as the number of padding tokens: lengths[b] is the number of REAL tokens, so the "
         "real tokens are at positions T - lengths[b], ..., T - 1.":
             _lower(T)[None] & (np.arange(T)[None, :] >= np.asarray(lengths)[:, None])[:, None, :],
+        PADS_FROM_MAX: _lower(T)[None] & (np.arange(T)[None, :] >= _from_max(lengths))[:, None, :],
     }
 
 
@@ -93,6 +105,7 @@ def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "the positions count down from the end: position p is the number of real tokens before the token, so "
         "they grow from 0 at the first real token to n - 1 at the last.":
             np.where(real, T - 1 - np.arange(T)[None, :], 0),
+        PADS_FROM_MAX: np.where(real, np.arange(T)[None, :] - _from_max(lengths), 0),
     }
 
 
@@ -112,7 +125,7 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         return got[0], got[1]
 
     check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask of decoder_inputs")
-    for lengths, T in _decoder_cases():
+    for lengths, T in _decoder_cases()[::-1]:             # T above every length first: offsets all differ
         what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
         positions = np.asarray(both(lengths.copy(), T)[1])
         real = _real_keys(lengths, T)
@@ -120,6 +133,9 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
             raise ExerciseError(f"the positions have shape {positions.shape} on {what}; expected "
                                 f"{real.shape}: one position per token of each sequence.")
         mine = np.where(real, positions, 0)                          # padding positions do not matter
+        offsets = (np.arange(T)[None, :] - positions)[real]
+        if offsets.size and np.all(offsets == offsets[0]) and offsets[0] != 0:
+            raise ExerciseError(f"the positions of the real tokens are not right yet ({what}): {SHARED_OFFSET}")
         check_array(mine, _positions_reference(lengths, T), f"the positions of the real tokens ({what})",
                     mistakes=_positions_mistakes((lengths, T)))
     passed("queries see themselves and earlier real tokens only, and every real token's position counts the "

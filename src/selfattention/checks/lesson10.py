@@ -133,6 +133,9 @@ def _combine_mistakes(outputs: np.ndarray, lses: np.ndarray) -> dict[str, np.nda
         "weights must sum to 1 too: exp(L_b) / sum over blocks of exp(L_c).": outputs.sum(axis=0),
         "the blocks' weights exp(L_b) were not divided by their sum: the whole softmax's denominator is the sum "
         "over blocks of exp(L_b).": np.exp(lses) @ outputs,
+        "the blocks' weights exp(L_b) were divided by the number of blocks n: z_b is weighted by its block's "
+        "share of the whole denominator, so divide by the sum over blocks of exp(L_c), not by n.":
+            np.exp(lses) @ outputs / len(lses),
         "the blocks' weights exp(L_b - max L) are stable but not normalised: subtracting the largest L keeps "
         "them finite, and they must still be divided by their sum, the whole softmax's denominator.":
             np.exp(lses - lses.max()) @ outputs,
@@ -178,7 +181,7 @@ def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]
         check_array(got, right, f"combine_blocks on {words}", mistakes=mistakes)
     passed("each block counts with weight exp(L_b - L), L = ln of the sum of exp(L_b): a softmax over the "
            "blocks' L. The blocks' outputs merge into exactly softmax(scores) @ values, in any order, without "
-           "the scores; this is how split-K kernels combine their pieces.")
+           "the scores; this is how split-KV kernels combine their pieces.")
 
 
 # ---------------------------------------------------------------- exercise 3: one step of the online softmax
@@ -187,7 +190,7 @@ State = tuple[float, float, np.ndarray]
 
 def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool = False, own_max: bool = False,
           rescale_l: bool = True, rescale_o: bool = True, block_max: bool = False, divided: bool = False,
-          subtract: bool = True, forget_new: bool = False) -> State:
+          subtract: bool = True, forget_new: bool = False, old_ref: bool = False, l_twice: bool = False) -> State:
     """The right step, or one of the known mistakes."""
     m, l, o = state
     if divided:  # the state holds the normalised output o / l; undo it first
@@ -207,8 +210,8 @@ def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool 
         l_new, o_new = l + p.sum(), o + p @ values
     else:
         c = np.exp(m_new - m) if invert else np.exp(m - m_new)
-        p = np.exp(scores - m_new)
-        l_new = (l * c if rescale_l else l) + p.sum()
+        p = np.exp(scores - (m if old_ref else m_new))
+        l_new = (l * c * (c if l_twice else 1.0) if rescale_l else l) + p.sum()
         o_new = (o * c if rescale_o else o) + p @ values
     if divided:
         o_new = o_new / l_new
@@ -229,6 +232,10 @@ MISTAKES: dict[str, dict[str, bool]] = {
         {"rescale_l": False, "rescale_o": False},
     "l was rescaled but o was not: multiply o by exp(m - m_new) as well.": {"rescale_o": False},
     "o was rescaled but l was not: multiply l by exp(m - m_new) as well.": {"rescale_l": False},
+    "the new block's exponentials were taken from the old maximum m: the old sums were restated from m_new, "
+    "but the new terms must be measured from m_new too, exp(score - m_new).": {"old_ref": True},
+    "l was rescaled twice: multiply l by exp(m - m_new) once, as o, then add the new block's sum.":
+        {"l_twice": True},
     "m became the new block's maximum, not the largest score so far: m_new = max(m, largest score of the "
     "block).": {"block_max": True},
     "o holds the normalised output (divided by l): in the state, o is the weighted sum of exponentials, not yet "

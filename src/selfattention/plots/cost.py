@@ -21,8 +21,8 @@ import torch
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "dependence_curves", "dilution_curves", "memory_and_time", "peak_memory", "spread",
-           "time_per_score"]
+__all__ = ["FONT", "dependence", "dependence_curves", "dilution_curves", "memory_and_time", "peak_memory",
+           "seeded_model", "spread", "time_per_score"]
 
 FONT = 15
 _RC = {"font.size": FONT, "axes.titlesize": FONT + 1, "axes.labelsize": FONT, "xtick.labelsize": FONT,
@@ -68,7 +68,8 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
                     ns_per_score: ArrayLike | Mapping[str, ArrayLike] | None = None) -> Figure:
     """Measured cost against the sequence length T (log axis): peak memory in MiB (log-log; one line per label
     of ``memory_mib``, each (n,)) and, when ``ns_per_score`` is given ((n,), or label -> (n,) for several
-    variants), a second panel with the measured time per score in nanoseconds."""
+    variants; (repeats, n) draws the fastest run as the line and the range of the runs as a band), a second
+    panel with the measured time per score in nanoseconds."""
     sizes = np.asarray(sizes, dtype=float)
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(1, 1 if ns_per_score is None else 2, figsize=(11, 4.8), layout="constrained",
@@ -85,12 +86,19 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
             right = axes[0][1]
             timed = ns_per_score if isinstance(ns_per_score, Mapping) else {"full attention": ns_per_score}
             for (label, ns), marker in zip(timed.items(), "os^v", strict=False):
-                right.semilogx(sizes, np.asarray(ns, dtype=float), marker + "-", lw=2, label=label)
+                ns = np.asarray(ns, dtype=float)
+                runs = ns.reshape(-1, len(sizes))                # (repeats, n); one row when (n,)
+                line, = right.semilogx(sizes, runs.min(axis=0), marker + "-", lw=2, label=label)
+                if len(runs) > 1:
+                    right.fill_between(sizes, runs.min(axis=0), runs.max(axis=0), color=line.get_color(),
+                                       alpha=0.2)
             right.set_ylim(bottom=0)
             if len(timed) > 1:
                 right.legend(loc="upper left", fontsize=FONT - 2)
             right.set_ylabel("time / T² (ns per score)")
-            right.set_title("Time per score, one thread")
+            banded = any(np.ndim(ns) == 2 and len(ns) > 1 for ns in timed.values())
+            band = "\n(line: fastest run; band: all runs)" if banded else ""
+            right.set_title("Time per score, one thread" + band)
         for ax in axes[0]:
             ax.set_xticks(sizes, [f"{int(t)}" for t in sizes], rotation=45)
             ax.minorticks_off()
@@ -158,23 +166,19 @@ def _reused(Q: Any, K: Any, V: Any, S: Any) -> Any:
     return S @ V
 
 
-def _query_blocks(Q: Any, K: Any, V: Any) -> Any:
-    return torch.cat([_full(Q[i:i + 128], K, V) for i in range(0, len(Q), 128)])   # (128, T) temporaries
-
-
-def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 5) -> dict[str, np.ndarray]:
-    """Time one attention call in PyTorch on one thread, three ways that do the same T^2 work.
+def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 8) -> dict[str, np.ndarray]:
+    """Time one attention call in PyTorch on one thread, two ways that do the same T^2 work.
 
     Inputs:
         inputs: T -> (3, T, d_k) float array holding Q, K and V.
-        repeats: runs per variant and T; the fastest is kept (the least disturbed by other programs).
-    Returns variant -> (len(inputs),) nanoseconds per score (time / T^2): "full" (fresh T x T arrays at each
-    step), "one reused T x T buffer" (scores, exp and normalisation in one preallocated buffer, in place),
-    "128 queries at a time" ((128, T) temporaries).
+        repeats: runs per variant and T, all returned (a timing varies from run to run).
+    Returns variant -> (repeats, len(inputs)) nanoseconds per score (time / T^2): "full" (fresh T x T arrays
+    at each step) and "one reused T x T buffer" (scores, exp and normalisation in one preallocated buffer, in
+    place: no allocation of fresh T x T arrays).
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    out: dict[str, list[float]] = {"full": [], "one reused T x T buffer": [], "128 queries at a time": []}
+    out: dict[str, list[list[float]]] = {"full": [], "one reused T x T buffer": []}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)     # with several threads, extra cores join in only above some size
     try:
@@ -184,14 +188,42 @@ def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 5) -> dict[s
                 raise ValueError(f"inputs[{T}] must have shape (3, {T}, d_k), got {qkv.shape}")
             Q, K, V = torch.from_numpy(qkv)
             S = torch.empty(T, T, dtype=Q.dtype)
-            runs = [(_full, (Q, K, V)), (_reused, (Q, K, V, S)), (_query_blocks, (Q, K, V))]
+            runs = [(_full, (Q, K, V)), (_reused, (Q, K, V, S))]
             for name, (run, args) in zip(out, runs, strict=True):
                 times = []
                 for _ in range(repeats):
                     start = time.perf_counter()
                     run(*args)
-                    times.append(time.perf_counter() - start)
-                out[name].append(min(times) / T ** 2 * 1e9)
+                    times.append((time.perf_counter() - start) / T ** 2 * 1e9)
+                out[name].append(times)
     finally:
         torch.set_num_threads(threads)
-    return {name: np.array(ns) for name, ns in out.items()}
+    return {name: np.array(ns).T for name, ns in out.items()}
+
+
+# ---------------------------------------------------------------- how far a gradient reaches
+def seeded_model(seed: int, gain: float | None = None, d_in: int = 8, d_hidden: int = 16) -> torch.nn.Module:
+    """A float64 tanh ``torch.nn.RNN`` (d_in -> d_hidden) with W_hh multiplied by ``gain`` (1: PyTorch's
+    default initialisation), or, with ``gain=None``, one ``SelfAttention`` layer; seeded with ``seed``.
+    Both map (1, T, d_in) to a pair whose first element is (1, T, d_hidden)."""
+    from selfattention.layers import SelfAttention
+
+    torch.manual_seed(seed)
+    if gain is None:
+        return SelfAttention(d_in, d_hidden).double()
+    rnn = torch.nn.RNN(d_in, d_hidden, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        rnn.weight_hh_l0 *= gain
+    return rnn
+
+
+def dependence(model: torch.nn.Module, seed: int, T: int, d_in: int = 8) -> np.ndarray:
+    """|gradient of sum_k z_T,k with respect to x_j| on a seeded (1, T, d_in) float64 input, at the distances
+    1, ..., T-1 from the last token: (T - 1,)."""
+    if T < 2:
+        raise ValueError(f"T must be at least 2, got {T}")
+    x = torch.randn(1, T, d_in, generator=torch.Generator().manual_seed(seed), dtype=torch.float64,
+                    requires_grad=True)                       # (1, T, d_in)
+    out, _ = model(x)                                         # (1, T, d_hidden)
+    (grad,) = torch.autograd.grad(out[0, -1].sum(), x)        # (1, T, d_in)
+    return grad[0].norm(dim=-1).numpy()[::-1][1:].copy()      # distances 1, 2, ..., T-1

@@ -62,7 +62,7 @@ def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int
         clock.annotate("p = 0", (pe[0, 0], pe[0, 1]), xytext=(0.15, 1.12), fontsize=FONT)
         clock.set_xlabel("sine column 2c")
         clock.set_ylabel("cosine column 2c+1")
-        clock.set_title(f"p = 0 to {n - 1}: each pair turns")
+        clock.set_title(f"p = 0 to {n - 1}: each pair turns\n(labels 1, 2, 3: pair 0 only)")
         clock.set_aspect("equal")
         clock.set_xlim(-1.25, 1.25)
         clock.set_ylim(-1.25, 1.35)
