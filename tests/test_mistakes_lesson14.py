@@ -336,7 +336,7 @@ def test_moved_without_q_and_o_names_both_mistakes():
 
 # ------------------------------------------------------------------------------- exercise 3
 INTERLEAVE_PHRASES = {
-    "uncapped": "never holds more tokens than the text", "global_first": "as if the first layer were global",
+    "uncapped": "never holds more tokens than the text", "global_first": "one global layer too many",
     "fraction": "is not a whole number of global layers",
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
     "all_local": "every layer was counted as local",
@@ -371,6 +371,7 @@ INTERLEAVE_WRONG = {
     "all_local": lambda T, L, w, k: L * min(T, w),
     "global_ceil": lambda T, L, w, k: -(-L // (k + 1)) * T + (L + (L // -(k + 1))) * min(T, w),
     "fraction": lambda T, L, w, k: L / (k + 1) * T + (L - L / (k + 1)) * min(T, w),
+    "global_rounded": lambda T, L, w, k: round(L / (k + 1)) * T + (L - round(L / (k + 1))) * min(T, w),
 }
 
 
@@ -381,8 +382,16 @@ def test_interleave_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(INTERLEAVE_WRONG))
 def test_interleave_mistake_is_named(key):
-    phrase_key = "global_first" if key == "global_ceil" else key
+    phrase_key = "global_first" if key in ("global_ceil", "global_rounded") else key
     names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
+
+
+def test_interleave_a_rounded_count_fails_check_and_hidden_test_alike():
+    """round(layers / (k + 1)) is right on 62, 12, 26 and 8 layers; 34 layers at 5:1 (Gemma 3 4B's shape, in
+    the hidden test too) tells it apart."""
+    rounded = INTERLEAVE_WRONG["global_rounded"]
+    assert "one global layer too many" in message(checks.check_interleave_cache, rounded)
+    assert not hidden_test_passes("14_long_context_and_io", "l14-interleave-test", interleave_cache=rounded)
 
 
 def test_interleave_shortcut_with_a_fixed_ratio_fails():

@@ -344,7 +344,9 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
 
 
 # --------------------------------------------------- exercise 3: the cache of a local/global interleave
-_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (4096, 8, 4096, 0)]
+# the last: 34 / 6 = 5.67, so a count rounded to the nearest (6) is told from the right one (5)
+_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (4096, 8, 4096, 0),
+                     (32768, 34, 1024, 5)]
 
 
 def _interleave(T: int, layers: int, window: int, k: int, *, cap: bool = True, global_first: bool = False,
@@ -370,8 +372,9 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         hints = {
             "a local layer never holds more tokens than the text has: min(T, window).":
                 _interleave(T, layers, window, k, cap=False),
-            "that counts ceil(layers / (local_per_global + 1)) global layers, as if the first layer were global; "
-            "the pattern starts with local_per_global local layers, so only complete patterns end in a global "
+            "that counts one global layer too many, ceil(layers / (local_per_global + 1)): as if the pattern "
+            "began with its global layer, or with layers / (local_per_global + 1) rounded up or to the nearest. "
+            "The pattern starts with local_per_global local layers, so only complete patterns end in a global "
             "one: layers // (local_per_global + 1) of them (layers local_per_global, 2 local_per_global + 1, ... "
             "counting from 0).": _interleave(T, layers, window, k, global_first=True),
             "a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.":
