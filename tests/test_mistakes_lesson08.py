@@ -12,6 +12,7 @@ import copy
 import numpy as np
 import pytest
 import torch
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
@@ -198,6 +199,32 @@ def test_cross_right_answers_pass(capsys):
                 + mha.out_proj.bias.detach().double()).numpy()
 
     _right_answer_passes(check_cross_attention_numpy, head_by_head, capsys)
+
+
+def _cross_two_heads(mha, x, memory):
+    """Right for the example layer only: 2 heads taken from it, not from mha."""
+    W_Q, W_K, W_V = (w.detach().numpy().T for w in (mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight))
+    b_Q, b_K, b_V = np.split(mha.in_proj_bias.detach().numpy(), 3)
+    d = W_Q.shape[1]
+    d_k = d // 2                                                    # the example's 2 heads, typed in
+    Q, K, V = x @ W_Q + b_Q, memory @ W_K + b_K, memory @ W_V + b_V
+    Q, K, V = (M.reshape(len(M), 2, d_k).transpose(1, 0, 2) for M in (Q, K, V))
+    S = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k)
+    A = np.exp(S - S.max(axis=-1, keepdims=True))
+    Z = (A / A.sum(axis=-1, keepdims=True)) @ V
+    return Z.transpose(1, 0, 2).reshape(len(x), d) @ mha.out_proj.weight.detach().numpy().T \
+        + mha.out_proj.bias.detach().numpy()
+
+
+def test_cross_two_heads_typed_in_is_named_and_fails_the_hidden_test():
+    """The hidden test's layer has 4 heads: the check has one too, so it never says Correct to this."""
+    assert "not from the example's 2 heads" in _message(check_cross_attention_numpy, _cross_two_heads)
+    two = _cross_two_heads
+    assert not hidden_test_passes("08_why_several_heads", "l08-torch-test", cross_attention_numpy=two)
+
+
+def test_cross_right_answer_passes_the_hidden_test():
+    assert hidden_test_passes("08_why_several_heads", "l08-torch-test", cross_attention_numpy=_cross)
 
 
 def test_cross_calling_pytorchs_functional_form_does_not_pass():

@@ -244,31 +244,44 @@ def check_cross_attention_numpy(cross_attention_numpy: Callable[..., Any]) -> No
     ``kdim = vdim`` other than ``embed_dim``."""
     if cross_attention_numpy is None or cross_attention_numpy is Ellipsis or not callable(cross_attention_numpy):
         raise ExerciseError("cross_attention_numpy is not a function yet: write it in the answer cell above.")
-    mha, x, memory = _cross_layer()
-    right = _cross_numpy(mha, x, memory)
-
-    mha.forward = _refuse  # the shortcut: let PyTorch do it
-    try:
-        with _NoFinishedPieces():
-            got = cross_attention_numpy(mha, x.copy(), memory.copy())
-    except ExerciseError:
-        raise
-    except NotImplementedError:
-        raise ExerciseError("cross_attention_numpy still raises NotImplementedError: replace that line.") from None
-    except Exception as exc:
-        if isinstance(exc, (AttributeError, TypeError)) and "NoneType" in str(exc):
-            raise ExerciseError("cross_attention_numpy used a parameter that is None here, most likely "
-                                "in_proj_weight: with kdim set, the layer has no in_proj_weight (it is None) and "
-                                "keeps W_Q, W_K, W_V apart in q_proj_weight, k_proj_weight and v_proj_weight, "
-                                "each in (out, in) layout; in_proj_bias still holds b_Q, b_K, b_V.") from None
-        raise ExerciseError(f"cross_attention_numpy raised {type(exc).__name__}: {exc}. Inputs: x {x.shape} "
-                            f"(d_model = 6), memory {memory.shape} (kdim = 5), 2 heads; q_proj_weight "
-                            f"{tuple(mha.q_proj_weight.shape)}, k_proj_weight {tuple(mha.k_proj_weight.shape)} "
-                            f"(out, in).") from None
-    if got is None or got is Ellipsis:
-        raise ExerciseError("cross_attention_numpy returns nothing yet: return the output, (T, d_model).")
-    check_array(got, right, "the output of cross_attention_numpy(mha, x, memory)",
-                mistakes=_cross_mistakes(mha, x, memory), atol=1e-6)
+    # the second layer has other widths and 4 heads (as the hidden test's): an answer that reads them from the
+    # example instead of from mha passes the first and is named on the second
+    for case, (mha, x, memory) in enumerate([_cross_layer(), _cross_layer(seed=5, d_model=8, num_heads=4, kdim=3)]):
+        right = _cross_numpy(mha, x, memory)
+        shapes = (f"x {tuple(x.shape)} (d_model = {mha.embed_dim}), memory {tuple(memory.shape)} "
+                  f"(kdim = {mha.kdim}), {mha.num_heads} heads")
+        mha.forward = _refuse  # the shortcut: let PyTorch do it
+        try:
+            with _NoFinishedPieces():
+                got = cross_attention_numpy(mha, x.copy(), memory.copy())
+        except ExerciseError:
+            raise
+        except NotImplementedError:
+            raise ExerciseError("cross_attention_numpy still raises NotImplementedError: replace that line.") \
+                from None
+        except Exception as exc:
+            if isinstance(exc, (AttributeError, TypeError)) and "NoneType" in str(exc):
+                raise ExerciseError("cross_attention_numpy used a parameter that is None here, most likely "
+                                    "in_proj_weight: with kdim set, the layer has no in_proj_weight (it is None) "
+                                    "and keeps W_Q, W_K, W_V apart in q_proj_weight, k_proj_weight and "
+                                    "v_proj_weight, each in (out, in) layout; in_proj_bias still holds b_Q, b_K, "
+                                    "b_V.") from None
+            if case:
+                raise ExerciseError(f"cross_attention_numpy works on the layer above but raised "
+                                    f"{type(exc).__name__} on another one ({shapes}): read the number of heads "
+                                    f"and the widths from mha (mha.num_heads, mha.embed_dim), not from the "
+                                    f"example.") from None
+            raise ExerciseError(f"cross_attention_numpy raised {type(exc).__name__}: {exc}. Inputs: {shapes}; "
+                                f"q_proj_weight {tuple(mha.q_proj_weight.shape)}, k_proj_weight "
+                                f"{tuple(mha.k_proj_weight.shape)} (out, in).") from None
+        if got is None or got is Ellipsis:
+            raise ExerciseError("cross_attention_numpy returns nothing yet: return the output, (T, d_model).")
+        if case and not (np.shape(got) == right.shape and np.allclose(got, right, atol=1e-6)):
+            raise ExerciseError(f"cross_attention_numpy is right on the layer above but not on another one "
+                                f"({shapes}): read the number of heads and the widths from mha (mha.num_heads, "
+                                f"mha.embed_dim), not from the example's 2 heads.")
+        check_array(got, right, "the output of cross_attention_numpy(mha, x, memory)",
+                    mistakes=_cross_mistakes(mha, x, memory), atol=1e-6)
     passed("queries from x, keys and values from memory (W^T from PyTorch's (out, in) layout, plus biases), "
            "each head on its d_k columns, scaled by 1/sqrt(d_k), softmax over the memory, concatenated, W_O: "
            "what mha(x, memory, memory) computes.")
