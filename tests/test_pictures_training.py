@@ -118,3 +118,12 @@ def test_the_reports_read_tasks_train_checkpoints(capsys):
     viewer.training_viewer(runs["learned"][0], tasks.token_labels(data[2][0]), 1)   # (A, loss) snapshots
     with pytest.raises(ValueError, match="example"):
         training.checkpoint_on(data[2], data[3], 40)
+
+
+def test_line_bound_matches_hand_counts():
+    # every letter present: a line has two ends, so at most two of the n asked letters find their next one
+    assert training.line_bound(4, 4) == pytest.approx(2 / 4)
+    assert training.line_bound(3, 3) == pytest.approx(2 / 3)
+    assert 0.5 < training.line_bound() < 0.6
+    with pytest.raises(ValueError, match="n_items"):
+        training.line_bound(3, 4)

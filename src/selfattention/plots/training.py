@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
-           "report_learned", "next_letter_weight"]
+           "report_learned", "next_letter_weight", "line_bound"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -178,3 +178,28 @@ def next_letter_weight(model: Any, X: Any) -> float:
     if not bool(is_next.any()):
         raise ValueError("no item in X has the next letter of another item")
     return float(A[is_next].mean())
+
+
+def line_bound(n_sym: int = 8, n_items: int = 4) -> float:
+    """The largest share of lookup sequences in which the target's key is the top key, when each key is one
+    number set by its item's letter alone: the best of all ``n_sym!`` orders of the letters on the line, with
+    the best query sign (largest or smallest key) for each asked letter s. Sequences as
+    :func:`selfattention.tasks.make_lookup_data` draws them: s uniform, the items s, s + 1 (the target) and
+    ``n_items - 2`` of the other letters, every choice equally likely."""
+    from itertools import combinations, permutations
+
+    if n_sym < n_items or n_items < 2:
+        raise ValueError(f"n_sym={n_sym}, n_items={n_items}: expected n_sym >= n_items >= 2")
+    rank = np.argsort(np.array(list(permutations(range(n_sym)))), axis=1)   # (n_sym!, n_sym): letter places
+    share = np.zeros(len(rank))
+    for s in range(n_sym):
+        t = (s + 1) % n_sym
+        others = [k for k in range(n_sym) if k not in (s, t)]
+        up, down = np.zeros(len(rank)), np.zeros(len(rank))
+        picks = list(combinations(others, n_items - 2))
+        for rest in picks:
+            rivals = rank[:, [s, *rest]]
+            up += (rank[:, [t]] > rivals).all(1)
+            down += (rank[:, [t]] < rivals).all(1)
+        share += np.maximum(up, down) / len(picks)
+    return float(share.max() / n_sym)
