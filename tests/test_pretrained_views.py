@@ -353,3 +353,32 @@ def test_apple_tech_moves_are_per_sentence_and_average_to_the_move():
     assert np.isclose(moves.mean(), stats.apple_tech_move(model, centres))
     assert len(set(stats.PLAIN_NOUNS)) == len(stats.PLAIN_NOUNS)
     assert all(len(model.tokenizer.tokenize(w)) == 1 for w in stats.PLAIN_NOUNS)
+
+
+def test_gap_test_and_difference_p_match_a_direct_count() -> None:
+    from itertools import combinations
+
+    from selfattention import pretrained_stats as stats
+
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=(8, 1, 5))
+    cos = stats.cosines(v)[0]
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    upper = np.triu(np.ones((8, 8), dtype=bool), k=1)
+
+    def direct_gap(labels):
+        same = labels[:, None] == labels
+        return cos[upper & same].mean() - cos[upper & ~same].mean()
+
+    found = []
+    for chosen in combinations(range(8), 4):
+        labels = np.ones(8, dtype=int)
+        labels[list(chosen)] = 0
+        found.append(direct_gap(labels))
+    gap, p, n = stats.gap_test(cos, y)
+    assert n == 70 and np.isclose(gap, direct_gap(y))
+    assert np.isclose(p, np.mean(np.array(found) >= direct_gap(y) - 1e-12))
+    a, b = np.array([3.0, 4.0, 5.0]), np.array([0.0, 1.0, 2.0])
+    assert np.isclose(stats.difference_p(a, b), 1 / 20)          # only the true split reaches 3
+    with pytest.raises(ValueError, match="cos must have shape"):
+        stats.gap(cos[:4], y)

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["apple_tech_move", "apple_tech_moves", "cosine", "cosines", "lean_centres", "pair_masks",
-           "permutation_p", "strongest_other"]
+__all__ = ["apple_tech_move", "apple_tech_moves", "cosine", "cosines", "difference_p", "gap", "gap_test",
+           "lean_centres", "pair_masks", "permutation_p", "strongest_other"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -68,6 +68,45 @@ def permutation_p(statistic: Callable[[np.ndarray], float], labels: ArrayLike) -
         relabelled[list(chosen)] = 0
         found.append(statistic(relabelled))
     return float(np.mean(np.array(found) >= true - 1e-12)), len(found)
+
+
+def gap(cos: ArrayLike, labels: ArrayLike) -> float:
+    """Mean cosine of the pairs within a group minus the mean across groups, each pair once.
+
+    Inputs:
+        cos: (n, n) cosines of n items (one hidden state of :func:`cosines`); labels: (n,) 0s and 1s.
+    """
+    c, y = np.asarray(cos, dtype=float), _labels(labels)
+    if c.shape != (len(y), len(y)):
+        raise ValueError(f"cos must have shape ({len(y)}, {len(y)}) to match labels, got shape {c.shape}")
+    upper = np.triu(np.ones(c.shape, dtype=bool), k=1)
+    same = y[:, None] == y
+    return float(c[upper & same].mean() - c[upper & ~same].mean())
+
+
+def gap_test(cos: ArrayLike, labels: ArrayLike) -> tuple[float, float, int]:
+    """:func:`gap` of the true labels and its exact permutation test (:func:`permutation_p`).
+
+    Returns:
+        (gap, p, N): p is the share of the N relabellings whose gap is at least the true one.
+    """
+    p, n = permutation_p(lambda relabelled: gap(cos, relabelled), labels)
+    return gap(cos, labels), p, n
+
+
+def difference_p(a: ArrayLike, b: ArrayLike) -> float:
+    """Exact permutation test of ``mean(a) - mean(b)``: the share of the ways to split the values of a and b
+    into groups of their sizes whose difference of means is at least the true one.
+
+    Inputs:
+        a: (n,) values; b: (m,) values.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"a and b must be 1-D arrays, got shapes {a.shape} and {b.shape}")
+    both = np.concatenate([a, b])
+    labels = np.repeat([0, 1], [len(a), len(b)])
+    return permutation_p(lambda y: both[y == 0].mean() - both[y == 1].mean(), labels)[0]
 
 
 def strongest_other(model: Any, sentence: str, word: str, layer: int, head: int) -> tuple[float, str, float]:
