@@ -177,231 +177,101 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "or outweigh it" in text, text
 
 
-# ------------------------------------------------------------------ Exercise 4: a fused qkv weight
-def blocks(W):
-    d_k = W.shape[0] // 3
-    return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
+# ------------------------------------------------------------------ Exercise 4: what the values hand over
+V_GOOD = np.array([[0, 0], [0, 0], [1, -1], [0, 0], [0, 1]], dtype=float)   # food row cancels apple's red
+Z_RED = np.array([math.exp(2), 1.0]) / (math.exp(2) + 3)                   # (0.711, 0.096)
+V_TARGET = np.array([[0, 0], [0, 0], [0, 1], [1, 0]], dtype=float)
 
 
-def right_fused(W, X):
-    W_q, W_k, W_v = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
+def values_design(rows):
+    """A (5, 2) W_V from the rows a learner sets: person, action, food, fruit, red."""
+    W = np.zeros((5, 2))
+    for f, row in rows.items():
+        W[f] = row
+    return W
 
 
-def right_fused_chunks(W, X):
-    """Another right answer: one product with the whole fused weight, then three column chunks."""
-    Q, K, V = np.split(X @ W.T, 3, axis=1)
-    S = Q @ K.T / math.sqrt(Q.shape[1])
-    E = np.exp(S - S.max(axis=1, keepdims=True))
-    return (E / E.sum(axis=1, keepdims=True)) @ V
-
-
-def fused_scaled_by(divisor):
-    def answer(W, X):
-        W_q, W_k, W_v = blocks(W)
-        return softmax((X @ W_q) @ (X @ W_k).T / divisor(X, W)) @ (X @ W_v)
-    return answer
-
-
-def fused_untransposed(W, X):
-    d_k = W.shape[0] // 3
-    W_q, W_k, W_v = W[:d_k], W[d_k:2 * d_k], W[2 * d_k:]
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_v)
-
-
-def fused_columns(W, X):
-    W_q, W_k, W_v = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]), axis=0) @ (X @ W_v)
-
-
-def fused_keys_first(W, X):
-    W_q, W_k, W_v = blocks(W)
-    return softmax((X @ W_k) @ (X @ W_q).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_qk_blocks_swapped(W, X):
-    W_k, W_q, W_v = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_interleaved(W, X):
-    """Reads the columns of X @ W.T as q, k, v, q, k, v, ... (a reshape to (T, d_k, 3))."""
-    QKV = (X @ W.T).reshape(X.shape[0], -1, 3)
-    Q, K, V = QKV[..., 0], QKV[..., 1], QKV[..., 2]
-    return softmax(Q @ K.T / math.sqrt(Q.shape[1])) @ V
-
-
-def fused_vkq(W, X):
-    W_v, W_k, W_q = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_vqk(W, X):
-    W_v, W_q, W_k = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_kvq(W, X):
-    W_k, W_v, W_q = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_d_k_from_d_in(W, X):
-    """Takes d_k from the input width: right when d_in = d_k, a shape error otherwise."""
-    d_k = X.shape[1]
-    W_q, W_k, W_v = W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_v)
-
-
-def fused_qvk(W, X):
-    W_q, W_v, W_k = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def fused_weights_only(W, X):
-    W_q, W_k, _ = blocks(W)
-    return softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
-
-
-def fused_naive_softmax(W, X):
-    W_q, W_k, W_v = blocks(W)
-    E = np.exp((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1]))
-    return E / E.sum(axis=1, keepdims=True) @ (X @ W_v)
-
-
-def torch_does_it(W, X):
-    """The shortcut: load the fused weight into PyTorch's own attention and let it compute."""
-    import torch
-    import torch.nn.functional as F
-
-    d_k = W.shape[0] // 3
-    x = torch.tensor(X, dtype=torch.float64).unsqueeze(1)
-    out, _ = F.multi_head_attention_forward(
-        x, x, x, d_k, 1, torch.tensor(W), None, None, None, False, 0.0,
-        torch.eye(d_k, dtype=torch.float64), None, need_weights=False)
-    return out[:, 0].numpy()
-
-
-def sdpa_does_it(W, X):
-    """The shortcut through F.scaled_dot_product_attention (which divides by sqrt(d_k) itself)."""
-    import torch
-    import torch.nn.functional as F
-
-    d_k = W.shape[0] // 3
-    Q, K, V = (torch.tensor(X @ W[b * d_k:(b + 1) * d_k].T) for b in range(3))
-    return F.scaled_dot_product_attention(Q[None], K[None], V[None])[0].numpy()
-
-
-def torch_module_does_it(W, X):
-    import torch
-
-    mha = torch.nn.MultiheadAttention(W.shape[1], 1, bias=False, dtype=torch.float64)
-    x = torch.tensor(X).unsqueeze(0)
-    return mha(x, x, x)[0][0].detach().numpy()
-
-
-FUSED = {
-    "untransposed": "you used X @ block",
-    "no scale": "yours are not divided",
-    "sqrt 3d_k": "divided by sqrt(3 d_k)",
-    "d_k": "divided by d_k;",
-    "sqrt d_in": "divided by sqrt(d_in)",
-    "axis 0": "down the columns (axis=0)",
-    "keys first": "K @ Q.T instead of Q @ K.T",
-    "interleaved": "interleaved",
-    "order": "took the values from the first",
-    "k v swapped": "used the value block as keys",
-    "vqk": "as value, query, key",
-    "kvq": "as key, value, query",
-    "d_k from d_in": "Does it take d_k from d_in",
-    "weights": "the attention weights",
-    "overflow": "subtract each row's maximum",
-    "torch": "lets PyTorch's own attention",
+VALUES = {
+    "transposed": "rows and columns are swapped",
+    "per word": "those are the values V themselves",
+    "shape": "it should be (d_in, d_v) = (5, 2)",
+    "sam": "Sam and ate should hand over nothing",
+    "swapped": "the two columns are swapped",
+    "red": "not its colour alone",
+    "apple red": "'apple' is red as well",
+    "apple": "not food alone",
+    "no prediction": "predicted_z_red has no value yet",
+    "pred shape": "it should be two numbers",
+    "own value": "that is red's own value",
+    "apple value": "that is apple's value alone",
+    "ate": "that is what 'ate' receives",
+    "scaled": "that uses 1/sqrt(d_k)",
+    "lesson 03": "lesson 03's weights",
+    "axes": "food and colour swapped",
+    "other z": "work it out",
 }
 
 
-def test_fused_right_answers(capsys):
-    right_answer_passes(checks.check_fused_output, right_fused, capsys)
-    right_answer_passes(checks.check_fused_output, right_fused_chunks, capsys)
+def check_values(answer):
+    checks.check_values(*answer)
+
+
+def values_hidden(W, z):
+    return hidden_test_passes("04_learnable_projections", "l04-values-test", W_V_new=W, predicted_z_red=z)
+
+
+def test_values_right_answers(capsys):
+    other = values_design({3: [1, -1], 4: [0, 1]})          # the fruit row cancels red instead
+    split = values_design({2: [0.5, -0.5], 3: [0.5, -0.5], 4: [0, 1]})
+    for W, z in ((V_GOOD, Z_RED), (other, Z_RED.round(3).tolist()), (split, Z_RED + 0.005)):
+        right_answer_passes(check_values, (W, z), capsys)
+        assert values_hidden(W, z)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        (fused_untransposed, "untransposed"),
-        (fused_scaled_by(lambda X, W: 1.0), "no scale"),
-        (fused_scaled_by(lambda X, W: math.sqrt(W.shape[0])), "sqrt 3d_k"),
-        (fused_scaled_by(lambda X, W: W.shape[0] // 3), "d_k"),
-        (fused_scaled_by(lambda X, W: math.sqrt(X.shape[1])), "sqrt d_in"),
-        (fused_columns, "axis 0"),
-        (fused_keys_first, "keys first"),
-        (fused_qk_blocks_swapped, "keys first"),
-        (fused_interleaved, "interleaved"),
-        (fused_vkq, "order"),
-        (fused_qvk, "k v swapped"),
-        (fused_vqk, "vqk"),
-        (fused_kvq, "kvq"),
-        (fused_d_k_from_d_in, "d_k from d_in"),
-        (fused_weights_only, "weights"),
-        (fused_naive_softmax, "overflow"),
-        (torch_does_it, "torch"),
-        (torch_module_does_it, "torch"),
-        (sdpa_does_it, "torch"),
+        ((V_GOOD.T, Z_RED), "transposed"),
+        ((V_TARGET, Z_RED), "per word"),                               # the shortcut: the values, not W_V
+        ((np.zeros((5, 3)), Z_RED), "shape"),
+        ((values_design({0: [1, 0], 2: [1, -1], 4: [0, 1]}), Z_RED), "sam"),   # a person row kept
+        ((values_design({2: [-1, 1], 4: [1, 0]}), Z_RED), "swapped"),
+        ((values_design({2: [1, 0]}), Z_RED), "red"),                   # red's row forgotten
+        ((values_design({2: [1, 0], 4: [0, 1]}), Z_RED), "apple red"),  # apple's red row not cancelled
+        ((values_design({2: [2, -1], 4: [0, 1]}), Z_RED), "apple"),
+        ((V_GOOD, None), "no prediction"),
+        ((V_GOOD, 0.711), "pred shape"),
+        ((V_GOOD, [0, 1]), "own value"),
+        ((V_GOOD, [1, 0]), "apple value"),
+        ((V_GOOD, [0.61, 0.083]), "ate"),
+        ((V_GOOD, [0.514, 0.162]), "scaled"),
+        ((V_GOOD, [0.366, 0.366]), "lesson 03"),
+        ((V_GOOD, Z_RED[::-1]), "axes"),
+        ((V_GOOD, [0.5, 0.5]), "other z"),
     ],
 )
-def test_fused_mistakes_are_named(answer, mistake):
-    names_only(message(checks.check_fused_output, answer), mistake, FUSED)
+def test_values_mistakes_are_named(answer, mistake):
+    names_only(message(check_values, answer), mistake, VALUES)
 
 
-def test_fused_cases_keep_the_sizes_apart():
-    """A square case, where X @ block runs; one where d_in, d_k, 3 d_k and T all differ; one that
-    overflows."""
-    from selfattention.checks.lesson04 import _fused_cases, _split
-
-    (W0, X0), (W1, X1), (W2, X2) = _fused_cases()
-    assert X0.shape[1] == W0.shape[0] // 3
-    assert len({X1.shape[0], X1.shape[1], W1.shape[0] // 3, W1.shape[0]}) == 4
-    W_q, W_k, _ = _split(W2)
-    assert np.abs((X2 @ W_q) @ (X2 @ W_k).T / math.sqrt(W_q.shape[1])).max() > 710
-
-
-def fused_with_linear(W, X):
-    """Another right answer, in PyTorch: three nn.Linear layers loaded from the blocks; it returns a tensor
-    that requires grad."""
-    import torch
-    from torch import nn
-
-    d_k, d_in = W.shape[0] // 3, W.shape[1]
-    layers = [nn.Linear(d_in, d_k, bias=False).double() for _ in range(3)]
-    with torch.no_grad():
-        for b, layer in enumerate(layers):
-            layer.weight.copy_(torch.tensor(W[b * d_k:(b + 1) * d_k]))
-    q, k, v = (layer(torch.tensor(X)) for layer in layers)
-    return torch.softmax(q @ k.T / math.sqrt(d_k), dim=-1) @ v
+@pytest.mark.parametrize(
+    "answer",
+    [(V_TARGET, Z_RED), (V_GOOD.T, Z_RED), (values_design({2: [1, 0], 4: [0, 1]}), Z_RED),
+     (V_GOOD, [0, 1]), (V_GOOD, [1, 0]), (V_GOOD, [0.61, 0.083]), (V_GOOD, [0.366, 0.366])],
+)
+def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
+    """The shortcut (the values V typed per word) and the named wrong designs and predictions fail both."""
+    message(check_values, answer)
+    with np.errstate(all="ignore"):
+        assert not values_hidden(*answer)
 
 
-def test_fused_check_and_hidden_test_agree_on_a_tensor_that_requires_grad(capsys):
-    import json
-    from pathlib import Path
-
-    right_answer_passes(checks.check_fused_output, fused_with_linear, capsys)
-    assert fused_with_linear(np.eye(6)[:, :2], np.ones((3, 2))).requires_grad
-    lesson = Path(__file__).parents[1] / "notebooks" / "04_learnable_projections.ipynb"
-    cells = json.loads(lesson.read_text())
-    hidden = next("".join(c["source"]) for c in cells["cells"] if "l04-fused-test" in "".join(c["source"]))
-    hidden = hidden.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
-    exec(hidden, {"fused_output": fused_with_linear})  # raises if the hidden test rejects it
-
-
-def test_torch_attention_works_again_after_the_check():
-    import torch
-
-    mha = torch.nn.MultiheadAttention(4, 1, bias=False)
-    x = torch.zeros(1, 3, 4)
-    message(checks.check_fused_output, torch_module_does_it)
-    assert mha(x, x, x)[0].shape == (1, 3, 4)
-    message(checks.check_fused_output, sdpa_does_it)
-    assert torch.nn.functional.scaled_dot_product_attention(x, x, x).shape == (1, 3, 4)
+def test_values_wrong_predictions_are_apart():
+    """Each named wrong z_red lies more than the tolerance 0.01 from the right one and from every other."""
+    wrong = [[0, 1], [1, 0], [0.61, 0.083], [0.514, 0.162], [0.366, 0.366], Z_RED[::-1], Z_RED]
+    for i, a in enumerate(wrong):
+        for b in wrong[i + 1:]:
+            assert np.abs(np.asarray(a) - np.asarray(b)).max() > 0.02
 
 
 # ------------------------------------------------------------------ Exercise 2: the next word, d_k = 2
@@ -538,10 +408,6 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
 )
 def test_next_word_mistakes_are_named(answer, mistake):
     names_only(message(check_next, answer), mistake, NEXT)
-
-
-def test_fused_swapped_blocks_are_named():
-    assert "swapped the first two blocks" in message(checks.check_fused_output, fused_qk_blocks_swapped)
 
 
 def test_next_word_messages_read_well():

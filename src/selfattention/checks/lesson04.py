@@ -1,22 +1,21 @@
-"""Checks for lesson 04 (learnable projections): design a query and predict its weight, read a fused
-query-key-value weight, make each word look at the word that happens to come next, with two query/key axes.
+"""Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
+at the word that happens to come next, with two query/key axes, and choose what the values hand over.
 
-Every check's own inputs make each named mistake give a result different from the right answer and from
-every other named mistake: a square case where a missing transpose runs, cases where d_in, d_k, 3 d_k and T
-all differ, and scores large enough that a softmax without max-subtraction overflows.
+Every named mistake gives a result different from the right answer and from every other named mistake: in
+Exercise 4, each wrong z_red named (red's own value, apple's, what 'ate' receives, a 1/sqrt(d_k), lesson 03's
+weights, the axes swapped) lies more than the tolerance 0.01 from the right one and from the others.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_function, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_fused_output", "check_next_word"]
+__all__ = ["check_apple_query", "check_next_word", "check_values"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -175,152 +174,107 @@ _LOG_ODDS_TOL = 0.05
 
 
 
-# ----------------------------------------------------------------- Exercise 4: a fused query-key-value weight
+# ----------------------------------------------------------------- Exercise 4: what the values hand over
 
-_REFUSE_MESSAGE = (
-    "your code lets PyTorch's own attention (nn.MultiheadAttention or F.scaled_dot_product_attention) "
-    "compute the answer. This exercise asks you to read the "
-    "fused weight's layout yourself: which rows are W_Q, W_K and W_V, and how each is transposed."
-)
+# Value axes (d_v = 2): food, colour. 'apple' hands over food alone, 'red' its colour alone, Sam and ate nothing.
+_V_TARGET = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+_Z_TOL = 0.01
 
 
-def _fused_cases() -> list[tuple[np.ndarray, np.ndarray]]:
-    """(in_proj_weight, X): a square case (d_in = d_k = 4, T = 3), where a forgotten transpose runs; one where
-    d_in, d_k, 3 d_k and T all differ (d_in = 5, d_k = 2, T = 4); and large weights, whose scores (over 1000)
-    overflow a softmax without max-subtraction (d_in = 6, d_k = 3, T = 5)."""
-    rng = np.random.default_rng(4)
-    return [
-        (rng.normal(size=(12, 4)) / 2, rng.normal(size=(3, 4))),
-        (rng.normal(size=(6, 5)) / 2, rng.normal(size=(4, 5))),
-        (rng.normal(size=(9, 6)) * 15, rng.normal(size=(5, 6)) * 3),
-    ]
+def _fmt(v: np.ndarray) -> str:
+    return "(" + ", ".join(f"{x:.3g}" for x in np.asarray(v, dtype=float).ravel()) + ")"
 
 
-def _split(W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The lesson's W_Q, W_K, W_V (d_in, d_k) of a fused (3 d_k, d_in) weight: row blocks, each transposed."""
-    d_k = W.shape[0] // 3
-    return W[:d_k].T, W[d_k:2 * d_k].T, W[2 * d_k:].T
-
-
-def _fused_reference(W: np.ndarray, X: np.ndarray) -> np.ndarray:
-    W_q, W_k, W_v = _split(W)
-    return reference_softmax((X @ W_q) @ (X @ W_k).T / math.sqrt(W_q.shape[1])) @ (X @ W_v)
-
-
-def _fused_mistakes(W: np.ndarray, X: np.ndarray) -> dict[str, np.ndarray]:
-    W_q, W_k, W_v = _split(W)
-    T, d_in, d_k = X.shape[0], X.shape[1], W_q.shape[1]
-    S, V = (X @ W_q) @ (X @ W_k).T, X @ W_v
-    QKV = X @ W.T                                                   # (T, 3 d_k)
-    inter = QKV.reshape(T, d_k, 3)                                  # columns read as q, k, v interleaved
-    Si = inter[..., 0] @ inter[..., 1].T
-    found = {
-        "the layer divides the scores by sqrt(d_k); yours are not divided.": reference_softmax(S) @ V,
-        "the scores were divided by sqrt(3 d_k), the fused weight's height; d_k is a third of it.":
-            reference_softmax(S / math.sqrt(3 * d_k)) @ V,
-        "the scores were divided by d_k; the layer divides by sqrt(d_k).": reference_softmax(S / d_k) @ V,
-        "the scores were divided by sqrt(d_in), the number of input features; the layer divides by "
-        "sqrt(d_k).": reference_softmax(S / math.sqrt(d_in)) @ V,
-        "softmax was taken down the columns (axis=0); each query's weights over the keys sum to 1: use "
-        "axis=-1.": reference_softmax(S / math.sqrt(d_k), axis=0) @ V,
-        "the weights came from K @ Q.T instead of Q @ K.T, or you swapped the first two blocks (row i must "
-        "hold query i's scores, and the query block comes first).":
-            reference_softmax(S.T / math.sqrt(d_k)) @ V,
-        "you read the three blocks as interleaved (q, k, v, q, k, v, ...); in this layout they are "
-        "consecutive: rows 0 to "
-        "d_k - 1 are the query's, the next d_k the key's, the last d_k the value's.":
-            reference_softmax(Si / math.sqrt(d_k)) @ inter[..., 2],
-        "the blocks are in the order query, key, value: you took the values from the first or the "
-        "queries from the last block.": reference_softmax((X @ W_v) @ (X @ W_k).T / math.sqrt(d_k)) @ (X @ W_q),
-        "you used the value block as keys (or the key block as values): the order is query, key, value.":
-            reference_softmax((X @ W_q) @ (X @ W_v).T / math.sqrt(d_k)) @ (X @ W_k),
-        "you read the blocks as value, query, key; the order is query (rows 0 to d_k - 1), key, value.":
-            reference_softmax((X @ W_k) @ (X @ W_v).T / math.sqrt(d_k)) @ (X @ W_q),
-        "you read the blocks as key, value, query; the order is query (rows 0 to d_k - 1), key, value.":
-            reference_softmax((X @ W_v) @ (X @ W_q).T / math.sqrt(d_k)) @ (X @ W_k),
-    }
-    if d_in == d_k:  # only here does X @ block (no transpose) run without a shape error
-        Wq, Wk, Wv = W_q.T, W_k.T, W_v.T
-        found["you used X @ block: each block is stored like an nn.Linear weight, (d_k, d_in), and is used as "
-              "x @ block.T, so the lesson's W_Q is the first block transposed (the same for W_K and W_V)."] = (
-            reference_softmax((X @ Wq) @ (X @ Wk).T / math.sqrt(d_k)) @ (X @ Wv))
-    return found
-
-
-class _NoTorchAttention:
-    """While a check runs, nn.MultiheadAttention and F.scaled_dot_product_attention refuse to run (the
-    shortcut the exercise forbids)."""
-
-    def __enter__(self) -> None:
-        import torch
-        import torch.nn.functional as F
-
-        def refuse(*args: Any, **kwargs: Any) -> Any:
-            raise ExerciseError(_REFUSE_MESSAGE)
-
-        self._saved = (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
-                       F.scaled_dot_product_attention)
-        F.multi_head_attention_forward = refuse
-        torch.nn.MultiheadAttention.forward = refuse
-        F.scaled_dot_product_attention = refuse
-
-    def __exit__(self, *exc: Any) -> None:
-        import torch
-        import torch.nn.functional as F
-
-        (F.multi_head_attention_forward, torch.nn.MultiheadAttention.forward,
-         F.scaled_dot_product_attention) = self._saved
-
-
-def check_fused_output(fused_output: Callable[..., Any]) -> None:
-    """Exercise 4: fused_output(in_proj_weight, X) -> Z = softmax(Q K^T / sqrt(d_k)) V, where the fused
-    weight (3 d_k, d_in) stacks the query, key and value nn.Linear weights (in that order), as
-    nn.MultiheadAttention's in_proj_weight does."""
-    if fused_output is None or fused_output is Ellipsis:
-        raise ExerciseError("fused_output is not defined yet: write the function in the answer cell above.")
-    if not callable(fused_output):
-        raise ExerciseError(f"fused_output should be a function, but it is a {type(fused_output).__name__}.")
-    cases = _fused_cases()
-    with _NoTorchAttention():
-        square_right = False  # the first case has d_in = d_k: is fused_output right there?
-        for W, X in cases:
-            T, d_k = X.shape[0], W.shape[0] // 3
-            try:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    got = fused_output(W.copy(), X.copy())
-            except ExerciseError:
-                raise
-            except Exception as error:
-                if square_right and X.shape[1] != d_k:
-                    raise ExerciseError(
-                        f"fused_output is right when d_in = d_k, but with d_in = {X.shape[1]} and d_k = {d_k} it "
-                        f"raises {type(error).__name__}: {error}. Does it take d_k from d_in (X.shape[1] or "
-                        f"in_proj_weight.shape[1])? d_k is a third of the fused weight's height, "
-                        f"in_proj_weight.shape[0] // 3."
-                    ) from None
-                got = None
-            arr = None
-            if got is not None and got is not Ellipsis:
-                try:
-                    arr = _to_array(got, "the result of fused_output")
-                except ExerciseError:
-                    arr = None
-            if X.shape[1] == d_k and arr is not None and arr.shape == (T, d_k):
-                square_right = bool(np.allclose(arr, _fused_reference(W, X), rtol=1e-5, atol=1e-6))
-            if arr is not None and arr.shape == (T, T) and T != d_k:
-                raise ExerciseError(
-                    f"fused_output returned a ({T}, {T}) array: the attention weights. The layer's output is "
-                    f"Z = weights @ V, of shape (T, d_k) = ({T}, {d_k})."
-                )
-        with np.errstate(over="ignore", invalid="ignore"):
-            check_function(
-                fused_output, _fused_reference, cases, "fused_output",
-                describe=lambda case: (f"a fused weight of shape {case[0].shape} (d_in = {case[1].shape[1]}, "
-                                       f"d_k = {case[0].shape[0] // 3}) and X of shape {case[1].shape}"),
-                mistakes=lambda case: _fused_mistakes(*case), rtol=1e-5, atol=1e-6,
+def check_values(W_V_new: Any, predicted_z_red: Any) -> None:
+    """Exercise 4: a W_V (5, 2), value axes (food, colour), with which 'apple' hands over (1, 0), 'red' (0, 1),
+    Sam and ate (0, 0); and z_red (food, colour) with the lesson's weights, worked out before running."""
+    if W_V_new is None or W_V_new is Ellipsis:
+        raise ExerciseError("W_V_new has no value yet: write your (5, 2) matrix in the answer cell above.")
+    W = _to_array(W_V_new, "W_V_new")
+    if W.shape == (2, 5):
+        raise ExerciseError(
+            "W_V_new has shape (2, 5): its rows and columns are swapped. Here a projection is "
+            "(d_in, d_v) = (5, 2), one row per feature, used as X_toy @ W_V_new."
+        )
+    if W.shape == (4, 2):
+        raise ExerciseError(
+            "W_V_new has shape (4, 2), one row per word: those are the values V themselves. W_V has one row "
+            "per feature, (d_in, d_v) = (5, 2), and a word's value is the sum of the rows for its features."
+        )
+    if W.shape != (5, 2):
+        raise ExerciseError(f"W_V_new has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_V_new contains NaN or infinite values.")
+    V = _X_TOY @ W
+    near = lambda a, b: bool(np.allclose(a, b, rtol=0.0, atol=1e-6))  # noqa: E731
+    for i in (0, 1):
+        if not near(V[i], 0.0):
+            raise ExerciseError(
+                f"'{WORDS[i]}' hands over {_fmt(V[i])}: Sam and ate should hand over nothing, (0, 0). A word's "
+                f"value is the sum of the rows of W_V_new for its features."
             )
-    passed("you read the fused layout: the query, key and value weights are its three row blocks, and the "
-           "scores are divided by sqrt(d_k), a third of the fused weight's height.")
+    if near(V[2], _V_TARGET[3]) and near(V[3], _V_TARGET[2]):
+        raise ExerciseError(
+            "'apple' hands over (0, 1) and 'red' (1, 0): the two columns are swapped. The first value axis is "
+            "food, the second colour."
+        )
+    if not near(V[2], _V_TARGET[2]):
+        raise ExerciseError(
+            f"'red' hands over {_fmt(V[2])}, not its colour alone, (0, 1): the value of 'red' is red's row "
+            f"of W_V_new alone."
+        )
+    if not near(V[3], _V_TARGET[3]):
+        if near(V[3], _V_TARGET[3] + W[4]):
+            raise ExerciseError(
+                f"'apple' hands over {_fmt(V[3])}: colour too. 'apple' is red as well, so red's row "
+                f"{_fmt(W[4])} is part of its value: cancel it in a row only 'apple' has (food or fruit)."
+            )
+        raise ExerciseError(
+            f"'apple' hands over {_fmt(V[3])}, not food alone, (1, 0): its value is the sum of the food, fruit "
+            f"and red rows of W_V_new."
+        )
+    if predicted_z_red is None or predicted_z_red is Ellipsis:
+        raise ExerciseError(
+            "predicted_z_red has no value yet: before running anything, work out by hand what 'red' receives, "
+            "(food, colour), and write it there."
+        )
+    p = _to_array(predicted_z_red, "predicted_z_red")
+    if p.shape != (2,):
+        raise ExerciseError(
+            f"predicted_z_red has shape {p.shape}: it should be two numbers, z_red's (food, colour)."
+        )
+    scores = (_X_TOY @ _W_Q)[2] @ (_X_TOY @ _W_K).T
+    alpha = reference_softmax(scores)
+    right = alpha @ _V_TARGET
+    close = lambda a: bool(np.abs(p - np.asarray(a, dtype=float)).max() <= _Z_TOL)  # noqa: E731
+    if close(right):
+        passed(
+            f"'red' scores {np.round(scores, 2).tolist()}, so it gives 'apple' {alpha[3]:.3f} and itself "
+            f"{alpha[2]:.3f}: z_red = {_fmt(right.round(3))}, food from its noun. You predicted {_fmt(p)}. The "
+            f"weights did not change: W_V chose only what they mix."
+        )
+        return
+    lesson03 = reference_softmax(_X_TOY @ _X_TOY.T)[2] @ _V_TARGET
+    wrong = {
+        "that is red's own value v_red: z_red mixes every word's value, each times red's weight on it.":
+            _V_TARGET[2],
+        "that is apple's value alone: softmax gives every word some weight, so 'red' keeps some for itself "
+        "and its colour comes back.": _V_TARGET[3],
+        "that is what 'ate' receives: use row 'red' of the weights.": _toy_weights(_W_Q)[1] @ _V_TARGET,
+        "that uses 1/sqrt(d_k): this exercise, like the lesson's toy, leaves scaling out.":
+            reference_softmax(scores / np.sqrt(3)) @ _V_TARGET,
+        "that uses lesson 03's weights softmax(X X^T): here the weights come from the queries and keys.":
+            lesson03,
+        "that has food and colour swapped: the first axis is food.": right[::-1],
+    }
+    for explanation, value in wrong.items():
+        if close(value):
+            raise ExerciseError(f"predicted_z_red = {_fmt(p)} is not z_red yet: {explanation}")
+    raise ExerciseError(
+        f"predicted_z_red = {_fmt(p)} is not z_red yet (this message does not print it: work it out). 'red' "
+        f"scores the four words {np.round(scores, 2).tolist()}; z_red is the sum over words of red's weight "
+        f"times the word's value."
+    )
 
 
 # ----------------------------------------------------------------- Exercise 2: the next word, with d_k = 2
