@@ -352,7 +352,8 @@ def test_row_reading_right_answers_pass_the_check_and_the_hidden_test(answer, ca
 @pytest.mark.parametrize(("answer", "said"), [((None, None), "top has no value yet"),
                                               (("river", None), "ratio has no value yet"),
                                               (("river", "two"), "should be one number"),
-                                              (("lake", 2.05), "is not a word of the sentence")])
+                                              (("lake", 2.05), "is not a word of the sentence"),
+                                              (("river.", 2.05), "is not a word of the sentence")])
 def test_row_reading_bad_input_is_named(answer, said):
     text = _message(_read, answer)
     assert said in text and not [k for k, p in READ.items() if p in text], text

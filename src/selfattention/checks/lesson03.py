@@ -283,7 +283,7 @@ def check_row_reading(top: Any, ratio: Any = None) -> None:
         raise ExerciseError(
             f"top = {top!r:.60}: name one word in quotes, e.g. top = \"a\". Listing several words skips the "
             "reading the exercise asks for: one of them has the largest score with flows.")
-    word = top.strip().strip(".,'\"").lower()
+    word = top.strip().lower()
     if word not in scores:
         raise ExerciseError(f"top = {top!r} is not a word of the sentence a river bank flows.")
     if word == ROW_WORD:
