@@ -17,7 +17,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_bank_attends, check_river_context, check_self_attention_batch
+from selfattention.checks import check_bank_attends, check_row_reading, check_self_attention_batch
 
 
 def _softmax(x, axis=-1):
@@ -286,90 +286,77 @@ def test_batch_praise_says_nothing_about_loops(capsys):
     assert "loop" not in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------- exercise 2: a context for the real bank
-def _context(sentence):                  # the derivation right, the sentence judged
-    check_river_context(sentence, 4.66)
-
-
-CONTEXT = {
-    "still finance": "still leans towards finance",
-    "sense word": "a sense word (or a word that contains one)",
-    "bank count": "it needs it exactly once",
-    "vocabulary": "not single words of the table's vocabulary",
-    "too long": "use at most 8",
-    "weak score": "score less than 0.25 with bank",
-    "repeated": "the sentence repeats",
+# ---------------------------------------------------------------- exercise 2: read a row before computing it
+READ = {
+    "own word": "does not win its own row",
+    "neighbour": "position plays no part",
+    "weak word": "scores only 0.10",
+    "several words": "name one word",
+    "divided scores": "weights go by e^score, not by the score",
+    "no exponential": "the log of the ratio",
+    "upside down": "is upside down",
+    "cosines": "used cosines",
+    "one weight": "the weight of river alone",
+    "other": "not the weight of river over the weight of a",
 }
-CONTEXT_WRONG = {
-    "still finance": "boats rivers island bank",             # every word takes weight, too few of them
-    "weak score": "the river bank was muddy",                # a nature sentence of section 5
-    "sense word": "water shore lake bank",                   # the shortcut: the measure's own words
-    "bank count": "river bank and bank",
-    "vocabulary": "the riverbankside bank",
-    "too long": "we sat on the grassy river bank all day long",
-    "repeated": "river river river river river river river bank",   # the shortcut: no search (lean +0.144)
+_RIGHT = float(np.exp(0.72))
+_COS = {"river": 0.82 / (np.linalg.norm([0.2, 0.8]) * np.linalg.norm([0.1, 1.0])),
+        "a": 0.10 / (np.linalg.norm([0.2, 0.8]) * 0.2)}
+READ_WRONG = {
+    "own word": ("flows", 1.79),                        # its own row always wins, or the nearest by cosine
+    "neighbour": ("bank", 1.82),                         # the word next to it
+    "weak word": ("a", 1.0),
+    "several words": ("river bank", _RIGHT),             # the shortcut: hedge over the two top scorers
+    "divided scores": ("river", 0.82 / 0.10),
+    "no exponential": ("river", 0.82 - 0.10),
+    "upside down": ("river", np.exp(0.10 - 0.82)),
+    "cosines": ("river", float(np.exp(_COS["river"] - _COS["a"]))),
+    "one weight": ("river", 0.308),
+    "other": ("river", 3.0),
 }
 
 
-@pytest.mark.parametrize("key", sorted(CONTEXT_WRONG))
-def test_river_context_mistake_is_named(key):
-    _names_only(_message(_context, CONTEXT_WRONG[key]), key, CONTEXT)
+def _read(answer):
+    check_row_reading(*answer)
 
 
-def test_a_form_of_a_sense_word_is_named():
-    _names_only(_message(_context, "lakes and shores near the bank"), "sense word", CONTEXT)
+@pytest.mark.parametrize("key", sorted(READ_WRONG))
+def test_row_reading_mistake_is_named(key):
+    _names_only(_message(_read, READ_WRONG[key]), key, READ)
 
 
-def test_compounds_of_sense_words_are_named():   # the shortcut through the filter: shoreline, lakeside, ...
-    _names_only(_message(_context, "shoreline waterfront lakeside watershed pond bank"),
-                "sense word", CONTEXT)
+@pytest.mark.parametrize("key", sorted(READ_WRONG))
+def test_the_hidden_row_test_refuses_what_the_check_refuses(key):
+    top, ratio = READ_WRONG[key]
+    assert not _hidden_passes("l03-read-test", top=top, ratio=ratio)
 
 
-def test_a_list_of_words_is_read_as_a_sentence(capsys):
-    _right_answer_passes(_context, ["river", "ocean", "beach", "island", "bank"], capsys)
+def test_a_list_of_words_is_a_hedge_too():
+    _names_only(_message(_read, (["river", "bank"], _RIGHT)), "several words", READ)
+    assert not _hidden_passes("l03-read-test", top=["river", "bank"], ratio=_RIGHT)
 
 
-#: The shortcut: words ranked by their meaning alone (lean, or cosine with water, shore, lake), not by the
-#: weight they take from bank. Each ranking's top five words pass the lean but hold words scoring under 0.25.
-SYNONYM_SEARCH = ["pond ocean ponds beach sea bank", "river ocean sea beach pond bank"]
+def test_the_ratio_of_cosines_is_named_as_cosines():
+    _names_only(_message(_read, ("river", _COS["river"] / _COS["a"])), "cosines", READ)
 
 
-@pytest.mark.parametrize("answer", SYNONYM_SEARCH)
-def test_a_synonym_search_is_refused(answer):
-    _names_only(_message(_context, answer), "weak score", CONTEXT)
-    assert not _hidden_passes("l03-context-test", sentence=answer, n_neighbours=4.66)
+RIGHT_READS = [("river", _RIGHT), ("River", 2.05), (" river", float(np.exp(0.82) / np.exp(0.10)))]
 
 
-@pytest.mark.parametrize("answer", ["river ocean beach island bank",
-                                    "Boat, river, island, beach, creek, bank.",
-                                    "ocean beach river island boat rivers bank"])
-def test_river_context_right_answers(answer, capsys):
-    _right_answer_passes(_context, answer, capsys)
+@pytest.mark.parametrize("answer", RIGHT_READS)
+def test_row_reading_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(_read, answer, capsys)
+    assert _hidden_passes("l03-read-test", top=answer[0], ratio=answer[1])
 
 
-@pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), (42, "should be a string")])
-def test_river_context_bad_input_is_named(answer, said):
-    text = _message(_context, answer)
-    assert said in text and not [k for k, p in CONTEXT.items() if p in text], text
-
-
-N_WRONG = {"divided the scores": (7.16, "weights go by e^score"),
-           "exponential forgotten": (1.54, "the log of the answer"),
-           "too few": (4, "0.54 of its row, more than half"),
-           "too many": (6, "0.44 of its row, less than half"), "half of e^1.79": (2.33, "more than half"),
-           "blank": (None, "has no value yet"), "text": ("five", "should be a number")}
-
-
-@pytest.mark.parametrize("key", sorted(N_WRONG))
-def test_a_wrong_derivation_is_named_before_the_sentence(key):
-    n, said = N_WRONG[key]
-    text = _message(lambda s: check_river_context(s, n), "ocean sea beach coast island bank")
-    assert said in text and "n_neighbours" in text, text
-
-
-@pytest.mark.parametrize("n", [4.66, 5, "4.7", float(np.exp(1.54))])
-def test_the_derived_number_passes_exactly_or_as_whole_words(n, capsys):
-    _right_answer_passes(lambda s: check_river_context(s, n), "ocean beach river island boats bank", capsys)
+@pytest.mark.parametrize(("answer", "said"), [((None, None), "top has no value yet"),
+                                              (("river", None), "ratio has no value yet"),
+                                              (("river", "two"), "should be one number"),
+                                              (("lake", 2.05), "is not a word of the sentence"),
+                                              (("river.", 2.05), "is not a word of the sentence")])
+def test_row_reading_bad_input_is_named(answer, said):
+    text = _message(_read, answer)
+    assert said in text and not [k for k, p in READ.items() if p in text], text
 
 
 # ---------------------------------------------------------------- exercise 3: make bank look at a new word
@@ -486,21 +473,6 @@ def test_the_hidden_batch_test_refuses_what_the_check_refuses(answer):
 @pytest.mark.parametrize("answer", [minus_inf_by_hand, big_negative_and_sa_softmax, exp_times_mask])
 def test_the_hidden_batch_test_passes_right_answers(answer):
     assert _hidden_passes("l03-batch-test", self_attention_batch=answer)
-
-
-def test_the_hidden_context_test_refuses_sense_words():
-    assert "sense word" in _message(_context, "water lake shore bank")
-    assert not _hidden_passes("l03-context-test", sentence="water lake shore bank", n_neighbours=4.66)
-    assert _hidden_passes("l03-context-test", sentence="river ocean beach island bank", n_neighbours=5)
-
-
-@pytest.mark.parametrize("answer", ["river river river river river river river bank",
-                                    "ocean river ocean beach bank"])
-def test_a_repeated_word_is_named_and_fails_the_hidden_test(answer):
-    text = _message(_context, answer)
-    _names_only(text, "repeated", CONTEXT)
-    assert "river (7 times)" in text or "ocean (2 times)" in text, text
-    assert not _hidden_passes("l03-context-test", sentence=answer, n_neighbours=4.66)
 
 
 def recursion(X, lengths):               # the shortcut: no loop written, each sentence cut to its length

@@ -7,11 +7,11 @@ mask = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
 scores = np.where(mask[:, None, :], X @ X.transpose(0, 2, 1), -1e9)
 return sa.softmax(scores, axis=-1) @ X
 """,
-    # Derived on paper: e^1.79 = n e^0.25 gives n = e^1.54 = 4.66, so five words; then the exercise's
-    # recipe: nature-leaning words that score at least 0.25 with bank, listed (order does not matter).
-    "l03-context-answer": """
-n_neighbours = 5
-sentence = "river ocean beach island bank"
+    # By hand, as the exercise says: flows . river = 0.02 + 0.8 = 0.82 beats flows . flows = 0.68; the two
+    # weights share the softmax's denominator, so their ratio is e^0.82 / e^0.10.
+    "l03-read-answer": """
+top = "river"
+ratio = np.exp(0.82) / np.exp(0.10)
 """,
     # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
     # 1.4 a = 1.574, so a = 1.124, rounded up.

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._engine import ExerciseError, body_lines, check_function, learners_functions, passed, reference_softmax
 
-__all__ = ["check_self_attention_batch", "check_river_context", "check_bank_attends"]
+__all__ = ["check_self_attention_batch", "check_row_reading", "check_bank_attends"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -248,123 +248,90 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
            "the hundreds too.")
 
 
-# --------------------------------------------------------------------------- exercise 2
 def _cos(u: np.ndarray, v: np.ndarray) -> float:
     return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
 
 
-def sense_lean(z: np.ndarray, table: Any) -> float:
-    """Lesson 03's measure of where a "bank" vector ``z`` (d,) points: its mean cosine with the nature sense
-    words minus its mean cosine with the finance sense words (:data:`SENSE_WORDS`), in ``table``."""
-    nature = np.mean([_cos(z, table.vector(w).astype(np.float64)) for w in SENSE_WORDS["nature"]])
-    finance = np.mean([_cos(z, table.vector(w).astype(np.float64)) for w in SENSE_WORDS["finance"]])
-    return float(nature - finance)
+# --------------------------------------------------------------------------- exercise 2
+#: Exercise 2's sentence and the row read: which word "flows" weighs most in "a river bank flows".
+ROW_SENTENCE, ROW_WORD = ("a", "river", "bank", "flows"), "flows"
+_A_TOY = np.array([0.1, 0.1, 0.1, 0.1])
+#: How far a ratio may be from e^(omega_top - omega_a) = e^0.72 = 2.054 (rounding to 3 figures passes).
+RATIO_TOLERANCE = 0.01
 
 
-MAX_CONTEXT_WORDS = 8
+def _row_facts() -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+    """The scores and cosines of "flows" with each word of the sentence, and its row of weights."""
+    vec = {**_TOY, "a": _A_TOY}
+    f = vec[ROW_WORD]
+    scores = {w: float(f @ vec[w]) for w in ROW_SENTENCE}
+    cosines = {w: _cos(f, vec[w]) for w in ROW_SENTENCE}
+    return scores, cosines, reference_softmax(np.array(list(scores.values())))
 
 
-#: Exercise 2's derivation: bank scores about 1.79 with itself, each neighbour about 0.25 with bank.
-BANK_SELF, NEIGHBOUR = 1.79, 0.25
-#: The derived number of neighbours for half of bank's row: e^1.79 = n e^0.25, n = 4.66; 5 as whole words.
-N_HALF = (4.5, 5.0)
-
-
-def _own_share(n: float) -> float:
-    """bank's own weight with n neighbours that each score NEIGHBOUR with it."""
-    return float(np.exp(BANK_SELF) / (np.exp(BANK_SELF) + n * np.exp(NEIGHBOUR)))
-
-
-def _check_n_neighbours(n_neighbours: Any) -> float:
-    if n_neighbours is None or n_neighbours is Ellipsis:
-        raise ExerciseError("n_neighbours has no value yet: derive first how many neighbours, each scoring "
-                            "0.25 with bank, leave bank only half of its row, and write that number.")
+def check_row_reading(top: Any, ratio: Any = None) -> None:
+    """Exercise 2: in "a river bank flows" (toy vectors), the word with the largest weight in the row of
+    "flows" (river: 0.82 against flows' own 0.68) and alpha(flows, river) / alpha(flows, a) = e^(0.82 - 0.10)
+    = e^0.72 = 2.054, read from the scores alone: the row's sum cancels. Names the typical misreadings."""
+    scores, cosines, weights = _row_facts()
+    best = max(scores, key=scores.get)                                # river
+    row = ", ".join(f"{w} {s:.2f}" for w, s in scores.items())
+    if top is None or top is Ellipsis:
+        raise ExerciseError("top has no value yet: write the word, in quotes, that gets the largest weight in "
+                            "the row of flows.")
+    if not isinstance(top, str) or len(top.split()) != 1:
+        raise ExerciseError(
+            f"top = {top!r:.60}: name one word in quotes, e.g. top = \"a\". Listing several words skips the "
+            "reading the exercise asks for: one of them has the largest score with flows.")
+    word = top.strip().lower()
+    if word not in scores:
+        raise ExerciseError(f"top = {top!r} is not a word of the sentence a river bank flows.")
+    if word == ROW_WORD:
+        f = np.linalg.norm(_TOY[ROW_WORD])
+        raise ExerciseError(
+            f"flows does not win its own row: its scores are {row}. river's projection on flows' direction, "
+            f"{scores['river']:.2f} / {f:.3f} = {scores['river'] / f:.3f}, is longer than flows itself ({f:.3f}), "
+            "the condition of section 4. Nearest by cosine (flows with itself: 1) is not heaviest by weight: "
+            "the weights go by dot products.")
+    if word == "bank":
+        raise ExerciseError(
+            f"bank stands next to flows, but position plays no part in these scores: they are dot products, "
+            f"{row}. Which is largest?")
+    if word != best:
+        raise ExerciseError(f"{word} scores only {scores[word]:.2f} with flows: the scores are {row}. Which is "
+                            "largest?")
+    if ratio is None or ratio is Ellipsis:
+        raise ExerciseError("top is right; ratio has no value yet: the weight of river over the weight of a, "
+                            "in the row of flows.")
     try:
-        n = float(n_neighbours)
+        r = float(ratio)
     except (TypeError, ValueError):
-        raise ExerciseError(f"n_neighbours should be a number, but it is a {type(n_neighbours).__name__}.") \
-            from None
-    if not np.isfinite(n) or n <= 0:
-        raise ExerciseError(f"n_neighbours = {n}: a number of neighbours is positive.")
-    if N_HALF[0] <= n <= N_HALF[1]:
-        return n
-    if abs(n - BANK_SELF / NEIGHBOUR) < 0.2:
-        raise ExerciseError(
-            f"n_neighbours = {n:.2f} divides the scores, 1.79 / 0.25: weights go by e^score, not by the score. "
-            "bank keeps half when its e^1.79 equals the neighbours' n e^0.25.")
-    if abs(n - (BANK_SELF - NEIGHBOUR)) < 0.02:
-        raise ExerciseError(
-            f"n_neighbours = {n:.2f} is 1.79 - 0.25, the log of the answer: you stopped one step short. Weights go "
-            "by e^score, so e^1.79 = n e^0.25 gives n = e^(1.79 - 0.25), not 1.79 - 0.25.")
-    side = "more" if n < N_HALF[0] else "less"
-    raise ExerciseError(
-        f"n_neighbours = {n:.2f}: with that many neighbours scoring 0.25, bank keeps "
-        f"{_own_share(n):.2f} of its row, {side} than half. bank's weight is e^1.79 / (e^1.79 + n e^0.25); "
-        "solve for the n that makes it 1/2 (the exact value or the whole number of words).")
-
-
-def check_river_context(sentence: Any, n_neighbours: Any = None) -> None:
-    """Exercise 2: first the derived number of neighbours scoring 0.25 that leave bank half of its row
-    (e^1.54 = 4.66, or 5 words); then a sentence of the real table's words, with "bank" once, no word twice,
-    no sense word, every other word scoring at least 0.25 with bank (so it takes weight: words picked only for their
-    meaning are refused), in which the contextual bank leans towards the nature sense words (sense_lean > 0)."""
-    from ..data import load_static_embeddings
-
-    n = _check_n_neighbours(n_neighbours)
-    if sentence is None or sentence is Ellipsis:
-        raise ExerciseError("sentence has no value yet: replace `None` with a sentence in quotes: lower-case "
-                            "words of the table separated by spaces, \"bank\" once among them.")
-    if isinstance(sentence, (list, tuple)) and sentence and all(isinstance(w, str) for w in sentence):
-        sentence = " ".join(sentence)                      # a list of words is as good as a sentence
-    if not isinstance(sentence, str):
-        raise ExerciseError(f"sentence should be a string in quotes, but it is a {type(sentence).__name__}.")
-    words = re.findall(r"[a-z]+", sentence.lower())
-    table = load_static_embeddings()
-    missing = [w for w in words if w not in table]
-    if missing:
-        raise ExerciseError(f"these are not single words of the table's vocabulary: {', '.join(missing)}. "
-                            "Use lower-case whole words, like the lesson's sentences.")
-    if words.count("bank") != 1:
-        raise ExerciseError(f"the sentence has 'bank' {words.count('bank')} times; it needs it exactly once.")
-    if len(words) > MAX_CONTEXT_WORDS:
-        raise ExerciseError(f"the sentence has {len(words)} words; use at most {MAX_CONTEXT_WORDS}.")
-    repeated = sorted({w for w in words if w != "bank" and words.count(w) > 1})
-    if repeated:                                           # river river river river bank: no search at all
-        raise ExerciseError(
-            f"the sentence repeats {', '.join(f'{w} ({words.count(w)} times)' for w in repeated)}: a repeated "
-            "word adds the same vector again, which skips the search for different words that point to "
-            "nature. Use each word once.")
-    senses = [w for w in words for s in SENSE_WORDS["nature"] + SENSE_WORDS["finance"] if s in w]
-    if senses:                                             # lakes, shoreline, watershed, cashier
-        raise ExerciseError(
-            f"the sentence uses {', '.join(sorted(set(senses)))}, a sense word (or a word that contains one): "
-            "those measure where bank points, so a sentence that contains them measures itself. Choose other "
-            "words.")
-    X = np.stack([table.vector(w) for w in words]).astype(np.float64)
-    Z, A = _attention(X)
-    k = words.index("bank")
-    weak = [f"{w} {x:.2f}" for j, (w, x) in enumerate(zip(words, X @ X[k], strict=True))
-            if j != k and x < NEIGHBOUR]
-    if weak:                                               # picked for meaning alone: sea, pond, the
-        raise ExerciseError(
-            f"these words score less than {NEIGHBOUR} with bank (x_w . x_bank): {', '.join(weak)}. Each gets "
-            f"little of bank's row, so a word chosen for its meaning alone does not show what the weights "
-            f"do. Keep only words that score at least {NEIGHBOUR} with bank, like the neighbours of your "
-            "derivation.")
-    lean = sense_lean(Z[k], table)
-    static = sense_lean(table.vector("bank").astype(np.float64), table)
-    shares = ", ".join(f"{w} {a:.2f}" for w, a in zip(words, A[k], strict=True))
-    said = f"bank's weights: {shares}; lean of bank' = {lean:+.3f} (static bank: {static:+.3f})"
-    if lean > 0:
-        passed(f"{said}. Your contextual bank is closer to water, shore and lake than to finance, loan and "
-               f"cash, although the static bank leans the other way. Your derivation: {n:.2f} neighbours "
-               f"scoring 0.25 leave bank half; in your sentence bank keeps {A[k, k]:.2f}.")
+        raise ExerciseError(f"ratio should be one number, but it is a {type(ratio).__name__}.") from None
+    right = float(np.exp(scores[best] - scores["a"]))                  # 2.054
+    if abs(r - right) <= RATIO_TOLERANCE * right:
+        passed(f"flows' scores are {row}, so its weights are {_fmt(weights)}: river {weights[1]:.3f} over a "
+               f"{weights[0]:.3f} = {right:.3f} = e^({scores[best]:.2f} - {scores['a']:.2f}). In one row every "
+               "weight has the same denominator, so a ratio of two weights depends only on their two scores.")
         return
+    said = f"the scores are {row}"
+    cos_exp = float(np.exp(cosines[best] - cosines["a"]))              # 1.467
+    cos_ratio = cosines[best] / cosines["a"]                            # 1.632
+    near = [(scores[best] / scores["a"], f"ratio = {r:.3g} divides the scores, {scores[best]:.2f} / "
+             f"{scores['a']:.2f}: weights go by e^score, not by the score; {said}."),
+            (scores[best] - scores["a"], f"ratio = {r:.3g} is the difference of the scores, the log of the "
+             f"ratio: weights go by e^score, so take e^({scores[best]:.2f} - {scores['a']:.2f})."),
+            (1 / right, f"ratio = {r:.3g} is upside down: the weight of a over the weight of river. Asked: river "
+             "over a."),
+            (cos_exp, f"ratio = {r:.3g} used cosines: the scores are dot products, lengths included ({said})."),
+            (cos_ratio, f"ratio = {r:.3g} used cosines: the scores are dot products, lengths included ({said})."),
+            (weights[1], f"ratio = {r:.3g} is the weight of river alone, not the ratio of river's weight to "
+             "a's.")]
+    for value, text in near:
+        if abs(r - value) <= 0.01 * abs(value):
+            raise ExerciseError(text)
     raise ExerciseError(
-        f"bank' still leans towards finance: {said}. bank keeps {A[k, k]:.2f} of its own weight, which leans "
-        "finance; the other words must carry more weight and point more towards nature. Choose words with a "
-        "positive lean and a high score with bank (x_w . x_bank): they get more weight, and more of them "
-        "leave bank less for itself.")
+        f"ratio = {r:.4g}, not the weight of river over the weight of a ({said}). Write both weights with "
+        "the softmax of lesson 02 and divide: what is left of the row's sum?")
 
 
 # --------------------------------------------------------------------------- exercise 3
