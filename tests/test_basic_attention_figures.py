@@ -131,30 +131,6 @@ def test_matrix_flow_takes_a_fixed_colour_range_and_writes_the_entries():
         figures.matrix_flow([("X", X)], WORDS, limits=[None, None])
 
 
-def test_lean_strip_jitters_a_large_group():
-    values = np.linspace(-0.2, -0.1, 100)
-    fig, ax = figures.lean_strip({"random": values, "finance": [-0.18, -0.12]}, -0.139, xlabel="lean")
-    rows = ax.collections[0].get_offsets()[:, 1]
-    assert 0 < np.ptp(rows) <= 0.5 and ax.collections[1].get_offsets()[:, 1].tolist() == [1, 1]
-    assert_legible(fig)
-
-
-def test_lean_strip_draws_one_dot_per_sentence_and_the_static_line():
-    fig, ax = figures.lean_strip({"finance": [-0.18, -0.12], "nature": [-0.1, -0.05, -0.07]}, -0.139,
-                                 xlabel="lean")
-    assert [len(c.get_offsets()) for c in ax.collections] == [2, 3]
-    assert ax.lines[0].get_xdata()[0] == pytest.approx(-0.139)
-    assert_legible(fig)
-
-
-def test_lean_strip_marks_each_rows_mean_on_request():
-    fig, ax = figures.lean_strip({"finance": [-0.18, -0.12], "nature": [-0.1, -0.05, -0.06]}, -0.139,
-                                 xlabel="lean", mark_means=True)
-    bars = [line.get_xdata()[0] for line in ax.lines[:2]]
-    assert bars == pytest.approx([-0.15, -0.07])
-    assert_legible(fig)
-
-
 class Table:
     """A tiny embedding table with the StaticEmbeddings interface."""
 
@@ -294,16 +270,12 @@ def test_lesson_02_figures_give_each_word_one_colour():
     assert_legible(ax.figure)
 
 
-def test_lesson03_wrappers_draw_the_zero_line_and_four_maps():
+def test_lesson03_matrix_form_flow_draws_four_maps():
     X = np.array([[1.0, 0.1, 0, 0], [0.7, 0.7, 0, 0], [0.1, 1.0, 0, 0]])
     Omega = X @ X.T
     A = np.exp(Omega) / np.exp(Omega).sum(axis=1, keepdims=True)
     fig, axes = figures.matrix_form_flow(X, Omega, A, A @ X, ["money", "bank", "grows"])
     assert len(axes) >= 4
-    fig, ax = figures.bank_lean_strip({"finance": [-0.14, -0.13], "nature": [-0.13, -0.12]},
-                                      {"finance": [-0.2], "nature": [-0.1]},
-                                      {"finance": [-0.1], "nature": [0.1]}, -0.139)
-    assert any(np.allclose(line.get_xdata(), 0.0) for line in ax.get_lines())
 
 
 class _Table:   # a tiny embedding table: vocab and vector, as the real one

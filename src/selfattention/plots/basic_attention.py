@@ -27,7 +27,6 @@ __all__ = [
     "weight_map",
     "weight_maps",
     "matrix_flow",
-    "lean_strip",
     "one_query_pipeline",
     "softmax_of_two",
 ]
@@ -313,41 +312,6 @@ def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str],
     return fig, list(axes)
 
 
-def lean_strip(groups: Mapping[str, ArrayLike], static: float, *, xlabel: str,
-               colors: Sequence[str] = ("tab:orange", "tab:green", "tab:purple"),
-               jitter: float = 0.25, mark_means: bool = False) -> tuple[Figure, Axes]:
-    """One value per sentence as a dot, one row of dots per group, and the static word's value as a line.
-
-    Inputs:
-        groups: group name -> values (n,), one per sentence; static: the value before attention.
-        colors: one colour per group, in order.
-        jitter: dots of a group with more than 20 values are spread up and down by up to this much (seeded),
-            and drawn smaller, so that they do not hide one another.
-        mark_means: if True, each group's mean is drawn as a short black bar across its row.
-    Returns:
-        the figure and its Axes.
-    """
-    height = 1.6 + 0.9 * len(groups)   # inches: one row of dots per group
-    fig, ax = plt.subplots(figsize=(12, height))
-    fig.subplots_adjust(left=0.3, right=0.98, bottom=1.0 / height, top=1 - 0.2 / height)
-    for row, (name, values) in enumerate(groups.items()):
-        v = _array(f"groups[{name!r}]", values, 1)
-        many = v.size > 20
-        offsets = np.random.default_rng(row).uniform(-jitter, jitter, v.shape) if many else np.zeros(v.shape)
-        ax.scatter(v, row + offsets, s=14 if many else 90, color=colors[row % len(colors)],
-                   alpha=0.3 if many else 0.8)
-        if mark_means:
-            ax.plot([v.mean()] * 2, [row - 0.35, row + 0.35], color="black", lw=3)
-    ax.axvline(static, color="black", ls="--", lw=1.5)
-    ax.text(static, len(groups) - 0.45, " static bank", fontsize=FONT, va="center")
-    ax.set_yticks(range(len(groups)), list(groups), fontsize=FONT)
-    ax.set_ylim(-0.6, len(groups) - 0.2)
-    ax.set_xlabel(xlabel, fontsize=FONT)
-    ax.tick_params(labelsize=FONT)
-    ax.grid(axis="x", alpha=0.3)
-    return fig, ax
-
-
 def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
                        coordinates: Sequence[str] = ("finance", "nature", "food", "tech"),
                        colors: Mapping[str, str] | None = None) -> tuple[Figure, list[Axes]]:
@@ -447,24 +411,6 @@ def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike,
                         ("$Z = AX$", Z)], words,
                        columns=[list(features), list(words), list(words), list(features)],
                        limits=[(0, 1), None, (0, 1), (0, 1)])
-
-
-def bank_lean_strip(random_means: Mapping[str, ArrayLike], attention: Mapping[str, ArrayLike],
-                    plain: Mapping[str, ArrayLike], static: float) -> tuple[Figure, Axes]:
-    """Lesson 03's strip of leans: for "finance" and "nature", the means of matched random contexts (n,), then
-    the lean of bank' under attention and under the plain average (one value per sentence), with each row's
-    mean (black bar), the static bank (dashed) and lean 0 (solid: right of it, towards nature)."""
-    groups = {"finance, matched (100 means of 8)": random_means["finance"],
-              "nature, matched (100 means of 8)": random_means["nature"],
-              "finance, attention": attention["finance"], "nature, attention": attention["nature"],
-              "finance, plain average": plain["finance"], "nature, plain average": plain["nature"]}
-    xlabel = "lean: nature sense words minus finance ones (black bar: mean)"
-    fig, ax = lean_strip(groups, static, xlabel=xlabel,
-                         colors=("tab:gray", "tab:gray") + ("tab:orange", "tab:green") * 2,
-                         mark_means=True)
-    ax.axvline(0.0, color="black", lw=3, zorder=0)
-    ax.text(0.0, len(groups) - 0.45, " 0", fontsize=FONT, va="center", fontweight="bold")
-    return fig, ax
 
 
 def matched_pools(table: object, words: Sequence[str], exclude: Sequence[str], *, centre: str = "bank",
