@@ -203,8 +203,8 @@ def check_outvote(sentence: Any) -> None:
     table, d = _outvote_table()
     unknown = [w for w in words if not (w.isalpha() and w in table)]
     if unknown:
-        raise ExerciseError(f"{', '.join(repr(w) for w in unknown)}: not a whole word of the table (WordPiece would "
-                            "split it into pieces); check with `word in E`.")
+        raise ExerciseError(f"{', '.join(repr(w) for w in unknown)}: not a whole word of the table (letters only, "
+                            "and in the table whole, not split by WordPiece into pieces); check with `word in E`.")
     votes = {w: float(table.vector(w).astype(np.float64) @ d) for w in words}
     total = sum(votes[w] for w in words)
     shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in dict.fromkeys(words))
