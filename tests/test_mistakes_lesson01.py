@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mistakes import exercise_cell, message, names_only, right_answer_passes
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 from selfattention import checks
-from selfattention.data import load_static_embeddings
 
 # ---------------------------------------------------------------- exercise 1: D . C = A . C, cos(D, C) > 0.95
 A, C = np.array([1.0, 4.0]), np.array([3.0, 2.0])
@@ -134,118 +133,56 @@ def test_rankings_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> N
     right_answer_passes(lambda a: checks.check_rankings(**a), answer, capsys)
 
 
-# ---------------------------------------------------------------- exercise 3: the share of river
-E = load_static_embeddings()
-b, r, m = (E.vector(w).astype(np.float64) for w in ("bank", "river", "money"))
-
-
-def unit(x):
-    return x / np.linalg.norm(x)
-
-
-def cos(u, v):
-    return float(unit(u) @ unit(v))
-
-
-def crossing(d):
-    return float(b @ d / (b @ d - r @ d))
-
-
-def first_on_grid(step: float) -> float:
-    """A learner's search: the first w of a grid at which z is at least as close to river as to money."""
-    for w in np.arange(0.0, 1.0 + step / 2, step):
-        z = (1 - w) * b + w * r
-        if cos(z, r) >= cos(z, m):
-            return round(float(w), 10)
-    raise AssertionError("no crossing on the grid")
-
-
-def reaches_static_money() -> float:
-    """The w at which cos(z, river) reaches the static cos(bank, money), found on a fine grid."""
-    target = cos(b, m)
-    return next(float(w) for w in np.arange(0, 1, 1e-5) if cos((1 - w) * b + w * r, r) >= target)
-
-
-def euclidean_crossing() -> float:
-    """The first w on a fine grid at which z(w) is as near to river as to money by Euclidean distance."""
-    return next(float(w) for w in np.arange(0, 1, 1e-5)
-                if np.linalg.norm((1 - w) * b + w * r - r) <= np.linalg.norm((1 - w) * b + w * r - m))
-
-
-def crossing_of_unit_rows() -> float:
-    """The cosine crossing when z mixes bank and river scaled to length 1, found on a fine grid."""
-    return next(float(w) for w in np.arange(0, 1, 1e-5)
-                if cos((1 - w) * unit(b) + w * unit(r), r) >= cos((1 - w) * unit(b) + w * unit(r), m))
-
-
-RIVER = {
-    "guess": "0.5 is a guess",
-    "raw rows": "raw rows of river and money",
-    "bank's share": "that is bank's share",
-    "static money": "reaches the static cos(bank, money)",
-    "euclidean": "by Euclidean distance",
-    "unit mix": "scaled to length 1; z",
-    "grid 0.05": "a grid with steps of 0.05",
-    "grid 0.01": "to two decimals only",
-    "sense test": "tips to the river sense",
-    "rounded": "to two decimals only (rounded",
-    "not a number": "should be one number",
-    "outside": "outside [0, 1]",
+# ---------------------------------------------------------------- exercise 3: outvote "money"
+OUTVOTE = {
     "blank": "no value yet",
+    "one string": "is one string",
+    "length": "asks for 3 to 8",
+    "no bank": "has no \"bank\"",
+    "no money": "has no \"money\"",
+    "judge's words": "a word of the judge's lists",
+    "not in the table": "not a whole word of the table",
+    "leans to finance": "leans to finance",
 }
-RIVER_WRONG = {
-    "guess": 0.5,                                # the shortcut: no derivation at all
-    "raw rows": crossing(r - m),
-    "bank's share": 1 - crossing(unit(r) - unit(m)),
-    "static money": reaches_static_money(),
-    "euclidean": euclidean_crossing(),
-    "unit mix": crossing_of_unit_rows(),
-    "grid 0.05": first_on_grid(0.05),
-    "grid 0.01": first_on_grid(0.01),
-    "sense test": 0.46,                          # read ahead: the tipping point printed after the exercise
-    "rounded": round(crossing(unit(r) - unit(m)), 2),
-    "not a number": "0.137",
-    "outside": -crossing(unit(r) - unit(m)),
+OUTVOTE_WRONG = {
     "blank": None,
+    "one string": "river fish boat bank money",
+    "length": ["river", "bank", "money", "the", "boat", "and", "the", "fish", "swim"],
+    "no bank": ["river", "fish", "boat", "money"],
+    "no money": "river bank flows".split(),                      # the lesson's own sentence: a shortcut
+    "judge's words": ["water", "shore", "bank", "money"],         # the shortcut: let the judge's words vote
+    "not in the table": ["kayaking", "river", "fish", "bank", "money"],
+    "leans to finance": ["river", "bank", "money"],              # one river word is not enough
 }
+SHORTCUTS = ["no money", "judge's words"]
 
 
-@pytest.mark.parametrize("mistake", sorted(RIVER_WRONG))
-def test_river_share_names_the_mistake(mistake: str) -> None:
-    # a grid of 0.01 and rounding to two decimals both give 0.14: one message names both, and nothing else
-    same = {"grid 0.01": "rounded", "rounded": "grid 0.01"}
-    phrases = {k: v for k, v in RIVER.items() if k != same.get(mistake)}
-    names_only(message(checks.check_river_share, RIVER_WRONG[mistake]), mistake, phrases)
+@pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
+def test_outvote_names_the_mistake(mistake: str) -> None:
+    names_only(message(checks.check_outvote, OUTVOTE_WRONG[mistake]), mistake, OUTVOTE)
 
 
-def test_river_share_rounded_is_called_rounded() -> None:
-    assert RIVER_WRONG["rounded"] == RIVER_WRONG["grid 0.01"] == 0.14
-    assert "rounded" in message(checks.check_river_share, RIVER_WRONG["rounded"])
+@pytest.mark.parametrize("mistake", ["leans to finance", "fish river bank money", "money bank grows"])
+def test_outvote_finance_lean_gives_the_votes(mistake: str) -> None:
+    words = OUTVOTE_WRONG.get(mistake, mistake.split())
+    said = message(checks.check_outvote, words)
+    assert "leans to finance" in said and "bank -0.235" in said and "money -0.271" in said, said
 
 
-def bisection() -> float:
-    lo, hi = 0.0, 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        z = (1 - mid) * b + mid * r
-        lo, hi = (mid, hi) if cos(z, r) < cos(z, m) else (lo, mid)
-    return hi
+@pytest.mark.parametrize("mistake", SHORTCUTS + ["leans to finance", "not in the table", "length"])
+def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=OUTVOTE_WRONG[mistake])
 
 
-@pytest.mark.parametrize("answer", [crossing(unit(r) - unit(m)), bisection(), first_on_grid(0.001),
-                                    np.float32(crossing(unit(r) - unit(m)))])
-def test_river_share_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
-    right_answer_passes(checks.check_river_share, answer, capsys)
+RIGHT_SENTENCES = [
+    ["river", "fish", "boat", "bank", "money"],
+    "the pond and river near the bank money".split(),
+    ["River", "River", "Bank", "Money"],                        # capitals, a repeated word
+    ("sea", "river", "pond", "bank", "money"),                  # a tuple
+]
 
 
-def test_river_share_other_values_say_which_side() -> None:
-    assert "closer to money" in message(checks.check_river_share, 0.1)
-    assert "closer to river" in message(checks.check_river_share, 0.3)
-
-
-@pytest.mark.parametrize("form", [float, lambda w: [w], lambda w: np.array([w])])
-def test_river_share_hidden_test_accepts_every_form_the_check_accepts(form) -> None:
-    """The test cell with its hidden part (as the grader runs it) passes what the visible check passes."""
-    w = crossing(unit(r) - unit(m))
-    cell = exercise_cell("01_static_embeddings", "l01-river-share-test")
-    exec(cell, {"checks": checks, "w_river": form(round(w, 4))})  # noqa: S102
+@pytest.mark.parametrize("sentence", RIGHT_SENTENCES)
+def test_outvote_right_answers(sentence, capsys: pytest.CaptureFixture[str]) -> None:
+    right_answer_passes(checks.check_outvote, sentence, capsys)
+    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence)

@@ -5,8 +5,8 @@
 - Exercise 2: every ranking computed from the toy rows the lesson gives, as the exercise allows ("check your
   predictions with code of your own"): dot products, cosines, distances, and distances between rows scaled to
   length 1.
-- Exercise 3: the search the exercise allows, fine enough for three decimals: a grid of steps of 0.0001 over
-  w, comparing the two cosines of each z(w) directly.
+- Exercise 3: the hint's way: compute the votes x_j . d of a few candidate words with `toward_river`, then
+  choose river words whose votes add up to more than those of "bank" and "money".
 """
 
 ANSWERS = {
@@ -23,13 +23,10 @@ scores = {"dot": toy_rows @ toy_bank, "cosine": unit_rows @ unit_bank,
 top3 = {name: [toy_words[j] for j in np.argsort(-s)[:3]] for name, s in scores.items()}
 by_dot, by_cosine, by_distance, by_unit_distance = top3["dot"], top3["cosine"], top3["distance"], top3["unit"]
 """,
-    "l01-river-share-answer": """
-# Prediction: less than 0.5.
-bank, river, money = E.vector("bank"), E.vector("river"), E.vector("money")
-for w in np.arange(0, 1, 0.0001):
-    z = (1 - w) * bank + w * river
-    if cos_sim(z, river) >= cos_sim(z, money):
-        w_river = float(w)
-        break
+    "l01-outvote-answer": """
+# Prediction: two or three words like "river".
+votes = {w: float(E.vector(w) @ toward_river) for w in ["bank", "money", "river", "boat", "fish", "sea"]}
+sentence = ["a", "boat", "on", "the", "river", "sea", "bank", "money"]
+assert sum(votes[w] for w in ["boat", "river", "sea", "bank", "money"]) > 0
 """,
 }

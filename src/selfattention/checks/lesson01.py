@@ -1,5 +1,5 @@
 """Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, four
-rankings of neighbours, and the share of "river" that tips "bank" towards the river sense."""
+rankings of neighbours, and a sentence whose mean row outvotes "money" for the river sense of "bank"."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from ._engine import ExerciseError, passed
 
-__all__ = ["check_dot_cosine_disagree", "check_rankings", "check_river_share"]
+__all__ = ["check_dot_cosine_disagree", "check_outvote", "check_rankings"]
 
 # The lesson's hand-checkable 2-D vectors: A . C = 11, B . C = 26.
 _A, _B, _C = np.array([1.0, 4.0]), np.array([4.0, 7.0]), np.array([3.0, 2.0])
@@ -150,115 +150,68 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
            "|u - v|^2 = 2 - 2 cos(u, v), so (d) is the cosine's list. Were your predictions right?")
 
 
-# ---- exercise 3: the share w of "river" at which (1 - w) bank + w river is as close to river as to money
+# ---- exercise 3: a sentence with "bank" and "money" whose mean row still leans to the river side
+
+RIVER_SIDE = ("shore", "stream", "water", "lake", "canal", "creek", "flood", "muddy", "fishing", "riverside")
+FINANCE = ("loan", "cash", "deposit", "mortgage", "credit", "finance", "loans", "savings", "account", "payment")
+OUTVOTE_LENGTH = (3, 8)  # the sentence has 3 to 8 words
 
 
 @lru_cache(maxsize=1)
-def _river_share_values() -> dict[str, float]:
-    """The right crossing and the values that typical mistakes give, from the lesson's table (float64)."""
+def _outvote_table() -> tuple[Any, np.ndarray]:
+    """The lesson's table and its direction d = mean unit row of RIVER_SIDE - mean unit row of FINANCE (float64)."""
     from ..data import load_static_embeddings
 
     table = load_static_embeddings()
-    b, r, m = (table.vector(w).astype(np.float64) for w in ("bank", "river", "money"))
 
-    def unit(x: np.ndarray) -> np.ndarray:
-        return x / np.linalg.norm(x)
+    def mean_unit(words: tuple[str, ...]) -> np.ndarray:
+        rows = np.stack([table.vector(w).astype(np.float64) for w in words])
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).mean(axis=0)
 
-    def crossing(d: np.ndarray) -> float:  # where the straight line (1 - w) b.d + w r.d crosses 0
-        return float(b @ d / (b @ d - r @ d))
-
-    right = crossing(unit(r) - unit(m))
-    # the w at which cos(z, river) reaches the static cos(bank, money), found by bisection
-    target, lo, hi = float(unit(b) @ unit(m)), 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        z = (1 - mid) * b + mid * r
-        lo, hi = (mid, hi) if float(unit(z) @ unit(r)) < target else (lo, mid)
-    # Euclidean: |z - r| <= |z - m| once z . (r - m) >= (|r|^2 - |m|^2) / 2, a straight line in w too
-    half = float(r @ r - m @ m) / 2
-    euclid = float((half - b @ (r - m)) / (r @ (r - m) - b @ (r - m)))
-    d = unit(r) - unit(m)
-    unit_mix = float(unit(b) @ d / (unit(b) @ d - unit(r) @ d))  # z mixes the unit rows of bank and river
-    # the lesson's sense test after the exercise: the first w on a grid of 0.001 at which z leans to ten river
-    # words over ten finance words (mean cosine), about 0.46
-    river_side = ["shore", "stream", "water", "lake", "canal", "creek", "flood", "muddy", "fishing", "riverside"]
-    finance = ["loan", "cash", "deposit", "mortgage", "credit", "finance", "loans", "savings", "account", "payment"]
-    grid = np.linspace(0, 1, 1001)
-    zs = (1 - grid)[:, None] * b + grid[:, None] * r
-    zs = zs / np.linalg.norm(zs, axis=1, keepdims=True)
-
-    def mean_unit(words: list[str]) -> np.ndarray:
-        return np.mean([unit(table.vector(x).astype(np.float64)) for x in words], axis=0)
-
-    lean = zs @ mean_unit(river_side) - zs @ mean_unit(finance)
-    sense = float(grid[np.argmax(lean >= 0)])
-    return {"right": right, "raw": crossing(r - m), "sense test": sense, "bank share": 1 - right, "static money": (lo + hi) / 2,
-            "euclid": euclid, "unit mix": unit_mix,
-            "grid 0.05": float(np.ceil(right / 0.05) * 0.05), "grid 0.01": float(np.ceil(right / 0.01) * 0.01)}
+    return table, mean_unit(RIVER_SIDE) - mean_unit(FINANCE)
 
 
-RIVER_SHARE_TOLERANCE = 1e-3  # three decimals, as the exercise asks
-_MISTAKE_TOLERANCE = 3e-4  # the named mistakes lie at least 1.6e-3 from one another and from the right value
+def check_outvote(sentence: Any) -> None:
+    """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
+    the two judge lists, whose mean row z leans to the river side: z . d > 0, d = toward_river.
 
-
-def check_river_share(w_river: Any) -> None:
-    """Exercise 3: the smallest w in [0, 1] at which z(w) = (1 - w) x_bank + w x_river is at least as close to
-    x_river as to x_money by cosine (about 0.137), within 0.001.
-
-    Named mistakes: 0.5 (a guess), the crossing of dot products with the raw rows of river and money, bank's
-    share 1 - w, the w at which cos(z, river) reaches the static cos(bank, money), the crossing by Euclidean
-    distance, the crossing for a mix of unit rows, a search on a grid of 0.05, the sense test's
-    tipping point (0.46, read ahead), and the crossing to two decimals (rounded, or a grid of 0.01: both give 0.14).
+    Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
+    judge lists (the shortcut), a word the table does not hold whole, and a mean that leans to finance (with the
+    sum of the votes x_j . d and the words that vote for finance).
     """
-    if w_river is None or w_river is Ellipsis:
-        raise ExerciseError("w_river has no value yet: replace None with your number (or the code that computes "
-                            "it).")
-    if isinstance(w_river, (str, bytes)) or (hasattr(w_river, "__len__") and np.size(w_river) != 1):
-        raise ExerciseError(f"w_river should be one number, but it is a {type(w_river).__name__}: {w_river!r:.80}")
+    if sentence is None or sentence is Ellipsis:
+        raise ExerciseError("sentence has no value yet: replace None with a list of words.")
+    if isinstance(sentence, (str, bytes)):
+        raise ExerciseError(f"sentence is one string, {sentence!r:.60}: make it a list of words, such as "
+                            "['the', 'bank', ...] (sentence.split() does it).")
     try:
-        w = float(np.asarray(w_river, dtype=float).reshape(()))
-    except (TypeError, ValueError):
-        raise ExerciseError(f"w_river should be one number, but it is a {type(w_river).__name__}: "
-                            f"{w_river!r:.80}") from None
-    if not np.isfinite(w):
-        raise ExerciseError(f"w_river = {w}: use an ordinary number between 0 and 1.")
-    values = _river_share_values()
-    right = values["right"]
-    if abs(w - right) < RIVER_SHARE_TOLERANCE:
-        passed(f"w = {right:.3f}: with {right:.1%} of river mixed in, z is as close to river as to money "
-               f"(your value {w:.4f}). Well under 0.5, partly because z is judged against the very word mixed "
-               "into it; below, the lesson judges it by other river words.")
-        return
-    if not 0.0 <= w <= 1.0:
-        raise ExerciseError(f"w_river = {w:.4g} is outside [0, 1]: w is the share of river in z, between 0 "
-                            "(all bank) and 1 (all river).")
-    hints = {
-        "0.5": (0.5, "0.5 is a guess, and the crossing is not at half the mix: the numerator z . (r_hat - "
-                     "m_hat) is a straight line in w; find where it crosses 0."),
-        "raw": (values["raw"], "it is where the dot products with the raw rows of river and money are equal. The "
-                               "cosine divides by their lengths too: use r_hat and m_hat, the rows scaled to "
-                               "length 1."),
-        "bank share": (values["bank share"], "that is bank's share, 1 - w, where z is as close to river as to "
-                                             "money; w is the share of river."),
-        "static money": (values["static money"], "it is where cos(z, river) reaches the static cos(bank, money) = "
-                                                 "0.398. But cos(z, money) changes with w too: compare cos(z, "
-                                                 "river) with cos(z, money) of the same z."),
-        "euclid": (values["euclid"], "it is where z becomes as near to river as to money by Euclidean distance, "
-                                     "which counts the lengths of the rows too; the exercise asks for the cosine."),
-        "unit mix": (values["unit mix"], "it is the crossing for a mix of bank and river scaled to length 1; z "
-                                         "mixes the rows themselves, z(w) = (1 - w) x_bank + w x_river."),
-        "sense test": (values["sense test"], "that is where z tips to the river sense judged by other river words, "
-                                             "the test after the exercise. The exercise asks for the crossing by "
-                                             "cosine with river and money themselves, which comes much earlier."),
-        "grid 0.05": (values["grid 0.05"], "it is the first point of a grid with steps of 0.05: three decimals "
-                                           "need a step of 0.001, or solve the straight line exactly."),
-        "grid 0.01": (values["grid 0.01"], "it is the crossing to two decimals only (rounded, or the first point "
-                                           "of a grid with steps of 0.01): three decimals are asked, so solve the "
-                                           "straight line exactly or search with a step of 0.001."),
-    }
-    for value, explanation in hints.values():
-        if abs(w - value) < _MISTAKE_TOLERANCE:
-            raise ExerciseError(f"w_river = {w:.4f} is not right yet: {explanation}")
-    side = "river" if w > right else "money"
-    raise ExerciseError(f"w_river = {w:.4f} is not the crossing: at that w, z is closer to {side}. Recheck your "
-                        "working (the crossing: z . (r_hat - m_hat) = 0).")
+        words = [str(w).strip().lower() for w in sentence]
+    except TypeError:
+        raise ExerciseError(f"sentence should be a list of words, but it is a {type(sentence).__name__}.") from None
+    low, high = OUTVOTE_LENGTH
+    if not low <= len(words) <= high:
+        raise ExerciseError(f"sentence has {len(words)} words: the exercise asks for {low} to {high}.")
+    if "bank" not in words:
+        raise ExerciseError("sentence has no \"bank\": the word whose sense is at stake must be in it.")
+    if "money" not in words:
+        raise ExerciseError("sentence has no \"money\": the exercise asks you to outvote it, so it must be in the "
+                            "sentence too.")
+    listed = [w for w in words if w in RIVER_SIDE or w in FINANCE]
+    if listed:
+        raise ExerciseError(f"{', '.join(repr(w) for w in listed)}: a word of the judge's lists. The lists judge the "
+                            "sense, so using them would let the judge vote; choose other words.")
+    table, d = _outvote_table()
+    unknown = [w for w in words if not (w.isalpha() and w in table)]
+    if unknown:
+        raise ExerciseError(f"{', '.join(repr(w) for w in unknown)}: not a whole word of the table (letters only, "
+                            "and in the table whole, not split by WordPiece into pieces); check with `word in E`.")
+    votes = {w: float(table.vector(w).astype(np.float64) @ d) for w in words}
+    total = sum(votes[w] for w in words)
+    shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in dict.fromkeys(words))
+    if total <= 0:
+        raise ExerciseError(f"the mean row leans to finance: the votes x_j . d ({shown}) sum to {total:+.3f}, not "
+                            "above 0. Add words whose votes are large and positive, or take out words that vote "
+                            "for finance.")
+    passed(f"the votes ({shown}) sum to {total:+.3f} > 0, so the mean row leans to the river side. \"bank\" and "
+           "\"money\" alone vote -0.506 and \"river\" +0.276: in a plain mean it takes two or three such words to "
+           "outvote them, and \"the\" (+0.008) barely counts. Was your prediction right?")
