@@ -349,3 +349,19 @@ def test_silencing_names_each_head_by_its_item_and_breaks_only_that_answer():
     assert plots.silencing(models, X, y, where).splitlines() == [
         f"head on the next letter silenced, 2 seeds: next {next_}, previous 1.000 to 1.000",
         f"head on the previous letter silenced, 2 seeds: next 1.000 to 1.000, previous {previous}"]
+
+
+def test_summary_table_and_range_table_give_one_row_per_condition():
+    import torch
+
+    from selfattention.plots import heads as plots
+
+    where = torch.tensor([[0, 1, 2, 3, 4]] * 4)
+    weights = torch.zeros(4, 1, 5, 5)
+    weights[:, 0, 4, 0], weights[:, 0, 4, 1] = 0.6, 0.4                # heavier on the next letter's item
+    right = torch.tensor([[True, True], [True, False], [True, False], [True, True]])
+    table = plots.summary_table({"one head": [(None, weights, right)] * 3}, where).splitlines()
+    assert table[0].split() == ["condition", "seeds", "both", "right", "heavier", "lighter"]
+    assert table[1].split() == ["one", "head", "3", "0.500-0.500", "1.000-1.000", "0.500-0.500"]
+    ranges = plots.range_table({"a": [0.25, 1.0, 0.5]}, "accuracy").splitlines()
+    assert ranges[1].split() == ["a", "3", "0.250-1.000"]

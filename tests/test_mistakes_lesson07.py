@@ -14,7 +14,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_multi_head_attention
+from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_packed_heads
 
 # ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
 # Head 2 of the worked example, as the lesson prints it: the raw scores of "apple", q_apple . k_j.
@@ -106,202 +106,6 @@ def test_head2_blank_is_told_to_answer():
 
 
 # ---------------------------------------------------------------- exercise 2: the batched layer
-def _split(x, n):
-    B, T, d_model = x.shape
-    return x.reshape(B, T, n, d_model // n).transpose(0, 2, 1, 3)
-
-
-MHA = {
-    "sqrt(d_model)": "divided by sqrt(d_model)",
-    "d_k": "instead of sqrt(d_k)",
-    "no scaling": "not scaled at all",
-    "sqrt(T)": "the number of tokens",
-    "axis -2": "runs down the columns",
-    "axis 0": "across the sequences of the batch (axis=0)",
-    "axis 1": "runs across the heads",
-    "K Q^T": "the scores are transposed",
-    "no W_O": "the output projection is missing",
-    "W_O.T": "multiplied by W_O.T",
-    "W.T projections": "the projections use W.T",
-    "one head": "single-head attention",
-    "split straight": "reshaping straight to (batch, num_heads, T, d_k)",
-    "split interleaved": "every num_heads-th feature",
-    "merge without transpose": "merged by reshaping",
-    "concatenation order": "concatenated in the wrong order",
-    "batch joined": "attend across the sequences of the batch",
-    "overflow": "subtract each row's maximum",
-    "split and merge straight": "both split and merged with a plain reshape",
-    "values from W_K": "the values are computed with W_K",
-    "values from W_Q": "the values are computed with W_Q",
-    "split without transpose": "heads attend to each other",
-    "split without transpose, merge with it": "heads attend to each other",
-    "scaled after softmax": "divided by sqrt(d_k) after the softmax",
-    "first sequence repeated": "got the output of the first sequence",
-}
-MHA_SAME = {"split without transpose": "split without transpose, merge with it"}
-
-
-def _softmax(s, axis=-1):
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _naive_softmax(s, axis=-1):
-    e = np.exp(s)                            # no max subtraction: overflows for large scores
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _layer(divide=lambda T, d_model, d_k: np.sqrt(d_k), softmax=_softmax, axis=-1, kq=False, w_o="W_O",
-           transpose_w=False, one_head=False, split=_split, merge="right", join_batch=False,
-           values=None, after_softmax=False, first_only=False):
-    """A learner's multi_head_attention, right by default; each keyword puts in one mistake."""
-    def multi_head_attention(X, W_Q, W_K, W_V, W_O, num_heads):
-        B, T, d_model = X.shape
-        if first_only:                       # the first sequence, its output copied to every sequence
-            X = X[:1]
-        if join_batch:
-            X = X.reshape(1, B * T, d_model)
-        b, t = X.shape[:2]
-        n = 1 if one_head else num_heads
-        d_k = d_model // n
-        proj = (lambda W: X @ W.T) if transpose_w else (lambda W: X @ W)
-        W_values = {"W_K": W_K, "W_Q": W_Q}.get(values, W_V)
-        Q, K, V = split(proj(W_Q), n), split(proj(W_K), n), split(proj(W_values), n)
-        scores = K @ Q.swapaxes(-1, -2) if kq else Q @ K.swapaxes(-1, -2)
-        if after_softmax:
-            heads = softmax(scores, axis=axis) / divide(t, d_model, d_k) @ V
-        else:
-            heads = softmax(scores / divide(t, d_model, d_k), axis=axis) @ V      # (b, n, t, d_k)
-        if merge == "no transpose":
-            merged = heads.reshape(b, t, d_model)
-        elif merge == "interleaved":
-            merged = heads.transpose(0, 2, 3, 1).reshape(b, t, d_model)
-        else:
-            merged = heads.transpose(0, 2, 1, 3).reshape(b, t, d_model)
-        out = {"W_O": merged @ W_O, "none": merged, "W_O.T": merged @ W_O.T}[w_o]
-        if first_only:
-            return np.repeat(out, B, axis=0)
-        return out.reshape(B, T, d_model)
-    return multi_head_attention
-
-
-MHA_WRONG = {
-    "sqrt(d_model)": _layer(divide=lambda T, d_model, d_k: np.sqrt(d_model)),
-    "d_k": _layer(divide=lambda T, d_model, d_k: d_k),
-    "no scaling": _layer(divide=lambda T, d_model, d_k: 1.0),
-    "sqrt(T)": _layer(divide=lambda T, d_model, d_k: np.sqrt(T)),
-    "axis -2": _layer(axis=-2),
-    "axis 0": _layer(axis=0),
-    "axis 1": _layer(axis=1),
-    "K Q^T": _layer(kq=True),
-    "no W_O": _layer(w_o="none"),
-    "W_O.T": _layer(w_o="W_O.T"),
-    "W.T projections": _layer(transpose_w=True),
-    "one head": _layer(one_head=True),
-    "split straight": _layer(split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n)),
-    "split interleaved": _layer(
-        split=lambda Y, n: Y.reshape(*Y.shape[:2], Y.shape[2] // n, n).transpose(0, 3, 1, 2)),
-    "merge without transpose": _layer(merge="no transpose"),
-    "concatenation order": _layer(merge="interleaved"),
-    "batch joined": _layer(join_batch=True),
-    "overflow": _layer(softmax=_naive_softmax),
-    "values from W_K": _layer(values="W_K"),
-    "values from W_Q": _layer(values="W_Q"),
-    "split without transpose": _layer(
-        split=lambda Y, n: Y.reshape(*Y.shape[:2], n, Y.shape[2] // n), merge="no transpose"),
-    "split without transpose, merge with it": _layer(
-        split=lambda Y, n: Y.reshape(*Y.shape[:2], n, Y.shape[2] // n)),
-    "scaled after softmax": _layer(after_softmax=True),
-    "first sequence repeated": _layer(first_only=True),
-    "split and merge straight": _layer(
-        split=lambda Y, n: Y.reshape(Y.shape[0], n, Y.shape[1], Y.shape[2] // n), merge="no transpose"),
-}
-
-
-@pytest.mark.parametrize("key", sorted(MHA_WRONG))
-def test_mha_mistake_is_named(key):
-    with np.errstate(over="ignore", invalid="ignore"):
-        message = _message(check_multi_head_attention, MHA_WRONG[key])
-    twins = {k for k in MHA if MHA_SAME.get(k) == key or MHA_SAME.get(key) == k}
-    _names_only(message, key, {k: v for k, v in MHA.items() if k not in twins})
-
-
-def test_mha_right_answers_pass(capsys):
-    _right_answer_passes(check_multi_head_attention, _layer(), capsys)
-
-    def one_sequence_at_a_time(X, W_Q, W_K, W_V, W_O, num_heads):  # loops, as the lesson's first version
-        out = np.zeros_like(X)
-        d_k = X.shape[-1] // num_heads
-        for b, x in enumerate(X):
-            heads = []
-            for i in range(num_heads):
-                cols = slice(i * d_k, (i + 1) * d_k)
-                q, k, v = x @ W_Q[:, cols], x @ W_K[:, cols], x @ W_V[:, cols]
-                heads.append(_softmax(q @ k.T / np.sqrt(d_k)) @ v)
-            out[b] = np.concatenate(heads, axis=-1) @ W_O
-        return out
-
-    _right_answer_passes(check_multi_head_attention, one_sequence_at_a_time, capsys)
-
-
-def test_mha_a_single_sequence_layer_does_not_pass():
-    """The shortcut: the (T, d_model) layer of the lesson, fed the batch as it is (its reshape to
-    (T, num_heads, d_k) fails or mixes sequences)."""
-    def unbatched(X, W_Q, W_K, W_V, W_O, num_heads):
-        T, d_model = X.shape
-        d_k = d_model // num_heads
-        Q = (X @ W_Q).reshape(T, num_heads, d_k).transpose(1, 0, 2)
-        return Q
-
-    assert "multi_head_attention raised ValueError" in _message(check_multi_head_attention, unbatched)
-
-
-def test_mha_returning_the_weights_too_is_explained():
-    def with_weights(X, W_Q, W_K, W_V, W_O, num_heads):
-        B, T, d = X.shape
-        Q, K, V = (_split(X @ W, num_heads) for W in (W_Q, W_K, W_V))
-        A = _softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(d // num_heads))
-        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O, A
-
-    assert "return only the output" in _message(check_multi_head_attention, with_weights)
-
-    def with_none(X, W_Q, W_K, W_V, W_O, num_heads):   # (out, None), as some libraries return
-        return _layer()(X, W_Q, W_K, W_V, W_O, num_heads), None
-
-    assert "return only the output" in _message(check_multi_head_attention, with_none)
-
-
-def test_mha_a_float_d_k_is_explained():
-    def float_d_k(X, W_Q, W_K, W_V, W_O, num_heads):
-        B, T, d = X.shape
-        d_k = d / num_heads
-        Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_Q, W_K, W_V))
-        A = _softmax(Q @ K.swapaxes(-1, -2) / np.sqrt(d_k))
-        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O
-
-    assert "d_model // num_heads" in _message(check_multi_head_attention, float_d_k)
-
-
-def test_mha_inputs_overflow_a_naive_softmax():
-    from selfattention.checks.lesson07 import _mha_cases
-
-    largest = 0.0
-    for X, W_Q, W_K, _, _, n in _mha_cases():
-        Q, K = _split(X @ W_Q, n), _split(X @ W_K, n)
-        largest = max(largest, float((Q @ K.swapaxes(-1, -2)).max() / np.sqrt(Q.shape[-1])))
-    assert largest > np.log(np.finfo(float).max)
-
-
-def test_mha_a_3d_transpose_in_4d_code_gets_swapaxes():
-    def copied(X, W_Q, W_K, W_V, W_O, num_heads):
-        B, T, d = X.shape
-        Q, K, V = (_split(X @ W, num_heads) for W in (W_Q, W_K, W_V))
-        A = _softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(d // num_heads))
-        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_O
-
-    assert "swapaxes(-1, -2)" in _message(check_multi_head_attention, copied)
-
-
 # ---------------------------------------------------------------- exercise 3: a W_O that routes the heads
 I2, O2 = np.eye(2), np.zeros((2, 2))
 ROUTE = np.block([[I2, O2], [O2, np.array([[0.0, 0.0], [0.0, 1.0]])]])   # I with row 2 emptied
@@ -386,76 +190,79 @@ def test_mixing_the_shape_is_explained():
     assert "shape (4, 4)" in _message(check_mixing_W_O, np.eye(2))
 
 
-def _torch_layer(X, W_Q, W_K, W_V, W_O, num_heads):
-    """The shortcut: PyTorch's finished layer, its weights set from the four matrices (nn.Linear's
-    (out, in) order, hence the transposes)."""
-    import torch
-
-    B, T, d_model = X.shape
-    layer = torch.nn.MultiheadAttention(d_model, num_heads, bias=False, batch_first=True).double()
-    with torch.no_grad():
-        layer.in_proj_weight.copy_(torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])))
-        layer.out_proj.weight.copy_(torch.tensor(W_O.T))
-        x = torch.tensor(X)
-        return layer(x, x, x, need_weights=False)[0].numpy()
+# ------------------------------------------------------------ exercise 2: read the heads off a packed layer
+RIGHT_TOP = [["phones", "phones", "love", "love"], ["love", "love", "apple", "apple"]]
+X07 = np.array([[1.0, 0.5, 0.2, 0.1], [0.9, 1.1, 0.1, 0.0], [0.1, 0.2, 1.0, 0.5], [0.0, 0.1, 0.4, 1.2]])
+TOKENS = ["I", "love", "apple", "phones"]
 
 
-def _torch_functional(X, W_Q, W_K, W_V, W_O, num_heads):
-    """The same shortcut through the functional form, one sequence at a time ((T, 1, d_model) layout)."""
-    import torch
-
-    F = torch.nn.functional
+def _top(W_Q, W_K, cols_per_head, divide=2 ** 0.5):
+    """A learner's top_keys: for each head, its columns of X W_Q and X W_K, then argmax of each row."""
     out = []
-    for x in torch.tensor(X):
-        x = x[:, None]
-        z, _ = F.multi_head_attention_forward(
-            x, x, x, x.shape[-1], num_heads, torch.tensor(np.concatenate([W_Q.T, W_K.T, W_V.T])), None,
-            None, None, False, 0.0, torch.tensor(W_O.T), None, need_weights=False)
-        out.append(z[:, 0].numpy())
-    return np.stack(out)
+    for cols in cols_per_head:
+        scores = (X07 @ W_Q[:, cols]) @ (X07 @ W_K[:, cols]).T / divide
+        out.append([TOKENS[j] for j in scores.argmax(axis=1)])
+    return out
 
 
-@pytest.mark.parametrize("shortcut", [_torch_layer, _torch_functional])
-def test_mha_pytorchs_own_layer_does_not_pass(shortcut):
-    """Exact to rounding, so no comparison of numbers can catch it: the check names PyTorch's layer."""
-    text = _message(check_multi_head_attention, shortcut)
-    assert "torch.nn.MultiheadAttention" in text, text
-    assert not [k for k, phrase in MHA.items() if phrase in text], text
+def _packed_wrong():
+    from selfattention.checks import PACKED_W_K, PACKED_W_Q
+    Q, K = X07 @ PACKED_W_Q, X07 @ PACKED_W_K
+    straight = [[TOKENS[j] for j in (q @ k.T).argmax(1)]
+                for q, k in zip(Q.reshape(2, 4, 2), K.reshape(2, 4, 2), strict=True)]
+    return {
+        "swapped": _top(PACKED_W_Q, PACKED_W_K, [[2, 3], [0, 1]]),
+        "interleaved": _top(PACKED_W_Q, PACKED_W_K, [[0, 2], [1, 3]]),
+        "straight": straight,
+        "keys as queries": _top(PACKED_W_K, PACKED_W_Q, [[0, 1], [2, 3]]),
+        "full width": _top(PACKED_W_Q, PACKED_W_K, [[0, 1, 2, 3], [0, 1, 2, 3]], divide=2.0),
+    }
 
 
-def _with_sa_attention(X, W_Q, W_K, W_V, W_O, num_heads):
-    """The shortcut: split and merge by hand, the attention itself from lesson 06's finished function."""
-    import selfattention as sa
-
-    B, T, d_model = X.shape
-    d_k = d_model // num_heads
-    Q, K, V = ((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3) for W in (W_Q, W_K, W_V))
-    Z, _ = sa.scaled_dot_product_attention(Q, K, V)
-    return Z.transpose(0, 2, 1, 3).reshape(B, T, d_model) @ W_O
+PACKED_PHRASES = {
+    "swapped": "heads swapped",
+    "interleaved": "every other column",
+    "straight": "reshape straight to (h, T, d_k)",
+    "keys as queries": "scored each head's keys against its queries",
+    "full width": "one full-width head",
+}
 
 
-def _with_torch_attention(X, W_Q, W_K, W_V, W_O, num_heads):
-    """The same shortcut through PyTorch's torch.nn.functional.scaled_dot_product_attention."""
-    import torch
-
-    B, T, d_model = X.shape
-    d_k = d_model // num_heads
-    Q, K, V = (torch.tensor((X @ W).reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3))
-               for W in (W_Q, W_K, W_V))
-    Z = torch.nn.functional.scaled_dot_product_attention(Q, K, V).numpy()
-    return Z.transpose(0, 2, 1, 3).reshape(B, T, d_model) @ W_O
+@pytest.mark.parametrize("key", sorted(PACKED_PHRASES))
+def test_packed_mistake_is_named(key):
+    answer = _packed_wrong()[key]
+    assert answer != RIGHT_TOP
+    _names_only(_message(check_packed_heads, answer), key, PACKED_PHRASES)
+    assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
 
 
-@pytest.mark.parametrize("shortcut", [_with_sa_attention, _with_torch_attention])
-def test_mha_a_finished_attention_does_not_pass(shortcut):
-    """Exact to rounding: the check names the finished attention, and the hidden test refuses it too."""
-    text = _message(check_multi_head_attention, shortcut)
-    assert "finished scaled dot-product attention" in text, text
-    assert "torch.nn.MultiheadAttention" not in text, text
-    assert not [k for k, phrase in MHA.items() if phrase in text], text
-    assert not hidden_test_passes("07_multi_head_attention", "l07-mha-test", multi_head_attention=shortcut)
+def test_packed_right_answers_pass(capsys):
+    from selfattention.checks import PACKED_W_K, PACKED_W_Q
+    by_slices = _top(PACKED_W_Q, PACKED_W_K, [[0, 1], [2, 3]])
+    _right_answer_passes(check_packed_heads, by_slices, capsys)
+    as_tuples = tuple(tuple(row) for row in RIGHT_TOP)            # typed in by hand, as tuples
+    _right_answer_passes(check_packed_heads, as_tuples, capsys)
+    as_array = np.array(RIGHT_TOP)
+    _right_answer_passes(check_packed_heads, as_array, capsys)
+    for answer in (by_slices, as_tuples, as_array):
+        assert hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
 
 
-@pytest.mark.parametrize("shortcut", [_torch_layer, _torch_functional])
-def test_mha_pytorchs_own_layer_fails_the_hidden_test(shortcut):
-    assert not hidden_test_passes("07_multi_head_attention", "l07-mha-test", multi_head_attention=shortcut)
+def test_packed_one_wrong_row_is_located():
+    answer = [RIGHT_TOP[0], ["love", "love", "apple", "phones"]]
+    text = _message(check_packed_heads, answer)
+    assert 'head 2, query "phones"' in text and "head 1," not in text
+    assert not any(phrase in text for phrase in PACKED_PHRASES.values())
+    assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
+
+
+def test_packed_a_shortcut_naming_one_key_everywhere_does_not_pass():
+    answer = [["love"] * 4, ["love"] * 4]       # the most frequent key, without looking at the heads
+    assert "not right yet" in _message(check_packed_heads, answer)
+    assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
+
+
+def test_packed_shapes_and_names_are_explained():
+    assert "still empty" in _message(check_packed_heads, None)
+    assert "two lists (head 1, head 2) of four" in _message(check_packed_heads, RIGHT_TOP[0])
+    assert "token names" in _message(check_packed_heads, [[0, 0, 1, 1], [1, 1, 2, 2]])

@@ -17,7 +17,8 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_attention_param_count, check_cross_attention_numpy, check_silence_head
+from selfattention import tasks
+from selfattention.checks import check_gqa_prediction, check_silence_head, check_two_head_design
 
 # ---------------------------------------------------------------- exercise 1: silence one head
 SILENCE = {
@@ -119,237 +120,6 @@ def test_silence_a_function_that_returns_accuracy_does_not_pass():
     assert "shape" in text
 
 
-# ---------------------------------------------------------------- exercise 2: cross-attention in NumPy
-def _cross(mha, x, memory, *, q_t=True, o_t=True, scale=None, split="heads", bias=True, axis=-1, w_o=True):
-    """A learner's NumPy answer, with a switch for each slip."""
-    d, h = mha.embed_dim, mha.num_heads
-    d_k = d // h
-    W_Q = mha.q_proj_weight.detach().numpy()
-    W_Q = W_Q.T if q_t else W_Q
-    W_K, W_V = mha.k_proj_weight.detach().numpy().T, mha.v_proj_weight.detach().numpy().T
-    b_Q, b_K, b_V = np.split(mha.in_proj_bias.detach().numpy(), 3) if bias else (0, 0, 0)
-    W_O = mha.out_proj.weight.detach().numpy()
-    W_O = W_O.T if o_t else W_O
-    b_O = mha.out_proj.bias.detach().numpy() if bias else 0
-    Q, K, V = x @ W_Q + b_Q, memory @ W_K + b_K, memory @ W_V + b_V
-    if split == "reshape":
-        Q, K, V = (M.reshape(h, len(M), d_k) for M in (Q, K, V))
-    elif split == "none":
-        Q, K, V = Q[None], K[None], V[None]
-    else:
-        Q, K, V = (M.reshape(len(M), h, d_k).transpose(1, 0, 2) for M in (Q, K, V))
-    S = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k if scale is None else scale)
-    A = np.exp(S) / np.exp(S).sum(axis=axis, keepdims=True)
-    Z = A @ V
-    Z = Z.reshape(len(x), d) if split == "reshape" else Z.transpose(1, 0, 2).reshape(len(x), d)
-    return Z @ W_O + b_O if w_o else Z
-
-
-CROSS = {
-    "W_Q not transposed": "W_Q is used in PyTorch's",
-    "W_O not transposed": "W_O is used in PyTorch's",
-    "both not transposed": "W_Q and W_O are used",
-    "no scale": "the scores are not scaled",
-    "sqrt(d_model)": "divided by sqrt(d_model)",
-    "plain reshape": "split with a plain reshape",
-    "one head": "this is one head over all d_model features",
-    "no biases": "the biases are missing",
-    "softmax over queries": "the softmax runs over the queries",
-    "no W_O": "W_O is missing",
-    "called PyTorch": "called the PyTorch layer",
-}
-CROSS_WRONG = {
-    "W_Q not transposed": lambda mha, x, m: _cross(mha, x, m, q_t=False),
-    "W_O not transposed": lambda mha, x, m: _cross(mha, x, m, o_t=False),
-    "both not transposed": lambda mha, x, m: _cross(mha, x, m, q_t=False, o_t=False),
-    "no scale": lambda mha, x, m: _cross(mha, x, m, scale=1),
-    "sqrt(d_model)": lambda mha, x, m: _cross(mha, x, m, scale=mha.embed_dim),
-    "plain reshape": lambda mha, x, m: _cross(mha, x, m, split="reshape"),
-    "one head": lambda mha, x, m: _cross(mha, x, m, split="none", scale=mha.embed_dim),
-    "no biases": lambda mha, x, m: _cross(mha, x, m, bias=False),
-    "softmax over queries": lambda mha, x, m: _cross(mha, x, m, axis=-2),
-    "no W_O": lambda mha, x, m: _cross(mha, x, m, w_o=False),
-    "called PyTorch": lambda mha, x, m: mha(torch.tensor(x[None], dtype=torch.float32),
-                                            *[torch.tensor(m[None], dtype=torch.float32)] * 2)[0][0].detach(),
-}
-
-
-@pytest.mark.parametrize("key", sorted(CROSS_WRONG))
-def test_cross_mistake_is_named(key):
-    _names_only(_message(check_cross_attention_numpy, CROSS_WRONG[key]), key, CROSS)
-
-
-def test_cross_right_answers_pass(capsys):
-    _right_answer_passes(check_cross_attention_numpy, _cross, capsys)
-
-    def head_by_head(mha, x, memory):  # a loop over heads, biases sliced by hand, torch for the projections
-        d, h = mha.embed_dim, mha.num_heads
-        d_k = d // h
-        b = mha.in_proj_bias.detach()
-        X, M = torch.tensor(x, dtype=torch.float64), torch.tensor(memory, dtype=torch.float64)
-        Q = X @ mha.q_proj_weight.detach().double().T + b[:d].double()
-        K = M @ mha.k_proj_weight.detach().double().T + b[d:2 * d].double()
-        V = M @ mha.v_proj_weight.detach().double().T + b[2 * d:].double()
-        outs = []
-        for i in range(h):
-            cols = slice(i * d_k, (i + 1) * d_k)
-            A = torch.softmax(Q[:, cols] @ K[:, cols].T / d_k ** 0.5, dim=-1)
-            outs.append(A @ V[:, cols])
-        return (torch.cat(outs, dim=1) @ mha.out_proj.weight.detach().double().T
-                + mha.out_proj.bias.detach().double()).numpy()
-
-    _right_answer_passes(check_cross_attention_numpy, head_by_head, capsys)
-
-
-def _cross_two_heads(mha, x, memory):
-    """Right for the example layer only: 2 heads taken from it, not from mha."""
-    W_Q, W_K, W_V = (w.detach().numpy().T for w in (mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight))
-    b_Q, b_K, b_V = np.split(mha.in_proj_bias.detach().numpy(), 3)
-    d = W_Q.shape[1]
-    d_k = d // 2                                                    # the example's 2 heads, typed in
-    Q, K, V = x @ W_Q + b_Q, memory @ W_K + b_K, memory @ W_V + b_V
-    Q, K, V = (M.reshape(len(M), 2, d_k).transpose(1, 0, 2) for M in (Q, K, V))
-    S = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k)
-    A = np.exp(S - S.max(axis=-1, keepdims=True))
-    Z = (A / A.sum(axis=-1, keepdims=True)) @ V
-    return Z.transpose(1, 0, 2).reshape(len(x), d) @ mha.out_proj.weight.detach().numpy().T \
-        + mha.out_proj.bias.detach().numpy()
-
-
-def test_cross_two_heads_typed_in_is_named_and_fails_the_hidden_test():
-    """The hidden test's layer has 4 heads: the check has one too, so it never says Correct to this."""
-    assert "not from the example's 2 heads" in _message(check_cross_attention_numpy, _cross_two_heads)
-    two = _cross_two_heads
-    assert not hidden_test_passes("08_why_several_heads", "l08-torch-test", cross_attention_numpy=two)
-
-
-def test_cross_right_answer_passes_the_hidden_test():
-    assert hidden_test_passes("08_why_several_heads", "l08-torch-test", cross_attention_numpy=_cross)
-
-
-def test_cross_calling_pytorchs_functional_form_does_not_pass():
-    """The shortcut: let PyTorch compute it, through its functional form."""
-    def functional(mha, x, memory):
-        t = [torch.tensor(a[:, None], dtype=torch.float32) for a in (x, memory, memory)]
-        return torch.nn.functional.multi_head_attention_forward(
-            *t, mha.embed_dim, mha.num_heads, None, mha.in_proj_bias, None, None, False, 0.0,
-            mha.out_proj.weight, mha.out_proj.bias, use_separate_proj_weight=True,
-            q_proj_weight=mha.q_proj_weight, k_proj_weight=mha.k_proj_weight,
-            v_proj_weight=mha.v_proj_weight)[0][:, 0].detach()
-
-    assert "called the PyTorch layer" in _message(check_cross_attention_numpy, functional)
-
-
-def test_cross_pytorchs_finished_pieces_do_not_pass():
-    """The shortcut: F.linear for the projections and F.scaled_dot_product_attention for the heads."""
-    F = torch.nn.functional
-
-    def split(t, h):
-        return t.view(len(t), h, -1).transpose(0, 1)
-
-    def finished(mha, x, memory):
-        d, h, b = mha.embed_dim, mha.num_heads, mha.in_proj_bias
-        X, M = torch.tensor(x, dtype=torch.float32), torch.tensor(memory, dtype=torch.float32)
-        Q, K = F.linear(X, mha.q_proj_weight, b[:d]), F.linear(M, mha.k_proj_weight, b[d:2 * d])
-        V = F.linear(M, mha.v_proj_weight, b[2 * d:])
-        Z = F.scaled_dot_product_attention(split(Q, h), split(K, h), split(V, h))
-        Z = Z.transpose(0, 1).reshape(len(x), d)
-        return F.linear(Z, mha.out_proj.weight, mha.out_proj.bias).detach().numpy()
-
-    def sdpa_only(mha, x, memory):
-        d, h, b = mha.embed_dim, mha.num_heads, mha.in_proj_bias
-        X, M = torch.tensor(x, dtype=torch.float32), torch.tensor(memory, dtype=torch.float32)
-        Q, K = X @ mha.q_proj_weight.T + b[:d], M @ mha.k_proj_weight.T + b[d:2 * d]
-        V = M @ mha.v_proj_weight.T + b[2 * d:]
-        Z = F.scaled_dot_product_attention(split(Q, h), split(K, h), split(V, h))
-        Z = Z.transpose(0, 1).reshape(len(x), d)
-        return (Z @ mha.out_proj.weight.T + mha.out_proj.bias).detach().numpy()
-
-    assert "calls F.linear" in _message(check_cross_attention_numpy, finished)
-    assert "calls F.scaled_dot_product_attention" in _message(check_cross_attention_numpy, sdpa_only)
-    for shortcut in (finished, sdpa_only):
-        assert "called the PyTorch layer" not in _message(check_cross_attention_numpy, shortcut)
-
-
-# ---------------------------------------------------------------- exercise 3: the parameter count
-COUNT = {
-    "bias ignored": "does not change with `bias`",
-    "no biases": "never includes the biases",
-    "bias swapped": "the wrong way round",
-    "kv heads ignored": "only num_kv_heads heads",
-    "kdim ignored": "they have kdim rows",
-    "d_k from kdim": "d_k is taken as kdim / num_heads",
-    "kv heads d_model wide": "counted d_model wide",
-    "kdim x kdim": "counted as kdim x kdim",
-    "no W_O": "W_O (d_model x d_model, plus its bias) is missing",
-    "kv bias d_model": "biases of W_K and W_V are counted with d_model",
-    "one of K, V": "only one of W_K and W_V",
-    "plain formula": "shown above; here W_K and W_V change",
-    "plain formula, bias ignored": "whatever `bias`",
-}
-
-
-def _c(d, h, g, kdim, bias=True, *, kv=None, kin=None, out=True, kvb=None, b=None, n=2):
-    d_k = d // h
-    kvw = g * d_k if kv is None else kv
-    bias = bias if b is None else b(bias)
-    k_in = kdim if kin is None else kin
-    total = d * d + n * k_in * kvw + (d * d if out else 0)
-    return total + ((d + n * (kvw if kvb is None else kvb) + (d if out else 0)) if bias else 0)
-
-
-COUNT_WRONG = {
-    "bias ignored": lambda d, h, g, k, bias=True: _c(d, h, g, k, True),
-    "no biases": lambda d, h, g, k, bias=True: _c(d, h, g, k, False),
-    "bias swapped": lambda d, h, g, k, bias=True: _c(d, h, g, k, not bias),
-    "kv heads ignored": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=d),
-    "kdim ignored": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kin=d),
-    "d_k from kdim": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=g * (k // h)),
-    "kv heads d_model wide": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=g * d),
-    "kdim x kdim": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kv=k),
-    "no W_O": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, out=False),
-    "kv bias d_model": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, kvb=d),
-    "one of K, V": lambda d, h, g, k, bias=True: _c(d, h, g, k, bias, n=1),
-    "plain formula": lambda d, h, g, k, bias=True: 4 * d * d + (4 * d if bias else 0),
-    "plain formula, bias ignored": lambda d, h, g, k, bias=True: 4 * d * d + 4 * d,
-}
-
-
-@pytest.mark.parametrize("key", sorted(COUNT_WRONG))
-def test_count_mistake_is_named(key):
-    _names_only(_message(check_attention_param_count, COUNT_WRONG[key]), key, COUNT)
-
-
-def test_count_right_answers_pass(capsys):
-    def formula(d, h, g, k, bias=True):
-        return _c(d, h, g, k, bias)
-
-    _right_answer_passes(check_attention_param_count, formula, capsys)
-
-    def by_matrix(d_model, num_heads, num_kv_heads, kdim, bias=True):
-        d_k = d_model // num_heads
-        kv = num_kv_heads * d_k
-        shapes = [(d_model, d_model), (kdim, kv), (kdim, kv), (d_model, d_model)]
-        return sum(rows * cols + (cols if bias else 0) for rows, cols in shapes)
-
-    _right_answer_passes(check_attention_param_count, by_matrix, capsys)
-
-
-def test_count_the_plain_formula_does_not_pass():
-    """The shortcut: 4 d_model^2 + 4 d_model, the count the lesson shows, whatever the variant."""
-    text = _message(check_attention_param_count,
-                    lambda d, h, g, k, bias=True: 4 * d * d + (4 * d if bias else 0))
-    assert "the plain layer's count" in text
-
-
-def test_count_agrees_with_pytorch_where_pytorch_has_the_layer():
-    from selfattention.checks.lesson08 import _count
-
-    for d, h, k, bias in ((8, 2, 5, True), (12, 3, 12, False), (16, 4, 6, True)):
-        m = torch.nn.MultiheadAttention(d, h, kdim=k, vdim=k, bias=bias)
-        assert _count(d, h, h, k, bias) == sum(p.numel() for p in m.parameters())
-
-
 def test_silence_removing_the_head_gets_the_hint():
     def removed(model, head, X):
         smaller = copy.deepcopy(model)
@@ -360,23 +130,129 @@ def test_silence_removing_the_head_gets_the_hint():
     assert "don't remove the head" in text and "2 d_k features" in text
 
 
-def test_cross_in_proj_weight_is_none_with_kdim():
-    """With kdim set, in_proj_weight is None: reading it (as for the plain layer) gets a message saying so."""
-    def stacked(mha, x, memory):  # W_Q, W_K, W_V taken from the stacked matrix, as for the plain layer
-        W_Q, W_K, W_V = np.split(mha.in_proj_weight.detach().numpy(), 3)
-        return _cross(mha, x, memory)
-
-    def sliced(mha, x, memory):
-        d = mha.embed_dim
-        W_Q = mha.in_proj_weight[:d].detach().numpy()
-        return _cross(mha, x, memory) + 0 * W_Q.sum()
-
-    for answer in (stacked, sliced):
-        text = _message(check_cross_attention_numpy, answer)
-        assert "in_proj_weight" in text and "q_proj_weight" in text and "None" in text, text
-        assert not any(phrase in text for phrase in CROSS.values()), text
-
-
 def test_silence_message_reads_as_a_sentence():
     text = _message(check_silence_head, lambda model, head, X: model(X)[0])
     assert "the output of silence_head(model, head=0, X) is not right yet" in text, text
+
+
+# ---------------------------------------------------------------- exercise 2: two heads designed by hand
+LESSON = "08_why_several_heads"
+X_TEST, Y_TEST = tasks.make_lookup_data(500, seed=2, offsets=(1, -1))     # the lesson's held-out sequences
+SHIFT = np.roll(np.eye(8), 1, axis=1)                                     # row s: a 1 in column s + 1
+
+
+def _pad(M):
+    """A (17, d_k) matrix whose letter rows (0-7) are M, the rest zeros."""
+    W = np.zeros((17, M.shape[1]))
+    W[:M.shape[0]] = M
+    return W
+
+
+def _design_hidden(*design):
+    return hidden_test_passes(LESSON, "l08-design-test", X_test=X_TEST, y_test=Y_TEST,
+                              W_Q1=design[0], W_K1=design[1], W_Q2=design[2], W_K2=design[3])
+
+
+Q_NEXT, Q_PREV, K_LETTER = _pad(4 * SHIFT), _pad(4 * SHIFT.T), _pad(np.eye(8))
+DIGIT_KEYS = np.vstack([np.zeros((8, 8)), np.eye(8), np.zeros((1, 8))])
+FLAG_QUERY = np.vstack([np.zeros((16, 8)), np.ones((1, 8))])
+DESIGN = {
+    "swapped": "your heads are swapped",
+    "same": "both heads put their largest weight on",
+    "own letter": "finds the query's own letter s",
+    "sign": "SMALLEST weight",
+    "digit keys": "keys read only the digit features",
+    "even": "weights are even",
+}
+DESIGN_WRONG = {
+    "swapped": (Q_PREV, K_LETTER, Q_NEXT, K_LETTER),                 # previous in head 1, next in head 2
+    "same": (Q_NEXT, K_LETTER, Q_NEXT, K_LETTER),                    # one design typed twice
+    "own letter": (_pad(4 * np.eye(8)), K_LETTER, Q_PREV, K_LETTER),  # query s matches key s
+    "sign": (-Q_NEXT, K_LETTER, Q_PREV, K_LETTER),                   # largest where it should be smallest
+    "digit keys": (Q_NEXT, DIGIT_KEYS, Q_PREV, K_LETTER),            # keys from the digit rows
+    "even": (FLAG_QUERY, K_LETTER, Q_PREV, K_LETTER),                # the query reads only the flag
+}
+
+
+@pytest.mark.parametrize("key", sorted(DESIGN_WRONG))
+def test_design_mistake_is_named(key):
+    _names_only(_message(lambda d: check_two_head_design(*d), DESIGN_WRONG[key]), key, DESIGN)
+    assert not _design_hidden(*DESIGN_WRONG[key])
+
+
+def test_design_right_answers_pass(capsys):
+    angle = 2 * np.pi * np.arange(8) / 8
+    circle = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    on_circle = (_pad(3 * np.roll(circle, -1, axis=0)), _pad(circle), _pad(3 * np.roll(circle, 1, axis=0)),
+                 _pad(circle))
+    for design in ((Q_NEXT, K_LETTER, Q_PREV, K_LETTER), on_circle,
+                   (_pad(SHIFT), K_LETTER, _pad(SHIFT.T), K_LETTER)):       # scale 1 is enough for argmax
+        _right_answer_passes(lambda d: check_two_head_design(*d), design, capsys)
+        assert _design_hidden(*design)
+
+
+def test_design_the_one_head_control_is_reported(capsys):
+    check_two_head_design(Q_NEXT, K_LETTER, Q_PREV, K_LETTER)
+    text = capsys.readouterr().out
+    assert "in ONE head" in text and "both right on 0.500" in text
+
+
+def test_design_shapes_are_explained():
+    def told(W_Q1):
+        return _message(lambda d: check_two_head_design(*d), (W_Q1, K_LETTER, Q_PREV, K_LETTER))
+
+    assert "transposed" in told(Q_NEXT.T)
+    assert "17 features" in told(Q_NEXT[:16])
+    assert "same width" in told(Q_NEXT[:, :4])
+    assert "still empty" in told(None)
+
+
+def test_design_one_head_typed_twice_fails_both():
+    """The shortcut: one working head typed twice (one lookup, not two) is refused by the check and the hidden
+    test."""
+    shortcut = (Q_NEXT, K_LETTER, Q_NEXT, K_LETTER)
+    assert "both heads put their largest weight on" in _message(lambda d: check_two_head_design(*d), shortcut)
+    assert not _design_hidden(*shortcut)
+
+
+# ---------------------------------------------------------------- exercise 3: predict a grouped-query layer
+GQA = {
+    "all heads": ("that is W_K with all 32 heads", (4096, 4096), 41943040),
+    "transposed": ("it is transposed", (1024, 4096), 41943040),
+    "one key head": ("that is one key head", (4096, 128), 41943040),
+    "d_model wide": ("each key head is counted d_model wide", (4096, 32768), 41943040),
+    "plain count": ("that is the plain layer", (4096, 1024), 4 * 4096 ** 2),
+    "one of K, V": ("only one of W_K and W_V", (4096, 1024), 2 * 4096 ** 2 + 4096 * 1024),
+    "W_O missing": ("(W_Q or W_O) is missing", (4096, 1024), 4096 ** 2 + 2 * 4096 * 1024),
+    "all shrunk": ("W_Q and W_O are shrunk too", (4096, 1024), 4 * 4096 * 1024),
+    "biases": ("biases are counted", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 1024 + 2 * 4096 + 2 * 1024),
+}
+GQA_PHRASES = {k: v[0] for k, v in GQA.items()}
+
+
+def _gqa_hidden(shape, count):
+    return hidden_test_passes(LESSON, "l08-gqa-test", shape_W_K=shape, gqa_params=count)
+
+
+@pytest.mark.parametrize("key", sorted(GQA))
+def test_gqa_mistake_is_named(key):
+    _, shape, count = GQA[key]
+    _names_only(_message(lambda a: check_gqa_prediction(*a), (shape, count)), key, GQA_PHRASES)
+    assert not _gqa_hidden(shape, count)
+
+
+def test_gqa_right_answers_pass(capsys):
+    d_model, h, g = 4096, 32, 8
+    for answer in (((4096, 1024), 41_943_040),
+                   ([d_model, g * d_model // h], 2 * d_model ** 2 + 2 * d_model * g * (d_model // h)),
+                   (np.array([4096, 1024]), np.int64(41943040))):
+        _right_answer_passes(lambda a: check_gqa_prediction(*a), answer, capsys)
+        assert _gqa_hidden(*answer)
+
+
+def test_gqa_an_unlisted_count_gets_the_recipe_and_blanks_are_told():
+    text = _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), 12345))
+    assert "add W_Q (4096 x 4096)" in text and not any(p in text for p in GQA_PHRASES.values())
+    assert "still empty" in _message(lambda a: check_gqa_prediction(*a), (None, None))
+    assert "gqa_params is still empty" in _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), None))
+    assert not _gqa_hidden((4096, 1024), 12345)

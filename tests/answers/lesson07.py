@@ -12,18 +12,14 @@ while sa.softmax(c * np.array(apple_scores_2) / math.sqrt(2))[3] <= 0.9:   # wei
     c += 0.01
 c_phones = round(c, 2)
 """,
-    # Exercise 2: the lesson's batched computation, one sequence of the batch at a time.
-    "l07-mha-answer": """
-out = []
-for x in X:                                   # one sequence at a time: (T, d_model)
-    T, d_model = x.shape
-    d_k = d_model // num_heads
-    Q = (x @ W_Q).reshape(T, num_heads, d_k).transpose(1, 0, 2)
-    K = (x @ W_K).reshape(T, num_heads, d_k).transpose(1, 0, 2)
-    V = (x @ W_V).reshape(T, num_heads, d_k).transpose(1, 0, 2)
-    A = sa.softmax(Q @ K.transpose(0, 2, 1) / math.sqrt(d_k), axis=-1)
-    out.append((A @ V).transpose(1, 0, 2).reshape(T, d_model) @ W_O)
-return np.stack(out)
+    # Exercise 2: head i owns the columns (i-1) d_k to i d_k - 1; scores q_i . k_j, largest score per row.
+    "l07-packed-answer": """
+top_keys = []
+for i in (1, 2):
+    Q_i = X @ W_Q_packed[:, (i - 1) * d_k:i * d_k]
+    K_i = X @ W_K_packed[:, (i - 1) * d_k:i * d_k]
+    A_i = sa.softmax(Q_i @ K_i.T / math.sqrt(d_k), axis=-1)
+    top_keys.append([tokens[j] for j in np.argmax(A_i, axis=1)])
 """,
     # Exercise 3: row r of W_O is what concatenated feature r writes; head 2's tech feature is feature 3.
     "l07-mix-answer": """

@@ -12,26 +12,22 @@ with torch.no_grad():
     Z = torch.cat(outputs, dim=-1)                           # the concatenation
     return model.readout(Z[:, -1]).view(len(X), 2, -1)       # the readout reads the query token
 """,
-    # Exercise 2: lesson 07's formula head by head, each head on its own d_k columns.
-    "l08-torch-answer": """
-d_k = mha.embed_dim // mha.num_heads
-W = {n: t.detach().numpy() for n, t in mha.named_parameters()}
-b_Q, b_K, b_V = np.split(W["in_proj_bias"], 3)
-Q = x @ W["q_proj_weight"].T + b_Q
-K = memory @ W["k_proj_weight"].T + b_K
-V = memory @ W["v_proj_weight"].T + b_V
-heads = []
-for i in range(mha.num_heads):
-    c = slice(i * d_k, (i + 1) * d_k)
-    s = Q[:, c] @ K[:, c].T / np.sqrt(d_k)
-    a = np.exp(s - s.max(axis=1, keepdims=True))
-    heads.append(a / a.sum(axis=1, keepdims=True) @ V[:, c])
-return np.concatenate(heads, axis=1) @ W["out_proj.weight"].T + W["out_proj.bias"]
+    # Exercise 2: letters are features 0-7; head 1's query of letter s matches the key of letter s + 1,
+    # head 2's the key of s - 1 (after H comes A); d_k = 8, one column per letter.
+    "l08-design-answer": """
+W_K1 = np.zeros((17, 8))
+W_K1[:8, :8] = np.eye(8)                 # a key: its letter, one-hot
+W_K2 = W_K1.copy()
+W_Q1 = np.zeros((17, 8))
+W_Q2 = np.zeros((17, 8))
+for s in range(8):
+    W_Q1[s, (s + 1) % 8] = 3.0           # the query of letter s looks for letter s + 1
+    W_Q2[s, (s - 1) % 8] = 3.0           # and, in head 2, for letter s - 1
 """,
-    # Exercise 3: matrix by matrix, each with a bias as long as its output.
-    "l08-count-answer": """
-d_k = d_model // num_heads
-shapes = [(d_model, d_model), (kdim, num_kv_heads * d_k), (kdim, num_kv_heads * d_k), (d_model, d_model)]
-return sum(rows * cols + (cols if bias else 0) for rows, cols in shapes)
+    # Exercise 3: g key/value heads of d_k = d_model / h, side by side; W_Q and W_O keep d_model x d_model.
+    "l08-gqa-answer": """
+d_k = 4096 // 32
+shape_W_K = (4096, 8 * d_k)
+gqa_params = 4096 * 4096 + 4096 * 8 * d_k + 4096 * 8 * d_k + 4096 * 4096
 """,
 }

@@ -10,7 +10,8 @@ import numpy as np
 
 from ._engine import ExerciseError, _copied, _to_array, check_function, passed, reference_softmax
 
-__all__ = ["check_head2_sharpen", "check_multi_head_attention", "check_mixing_W_O"]
+__all__ = ["check_head2_sharpen", "check_multi_head_attention", "check_mixing_W_O", "check_packed_heads",
+           "PACKED_W_Q", "PACKED_W_K"]
 
 # ------------------------------------------------------------------ the worked example (lesson 07)
 _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
@@ -438,3 +439,85 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     passed(f"rows 0-1 (head 1's block W_O^(1)) write [I | 0], row 2 (head 2's fruit) writes nothing and row 3 "
            f"(head 2's tech) writes only into outputs 2-3: each head reaches the output through its own block "
            f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")
+
+
+# ------------------------------------------------------------------ Exercise 2: read the heads off a packed layer
+PACKED_W_Q = np.array([[-1, 1, 2, 0], [-1, 0, 0, 0], [2, 0, 0, 2], [2, 0, -1, 2]], dtype=float)
+PACKED_W_K = np.array([[2, 1, -1, 0], [2, 0, 2, 0], [2, 1, -1, 1], [-1, 1, -1, 0]], dtype=float)
+
+
+def _packed_weights(reading: str = "right") -> np.ndarray:
+    """(2, T, T): each head's weights on the worked example's X for the packed W_Q, W_K above, the heads read
+    the right way (head i: columns 2(i-1) and 2(i-1)+1) or, through ``reading``, a typical wrong way."""
+    T, h, d_k = 4, 2, 2
+    Q, K = _X @ PACKED_W_Q, _X @ PACKED_W_K
+
+    def blocks(M: np.ndarray) -> np.ndarray:
+        return M.reshape(T, h, d_k).transpose(1, 0, 2)
+
+    if reading == "interleaved":
+        Qs, Ks = (M.reshape(T, d_k, h).transpose(2, 0, 1) for M in (Q, K))
+    elif reading == "straight":
+        Qs, Ks = Q.reshape(h, T, d_k), K.reshape(h, T, d_k)
+    elif reading == "keys as queries":
+        Qs, Ks = blocks(K), blocks(Q)
+    elif reading == "full width":
+        full = reference_softmax(Q @ K.T / np.sqrt(4), axis=-1)
+        return np.stack([full, full])
+    else:
+        Qs, Ks = blocks(Q), blocks(K)
+    weights = reference_softmax(Qs @ Ks.transpose(0, 2, 1) / np.sqrt(d_k), axis=-1)
+    return weights[::-1] if reading == "swapped" else weights
+
+
+def packed_top_keys(reading: str = "right") -> list[list[str]]:
+    """[[head 1's top key for each query], [head 2's]] as token names, read as ``reading`` says."""
+    return [[_TOKENS[j] for j in head.argmax(-1)] for head in _packed_weights(reading)]
+
+
+_PACKED_MISTAKES = {
+    "swapped": "your two rows are the heads swapped: head 1 owns the first d_k = 2 columns of the packed W_Q and "
+               "W_K (columns 0-1), head 2 the next two (columns 2-3).",
+    "interleaved": "you gave head 1 columns 0 and 2 and head 2 columns 1 and 3 (every other column, as a reshape "
+                   "to (T, d_k, h) would): a head owns d_k = 2 neighbouring columns, head 1 columns 0-1, head 2 "
+                   "columns 2-3.",
+    "straight": "these are the heads of a reshape straight to (h, T, d_k), which cuts the flat list of numbers "
+                "across tokens: split each token's row into heads, head 1 columns 0-1 and head 2 columns 2-3 of "
+                "X W_Q and X W_K.",
+    "keys as queries": "you scored each head's keys against its queries (X W_K as the queries, X W_Q as the "
+                       "keys): the row of query i holds q_i . k_j, with q_i from W_Q and k_j from W_K.",
+    "full width": "both rows are the same one full-width head (all 4 columns of W_Q and W_K, divided by sqrt(4)): "
+                  "each head uses only its own d_k = 2 columns, divided by sqrt(2).",
+}
+
+
+def check_packed_heads(top_keys: Any) -> None:
+    """Exercise 2: for the packed PACKED_W_Q, PACKED_W_K (num_heads = 2, d_k = 2) on the worked example's X,
+    ``top_keys[h][i]``: the token that query i weights most in head h + 1, as a token name."""
+    if top_keys is None or top_keys is Ellipsis:
+        raise ExerciseError("top_keys is still empty: give two lists of four token names, one per head.")
+    try:
+        rows = [[str(t) for t in row] for row in top_keys]
+    except TypeError:
+        raise ExerciseError(f"top_keys should be two lists of four token names; got {top_keys!r}.") from None
+    if len(rows) != 2 or any(len(row) != 4 for row in rows):
+        raise ExerciseError(f"top_keys should be two lists (head 1, head 2) of four token names (one per query: "
+                            f"I, love, apple, phones); got lengths {[len(r) for r in rows]}.")
+    unknown = sorted({t for row in rows for t in row} - set(_TOKENS))
+    if unknown:
+        raise ExerciseError(f"top_keys holds {unknown}: write each key as one of the token names {list(_TOKENS)}.")
+    right = packed_top_keys()
+    if rows == right:
+        w = _packed_weights()
+        shown = "; ".join(f"head {h + 1}: " + ", ".join(f"{_TOKENS[i]} -> {right[h][i]} ({w[h, i].max():.2f})"
+                                                         for i in range(4)) for h in range(2))
+        passed(f"{shown}. Head i is the d_k = 2 columns (i-1) d_k to i d_k - 1 of the packed W_Q and W_K: "
+               f"the split keeps those columns together, and each head looks its own way.")
+        return
+    for reading, text in _PACKED_MISTAKES.items():
+        if rows == packed_top_keys(reading):
+            raise ExerciseError(f"top_keys is not right yet: {text}")
+    wrong = [f"head {h + 1}, query \"{_TOKENS[i]}\"" for h in range(2) for i in range(4) if rows[h][i] != right[h][i]]
+    raise ExerciseError(f"top_keys is not right yet at {', '.join(wrong)}. Take head h's columns of X W_Q and X W_K "
+                        f"(head 1: columns 0-1, head 2: columns 2-3); in row i of q_i . k_j the largest score "
+                        f"gets the largest weight.")

@@ -11,7 +11,8 @@ import numpy as np
 
 from ._engine import ExerciseError, check_array, passed
 
-__all__ = ["check_silence_head", "check_cross_attention_numpy", "check_attention_param_count"]
+__all__ = ["check_silence_head", "check_cross_attention_numpy", "check_attention_param_count",
+           "check_two_head_design", "check_gqa_prediction"]
 
 
 # ------------------------------------------------------------------ exercise 1: silence one head
@@ -384,3 +385,201 @@ def check_attention_param_count(attention_param_count: Callable[..., Any]) -> No
                         f"{_count(*case)}. Count W_Q ({case[0]} x {case[0]}), W_K and W_V ({case[3]} x "
                         f"num_kv_heads * d_k each), W_O ({case[0]} x {case[0]}) and, with bias=True, one bias "
                         f"vector per projection, as long as its output.")
+
+
+# ------------------------------------------------------------------ exercise 2: two heads designed by hand
+_ROLES = ("next", "previous", "own letter", "other", "query")
+_ROLE_TEXT = {"next": "the item under the next letter", "previous": "the item under the previous letter",
+              "own letter": "the distractor item (the query's own letter)", "other": "the other item",
+              "query": "the query token itself"}
+
+
+def _design_data(seed: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lesson's held-out sequences (offsets +1, -1): X (n, 5, 17), y (n, 2), role (n, 5) of each position."""
+    from .. import tasks
+
+    X, y = (t.numpy().astype(float) for t in tasks.make_lookup_data(500, seed=seed, offsets=(1, -1)))
+    s = X[:, -1, :8].argmax(-1)
+    letters = X[:, :-1, :8].argmax(-1)
+    role = np.full(X.shape[:2], 3)
+    role[:, :-1][letters == ((s + 1) % 8)[:, None]] = 0
+    role[:, :-1][letters == ((s - 1) % 8)[:, None]] = 1
+    role[:, :-1][letters == s[:, None]] = 2
+    role[:, -1] = 4
+    return X, y, role
+
+
+def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray:
+    """(n, 5): the query token's weights over the sequence, scores divided by sqrt(d_k)."""
+    q = X[:, -1] @ W_Q
+    scores = np.einsum("nd,ntd->nt", q, X @ W_K) / np.sqrt(W_Q.shape[1])
+    scores = scores - scores.max(-1, keepdims=True)
+    e = np.exp(scores)
+    return e / e.sum(-1, keepdims=True)
+
+
+def _design_matrix(value: Any, name: str) -> np.ndarray:
+    if value is None or value is Ellipsis:
+        raise ExerciseError(f"{name} is still empty: give a NumPy array of shape (17, d_k).")
+    try:
+        W = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be an array of numbers, shape (17, d_k); got {value!r:.60}") from None
+    if W.ndim != 2 or W.shape[0] != 17:
+        hint = (" It looks transposed: rows are the 17 input features, columns the d_k outputs."
+                if W.ndim == 2 and W.shape[1] == 17 else
+                " A token has 17 features: 8 letters (0-7), 8 digits (8-15) and the query flag (16).")
+        raise ExerciseError(f"{name} has shape {W.shape}; it should be (17, d_k).{hint}")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError(f"{name} contains NaN or infinite values.")
+    return W
+
+
+def design_results(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, seed: int = 2) -> dict[str, Any]:
+    """Both heads on the held-out sequences: their weights, the role each puts its largest weight on, the
+    answers read from the digits of each head's output, and the one-head control."""
+    mats = [_design_matrix(v, n) for v, n in ((W_Q1, "W_Q1"), (W_K1, "W_K1"), (W_Q2, "W_Q2"), (W_K2, "W_K2"))]
+    for k, (W_Q, W_K) in enumerate((mats[:2], mats[2:]), start=1):
+        if W_Q.shape != W_K.shape:
+            raise ExerciseError(f"W_Q{k} has shape {W_Q.shape} and W_K{k} {W_K.shape}: a head's queries and "
+                                f"keys must have the same width d_k to meet in a dot product.")
+    X, y, role = _design_data(seed)
+    weights = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
+    answers = np.stack([(w[:, :, None] * X[:, :, 8:16]).sum(1).argmax(-1) for w in weights], axis=1)
+    top_role = [np.take_along_axis(role, w.argmax(-1)[:, None], 1)[:, 0] for w in weights]
+    one = _head_weights(X, np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]]))
+    digits = (one[:, :, None] * X[:, :, 8:16]).sum(1)
+    two_largest = np.argsort(-digits, axis=1, kind="stable")[:, :2]
+    return {"weights": weights, "role": role, "top_role": top_role, "answers": answers, "y": y,
+            "both_right": float(np.mean(np.all(answers == y, axis=1))),
+            "one_head_on": [float(np.mean(one[role == r])) for r in (0, 1)],
+            "one_head_both_right": float(np.mean(np.all(two_largest == y, axis=1))), "mats": mats}
+
+
+def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
+    """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
+    previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
+    output; right when both answers are right on all 500 held-out sequences."""
+    r = design_results(W_Q1, W_K1, W_Q2, W_K2)
+    n = len(r["y"])
+    if r["both_right"] == 1.0:
+        on = [float(np.mean(w[r["role"] == k])) for k, w in enumerate(r["weights"])]
+        a, b = r["one_head_on"]
+        passed(f"both answers right on all {n} held-out sequences; head 1 gives the next letter's item {on[0]:.2f} "
+               f"of its weight on average, head 2 the previous letter's {on[1]:.2f}. Control: the same two "
+               f"lookups in ONE head ([W_Q1 | W_Q2], [W_K1 | W_K2], one softmax) give the two items {a:.2f} and "
+               f"{b:.2f} of one blend; reading its two largest digits as (next, previous) gets both right on "
+               f"{r['one_head_both_right']:.3f} (about 0.5 at best when the two weights are equal: an even blend does "
+               f"not say which digit sits under which letter).")
+        return
+    dominant = [_ROLES[int(np.bincount(t, minlength=5).argmax())] for t in r["top_role"]]
+    share = [float(np.mean(t == k)) for k, t in enumerate(r["top_role"])]
+    spread = [float(np.mean(w.max(-1) - w.min(-1))) for w in r["weights"]]
+    for k in (0, 1):
+        W_K = r["mats"][2 * k + 1]
+        if np.allclose(W_K[:8], 0) and not np.allclose(W_K[8:16], 0):
+            raise ExerciseError(f"head {k + 1}'s keys read only the digit features (rows 8-15 of W_K{k + 1}): "
+                                f"the item to find is known by its letter, not its digit; the keys must read "
+                                f"the letter features, rows 0-7.")
+        if spread[k] < 0.01:
+            raise ExerciseError(f"head {k + 1}'s weights are even (largest minus smallest {spread[k]:.3f} on "
+                                f"average): its scores are the same for every key; q . k must be large only "
+                                f"where the key's letter (rows 0-7 of W_K{k + 1}) is the one the query's letter "
+                                f"(rows 0-7 of W_Q{k + 1}) asks for.")
+        low = float(np.mean(np.take_along_axis(r["role"], r["weights"][k].argmin(-1)[:, None], 1)[:, 0] == k))
+        if low > 0.5:
+            raise ExerciseError(f"head {k + 1} gives {_ROLE_TEXT[('next', 'previous')[k]]} its SMALLEST weight "
+                                f"(in {low:.3f} of the sequences): a sign slip; its score there must be the "
+                                f"largest, not the smallest.")
+    if dominant == ["previous", "next"]:
+        raise ExerciseError("your heads are swapped: head 1 finds the item under the previous letter and head 2 "
+                            "the next; head 1 must give answer 1, the digit under the NEXT letter (s + 1).")
+    if dominant[0] == dominant[1]:
+        raise ExerciseError(f"both heads put their largest weight on {_ROLE_TEXT[dominant[0]]}: the two heads "
+                            f"must look two ways, head 1 at letter s + 1, head 2 at letter s - 1 (after H "
+                            f"comes A).")
+    for k in (0, 1):
+        if dominant[k] in ("own letter", "query"):
+            raise ExerciseError(f"head {k + 1} finds the query's own letter s (the distractor item, or the query "
+                                f"token itself): its query for letter s must match the key of letter "
+                                f"{'s + 1' if k == 0 else 's - 1'}, a shifted pattern, not the same letter.")
+    k = 0 if share[0] < 1 else 1
+    target = ("next", "previous")[k]
+    raise ExerciseError(f"head {k + 1} puts its largest weight on {_ROLE_TEXT[target]} in only {share[k]:.3f} of "
+                        f"the {n} sequences, most often on {_ROLE_TEXT[dominant[k]]}; both answers are right on "
+                        f"{r['both_right']:.3f}. Make q . k largest where the key's letter is "
+                        f"{'s + 1' if k == 0 else 's - 1'}.")
+
+
+# ------------------------------------------------------------------ exercise 3: predict a grouped-query layer
+GQA = {"d_model": 4096, "num_heads": 32, "num_kv_heads": 8}   # Llama 3-8B's attention layers, no biases
+
+
+def _gqa_right() -> tuple[tuple[int, int], int]:
+    d, h, g = GQA["d_model"], GQA["num_heads"], GQA["num_kv_heads"]
+    kv = g * (d // h)
+    return (d, kv), 2 * d * d + 2 * d * kv
+
+
+def _gqa_shape_mistakes() -> dict[tuple[int, int], str]:
+    d, h, g = GQA["d_model"], GQA["num_heads"], GQA["num_kv_heads"]
+    d_k = d // h
+    return {
+        (d, d): f"that is W_K with all {h} heads; with grouped-query heads it has only g = {g} key heads of d_k = "
+                f"{d_k}, side by side: {g} x {d_k} columns.",
+        (g * d_k, d): f"it is transposed: W_K is stored so that X @ W_K projects, so its rows are the {d} input "
+                      f"features and its columns the {g} key heads of d_k = {d_k}.",
+        (d, g * d): f"each key head is counted d_model wide; a head is d_k = d_model / num_heads = {d_k} wide.",
+        (d, d_k): f"that is one key head; W_K holds all g = {g} key heads side by side.",
+        (d, d // g): f"that is d_model / g columns; W_K holds g = {g} key heads of d_k = d_model / num_heads = "
+                     f"{d_k} (a key meets a query of the same width): g d_k columns.",
+    }
+
+
+def _gqa_count_mistakes() -> dict[int, str]:
+    d, h, g = GQA["d_model"], GQA["num_heads"], GQA["num_kv_heads"]
+    kv = g * (d // h)
+    return {
+        4 * d * d: "that is the plain layer, 4 d_model^2; here W_K and W_V have only g key/value heads of d_k.",
+        2 * d * d + d * kv: "only one of W_K and W_V is counted; the layer has both, each d_model x g d_k.",
+        d * d + 2 * d * kv: "one of the two d_model x d_model matrices (W_Q or W_O) is missing; both keep "
+                            "their full size.",
+        4 * d * kv: "W_Q and W_O are shrunk too; only keys and values are shared, W_Q and W_O keep d_model x "
+                    "d_model.",
+        2 * d * d + 2 * d * kv + 2 * d + 2 * kv: "biases are counted; this layer has none.",
+    }
+
+
+def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
+    """Exercise 3: for GQA's layer (d_model 4096, 32 query heads, 8 key/value heads, no biases): the shape
+    (rows, columns) of W_K as the course stores it (X @ W_K), and the parameters of W_Q, W_K, W_V, W_O."""
+    right_shape, right_count = _gqa_right()
+    if shape_W_K is None or shape_W_K is Ellipsis:
+        raise ExerciseError("shape_W_K is still empty: give (rows, columns) of W_K.")
+    try:
+        shape = tuple(int(v) for v in shape_W_K)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"shape_W_K should be two whole numbers, (rows, columns); got {shape_W_K!r:.60}") from None
+    if len(shape) != 2:
+        raise ExerciseError(f"shape_W_K should be two numbers, (rows, columns); got {shape}.")
+    if shape != right_shape:
+        why = _gqa_shape_mistakes().get(shape, f"W_K reads the {GQA['d_model']} input features and writes g "
+                                               f"key heads of d_k = d_model / num_heads each.")
+        raise ExerciseError(f"shape_W_K = {shape} is not right yet: {why}")
+    if gqa_params is None or gqa_params is Ellipsis:
+        raise ExerciseError("shape_W_K is right; gqa_params is still empty: give the number of parameters.")
+    try:
+        count = int(gqa_params)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"gqa_params should be a whole number; got {gqa_params!r:.60}") from None
+    if count != right_count:
+        why = _gqa_count_mistakes().get(count, f"add W_Q ({GQA['d_model']} x {GQA['d_model']}), W_K and W_V "
+                                               f"({right_shape[0]} x {right_shape[1]} each) and W_O "
+                                               f"({GQA['d_model']} x {GQA['d_model']}).")
+        raise ExerciseError(f"shape_W_K is right; gqa_params = {count:,} is not right yet: {why}")
+    plain = 4 * GQA["d_model"] ** 2
+    passed(f"W_K and W_V are {right_shape[0]} x {right_shape[1]} ({GQA['num_kv_heads']} key/value heads of d_k = "
+           f"{right_shape[1] // GQA['num_kv_heads']}), W_Q and W_O {GQA['d_model']} x {GQA['d_model']}: "
+           f"{right_count:,} parameters, {right_count / plain:.3f} of the plain layer's {plain:,}. Every query head "
+           f"still looks its own way; {GQA['num_heads'] // GQA['num_kv_heads']} query heads share each key/value "
+           f"head (lesson 13: the cache shrinks {GQA['num_heads'] // GQA['num_kv_heads']} times).")

@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
-           "role_table", "print_rows", "cost_table", "role_maps", "summary", "weight_gaps", "silencing",
+           "role_table", "print_rows", "cost_table", "role_maps", "summary",
+           "summary_table", "range_table", "weight_gaps", "silencing",
            "fit_linear_readout", "best_linear_readout"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
@@ -285,6 +286,36 @@ def summary(group: Sequence, where) -> str:
     low, high = torch.tensor(rows).aminmax(dim=0)
     return ", ".join(f"{k} {a:.3f} to {b:.3f}" for k, a, b in
                      zip(("both right", "heavier", "lighter"), low.tolist(), high.tolist(), strict=True))
+
+
+def summary_table(groups: dict, where) -> str:
+    """A table, one row per condition (name -> list of (model, weights, right), one per seed, two answers):
+    the number of seeds and, as min-max over seeds, the fraction with both answers right and the accuracy of
+    the heavier and of the lighter item's answer (as :func:`summary`)."""
+    import torch
+
+    width = max(len("condition"), *(len(name) for name in groups))
+    lines = [f"{'condition':{width}}  seeds   both right       heavier       lighter"]
+    for name, group in groups.items():
+        rows = []
+        for _, weights, right in group:
+            heavier = int(by_role(weights, where)[:, :, :2].mean((0, 1)).argmax())
+            accuracy = right.float().mean(0)
+            rows.append([right.all(1).float().mean(), accuracy[heavier], accuracy[1 - heavier]])
+        low, high = torch.tensor(rows).aminmax(dim=0)
+        cells = "  ".join(f"{a:.3f}-{b:.3f}" for a, b in zip(low.tolist(), high.tolist(), strict=True))
+        lines.append(f"{name:{width}}  {len(group):5}  {cells}")
+    return "\n".join(lines)
+
+
+def range_table(values: dict, column: str) -> str:
+    """A table, one row per condition (name -> one number per seed): the number of seeds and the min-max."""
+    width = max(len("condition"), *(len(name) for name in values))
+    lines = [f"{'condition':{width}}  seeds  {column}"]
+    for name, v in values.items():
+        v = [float(x) for x in v]
+        lines.append(f"{name:{width}}  {len(v):5}  {min(v):.3f}-{max(v):.3f}")
+    return "\n".join(lines)
 
 
 def weight_gaps(groups: dict, where) -> str:
