@@ -214,3 +214,18 @@ def test_measuring_helpers_of_lesson_10():
     assert np.allclose(cost_plots._reused(Q, K, V, S), ref)
     with pytest.raises(ValueError, match=r"inputs\[64\] must have shape"):
         cost_plots.time_per_score({64: np.zeros((3, 32, 16))})
+
+
+def test_time_panel_is_logarithmic_and_timing_warms_up(monkeypatch):
+    """Single runs span decades, so the time axis is logarithmic; each variant's first call, which pays
+    one-time costs, is made before the timed runs and not returned."""
+    sizes = np.array([256, 512, 1024])
+    fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [[5, 6, 7], [200, 60, 9]]})
+    assert fig.axes[1].get_yscale() == "log"
+    assert "fastest to slowest" in fig.axes[1].get_title()
+    calls = []
+    monkeypatch.setattr(cost_plots, "_full", lambda *a: calls.append("full"))
+    monkeypatch.setattr(cost_plots, "_reused", lambda *a: calls.append("reused"))
+    ns = cost_plots.time_per_score({8: np.zeros((3, 8, 4))}, repeats=3)
+    assert calls == ["full"] * 4 + ["reused"] * 4            # one untimed warm-up, then 3 timed runs each
+    assert all(v.shape == (3, 1) for v in ns.values())

@@ -179,14 +179,6 @@ def _shift_power(k, theta):
     return np.linalg.matrix_power(one, k) if k >= 0 else np.linalg.matrix_power(one.T, -k)
 
 
-def _shift_solved(k, theta):
-    """Solve M @ [sin pw, cos pw] = [sin (p+k)w, cos (p+k)w] from two positions (p = 0 and p = 1)."""
-    p = np.array([0.0, 1.0])
-    before = np.stack([np.sin(p * theta), np.cos(p * theta)])            # columns: positions
-    after = np.stack([np.sin((p + k) * theta), np.cos((p + k) * theta)])
-    return after @ np.linalg.inv(before)
-
-
 def test_shift_row_vector_answer_gets_the_row_vector_hint():
     """A learner who builds M for pair @ M (the course's row convention) returns M_k's transpose."""
     def row_vector(k, w):
@@ -199,9 +191,73 @@ def test_shift_row_vector_answer_gets_the_row_vector_hint():
     assert "row vector, pair @ M" in msg
 
 
+def _shift_closed(k, theta):
+    """The lesson's words: the angle-addition formulas with a = p theta, b = k theta, read row by row."""
+    c, s = np.cos(k * theta), np.sin(k * theta)
+    return np.array([[c, s], [-s, c]])
+
+
 def test_shift_right_answers_pass(capsys):
     _passes(check_shift_matrix, _shift_power, capsys)
-    _passes(check_shift_matrix, _shift_solved, capsys)
+    _passes(check_shift_matrix, _shift_closed, capsys)
+    for right in (_shift_power, _shift_closed):
+        assert hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=right)
+
+
+def _pairs(positions, theta):
+    p = np.asarray(positions, dtype=float)
+    return np.stack([np.sin(p * theta), np.cos(p * theta)])              # (2, positions): columns
+
+
+def _shift_solved(k, theta):
+    """The shortcut: solve M @ B = A from the pairs at positions 0 and 1, M = A @ inv(B)."""
+    return _pairs([k, k + 1], theta) @ np.linalg.inv(_pairs([0, 1], theta))
+
+
+def _shift_solve(k, theta):
+    """The same fit with np.linalg.solve (M^T = solve(B^T, A^T))."""
+    return np.linalg.solve(_pairs([0, 1], theta).T, _pairs([k, k + 1], theta).T).T
+
+
+def _shift_lstsq(k, theta):
+    """Least squares over many positions."""
+    return np.linalg.lstsq(_pairs(range(10), theta).T, _pairs(np.arange(10) + k, theta).T, rcond=None)[0].T
+
+
+def _shift_from_encoding(k, theta):
+    """Reads the package's encoding (theta of pair 0 is 1; only right there) and fits with pinv."""
+    pe = sa.sinusoidal_positional_encoding(k + 2, 2)[:, [0, 1]].T        # (2, k + 2): columns are positions
+    return pe[:, k:k + 2] @ np.linalg.pinv(pe[:, :2])
+
+
+def _shift_by_hand(k, theta):
+    """The same fit with the 2x2 inverse written out, no solver named: only theta = 0 betrays it."""
+    (a, b), (c, d) = _pairs([0, 1], theta)
+    inverse = np.array([[d, -b], [-c, a]]) / (a * d - b * c)
+    return _pairs([k, k + 1], theta) @ inverse
+
+
+@pytest.mark.parametrize("fit", [_shift_solved, _shift_solve, _shift_lstsq, _shift_from_encoding])
+def test_shift_numerical_fit_is_refused_by_check_and_hidden_test(fit):
+    msg = _message(check_shift_matrix, fit)
+    assert "fits M_k numerically from the encodings at two positions" in msg
+    assert not any(phrase in msg for phrase in SHIFT.values()), msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=fit)
+
+
+def test_shift_fit_by_hand_fails_at_theta_zero():
+    msg = _message(check_shift_matrix, _shift_by_hand)
+    assert "for theta = 0 (a pair that never turns" in msg
+    assert not any(phrase in msg for phrase in SHIFT.values()), msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=_shift_by_hand)
+
+
+def test_shift_fit_in_a_helper_is_refused():
+    """The fit hidden in a helper of the learner's is found too."""
+    def shift_matrix(k, theta):
+        return _shift_solved(k, theta)
+
+    assert "fits M_k numerically" in _message(check_shift_matrix, shift_matrix)
 
 
 def test_shift_shortcut_fails():

@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+import torch
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _passes
@@ -19,25 +21,45 @@ from selfattention.checks import check_combine_blocks, check_longest_context, ch
 
 # ---------------------------------------------------------------- exercise 1: the longest context
 LONGEST = {
+    "batch": "the batch is missing",
     "heads": "the heads are missing",
+    "layers in training": "in training the backward pass needs every layer's weights",
+    "layers in inference": "only one layer's weights are held at a time",
+    "bits": "the dtype's bits were used as bytes",
+    "float16 as 4": "float16 numbers are 16 bits",
+    "bfloat16 as 4": "bfloat16 is a 16-bit format too",
     "bytes": "the bytes per number are missing",
     "linear": "grows like T^2, not T",
     "rounded": "rounded, not rounded down",
     "float": "not a whole number of tokens",
-    "bits": "that counts bits, not bytes",
     "half": "counts only half the matrix",
     "root first": "the square root was taken before dividing",
 }
 
+SIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+BITS = {"float32": 32, "float16": 16, "bfloat16": 16}      # bits used as bytes
+BF16_AS_4 = {"float32": 4, "float16": 2, "bfloat16": 4}   # only float16 known as 2 bytes
+
+
+def _per(b, h, L, dt, train, size=SIZE):
+    """Bytes per unit of T^2 as the right answer counts them."""
+    return (L if train else 1) * b * h * size[dt]
+
+
 LONGEST_WRONG = {
-    "heads": lambda m, h, b: math.isqrt(m // b),
-    "bytes": lambda m, h, b: math.isqrt(m // h),
-    "linear": lambda m, h, b: m // (h * b),
-    "rounded": lambda m, h, b: round(math.sqrt(m / (h * b))),
-    "float": lambda m, h, b: math.sqrt(m / (h * b)),
-    "bits": lambda m, h, b: math.isqrt(m // (h * b * 8)),
-    "half": lambda m, h, b: int((math.sqrt(1 + 8 * m / (h * b)) - 1) / 2),
-    "root first": lambda m, h, b: math.isqrt(m) // (h * b),
+    "batch": lambda m, b, h, L, dt, tr: math.isqrt(m // ((L if tr else 1) * h * SIZE[dt])),
+    "heads": lambda m, b, h, L, dt, tr: math.isqrt(m // ((L if tr else 1) * b * SIZE[dt])),
+    "layers in training": lambda m, b, h, L, dt, tr: math.isqrt(m // (b * h * SIZE[dt])),
+    "layers in inference": lambda m, b, h, L, dt, tr: math.isqrt(m // (L * b * h * SIZE[dt])),
+    "bits": lambda m, b, h, L, dt, tr: math.isqrt(m // _per(b, h, L, dt, tr, BITS)),
+    "float16 as 4": lambda m, b, h, L, dt, tr: math.isqrt(m // ((L if tr else 1) * b * h * 4)),
+    "bfloat16 as 4": lambda m, b, h, L, dt, tr: math.isqrt(m // _per(b, h, L, dt, tr, BF16_AS_4)),
+    "bytes": lambda m, b, h, L, dt, tr: math.isqrt(m // ((L if tr else 1) * b * h)),
+    "linear": lambda m, b, h, L, dt, tr: m // _per(b, h, L, dt, tr),
+    "rounded": lambda m, b, h, L, dt, tr: round(math.sqrt(m / _per(b, h, L, dt, tr))),
+    "float": lambda m, b, h, L, dt, tr: math.sqrt(m / _per(b, h, L, dt, tr)),
+    "half": lambda m, b, h, L, dt, tr: int((math.sqrt(1 + 8 * m / _per(b, h, L, dt, tr)) - 1) / 2),
+    "root first": lambda m, b, h, L, dt, tr: math.isqrt(m) // _per(b, h, L, dt, tr),
 }
 
 
@@ -46,21 +68,39 @@ def test_longest_mistake_is_named(key):
     _names_only(_message(check_longest_context, LONGEST_WRONG[key]), key, LONGEST)
 
 
+def _longest_floor(m, b, h, L, dt, tr):
+    return int(np.floor(np.sqrt(m / _per(b, h, L, dt, tr))))
+
+
+def _longest_count_up(m, b, h, L, dt, tr):
+    """torch's own sizes, and T counted down from above."""
+    per = (L if tr else 1) * b * h * torch.tensor([], dtype=getattr(torch, dt)).element_size()
+    T = int(math.sqrt(m / per)) + 2
+    while per * T * T > m:
+        T -= 1
+    return T
+
+
 def test_longest_right_answers_pass(capsys):
-    _passes(check_longest_context, lambda m, h, b: int(np.floor(np.sqrt(m / (h * b)))), capsys)
+    for right in (_longest_floor, _longest_count_up):
+        _passes(check_longest_context, right, capsys)
+        assert hidden_test_passes("10_cost_and_memory", "l10-longest-test", longest_context=right)
 
-    def count_up(m, h, b):
-        T = int(math.sqrt(m / (h * b))) + 2
-        while h * T * T * b > m:
-            T -= 1
-        return T
 
-    _passes(check_longest_context, count_up, capsys)
+DROPPED = ["batch", "layers in training", "layers in inference", "bits", "bfloat16 as 4"]
+
+
+@pytest.mark.parametrize("key", DROPPED)
+def test_longest_dropped_factor_fails_hidden_test(key):
+    wrong = LONGEST_WRONG[key]
+    assert not hidden_test_passes("10_cost_and_memory", "l10-longest-test", longest_context=wrong)
 
 
 def test_longest_shortcut_fails():
-    """The lesson's example figure (one head, float64, 2 GiB), hard-coded, is not a function of the inputs."""
-    assert "Correct" not in _message(check_longest_context, lambda m, h, b: 16384)
+    """A number hard-coded from one case is not a function of the inputs."""
+    shortcut = lambda m, b, h, L, dt, tr: 1000  # noqa: E731
+    assert "Correct" not in _message(check_longest_context, shortcut)
+    assert not hidden_test_passes("10_cost_and_memory", "l10-longest-test", longest_context=shortcut)
 
 
 # ---------------------------------------------------------------- exercise 2: merging blocks by their L

@@ -1,13 +1,17 @@
 """Lesson 10's code exercises answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "the largest whole T for which the score matrices ... fit": start near the square root, then step until
-    # T fits and T + 1 does not, in exact integers.
+    # The exercise's words: "32 or 16 bits per number" (8 bits a byte); "in training the backward pass
+    # needs the weights" (every layer's kept), "in inference a layer's weights are freed" (one at a time);
+    # then step T up from the float square root until T fits and T + 1 does not, in exact integers.
     "l10-longest-answer": """
-T = int((memory_bytes / (num_heads * bytes_per_number)) ** 0.5)
-while num_heads * (T + 1) ** 2 * bytes_per_number <= memory_bytes:
+bits = 32 if dtype == "float32" else 16
+layers = num_layers if training else 1
+per_square = layers * batch * num_heads * bits // 8          # bytes for each unit of T^2
+T = int((memory_bytes / per_square) ** 0.5)
+while per_square * (T + 1) ** 2 <= memory_bytes:
     T += 1
-while num_heads * T ** 2 * bytes_per_number > memory_bytes:
+while per_square * T ** 2 > memory_bytes:
     T -= 1
 return T
 """,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_function, passed
+from ._engine import ExerciseError, check_array, check_function, code_names, learners_functions, passed
 
 __all__ = ["check_decoder_inputs", "check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
@@ -210,15 +210,53 @@ def _shift_cases() -> list[tuple[int, float]]:
     return [(1, 1.0), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
 
 
+# A matrix solved from the pairs at two positions (A @ inv(B)) is right wherever those pairs differ, so values
+# alone cannot refuse it: the check reads the code (the answer and every helper of the learner's it reaches) for a
+# numerical solve or the package's encoding, and tries theta = 0, where every position has the same pair and no
+# matrix can be solved from them, while the closed form gives the identity.
+_SOLVERS = {"inv", "pinv", "lstsq", "tensorinv", "tensorsolve"}
+FITTED = ("shift_matrix fits M_k numerically from the encodings at two positions ({}): that finds numbers, it "
+          "does not derive M_k, and it breaks where the pairs do not move (theta = 0). Write the entries from "
+          "the two angle-addition formulas, in cos(k theta) and sin(k theta).")
+STILL_PAIR = ("for theta = 0 (a pair that never turns: every position has the same pair) shift_matrix {}; M_k "
+              "must be the identity there. A matrix solved from the pairs at two positions does not exist when "
+              "the two pairs are equal: derive the entries from the angle-addition formulas instead.")
+
+
+def fits_numerically(shift_matrix: Callable[..., Any]) -> str | None:
+    """The solver or encoding that ``shift_matrix`` (or a helper of the learner's it calls) uses to fit M_k from
+    encodings, or None when it uses none."""
+    for f in learners_functions(shift_matrix):
+        code = getattr(f, "__code__", None)
+        names = code_names(code) if code is not None else set()
+        found = sorted(names & _SOLVERS) + (["linalg.solve"] if {"linalg", "solve"} <= names else [])
+        if "sinusoidal_positional_encoding" in names:
+            found.append("sa.sinusoidal_positional_encoding")
+        if found:
+            return ", ".join(found)
+    return None
+
+
 def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
-    """Exercise 2: the 2x2 matrix M_k with [sin((p+k)w), cos((p+k)w)] = M_k [sin(pw), cos(pw)] for every p."""
+    """Exercise 2: the 2x2 matrix M_k with [sin((p+k)w), cos((p+k)w)] = M_k [sin(pw), cos(pw)] for every p, for
+    any frequency w, 0 included; derived, not fitted from encodings."""
+    if callable(shift_matrix) and (used := fits_numerically(shift_matrix)):
+        raise ExerciseError(FITTED.format(used))
     check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
                    describe=lambda c: f"k = {c[0]}, theta = {c[1]:.4g}")
     k, theta = 5, 0.3
     pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
     moved = pairs[:-k] @ np.asarray(shift_matrix(k, theta), dtype=float).T
     check_array(moved, pairs[k:], "M_k applied to the pairs of positions 0..14 (k = 5, theta = 0.3)")
-    passed("M_k moves every position's (sine, cosine) pair k positions on, the same matrix for every p.")
+    try:
+        with np.errstate(all="ignore"):
+            still = np.asarray(shift_matrix(3, 0.0), dtype=float)
+    except Exception as exc:  # noqa: BLE001  (a solve on equal pairs raises; say so in words)
+        raise ExerciseError(STILL_PAIR.format(f"raised {type(exc).__name__}")) from None
+    if still.shape != (2, 2) or not np.all(np.isfinite(still)) or not np.allclose(still, np.eye(2)):
+        raise ExerciseError(STILL_PAIR.format(f"returned {np.round(still, 3).tolist()} for k = 3"))
+    passed("M_k moves every position's (sine, cosine) pair k positions on, the same matrix for every p and "
+           "every frequency, theta = 0 included.")
 
 
 # ---------------------------------------------------------------- exercise 3: safe masked weights

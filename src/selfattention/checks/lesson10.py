@@ -1,4 +1,4 @@
-"""Checks for lesson 10 (cost and memory): the longest context whose score matrices fit a memory, the merge of
+"""Checks for lesson 10 (cost and memory): the longest context whose attention weights fit a memory, the merge of
 blocks summarised apart by their normalised outputs and log-sum-exps, and one step of the online softmax.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
@@ -22,75 +22,99 @@ __all__ = ["check_longest_context", "check_combine_blocks", "check_online_step"]
 
 
 # ---------------------------------------------------------------- exercise 1: the longest context
-def _longest(memory_bytes: int, num_heads: int, bytes_per_number: int) -> int:
-    return math.isqrt(memory_bytes // (num_heads * bytes_per_number))
+BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
+def _longest(memory_bytes: int, batch: int, num_heads: int, num_layers: int, dtype: str, training: bool) -> int:
+    held = num_layers if training else 1          # backward needs every layer's weights; inference frees them
+    return math.isqrt(memory_bytes // (held * batch * num_heads * BYTES[dtype]))
+
+
+# Each case: memory_bytes, batch, num_heads, num_layers, dtype, training. The first holds T = 1000 exactly; the
+# batch, heads and layers are 3, 5, 7 there, so that dropping any one factor gives a different T.
 _LONGEST_CASES = [
-    (2 * 8 * 1000 ** 2, 2, 8),                 # exactly T = 1000 fits
-    (2 * 8 * 1000 ** 2 - 1, 2, 8),             # one byte less: T = 999
-    (80 * 10 ** 9, 32, 2),                     # 80 GB, 32 heads, 16-bit numbers
-    (24 * 2 ** 30, 12, 4),                     # 24 GiB, 12 heads, float32
-    (10 ** 6, 1, 8),
+    (7 * 3 * 5 * 2 * 1000 ** 2, 3, 5, 7, "float16", True),       # exactly T = 1000
+    (7 * 3 * 5 * 2 * 1000 ** 2 - 1, 3, 5, 7, "float16", True),   # one byte less: T = 999
+    (80 * 10 ** 9, 2, 8, 12, "float32", False),                  # inference: one layer's weights at a time
+    (80 * 10 ** 9, 4, 32, 6, "bfloat16", True),
+    (24 * 2 ** 30, 1, 12, 24, "bfloat16", False),
 ]
-
 
 NOT_WHOLE = "the answer is not a whole number of tokens: round the square root DOWN (math.floor, int(), or math.isqrt)."
 
 
-def _longest_hints(memory_bytes: int, num_heads: int, bytes_per_number: int) -> dict[str, float]:
-    right = _longest(memory_bytes, num_heads, bytes_per_number)
-    exact = math.sqrt(memory_bytes / (num_heads * bytes_per_number))
+def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: int, dtype: str,
+                   training: bool) -> dict[str, float]:
+    case = (memory_bytes, batch, num_heads, num_layers, dtype, training)
+    right = _longest(*case)
+    held = num_layers if training else 1
+    size = BYTES[dtype]
+    per_T2 = held * batch * num_heads * size                      # bytes per unit of T^2
+    root = lambda factor: math.isqrt(memory_bytes // factor)      # noqa: E731
     hints = {
-        "the heads are missing: each of the num_heads heads holds its own T x T matrix, so divide the "
-        "memory by num_heads too.": math.isqrt(memory_bytes // bytes_per_number),
-        "the bytes per number are missing: T x T numbers take T * T * bytes_per_number bytes.":
-            math.isqrt(memory_bytes // num_heads),
-        "the memory grows like T^2, not T: take the square root of the number of scores that fit.":
-            memory_bytes // (num_heads * bytes_per_number),
-        "that counts bits, not bytes: bytes_per_number is already in bytes, like memory_bytes; no factor 8.":
-            math.isqrt(memory_bytes // (num_heads * bytes_per_number * 8)),
-        "the square root was taken before dividing: num_heads * T^2 * bytes_per_number <= memory_bytes gives "
-        "T^2 <= memory_bytes / (num_heads * bytes_per_number); divide first, then take the square root.":
-            math.isqrt(memory_bytes) // (num_heads * bytes_per_number),
+        "the batch is missing: each of the batch's sequences holds its own T x T weights, so divide by batch "
+        "too.": root(per_T2 // batch),
+        "the heads are missing: each of the num_heads heads holds its own T x T weights, so divide by num_heads "
+        "too.": root(per_T2 // num_heads),
+        "the dtype's bits were used as bytes: float16 and bfloat16 are 16 BITS, 2 bytes per number; float32 is "
+        "32 bits, 4 bytes.": root(per_T2 // size * size * 8),
+        "the bytes per number are missing: T x T numbers take T * T * (bytes per number) bytes.":
+            root(per_T2 // size),
+        "the memory grows like T^2, not T: take the square root of the number of T^2 units that fit.":
+            memory_bytes // per_T2,
+        "the square root was taken before dividing: divide the memory by all the factors first, then take the "
+        "square root.": math.isqrt(memory_bytes) // per_T2,
         "that counts only half the matrix (the causal mask's T(T+1)/2 allowed pairs): a layer that builds its "
-        "scores in full holds all T x T of them, masked or not.":
-            (math.isqrt(1 + 8 * (memory_bytes // (num_heads * bytes_per_number))) - 1) // 2,
+        "weights in full holds all T x T of them, masked or not.":
+            (math.isqrt(1 + 8 * (memory_bytes // per_T2)) - 1) // 2,
     }
+    if training:
+        hints["the layers are missing: in training the backward pass needs every layer's weights (section 4), "
+              "so all num_layers layers' weights are held at once."] = root(per_T2 // num_layers)
+    else:
+        hints["in inference (training=False) a layer's weights are freed once its output is computed: only "
+              "one layer's weights are held at a time, so num_layers does not count."] = root(per_T2 * num_layers)
+    if size == 2:
+        word = "bfloat16 is a 16-bit format too" if dtype == "bfloat16" else "float16 numbers are 16 bits"
+        hints[f"{word}: 2 bytes per number, not float32's 4."] = root(per_T2 * 2)
+    exact = math.sqrt(memory_bytes / per_T2)
     if exact != right:
-        hints["the square root was rounded, not rounded down: the longest T whose scores fit is the largest "
-              "whole number at most sqrt(memory / (num_heads * bytes_per_number)); one more does not fit."] = \
+        hints["the square root was rounded, not rounded down: the longest T that fits is the largest whole "
+              "number at most sqrt(memory / (all the factors)); one more does not fit."] = \
             float(round(exact)) if round(exact) != right else math.ceil(exact)
-    return hints
+    values = list(hints.values())                                 # a value two mistakes share names neither
+    return {text: v for text, v in hints.items() if v != right and values.count(v) == 1}
 
 
-def check_longest_context(longest_context: Callable[[int, int, int], Any]) -> None:
-    """Exercise 1: the largest T with num_heads * T^2 * bytes_per_number <= memory_bytes."""
+def check_longest_context(longest_context: Callable[..., Any]) -> None:
+    """Exercise 1: the largest T whose attention weights fit: held * batch * num_heads * T^2 * bytes <= memory,
+    held = num_layers in training, 1 in inference; bytes = 2 for float16 and bfloat16, 4 for float32."""
     if longest_context is None or longest_context is Ellipsis or not callable(longest_context):
         raise ExerciseError("longest_context is not a function yet: write it in the answer cell above.")
     for case in _LONGEST_CASES:
-        memory_bytes, num_heads, bytes_per_number = case
-        what = f"memory_bytes = {memory_bytes:,}, num_heads = {num_heads}, bytes_per_number = {bytes_per_number}"
+        memory_bytes, batch, num_heads, num_layers, dtype, training = case
+        what = (f"memory_bytes = {memory_bytes:,}, batch = {batch}, num_heads = {num_heads}, "
+                f"num_layers = {num_layers}, dtype = {dtype!r}, training = {training}")
         try:
             got = longest_context(*case)
         except Exception as exc:
             raise ExerciseError(f"longest_context raised {type(exc).__name__} on {what}: {exc}") from None
-        hints = _longest_hints(*case)
         if isinstance(got, (float, np.floating)) and math.isfinite(got) and not float(got).is_integer():
             raise ExerciseError(f"longest_context({what}) = {float(got)!r} is not right yet: {NOT_WHOLE}")
         try:
-            check_value(got, _longest(*case), f"longest_context({what})", hints=hints, rtol=0, atol=1e-9)
+            check_value(got, _longest(*case), f"longest_context({what})", hints=_longest_hints(*case), rtol=0,
+                        atol=1e-9)
         except ExerciseError as err:
             if "is not right yet" in str(err) or not isinstance(got, (int, float, np.integer, np.floating)):
                 raise
             T = float(got)
-            fits = num_heads * T * T * bytes_per_number <= memory_bytes
+            used = (num_layers if training else 1) * batch * num_heads * T * T * BYTES[dtype]
             raise ExerciseError(
-                f"{err} Your T's scores take {num_heads * T * T * bytes_per_number:,.0f} bytes, which "
-                f"{'fits, but a longer T fits too' if fits else 'does not fit'}.") from None
-    passed("when the scores are built in full, the longest context grows like the square root of the memory, "
-           "rounded down, exact at the boundary (T = 1000 fits in exactly its bytes, one byte less gives 999). "
-           "Block-wise kernels (section 4) do not hold the T x T matrix, so this limit is not theirs.")
+                f"{err} Your T's weights take {used:,.0f} bytes, which "
+                f"{'fit, but a longer T fits too' if used <= memory_bytes else 'do not fit'}.") from None
+    passed("the weights' bytes are layers held x batch x heads x T^2 x bytes per number, with every layer held in "
+           "training and one in inference; the longest T grows like the square root of the memory, rounded "
+           "down, exact at the boundary. Block-wise kernels (section 4) do not hold the T x T weights.")
 
 
 # ---------------------------------------------------------------- exercise 2: merging blocks by their L

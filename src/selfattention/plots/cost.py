@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator
 from numpy.typing import ArrayLike
 
 __all__ = ["FONT", "dependence", "dependence_curves", "dilution_curves", "memory_and_time", "peak_memory",
@@ -69,7 +70,7 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
     """Measured cost against the sequence length T (log axis): peak memory in MiB (log-log; one line per label
     of ``memory_mib``, each (n,)) and, when ``ns_per_score`` is given ((n,), or label -> (n,) for several
     variants; (repeats, n) draws the fastest run as the line and the range of the runs as a band), a second
-    panel with the measured time per score in nanoseconds."""
+    panel with the measured time per score in nanoseconds, on a log axis (single runs span decades)."""
     sizes = np.asarray(sizes, dtype=float)
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(1, 1 if ns_per_score is None else 2, figsize=(11, 4.8), layout="constrained",
@@ -88,16 +89,17 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
             for (label, ns), marker in zip(timed.items(), "os^v", strict=False):
                 ns = np.asarray(ns, dtype=float)
                 runs = ns.reshape(-1, len(sizes))                # (repeats, n); one row when (n,)
-                line, = right.semilogx(sizes, runs.min(axis=0), marker + "-", lw=2, label=label)
+                line, = right.loglog(sizes, runs.min(axis=0), marker + "-", lw=2, label=label)
                 if len(runs) > 1:
                     right.fill_between(sizes, runs.min(axis=0), runs.max(axis=0), color=line.get_color(),
                                        alpha=0.2)
-            right.set_ylim(bottom=0)
             if len(timed) > 1:
                 right.legend(loc="upper left", fontsize=FONT - 2)
-            right.set_ylabel("time / T² (ns per score)")
+            right.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            right.set_ylabel("time / T² (ns per score, log)")
             banded = any(np.ndim(ns) == 2 and len(ns) > 1 for ns in timed.values())
-            band = "\n(line: fastest run; band: all runs)" if banded else ""
+            band = "\n(line: fastest run; band: fastest to slowest)" if banded else ""
             right.set_title("Time per score, one thread" + band)
         for ax in axes[0]:
             ax.set_xticks(sizes, [f"{int(t)}" for t in sizes], rotation=45)
@@ -174,7 +176,9 @@ def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 8) -> dict[s
         repeats: runs per variant and T, all returned (a timing varies from run to run).
     Returns variant -> (repeats, len(inputs)) nanoseconds per score (time / T^2): "full" (fresh T x T arrays
     at each step) and "one reused T x T buffer" (scores, exp and normalisation in one preallocated buffer, in
-    place: no allocation of fresh T x T arrays).
+    place: no allocation of fresh T x T arrays). Before the timed runs each variant is called once per T,
+    untimed (a warm-up): a first call pays one-time costs (PyTorch's first dispatch of each operation, memory
+    the allocator has not reserved yet, cold caches) that are no part of attention's cost.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -190,6 +194,7 @@ def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 8) -> dict[s
             S = torch.empty(T, T, dtype=Q.dtype)
             runs = [(_full, (Q, K, V)), (_reused, (Q, K, V, S))]
             for name, (run, args) in zip(out, runs, strict=True):
+                run(*args)                                      # warm-up call, not timed
                 times = []
                 for _ in range(repeats):
                     start = time.perf_counter()
