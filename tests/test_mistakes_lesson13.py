@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from mistakes import message, names_only, right_answer_passes
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 import selfattention as sa
 from selfattention import checks
@@ -194,55 +194,60 @@ def test_bound_shortcut_flops_per_byte_fails():
 
 
 # ------------------------------------------------------------------------------- exercise 3
-PLACE_PHRASES = {
-    "swapped": "are swapped", "plus_one": "off by one", "divisor": "the slots per block, not by",
-    "early": "took a block although", "late": "needed a new block", "pop_end": "free_blocks.pop(0)",
-    "table_index": "where the block sits in block_table",
+# free_after, wasted, next_place after 10 decode steps (B = 16): the right values and two ways to write them
+PAGED_RIGHT = (3, 21, (6, 8))
+PAGED_PHRASES = {
+    "rounded_down": "blocks rounded down", "pooled_blocks": "counts blocks for all",
+    "in_use": "number of blocks in use", "bound": "that is the bound", "free_too": "free blocks too",
+    "before": "before the 10 new tokens", "pooled_waste": "pools all 123 tokens",
+    "waste_minus": "off by one in each request: a", "waste_plus": "one slot too many",
+    "table_index": "where the block sits in request 0's block table", "swapped": "are swapped",
+    "slot_plus": "off by one: counting from 0", "last_written": "where the last of the 10 new tokens went",
+    "absolute": "counts within the block", "others_block": "went to request",
+}
+PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
+    "rounded_down": (6, 21, (6, 8)),                  # floor(n / B) blocks: none taken, all 6 still free
+    "pooled_blocks": (12 - math.ceil(123 / 16), 21, (6, 8)),
+    "in_use": (3 + 2 + 4, 21, (6, 8)),
+    "bound": (3, 3 * (16 - 1), (6, 8)),                                       # the shortcut: the bound B - 1
+    "free_too": (3, 21 + 3 * 16, (6, 8)),
+    "before": (3, (32 - 30) + (16 - 16) + (48 - 47), (6, 8)),
+    "pooled_waste": (3, 8 * 16 - 123, (6, 8)),
+    "waste_minus": (3, (48 - 40 - 1) + (32 - 26 - 1) + (64 - 57 - 1), (6, 8)),
+    "waste_plus": (3, (48 - 40 + 1) + (32 - 26 + 1) + (64 - 57 + 1), (6, 8)),
+    "table_index": (3, 21, (40 // 16, 40 % 16)),
+    "swapped": (3, 21, (40 % 16, 40 // 16)),
+    "slot_plus": (3, 21, (6, 41 % 16)),
+    "last_written": (3, 21, (6, 39 % 16)),
+    "absolute": (3, 21, (6, 40)),
+    "others_block": (3, 21, (1, 8)),                                          # the first free block
 }
 
 
-def place_right(block_table, length, free_blocks, B):
-    if length % B == 0:
-        block_table.append(free_blocks.pop(0))
-    return block_table[length // B], length % B
+def _paged_hidden(values):
+    return hidden_test_passes("13_generation_and_memory", "l13-place-test",
+                              free_after=values[0], wasted=values[1], next_place=values[2])
 
 
-def place_right_last(block_table, length, free_blocks, B):
-    """Another right answer: count the used slots, and the slot within the last block."""
-    if len(block_table) * B <= length:
-        block_table.append(free_blocks.pop(0))
-    return block_table[-1], length - (len(block_table) - 1) * B
+@pytest.mark.parametrize("values", [PAGED_RIGHT, (6 - 3, (3 * 16 - 40) + (2 * 16 - 26) + (4 * 16 - 57),
+                                                   np.array([[5, 2, 6][40 // 16], 40 - 32]))])
+def test_paged_right_answers_pass(values, capsys):
+    right_answer_passes(lambda v: checks.check_paged_prediction(*v), values, capsys)
+    assert _paged_hidden(values)
 
 
-def _place(table, length, free, B, *, alloc=lambda n, t, B: n % B == 0, where=lambda n, B: (n // B, n % B),
-           pop=0):
-    if alloc(length, table, B):
-        table.append(free.pop(pop))
-    i, slot = where(length, B)
-    return table[i], slot
+@pytest.mark.parametrize("key", list(PAGED_WRONG))
+def test_paged_mistake_is_named_and_fails_the_hidden_test(key):
+    names_only(message(lambda v: checks.check_paged_prediction(*v), PAGED_WRONG[key]), key, PAGED_PHRASES)
+    assert not _paged_hidden(PAGED_WRONG[key])
 
 
-PLACE_WRONG = {
-    "swapped": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: (n % B, n // B)),
-    "plus_one": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: ((n + 1) // B, (n + 1) % B)),
-    "divisor": lambda t, n, f, B: _place(t, n, f, B, where=lambda n, B: (n // (B - 1), n % (B - 1))),
-    "early": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n % B == B - 1 or not t),
-    "late": lambda t, n, f, B: _place(t, n, f, B, alloc=lambda n, t, B: n > len(t) * B),
-    "pop_end": lambda t, n, f, B: _place(t, n, f, B, pop=-1),
-    "table_index": lambda t, n, f, B: (_place(t, n, f, B), (n // B, n % B))[1],   # the index, not the block
-}
+def test_paged_shortcut_the_bound_fails():
+    """Writing the bound B - 1 per request instead of predicting the waste is refused, by both tests."""
+    values = (3, 45, (6, 8))
+    assert "that is the bound" in message(lambda v: checks.check_paged_prediction(*v), values)
+    assert not _paged_hidden(values)
 
 
-@pytest.mark.parametrize("answer", [place_right, place_right_last])
-def test_place_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_place_token, answer, capsys)
-
-
-@pytest.mark.parametrize("key", list(PLACE_WRONG))
-def test_place_mistake_is_named(key):
-    names_only(message(checks.check_place_token, PLACE_WRONG[key]), key, PLACE_PHRASES)
-
-
-def test_place_shortcut_that_reads_without_allocating_fails():
-    """Computing the place but never taking a block (the read side only) is named: the table must grow."""
-    names_only(message(checks.check_place_token, lambda t, n, f, B: (n // B, n % B)), "late", PLACE_PHRASES)
+def test_paged_blank_answer_is_named():
+    assert "no value yet" in message(lambda v: checks.check_paged_prediction(*v), (None, None, None))

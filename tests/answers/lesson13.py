@@ -25,13 +25,19 @@ while True:
         return math.inf
     batch += 1
 """,
-    # "if all the sequence's slots are used (or it has no block yet), take the first free block,
-    # free_blocks.pop(0), and append it to block_table; then return (block, slot)"
+    # "a request takes the first free block (free_blocks.pop(0)) only when its last block is full"; token p
+    # lives in block table[p // B] at offset p mod B (section 6)
     "l13-place-answer": """
-if length >= len(block_table) * B:
-    block_table.append(free_blocks.pop(0))
-last = block_table[-1]
-slot = length - (len(block_table) - 1) * B
-return last, slot
+tables = [[5, 2], [7], [0, 3, 9]]
+free = [1, 4, 6, 8, 10, 11]
+lengths = [30, 16, 47]
+for step in range(10):
+    for r in range(3):
+        if lengths[r] == len(tables[r]) * 16:
+            tables[r].append(free.pop(0))
+        lengths[r] += 1
+free_after = len(free)
+wasted = sum(len(t) * 16 - n for t, n in zip(tables, lengths))
+next_place = (tables[0][lengths[0] // 16], lengths[0] % 16)
 """,
 }

@@ -1,5 +1,5 @@
 """Checks for lesson 13 (generation and memory): one decode step with a KV cache, the lower bound on the
-time of a decode step, and reading a sequence's keys through its block table."""
+time of a decode step, and predicting a paged cache after a few decode steps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, check_array, check_value, passed
 
-__all__ = ["check_decode_step", "check_compute_bound_batch", "check_place_token"]
+__all__ = ["check_decode_step", "check_compute_bound_batch", "check_paged_prediction"]
 
 
 # ---------------------------------------------------------------- exercise 1: one decode step
@@ -252,78 +252,94 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
            f"roofline does. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
 
 
-# ---------------------------------------------------------------- exercise 3: the block allocator
-# (block_table, length, free_blocks, B, tokens to append one after another)
-_PLACE_CASES = [([], 0, [7, 2, 5, 9, 4, 0], 4, 11), ([3], 2, [6, 1, 8], 3, 6)]
+# ---------------------------------------------------------------- exercise 3: a paged cache, predicted
+# B = 16; free list [1, 4, 6, 8, 10, 11]; requests of 30, 16, 47 tokens with tables [5, 2], [7], [0, 3, 9];
+# 10 decode steps, one token per request per step in the order 0, 1, 2.
+_PAGED_B, _PAGED_FREE, _PAGED_LENGTHS, _PAGED_TABLES, _PAGED_STEPS = (
+    16, [1, 4, 6, 8, 10, 11], [30, 16, 47], [[5, 2], [7], [0, 3, 9]], 10)
 
 
-def _place_right(table: list[int], length: int, free: list[int], B: int) -> tuple[int, int]:
-    if length == len(table) * B:  # no block yet, or the last one full
-        table.append(free.pop(0))
-    return table[length // B], length % B
+def _paged_run() -> tuple[int, int, tuple[int, int], list[list[int]], list[tuple[int, int, int]]]:
+    """Simulate the scenario: (free blocks left, wasted slots, (block, slot) of request 0's next token,
+    the tables, and (step, request, block) of each block taken)."""
+    B, free, tables, lengths = _PAGED_B, list(_PAGED_FREE), [list(t) for t in _PAGED_TABLES], list(_PAGED_LENGTHS)
+    taken = []
+    for step in range(1, _PAGED_STEPS + 1):
+        for r in range(len(lengths)):
+            if lengths[r] == len(tables[r]) * B:  # the last block is full
+                tables[r].append(free.pop(0))
+                taken.append((step, r, tables[r][-1]))
+            lengths[r] += 1
+    wasted = sum(len(t) * B - n for t, n in zip(tables, lengths, strict=True))
+    n = lengths[0]
+    return len(free), wasted, (tables[0][n // B], n % B), tables, taken
 
 
-class _Table(list):  # type: ignore[type-arg]
-    """A block table that answers a look-up past its end with -1 - index instead of raising, so that the
-    check can tell which entry an answer looked up."""
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, (int, np.integer)) and i >= len(self):
-            return -1 - int(i)
-        return super().__getitem__(i)
-
-
-def check_place_token(place_token: Callable[..., Any]) -> None:
-    """Exercise 3: the paged cache's allocator step: take a block when the last is full, return
-    (block, slot) of the new token; run on tokens appended one after another."""
-    if not callable(place_token):
-        raise ExerciseError("place_token should be a function: write it in the answer cell above.")
-    for table0, length0, free0, B, n in _PLACE_CASES:
-        table, free = _Table(table0), list(free0)
-        want_table, want_free = list(table0), list(free0)
-        for p in range(length0, length0 + n):  # p: the new token's position, = length
-            call = f"place_token(block_table={list(table)}, length={p}, free_blocks={free}, B={B})"
-            right = _place_right(want_table, p, want_free, B)
-            before = len(table)
-            try:
-                got = place_token(table, p, free, B)
-            except Exception as exc:
-                raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
-            if got is None or got is Ellipsis:
-                raise ExerciseError(f"{call} returns nothing yet: return (block, slot).")
-            new, need = len(table) - before, len(want_table) - before
-            if new > need:
-                raise ExerciseError(f"{call} took a block although the last one still had a free slot for token "
-                                    f"{p}. Take a block only when length == len(block_table) * B (an "
-                                    f"off-by-one?).")
-            if new < need:
-                raise ExerciseError(f"{call}: token {p} needed a new block (the {before} block(s) hold "
-                                    f"{before * B} slots, all used) but none was taken. Take one when "
-                                    f"length == len(block_table) * B, before looking the block up.")
-            if list(table) != want_table:
-                raise ExerciseError(f"{call} appended block {list.__getitem__(table, -1)} to the table; take the "
-                                    f"first free block, free_blocks.pop(0), which is {want_table[-1]}.")
-            try:
-                block, slot = (int(x) for x in got)
-            except (TypeError, ValueError):
-                raise ExerciseError(f"{call} returned {got!r:.80}; return two whole numbers, (block, slot).") from None
-            if (block, slot) == right:
-                continue
-            if (block, slot) == (p // B, right[1]):
-                raise ExerciseError(f"{call} gave block {block}, slot {slot}: {block} = {p} // B is where the block "
-                                    f"sits in block_table, not the block's number in the pool. Return the block "
-                                    f"itself, block_table[{p} // B] = {right[0]}.")
-            index = -1 - block if block < 0 else (want_table.index(block) if block in want_table else None)
-            shown = f"block_table[{index}], slot {slot}" if index is not None else f"block {block}, slot {slot}"
-            if (index, slot) == (p % B, p // B):
-                raise ExerciseError(f"{call} gave {shown}: // and % are swapped. Token {p} lives in block "
-                                    f"block_table[{p} // B] at slot {p} % B.")
-            for d in (B - 1, B + 1):
-                if d > 0 and (index, slot) == (p // d, p % d):
-                    raise ExerciseError(f"{call} gave {shown}: divide by B = {B}, the slots per block, not by {d}.")
-            if (index, slot) == ((p + 1) // B, (p + 1) % B):
-                raise ExerciseError(f"{call} gave {shown}, the place of token {p + 1}: off by one. Counting "
-                                    f"from 0, the new token's position is length = {p}.")
-            raise ExerciseError(f"{call} gave {shown}; token {p} goes to block_table[{p // B}], slot "
-                                f"{right[1]}.")
-    passed("each token found its slot, and a block was taken from the free list exactly when the last was full.")
+def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> None:
+    """Exercise 3: the free blocks, the wasted slots and the place of request 0's next token after 10 decode
+    steps of three requests in a paged cache (B = 16)."""
+    B = _PAGED_B
+    free_right, wasted_right, place_right, tables, taken = _paged_run()
+    after = [n + _PAGED_STEPS for n in _PAGED_LENGTHS]  # 40, 26, 57
+    pooled = math.ceil(sum(after) / B)
+    in_use = sum(len(t) for t in _PAGED_TABLES)
+    check_value(free_after, free_right, "free_after", rtol=0, atol=0.01, hints={
+        f"that is as if no request took a block, i.e. the blocks rounded down: a request of n tokens holds "
+        f"ceil(n / B) blocks (request 0's 40 tokens need {math.ceil(40 / B)}).": len(_PAGED_FREE),
+        f"that counts blocks for all {sum(after)} tokens together ({pooled} blocks); each request fills blocks "
+        f"of its own.": len(_PAGED_FREE) + in_use - pooled,
+        "that is the number of blocks in use, not of those still free.": sum(len(t) for t in tables),
+    })
+    per_request = [len(t) * B - n for t, n in zip(tables, after, strict=True)]
+    check_value(wasted, wasted_right, "wasted", rtol=0, atol=0.01, hints={
+        f"that is the bound, B - 1 = {B - 1} per request; count each request's empty slots in its last "
+        f"block.": 3 * (B - 1),
+        f"that counts the {free_right} free blocks too; count only the slots in the requests' own "
+        f"blocks.": wasted_right + free_right * B,
+        f"that counts the empty slots before the {_PAGED_STEPS} new tokens; predict them after.":
+            sum(len(t) * B - n for t, n in zip(_PAGED_TABLES, _PAGED_LENGTHS, strict=True)),
+        f"that pools all {sum(after)} tokens in {pooled} blocks; each request wastes the end of its own "
+        f"last block.": pooled * B - sum(after),
+        "off by one in each request: a request of n tokens in ceil(n / B) blocks leaves "
+        "ceil(n / B) * B - n slots empty.": wasted_right - 3,
+        "off by one in each request (one slot too many): a request of n tokens in ceil(n / B) blocks "
+        "leaves ceil(n / B) * B - n slots empty.": wasted_right + 3,
+    })
+    if next_place is None or next_place is Ellipsis:
+        raise ExerciseError("next_place has no value yet: write (block, slot).")
+    try:
+        block, slot = (int(x) for x in next_place)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"next_place = {next_place!r:.80}; write two whole numbers, (block, slot).") from None
+    n = after[0]
+    table = tables[0]
+    others = {b: (step, r) for step, r, b in taken if r != 0}  # blocks the other requests took
+    if (block, slot) != place_right:
+        if (block, slot) == (n // B, n % B):
+            why = (f"{block} = {n} // {B} is where the block sits in request 0's block table {table}, not the "
+                   f"block's number in the pool")
+        elif (block, slot) == (n % B, n // B):
+            why = "// and % are swapped: the block is table[position // B], the slot position % B"
+        elif block == place_right[0] and slot == n % B + 1:
+            why = (f"off by one: counting from 0, the next token's position is {n}, its slot {n} - "
+                   f"{(n // B) * B} = {n % B}")
+        elif block == place_right[0] and slot == n % B - 1:
+            why = (f"that is where the last of the {_PAGED_STEPS} new tokens went (position {n - 1}); the next "
+                   f"one is at position {n}")
+        elif block == place_right[0] and slot == n:
+            why = f"the slot counts within the block: {n} % {B}"
+        elif block in others:
+            step, r = others[block]
+            why = (f"block {block} went to request {r} at step {step}; request 0 takes its third block at step "
+                   f"3 (position 32), after requests 1 and 2 took blocks "
+                   f"{', '.join(str(b) for _, _, b in taken[:2])}")
+        else:
+            why = "follow request 0's table as the free list is taken, step by step"
+        raise ExerciseError(f"next_place = ({block}, {slot}) is not right yet: {why}.")
+    contiguous = 3 * 256 - sum(after)
+    passed(f"{_PAGED_STEPS} steps take {len(_PAGED_FREE) - free_right} blocks (request 1 at step 1, request 2 "
+           f"at step 2, request 0 at step 3), leaving {free_right} free; the requests' blocks hold "
+           f"{per_request[0]} + {per_request[1]} + {per_request[2]} = {wasted_right} empty slots (the bound: "
+           f"{3 * (B - 1)}); request 0's next token, position {n}, goes to block table[{n // B}] = "
+           f"{place_right[0]}, slot {place_right[1]}. Reserved contiguously for 256 tokens each, the three "
+           f"would leave {contiguous} slots empty.")

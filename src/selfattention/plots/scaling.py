@@ -15,7 +15,7 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "measure_saturation", "training",
+__all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training",
            "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
            "score_spread", "saturation_table"]
 
@@ -84,20 +84,21 @@ def score_variance(d_ks: Sequence[int], variances: Sequence[float]) -> Figure:
 
 
 _MEASURES = (
-    ("entropy", "Entropy of the weights", r"mean entropy (natural log)"),
-    ("largest weight", "Weight of the top key", "mean largest weight"),
+    ("entropy", "Entropy of the weights", r"median entropy (natural log)"),
+    ("largest weight", "Weight of the top key", "median largest weight"),
     ("|dL/domega|", r"Gradient to $\omega$ (—), $q$ (- -)", "median gradient norm"),
 )
 
 
 def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]], T: int) -> Figure:
-    """Three panels against d_k, one line per divisor: mean entropy, mean largest weight, median gradient
+    """Three panels against d_k, one line per divisor: the median entropy, largest weight and gradient
     (reaching the scores, solid; reaching the query, dashed, when the measures have "|dL/dq|").
 
     Inputs:
         d_ks: n lengths of the query and key vectors.
         measures: divisor name ("none", "sqrt(d_k)", "d_k") -> {"entropy", "largest weight",
-            "|dL/domega|"} (and optionally "|dL/dq|") -> (n,) values, one per d_k.
+            "|dL/domega|"} (and optionally "|dL/dq|") -> n entries, one per d_k: a value, or the array of
+            values measured at that d_k (its median is drawn).
         T: keys per query (the uniform weights' entropy ln T and largest weight 1/T are drawn dashed).
     Returns:
         the figure.
@@ -105,6 +106,8 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
     if T < 2:
         raise ValueError(f"T must be at least 2 keys, got {T!r}")
     fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 4.6), layout="constrained")
+    measures = {name: {key: [float(np.median(v)) for v in vs] for key, vs in m.items()}
+                for name, m in measures.items()}
     for name, values in measures.items():
         color, label = _style(name)
         for ax, (key, _, _) in zip(axes, _MEASURES, strict=True):
@@ -132,37 +135,6 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
         labels += [r"$\partial L/\partial\omega$", r"$\partial L/\partial q$"]
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=SMALLEST_PT)
     return fig
-
-
-def measure_saturation(d_ks: Sequence[int], divisors: Mapping[str, Callable[[int], float]], T: int,
-                       n: int = 500, seed: int = 3) -> dict[str, dict[str, list[float]]]:
-    """Section 3's measurement: for each d_k, ``n`` random queries against ``T`` random keys (entries
-    N(0, 1)), scores divided by each divisor, a loss L = 0.5 ||sum_j alpha_j v_j - y||^2
-    with random values and target.
-
-    Returns name -> {"entropy": mean entropy of the weights, "largest weight": its mean, "|dL/domega|" and
-    "|dL/dq|": the median over the queries of the gradient's length (autograd)}, one entry per d_k.
-    """
-    import torch
-
-    rng = np.random.default_rng(seed)
-    sat: dict[str, dict[str, list[float]]] = {
-        name: {"entropy": [], "largest weight": [], "|dL/domega|": [], "|dL/dq|": []} for name in divisors}
-    for d_k in d_ks:
-        q, K = torch.tensor(rng.standard_normal((n, 1, d_k))), torch.tensor(rng.standard_normal((n, T, d_k)))
-        V, y = torch.tensor(rng.standard_normal((n, T, 8))), torch.tensor(rng.standard_normal((n, 1, 8)))
-        for name, divisor in divisors.items():
-            q.grad = None
-            omega = q.requires_grad_() @ K.transpose(1, 2) / divisor(d_k)
-            omega.retain_grad()
-            alpha = torch.softmax(omega, dim=-1)
-            (0.5 * ((alpha @ V - y) ** 2).sum()).backward()
-            entropy = -(alpha * alpha.clamp_min(1e-300).log()).sum(-1)  # 0 ln 0 counts as 0
-            for key, value in (("entropy", entropy.mean()), ("largest weight", alpha.max(-1).values.mean()),
-                               ("|dL/domega|", omega.grad.norm(dim=-1).median()),
-                               ("|dL/dq|", q.grad.norm(dim=-1).median())):
-                sat[name][key].append(value.item())
-    return sat
 
 
 def training(
@@ -275,20 +247,21 @@ def score_spread(model: torch.nn.Module, X: torch.Tensor) -> float:
         return ((q @ k.transpose(1, 2)) * scale).std().item()
 
 
-def saturation_table(sat: Mapping[str, Mapping[str, Sequence[float]]], d_ks: Sequence[int],
+def saturation_table(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks: Sequence[int],
                      shown: Sequence[int], T: int) -> None:
-    """Print :func:`measure_saturation`'s measures at the lengths ``shown`` (a subset of ``d_ks``)."""
-    print(f"uniform weights: entropy ln T = {np.log(T):.3f}, largest weight {1 / T:.4f}")
+    """Print section 3's measures at the lengths ``shown`` (a subset of ``d_ks``): for each divisor the number
+    of queries n, then the median (min-max) over them of the largest weight and of |dL/domega|, and the median
+    |dL/dq|. ``sat``: divisor name -> {"largest weight", "|dL/domega|", "|dL/dq|"} -> one array per d_k."""
+    print(f"uniform weights: largest weight 1/T = {1 / T:.4f}; median (min-max) over n queries")
     for d in shown:
         if d not in d_ks:
             raise ValueError(f"shown has d_k={d!r}, not one of {list(d_ks)}")
         i = list(d_ks).index(d)
-        print(f"d_k = {d}")
+        print(f"d_k = {d:<5}     n   largest weight        |dL/domega|                |dL/dq|")
         for name, m in sat.items():
-            print(f"  divide by {name:9}: entropy {m['entropy'][i]:.3f}, largest weight "
-                  f"{m['largest weight'][i]:.3f}, median |dL/domega| {m['|dL/domega|'][i]:.1e}, "
-                  f"|dL/dq| {m['|dL/dq|'][i]:.1e}")
-
+            w, g, gq = (np.asarray(m[key][i]) for key in ("largest weight", "|dL/domega|", "|dL/dq|"))
+            print(f"  divide by {name:9} {w.size:4}   {np.median(w):.3f} ({w.min():.2f}-{w.max():.2f})   "
+                  f"{np.median(g):.0e} ({g.min():.0e}-{g.max():.0e})   {np.median(gq):.0e}")
 
 def train_seeds(
     models: Sequence[torch.nn.Module],
