@@ -17,8 +17,8 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 
 from selfattention.checks import (
-    check_attention_to_residual,
     check_feed_forward_block,
+    check_head_to_residual,
     check_mean_ablated_output,
 )
 
@@ -236,35 +236,113 @@ def test_ffn_shortcut_through_torch_layer_norm_without_gamma_fails():
     _names_only(_message(check_feed_forward_block, shortcut), "no gamma beta", FFN)
 
 
-# ---------------------------------------------------------------- exercise 3: attention against the residual
+# ---------------------------------------------------------------- exercise 3: one head against the residual
+RATIO_ID = "l12-ratio-test"
 RATIO = {
     "upside down": "the ratio upside down",
     "squared": "squared norms",
-    "sum": "||x_i + a_i|| / ||x_i||",
-    "l1": "L1 norms",
+    "no weights": "without the weights",
+    "sum of lengths": "a sum of lengths",
+    "transposed": "the weights are transposed",
 }
 
+
+def _o(weights, vW):
+    return np.asarray(weights) @ np.asarray(vW)
+
+
 RATIO_WRONG = {
-    "upside down": lambda x, a: np.linalg.norm(x, axis=1) / np.linalg.norm(a, axis=1),
-    "squared": lambda x, a: (a * a).sum(1) / (x * x).sum(1),
-    "sum": lambda x, a: np.linalg.norm(x + a, axis=1) / np.linalg.norm(x, axis=1),
-    "l1": lambda x, a: np.abs(a).sum(1) / np.abs(x).sum(1),
+    "upside down": lambda w, vW, x: np.linalg.norm(x, axis=-1) / np.linalg.norm(_o(w, vW), axis=-1),
+    "squared": lambda w, vW, x: (_o(w, vW) ** 2).sum(-1) / (np.asarray(x) ** 2).sum(-1),
+    "no weights": lambda w, vW, x: np.linalg.norm(vW, axis=-1) / np.linalg.norm(x, axis=-1),
+    "sum of lengths": lambda w, vW, x: (w * np.linalg.norm(vW, axis=-1)[:, None, :]).sum(-1)
+    / np.linalg.norm(x, axis=-1),
+    "transposed": lambda w, vW, x: np.linalg.norm(np.transpose(w, (0, 2, 1)) @ vW, axis=-1)
+    / np.linalg.norm(x, axis=-1),
 }
+
+
+def _right(w, vW, x):
+    return np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1)
+
+
+def _right_torch(w, vW, x):
+    o = torch.as_tensor(np.asarray(w)) @ torch.as_tensor(np.asarray(vW))
+    return (o.norm(dim=-1) / torch.as_tensor(np.asarray(x)).norm(dim=-1)).numpy()
 
 
 @pytest.mark.parametrize("key", sorted(RATIO_WRONG))
 def test_ratio_mistake_is_named(key):
-    _names_only(_message(check_attention_to_residual, RATIO_WRONG[key]), key, RATIO)
+    _names_only(_message(lambda f: check_head_to_residual(f, 0.08, 0.12), RATIO_WRONG[key]), key, RATIO)
+
+
+@pytest.mark.parametrize("key", sorted(RATIO_WRONG))
+def test_ratio_mistake_fails_the_hidden_test(key):
+    assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=RATIO_WRONG[key], predicted_parked=0.08,
+                                  predicted_other=0.12)
+
+
+PREDICTION = {
+    "percent": "look like percentages",
+    "upside down": "look like ||x_i|| / ||o_i^h||",
+    "order": "is not below predicted_other",
+    "squared": "squared lengths?",
+    "too large": "far above one head against the residual",
+    "blank": "has no value yet",
+}
+
+PREDICTION_WRONG = {
+    "percent": (7.8, 12.3),              # 0.91 / 11.6 written as a percentage
+    "upside down": (12.7, 8.1),          # 11.6 / 0.91 and 11.6 / 1.43
+    "order": (0.12, 0.08),               # the parked head given the longer output
+    "squared": (0.0062, 0.015),          # (0.91 / 11.6) ** 2 and (1.43 / 11.6) ** 2
+    "too large": (0.4, 0.6),             # all of attention against the residual, not one head
+    "blank": (None, None),
+}
+
+
+@pytest.mark.parametrize("key", sorted(PREDICTION_WRONG))
+def test_prediction_mistake_is_named(key):
+    parked, other = PREDICTION_WRONG[key]
+    _names_only(_message(lambda f: check_head_to_residual(f, parked, other), _right), key, PREDICTION)
+
+
+@pytest.mark.parametrize("key", sorted(set(PREDICTION_WRONG) - {"blank"}))
+def test_prediction_mistake_fails_the_hidden_test(key):
+    parked, other = PREDICTION_WRONG[key]
+    assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=_right, predicted_parked=parked,
+                                  predicted_other=other)
 
 
 def test_ratio_right_answers_pass(capsys):
-    check_attention_to_residual(lambda x, a: np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1))
-    check_attention_to_residual(lambda x, a: torch.tensor(a).norm(dim=1) / torch.tensor(x).norm(dim=1))
+    check_head_to_residual(_right, 0.91 / 11.6, 1.43 / 11.6)
+    check_head_to_residual(_right_torch, 0.049, 0.091)
     out = capsys.readouterr().out
     assert out.count("Correct:") == 2, out
 
 
-def test_ratio_shortcut_of_one_number_for_the_sentence_fails():
-    """One ratio for the whole sentence skips the per-token comparison: the check says the shape is wrong."""
-    msg = _message(check_attention_to_residual, lambda x, a: np.linalg.norm(a) / np.linalg.norm(x))
+def test_ratio_right_answers_pass_the_hidden_test():
+    assert hidden_test_passes(LESSON, RATIO_ID, head_to_residual=_right, predicted_parked=0.91 / 11.6,
+                              predicted_other=1.43 / 11.6)
+    assert hidden_test_passes(LESSON, RATIO_ID, head_to_residual=_right_torch, predicted_parked=0.049,
+                              predicted_other=0.091)
+
+
+def test_ratio_check_prints_the_measured_medians_next_to_the_predictions(capsys):
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(5), size=(12, 5))
+    vW, x = rng.normal(size=(12, 5, 7)), 10 * rng.normal(size=(5, 7))
+    check_head_to_residual(_right, 0.08, 0.12, w, vW, x)
+    out = capsys.readouterr().out
+    assert f"head 7 (parked) {np.median(_right(w, vW, x)[7]):.3f}" in out and "your prediction 0.080" in out
+
+
+def test_ratio_shortcut_of_one_number_per_head_fails():
+    """One median per head skips the per-token ratio: shape refused by check and hidden test."""
+    def shortcut(w, vW, x):
+        return np.median(_right(w, vW, x), axis=-1)
+
+    msg = _message(lambda f: check_head_to_residual(f, 0.08, 0.12), shortcut)
     assert "shape" in msg and not any(p in msg for p in RATIO.values())
+    assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=shortcut, predicted_parked=0.08,
+                                  predicted_other=0.12)

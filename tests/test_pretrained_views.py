@@ -382,3 +382,58 @@ def test_gap_test_and_difference_p_match_a_direct_count() -> None:
     assert np.isclose(stats.difference_p(a, b), 1 / 20)          # only the true split reaches 3
     with pytest.raises(ValueError, match="cos must have shape"):
         stats.gap(cos[:4], y)
+
+
+def test_bank_cells_put_bank_at_one_position_per_sentence_and_differ_only_in_cue_and_end(
+        model: data.PretrainedModel) -> None:
+    from selfattention import pretrained_stats as stats
+    cells = stats.BANK_CELLS
+    assert sorted(cells) == sorted((s, t) for s in ("river", "money") for t in ("nature", "finance"))
+    assert all(len(S) == 8 for S in cells.values())
+    for i in range(8):
+        positions = {model.run(S[i])["tokens"].index("bank") for S in cells.values()}
+        assert len(positions) == 1, (i, positions)
+        starts = {S[i].split(" bank ")[0].split()[:-1].__len__() for S in cells.values()}
+        assert len(starts) == 1                                          # the same start, then the cue word
+        for topic in ("nature", "finance"):
+            river, money = cells["river", topic][i], cells["money", topic][i]
+            assert river.split(" bank ")[1] == money.split(" bank ")[1]   # the same words after "bank"
+
+
+def test_cell_table_prints_each_cells_mean_and_range_and_refuses_a_missing_cell() -> None:
+    from selfattention import pretrained_stats as stats
+    leans = {("river", "nature"): [-0.2, 0.0], ("river", "finance"): [0.1, 0.3],
+             ("money", "nature"): [0.0, 0.2], ("money", "finance"): [0.4, 0.6]}
+    text = stats.cell_table(leans)
+    rows = text.splitlines()
+    assert "-0.100 (-0.200 to +0.000)" in rows[1] and "+0.500 (+0.400 to +0.600)" in rows[2]
+    del leans["money", "finance"]
+    with pytest.raises(ValueError, match="leans"):
+        stats.cell_table(leans)
+
+
+def test_unit_gives_unit_rows_and_refuses_a_scalar() -> None:
+    from selfattention import pretrained_stats as stats
+    v = stats.unit(np.array([[3.0, 4.0], [0.0, 2.0]]))
+    np.testing.assert_allclose(v, [[0.6, 0.8], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="vectors"):
+        stats.unit(3.0)
+
+
+def test_parking_controls_match_the_maps_and_shuffle_only_the_words(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = "the dog chased the ball across the park."
+    held = inside.parking_controls(model, [s], seed=3)
+    assert set(held) == {"on [CLS]", "words shuffled", "a random word"}
+    assert all(v.shape == (1, model.num_layers, model.num_heads) for v in held.values())
+    np.testing.assert_allclose(held["on [CLS]"], inside.where_weight_goes(model, [s])["[CLS]"])
+    rng = np.random.default_rng(3)
+    shuffled = " ".join(rng.permutation(s.split()))
+    np.testing.assert_allclose(held["words shuffled"], inside.where_weight_goes(model, [shuffled])["[CLS]"])
+    r = model.run(s)
+    T = len(r["tokens"])
+    j = int(rng.integers(1, T - 1))
+    A = r["attentions"][2].numpy()
+    np.testing.assert_allclose(held["a random word"][0, 2], A[:, 1:T - 1, j].mean(-1), rtol=1e-6)
+    with pytest.raises(ValueError, match="sentences"):
+        inside.parking_controls(model, [])

@@ -11,6 +11,14 @@ from typing import Any
 
 import numpy as np
 
+PROBES = ("the keys to the old cabinet are on the table.", "she put her money in the bank, then went home.",
+          "we had a picnic on the river bank in the sun.", "i love apple phones, but i drink apple juice.",
+          "after the storm, the roads were closed for a day.",
+          "my brother plays the piano, and he sings well.", "the train was late, so we took a taxi.",
+          "he read the letter twice before he replied.", "the children laughed when the clown fell over.",
+          "if it rains tomorrow, the match will be cancelled.",
+          "the museum opens at nine, but the cafe opens later.", "she fixed the bike, then she rode to work.")
+"""Lesson 12's 12 sentences with commas and periods, on which every head is scored and removed."""
 FRESH = ("the dog chased the ball across the park.", "our teacher explained the lesson, and we took notes.",
          "the soup was cold, so he heated it again.", "they painted the fence white last summer.",
          "when the bell rang, the students left the room.", "the pilot landed the plane safely in the fog.",
@@ -290,3 +298,30 @@ def rank_tests(cls_weight: Any, change: Any, parked: Any,
         raise ValueError("parked must mark some heads of the chosen layers, and not all of them")
     rho = spearmanr(w.ravel(), c.ravel())
     return float(rho.statistic), float(rho.pvalue), float(mannwhitneyu(c[k], c[~k]).pvalue)
+
+
+def parking_controls(model: Any, sentences: Sequence[str], seed: int = 0) -> dict[str, np.ndarray]:
+    """Lesson 12's test of parking on sentences not used to find the parked heads: for every head, the
+    weight on [CLS] averaged over the real tokens as queries (as :func:`where_weight_goes`), and two controls:
+    the same on each sentence with its words in a random order (so [CLS] is the only thing kept in place),
+    and the weight on one word of each sentence drawn at random (a real token, not [CLS] or [SEP]).
+    Draws use ``np.random.default_rng(seed)``.
+
+    Returns:
+        ``{"on [CLS]": (n, layers, heads), "words shuffled": (n, layers, heads),
+        "a random word": (n, layers, heads)}``.
+    """
+    if not sentences:
+        raise ValueError("sentences must hold at least one sentence, got none")
+    rng = np.random.default_rng(seed)
+    shuffled = [" ".join(rng.permutation(s.split())) for s in sentences]
+    out = {"on [CLS]": where_weight_goes(model, sentences)["[CLS]"],
+           "words shuffled": where_weight_goes(model, shuffled)["[CLS]"],
+           "a random word": np.zeros((len(sentences), model.num_layers, model.num_heads))}
+    for n, s in enumerate(sentences):
+        r = model.run(s)
+        T = len(r["tokens"])
+        j = int(rng.integers(1, T - 1))                                  # one real token, at random
+        for layer, A in enumerate(r["attentions"]):
+            out["a random word"][n, layer] = A.numpy()[:, 1:T - 1, j].mean(-1)
+    return out

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["apple_tech_move", "apple_tech_moves", "cosine", "cosines", "difference_p", "gap", "gap_test",
-           "lean_centres", "pair_masks", "permutation_p", "strongest_other"]
+__all__ = ["BANK_CELLS", "apple_tech_move", "apple_tech_moves", "cell_table", "cosine", "cosines",
+           "difference_p", "gap", "gap_test", "lean_centres", "pair_masks", "permutation_p",
+           "strongest_other", "unit"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -160,6 +161,30 @@ APPLE_NEUTRAL = ("apple is an english word", "apple was the next word", "say app
                  "she spelled out apple", "we spelled out the word apple")
 
 
+_BANK_STARTS = ("the", "we sat by the", "she walked to the", "they met at the", "he waited near the",
+                "i stood beside the", "the old", "everyone went to the")
+_BANK_CUES = {"river": ("river", "grassy", "muddy", "river", "steep", "grassy", "muddy", "river"),
+              "money": ("savings", "central", "investment", "savings", "commercial", "savings", "central",
+                        "investment")}
+_BANK_ENDS = {
+    "nature": ("among the reeds, frogs and ducks", "where birds sang in the oak trees",
+               "as the fish jumped and the geese flew", "under willows full of nesting swallows",
+               "while deer grazed on the wild flowers", "watching otters swim past the ferns",
+               "covered in moss, ferns and wild flowers", "near the forest, where foxes hunt rabbits"),
+    "finance": ("among the brokers, loans and mortgages", "where traders discussed the stock prices",
+                "as the interest rates rose and shares fell", "under pressure from investors and creditors",
+                "while auditors checked the loans and debts", "watching profits, dividends and tax payments",
+                "covered in debt, loans and unpaid taxes",
+                "near the stock exchange, where traders buy shares"),
+}
+BANK_CELLS = {(sense, topic): tuple(f"{start} {cue} bank {end}" for start, cue, end in
+                                    zip(_BANK_STARTS, _BANK_CUES[sense], _BANK_ENDS[topic], strict=True))
+              for sense in ("river", "money") for topic in ("nature", "finance")}
+"""Lesson 11's 2 x 2 design: (sense, topic) -> 8 sentences. The word before "bank" sets its sense ("muddy
+bank", "savings bank"), the words after it the topic; sentence i of the four cells shares its start, so "bank"
+sits at the same token position in all four."""
+
+
 def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
     """Lesson 11's tech and fruit centres: the mean last-layer vector of each of 8 words in "the ___ was on
     the table", at unit length. Returns two (d_model,) arrays: (tech, fruit)."""
@@ -196,3 +221,27 @@ def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float
     """The mean of :func:`apple_tech_moves`: apple's mean lean in the 8 technology sentences minus its mean
     lean in the 8 neutral ones."""
     return float(apple_tech_moves(model, centres).mean())
+
+
+def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = 'lean of "bank"') -> str:
+    """Lesson 11's 2 x 2 table: ``leans`` maps (sense, topic) to one lean per sentence; returns the table as
+    text, each cell's mean and range (min to max), senses in rows, topics in columns."""
+    senses = list(dict.fromkeys(k[0] for k in leans))
+    topics = list(dict.fromkeys(k[1] for k in leans))
+    missing = [(s, t) for s in senses for t in topics if (s, t) not in leans]
+    if missing:
+        raise ValueError(f"leans must hold every (sense, topic) cell, got no value for {missing}")
+    lines = [f"{title:16}" + "".join(f"{t + ' words after it':>30}" for t in topics)]
+    for s in senses:
+        cells = [np.asarray(leans[s, t], dtype=float) for t in topics]
+        text = [f"{c.mean():+.3f} ({c.min():+.3f} to {c.max():+.3f})" for c in cells]
+        lines.append(f"{s + ' sense':16}" + "".join(f"{t:>30}" for t in text))
+    return "\n".join(lines)
+
+
+def unit(vectors: ArrayLike) -> np.ndarray:
+    """Each vector (the last axis) divided by its length: (..., d) -> (..., d) unit vectors."""
+    v = np.asarray(vectors, dtype=float)
+    if v.ndim == 0 or v.shape[-1] == 0:
+        raise ValueError(f"vectors must have a last axis of length >= 1, got shape {v.shape}")
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)

@@ -1,5 +1,5 @@
 """Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 1's
-formula for the second half of the layer, Exercise 3's ratio), other than the model answer.
+formula for the second half of the layer, Exercise 3's prediction and ratio), other than the model answer.
 """
 
 ANSWERS = {
@@ -21,6 +21,10 @@ variance = ((h - mean) ** 2).mean(-1, keepdims=True)
 return gamma * (h - mean) / np.sqrt(variance + eps) + beta
 """,
     "l12-ratio-answer": """
-return np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1)
+predicted_parked = 0.9 / 11.6     # "median 0.91 for parked heads", ||x_i|| "about 11.6 in layer 2"
+predicted_other = 1.4 / 11.6      # "1.43 for others"
+def head_to_residual(weights, vW, x):
+    o = np.matmul(weights, vW)
+    return np.sqrt((np.asarray(o) ** 2).sum(-1)) / np.sqrt((np.asarray(x) ** 2).sum(-1))
 """,
 }

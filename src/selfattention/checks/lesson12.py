@@ -1,6 +1,6 @@
 """Checks for lesson 12 (inside a real transformer): remove one head by its dataset mean (mean-ablation), the
-second half of an encoder layer (feed-forward, residual, LayerNorm), and how large attention's output is against the
-residual it is added to.
+second half of an encoder layer (feed-forward, residual, LayerNorm), and, predicted then measured, how large one
+head's output is against the residual it is added to.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
 other named mistake (``tests/test_mistakes_lesson12.py`` feeds each one): no two sizes coincide
@@ -22,7 +22,7 @@ from ._engine import ExerciseError, check_function, passed
 __all__ = [
     "check_mean_ablated_output",
     "check_feed_forward_block",
-    "check_attention_to_residual",
+    "check_head_to_residual",
 ]
 
 _erf = np.vectorize(math.erf)
@@ -243,39 +243,94 @@ def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
     passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
 
 
-# ---------------------------------------------------------------- exercise 3: attention against the residual
-def _ratio(x: np.ndarray, a: np.ndarray) -> np.ndarray:
-    return np.linalg.norm(a, axis=-1) / np.linalg.norm(x, axis=-1)
+# ---------------------------------------------------------------- exercise 3: one head against the residual
+def _head_ratio(weights: Any, vW: Any, x: Any) -> np.ndarray:
+    o = np.asarray(weights, dtype=float) @ np.asarray(vW, dtype=float)          # (heads, T, d_model): o_i^h
+    return np.linalg.norm(o, axis=-1) / np.linalg.norm(np.asarray(x, dtype=float), axis=-1)
 
 
-def _ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
-    x, a = case
+def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
+    weights, vW, x = case
     norm = lambda v: np.linalg.norm(v, axis=-1)  # noqa: E731
     return {
-        "that is ||x_i|| / ||a_i||, the ratio upside down: the attention output's norm goes on top.":
-            norm(x) / norm(a),
+        "that is ||x_i|| / ||o_i^h||, the ratio upside down: the head's output goes on top.":
+            norm(x) / norm(weights @ vW),
         "those are squared norms (sums of squares); take the square root, np.linalg.norm.":
-            (a**2).sum(-1) / (x**2).sum(-1),
-        "that is ||x_i + a_i|| / ||x_i||, the sum against the residual; the question is the attention "
-        "output alone, ||a_i|| / ||x_i||.": norm(x + a) / norm(x),
-        "those are sums of absolute values (L1 norms); the length of a vector is its Euclidean norm.":
-            np.abs(a).sum(-1) / np.abs(x).sum(-1),
+            ((weights @ vW) ** 2).sum(-1) / (x**2).sum(-1),
+        "that is ||v_i W_O^h|| / ||x_i||, what token i would send, without the weights: the head adds "
+        "o_i^h = sum_j alpha_ij v_j W_O^h, weights @ vW.": norm(vW) / norm(x),
+        "that is sum_j alpha_ij ||v_j W_O^h|| / ||x_i||, a sum of lengths (section 3's shares), blind to how "
+        "the vectors cancel: take the length of the sum o_i^h.":
+            (weights * norm(vW)[:, None, :]).sum(-1) / norm(x),
+        "the weights are transposed (alpha_ji): row i of a head's weights belongs to token i, so "
+        "o^h = weights @ vW.": norm(np.swapaxes(weights, 1, 2) @ vW) / norm(x),
     }
 
 
-def _ratio_cases() -> list[tuple]:
-    rng = np.random.default_rng(122)
-    x1 = 10.0 * rng.normal(size=(4, 6))
-    a1 = rng.normal(size=(4, 6)) * rng.uniform(0.5, 3.0, size=(4, 1))
-    x2 = rng.normal(size=(3, 5)) * 1e3
-    a2 = rng.normal(size=(3, 5)) * 1e2
-    return [(x1, a1), (x2, a2)]
+def _head_ratio_cases() -> list[tuple]:
+    rng = np.random.default_rng(123)
+    out = []
+    for heads, T, d, scale in [(3, 5, 7, 1.0), (4, 6, 9, 1e3)]:
+        scores = rng.normal(size=(heads, T, T)) * 2.0
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        weights /= weights.sum(-1, keepdims=True)
+        vW = rng.normal(size=(heads, T, d)) * rng.uniform(0.2, 3.0, size=(heads, T, 1)) * scale
+        x = 10.0 * rng.normal(size=(T, d)) * scale
+        out.append((weights, vW, x))
+    return out
 
 
-def check_attention_to_residual(attention_to_residual: Callable[..., Any]) -> None:
-    """Exercise 3: per token, ||a_i|| / ||x_i||, (T,)."""
+def _prediction(value: Any, name: str) -> float:
+    if value is None or value is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: write your prediction, a number, before computing.")
+    if isinstance(value, (bool, str)) or not np.isscalar(value) and np.ndim(value) != 0:
+        raise ExerciseError(f"{name} is {value!r}: write one number, a fraction such as 0.1.")
+    v = float(value)
+    if not np.isfinite(v) or v <= 0:
+        raise ExerciseError(f"{name} is {value!r}: a ratio of two lengths is a positive number.")
+    return v
+
+
+def _check_predictions(parked: Any, other: Any) -> None:
+    p, o = _prediction(parked, "predicted_parked"), _prediction(other, "predicted_other")
+    if p > 1 or o > 1:
+        if p > o:
+            raise ExerciseError(
+                f"predicted_parked = {p:g} and predicted_other = {o:g} look like ||x_i|| / ||o_i^h||, the ratio "
+                "upside down: the head's output is the short one (section 3: about 1 against ||x_i|| about 11.6), "
+                "so the ratio is well below 1.")
+        raise ExerciseError(
+            f"predicted_parked = {p:g} and predicted_other = {o:g} look like percentages: write fractions "
+            "(8% is 0.08).")
+    if p >= o:
+        raise ExerciseError(
+            f"predicted_parked = {p:g} is not below predicted_other = {o:g}: section 3 printed a shorter output "
+            "for parked heads (median ||o_i^h|| 0.91 against 1.43) against the same ||x_i||, so the parked "
+            "head's ratio should be the smaller.")
+    if p < 0.03 or o < 0.05:
+        raise ExerciseError(
+            f"predicted_parked = {p:g} and predicted_other = {o:g} are far below what section 3's lengths give "
+            "(0.91 / 11.6 is about 0.08): squared lengths? The ratio is of lengths, not of their squares.")
+    if p > 0.2 or o > 0.3:
+        raise ExerciseError(
+            f"predicted_parked = {p:g} and predicted_other = {o:g} are far above one head against the residual: "
+            "section 3 printed ||o_i^h|| of about 1 (medians 0.91 and 1.43) and ||x_i|| of about 11.6 in layer 2.")
+
+
+def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parked: Any, predicted_other: Any,
+                           weights: Any = None, vW: Any = None, x: Any = None,
+                           heads: tuple[int, int] = (7, 10)) -> None:
+    """Exercise 3: two predictions (fractions, the parked head's below the other's, in the range section 3's
+    lengths give), then ``head_to_residual(weights, vW, x)`` -> (heads, T) ratios ||o_i^h|| / ||x_i||. Given
+    section 3's ``weights``, ``vW`` and ``x``, prints the measured medians of ``heads`` next to the predictions."""
+    _check_predictions(predicted_parked, predicted_other)
     check_function(
-        attention_to_residual, _ratio, _ratio_cases(), "attention_to_residual", mistakes=_ratio_mistakes,
-        describe=lambda c: f"x and a of shape {c[0].shape}",
+        head_to_residual, _head_ratio, _head_ratio_cases(), "head_to_residual", mistakes=_head_ratio_mistakes,
+        describe=lambda c: f"weights of shape {c[0].shape}, vW of shape {c[1].shape}, x of shape {c[2].shape}",
     )
-    passed("one ratio per token, ||a_i|| / ||x_i||, Euclidean norms over the features.")
+    passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW.")
+    if weights is not None and vW is not None and x is not None:
+        measured = np.median(_head_ratio(weights, vW, x), axis=-1)
+        print(f"Measured medians over the tokens: head {heads[0]} (parked) {measured[heads[0]]:.3f}, your "
+              f"prediction {float(predicted_parked):.3f}; head {heads[1]} {measured[heads[1]]:.3f}, your "
+              f"prediction {float(predicted_other):.3f}.")
