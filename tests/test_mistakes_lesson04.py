@@ -177,10 +177,11 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "or outweigh it" in text, text
 
 
-# ------------------------------------------------------------------ Exercise 4: what the values hand over
-V_GOOD = np.array([[0, 0], [0, 0], [1, -1], [0, 0], [0, 1]], dtype=float)   # food row cancels apple's red
-Z_RED = np.array([math.exp(2), 1.0]) / (math.exp(2) + 3)                   # (0.711, 0.096)
-V_TARGET = np.array([[0, 0], [0, 0], [0, 1], [1, 0]], dtype=float)
+# ------------------------------------------------------------------ Exercise 4: different weights, one output
+C_RIGHT = (math.exp(2) - 1) / (math.exp(2) + 3)                        # 0.615
+# v_ate = v_apple = (1, 0), v_Sam = (0, 1)
+V_GOOD = np.array([[0, 1], [1, 0], [1, 0], [0, 0], [0, 0]], dtype=float)
+V_TARGET = X_TOY @ V_GOOD                                                # the values per word, (4, 2)
 
 
 def values_design(rows):
@@ -192,23 +193,22 @@ def values_design(rows):
 
 
 VALUES = {
+    "no c": "predicted_c has no value yet",
+    "sam only": "Sam's weight on 'ate' alone",
+    "sign": "the sign flipped",
+    "hard": "treats the weights as 1 and 0",
+    "zero weight": "the weight of a word scored 0",
+    "scaled": "uses 1/sqrt(d_k)",
+    "zeros left out": "leaves the two words scored 0 out",
+    "other c": "subtract the two weight rows",
     "transposed": "rows and columns are swapped",
     "per word": "those are the values V themselves",
     "shape": "it should be (d_in, d_v) = (5, 2)",
-    "sam": "Sam and ate should hand over nothing",
-    "swapped": "the two columns are swapped",
-    "red": "not its colour alone",
-    "apple red": "'apple' is red as well",
-    "apple": "not food alone",
-    "no prediction": "predicted_z_red has no value yet",
-    "pred shape": "it should be two numbers",
-    "own value": "that is red's own value",
-    "apple value": "that is apple's value alone",
-    "ate": "that is what 'ate' receives",
-    "scaled": "that uses 1/sqrt(d_k)",
-    "lesson 03": "lesson 03's weights",
-    "axes": "food and colour swapped",
-    "other z": "work it out",
+    "too large": "keep every entry between",
+    "all equal": "every word hands over (nearly) the same value",
+    "own values": "their own values barely count",
+    "apple rows": "its value is the sum of the food, fruit and red rows",
+    "other design": "which two values must agree",
 }
 
 
@@ -216,38 +216,38 @@ def check_values(answer):
     checks.check_values(*answer)
 
 
-def values_hidden(W, z):
-    return hidden_test_passes("04_learnable_projections", "l04-values-test", W_V_new=W, predicted_z_red=z)
+def values_hidden(W, c):
+    return hidden_test_passes("04_learnable_projections", "l04-values-test", W_V_new=W, predicted_c=c)
 
 
 def test_values_right_answers(capsys):
-    other = values_design({3: [1, -1], 4: [0, 1]})          # the fruit row cancels red instead
-    split = values_design({2: [0.5, -0.5], 3: [0.5, -0.5], 4: [0, 1]})
-    for W, z in ((V_GOOD, Z_RED), (other, Z_RED.round(3).tolist()), (split, Z_RED + 0.005)):
-        right_answer_passes(check_values, (W, z), capsys)
-        assert values_hidden(W, z)
+    other = values_design({1: [0, 1], 3: [0, 1], 0: [2, 0]})                   # the answers file's design
+    split = values_design({1: [1, 1], 2: [0.5, 0.5], 3: [0.5, 0.5], 4: [0, 0], 0: [-1, 0]})
+    for W, c in ((V_GOOD, C_RIGHT), (other, round(C_RIGHT, 2)), (split, 0.711 - 0.096)):
+        right_answer_passes(check_values, (W, c), capsys)
+        assert values_hidden(W, c)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        ((V_GOOD.T, Z_RED), "transposed"),
-        ((V_TARGET, Z_RED), "per word"),                               # the shortcut: the values, not W_V
-        ((np.zeros((5, 3)), Z_RED), "shape"),
-        ((values_design({0: [1, 0], 2: [1, -1], 4: [0, 1]}), Z_RED), "sam"),   # a person row kept
-        ((values_design({2: [-1, 1], 4: [1, 0]}), Z_RED), "swapped"),
-        ((values_design({2: [1, 0]}), Z_RED), "red"),                   # red's row forgotten
-        ((values_design({2: [1, 0], 4: [0, 1]}), Z_RED), "apple red"),  # apple's red row not cancelled
-        ((values_design({2: [2, -1], 4: [0, 1]}), Z_RED), "apple"),
-        ((V_GOOD, None), "no prediction"),
-        ((V_GOOD, 0.711), "pred shape"),
-        ((V_GOOD, [0, 1]), "own value"),
-        ((V_GOOD, [1, 0]), "apple value"),
-        ((V_GOOD, [0.61, 0.083]), "ate"),
-        ((V_GOOD, [0.514, 0.162]), "scaled"),
-        ((V_GOOD, [0.366, 0.366]), "lesson 03"),
-        ((V_GOOD, Z_RED[::-1]), "axes"),
-        ((V_GOOD, [0.5, 0.5]), "other z"),
+        ((V_GOOD, None), "no c"),
+        ((V_GOOD, 0.711), "sam only"),
+        ((V_GOOD, -C_RIGHT), "sign"),
+        ((V_GOOD, 1), "hard"),
+        ((V_GOOD, 0.096), "zero weight"),
+        ((V_GOOD, 0.352), "scaled"),
+        ((V_GOOD, (math.exp(2) - 1) / (math.exp(2) + 1)), "zeros left out"),
+        ((V_GOOD, 0.5), "other c"),
+        ((V_GOOD.T, C_RIGHT), "transposed"),
+        ((V_TARGET, C_RIGHT), "per word"),                              # the values, not W_V
+        ((np.zeros((5, 3)), C_RIGHT), "shape"),
+        ((V_GOOD * 4, C_RIGHT), "too large"),
+        ((np.zeros((5, 2)), C_RIGHT), "all equal"),                      # the shortcut: every value zero
+        ((values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "all equal"),   # all but red's (1, 0)
+        ((values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), C_RIGHT), "own values"),  # v_Sam = v_red
+        ((values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT), "apple rows"),  # apple's red row kept
+        ((values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), C_RIGHT), "other design"),
     ],
 )
 def test_values_mistakes_are_named(answer, mistake):
@@ -256,22 +256,39 @@ def test_values_mistakes_are_named(answer, mistake):
 
 @pytest.mark.parametrize(
     "answer",
-    [(V_TARGET, Z_RED), (V_GOOD.T, Z_RED), (values_design({2: [1, 0], 4: [0, 1]}), Z_RED),
-     (V_GOOD, [0, 1]), (V_GOOD, [1, 0]), (V_GOOD, [0.61, 0.083]), (V_GOOD, [0.366, 0.366])],
+    [(np.zeros((5, 2)), C_RIGHT), (values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT),
+     (V_TARGET, C_RIGHT), (V_GOOD.T, C_RIGHT), (V_GOOD * 4, C_RIGHT),
+     (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT),
+     (V_GOOD, 0.711), (V_GOOD, -C_RIGHT), (V_GOOD, 1), (V_GOOD, 0.352)],
 )
 def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
-    """The shortcut (the values V typed per word) and the named wrong designs and predictions fail both."""
+    """The shortcut (equal values everywhere, so every word receives the same) and the named wrong designs
+    and predictions fail both."""
     message(check_values, answer)
     with np.errstate(all="ignore"):
         assert not values_hidden(*answer)
 
 
 def test_values_wrong_predictions_are_apart():
-    """Each named wrong z_red lies more than the tolerance 0.01 from the right one and from every other."""
-    wrong = [[0, 1], [1, 0], [0.61, 0.083], [0.514, 0.162], [0.366, 0.366], Z_RED[::-1], Z_RED]
+    """Each named wrong c lies more than the tolerance 0.01 from the right one and from every other."""
+    e2 = math.exp(2)
+    wrong = [0.711, -C_RIGHT, 1.0, 0.096, 0.352, (e2 - 1) / (e2 + 1), C_RIGHT]
     for i, a in enumerate(wrong):
         for b in wrong[i + 1:]:
-            assert np.abs(np.asarray(a) - np.asarray(b)).max() > 0.02
+            assert abs(a - b) > 0.02
+
+
+def test_values_a_wrong_c_is_not_told_c():
+    text = message(check_values, (V_GOOD, 0.5))
+    assert f"{C_RIGHT:.3f}" not in text and f"{C_RIGHT:.2f}" not in text, text
+
+
+def test_apple_a_rough_guess_is_not_named_as_a_mistake():
+    """A guess near a named mistake's value but not at it gets the general message, not that mistake."""
+    no_red = math.exp(3) / (math.exp(3) + 2 + math.exp(-2))            # GOOD without red's row: 0.9058
+    text = message(check_apple, (GOOD, 0.9))
+    names_only(text, "other", APPLE)
+    names_only(message(check_apple, (GOOD, round(no_red, 3))), "no red", APPLE)
 
 
 # ------------------------------------------------------------------ Exercise 2: the next word, d_k = 2

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mistakes import message, names_only, right_answer_passes
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 import selfattention as sa
 from selfattention import checks
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "05_training_attention.ipynb"
+LESSON = "05_training_attention"
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / f"{LESSON}.ipynb"
 
 
 def run_hidden_test(grade_id: str, **names) -> None:
@@ -302,45 +303,94 @@ def test_step_cases_keep_the_mistakes_apart():
     assert np.abs(W @ h).max() > 710
 
 
-# ------------------------------------------------------------------ Exercise 3: how small can d_k be?
-DK = {
-    "no prediction": "has no value yet",
-    "not a choice": "write the number 1, 2 or 4",
-    "one": "d_k = 1 cannot do it",
-    "four": "fewer suffice",
+# ------------------------------------------------------------------ Exercise 3: d_k = 2 by hand
+def circle(aim=1, rq=5.0, rk=5.0, line=False, flag=0.0, digits=0.0, rows_q=None):
+    """W_Q2, W_K2 (17, 2): letter k's key at angle 2 pi k / 8 (on a line: its cosine only), query ?k aimed at
+    letter k + aim; the flag's key row (flag, 0); the digits' key rows random times ``digits``."""
+    W_q, W_k = np.zeros((17, 2)), np.zeros((17, 2))
+    for k in range(8):
+        a, b = 2 * math.pi * k / 8, 2 * math.pi * ((k + aim) % 8) / 8
+        W_k[k] = rk * np.array([math.cos(a), 0.0 if line else math.sin(a)])
+        W_q[k] = rq * np.array([math.cos(b), math.sin(b)])
+    W_k[16] = [flag, 0.0]
+    W_k[8:16] = digits * np.random.default_rng(0).normal(size=(8, 2))
+    if rows_q is not None:
+        W_q[:8] = rows_q
+    return W_q, W_k
+
+
+CIRCLE = {
+    "no answer": "has no value yet",
+    "transposed": "rows and columns are swapped",
+    "shape": "it should be (d_in, d_k) = (17, 2)",
+    "too small": "the scores are too close together",
+    "line": "lie on one line",
+    "itself": "score the asked letter's own key highest",
+    "previous": "the letter before the asked one",
+    "self": "looks mostly at itself",
+    "some": "do not score the next letter's key highest",
+    "digits": "the digit rows move the keys",
 }
 
 
-def test_smallest_d_k_right_answers(capsys):
-    right_answer_passes(checks.check_smallest_d_k, 2, capsys)
-    right_answer_passes(checks.check_smallest_d_k, np.int64(2), capsys)   # a NumPy integer, as from an array
+def check_circle(answer):
+    checks.check_hand_built(*answer)
+
+
+def circle_hidden(W_q, W_k):
+    return hidden_test_passes(LESSON, "l05-circle-test", W_Q2=W_q, W_K2=W_k)
+
+
+def test_circle_right_answers(capsys):
+    for answer in (circle(), circle(rq=6.0, rk=3.0), circle(rq=20.0, rk=1.0)):
+        right_answer_passes(check_circle, answer, capsys)
+        assert circle_hidden(*answer)
+
+
+def swapped_pair():
+    W_q, W_k = circle()
+    W_q[[2, 5]] = W_q[[5, 2]]                         # ?C and ?F aimed at each other's next letter
+    return W_q, W_k
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
-    [(None, "no prediction"), (3, "not a choice"), ("2", "not a choice"), (True, "not a choice"),
-     (1, "one"), (4, "four")],
+    [
+        ((None, circle()[1]), "no answer"),
+        ((circle()[0].T, circle()[1]), "transposed"),
+        ((np.zeros((16, 2)), circle()[1]), "shape"),
+        (circle(rq=1.0, rk=1.0), "too small"),            # the right directions, scores too close
+        (circle(line=True), "line"),                      # keys on a line
+        (circle(aim=0), "itself"),                        # each query at its own letter: the distractor
+        (circle(aim=-1), "previous"),
+        (circle(flag=60.0), "self"),                      # the flag's key row makes ?s look at itself
+        (swapped_pair(), "some"),
+        (circle(digits=3.0), "digits"),
+    ],
 )
-def test_smallest_d_k_mistakes_are_named(answer, mistake):
-    names_only(message(checks.check_smallest_d_k, answer), mistake, DK)
+def test_circle_mistakes_are_named(answer, mistake):
+    names_only(message(check_circle, answer), mistake, CIRCLE)
 
 
-def test_smallest_d_k_prediction_comes_before_the_trainings():
-    """The answer cell holds the prediction alone; the trainings that test it run in the lesson's cell after
-    the test cell, and nothing the check prints gives their results."""
+@pytest.mark.parametrize(
+    "answer",
+    [circle(rq=1.0, rk=1.0), circle(line=True), circle(aim=0), circle(aim=-1), circle(flag=60.0),
+     swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1])],
+)
+def test_circle_answers_the_check_refuses_fail_the_hidden_test(answer):
+    message(check_circle, answer)
+    with np.errstate(all="ignore"):
+        try:
+            passes = circle_hidden(*answer)
+        except (ValueError, TypeError):                   # a wrong shape stops the hidden test too
+            passes = False
+    assert not passes
+
+
+def test_circle_answer_cell_comes_before_the_trained_d_k_2_model():
+    """Nothing trained with d_k = 2 exists yet when the learner builds theirs: the trainings run after."""
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells]
-    answer, test = ids.index("l05-dk-answer"), ids.index("l05-dk-test")
-    assert "tasks.train" not in "".join(cells[answer]["source"])
-    assert test == answer + 1 and "tasks.train" in "".join(cells[test + 1]["source"])
-    for wrong in (1, 4):
-        assert "0.6" not in message(checks.check_smallest_d_k, wrong)
-
-
-def test_the_hidden_test_takes_the_prediction_and_refuses_the_others():
-    run_hidden_test("l05-dk-test", predicted_smallest_d_k=2)
-    for wrong in (1, 4, True, None):
-        with pytest.raises(AssertionError):
-            run_hidden_test("l05-dk-test", predicted_smallest_d_k=wrong)
-
-
+    test = ids.index("l05-circle-test")
+    before = "".join("".join(c["source"]) for c in cells[:test])
+    assert "trained[" not in before and "tasks.train" in "".join(cells[test + 1]["source"])

@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
+from selfattention import tasks  # noqa: E402
 from selfattention.plots import projections, training  # noqa: E402
 from selfattention.widgets import training as viewer  # noqa: E402
 
@@ -127,3 +128,12 @@ def test_line_bound_matches_hand_counts():
     assert 0.5 < training.line_bound() < 0.6
     with pytest.raises(ValueError, match="n_items"):
         training.line_bound(3, 4)
+
+
+def test_line_orders_on_lands_around_the_bound():
+    """The best orders' share on a finite set brackets the average share, and a bad shape is refused."""
+    X, _ = tasks.make_lookup_data(200, seed=3)
+    lo, hi = training.line_orders_on(X)
+    assert 0 <= lo <= hi <= 1 and lo < training.line_bound() < hi
+    with pytest.raises(ValueError, match="X"):
+        training.line_orders_on(X[:, :3])

@@ -9,16 +9,16 @@ W_Q_apple = W_Q.copy()
 W_Q_apple[3] = [0, 3, -2]
 predicted_weight = math.exp(3) / (math.exp(3) + 3)
 """,
-    # "each row enters every word that has its feature": red's row (0, 1); apple = food + fruit
-    # + red, so the fruit row cancels red's colour and adds food: (1, -1). z_red: red's query (0, 0, 2) scores
-    # apple 2 and the others 0, so it gives apple e^2 / (e^2 + 3) and itself 1 / (e^2 + 3).
+    # "z_i = sum_j alpha_ij v_j": Sam's query (0, 2, 0) scores the words 0, 2, 0, 0 and red's (0, 0, 2) scores
+    # them 0, 0, 0, 2, so Sam's weight on ate minus red's is e^2 / (e^2 + 3) - 1 / (e^2 + 3). "Each row enters
+    # every word that has its feature": v_ate = action row = (0, 1), v_apple = fruit row = (0, 1),
+    # v_Sam = (2, 0).
     "l04-values-answer": """
+predicted_c = math.exp(2) / (math.exp(2) + 3) - 1 / (math.exp(2) + 3)
 W_V_new = np.zeros((5, 2))
-W_V_new[4] = [0, 1]
-W_V_new[3] = [1, -1]
-w_apple = math.exp(2) / (math.exp(2) + 3)
-w_red = 1 / (math.exp(2) + 3)
-predicted_z_red = [w_apple * 1 + w_red * 0, w_apple * 0 + w_red * 1]
+W_V_new[1] = [0, 1]
+W_V_new[3] = [0, 1]
+W_V_new[0] = [2, 0]
 """,
     # The given keys Sam (1, 0), ate (0, 1), red (-1, 0), apple (0, -1); each query 4 times the next word's
     # key, red's row first, then apple's rows: fruit alone makes up q_apple = (4, 0) - red's (0, -4).

@@ -16,10 +16,14 @@ onehot = np.zeros(len(p))
 onehot[y] = 1.0
 return W - lr * np.outer(p - onehot, h)
 """,
-    # "the smallest d_k among 1, 2 and 4 with which some W_Q, W_K, W_V and readout solve the task; reason from
-    # lesson 04's Exercises 2 and 3" (one number per key cannot, two can: a circle of keys).
-    "l05-dk-answer": """
-circle_of_keys = 2      # one number per key: only the largest or the smallest key can win
-predicted_smallest_d_k = circle_of_keys
+    # "put the eight letters' keys round a circle and aim each question ?s (its letter's row plus the flag's
+    # row) at the key of the letter after s": keys of length 3, queries of length 6,
+    # the flag's rows left zero.
+    "l05-circle-answer": """
+for s in range(8):
+    angle = 2 * math.pi * s / 8
+    W_K2[s] = [3 * math.cos(angle), 3 * math.sin(angle)]
+    after = 2 * math.pi * (s + 1) / 8
+    W_Q2[s] = [6 * math.cos(after), 6 * math.sin(after)]
 """,
 }

@@ -1,9 +1,10 @@
 """Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
-at the word that happens to come next, with two query/key axes, and choose what the values hand over.
+at the word that happens to come next, with two query/key axes, and make two words whose weights differ
+receive the same output.
 
 Every named mistake gives a result different from the right answer and from every other named mistake: in
-Exercise 4, each wrong z_red named (red's own value, apple's, what 'ate' receives, a 1/sqrt(d_k), lesson 03's
-weights, the axes swapped) lies more than the tolerance 0.01 from the right one and from the others.
+Exercise 4, each wrong c named (Sam's weight alone, the sign, hard weights, a zero-score weight, a 1/sqrt(d_k),
+the zero scores left out) lies more than the tolerance 0.01 from the right one and from the others.
 """
 
 from __future__ import annotations
@@ -142,8 +143,8 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
     }
-    for explanation, value in wrong.items():
-        if not _same_weight(value, right) and _same_weight(p, value):
+    for explanation, value in wrong.items():   # named only when the answer matches that mistake closely
+        if not _same_weight(value, right) and _same_weight(p, value, _NAMED_TOL):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
     if abs(p - right) <= 0.005:
         left = "a softmax weight is never exactly 1: the other words' e^score still count" if p >= 1 else \
@@ -159,35 +160,70 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
     )
 
 
-def _same_weight(a: float, b: float) -> bool:
+def _same_weight(a: float, b: float, tol: float | None = None) -> bool:
     """Two weights agree when their log-odds log(w / (1 - w)) differ by at most 0.05 (so near 1, 1 - w must be
     right to about 5%, and a rounded 1.0 is not the weight 0.9975); numbers outside (0, 1), such as a score or a
     percentage, within half a percent."""
     if 0 < a < 1 and 0 < b < 1:
-        return abs(math.log(a / (1 - a)) - math.log(b / (1 - b))) <= _LOG_ODDS_TOL
+        return abs(math.log(a / (1 - a)) - math.log(b / (1 - b))) <= (_LOG_ODDS_TOL if tol is None else tol)
     if (0 < a < 1) != (0 < b < 1):
         return False
     return abs(a - b) <= 0.005 * max(1.0, abs(b))
 
 
 _LOG_ODDS_TOL = 0.05
+_NAMED_TOL = 0.015  # a wrong prediction is named only within 0.015 in log-odds of that mistake's value (0.3%)
 
 
 
-# ----------------------------------------------------------------- Exercise 4: what the values hand over
+# ----------------------------------------------------------------- Exercise 4: different weights, one output
 
-# Value axes (d_v = 2): food, colour. 'apple' hands over food alone, 'red' its colour alone, Sam and ate nothing.
-_V_TARGET = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
-_Z_TOL = 0.01
+_SAM, _ATE, _RED, _APPLE = 0, 1, 2, 3
+_C_TOL = 0.01       # predicted_c within 0.01 of (e^2 - 1) / (e^2 + 3) = 0.615
+_APART = 0.05       # z_ate must differ from z_Sam by at least this on some axis
 
 
 def _fmt(v: np.ndarray) -> str:
     return "(" + ", ".join(f"{x:.3g}" for x in np.asarray(v, dtype=float).ravel()) + ")"
 
 
-def check_values(W_V_new: Any, predicted_z_red: Any) -> None:
-    """Exercise 4: a W_V (5, 2), value axes (food, colour), with which 'apple' hands over (1, 0), 'red' (0, 1),
-    Sam and ate (0, 0); and z_red (food, colour) with the lesson's weights, worked out before running."""
+def check_values(W_V_new: Any, predicted_c: Any) -> None:
+    """Exercise 4: c with z_Sam - z_red = c (v_ate - v_apple) under the lesson's W_Q and W_K, derived; and a
+    W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red while z_ate lies at least 0.05 away on some axis."""
+    scores = (_X_TOY @ _W_Q) @ (_X_TOY @ _W_K).T
+    alpha = reference_softmax(scores)                         # (4, 4), no scaling
+    right = float(alpha[_SAM, _ATE] - alpha[_RED, _ATE])      # = (e^2 - 1) / (e^2 + 3)
+    if predicted_c is None or predicted_c is Ellipsis:
+        raise ExerciseError(
+            "predicted_c has no value yet: write z_Sam - z_red as the sum over the four words of "
+            "(Sam's weight - red's weight) times the word's value, and work out the factor of v_ate - v_apple."
+        )
+    try:
+        c = float(np.asarray(predicted_c, dtype=float))
+    except (TypeError, ValueError):
+        raise ExerciseError(f"predicted_c should be one number, but it is {predicted_c!r}.") from None
+    if abs(c - right) > _C_TOL:
+        e2 = math.exp(2)
+        wrong = {
+            "that is Sam's weight on 'ate' alone: red gives 'ate' some weight too, and the two weights are "
+            "subtracted.": float(alpha[_SAM, _ATE]),
+            "that has the sign flipped: Sam gives 'ate' more than red does, so v_ate enters z_Sam - z_red "
+            "with a plus.": -right,
+            "that treats the weights as 1 and 0: softmax gives every word some weight, and the zero scores "
+            "count e^0 = 1.": 1.0,
+            "that is the weight of a word scored 0: c is a difference of two weights.": float(alpha[_SAM, _SAM]),
+            "that uses 1/sqrt(d_k): this exercise, like the lesson's toy, leaves scaling out.":
+                (math.exp(2 / math.sqrt(3)) - 1) / (math.exp(2 / math.sqrt(3)) + 3),
+            "that leaves the two words scored 0 out of the sum: each still adds e^0 = 1.": (e2 - 1) / (e2 + 1),
+        }
+        for explanation, value in wrong.items():
+            if abs(c - value) <= _C_TOL:
+                raise ExerciseError(f"predicted_c = {c:.4g} is not c yet: {explanation}")
+        raise ExerciseError(
+            f"predicted_c = {c:.4g} is not c yet (this message does not print it: work it out). 'Sam' scores the "
+            f"four words {np.round(scores[_SAM], 2).tolist()} and 'red' {np.round(scores[_RED], 2).tolist()}: "
+            f"subtract the two weight rows word by word."
+        )
     if W_V_new is None or W_V_new is Ellipsis:
         raise ExerciseError("W_V_new has no value yet: write your (5, 2) matrix in the answer cell above.")
     W = _to_array(W_V_new, "W_V_new")
@@ -205,75 +241,41 @@ def check_values(W_V_new: Any, predicted_z_red: Any) -> None:
         raise ExerciseError(f"W_V_new has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_V_new contains NaN or infinite values.")
+    if np.abs(W).max() > _CAP + 1e-9:
+        raise ExerciseError(f"W_V_new has an entry of {W.flat[np.abs(W).argmax()]:.4g}: keep every entry "
+                            f"between -{_CAP:g} and {_CAP:g}, as the exercise asks.")
     V = _X_TOY @ W
+    Z = alpha @ V
     near = lambda a, b: bool(np.allclose(a, b, rtol=0.0, atol=1e-6))  # noqa: E731
-    for i in (0, 1):
-        if not near(V[i], 0.0):
+    if near(Z[_SAM], Z[_RED]):
+        if np.abs(Z[_ATE] - Z[_SAM]).max() < _APART:
             raise ExerciseError(
-                f"'{WORDS[i]}' hands over {_fmt(V[i])}: Sam and ate should hand over nothing, (0, 0). A word's "
-                f"value is the sum of the rows of W_V_new for its features."
+                f"z_Sam = z_red = {_fmt(Z[_SAM])}, but 'ate' receives {_fmt(Z[_ATE])}, the same or nearly: "
+                f"every word hands over (nearly) the same value, and weights that sum to 1 mix equal values "
+                f"into that value, for every word. Keep v_ate = v_apple, and give Sam or red a value of its own."
             )
-    if near(V[2], _V_TARGET[3]) and near(V[3], _V_TARGET[2]):
-        raise ExerciseError(
-            "'apple' hands over (0, 1) and 'red' (1, 0): the two columns are swapped. The first value axis is "
-            "food, the second colour."
-        )
-    if not near(V[2], _V_TARGET[2]):
-        raise ExerciseError(
-            f"'red' hands over {_fmt(V[2])}, not its colour alone, (0, 1): the value of 'red' is red's row "
-            f"of W_V_new alone."
-        )
-    if not near(V[3], _V_TARGET[3]):
-        if near(V[3], _V_TARGET[3] + W[4]):
-            raise ExerciseError(
-                f"'apple' hands over {_fmt(V[3])}: colour too. 'apple' is red as well, so red's row "
-                f"{_fmt(W[4])} is part of its value: cancel it in a row only 'apple' has (food or fruit)."
-            )
-        raise ExerciseError(
-            f"'apple' hands over {_fmt(V[3])}, not food alone, (1, 0): its value is the sum of the food, fruit "
-            f"and red rows of W_V_new."
-        )
-    if predicted_z_red is None or predicted_z_red is Ellipsis:
-        raise ExerciseError(
-            "predicted_z_red has no value yet: before running anything, work out by hand what 'red' receives, "
-            "(food, colour), and write it there."
-        )
-    p = _to_array(predicted_z_red, "predicted_z_red")
-    if p.shape != (2,):
-        raise ExerciseError(
-            f"predicted_z_red has shape {p.shape}: it should be two numbers, z_red's (food, colour)."
-        )
-    scores = (_X_TOY @ _W_Q)[2] @ (_X_TOY @ _W_K).T
-    alpha = reference_softmax(scores)
-    right = alpha @ _V_TARGET
-    close = lambda a: bool(np.abs(p - np.asarray(a, dtype=float)).max() <= _Z_TOL)  # noqa: E731
-    if close(right):
         passed(
-            f"'red' scores {np.round(scores, 2).tolist()}, so it gives 'apple' {alpha[3]:.3f} and itself "
-            f"{alpha[2]:.3f}: z_red = {_fmt(right.round(3))}, food from its noun. You predicted {_fmt(p)}. The "
-            f"weights did not change: W_V chose only what they mix."
+            f"'Sam' and 'red' both receive {_fmt(Z[_SAM].round(3))}, though Sam gives 'ate' {alpha[_SAM, _ATE]:.3f} "
+            f"and red gives it {alpha[_RED, _ATE]:.3f}: z_Sam - z_red = {right:.3f} (v_ate - v_apple) and "
+            f"v_ate = v_apple = {_fmt(V[_ATE])}. 'ate' receives {_fmt(Z[_ATE].round(3))}. The weights never "
+            f"changed: W_V only chose what they mix."
         )
         return
-    lesson03 = reference_softmax(_X_TOY @ _X_TOY.T)[2] @ _V_TARGET
-    wrong = {
-        "that is red's own value v_red: z_red mixes every word's value, each times red's weight on it.":
-            _V_TARGET[2],
-        "that is apple's value alone: softmax gives every word some weight, so 'red' keeps some for itself "
-        "and its colour comes back.": _V_TARGET[3],
-        "that is what 'ate' receives: use row 'red' of the weights.": _toy_weights(_W_Q)[1] @ _V_TARGET,
-        "that uses 1/sqrt(d_k): this exercise, like the lesson's toy, leaves scaling out.":
-            reference_softmax(scores / np.sqrt(3)) @ _V_TARGET,
-        "that uses lesson 03's weights softmax(X X^T): here the weights come from the queries and keys.":
-            lesson03,
-        "that has food and colour swapped: the first axis is food.": right[::-1],
-    }
-    for explanation, value in wrong.items():
-        if close(value):
-            raise ExerciseError(f"predicted_z_red = {_fmt(p)} is not z_red yet: {explanation}")
+    where = f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ"
+    if near(V[_SAM], V[_RED]):
+        raise ExerciseError(
+            f"{where}, though Sam and red hand over the same value: their own values barely count (each gets "
+            f"{alpha[_SAM, _SAM]:.3f} from both). Their weights differ on 'ate' and 'apple': by your c, "
+            f"z_Sam - z_red = c (v_ate - v_apple)."
+        )
+    if not near(V[_ATE], V[_APPLE]) and any(near(W[1], W[rows].sum(0)) for rows in ([2], [3], [4], [2, 3], [2, 4], [3, 4])):
+        raise ExerciseError(
+            f"{where}: v_ate = {_fmt(V[_ATE])} but v_apple = {_fmt(V[_APPLE])}. 'apple' has three features, so its "
+            f"value is the sum of the food, fruit and red rows of W_V_new, all three."
+        )
     raise ExerciseError(
-        f"predicted_z_red = {_fmt(p)} is not z_red yet (this message does not print it: work it out). 'red' "
-        f"scores the four words {np.round(scores, 2).tolist()}; z_red is the sum over words of red's weight "
-        f"times the word's value."
+        f"{where}: v_ate = {_fmt(V[_ATE])}, v_apple = {_fmt(V[_APPLE])}. By your c, z_Sam - z_red = "
+        f"c (v_ate - v_apple): which two values must agree?"
     )
 
 

@@ -1,5 +1,5 @@
 """Checks for lesson 05 (training attention): predict two cross-entropy losses, take one gradient step by hand,
-predict how small d_k can be, then train to see.
+build attention with d_k = 2 by hand.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: no square weight matrix where a transpose could hide (one square case on purpose,
@@ -17,7 +17,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _fmt, check_function, passed, reference_softmax
 
-__all__ = ["check_loss_predictions", "check_sgd_step", "check_smallest_d_k"]
+__all__ = ["check_hand_built", "check_loss_predictions", "check_sgd_step"]
 
 _N_SYM = 8  # letters, and digits: the readout has 8 logits
 
@@ -197,23 +197,83 @@ def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
     passed(f"one step of lr = {lr} takes this example's loss from {before:.3f} to {after:.3f}.")
 
 
-# ----------------------------------------------------------------- Exercise 3: how small can d_k be?
+# ----------------------------------------------------------------- Exercise 3: d_k = 2 by hand
 
-def check_smallest_d_k(predicted_smallest_d_k: Any) -> None:
-    """Exercise 3: the smallest d_k among 1, 2 and 4 with which some W_Q, W_K, W_V and readout solve the lookup
-    (2: lesson 04's Exercises 2 and 3). The lesson's next cell trains d_k = 1 and 2 from eight starts."""
-    if predicted_smallest_d_k is None or predicted_smallest_d_k is Ellipsis:
-        raise ExerciseError("predicted_smallest_d_k has no value yet: write 1, 2 or 4, the smallest d_k you expect "
-                            "to solve the task.")
-    if isinstance(predicted_smallest_d_k, (bool, str)) or predicted_smallest_d_k not in (1, 2, 4):
-        raise ExerciseError(f"predicted_smallest_d_k is {predicted_smallest_d_k!r}: write the number 1, 2 or 4.")
-    if predicted_smallest_d_k == 1:
-        raise ExerciseError("d_k = 1 cannot do it: with one number per query and key, a question token scores "
-                            "highest the largest key present (or the smallest, if its query is negative), so at most "
-                            "two letters are found in every sequence where they are the target (lesson 04's "
-                            "Exercise 3); the task needs all eight.")
-    if predicted_smallest_d_k == 4:
-        raise ExerciseError("fewer suffice: as in lesson 04's Exercise 2, two numbers let the eight letters' keys "
-                            "sit round a circle, with each asked letter's query aimed at the next letter's key.")
-    passed("d_k = 2 can solve it. The next cell trains d_k = 1 and d_k = 2 to see whether training finds such "
-           "matrices.")
+_D_IN, _FLAG = 2 * _N_SYM + 1, 2 * _N_SYM   # 17 features: letters 0-7, digits 8-15, the question flag 16
+_MIN_WEIGHT = 0.9                            # mean weight the question token must give the target
+
+
+def _held_out() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lesson's 500 held-out sequences (seed 2) as NumPy: X (500, 5, 17), y (500,), the target's place."""
+    from selfattention import tasks
+
+    X, y = tasks.make_lookup_data(500, seed=2)
+    target = tasks.item_roles(X)["target"].float().argmax(-1)
+    return X.numpy().astype(float), y.numpy(), target.numpy()
+
+
+def _question_weights(W_q: np.ndarray, W_k: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """The question token's weights over the five tokens, softmax(q_? K^T / sqrt(2)), (n, 5)."""
+    q = X[:, -1] @ W_q                                         # (n, 2)
+    scores = np.einsum("nd,ntd->nt", q, X @ W_k) / math.sqrt(W_q.shape[1])
+    return reference_softmax(scores)
+
+
+def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
+    """Exercise 3: W_Q2, W_K2 (17, 2) with which the question token gives the target the top weight in all 500
+    held-out sequences, and on average at least 0.9 of its attention (scores divided by sqrt(2), as in
+    sa.SelfAttention); the values are the items' digits, the answer the digit with the most weight."""
+    mats = []
+    for name, got in (("W_Q2", W_Q2), ("W_K2", W_K2)):
+        if got is None or got is Ellipsis:
+            raise ExerciseError(f"{name} has no value yet: write your (17, 2) matrix in the answer cell above.")
+        W = np.asarray(got.detach() if hasattr(got, "detach") else got, dtype=float)
+        if W.shape == (2, _D_IN):
+            raise ExerciseError(f"{name} has shape (2, 17): its rows and columns are swapped. One row per "
+                                f"feature, (d_in, d_k) = (17, 2), used as X @ {name}.")
+        if W.shape != (_D_IN, 2):
+            raise ExerciseError(f"{name} has shape {W.shape}; it should be (d_in, d_k) = (17, 2).")
+        if not np.all(np.isfinite(W)):
+            raise ExerciseError(f"{name} contains NaN or infinite values.")
+        mats.append(W)
+    W_q, W_k = mats
+    X, y, target = _held_out()
+    A = _question_weights(W_q, W_k, X)                         # (500, 5)
+    digits = X[:, :-1, _N_SYM:_FLAG].argmax(-1)                # (500, 4)
+    logits = np.zeros((len(X), _N_SYM))
+    np.add.at(logits, (np.arange(len(X))[:, None], digits), A[:, :-1])
+    acc = float((logits.argmax(-1) == y).mean())
+    on_target = float(A[np.arange(len(X)), target].mean())
+    if acc == 1.0 and on_target >= _MIN_WEIGHT:
+        passed(f"held-out accuracy {acc:.3f} on 500 sequences; the question token gives the target {on_target:.3f} "
+               f"of its attention on average. Eight directions in a plane are enough.")
+        return
+    head = f"held-out accuracy {acc:.3f}, mean weight on the target {on_target:.3f}"
+    on_self = float(A[:, -1].mean())
+    if on_self > 0.05 and on_self > 1 - on_target - on_self:   # more weight on itself than on the other items
+        raise ExerciseError(f"{head}: the question token looks mostly at itself. Its key is its letter's row "
+                            f"plus the flag's row of W_K2: keep the flag's key row small.")
+    if acc == 1.0:
+        raise ExerciseError(f"{head}: every query points the right way, but the scores are too close together "
+                            f"to give the target at least {_MIN_WEIGHT}. Lengthen the queries or the keys: a "
+                            f"score grows with both lengths.")
+    keys = W_k[:_N_SYM]                                        # the letters' keys, (8, 2)
+    if np.linalg.matrix_rank(keys - keys.mean(0), tol=1e-6) < 2:
+        raise ExerciseError(f"{head}: the eight letters' keys lie on one line, so each query's top key is one of "
+                            f"the two ends. Spread the keys in both directions, round a circle.")
+    queries = W_q[:_N_SYM] + W_q[_FLAG]                        # the question token ?s: letter s plus the flag
+    best = (queries @ keys.T).argmax(1)                        # the letter each query scores highest
+    s = np.arange(_N_SYM)
+    own, prev = int((best == s).sum()), int((best == (s - 1) % _N_SYM).sum())
+    if own >= _N_SYM // 2:
+        raise ExerciseError(f"{head}: {own} of the 8 queries score the asked letter's own key highest, so "
+                            f"the distractor wins. Aim query ?s at the key of the letter after s.")
+    if prev >= _N_SYM // 2:
+        raise ExerciseError(f"{head}: {prev} of the 8 queries score the letter before the asked one highest; "
+                            f"the answer is under the letter after it (after H comes A).")
+    wrong = [chr(ord("A") + k) for k in s if best[k] != (k + 1) % _N_SYM]
+    if wrong:
+        raise ExerciseError(f"{head}: the queries of ?{', ?'.join(wrong)} do not score the next letter's key "
+                            f"highest. Query ?s is letter s's row of W_Q2 plus the flag's row.")
+    raise ExerciseError(f"{head}: each query finds the next letter, but an item's key is its letter's row plus "
+                        f"its digit's row of W_K2: the digit rows move the keys. Keep them zero, or equal.")

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike
 from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
-           "report_learned", "next_letter_weight", "line_bound"]
+           "report_learned", "next_letter_weight", "line_bound", "line_orders_on"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -203,3 +203,40 @@ def line_bound(n_sym: int = 8, n_items: int = 4) -> float:
             down += (rank[:, [t]] < rivals).all(1)
         share += np.maximum(up, down) / len(picks)
     return float(share.max() / n_sym)
+
+
+def line_orders_on(X: Any) -> tuple[float, float]:
+    """On the sequences ``X`` (n, N_ITEMS + 1, D_IN; the question token last, lookup offset 1): the smallest
+    and largest share in which the target's key is the top key, over the orders of the letters on a line that
+    reach :func:`line_bound` on average, each asked letter with the query sign that is best on average. The
+    expected share is a mean over all sequences; a finite set lands around it."""
+    from itertools import combinations, permutations
+
+    from ..tasks import N_ITEMS, N_SYM
+
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 3 or X.shape[1:] != (N_ITEMS + 1, 2 * N_SYM + 1):
+        raise ValueError(f"X: expected shape (n, {N_ITEMS + 1}, {2 * N_SYM + 1}), got {X.shape}")
+    rank = np.argsort(np.array(list(permutations(range(N_SYM)))), axis=1)   # (8!, 8): each letter's place
+    share, up_sign = np.zeros(len(rank)), np.zeros((len(rank), N_SYM), dtype=bool)
+    for s in range(N_SYM):
+        t = (s + 1) % N_SYM
+        others = [k for k in range(N_SYM) if k not in (s, t)]
+        picks = list(combinations(others, N_ITEMS - 2))
+        up, down = np.zeros(len(rank)), np.zeros(len(rank))
+        for rest in picks:
+            rivals = rank[:, [s, *rest]]
+            up += (rank[:, [t]] > rivals).all(1)
+            down += (rank[:, [t]] < rivals).all(1)
+        share += np.maximum(up, down) / len(picks) / N_SYM
+        up_sign[:, s] = up >= down
+    best = rank[np.isclose(share, share.max())]                             # the optimal orders, (m, 8)
+    s = X[:, -1, :N_SYM].argmax(-1)
+    letters = X[:, :N_ITEMS, :N_SYM].argmax(-1)                             # (n, 4)
+    is_target = letters == ((s + 1) % N_SYM)[:, None]
+    places = best[:, letters]                                               # (m, n, 4)
+    t_place = (places * is_target[None]).sum(-1, keepdims=True)             # (m, n, 1)
+    top = np.where(up_sign[np.isclose(share, share.max())][:, s], (t_place >= places).all(-1),
+                   (t_place <= places).all(-1))
+    hits = top.mean(1)
+    return float(hits.min()), float(hits.max())
