@@ -167,3 +167,70 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
         return layers / 6 * T + layers * 5 / 6 * min(T, window)
     with pytest.raises(checks.ExerciseError):
         checks.check_interleave_cache(rule)
+
+
+# ------------------------------------------------------------------------------- exercise 3
+TURNS_PHRASES = {
+    "half_exponent": "not -i/d", "one_over_theta": "not 1 / theta_i", "from_one": "pairs are counted from 0",
+    "more_than_one": "two or more full turns", "never": "never complete a turn",
+}
+
+
+def turns_right(d, base, trained_length):
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    wavelengths = 2 * np.pi / theta
+    return wavelengths, int(np.sum(wavelengths <= trained_length))
+
+
+def turns_right_loop(d, base, trained_length):
+    """Another right answer: pair by pair, the largest trained angle L theta_i against one turn, 2 pi."""
+    wavelengths, seen = [], 0
+    for i in range(d // 2):
+        theta = base ** (-2 * i / d)
+        wavelengths.append(2 * np.pi / theta)
+        if trained_length * theta >= 2 * np.pi:
+            seen += 1
+    return np.array(wavelengths), seen
+
+
+def _turns(d, base, L, *, exponent=2.0, two_pi=True, first=0, count="right"):
+    i = np.arange(first, first + d // 2)
+    wavelengths = (2 * np.pi if two_pi else 1.0) * base ** (exponent * i / d)
+    whole = L // wavelengths                                    # whole turns within the trained length
+    seen = {"right": np.sum(whole >= 1), "more": np.sum(whole > 1), "never": np.sum(wavelengths > L)}[count]
+    return wavelengths, int(seen)
+
+
+TURNS_WRONG = {
+    "half_exponent": lambda d, b, L: _turns(d, b, L, exponent=1.0),
+    "one_over_theta": lambda d, b, L: _turns(d, b, L, two_pi=False),
+    "from_one": lambda d, b, L: _turns(d, b, L, first=1),
+    "more_than_one": lambda d, b, L: _turns(d, b, L, count="more"),
+    "never": lambda d, b, L: _turns(d, b, L, count="never"),
+}
+
+
+@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
+def test_turns_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_rope_turns, answer, capsys)
+
+
+@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
+def test_turns_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=answer)
+
+
+@pytest.mark.parametrize("key", list(TURNS_WRONG))
+def test_turns_mistake_is_named(key):
+    names_only(message(checks.check_rope_turns, TURNS_WRONG[key]), key, TURNS_PHRASES)
+
+
+def turns_shortcut(d, base, trained_length):
+    """The shortcut: section 1's line through the package's frequencies (right numbers, nothing derived)."""
+    wavelengths = 2 * np.pi / sa.llm.rope_frequencies(d, base)[0].numpy()
+    return wavelengths, int(np.sum(wavelengths <= trained_length))
+
+
+def test_turns_shortcut_through_the_package_fails_check_and_hidden_test():
+    assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_turns, turns_shortcut)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=turns_shortcut)

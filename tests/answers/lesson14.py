@@ -25,4 +25,14 @@ for layer in range(layers):
         total += min(window, T)
 return total
 """,
+    # "Pair i turns once every wavelength lambda_i = 2 pi / theta_i tokens", theta_i = base^(-2i/d);
+    # "complete at least one full turn within the trained length"
+    "l14-turns-answer": """
+wavelengths = np.array([2 * np.pi / base ** (-2 * i / d) for i in range(d // 2)])
+seen = 0
+for lam in wavelengths:
+    if trained_length / lam >= 1:
+        seen += 1
+return wavelengths, seen
+""",
 }

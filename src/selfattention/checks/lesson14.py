@@ -1,5 +1,5 @@
-"""Checks for lesson 14 (long context): a RoPE score derived from the offset alone, and the cache of a
-local/global interleave of layers."""
+"""Checks for lesson 14 (long context): a RoPE score derived from the offset alone, the cache of a
+local/global interleave of layers, and RoPE's wavelengths against a trained length."""
 
 from __future__ import annotations
 
@@ -9,9 +9,17 @@ from typing import Any
 import numpy as np
 
 from .. import llm
-from ._engine import ExerciseError, check_value, code_names, learners_functions, passed, used_objects
+from ._engine import (
+    ExerciseError,
+    check_array,
+    check_value,
+    code_names,
+    learners_functions,
+    passed,
+    used_objects,
+)
 
-__all__ = ["check_rope_score", "check_interleave_cache", "rotates"]
+__all__ = ["check_rope_score", "check_interleave_cache", "check_rope_turns", "rotates", "uses_rope_frequencies"]
 
 
 # ----------------------------------------------------------- exercise 1: a RoPE score from the offset
@@ -130,3 +138,69 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
     full = 62 * 131072
     passed(f"with 5 local layers of 1,024 to 1 global, 62 layers at T = 131,072 hold "
            f"{_interleave(131072, 62, 1024, 5) / full:.1%} of the tokens of 62 global layers.")
+
+
+# ------------------------------------------- exercise 3: which pairs turn a full circle in training
+def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, calls ``sa.llm.rope_frequencies``."""
+    for f in learners_functions(fn):
+        if any(obj is llm.rope_frequencies for obj in used_objects(f).values()):
+            return True
+        code = getattr(f, "__code__", None)
+        if code is not None and "rope_frequencies" in code_names(code):
+            return True
+    return False
+
+
+def _wavelengths(d: int, base: float, *, exponent: float = 2.0, two_pi: bool = True,
+                 first: int = 0) -> np.ndarray:
+    i = np.arange(first, first + d // 2)
+    theta = base ** (-exponent * i / d)
+    return (2 * np.pi if two_pi else 1.0) / theta
+
+
+# (d, base, trained length): in each, some pair turns exactly once (1 <= L / wavelength < 2), and the
+# pairs with at least one turn, those with two or more, and those with none are three different counts
+_TURN_CASES = [(8, 10_000.0, 1000), (128, 10_000.0, 4096), (128, 500_000.0, 8192)]
+
+
+def check_rope_turns(rope_turns: Callable[..., Any]) -> None:
+    """Exercise 3: wavelengths 2 pi base^(2i/d), i = 0, ..., d/2 - 1, and the number of pairs whose
+    wavelength fits in the trained length (at least one full turn)."""
+    if not callable(rope_turns):
+        raise ExerciseError("rope_turns should be a function: write it in the answer cell above.")
+    if uses_rope_frequencies(rope_turns):
+        raise ExerciseError("rope_turns calls sa.llm.rope_frequencies: compute theta_i = base^(-2i/d) from d and "
+                            "base yourself.")
+    for d, base, L in _TURN_CASES:
+        call = f"rope_turns(d={d}, base={base:,.0f}, trained_length={L})"
+        try:
+            got = rope_turns(d, base, L)
+        except Exception as exc:
+            raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(got, tuple) or len(got) != 2:
+            raise ExerciseError(f"{call} should return two things, (wavelengths, seen), but it returned "
+                                f"{type(got).__name__} {got!r:.80}.")
+        wavelengths, seen = got
+        right = _wavelengths(d, base)
+        mistakes = {
+            "the exponent is -2i/d, not -i/d: theta_i = base^(-2i/d), so the slowest pair's wavelength is "
+            "near 2 pi base, not 2 pi sqrt(base).": _wavelengths(d, base, exponent=1.0),
+            "a wavelength is 2 pi / theta_i positions (one full turn is 2 pi radians), not 1 / theta_i.":
+                _wavelengths(d, base, two_pi=False),
+            "pairs are counted from 0: pair 0 has theta_0 = 1 and wavelength 2 pi; yours are shifted by one "
+            "pair.": _wavelengths(d, base, first=1),
+        }
+        check_array(wavelengths, right, f"the wavelengths of {call}", mistakes=mistakes)
+        turns = L / right
+        hints = {
+            "that counts the pairs with two or more full turns: a pair whose wavelength fits once in the "
+            "trained length has completed one turn, so the test is L / wavelength >= 1 (or L theta_i >= 2 pi), "
+            "not > 1 on whole turns.": float(np.sum(np.floor(turns) > 1)),
+            "that counts the pairs that never complete a turn (wavelength longer than the trained length); the "
+            "exercise asks for those that do.": float(np.sum(turns < 1)),
+        }
+        check_value(seen, float(np.sum(turns >= 1)), f"the count of {call}", hints=hints)
+    slow = _wavelengths(128, 500_000.0)
+    passed(f"with base 500,000 and d = 128, {int(np.sum(8192 / slow >= 1))} of the 64 pairs turn at least once "
+           f"in 8,192 tokens; the slowest pair's wavelength is {slow[-1]:,.0f} tokens.")
