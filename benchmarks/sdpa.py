@@ -1,7 +1,7 @@
 """GPU section: PyTorch's scaled_dot_product_attention backends (math, flash, memory-efficient) on CUDA.
 
 For T = 1k to 32k tokens (batch 1, 8 heads of 64 features, float16, causal), each backend's median time of a
-forward pass and its peak GPU memory, with the device it ran on. Lesson 14 counts the memory traffic these
+forward pass and its peak GPU memory, with the device it ran on. Lesson 15 counts the memory traffic these
 backends differ in; it never needs this table. Without CUDA the section says so and times nothing.
 
     python -m benchmarks --only sdpa      # this section alone, into RESULTS.md

@@ -96,8 +96,10 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
         Control("sentence", "select"), Control("layer", "slider"), Control("head", "slider")])],
     "13_generation_and_memory": [("llm_widgets.decode_explorer(", [Control("kv heads", "slider"),
                                                                     Control("context T", "slider")])],
-    "14_long_context_and_io": [("llm_widgets.rope_explorer(", [Control("scaling", "select"),
-                                                                Control("factor", "slider")])],
+    "14_long_context": [("llm_widgets.rope_explorer(", [Control("scaling", "select"),
+                                                         Control("factor", "slider")])],
+    "15_io_aware_attention": [("llm_widgets.io_explorer(", [Control("fast memory M", "slider"),
+                                                             Control("d", "slider")])],
 }
 
 # Arms a timer on a cell: t0 = the first input event (key, pointer, change, click) after arming, last = the

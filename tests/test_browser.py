@@ -99,7 +99,10 @@ DRIVES = {
     "13_generation_and_memory": Drive("llm_widgets.decode_explorer(", "kv heads", "slider",
                                       expect="g = 16: 655,360 bytes per token"),
     # factor 8 -> 16 with no scaling: the line names the new factor.
-    "14_long_context_and_io": Drive("llm_widgets.rope_explorer(", "factor", "slider", expect="none x16:"),
+    "14_long_context": Drive("llm_widgets.rope_explorer(", "factor", "slider", expect="none x16:"),
+    # fast memory 65,536 -> 262,144 numbers at d = 64: the largest b with 4bd + b^2 <= M is 399.
+    "15_io_aware_attention": Drive("llm_widgets.io_explorer(", "fast memory M", "slider",
+                                   expect="M = 262,144, d = 64: tiles of 399"),
 }
 
 

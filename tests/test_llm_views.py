@@ -1,4 +1,4 @@
-"""Figures and widgets of lessons 13 and 14 (selfattention.plots.llm, .widgets.llm): what they draw, the
+"""Figures and widgets of lessons 13 to 15 (selfattention.plots.llm, .widgets.llm): what they draw, the
 numbers they print, their text sizes and their errors on bad input."""
 
 from __future__ import annotations
@@ -113,6 +113,23 @@ def test_rope_explorer_legend_names_each_artist(monkeypatch):
     trained, now, turn = legend.legend_handles
     assert same_color(trained.get_facecolor(), "0.6") and same_color(now.get_facecolor(), "tab:blue")
     assert same_color(turn.get_color(), "tab:red") and turn.get_linestyle() == ":"
+
+
+def test_io_explorer_redraws_the_tiled_line_and_prints_the_ratio(monkeypatch, capsys):
+    captured, shown = _capture(monkeypatch)
+    llm_widgets.io_explorer(d=64)
+    captured["draw"](M=262144, d=64)
+    T, d, b = 65536, 64, 399                                  # the largest b with 4 b d + b^2 <= 262,144
+    assert 4 * b * d + b * b <= 262144 < 4 * (b + 1) * d + (b + 1) ** 2
+    ratio = (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b)
+    assert f"M = 262,144, d = 64: tiles of {b}; at T = 65,536 standard attention moves {ratio:.1f}" in (
+        capsys.readouterr().out)
+    tiled = shown[0].axes[0].lines[1]
+    assert np.allclose(tiled.get_ydata()[-1], 2 * T * d + 2 * T**2 * d / b)
+    captured["draw"](M=16384, d=256)
+    assert "tiles of 15;" in capsys.readouterr().out
+    assert len({id(f) for f in shown}) == 1, "one figure, redrawn"
+    legible(shown[0])
 
 
 def test_prefill_decode_draws_the_square_then_one_row_per_step():

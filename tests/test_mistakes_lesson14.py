@@ -11,330 +11,97 @@ import selfattention as sa
 from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
-FLASH_PHRASES = {
-    "no_skip": "whose keys all come after its queries", "no_diagonal": "did not read its diagonal key tile",
-    "no_mask": "were not masked", "unscaled": "are not scaled", "no_rescale": "exp(m_old - m_new)",
-    "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
-    "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
-    "one_softmax": "Keep no list of key tiles", "own_key": "reads its own key",
-    "whole_mask": "grows as T^2", "torch": "uses PyTorch",
+ROPE_PHRASES = {
+    "sign": "the sine term has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
+    "theta": "the frequencies are off", "cos_only": "only the cosine term", "scaled": "divided by sqrt(d)",
 }
 
 
-def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescale=True, q_again=False,
-           o_every_tile=False):
-    """The causal tiled loop, with switches for the mistakes a learner makes."""
-    T, d = memory.arrays["Q"].shape
-    for i in range(0, T, b):
-        q = memory.read("Q", i, i + b)
-        rows = np.arange(i, i + len(q))[:, None]
-        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
-        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
-        for j in range(0, T, b):
-            if skip and j > rows[-1, 0]:
-                continue
-            if not diagonal and j == i:
-                continue
-            if q_again and j > 0:
-                q = memory.read("Q", i, i + b)
-            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            s = q @ k.T / (np.sqrt(d) if scale else 1.0)
-            if mask:
-                s = np.where(np.arange(j, j + len(k))[None, :] <= rows, s, -np.inf)
-            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
-            factor = np.exp(m - new_m) if rescale else 1.0
-            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = acc * factor + np.exp(s - new_m) @ v
-            m = new_m
-            if o_every_tile:
-                memory.write("O", acc / total, i)
-        if not o_every_tile:
-            memory.write("O", acc / total, i)
+def _pairs(q, k, adjacent=False):
+    d = len(q)
+    if adjacent:
+        return q[0::2], q[1::2], k[0::2], k[1::2]
+    return q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
 
 
-def flash_right(memory, b):
-    _flash(memory, b)
+def _score(q, k, offset, base, *, sign=1, adjacent=False, exponent=2.0, sine=True, scale=1.0):
+    d = len(q)
+    a1, a2, b1, b2 = _pairs(q, k, adjacent)
+    t = sign * offset * base ** (-exponent * np.arange(d // 2) / d)
+    return float(np.sum((a1 * b1 + a2 * b2) * np.cos(t) + sine * (a1 * b2 - a2 * b1) * np.sin(t))) / scale
 
 
-def flash_right_rowwise(memory, b):
-    """Another right answer: the running numbers kept per query row as Python floats, updated row by row
-    as each key tile passes."""
-    T, d = memory.arrays["Q"].shape
-    for i in range(0, T, b):
-        q = memory.read("Q", i, i + b)
-        m, total, acc = [-np.inf] * len(q), [0.0] * len(q), [0.0] * len(q)
-        for j in range(0, i + 1, b):
-            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            for r, row in enumerate(q):
-                s = k @ row / np.sqrt(d)
-                s[np.arange(j, j + len(k)) > i + r] = -np.inf
-                new_m = max(m[r], s.max())
-                total[r] = total[r] * np.exp(m[r] - new_m) + np.exp(s - new_m).sum()
-                acc[r] = acc[r] * np.exp(m[r] - new_m) + np.exp(s - new_m) @ v
-                m[r] = new_m
-        memory.write("O", np.array(acc) / np.array(total)[:, None], i)
+def rope_right(q, k, offset, base=10_000):
+    return _score(q, k, offset, base)
 
 
-def flash_one_softmax(memory, b):
-    """The shortcut: each query tile and its key tiles read as asked, but the tiles concatenated and one
-    ordinary softmax taken (no running m, l, a)."""
-    T, d = memory.arrays["Q"].shape
-    for i in range(0, T, b):
-        q = memory.read("Q", i, i + b)
-        keys, values = [], []
-        for j in range(0, i + 1, b):
-            keys.append(memory.read("K", j, j + b))
-            values.append(memory.read("V", j, j + b))
-        K, V = np.concatenate(keys), np.concatenate(values)
-        s = q @ K.T / np.sqrt(d)
-        s[np.arange(len(K))[None, :] > np.arange(i, i + len(q))[:, None]] = -np.inf
-        p = np.exp(s - s.max(axis=1, keepdims=True))
-        memory.write("O", p / p.sum(axis=1, keepdims=True) @ V, i)
+def rope_right_matrices(q, k, offset, base=10_000):
+    """Another right answer: per pair, a^T R(-offset theta_i) b with an explicit 2 x 2 rotation matrix."""
+    d, total = len(q), 0.0
+    for i in range(d // 2):
+        t = -offset * base ** (-2 * i / d)
+        R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+        total += np.array([q[i], q[i + d // 2]]) @ R @ np.array([k[i], k[i + d // 2]])
+    return total
 
 
-def flash_own_key_masked(memory, b):
-    """The mask written with >=: each query's own key is hidden too."""
-    T, d = memory.arrays["Q"].shape
-    for i in range(0, T, b):
-        q = memory.read("Q", i, i + b)
-        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
-        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
-        for j in range(0, i + 1, b):
-            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            s = q @ k.T / np.sqrt(d)
-            s[np.arange(j, j + len(k))[None, :] >= np.arange(i, i + len(q))[:, None]] = -np.inf
-            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
-            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
-            m = new_m
-        memory.write("O", acc / total, i)
+ROPE_WRONG = {
+    "sign": lambda q, k, o, base=10_000: _score(q, k, o, base, sign=-1),
+    "adjacent": lambda q, k, o, base=10_000: _score(q, k, o, base, adjacent=True),
+    "theta": lambda q, k, o, base=10_000: _score(q, k, o, base, exponent=1.0),
+    "cos_only": lambda q, k, o, base=10_000: _score(q, k, o, base, sine=False),
+    "scaled": lambda q, k, o, base=10_000: _score(q, k, o, base, scale=np.sqrt(len(q))),
+}
 
 
-def flash_whole_mask(memory, b):
-    """Tiles and the online softmax as asked, but the causal mask built once for the whole input (T x T)."""
-    T, d = memory.arrays["Q"].shape
-    mask = np.tri(T, dtype=bool)
-    for i in range(0, T, b):
-        q = memory.read("Q", i, i + b)
-        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
-        for j in range(0, i + 1, b):
-            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            s = q @ k.T / np.sqrt(d)
-            s[~mask[i:i + len(q), j:j + len(k)]] = -np.inf
-            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
-            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
-            m = new_m
-        memory.write("O", acc / total, i)
+@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
+def test_rope_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_rope_score, answer, capsys)
 
 
-def flash_torch_rows(memory, b):
-    """The shortcut in PyTorch: tiles read as asked, then all of a row's keys concatenated and one call of
-    PyTorch's attention, whose memory tracemalloc does not see."""
+@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
+def test_rope_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_score=answer)
+
+
+@pytest.mark.parametrize("key", list(ROPE_WRONG))
+def test_rope_mistake_is_named(key):
+    names_only(message(checks.check_rope_score, ROPE_WRONG[key]), key, ROPE_PHRASES)
+
+
+def rope(x, positions, base=1e4):
+    """The lesson's own rotation, as a learner's notebook defines it in section 1."""
+    d = x.shape[-1]
+    angle = positions[:, None] * base ** (-np.arange(0, d, 2) / d)
+    x1, x2 = x[:, : d // 2], x[:, d // 2:]
+    return np.concatenate([x1 * np.cos(angle) - x2 * np.sin(angle), x1 * np.sin(angle) + x2 * np.cos(angle)],
+                          axis=-1)
+
+
+def rope_shortcut(q, k, offset, base=10_000):
+    """The shortcut: rotate q at offset and k at 0 with the lesson's rope (right numbers, no derivation)."""
+    rotated_q = rope(q[None], np.array([float(offset)]), base)
+    rotated_k = rope(k[None], np.array([0.0]), base)
+    return float((rotated_q @ rotated_k.T)[0, 0])
+
+
+def test_rope_shortcut_that_rotates_fails_check_and_hidden_test():
+    q, k = np.arange(4.0), np.ones(4)
+    assert rope_shortcut(q, k, 3, 10.0) == pytest.approx(_score(q, k, 3, 10.0))   # right numbers
+    assert "rotates q and k" in message(checks.check_rope_score, rope_shortcut)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_score=rope_shortcut)
+
+
+def test_rope_shortcut_through_the_package_fails():
     import torch
-    import torch.nn.functional as F  # noqa: N812
 
-    T, d = memory.arrays["Q"].shape
-    for i in range(0, T, b):
-        q = torch.tensor(memory.read("Q", i, i + b))
-        keys, values = [], []
-        for j in range(0, i + 1, b):
-            keys.append(torch.tensor(memory.read("K", j, j + b)))
-            values.append(torch.tensor(memory.read("V", j, j + b)))
-        K, V = torch.cat(keys), torch.cat(values)
-        mask = torch.arange(len(K))[None, :] <= torch.arange(i, i + len(q))[:, None]
-        memory.write("O", F.scaled_dot_product_attention(q, K, V, attn_mask=mask).numpy(), i)
-
-
-FLASH_WRONG = {
-    "no_skip": lambda mem, b: _flash(mem, b, skip=False),
-    "no_diagonal": lambda mem, b: _flash(mem, b, diagonal=False),
-    "no_mask": lambda mem, b: _flash(mem, b, mask=False),
-    "unscaled": lambda mem, b: _flash(mem, b, scale=False),
-    "no_rescale": lambda mem, b: _flash(mem, b, rescale=False),
-    "q_again": lambda mem, b: _flash(mem, b, q_again=True),
-    "o_often": lambda mem, b: _flash(mem, b, o_every_tile=True),
-    "one_softmax": flash_one_softmax,
-    "own_key": flash_own_key_masked,
-    "whole_mask": flash_whole_mask,
-    "torch": flash_torch_rows,
-}
-
-
-@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
-def test_flash_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_causal_flash, answer, capsys)
-
-
-@pytest.mark.parametrize("key", list(FLASH_WRONG))
-def test_flash_mistake_is_named(key):
-    names_only(message(checks.check_causal_flash, FLASH_WRONG[key]), key, FLASH_PHRASES)
-
-
-@pytest.mark.parametrize("shortcut", [flash_torch_rows, flash_one_softmax, flash_whole_mask])
-def test_flash_more_than_tiles_fails_the_hidden_test_too(shortcut):
-    """Output and traffic are right for each; only what the loop holds tells them apart, so the hidden test
-    measures it as the check does."""
-    assert not hidden_test_passes("14_long_context_and_io", "l14-flash-test", causal_flash=shortcut, sa=sa)
-
-
-@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
-def test_flash_right_answers_pass_the_hidden_test(answer):
-    assert hidden_test_passes("14_long_context_and_io", "l14-flash-test", causal_flash=answer, sa=sa)
-
-
-def test_flash_loop_that_stops_before_the_diagonal_and_crashes_is_named():
-    """j in range(0, i, b) skips the diagonal tile: query tile 0 reads nothing, its output is 0/0 of the wrong
-    shape (acc = 0.0), and a later write raises; the check names the skipped diagonal, not the ValueError."""
-    def skip_diagonal(memory, b):
-        T, d = memory.arrays["Q"].shape
-        for i in range(0, T, b):
-            q = memory.read("Q", i, i + b)
-            m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
-            for j in range(0, i, b):
-                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-                s = q @ k.T / np.sqrt(d)
-                new_m = np.maximum(m, s.max(axis=1, keepdims=True))
-                total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-                acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
-                m = new_m
-            memory.write("O", acc / total, i)
-    text = message(checks.check_causal_flash, skip_diagonal)
-    names_only(text, "no_diagonal", FLASH_PHRASES)
-    assert "broadcast" not in text
-
-
-def test_flash_through_s_and_p_is_named():
-    def standard(memory, b):
-        Q, K = memory.read("Q"), memory.read("K")
-        S = Q @ K.T / np.sqrt(Q.shape[1])
-        memory.write("S", np.where(np.tri(len(Q), dtype=bool), S, -np.inf))
-    names_only(message(checks.check_causal_flash, standard), "s_p", FLASH_PHRASES)
-
-
-def test_flash_shortcut_that_reads_everything_at_once_fails():
-    """Computing causal attention on whole arrays (no tiles, no online softmax) is named, not passed."""
-    def shortcut(memory, b):
-        Q, K, V = memory.read("Q"), memory.read("K"), memory.read("V")
-        S = np.where(np.tri(len(Q), dtype=bool), Q @ K.T / np.sqrt(Q.shape[1]), -np.inf)
-        P = np.exp(S - S.max(axis=1, keepdims=True))
-        out = (P / P.sum(axis=1, keepdims=True)) @ V
-        for i in range(0, len(Q), b):
-            memory.write("O", out[i:i + b], i)
-    names_only(message(checks.check_causal_flash, shortcut), "whole", FLASH_PHRASES)
-
-
-def test_flash_without_max_subtraction_is_caught_on_the_large_case():
-    def naive(memory, b):
-        T, d = memory.arrays["Q"].shape
-        for i in range(0, T, b):
-            q = memory.read("Q", i, i + b)
-            rows = np.arange(i, i + len(q))[:, None]
-            total, acc = 0.0, 0.0
-            for j in range(0, i + 1, b):
-                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-                e = np.exp(np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / np.sqrt(d), -np.inf))
-                total = total + e.sum(axis=1, keepdims=True)
-                acc = acc + e @ v
-            memory.write("O", acc / total, i)
-    text = message(checks.check_causal_flash, naive)
-    assert "NaN or infinite" in text or "differs" in text
-
-
-def test_flash_the_package_loop_itself_fails():
-    from selfattention import llm
-    text = message(checks.check_causal_flash, llm.flash_attention_io)
-    assert "flash_attention_io" in text and "passed" not in text.lower()
-
-
-def test_flash_shortcut_that_calls_the_package_loop_fails():
-    import selfattention as sa
-
-    def wrapper(memory, b):
-        sa.llm.flash_attention_io(memory, b, causal=True)
-    assert "flash_attention_io" in message(checks.check_causal_flash, wrapper)
-
-    from selfattention.llm import flash_attention_io as imported
-
-    def early_import(memory, b):
-        imported(memory, b, causal=True)
-    assert "flash_attention_io" in message(checks.check_causal_flash, early_import)
-    # the package's function works again after the check
-    memory = sa.llm.SlowMemory(Q=np.eye(4), K=np.eye(4), V=np.eye(4))
-    sa.llm.flash_attention_io(memory, 2, causal=True)
-    assert memory.moved == 3 * 4 * 4 + 16 * 4 // 2
+    def via_rotary(q, k, offset, base=10_000):
+        qt = sa.llm.rotary(torch.tensor(q)[None], torch.tensor([float(offset)]), base)
+        return float(qt @ sa.llm.rotary(torch.tensor(k)[None], torch.tensor([0.0]), base).T)
+    assert "rotates q and k" in message(checks.check_rope_score, via_rotary)
 
 
 # ------------------------------------------------------------------------------- exercise 2
-MOVED_PHRASES = {
-    "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
-    "half": "N^2/2 of the N^2", "standard": "standard attention's count",
-}
-
-
-def moved_right(T, d, b):
-    return 3 * T * d + T * T * d / b
-
-
-def moved_right_sum(T, d, b):
-    return 2 * T * d + sum(2 * b * d * (n + 1) for n in range(T // b))
-
-
-MOVED_WRONG = {
-    "no_mask": lambda T, d, b: 2 * T * d + 2 * T * T * d / b,
-    "no_diagonal": lambda T, d, b: 2 * T * d + sum(2 * b * d * n for n in range(T // b)),
-    "keys": lambda T, d, b: 2 * T * d + sum(b * d * (n + 1) for n in range(T // b)),
-    # leaving out O's write and reading half the N^2 tiles give the same count: one message names both
-    "no_o": lambda T, d, b: T * d + sum(2 * b * d * (n + 1) for n in range(T // b)),
-    "half": lambda T, d, b: 2 * T * d + (T // b) ** 2 / 2 * 2 * b * d,
-    "standard": lambda T, d, b: 4 * T * d + 4 * T * T,
-}
-
-
-@pytest.mark.parametrize("answer", [moved_right, moved_right_sum])
-def test_moved_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_causal_elements_moved, answer, capsys)
-
-
-@pytest.mark.parametrize("key", list(MOVED_WRONG))
-def test_moved_mistake_is_named(key):
-    named = "half" if key == "no_o" else key  # leaving out O gives the count of half the tiles: one message
-    names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), named, MOVED_PHRASES)
-
-
-def test_moved_half_the_tiles_names_the_diagonal_first():
-    """Causal reads half the key/value tiles: N^2/2 instead of N(N + 1)/2; the message says so first."""
-    text = message(checks.check_causal_elements_moved, MOVED_WRONG["half"])
-    assert text.index("N^2/2 of the N^2") < text.index("O's write") and "diagonal tiles included" in text
-
-
-def test_moved_shortcut_that_counts_with_the_package_fails():
-    """Half the tiles, the average of masked and unmasked, is no derivation: it does not pass."""
-    def guess(T, d, b):
-        return 2 * T * d + T * T * d / b
-    assert "N^2/2 of the N^2" in message(checks.check_causal_elements_moved, guess)
-
-
-def test_moved_shortcut_that_simulates_the_package_loop_fails():
-    import selfattention as sa
-
-    def simulate(T, d, b):
-        memory = sa.llm.SlowMemory(**{n: np.zeros((T, d)) for n in "QKV"})
-        sa.llm.flash_attention_io(memory, b, causal=True)
-        return memory.moved
-    text = message(checks.check_causal_elements_moved, simulate)
-    assert "derive the count" in text and "passed" not in text.lower()
-
-
-def test_moved_without_q_and_o_names_both_mistakes():
-    """No Q read and no O write gives T d + T^2 d / b, as leaving out the diagonal does: both are named."""
-    def no_q_no_o(T, d, b):
-        return sum(2 * b * d * (n + 1) for n in range(T // b))
-    text = message(checks.check_causal_elements_moved, no_q_no_o)
-    assert "leaves out the diagonal tiles" in text and "Q's read and O's write" in text
-
-
-# ------------------------------------------------------------------------------- exercise 3
 INTERLEAVE_PHRASES = {
     "uncapped": "never holds more tokens than the text", "global_first": "one global layer too many",
     "fraction": "is not a whole number of global layers",
@@ -391,7 +158,7 @@ def test_interleave_a_rounded_count_fails_check_and_hidden_test_alike():
     the hidden test too) tells it apart."""
     rounded = INTERLEAVE_WRONG["global_rounded"]
     assert "one global layer too many" in message(checks.check_interleave_cache, rounded)
-    assert not hidden_test_passes("14_long_context_and_io", "l14-interleave-test", interleave_cache=rounded)
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=rounded)
 
 
 def test_interleave_shortcut_with_a_fixed_ratio_fails():
@@ -400,3 +167,70 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
         return layers / 6 * T + layers * 5 / 6 * min(T, window)
     with pytest.raises(checks.ExerciseError):
         checks.check_interleave_cache(rule)
+
+
+# ------------------------------------------------------------------------------- exercise 3
+TURNS_PHRASES = {
+    "half_exponent": "not -i/d", "one_over_theta": "not 1 / theta_i", "from_one": "pairs are counted from 0",
+    "more_than_one": "two or more full turns", "never": "never complete a turn",
+}
+
+
+def turns_right(d, base, trained_length):
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    wavelengths = 2 * np.pi / theta
+    return wavelengths, int(np.sum(wavelengths <= trained_length))
+
+
+def turns_right_loop(d, base, trained_length):
+    """Another right answer: pair by pair, the largest trained angle L theta_i against one turn, 2 pi."""
+    wavelengths, seen = [], 0
+    for i in range(d // 2):
+        theta = base ** (-2 * i / d)
+        wavelengths.append(2 * np.pi / theta)
+        if trained_length * theta >= 2 * np.pi:
+            seen += 1
+    return np.array(wavelengths), seen
+
+
+def _turns(d, base, L, *, exponent=2.0, two_pi=True, first=0, count="right"):
+    i = np.arange(first, first + d // 2)
+    wavelengths = (2 * np.pi if two_pi else 1.0) * base ** (exponent * i / d)
+    whole = L // wavelengths                                    # whole turns within the trained length
+    seen = {"right": np.sum(whole >= 1), "more": np.sum(whole > 1), "never": np.sum(wavelengths > L)}[count]
+    return wavelengths, int(seen)
+
+
+TURNS_WRONG = {
+    "half_exponent": lambda d, b, L: _turns(d, b, L, exponent=1.0),
+    "one_over_theta": lambda d, b, L: _turns(d, b, L, two_pi=False),
+    "from_one": lambda d, b, L: _turns(d, b, L, first=1),
+    "more_than_one": lambda d, b, L: _turns(d, b, L, count="more"),
+    "never": lambda d, b, L: _turns(d, b, L, count="never"),
+}
+
+
+@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
+def test_turns_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_rope_turns, answer, capsys)
+
+
+@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
+def test_turns_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=answer)
+
+
+@pytest.mark.parametrize("key", list(TURNS_WRONG))
+def test_turns_mistake_is_named(key):
+    names_only(message(checks.check_rope_turns, TURNS_WRONG[key]), key, TURNS_PHRASES)
+
+
+def turns_shortcut(d, base, trained_length):
+    """The shortcut: section 1's line through the package's frequencies (right numbers, nothing derived)."""
+    wavelengths = 2 * np.pi / sa.llm.rope_frequencies(d, base)[0].numpy()
+    return wavelengths, int(np.sum(wavelengths <= trained_length))
+
+
+def test_turns_shortcut_through_the_package_fails_check_and_hidden_test():
+    assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_turns, turns_shortcut)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=turns_shortcut)

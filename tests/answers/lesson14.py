@@ -1,39 +1,18 @@
 """Lesson 14's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
-    # tile whose keys all come after the tile's last query; ... update m, l and a by section 4's formulas;
-    # then write the tile's a / l once."
-    "l14-flash-answer": """
-T, d = memory.arrays["Q"].shape
-for i in range(0, T, b):
-    q = memory.read("Q", i, i + b)
-    n = q.shape[0]
-    m = np.full(n, -np.inf)
-    l = np.zeros(n)
-    a = np.zeros((n, memory.arrays["V"].shape[1]))
-    for j in range(0, T, b):
-        if j > i + n - 1:
-            continue
-        k = memory.read("K", j, j + b)
-        v = memory.read("V", j, j + b)
-        s = q @ k.T / np.sqrt(d)
-        for r in range(n):
-            for c in range(k.shape[0]):
-                if j + c > i + r:
-                    s[r, c] = -np.inf
-        m_new = np.maximum(m, s.max(axis=1))
-        l = l * np.exp(m - m_new) + np.exp(s - m_new[:, None]).sum(axis=1)
-        a = a * np.exp(m - m_new)[:, None] + np.exp(s - m_new[:, None]) @ v
-        m = m_new
-    memory.write("O", a / l[:, None], i)
-""",
-    # "which key/value tiles does query tile number n (counting from 0) read?": tiles 0..n, 2 b d each, plus
-    # Q read once and O written once.
-    "l14-moved-answer": """
-tiles = T // b
-kv = sum(2 * b * d * (n + 1) for n in range(tiles))
-return T * d + T * d + kv
+    # "write pair i's rotation as a 2 x 2 matrix R(p theta_i); R(a)^T R(b) = R(b - a)"; pair i is (feature i,
+    # feature i + d/2), theta_i = base^(-2i/d); offset = m - n
+    "l14-rope-answer": """
+d = len(q)
+h = d // 2
+total = 0.0
+for i in range(h):
+    theta = base ** (-2 * i / d)
+    m_angle, n_angle = offset * theta, 0.0
+    R = lambda a: np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    total += np.array([q[i], q[i + h]]) @ R(m_angle).T @ R(n_angle) @ np.array([k[i], k[i + h]])
+return total
 """,
     # "a local layer holds at most window tokens, a global one all T"; "layer local_per_global is the first
     # global one"
@@ -45,5 +24,15 @@ for layer in range(layers):
     else:
         total += min(window, T)
 return total
+""",
+    # "Pair i turns once every wavelength lambda_i = 2 pi / theta_i tokens", theta_i = base^(-2i/d);
+    # "complete at least one full turn within the trained length"
+    "l14-turns-answer": """
+wavelengths = np.array([2 * np.pi / base ** (-2 * i / d) for i in range(d // 2)])
+seen = 0
+for lam in wavelengths:
+    if trained_length / lam >= 1:
+        seen += 1
+return wavelengths, seen
 """,
 }

@@ -21,5 +21,6 @@ from .lesson11 import *  # noqa: F403
 from .lesson12 import *  # noqa: F403
 from .lesson13 import *  # noqa: F403
 from .lesson14 import *  # noqa: F403
+from .lesson15 import *  # noqa: F403
 
 __all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]

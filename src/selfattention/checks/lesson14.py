@@ -1,17 +1,14 @@
-"""Checks for lesson 14 (long context and IO): the causal tiled loop, read through a counted slow memory;
-the elements it moves; and the cache of a local/global interleave of layers."""
+"""Checks for lesson 14 (long context): a RoPE score derived from the offset alone, the cache of a
+local/global interleave of layers, and RoPE's wavelengths against a trained length."""
 
 from __future__ import annotations
 
-import tracemalloc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import llm
-from ..llm import SlowMemory
 from ._engine import (
     ExerciseError,
     check_array,
@@ -19,331 +16,79 @@ from ._engine import (
     code_names,
     learners_functions,
     passed,
-    reference_softmax,
     used_objects,
 )
 
-__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_interleave_cache", "holds_more_than_tiles",
-           "uses_torch"]
+__all__ = ["check_rope_score", "check_interleave_cache", "check_rope_turns", "rotates", "uses_rope_frequencies"]
 
 
-_REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the exercise asks you to write "
-            "(or to derive): write the loop yourself.")
-
-
-def _refused(*args: Any, **kwargs: Any) -> None:
-    # runs as the package function's code, with llm's globals: import what it needs here
-    from selfattention.checks._engine import ExerciseError
-
-    raise ExerciseError("your answer calls the package's sa.llm.flash_attention_io, which does what the exercise "
-                        "asks you to write (or to derive): write the loop yourself.")
-
-
-def _refuse_slow_memory(self: Any, *args: Any, **kwargs: Any) -> None:
-    raise ExerciseError("your answer builds a SlowMemory and runs a loop through it to count the elements: "
-                        "derive the count instead (which tiles does query tile n read?).")
-
-
-@contextmanager
-def _without_package_loop(*, memory: bool = False) -> Iterator[None]:
-    """While an answer runs, the package's tiled loop (every reference to it: its code is swapped) and, with
-    ``memory``, building a new SlowMemory raise an ExerciseError naming the shortcut."""
-    code, init = llm.flash_attention_io.__code__, SlowMemory.__init__
-    llm.flash_attention_io.__code__ = _refused.__code__
-    if memory:
-        SlowMemory.__init__ = _refuse_slow_memory  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        llm.flash_attention_io.__code__ = code
-        SlowMemory.__init__ = init  # type: ignore[method-assign]
-
-
-# ------------------------------------------------------------- exercise 1: the causal tiled loop
-def _flash_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
-    rng = np.random.default_rng(1400)
-    small = (rng.normal(size=(8, 3)), rng.normal(size=(8, 3)), rng.normal(size=(8, 2)), 4)
-    # scores in the thousands, the first queries most similar to keys of a later tile: exp() overflows without a
-    # running maximum, and reading a masked key changes the answer a lot
-    Q, K, V = rng.normal(size=(12, 4)) * 30, rng.normal(size=(12, 4)) * 30, rng.normal(size=(12, 3))
-    K[8:] = Q[:4] * 0.9
-    K[5] = Q[7] * 0.9  # a score of about 1,600 that query 7 may read: exp() overflows
-    return [small, (Q, K, V, 4)]
-
-
-def _causal(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, scale: bool = True, mask: bool = True,
-            within_tiles_of: int | None = None, own_key: bool = True) -> np.ndarray:
-    S = Q @ K.T / (np.sqrt(Q.shape[1]) if scale else 1.0)
-    T = len(Q)
-    allowed = np.tri(T, k=0 if own_key else -1, dtype=bool)
-    if not mask and within_tiles_of:  # tiles skipped, but no mask inside the diagonal tiles
-        b = within_tiles_of
-        allowed = (np.arange(T)[None, :] // b) <= (np.arange(T)[:, None] // b)
-    return reference_softmax(np.where(allowed, S, -np.inf)) @ V
-
-
-def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarray:
-    """The loop with the running maximum updated but the old sum and output never multiplied by
-    exp(m_old - m_new)."""
-    T, d = Q.shape
-    out = np.zeros((T, V.shape[1]))
-    for i in range(0, T, b):
-        q, rows = Q[i:i + b], np.arange(i, min(i + b, T))[:, None]
-        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), np.zeros((len(q), V.shape[1]))
-        for j in range(0, i + b, b):
-            s = q @ K[j:j + b].T / np.sqrt(d)
-            s = np.where(np.arange(j, j + len(K[j:j + b]))[None, :] <= rows, s, -np.inf)
-            m = np.maximum(m, s.max(axis=1, keepdims=True))
-            total = total + np.exp(s - m).sum(axis=1, keepdims=True)
-            acc = acc + np.exp(s - m) @ V[j:j + b]
-        out[i:i + b] = acc / total
-    return out
-
-
-def _pattern_problem(log: list[tuple[str, str, int, int]], T: int, b: int) -> str | None:
-    """Name what is wrong with the reads and writes of the loop, or None."""
-    names = {name for _, name, _, _ in log}
-    if names & {"S", "P"}:
-        return ("scores or weights (S or P) went through slow memory: keep each tile's scores in fast memory; "
-                "only Q, K and V are read and only O is written.")
-    for op, name, start, stop in log:
-        if op == "read" and name in "QKV" and stop - start > b:
-            return (f"{name} rows {start}..{stop - 1} were read at once: more than one tile of b = {b} rows. Read "
-                    f"Q, K and V a tile at a time (memory.read(name, j, j + b)); fast memory holds only tiles.")
-    q_reads = [s for op, n, s, _ in log if op == "read" and n == "Q"]
-    if sorted(q_reads) != list(range(0, T, b)):
-        return ("each tile of queries must be read exactly once (then kept in fast memory while the key tiles "
-                f"stream past); the query tiles read start at rows {q_reads}.")
-    o_writes = [s for op, n, s, _ in log if op == "write" and n == "O"]
-    if sorted(o_writes) != list(range(0, T, b)):
-        return ("each tile of outputs must be written exactly once, after its last key tile; the output rows "
-                f"written start at {o_writes}.")
-    k_tiles: dict[int, list[int]] = {}
-    current = None
-    for op, name, start, _ in log:
-        if op == "read" and name == "Q":
-            current = start
-        elif op == "read" and name == "K" and current is not None:
-            k_tiles.setdefault(current, []).append(start)
-    v_reads = sum(1 for op, n, _, _ in log if op == "read" and n == "V")
-    k_reads = sum(len(v) for v in k_tiles.values())
-    for i in range(0, T, b):
-        got = k_tiles.get(i, [])
-        last = min(i + b, T) - 1
-        above = [j for j in got if j > last]
-        if above:
-            return (f"the query tile at row {i} read the key tile at row {above[0]}, whose keys all come after its "
-                    f"queries: such a tile is masked out entirely; skip it (never read it).")
-        if i not in got:
-            return (f"the query tile at row {i} did not read its diagonal key tile (rows {i}..{last}): it holds each "
-                    f"query's own key and the keys just before it. Only tiles with every key after every query "
-                    f"are skipped.")
-        if sorted(got) != list(range(0, i + 1, b)):
-            return (f"the query tile at row {i} read the key tiles starting at {got}; it needs each of the tiles "
-                    f"0, b, ..., {i} once.")
-    if v_reads != k_reads:
-        return f"K was read {k_reads} times but V {v_reads} times: each key tile needs its value tile once."
-    return None
-
-
-class _NoLog(list):  # type: ignore[type-arg]
-    """A log that keeps nothing, so that measuring an answer's memory does not count the log's growth."""
-
-    def append(self, item: Any) -> None:
-        pass
-
-
-_CAP_CASE = (1024, 8, 8)  # T, d, b: many tiles, so holding a whole row of keys is 128 times a tile
-
-
-def _held(causal_flash: Callable[..., Any], T: int, d: int, b: int) -> int:
-    """The most memory the answer held at once on a random (T, d) input with tiles of b, in numbers of 8
-    bytes (as counted by tracemalloc)."""
-    rng = np.random.default_rng(1401)
-    Q, K, V = rng.normal(size=(3, T, d))
-    memory = SlowMemory(Q=Q, K=K, V=V, O=np.zeros((T, d)))
-    memory.log = _NoLog()
-    was_tracing = tracemalloc.is_tracing()
-    if not was_tracing:
-        tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        start = tracemalloc.get_traced_memory()[0]
-        with _without_package_loop(), np.errstate(all="ignore"):
-            causal_flash(memory, b)
-        return (tracemalloc.get_traced_memory()[1] - start) // 8
-    finally:
-        if not was_tracing:
-            tracemalloc.stop()
-
-
-def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
-    """Run the answer on a long input and measure the most memory it held at once: name a loop that holds
-    far more than its tiles, or None. Run again at half the length to tell what it held: T x T numbers (a
-    causal mask built once for the whole input, e.g. np.tri(T)) quadruple when T doubles; a list of a row's
-    key tiles (then one ordinary softmax) doubles."""
-    T, d, b = _CAP_CASE
-    tiles = 4 * b * d + b * b
-    limit = 16 * tiles + 4096  # room for temporaries and Python's own objects; a whole row of keys is T d
-    held = _held(causal_flash, T, d, b)
-    if held <= limit:
-        return None
-    start = (f"on T = {T}, d = {d}, b = {b} your loop held about {held:,} numbers in fast memory at once, where "
-             f"its tiles need about 4bd + b^2 = {tiles}")
-    growth = held / max(_held(causal_flash, T // 2, d, b), 1)
-    if growth > 3:
-        return (f"{start}, and that grows as T^2 (halving T divided it by {growth:.1f}): something of T x T "
-                f"size was held, such as a causal mask built once for the whole input (np.tri(T)). Fast "
-                f"memory holds only tiles: build each tile's b x b mask from the positions (key position "
-                f"j + c > query position i + r, with np.arange).")
-    return (f"{start}: fast memory holds only the query tile, the current key and value tiles, their b x b "
-            f"scores and m, l, a. Keep no list of key tiles (or of all a row's scores) for one ordinary "
-            f"softmax at the end: update m, l and a as each key tile passes.")
-
-
-def uses_torch(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, refers to PyTorch (the module, or
-    anything defined in it, such as ``F`` or ``torch.softmax``). Exercise 1's fast memory is measured with
-    tracemalloc, which sees NumPy's allocations and not PyTorch's, so the loop is asked for in NumPy."""
-    def from_torch(obj: Any) -> bool:
-        name = getattr(obj, "__name__", None) if isinstance(obj, type(np)) else getattr(obj, "__module__", None)
-        return isinstance(name, str) and (name == "torch" or name.startswith("torch."))
-
-    def imports_torch(f: Callable[..., Any]) -> bool:  # "import torch" inside the function: a name, no global
+# ----------------------------------------------------------- exercise 1: a RoPE score from the offset
+def rotates(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, rotates vectors: calls the lesson's
+    ``rope`` (a function of the learner's of that name) or the package's ``sa.llm.rotary``."""
+    for f in learners_functions(fn):
+        if f is not fn and getattr(f, "__name__", "") == "rope":
+            return True
+        if any(obj is llm.rotary for obj in used_objects(f).values()):
+            return True
         code = getattr(f, "__code__", None)
-        return code is not None and any(n == "torch" or n.startswith("torch.") for n in code_names(code))
-
-    return any(imports_torch(f) or any(from_torch(obj) for obj in used_objects(f).values())
-               for f in learners_functions(fn))
-
-
-def holds_more_than_tiles(causal_flash: Callable[..., Any]) -> bool:
-    """Whether an answer to Exercise 1 keeps more than its tiles in fast memory (the check's measurement on
-    T = 1,024), or is written with PyTorch, whose memory the measurement cannot see: the hidden test refuses
-    both, as the check does."""
-    return uses_torch(causal_flash) or _fast_memory_problem(causal_flash) is not None
+        if code is not None and "rotary" in code_names(code):
+            return True
+    return False
 
 
-def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> str | None:
-    """Name a mask that also hides each query's own key (>= instead of >): query 0 then has no key left."""
-    bad = ~np.isfinite(out).all(axis=1)
-    if not bad.any():
-        return None
-    strict = _causal(Q, K, V, own_key=False)
-    if bad[0] and np.allclose(out[~bad], strict[~bad], atol=1e-6):
-        return ("row 0 of O is NaN: every key of query 0 was masked, so its softmax divides 0 by 0. A query "
-                "reads its own key: set to -inf only the keys after it (key position > query position), "
-                "not key position >= query position.")
-    return None
+def _rope_score(q: np.ndarray, k: np.ndarray, offset: float, base: float, *, sign: float = 1.0,
+                adjacent: bool = False, exponent: float = 2.0, sine: bool = True) -> float:
+    d = len(q)
+    angle = sign * offset * base ** (-exponent * np.arange(d // 2) / d)
+    if adjacent:
+        a1, a2, b1, b2 = q[0::2], q[1::2], k[0::2], k[1::2]
+    else:
+        a1, a2, b1, b2 = q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
+    cross = (a1 * b2 - a2 * b1) * np.sin(angle) if sine else 0.0
+    return float(np.sum((a1 * b1 + a2 * b2) * np.cos(angle) + cross))
 
 
-def _skipped_diagonal(log: list[tuple[str, str, int, int]], b: int) -> int | None:
-    """The first query tile that read every key tile before its diagonal one but not the diagonal one
-    (the loop ``range(0, i, b)``), or None: why a loop that crashed before its checks crashed."""
-    k_tiles: dict[int, list[int]] = {}
-    current = None
-    for op, name, start, _ in log:
-        if op == "read" and name == "Q":
-            current = start
-            k_tiles.setdefault(start, [])
-        elif op == "read" and name == "K" and current is not None:
-            k_tiles[current].append(start)
-    for i, got in k_tiles.items():
-        if got == list(range(0, i, b)):
-            return i
-    return None
+# (d, offset, base): a positive offset, a negative one, and a slow base with a long offset
+_ROPE_CASES = [(4, 3, 10.0), (16, -40, 10_000.0), (8, 1000, 500_000.0)]
 
 
-def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
-    """Exercise 1: causal attention tile by tile through a counted slow memory: the output, and the reads
-    and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
-    if not callable(causal_flash):
-        raise ExerciseError("causal_flash should be a function: write it in the answer cell above.")
-    if getattr(causal_flash, "__code__", None) is llm.flash_attention_io.__code__:
-        raise ExerciseError(f"causal_flash is the package's loop: your answer {_REFUSED}")
-    if uses_torch(causal_flash):
-        raise ExerciseError(
-            "causal_flash uses PyTorch: write the loop in NumPy, as section 4's is. The check measures what the "
-            "loop holds in fast memory through NumPy's allocations and cannot see PyTorch's, so a PyTorch "
-            "loop could keep all of a row's keys unseen.")
-    for Q, K, V, b in _flash_cases():
-        T = len(Q)
-        what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
-        memory = SlowMemory(Q=Q, K=K, V=V)
+def check_rope_score(rope_score: Callable[..., Any]) -> None:
+    """Exercise 1: the score of q at m and k at n from offset = m - n, per pair:
+    sum_i (a . b) cos(offset theta_i) + (a1 b2 - a2 b1) sin(offset theta_i)."""
+    if not callable(rope_score):
+        raise ExerciseError("rope_score should be a function: write it in the answer cell above.")
+    if rotates(rope_score):
+        raise ExerciseError("rope_score rotates q and k (it calls the lesson's rope or sa.llm.rotary): derive the "
+                            "score from the offset pair by pair instead, with R(a)^T R(b) = R(b - a).")
+    rng = np.random.default_rng(1414)
+    for d, offset, base in _ROPE_CASES:
+        q, k = rng.normal(size=(2, d))
+        call = f"rope_score(q, k, offset={offset}, base={base:,.0f}) with d = {d}"
         try:
-            with _without_package_loop():
-                causal_flash(memory, b)
-        except ExerciseError:
-            raise
+            got = rope_score(q.copy(), k.copy(), offset, base)
         except Exception as exc:
-            i = _skipped_diagonal(memory.log, b)
-            if i is not None:
-                raise ExerciseError(
-                    f"causal_flash raised {type(exc).__name__} on {what} after the query tile at row {i} did not "
-                    f"read its diagonal key tile (rows {i}..{min(i + b, T) - 1}): it holds each query's own key "
-                    f"(query 0 has no other), so skipping it leaves nothing to attend to. Only tiles with every "
-                    f"key after every query are skipped: let j run up to i.") from None
-            raise ExerciseError(f"causal_flash raised {type(exc).__name__} on {what}: {exc}") from None
-        if {"S", "P"} & set(memory.arrays):
-            raise ExerciseError(f"{_pattern_problem(memory.log, T, b)} (on {what})")
-        if "O" not in memory.arrays:
-            raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
-                                f"memory.write('O', rows, i).")
-        problem = _pattern_problem(memory.log, T, b) or _own_key_problem(memory.arrays["O"][:T], Q, K, V)
-        if problem:
-            raise ExerciseError(f"{problem} (on {what})")
-        mistakes = {
-            "inside a diagonal tile the keys after each query were not masked: set those scores to -inf "
-            "(key position > query position).": _causal(Q, K, V, mask=False, within_tiles_of=b),
-            "the scores are not scaled: divide them by sqrt(d_k).": _causal(Q, K, V, scale=False),
-            "when a tile raises a row's maximum, the running sum and output must be multiplied by "
-            "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
-        }
-        check_array(memory.arrays["O"][:T], _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
-    problem = _fast_memory_problem(causal_flash)
-    if problem:
-        raise ExerciseError(problem)
-    passed("exact causal attention, each query tile read once, only the key tiles up to the diagonal read, "
-           "each output tile written once, and no more than the tiles held in fast memory.")
-
-
-# ------------------------------------------------------- exercise 2: elements moved, predicted
-_MOVED_CASES = [(1024, 64, 128), (4096, 128, 64), (96, 8, 32)]
-
-
-def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> None:
-    """Exercise 2: the elements the causal tiled loop moves, 3 T d + T^2 d / b (T a multiple of b)."""
-    if not callable(causal_elements_moved):
-        raise ExerciseError("causal_elements_moved should be a function: write it in the answer cell above.")
-    for T, d, b in _MOVED_CASES:
-        try:
-            with _without_package_loop(memory=True):
-                got = causal_elements_moved(T, d, b)
-        except ExerciseError:
-            raise
-        except Exception as exc:
-            raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
-        N = T // b
+            raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        right = _rope_score(q, k, offset, base)
         hints = {
-            "that is the count of the loop without the mask (every key tile for every query tile, "
-            "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
-            "that leaves out the diagonal tiles (query tile n reads key tiles 0..n, n + 1 of them), or else it "
-            "leaves out Q's read and O's write (T d numbers each): both mistakes give T d + T^2 d / b.":
-                2 * T * d + b * d * N * (N - 1),
-            "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
-                2 * T * d + b * d * N * (N + 1) / 2,
-            "that counts N^2/2 of the N^2 key/value tiles (N = T / b): the causal loop reads N(N + 1)/2 of them, "
-            "the diagonal tiles included (query tile n reads key tiles 0..n). Leaving out O's write (T d numbers) "
-            "gives the same count.": 2 * T * d + T**2 * d / b,
-            "that is standard attention's count (S and P through slow memory), not the tiled loop's.":
-                4 * T * d + 4 * T**2,
+            "the sine term has the wrong sign: offset is m - n, the query's position minus the key's. Taking "
+            "n - m, or writing the cross term a2 b1 - a1 b2, flips it.": _rope_score(q, k, offset, base, sign=-1),
+            "features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.":
+                _rope_score(q, k, offset, base, adjacent=True),
+            "the frequencies are off: theta_i = base^(-2i/d) for pair i = 0, ..., d/2 - 1, not base^(-i/d).":
+                _rope_score(q, k, offset, base, exponent=1.0),
+            "only the cosine term is there: R(b - a) also mixes the two features of a pair, which adds "
+            "(a1 b2 - a2 b1) sin(offset theta_i).": _rope_score(q, k, offset, base, sine=False),
+            "the score was divided by sqrt(d): the exercise asks for the plain dot product of the rotated "
+            "vectors.": right / np.sqrt(d),
         }
-        check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
-    passed(f"3 T d + T^2 d / b: for T = 4,096, d = 128, b = 64 that is {3 * 4096 * 128 + 4096**2 * 128 // 64:,} "
-           f"elements, against {2 * 4096 * 128 + 2 * 4096**2 * 128 // 64:,} without the mask.")
+        hints = {m: v for m, v in hints.items() if not np.isclose(v, right)}
+        check_value(got, right, call, hints=hints)
+    passed("a score from the offset alone: per pair, (a . b) cos(offset theta_i) + (a1 b2 - a2 b1) "
+           "sin(offset theta_i); positions m and n enter only as m - n.")
 
 
-# --------------------------------------------------- exercise 3: the cache of a local/global interleave
+# --------------------------------------------------- exercise 2: the cache of a local/global interleave
 # the last: 34 / 6 = 5.67, so a count rounded to the nearest (6) is told from the right one (5)
 _INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (4096, 8, 4096, 0),
                      (32768, 34, 1024, 5)]
@@ -360,7 +105,7 @@ def _interleave(T: int, layers: int, window: int, k: int, *, cap: bool = True, g
 
 
 def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
-    """Exercise 3: tokens held in the caches of all layers: min(T, window) per local layer, T per global."""
+    """Exercise 2: tokens held in the caches of all layers: min(T, window) per local layer, T per global."""
     if not callable(interleave_cache):
         raise ExerciseError("interleave_cache should be a function: write it in the answer cell above.")
     for T, layers, window, k in _INTERLEAVE_CASES:
@@ -393,3 +138,69 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
     full = 62 * 131072
     passed(f"with 5 local layers of 1,024 to 1 global, 62 layers at T = 131,072 hold "
            f"{_interleave(131072, 62, 1024, 5) / full:.1%} of the tokens of 62 global layers.")
+
+
+# ------------------------------------------- exercise 3: which pairs turn a full circle in training
+def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, calls ``sa.llm.rope_frequencies``."""
+    for f in learners_functions(fn):
+        if any(obj is llm.rope_frequencies for obj in used_objects(f).values()):
+            return True
+        code = getattr(f, "__code__", None)
+        if code is not None and "rope_frequencies" in code_names(code):
+            return True
+    return False
+
+
+def _wavelengths(d: int, base: float, *, exponent: float = 2.0, two_pi: bool = True,
+                 first: int = 0) -> np.ndarray:
+    i = np.arange(first, first + d // 2)
+    theta = base ** (-exponent * i / d)
+    return (2 * np.pi if two_pi else 1.0) / theta
+
+
+# (d, base, trained length): in each, some pair turns exactly once (1 <= L / wavelength < 2), and the
+# pairs with at least one turn, those with two or more, and those with none are three different counts
+_TURN_CASES = [(8, 10_000.0, 1000), (128, 10_000.0, 4096), (128, 500_000.0, 8192)]
+
+
+def check_rope_turns(rope_turns: Callable[..., Any]) -> None:
+    """Exercise 3: wavelengths 2 pi base^(2i/d), i = 0, ..., d/2 - 1, and the number of pairs whose
+    wavelength fits in the trained length (at least one full turn)."""
+    if not callable(rope_turns):
+        raise ExerciseError("rope_turns should be a function: write it in the answer cell above.")
+    if uses_rope_frequencies(rope_turns):
+        raise ExerciseError("rope_turns calls sa.llm.rope_frequencies: compute theta_i = base^(-2i/d) from d and "
+                            "base yourself.")
+    for d, base, L in _TURN_CASES:
+        call = f"rope_turns(d={d}, base={base:,.0f}, trained_length={L})"
+        try:
+            got = rope_turns(d, base, L)
+        except Exception as exc:
+            raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        if not isinstance(got, tuple) or len(got) != 2:
+            raise ExerciseError(f"{call} should return two things, (wavelengths, seen), but it returned "
+                                f"{type(got).__name__} {got!r:.80}.")
+        wavelengths, seen = got
+        right = _wavelengths(d, base)
+        mistakes = {
+            "the exponent is -2i/d, not -i/d: theta_i = base^(-2i/d), so the slowest pair's wavelength is "
+            "near 2 pi base, not 2 pi sqrt(base).": _wavelengths(d, base, exponent=1.0),
+            "a wavelength is 2 pi / theta_i positions (one full turn is 2 pi radians), not 1 / theta_i.":
+                _wavelengths(d, base, two_pi=False),
+            "pairs are counted from 0: pair 0 has theta_0 = 1 and wavelength 2 pi; yours are shifted by one "
+            "pair.": _wavelengths(d, base, first=1),
+        }
+        check_array(wavelengths, right, f"the wavelengths of {call}", mistakes=mistakes)
+        turns = L / right
+        hints = {
+            "that counts the pairs with two or more full turns: a pair whose wavelength fits once in the "
+            "trained length has completed one turn, so the test is L / wavelength >= 1 (or L theta_i >= 2 pi), "
+            "not > 1 on whole turns.": float(np.sum(np.floor(turns) > 1)),
+            "that counts the pairs that never complete a turn (wavelength longer than the trained length); the "
+            "exercise asks for those that do.": float(np.sum(turns < 1)),
+        }
+        check_value(seen, float(np.sum(turns >= 1)), f"the count of {call}", hints=hints)
+    slow = _wavelengths(128, 500_000.0)
+    passed(f"with base 500,000 and d = 128, {int(np.sum(8192 / slow >= 1))} of the 64 pairs turn at least once "
+           f"in 8,192 tokens; the slowest pair's wavelength is {slow[-1]:,.0f} tokens.")

@@ -1,4 +1,4 @@
-"""Figures of lessons 13 and 14 (generation, memory, long context, memory traffic).
+"""Figures of lessons 13, 14 and 15 (generation, memory, long context, memory traffic).
 
 Each function draws one figure at a size meant for a 1280-px slide (fonts of 14 pt on a 10-inch figure are
 about 25 px there) and returns it; the lesson cell ends with ``plt.show()``.

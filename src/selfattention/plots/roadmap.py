@@ -44,7 +44,7 @@ def transformer_diagram() -> Figure:
         (5.9, 1.05, "self-attention\n(simplified)\n$z_i = \\sum_j \\alpha_{ij} x_j$\n(lessons 02-10)",
          "mistyrose"),
         (8.5, 0.85, "feed-forward\nnetwork\n(lesson 12)", "honeydew"),
-        (10.9, 0.85, "contextual\nvectors, then\nnext-token\nprobabilities\n(lessons 11-14)", "aliceblue"),
+        (10.9, 0.85, "contextual\nvectors, then\nnext-token\nprobabilities\n(lessons 11-15)", "aliceblue"),
     ]
     centre_y, half_h = 2.6, 0.95
     for x, half_w, text, face in boxes:

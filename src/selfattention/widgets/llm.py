@@ -1,4 +1,5 @@
-"""Widgets of lessons 13 and 14: the cost of a decode step, and RoPE stretched to a longer context.
+"""Widgets of lessons 13, 14 and 15: the cost of a decode step, RoPE stretched to a longer context, and the
+elements standard and tiled attention move.
 
 Each builder draws its figure once; moving a control changes the artists' data and shows the figure again
 (:func:`selfattention.widgets.show`), then prints one line of numbers.
@@ -16,7 +17,7 @@ from ..llm import rope_frequencies
 from ..plots import llm as llm_plots
 from . import show
 
-__all__ = ["decode_explorer", "rope_explorer", "LLAMA2_70B"]
+__all__ = ["decode_explorer", "io_explorer", "rope_explorer", "LLAMA2_70B"]
 
 #: Llama 2 70B's published shape (80 layers, 64 query heads of 128 features, 8 key/value heads, float16),
 #: and its parameter count (transformers' LlamaForCausalLM of this shape, counted in lesson 13).
@@ -105,4 +106,41 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
         scaling=widgets.Dropdown(options=list(names), value="none", description="scaling"),
         factor=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32], value=8, description="factor",
                                        continuous_update=False),
+    )
+
+
+def io_explorer(d: int = 64, T_max: int = 65536) -> None:
+    """Show a widget: choose the fast memory M (numbers) and the features d; see the elements standard
+    attention (4Td + 4T^2) and the tiled loop (2Td + 2T^2 d / b, b the largest tile with 4bd + b^2 <= M) move,
+    against T from 1,024 to ``T_max``, and their ratio at ``T_max``."""
+    T = np.geomspace(1024, T_max, 20)
+    with plt.rc_context(llm_plots._style()):
+        fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+        standard, = ax.loglog(T, 4 * T * d + 4 * T**2, "k-", lw=2.5,
+                              label="standard: S and P through slow memory")
+        tiled, = ax.loglog(T, T, "--", lw=2, color="tab:blue", label="tiled")
+        ax.set_xlabel("tokens T")
+        ax.set_ylabel("elements moved")
+        ax.set_ylim(1e5, 3e11)
+        ax.legend(loc="upper left")
+    plt.close(fig)
+
+    def draw(M: int = 65536, d: int = d) -> None:
+        b = llm_plots.tile_for(M, d)
+        standard.set_ydata(4 * T * d + 4 * T**2)
+        tiled.set_ydata(2 * T * d + 2 * T**2 * d / b)
+        tiled.set_label(f"tiled, M = {M:,}: tiles of {b}")
+        ax.legend(handles=[standard, tiled], loc="upper left", fontsize=llm_plots.FONT - 1)
+        ax.set_title(f"fast memory M = {M:,} numbers, d = {d}", fontsize=llm_plots.FONT)
+        show(fig)
+        ratio = (4 * T_max * d + 4 * T_max**2) / (2 * T_max * d + 2 * T_max**2 * d / b)
+        print(f"M = {M:,}, d = {d}: tiles of {b}; at T = {T_max:,} standard attention moves {ratio:.1f} "
+              f"times the elements of the tiled loop")
+
+    widgets.interact(
+        draw,
+        M=widgets.SelectionSlider(options=[16384, 65536, 262144, 1048576], value=65536,
+                                  description="fast memory M", continuous_update=False),
+        d=widgets.SelectionSlider(options=[32, 64, 128, 256], value=d, description="d",
+                                  continuous_update=False),
     )

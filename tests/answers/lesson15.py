@@ -1,0 +1,48 @@
+"""Lesson 15's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
+
+ANSWERS = {
+    # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
+    # tile whose keys all come after the tile's last query; ... update m, l and a by section 1's formulas;
+    # then write the tile's a / l once."
+    "l15-flash-answer": """
+T, d = memory.arrays["Q"].shape
+for i in range(0, T, b):
+    q = memory.read("Q", i, i + b)
+    n = q.shape[0]
+    m = np.full(n, -np.inf)
+    l = np.zeros(n)
+    a = np.zeros((n, memory.arrays["V"].shape[1]))
+    for j in range(0, T, b):
+        if j > i + n - 1:
+            continue
+        k = memory.read("K", j, j + b)
+        v = memory.read("V", j, j + b)
+        s = q @ k.T / np.sqrt(d)
+        for r in range(n):
+            for c in range(k.shape[0]):
+                if j + c > i + r:
+                    s[r, c] = -np.inf
+        m_new = np.maximum(m, s.max(axis=1))
+        l = l * np.exp(m - m_new) + np.exp(s - m_new[:, None]).sum(axis=1)
+        a = a * np.exp(m - m_new)[:, None] + np.exp(s - m_new[:, None]) @ v
+        m = m_new
+    memory.write("O", a / l[:, None], i)
+""",
+    # "which key/value tiles does query tile number n (counting from 0) read?": tiles 0..n, 2 b d each, plus
+    # Q read once and O written once.
+    "l15-moved-answer": """
+tiles = T // b
+kv = sum(2 * b * d * (n + 1) for n in range(tiles))
+return T * d + T * d + kv
+""",
+    # "Return the tile's weights: entries of each query's softmax over all its keys"; section 2:
+    # "P = e^(S - L)", S = Q K^T / sqrt(d) (section 1)
+    "l15-tile-answer": """
+d = q.shape[1]
+scores = np.einsum("id,jd->ij", q, k) / np.sqrt(d)
+weights = np.empty_like(scores)
+for row in range(scores.shape[0]):
+    weights[row] = np.exp(scores[row] - L[row])
+return weights
+""",
+}

@@ -1,0 +1,396 @@
+"""Lesson 15's checks name each typical mistake, written as a learner would write it, and no other; two
+different right answers pass; a shortcut that skips what an exercise teaches does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mistakes import hidden_test_passes, message, names_only, right_answer_passes
+
+import selfattention as sa
+from selfattention import checks
+
+# ------------------------------------------------------------------------------- exercise 1
+FLASH_PHRASES = {
+    "no_skip": "whose keys all come after its queries", "no_diagonal": "did not read its diagonal key tile",
+    "no_mask": "were not masked", "unscaled": "are not scaled", "no_rescale": "exp(m_old - m_new)",
+    "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
+    "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
+    "one_softmax": "Keep no list of key tiles", "own_key": "reads its own key",
+    "whole_mask": "grows as T^2", "torch": "uses PyTorch",
+}
+
+
+def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescale=True, q_again=False,
+           o_every_tile=False):
+    """The causal tiled loop, with switches for the mistakes a learner makes."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        rows = np.arange(i, i + len(q))[:, None]
+        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
+        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
+        for j in range(0, T, b):
+            if skip and j > rows[-1, 0]:
+                continue
+            if not diagonal and j == i:
+                continue
+            if q_again and j > 0:
+                q = memory.read("Q", i, i + b)
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / (np.sqrt(d) if scale else 1.0)
+            if mask:
+                s = np.where(np.arange(j, j + len(k))[None, :] <= rows, s, -np.inf)
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            factor = np.exp(m - new_m) if rescale else 1.0
+            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * factor + np.exp(s - new_m) @ v
+            m = new_m
+            if o_every_tile:
+                memory.write("O", acc / total, i)
+        if not o_every_tile:
+            memory.write("O", acc / total, i)
+
+
+def flash_right(memory, b):
+    _flash(memory, b)
+
+
+def flash_right_rowwise(memory, b):
+    """Another right answer: the running numbers kept per query row as Python floats, updated row by row
+    as each key tile passes."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m, total, acc = [-np.inf] * len(q), [0.0] * len(q), [0.0] * len(q)
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            for r, row in enumerate(q):
+                s = k @ row / np.sqrt(d)
+                s[np.arange(j, j + len(k)) > i + r] = -np.inf
+                new_m = max(m[r], s.max())
+                total[r] = total[r] * np.exp(m[r] - new_m) + np.exp(s - new_m).sum()
+                acc[r] = acc[r] * np.exp(m[r] - new_m) + np.exp(s - new_m) @ v
+                m[r] = new_m
+        memory.write("O", np.array(acc) / np.array(total)[:, None], i)
+
+
+def flash_one_softmax(memory, b):
+    """The shortcut: each query tile and its key tiles read as asked, but the tiles concatenated and one
+    ordinary softmax taken (no running m, l, a)."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        keys, values = [], []
+        for j in range(0, i + 1, b):
+            keys.append(memory.read("K", j, j + b))
+            values.append(memory.read("V", j, j + b))
+        K, V = np.concatenate(keys), np.concatenate(values)
+        s = q @ K.T / np.sqrt(d)
+        s[np.arange(len(K))[None, :] > np.arange(i, i + len(q))[:, None]] = -np.inf
+        p = np.exp(s - s.max(axis=1, keepdims=True))
+        memory.write("O", p / p.sum(axis=1, keepdims=True) @ V, i)
+
+
+def flash_own_key_masked(memory, b):
+    """The mask written with >=: each query's own key is hidden too."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m, total = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1))
+        acc = np.zeros((len(q), memory.arrays["V"].shape[1]))
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / np.sqrt(d)
+            s[np.arange(j, j + len(k))[None, :] >= np.arange(i, i + len(q))[:, None]] = -np.inf
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def flash_whole_mask(memory, b):
+    """Tiles and the online softmax as asked, but the causal mask built once for the whole input (T x T)."""
+    T, d = memory.arrays["Q"].shape
+    mask = np.tri(T, dtype=bool)
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / np.sqrt(d)
+            s[~mask[i:i + len(q), j:j + len(k)]] = -np.inf
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def flash_torch_rows(memory, b):
+    """The shortcut in PyTorch: tiles read as asked, then all of a row's keys concatenated and one call of
+    PyTorch's attention, whose memory tracemalloc does not see."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = torch.tensor(memory.read("Q", i, i + b))
+        keys, values = [], []
+        for j in range(0, i + 1, b):
+            keys.append(torch.tensor(memory.read("K", j, j + b)))
+            values.append(torch.tensor(memory.read("V", j, j + b)))
+        K, V = torch.cat(keys), torch.cat(values)
+        mask = torch.arange(len(K))[None, :] <= torch.arange(i, i + len(q))[:, None]
+        memory.write("O", F.scaled_dot_product_attention(q, K, V, attn_mask=mask).numpy(), i)
+
+
+FLASH_WRONG = {
+    "no_skip": lambda mem, b: _flash(mem, b, skip=False),
+    "no_diagonal": lambda mem, b: _flash(mem, b, diagonal=False),
+    "no_mask": lambda mem, b: _flash(mem, b, mask=False),
+    "unscaled": lambda mem, b: _flash(mem, b, scale=False),
+    "no_rescale": lambda mem, b: _flash(mem, b, rescale=False),
+    "q_again": lambda mem, b: _flash(mem, b, q_again=True),
+    "o_often": lambda mem, b: _flash(mem, b, o_every_tile=True),
+    "one_softmax": flash_one_softmax,
+    "own_key": flash_own_key_masked,
+    "whole_mask": flash_whole_mask,
+    "torch": flash_torch_rows,
+}
+
+
+@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
+def test_flash_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_causal_flash, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(FLASH_WRONG))
+def test_flash_mistake_is_named(key):
+    names_only(message(checks.check_causal_flash, FLASH_WRONG[key]), key, FLASH_PHRASES)
+
+
+@pytest.mark.parametrize("shortcut", [flash_torch_rows, flash_one_softmax, flash_whole_mask])
+def test_flash_more_than_tiles_fails_the_hidden_test_too(shortcut):
+    """Output and traffic are right for each; only what the loop holds tells them apart, so the hidden test
+    measures it as the check does."""
+    assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=shortcut, sa=sa)
+
+
+@pytest.mark.parametrize("answer", [flash_right, flash_right_rowwise])
+def test_flash_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_flash_loop_that_stops_before_the_diagonal_and_crashes_is_named():
+    """j in range(0, i, b) skips the diagonal tile: query tile 0 reads nothing, its output is 0/0 of the wrong
+    shape (acc = 0.0), and a later write raises; the check names the skipped diagonal, not the ValueError."""
+    def skip_diagonal(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+                total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+                acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+                m = new_m
+            memory.write("O", acc / total, i)
+    text = message(checks.check_causal_flash, skip_diagonal)
+    names_only(text, "no_diagonal", FLASH_PHRASES)
+    assert "broadcast" not in text
+
+
+def test_flash_through_s_and_p_is_named():
+    def standard(memory, b):
+        Q, K = memory.read("Q"), memory.read("K")
+        S = Q @ K.T / np.sqrt(Q.shape[1])
+        memory.write("S", np.where(np.tri(len(Q), dtype=bool), S, -np.inf))
+    names_only(message(checks.check_causal_flash, standard), "s_p", FLASH_PHRASES)
+
+
+def test_flash_shortcut_that_reads_everything_at_once_fails():
+    """Computing causal attention on whole arrays (no tiles, no online softmax) is named, not passed."""
+    def shortcut(memory, b):
+        Q, K, V = memory.read("Q"), memory.read("K"), memory.read("V")
+        S = np.where(np.tri(len(Q), dtype=bool), Q @ K.T / np.sqrt(Q.shape[1]), -np.inf)
+        P = np.exp(S - S.max(axis=1, keepdims=True))
+        out = (P / P.sum(axis=1, keepdims=True)) @ V
+        for i in range(0, len(Q), b):
+            memory.write("O", out[i:i + b], i)
+    names_only(message(checks.check_causal_flash, shortcut), "whole", FLASH_PHRASES)
+
+
+def test_flash_without_max_subtraction_is_caught_on_the_large_case():
+    def naive(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            total, acc = 0.0, 0.0
+            for j in range(0, i + 1, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                e = np.exp(np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / np.sqrt(d), -np.inf))
+                total = total + e.sum(axis=1, keepdims=True)
+                acc = acc + e @ v
+            memory.write("O", acc / total, i)
+    text = message(checks.check_causal_flash, naive)
+    assert "NaN or infinite" in text or "differs" in text
+
+
+def test_flash_the_package_loop_itself_fails():
+    from selfattention import llm
+    text = message(checks.check_causal_flash, llm.flash_attention_io)
+    assert "flash_attention_io" in text and "passed" not in text.lower()
+
+
+def test_flash_shortcut_that_calls_the_package_loop_fails():
+    import selfattention as sa
+
+    def wrapper(memory, b):
+        sa.llm.flash_attention_io(memory, b, causal=True)
+    assert "flash_attention_io" in message(checks.check_causal_flash, wrapper)
+
+    from selfattention.llm import flash_attention_io as imported
+
+    def early_import(memory, b):
+        imported(memory, b, causal=True)
+    assert "flash_attention_io" in message(checks.check_causal_flash, early_import)
+    # the package's function works again after the check
+    memory = sa.llm.SlowMemory(Q=np.eye(4), K=np.eye(4), V=np.eye(4))
+    sa.llm.flash_attention_io(memory, 2, causal=True)
+    assert memory.moved == 3 * 4 * 4 + 16 * 4 // 2
+
+
+# ------------------------------------------------------------------------------- exercise 2
+MOVED_PHRASES = {
+    "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
+    "half": "N^2/2 of the N^2", "standard": "standard attention's count",
+}
+
+
+def moved_right(T, d, b):
+    return 3 * T * d + T * T * d / b
+
+
+def moved_right_sum(T, d, b):
+    return 2 * T * d + sum(2 * b * d * (n + 1) for n in range(T // b))
+
+
+MOVED_WRONG = {
+    "no_mask": lambda T, d, b: 2 * T * d + 2 * T * T * d / b,
+    "no_diagonal": lambda T, d, b: 2 * T * d + sum(2 * b * d * n for n in range(T // b)),
+    "keys": lambda T, d, b: 2 * T * d + sum(b * d * (n + 1) for n in range(T // b)),
+    # leaving out O's write and reading half the N^2 tiles give the same count: one message names both
+    "no_o": lambda T, d, b: T * d + sum(2 * b * d * (n + 1) for n in range(T // b)),
+    "half": lambda T, d, b: 2 * T * d + (T // b) ** 2 / 2 * 2 * b * d,
+    "standard": lambda T, d, b: 4 * T * d + 4 * T * T,
+}
+
+
+@pytest.mark.parametrize("answer", [moved_right, moved_right_sum])
+def test_moved_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_causal_elements_moved, answer, capsys)
+
+
+@pytest.mark.parametrize("key", list(MOVED_WRONG))
+def test_moved_mistake_is_named(key):
+    named = "half" if key == "no_o" else key  # leaving out O gives the count of half the tiles: one message
+    names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), named, MOVED_PHRASES)
+
+
+def test_moved_half_the_tiles_names_the_diagonal_first():
+    """Causal reads half the key/value tiles: N^2/2 instead of N(N + 1)/2; the message says so first."""
+    text = message(checks.check_causal_elements_moved, MOVED_WRONG["half"])
+    assert text.index("N^2/2 of the N^2") < text.index("O's write") and "diagonal tiles included" in text
+
+
+def test_moved_shortcut_that_counts_with_the_package_fails():
+    """Half the tiles, the average of masked and unmasked, is no derivation: it does not pass."""
+    def guess(T, d, b):
+        return 2 * T * d + T * T * d / b
+    assert "N^2/2 of the N^2" in message(checks.check_causal_elements_moved, guess)
+
+
+def test_moved_shortcut_that_simulates_the_package_loop_fails():
+    import selfattention as sa
+
+    def simulate(T, d, b):
+        memory = sa.llm.SlowMemory(**{n: np.zeros((T, d)) for n in "QKV"})
+        sa.llm.flash_attention_io(memory, b, causal=True)
+        return memory.moved
+    text = message(checks.check_causal_elements_moved, simulate)
+    assert "derive the count" in text and "passed" not in text.lower()
+
+
+def test_moved_without_q_and_o_names_both_mistakes():
+    """No Q read and no O write gives T d + T^2 d / b, as leaving out the diagonal does: both are named."""
+    def no_q_no_o(T, d, b):
+        return sum(2 * b * d * (n + 1) for n in range(T // b))
+    text = message(checks.check_causal_elements_moved, no_q_no_o)
+    assert "leaves out the diagonal tiles" in text and "Q's read and O's write" in text
+
+
+# ------------------------------------------------------------------------------- exercise 3
+TILE_PHRASES = {
+    "tile_softmax": "over this tile's keys alone", "unscaled": "are not scaled",
+    "axis": "laid along the keys",
+    "divide": "is the log of the row's sum", "no_exp": "take its exponential", "overflow": "overflow",
+}
+
+
+def _scores(q, k):
+    return q @ k.T / np.sqrt(q.shape[1])
+
+
+def tile_right(q, k, L):
+    return np.exp(_scores(q, k) - L[:, None])
+
+
+def tile_right_loops(q, k, L):
+    """Another right answer: weight by weight, e^(s - L) with the scale written as d ** 0.5."""
+    out = np.zeros((len(q), len(k)))
+    for i in range(len(q)):
+        for j in range(len(k)):
+            out[i, j] = np.exp(np.dot(q[i], k[j]) / q.shape[1] ** 0.5 - L[i])
+    return out
+
+
+def tile_softmax_scipy(q, k, L):
+    """The shortcut: a library softmax over the tile, ignoring L."""
+    from scipy.special import softmax
+    return softmax(_scores(q, k), axis=1)
+
+
+TILE_WRONG = {
+    "tile_softmax": tile_softmax_scipy,
+    "unscaled": lambda q, k, L: np.exp(q @ k.T - L[:, None]),
+    "axis": lambda q, k, L: np.exp(_scores(q, k) - L[None, :]),
+    "divide": lambda q, k, L: np.exp(_scores(q, k)) / L[:, None],
+    "no_exp": lambda q, k, L: _scores(q, k) - L[:, None],
+    "overflow": lambda q, k, L: np.exp(_scores(q, k)) / np.exp(L)[:, None],
+}
+
+
+@pytest.mark.parametrize("answer", [tile_right, tile_right_loops])
+def test_tile_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_tile_weights, answer, capsys)
+
+
+@pytest.mark.parametrize("answer", [tile_right, tile_right_loops])
+def test_tile_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("15_io_aware_attention", "l15-tile-test", tile_weights=answer)
+
+
+@pytest.mark.parametrize("key", list(TILE_WRONG))
+def test_tile_mistake_is_named(key):
+    with np.errstate(all="ignore"):
+        names_only(message(checks.check_tile_weights, TILE_WRONG[key]), key, TILE_PHRASES)
+
+
+def test_tile_softmax_shortcut_fails_the_hidden_test_too():
+    """A library softmax of the tile sums to 1 over its keys: the hidden test refuses it as the check does."""
+    assert not hidden_test_passes("15_io_aware_attention", "l15-tile-test", tile_weights=tile_softmax_scipy)
