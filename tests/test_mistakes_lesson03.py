@@ -287,7 +287,7 @@ def test_batch_praise_says_nothing_about_loops(capsys):
     assert "loop" not in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------- exercise 2: read a row before computing it
+# ---------------------------------------------------------------- exercise 2: a row under a mask
 MASK = {
     "no mask": "without the mask",
     "zero score": "e^0 = 1",
