@@ -7,8 +7,6 @@ that skips what the exercise teaches does not pass.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 import scipy.optimize
@@ -19,7 +17,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_nature_word, check_notes_scores, check_softmax_row
+from selfattention.checks import check_notes_scores, check_one_sided, check_softmax_row
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
@@ -358,79 +356,6 @@ def test_softmax_row_that_crashes_is_named():
     assert "raised NameError" in _message(check_softmax_row, softmax_row)
 
 
-# ---------------------------------------------------------------- exercise 3: the shortest nature word
-NATURE = {
-    "raw scores": "used the scores themselves as the weights",
-    "fixed score": "kept w's score with bank fixed",
-    "coordinate 1": "not what it brings",
-    "equal": "nature only equals finance",
-    "twice": "nature is twice finance",
-    "too long": "not the smallest such length",
-    "too short": "short of three times",
-    "no self term": "left out bank's own term",
-    "cosine": "the length for cosine scores",
-    "money's row": "the length for money's row",
-}
-A, B = np.exp(0.77), np.exp(0.98)
-RHS = 2.9 * A + 1.4 * B                  # nature = 3 finance: L e^(0.7 L) = RHS
-
-
-def bisect(f, lo=0.0, hi=10.0):
-    """The root of an increasing f on [lo, hi], as a learner would find it."""
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-    return (lo + hi) / 2
-
-
-NATURE_WRONG = {
-    "raw scores": np.sqrt((2.9 * 0.77 + 2 * 0.7 * 0.98) / 0.7),          # the notes' scores as weights
-    "fixed score": RHS / np.exp(0.7),                                     # w's score stays 0.7
-    "coordinate 1": np.log(RHS) / 0.7,                                    # w brings 1 nature, not L
-    "equal": bisect(lambda L: L * np.exp(0.7 * L) - 0.9 * A),             # nature = finance
-    "twice": bisect(lambda L: L * np.exp(0.7 * L) - (1.9 * A + 0.7 * B)),  # the old bar
-    "too long": 3.0,                                           # a design that passes, not the least
-    "too short": 1.0,                                          # a toy-sized word
-    "no self term": bisect(lambda L: L * np.exp(0.7 * L) - 2.9 * A),      # bank's own share forgotten
-    "cosine": 4.976913,                                        # cosine scores instead of dot products
-    "money's row": 6.018222,                                   # money's contextual vector, not bank's
-}
-
-
-@pytest.mark.parametrize("key", sorted(NATURE_WRONG))
-def test_nature_length_mistake_is_named(key):
-    _names_only(_message(check_nature_word, NATURE_WRONG[key]), key, NATURE)
-
-
-def nature_over_finance(L):
-    Z, _ = sa.basic_self_attention(np.array([[1.0, 0.1, 0, 0], [0.7, 0.7, 0, 0], [0, L, 0, 0]]))
-    return Z[1, 1] - 3 * Z[1, 0]
-
-
-@pytest.mark.parametrize("answer", [
-    bisect(lambda L: L * np.exp(0.7 * L) - RHS),           # the condition solved by hand, then bisected
-    bisect(nature_over_finance),                           # bisection on bank' itself
-    2.177,                                                 # typed in, rounded
-    np.array(2.1771),
-])
-def test_nature_length_right_answers(answer, capsys):
-    _right_answer_passes(check_nature_word, answer, capsys)
-
-
-def test_a_grid_that_stops_at_the_first_passing_tenth_does_not_pass():
-    """A shortcut: L = 2.2, the first tenth that clears the bar, without solving the condition."""
-    _names_only(_message(check_nature_word, 2.2), "too long", NATURE)
-
-
-@pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("2.18", "is a string"),
-    (np.inf, "NaN or infinite"), (-2.0, "a length is positive"), (1e6, "far too long"),
-])
-def test_nature_length_bad_input_is_named(answer, said):
-    text = _message(check_nature_word, answer)
-    assert said in text and not [k for k, p in NATURE.items() if p in text], text
-
-
 def _learner_cells(*cells: str) -> dict:
     """Run ``cells`` as a notebook would (one namespace named ``__main__``); return that namespace."""
     namespace: dict = {"__name__": "__main__", "np": np, "sa": sa}
@@ -468,6 +393,22 @@ def test_the_lessons_own_naive_softmax_shifted_passes():
     check_softmax_row(ns["softmax_row"])
 
 
+def test_the_learners_own_helper_named_softmax_passes_the_check_and_the_hidden_test(capsys):
+    """A helper the learner wrote and called softmax is no library softmax."""
+    ns = _learner_cells("def softmax(v):\n    e = np.exp(v - v.max())\n    return e / e.sum()\n",
+                        "def softmax_row(scores):\n    scores = np.asarray(scores, dtype=float)\n"
+                        "    return np.stack([softmax(r) for r in scores])\n")
+    _right_answer_passes(check_softmax_row, ns["softmax_row"], capsys)
+    assert _hidden_passes("l02-softmax-test", softmax_row=ns["softmax_row"])
+
+
+def test_a_library_softmax_imported_as_softmax_is_still_named():
+    ns = _learner_cells("from scipy.special import softmax\n"
+                        "def softmax_row(scores):\n    return softmax(scores, axis=1)\n")
+    _names_only(_message(check_softmax_row, ns["softmax_row"]), "library", SOFTMAX)
+    assert not _hidden_passes("l02-softmax-test", softmax_row=ns["softmax_row"])
+
+
 def test_a_library_softmax_stored_under_a_softmax_name_is_named():
     ns = _learner_cells("my_softmax = sa.softmax\ndef softmax_row(s):\n    return my_softmax(s)\n")
     _names_only(_message(check_softmax_row, ns["softmax_row"]), "library", SOFTMAX)
@@ -478,66 +419,6 @@ def test_scipy_logsumexp_is_a_library_shift_that_does_not_pass():
         return np.exp(scores - scipy.special.logsumexp(scores, axis=1, keepdims=True))
 
     _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
-
-
-LAMBERT = float(scipy.special.lambertw(0.7 * RHS).real) / 0.7   # the closed form, L = W(0.7 c) / 0.7
-
-
-@pytest.mark.parametrize("coeffs", [(2.9, 1.4), [3 - 0.1, 3 * 0.7 - 0.7], np.array([2.9, 1.4])])
-def test_nature_coeffs_right_answers(coeffs, capsys):
-    _right_answer_passes(lambda c: check_nature_word(LAMBERT, c), coeffs, capsys)
-
-
-@pytest.mark.parametrize(("coeffs", "said"), [
-    ((2.9, 0.0), "leave out bank's own term"), ((3.0, 2.1), "leave out the nature that money and bank bring"),
-    ((2.9, 2.1), "leave out the nature that bank brings"),
-    ((3.0, 1.4), "leave out the nature that money brings"),
-    ((-2.9, -1.4), "have the wrong sign"), ((1.4, 2.9), "are in the wrong order"),
-    ((2.0, 2.0), "not the c of"), (RHS, "is one number"), ([RHS], "shape (1,)"),
-    (("2.9", "1.4"), "holds a string"), ("2.9, 1.4", "is a string")])
-def test_nature_coeffs_mistake_is_named(coeffs, said):
-    text = _message(lambda c: check_nature_word(2.17708, c), coeffs)
-    assert not re.search(r"[pq] = 3 x|= 2\.9\b|= 1\.4\b", text), text   # the term named, not its value
-    others = ["leave out bank's own", "leave out the nature that money and bank",
-              "leave out the nature that bank", "leave out the nature that money brings", "wrong sign",
-              "wrong order", "not the c of"]
-    assert said in text and not [o for o in others if o in text and o not in said], text
-
-
-def test_the_coefficients_are_judged_before_the_length():
-    """A grid or brentq on bank' gives L without the derivation; wrong coefficients still fail."""
-    assert "leave out bank's own term" in _message(lambda c: check_nature_word(LAMBERT, c), (2.9, 0.0))
-
-
-def test_the_constant_read_off_l_e_to_the_07_l_does_not_pass():
-    """The shortcut: c = L e^(0.7 L) from a numerically found L, typed in as one number."""
-    c = LAMBERT * np.exp(0.7 * LAMBERT)
-    assert "is one number" in _message(lambda c: check_nature_word(LAMBERT, c), c)
-
-
-def test_a_grid_on_bank_prime_without_the_coefficients_does_not_pass():
-    """The shortcut: L by a grid on sa.basic_self_attention, the derivation (the coefficients) skipped."""
-    text = _message(lambda c: check_nature_word(2.17708, c), None)
-    assert "has no value yet" in text and "skips the derivation" in text, text
-
-
-def test_brentq_on_bank_prime_is_named_by_the_check_and_fails_the_hidden_test():
-    """The shortcut: scipy.optimize.brentq on bank' itself gives L; the coefficients are not derived."""
-    length = scipy.optimize.brentq(nature_over_finance, 0.0, 10.0, xtol=1e-9)
-    text = _message(lambda c: check_nature_word(length, c), None)
-    assert "skips the derivation" in text and not [k for k, p in NATURE.items() if p in text], text
-    assert not _hidden_passes("l02-nature-test", nature_length=length, nature_coeffs=None)
-    assert not _hidden_passes("l02-nature-test", nature_length=length, nature_coeffs=(2.9, 0.0))
-
-
-def test_the_hidden_nature_test_passes_the_derivation_and_the_helper():
-    assert _hidden_passes("l02-nature-test", nature_length=bisect(lambda L: L * np.exp(0.7 * L) - RHS),
-                          nature_coeffs=(2.9, 1.4))
-
-
-def test_no_coefficients_and_no_length_is_the_plain_no_value_message():
-    text = _message(lambda c: check_nature_word(None, c), None)
-    assert "has no value yet" in text and "skips the derivation" not in text, text
 
 
 def test_an_unshifted_softmax_in_long_double_does_not_pass():
@@ -616,7 +497,49 @@ def test_a_shift_by_the_largest_absolute_score_is_named_as_too_far_down():
         assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
 
 
-@pytest.mark.parametrize("answer", [2.18, 2.174, 2.19])
-def test_a_length_off_by_more_than_the_precision_asked_is_named_as_precision(answer):
-    text = _message(check_nature_word, answer)                 # 2.18: 0.003 above the root, 0.001 asked
-    assert "not precise enough" in text and not [k for k, p in NATURE.items() if p in text], text
+# ---------------------------------------------------------------- exercise 3: one-sided attention
+ONE_SIDED = {
+    "equal": "equal row sums",
+    "swapped": "the roles are swapped",
+    "brute force": "beyond 2",
+    "row 1": "word 1 gives word 3 only",
+    "row 3": "word 3 still gives word 1",
+}
+ONE_SIDED_WRONG = {
+    "equal": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]),        # the same word twice: symmetric rows
+    "swapped": ([0.0, 2.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]),      # the long word first
+    "brute force": ([0.0, 1.0, 0.0, 0.0], [0.0, 50.0, 0.0, 0.0]),  # the shortcut: a huge word 3
+    "row 1": ([0.5, 0.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]),        # word 1 too close to bank
+    "row 3": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.6, 0.0, 0.0]),        # word 3 not long enough
+}
+
+
+@pytest.mark.parametrize("key", sorted(ONE_SIDED_WRONG))
+def test_one_sided_mistake_is_named(key):
+    _names_only(_message(lambda a: check_one_sided(*a), ONE_SIDED_WRONG[key]), key, ONE_SIDED)
+
+
+@pytest.mark.parametrize("key", sorted(ONE_SIDED_WRONG))
+def test_the_hidden_one_sided_test_refuses_what_the_check_refuses(key):
+    x_1, x_3 = ONE_SIDED_WRONG[key]
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
+
+
+RIGHT_ONE_SIDED = [([0.0, 1.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]),     # along nature
+                   ([-0.5, 1.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]),    # word 1 turned away from bank
+                   (np.array([0.0, 0.0, 1.0, 0.0]), np.array([0.0, 0.0, 2.0, 0.0]))]   # food axis
+
+
+@pytest.mark.parametrize("answer", RIGHT_ONE_SIDED)
+def test_one_sided_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(lambda a: check_one_sided(*a), answer, capsys)
+    assert _hidden_passes("l02-asym-test", x_1=answer[0], x_3=answer[1])
+
+
+@pytest.mark.parametrize(("answer", "said"), [((None, None), "has no value yet"),
+                                              (([0.0, 1.0], [0.0, 2.0, 0.0, 0.0]), "has shape (2,)"),
+                                              (([0.0, np.nan, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]), "not finite"),
+                                              (("river", [0.0, 2.0, 0.0, 0.0]), "should be 4 numbers")])
+def test_one_sided_bad_input_is_named(answer, said):
+    text = _message(lambda a: check_one_sided(*a), answer)
+    assert said in text and not [k for k, p in ONE_SIDED.items() if p in text], text

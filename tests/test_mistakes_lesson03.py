@@ -17,7 +17,8 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_bank_attends, check_row_reading, check_self_attention_batch
+from selfattention.checks import check_bank_attends, check_masked_row, check_self_attention_batch
+from selfattention.checks.lesson03 import loops_in
 
 
 def _softmax(x, axis=-1):
@@ -286,77 +287,64 @@ def test_batch_praise_says_nothing_about_loops(capsys):
     assert "loop" not in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------- exercise 2: read a row before computing it
-READ = {
-    "own word": "does not win its own row",
-    "neighbour": "position plays no part",
-    "weak word": "scores only 0.10",
-    "several words": "name one word",
-    "divided scores": "weights go by e^score, not by the score",
-    "no exponential": "the log of the ratio",
-    "upside down": "is upside down",
-    "cosines": "used cosines",
-    "one weight": "the weight of river alone",
-    "other": "not the weight of river over the weight of a",
+# ---------------------------------------------------------------- exercise 2: a row under a mask
+MASK = {
+    "no mask": "without the mask",
+    "zero score": "e^0 = 1",
+    "zeroed after": "without sharing it out",
+    "column": "is flows' column",
+    "hid a": "hides a, not flows",
+    "equal": "equal weights",
+    "other": "not flows' masked row",
 }
-_RIGHT = float(np.exp(0.72))
-_COS = {"river": 0.82 / (np.linalg.norm([0.2, 0.8]) * np.linalg.norm([0.1, 1.0])),
-        "a": 0.10 / (np.linalg.norm([0.2, 0.8]) * 0.2)}
-READ_WRONG = {
-    "own word": ("flows", 1.79),                        # its own row always wins, or the nearest by cosine
-    "neighbour": ("bank", 1.82),                         # the word next to it
-    "weak word": ("a", 1.0),
-    "several words": ("river bank", _RIGHT),             # the shortcut: hedge over the two top scorers
-    "divided scores": ("river", 0.82 / 0.10),
-    "no exponential": ("river", 0.82 - 0.10),
-    "upside down": ("river", np.exp(0.10 - 0.82)),
-    "cosines": ("river", float(np.exp(_COS["river"] - _COS["a"]))),
-    "one weight": ("river", 0.308),
-    "other": ("river", 3.0),
+_SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
+_X4 = np.array([[0.1, 0.1, 0.1, 0.1], [0.1, 1.0, 0, 0], [0.7, 0.7, 0, 0], [0.2, 0.8, 0, 0]])
+_HIDDEN = np.where(np.eye(4, dtype=bool), -np.inf, _X4 @ _X4.T)
+_RIGHT_ROW = _softmax(np.where(np.arange(4) == 3, -np.inf, _SCORES))
+MASK_WRONG = {
+    "no mask": _softmax(_SCORES),                                         # forgot the mask
+    "zero score": _softmax(np.where(np.arange(4) == 3, 0.0, _SCORES)),    # masked with 0, not -inf
+    "zeroed after": _softmax(_SCORES) * [1, 1, 1, 0],                     # zeroed after the softmax
+    "column": _softmax(_HIDDEN)[:, 3],                                    # flows' column of the masked A
+    "hid a": _softmax(np.where(np.arange(4) == 0, -np.inf, _SCORES)),     # masked the first word
+    "equal": np.array([1, 1, 1, 0]) / 3,                                  # the shortcut: the mask alone
+    "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
 }
 
 
-def _read(answer):
-    check_row_reading(*answer)
+@pytest.mark.parametrize("key", sorted(MASK_WRONG))
+def test_masked_row_mistake_is_named(key):
+    _names_only(_message(check_masked_row, MASK_WRONG[key]), key, MASK)
 
 
-@pytest.mark.parametrize("key", sorted(READ_WRONG))
-def test_row_reading_mistake_is_named(key):
-    _names_only(_message(_read, READ_WRONG[key]), key, READ)
+@pytest.mark.parametrize("key", sorted(MASK_WRONG))
+def test_the_hidden_masked_row_test_refuses_what_the_check_refuses(key):
+    assert not _hidden_passes("l03-mask-test", flows_row=MASK_WRONG[key])
 
 
-@pytest.mark.parametrize("key", sorted(READ_WRONG))
-def test_the_hidden_row_test_refuses_what_the_check_refuses(key):
-    top, ratio = READ_WRONG[key]
-    assert not _hidden_passes("l03-read-test", top=top, ratio=ratio)
+@pytest.mark.parametrize("answer", [["0.205", "0.421", "0.374", "0"], "0.205 0.421 0.374 0"])
+def test_a_row_written_as_text_is_refused_by_the_check_and_the_hidden_test(answer):
+    assert "holds text" in _message(check_masked_row, answer)
+    assert not _hidden_passes("l03-mask-test", flows_row=answer)
 
 
-def test_a_list_of_words_is_a_hedge_too():
-    _names_only(_message(_read, (["river", "bank"], _RIGHT)), "several words", READ)
-    assert not _hidden_passes("l03-read-test", top=["river", "bank"], ratio=_RIGHT)
+RIGHT_ROWS = [_RIGHT_ROW,                                                  # -inf, then softmax
+              list(_softmax(_SCORES) * [1, 1, 1, 0] / (1 - _softmax(_SCORES)[3])),   # renormalised
+              _softmax(_HIDDEN)[3].round(3)]                               # the whole masked map, row 4
 
 
-def test_the_ratio_of_cosines_is_named_as_cosines():
-    _names_only(_message(_read, ("river", _COS["river"] / _COS["a"])), "cosines", READ)
+@pytest.mark.parametrize("answer", RIGHT_ROWS, ids=["softmax", "renormalised", "rounded"])
+def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(check_masked_row, answer, capsys)
+    assert _hidden_passes("l03-mask-test", flows_row=answer)
 
 
-RIGHT_READS = [("river", _RIGHT), ("River", 2.05), (" river", float(np.exp(0.82) / np.exp(0.10)))]
-
-
-@pytest.mark.parametrize("answer", RIGHT_READS)
-def test_row_reading_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
-    _right_answer_passes(_read, answer, capsys)
-    assert _hidden_passes("l03-read-test", top=answer[0], ratio=answer[1])
-
-
-@pytest.mark.parametrize(("answer", "said"), [((None, None), "top has no value yet"),
-                                              (("river", None), "ratio has no value yet"),
-                                              (("river", "two"), "should be one number"),
-                                              (("lake", 2.05), "is not a word of the sentence"),
-                                              (("river.", 2.05), "is not a word of the sentence")])
-def test_row_reading_bad_input_is_named(answer, said):
-    text = _message(_read, answer)
-    assert said in text and not [k for k, p in READ.items() if p in text], text
+@pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), ([0.2, 0.4], "give 4 numbers"),
+                                              ([np.nan, 0.4, 0.3, 0.0], "is not finite"),
+                                              ([0.3, 0.4, 0.4, 0.0], "sums to 1.100")])
+def test_masked_row_bad_input_is_named(answer, said):
+    text = _message(check_masked_row, answer)
+    assert said in text and not [k for k, p in MASK.items() if p in text], text
 
 
 # ---------------------------------------------------------------- exercise 3: make bank look at a new word
@@ -511,3 +499,15 @@ def test_a_loop_in_a_helper_is_a_loop_too():
 def test_a_mask_without_the_max_shift_fails_the_hidden_test_too():   # NaN on scores in the hundreds
     _names_only(_message(check_self_attention_batch, overflow), "overflow", BATCH)
     assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=overflow)
+
+
+def test_a_docstring_that_says_for_is_no_loop(capsys):   # "for every sentence" in words, no loop in code
+    def self_attention_batch(X, lengths):
+        """Basic self-attention for every sentence in the batch at once, while padding is ignored."""
+        real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]   # for each sentence: its real words
+        scores = np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf)
+        return sa.softmax(scores, axis=-1) @ X
+
+    assert not loops_in(self_attention_batch)
+    _right_answer_passes(check_self_attention_batch, self_attention_batch, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)

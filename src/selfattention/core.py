@@ -30,11 +30,8 @@ FloatArray = NDArray[np.floating]
 
 
 def softmax(x: ArrayLike, axis: int = -1) -> FloatArray:
-    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed stably.
-
-    Subtracting the maximum before exponentiating changes nothing mathematically
-    (it cancels between numerator and denominator) but keeps ``exp`` from
-    overflowing, so rows such as ``[1e4, 0]`` work.
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed stably, so that rows
+    such as ``[1e4, 0]`` work.
 
     Inputs:
         x: array of any shape, finite values (``-inf`` is allowed and gets weight 0).

@@ -14,13 +14,10 @@ c = np.max(scores, axis=1, keepdims=True)
 exps = np.exp(scores - c)
 return exps / np.sum(exps, axis=1, keepdims=True)
 """,
-    # Exercise 3: bank's finance and nature coordinates from its weights, nature = 3 x finance with the row
-    # sum cancelled gives L e^(0.7 L) = p e^0.77 + q e^0.98; the lesson's bisect helper then finds L.
-    "l02-nature-answer": """
-# finance: 1.0 e^0.77 + 0.7 e^0.98; nature: 0.1 e^0.77 + 0.7 e^0.98 + L e^(0.7 L) (both over the row sum)
-p = 3 * 1.0 - 0.1
-q = 3 * 0.7 - 0.7
-nature_coeffs = (p, q)
-nature_length = bisect(lambda L: L * np.exp(0.7 * L) - p * np.exp(0.77) - q * np.exp(0.98), 0, 5)
+    # Exercise 3: both weights are e^omega_13 over a row sum, so word 3's row must have the larger sum: a long
+    # word 3 (own score 4) and a shorter word 1 pointing the same way, on the food axis, away from bank.
+    "l02-asym-answer": """
+x_1 = np.array([0.0, 0.0, 1.0, 0.0])
+x_3 = np.array([0.0, 0.0, 2.0, 0.0])
 """,
 }

@@ -7,11 +7,11 @@ mask = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
 scores = np.where(mask[:, None, :], X @ X.transpose(0, 2, 1), -1e9)
 return sa.softmax(scores, axis=-1) @ X
 """,
-    # By hand, as the exercise says: flows . river = 0.02 + 0.8 = 0.82 beats flows . flows = 0.68; the two
-    # weights share the softmax's denominator, so their ratio is e^0.82 / e^0.10.
-    "l03-read-answer": """
-top = "river"
-ratio = np.exp(0.82) / np.exp(0.10)
+    # Section 6's rule by hand: flows' scores are dot products, a 0.10, river 0.82, bank 0.70, and its own
+    # score set to -inf before the softmax, so e^-inf = 0 and the other three share the row.
+    "l03-mask-answer": """
+scores = np.array([0.10, 0.82, 0.70, -np.inf])
+flows_row = np.exp(scores) / np.exp(scores).sum()
 """,
     # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
     # 1.4 a = 1.574, so a = 1.124, rounded up.

@@ -26,7 +26,7 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_notes_scores", "check_softmax_row", "check_nature_word"]
+__all__ = ["check_notes_scores", "check_softmax_row", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -221,14 +221,18 @@ def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
     ``sa.softmax`` or ``special.softmax`` in its code (also when stored under another name first, as in
     ``g = sa.softmax``), or a global or closure variable that is such a function. A function the learner
     wrote (defined where ``fn`` was, e.g. an earlier ``softmax_row`` kept under another name) is no
-    library: it is looked into in turn."""
+    library: it is looked into in turn, also when it is called ``softmax``."""
     def library(name: str) -> bool:
         return any(k in name.lower() for k in _LIBRARY_NAMES)
 
     home = getattr(fn, "__module__", None)
     for f in learners_functions(fn):
-        if any(_LIBRARY.search(line) for line in body_lines(f)):
-            return True
+        named = used_objects(f)
+        for line in body_lines(f):
+            for m in _LIBRARY.finditer(line):
+                bare = m.group(1) and not line[:m.start()].rstrip().endswith(".")
+                if not (bare and is_learners(named.get(m.group(1)), home)):   # the learner's own softmax
+                    return True
         code = getattr(f, "__code__", None)
         if code is None:
             continue
@@ -318,144 +322,64 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
-#: bank's scores with money and itself in *money bank w*, and with a pure-nature word per unit of its length.
-_S_MONEY, _S_BANK, _S_PER_L = 0.77, 0.98, 0.7
-#: How many times its finance coordinate bank's nature coordinate must reach.
-NATURE_FACTOR = 3.0
-#: How far from the smallest length a right answer may be.
-NATURE_TOLERANCE = 1e-3
+#: The toy "bank" between the two designed words, and the bars of exercise 3.
+_BANK = np.array([0.7, 0.7, 0.0, 0.0])
+ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 
 
-def _nature_root(c: float, score_per_l: float = _S_PER_L, own: bool = True) -> float:
-    """The L > 0 with L e^(score_per_l L) = c (or e^(score_per_l L) = c when the word's own coordinate L is
-    left out), found by bisection."""
-    lo, hi = 0.0, 50.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if (mid if own else 1.0) * np.exp(score_per_l * mid) < c:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
+def _toy_word(got: Any, name: str) -> np.ndarray:
+    if got is None or got is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: write 4 numbers (finance, nature, food, tech).")
+    try:
+        v = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be 4 numbers, but it is a {type(got).__name__}.") from None
+    if v.shape != (4,):
+        raise ExerciseError(f"{name} has shape {v.shape}: give 4 numbers (finance, nature, food, tech).")
+    if not np.isfinite(v).all():
+        raise ExerciseError(f"{name} = {_fmt(v)} is not finite.")
+    return v
 
 
-def _bank_prime(length: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """bank's scores, weights and contextual vector in *money bank w* with x_w = [0, length, 0, 0]."""
-    X = np.vstack([_TOY["money"], _TOY["bank"], [0.0, length, 0.0, 0.0]])   # (3, 4): money, bank, w
-    scores = X @ _TOY["bank"]
-    weights = reference_softmax(scores)
-    return scores, weights, weights @ X
-
-
-_A, _B = np.exp(_S_MONEY), np.exp(_S_BANK)
-#: The condition nature >= 3 x finance reads L e^(0.7 L) >= (3 - 0.1) e^0.77 + (3 - 1) 0.7 e^0.98.
-_RHS = (NATURE_FACTOR - 0.1) * _A + (NATURE_FACTOR - 1) * 0.7 * _B
-SHORTEST_NATURE = _nature_root(_RHS)                                   # 2.177
-_NATURE_MISTAKES = {
-    "you used the scores themselves as the weights (the handwritten notes' formula, section 2), so the "
-    "exponentials are missing: with softmax, w's weight is e^(0.7 L) over the row's sum.":
-        float(np.sqrt(((NATURE_FACTOR - 0.1) * _S_MONEY + (NATURE_FACTOR - 1) * 0.7 * _S_BANK) / _S_PER_L)),
-    "you kept w's score with bank fixed at 0.7, as for a word of length 1. The score is a "
-    "dot product: bank . [0, L, 0, 0] = 0.7 L grows with L, and so does w's share.":
-        _RHS / np.exp(_S_PER_L),
-    "you let w's length raise its score but not what it brings: w adds its weight times its nature "
-    "coordinate, L, not times 1.": _nature_root(_RHS, own=False),
-    "that is where nature only equals finance (a factor of 1): the exercise asks for nature at least three "
-    "times finance.": _nature_root(0.9 * _A),
-    "that is where nature is twice finance: the exercise asks for three times.":
-        _nature_root(1.9 * _A + 0.7 * _B),
-    "you left out bank's own term: bank is in its own sentence, with the score bank . bank = 0.98, so its "
-    "share e^0.98 brings finance and nature too; the condition gains a term in e^0.98 on the right.":
-        _nature_root((NATURE_FACTOR - 0.1) * _A),
-    "that is the length for cosine scores: the scores are dot products, x_bank . x_j, so w's score 0.7 L "
-    "grows with its length (its cosine with bank stays 0.707).": 4.976913,
-    "that is the length for money's row (money's contextual vector): the exercise asks for bank's, the "
-    "scores x_bank . x_j.": 6.018222,
-}
-#: The right-hand constant c of the condition L e^(0.7 L) = c.
-NATURE_CONSTANT = float(_RHS)
-#: c = p e^0.77 + q e^0.98: the coefficients (p, q) the derivation gives.
-NATURE_COEFFS = (NATURE_FACTOR - 0.1, (NATURE_FACTOR - 1) * 0.7)
-_COEFF_MISTAKES = {
-    (NATURE_FACTOR - 0.1, 0.0): "leave out bank's own term: bank is in its own sentence, and its share "
-    "e^0.98 brings finance and nature too, so the term in e^0.98 is not 0",
-    (NATURE_FACTOR, NATURE_FACTOR * 0.7): "leave out the nature that money and bank bring themselves "
-    "(0.1 e^0.77 and 0.7 e^0.98 on the nature side): subtract them from 3 x finance's terms",
-    (NATURE_FACTOR - 0.1, NATURE_FACTOR * 0.7): "leave out the nature that bank brings itself (0.7 e^0.98 on "
-    "the nature side): subtract it from 3 x bank's finance term",
-    (NATURE_FACTOR, NATURE_COEFFS[1]): "leave out the nature that money brings itself (0.1 e^0.77 on the "
-    "nature side): subtract it from 3 x money's finance term",
-    (-(NATURE_FACTOR - 0.1), -(NATURE_FACTOR - 1) * 0.7): "have the wrong sign: with L e^(0.7 L) alone on the "
-    "left, the terms in e^0.77 and e^0.98 move to the right with their signs flipped",
-    (NATURE_COEFFS[1], NATURE_COEFFS[0]): "are in the wrong order: p goes with e^0.77 (money's exponential), "
-    "q with e^0.98 (bank's)",
-}
-
-
-def check_nature_word(nature_length: Any, nature_coeffs: Any = _UNSET) -> None:
-    """Exercise 3: the smallest length L of a pure-nature word w, x_w = [0, L, 0, 0], for which the contextual
-    bank in *money bank w* (weights by softmax of the dot products) has a nature coordinate at least three
-    times its finance one: L e^(0.7 L) = 2.9 e^0.77 + 1.4 e^0.98 = 9.994, L = 2.177; and, when given,
-    ``nature_coeffs``, the coefficients (p, q) = (2.9, 1.4) of that right-hand side (checked first)."""
-    for name, got in (("nature_length", nature_length), ("nature_coeffs", nature_coeffs)):
-        if isinstance(got, str):
-            raise ExerciseError(f"{name} is a string, {got!r:.40}: write the number itself, without quotes.")
-    if nature_coeffs is None and nature_length is not None and nature_length is not Ellipsis:
+def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
+    """Exercise 3: toy vectors x_1, x_3 (every coordinate in [-2, 2]) for the sentence (x_1, bank, x_3) with
+    alpha_13 > 0.5 but alpha_31 < 0.2. Both weights have the numerator e^omega_13; they differ by the row sums,
+    alpha_13 / alpha_31 = S_3 / S_1. Names the typical mistakes."""
+    v1 = _toy_word(x_1, "x_1")
+    v3 = _toy_word(None if x_3 is _UNSET else x_3, "x_3")
+    big = max(np.abs(v1).max(), np.abs(v3).max())
+    if big > ONE_SIDED_BOUND + 1e-9:
         raise ExerciseError(
-            "nature_coeffs has no value yet: a length found numerically (bisect or brentq on bank' itself) skips "
-            "the derivation. Write bank's nature and finance coordinates from its weights, set nature = 3 x "
-            "finance, cancel the row sum and give the coefficients (p, q) of L e^(0.7 L) = p e^0.77 + q e^0.98.")
-    if nature_coeffs is not _UNSET:
-        if isinstance(nature_coeffs, (tuple, list)) and any(isinstance(v, str) for v in nature_coeffs):
-            raise ExerciseError("nature_coeffs holds a string: write the numbers themselves, without quotes.")
-        if isinstance(nature_coeffs, (int, float, np.number)) or np.ndim(nature_coeffs) == 0 and \
-                nature_coeffs is not None and nature_coeffs is not Ellipsis:
-            raise ExerciseError(f"nature_coeffs is one number, {float(nature_coeffs):.3f}; it should be two, "
-                                "(p, q): the coefficients of e^0.77 and e^0.98 in p e^0.77 + q e^0.98.")
-        pq = _vector(nature_coeffs, "nature_coeffs", 2, "two numbers (p, q)")
-        c = float(pq[0] * np.exp(_S_MONEY) + pq[1] * np.exp(_S_BANK))
-        if not np.allclose(pq, NATURE_COEFFS, atol=0.01):
-            gave = f"nature_coeffs = {_fmt(pq)} gives c = {c:.3f}"
-            for wrong, text in _COEFF_MISTAKES.items():
-                if np.allclose(pq, wrong, atol=0.01):
-                    raise ExerciseError(f"{gave}: your coefficients {text}.")
-            raise ExerciseError(
-                f"{gave}, not the c of L e^(0.7 L) = p e^0.77 + q e^0.98. Write bank's nature and finance "
-                "coordinates as (sum of weight x coordinate) over the same row sum, set nature = 3 x finance, "
-                "cancel the row sum, keep L e^(0.7 L) alone on the left and collect the rest by exponential.")
-    one = nature_length
-    if one is not None and one is not Ellipsis and not isinstance(one, str) and np.ndim(one) == 0:
-        one = [one]
-    L = float(_vector(one, "nature_length", 1, "one number, the length L")[0])
-    if L <= 0:
-        raise ExerciseError(f"nature_length = {L:g}: a length is positive, and w = [0, L, 0, 0] with L <= 0 "
-                            "brings no nature at all.")
-    if L > 50:
-        raise ExerciseError(f"nature_length = {L:g} is far too long: bank's scores overflow; look below 10.")
-    scores, weights, z = _bank_prime(L)
-    said = (f"with L = {L:.4f}, bank's scores are {_fmt(scores)} (money, bank, w), its weights "
-            f"{_fmt(weights)}, so bank' = {_fmt(z)}: nature {z[1]:.3f} is {z[1] / z[0]:.3f} x finance "
-            f"{z[0]:.3f}")
-    if abs(L - SHORTEST_NATURE) <= NATURE_TOLERANCE:
-        passed(f"{said}, at the bar to within 0.001 in L. The condition is L e^(0.7 L) = 2.9 e^0.77 + "
-               f"1.4 e^0.98 = c = {NATURE_CONSTANT:.3f}: L enters twice, in w's share (its score 0.7 L) and in "
-               f"what the share brings (its coordinate L). The root, L = {SHORTEST_NATURE:.4f}, is longer "
-               "than any toy word (Lambert's W gives it in closed form: L = W(0.7 c) / 0.7).")
+            f"a coordinate of {big:.3g} is beyond 2: a huge vector wins any row by brute force. Within [-2, 2] "
+            "the row sums must do it: the two weights share the numerator e^omega_13, so what else differs?")
+    X = np.stack([v1, _BANK, v3])
+    omega = X @ X.T
+    e = np.exp(omega - omega.max())
+    sums = e.sum(axis=1)
+    A = e / sums[:, None]
+    a13, a31 = float(A[0, 2]), float(A[2, 0])
+    said = f"alpha_13 = {a13:.3f}, alpha_31 = {a31:.3f}"
+    ratio = sums[2] / sums[0]
+    if a13 > ONE_SIDED_HIGH and a31 < ONE_SIDED_LOW:
+        passed(f"{said}, though omega_13 = omega_31 = {omega[0, 2]:.2f}. Both weights are e^{omega[0, 2]:.2f} "
+               f"over a row sum, so alpha_13 / alpha_31 = S_3 / S_1 = {ratio:.2f}: word 3's row holds its own "
+               f"large score |x_3|^2 = {omega[2, 2]:.2f}, word 1's row only {omega[0, 0]:.2f}. Symmetric scores, "
+               "one-sided weights.")
         return
-    for text, value in _NATURE_MISTAKES.items():
-        if abs(L - value) <= NATURE_TOLERANCE:
-            raise ExerciseError(f"{said}. nature_length = {L:.4f}: {text}")
-    if abs(L - SHORTEST_NATURE) <= 0.02:
-        side = "passes the bar" if L > SHORTEST_NATURE else "falls just short of it"
+    if abs(a13 - a31) < 1e-3:
         raise ExerciseError(
-            f"{said}: it {side}, but L is not precise enough: the exercise asks for the smallest such length "
-            "to within 0.001. Give bisect's result itself (it stops when the interval is far narrower), "
-            "not L rounded to 2 decimals.")
-    if L > SHORTEST_NATURE:
+            f"{said}: equal, because the two rows have equal row sums (S_1 = S_3). The weights share the "
+            "numerator e^omega_13; only different row sums can make them differ.")
+    if a31 > ONE_SIDED_HIGH and a13 < ONE_SIDED_LOW:
         raise ExerciseError(
-            f"{said}: it passes the bar, but it is not the smallest such length. Write bank's nature and "
-            "finance coordinates as functions of L and solve for the L where nature is exactly three times "
-            "finance (bisect on L e^(0.7 L) minus the right-hand side).")
+            f"{said}: the roles are swapped, word 3 gives word 1 most of its row. Asked: word 1 gives word 3 "
+            "more than half, word 3 gives word 1 less than 0.2.")
+    if a13 <= ONE_SIDED_HIGH:
+        rest = float(np.exp(omega[0, 0]) + np.exp(omega[0, 1]))
+        raise ExerciseError(
+            f"{said}: word 1 gives word 3 only {a13:.3f}. In row 1, e^omega_13 = {np.exp(omega[0, 2]):.2f} must "
+            f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with bank "
+            "compete with word 3.")
     raise ExerciseError(
-        f"{said}, short of three times. w's score with bank is 0.7 L, so a longer w gets a larger share and "
-        "brings more nature with it: write the condition as an equation in L and solve it with bisect.")
+        f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. Row 3's sum S_3 is too small: it is "
+        f"only {ratio:.2f} times S_1; a larger own score |x_3|^2 fills it.")

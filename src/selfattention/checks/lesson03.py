@@ -7,15 +7,26 @@ words.
 
 from __future__ import annotations
 
+import io
 import re
+import textwrap
+import tokenize
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, body_lines, check_function, learners_functions, passed, reference_softmax
+from ._engine import (
+    ExerciseError,
+    body_lines,
+    check_function,
+    learners_functions,
+    passed,
+    reference_softmax,
+    source,
+)
 
-__all__ = ["check_self_attention_batch", "check_row_reading", "check_bank_attends"]
+__all__ = ["check_self_attention_batch", "check_masked_row", "check_bank_attends"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -85,10 +96,32 @@ def calls_itself(fn: Callable[..., Any]) -> bool:
     return False
 
 
+def code_lines(fn: Callable[..., Any]) -> list[str]:
+    """The lines of ``fn``'s source with every comment and string (its docstring too) blanked out, so that words
+    such as "for every sentence" in a docstring are not read as code; :func:`body_lines` where Python cannot
+    tokenize the source."""
+    text = textwrap.dedent(source(fn))
+    if not text:
+        return []
+    lines = text.split("\n")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return body_lines(fn)
+    for tok in tokens:
+        if tok.type in (tokenize.STRING, tokenize.COMMENT):
+            (r0, c0), (r1, c1) = tok.start, tok.end
+            for r in range(r0, r1 + 1):
+                line = lines[r - 1]
+                a, b = (c0 if r == r0 else 0), (c1 if r == r1 else len(line))
+                lines[r - 1] = line[:a] + " " * (b - a) + line[b:]
+    return lines
+
+
 def loops_in(fn: Callable[..., Any]) -> bool:
-    """Whether the body of ``fn`` (comments left out) has a Python loop (:data:`LOOP`), or ``fn`` calls itself,
-    or a function the learner wrote that ``fn`` reaches (a helper) does."""
-    return any(any(LOOP.search(line) for line in body_lines(f)) or calls_itself(f) for f in learners_functions(fn))
+    """Whether the code of ``fn`` (comments and strings left out) has a Python loop (:data:`LOOP`), or ``fn``
+    calls itself, or a function the learner wrote that ``fn`` reaches (a helper) does."""
+    return any(any(LOOP.search(line) for line in code_lines(f)) or calls_itself(f) for f in learners_functions(fn))
 
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -248,90 +281,76 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
            "the hundreds too.")
 
 
-def _cos(u: np.ndarray, v: np.ndarray) -> float:
-    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
-
-
 # --------------------------------------------------------------------------- exercise 2
-#: Exercise 2's sentence and the row read: which word "flows" weighs most in "a river bank flows".
+#: Exercise 2's sentence and the row read: flows' row in "a river bank flows" when no word may attend to itself.
 ROW_SENTENCE, ROW_WORD = ("a", "river", "bank", "flows"), "flows"
 _A_TOY = np.array([0.1, 0.1, 0.1, 0.1])
-#: How far a ratio may be from e^(omega_top - omega_a) = e^0.72 = 2.054 (rounding to 3 figures passes).
-RATIO_TOLERANCE = 0.01
 
 
-def _row_facts() -> tuple[dict[str, float], dict[str, float], np.ndarray]:
-    """The scores and cosines of "flows" with each word of the sentence, and its row of weights."""
+def _masked_facts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scores of the sentence (T, T), its weights without a mask and with the diagonal masked (T, T)."""
     vec = {**_TOY, "a": _A_TOY}
-    f = vec[ROW_WORD]
-    scores = {w: float(f @ vec[w]) for w in ROW_SENTENCE}
-    cosines = {w: _cos(f, vec[w]) for w in ROW_SENTENCE}
-    return scores, cosines, reference_softmax(np.array(list(scores.values())))
+    X = np.stack([vec[w] for w in ROW_SENTENCE])
+    omega = X @ X.T
+    hidden = np.where(np.eye(len(X), dtype=bool), -np.inf, omega)
+    return omega, reference_softmax(omega), reference_softmax(hidden)
 
 
-def check_row_reading(top: Any, ratio: Any = None) -> None:
-    """Exercise 2: in "a river bank flows" (toy vectors), the word with the largest weight in the row of
-    "flows" (river: 0.82 against flows' own 0.68) and alpha(flows, river) / alpha(flows, a) = e^(0.82 - 0.10)
-    = e^0.72 = 2.054, read from the scores alone: the row's sum cancels. Names the typical misreadings."""
-    scores, cosines, weights = _row_facts()
-    best = max(scores, key=scores.get)                                # river
-    row = ", ".join(f"{w} {s:.2f}" for w, s in scores.items())
-    if top is None or top is Ellipsis:
-        raise ExerciseError("top has no value yet: write the word, in quotes, that gets the largest weight in "
-                            "the row of flows.")
-    if not isinstance(top, str) or len(top.split()) != 1:
-        raise ExerciseError(
-            f"top = {top!r:.60}: name one word in quotes, e.g. top = \"a\". Listing several words skips the "
-            "reading the exercise asks for: one of them has the largest score with flows.")
-    word = top.strip().lower()
-    if word not in scores:
-        raise ExerciseError(f"top = {top!r} is not a word of the sentence a river bank flows.")
-    if word == ROW_WORD:
-        f = np.linalg.norm(_TOY[ROW_WORD])
-        raise ExerciseError(
-            f"flows does not win its own row: its scores are {row}. river's projection on flows' direction, "
-            f"{scores['river']:.2f} / {f:.3f} = {scores['river'] / f:.3f}, is longer than flows itself ({f:.3f}), "
-            "the condition of section 4. Nearest by cosine (flows with itself: 1) is not heaviest by weight: "
-            "the weights go by dot products.")
-    if word == "bank":
-        raise ExerciseError(
-            f"bank stands next to flows, but position plays no part in these scores: they are dot products, "
-            f"{row}. Which is largest?")
-    if word != best:
-        raise ExerciseError(f"{word} scores only {scores[word]:.2f} with flows: the scores are {row}. Which is "
-                            "largest?")
-    if ratio is None or ratio is Ellipsis:
-        raise ExerciseError("top is right; ratio has no value yet: the weight of river over the weight of a, "
-                            "in the row of flows.")
+def check_masked_row(flows_row: Any) -> None:
+    """Exercise 2: flows' row of weights in "a river bank flows" (toy vectors) when every score on the
+    diagonal of Omega is set to -inf: softmax of (0.10, 0.82, 0.70, -inf) = (0.205, 0.421, 0.374, 0), the
+    unmasked row's other weights divided by 1 - 0.268. Refuses anything but 4 numbers; names the typical
+    mistakes."""
+    omega, plain, masked = _masked_facts()
+    k = ROW_SENTENCE.index(ROW_WORD)
+    right = masked[k]
+    scores = ", ".join(f"{w} {s:.2f}" for w, s in zip(ROW_SENTENCE, omega[k], strict=True))
+    if flows_row is None or flows_row is Ellipsis:
+        raise ExerciseError("flows_row has no value yet: write flows' four weights (a, river, bank, flows) "
+                            "under the mask.")
+    if isinstance(flows_row, str) or (isinstance(flows_row, (list, tuple))
+                                      and any(isinstance(v, str) for v in flows_row)):
+        raise ExerciseError(f"flows_row = {flows_row!r:.60} holds text: write numbers, not strings in quotes.")
     try:
-        r = float(ratio)
+        got = np.asarray(flows_row, dtype=float)
     except (TypeError, ValueError):
-        raise ExerciseError(f"ratio should be one number, but it is a {type(ratio).__name__}.") from None
-    right = float(np.exp(scores[best] - scores["a"]))                  # 2.054
-    if abs(r - right) <= RATIO_TOLERANCE * right:
-        passed(f"flows' scores are {row}, so its weights are {_fmt(weights)}: river {weights[1]:.3f} over a "
-               f"{weights[0]:.3f} = {right:.3f} = e^({scores[best]:.2f} - {scores['a']:.2f}). In one row every "
-               "weight has the same denominator, so a ratio of two weights depends only on their two scores.")
+        raise ExerciseError(f"flows_row should be 4 numbers, but it is a {type(flows_row).__name__}.") from None
+    if got.dtype.kind not in "fi" or got.shape != (4,):
+        raise ExerciseError(f"flows_row has shape {got.shape}: give 4 numbers, the weights flows gives a, river, "
+                            "bank and flows, in that order.")
+    if not np.isfinite(got).all():
+        raise ExerciseError(f"flows_row = {_fmt(got)} is not finite: e^-inf is 0, so the masked weight is 0; "
+                            "did a row hold only -inf, or -inf minus -inf?")
+    if np.allclose(got, right, atol=2e-3):
+        passed(f"flows' scores are {scores}; with its own score at -inf its weights are {_fmt(right)}. Masking "
+               f"one score takes its weight ({plain[k, k]:.3f} without the mask) and shares it out in "
+               f"proportion: every other weight is divided by 1 - {plain[k, k]:.3f}, so grows "
+               f"{1 / (1 - plain[k, k]):.3f} times, and river now takes {right[1]:.3f}.")
         return
-    said = f"the scores are {row}"
-    cos_exp = float(np.exp(cosines[best] - cosines["a"]))              # 1.467
-    cos_ratio = cosines[best] / cosines["a"]                            # 1.632
-    near = [(scores[best] / scores["a"], f"ratio = {r:.3g} divides the scores, {scores[best]:.2f} / "
-             f"{scores['a']:.2f}: weights go by e^score, not by the score; {said}."),
-            (scores[best] - scores["a"], f"ratio = {r:.3g} is the difference of the scores, the log of the "
-             f"ratio: weights go by e^score, so take e^({scores[best]:.2f} - {scores['a']:.2f})."),
-            (1 / right, f"ratio = {r:.3g} is upside down: the weight of a over the weight of river. Asked: river "
-             "over a."),
-            (cos_exp, f"ratio = {r:.3g} used cosines: the scores are dot products, lengths included ({said})."),
-            (cos_ratio, f"ratio = {r:.3g} used cosines: the scores are dot products, lengths included ({said})."),
-            (weights[1], f"ratio = {r:.3g} is the weight of river alone, not the ratio of river's weight to "
-             "a's.")]
+    zeroed = plain[k] * (np.arange(4) != k)
+    hide_a = reference_softmax(np.where(np.arange(4) == 0, -np.inf, omega[k]))
+    near = [
+        (plain[k], f"flows_row = {_fmt(got)} is flows' row without the mask: its own weight, {plain[k, k]:.3f}, "
+         "is still there. Set flows' own score to -inf before the softmax."),
+        (reference_softmax(np.where(np.arange(4) == k, 0.0, omega[k])),
+         "flows_row gives flows a weight: you set its own score to 0, and e^0 = 1. A masked score is -inf, "
+         "so that e^-inf = 0."),
+        (zeroed, f"flows_row sums to {got.sum():.3f}, not 1: you zeroed flows' own weight after the softmax "
+         "without sharing it out. Mask the score before the softmax, or divide by the new sum."),
+        (masked[:, k], f"flows_row = {_fmt(got)} is flows' column: the weights the other words give flows. "
+         "Asked: flows' row, the weights flows gives each word."),
+        (hide_a, "flows_row hides a, not flows: the mask is on the diagonal, and flows' diagonal score is its "
+         "score with itself."),
+        (np.array([1, 1, 1, 0]) / 3, "flows_row gives the three other words equal weights: the mask removes "
+         f"one weight, but the scores ({scores}) still decide the rest."),
+    ]
     for value, text in near:
-        if abs(r - value) <= 0.01 * abs(value):
+        if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)
-    raise ExerciseError(
-        f"ratio = {r:.4g}, not the weight of river over the weight of a ({said}). Write both weights with "
-        "the softmax of lesson 02 and divide: what is left of the row's sum?")
+    if abs(got.sum() - 1) > 1e-3:
+        raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
+    raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
+                        "own to -inf, then softmax, as section 6 does for padding.")
 
 
 # --------------------------------------------------------------------------- exercise 3
