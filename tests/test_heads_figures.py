@@ -346,9 +346,12 @@ def test_silencing_names_each_head_by_its_item_and_breaks_only_that_answer():
         models.append(m)
     zero = (y == 0).float().mean(0)  # a silenced head's answer: all logits 0, so digit 0
     next_, previous = (f"{z:.3f} to {z:.3f}" for z in zero)
+    as_prev, as_next = (f"{z:.3f} to {z:.3f}" for z in zero.flip(0))   # digit 0 where the other answer is 0
     assert plots.silencing(models, X, y, where).splitlines() == [
-        f"head on the next letter silenced, 2 seeds: next {next_}, previous 1.000 to 1.000",
-        f"head on the previous letter silenced, 2 seeds: next 1.000 to 1.000, previous {previous}"]
+        f"head on the next letter silenced, 2 seeds: next {next_}, previous 1.000 to 1.000;",
+        f"    its answer is the previous digit on {as_prev}",
+        f"head on the previous letter silenced, 2 seeds: next 1.000 to 1.000, previous {previous};",
+        f"    its answer is the next digit on {as_next}"]
 
 
 def test_summary_table_and_range_table_give_one_row_per_condition():

@@ -163,6 +163,7 @@ DESIGN = {
     "sign": "SMALLEST weight",
     "digit keys": "keys read only the digit features",
     "even": "weights are even",
+    "digit rows": "those rows read the digit features",
 }
 DESIGN_WRONG = {
     "swapped": (Q_PREV, K_LETTER, Q_NEXT, K_LETTER),                 # previous in head 1, next in head 2
@@ -171,6 +172,7 @@ DESIGN_WRONG = {
     "sign": (-Q_NEXT, K_LETTER, Q_PREV, K_LETTER),                   # largest where it should be smallest
     "digit keys": (Q_NEXT, DIGIT_KEYS, Q_PREV, K_LETTER),            # keys from the digit rows
     "even": (FLAG_QUERY, K_LETTER, Q_PREV, K_LETTER),                # the query reads only the flag
+    "digit rows": (Q_NEXT, K_LETTER + DIGIT_KEYS, Q_PREV, K_LETTER),  # keys read the digit as well
 }
 
 
@@ -256,3 +258,39 @@ def test_gqa_an_unlisted_count_gets_the_recipe_and_blanks_are_told():
     assert "still empty" in _message(lambda a: check_gqa_prediction(*a), (None, None))
     assert "gqa_params is still empty" in _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), None))
     assert not _gqa_hidden((4096, 1024), 12345)
+
+
+def _trained_design(seed):
+    """The shortcut: W_Q, W_K copied from a trained two-head model (lesson 08's training), head on the next
+    letter first."""
+    from selfattention.checks.lesson08 import _model, design_results
+
+    torch.manual_seed(seed)
+    model = _model(seed=seed)
+    data = (*tasks.make_lookup_data(2000, seed=1, offsets=(1, -1)), X_TEST, Y_TEST)
+    tasks.train(model, data, steps=160, every=160)
+    mats = [h.W_query.weight.detach().numpy().T.astype(float) for h in model.attention.heads]
+    keys = [h.W_key.weight.detach().numpy().T.astype(float) for h in model.attention.heads]
+    design = (mats[0], keys[0], mats[1], keys[1])
+    if design_results(*design)["top_role"][0].mean() > 0.5:      # head 1 looks at the previous letter: swap
+        design = (mats[1], keys[1], mats[0], keys[0])
+    return design
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_design_trained_weights_are_refused(seed):
+    """Copying a trained model's W_Q, W_K (which read digits as well as letters) is refused by the check and
+    the hidden test: the task asks for heads that look by letter only."""
+    design = _trained_design(seed)
+    assert "those rows read the digit features" in _message(lambda d: check_two_head_design(*d), design)
+    assert not _design_hidden(*design)
+
+
+def test_design_circle_control_names_the_item_it_weights_most(capsys):
+    angle = 2 * np.pi * np.arange(8) / 8
+    circle = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+    check_two_head_design(_pad(4 * np.roll(circle, -1, axis=0)), _pad(circle),
+                          _pad(4 * np.roll(circle, 1, axis=0)), _pad(circle))
+    text = capsys.readouterr().out
+    assert "both right on 0.000" in text and "most weight on the distractor item" in text
+    assert "even blend" not in text

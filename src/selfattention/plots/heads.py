@@ -341,7 +341,8 @@ def weight_gaps(groups: dict, where) -> str:
 def silencing(models: Sequence, X, y, where) -> str:
     """Each two-head lookup model (one per seed) with each head's output replaced by zeros in turn: the range
     over seeds of each answer's accuracy on ``X`` (n, T, D_IN) against ``y`` (n, 2), heads named by the role
-    (of the first two in ``where``, from :func:`role_positions`) they weight more."""
+    (of the first two in ``where``, from :func:`role_positions`) they weight more, and how often the broken
+    answer gives the other answer's digit instead."""
     import torch
 
     found = {}
@@ -350,15 +351,20 @@ def silencing(models: Sequence, X, y, where) -> str:
             main = by_role(model(X)[1], where)[:, :, :2].mean(0).argmax(1)     # (heads,): 0 next, 1 previous
             for h, head in enumerate(model.attention.heads):
                 hook = head.register_forward_hook(lambda _m, _i, out: (torch.zeros_like(out[0]), out[1]))
-                right = (model(X)[0].argmax(-1) == y).float().mean(0)
+                answer = model(X)[0].argmax(-1)
                 hook.remove()
-                found.setdefault(int(main[h]), []).append(right)
+                role = int(main[h])
+                right = (answer == y).float().mean(0)
+                swapped = (answer[:, role] == y[:, 1 - role]).float().mean()   # the other answer's digit
+                found.setdefault(role, []).append(torch.cat([right, swapped[None]]))
     names = ("next", "previous")
     lines = []
     for role, rights in sorted(found.items()):
         r = torch.stack(rights)
         lines.append(f"head on the {names[role]} letter silenced, {len(r)} seeds: " + ", ".join(
-            f"{names[a]} {r[:, a].min():.3f} to {r[:, a].max():.3f}" for a in (0, 1)))
+            f"{names[a]} {r[:, a].min():.3f} to {r[:, a].max():.3f}" for a in (0, 1))
+            + f";\n    its answer is the {names[1 - role]} digit on "
+            + f"{r[:, 2].min():.3f} to {r[:, 2].max():.3f}")
     return "\n".join(lines)
 
 
