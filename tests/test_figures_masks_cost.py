@@ -193,7 +193,7 @@ def test_dependence_reaches_back_through_both_models():
 def test_time_panel_draws_a_band_over_repeats():
     sizes = np.array([256, 512, 1024])
     fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [[1, 2, 3], [2, 3, 4]]})
-    np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [1, 2, 3])   # the fastest run
+    np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), [1.5, 2.5, 3.5])   # the median run
     assert len(fig.axes[1].collections) == 1                                    # the band of the runs
     legible(fig)
 
@@ -205,27 +205,44 @@ def test_measuring_helpers_of_lesson_10():
     with pytest.raises(ValueError, match="x must hold"):
         cost_plots.spread([], ".1f")
     inputs = {T: np.random.default_rng(T).normal(size=(3, T, 16)) for T in (64, 128)}
-    ns = cost_plots.time_per_score(inputs, repeats=3)
-    assert list(ns) == ["full", "one reused T x T buffer"]
+    torch = __import__("torch")
+
+    def fresh(Q, K, V, S):
+        return torch.softmax(Q @ K.T, dim=-1) @ V
+
+    def in_place(Q, K, V, S):
+        torch.matmul(Q, K.T, out=S)
+        return S.softmax(dim=-1) @ V
+
+    ns = cost_plots.time_per_score(inputs, {"fresh": fresh, "in place": in_place}, repeats=3)
+    assert list(ns) == ["fresh", "in place"]
     assert all(v.shape == (3, 2) and (v > 0).all() for v in ns.values())
-    Q, K, V = (__import__("torch").from_numpy(a) for a in inputs[128])
-    S = __import__("torch").empty(128, 128, dtype=Q.dtype)
-    ref = cost_plots._full(Q, K, V)
-    assert np.allclose(cost_plots._reused(Q, K, V, S), ref)
     with pytest.raises(ValueError, match=r"inputs\[64\] must have shape"):
-        cost_plots.time_per_score({64: np.zeros((3, 32, 16))})
+        cost_plots.time_per_score({64: np.zeros((3, 32, 16))}, {"fresh": fresh})
+    with pytest.raises(ValueError, match="variants must name"):
+        cost_plots.time_per_score(inputs, {})
 
 
-def test_time_panel_is_logarithmic_and_timing_warms_up(monkeypatch):
+def test_time_panel_is_logarithmic_and_timing_warms_up():
     """Single runs span decades, so the time axis is logarithmic; each variant's first call, which pays
     one-time costs, is made before the timed runs and not returned."""
     sizes = np.array([256, 512, 1024])
     fig = cost_plots.memory_and_time(sizes, {"full": sizes ** 2 / 1e4}, {"a": [[5, 6, 7], [200, 60, 9]]})
     assert fig.axes[1].get_yscale() == "log"
-    assert "fastest to slowest" in fig.axes[1].get_title()
+    assert "middle half" in fig.axes[1].get_title()
     calls = []
-    monkeypatch.setattr(cost_plots, "_full", lambda *a: calls.append("full"))
-    monkeypatch.setattr(cost_plots, "_reused", lambda *a: calls.append("reused"))
-    ns = cost_plots.time_per_score({8: np.zeros((3, 8, 4))}, repeats=3)
-    assert calls == ["full"] * 4 + ["reused"] * 4            # one untimed warm-up, then 3 timed runs each
+    variants = {"a": lambda *a: calls.append("a"), "b": lambda *a: calls.append("b")}
+    ns = cost_plots.time_per_score({8: np.zeros((3, 8, 4))}, variants, repeats=3)
+    assert calls == ["a"] * 4 + ["b"] * 4                    # one untimed warm-up, then 3 timed runs each
     assert all(v.shape == (3, 1) for v in ns.values())
+
+
+def test_position_maps_share_one_scale_and_mark_the_fitted_rows():
+    fig = mask_plots.position_maps([np.eye(64), np.full((64, 64), 1 / 64)], ["a", "b"], fitted=40)
+    assert {ax.images[0].get_clim() for ax in fig.axes[:2]} == {(0.0, 1.0)}
+    assert fig.axes[0].lines[0].get_ydata()[0] == 39.5                # the line under the last fitted row
+    legible(fig)
+    with pytest.raises(ValueError, match="one title per matrix"):
+        mask_plots.position_maps([np.eye(3)], ["a", "b"], fitted=2)
+    with pytest.raises(ValueError, match=r"matrices\[0\] must have 2 dimensions"):
+        mask_plots.position_maps([np.zeros(3)], ["a"], fitted=2)

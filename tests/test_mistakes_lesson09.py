@@ -284,6 +284,7 @@ SAFE = {
     "overflow": "exp(score) overflows",
     "float mask": "ADDED to the scores",
     "times mask": "the scores were multiplied by the mask",
+    "additive inf": "an additive -inf mask",
 }
 
 
@@ -307,6 +308,9 @@ SAFE_WRONG = {
     # a float attn_mask in F.scaled_dot_product_attention is added to the scores: mask.float() masks nothing
     "float mask": lambda s, m: torch.softmax(s + m.float().to(s.dtype), dim=-1),
     "times mask": lambda s, m: torch.softmax(s * m, dim=-1),
+    # the NaN of an empty row replaced, but the mask ADDED as 0 / -inf: NaN gradients reach the masked scores
+    "additive inf": lambda s, m: torch.nan_to_num(
+        torch.softmax(s + torch.zeros_like(s).masked_fill(~m, float("-inf")), dim=-1)),
 }
 
 
@@ -322,6 +326,26 @@ def test_safe_right_answers_pass(capsys):
         return torch.where(m, torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), dim=-1), 0.0)
 
     _passes(check_safe_weights, smallest_number, capsys)
+
+
+def test_safe_additive_inf_mask_is_named_and_fails_hidden_test():
+    """nan_to_num after the softmax fixes the weights, not the gradient of an additive mask."""
+    def where_added(s, m):
+        w = torch.softmax(s + torch.where(m, 0.0, float("-inf")), dim=-1)
+        return torch.where(torch.isnan(w), 0.0, w)
+
+    for wrong in (SAFE_WRONG["additive inf"], where_added):
+        _names_only(_message(check_safe_weights, wrong), "additive inf", SAFE)
+        assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def test_safe_masked_fill_then_nan_to_num_passes_hidden_test():
+    right = lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1))  # noqa: E731
+    assert hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=right)
+
+
+def test_positions_message_says_are():
+    assert "are not right yet" in _message(check_decoder_inputs, DECODER_WRONG["positions from 1"])
 
 
 def test_safe_shortcut_fails():

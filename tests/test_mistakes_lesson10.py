@@ -33,6 +33,7 @@ LONGEST = {
     "rounded": "rounded, not rounded down",
     "float": "not a whole number of tokens",
     "half": "counts only half the matrix",
+    "three arrays": "counts three T x T arrays",
     "root first": "the square root was taken before dividing",
 }
 
@@ -60,6 +61,7 @@ LONGEST_WRONG = {
     "float": lambda m, b, h, L, dt, tr: math.sqrt(m / _per(b, h, L, dt, tr)),
     "half": lambda m, b, h, L, dt, tr: int((math.sqrt(1 + 8 * m / _per(b, h, L, dt, tr)) - 1) / 2),
     "root first": lambda m, b, h, L, dt, tr: math.isqrt(m) // _per(b, h, L, dt, tr),
+    "three arrays": lambda m, b, h, L, dt, tr: math.isqrt(m // (3 * _per(b, h, L, dt, tr))),
 }
 
 
@@ -94,6 +96,18 @@ DROPPED = ["batch", "layers in training", "layers in inference", "bits", "bfloat
 def test_longest_dropped_factor_fails_hidden_test(key):
     wrong = LONGEST_WRONG[key]
     assert not hidden_test_passes("10_cost_and_memory", "l10-longest-test", longest_context=wrong)
+
+
+def test_longest_whole_numbers_print_as_integers():
+    """A whole T is printed with digits and commas, not in scientific notation."""
+    wrong = lambda m, b, h, L, dt, tr: 10_210  # noqa: E731
+    text = _message(check_longest_context, wrong)
+    assert "= 10,210," in text and "e+04" not in text
+
+
+def test_longest_three_arrays_fails_hidden_test():
+    assert not hidden_test_passes("10_cost_and_memory", "l10-longest-test",
+                                  longest_context=LONGEST_WRONG["three arrays"])
 
 
 def test_longest_shortcut_fails():

@@ -1,7 +1,7 @@
 """Lesson 09's code exercises answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Section 4: "a sequence of length n then fills the last n positions, T-n to T-1", and the lesson's
+    # Section 4: "a sequence of length n then fills positions T-n to T-1", and the lesson's
     # own way of marking padding keys: mask[:, :2] = False. The exercise: the first real token is position 0.
     "l09-decoder-answer": """
 mask = np.zeros((len(lengths), T, T), dtype=bool)

@@ -136,8 +136,11 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         offsets = (np.arange(T)[None, :] - positions)[real]
         if offsets.size and np.all(offsets == offsets[0]) and offsets[0] != 0:
             raise ExerciseError(f"the positions of the real tokens are not right yet ({what}): {SHARED_OFFSET}")
-        check_array(mine, _positions_reference(lengths, T), f"the positions of the real tokens ({what})",
-                    mistakes=_positions_mistakes((lengths, T)))
+        try:
+            check_array(mine, _positions_reference(lengths, T), f"the positions of the real tokens ({what})",
+                        mistakes=_positions_mistakes((lengths, T)))
+        except ExerciseError as err:                                 # "the positions ... are", not "is"
+            raise ExerciseError(str(err).replace(") is not right yet", ") are not right yet", 1)) from None
     passed("queries see themselves and earlier real tokens only, and every real token's position counts the "
            "real tokens before it, as without padding, in a batch of different lengths.")
 
@@ -288,6 +291,13 @@ IN_PLACE = ("the backward pass failed: an in-place change (w[...] = 0, w.masked_
             "torch.nan_to_num, w * mask).")
 
 
+ADDED_INF = ("an additive -inf mask (scores + a tensor of 0 and -inf) passes the softmax's NaN gradient back to "
+             "the scores: the weights are right, since the NaN of a row with no allowed key was replaced, but the "
+             "backward pass of that addition hands the softmax's NaN gradient straight to every masked score. "
+             "Choose with the mask instead (scores.masked_fill(~mask, ...) or torch.where(mask, scores, ...)): a "
+             "masked score then gets no gradient at all.")
+
+
 def _torch():
     import torch
 
@@ -405,6 +415,10 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
         ref_scores = case[0].clone().requires_grad_(True)
         ref = _safe_reference(ref_scores, case[1])
         (ref_grad,) = torch.autograd.grad((ref * weights_for_loss.to(ref.dtype)).sum(), ref_scores)
+        bad = ~torch.isfinite(grad)
+        if bool(bad.any()) and not bool((bad & case[1].expand_as(grad)).any()):
+            raise ExerciseError(f"the gradient with respect to the scores holds NaN on {what}, at masked scores only: "
+                                f"{ADDED_INF}")
         if not bool(torch.isfinite(grad).all()):
             raise ExerciseError(
                 f"the gradient of your weights with respect to the scores holds NaN or inf on {what}, although "

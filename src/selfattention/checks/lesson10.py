@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_value, passed, reference_softmax
+from ._engine import ExerciseError, _fmt, check_array, check_value, passed, reference_softmax
 
 __all__ = ["check_longest_context", "check_combine_blocks", "check_online_step"]
 
@@ -64,6 +64,9 @@ def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: in
             memory_bytes // per_T2,
         "the square root was taken before dividing: divide the memory by all the factors first, then take the "
         "square root.": math.isqrt(memory_bytes) // per_T2,
+        "that counts three T x T arrays per head and layer (the scores, their exponentials and the weights, as "
+        "section 1's NumPy peak held): the exercise counts the weights only, one T x T matrix per head and "
+        "layer.": root(per_T2 * 3),
         "that counts only half the matrix (the causal mask's T(T+1)/2 allowed pairs): a layer that builds its "
         "weights in full holds all T x T of them, masked or not.":
             (math.isqrt(1 + 8 * (memory_bytes // per_T2)) - 1) // 2,
@@ -105,9 +108,14 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
             check_value(got, _longest(*case), f"longest_context({what})", hints=_longest_hints(*case), rtol=0,
                         atol=1e-9)
         except ExerciseError as err:
-            if "is not right yet" in str(err) or not isinstance(got, (int, float, np.integer, np.floating)):
+            if not isinstance(got, (int, float, np.integer, np.floating)):
                 raise
             T = float(got)
+            if math.isfinite(T) and T.is_integer():                   # a whole T reads 10,210, not 1.021e+04
+                name = f"longest_context({what})"
+                err = ExerciseError(str(err).replace(f"{name} = {_fmt(T)}", f"{name} = {int(T):,}", 1))
+            if "is not right yet" in str(err):
+                raise err from None
             used = (num_layers if training else 1) * batch * num_heads * T * T * BYTES[dtype]
             raise ExerciseError(
                 f"{err} Your T's weights take {used:,.0f} bytes, which "

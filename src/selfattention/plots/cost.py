@@ -69,7 +69,8 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
                     ns_per_score: ArrayLike | Mapping[str, ArrayLike] | None = None) -> Figure:
     """Measured cost against the sequence length T (log axis): peak memory in MiB (log-log; one line per label
     of ``memory_mib``, each (n,)) and, when ``ns_per_score`` is given ((n,), or label -> (n,) for several
-    variants; (repeats, n) draws the fastest run as the line and the range of the runs as a band), a second
+    variants; (repeats, n) draws the median run as the line and the middle half of the runs, 25th to 75th
+    percentile, as a band), a second
     panel with the measured time per score in nanoseconds, on a log axis (single runs span decades)."""
     sizes = np.asarray(sizes, dtype=float)
     with plt.rc_context(_RC):
@@ -89,17 +90,17 @@ def memory_and_time(sizes: ArrayLike, memory_mib: Mapping[str, ArrayLike],
             for (label, ns), marker in zip(timed.items(), "os^v", strict=False):
                 ns = np.asarray(ns, dtype=float)
                 runs = ns.reshape(-1, len(sizes))                # (repeats, n); one row when (n,)
-                line, = right.loglog(sizes, runs.min(axis=0), marker + "-", lw=2, label=label)
+                line, = right.loglog(sizes, np.median(runs, axis=0), marker + "-", lw=2, label=label)
                 if len(runs) > 1:
-                    right.fill_between(sizes, runs.min(axis=0), runs.max(axis=0), color=line.get_color(),
-                                       alpha=0.2)
+                    low, high = np.percentile(runs, [25, 75], axis=0)
+                    right.fill_between(sizes, low, high, color=line.get_color(), alpha=0.2)
             if len(timed) > 1:
                 right.legend(loc="upper left", fontsize=FONT - 2)
             right.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
             right.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             right.set_ylabel("time / T² (ns per score, log)")
             banded = any(np.ndim(ns) == 2 and len(ns) > 1 for ns in timed.values())
-            band = "\n(line: fastest run; band: fastest to slowest)" if banded else ""
+            band = "\n(line: median run; band: middle half of the runs)" if banded else ""
             right.set_title("Time per score, one thread" + band)
         for ax in axes[0]:
             ax.set_xticks(sizes, [f"{int(t)}" for t in sizes], rotation=45)
@@ -156,33 +157,25 @@ def spread(x: ArrayLike, fmt: str) -> str:
     return f"{np.median(x):{fmt}} [{np.min(x):{fmt}}, {np.max(x):{fmt}}]"
 
 
-def _full(Q: Any, K: Any, V: Any) -> Any:
-    d_k = Q.shape[-1]
-    return torch.softmax(Q @ K.T / d_k ** 0.5, dim=-1) @ V      # fresh (T, T) arrays at each step
-
-
-def _reused(Q: Any, K: Any, V: Any, S: Any) -> Any:
-    torch.matmul(Q, K.T / Q.shape[-1] ** 0.5, out=S)        # S: one preallocated (T, T) buffer, in place
-    S.sub_(S.amax(dim=-1, keepdim=True)).exp_()
-    S.div_(S.sum(dim=-1, keepdim=True))                      # the same softmax as _full, normalised in place
-    return S @ V
-
-
-def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 8) -> dict[str, np.ndarray]:
-    """Time one attention call in PyTorch on one thread, two ways that do the same T^2 work.
+def time_per_score(inputs: Mapping[int, np.ndarray], variants: Mapping[str, Callable[..., Any]],
+                   repeats: int = 8) -> dict[str, np.ndarray]:
+    """Time attention in PyTorch on one thread, one call per variant, run and T.
 
     Inputs:
         inputs: T -> (3, T, d_k) float array holding Q, K and V.
-        repeats: runs per variant and T, all returned (a timing varies from run to run).
-    Returns variant -> (repeats, len(inputs)) nanoseconds per score (time / T^2): "full" (fresh T x T arrays
-    at each step) and "one reused T x T buffer" (scores, exp and normalisation in one preallocated buffer, in
-    place: no allocation of fresh T x T arrays). Before the timed runs each variant is called once per T,
-    untimed (a warm-up): a first call pays one-time costs (PyTorch's first dispatch of each operation, memory
-    the allocator has not reserved yet, cold caches) that are no part of attention's cost.
+        variants: name -> ``fn(Q, K, V, S)``, each returning the (T, d_k) output; ``S`` is one preallocated
+            (T, T) tensor the variant may write into (or ignore).
+        repeats: timed runs per variant and T, all returned (a timing varies from run to run).
+    Returns name -> (repeats, len(inputs)) nanoseconds per score (time / T^2). Before the timed runs each
+    variant is called once per T, untimed (a warm-up): a first call pays one-time costs (PyTorch's first
+    dispatch of each operation, memory the allocator has not reserved yet, cold caches) that are no part of
+    attention's cost.
     """
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
-    out: dict[str, list[list[float]]] = {"full": [], "one reused T x T buffer": []}
+    if not variants:
+        raise ValueError("variants must name at least one function fn(Q, K, V, S), got none")
+    out: dict[str, list[list[float]]] = {name: [] for name in variants}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)     # with several threads, extra cores join in only above some size
     try:
@@ -192,13 +185,12 @@ def time_per_score(inputs: Mapping[int, np.ndarray], repeats: int = 8) -> dict[s
                 raise ValueError(f"inputs[{T}] must have shape (3, {T}, d_k), got {qkv.shape}")
             Q, K, V = torch.from_numpy(qkv)
             S = torch.empty(T, T, dtype=Q.dtype)
-            runs = [(_full, (Q, K, V)), (_reused, (Q, K, V, S))]
-            for name, (run, args) in zip(out, runs, strict=True):
-                run(*args)                                      # warm-up call, not timed
+            for name, run in variants.items():
+                run(Q, K, V, S)                                 # warm-up call, not timed
                 times = []
                 for _ in range(repeats):
                     start = time.perf_counter()
-                    run(*args)
+                    run(Q, K, V, S)
                     times.append((time.perf_counter() - start) / T ** 2 * 1e9)
                 out[name].append(times)
     finally:

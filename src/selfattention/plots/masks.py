@@ -15,7 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "encoding_map", "weight_maps", "draw_weights", "set_weight_texts"]
+__all__ = ["FONT", "encoding_map", "weight_maps", "draw_weights", "set_weight_texts", "position_maps"]
 
 #: Smallest text size of these figures, in points (11-inch figures: 15 pt is 24 px on a 1280-px slide).
 FONT = 15
@@ -118,5 +118,29 @@ def weight_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], labels: Se
             draw_weights(ax, m, labels, title=title)
             if i:
                 ax.set_ylabel("")
+        fig.colorbar(axes[0][-1].images[0], ax=list(axes[0]), shrink=0.8, label="attention weight")
+    return fig
+
+
+def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: int) -> Figure:
+    """Draw n (T, T) weight matrices side by side as images on one colour scale (0 to 1), without numbers in
+    the squares (T is large), with a dashed line under query ``fitted - 1``: the rows above it are the
+    positions a matrix was fitted on, the rows below were never seen by the fit.
+
+    Returns the figure, 11 inches wide.
+    """
+    if not matrices or len(matrices) != len(titles):
+        raise ValueError(f"matrices has {len(matrices)} entries and titles {len(titles)}; "
+                         "expected one title per matrix, at least one matrix")
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(1, len(matrices), figsize=(11, 5.4), layout="constrained", squeeze=False)
+        for i, (m, ax, title) in enumerate(zip(matrices, axes[0], titles, strict=True)):
+            w = _array(m, f"matrices[{i}]", 2)
+            ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
+            ax.axhline(fitted - 0.5, color="tab:red", ls="--", lw=2)
+            ax.text(w.shape[1] - 1, fitted + 1.5, "not fitted below", color="tab:red", ha="right", va="top")
+            ax.set_title(title)
+            ax.set_xlabel("key position j")
+            ax.set_ylabel("query position p" if i == 0 else "")
         fig.colorbar(axes[0][-1].images[0], ax=list(axes[0]), shrink=0.8, label="attention weight")
     return fig
