@@ -209,7 +209,9 @@ VALUES = {
     "own values": "their own values barely count",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
+    "unchanged": "still the lesson's W_V",
 }
+W_V_LESSON = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)   # the lesson's own W_V
 
 
 def check_values(answer):
@@ -248,6 +250,7 @@ def test_values_right_answers(capsys):
         ((values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), C_RIGHT), "own values"),  # v_Sam = v_red
         ((values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT), "apple rows"),  # apple's red row kept
         ((values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), C_RIGHT), "other design"),
+        ((W_V_LESSON, C_RIGHT), "unchanged"),           # handed in as given: its zero fruit row = action row
     ],
 )
 def test_values_mistakes_are_named(answer, mistake):
@@ -259,7 +262,7 @@ def test_values_mistakes_are_named(answer, mistake):
     [(np.zeros((5, 2)), C_RIGHT), (values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT),
      (V_TARGET, C_RIGHT), (V_GOOD.T, C_RIGHT), (V_GOOD * 4, C_RIGHT),
      (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT),
-     (V_GOOD, 0.711), (V_GOOD, -C_RIGHT), (V_GOOD, 1), (V_GOOD, 0.352)],
+     (V_GOOD, 0.711), (V_GOOD, -C_RIGHT), (V_GOOD, 1), (V_GOOD, 0.352), (W_V_LESSON, C_RIGHT)],
 )
 def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
     """The shortcut (equal values everywhere, so every word receives the same) and the named wrong designs
@@ -314,19 +317,39 @@ NEXT = {
     "previous": "at the word before it",
     "too small": "Make the scores' gaps larger",
     "wrap": "Only 'apple' is wrong",
-    "long key": "a long key can win",
+    "apple only": "Only 'apple' fails",
     "zero query": "spreads its attention evenly",
     "tie": "no longer query can separate them",
-    "one line": "lie on one line",
+    "keys given": "the keys are given: change only the queries",
     "other": "four points in the plane",
 }
 
 KEYS = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=float)
 
 
+def next_hidden(W_q, W_k):
+    return hidden_test_passes("04_learnable_projections", "l04-next-test", W_Q_next=W_q, W_K_next=W_k)
+
+
 def test_next_word_right_answers(capsys):
-    right_answer_passes(check_next, (Q_NEXT, K_NEXT), capsys)
-    right_answer_passes(check_next, keys_and_queries(2 * KEYS, 3 * np.roll(KEYS, -1, axis=0)), capsys)
+    # the solution's rows, and the least-squares rows for queries 4 x the next key (fruit's row used too),
+    # with the given W_K_next and with another W_K_next that gives the same four keys
+    other = keys_and_queries(KEYS, 4 * np.roll(KEYS, -1, axis=0))
+    for answer in ((Q_NEXT, K_NEXT), (other[0], K_NEXT), other):
+        right_answer_passes(check_next, answer, capsys)
+        assert next_hidden(answer[0], K_NEXT)
+
+
+def keys_edited() -> tuple[np.ndarray, np.ndarray]:
+    """The given keys made 3 times longer and the solution's queries divided by 3: the same scores, but the
+    keys were given, and the hidden test grades with them."""
+    return Q_NEXT / 3, 3 * K_NEXT
+
+
+def test_next_word_edited_keys_are_refused_as_the_hidden_test_refuses_them():
+    text = message(check_next, keys_edited())
+    names_only(text, "keys given", NEXT)
+    assert not next_hidden(*keys_edited())
 
 
 def one_hot_axes() -> tuple[np.ndarray, np.ndarray]:
@@ -367,10 +390,11 @@ def red_query_forgotten() -> tuple[np.ndarray, np.ndarray]:
     return W_Q, W_K
 
 
-def apple_key_too_long() -> tuple[np.ndarray, np.ndarray]:
-    """Apple's query points at Sam, but apple's own key (3, -3) is longer and wins."""
-    keys = np.array([[1, 0], [0, 1], [-1, 0], [3, -3]], dtype=float)
-    return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
+def apple_at_ate() -> tuple[np.ndarray, np.ndarray]:
+    """Every query right but apple's, which points at ate's key (0, 1)."""
+    queries = 3 * np.roll(KEYS, -1, axis=0)
+    queries[3] = 3 * KEYS[1]
+    return keys_and_queries(KEYS, queries)
 
 
 def zero_query_not_worst() -> tuple[np.ndarray, np.ndarray]:
@@ -381,8 +405,7 @@ def zero_query_not_worst() -> tuple[np.ndarray, np.ndarray]:
 
 
 def on_one_line() -> tuple[np.ndarray, np.ndarray]:
-    """All four keys on the diagonal (Exercise 3's one-axis case): Sam (1, 1), ate (2, 2), red (-1, -1),
-    apple (-2, -2); each query aims at the next word's key."""
+    """Keys moved onto the diagonal (Exercise 3's one-axis case): the keys are given, so this is refused."""
     keys = np.array([[1, 1], [2, 2], [-1, -1], [-2, -2]], dtype=float)
     return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
 
@@ -391,8 +414,6 @@ def test_next_word_tie_in_apples_row_blames_its_query_not_its_key():
     text = message(check_next, red_query_forgotten())
     assert "red's row of W_Q_next enters apple's query" in text and "[3.0, -3.0]" in text, text
     assert "W_K_next enters apple's key" not in text, text
-    text = message(check_next, red_forgotten())
-    assert "red's row of W_K_next enters apple's key" in text and "W_Q_next enters" not in text, text
 
 
 def test_next_word_zero_query_is_named_when_another_row_fails_worse():
@@ -412,15 +433,16 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (apple_wrong(), "wrap"),
         (zero_query(), "zero query"),
         (scrambled(), "other"),
-        (red_forgotten(), "tie"),
+        (red_forgotten(), "keys given"),
         (red_query_forgotten(), "tie"),
-        (apple_key_too_long(), "long key"),
+        (apple_at_ate(), "apple only"),
         (zero_query_not_worst(), "zero query"),
-        (on_one_line(), "one line"),
+        (on_one_line(), "keys given"),
+        (keys_edited(), "keys given"),
         (keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]), "itself"),            # apple's query alone is right
         (keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]), "previous"),          # apple's query alone is right
         (keys_and_queries(np.array([[1, 0], [2, 0], [-1, 0], [-2, 0]], dtype=float),
-                          3 * np.array([[2, 0], [-1, 0], [-2, 0], [1, 0]], dtype=float)), "one line"),
+                          3 * np.array([[2, 0], [-1, 0], [-2, 0], [1, 0]], dtype=float)), "keys given"),
     ],
 )
 def test_next_word_mistakes_are_named(answer, mistake):
@@ -432,14 +454,6 @@ def test_next_word_messages_read_well():
     assert "one axis per word" not in text and "With more axes" in text, text
     text = message(check_next, (Q_NEXT / 3, K_NEXT))
     assert "and most to" not in text, text
-
-
-def test_next_word_names_apples_query_too_when_both_fail():
-    """Apple's key (-1, -1) ties with red's for 'ate', and apple's query (1.5, -1.5) gives 'Sam' under 0.8."""
-    W_K = np.array([[1, 0], [0, 1], [0, -1], [0, 0], [-1, 0]], dtype=float)
-    W_Q = np.array([[0, 3], [-3, 0], [1.5, 1.5], [0, 0], [0, -3]], dtype=float)
-    text = message(check_next, (W_Q, W_K))
-    assert "W_K_next enters apple's key" in text and "The query of 'apple' fails too" in text, text
 
 
 def test_next_word_draws_the_plane_when_asked(capsys):
@@ -454,9 +468,9 @@ def test_next_word_draws_the_plane_when_asked(capsys):
     plt.close("all")
 
 
-def test_next_word_one_line_leaves_exercise_4_to_the_learner():
+def test_next_word_moved_keys_leave_exercise_3_to_the_learner():
     text = message(check_next, on_one_line())
-    assert "lie on one line" in text and "one end" not in text and "Exercise 3" not in text, text
+    assert "one line" not in text and "one end" not in text and "Exercise 3" not in text, text
 
 
 def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
@@ -470,3 +484,13 @@ def test_next_word_names_three_words_that_look_at_themselves():
     assert "'Sam', 'ate' and 'red' each look most at itself" in text, text
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]))
     assert "'Sam', 'ate' and 'red' each look at the word before it" in text, text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [keys_edited(), red_forgotten(), on_one_line(), (Q_NEXT / 3, K_NEXT), apple_wrong(), zero_query(),
+     scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst()],
+)
+def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
+    message(check_next, answer)
+    assert not next_hidden(answer[0], K_NEXT)

@@ -330,6 +330,9 @@ CIRCLE = {
     "self": "looks mostly at itself",
     "some": "do not score the next letter's key highest",
     "digits": "the digit rows move the keys",
+    "zero query": "gives every letter the same score",
+    "coincide": "coincide",
+    "tie": "the same (",
 }
 
 
@@ -353,6 +356,38 @@ def swapped_pair():
     return W_q, W_k
 
 
+def zero_query_h():
+    """The wrap-around forgotten: ?H's query left at zero, which scores all eight keys 0 (an argmax would
+    pick A, H's next letter, by chance)."""
+    W_q, W_k = circle()
+    W_q[7] = 0.0
+    return W_q, W_k
+
+
+def four_directions():
+    """Only four key directions: A and E, B and F, ... share a key, so ?D scores E (its next letter) and A
+    alike."""
+    W_q, W_k = circle()
+    W_k[4:8] = W_k[0:4]
+    return W_q, W_k
+
+
+def tied_query():
+    """?B's query halfway between C's and D's keys: it scores both the same."""
+    W_q, W_k = circle()
+    W_q[1] = (W_k[2] + W_k[3])
+    return W_q, W_k
+
+
+def test_circle_zero_query_names_the_wrap_around():
+    text = message(check_circle, zero_query_h())
+    wanted = "?H's query gives every letter the same score: aim it at A, the letter after H (wrap around)"
+    assert wanted in text, text
+    assert "digit rows" not in text, text
+    text = message(check_circle, four_directions())
+    assert "the keys of A and E, B and F, C and G, D and H coincide" in text, text
+
+
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
@@ -366,6 +401,9 @@ def swapped_pair():
         (circle(flag=60.0), "self"),                      # the flag's key row makes ?s look at itself
         (swapped_pair(), "some"),
         (circle(digits=3.0), "digits"),
+        (zero_query_h(), "zero query"),
+        (four_directions(), "coincide"),
+        (tied_query(), "tie"),
     ],
 )
 def test_circle_mistakes_are_named(answer, mistake):
@@ -375,7 +413,8 @@ def test_circle_mistakes_are_named(answer, mistake):
 @pytest.mark.parametrize(
     "answer",
     [circle(rq=1.0, rk=1.0), circle(line=True), circle(aim=0), circle(aim=-1), circle(flag=60.0),
-     swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1])],
+     swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1]), zero_query_h(), four_directions(),
+     tied_query()],
 )
 def test_circle_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_circle, answer)

@@ -38,6 +38,7 @@ _W_Q = np.array(
         [0.0, 0.0, 2.0],  # red -> looks for a thing to describe (food here)
     ]
 )
+_W_V = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])  # the lesson's: person, food
 _W_K = np.array(
     [
         [1.0, 0.0, 0.0],  # person -> is found as a person
@@ -246,6 +247,12 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
                             f"between -{_CAP:g} and {_CAP:g}, as the exercise asks.")
     V = _X_TOY @ W
     Z = alpha @ V
+    if np.allclose(W, _W_V):
+        raise ExerciseError(
+            f"W_V_new is still the lesson's W_V (person and food handed over): nothing was designed yet. With it, "
+            f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ. By your c, "
+            f"z_Sam - z_red = c (v_ate - v_apple): choose the rows of W_V_new with that in mind."
+        )
     near = lambda a, b: bool(np.allclose(a, b, rtol=0.0, atol=1e-6))  # noqa: E731
     if near(Z[_SAM], Z[_RED]):
         if np.abs(Z[_ATE] - Z[_SAM]).max() < _APART:
@@ -282,6 +289,8 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
 # ----------------------------------------------------------------- Exercise 2: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
+# The given W_K_next: keys Sam (1, 0), ate (0, 1), red (-1, 0), apple = food + fruit + red = (0, -1).
+_W_K_NEXT = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, -1.0], [0.0, 0.0], [-1.0, 0.0]])
 
 
 def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
@@ -291,8 +300,9 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
 
 
 def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
-    """Exercise 2: W_Q_next, W_K_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at
-    least 0.8 of its attention to the next word ('apple' to 'Sam'), softmax of the raw scores. With ``draw``,
+    """Exercise 2: W_Q_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at least 0.8 of
+    its attention to the next word ('apple' to 'Sam'), softmax of the raw scores, under the given keys: W_K_next
+    must give the four keys of the lesson's matrix (the hidden test uses that matrix). With ``draw``,
     first draws the four keys as points and the four queries as arrows in the plane (once the shapes are
     right)."""
     Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
@@ -315,6 +325,12 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
         raise ExerciseError(
             f"your projections have d_k = {Wq.shape[1]}; the exercise asks for d_k = 2, two numbers per query "
             f"and key. With more axes the task gets easier; the point is to do it with two."
+        )
+    if not np.allclose(_X_TOY @ Wk, _X_TOY @ _W_K_NEXT):
+        raise ExerciseError(
+            f"W_K_next gives the keys {np.round(_X_TOY @ Wk, 2).tolist()} (Sam, ate, red, apple), not the given "
+            f"{(_X_TOY @ _W_K_NEXT).astype(int).tolist()}: the keys are given: change only the queries, W_Q_next. "
+            f"Run the cell that defines W_K_next again; the grade uses the given keys."
         )
     if draw:
         import matplotlib.pyplot as plt
@@ -345,35 +361,26 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     where = f"'{WORDS[i]}' gives '{WORDS[_NEXT[i]]}' {right[i]:.2f} of its attention"
     if top[i] != _NEXT[i]:
         where += f", and most to '{WORDS[top[i]]}' ({A[i, top[i]]:.2f})"
-    keys = ", ".join(f"{w} {np.round(K[k], 2).tolist()}" for k, w in enumerate(WORDS))
+    keys = ", ".join(f"{w} {(np.round(K[k], 2) + 0.0).tolist()}" for k, w in enumerate(WORDS))
     nxt = S[np.arange(4), list(_NEXT)]
     rest = S.copy()
     rest[np.arange(4), list(_NEXT)] = -np.inf
     if np.all(nxt > rest.max(axis=1) + 1e-9):
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
                             f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
-    if np.linalg.matrix_rank(K, tol=1e-9) <= 1:
-        raise ExerciseError(
-            f"{where}. Your four keys lie on one line through [0, 0] ({keys}). Spread them over the plane.")
     tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]
         c = int(np.argmax(rest[k]))
         text = (f"'{WORDS[k]}' gives '{WORDS[_NEXT[k]]}' {right[k]:.2f} of its attention: it scores "
                 f"'{WORDS[c]}' and '{WORDS[_NEXT[k]]}' the same ({nxt[k]:.3g}), so no longer query can separate "
-                f"them. Your keys are {keys}")
+                f"them. The keys are {keys}")
         text += "." if k == 3 else f", and the query of '{WORDS[k]}' is {np.round(Q[k], 2).tolist()}."
         if k == 3:
             rows = " + ".join(f"{f} {np.round(Wq[r], 2).tolist()}" for r, f in ((2, "food"), (3, "fruit"),
                                                                               (4, "red")))
             text += (f" The query of 'apple' is the sum of its rows of W_Q_next, {rows} = "
                      f"{np.round(Q[3], 2).tolist()}: red's row of W_Q_next enters apple's query too.")
-        elif 3 in (c, _NEXT[k]):
-            text += (" A word's key is the sum of the rows of W_K_next for its features, and 'apple' has the red "
-                     "feature too: red's row of W_K_next enters apple's key.")
-            if right[3] < 0.8:
-                text += (f" The query of 'apple' fails too ({right[3]:.2f} to 'Sam'): red's row of W_Q_next "
-                         f"enters apple's query in the same way.")
         raise ExerciseError(text)
     def who(ks: list[int]) -> str:
         return "every word" if len(ks) == 4 else ", ".join(f"'{WORDS[k]}'" for k in ks[:-1]) + \
@@ -392,12 +399,11 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
         if top[3] == 2:
             raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
                                 f"wraps around).")
-        lengths = ", ".join(f"{w} {np.linalg.norm(K[k]):.2f}" for k, w in enumerate(WORDS))
+        rows = " + ".join(f"{f} {np.round(Wq[r], 2).tolist()}" for r, f in ((2, "food"), (3, "fruit"), (4, "red")))
         raise ExerciseError(
-            f"{where}. Only 'apple' fails: it scores {np.round(S[3], 2).tolist()} (Sam, ate, red, apple). A "
-            f"score is |q| |k| cos(angle), so a long key can win although the query points elsewhere: your "
-            f"keys are {keys}, of lengths {lengths}.")
-    raise ExerciseError(f"{where}. Your keys are {keys}. Think of the four keys as four points in the plane and "
-                        f"of each query as an arrow towards the next word's key; a word's query (and key) is "
-                        f"the sum of the rows of W_Q_next (W_K_next) for its features, red's row included in "
-                        f"apple's.")
+            f"{where}. Only 'apple' fails: it scores {np.round(S[3], 2).tolist()} (Sam, ate, red, apple). Its "
+            f"query is the sum of its rows of W_Q_next, {rows} = {np.round(Q[3], 2).tolist()}, red's row "
+            f"included: that sum must point at Sam's key.")
+    raise ExerciseError(f"{where}. The keys are {keys}. Think of the four keys as four points in the plane and "
+                        f"of each query as an arrow towards the next word's key; a word's query is the sum of "
+                        f"the rows of W_Q_next for its features, red's row included in apple's.")

@@ -262,7 +262,30 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
         raise ExerciseError(f"{head}: the eight letters' keys lie on one line, so each query's top key is one of "
                             f"the two ends. Spread the keys in both directions, round a circle.")
     queries = W_q[:_N_SYM] + W_q[_FLAG]                        # the question token ?s: letter s plus the flag
-    best = (queries @ keys.T).argmax(1)                        # the letter each query scores highest
+    scores = queries @ keys.T                                  # (8, 8): query ?s against letter t's key
+    letter = lambda k: chr(ord("A") + int(k))  # noqa: E731
+    for k in range(_N_SYM):                    # a tie at the top: argmax would pick the first letter, by chance
+        top = scores[k].max()
+        tied = np.flatnonzero(scores[k] >= top - 1e-9 * max(1.0, abs(top)))
+        if len(tied) < 2:
+            continue
+        nxt = (k + 1) % _N_SYM
+        wrap = " (wrap around)" if nxt == 0 else ""
+        if len(tied) == _N_SYM:
+            raise ExerciseError(f"{head}: ?{letter(k)}'s query gives every letter the same score: aim it at "
+                                f"{letter(nxt)}, the letter after {letter(k)}{wrap}. Query ?s is letter s's row of "
+                                f"W_Q2 plus the flag's row.")
+        same = [(a, b) for i, a in enumerate(tied) for b in tied[i + 1:] if np.allclose(keys[a], keys[b])]
+        if same:
+            same = [(a, b) for a in range(_N_SYM) for b in range(a + 1, _N_SYM) if np.allclose(keys[a], keys[b])]
+            pairs = ", ".join(f"{letter(a)} and {letter(b)}" for a, b in same)
+            raise ExerciseError(f"{head}: the keys of {pairs} coincide, so a query that scores one of a pair "
+                                f"highest scores the other just as high (?{letter(k)}'s does) and cannot pick one. Give "
+                                f"each of the eight letters a key of its own, round a circle.")
+        names = " and ".join(letter(t) for t in tied)
+        raise ExerciseError(f"{head}: ?{letter(k)}'s query scores {names} the same ({top:.3g}), so it cannot pick "
+                            f"one. Aim it at {letter(nxt)}'s key, the letter after {letter(k)}{wrap}.")
+    best = scores.argmax(1)                                    # the letter each query scores highest
     s = np.arange(_N_SYM)
     own, prev = int((best == s).sum()), int((best == (s - 1) % _N_SYM).sum())
     if own >= _N_SYM // 2:
