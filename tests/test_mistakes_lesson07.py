@@ -100,6 +100,14 @@ def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
                               c_phones=2.98)
 
 
+def test_head2_c_rounded_down_is_too_small():
+    """2.97 lies within 0.01 of c = 2.979 but gives "phones" 0.8993: not above 0.9, so check and hidden test
+    refuse it."""
+    assert "not above 0.9" in _message(_head2, 2.97)
+    assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
+                                  c_phones=2.97)
+
+
 def test_head2_blank_is_told_to_answer():
     assert "None" in _message(lambda a: check_head2_sharpen(*a), (None, None))
     assert "c_phones" in _message(lambda a: check_head2_sharpen(*a), (SCORES, None))
