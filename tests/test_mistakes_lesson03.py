@@ -354,7 +354,7 @@ DESIGN = {
     "too short": "too short or not aligned enough",
     "below one half": "below one half",
     "too long": "longer than it needs to be",
-    "off direction": "points partly off bank's direction",
+    "off direction": "not along bank's direction",
     "score for length": "you took the score for the length",
     "forgot log": "you forgot the log",
     "summed scores": "you added the scores",
@@ -421,14 +421,30 @@ def test_a_wrong_threshold_score_is_named(key, x_new):
 
 
 @pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half
-                                    [1.13, 1.13, 0.0, 0.0], np.array([1.14, 1.13, 0.0, 0.0]),
+                                    [1.125, 1.125, 0.0, 0.0], np.array([1.126, 1.125, 0.0, 0.0]),
                                     [1.124, 1.124, 0.0, 0.0]])   # rounded to 3 decimals: 0.49997
 def test_bank_attends_right_answers(answer, capsys):
     _right_answer_passes(check_bank_attends, answer, capsys)
+    assert _hidden_passes("l03-design-test", x_new=np.asarray(answer, dtype=float))
+
+
+def test_half_the_row_with_a_part_off_bank_s_direction_is_named():   # 0.3 on tech: |x| = 1.618, cos 0.983
+    x_new = np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK + np.array([0.0, 0.0, 0.0, 0.3])
+    text = _message(check_bank_attends, x_new)
+    _names_only(text, "off direction", DESIGN)
+    assert "cos theta = 0.983" in text, text
+    assert not _hidden_passes("l03-design-test", x_new=x_new)
+
+
+def test_rounding_to_2_decimals_is_too_long_and_says_keep_3():   # [1.13, 1.13]: 0.53% above 1.590
+    text = _message(check_bank_attends, [1.13, 1.13, 0.0, 0.0])
+    _names_only(text, "too long", DESIGN)
+    assert "keep 3 decimals" in text, text
+    assert not _hidden_passes("l03-design-test", x_new=np.array([1.13, 1.13, 0.0, 0.0]))
 
 
 def test_bank_attends_praise_states_the_threshold(capsys):
-    check_bank_attends([1.13, 1.13, 0.0, 0.0])
+    check_bank_attends([1.125, 1.125, 0.0, 0.0])
     out = capsys.readouterr().out
     assert "s = 1.574" in out and "1.590" in out
 

@@ -14,8 +14,8 @@ scores = np.array([0.10, 0.82, 0.70, -np.inf])
 flows_row = np.exp(scores) / np.exp(scores).sum()
 """,
     # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
-    # 1.4 a = 1.574, so a = 1.124, rounded up.
+    # 1.4 a = 1.574, so a = 1.1240, rounded up to 3 decimals.
     "l03-design-answer": """
-x_new = np.array([1.13, 1.13, 0.0, 0.0])
+x_new = np.array([1.125, 1.125, 0.0, 0.0])
 """,
 }

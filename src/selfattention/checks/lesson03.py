@@ -355,7 +355,9 @@ def check_masked_row(flows_row: Any) -> None:
 
 # --------------------------------------------------------------------------- exercise 3
 #: How far above the shortest vector that takes half of bank's row a right answer may be.
-SHORTEST_TOLERANCE = 0.02
+SHORTEST_TOLERANCE = 0.005
+#: The least cosine with bank's direction a right answer may have: the shortest vector points along bank.
+ALONG = 0.999
 #: The weight that counts as half of bank's row: 0.5 to three decimals, so a length rounded to 3 decimals passes.
 HALF = 0.4995
 
@@ -374,7 +376,8 @@ def check_bank_attends(x_new: Any) -> None:
     The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
     bank . river = 0.77, bank . bank = 0.98 and s = bank . x_new; half the row needs e^s >= e^0.77 + e^0.98,
     and the shortest such x_new points along bank with projection s / |bank|. A right answer takes half the
-    row (HALF = 0.4995 or more) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
+    row (HALF = 0.4995 or more), points along bank (cos theta >= ALONG) and is at most SHORTEST_TOLERANCE
+    longer than that; the message says what is wrong.
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
@@ -408,17 +411,17 @@ def check_bank_attends(x_new: Any) -> None:
     said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
     cos = score / (length * norm_bank) if length > 0 else 0.0
     if weights[2] >= HALF:
+        if cos < ALONG:
+            raise ExerciseError(
+                f"x_new takes half of bank's row, but it is not along bank's direction (cos theta = {cos:.3f}, "
+                f"below {ALONG}): the part off bank's direction adds length and no score. {said} The shortest "
+                "vector for a given score x_bank . x_new points along bank.")
         if length <= shortest * (1 + SHORTEST_TOLERANCE):
             passed(f"{said} Your word takes {weights[2]:.3f} of bank's weight with |x_new| = {length:.3f}. "
                    f"Half the row needs e^s = e^{scores[0]:.2f} + e^{own:.2f}, s = {needed:.3f}; along bank that "
                    f"is a projection s / |bank| = {shortest:.3f}, longer than bank itself ({norm_bank:.3f}): "
                    "winning the row is not enough, the other two words share the rest.")
             return
-        if cos < 0.999:
-            raise ExerciseError(
-                f"x_new takes half of bank's row, but it points partly off bank's direction (cos theta = "
-                f"{cos:.3f}): the part across bank adds length and no score. {said} The shortest vector for a "
-                "given score x_bank . x_new points along bank.")
         summed = float(scores[0] + scores[1])               # 1.75: the scores added, not their e^score
         exps = float(np.exp(scores[0]) + np.exp(scores[1]))  # 4.82: e^s itself, the log forgotten
         if any(abs(x - exps) <= 0.01 * exps for x in (score, length)):
@@ -434,9 +437,9 @@ def check_bank_attends(x_new: Any) -> None:
                 "the length along bank that gives that score.")
         raise ExerciseError(
             f"x_new takes half of bank's row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
-            f"more than {SHORTEST_TOLERANCE:.0%} above the shortest vector that does it. {said} Work out the "
+            f"more than {SHORTEST_TOLERANCE:.1%} above the shortest vector that does it. {said} Work out the "
             "score s that gives your word exactly half (its e^s against the other two), then the length along "
-            "bank that gives that score.")
+            "bank that gives that score; if you round, keep 3 decimals and round up.")
     if np.allclose(v, bank):
         raise ExerciseError(
             f"x_new is bank's own vector: a tie. {said} To take the lead its projection on bank's direction, "
@@ -461,9 +464,9 @@ def check_bank_attends(x_new: Any) -> None:
             f"length is {norm_bank:.3f}, not its unit vector, so the score is s |x_bank|^2 = {score:.3f}, not s. "
             f"{said} Along bank's direction the score is |x_bank| |x_new|, so |x_new| must be s divided by "
             "|x_bank|.")
-    if weights[2] >= 0.49 and cos < 0.999:
+    if weights[2] >= 0.49 and cos < ALONG:
         raise ExerciseError(
-            f"x_new points partly off bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
+            f"x_new is not along bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
             f"bank's row, less than half. {said} The part across bank adds length and no score: the shortest "
             "vector for a given score x_bank . x_new points along bank, with length s / |bank|.")
     if weights[2] >= 0.49:
