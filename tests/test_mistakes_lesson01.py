@@ -35,6 +35,10 @@ DISAGREE_WRONG = {
 }
 
 
+def test_disagree_hidden_test_refuses_a_lengthened_a() -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=2 * A)
+
+
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
 def test_disagree_names_the_mistake(mistake: str) -> None:
     names_only(message(checks.check_dot_cosine_disagree, DISAGREE_WRONG[mistake]), mistake, DISAGREE)
