@@ -22,6 +22,7 @@ DISAGREE = {
     "cosine too small": "it must be above 0.95",
     "wrong shape": "shape (3,)",
     "blank": "no value yet",
+    "A lengthened": "lengthening A raises",
 }
 DISAGREE_WRONG = {
     "A itself": A.copy(),                        # the shortcut: A has the right dot product, not the cosine
@@ -30,7 +31,12 @@ DISAGREE_WRONG = {
     "cosine too small": np.array([11 / 3, 0.0]),
     "wrong shape": np.array([3.0, 1.0, 0.0]),
     "blank": None,
+    "A lengthened": 2 * A,                       # points like A: the dot product doubles, the cosine stays
 }
+
+
+def test_disagree_hidden_test_refuses_a_lengthened_a() -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=2 * A)
 
 
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
@@ -75,10 +81,10 @@ UNIT = top3(np.linalg.norm(UNIT_ROWS - X_BANK / np.linalg.norm(X_BANK), axis=1),
 RIGHT = dict(by_dot=DOT, by_cosine=COSINE, by_distance=DISTANCE, by_unit_distance=UNIT)
 
 RANKINGS = {
-    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is the ranking by the plain dot",
-    "dot given the cosine ranking": "by_dot = ['dust', 'shore', 'cash'] is the ranking by the cosine",
-    "distance given the cosine ranking": "by_distance = ['dust', 'shore', 'cash'] is the ranking by the co",
-    "unit distance given the raw distance": "ranking by the Euclidean distance between the rows as given",
+    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is not the ranking by the cosine",
+    "dot given the cosine ranking": "by_dot = ['dust', 'shore', 'cash'] is not the ranking by the plain dot",
+    "distance given the cosine ranking": "['dust', 'shore', 'cash'] is not the ranking by the Euclidean",
+    "unit distance given the raw distance": "is not the ranking by the distance between the rows scaled",
     "farthest by distance": "FARTHEST",
     "keeps bank": "'bank' itself",
     "wrong order": "wrong order",
@@ -133,6 +139,14 @@ def test_rankings_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> N
     right_answer_passes(lambda a: checks.check_rankings(**a), answer, capsys)
 
 
+@pytest.mark.parametrize("mistake", sorted(m for m in RANKINGS_WRONG if " given the " in m))
+def test_rankings_do_not_say_which_measure_a_guess_belongs_to(mistake: str) -> None:
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, **RANKINGS_WRONG[mistake]})
+    asked = said.split(" is not the ranking by ")[1]
+    others = ["the plain dot product", "the cosine", "the Euclidean distance", "the distance between"]
+    assert sum(asked.startswith(o) for o in others) == 1 and "is the ranking by" not in said, said
+
+
 # ---------------------------------------------------------------- exercise 3: outvote "money"
 OUTVOTE = {
     "blank": "no value yet",
@@ -141,6 +155,8 @@ OUTVOTE = {
     "no bank": "has no \"bank\"",
     "no money": "has no \"money\"",
     "judge's words": "a word of the judge's lists",
+    "a judge word's plural": "'lakes' (a form of the judge word 'lake')",
+    "a judge word's stem": "'financial' (a form of the judge word 'finance')",
     "not in the table": "not a whole word of the table",
     "leans to finance": "leans to finance",
 }
@@ -151,10 +167,12 @@ OUTVOTE_WRONG = {
     "no bank": ["river", "fish", "boat", "money"],
     "no money": "river bank flows".split(),                      # the lesson's own sentence: a shortcut
     "judge's words": ["water", "shore", "bank", "money"],         # the shortcut: let the judge's words vote
+    "a judge word's plural": ["lakes", "streams", "bank", "money"],  # the same shortcut through other forms
+    "a judge word's stem": ["waters", "river", "bank", "money", "financial"],
     "not in the table": ["kayaking", "river", "fish", "bank", "money"],
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
 }
-SHORTCUTS = ["no money", "judge's words"]
+SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem"]
 
 
 @pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
@@ -179,6 +197,7 @@ RIGHT_SENTENCES = [
     "the pond and river near the bank money".split(),
     ["River", "River", "Bank", "Money"],                        # capitals, a repeated word
     ("sea", "river", "pond", "bank", "money"),                  # a tuple
+    ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
 ]
 
 

@@ -5,7 +5,7 @@
 - Exercise 2: every ranking computed from the toy rows the lesson gives, as the exercise allows ("check your
   predictions with code of your own"): dot products, cosines, distances, and distances between rows scaled to
   length 1.
-- Exercise 3: the hint's way: compute the votes x_j . d of a few candidate words with `toward_river`, then
+- Exercise 3: the hint's way: compute the votes x_j . r of a few candidate words with `toward_river`, then
   choose river words whose votes add up to more than those of "bank" and "money".
 """
 

@@ -49,6 +49,11 @@ def check_dot_cosine_disagree(D: Any) -> None:
         raise ExerciseError(f"D is A itself: the dot product is right ({target:g}) but the cosine is A's, {cos:.3f}; "
                             "turn D towards C, and change its length so that D . C stays 11.")
     if not np.isclose(dot, target, rtol=0, atol=1e-6):
+        along_a = abs(float(d @ _A)) > 0 and abs(d[0] * _A[1] - d[1] * _A[0]) < 1e-9 * np.linalg.norm(d)
+        if along_a and d @ _A > 0:
+            raise ExerciseError(f"D points exactly like A, so its cosine stays A's, {cos:.3f}; and changing A's "
+                                f"length only scales the dot product (lengthening A raises it: D . C = {dot:.6g}, "
+                                f"not {target:g}). Turn D towards C instead.")
         if cos > 1 - 1e-9:
             raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.6g}, not {target:g}: "
                                 f"scale it so that D . C = {target:g}{_rounding_hint(dot, target)}.")
@@ -109,10 +114,6 @@ def _judge(name: str, words: list[str]) -> None:
                             "it out and list the three nearest OTHER words.")
     if len(words) != 3:
         raise ExerciseError(f"{name} holds {len(words)} words; it should hold the three nearest, nearest first.")
-    for other in _MEASURES:
-        if other != name and words == _top(other) and _top(other) != expected:
-            raise ExerciseError(f"{name} = {words} is the ranking by {_MEASURES[other][0]}, not by {what}; "
-                                + _WHY[name])
     if words == _top(name, farthest=True):
         raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}; nearest means the "
                             + ("smallest distance." if "distance" in name else "largest score."))
@@ -134,8 +135,9 @@ _WHY = {
 def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distance: Any) -> None:
     """Exercise 2: the three nearest neighbours of "bank" in the toy table by four measures, nearest first.
 
-    Each list is judged on its own: "bank" itself kept, the ranking of another measure, the three farthest
-    words, the right words in the wrong order, or a wrong length are each named.
+    Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
+    order, or a wrong length are each named; any other wrong list (another measure's ranking included, without
+    saying which) is told it is not the ranking asked for, with why that measure ranks as it does.
     """
     given = {"by_dot": by_dot, "by_cosine": by_cosine, "by_distance": by_distance,
              "by_unit_distance": by_unit_distance}
@@ -159,7 +161,7 @@ OUTVOTE_LENGTH = (3, 8)  # the sentence has 3 to 8 words
 
 @lru_cache(maxsize=1)
 def _outvote_table() -> tuple[Any, np.ndarray]:
-    """The lesson's table and its direction d = mean unit row of RIVER_SIDE - mean unit row of FINANCE (float64)."""
+    """The lesson's table and its direction r = mean unit row of RIVER_SIDE - mean unit row of FINANCE (float64)."""
     from ..data import load_static_embeddings
 
     table = load_static_embeddings()
@@ -171,13 +173,24 @@ def _outvote_table() -> tuple[Any, np.ndarray]:
     return table, mean_unit(RIVER_SIDE) - mean_unit(FINANCE)
 
 
+def _judge_form(word: str) -> str | None:
+    """The judge word that `word` is a form of (the judge word plus s/es, or a word starting with its first 5
+    letters; "riverside" is a compound of "river", which stays free, so its stem is the whole word), else None."""
+    for judge in RIVER_SIDE + FINANCE:
+        stem = judge if judge == "riverside" else judge[:5]
+        if word in (judge + "s", judge + "es") or (len(stem) >= 5 and word.startswith(stem)):
+            return judge
+    return None
+
+
 def check_outvote(sentence: Any) -> None:
     """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
-    the two judge lists, whose mean row z leans to the river side: z . d > 0, d = toward_river.
+    the two judge lists nor a form of one (same first 5 letters, or plus s/es), whose mean row z leans to the
+    river side: z . r > 0, r = toward_river.
 
     Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
-    judge lists (the shortcut), a word the table does not hold whole, and a mean that leans to finance (with the
-    sum of the votes x_j . d and the words that vote for finance).
+    judge lists or a form of one (the shortcut), a word the table does not hold whole, and a mean that leans to finance (with the
+    sum of the votes x_j . r and the words that vote for finance).
     """
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace None with a list of words.")
@@ -200,6 +213,11 @@ def check_outvote(sentence: Any) -> None:
     if listed:
         raise ExerciseError(f"{', '.join(repr(w) for w in listed)}: a word of the judge's lists. The lists judge the "
                             "sense, so using them would let the judge vote; choose other words.")
+    forms = {w: _judge_form(w) for w in words if _judge_form(w)}
+    if forms:
+        raise ExerciseError(", ".join(f"{w!r} (a form of the judge word {j!r})" for w, j in forms.items())
+                            + ": a form of a judge word shares its stem and its sense, so it lets the judge vote "
+                            "through the back door; choose other words.")
     table, d = _outvote_table()
     unknown = [w for w in words if not (w.isalpha() and w in table)]
     if unknown:
@@ -209,7 +227,7 @@ def check_outvote(sentence: Any) -> None:
     total = sum(votes[w] for w in words)
     shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in dict.fromkeys(words))
     if total <= 0:
-        raise ExerciseError(f"the mean row leans to finance: the votes x_j . d ({shown}) sum to {total:+.3f}, not "
+        raise ExerciseError(f"the mean row leans to finance: the votes x_j . r ({shown}) sum to {total:+.3f}, not "
                             "above 0. Add words whose votes are large and positive, or take out words that vote "
                             "for finance.")
     passed(f"the votes ({shown}) sum to {total:+.3f} > 0, so the mean row leans to the river side. \"bank\" and "
