@@ -285,6 +285,8 @@ SAFE = {
     "float mask": "ADDED to the scores",
     "times mask": "the scores were multiplied by the mask",
     "additive inf": "an additive -inf mask",
+    "discarded nan": "still flows back",
+    "renormalised": "no masked score dominates",
 }
 
 
@@ -337,6 +339,42 @@ def test_safe_additive_inf_mask_is_named_and_fails_hidden_test():
     for wrong in (SAFE_WRONG["additive inf"], where_added):
         _names_only(_message(check_safe_weights, wrong), "additive inf", SAFE)
         assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def _overflow_in_discarded_branch(s, m):
+    """A hand-written softmax: exp(s - the allowed max) overflows where torch.where throws it away."""
+    top = torch.where(m, s, torch.finfo(s.dtype).min).amax(dim=-1, keepdim=True)
+    e = torch.where(m, torch.exp(s - top), 0.0)
+    return e / e.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+def _renormalise_then_nan_to_num(s, m):
+    w = torch.softmax(s, dim=-1) * m
+    return torch.nan_to_num(w / w.sum(dim=-1, keepdim=True))
+
+
+def _exp_minus_logsumexp(s, m):
+    """exp without subtracting the row max: exp(s - logsumexp of the allowed scores), guarded by where."""
+    lse = torch.logsumexp(s.masked_fill(~m, float("-inf")), dim=-1, keepdim=True)
+    return torch.where(m, torch.exp(s - lse), 0.0)
+
+
+@pytest.mark.parametrize("wrong", [_overflow_in_discarded_branch, _renormalise_then_nan_to_num,
+                                   _exp_minus_logsumexp])
+def test_safe_discarded_nan_is_named_and_fails_hidden_test(wrong):
+    """Right weights, NaN gradients, no additive mask: the message names the general mechanism."""
+    _names_only(_message(check_safe_weights, wrong), "discarded nan", SAFE)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def test_safe_renormalised_is_named_and_fails_hidden_test():
+    """softmax over every score, zero, renormalise: wrong once a masked score dominates (float32, gap 200)."""
+    def wrong(s, m):
+        w = torch.softmax(s, dim=-1) * m
+        return w / w.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+    _names_only(_message(check_safe_weights, wrong), "renormalised", SAFE)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
 
 
 def test_safe_masked_fill_then_nan_to_num_passes_hidden_test():

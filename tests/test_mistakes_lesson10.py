@@ -148,6 +148,13 @@ def test_combine_mistake_is_named(key):
     _names_only(_message(check_combine_blocks, COMBINE_WRONG[key]), key, COMBINE)
 
 
+@pytest.mark.parametrize("key", sorted(COMBINE_WRONG))
+def test_combine_message_does_not_give_the_formula(key):
+    """A message names the slip; the weight exp(L_b) / sum of exp(L_c) is the exercise, not the message's."""
+    msg = _message(check_combine_blocks, COMBINE_WRONG[key])
+    assert "sum over blocks of exp" not in msg and "exp(L_c)" not in msg, msg
+
+
 def test_combine_right_answers_pass(capsys):
     _passes(check_combine_blocks, lambda z, L: np.exp(L - np.logaddexp.reduce(L)) @ z, capsys)
 

@@ -159,26 +159,25 @@ def _combine_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 def _combine_mistakes(outputs: np.ndarray, lses: np.ndarray) -> dict[str, np.ndarray]:
     return {
         "that averages the blocks' outputs equally: a block whose keys score higher holds more of the softmax's "
-        "weight. Weight block b by its share of the whole denominator, exp(L_b) / sum over blocks of exp(L_c).":
+        "weight. Each z_b counts with its block's share of the whole softmax's denominator.":
             outputs.mean(axis=0),
         "that adds the blocks' outputs: each z_b is already an average (its weights sum to 1), so the blocks' "
-        "weights must sum to 1 too: exp(L_b) / sum over blocks of exp(L_c).": outputs.sum(axis=0),
-        "the blocks' weights exp(L_b) were not divided by their sum: the whole softmax's denominator is the sum "
-        "over blocks of exp(L_b).": np.exp(lses) @ outputs,
-        "the blocks' weights exp(L_b) were divided by the number of blocks n: z_b is weighted by its block's "
-        "share of the whole denominator, so divide by the sum over blocks of exp(L_c), not by n.":
+        "weights must sum to 1 too.": outputs.sum(axis=0),
+        "the blocks' weights exp(L_b) were not divided by their sum: each block's weight is its SHARE of the "
+        "whole softmax's denominator, and the shares sum to 1.": np.exp(lses) @ outputs,
+        "the blocks' weights exp(L_b) were divided by the number of blocks n: each block's weight is its share "
+        "of the whole softmax's denominator, and n is not that denominator.":
             np.exp(lses) @ outputs / len(lses),
         "the blocks' weights exp(L_b - max L) are stable but not normalised: subtracting the largest L keeps "
         "them finite, and they must still be divided by their sum, the whole softmax's denominator.":
             np.exp(lses - lses.max()) @ outputs,
-        "that weights the blocks by L_b itself: L_b is the logarithm of the block's sum of exponentials, so the "
-        "block's share is exp(L_b) / sum over blocks of exp(L_c), not L_b / sum of L_c.":
+        "that weights the blocks by L_b itself: L_b is the logarithm of the block's sum of exponentials, so a "
+        "share computed from L_b directly is not the block's share of the softmax's denominator.":
             lses @ outputs / lses.sum(),
-        "the sign is flipped: a block whose keys score higher (larger L_b) must count more, so weight by "
-        "exp(+L_b), normalised.": np.exp(lses.min() - lses) @ outputs / np.exp(lses.min() - lses).sum(),
-        "that keeps only the block with the largest L: every block holds part of the softmax's weight, "
-        "exp(L_b) / sum over blocks of exp(L_c), and the others are not negligible here.":
-            outputs[int(np.argmax(lses))],
+        "the sign is flipped: a block whose keys score higher (larger L_b) must count more, not less.":
+            np.exp(lses.min() - lses) @ outputs / np.exp(lses.min() - lses).sum(),
+        "that keeps only the block with the largest L: every block holds part of the softmax's weight, and the "
+        "others are not negligible here.": outputs[int(np.argmax(lses))],
     }
 
 
