@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 
@@ -18,6 +19,8 @@ from selfattention.checks import (
     check_held_out_senses,
     check_sentence_embedding,
 )
+
+LESSON = "11_real_transformer"
 
 # ---------------------------------------------------------------- exercise 1: what enters layer 0
 FIRST = {
@@ -33,11 +36,14 @@ FIRST = {
     "axis 0": "normalised over the tokens (axis 0)",
     "ddof 1": "ddof=1",
     "no eps": "the eps inside the square root is missing",
+    "torch eps": "eps = 1e-5, PyTorch's default",
+    "rmsnorm": "that is RMSNorm",
+    "centred only": "centred (mean subtracted) but not divided",
 }
 
 
 def _first(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12, *, word=True, start=0,
-           token_type=0, norm=True, affine=True, axis=-1, ddof=0, use_eps=True):
+           token_type=0, norm=True, affine=True, axis=-1, ddof=0, use_eps=True, centred_only=False):
     T = len(ids)
     h = np.stack([word_table[i] if word else np.zeros(word_table.shape[1]) for i in ids])
     if start is not None:
@@ -47,6 +53,8 @@ def _first(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12, 
     if not norm:
         return h
     mu = h.mean(axis=axis, keepdims=True)
+    if centred_only:
+        return gamma * (h - mu) + beta
     var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
     out = (h - mu) / np.sqrt(var + eps if use_eps else var)
     return gamma * out + beta if affine else out
@@ -59,9 +67,12 @@ def _first_positions_by_id(ids, word_table, position_table, type_table, gamma, b
 
 
 def _first_torch(ids, word_table, position_table, type_table, gamma, beta, eps=1e-12):
+    """eps=None leaves out F.layer_norm's eps: its default, 1e-5."""
     h = torch.from_numpy(word_table[ids] + position_table[: len(ids)] + type_table[0])
-    return torch.nn.functional.layer_norm(h, h.shape[-1:], torch.from_numpy(gamma), torch.from_numpy(beta),
-                                          eps).numpy()
+    g, b = torch.from_numpy(gamma), torch.from_numpy(beta)
+    if eps is None:
+        return torch.nn.functional.layer_norm(h, h.shape[-1:], g, b).numpy()
+    return torch.nn.functional.layer_norm(h, h.shape[-1:], g, b, eps).numpy()
 
 
 FIRST_WRONG = {
@@ -77,7 +88,25 @@ FIRST_WRONG = {
     "axis 0": lambda *a: _first(*a, axis=0),
     "ddof 1": lambda *a: _first(*a, ddof=1),
     "no eps": lambda *a: _first(*a, use_eps=False),
+    "torch eps": lambda *a: _first_torch(*a[:6], eps=None),            # F.layer_norm's default eps, 1e-5
+    "rmsnorm": lambda ids, w, p, t, gamma, beta, eps=1e-12: _rms(w[ids] + p[:len(ids)] + t[0], gamma, beta,
+                                                                 eps),
+    "centred only": lambda *a: _first(*a, use_eps=False, centred_only=True),
 }
+
+
+def _rms(h, gamma, beta, eps):
+    return gamma * h / np.sqrt((h**2).mean(axis=-1, keepdims=True) + eps) + beta
+
+
+@pytest.mark.parametrize("key", ["torch eps", "rmsnorm", "centred only"])
+def test_first_input_mistake_fails_the_hidden_test(key):
+    assert not hidden_test_passes(LESSON, "l11-input-test", first_layer_input=FIRST_WRONG[key])
+
+
+def test_first_input_right_answers_pass_the_hidden_test():
+    assert hidden_test_passes(LESSON, "l11-input-test", first_layer_input=lambda *a: _first(*a))
+    assert hidden_test_passes(LESSON, "l11-input-test", first_layer_input=_first_torch)
 
 
 @pytest.mark.parametrize("key", sorted(FIRST_WRONG))

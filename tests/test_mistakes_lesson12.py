@@ -244,6 +244,7 @@ RATIO = {
     "no weights": "without the weights",
     "sum of lengths": "a sum of lengths",
     "transposed": "the weights are transposed",
+    "whole x": "the norm of the whole x",
 }
 
 
@@ -259,6 +260,7 @@ RATIO_WRONG = {
     / np.linalg.norm(x, axis=-1),
     "transposed": lambda w, vW, x: np.linalg.norm(np.transpose(w, (0, 2, 1)) @ vW, axis=-1)
     / np.linalg.norm(x, axis=-1),
+    "whole x": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x),
 }
 
 
@@ -287,7 +289,7 @@ PREDICTION = {
     "upside down": "look like ||x_i|| / ||o_i^h||",
     "order": "is not below predicted_other",
     "squared": "squared lengths?",
-    "too large": "far above one head against the residual",
+    "outside": "not within the window",
     "blank": "has no value yet",
 }
 
@@ -296,7 +298,7 @@ PREDICTION_WRONG = {
     "upside down": (12.7, 8.1),          # 11.6 / 0.91 and 11.6 / 1.43
     "order": (0.12, 0.08),               # the parked head given the longer output
     "squared": (0.0062, 0.015),          # (0.91 / 11.6) ** 2 and (1.43 / 11.6) ** 2
-    "too large": (0.4, 0.6),             # all of attention against the residual, not one head
+    "outside": (0.4, 0.6),               # above the window; no mistake of its own to name
     "blank": (None, None),
 }
 
@@ -312,6 +314,19 @@ def test_prediction_mistake_fails_the_hidden_test(key):
     parked, other = PREDICTION_WRONG[key]
     assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=_right, predicted_parked=parked,
                                   predicted_other=other)
+
+
+HONEST_GUESSES = [(0.035, 0.04), (0.25, 0.33), (0.015, 0.04), (0.02, 0.35)]
+
+
+@pytest.mark.parametrize("guess", HONEST_GUESSES)
+def test_prediction_outside_the_window_names_no_mistake(guess):
+    """A guess outside the window matching no mistake gets the plain message: the window, how to reason."""
+    msg = _message(lambda f: check_head_to_residual(f, *guess), _right)
+    _names_only(msg, "outside", PREDICTION)
+    assert "0.91" in msg and "11.6" in msg, msg
+    assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=_right, predicted_parked=guess[0],
+                                  predicted_other=guess[1])
 
 
 def test_ratio_right_answers_pass(capsys):

@@ -35,7 +35,8 @@ def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int =
 def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.ndarray, type_table: np.ndarray,
                  gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, word: bool = True,
                  position: int | None = 0, token_type: int | None = 0, norm: bool = True, affine: bool = True,
-                 axis: int = -1, ddof: int = 0, position_by_id: bool = False) -> np.ndarray:
+                 axis: int = -1, ddof: int = 0, position_by_id: bool = False, centre: bool = True,
+                 scale: bool = True) -> np.ndarray:
     ids = np.asarray(ids)
     T = len(ids)
     h = word_table[ids] if word else np.zeros((T, word_table.shape[1]))
@@ -48,6 +49,10 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
     if not norm:
         return h
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if not centre:                                               # RMSNorm: no mean subtracted
+        return g * h / np.sqrt((h**2).mean(axis=axis, keepdims=True) + eps) + b
+    if not scale:                                                # centred only, not divided by the std
+        return g * (h - h.mean(axis=axis, keepdims=True)) + b
     return _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
 
 
@@ -80,6 +85,12 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "(axis=-1).": _first_input(*case, axis=0),
         "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
             _first_input(*case, ddof=1),
+        "that is LayerNorm with eps = 1e-5, PyTorch's default (nn.LayerNorm, F.layer_norm): this model's eps is "
+        "1e-12; use the eps argument.": _first_input(*case[:6], 1e-5),
+        "that is RMSNorm (divided by the root mean square, no mean subtracted); LayerNorm first subtracts each "
+        "token's mean, then divides by sqrt(var + eps).": _first_input(*case, centre=False),
+        "the vector was centred (mean subtracted) but not divided by its standard deviation: LayerNorm divides "
+        "by sqrt(var + eps).": _first_input(*case, scale=False),
     }
 
 
