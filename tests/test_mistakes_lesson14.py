@@ -106,7 +106,8 @@ INTERLEAVE_PHRASES = {
     "uncapped": "never holds more tokens than the text", "global_first": "one global layer too many",
     "fraction": "is not a whole number of global layers",
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
-    "all_local": "every layer was counted as local",
+    "all_local": "every layer was counted as local", "no_plus_one": "misses the + 1",
+    "kv_twice": "keys and values were counted apart",
 }
 
 
@@ -139,6 +140,8 @@ INTERLEAVE_WRONG = {
     "global_ceil": lambda T, L, w, k: -(-L // (k + 1)) * T + (L + (L // -(k + 1))) * min(T, w),
     "fraction": lambda T, L, w, k: L / (k + 1) * T + (L - L / (k + 1)) * min(T, w),
     "global_rounded": lambda T, L, w, k: round(L / (k + 1)) * T + (L - round(L / (k + 1))) * min(T, w),
+    "no_plus_one": lambda T, L, w, k: (L // k) * T + (L - L // k) * min(T, w),
+    "kv_twice": lambda T, L, w, k: 2 * interleave_right(T, L, w, k),
 }
 
 
@@ -173,6 +176,7 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
 TURNS_PHRASES = {
     "half_exponent": "not -i/d", "one_over_theta": "not 1 / theta_i", "from_one": "pairs are counted from 0",
     "more_than_one": "two or more full turns", "never": "never complete a turn",
+    "theta": "returned in place of the wavelengths", "pi_over_theta": "is half a turn",
 }
 
 
@@ -207,6 +211,8 @@ TURNS_WRONG = {
     "from_one": lambda d, b, L: _turns(d, b, L, first=1),
     "more_than_one": lambda d, b, L: _turns(d, b, L, count="more"),
     "never": lambda d, b, L: _turns(d, b, L, count="never"),
+    "theta": lambda d, b, L: (1 / _turns(d, b, L, two_pi=False)[0], _turns(d, b, L)[1]),
+    "pi_over_theta": lambda d, b, L: (_turns(d, b, L)[0] / 2, _turns(d, b, L)[1]),
 }
 
 

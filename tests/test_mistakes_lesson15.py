@@ -335,62 +335,85 @@ def test_moved_without_q_and_o_names_both_mistakes():
 
 
 # ------------------------------------------------------------------------------- exercise 3
-TILE_PHRASES = {
-    "tile_softmax": "over this tile's keys alone", "unscaled": "are not scaled",
-    "axis": "laid along the keys",
-    "divide": "is the log of the row's sum", "no_exp": "take its exponential", "overflow": "overflow",
+BACKWARD_PHRASES = {
+    "tile_softmax": "over this tile's keys alone", "unscaled": "are not scaled", "no_transpose": "not P dO",
+    "no_D": "D is missing", "D_tile": "D computed from this tile alone", "L_axis": "L laid along the keys",
+    "D_axis": "D laid along the keys",
 }
 
 
-def _scores(q, k):
-    return q @ k.T / np.sqrt(q.shape[1])
+def _tile(q, k, v, L, O, dO, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0):
+    """One tile's (dV share, dS), with switches for the mistakes a learner makes."""
+    S = q @ k.T / (np.sqrt(q.shape[1]) if scale else 1.0)
+    if from_L:
+        P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
+    else:
+        P = np.exp(S - S.max(axis=1, keepdims=True))
+        P = P / P.sum(axis=1, keepdims=True)
+    dV = P.T @ dO if transpose else P @ dO
+    dP = dO @ v.T
+    if D == "none":
+        return dV, P * dP
+    Dv = (dO * O).sum(axis=1) if D == "rows" else (P * dP).sum(axis=1)
+    return dV, P * (dP - (Dv[:, None] if D_axis == 0 else Dv[None, :]))
 
 
-def tile_right(q, k, L):
-    return np.exp(_scores(q, k) - L[:, None])
+def backward_right(q, k, v, L, O, dO):
+    return _tile(q, k, v, L, O, dO)
 
 
-def tile_right_loops(q, k, L):
-    """Another right answer: weight by weight, e^(s - L) with the scale written as d ** 0.5."""
-    out = np.zeros((len(q), len(k)))
-    for i in range(len(q)):
-        for j in range(len(k)):
-            out[i, j] = np.exp(np.dot(q[i], k[j]) / q.shape[1] ** 0.5 - L[i])
-    return out
+def backward_right_loops(q, k, v, L, O, dO):
+    """Another right answer: entry by entry, the scale written as d ** 0.5, D by einsum."""
+    bq, bk = len(q), len(k)
+    P = np.zeros((bq, bk))
+    for i in range(bq):
+        for j in range(bk):
+            P[i, j] = np.exp(np.dot(q[i], k[j]) / q.shape[1] ** 0.5 - L[i])
+    D = np.einsum("ie,ie->i", dO, O)
+    dS = np.zeros((bq, bk))
+    for i in range(bq):
+        for j in range(bk):
+            dS[i, j] = P[i, j] * (np.dot(dO[i], v[j]) - D[i])
+    return np.einsum("ij,ie->je", P, dO), dS
 
 
-def tile_softmax_scipy(q, k, L):
+def backward_tile_softmax_scipy(q, k, v, L, O, dO):
     """The shortcut: a library softmax over the tile, ignoring L."""
     from scipy.special import softmax
-    return softmax(_scores(q, k), axis=1)
+    P = softmax(q @ k.T / np.sqrt(q.shape[1]), axis=1)
+    D = (dO * O).sum(axis=1)
+    return P.T @ dO, P * (dO @ v.T - D[:, None])
 
 
-TILE_WRONG = {
-    "tile_softmax": tile_softmax_scipy,
-    "unscaled": lambda q, k, L: np.exp(q @ k.T - L[:, None]),
-    "axis": lambda q, k, L: np.exp(_scores(q, k) - L[None, :]),
-    "divide": lambda q, k, L: np.exp(_scores(q, k)) / L[:, None],
-    "no_exp": lambda q, k, L: _scores(q, k) - L[:, None],
-    "overflow": lambda q, k, L: np.exp(_scores(q, k)) / np.exp(L)[:, None],
+BACKWARD_WRONG = {
+    "tile_softmax": backward_tile_softmax_scipy,
+    "unscaled": lambda *a: _tile(*a, scale=False),
+    "no_transpose": lambda *a: _tile(*a, transpose=False),
+    "no_D": lambda *a: _tile(*a, D="none"),
+    "D_tile": lambda *a: _tile(*a, D="tile"),
+    "L_axis": lambda *a: _tile(*a, L_axis=1),
+    "D_axis": lambda *a: _tile(*a, D_axis=1),
 }
 
 
-@pytest.mark.parametrize("answer", [tile_right, tile_right_loops])
-def test_tile_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_tile_weights, answer, capsys)
+@pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
+def test_backward_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_tile_backward, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [tile_right, tile_right_loops])
-def test_tile_right_answers_pass_the_hidden_test(answer):
-    assert hidden_test_passes("15_io_aware_attention", "l15-tile-test", tile_weights=answer)
+@pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
+def test_backward_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", tile_backward=answer)
 
 
-@pytest.mark.parametrize("key", list(TILE_WRONG))
-def test_tile_mistake_is_named(key):
+@pytest.mark.parametrize("key", list(BACKWARD_WRONG))
+def test_backward_mistake_is_named(key):
     with np.errstate(all="ignore"):
-        names_only(message(checks.check_tile_weights, TILE_WRONG[key]), key, TILE_PHRASES)
+        names_only(message(checks.check_tile_backward, BACKWARD_WRONG[key]), key, BACKWARD_PHRASES)
 
 
-def test_tile_softmax_shortcut_fails_the_hidden_test_too():
-    """A library softmax of the tile sums to 1 over its keys: the hidden test refuses it as the check does."""
-    assert not hidden_test_passes("15_io_aware_attention", "l15-tile-test", tile_weights=tile_softmax_scipy)
+@pytest.mark.parametrize("key", ["tile_softmax", "no_D", "D_tile"])
+def test_backward_refused_answers_fail_the_hidden_test_too(key):
+    """A library softmax of the tile, or D left out or taken from the tile: the hidden test refuses it too."""
+    assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                  tile_backward=BACKWARD_WRONG[key])

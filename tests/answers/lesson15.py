@@ -35,14 +35,14 @@ tiles = T // b
 kv = sum(2 * b * d * (n + 1) for n in range(tiles))
 return T * d + T * d + kv
 """,
-    # "Return the tile's weights: entries of each query's softmax over all its keys"; section 2:
-    # "P = e^(S - L)", S = Q K^T / sqrt(d) (section 1)
-    "l15-tile-answer": """
+    # section 2: "takes P = e^(S - L) ... adds P^T dO to its keys' dV ... dP = dO V^T and
+    # dS = P o (dP - D) ... D_i ... equals sum_c dO_ic O_ic"; S = Q K^T / sqrt(d) (section 1)
+    "l15-backward-answer": """
 d = q.shape[1]
 scores = np.einsum("id,jd->ij", q, k) / np.sqrt(d)
-weights = np.empty_like(scores)
-for row in range(scores.shape[0]):
-    weights[row] = np.exp(scores[row] - L[row])
-return weights
+P = np.exp(scores - L.reshape(-1, 1))
+dP = dO @ v.T
+D = np.sum(dO * O, axis=1, keepdims=True)
+return P.T @ dO, P * (dP - D)
 """,
 }

@@ -126,8 +126,14 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
                 _interleave(T, layers, window, k, window_minus_one=True),
             "every layer was counted as global.": layers * T,
         }
+        hints["that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
+              "token's key and value together once per layer."] = 2 * _interleave(T, layers, window, k)
         if k:
             hints["every layer was counted as local."] = layers * min(T, window)
+            n_wrong = layers // k
+            hints["layers // local_per_global misses the + 1: one pattern is local_per_global local layers and "
+                  "then its global one, local_per_global + 1 layers, so there are layers // (local_per_global "
+                  "+ 1) global layers."] = n_wrong * T + (layers - n_wrong) * min(T, window)
             n_global = layers / (k + 1)
             hints["layers / (local_per_global + 1) is not a whole number of global layers: count only "
                   "complete patterns, layers // (local_per_global + 1)."] = (
@@ -190,6 +196,10 @@ def check_rope_turns(rope_turns: Callable[..., Any]) -> None:
                 _wavelengths(d, base, two_pi=False),
             "pairs are counted from 0: pair 0 has theta_0 = 1 and wavelength 2 pi; yours are shifted by one "
             "pair.": _wavelengths(d, base, first=1),
+            "those are the angles theta_i = base^(-2i/d) per position, returned in place of the wavelengths: "
+            "lambda_i = 2 pi / theta_i positions.": 1.0 / _wavelengths(d, base, two_pi=False),
+            "pi / theta_i is half a turn: one full turn is 2 pi radians, so lambda_i = 2 pi / theta_i.":
+                _wavelengths(d, base) / 2,
         }
         check_array(wavelengths, right, f"the wavelengths of {call}", mistakes=mistakes)
         turns = L / right

@@ -1,5 +1,5 @@
 """Checks for lesson 15 (IO-aware attention): the causal tiled loop, read through a counted slow memory; the
-elements it moves; and a tile of weights recomputed from the stored log-sum-exp."""
+elements it moves; and one tile's share of the backward pass, from the stored log-sum-exp."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_tile_weights", "holds_more_than_tiles",
+__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_tile_backward", "holds_more_than_tiles",
            "uses_torch"]
 
 
@@ -344,50 +344,101 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
 
 
 # ------------------------------------------- exercise 3: a tile of weights from the stored log-sum-exp
-def _tile_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """(q tile, k tile, L of the tile's queries, the right weights): a square tile first (so L laid along the
-    wrong axis gives numbers, not an error), then scores in the thousands and a tile that is not square."""
-    rng = np.random.default_rng(1500)
-    cases = []
-    for scale, rows, cols in ((1.5, slice(4, 8), slice(0, 4)), (40.0, slice(1, 4), slice(6, 11))):
-        Q, K = rng.normal(size=(2, 12, 3)) * scale
-        S = Q @ K.T / np.sqrt(3)
-        L = S.max(axis=1) + np.log(np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1))
-        cases.append((Q[rows], K[cols], L[rows], np.exp(S - L[:, None])[rows, cols]))
-    return cases
+def _backward_case(seed: int, T: int, scale: float) -> dict[str, Any]:
+    """Full attention on a random (T, d = 4, d_v = 3) input, differentiated by PyTorch's autograd: Q, K, V, O,
+    the stored L, a random dO, and autograd's dS (the gradient of the scaled scores), dQ, dK, dV."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    Q, K = rng.normal(size=(2, T, 4)) * scale
+    V, dO = rng.normal(size=(2, T, 3))
+    q, k, v = (torch.tensor(a, requires_grad=True) for a in (Q, K, V))
+    S = q @ k.T / 2.0
+    S.retain_grad()
+    O = torch.softmax(S, dim=1) @ v
+    O.backward(torch.tensor(dO))
+    return {"Q": Q, "K": K, "V": V, "O": O.detach().numpy(), "dO": dO,
+            "L": torch.logsumexp(S, dim=1).detach().numpy(), "dS": S.grad.numpy(), "dQ": q.grad.numpy(),
+            "dK": k.grad.numpy(), "dV": v.grad.numpy()}
 
 
-def check_tile_weights(tile_weights: Callable[..., Any]) -> None:
-    """Exercise 3: a tile of P from its own q and k tiles and the stored L: exp(q k^T / sqrt(d) - L[:, None])."""
-    if not callable(tile_weights):
-        raise ExerciseError("tile_weights should be a function: write it in the answer cell above.")
-    for q, k, L, right in _tile_cases():
-        what = f"a tile of {len(q)} queries and {len(k)} keys, scores up to {np.abs(q @ k.T).max() / np.sqrt(3):,.0f}"
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(tile_weights(q.copy(), k.copy(), L.copy()), dtype=float)
-        except Exception as exc:
-            raise ExerciseError(f"tile_weights raised {type(exc).__name__} on {what}: {exc}") from None
-        S = q @ k.T / np.sqrt(q.shape[1])
-        if got.shape == right.shape and not np.isfinite(got).all():
-            raise ExerciseError(
-                f"on {what} your weights hold inf or NaN: e^S and e^L computed apart overflow (e^1000 is beyond "
-                f"any float). Subtract first, e^(S - L): since L_i >= every s_ij of its row, each exponent is at "
-                f"most 0.")
-        with np.errstate(all="ignore"):
-            mistakes = {
-                "these weights sum to 1 over this tile's keys alone: a softmax of the tile. The weights are the "
-                "entries of each query's softmax over all its keys; the tile's keys are only some of them. "
-                "L holds the whole row's denominator: use e^(S - L).": reference_softmax(S),
-                "the scores are not scaled: S = q k^T / sqrt(d_k), as in the forward pass that computed L.":
-                    np.exp(q @ k.T - L[:, None]),
-                "L was laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
-                "L[:, None].": np.exp(S - L[None, :]) if S.shape[0] == S.shape[1] else S,
-                "L is the log of the row's sum (L = m + ln l), not the sum: subtract it in the exponent, "
-                "e^(S - L), rather than dividing e^S by it.": np.exp(S) / L[:, None],
-                "that is S - L, the log of the weights: take its exponential.": S - L[:, None],
-            }
-        mistakes = {m: v for m, v in mistakes.items() if np.shape(v) == right.shape and np.isfinite(v).all()
-                    and not np.allclose(v, right)}
-        check_array(got, right, f"the weights of {what}", mistakes=mistakes)
-    passed("the tile's entries of the full softmax, from its own q and k tiles and L alone; no exponent above 0.")
+def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
+    """(case, query tile rows, key tile rows): square tiles first (so a wrong axis gives numbers, not an error),
+    then scores in the hundreds and tiles that are not square."""
+    return [(_backward_case(1500, 8, 1.5), 4, 4), (_backward_case(1501, 12, 12.0), 3, 4)]
+
+
+def _tile_mistakes(q: np.ndarray, k: np.ndarray, v: np.ndarray, L: np.ndarray, O: np.ndarray,
+                   dO: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The wrong dV and dS a learner's typical slips give on this tile, keyed by the message naming each."""
+    S = q @ k.T / np.sqrt(q.shape[1])
+    P = np.exp(S - L[:, None])
+    dP, D = dO @ v.T, (dO * O).sum(axis=1)
+    tile = reference_softmax(S)
+    unscaled = np.exp(q @ k.T - L[:, None])
+    common = {
+        "P was not recomputed from L: these weights sum to 1 over this tile's keys alone (a softmax of the "
+        "tile). P's entries belong to each query's softmax over all its keys: P = e^(S - L[:, None]).": tile,
+        "the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.": unscaled,
+    }
+    if S.shape[0] == S.shape[1]:
+        common["L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
+               "L[:, None]."] = np.exp(S - L[None, :])
+    dV = {m: W.T @ dO for m, W in common.items()}
+    if S.shape[0] == S.shape[1]:
+        dV["dV's share is P^T dO, not P dO: key j's value gets the gradient of every query that read it, "
+           "weighted by P_ij, so sum over the queries (rows of P)."] = P @ dO
+    dS = {m: W * (dO @ v.T - D[:, None]) for m, W in common.items()}
+    dS["D is missing: dS = P * (dP - D[:, None]), with D_i = rowsum(dO_i * O_i); P * dP alone forgets that "
+       "the weights of a row sum to 1."] = P * dP
+    dS["D computed from this tile alone (rowsum of P * dP over its keys): D_i sums over all of row i's keys, "
+       "which is why it is taken as rowsum(dO * O) from the stored output."] = P * (dP - (P * dP).sum(axis=1,
+                                                                                                   keepdims=True))
+    if S.shape[0] == S.shape[1]:
+        dS["D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
+           "D[:, None]."] = P * (dP - D[None, :])
+    return dV, dS
+
+
+def check_tile_backward(tile_backward: Callable[..., Any]) -> None:
+    """Exercise 3: one tile's share of the backward pass, from its q, k, v, the stored L, O and dO: P = e^(S - L),
+    dV share P^T dO, dS = P * (dP - D); every tile's shares assembled give PyTorch's autograd dQ, dK, dV."""
+    if not callable(tile_backward):
+        raise ExerciseError("tile_backward should be a function: write it in the answer cell above.")
+    for case, bq, bk in _backward_cases():
+        T = len(case["Q"])
+        dQ, dK, dV = np.zeros_like(case["Q"]), np.zeros_like(case["K"]), np.zeros_like(case["V"])
+        for i in range(0, T, bq):
+            for j in range(0, T, bk):
+                rows, cols = slice(i, i + bq), slice(j, j + bk)
+                q, k, v = case["Q"][rows], case["K"][cols], case["V"][cols]
+                L, O, dO = case["L"][rows], case["O"][rows], case["dO"][rows]
+                what = (f"the tile of queries {i}..{i + bq - 1} and keys {j}..{j + bk - 1} "
+                        f"(scores up to {np.abs(q @ k.T).max() / 2:,.0f})")
+                try:
+                    with np.errstate(all="ignore"):
+                        got = tile_backward(q.copy(), k.copy(), v.copy(), L.copy(), O.copy(), dO.copy())
+                except Exception as exc:
+                    raise ExerciseError(f"tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
+                if not isinstance(got, tuple | list) or len(got) != 2:
+                    raise ExerciseError("tile_backward should return two arrays, (dV_share, dS): "
+                                        f"it returned {type(got).__name__}.")
+                P = np.exp(q @ k.T / 2.0 - L[:, None])
+                wrong_dV, wrong_dS = _tile_mistakes(q, k, v, L, O, dO)
+                right_dV, right_dS = P.T @ dO, case["dS"][rows, cols]
+                for name, answer, right, wrong in (("dV_share", got[0], right_dV, wrong_dV),
+                                                   ("dS", got[1], right_dS, wrong_dS)):
+                    arr = np.asarray(answer, dtype=float)
+                    found = [m for m, w in wrong.items() if np.shape(w) == arr.shape and np.isfinite(w).all()
+                             and not np.allclose(w, right) and np.allclose(arr, w)]
+                    if found:
+                        raise ExerciseError(f"on {what}, your {name}: {found[0]}")
+                    check_array(arr, right, f"your {name} on {what}")
+                dV[cols] += np.asarray(got[0], dtype=float)
+                dS_ = np.asarray(got[1], dtype=float)
+                dQ[rows] += dS_ @ k / 2.0
+                dK[cols] += dS_.T @ q / 2.0
+        for name, mine, auto in (("dQ", dQ, case["dQ"]), ("dK", dK, case["dK"]), ("dV", dV, case["dV"])):
+            check_array(mine, auto, f"{name} assembled from your tiles (against PyTorch's autograd)")
+    passed("every tile's dV share and dS, assembled (dQ = dS k / sqrt(d), dK = dS^T q / sqrt(d)), give "
+           "PyTorch's autograd gradients of the whole attention.")
