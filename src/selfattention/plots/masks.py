@@ -7,7 +7,7 @@ its smallest text stays above 20 pixels.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -104,22 +104,32 @@ def set_weight_texts(texts: list[list[plt.Text]], weights: np.ndarray) -> None:
                 text.set_color("white" if v > 0.6 else "black")
 
 
-def weight_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], labels: Sequence[str]) -> Figure:
-    """Draw n (T, T) weight matrices side by side on one colour scale (0 to 1), with one colour bar.
-
-    Returns the figure, 11 inches wide.
-    """
+def _side_by_side(matrices: Sequence[ArrayLike], titles: Sequence[str],
+                  draw: Callable[[Axes, int, ArrayLike, str], None]) -> Figure:
+    """Call ``draw(ax, i, matrix, title)`` for n (T, T) weight matrices on one row of axes, then add one
+    colour bar (weights 0 to 1) for all. Returns the figure, 11 inches wide."""
     if not matrices or len(matrices) != len(titles):
         raise ValueError(f"matrices has {len(matrices)} entries and titles {len(titles)}; "
                          "expected one title per matrix, at least one matrix")
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(1, len(matrices), figsize=(11, 5.4), layout="constrained", squeeze=False)
         for i, (m, ax, title) in enumerate(zip(matrices, axes[0], titles, strict=True)):
-            draw_weights(ax, m, labels, title=title)
-            if i:
-                ax.set_ylabel("")
+            draw(ax, i, m, title)
         fig.colorbar(axes[0][-1].images[0], ax=list(axes[0]), shrink=0.8, label="attention weight")
     return fig
+
+
+def weight_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], labels: Sequence[str]) -> Figure:
+    """Draw n (T, T) weight matrices side by side on one colour scale (0 to 1), with one colour bar.
+
+    Returns the figure, 11 inches wide.
+    """
+    def draw(ax: Axes, i: int, m: ArrayLike, title: str) -> None:
+        draw_weights(ax, m, labels, title=title)
+        if i:
+            ax.set_ylabel("")
+
+    return _side_by_side(matrices, titles, draw)
 
 
 def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: int) -> Figure:
@@ -129,18 +139,13 @@ def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: 
 
     Returns the figure, 11 inches wide.
     """
-    if not matrices or len(matrices) != len(titles):
-        raise ValueError(f"matrices has {len(matrices)} entries and titles {len(titles)}; "
-                         "expected one title per matrix, at least one matrix")
-    with plt.rc_context(_RC):
-        fig, axes = plt.subplots(1, len(matrices), figsize=(11, 5.4), layout="constrained", squeeze=False)
-        for i, (m, ax, title) in enumerate(zip(matrices, axes[0], titles, strict=True)):
-            w = _array(m, f"matrices[{i}]", 2)
-            ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
-            ax.axhline(fitted - 0.5, color="tab:red", ls="--", lw=2)
-            ax.text(w.shape[1] - 1, fitted + 1.5, "not fitted below", color="tab:red", ha="right", va="top")
-            ax.set_title(title)
-            ax.set_xlabel("key position j")
-            ax.set_ylabel("query position p" if i == 0 else "")
-        fig.colorbar(axes[0][-1].images[0], ax=list(axes[0]), shrink=0.8, label="attention weight")
-    return fig
+    def draw(ax: Axes, i: int, m: ArrayLike, title: str) -> None:
+        w = _array(m, f"matrices[{i}]", 2)
+        ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
+        ax.axhline(fitted - 0.5, color="tab:red", ls="--", lw=2)
+        ax.text(w.shape[1] - 1, fitted + 1.5, "not fitted below", color="tab:red", ha="right", va="top")
+        ax.set_title(title)
+        ax.set_xlabel("key position j")
+        ax.set_ylabel("query position p" if i == 0 else "")
+
+    return _side_by_side(matrices, titles, draw)
