@@ -290,7 +290,7 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
            f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all. "
            f"But the {room / 1e9:.1f} GB two H100s leave after the weights hold only {int(room // (T * c))} caches "
            f"of 512 tokens ({room / 1e9:.1f}e9 / (512 x {c:,})): memory capacity caps the batch before the "
-           f"roofline does. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
+           f"FLOPs catch up. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
 
 
 # ---------------------------------------------------------------- exercise 3: a paged cache, predicted
