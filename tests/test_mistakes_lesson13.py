@@ -16,7 +16,7 @@ from selfattention import checks
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
     "old": "the new token is missing", "plus1": "rotated at position T + 1",
-    "minus1": "rotated at position T - 1",
+    "minus1": "rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
@@ -96,6 +96,7 @@ DECODE_WRONG = {
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
     "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
+    "pos_dk": lambda q, k, v, K, V: _step(q, k, v, K, V, K.shape[1], K.shape[1]),   # shape[1] for shape[0]
     "unrotated": lambda q, k, v, K, V: _step(q, k, v, K, V, None, None),
     "q_only": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K), None),
     "k_only": lambda q, k, v, K, V: _step(q, k, v, K, V, None, len(K)),

@@ -102,6 +102,7 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "old": (_attend(_rot(q, T), K, V), right[1]),
         "plus1": step(T + 1, T + 1),
         "minus1": step(T - 1, T - 1),
+        "pos_dk": step(len(q), len(q)),
         "unrotated": step(None, None),
         "q_only": step(T, None),
         "k_only": step(None, T),
@@ -126,6 +127,8 @@ _DECODE_WORDS = {
              "at 0 to T - 1 and the new one at T (len(K_cache)).",
     "minus1": "q and k_new were rotated at position T - 1, the last cached token's place: the new token sits "
               "at T (len(K_cache)), positions counting from 0.",
+    "pos_dk": "q and k_new were rotated at position d_k = 16, the number of columns of K_cache "
+              "(K_cache.shape[1]): the new token's position is the number of rows, T = K_cache.shape[0].",
     "unrotated": "q and k_new were not rotated (or rotated at position 0): RoPE turns the new token's query "
                  "and key by its position T before it is scored and cached.",
     "q_only": "only q was rotated: k_new must be rotated at position T too, before it joins the cache.",
