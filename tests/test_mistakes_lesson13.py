@@ -16,11 +16,16 @@ from selfattention import checks
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
     "old": "the new token is missing", "plus1": "rotated at position T + 1",
-    "minus1": "rotated at position T - 1",
+    "minus1": "rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
     "one": "should return three things", "cache_unrotated": "k_new as it came, not rotated",
+    "by_dk": "divided by d_k = 16, not by its square root", "by_T": "divided by sqrt(T), the square root",
+    "by_T1": "divided by sqrt(T + 1)", "times": "multiplied by sqrt(d_k)",
+    "drop_first": "the oldest token (position 0) is missing", "alone": "attended to the new token alone",
+    "rot_v": "v_new was rotated too", "keys_as_values": "the weights were applied to the keys",
+    "no_softmax": "without a softmax",
 }
 
 
@@ -65,10 +70,33 @@ def decode_masked_self(q, k_new, v_new, K_cache, V_cache):
     return torch.softmax(s, dim=-1) @ V, K, V
 
 
+def _scaled(scale, keep=slice(None), rotate_v=False, weigh=None):
+    """A slip in the attention itself: the right rotations and grown caches, then scores divided by
+    ``scale(d_k, T)``, only the rows ``keep`` attended to, v_new rotated, or ``weigh(scores, K, V) -> z``."""
+    def answer(q, k_new, v_new, K_cache, V_cache):
+        T, d_k = len(K_cache), len(q)
+        qr = _rot(q, T)
+        K = torch.cat([K_cache, _rot(k_new, T)[None]])
+        V = torch.cat([V_cache, (_rot(v_new, T) if rotate_v else v_new)[None]])
+        s = K[keep] @ qr / scale(d_k, T)
+        return (torch.softmax(s, dim=-1) @ V[keep] if weigh is None else weigh(s, K, V)), K, V
+    return answer
+
+
 DECODE_WRONG = {
+    "by_dk": _scaled(lambda d_k, T: d_k),                                     # d_k, not its square root
+    "by_T": _scaled(lambda d_k, T: math.sqrt(T)),                             # len(K_cache) for len(q)
+    "by_T1": _scaled(lambda d_k, T: math.sqrt(T + 1)),                        # the grown cache's length
+    "times": _scaled(lambda d_k, T: 1 / math.sqrt(d_k)),
+    "drop_first": _scaled(lambda d_k, T: math.sqrt(d_k), keep=slice(1, None)),  # K[1:]: a window of T rows
+    "alone": _scaled(lambda d_k, T: math.sqrt(d_k), keep=slice(-1, None)),    # K[-1:]: the new row only
+    "rot_v": _scaled(lambda d_k, T: math.sqrt(d_k), rotate_v=True),
+    "keys_as_values": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s, -1) @ K),
+    "no_softmax": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: s @ V),
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
     "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
+    "pos_dk": lambda q, k, v, K, V: _step(q, k, v, K, V, K.shape[1], K.shape[1]),   # shape[1] for shape[0]
     "unrotated": lambda q, k, v, K, V: _step(q, k, v, K, V, None, None),
     "q_only": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K), None),
     "k_only": lambda q, k, v, K, V: _step(q, k, v, K, V, None, len(K)),
@@ -96,6 +124,29 @@ def test_decode_right_answers_pass(answer, capsys):
 def test_decode_mistake_is_named(key):
     expected = key.replace("_masked", "")
     names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
+
+
+@pytest.fixture(scope="module")
+def hidden_names():
+    """What the notebook holds when exercise 1's hidden test runs: the model, the text, sa and torch."""
+    return {"model": sa.llm.load_llama(seed=0), "text": sa.llm.zen_of_python(), "sa": sa, "torch": torch}
+
+
+@pytest.mark.parametrize("key", list(DECODE_WRONG))
+def test_decode_mistake_fails_the_hidden_test(key, hidden_names):
+    """A wrong shape makes the hidden test raise before its asserts: a failed test for the grader too."""
+    try:
+        passes = hidden_test_passes("13_generation_and_memory", "l13-decode-test",
+                                    decode_step=DECODE_WRONG[key], **hidden_names)
+    except (ValueError, TypeError):
+        passes = False
+    assert not passes
+
+
+@pytest.mark.parametrize("answer", [decode_right, decode_right_numpy])
+def test_decode_right_answers_pass_the_hidden_test(answer, hidden_names):
+    assert hidden_test_passes("13_generation_and_memory", "l13-decode-test", decode_step=answer,
+                              **hidden_names)
 
 
 def test_decode_without_max_subtraction_overflows_on_the_large_case():

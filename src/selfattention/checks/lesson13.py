@@ -74,11 +74,35 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         return _attend(qr, Kg, Vg), Kg.numpy()
 
     right = step(T, T)
+    qr, Kg, d_k = _rot(q, T), right[1], len(q)
+
+    def scaled(by: float, keys: Any = Kg, values: Any = Vg) -> tuple[np.ndarray, np.ndarray]:
+        """The right rotations and caches, the scores divided by ``by`` instead of sqrt(d_k)."""
+        return _attend(qr * np.sqrt(d_k) / by, keys, values), Kg
+
+    def weighted(scores_to_weights: Callable[[np.ndarray], np.ndarray], rows: Any) -> np.ndarray:
+        scores = Kg @ np.asarray(qr, dtype=float) / np.sqrt(d_k)
+        return scores_to_weights(scores) @ np.asarray(rows, dtype=float)
+
+    def softmax(s: np.ndarray) -> np.ndarray:
+        e = np.exp(s - s.max())
+        return e / e.sum()
+
     return {
+        "by_dk": scaled(d_k),
+        "by_T": scaled(np.sqrt(T)),
+        "by_T1": scaled(np.sqrt(T + 1)),
+        "times": scaled(1 / np.sqrt(d_k)),
+        "drop_first": scaled(np.sqrt(d_k), Kg[1:], Vg[1:]),
+        "alone": (np.asarray(v, dtype=float), Kg),
+        "rot_v": (_attend(qr, Kg, torch.cat([V, _rot(v, T)[None]])), Kg),
+        "keys_as_values": (weighted(softmax, Kg), Kg),
+        "no_softmax": (weighted(lambda s: s, Vg), Kg),
         "right": right,
         "old": (_attend(_rot(q, T), K, V), right[1]),
         "plus1": step(T + 1, T + 1),
         "minus1": step(T - 1, T - 1),
+        "pos_dk": step(len(q), len(q)),
         "unrotated": step(None, None),
         "q_only": step(T, None),
         "k_only": step(None, T),
@@ -103,6 +127,8 @@ _DECODE_WORDS = {
              "at 0 to T - 1 and the new one at T (len(K_cache)).",
     "minus1": "q and k_new were rotated at position T - 1, the last cached token's place: the new token sits "
               "at T (len(K_cache)), positions counting from 0.",
+    "pos_dk": "q and k_new were rotated at position d_k = 16, the number of columns of K_cache "
+              "(K_cache.shape[1]): the new token's position is the number of rows, T = K_cache.shape[0].",
     "unrotated": "q and k_new were not rotated (or rotated at position 0): RoPE turns the new token's query "
                  "and key by its position T before it is scored and cached.",
     "q_only": "only q was rotated: k_new must be rotated at position T too, before it joins the cache.",
@@ -111,6 +137,24 @@ _DECODE_WORDS = {
     "again": "the cached keys were rotated a second time: K_cache holds keys already rotated at their "
              "positions; rotate only the new token's q and k_new.",
     "unscaled": "the scores are not scaled: divide them by sqrt(d_k).",
+    "by_dk": "the scores were divided by d_k = 16, not by its square root: divide by sqrt(d_k) = 4 "
+             "(math.sqrt(len(q))).",
+    "by_T": "the scores were divided by sqrt(T), the square root of the number of cached tokens "
+            "(len(K_cache)), not by sqrt(d_k): the scale is the square root of the length of a query, "
+            "len(q) = 16.",
+    "by_T1": "the scores were divided by sqrt(T + 1), the square root of the number of keys, not by "
+             "sqrt(d_k): the scale is the square root of the length of a query, len(q) = 16.",
+    "times": "the scores were multiplied by sqrt(d_k): divide them by it.",
+    "drop_first": "the oldest token (position 0) is missing from what the query attended to: the cache "
+                  "grows, nothing is dropped; attend to all T + 1 rows.",
+    "alone": "z is v_new itself: the query attended to the new token alone. It must attend to all T + 1 "
+             "tokens, the T cached ones and itself.",
+    "rot_v": "v_new was rotated too: RoPE turns only queries and keys, whose dot products are the scores; "
+             "values are cached and weighted as they come.",
+    "keys_as_values": "the weights were applied to the keys: z is the weighted sum of the values, "
+                      "weights @ V.",
+    "no_softmax": "the scores were used as weights without a softmax: softmax them first, so the weights "
+                  "are positive and sum to 1.",
     "k_as_q": "the new token's key k_new was used as the query: the scores compare the rotated query with "
               "every key.",
 }
@@ -249,7 +293,7 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
            f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all. "
            f"But the {room / 1e9:.1f} GB two H100s leave after the weights hold only {int(room // (T * c))} caches "
            f"of 512 tokens ({room / 1e9:.1f}e9 / (512 x {c:,})): memory capacity caps the batch before the "
-           f"roofline does. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
+           f"FLOPs catch up. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
 
 
 # ---------------------------------------------------------------- exercise 3: a paged cache, predicted

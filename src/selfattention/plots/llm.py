@@ -92,7 +92,7 @@ def prefill_decode(prompt: int = 5, steps: int = 2) -> Figure:
                 ax.set_title(f"decode step {n}: 1 x {keys} scores")
                 ax.set_xlabel(f"cache: {keys - 1} + 1 new key")
         handles = [plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in ("used", "masked", "new")]
-        fig.legend(handles, ["score computed; its key kept in the cache", "masked",
+        fig.legend(handles, ["score used; its key kept in the cache", "score computed, then masked",
                              "the new token's key, appended"],
                    loc="outside lower center", ncol=3, frameon=False, fontsize=FONT)
     return fig
