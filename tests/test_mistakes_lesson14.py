@@ -13,7 +13,8 @@ from selfattention import checks
 # ------------------------------------------------------------------------------- exercise 1
 ROPE_PHRASES = {
     "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
-    "zero_sine": "s is zero", "swapped": "return (c, s) in that order", "whole_dot": "not the dot product of the whole",
+    "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
+    "whole_dot": "not the dot product of the whole",
 }
 
 
@@ -30,8 +31,8 @@ def rope_right(q, k):
 
 
 def rope_right_matrices(q, k):
-    """Another right answer: per pair, a^T R(phi) b = cos(phi) a.b + sin(phi) a^T J b with phi = -offset theta_i,
-    read off from the 2 x 2 matrices, returned as lists."""
+    """Another right answer: per pair, a^T R(phi) b = cos(phi) a.b + sin(phi) a^T J b with
+    phi = -offset theta_i, read off from the 2 x 2 matrices, returned as a list."""
     d, c, s = len(q), [], []
     J = np.array([[0.0, -1.0], [1.0, 0.0]])                # R(phi) = cos(phi) I + sin(phi) J
     for i in range(d // 2):

@@ -1,8 +1,8 @@
 """Lesson 14's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "pair i is (feature i, feature i + d/2)"; "R(a)^T R(b) = R(b - a)": a^T R(phi) b written out with
-    # phi = -(m - n) theta_i gives cos(phi) (a1 b1 + a2 b2) + sin(phi) (a2 b1 - a1 b2)
+    # "pair i is (feature i, feature i + d/2)"; "R(phi)^T R(psi) = R(psi - phi)": a^T R(phi) b written
+    # out with phi = -(m - n) theta_i gives cos(phi) (a1 b1 + a2 b2) + sin(phi) (a2 b1 - a1 b2)
     "l14-rope-answer": """
 h = len(q) // 2
 c = np.zeros(h)

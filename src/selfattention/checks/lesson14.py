@@ -67,7 +67,7 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
     if rotates(rope_coefficients):
         raise ExerciseError("rope_coefficients rotates q and k (it calls the lesson's rope or sa.llm.rotary): "
                             "the coefficients need no angle at all; derive them pair by pair from "
-                            "R(a)^T R(b) = R(b - a).")
+                            "R(phi)^T R(psi) = R(psi - phi).")
     rng = np.random.default_rng(1414)
     for d in (4, 16, 8):
         q, k = rng.normal(size=(2, d))
@@ -91,10 +91,10 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
         })
         check_array(got[1], s, f"s from {call}", mistakes={
             "the sine coefficient has the wrong sign: offset is m - n, the query's position minus the key's, "
-            "and a^T R(n - m) b gives + (a1 b2 - a2 b1) sin(offset theta_i). Taking n - m flips it.": -s,
+            "and a^T R((n - m) theta_i) b gives + (a1 b2 - a2 b1) sin(offset theta_i). Taking n - m flips it.": -s,
             pairing: sa_,
-            "s is zero: R(b - a) also mixes the two features of a pair, which adds (a1 b2 - a2 b1) "
-            "sin(offset theta_i).": np.zeros(d // 2),
+            "s is zero: the rotation R((n - m) theta_i) also mixes the two features of a pair, which adds "
+            "(a1 b2 - a2 b1) sin(offset theta_i).": np.zeros(d // 2),
             "those are the cosine coefficients: s_i multiplies sin(offset theta_i), the cross term "
             "a1 b2 - a2 b1; return (c, s) in that order.": c,
         })
