@@ -12,8 +12,9 @@ from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
 ROPE_PHRASES = {
-    "sign": "the sine term has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
-    "theta": "the frequencies are off", "cos_only": "only the cosine term", "scaled": "divided by sqrt(d)",
+    "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
+    "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
+    "whole_dot": "not the dot product of the whole",
 }
 
 
@@ -24,49 +25,56 @@ def _pairs(q, k, adjacent=False):
     return q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
 
 
-def _score(q, k, offset, base, *, sign=1, adjacent=False, exponent=2.0, sine=True, scale=1.0):
-    d = len(q)
-    a1, a2, b1, b2 = _pairs(q, k, adjacent)
-    t = sign * offset * base ** (-exponent * np.arange(d // 2) / d)
-    return float(np.sum((a1 * b1 + a2 * b2) * np.cos(t) + sine * (a1 * b2 - a2 * b1) * np.sin(t))) / scale
+def rope_right(q, k):
+    a1, a2, b1, b2 = _pairs(q, k)
+    return a1 * b1 + a2 * b2, a1 * b2 - a2 * b1
 
 
-def rope_right(q, k, offset, base=10_000):
-    return _score(q, k, offset, base)
-
-
-def rope_right_matrices(q, k, offset, base=10_000):
-    """Another right answer: per pair, a^T R(-offset theta_i) b with an explicit 2 x 2 rotation matrix."""
-    d, total = len(q), 0.0
+def rope_right_matrices(q, k):
+    """Another right answer: per pair, a^T R(phi) b = cos(phi) a.b + sin(phi) a^T J b with
+    phi = -offset theta_i, read off from the 2 x 2 matrices, returned as a list."""
+    d, c, s = len(q), [], []
+    J = np.array([[0.0, -1.0], [1.0, 0.0]])                # R(phi) = cos(phi) I + sin(phi) J
     for i in range(d // 2):
-        t = -offset * base ** (-2 * i / d)
-        R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
-        total += np.array([q[i], q[i + d // 2]]) @ R @ np.array([k[i], k[i + d // 2]])
-    return total
+        a, b = np.array([q[i], q[i + d // 2]]), np.array([k[i], k[i + d // 2]])
+        c.append(a @ b)
+        s.append(-(a @ J @ b))                               # sin(-x) = -sin(x)
+    return [np.array(c), np.array(s)]
 
 
-ROPE_WRONG = {
-    "sign": lambda q, k, o, base=10_000: _score(q, k, o, base, sign=-1),
-    "adjacent": lambda q, k, o, base=10_000: _score(q, k, o, base, adjacent=True),
-    "theta": lambda q, k, o, base=10_000: _score(q, k, o, base, exponent=1.0),
-    "cos_only": lambda q, k, o, base=10_000: _score(q, k, o, base, sine=False),
-    "scaled": lambda q, k, o, base=10_000: _score(q, k, o, base, scale=np.sqrt(len(q))),
-}
+def _wrong(kind):
+    def answer(q, k):
+        c, s = rope_right(q, k)
+        if kind == "sign":
+            return c, -s
+        if kind == "adjacent":
+            a1, a2, b1, b2 = _pairs(q, k, adjacent=True)
+            return a1 * b1 + a2 * b2, a1 * b2 - a2 * b1
+        if kind == "zero_sine":
+            return c, np.zeros_like(s)
+        if kind == "swapped":
+            return s, c
+        return np.full_like(c, q @ k), s                   # whole_dot
+    return answer
+
+
+ROPE_WRONG = {kind: _wrong(kind) for kind in ROPE_PHRASES}
 
 
 @pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
 def test_rope_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_rope_score, answer, capsys)
+    right_answer_passes(checks.check_rope_coefficients, answer, capsys)
 
 
 @pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
 def test_rope_right_answers_pass_the_hidden_test(answer):
-    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_score=answer)
+    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=answer)
 
 
 @pytest.mark.parametrize("key", list(ROPE_WRONG))
 def test_rope_mistake_is_named(key):
-    names_only(message(checks.check_rope_score, ROPE_WRONG[key]), key, ROPE_PHRASES)
+    names_only(message(checks.check_rope_coefficients, ROPE_WRONG[key]), key, ROPE_PHRASES)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=ROPE_WRONG[key])
 
 
 def rope(x, positions, base=1e4):
@@ -78,27 +86,33 @@ def rope(x, positions, base=1e4):
                           axis=-1)
 
 
-def rope_shortcut(q, k, offset, base=10_000):
-    """The shortcut: rotate q at offset and k at 0 with the lesson's rope (right numbers, no derivation)."""
-    rotated_q = rope(q[None], np.array([float(offset)]), base)
-    rotated_k = rope(k[None], np.array([0.0]), base)
-    return float((rotated_q @ rotated_k.T)[0, 0])
+def test_pasting_the_rotation_under_another_name_does_not_answer():
+    """The old shortcut, the lesson's rotation pasted as `turn`, gives scores, not coefficients: it fails."""
+    import types
+
+    turn = types.FunctionType(rope.__code__, rope.__globals__, "turn", rope.__defaults__)
+
+    def rotated_scores(q, k):
+        return turn(q[None], np.array([3.0])) @ turn(k[None], np.array([0.0])).T, np.zeros(len(q) // 2)
+    said = message(checks.check_rope_coefficients, rotated_scores)
+    assert "c from rope_coefficients(q, k) with d = 4" in said and "rotates" not in said
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=rotated_scores)
 
 
-def test_rope_shortcut_that_rotates_fails_check_and_hidden_test():
-    q, k = np.arange(4.0), np.ones(4)
-    assert rope_shortcut(q, k, 3, 10.0) == pytest.approx(_score(q, k, 3, 10.0))   # right numbers
-    assert "rotates q and k" in message(checks.check_rope_score, rope_shortcut)
-    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_score=rope_shortcut)
-
-
-def test_rope_shortcut_through_the_package_fails():
+def test_calling_rope_or_the_package_is_refused():
     import torch
 
-    def via_rotary(q, k, offset, base=10_000):
-        qt = sa.llm.rotary(torch.tensor(q)[None], torch.tensor([float(offset)]), base)
-        return float(qt @ sa.llm.rotary(torch.tensor(k)[None], torch.tensor([0.0]), base).T)
-    assert "rotates q and k" in message(checks.check_rope_score, via_rotary)
+    def via_rope(q, k):
+        d = len(q)
+        both = rope(q[None], np.array([0.0]))[0] * k
+        return both[: d // 2] + both[d // 2:], np.zeros(d // 2)
+
+    def via_rotary(q, k):
+        qt = sa.llm.rotary(torch.tensor(q)[None], torch.tensor([0.0]))[0].numpy()
+        return rope_right(qt, k)
+    assert "rotates q and k" in message(checks.check_rope_coefficients, via_rope)
+    assert "rotates q and k" in message(checks.check_rope_coefficients, via_rotary)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=via_rotary)
 
 
 # ------------------------------------------------------------------------------- exercise 2

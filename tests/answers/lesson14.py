@@ -1,18 +1,17 @@
 """Lesson 14's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "write pair i's rotation as a 2 x 2 matrix R(p theta_i); R(a)^T R(b) = R(b - a)"; pair i is (feature i,
-    # feature i + d/2), theta_i = base^(-2i/d); offset = m - n
+    # "pair i is (feature i, feature i + d/2)"; "R(phi)^T R(psi) = R(psi - phi)": a^T R(phi) b written
+    # out with phi = -(m - n) theta_i gives cos(phi) (a1 b1 + a2 b2) + sin(phi) (a2 b1 - a1 b2)
     "l14-rope-answer": """
-d = len(q)
-h = d // 2
-total = 0.0
+h = len(q) // 2
+c = np.zeros(h)
+s = np.zeros(h)
 for i in range(h):
-    theta = base ** (-2 * i / d)
-    m_angle, n_angle = offset * theta, 0.0
-    R = lambda a: np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    total += np.array([q[i], q[i + h]]) @ R(m_angle).T @ R(n_angle) @ np.array([k[i], k[i + h]])
-return total
+    a1, a2, b1, b2 = q[i], q[i + h], k[i], k[i + h]
+    c[i] = a1 * b1 + a2 * b2
+    s[i] = -(a2 * b1 - a1 * b2)
+return c, s
 """,
     # "a local layer holds at most window tokens, a global one all T"; "layer local_per_global is the first
     # global one"

@@ -1,5 +1,5 @@
-"""Checks for lesson 14 (long context): a RoPE score derived from the offset alone, the cache of a
-local/global interleave of layers, and RoPE's wavelengths against a trained length."""
+"""Checks for lesson 14 (long context): a RoPE score's coefficients per pair, fixed for every offset, the
+cache of a local/global interleave of layers, and RoPE's wavelengths against a trained length."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_rope_score", "check_interleave_cache", "check_rope_turns", "rotates", "uses_rope_frequencies"]
+__all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_turns", "rotates", "uses_rope_frequencies"]
 
 
-# ----------------------------------------------------------- exercise 1: a RoPE score from the offset
+# ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
 def rotates(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, rotates vectors: calls the lesson's
-    ``rope`` (a function of the learner's of that name) or the package's ``sa.llm.rotary``."""
+    """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``
+    or a function of the learner's named ``rope``."""
     for f in learners_functions(fn):
         if f is not fn and getattr(f, "__name__", "") == "rope":
             return True
@@ -37,55 +37,77 @@ def rotates(fn: Callable[..., Any]) -> bool:
     return False
 
 
-def _rope_score(q: np.ndarray, k: np.ndarray, offset: float, base: float, *, sign: float = 1.0,
-                adjacent: bool = False, exponent: float = 2.0, sine: bool = True) -> float:
+def _coefficients(q: np.ndarray, k: np.ndarray, *, sign: float = 1.0,
+                  adjacent: bool = False) -> tuple[np.ndarray, np.ndarray]:
     d = len(q)
-    angle = sign * offset * base ** (-exponent * np.arange(d // 2) / d)
     if adjacent:
         a1, a2, b1, b2 = q[0::2], q[1::2], k[0::2], k[1::2]
     else:
         a1, a2, b1, b2 = q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
-    cross = (a1 * b2 - a2 * b1) * np.sin(angle) if sine else 0.0
-    return float(np.sum((a1 * b1 + a2 * b2) * np.cos(angle) + cross))
+    return a1 * b1 + a2 * b2, sign * (a1 * b2 - a2 * b1)
 
 
-# (d, offset, base): a positive offset, a negative one, and a slow base with a long offset
-_ROPE_CASES = [(4, 3, 10.0), (16, -40, 10_000.0), (8, 1000, 500_000.0)]
+def _rotated_score(q: np.ndarray, k: np.ndarray, m: float, n: float, base: float = 10_000.0) -> float:
+    """The score of q rotated at position m and k at n, by rotating them (what the coefficients replace)."""
+    d = len(q)
+    theta = base ** (-2 * np.arange(d // 2) / d)
+
+    def turn(x: np.ndarray, p: float) -> np.ndarray:
+        x1, x2, a = x[: d // 2], x[d // 2:], p * theta
+        return np.concatenate([x1 * np.cos(a) - x2 * np.sin(a), x1 * np.sin(a) + x2 * np.cos(a)])
+
+    return float(turn(q, m) @ turn(k, n))
 
 
-def check_rope_score(rope_score: Callable[..., Any]) -> None:
-    """Exercise 1: the score of q at m and k at n from offset = m - n, per pair:
-    sum_i (a . b) cos(offset theta_i) + (a1 b2 - a2 b1) sin(offset theta_i)."""
-    if not callable(rope_score):
-        raise ExerciseError("rope_score should be a function: write it in the answer cell above.")
-    if rotates(rope_score):
-        raise ExerciseError("rope_score rotates q and k (it calls the lesson's rope or sa.llm.rotary): derive the "
-                            "score from the offset pair by pair instead, with R(a)^T R(b) = R(b - a).")
+def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
+    """Exercise 1: per pair i, c_i = a . b and s_i = a1 b2 - a2 b1, so that the score of q at m and k at n is
+    sum_i c_i cos((m - n) theta_i) + s_i sin((m - n) theta_i)."""
+    if not callable(rope_coefficients):
+        raise ExerciseError("rope_coefficients should be a function: write it in the answer cell above.")
+    if rotates(rope_coefficients):
+        raise ExerciseError("rope_coefficients rotates q and k (it calls the lesson's rope or sa.llm.rotary): "
+                            "the coefficients need no angle at all; derive them pair by pair from "
+                            "R(phi)^T R(psi) = R(psi - phi).")
     rng = np.random.default_rng(1414)
-    for d, offset, base in _ROPE_CASES:
+    for d in (4, 16, 8):
         q, k = rng.normal(size=(2, d))
-        call = f"rope_score(q, k, offset={offset}, base={base:,.0f}) with d = {d}"
+        call = f"rope_coefficients(q, k) with d = {d}"
         try:
-            got = rope_score(q.copy(), k.copy(), offset, base)
+            got = rope_coefficients(q.copy(), k.copy())
         except Exception as exc:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
-        right = _rope_score(q, k, offset, base)
-        hints = {
-            "the sine term has the wrong sign: offset is m - n, the query's position minus the key's. Taking "
-            "n - m, or writing the cross term a2 b1 - a1 b2, flips it.": _rope_score(q, k, offset, base, sign=-1),
-            "features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.":
-                _rope_score(q, k, offset, base, adjacent=True),
-            "the frequencies are off: theta_i = base^(-2i/d) for pair i = 0, ..., d/2 - 1, not base^(-i/d).":
-                _rope_score(q, k, offset, base, exponent=1.0),
-            "only the cosine term is there: R(b - a) also mixes the two features of a pair, which adds "
-            "(a1 b2 - a2 b1) sin(offset theta_i).": _rope_score(q, k, offset, base, sine=False),
-            "the score was divided by sqrt(d): the exercise asks for the plain dot product of the rotated "
-            "vectors.": right / np.sqrt(d),
-        }
-        hints = {m: v for m, v in hints.items() if not np.isclose(v, right)}
-        check_value(got, right, call, hints=hints)
-    passed("a score from the offset alone: per pair, (a . b) cos(offset theta_i) + (a1 b2 - a2 b1) "
-           "sin(offset theta_i); positions m and n enter only as m - n.")
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ExerciseError(f"{call} should return two arrays, (c, s), but it returned "
+                                f"{type(got).__name__} {got!r:.80}.")
+        c, s = _coefficients(q, k)
+        ca, sa_ = _coefficients(q, k, adjacent=True)
+        pairing = ("features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.")
+        check_array(got[0], c, f"c from {call}", mistakes={
+            pairing: ca,
+            "those are the sine coefficients: c_i multiplies cos(offset theta_i), and a rotation by 0 leaves "
+            "the plain dot product of the pair, a1 b1 + a2 b2; return (c, s) in that order.": s,
+            "c_i is one number per pair, the dot product of that pair only (a1 b1 + a2 b2), not the dot "
+            "product of the whole vectors.": np.full(d // 2, q @ k),
+        })
+        check_array(got[1], s, f"s from {call}", mistakes={
+            "the sine coefficient has the wrong sign: offset is m - n, the query's position minus the key's, "
+            "and a^T R((n - m) theta_i) b gives + (a1 b2 - a2 b1) sin(offset theta_i). Taking n - m flips it.": -s,
+            pairing: sa_,
+            "s is zero: the rotation R((n - m) theta_i) also mixes the two features of a pair, which adds "
+            "(a1 b2 - a2 b1) sin(offset theta_i).": np.zeros(d // 2),
+            "those are the cosine coefficients: s_i multiplies sin(offset theta_i), the cross term "
+            "a1 b2 - a2 b1; return (c, s) in that order.": c,
+        })
+    q, k = rng.normal(size=(2, 16))
+    c, s = (np.asarray(x, dtype=float) for x in rope_coefficients(q.copy(), k.copy()))
+    theta = 1e4 ** (-2 * np.arange(8) / 16)
+    parts = []
+    for m, n in [(5, 2), (105, 102), (5, 4)]:
+        mine = float(np.sum(c * np.cos((m - n) * theta) + s * np.sin((m - n) * theta)))
+        parts.append(f"({m}, {n}) {mine:.4f} = {_rotated_score(q, k, m, n):.4f}")
+    passed("the score is sum_i c_i cos(offset theta_i) + s_i sin(offset theta_i) with c, s fixed by q and k, "
+           "so positions enter only as m - n. Yours against rotating the vectors (query, key positions; "
+           "d = 16): " + ", ".join(parts) + ".")
 
 
 # --------------------------------------------------- exercise 2: the cache of a local/global interleave
