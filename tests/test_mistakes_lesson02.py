@@ -87,6 +87,8 @@ GAIN = {
     "weight difference": "the change of weight (0.90 - 0.70)",
     "target odds": "they were already 0.70 / 0.30",
     "new score": "is bank's new score, not the gain",
+    "log of the target weight": "is the log of the target weight",
+    "target over old odds": "divides the target weight 0.90 by bank's old odds",
 }
 def with_right_scores(gain):
     check_notes_scores(np.log(NOTES), gain)
@@ -97,6 +99,8 @@ GAIN_WRONG = {
     "weight difference": 0.90 - 0.70,            # "add to the score what the weight must gain"
     "target odds": np.log(0.90 / 0.10),           # "bank against the rest must be 9 to 1"
     "new score": np.log(0.70) + np.log((0.90 / 0.10) / (0.70 / 0.30)),   # 0.993: the score, not the gain
+    "log of the target weight": np.log(0.9),     # "the gain is the log of the weight bank must reach"
+    "target over old odds": np.log(0.9 * 0.3 / 0.7),   # the new weight over the old odds, not new odds
 }
 
 
@@ -158,7 +162,7 @@ SOFTMAX = {
     "clipped": "differences between the scores were lost",
     "nan_to_num": "np.nan_to_num does that",
     "no shift": "np.exp(1000) overflows",
-    "smallest": "subtracting the smallest score",
+    "smallest": "subtracting anything but the row's largest score",
     "mean": "subtracting the mean",
     "half max": "subtracting half the largest",
     "first": "subtracting the first score",
@@ -169,6 +173,8 @@ SOFTMAX = {
     "whole sum": "divided by the sum of the whole matrix",
     "long double": "a longer float (np.longdouble) only moves the limit",
     "transposed": "the right weights transposed",
+    "column max": "you shifted by scores.max(axis=0",
+    "column softmax": "you took the softmax down the columns",
 }
 
 
@@ -263,6 +269,16 @@ def transposed(scores):
     return e / e.sum(axis=0)                   # ...and never turned back
 
 
+def column_max(scores):
+    e = np.exp(scores - scores.max(axis=0, keepdims=True))   # axis=0 for the shift: each column's maximum
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def column_softmax(scores):
+    e = np.exp(scores - scores.max(axis=0, keepdims=True))   # axis=0 throughout: each column sums to 1
+    return e / e.sum(axis=0, keepdims=True)
+
+
 def transposed_at_the_end(scores):
     e = np.exp(scores - scores.max(axis=1, keepdims=True))
     return (e / e.sum(axis=1, keepdims=True)).T
@@ -274,7 +290,8 @@ SOFTMAX_WRONG = {**{k: rowwise(f) for k, f in {
     "no shift": no_shift, "smallest": smallest, "mean": mean, "first": first, "half max": half_max,
     "clipped": clipped, "nan_to_num": nan_to_num}.items()},
     "library": library, "global max": global_max, "max without keepdims": max_without_keepdims,
-    "sum without keepdims": sum_without_keepdims, "whole sum": whole_sum, "transposed": transposed}
+    "sum without keepdims": sum_without_keepdims, "whole sum": whole_sum, "transposed": transposed,
+    "column max": column_max, "column softmax": column_softmax}
 
 
 def test_a_transposed_result_gets_this_exercises_message_not_a_matrix_product():
@@ -298,6 +315,47 @@ def test_the_smallest_shift_is_caught_on_the_wide_row_the_reviewers_found():
     """A softmax shifted by its minimum is right on [1000, 999, 998] and NaN on [800, 0]."""
     text = _message(check_softmax_row, rowwise(smallest))
     assert "[800.0, 0.0]" in text and "nan" in text
+
+
+def test_subtracting_the_second_largest_score_is_named_as_not_the_largest():
+    """The second largest (the only score of a one-score row): right on small rows, NaN on [800, 0]; the
+    message names what was subtracted as a score other than the largest, not only as the smallest."""
+    def softmax_row(scores):
+        c = np.sort(scores, axis=1)[:, max(scores.shape[1] - 2, 0)][:, None]
+        e = np.exp(scores - c)
+        return e / e.sum(axis=1, keepdims=True)
+
+    text = _message(check_softmax_row, softmax_row)
+    _names_only(text, "smallest", SOFTMAX)
+    assert "also the second largest" in text, text
+
+
+def test_a_library_softmax_fetched_by_getattr_does_not_pass_the_check_or_the_hidden_test():
+    """No library softmax named in the code: the stand-ins put in its place while softmax_row runs see it."""
+    def softmax_row(scores):
+        g = getattr(sa, "soft" + "max")
+        return g(scores, axis=1)
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
+    assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
+    assert sa.softmax(np.array([0.0, 0.0])).tolist() == [0.5, 0.5]          # put back afterwards
+
+
+@pytest.mark.parametrize("route", ["torch method", "scipy getattr", "logaddexp getattr"])
+def test_other_library_softmaxes_reached_by_getattr_are_seen(route):
+    import torch
+
+    def softmax_row(scores):
+        if route == "torch method":
+            return getattr(torch.as_tensor(scores), "soft" + "max")(dim=1).numpy()
+        if route == "scipy getattr":
+            return getattr(scipy.special, "soft" + "max")(scores, axis=1)
+        return np.exp(scores - getattr(np, "logadd" + "exp").reduce(scores, axis=1, keepdims=True))
+
+    _names_only(_message(check_softmax_row, softmax_row), "library", SOFTMAX)
+    assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
+    assert torch.as_tensor([0.0, 0.0]).softmax(dim=0).tolist() == [0.5, 0.5]   # put back afterwards
+    assert np.logaddexp(0.0, 0.0) == pytest.approx(np.log(2.0))
 
 
 def test_a_library_softmax_under_another_name_does_not_pass():
@@ -504,6 +562,7 @@ ONE_SIDED = {
     "brute force": "beyond 2",
     "row 1": "word 1 gives word 3 only",
     "row 3": "word 3 still gives word 1",
+    "points away": "because x_1 points away from x_3",
 }
 ONE_SIDED_WRONG = {
     "equal": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]),        # the same word twice: symmetric rows
@@ -511,6 +570,7 @@ ONE_SIDED_WRONG = {
     "brute force": ([0.0, 1.0, 0.0, 0.0], [0.0, 50.0, 0.0, 0.0]),  # the shortcut: a huge word 3
     "row 1": ([0.5, 0.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]),        # word 1 too close to bank
     "row 3": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.6, 0.0, 0.0]),        # word 3 not long enough
+    "points away": ([0.0, 0.0, 0.0, -1.0], [0.0, 0.0, 0.0, 2.0]),  # omega_13 = -2 < 0
 }
 
 

@@ -7,9 +7,11 @@ typical mistakes of its exercise in words.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -35,7 +37,7 @@ _TOY: dict[str, np.ndarray] = {
     "grows": np.array([0.5, 0.3, 0.1, 0.0]),
     "river": np.array([0.1, 1.0, 0.0, 0.0]),
 }
-#: The handwritten notes' weights for "bank" in *money bank grows* (money, bank, grows).
+#: The typed-in weights for "bank" in *money bank grows* (money, bank, grows).
 NOTES_BANK = np.array([0.25, 0.70, 0.05])
 #: Their other rows: "money" in *money bank grows*, "bank" in *river bank flows*.
 _NOTES_MONEY = np.array([0.70, 0.20, 0.10])
@@ -71,7 +73,7 @@ BANK_GAIN = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))
 
 
 def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
-    """Exercise 1: three scores (money, bank, grows) whose softmax is the handwritten notes' bank row
+    """Exercise 1: three scores (money, bank, grows) whose softmax is bank's typed-in row
     [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences), and,
     when given, ``bank_gain``: the number added to bank's score alone that makes bank's weight 0.90."""
     s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
@@ -79,7 +81,7 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
-        first = (f"{said}, the handwritten notes' row. Bank's score is {gap:.3f} above money's, "
+        first = (f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
                  f"ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}, whatever number your three scores start from.")
         if bank_gain is _UNSET:
             passed(first)
@@ -112,6 +114,16 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
                 f"the number added to bank's score ({s[1]:.3f} in your notes_scores).")
+        if abs(g - np.log(0.9)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: ln(0.90) = {g:.3f} is the log of the target weight. The "
+                "gain is the log of a ratio of odds: the factor e^g by which bank's odds (its weight over the "
+                "other two's) must grow, from 0.70 / 0.30 to 0.90 / 0.10.")
+        if abs(g - np.log(0.9 * 0.3 / 0.7)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: ln(0.90 x 0.30 / 0.70) = {g:.3f} divides the target weight "
+                "0.90 by bank's old odds 0.70 / 0.30, but the target must be odds too: the other two's weight "
+                "becomes 0.10, so bank's new odds are 0.90 / 0.10.")
         if abs(g - 0.2) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
@@ -126,7 +138,7 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     if same(NOTES_BANK):
         raise ExerciseError(
             f"these are the weights themselves (or the weights plus a constant): {said}, flatter than the "
-            "handwritten notes' row. Softmax exponentiates the scores, so undo it with the logarithm: np.log.")
+            "row asked for. Softmax exponentiates the scores, so undo it with the logarithm: np.log.")
     if same(np.exp(NOTES_BANK)):
         raise ExerciseError(
             f"you exponentiated the weights: {said}. Softmax already exponentiates; to go back from weights "
@@ -161,7 +173,7 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             "to every score keeps the weights; multiplying every score by a number does not (it sharpens or "
             "flattens the row).")
     raise ExerciseError(
-        f"{said}, not the handwritten notes' {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
+        f"{said}, not the row asked for, {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
         "(section 3, From scores to weights) and solve it for the score: which function undoes the exponential, and what else may the scores contain?")
 
 
@@ -198,8 +210,9 @@ _UNSTABLE = {
     2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
        "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
        "scores.max(axis=1, keepdims=True).",
-    3: "subtracting the smallest score does that: here the largest exponent is still 800 - 0 = 800, and "
-       "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
+    3: "subtracting anything but the row's largest score does that (here the smallest, which in [800, 0] is "
+       "also the second largest): the largest exponent is still 800 - 0 = 800, and np.exp(800) overflows. "
+       "Subtract the row's largest score, so no exponent is above 0.",
     4: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
        "still 800 - 0 = 800, and np.exp(800) overflows. Subtract the largest score, so no exponent is above 0.",
     5: "subtracting half the largest score (or another fraction of it) does that: here the largest exponent "
@@ -246,6 +259,64 @@ def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
     return False
 
 
+class LibrarySoftmaxCalled(Exception):
+    """Raised by the stand-ins of library softmaxes while a learner's softmax_row runs."""
+
+
+#: Where the library softmaxes live: module name -> attributes that do the shift for the caller.
+_LIBRARY_PLACES = {
+    "selfattention": ("softmax",), "selfattention.core": ("softmax",),
+    "scipy.special": ("softmax", "log_softmax", "logsumexp"),
+    "torch": ("softmax", "log_softmax", "logsumexp"), "torch.special": ("softmax", "log_softmax", "logsumexp"),
+    "torch.nn.functional": ("softmax", "log_softmax"),
+}
+
+
+class _StandIn:
+    """Takes a library softmax's place: calling it, or anything on it (``np.logaddexp.reduce``), raises."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise LibrarySoftmaxCalled("a library softmax was called")
+
+    def __getattr__(self, name: str) -> Any:
+        return self
+
+
+@contextlib.contextmanager
+def library_softmaxes_blocked() -> Iterator[None]:
+    """While the block runs, every library softmax (selfattention's, scipy's, torch's, their logsumexp and
+    numpy's logaddexp) in a module already imported is replaced by a stand-in that raises
+    LibrarySoftmaxCalled, so a call reached by any route (``getattr(sa, "soft" + "max")`` included) is seen.
+    Everything is put back afterwards."""
+    saved: list[tuple[Any, str, Any]] = []
+    places: list[tuple[Any, tuple[str, ...]]] = [(sys.modules.get(name), attrs)
+                                                 for name, attrs in _LIBRARY_PLACES.items()]
+    places.append((np, ("logaddexp",)))
+    torch = sys.modules.get("torch")
+    if torch is not None:                                   # x.softmax(dim=1) on a tensor
+        places.append((torch.Tensor, ("softmax", "log_softmax", "logsumexp")))
+    missing = object()
+    try:
+        for owner, attrs in places:
+            for attr in attrs if owner is not None else ():
+                if hasattr(owner, attr):
+                    saved.append((owner, attr, vars(owner).get(attr, missing)))
+                    setattr(owner, attr, _StandIn())
+        yield
+    finally:
+        for owner, attr, original in reversed(saved):
+            if original is missing:
+                delattr(owner, attr)                        # it was inherited: let it be inherited again
+            else:
+                setattr(owner, attr, original)
+
+
+_LIBRARY_MESSAGE = (
+    "softmax_row calls a library function that does the shift for you (sa.softmax, scipy's softmax or "
+    "logsumexp, np.logaddexp, torch's softmax): the exercise asks you to write the shift, the "
+    "exponentials and the division yourself, with np.exp.")
+
+
 def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
     """Exercise 2: a softmax of each row of a matrix of scores, shape (n, T) -> (n, T), that never overflows:
     tried on small matrices, then on matrices where each unstable version (no shift; one shift for the whole
@@ -255,18 +326,17 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
     if not callable(softmax_row):
         raise ExerciseError(f"softmax_row should be a function, but it is a {type(softmax_row).__name__}.")
     if _calls_a_library_softmax(softmax_row):
-        raise ExerciseError(
-            "softmax_row calls a library function that does the shift for you (sa.softmax, scipy's softmax or "
-            "logsumexp, np.logaddexp, torch's softmax): the exercise asks you to write the shift, the "
-            "exponentials and the division yourself, with np.exp.")
+        raise ExerciseError(_LIBRARY_MESSAGE)
     for number, rows in enumerate(_SMALL + _WIDE):
         s = np.array(rows)
         where = f"the scores {rows}"
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), library_softmaxes_blocked():
                 got = softmax_row(s.copy())
         except ExerciseError:
             raise
+        except LibrarySoftmaxCalled:
+            raise ExerciseError(_LIBRARY_MESSAGE) from None
         except Exception as exc:  # the learner's code crashed: say where, in one line
             raise ExerciseError(f"softmax_row raised {type(exc).__name__} on {where}: {exc}") from None
         try:
@@ -294,6 +364,13 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
                 "lost (clipping large scores, or replacing NaN by equal weights, does that), and softmax needs "
                 "exactly those differences. Shift every score by the same number instead.":
                     np.full(s.shape, 1 / s.shape[1]),
+                "you shifted by scores.max(axis=0, ...): each column's largest score, so the scores of one row "
+                "are shifted by different numbers and their differences change. The shift must be the same "
+                "for a whole row: scores.max(axis=1, keepdims=True).": (
+                    np.exp(s - s.max(axis=0, keepdims=True))
+                    / np.exp(s - s.max(axis=0, keepdims=True)).sum(axis=1, keepdims=True)),
+                "each column of your weights sums to 1, not each row: you took the softmax down the columns "
+                "(axis=0). Row i of the scores gives row i of the weights: use axis=1.": reference_softmax(s, 0),
                 "your weights are all 0 here, so they do not add up to 1: np.exp overflowed and the inf or NaN "
                 "was replaced (np.nan_to_num does that), which hides the overflow instead of avoiding it. Shift "
                 "every score by the same number first.": np.zeros(s.shape),
@@ -374,6 +451,12 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
         raise ExerciseError(
             f"{said}: the roles are swapped, word 3 gives word 1 most of its row. Asked: word 1 gives word 3 "
             "more than half, word 3 gives word 1 less than 0.2.")
+    if a13 <= ONE_SIDED_HIGH and omega[0, 2] <= 0:
+        raise ExerciseError(
+            f"{said}: omega_13 = x_1 . x_3 = {omega[0, 2]:.2f} is not above 0, because x_1 points away from x_3 "
+            f"(or across it). Then e^omega_13 = {np.exp(omega[0, 2]):.2f} is at most 1, while word 1's own score "
+            "gives at least e^0 = 1 in the same row: word 3 cannot get more than half. Point x_1 partly the "
+            "way x_3 points.")
     if a13 <= ONE_SIDED_HIGH:
         rest = float(np.exp(omega[0, 0]) + np.exp(omega[0, 1]))
         raise ExerciseError(

@@ -130,14 +130,14 @@ WORD_COLORS: dict[str, str] = {
 
 
 def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
-    """Lesson 02's picture of the handwritten notes' two contextual banks: money, grows, bank, river and flows
+    """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank' (each of shape (d,)) in the
     finance/nature plane, each bank' inside the shaded triangle of its sentence, tinted in its colour."""
     vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
     vectors |= {"bank' (money sentence)": bank_money, "bank' (river sentence)": bank_river}
     return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
                  shade_colors=[WORD_COLORS["bank' (money sentence)"], WORD_COLORS["bank' (river sentence)"]],
-                 title="the handwritten notes' weights")
+                 title="bank′ from typed-in weights")
 
 
 def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
