@@ -216,6 +216,15 @@ def test_outvote_votes_show_every_word_repeats_included(sentence: list[str], sho
     assert shown in said, said
 
 
+@pytest.mark.parametrize("sentence, drop", [
+    (["river", "bank", "money"], None),              # only bank and money vote for finance
+    (["river", "river", "bank", "money", "lent", "dollar"], "take out 'lent', 'dollar', which vote"),
+])
+def test_outvote_finance_lean_names_only_words_that_may_go(sentence: list[str], drop: str | None) -> None:
+    said = message(checks.check_outvote, sentence)
+    assert ("take out" not in said) if drop is None else (drop in said), said
+
+
 SHOWN = ["length", "no bank", "no money", "judge's words", "a judge word's plural",
          "a compound of a judge word", "not in the table"]
 

@@ -243,9 +243,12 @@ def check_outvote(sentence: Any) -> None:
     total = sum(votes[w] for w in words)
     shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given, repeats included
     if total <= 0:
+        against = [w for w in dict.fromkeys(words) if votes[w] < 0 and w not in ("bank", "money")]
+        drop = (f", or take out {', '.join(repr(w) for w in against)}, which vote for finance too" if against
+                else "")
         raise ExerciseError(f"the mean row leans to finance: the votes x_j . r, one per word of your sentence "
                             f"({shown}), sum to {total:+.3f}, not above 0. Add words whose votes are large and "
-                            "positive, or take out words that vote for finance.")
+                            f"positive{drop}.")
     passed(f"the votes ({shown}) sum to {total:+.3f} > 0, so the mean row leans to the river side. \"bank\" and "
            "\"money\" alone vote -0.506 and \"river\" +0.276: in a plain mean it takes two or three such words to "
            "outvote them, and \"the\" (+0.008) barely counts. Was your prediction right?")
