@@ -22,7 +22,9 @@ DISAGREE = {
     "cosine too small": "it must be above 0.95",
     "wrong shape": "shape (3,)",
     "blank": "no value yet",
-    "A lengthened": "lengthening A raises",
+    "A lengthened": "D is A lengthened",
+    "A shortened": "D is A shortened",
+    "A flipped": "D is A flipped",
 }
 DISAGREE_WRONG = {
     "A itself": A.copy(),                        # the shortcut: A has the right dot product, not the cosine
@@ -32,11 +34,26 @@ DISAGREE_WRONG = {
     "wrong shape": np.array([3.0, 1.0, 0.0]),
     "blank": None,
     "A lengthened": 2 * A,                       # points like A: the dot product doubles, the cosine stays
+    "A shortened": 0.5 * A,                      # points like A: the dot product halves, the cosine stays
+    "A flipped": -A,                             # points against A: both change sign
 }
 
 
-def test_disagree_hidden_test_refuses_a_lengthened_a() -> None:
-    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=2 * A)
+@pytest.mark.parametrize("D, did, says", [
+    (2 * A, "lengthened (D = 2A)", "D . C = 22, not 11"),
+    (0.5 * A, "shortened (D = 0.5A)", "D . C = 5.5, not 11"),
+    (-A, "flipped (D = -A)", "D . C = -11, not 11"),
+    (-3 * A, "flipped (D = -3A)", "cosine is A's with the sign turned, -0.740"),
+])
+def test_disagree_along_a_says_what_was_done_to_a(D: np.ndarray, did: str, says: str) -> None:
+    text = message(checks.check_dot_cosine_disagree, D)
+    assert did in text and says in text, text
+    assert "lengthening" not in text and ("raise" not in text or "cannot raise the cosine" in text), text
+
+
+@pytest.mark.parametrize("D", [2 * A, 0.5 * A, -A])
+def test_disagree_hidden_test_refuses_a_rescaled_a(D: np.ndarray) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D)
 
 
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
@@ -154,10 +171,11 @@ OUTVOTE = {
     "length": "asks for 3 to 8",
     "no bank": "has no \"bank\"",
     "no money": "has no \"money\"",
-    "judge's words": "a word of the judge's lists",
-    "a judge word's plural": "'lakes' (a form of the judge word 'lake')",
-    "a judge word's stem": "'financial' (a form of the judge word 'finance')",
+    "judge's words": "are words of the judge's lists",
+    "a judge word's plural": "'lakes' contains the judge word 'lake'",
+    "a judge word's stem": "'financial' starts with the first five letters of the judge word 'finance'",
     "not in the table": "not a whole word of the table",
+    "a compound of a judge word": "'lakeside' contains the judge word 'lake'",
     "leans to finance": "leans to finance",
 }
 OUTVOTE_WRONG = {
@@ -170,9 +188,11 @@ OUTVOTE_WRONG = {
     "a judge word's plural": ["lakes", "streams", "bank", "money"],  # the same shortcut through other forms
     "a judge word's stem": ["waters", "river", "bank", "money", "financial"],
     "not in the table": ["kayaking", "river", "fish", "bank", "money"],
+    "a compound of a judge word": ["lakeside", "river", "bank", "money"],
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
 }
-SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem"]
+SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
+             "a compound of a judge word"]
 
 
 @pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
@@ -187,9 +207,54 @@ def test_outvote_finance_lean_gives_the_votes(mistake: str) -> None:
     assert "leans to finance" in said and "bank -0.235" in said and "money -0.271" in said, said
 
 
+@pytest.mark.parametrize("sentence, shown", [
+    ("river bank money bank".split(), "river +0.276, bank -0.235, money -0.271, bank -0.235), sum to -0.465"),
+    ("money money river bank".split(), "money -0.271, money -0.271, river +0.276, bank -0.235), sum to -0.5"),
+])
+def test_outvote_votes_show_every_word_repeats_included(sentence: list[str], shown: str) -> None:
+    said = message(checks.check_outvote, sentence)
+    assert shown in said, said
+
+
+@pytest.mark.parametrize("sentence, drop", [
+    (["river", "bank", "money"], None),              # only bank and money vote for finance
+    (["river", "river", "bank", "money", "lent", "dollar"], "take out 'lent', 'dollar', which vote"),
+])
+def test_outvote_finance_lean_names_only_words_that_may_go(sentence: list[str], drop: str | None) -> None:
+    said = message(checks.check_outvote, sentence)
+    assert ("take out" not in said) if drop is None else (drop in said), said
+
+
+SHOWN = ["length", "no bank", "no money", "judge's words", "a judge word's plural",
+         "a compound of a judge word", "not in the table"]
+
+
+@pytest.mark.parametrize("mistake", SHOWN)
+def test_outvote_message_shows_the_learners_list(mistake: str) -> None:
+    said = message(checks.check_outvote, OUTVOTE_WRONG[mistake])
+    assert f"sentence = {[w.lower() for w in OUTVOTE_WRONG[mistake]]}" in said, said
+
+
 @pytest.mark.parametrize("mistake", SHORTCUTS + ["leans to finance", "not in the table", "length"])
 def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None:
     assert not hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=OUTVOTE_WRONG[mistake])
+
+
+@pytest.mark.parametrize("word, barred", [
+    ("lakeside", True), ("upstream", True), ("shoreline", True), ("financing", True), ("savings", True),
+    ("river", False), ("rivers", False), ("pond", False), ("fish", False),
+])
+def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, barred: bool) -> None:
+    """The rule as the exercise states it: no judge word, no word containing one, none starting with the first
+    five letters of one ("riverside" counting only whole). Check and hidden test bar the same words."""
+    sentence = [word, "river", "river", "pond", "bank", "money"]
+    try:
+        checks.check_outvote(sentence)
+        check_passes = True
+    except checks.ExerciseError:
+        check_passes = False
+    assert check_passes is not barred
+    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence) is not barred
 
 
 RIGHT_SENTENCES = [
@@ -198,6 +263,7 @@ RIGHT_SENTENCES = [
     ["River", "River", "Bank", "Money"],                        # capitals, a repeated word
     ("sea", "river", "pond", "bank", "money"),                  # a tuple
     ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
+    ["river", "river", "bank", "money"],                        # a repeat counts twice: +0.047
 ]
 
 

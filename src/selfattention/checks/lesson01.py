@@ -50,10 +50,18 @@ def check_dot_cosine_disagree(D: Any) -> None:
                             "turn D towards C, and change its length so that D . C stays 11.")
     if not np.isclose(dot, target, rtol=0, atol=1e-6):
         along_a = abs(float(d @ _A)) > 0 and abs(d[0] * _A[1] - d[1] * _A[0]) < 1e-9 * np.linalg.norm(d)
-        if along_a and d @ _A > 0:
-            raise ExerciseError(f"D points exactly like A, so its cosine stays A's, {cos:.3f}; and changing A's "
-                                f"length only scales the dot product (lengthening A raises it: D . C = {dot:.6g}, "
-                                f"not {target:g}). Turn D towards C instead.")
+        if along_a:
+            scale = float(d @ _A / (_A @ _A))          # D = scale * A
+            times = {1.0: "", -1.0: "-"}.get(scale, f"{scale:.3g}")
+            if scale < 0:
+                did = (f"D is A flipped (D = {times}A): it points against A, so its cosine is A's with the sign "
+                       f"turned, {cos:.3f}, and the dot product turns negative too, D . C = {dot:.6g}")
+            else:
+                did = (f"D is A {'lengthened' if scale > 1 else 'shortened'} (D = {times}A): it points exactly "
+                       f"like A, so its cosine stays A's, {cos:.3f}, while the dot product scales with the length, "
+                       f"D . C = {dot:.6g}")
+            raise ExerciseError(f"{did}, not {target:g}. Changing A's length or sign cannot raise the cosine: turn D "
+                                "towards C instead.")
         if cos > 1 - 1e-9:
             raise ExerciseError(f"D points exactly along C (cosine 1), but D . C = {dot:.6g}, not {target:g}: "
                                 f"scale it so that D . C = {target:g}{_rounding_hint(dot, target)}.")
@@ -173,24 +181,27 @@ def _outvote_table() -> tuple[Any, np.ndarray]:
     return table, mean_unit(RIVER_SIDE) - mean_unit(FINANCE)
 
 
-def _judge_form(word: str) -> str | None:
-    """The judge word that `word` is a form of (the judge word plus s/es, or a word starting with its first 5
-    letters; "riverside" is a compound of "river", which stays free, so its stem is the whole word), else None."""
+def _judge_form(word: str) -> tuple[str, str] | None:
+    """The judge word that `word` is a form of, and how: it contains the judge word ("lakeside", "loans"), or it
+    starts with the judge word's first five letters ("financial"). "riverside" counts only whole, so "river" and
+    "rivers" stay free. None if `word` is no form of a judge word."""
     for judge in RIVER_SIDE + FINANCE:
-        stem = judge if judge == "riverside" else judge[:5]
-        if word in (judge + "s", judge + "es") or (len(stem) >= 5 and word.startswith(stem)):
-            return judge
+        if judge in word:
+            return judge, "contains"
+        if judge != "riverside" and len(judge) >= 5 and word[:5] == judge[:5]:
+            return judge, "starts with the first five letters of"
     return None
 
 
 def check_outvote(sentence: Any) -> None:
     """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
-    the two judge lists nor a form of one (same first 5 letters, or plus s/es), whose mean row z leans to the
-    river side: z . r > 0, r = toward_river.
+    the two judge lists nor a form of one (a word that contains one, or starts with the first five letters of
+    one, "riverside" counting only whole), whose mean row z leans to the river side: z . r > 0, r = toward_river.
 
     Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
-    judge lists or a form of one (the shortcut), a word the table does not hold whole, and a mean that leans to finance (with the
-    sum of the votes x_j . r and the words that vote for finance).
+    judge lists or a form of one (the shortcut), a word the table does not hold whole, and a mean that leans
+    to finance (with the sum of the votes x_j . r). Every message after the first two shows the learner's list
+    as given, repeats included, and the votes are listed word by word in that order, so the sum can be checked.
     """
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace None with a list of words.")
@@ -202,34 +213,42 @@ def check_outvote(sentence: Any) -> None:
     except TypeError:
         raise ExerciseError(f"sentence should be a list of words, but it is a {type(sentence).__name__}.") from None
     low, high = OUTVOTE_LENGTH
+    given = f"sentence = {words}"
     if not low <= len(words) <= high:
-        raise ExerciseError(f"sentence has {len(words)} words: the exercise asks for {low} to {high}.")
+        raise ExerciseError(f"{given} has {len(words)} words: the exercise asks for {low} to {high}.")
     if "bank" not in words:
-        raise ExerciseError("sentence has no \"bank\": the word whose sense is at stake must be in it.")
+        raise ExerciseError(f"{given} has no \"bank\": the word whose sense is at stake must be in it.")
     if "money" not in words:
-        raise ExerciseError("sentence has no \"money\": the exercise asks you to outvote it, so it must be in the "
-                            "sentence too.")
-    listed = [w for w in words if w in RIVER_SIDE or w in FINANCE]
+        raise ExerciseError(f"{given} has no \"money\": the exercise asks you to outvote it, so it must be in "
+                            "the sentence too.")
+    listed = [w for w in dict.fromkeys(words) if w in RIVER_SIDE or w in FINANCE]
     if listed:
-        raise ExerciseError(f"{', '.join(repr(w) for w in listed)}: a word of the judge's lists. The lists judge the "
-                            "sense, so using them would let the judge vote; choose other words.")
-    forms = {w: _judge_form(w) for w in words if _judge_form(w)}
+        raise ExerciseError(f"{given}: {', '.join(repr(w) for w in listed)} "
+                            f"{'is a word' if len(listed) == 1 else 'are words'} of the judge's lists. The lists "
+                            "judge the sense, so using them would let the judge vote; choose other words.")
+    forms = {w: _judge_form(w) for w in dict.fromkeys(words) if _judge_form(w)}
     if forms:
-        raise ExerciseError(", ".join(f"{w!r} (a form of the judge word {j!r})" for w, j in forms.items())
-                            + ": a form of a judge word shares its stem and its sense, so it lets the judge vote "
-                            "through the back door; choose other words.")
+        raise ExerciseError(f"{given}: " + ", ".join(f"{w!r} {how} the judge word {j!r}"
+                                                     for w, (j, how) in forms.items())
+                            + ". The exercise bars such forms: they share the judge word's stem and mostly its "
+                            "sense, so they let the judge vote through the back door; choose other words.")
     table, d = _outvote_table()
-    unknown = [w for w in words if not (w.isalpha() and w in table)]
+    unknown = [w for w in dict.fromkeys(words) if not (w.isalpha() and w in table)]
     if unknown:
-        raise ExerciseError(f"{', '.join(repr(w) for w in unknown)}: not a whole word of the table (letters only, "
-                            "and in the table whole, not split by WordPiece into pieces); check with `word in E`.")
+        raise ExerciseError(f"{given}: {', '.join(repr(w) for w in unknown)} "
+                            f"{'is not a whole word' if len(unknown) == 1 else 'are not whole words'} of the table "
+                            "(letters only, and in the table whole, not split by WordPiece into pieces); check "
+                            "with `word in E`.")
     votes = {w: float(table.vector(w).astype(np.float64) @ d) for w in words}
     total = sum(votes[w] for w in words)
-    shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in dict.fromkeys(words))
+    shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given, repeats included
     if total <= 0:
-        raise ExerciseError(f"the mean row leans to finance: the votes x_j . r ({shown}) sum to {total:+.3f}, not "
-                            "above 0. Add words whose votes are large and positive, or take out words that vote "
-                            "for finance.")
+        against = [w for w in dict.fromkeys(words) if votes[w] < 0 and w not in ("bank", "money")]
+        drop = (f", or take out {', '.join(repr(w) for w in against)}, which vote for finance too" if against
+                else "")
+        raise ExerciseError(f"the mean row leans to finance: the votes x_j . r, one per word of your sentence "
+                            f"({shown}), sum to {total:+.3f}, not above 0. Add words whose votes are large and "
+                            f"positive{drop}.")
     passed(f"the votes ({shown}) sum to {total:+.3f} > 0, so the mean row leans to the river side. \"bank\" and "
            "\"money\" alone vote -0.506 and \"river\" +0.276: in a plain mean it takes two or three such words to "
            "outvote them, and \"the\" (+0.008) barely counts. Was your prediction right?")
