@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, passed
+from ._engine import ExerciseError, _to_array, check_array, passed
 
 __all__ = ["check_silence_head", "check_two_head_design", "check_gqa_prediction"]
 
@@ -143,12 +143,8 @@ def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray
 
 
 def _design_matrix(value: Any, name: str) -> np.ndarray:
-    if value is None or value is Ellipsis:
-        raise ExerciseError(f"{name} is still empty: give a NumPy array of shape (17, d_k).")
-    try:
-        W = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"{name} should be an array of numbers, shape (17, d_k); got {value!r:.60}") from None
+    W = _to_array(value, name, empty=f"{name} is still empty: give a NumPy array of shape (17, d_k).",
+                  not_numbers=f"{name} should be an array of numbers, shape (17, d_k); got {value!r:.60}")
     if W.ndim != 2 or W.shape[0] != 17:
         hint = (" It looks transposed: rows are the 17 input features, columns the d_k outputs."
                 if W.ndim == 2 and W.shape[1] == 17 else
