@@ -209,7 +209,6 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                f"gets both right on {r['one_head_both_right']:.3f}: {why}.")
         return
     dominant = [_ROLES[int(np.bincount(t, minlength=5).argmax())] for t in r["top_role"]]
-    share = [float(np.mean(t == k)) for k, t in enumerate(r["top_role"])]
     spread = [float(np.mean(w.max(-1) - w.min(-1))) for w in r["weights"]]
     for k in (0, 1):
         W_K = r["mats"][2 * k + 1]
@@ -239,12 +238,43 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
             raise ExerciseError(f"head {k + 1} finds the query's own letter s (the distractor item, or the query "
                                 f"token itself): its query for letter s must match the key of letter "
                                 f"{'s + 1' if k == 0 else 's - 1'}, a shifted pattern, not the same letter.")
-    k = 0 if share[0] < 1 else 1
-    target = ("next", "previous")[k]
-    raise ExerciseError(f"head {k + 1} puts its largest weight on {_ROLE_TEXT[target]} in only {share[k]:.3f} of "
-                        f"the {n} sequences, most often on {_ROLE_TEXT[dominant[k]]}; both answers are right on "
-                        f"{r['both_right']:.3f}. Make q . k largest where the key's letter is "
-                        f"{'s + 1' if k == 0 else 's - 1'}.")
+    raise ExerciseError(_missed_letters(r))
+
+
+_LETTERS = "ABCDEFGH"
+
+
+def _missed_letters(r: dict[str, Any]) -> str:
+    """The message for a design whose heads find their items for most query letters but not all: which head
+    gives wrong digits, for which query letters, and what it weights most there."""
+    n = len(r["y"])
+    wrong = r["answers"] != r["y"]                                    # (n, 2)
+    k = int(np.argmax(wrong.sum(0)))                                  # the head with more wrong digits
+    s = _design_data()[0][:, -1, :8].argmax(-1)                       # each sequence's query letter
+    bad = wrong[:, k]
+    letters = sorted({int(v) for v in s[bad]})
+    step = 1 if k == 0 else -1
+    asks = ", ".join(f"{_LETTERS[v]} asks for {_LETTERS[(v + step) % 8]}" for v in letters)
+    w = r["weights"][k][bad]
+    top = np.bincount(r["top_role"][k][bad], minlength=5)
+    on_target = (w * (r["role"][bad] == k)).sum(-1)
+    if np.all(w.max(-1) - w.min(-1) < 1e-6):
+        there = "there its weights are all equal: its query gives every key the same score"
+    elif np.mean(np.abs(w.max(-1) - on_target) < 1e-9) > 0.5:
+        there = (f"there its largest weight, on {_ROLE_TEXT[_ROLES[k]]}, is tied with another item's, so that "
+                 f"item's digit can come out instead")
+    else:
+        there = f"there it weights most {_ROLE_TEXT[_ROLES[int(top.argmax())]]}, in {top.max()} of them"
+    wraps = (7 if k == 0 else 0) in letters
+    wrap = (" The letters wrap around: after H comes A, so the query of H must match the key of A." if k == 0
+            else " The letters wrap around: before A comes H, so the query of A must match the key of H.")
+    which = ("whatever the query's letter" if len(letters) == 8 else
+             f"all of them with query letter {' or '.join(_LETTERS[v] for v in letters)}")
+    return (f"head {k + 1} gives the wrong digit on {int(bad.sum())} of the {n} held-out sequences, {which}; "
+            f"{there}. Head {k + 1} must weight most the item under letter {'s + 1' if k == 0 else 's - 1'}: "
+            f"{asks}.{wrap if wraps else ''} Both answers are right on {r['both_right']:.3f}"
+            + (f"; head {2 - k} gives the wrong digit on {int(wrong[:, 1 - k].sum())} too." if wrong[:, 1 - k].any()
+               else "."))
 
 
 # ------------------------------------------------------------------ exercise 3: predict a grouped-query layer
