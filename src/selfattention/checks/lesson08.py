@@ -205,8 +205,8 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                f"of its weight on average, head 2 the previous letter's {on[1]:.2f}. Control: the same two "
                f"lookups in ONE head ([W_Q1 | W_Q2], [W_K1 | W_K2], one softmax) weight, on average, the next "
                f"letter's item {c[0]:.2f}, the previous letter's {c[1]:.2f}, the distractor {c[2]:.2f}, the other "
-               f"item {c[3]:.2f}, the query token {c[4]:.2f}; reading its two largest digits as (next, previous) "
-               f"gets both right on {r['one_head_both_right']:.3f}: {why}.")
+               f"item {c[3]:.2f}, the query token {c[4]:.2f}; reading the two digits with the largest features as "
+               f"(next, previous) gets both right on {r['one_head_both_right']:.3f}: {why}.")
         return
     dominant = [_ROLES[int(np.bincount(t, minlength=5).argmax())] for t in r["top_role"]]
     spread = [float(np.mean(w.max(-1) - w.min(-1))) for w in r["weights"]]
