@@ -164,7 +164,16 @@ DESIGN = {
     "digit keys": "keys read only the digit features",
     "even": "weights are even",
     "digit rows": "those rows read the digit features",
+    "no wrap next": "after H comes A, so the query of H must match the key of A",
+    "no wrap previous": "before A comes H, so the query of A must match the key of H",
+    "letters missed": "with query letter C or D; there it weights most the distractor item",
+    "tie": "is tied with another item's",
 }
+NO_WRAP = np.eye(8, k=1)                                 # row s: s + 1, but H asks for nothing
+MISSED = 4 * SHIFT.copy()
+MISSED[2:4] = 4 * np.eye(8)[2:4]                         # C and D ask for themselves
+TIED = SHIFT.copy()
+TIED[4] = np.eye(8)[3] + np.eye(8)[5]                    # E asks for D and F alike
 DESIGN_WRONG = {
     "swapped": (Q_PREV, K_LETTER, Q_NEXT, K_LETTER),                 # previous in head 1, next in head 2
     "same": (Q_NEXT, K_LETTER, Q_NEXT, K_LETTER),                    # one design typed twice
@@ -173,6 +182,10 @@ DESIGN_WRONG = {
     "digit keys": (Q_NEXT, DIGIT_KEYS, Q_PREV, K_LETTER),            # keys from the digit rows
     "even": (FLAG_QUERY, K_LETTER, Q_PREV, K_LETTER),                # the query reads only the flag
     "digit rows": (Q_NEXT, K_LETTER + DIGIT_KEYS, Q_PREV, K_LETTER),  # keys read the digit as well
+    "no wrap next": (_pad(4 * NO_WRAP), K_LETTER, Q_PREV, K_LETTER),  # forgets that after H comes A
+    "no wrap previous": (Q_NEXT, K_LETTER, _pad(4 * NO_WRAP.T), K_LETTER),  # forgets that before A comes H
+    "letters missed": (_pad(MISSED), K_LETTER, Q_PREV, K_LETTER),     # right for six query letters of eight
+    "tie": (_pad(4 * TIED), K_LETTER, Q_PREV, K_LETTER),              # one query row asks for two letters
 }
 
 
@@ -180,6 +193,21 @@ DESIGN_WRONG = {
 def test_design_mistake_is_named(key):
     _names_only(_message(lambda d: check_two_head_design(*d), DESIGN_WRONG[key]), key, DESIGN)
     assert not _design_hidden(*DESIGN_WRONG[key])
+
+
+def test_design_misses_name_the_query_letters_and_what_the_head_does_there():
+    """The message for a design right on most sequences follows from what it does on the wrong ones: the
+    query letters where they occur, and the head's weights there (never a role it gets right)."""
+    text = _message(lambda d: check_two_head_design(*d), DESIGN_WRONG["no wrap next"])
+    assert "wrong digit on 42 of the 500" in text and "all of them with query letter H;" in text, text
+    assert "weights are all equal" in text and "H asks for A" in text, text
+    text = _message(lambda d: check_two_head_design(*d), DESIGN_WRONG["no wrap previous"])
+    assert "all of them with query letter A;" in text and "A asks for H" in text, text
+    both = (_pad(4 * NO_WRAP), K_LETTER, _pad(4 * NO_WRAP.T), K_LETTER)    # the wrap left out in both heads
+    text = _message(lambda d: check_two_head_design(*d), both)
+    assert text.startswith("head 2 gives the wrong digit on 51"), text
+    assert "head 1 gives the wrong digit on 42" in text, text
+    assert not _design_hidden(*both)
 
 
 def test_design_right_answers_pass(capsys):

@@ -49,7 +49,12 @@ def _fmt(x: Any) -> str:
         return np.array2string(arr, separator=", ")
 
 
-def _to_array(got: Any, name: str) -> np.ndarray:
+def _to_array(got: Any, name: str, *, empty: str | None = None, not_numbers: str | None = None) -> np.ndarray:
+    """``got`` as a float array, or an ExerciseError that names ``name``. A check with its own words passes
+    ``empty`` (the message for None or ``...``) and ``not_numbers`` (for a function or anything else that is
+    not numbers); otherwise the general messages below are used."""
+    if empty is not None and (got is None or got is Ellipsis):
+        raise ExerciseError(empty)
     if got is None:
         raise ExerciseError(
             f"{name} is None: write your code in the answer cell above "
@@ -58,7 +63,7 @@ def _to_array(got: Any, name: str) -> np.ndarray:
     if got is Ellipsis:
         raise ExerciseError(f"{name} is still `...`: replace it with your code.")
     if callable(got) and not hasattr(got, "__array__"):
-        raise ExerciseError(
+        raise ExerciseError(not_numbers or
             f"{name} is a function, not an array of numbers: call it and store what it returns."
         )
     if hasattr(got, "detach"):  # a torch tensor
@@ -66,7 +71,7 @@ def _to_array(got: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
-        raise ExerciseError(
+        raise ExerciseError(not_numbers or
             f"{name} should be an array of numbers, but it is a {type(got).__name__}: {got!r:.80}"
         ) from None
     return arr

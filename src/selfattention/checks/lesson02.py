@@ -18,6 +18,7 @@ import numpy as np
 
 from ._engine import (
     ExerciseError,
+    _to_array,
     body_lines,
     check_array,
     code_names,
@@ -405,12 +406,8 @@ ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 
 
 def _toy_word(got: Any, name: str) -> np.ndarray:
-    if got is None or got is Ellipsis:
-        raise ExerciseError(f"{name} has no value yet: write 4 numbers (finance, nature, food, tech).")
-    try:
-        v = np.asarray(got, dtype=float)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"{name} should be 4 numbers, but it is a {type(got).__name__}.") from None
+    v = _to_array(got, name, empty=f"{name} has no value yet: write 4 numbers (finance, nature, food, tech).",
+                  not_numbers=f"{name} should be 4 numbers, but it is a {type(got).__name__}.")
     if v.shape != (4,):
         raise ExerciseError(f"{name} has shape {v.shape}: give 4 numbers (finance, nature, food, tech).")
     if not np.isfinite(v).all():

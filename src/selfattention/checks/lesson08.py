@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, passed
+from ._engine import ExerciseError, _to_array, check_array, passed
 
 __all__ = ["check_silence_head", "check_two_head_design", "check_gqa_prediction"]
 
@@ -143,12 +143,8 @@ def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray
 
 
 def _design_matrix(value: Any, name: str) -> np.ndarray:
-    if value is None or value is Ellipsis:
-        raise ExerciseError(f"{name} is still empty: give a NumPy array of shape (17, d_k).")
-    try:
-        W = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"{name} should be an array of numbers, shape (17, d_k); got {value!r:.60}") from None
+    W = _to_array(value, name, empty=f"{name} is still empty: give a NumPy array of shape (17, d_k).",
+                  not_numbers=f"{name} should be an array of numbers, shape (17, d_k); got {value!r:.60}")
     if W.ndim != 2 or W.shape[0] != 17:
         hint = (" It looks transposed: rows are the 17 input features, columns the d_k outputs."
                 if W.ndim == 2 and W.shape[1] == 17 else
@@ -209,11 +205,10 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                f"of its weight on average, head 2 the previous letter's {on[1]:.2f}. Control: the same two "
                f"lookups in ONE head ([W_Q1 | W_Q2], [W_K1 | W_K2], one softmax) weight, on average, the next "
                f"letter's item {c[0]:.2f}, the previous letter's {c[1]:.2f}, the distractor {c[2]:.2f}, the other "
-               f"item {c[3]:.2f}, the query token {c[4]:.2f}; reading its two largest digits as (next, previous) "
-               f"gets both right on {r['one_head_both_right']:.3f}: {why}.")
+               f"item {c[3]:.2f}, the query token {c[4]:.2f}; reading the two digits with the largest features as "
+               f"(next, previous) gets both right on {r['one_head_both_right']:.3f}: {why}.")
         return
     dominant = [_ROLES[int(np.bincount(t, minlength=5).argmax())] for t in r["top_role"]]
-    share = [float(np.mean(t == k)) for k, t in enumerate(r["top_role"])]
     spread = [float(np.mean(w.max(-1) - w.min(-1))) for w in r["weights"]]
     for k in (0, 1):
         W_K = r["mats"][2 * k + 1]
@@ -243,12 +238,43 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
             raise ExerciseError(f"head {k + 1} finds the query's own letter s (the distractor item, or the query "
                                 f"token itself): its query for letter s must match the key of letter "
                                 f"{'s + 1' if k == 0 else 's - 1'}, a shifted pattern, not the same letter.")
-    k = 0 if share[0] < 1 else 1
-    target = ("next", "previous")[k]
-    raise ExerciseError(f"head {k + 1} puts its largest weight on {_ROLE_TEXT[target]} in only {share[k]:.3f} of "
-                        f"the {n} sequences, most often on {_ROLE_TEXT[dominant[k]]}; both answers are right on "
-                        f"{r['both_right']:.3f}. Make q . k largest where the key's letter is "
-                        f"{'s + 1' if k == 0 else 's - 1'}.")
+    raise ExerciseError(_missed_letters(r))
+
+
+_LETTERS = "ABCDEFGH"
+
+
+def _missed_letters(r: dict[str, Any]) -> str:
+    """The message for a design whose heads find their items for most query letters but not all: which head
+    gives wrong digits, for which query letters, and what it weights most there."""
+    n = len(r["y"])
+    wrong = r["answers"] != r["y"]                                    # (n, 2)
+    k = int(np.argmax(wrong.sum(0)))                                  # the head with more wrong digits
+    s = _design_data()[0][:, -1, :8].argmax(-1)                       # each sequence's query letter
+    bad = wrong[:, k]
+    letters = sorted({int(v) for v in s[bad]})
+    step = 1 if k == 0 else -1
+    asks = ", ".join(f"{_LETTERS[v]} asks for {_LETTERS[(v + step) % 8]}" for v in letters)
+    w = r["weights"][k][bad]
+    top = np.bincount(r["top_role"][k][bad], minlength=5)
+    on_target = (w * (r["role"][bad] == k)).sum(-1)
+    if np.all(w.max(-1) - w.min(-1) < 1e-6):
+        there = "there its weights are all equal: its query gives every key the same score"
+    elif np.mean(np.abs(w.max(-1) - on_target) < 1e-9) > 0.5:
+        there = (f"there its largest weight, on {_ROLE_TEXT[_ROLES[k]]}, is tied with another item's, so that "
+                 f"item's digit can come out instead")
+    else:
+        there = f"there it weights most {_ROLE_TEXT[_ROLES[int(top.argmax())]]}, in {top.max()} of them"
+    wraps = (7 if k == 0 else 0) in letters
+    wrap = (" The letters wrap around: after H comes A, so the query of H must match the key of A." if k == 0
+            else " The letters wrap around: before A comes H, so the query of A must match the key of H.")
+    which = ("whatever the query's letter" if len(letters) == 8 else
+             f"all of them with query letter {' or '.join(_LETTERS[v] for v in letters)}")
+    return (f"head {k + 1} gives the wrong digit on {int(bad.sum())} of the {n} held-out sequences, {which}; "
+            f"{there}. Head {k + 1} must weight most the item under letter {'s + 1' if k == 0 else 's - 1'}: "
+            f"{asks}.{wrap if wraps else ''} Both answers are right on {r['both_right']:.3f}"
+            + (f"; head {2 - k} gives the wrong digit on {int(wrong[:, 1 - k].sum())} too." if wrong[:, 1 - k].any()
+               else "."))
 
 
 # ------------------------------------------------------------------ exercise 3: predict a grouped-query layer
