@@ -7,10 +7,12 @@ that skips what the exercise teaches does not pass.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 import pytest
+import torch
 from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
@@ -157,11 +159,83 @@ def library_attention(X, lengths):      # the shortcut: scaled attention with th
     return sa.scaled_dot_product_attention(X * s, X * s, X, mask=sa.padding_mask(lengths, X.shape[1]))[0]
 
 
-@pytest.mark.parametrize(("answer", "name"), [(ready_made_mask, "sa.padding_mask"),
-                                              (library_attention, "sa.scaled_dot_product_attention")])
+_sdpa = sa.scaled_dot_product_attention     # bound in another cell, under another name
+_basic = sa.basic_self_attention
+_lengths_mask = sa.padding_mask
+_scaled_torch = functools.partial(torch.nn.functional.scaled_dot_product_attention, scale=1.0)
+
+
+def _to_numpy(t):
+    return t.detach().numpy()
+
+
+def alias_attention(X, lengths):         # the library's attention under a name of the learner's
+    s = X.shape[-1] ** 0.25
+    return _sdpa(X * s, X * s, X, mask=np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])[0]
+
+
+def alias_basic(X, lengths):             # the lesson's function under another name
+    return _basic(X)[0]
+
+
+def alias_mask(X, lengths):
+    real = _lengths_mask(lengths, X.shape[1])
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def torch_attention(X, lengths):         # PyTorch's fused attention, scale undone
+    t = torch.as_tensor(X)
+    mask = torch.as_tensor(np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])
+    return _to_numpy(torch.nn.functional.scaled_dot_product_attention(t, t, t, attn_mask=mask, scale=1.0))
+
+
+def torch_alias(X, lengths):             # the same, kept under another name first
+    t = torch.as_tensor(X)
+    mask = torch.as_tensor(np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])
+    return _to_numpy(_scaled_torch(t, t, t, attn_mask=mask))
+
+
+def _helper(X, lengths):                 # a helper of the learner's that takes the shortcut
+    return library_attention(X, lengths)
+
+
+def shortcut_in_a_helper(X, lengths):
+    return _helper(X, lengths)
+
+
+SHORTCUTS = [(ready_made_mask, "sa.padding_mask"), (library_attention, "sa.scaled_dot_product_attention"),
+             (alias_attention, "sa.scaled_dot_product_attention (as _sdpa)"),
+             (alias_mask, "sa.padding_mask (as _lengths_mask)"),
+             (torch_attention, "torch's scaled_dot_product_attention"),
+             (torch_alias, "torch's scaled_dot_product_attention (as _scaled_torch)"),
+             (shortcut_in_a_helper, "sa.scaled_dot_product_attention")]
+
+
+@pytest.mark.parametrize(("answer", "name"), SHORTCUTS)
 def test_the_packaged_mask_and_attention_do_not_pass(answer, name):
     text = _message(check_self_attention_batch, answer)
-    assert name in text and "Write it yourself" in text, text
+    assert f"calls {name}," in text and "Write it yourself" in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
+
+
+@pytest.mark.parametrize("answer", [library, alias_basic])
+def test_the_lesson_s_own_attention_does_not_pass(answer):
+    _names_only(_message(check_self_attention_batch, answer), "library", BATCH)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
+
+
+def masked_attention(X, lengths):        # a helper of the learner's own, named "attention": no shortcut
+    real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def own_helper_named_attention(X, lengths):
+    return masked_attention(X, lengths)
+
+
+def test_a_helper_of_the_learner_s_named_attention_passes(capsys):
+    _right_answer_passes(check_self_attention_batch, own_helper_named_attention, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=own_helper_named_attention)
 
 
 def test_a_mask_of_zero_scores_is_no_mask():

@@ -20,10 +20,13 @@ from ._engine import (
     ExerciseError,
     body_lines,
     check_function,
+    code_names,
+    is_learners,
     learners_functions,
     passed,
     reference_softmax,
     source,
+    used_objects,
 )
 
 __all__ = ["check_self_attention_batch", "check_masked_row", "check_bank_attends"]
@@ -124,6 +127,45 @@ def loops_in(fn: Callable[..., Any]) -> bool:
     return any(any(LOOP.search(line) for line in code_lines(f)) or calls_itself(f) for f in learners_functions(fn))
 
 
+#: Exercise 1's shortcuts: any function the learner did not write whose name says attention, or the packaged mask.
+_READY_MADE = re.compile(r"attention|^padding_mask$|^causal_mask$", re.I)
+
+
+def ready_made(fn: Callable[..., Any]) -> str | None:
+    """The ready-made attention or mask that ``fn``, or a function of the learner's that it reaches, uses, named
+    as the learner would know it (``sa.scaled_dot_product_attention``, ``torch's scaled_dot_product_attention``),
+    or None. Seen by name in the code (``sa.f(...)``, ``F.f(...)``, ``torch.nn.functional.f(...)``) and by
+    object, also when kept under another name first (``f = sa.scaled_dot_product_attention`` in another cell, a
+    ``functools.partial`` of it). The learner's own functions are not shortcuts, whatever their names."""
+    home = getattr(fn, "__module__", None)
+
+    def label(name: str, obj: Any = None) -> str:
+        module = getattr(obj, "__module__", None) or ""
+        if module.startswith("selfattention") or (obj is None and name in ("basic_self_attention",
+                                                                           "scaled_dot_product_attention",
+                                                                           "padding_mask", "causal_mask")):
+            return f"sa.{name}"
+        return f"{module.split('.')[0] or 'a library'}'s {name}"
+
+    for f in learners_functions(fn):
+        code = getattr(f, "__code__", None)
+        if code is None:
+            continue
+        scope = getattr(f, "__globals__", {})
+        torch_used = "torch" in code_names(code) or any(
+            (getattr(g, "__name__", "") or "").startswith("torch") for g in used_objects(f).values())
+        for name in sorted(code_names(code) - {f.__name__}, key=lambda n: ("mask" in n, n)):   # attention first
+            if _READY_MADE.search(name) and not is_learners(scope.get(name), home):
+                return f"torch's {name}" if torch_used and name != "basic_self_attention" else label(name)
+        for alias, g in sorted(used_objects(f).items(), key=lambda kv: ("mask" in kv[0], kv[0])):
+            g = getattr(g, "func", g)                        # a functools.partial: the function inside
+            name = getattr(g, "__name__", "")
+            if callable(g) and not is_learners(g, home) and isinstance(name, str) and _READY_MADE.search(name):
+                shown = label(name, g)
+                return shown if alias == name else f"{shown} (as {alias})"
+    return None
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
@@ -131,17 +173,17 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
     body: list[str] = []
     if callable(self_attention_batch):
         body = body_lines(self_attention_batch)
-        if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
+        shortcut = ready_made(self_attention_batch)
+        if shortcut is not None and shortcut.startswith("sa.basic_self_attention"):
             raise ExerciseError(
-                "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
+                f"self_attention_batch calls {shortcut}: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
-        banned = {"scaled_dot_product_attention": "is the library's attention, with the mask applied for you",
-                  "padding_mask": "builds the length mask for you"}
-        for name, what in banned.items():
-            if any(re.search(rf"\b{name}\s*\(", line) for line in body):
-                raise ExerciseError(
-                    f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
-                    "from lengths and applying it to the scores is the exercise. Write it yourself.")
+        if shortcut is not None:
+            what = ("builds the length mask for you" if re.search(r"(padding|causal)_mask", shortcut)
+                    else "is a ready-made attention, with the mask applied for you")
+            raise ExerciseError(
+                f"self_attention_batch calls {shortcut}, which {what}: building the (B, T) length mask "
+                "from lengths and applying it to the scores is the exercise. Write it yourself.")
         if calls_itself(self_attention_batch):
             raise ExerciseError(
                 "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
