@@ -18,6 +18,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
+import selfattention
 import selfattention as sa
 from selfattention.checks import check_grows_attends, check_masked_row, check_self_attention_batch
 from selfattention.checks.lesson03 import loops_in
@@ -231,6 +232,16 @@ def masked_attention(X, lengths):        # a helper of the learner's own, named 
 
 def own_helper_named_attention(X, lengths):
     return masked_attention(X, lengths)
+
+
+def package_by_its_full_name(X, lengths):   # the package's softmax, reached as selfattention.softmax
+    real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+    return selfattention.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def test_the_package_named_in_full_is_no_shortcut(capsys):   # "selfattention" says attention: a module
+    _right_answer_passes(check_self_attention_batch, package_by_its_full_name, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=package_by_its_full_name)
 
 
 def test_a_helper_of_the_learner_s_named_attention_passes(capsys):

@@ -136,7 +136,8 @@ def ready_made(fn: Callable[..., Any]) -> str | None:
     as the learner would know it (``sa.scaled_dot_product_attention``, ``torch's scaled_dot_product_attention``),
     or None. Seen by name in the code (``sa.f(...)``, ``F.f(...)``, ``torch.nn.functional.f(...)``) and by
     object, also when kept under another name first (``f = sa.scaled_dot_product_attention`` in another cell, a
-    ``functools.partial`` of it). The learner's own functions are not shortcuts, whatever their names."""
+    ``functools.partial`` of it). The learner's own functions are not shortcuts, whatever their names, nor is a
+    module (``selfattention.softmax`` is allowed)."""
     home = getattr(fn, "__module__", None)
 
     def label(name: str, obj: Any = None) -> str:
@@ -155,7 +156,8 @@ def ready_made(fn: Callable[..., Any]) -> str | None:
         torch_used = "torch" in code_names(code) or any(
             (getattr(g, "__name__", "") or "").startswith("torch") for g in used_objects(f).values())
         for name in sorted(code_names(code) - {f.__name__}, key=lambda n: ("mask" in n, n)):   # attention first
-            if _READY_MADE.search(name) and not is_learners(scope.get(name), home):
+            bound = scope.get(name)
+            if _READY_MADE.search(name) and not is_learners(bound, home) and not isinstance(bound, type(np)):
                 return f"torch's {name}" if torch_used and name != "basic_self_attention" else label(name)
         for alias, g in sorted(used_objects(f).items(), key=lambda kv: ("mask" in kv[0], kv[0])):
             g = getattr(g, "func", g)                        # a functools.partial: the function inside
