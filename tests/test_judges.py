@@ -72,12 +72,12 @@ def test_design_exercises_accept_every_right_design_and_name_a_wrong_one() -> No
         assert judge("check_dot_cosine_disagree", [d.tolist()]) is None
     assert "must equal" in judge("check_dot_cosine_disagree", [[1.0, 1.0]])
     from selfattention.checks.lesson03 import _TOY  # lesson 03, exercise 3: the shortest x_new, within 0.5%
-    bank = _TOY["bank"]
-    shortest = np.log(np.exp(0.77) + np.exp(0.98)) / np.linalg.norm(bank)   # 1.590 along bank
+    grows = _TOY["grows"]
+    shortest = np.log(np.exp(0.53) + np.exp(0.35)) / np.linalg.norm(grows)   # 1.922 along grows
     for length in (shortest * 1.0001, shortest * 1.004):
-        x_new = length * bank / np.linalg.norm(bank)
-        assert judge("check_bank_attends", [x_new.tolist()]) is None
-    assert "off bank's direction" in judge("check_bank_attends", [[7.0, 7.0, 1.0, 0.0]])
-    twice = 2 * shortest * bank / np.linalg.norm(bank)
-    assert "longer than it needs to be" in judge("check_bank_attends", [twice.tolist()])
-    assert "points away" in judge("check_bank_attends", [[0.0, 0.0, 0.0, 0.0]])
+        x_new = length * grows / np.linalg.norm(grows)
+        assert judge("check_grows_attends", [x_new.tolist()]) is None
+    assert "off grows' direction" in judge("check_grows_attends", [[3.5, 2.1, 0.7, 1.0]])
+    twice = 2 * shortest * grows / np.linalg.norm(grows)
+    assert "longer than it needs to be" in judge("check_grows_attends", [twice.tolist()])
+    assert "points away" in judge("check_grows_attends", [[0.0, 0.0, 0.0, 0.0]])

@@ -7,17 +7,20 @@ that skips what the exercise teaches does not pass.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
 import pytest
+import torch
 from mistakes import hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
+import selfattention
 import selfattention as sa
-from selfattention.checks import check_bank_attends, check_masked_row, check_self_attention_batch
+from selfattention.checks import check_grows_attends, check_masked_row, check_self_attention_batch
 from selfattention.checks.lesson03 import loops_in
 
 
@@ -157,11 +160,93 @@ def library_attention(X, lengths):      # the shortcut: scaled attention with th
     return sa.scaled_dot_product_attention(X * s, X * s, X, mask=sa.padding_mask(lengths, X.shape[1]))[0]
 
 
-@pytest.mark.parametrize(("answer", "name"), [(ready_made_mask, "sa.padding_mask"),
-                                              (library_attention, "sa.scaled_dot_product_attention")])
+_sdpa = sa.scaled_dot_product_attention     # bound in another cell, under another name
+_basic = sa.basic_self_attention
+_lengths_mask = sa.padding_mask
+_scaled_torch = functools.partial(torch.nn.functional.scaled_dot_product_attention, scale=1.0)
+
+
+def _to_numpy(t):
+    return t.detach().numpy()
+
+
+def alias_attention(X, lengths):         # the library's attention under a name of the learner's
+    s = X.shape[-1] ** 0.25
+    return _sdpa(X * s, X * s, X, mask=np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])[0]
+
+
+def alias_basic(X, lengths):             # the lesson's function under another name
+    return _basic(X)[0]
+
+
+def alias_mask(X, lengths):
+    real = _lengths_mask(lengths, X.shape[1])
+    return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
+
+
+def torch_attention(X, lengths):         # PyTorch's fused attention, scale undone
+    t = torch.as_tensor(X)
+    mask = torch.as_tensor(np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])
+    return _to_numpy(torch.nn.functional.scaled_dot_product_attention(t, t, t, attn_mask=mask, scale=1.0))
+
+
+def torch_alias(X, lengths):             # the same, kept under another name first
+    t = torch.as_tensor(X)
+    mask = torch.as_tensor(np.arange(X.shape[1]) < np.asarray(lengths)[:, None, None])
+    return _to_numpy(_scaled_torch(t, t, t, attn_mask=mask))
+
+
+def _helper(X, lengths):                 # a helper of the learner's that takes the shortcut
+    return library_attention(X, lengths)
+
+
+def shortcut_in_a_helper(X, lengths):
+    return _helper(X, lengths)
+
+
+SHORTCUTS = [(ready_made_mask, "sa.padding_mask"), (library_attention, "sa.scaled_dot_product_attention"),
+             (alias_attention, "sa.scaled_dot_product_attention (as _sdpa)"),
+             (alias_mask, "sa.padding_mask (as _lengths_mask)"),
+             (torch_attention, "torch's scaled_dot_product_attention"),
+             (torch_alias, "torch's scaled_dot_product_attention (as _scaled_torch)"),
+             (shortcut_in_a_helper, "sa.scaled_dot_product_attention")]
+
+
+@pytest.mark.parametrize(("answer", "name"), SHORTCUTS)
 def test_the_packaged_mask_and_attention_do_not_pass(answer, name):
     text = _message(check_self_attention_batch, answer)
-    assert name in text and "Write it yourself" in text, text
+    assert f"calls {name}," in text and "Write it yourself" in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
+
+
+@pytest.mark.parametrize("answer", [library, alias_basic])
+def test_the_lesson_s_own_attention_does_not_pass(answer):
+    _names_only(_message(check_self_attention_batch, answer), "library", BATCH)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
+
+
+def masked_attention(X, lengths):        # a helper of the learner's own, named "attention": no shortcut
+    real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def own_helper_named_attention(X, lengths):
+    return masked_attention(X, lengths)
+
+
+def package_by_its_full_name(X, lengths):   # the package's softmax, reached as selfattention.softmax
+    real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+    return selfattention.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def test_the_package_named_in_full_is_no_shortcut(capsys):   # "selfattention" says attention: a module
+    _right_answer_passes(check_self_attention_batch, package_by_its_full_name, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=package_by_its_full_name)
+
+
+def test_a_helper_of_the_learner_s_named_attention_passes(capsys):
+    _right_answer_passes(check_self_attention_batch, own_helper_named_attention, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=own_helper_named_attention)
 
 
 def test_a_mask_of_zero_scores_is_no_mask():
@@ -347,119 +432,124 @@ def test_masked_row_bad_input_is_named(answer, said):
     assert said in text and not [k for k, p in MASK.items() if p in text], text
 
 
-# ---------------------------------------------------------------- exercise 3: make bank look at a new word
+# ---------------------------------------------------------------- exercise 3: make grows look at a new word
 DESIGN = {
     "tie": "a tie",
-    "points away": "points away from bank",
+    "points away": "points away from grows",
     "too short": "too short or not aligned enough",
     "below one half": "below one half",
     "too long": "longer than it needs to be",
-    "off direction": "not along bank's direction",
+    "off direction": "not along grows' direction",
     "score for length": "you took the score for the length",
     "forgot log": "you forgot the log",
     "summed scores": "you added the scores",
-    "scaled bank": "you scaled x_bank",
+    "scaled grows": "you scaled x_grows",
 }
-_BANK = np.array([0.7, 0.7, 0.0, 0.0])
+_GROWS = np.array([0.5, 0.3, 0.1, 0.0])
+_UNIT = _GROWS / np.linalg.norm(_GROWS)
+_S = np.logaddexp(0.53, 0.35)                          # 1.137: the score that takes half of grows' row
+_SHORTEST = _S / np.linalg.norm(_GROWS)                # 1.922, over three times |grows| = 0.592
 DESIGN_WRONG = {
-    "tie": np.array([0.7, 0.7, 0.0, 0.0]),            # copy bank itself
+    "tie": _GROWS.copy(),                              # copy grows itself
     "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
-    "too short": np.array([1.0, 0.1, 0.0, 0.0]),      # money: 0.77 < 0.98
-    "below one half": np.array([0.8, 0.8, 0.0, 0.0]),  # leads with 1.12 but gets 0.39
-    "too long": np.array([2.0, 2.0, 0.0, 0.0]),       # half the row, but not the shortest
-    "off direction": np.array([4.0, 0.0, 0.0, 0.0]),  # pure finance: half the row, cos theta = 0.71
+    "too short": np.array([0.5, 0.5, 0.0, 0.0]),       # 0.40: below money's 0.53
+    "below one half": 2.0 * _GROWS,                    # leads with 0.70 but gets 0.39
+    "too long": 1.5 * _SHORTEST * _UNIT,               # half the row, but not the shortest
+    "off direction": np.array([2.3, 0.0, 0.0, 0.0]),   # pure finance: half the row, cos theta = 0.845
 }
 
 
 @pytest.mark.parametrize("key", sorted(DESIGN_WRONG))
-def test_bank_attends_mistake_is_named(key):
-    _names_only(_message(check_bank_attends, DESIGN_WRONG[key]), key, DESIGN)
+def test_grows_attends_mistake_is_named(key):
+    _names_only(_message(check_grows_attends, DESIGN_WRONG[key]), key, DESIGN)
+    assert not _hidden_passes("l03-design-test", x_new=DESIGN_WRONG[key])
 
 
-def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector along bank
-    _names_only(_message(check_bank_attends, [1e6, 1e6, 0.0, 0.0]), "too long", DESIGN)
+def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector along grows
+    _names_only(_message(check_grows_attends, 1e6 * _GROWS), "too long", DESIGN)
 
 
-def test_rounding_the_derived_length_down_to_2_decimals_says_round_up():
-    text = _message(check_bank_attends, [1.12, 1.12, 0.0, 0.0])        # weight 0.49859
+def test_rounding_the_derived_vector_down_to_2_decimals_says_round_up():
+    text = _message(check_grows_attends, [1.62, 0.97, 0.32, 0.0])        # weight 0.49895
     _names_only(text, "below one half", DESIGN)
-    assert "round up" in text and "0.49859" in text and "1.59" not in text, text   # the answer not given
+    assert "round up" in text and "0.49895" in text and "1.922" not in text, text   # the answer not given
+    assert not _hidden_passes("l03-design-test", x_new=np.array([1.62, 0.97, 0.32, 0.0]))
 
 
-def test_a_near_half_off_bank_s_direction_is_named_as_direction():   # river's direction: 0.492, cos 0.774
-    text = _message(check_bank_attends, [0.2, 2.0, 0.0, 0.0])
+def test_a_near_half_off_grows_direction_is_named_as_direction():   # finance only: 0.491, cos 0.845
+    text = _message(check_grows_attends, [2.2, 0.0, 0.0, 0.0])
     _names_only(text, "off direction", DESIGN)
-    assert "cos theta = 0.774" in text and "round up" not in text, text
+    assert "cos theta = 0.845" in text and "round up" not in text, text
 
 
-def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(bank): |x_new| = 1.574
-    s = np.logaddexp(0.77, 0.98)
-    text = _message(check_bank_attends, s * _BANK / np.linalg.norm(_BANK))
+def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(grows): |x_new| = 1.137
+    text = _message(check_grows_attends, _S * _UNIT)
     _names_only(text, "score for length", DESIGN)
-    assert "1.59" not in text, text                    # the missing term named, not its value
+    assert "1.922" not in text, text                    # the missing term named, not its value
 
 
-def test_bank_itself_scaled_by_the_score_is_named():   # x_new = s * x_bank: |x_new| = 1.558, weight 0.492
-    s = np.logaddexp(0.77, 0.98)
-    text = _message(check_bank_attends, s * _BANK)
-    _names_only(text, "scaled bank", DESIGN)
-    assert "round up" not in text and "1.590" not in text and "1.574" in text, text   # the answer not given
+def test_grows_itself_scaled_by_the_score_is_named():   # x_new = s * x_grows: |x_new| = 0.673, score 0.398
+    text = _message(check_grows_attends, _S * _GROWS)
+    _names_only(text, "scaled grows", DESIGN)
+    assert "round up" not in text and "1.922" not in text and "1.137" in text, text   # the answer not given
 
 
-_S_EXP = np.exp(0.77) + np.exp(0.98)   # e^s = e^0.77 + e^0.98 without the log: s = 4.82
-_S_SUM = 0.77 + 0.98                     # the scores added instead of their exponentials
+_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^s = e^0.53 + e^0.35 without the log: s = 3.118
+_S_SUM = 0.53 + 0.35                     # the scores added instead of their exponentials: 0.88
 
 
 @pytest.mark.parametrize("key, x_new", [
-    ("forgot log", _S_EXP / (_BANK @ _BANK) * _BANK),                  # score 4.82 along bank
-    ("forgot log", _S_EXP * _BANK / np.linalg.norm(_BANK)),            # length 4.82 along bank
-    ("summed scores", _S_SUM / (_BANK @ _BANK) * _BANK),               # score 1.75 along bank
-    ("summed scores", _S_SUM * _BANK / np.linalg.norm(_BANK)),         # length 1.75 along bank
+    ("forgot log", _S_EXP / (_GROWS @ _GROWS) * _GROWS),                # score 3.118 along grows
+    ("forgot log", _S_EXP * _UNIT),                                     # length 3.118 along grows
+    ("summed scores", _S_SUM / (_GROWS @ _GROWS) * _GROWS),             # score 0.88: below half
+    ("summed scores", _S_SUM * _UNIT),                                  # length 0.88: below money's score
 ])
 def test_a_wrong_threshold_score_is_named(key, x_new):
-    _names_only(_message(check_bank_attends, x_new), key, DESIGN)
-
-
-@pytest.mark.parametrize("answer", [np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK,   # exactly half
-                                    [1.125, 1.125, 0.0, 0.0], np.array([1.126, 1.125, 0.0, 0.0]),
-                                    [1.124, 1.124, 0.0, 0.0]])   # rounded to 3 decimals: 0.49997
-def test_bank_attends_right_answers(answer, capsys):
-    _right_answer_passes(check_bank_attends, answer, capsys)
-    assert _hidden_passes("l03-design-test", x_new=np.asarray(answer, dtype=float))
-
-
-def test_half_the_row_with_a_part_off_bank_s_direction_is_named():   # 0.3 on tech: |x| = 1.618, cos 0.983
-    x_new = np.logaddexp(0.77, 0.98) / (_BANK @ _BANK) * _BANK + np.array([0.0, 0.0, 0.0, 0.3])
-    text = _message(check_bank_attends, x_new)
-    _names_only(text, "off direction", DESIGN)
-    assert "cos theta = 0.983" in text, text
+    _names_only(_message(check_grows_attends, x_new), key, DESIGN)
     assert not _hidden_passes("l03-design-test", x_new=x_new)
 
 
-def test_rounding_to_2_decimals_is_too_long_and_says_keep_3():   # [1.13, 1.13]: 0.53% above 1.590
-    text = _message(check_bank_attends, [1.13, 1.13, 0.0, 0.0])
+@pytest.mark.parametrize("answer", [_S / (_GROWS @ _GROWS) * _GROWS,   # exactly half
+                                    [1.625, 0.975, 0.325, 0.0], np.array([1.63, 0.98, 0.33, 0.0]),
+                                    1.004 * _SHORTEST * _UNIT])
+def test_grows_attends_right_answers(answer, capsys):
+    _right_answer_passes(check_grows_attends, answer, capsys)
+    assert _hidden_passes("l03-design-test", x_new=np.asarray(answer, dtype=float))
+
+
+def test_half_the_row_with_a_part_off_grows_direction_is_named():   # 0.3 on tech: cos 0.988
+    x_new = _S / (_GROWS @ _GROWS) * _GROWS + np.array([0.0, 0.0, 0.0, 0.3])
+    text = _message(check_grows_attends, x_new)
+    _names_only(text, "off direction", DESIGN)
+    assert "cos theta = 0.988" in text, text
+    assert not _hidden_passes("l03-design-test", x_new=x_new)
+
+
+def test_a_vector_1_percent_too_long_says_keep_3_decimals():
+    x_new = 1.01 * _SHORTEST * _UNIT
+    text = _message(check_grows_attends, x_new)
     _names_only(text, "too long", DESIGN)
     assert "keep 3 decimals" in text, text
-    assert not _hidden_passes("l03-design-test", x_new=np.array([1.13, 1.13, 0.0, 0.0]))
+    assert not _hidden_passes("l03-design-test", x_new=x_new)
 
 
-def test_bank_attends_praise_states_the_threshold(capsys):
-    check_bank_attends([1.125, 1.125, 0.0, 0.0])
+def test_grows_attends_praise_states_the_threshold(capsys):
+    check_grows_attends([1.625, 0.975, 0.325, 0.0])
     out = capsys.readouterr().out
-    assert "s = 1.574" in out and "1.590" in out
+    assert "s = 1.137" in out and "1.922" in out and "0.592" in out
 
 
 @pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("bank", "should be 4 numbers"),
+    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("grows", "should be 4 numbers"),
     ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"), ([1.7e308, 1.7e308, 0.0, 0.0], "overflows"),
 ])
-def test_bank_attends_bad_input_is_named(answer, said):
-    text = _message(check_bank_attends, answer)
+def test_grows_attends_bad_input_is_named(answer, said):
+    text = _message(check_grows_attends, answer)
     assert said in text and not [k for k, p in DESIGN.items() if p in text], text
 
 
-def test_a_score_just_above_bank_prints_two_different_numbers():   # 1.0001 bank: not "(0.980 > 0.980)"
-    text = _message(check_bank_attends, 1.0001 * _BANK)
+def test_a_score_just_above_money_prints_two_different_numbers():   # 0.5301: not "(0.530 > 0.530)"
+    text = _message(check_grows_attends, 0.5301 / 0.35 * _GROWS)
     shown = re.search(r"largest score \(([\d.]+) > ([\d.]+)\)", text)
     assert shown and shown.group(1) != shown.group(2), text
 

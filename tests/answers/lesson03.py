@@ -13,9 +13,9 @@ return sa.softmax(scores, axis=-1) @ X
 scores = np.array([0.10, 0.82, 0.70, -np.inf])
 flows_row = np.exp(scores) / np.exp(scores).sum()
 """,
-    # Derived on paper: e^s = e^0.77 + e^0.98 gives s = 1.574; along bank, x_new = (a, a, 0, 0) with
-    # 1.4 a = 1.574, so a = 1.1240, rounded up to 3 decimals.
+    # Derived on paper: e^s = e^0.53 + e^0.35 gives s = 1.137; along grows, x_new = c (0.5, 0.3, 0.1, 0) with
+    # 0.35 c = 1.137, so c = 3.249 and x_new = (1.6245, 0.9747, 0.3249, 0), rounded up to 3 decimals.
     "l03-design-answer": """
-x_new = np.array([1.125, 1.125, 0.0, 0.0])
+x_new = np.array([1.625, 0.975, 0.325, 0.0])
 """,
 }

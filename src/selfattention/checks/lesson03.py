@@ -20,13 +20,16 @@ from ._engine import (
     ExerciseError,
     body_lines,
     check_function,
+    code_names,
+    is_learners,
     learners_functions,
     passed,
     reference_softmax,
     source,
+    used_objects,
 )
 
-__all__ = ["check_self_attention_batch", "check_masked_row", "check_bank_attends"]
+__all__ = ["check_self_attention_batch", "check_masked_row", "check_grows_attends"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -124,6 +127,47 @@ def loops_in(fn: Callable[..., Any]) -> bool:
     return any(any(LOOP.search(line) for line in code_lines(f)) or calls_itself(f) for f in learners_functions(fn))
 
 
+#: Exercise 1's shortcuts: any function the learner did not write whose name says attention, or the packaged mask.
+_READY_MADE = re.compile(r"attention|^padding_mask$|^causal_mask$", re.I)
+
+
+def ready_made(fn: Callable[..., Any]) -> str | None:
+    """The ready-made attention or mask that ``fn``, or a function of the learner's that it reaches, uses, named
+    as the learner would know it (``sa.scaled_dot_product_attention``, ``torch's scaled_dot_product_attention``),
+    or None. Seen by name in the code (``sa.f(...)``, ``F.f(...)``, ``torch.nn.functional.f(...)``) and by
+    object, also when kept under another name first (``f = sa.scaled_dot_product_attention`` in another cell, a
+    ``functools.partial`` of it). The learner's own functions are not shortcuts, whatever their names, nor is a
+    module (``selfattention.softmax`` is allowed)."""
+    home = getattr(fn, "__module__", None)
+
+    def label(name: str, obj: Any = None) -> str:
+        module = getattr(obj, "__module__", None) or ""
+        if module.startswith("selfattention") or (obj is None and name in ("basic_self_attention",
+                                                                           "scaled_dot_product_attention",
+                                                                           "padding_mask", "causal_mask")):
+            return f"sa.{name}"
+        return f"{module.split('.')[0] or 'a library'}'s {name}"
+
+    for f in learners_functions(fn):
+        code = getattr(f, "__code__", None)
+        if code is None:
+            continue
+        scope = getattr(f, "__globals__", {})
+        torch_used = "torch" in code_names(code) or any(
+            (getattr(g, "__name__", "") or "").startswith("torch") for g in used_objects(f).values())
+        for name in sorted(code_names(code) - {f.__name__}, key=lambda n: ("mask" in n, n)):   # attention first
+            bound = scope.get(name)
+            if _READY_MADE.search(name) and not is_learners(bound, home) and not isinstance(bound, type(np)):
+                return f"torch's {name}" if torch_used and name != "basic_self_attention" else label(name)
+        for alias, g in sorted(used_objects(f).items(), key=lambda kv: ("mask" in kv[0], kv[0])):
+            g = getattr(g, "func", g)                        # a functools.partial: the function inside
+            name = getattr(g, "__name__", "")
+            if callable(g) and not is_learners(g, home) and isinstance(name, str) and _READY_MADE.search(name):
+                shown = label(name, g)
+                return shown if alias == name else f"{shown} (as {alias})"
+    return None
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
@@ -131,17 +175,17 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
     body: list[str] = []
     if callable(self_attention_batch):
         body = body_lines(self_attention_batch)
-        if any(re.search(r"\bbasic_self_attention\s*\(", line) for line in body):
+        shortcut = ready_made(self_attention_batch)
+        if shortcut is not None and shortcut.startswith("sa.basic_self_attention"):
             raise ExerciseError(
-                "self_attention_batch calls sa.basic_self_attention: the exercise asks you to write the three "
+                f"self_attention_batch calls {shortcut}: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
-        banned = {"scaled_dot_product_attention": "is the library's attention, with the mask applied for you",
-                  "padding_mask": "builds the length mask for you"}
-        for name, what in banned.items():
-            if any(re.search(rf"\b{name}\s*\(", line) for line in body):
-                raise ExerciseError(
-                    f"self_attention_batch calls sa.{name}, which {what}: building the (B, T) length mask "
-                    "from lengths and applying it to the scores is the exercise. Write it yourself.")
+        if shortcut is not None:
+            what = ("builds the length mask for you" if re.search(r"(padding|causal)_mask", shortcut)
+                    else "is a ready-made attention, with the mask applied for you")
+            raise ExerciseError(
+                f"self_attention_batch calls {shortcut}, which {what}: building the (B, T) length mask "
+                "from lengths and applying it to the scores is the exercise. Write it yourself.")
         if calls_itself(self_attention_batch):
             raise ExerciseError(
                 "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
@@ -354,11 +398,14 @@ def check_masked_row(flows_row: Any) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
-#: How far above the shortest vector that takes half of bank's row a right answer may be.
+#: Exercise 3's sentence: "money grows" and then the learner's word; the row read is that of "grows", a short
+#: vector (|grows| = 0.592) that already gives money more weight than itself.
+DESIGN_SENTENCE, DESIGN_WORD = ("money", "grows"), "grows"
+#: How far above the shortest vector that takes half of grows' row a right answer may be.
 SHORTEST_TOLERANCE = 0.005
-#: The least cosine with bank's direction a right answer may have: the shortest vector points along bank.
+#: The least cosine with grows' direction a right answer may have: the shortest vector points along grows.
 ALONG = 0.999
-#: The weight that counts as half of bank's row: 0.5 to three decimals, so a length rounded to 3 decimals passes.
+#: The weight that counts as half of the row: 0.5 to three decimals, so a vector rounded to 3 decimals passes.
 HALF = 0.4995
 
 
@@ -370,14 +417,14 @@ def _apart(a: float, b: float) -> str:
     return f"{a:.{places}f} > {b:.{places}f}"
 
 
-def check_bank_attends(x_new: Any) -> None:
-    """Exercise 3: the shortest toy vector x_new (4,) after "river bank" that gets at least half of bank's weight.
+def check_grows_attends(x_new: Any) -> None:
+    """Exercise 3: the shortest toy vector x_new (4,) after "money grows" that gets at least half of grows' weight.
 
-    The row of "bank" in the sentence (river, bank, new word) depends only on the three scores
-    bank . river = 0.77, bank . bank = 0.98 and s = bank . x_new; half the row needs e^s >= e^0.77 + e^0.98,
-    and the shortest such x_new points along bank with projection s / |bank|. A right answer takes half the
-    row (HALF = 0.4995 or more), points along bank (cos theta >= ALONG) and is at most SHORTEST_TOLERANCE
-    longer than that; the message says what is wrong.
+    The row of "grows" in the sentence (money, grows, new word) depends only on the three scores
+    grows . money = 0.53, grows . grows = 0.35 and s = grows . x_new; half the row needs e^s >= e^0.53 + e^0.35,
+    s = 1.137, and the shortest such x_new points along grows with length s / |grows| = 1.922, over three times
+    |grows| = 0.592. A right answer takes half the row (HALF = 0.4995 or more), points along grows
+    (cos theta >= ALONG) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
@@ -394,87 +441,92 @@ def check_bank_attends(x_new: Any) -> None:
         )
     if not np.isfinite(v).all():
         raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
-    bank = _TOY["bank"]
-    X = np.vstack([_TOY["river"], bank, v])               # (3, 4)
+    other, word = DESIGN_SENTENCE
+    focus = _TOY[word]
+    pos = word + ("'" if word.endswith("s") else "'s")    # grows'
+    X = np.vstack([_TOY[other], focus, v])                 # (3, 4)
     with np.errstate(over="ignore", invalid="ignore"):
-        scores = X @ bank                                  # (3,): bank . river, bank . bank, bank . x_new
+        scores = X @ focus                                 # (3,): grows . money, grows . grows, grows . x_new
         length = float(np.linalg.norm(v))
     if not np.isfinite(scores).all() or not np.isfinite(length):
         raise ExerciseError(
-            f"x_new is so long that bank . x_new overflows ({scores[2]}); numbers below 10 are plenty."
+            f"x_new is so long that {word} . x_new overflows ({scores[2]}); numbers below 10 are plenty."
         )
     weights = reference_softmax(scores)
-    own, score = float(scores[1]), float(scores[2])
-    norm_bank = float(np.linalg.norm(bank))
-    needed = float(np.logaddexp(scores[0], scores[1]))    # the score that takes exactly half: 1.574
-    shortest = needed / norm_bank                          # its projection on bank's direction: 1.590
-    said = (f"bank's scores are {_fmt(scores)} (river, bank, your word), so its weights are {_fmt(weights)}.")
-    cos = score / (length * norm_bank) if length > 0 else 0.0
+    lead, own, score = float(scores[0]), float(scores[1]), float(scores[2])
+    norm = float(np.linalg.norm(focus))                    # 0.592
+    needed = float(np.logaddexp(lead, own))                # the score that takes exactly half: 1.137
+    shortest = needed / norm                               # its length along grows: 1.922
+    said = (f"{pos} scores are {_fmt(scores)} ({other}, {word}, your word), so its weights are "
+            f"{_fmt(weights)}.")
+    cos = score / (length * norm) if length > 0 else 0.0
+    if weights[2] >= HALF and cos >= ALONG and length <= shortest * (1 + SHORTEST_TOLERANCE):
+        passed(f"{said} Your word takes {weights[2]:.3f} of {pos} weight with |x_new| = {length:.3f}. "
+               f"Half the row needs e^s = e^{lead:.2f} + e^{own:.2f}, s = {needed:.3f}; along {word} that "
+               f"is a length s / |{word}| = {shortest:.3f}, {shortest / norm:.1f} times {pos} own length "
+               f"({norm:.3f}): a short word's scores are small, so the word it looks at must be long.")
+        return
+    if cos > ALONG:                                        # along grows: which wrong number was used?
+        summed = lead + own                                # 0.88: the scores added, not their e^score
+        exps = float(np.exp(lead) + np.exp(own))           # 3.118: e^s itself, the log forgotten
+        then = f"Then find the length along {word} that gives that score."
+        if any(abs(x - exps) <= 0.01 * exps for x in (score, length)):
+            raise ExerciseError(
+                f"you forgot the log: e^s must equal e^{lead:.2f} + e^{own:.2f} = {exps:.3f}, so s = "
+                f"log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. {said} {then}")
+        if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
+            raise ExerciseError(
+                f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
+                f"the row needs e^s = e^{lead:.2f} + e^{own:.2f}, s = {needed:.3f}. {said} {then}")
+        if abs(length - needed) <= 0.004 * needed:
+            raise ExerciseError(
+                f"x_new points along {word} with length {length:.3f}, the score s = {needed:.3f} itself: you "
+                f"took the score for the length. {said} The score is a dot product, x_{word} . x_new = "
+                f"|x_{word}| |x_new| cos theta = {norm:.3f} |x_new| along {word}, so the length must be s "
+                f"divided by |x_{word}|.")
+        if abs(length - needed * norm) <= 0.004 * needed * norm:
+            raise ExerciseError(
+                f"x_new is {pos} own vector times s = {needed:.3f} (length {length:.3f}): you scaled "
+                f"x_{word}, whose length is {norm:.3f}, not its unit vector, so the score is s |x_{word}|^2 = "
+                f"{score:.3f}, not s. {said} Along {pos} direction the score is |x_{word}| |x_new|, so "
+                f"|x_new| must be s divided by |x_{word}|.")
     if weights[2] >= HALF:
         if cos < ALONG:
             raise ExerciseError(
-                f"x_new takes half of bank's row, but it is not along bank's direction (cos theta = {cos:.3f}, "
-                f"below {ALONG}): the part off bank's direction adds length and no score. {said} The shortest "
-                "vector for a given score x_bank . x_new points along bank.")
-        if length <= shortest * (1 + SHORTEST_TOLERANCE):
-            passed(f"{said} Your word takes {weights[2]:.3f} of bank's weight with |x_new| = {length:.3f}. "
-                   f"Half the row needs e^s = e^{scores[0]:.2f} + e^{own:.2f}, s = {needed:.3f}; along bank that "
-                   f"is a projection s / |bank| = {shortest:.3f}, longer than bank itself ({norm_bank:.3f}): "
-                   "winning the row is not enough, the other two words share the rest.")
-            return
-        summed = float(scores[0] + scores[1])               # 1.75: the scores added, not their e^score
-        exps = float(np.exp(scores[0]) + np.exp(scores[1]))  # 4.82: e^s itself, the log forgotten
-        if any(abs(x - exps) <= 0.01 * exps for x in (score, length)):
-            raise ExerciseError(
-                f"x_new takes half of bank's row, but you forgot the log: e^s must equal e^{scores[0]:.2f} + "
-                f"e^{own:.2f} = {exps:.3f}, so s = log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. {said} Then find "
-                "the length along bank that gives that score.")
-        if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
-            raise ExerciseError(
-                f"x_new takes half of bank's row, but you added the scores, {scores[0]:.2f} + {own:.2f} = "
-                f"{summed:.2f}: weights go by e^score, so half the row needs e^s = e^{scores[0]:.2f} + "
-                f"e^{own:.2f}, s = {needed:.3f}. {said} Then find "
-                "the length along bank that gives that score.")
+                f"x_new takes half of {pos} row, but it is not along {pos} direction (cos theta = "
+                f"{cos:.3f}, below {ALONG}): the part off {pos} direction adds length and no score. {said} "
+                f"The shortest vector for a given score x_{word} . x_new points along {word}.")
         raise ExerciseError(
-            f"x_new takes half of bank's row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
+            f"x_new takes half of {pos} row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
             f"more than {SHORTEST_TOLERANCE:.1%} above the shortest vector that does it. {said} Work out the "
             "score s that gives your word exactly half (its e^s against the other two), then the length along "
-            "bank that gives that score; if you round, keep 3 decimals and round up.")
-    if np.allclose(v, bank):
+            f"{word} that gives that score; if you round, keep 3 decimals and round up.")
+    if np.allclose(v, focus):
         raise ExerciseError(
-            f"x_new is bank's own vector: a tie. {said} To take the lead its projection on bank's direction, "
-            "|x_new| cos(theta), must be longer than bank itself.")
+            f"x_new is {pos} own vector: a tie with {pos} own score ({own:.3f}), and {other}'s "
+            f"{lead:.3f} is higher still. {said} Your word needs a projection on {pos} direction, "
+            "|x_new| cos(theta), much longer than that.")
     if score <= 0:
         raise ExerciseError(
-            f"x_new points away from bank or across it (bank . x_new = {score:.3f} <= 0). {said} Point it "
-            "along bank: finance and nature, no food or tech needed.")
-    if score <= own:
+            f"x_new points away from {word} or across it ({word} . x_new = {score:.3f} <= 0). {said} Point "
+            f"it along {word}: the shortest vector for a given score does.")
+    if score <= lead:
         raise ExerciseError(
-            f"x_new is too short or not aligned enough: bank . x_new = {score:.3f} is not above bank's score "
-            f"with itself, {own:.3f}. {said} Its projection on bank's direction, |x_new| cos(theta) = "
-            f"{score / norm_bank:.3f}, must be longer than bank ({norm_bank:.3f}).")
-    if cos > 0.999 and abs(length - needed) <= 0.004 * needed:
-        raise ExerciseError(
-            f"x_new points along bank with length {length:.3f}, the score s = {needed:.3f} itself: you took the "
-            f"score for the length. {said} The score is a dot product, x_bank . x_new = |x_bank| |x_new| cos "
-            f"theta = {norm_bank:.3f} |x_new| along bank, so the length must be s divided by |x_bank|.")
-    if cos > 0.999 and abs(length - needed * norm_bank) <= 0.004 * needed * norm_bank:
-        raise ExerciseError(
-            f"x_new is bank's own vector times s = {needed:.3f} (length {length:.3f}): you scaled x_bank, whose "
-            f"length is {norm_bank:.3f}, not its unit vector, so the score is s |x_bank|^2 = {score:.3f}, not s. "
-            f"{said} Along bank's direction the score is |x_bank| |x_new|, so |x_new| must be s divided by "
-            "|x_bank|.")
+            f"x_new is too short or not aligned enough: {word} . x_new = {score:.3f} is not above the row's "
+            f"largest score, {other}'s {lead:.3f}. {said} Its projection on {pos} direction, |x_new| "
+            f"cos(theta) = {score / norm:.3f}, is not even as long as {other}'s ({lead / norm:.3f}), which "
+            f"already beats {pos} own length ({norm:.3f}).")
     if weights[2] >= 0.49 and cos < ALONG:
         raise ExerciseError(
-            f"x_new is not along bank's direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
-            f"bank's row, less than half. {said} The part across bank adds length and no score: the shortest "
-            "vector for a given score x_bank . x_new points along bank, with length s / |bank|.")
+            f"x_new is not along {pos} direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
+            f"{pos} row, less than half. {said} The part across {word} adds length and no score: the "
+            f"shortest vector for a given score x_{word} . x_new points along {word}, with length s / |{word}|.")
     if weights[2] >= 0.49:
         raise ExerciseError(
-            f"x_new is just short: it takes {weights[2]:.5f} of bank's weight, below one half (0.4995 counts). "
-            f"{said} The length along bank must reach s / |bank|, with s the score that takes exactly half: "
-            "if you rounded, round up.")
+            f"x_new is just short: it takes {weights[2]:.5f} of {pos} weight, below one half (0.4995 "
+            f"counts). {said} The length along {word} must reach s / |{word}|, with s the score that takes "
+            "exactly half: if you rounded, round up.")
     raise ExerciseError(
-        f"x_new now has bank's largest score ({_apart(score, own)}) but only {weights[2]:.4f} of its weight, "
-        f"below one half: the other two words still share the rest. {said} Its score s must make e^s as large "
-        "as the other two words' e^score together.")
+        f"x_new now has {pos} largest score ({_apart(score, lead)}) but only {weights[2]:.4f} of its "
+        f"weight, below one half: the other two words still share the rest. {said} Its score s must make e^s "
+        "as large as the other two words' e^score together.")
