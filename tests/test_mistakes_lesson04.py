@@ -205,7 +205,9 @@ VALUES = {
     "per word": "those are the values V themselves",
     "shape": "it should be (d_in, d_v) = (5, 2)",
     "too large": "keep every entry between",
-    "all equal": "every word hands over (nearly) the same value",
+    "all equal": "every word hands over the same value",
+    "sam too close": "give Sam a value at least 0.4 from v_ate",
+    "red cancels": "your v_red cancels most of what v_Sam adds",
     "own values": "their own values barely count",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
@@ -246,7 +248,11 @@ def test_values_right_answers(capsys):
         ((np.zeros((5, 3)), C_RIGHT), "shape"),
         ((V_GOOD * 4, C_RIGHT), "too large"),
         ((np.zeros((5, 2)), C_RIGHT), "all equal"),                      # the shortcut: every value zero
-        ((values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "all equal"),   # all but red's (1, 0)
+        # v_Sam = v_ate = v_apple = (1, 0), v_red = 0: not all equal, but red's factor is only 0.014
+        ((values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "sam too close"),
+        ((values_design({0: [1.2, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "sam too close"),
+        # v_Sam 0.5 from v_ate (0.064 on its own), v_red 3 away on the same axis takes 0.040 back
+        ((values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), C_RIGHT), "red cancels"),
         ((values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), C_RIGHT), "own values"),  # v_Sam = v_red
         ((values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT), "apple rows"),  # apple's red row kept
         ((values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), C_RIGHT), "other design"),
@@ -260,6 +266,7 @@ def test_values_mistakes_are_named(answer, mistake):
 @pytest.mark.parametrize(
     "answer",
     [(np.zeros((5, 2)), C_RIGHT), (values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT),
+     (values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), C_RIGHT),
      (V_TARGET, C_RIGHT), (V_GOOD.T, C_RIGHT), (V_GOOD * 4, C_RIGHT),
      (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT),
      (V_GOOD, 0.711), (V_GOOD, -C_RIGHT), (V_GOOD, 1), (V_GOOD, 0.352), (W_V_LESSON, C_RIGHT)],

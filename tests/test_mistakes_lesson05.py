@@ -193,6 +193,13 @@ def gradient_only(W, h, y, lr):
     return np.outer(p, h)
 
 
+def doubled(W, h, y, lr):
+    """A step twice too large, as from differentiating a square."""
+    p = softmax(W @ h)
+    p[y] -= 1
+    return W - 2 * lr * np.outer(p, h)
+
+
 def halved(W, h, y, lr):
     """Divides by 2, as the primer's batch of two did."""
     p = softmax(W @ h)
@@ -249,6 +256,7 @@ STEP = {
     "backward": "lets PyTorch compute the gradient",
     "gradient": "that is the gradient itself",
     "halved": "the gradient was divided by 2",
+    "doubled": "the step is twice too large",
     "averaged": "so nothing is averaged",
 }
 
@@ -274,6 +282,7 @@ def test_step_right_answers(capsys):
         (with_jacrev, "backward"),
         (gradient_only, "gradient"),
         (halved, "halved"),
+        (doubled, "doubled"),
         (by_logits, "averaged"),
         (by_features, "averaged"),
     ],
@@ -301,6 +310,15 @@ def test_step_cases_keep_the_mistakes_apart():
     assert shapes[0][0] == shapes[0][1] and all(a != b for a, b in shapes[1:])
     W, h, _, _ = _sgd_cases()[-1]
     assert np.abs(W @ h).max() > 710
+    # a missing lr (factor 1/lr), a doubled step (2) and a halved one (1/2) differ from 1 and from each other
+    for _, _, _, lr in _sgd_cases():
+        factors = [1.0, 1 / lr, 2.0, 0.5]
+        assert all(abs(a - b) > 0.1 for i, a in enumerate(factors) for b in factors[i + 1:]), lr
+
+
+@pytest.mark.parametrize("answer", [no_lr, doubled, halved, uphill, gradient_only])
+def test_step_named_mistakes_fail_the_hidden_test(answer):
+    assert not hidden_test_passes("05_training_attention", "l05-sgd-test", sgd_step=answer)
 
 
 # ------------------------------------------------------------------ Exercise 3: d_k = 2 by hand

@@ -255,11 +255,32 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
         )
     near = lambda a, b: bool(np.allclose(a, b, rtol=0.0, atol=1e-6))  # noqa: E731
     if near(Z[_SAM], Z[_RED]):
-        if np.abs(Z[_ATE] - Z[_SAM]).max() < _APART:
+        gap = float(np.abs(Z[_ATE] - Z[_SAM]).max())
+        if gap < _APART:
+            head = f"z_Sam = z_red = {_fmt(Z[_SAM].round(3))}, but 'ate' receives {_fmt(Z[_ATE].round(3))}"
+            if np.ptp(V, axis=0).max() <= 1e-6:
+                raise ExerciseError(
+                    f"{head}, the same: every word hands over the same value {_fmt(V[_SAM])}, and weights "
+                    f"that sum to 1 mix equal values into that value, for every word. Keep v_ate = v_apple, "
+                    f"and give Sam a value of its own."
+                )
+            # With v_ate = v_apple = u, z_ate - z_Sam = sum_j (alpha_ate,j - alpha_Sam,j)(v_j - u): only the
+            # terms of Sam and red remain, since the weight differences sum to 0.
+            f_sam = float(alpha[_ATE, _SAM] - alpha[_SAM, _SAM])
+            f_red = float(alpha[_ATE, _RED] - alpha[_SAM, _RED])
+            d_sam, d_red = V[_SAM] - V[_ATE], V[_RED] - V[_ATE]
+            if np.abs(f_sam * d_sam).max() >= _APART:
+                advice = "your v_red cancels most of what v_Sam adds: move v_red towards v_ate, or v_Sam further."
+            else:
+                advice = (f"red's factor is small, so red's value barely moves z_ate: give Sam a value at least "
+                          f"{_APART / abs(f_sam):.1f} from v_ate on some axis.")
             raise ExerciseError(
-                f"z_Sam = z_red = {_fmt(Z[_SAM])}, but 'ate' receives {_fmt(Z[_ATE])}, the same or nearly: "
-                f"every word hands over (nearly) the same value, and weights that sum to 1 mix equal values "
-                f"into that value, for every word. Keep v_ate = v_apple, and give Sam or red a value of its own."
+                f"{head}, only {gap:.3g} from z_Sam on its farthest axis (at least {_APART} is asked). With "
+                f"v_ate = v_apple, z_ate - z_Sam = {f_sam:.3f} (v_Sam - v_ate) {'+' if f_red >= 0 else '-'} "
+                f"{abs(f_red):.3f} (v_red - v_ate): 'ate' gives Sam {alpha[_ATE, _SAM]:.3f} where Sam gives "
+                f"itself {alpha[_SAM, _SAM]:.3f}, and red {alpha[_ATE, _RED]:.3f} where Sam gives it "
+                f"{alpha[_SAM, _RED]:.3f}. Yours: v_Sam - v_ate = {_fmt(d_sam.round(3))}, v_red - v_ate = "
+                f"{_fmt(d_red.round(3))}; {advice}"
             )
         passed(
             f"'Sam' and 'red' both receive {_fmt(Z[_SAM].round(3))}, though Sam gives 'ate' {alpha[_SAM, _ATE]:.3f} "

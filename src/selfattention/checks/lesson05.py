@@ -110,10 +110,11 @@ def _sgd_reference(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> np.ndarra
 def _sgd_cases() -> list[tuple[np.ndarray, np.ndarray, int, float]]:
     """(W, h, y, lr): a square W (4, 4), where an outer product in the wrong order runs; W (8, 3) with 8
     logits as in the lesson; and W (5, 3) with logits in the hundreds, where np.exp overflows unless each
-    row's maximum is subtracted."""
+    row's maximum is subtracted. No lr is 1, 0.5 or 2: with those, a missing lr, a step twice too large and a
+    halved step would give the right answer or each other's."""
     rng = np.random.default_rng(5)
     return [
-        (rng.normal(size=(4, 4)), rng.normal(size=4), 2, 0.5),
+        (rng.normal(size=(4, 4)), rng.normal(size=4), 2, 0.3),
         (rng.normal(size=(8, 3)), rng.normal(size=3), 5, 0.1),
         (rng.normal(size=(5, 3)) * 600, rng.normal(size=3), 1, 0.01),
     ]
@@ -128,6 +129,8 @@ def _sgd_mistakes(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> dict[str, 
         "the step goes uphill: subtract lr times the gradient (the gradient of the logits is p - onehot(y), "
         "not onehot(y) - p).": W + lr * g,
         "the learning rate is missing: the step is lr times the gradient.": W - g,
+        "the step is twice too large: W moves by lr times the gradient, np.outer(p - onehot(y), h), with no "
+        "factor 2 (cross-entropy has no square to differentiate).": W - 2 * lr * g,
         "the softmax is missing: the gradient of the logits is p - onehot(y), with p = softmax(W @ h), not "
         "the logits themselves.": W - lr * np.outer(logits - onehot, h),
         "the -1 of the right digit is missing: the gradient of the logits is p - onehot(y), not p.":

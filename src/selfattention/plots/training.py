@@ -164,6 +164,53 @@ def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Seque
           "| letter rows:", spread([np.abs(v[:n]).max() for _, v in after], 1))
 
 
+def _hull_corners(P: np.ndarray) -> int:
+    """How many of the points P (n, 2) are corners of their convex hull (Andrew's monotone chain)."""
+    pts = sorted(map(tuple, np.round(P, 9)))
+
+    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        out: list[tuple[float, float]] = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out[:-1]
+
+    return len(half(pts) + half(pts[::-1]))
+
+
+def ring_order(K: ArrayLike, letters: str = "ABCDEFGH") -> str:
+    """The letters of the keys K (n, 2) in the order of their angles round the origin."""
+    K = np.asarray(K, dtype=float)
+    return "".join(letters[i] for i in np.argsort(np.arctan2(K[:, 1], K[:, 0])))
+
+
+def report_rings(after: Sequence[tuple[ArrayLike, ArrayLike]], before: Sequence[ArrayLike]) -> None:
+    """Print, for the letters' keys (8, 2) of each model before and after training: how many are corners of
+    their outline (their convex hull: a key inside it can never be any query's top key); the shortest over the
+    longest distance from the origin; and, after training, how many queries ?s (8, 2) score the key of the
+    letter after s highest, and how many alphabet neighbours (A-B, ..., H-A) sit side by side round the
+    origin (8 when the ring runs A to H). after: (queries, keys) per trained model; before: keys."""
+    from ..tasks import spread
+
+    def side_by_side(K: np.ndarray) -> int:
+        order = np.argsort(np.arctan2(K[:, 1], K[:, 0]))
+        n = len(order)
+        return sum(abs(int(order[i]) - int(order[(i + 1) % n])) in (1, n - 1) for i in range(n))
+
+    for name, keys in (("before training", before), ("after", [K for _, K in after])):
+        Ks = [np.asarray(K, dtype=float) for K in keys]
+        r = [np.linalg.norm(K, axis=1) for K in Ks]
+        print(f"{name}: keys on the outline (of 8) {[_hull_corners(K) for K in Ks]}; shortest / longest "
+              f"distance from the origin {spread([x.min() / x.max() for x in r], 2)}")
+    nxt = [int((np.argmax(np.asarray(Q, dtype=float) @ np.asarray(K, dtype=float).T, axis=1)
+                == (np.arange(len(Q)) + 1) % len(Q)).sum()) for Q, K in after]
+    print("after: queries whose top key is the next letter's (of 8)", nxt,
+          "| alphabet neighbours side by side round the origin (of 8)",
+          [side_by_side(np.asarray(K, dtype=float)) for _, K in after])
+
+
 def next_letter_weight(model: Any, X: Any) -> float:
     """The mean weight an item row gives the item whose letter comes next (after H: A), over every item
     row of every sequence in X (n, T, d_in) that has such an item; the last token is the question token."""
