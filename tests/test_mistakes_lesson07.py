@@ -19,7 +19,7 @@ from mistakes import right_answer_passes as _right_answer_passes
 from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_packed_heads
 
 # ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
-# Head 2 of the worked example: the raw scores of "apple", q_apple . k_j (the lesson prints Q, K and the weights).
+# Head 2 of the worked example: the raw scores of "apple", q_apple . k_j (the lesson prints Q, K, weights).
 SCORES = [0.3, 0.05, 1.5, 2.6]
 RIGHT_C = 2.9786          # the smallest c with softmax(c * SCORES / sqrt(2))[phones] above 0.9
 
