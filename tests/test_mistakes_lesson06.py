@@ -38,6 +38,13 @@ STD = {
     "d_k for d_in": "not d_k = 64",
     "1/3 squared or bound": "either you squared 1/3",
     "rounded or measured": "within 5% of the right value",
+    "var_k multiplied": "you multiplied by k[m]'s variance 1/3",
+    "inverted": "the equation solved upside down",
+    "d_in divides": "you divided Var(q[m]) by d_in = 32",
+    "square root twice": "you took the square root twice",
+    "sum over d_k left out": "you left out the sum over the d_k = 64 products",
+    "other value": "so the scaled scores get variance",
+    "not positive": "a standard deviation is positive",
 }
 STD_WRONG = {
     "variance": 3 / 32,                                        # std and variance mixed up
@@ -48,12 +55,30 @@ STD_WRONG = {
     "d_k for d_in": math.sqrt(3 / 64),                         # q[m] summed over d_k terms
     "1/3 squared or bound": math.sqrt(9 / 32),                 # Var(k[m]) = 1/9, or the uniform bound
     "rounded or measured": 0.306,
+    "var_k multiplied": math.sqrt(1 / 96),                     # 32 std_q^2 = 1/3 instead of 3
+    "inverted": math.sqrt(32 / 3),                             # 1 / std_q
+    "d_in divides": math.sqrt(3 * 32),                         # Var(q[m]) = std_q^2 / 32
+    "square root twice": (3 / 32) ** 0.25,                     # sqrt(sqrt(3/32))
+    "sum over d_k left out": math.sqrt(3 * 64 / 32),           # Var(q.k) = Var(q[m]) Var(k[m]) / 64
+    "other value": 0.5,                                        # no known slip: the message works from it
+    "not positive": -math.sqrt(3 / 32),
 }
 
 
 @pytest.mark.parametrize("key", sorted(STD_WRONG))
 def test_query_std_mistake_is_named(key):
     _names_only(_message(check_query_std, STD_WRONG[key]), key, STD)
+
+
+def test_an_unknown_value_is_answered_from_the_learners_own_number():
+    """0.5: q[m] variance 32 * 0.25 = 8, the scaled scores 8/3."""
+    msg = _message(check_query_std, 0.5)
+    assert "= 8, so the scaled scores get variance" in msg and "= 2.667, not 1" in msg, msg
+
+
+@pytest.mark.parametrize("key", ["var_k multiplied", "inverted", "square root twice"])
+def test_inverted_slips_fail_the_hidden_test_too(key):
+    assert not _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=STD_WRONG[key])
 
 
 def test_a_uniform_bound_for_w_k_is_named_as_w_k_forgotten():

@@ -7,9 +7,11 @@ that skips what the exercise teaches must not pass.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from mistakes import hidden_test_passes
+from mistakes import NOTEBOOKS, hidden_test_passes
 from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
@@ -17,9 +19,23 @@ from mistakes import right_answer_passes as _right_answer_passes
 from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_packed_heads
 
 # ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
-# Head 2 of the worked example, as the lesson prints it: the raw scores of "apple", q_apple . k_j.
+# Head 2 of the worked example: the raw scores of "apple", q_apple . k_j (the lesson prints Q, K, weights).
 SCORES = [0.3, 0.05, 1.5, 2.6]
 RIGHT_C = 2.9786          # the smallest c with softmax(c * SCORES / sqrt(2))[phones] above 0.9
+
+
+def test_the_lesson_prints_no_answer_of_exercise_1():
+    """The answer is worked out from head 2's Q and K: no output but the check's own prints apple's raw
+    scores in one line, and none prints the factor c."""
+    lesson = json.loads((NOTEBOOKS / "07_multi_head_attention.ipynb").read_text())
+    for cell in lesson["cells"]:
+        if cell["cell_type"] != "code" or "check_head2_sharpen" in "".join(cell["source"]):
+            continue
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+            for line in text.splitlines():
+                assert not all(f"{v:g}" in line for v in SCORES), line
+                assert "2.979" not in line and "2.98" not in line, line
 
 
 def _head2(c, scores=SCORES):

@@ -58,7 +58,29 @@ def _query_std_hints() -> dict[str, float]:
         "q[m] adds one term per input entry, d_in = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
         "either you squared 1/3, which is already k[m]'s variance (section 2), or you gave the bound b of a "
         "uniform start (variance b^2/3); std_q is the standard deviation itself.": math.sqrt(3 / (var_k * d_in)),
+        "you multiplied by k[m]'s variance 1/3 where you must divide by it: Var(q[m]) Var(k[m]) = 1 needs "
+        "Var(q[m]) = 1 / (1/3) = 3, so 32 std_q^2 = 3, not 1/3.": math.sqrt(var_k / d_in),
+        "that is 1 / std_q, the equation solved upside down: 32 std_q^2 = 3 gives std_q^2 = 3/32, not 32/3.":
+            math.sqrt(d_in * var_k),
+        "you divided Var(q[m]) by d_in = 32 where the sum over the 32 inputs multiplies it: Var(q[m]) = "
+        "32 std_q^2 = 3 gives std_q^2 = 3/32, not 3 * 32.": math.sqrt(d_in / var_k),
+        "you took the square root twice: std_q^2 = 3/32, so std_q = sqrt(3/32), not its square root.":
+            (1 / (var_k * d_in)) ** 0.25,
+        "you left out the sum over the d_k = 64 products in q.k: its variance is 64 Var(q[m]) Var(k[m]), and "
+        "the divisor's 1/64 cancels that 64, so the scaled scores need Var(q[m]) Var(k[m]) = 1, not 64.":
+            math.sqrt(d_k / (var_k * d_in)),
     }
+
+
+def _query_std_consequence(value: float) -> str:
+    """What a wrong std_q gives, from the learner's own value: the variances of q[m] and of the scores."""
+    if value <= 0:
+        return (f"std_q = {value:.4g}: a standard deviation is positive (its square is the variance). "
+                f"Solve 32 std_q^2 * 1/3 = 1 for std_q > 0.")
+    var_q = _D_IN * value ** 2
+    return (f"std_q = {value:.4g} gives q[m] variance 32 * {value:.4g}^2 = {var_q:.4g}, so the scaled "
+            f"scores get variance Var(q[m]) Var(k[m]) = {var_q:.4g} * 1/3 = {var_q * _VAR_K:.4g}, not 1 "
+            f"(the divisor sqrt(d_k) removes the sum's factor 64). Solve 32 std_q^2 * 1/3 = 1.")
 
 
 def _number(got: Any) -> float | None:
@@ -103,6 +125,9 @@ def check_query_std(std_q: Any) -> None:
                 f"write the exact value as an expression, such as math.sqrt(...); if you measured it, derive "
                 f"it instead: a measured spread changes with the random draw."
             ) from None
+        if value is not None and not any(math.isclose(value, w, rel_tol=1e-6, abs_tol=1e-9)
+                                         for w in _query_std_hints().values()):
+            raise ExerciseError(_query_std_consequence(value)) from None
         raise
     spreads = _measured_score_std(_STD_Q)
     passed(f"std_q = sqrt(3/32) = {_STD_Q:.4f}: q[m] gets variance 32 * 3/32 = 3, k[m] has 1/3, and the "
