@@ -292,7 +292,8 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
                                 f"longer to read than its FLOPs take, so adding sequences never catches up and "
                                 f"no batch is compute-bound. Return math.inf when that happens.")
         if value is not None and math.isinf(right) and value >= 0 and math.isfinite(value):
-            raise ExerciseError(f"{call} = {value:,.6g}, but here no batch gets there: each sequence's cache takes "
+            shown = f"{value:,.0f}" if value >= 1e6 else f"{value:,.6g}"
+            raise ExerciseError(f"{call} = {shown}, but here no batch gets there: each sequence's cache takes "
                                 f"longer to read than its FLOPs take, so the FLOP time never catches up. A search "
                                 f"that stops at a cap returns the cap; detect that case and return math.inf.")
         if value is not None and math.isinf(value) and not math.isinf(right):
