@@ -182,12 +182,20 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
             raise ExerciseError("decode_step should return three things, z, K_cache and V_cache "
                                 "(return z, K, V), not one.")
         z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache"), strict=True))
+        if not np.isfinite(z).all():
+            raise ExerciseError(f"z (on {what}) contains NaN or infinite values: with scores in the hundreds, "
+                                f"torch.exp overflows. Subtract the scores' maximum before exponentiating "
+                                f"(softmax is unchanged by that shift), or call torch.softmax, which does.")
         variants = _decode_variants(c)
         mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
         check_array(z, variants["right"][0], f"z (on {what})", mistakes=mistakes, rtol=1e-4, atol=1e-5)
         if c["model"] is not None and not np.allclose(variants["right"][0], c["model"], atol=1e-5):
             raise AssertionError("the check's reference differs from the model's own output")
         K_want, V_want = variants["right"][1], torch.cat([c["V"], c["v"][None]]).numpy()
+        if (K_new.shape == V_want.shape and V_new.shape == K_want.shape and np.allclose(K_new, V_want, atol=1e-5)
+                and np.allclose(V_new, K_want, atol=1e-5)):
+            raise ExerciseError("the two caches are returned swapped: the second thing returned holds the values, "
+                                "the third the keys. Return z, K_cache, V_cache in that order.")
         for got, want, name in ((K_new, K_want, "the returned K_cache"), (V_new, V_want, "the returned V_cache")):
             if got.shape == want.shape and np.allclose(got, np.roll(want, 1, axis=0), atol=1e-5):
                 raise ExerciseError(f"{name} has the new row first: append it at the end, after the "
@@ -205,9 +213,10 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
 
 # ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
 def _bound_batch(n: float, c: float, T: int, bw: float, f: float, *, flops_per_weight: float = 2.0,
-                 weight_bytes: float = 2.0, no_cache: bool = False, rounding: str = "ceil") -> float:
+                 weight_bytes: float = 2.0, no_cache: bool = False, rounding: str = "ceil",
+                 cache_factor: float = 1.0) -> float:
     """Smallest batch b with flops_per_weight n b / f >= (weight_bytes n + b T c) / bw (math.inf if none)."""
-    gain = flops_per_weight * n / f - (0.0 if no_cache else T * c / bw)  # seconds gained per extra sequence
+    gain = flops_per_weight * n / f - (0.0 if no_cache else T * cache_factor * c / bw)  # seconds gained per extra sequence
     need = weight_bytes * n / bw
     if rounding == "none_negative":  # the formula without the case where no batch gets there
         return need / gain
@@ -223,8 +232,13 @@ _BOUND_WORDS = {
     "flops1": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
     "bytes1": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
     "none": "a batch is a whole number of sequences: round the exact solution up (math.ceil).",
-    "floor": ("that was rounded down: at that batch the FLOPs still take less time than the reading. Round "
-              "up (math.ceil)."),
+    "floor": ("that is the exact solution rounded to a whole number below it (by round() or math.floor): at "
+              "that batch the FLOPs still take less time than the reading. Round up (math.ceil), whatever the "
+              "fraction."),
+    "cache2": ("the caches were counted twice over: cache_bytes_per_token already holds a token's key and value, "
+               "so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 again."),
+    "swapped": ("bandwidth and flops_per_s are swapped: the FLOP time is FLOPs / flops_per_s, the reading time "
+                "bytes / bandwidth."),
 }
 
 # the 70B shape of section 4 (g = 8) on an H100, 512 tokens per text; a 7B model on another GPU; the 70B
@@ -263,6 +277,12 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
         except Exception as exc:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
         right = _bound_batch(*case)
+        if got is None and math.isinf(right):
+            raise ExerciseError(f"{call} returned None: here no batch gets there (each sequence's cache takes "
+                                f"longer to read than its FLOPs take). For that case return math.inf, as the "
+                                f"exercise asks, not None.")
+        if got is None:
+            raise ExerciseError(f"{call} returned None: return the batch (a whole number).")
         try:
             value = float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
         except (TypeError, ValueError):
@@ -271,6 +291,11 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} = {value:,.1f}, a negative batch: here each sequence's cache takes "
                                 f"longer to read than its FLOPs take, so adding sequences never catches up and "
                                 f"no batch is compute-bound. Return math.inf when that happens.")
+        if value is not None and math.isinf(right) and value >= 0 and math.isfinite(value):
+            shown = f"{value:,.0f}" if value >= 1e6 else f"{value:,.6g}"
+            raise ExerciseError(f"{call} = {shown}, but here no batch gets there: each sequence's cache takes "
+                                f"longer to read than its FLOPs take, so the FLOP time never catches up. A search "
+                                f"that stops at a cap returns the cap; detect that case and return math.inf.")
         if value is not None and math.isinf(value) and not math.isinf(right):
             raise ExerciseError(f"{call} = inf, but a large enough batch gets there here: the weights are read "
                                 f"once per step for the whole batch (not once per sequence), while their FLOPs "
@@ -282,8 +307,9 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
         for key, words in _BOUND_WORDS.items():
             kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
                                       "bytes1": {"weight_bytes": 1.0}, "none": {"rounding": "none"},
-                                      "floor": {"rounding": "floor"}}[key]
-            wrong = _bound_batch(*case, **kwargs)
+                                      "floor": {"rounding": "floor"}, "cache2": {"cache_factor": 2.0},
+                                      "swapped": {}}[key]
+            wrong = _bound_batch(n, c, T, f, bw) if key == "swapped" else _bound_batch(*case, **kwargs)
             if wrong != right and not math.isinf(wrong):
                 hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
@@ -330,12 +356,15 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
     check_value(free_after, free_right, "free_after", rtol=0, atol=0.01, hints={
         f"that is as if no request took a block, i.e. the blocks rounded down: a request of n tokens holds "
         f"ceil(n / B) blocks (request 0's 40 tokens need {math.ceil(40 / B)}).": len(_PAGED_FREE),
-        f"that counts blocks for all {sum(after)} tokens together ({pooled} blocks); each request fills blocks "
-        f"of its own.": len(_PAGED_FREE) + in_use - pooled,
+        f"a block taken is missing: for each request in turn, find whether its last block fills up within the "
+        f"{_PAGED_STEPS} steps; each that fills takes the first free block. (Counting blocks for all "
+        f"{sum(after)} tokens together, {pooled}, gives the same number, but each request fills blocks of its "
+        f"own.)": len(_PAGED_FREE) + in_use - pooled,
         "that is the number of blocks in use, not of those still free.": sum(len(t) for t in tables),
     })
     per_request = [len(t) * B - n for t, n in zip(tables, after, strict=True)]
     check_value(wasted, wasted_right, "wasted", rtol=0, atol=0.01, hints={
+        "that counts request 0's empty slots alone; add those of requests 1 and 2.": per_request[0],
         f"that is the bound, B - 1 = {B - 1} per request; count each request's empty slots in its last "
         f"block.": 3 * (B - 1),
         f"that counts the {free_right} free blocks too; count only the slots in the requests' own "
@@ -374,9 +403,9 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
             why = f"the slot counts within the block: {n} % {B}"
         elif block in others:
             step, r = others[block]
-            why = (f"block {block} went to request {r} at step {step}; request 0 takes its third block at step "
-                   f"3 (position 32), after requests 1 and 2 took blocks "
-                   f"{', '.join(str(b) for _, _, b in taken[:2])}")
+            why = (f"block {block} went to request {r} at step {step}: walk the steps in order (requests 0, 1, 2 at "
+                   f"each step), find the step at which request 0 reaches position 32, and see which block is "
+                   f"first on the free list then")
         else:
             why = "follow request 0's table as the free list is taken, step by step"
         raise ExerciseError(f"next_place = ({block}, {slot}) is not right yet: {why}.")
