@@ -59,6 +59,17 @@ def test_io_counts_follow_the_formulas_and_tiles_fit():
         llm_plots.tile_for(10, 64)
 
 
+def test_io_ratio_is_standard_over_tiled():
+    M = np.array([16384.0, 65536.0])
+    fig = llm_plots.io_ratio(M, [64, 128], T=16384)
+    line = fig.axes[0].lines[1]                       # d = 128
+    b = np.array([llm_plots.tile_for(16384, 128), llm_plots.tile_for(65536, 128)])
+    T, d = 16384, 128
+    np.testing.assert_allclose(line.get_ydata(), (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b))
+    assert line.get_ydata()[0] < 1 < line.get_ydata()[1]   # tiny tiles lose, larger ones win
+    legible(fig)
+
+
 def test_decode_costs_are_the_larger_of_reading_and_computing():
     cost = llm_plots.decode_costs(7e9, 131072, 2048, [1, 4096], gpus=1)
     reading = (2 * 7e9 + np.array([1, 4096]) * 2048 * 131072) / llm_plots.H100["bandwidth"] * 1e3

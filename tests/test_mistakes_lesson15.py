@@ -336,84 +336,237 @@ def test_moved_without_q_and_o_names_both_mistakes():
 
 # ------------------------------------------------------------------------------- exercise 3
 BACKWARD_PHRASES = {
-    "tile_softmax": "over this tile's keys alone", "unscaled": "are not scaled", "no_transpose": "not P dO",
-    "no_D": "D is missing", "D_tile": "D computed from this tile alone", "L_axis": "L laid along the keys",
-    "D_axis": "D laid along the keys",
+    "tile_softmax": "over each key tile's keys alone", "unscaled": "are not scaled",
+    "no_transpose": "not P dO", "no_D": "D is missing", "D_tile": "D computed from each key tile alone",
+    "L_axis": "L laid along the keys",
+    "D_axis": "D laid along the keys", "dS_scaled": "exactly half", "d_v": "divided by sqrt(d_v)",
+    "no_grad_scale": "twice the right ones", "not_summed": "only the last key tile's share",
+    "whole": "were read at once", "torch": "uses PyTorch",
 }
 
 
-def _tile(q, k, v, L, O, dO, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0):
-    """One tile's (dV share, dS), with switches for the mistakes a learner makes."""
-    S = q @ k.T / (np.sqrt(q.shape[1]) if scale else 1.0)
-    if from_L:
-        P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
-    else:
-        P = np.exp(S - S.max(axis=1, keepdims=True))
-        P = P / P.sum(axis=1, keepdims=True)
-    dV = P.T @ dO if transpose else P @ dO
-    dP = dO @ v.T
-    if D == "none":
-        return dV, P * dP
-    Dv = (dO * O).sum(axis=1) if D == "rows" else (P * dP).sum(axis=1)
-    return dV, P * (dP - (Dv[:, None] if D_axis == 0 else Dv[None, :]))
+def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0,
+          dS_scaled=False, root="d", accumulate=True):
+    """One query tile's loop over the key tiles, with switches for the mistakes a learner makes."""
+    T, d = memory.arrays["K"].shape
+    d_v = memory.arrays["V"].shape[1]
+    r = {"d": np.sqrt(d), "d_v": np.sqrt(d_v), "none": 1.0}[root]
+    dq, dK, dV = np.zeros_like(q), np.zeros((T, d)), np.zeros((T, d_v))
+    Dr = (dO * O).sum(axis=1)
+    for j in range(0, T, b):
+        k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+        S = q @ k.T / (np.sqrt(d) if scale else 1.0)
+        if from_L:
+            P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
+        else:
+            from scipy.special import softmax
+            P = softmax(S, axis=1)
+        dV[j:j + b] = P.T @ dO if transpose else P @ dO
+        dP = dO @ v.T
+        if D == "none":
+            dS = P * dP
+        else:
+            Di = Dr if D == "rows" else (P * dP).sum(axis=1)
+            dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
+        if dS_scaled:
+            dS = dS / np.sqrt(d)
+        dq = (dq if accumulate else 0.0) + dS @ k / r
+        dK[j:j + b] = dS.T @ q / r
+    return dq, dK, dV
 
 
-def backward_right(q, k, v, L, O, dO):
-    return _tile(q, k, v, L, O, dO)
+def backward_right(q, L, O, dO, memory, b):
+    return _loop(q, L, O, dO, memory, b)
 
 
-def backward_right_loops(q, k, v, L, O, dO):
-    """Another right answer: entry by entry, the scale written as d ** 0.5, D by einsum."""
-    bq, bk = len(q), len(k)
-    P = np.zeros((bq, bk))
-    for i in range(bq):
-        for j in range(bk):
-            P[i, j] = np.exp(np.dot(q[i], k[j]) / q.shape[1] ** 0.5 - L[i])
+def backward_right_loops(q, L, O, dO, memory, b):
+    """Another right answer: entry by entry, the scale as d ** 0.5, D by einsum, dq summed from a list."""
+    T, d = memory.arrays["K"].shape
     D = np.einsum("ie,ie->i", dO, O)
-    dS = np.zeros((bq, bk))
-    for i in range(bq):
-        for j in range(bk):
-            dS[i, j] = P[i, j] * (np.dot(dO[i], v[j]) - D[i])
-    return np.einsum("ij,ie->je", P, dO), dS
+    shares, dKs, dVs = [], [], []
+    for j in range(0, T, b):
+        k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+        P = np.zeros((len(q), len(k)))
+        dS = np.zeros((len(q), len(k)))
+        for i in range(len(q)):
+            for c in range(len(k)):
+                P[i, c] = np.exp(np.dot(q[i], k[c]) / d ** 0.5 - L[i])
+                dS[i, c] = P[i, c] * (np.dot(dO[i], v[c]) - D[i])
+        shares.append(dS @ k / d ** 0.5)
+        dKs.append(np.einsum("ic,id->cd", dS, q) / d ** 0.5)
+        dVs.append(np.einsum("ic,ie->ce", P, dO))
+    return sum(shares), np.concatenate(dKs), np.concatenate(dVs)
 
 
-def backward_tile_softmax_scipy(q, k, v, L, O, dO):
-    """The shortcut: a library softmax over the tile, ignoring L."""
-    from scipy.special import softmax
-    P = softmax(q @ k.T / np.sqrt(q.shape[1]), axis=1)
-    D = (dO * O).sum(axis=1)
-    return P.T @ dO, P * (dO @ v.T - D[:, None])
+def backward_whole_rows(q, L, O, dO, memory, b):
+    """The shortcut: all of K and V read at once and the row's gradients taken in one go (no loop)."""
+    K, V = memory.read("K"), memory.read("V")
+    d = K.shape[1]
+    P = np.exp(q @ K.T / np.sqrt(d) - L[:, None])
+    dS = P * (dO @ V.T - (dO * O).sum(axis=1, keepdims=True))
+    return dS @ K / np.sqrt(d), dS.T @ q / np.sqrt(d), P.T @ dO
+
+
+def backward_autograd(q, L, O, dO, memory, b):
+    """The shortcut: PyTorch's autograd on the query tile's rows, tiles read as asked."""
+    import torch
+    T = len(memory.arrays["K"])
+    K = torch.tensor(np.concatenate([memory.read("K", j, j + b) for j in range(0, T, b)]), requires_grad=True)
+    V = torch.tensor(np.concatenate([memory.read("V", j, j + b) for j in range(0, T, b)]), requires_grad=True)
+    qt = torch.tensor(q, requires_grad=True)
+    (torch.softmax(qt @ K.T / q.shape[1] ** 0.5, dim=1) @ V).backward(torch.tensor(dO))
+    return qt.grad.numpy(), K.grad.numpy(), V.grad.numpy()
 
 
 BACKWARD_WRONG = {
-    "tile_softmax": backward_tile_softmax_scipy,
-    "unscaled": lambda *a: _tile(*a, scale=False),
-    "no_transpose": lambda *a: _tile(*a, transpose=False),
-    "no_D": lambda *a: _tile(*a, D="none"),
-    "D_tile": lambda *a: _tile(*a, D="tile"),
-    "L_axis": lambda *a: _tile(*a, L_axis=1),
-    "D_axis": lambda *a: _tile(*a, D_axis=1),
+    "tile_softmax": lambda *a: _loop(*a, from_L=False),
+    "unscaled": lambda *a: _loop(*a, scale=False),
+    "no_transpose": lambda *a: _loop(*a, transpose=False),
+    "no_D": lambda *a: _loop(*a, D="none"),
+    "D_tile": lambda *a: _loop(*a, D="tile"),
+    "L_axis": lambda *a: _loop(*a, L_axis=1),
+    "D_axis": lambda *a: _loop(*a, D_axis=1),
+    "dS_scaled": lambda *a: _loop(*a, dS_scaled=True),
+    "d_v": lambda *a: _loop(*a, root="d_v"),
+    "no_grad_scale": lambda *a: _loop(*a, root="none"),
+    "not_summed": lambda *a: _loop(*a, accumulate=False),
+    "whole": backward_whole_rows,
+    "torch": backward_autograd,
 }
 
 
 @pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
 def test_backward_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_tile_backward, answer, capsys)
+    right_answer_passes(checks.check_query_tile_backward, answer, capsys)
 
 
 @pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
 def test_backward_right_answers_pass_the_hidden_test(answer):
-    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", tile_backward=answer)
+    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
 
 
 @pytest.mark.parametrize("key", list(BACKWARD_WRONG))
 def test_backward_mistake_is_named(key):
     with np.errstate(all="ignore"):
-        names_only(message(checks.check_tile_backward, BACKWARD_WRONG[key]), key, BACKWARD_PHRASES)
+        names_only(message(checks.check_query_tile_backward, BACKWARD_WRONG[key]), key, BACKWARD_PHRASES)
 
 
-@pytest.mark.parametrize("key", ["tile_softmax", "no_D", "D_tile"])
+@pytest.mark.parametrize("key", ["tile_softmax", "no_D", "D_tile", "dS_scaled", "d_v", "not_summed", "whole",
+                                 "torch"])
 def test_backward_refused_answers_fail_the_hidden_test_too(key):
-    """A library softmax of the tile, or D left out or taken from the tile: the hidden test refuses it too."""
-    assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
-                                  tile_backward=BACKWARD_WRONG[key])
+    """Each slip, and each shortcut around the loop, fails the hidden test as it fails the check."""
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                      query_tile_backward=BACKWARD_WRONG[key])
+
+
+# ---------------------------------------------------------------- exercise 1: slips found in review
+def flash_tile_local_mask(memory, b):
+    """The mask built from positions inside the tile: np.tri(b) on every tile read."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = q @ k.T / np.sqrt(d)
+            s[~np.tri(len(q), len(k), dtype=bool)] = -np.inf
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def flash_acc_width_d(memory, b):
+    """The output accumulator sized with Q's width d instead of V's d_v."""
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        rows = np.arange(i, i + len(q))[:, None]
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), np.zeros((len(q), d))
+        for j in range(0, i + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / np.sqrt(d), -np.inf)
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def flash_bypass(memory, b):
+    """Q read through memory.read, but K and V tiles sliced from memory.arrays (never counted)."""
+    T, d = memory.arrays["Q"].shape
+    K, V = memory.arrays["K"], memory.arrays["V"]
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        rows = np.arange(i, i + len(q))[:, None]
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+        for j in range(0, i + 1, b):
+            k, v = K[j:j + b], V[j:j + b]
+            s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / np.sqrt(d), -np.inf)
+            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def _pasted_source():
+    """The package's loop pasted into the notebook, its helper replaced by the learner."""
+    import inspect
+    import math
+
+    from selfattention import llm
+    namespace = {"__name__": __name__, "np": np, "math": math, "SlowMemory": llm.SlowMemory,
+                 "_positive_int": lambda name, v: v}
+    code = inspect.getsource(llm.flash_attention_io) + (
+        "\n\ndef causal_flash(memory, b):\n    flash_attention_io(memory, b, causal=True)\n")
+    exec(code, namespace)  # noqa: S102  (as a learner's cell would run it)
+    return namespace["causal_flash"]
+
+
+def test_flash_tile_local_mask_is_named():
+    text = message(checks.check_causal_flash, flash_tile_local_mask)
+    assert "np.tri(b) on every tile" in text
+
+
+def test_flash_output_width_d_is_named():
+    text = message(checks.check_causal_flash, flash_acc_width_d)
+    assert "d_v" in text and "acc = np.zeros((len(q), d))" in text and "broadcast" not in text
+
+
+def test_flash_output_width_d_fails_the_hidden_test():
+    """The hidden test's values are narrower than its queries, as the check's are: the slip errors there."""
+    with pytest.raises(ValueError, match="broadcast"):
+        hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=flash_acc_width_d, sa=sa)
+
+
+def test_flash_bypassing_read_is_named():
+    text = message(checks.check_causal_flash, flash_bypass)
+    assert "bypassing memory.read" in text and "Keep no list" not in text
+    assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=flash_bypass, sa=sa)
+
+
+def test_flash_pasted_package_loop_fails_check_and_hidden_test():
+    pasted = _pasted_source()
+    assert "copy of the package's" in message(checks.check_causal_flash, pasted)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=pasted, sa=sa)
+
+
+# ---------------------------------------------------------------- exercise 2: slips found in review
+@pytest.mark.parametrize(("answer", "phrase"), [
+    (lambda T, d, b: T * d + 3 * b * d * (T // b) * (T // b + 1) / 2, "reads the query tile again"),
+    (lambda T, d, b: 3 * T * d + T * T * d / b + b * b * (T // b) * (T // b + 1) / 2,
+     "counts each b x b tile"),
+    (lambda T, d, b: 2 * T * d + b * d * (T // b) * (T // b - 1) / 2,
+     "only the keys and leaves out the diagonal"),
+])
+def test_moved_review_slips_are_named(answer, phrase):
+    assert phrase in message(checks.check_causal_elements_moved, answer)
+
+
+def test_package_docstring_does_not_give_exercise_2():
+    from selfattention import llm
+    assert "3 T d" not in llm.flash_attention_io.__doc__

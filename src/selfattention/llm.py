@@ -844,8 +844,8 @@ def flash_attention_io(memory: SlowMemory, block: int, causal: bool = False) -> 
     queries, read it once, stream the key/value tiles through fast memory with an online softmax, write
     its output once. With ``causal`` the tiles above the diagonal are skipped (never read).
     ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about 4 b d + b^2 numbers
-    (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b elements
-    (3 T d + T^2 d / b with ``causal``), for T a multiple of b.
+    (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b elements without
+    ``causal``, for T a multiple of b.
     """
     block = _positive_int("block", block)
     T, d = memory.arrays["Q"].shape

@@ -35,14 +35,24 @@ tiles = T // b
 kv = sum(2 * b * d * (n + 1) for n in range(tiles))
 return T * d + T * d + kv
 """,
-    # section 2: "takes P = e^(S - L) ... adds P^T dO to its keys' dV ... dP = dO V^T and
-    # dS = P o (dP - D) ... D_i ... equals sum_c dO_ic O_ic"; S = Q K^T / sqrt(d) (section 1)
+    # exercise 3: "Loop over the key tiles ... reading each K and V tile once with memory.read, and apply
+    # section 2's steps 2-4 to each tile"; step 3's D_i = sum_c dO_ic O_ic, step 4's dQ = dS K / sqrt(d)
     "l15-backward-answer": """
+T = memory.arrays["K"].shape[0]
 d = q.shape[1]
-scores = np.einsum("id,jd->ij", q, k) / np.sqrt(d)
-P = np.exp(scores - L.reshape(-1, 1))
-dP = dO @ v.T
 D = np.sum(dO * O, axis=1, keepdims=True)
-return P.T @ dO, P * (dP - D)
+dq = np.zeros(q.shape)
+dK_parts, dV_parts = [], []
+for j in range(0, T, b):
+    k = memory.read("K", j, j + b)
+    v = memory.read("V", j, j + b)
+    S = np.einsum("id,jd->ij", q, k) / np.sqrt(d)
+    P = np.exp(S - L.reshape(-1, 1))
+    dP = dO @ v.T
+    dS = P * (dP - D)
+    dV_parts.append(P.T @ dO)
+    dK_parts.append(dS.T @ q / np.sqrt(d))
+    dq = dq + dS @ k / np.sqrt(d)
+return dq, np.vstack(dK_parts), np.vstack(dV_parts)
 """,
 }

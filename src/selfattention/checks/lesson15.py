@@ -1,5 +1,5 @@
 """Checks for lesson 15 (IO-aware attention): the causal tiled loop, read through a counted slow memory; the
-elements it moves; and one tile's share of the backward pass, from the stored log-sum-exp."""
+elements it moves; and one query tile's backward loop over the key tiles, from the stored log-sum-exp."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_tile_backward", "holds_more_than_tiles",
-           "uses_torch"]
+__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_query_tile_backward", "copies_package_loop",
+           "holds_more_than_tiles", "uses_torch"]
 
 
 _REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the exercise asks you to write "
@@ -72,10 +72,14 @@ def _flash_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
 
 
 def _causal(Q: np.ndarray, K: np.ndarray, V: np.ndarray, *, scale: bool = True, mask: bool = True,
-            within_tiles_of: int | None = None, own_key: bool = True) -> np.ndarray:
+            within_tiles_of: int | None = None, own_key: bool = True, local_of: int | None = None) -> np.ndarray:
     S = Q @ K.T / (np.sqrt(Q.shape[1]) if scale else 1.0)
     T = len(Q)
     allowed = np.tri(T, k=0 if own_key else -1, dtype=bool)
+    if local_of:  # the tiles up to the diagonal read, each masked by np.tri(b): tile-local positions
+        pos = np.arange(T)
+        allowed = ((pos[None, :] // local_of) <= (pos[:, None] // local_of)) & (
+            (pos[None, :] % local_of) <= (pos[:, None] % local_of))
     if not mask and within_tiles_of:  # tiles skipped, but no mask inside the diagonal tiles
         b = within_tiles_of
         allowed = (np.arange(T)[None, :] // b) <= (np.arange(T)[:, None] // b)
@@ -237,6 +241,17 @@ def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarra
     return None
 
 
+def _runs_when_square(causal_flash: Callable[..., Any], Q: np.ndarray, K: np.ndarray, b: int) -> bool:
+    """Whether the answer runs without error when V is as wide as Q (d_v = d)."""
+    V = np.random.default_rng(1402).normal(size=Q.shape)
+    try:
+        with _without_package_loop(), np.errstate(all="ignore"):
+            causal_flash(SlowMemory(Q=Q, K=K, V=V), b)
+    except Exception:
+        return False
+    return True
+
+
 def _skipped_diagonal(log: list[tuple[str, str, int, int]], b: int) -> int | None:
     """The first query tile that read every key tile before its diagonal one but not the diagonal one
     (the loop ``range(0, i, b)``), or None: why a loop that crashed before its checks crashed."""
@@ -254,6 +269,60 @@ def _skipped_diagonal(log: list[tuple[str, str, int, int]], b: int) -> int | Non
     return None
 
 
+class _Tracked(np.ndarray):
+    """An array of Q, K or V as memory.arrays hands it out in the check: its shape may be read freely, but
+    indexing it or computing with it is noted as a bypass of memory.read."""
+
+    def __getitem__(self, key: Any) -> Any:
+        _GuardedArrays.bypassed = True
+        return np.asarray(super().__getitem__(key))
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        _GuardedArrays.bypassed = True
+        plain = [np.asarray(x) if isinstance(x, _Tracked) else x for x in inputs]
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+
+class _GuardedArrays(dict):  # type: ignore[type-arg]
+    """memory.arrays for the check: Q, K and V looked up directly (not through memory.read) come back as
+    arrays that note any use beyond their shape, so that a loop bypassing memory.read is told so."""
+
+    bypassed = False
+
+    def __getitem__(self, name: str) -> Any:
+        value = dict.__getitem__(self, name)
+        return value.view(_Tracked) if name in ("Q", "K", "V") else value
+
+
+class _GuardedMemory(SlowMemory):
+    def __init__(self, **arrays: Any) -> None:
+        super().__init__(**arrays)
+        _GuardedArrays.bypassed = False
+        self.arrays = _GuardedArrays(self.arrays)
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> np.ndarray:
+        if name not in self.arrays:
+            raise KeyError(f"slow memory holds {sorted(self.arrays)}, not {name!r}")
+        rows = dict.__getitem__(self.arrays, name)[start:stop].copy()
+        self.moved += rows.size
+        self.log.append(("read", name, start, start + rows.shape[0]))
+        return rows
+
+
+def copies_package_loop(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, is the package's flash_attention_io
+    pasted in: its docstring, or its compiled code."""
+    ref = llm.flash_attention_io.__code__
+    doc = llm.flash_attention_io.__doc__
+    for f in learners_functions(fn):
+        code = getattr(f, "__code__", None)
+        if code is None:
+            continue
+        if code.co_code == ref.co_code or (doc and doc in code.co_consts):
+            return True
+    return False
+
+
 def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     """Exercise 1: causal attention tile by tile through a counted slow memory: the output, and the reads
     and writes (each query tile once, its key/value tiles up to the diagonal, each output tile once)."""
@@ -261,6 +330,9 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         raise ExerciseError("causal_flash should be a function: write it in the answer cell above.")
     if getattr(causal_flash, "__code__", None) is llm.flash_attention_io.__code__:
         raise ExerciseError(f"causal_flash is the package's loop: your answer {_REFUSED}")
+    if copies_package_loop(causal_flash):
+        raise ExerciseError("causal_flash is a copy of the package's sa.llm.flash_attention_io, which does what "
+                            "the exercise asks you to write: write the loop yourself.")
     if uses_torch(causal_flash):
         raise ExerciseError(
             "causal_flash uses PyTorch: write the loop in NumPy. The check measures what the "
@@ -269,13 +341,19 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     for Q, K, V, b in _flash_cases():
         T = len(Q)
         what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
-        memory = SlowMemory(Q=Q, K=K, V=V)
+        memory = _GuardedMemory(Q=Q, K=K, V=V)
         try:
             with _without_package_loop():
                 causal_flash(memory, b)
         except ExerciseError:
             raise
         except Exception as exc:
+            if V.shape[1] != Q.shape[1] and _runs_when_square(causal_flash, Q, K, b):
+                raise ExerciseError(
+                    f"causal_flash raised {type(exc).__name__} on {what}, d_v = {V.shape[1]}, but runs when the "
+                    f"values are as wide as the queries: something sized with d (Q's width) holds values or "
+                    f"outputs, such as acc = np.zeros((len(q), d)). Outputs have V's width, d_v = "
+                    f"memory.arrays['V'].shape[1].") from None
             i = _skipped_diagonal(memory.log, b)
             if i is not None:
                 raise ExerciseError(
@@ -284,6 +362,10 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
                     f"(query 0 has no other), so skipping it leaves nothing to attend to. Only tiles with every "
                     f"key after every query are skipped: let j run up to i.") from None
             raise ExerciseError(f"causal_flash raised {type(exc).__name__} on {what}: {exc}") from None
+        if _GuardedArrays.bypassed:
+            raise ExerciseError(f"your loop takes rows of Q, K or V from memory.arrays directly, bypassing "
+                                f"memory.read, so they are never counted as moved (on {what}): read every tile "
+                                f"with memory.read(name, j, j + b); use memory.arrays only for shapes.")
         if {"S", "P"} & set(memory.arrays):
             raise ExerciseError(f"{_pattern_problem(memory.log, T, b)} (on {what})")
         if "O" not in memory.arrays:
@@ -296,6 +378,9 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "inside a diagonal tile the keys after each query were not masked: set those scores to -inf "
             "(key position > query position).": _causal(Q, K, V, mask=False, within_tiles_of=b),
             "the scores are not scaled: divide them by sqrt(d_k).": _causal(Q, K, V, scale=False),
+            "the mask compares positions within the tile (the same np.tri(b) on every tile), so it also hides "
+            "keys of earlier tiles that every query of this tile may read. Compare positions in the whole "
+            "sequence: key j + c is masked when j + c > i + r.": _causal(Q, K, V, local_of=b),
             "when a tile raises a row's maximum, the running sum and output must be multiplied by "
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
         }
@@ -337,13 +422,22 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             "gives the same count.": 2 * T * d + T**2 * d / b,
             "that is standard attention's count (S and P through slow memory), not the tiled loop's.":
                 4 * T * d + 4 * T**2,
+            "that reads the query tile again for every key/value tile: it is read once and stays in fast "
+            "memory while its key tiles stream past (T d numbers for Q in all).": T * d + 3 * b * d * N * (N + 1) / 2,
+            "that counts each b x b tile of scores as moved: the scores stay in fast memory; only Q, K, V "
+            "and O cross.": 3 * T * d + T**2 * d / b + b * b * N * (N + 1) / 2,
+            "that counts each b x b tile of scores as written and read: the scores stay in fast memory; only "
+            "Q, K, V and O cross.": 3 * T * d + T**2 * d / b + 2 * b * b * N * (N + 1) / 2,
+            "that counts only the keys and leaves out the diagonal tiles: each key tile comes with its value "
+            "tile (2 b d numbers), and query tile n reads key tiles 0..n, n + 1 of them.":
+                2 * T * d + b * d * N * (N - 1) / 2,
         }
         check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
     passed(f"3 T d + T^2 d / b: for T = 4,096, d = 128, b = 64 that is {3 * 4096 * 128 + 4096**2 * 128 // 64:,} "
            f"elements, against {2 * 4096 * 128 + 2 * 4096**2 * 128 // 64:,} without the mask.")
 
 
-# ------------------------------------------- exercise 3: a tile of weights from the stored log-sum-exp
+# --------------------------------------- exercise 3: one query tile's backward loop over key tiles
 def _backward_case(seed: int, T: int, scale: float) -> dict[str, Any]:
     """Full attention on a random (T, d = 4, d_v = 3) input, differentiated by PyTorch's autograd: Q, K, V, O,
     the stored L, a random dO, and autograd's dS (the gradient of the scaled scores), dQ, dK, dV."""
@@ -363,82 +457,123 @@ def _backward_case(seed: int, T: int, scale: float) -> dict[str, Any]:
 
 
 def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
-    """(case, query tile rows, key tile rows): square tiles first (so a wrong axis gives numbers, not an error),
-    then scores in the hundreds and tiles that are not square."""
+    """(case, query tile rows, key tile rows b): square tiles first (so a wrong axis gives numbers, not an
+    error), then scores in the hundreds and tiles that are not square."""
     return [(_backward_case(1500, 8, 1.5), 4, 4), (_backward_case(1501, 12, 12.0), 3, 4)]
 
 
-def _tile_mistakes(q: np.ndarray, k: np.ndarray, v: np.ndarray, L: np.ndarray, O: np.ndarray,
-                   dO: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The wrong dV and dS a learner's typical slips give on this tile, keyed by the message naming each."""
-    S = q @ k.T / np.sqrt(q.shape[1])
-    P = np.exp(S - L[:, None])
-    dP, D = dO @ v.T, (dO * O).sum(axis=1)
-    tile = reference_softmax(S)
-    unscaled = np.exp(q @ k.T - L[:, None])
-    common = {
-        "P was not recomputed from L: these weights sum to 1 over this tile's keys alone (a softmax of the "
-        "tile). P's entries belong to each query's softmax over all its keys: P = e^(S - L[:, None]).": tile,
-        "the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.": unscaled,
-    }
-    if S.shape[0] == S.shape[1]:
-        common["L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
-               "L[:, None]."] = np.exp(S - L[None, :])
-    dV = {m: W.T @ dO for m, W in common.items()}
-    if S.shape[0] == S.shape[1]:
-        dV["dV's share is P^T dO, not P dO: key j's value gets the gradient of every query that read it, "
-           "weighted by P_ij, so sum over the queries (rows of P)."] = P @ dO
-    dS = {m: W * (dO @ v.T - D[:, None]) for m, W in common.items()}
-    dS["D is missing: dS = P * (dP - D[:, None]), with D_i = rowsum(dO_i * O_i); P * dP alone forgets that "
-       "the weights of a row sum to 1."] = P * dP
-    dS["D computed from this tile alone (rowsum of P * dP over its keys): D_i sums over all of row i's keys, "
-       "which is why it is taken as rowsum(dO * O) from the stored output."] = P * (dP - (P * dP).sum(axis=1,
-                                                                                                   keepdims=True))
-    if S.shape[0] == S.shape[1]:
-        dS["D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
-           "D[:, None]."] = P * (dP - D[None, :])
-    return dV, dS
+def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: np.ndarray, dO: np.ndarray,
+                b: int, *, scale: bool = True, from_L: bool = True, L_axis: int = 0, transpose: bool = True,
+                D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
+                accumulate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with switches for the
+    slips a learner makes."""
+    d, d_v = q.shape[1], V.shape[1]
+    root = {"d": np.sqrt(d), "d_v": np.sqrt(d_v), "none": 1.0}[grad_scale]
+    dq, dK, dV = np.zeros_like(q), np.zeros_like(K), np.zeros_like(V)
+    Dv = (dO * O).sum(axis=1)
+    for j in range(0, len(K), b):
+        k, v = K[j:j + b], V[j:j + b]
+        S = q @ k.T / (np.sqrt(d) if scale else 1.0)
+        if from_L:
+            P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
+        else:
+            P = reference_softmax(S)
+        dV[j:j + b] = P.T @ dO if transpose else P @ dO
+        dP = dO @ v.T
+        if D == "none":
+            dS = P * dP
+        else:
+            Di = Dv if D == "rows" else (P * dP).sum(axis=1)
+            dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
+        if dS_scaled:
+            dS = dS / np.sqrt(d)
+        dq = (dq if accumulate else 0.0) + dS @ k / root
+        dK[j:j + b] = dS.T @ q / root
+    return dq, dK, dV
 
 
-def check_tile_backward(tile_backward: Callable[..., Any]) -> None:
-    """Exercise 3: one tile's share of the backward pass, from its q, k, v, the stored L, O and dO: P = e^(S - L),
-    dV share P^T dO, dS = P * (dP - D); every tile's shares assembled give PyTorch's autograd dQ, dK, dV."""
-    if not callable(tile_backward):
-        raise ExerciseError("tile_backward should be a function: write it in the answer cell above.")
-    for case, bq, bk in _backward_cases():
+_SQUARE_ONLY = {"L_axis", "no_transpose", "D_axis"}
+
+_BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
+                     "softmax of the tile). P's entries belong to each query's softmax over all its keys: "
+                     "P = e^(S - L[:, None]).", {"from_L": False}),
+    "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
+                 {"scale": False}),
+    "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
+               "L[:, None].", {"L_axis": 1}),
+    "no_transpose": ("dV's share is P^T dO, not P dO: key j's value gets the gradient of every query that read "
+                     "it, weighted by P_ij, so sum over the queries (rows of P).", {"transpose": False}),
+    "no_D": ("D is missing: dS = P * (dP - D[:, None]), with D_i = rowsum(dO_i * O_i); P * dP alone forgets "
+             "that the weights of a row sum to 1.", {"D": "none"}),
+    "D_tile": ("D computed from each key tile alone (rowsum of P * dP over its keys): D_i sums over all of row "
+               "i's keys, which is why it is taken as rowsum(dO * O) from the stored output.", {"D": "tile"}),
+    "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
+               "D[:, None].", {"D_axis": 1}),
+    "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
+                  "dq = dS k / sqrt(d). dS is already the gradient of the scaled scores S = q k^T / sqrt(d); "
+                  "the chain rule through S divides by sqrt(d) once.", {"dS_scaled": True}),
+    "d_v": ("dq and dK were divided by sqrt(d_v), the width of the values: the scores were scaled by sqrt(d), "
+            "the width of q and k, so dq = dS k / sqrt(d) and dK = dS^T q / sqrt(d).", {"grad_scale": "d_v"}),
+    "no_grad_scale": ("dq and dK are twice the right ones here: S = q k^T / sqrt(d), so the chain rule through "
+                      "S gives dq = dS k / sqrt(d) and dK = dS^T q / sqrt(d).", {"grad_scale": "none"}),
+    "not_summed": ("dq holds only the last key tile's share: query i's score with every key carries gradient "
+                   "to q_i, so dq sums dS k / sqrt(d) over all the key tiles (dq += ...).", {"accumulate": False}),
+}
+
+
+def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
+    """Exercise 3: one query tile's backward loop over the key tiles (read from slow memory a tile at a time),
+    from the stored L, O and dO: dq summed over the tiles, each key tile's dK and dV shares. Every query tile's
+    results assembled give PyTorch's autograd dQ, dK, dV."""
+    if not callable(query_tile_backward):
+        raise ExerciseError("query_tile_backward should be a function: write it in the answer cell above.")
+    if uses_torch(query_tile_backward):
+        raise ExerciseError("query_tile_backward uses PyTorch: write it in NumPy from section 2's rules. "
+                            "Autograd on the query rows would give the gradients without the loop the "
+                            "exercise asks for.")
+    for case, bq, b in _backward_cases():
         T = len(case["Q"])
         dQ, dK, dV = np.zeros_like(case["Q"]), np.zeros_like(case["K"]), np.zeros_like(case["V"])
         for i in range(0, T, bq):
-            for j in range(0, T, bk):
-                rows, cols = slice(i, i + bq), slice(j, j + bk)
-                q, k, v = case["Q"][rows], case["K"][cols], case["V"][cols]
-                L, O, dO = case["L"][rows], case["O"][rows], case["dO"][rows]
-                what = (f"the tile of queries {i}..{i + bq - 1} and keys {j}..{j + bk - 1} "
-                        f"(scores up to {np.abs(q @ k.T).max() / 2:,.0f})")
-                try:
-                    with np.errstate(all="ignore"):
-                        got = tile_backward(q.copy(), k.copy(), v.copy(), L.copy(), O.copy(), dO.copy())
-                except Exception as exc:
-                    raise ExerciseError(f"tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
-                if not isinstance(got, tuple | list) or len(got) != 2:
-                    raise ExerciseError("tile_backward should return two arrays, (dV_share, dS): "
-                                        f"it returned {type(got).__name__}.")
-                P = np.exp(q @ k.T / 2.0 - L[:, None])
-                wrong_dV, wrong_dS = _tile_mistakes(q, k, v, L, O, dO)
-                right_dV, right_dS = P.T @ dO, case["dS"][rows, cols]
-                for name, answer, right, wrong in (("dV_share", got[0], right_dV, wrong_dV),
-                                                   ("dS", got[1], right_dS, wrong_dS)):
-                    arr = np.asarray(answer, dtype=float)
-                    found = [m for m, w in wrong.items() if np.shape(w) == arr.shape and np.isfinite(w).all()
-                             and not np.allclose(w, right) and np.allclose(arr, w)]
-                    if found:
-                        raise ExerciseError(f"on {what}, your {name}: {found[0]}")
-                    check_array(arr, right, f"your {name} on {what}")
-                dV[cols] += np.asarray(got[0], dtype=float)
-                dS_ = np.asarray(got[1], dtype=float)
-                dQ[rows] += dS_ @ k / 2.0
-                dK[cols] += dS_.T @ q / 2.0
-        for name, mine, auto in (("dQ", dQ, case["dQ"]), ("dK", dK, case["dK"]), ("dV", dV, case["dV"])):
-            check_array(mine, auto, f"{name} assembled from your tiles (against PyTorch's autograd)")
-    passed("every tile's dV share and dS, assembled (dQ = dS k / sqrt(d), dK = dS^T q / sqrt(d)), give "
-           "PyTorch's autograd gradients of the whole attention.")
+            rows = slice(i, i + bq)
+            q, L, O, dO = case["Q"][rows], case["L"][rows], case["O"][rows], case["dO"][rows]
+            what = (f"the query tile {i}..{i + bq - 1} with key tiles of b = {b} (T = {T}, scores up to "
+                    f"{np.abs(q @ case['K'].T).max() / 2:,.0f})")
+            memory = SlowMemory(K=case["K"], V=case["V"])
+            try:
+                with np.errstate(all="ignore"):
+                    got = query_tile_backward(q.copy(), L.copy(), O.copy(), dO.copy(), memory, b)
+            except ExerciseError:
+                raise
+            except Exception as exc:
+                raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
+            for op, name, start, stop in memory.log:
+                if op == "read" and stop - start > b:
+                    raise ExerciseError(
+                        f"{name} rows {start}..{stop - 1} were read at once on {what}: more than one tile of b "
+                        f"= {b} rows. Read K and V a tile at a time (memory.read(name, j, j + b)).")
+            if not isinstance(got, tuple | list) or len(got) != 3:
+                raise ExerciseError("query_tile_backward should return three arrays, (dq, dK, dV): "
+                                    f"it returned {type(got).__name__}.")
+            mine = [np.asarray(g, dtype=float) for g in got]
+            right = _query_tile(q, case["K"], case["V"], L, O, dO, b)
+            for key, (text, switches) in _BACKWARD_SLIPS.items():
+                if key in _SQUARE_ONLY and bq != b:
+                    continue
+                with np.errstate(all="ignore"):
+                    wrong = _query_tile(q, case["K"], case["V"], L, O, dO, b, **switches)
+                if all(np.isfinite(w).all() and np.shape(w) == a.shape and np.allclose(a, w)
+                       for a, w in zip(mine, wrong, strict=True)) and not all(
+                           np.allclose(w, r) for w, r in zip(wrong, right, strict=True)):
+                    raise ExerciseError(f"on {what}: {text}")
+            for name, a, r in zip(("dq", "dK", "dV"), mine, right, strict=True):
+                check_array(a, r, f"your {name} on {what}")
+            dQ[rows] += mine[0]
+            dK += mine[1]
+            dV += mine[2]
+        for name, ours, auto in (("dQ", dQ, case["dQ"]), ("dK", dK, case["dK"]), ("dV", dV, case["dV"])):
+            check_array(ours, auto, f"{name} assembled from your query tiles (against PyTorch's autograd)")
+    passed("each query tile's dq, summed over the key tiles, and its dK and dV shares, added over the query "
+           "tiles, give PyTorch's autograd gradients of the whole attention.")
