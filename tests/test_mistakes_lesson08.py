@@ -29,6 +29,8 @@ SILENCE = {
     "in place": "changed the model itself",
     "pair": "returned a pair",
     "hook left": "left a forward hook",
+    "probabilities": "these are probabilities",
+    "no_grad": "inside `with torch.no_grad():`",
 }
 
 
@@ -47,7 +49,16 @@ SILENCE_WRONG = {
     "in place": lambda model, head, X: _in_place(model, head, X),
     "pair": lambda model, head, X: tuple(t.detach() for t in _pair(model, head, X)),
     "hook left": lambda model, head, X: _hook_left(model, head, X),
+    "probabilities": lambda model, head, X: torch.softmax(_zero_value(model, head, X), dim=-1),
+    "no_grad": lambda model, head, X: _without_no_grad(model, head, X),
 }
+
+
+def _without_no_grad(model, head, X):
+    """Zeroing a weight in place with gradients on: PyTorch's leaf-variable error."""
+    silent = copy.deepcopy(model)
+    silent.attention.heads[head].W_value.weight.zero_()
+    return silent(X)[0]
 
 
 def _hook_left(model, head, X):
@@ -168,6 +179,7 @@ DESIGN = {
     "no wrap previous": "before A comes H, so the query of A must match the key of H",
     "letters missed": "with query letter C or D; there it weights most the distractor item",
     "tie": "is tied with another item's",
+    "shift 2": "head 1 looks at letter s + 2 for every query letter s",
 }
 NO_WRAP = np.eye(8, k=1)                                 # row s: s + 1, but H asks for nothing
 MISSED = 4 * SHIFT.copy()
@@ -186,6 +198,7 @@ DESIGN_WRONG = {
     "no wrap previous": (Q_NEXT, K_LETTER, _pad(4 * NO_WRAP.T), K_LETTER),  # forgets that before A comes H
     "letters missed": (_pad(MISSED), K_LETTER, Q_PREV, K_LETTER),     # right for six query letters of eight
     "tie": (_pad(4 * TIED), K_LETTER, Q_PREV, K_LETTER),              # one query row asks for two letters
+    "shift 2": (_pad(np.roll(np.eye(8), 2, axis=1)), K_LETTER, Q_PREV, K_LETTER),   # head 1 looks at s + 2
 }
 
 
@@ -224,7 +237,7 @@ def test_design_right_answers_pass(capsys):
 def test_design_the_one_head_control_is_reported(capsys):
     check_two_head_design(Q_NEXT, K_LETTER, Q_PREV, K_LETTER)
     text = capsys.readouterr().out
-    assert "in ONE head" in text and "both right on 0.500" in text
+    assert "in ONE head" in text and "both right on 0.000 and leaves 1.000 tied" in text, text
 
 
 def test_design_shapes_are_explained():
@@ -256,6 +269,8 @@ GQA = {
     "W_O missing": ("(W_Q or W_O) is missing", (4096, 1024), 4096 ** 2 + 2 * 4096 * 1024),
     "all shrunk": ("W_Q and W_O are shrunk too", (4096, 1024), 4 * 4096 * 1024),
     "biases": ("biases are counted", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 1024 + 2 * 4096 + 2 * 1024),
+    "multi-query": ("that is multi-query attention", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 128),
+    "32 layers": ("that is 32 layers' worth", (4096, 1024), 32 * (2 * 4096 ** 2 + 2 * 4096 * 1024)),
 }
 GQA_PHRASES = {k: v[0] for k, v in GQA.items()}
 
