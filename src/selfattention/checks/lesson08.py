@@ -184,10 +184,34 @@ def design_results(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, seed: int = 2) ->
             "one_head_both_right": float(np.mean(np.all(two_largest == y, axis=1) & ~tied)), "mats": mats}
 
 
-def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
+def one_head_distractor_weight(mats: list[np.ndarray], X: np.ndarray, role: np.ndarray) -> dict[str, float]:
+    """The one-head control's mean weight on the distractor item, and what typical slips give instead."""
+    one = _head_weights(X, np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]]))
+    narrow = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(
+        (mats[0].shape[1] + mats[2].shape[1]) / mats[0].shape[1]), np.hstack([mats[1], mats[3]]))
+    heads = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
+    return {"right": float(np.mean(one[role == 2])),
+            "two heads": float(np.mean([np.mean(w[role == 2]) for w in heads])),
+            "scale": float(np.mean(narrow[role == 2])),
+            "with query": float(np.mean(one[role == 2]) + np.mean(one[role == 4]))}
+
+
+_DISTRACTOR_SLIPS = {
+    "two heads": "that is the mean of the two heads' own weights on the distractor; ONE head adds the two "
+                 "lookups' scores, q1 . k1 + q2 . k2, before its one softmax",
+    "scale": "that divides the summed scores by the square root of ONE head's d_k; the single head is "
+             "d_k1 + d_k2 wide, so divide by sqrt(d_k1 + d_k2)",
+    "with query": "that adds the query token's own weight; the distractor is the item whose letter is s, not "
+                  "the query token (it carries letter s too, and gets the same weight)",
+}
+
+
+def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_distractor: Any = None) -> None:
     """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
     previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
-    output; right when both answers are right on all 500 held-out sequences."""
+    output; right when both answers are right on all 500 held-out sequences. Then ``one_head_distractor``:
+    the predicted mean weight (to within 0.02) that ONE head of columns [W_Q1 | W_Q2], [W_K1 | W_K2] gives the
+    distractor item."""
     r = design_results(W_Q1, W_K1, W_Q2, W_K2)
     n = len(r["y"])
     names = ("W_Q1", "W_K1", "W_Q2", "W_K2")
@@ -199,6 +223,24 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                             f"and the task asks each head to look by letter only (the digit is the answer to find, "
                             f"not a clue). Weights copied from a trained model read digits too; set those rows to 0.")
     if r["both_right"] == 1.0:
+        if one_head_distractor is None or one_head_distractor is Ellipsis:
+            raise ExerciseError("both heads are right; one_head_distractor is still empty: predict the mean weight "
+                                "ONE head with columns [W_Q1 | W_Q2] and [W_K1 | W_K2] gives the distractor item.")
+        try:
+            guess = float(one_head_distractor)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"one_head_distractor should be one number, a weight between 0 and 1; got "
+                                f"{one_head_distractor!r:.60}") from None
+        X, _, role = _design_data()
+        v = one_head_distractor_weight(r["mats"], X, role)
+        if abs(guess - v["right"]) > 0.02:
+            slip = next((why for key, why in _DISTRACTOR_SLIPS.items()
+                         if abs(v[key] - v["right"]) > 0.02 and abs(guess - v[key]) <= 0.02), None)
+            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} is not right yet: "
+                                + (f"{slip}." if slip else
+                                   "ONE head scores each key by q1 . k1 + q2 . k2 (the two lookups' scores "
+                                   "added), divided by sqrt(d_k1 + d_k2), then one softmax; average its weight on "
+                                   "the distractor item over the 500 held-out sequences."))
         on = [float(np.mean(w[r["role"] == k])) for k, w in enumerate(r["weights"])]
         c = r["one_head_on"]
         top = int(np.argmax(c))
