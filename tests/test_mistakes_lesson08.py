@@ -29,6 +29,8 @@ SILENCE = {
     "in place": "changed the model itself",
     "pair": "returned a pair",
     "hook left": "left a forward hook",
+    "probabilities": "these are probabilities",
+    "no_grad": "inside `with torch.no_grad():`",
 }
 
 
@@ -47,7 +49,16 @@ SILENCE_WRONG = {
     "in place": lambda model, head, X: _in_place(model, head, X),
     "pair": lambda model, head, X: tuple(t.detach() for t in _pair(model, head, X)),
     "hook left": lambda model, head, X: _hook_left(model, head, X),
+    "probabilities": lambda model, head, X: torch.softmax(_zero_value(model, head, X), dim=-1),
+    "no_grad": lambda model, head, X: _without_no_grad(model, head, X),
 }
+
+
+def _without_no_grad(model, head, X):
+    """Zeroing a weight in place with gradients on: PyTorch's leaf-variable error."""
+    silent = copy.deepcopy(model)
+    silent.attention.heads[head].W_value.weight.zero_()
+    return silent(X)[0]
 
 
 def _hook_left(model, head, X):
@@ -148,9 +159,31 @@ def _pad(M):
     return W
 
 
+def _distractor(design):
+    """The one-head control's mean weight on the distractor: the prediction a right answer gives."""
+    from selfattention.checks.lesson08 import _design_data, one_head_distractor_weight
+
+    X, _, role = _design_data()
+    return one_head_distractor_weight([np.asarray(W, dtype=float) for W in design], X, role)
+
+
 def _design_hidden(*design):
+    guess = design[4] if len(design) > 4 else (_distractor(design)["right"] if all(
+        W is not None and np.shape(W)[:1] == (17,) for W in design) else None)
     return hidden_test_passes(LESSON, "l08-design-test", X_test=X_TEST, y_test=Y_TEST,
-                              W_Q1=design[0], W_K1=design[1], W_Q2=design[2], W_K2=design[3])
+                              W_Q1=design[0], W_K1=design[1], W_Q2=design[2], W_K2=design[3],
+                              one_head_distractor=guess)
+
+
+def _design_check(design):
+    """The check on four matrices, with the right prediction unless a fifth item gives one."""
+    if len(design) > 4:
+        return check_two_head_design(*design)
+    try:
+        guess = _distractor(design)["right"]
+    except Exception:
+        guess = None
+    return check_two_head_design(*design, guess)
 
 
 Q_NEXT, Q_PREV, K_LETTER = _pad(4 * SHIFT), _pad(4 * SHIFT.T), _pad(np.eye(8))
@@ -168,6 +201,7 @@ DESIGN = {
     "no wrap previous": "before A comes H, so the query of A must match the key of H",
     "letters missed": "with query letter C or D; there it weights most the distractor item",
     "tie": "is tied with another item's",
+    "shift 2": "head 1 looks at letter s + 2 for every query letter s",
 }
 NO_WRAP = np.eye(8, k=1)                                 # row s: s + 1, but H asks for nothing
 MISSED = 4 * SHIFT.copy()
@@ -186,25 +220,26 @@ DESIGN_WRONG = {
     "no wrap previous": (Q_NEXT, K_LETTER, _pad(4 * NO_WRAP.T), K_LETTER),  # forgets that before A comes H
     "letters missed": (_pad(MISSED), K_LETTER, Q_PREV, K_LETTER),     # right for six query letters of eight
     "tie": (_pad(4 * TIED), K_LETTER, Q_PREV, K_LETTER),              # one query row asks for two letters
+    "shift 2": (_pad(np.roll(np.eye(8), 2, axis=1)), K_LETTER, Q_PREV, K_LETTER),   # head 1 looks at s + 2
 }
 
 
 @pytest.mark.parametrize("key", sorted(DESIGN_WRONG))
 def test_design_mistake_is_named(key):
-    _names_only(_message(lambda d: check_two_head_design(*d), DESIGN_WRONG[key]), key, DESIGN)
+    _names_only(_message(_design_check, DESIGN_WRONG[key]), key, DESIGN)
     assert not _design_hidden(*DESIGN_WRONG[key])
 
 
 def test_design_misses_name_the_query_letters_and_what_the_head_does_there():
     """The message for a design right on most sequences follows from what it does on the wrong ones: the
     query letters where they occur, and the head's weights there (never a role it gets right)."""
-    text = _message(lambda d: check_two_head_design(*d), DESIGN_WRONG["no wrap next"])
+    text = _message(_design_check, DESIGN_WRONG["no wrap next"])
     assert "wrong digit on 42 of the 500" in text and "all of them with query letter H;" in text, text
     assert "weights are all equal" in text and "H asks for A" in text, text
-    text = _message(lambda d: check_two_head_design(*d), DESIGN_WRONG["no wrap previous"])
+    text = _message(_design_check, DESIGN_WRONG["no wrap previous"])
     assert "all of them with query letter A;" in text and "A asks for H" in text, text
     both = (_pad(4 * NO_WRAP), K_LETTER, _pad(4 * NO_WRAP.T), K_LETTER)    # the wrap left out in both heads
-    text = _message(lambda d: check_two_head_design(*d), both)
+    text = _message(_design_check, both)
     assert text.startswith("head 2 gives the wrong digit on 51"), text
     assert "head 1 gives the wrong digit on 42" in text, text
     assert not _design_hidden(*both)
@@ -217,19 +252,19 @@ def test_design_right_answers_pass(capsys):
                  _pad(circle))
     for design in ((Q_NEXT, K_LETTER, Q_PREV, K_LETTER), on_circle,
                    (_pad(SHIFT), K_LETTER, _pad(SHIFT.T), K_LETTER)):       # scale 1 is enough for argmax
-        _right_answer_passes(lambda d: check_two_head_design(*d), design, capsys)
+        _right_answer_passes(_design_check, design, capsys)
         assert _design_hidden(*design)
 
 
 def test_design_the_one_head_control_is_reported(capsys):
-    check_two_head_design(Q_NEXT, K_LETTER, Q_PREV, K_LETTER)
+    _design_check((Q_NEXT, K_LETTER, Q_PREV, K_LETTER))
     text = capsys.readouterr().out
-    assert "in ONE head" in text and "both right on 0.500" in text
+    assert "in ONE head" in text and "both right on 0.000 and leaves 1.000 tied" in text, text
 
 
 def test_design_shapes_are_explained():
     def told(W_Q1):
-        return _message(lambda d: check_two_head_design(*d), (W_Q1, K_LETTER, Q_PREV, K_LETTER))
+        return _message(_design_check, (W_Q1, K_LETTER, Q_PREV, K_LETTER))
 
     assert "transposed" in told(Q_NEXT.T)
     assert "17 features" in told(Q_NEXT[:16])
@@ -241,7 +276,7 @@ def test_design_one_head_typed_twice_fails_both():
     """The shortcut: one working head typed twice (one lookup, not two) is refused by the check and the hidden
     test."""
     shortcut = (Q_NEXT, K_LETTER, Q_NEXT, K_LETTER)
-    assert "both heads put their largest weight on" in _message(lambda d: check_two_head_design(*d), shortcut)
+    assert "both heads put their largest weight on" in _message(_design_check, shortcut)
     assert not _design_hidden(*shortcut)
 
 
@@ -256,6 +291,8 @@ GQA = {
     "W_O missing": ("(W_Q or W_O) is missing", (4096, 1024), 4096 ** 2 + 2 * 4096 * 1024),
     "all shrunk": ("W_Q and W_O are shrunk too", (4096, 1024), 4 * 4096 * 1024),
     "biases": ("biases are counted", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 1024 + 2 * 4096 + 2 * 1024),
+    "multi-query": ("that is multi-query attention", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 128),
+    "32 layers": ("that is 32 layers' worth", (4096, 1024), 32 * (2 * 4096 ** 2 + 2 * 4096 * 1024)),
 }
 GQA_PHRASES = {k: v[0] for k, v in GQA.items()}
 
@@ -310,15 +347,52 @@ def test_design_trained_weights_are_refused(seed):
     """Copying a trained model's W_Q, W_K (which read digits as well as letters) is refused by the check and
     the hidden test: the task asks for heads that look by letter only."""
     design = _trained_design(seed)
-    assert "those rows read the digit features" in _message(lambda d: check_two_head_design(*d), design)
+    assert "those rows read the digit features" in _message(_design_check, design)
     assert not _design_hidden(*design)
 
 
 def test_design_circle_control_names_the_item_it_weights_most(capsys):
     angle = 2 * np.pi * np.arange(8) / 8
     circle = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    check_two_head_design(_pad(4 * np.roll(circle, -1, axis=0)), _pad(circle),
-                          _pad(4 * np.roll(circle, 1, axis=0)), _pad(circle))
+    _design_check((_pad(4 * np.roll(circle, -1, axis=0)), _pad(circle), _pad(4 * np.roll(circle, 1, axis=0)),
+                   _pad(circle)))
     text = capsys.readouterr().out
     assert "both right on 0.000" in text and "most weight on the distractor item" in text
     assert "even blend" not in text
+
+
+# ---------------------------------------------------------------- exercise 2: the one-head prediction
+_ANGLE = 2 * np.pi * np.arange(8) / 8
+_CIRCLE = np.stack([np.cos(_ANGLE), np.sin(_ANGLE)], axis=1)
+CIRCLE_DESIGN = (_pad(4 * np.roll(_CIRCLE, -1, axis=0)), _pad(_CIRCLE), _pad(4 * np.roll(_CIRCLE, 1, axis=0)),
+                 _pad(_CIRCLE))                                       # the lesson's head 1 and its head 2
+PREDICTION = {
+    "two heads": "mean of the two heads' own weights",
+    "scale": "square root of ONE head's d_k",
+    "with query": "adds the query token's own weight",
+    "empty": "one_head_distractor is still empty",
+    "recipe": "ONE head scores each key by q1 . k1 + q2 . k2",
+}
+
+
+@pytest.mark.parametrize("key", sorted(PREDICTION))
+def test_prediction_mistake_is_named(key):
+    values = _distractor(CIRCLE_DESIGN)
+    guess = {"empty": None, "recipe": 0.9}.get(key, values.get(key))
+    _names_only(_message(_design_check, (*CIRCLE_DESIGN, guess)), key, PREDICTION)
+    assert not _design_hidden(*CIRCLE_DESIGN, guess)
+
+
+def test_prediction_right_answers_pass(capsys):
+    right = _distractor(CIRCLE_DESIGN)["right"]
+    assert abs(right - 0.34) < 0.01
+    for guess in (right, round(right, 2), np.float32(0.35)):
+        _right_answer_passes(_design_check, (*CIRCLE_DESIGN, guess), capsys)
+        assert _design_hidden(*CIRCLE_DESIGN, guess)
+
+
+def test_prediction_a_guess_of_the_two_head_weight_fails_both():
+    """The shortcut: the two heads' own weight on the distractor, without building the one head."""
+    guess = _distractor(CIRCLE_DESIGN)["two heads"]
+    assert "mean of the two heads' own weights" in _message(_design_check, (*CIRCLE_DESIGN, guess))
+    assert not _design_hidden(*CIRCLE_DESIGN, guess)

@@ -12,17 +12,21 @@ with torch.no_grad():
     Z = torch.cat(outputs, dim=-1)                           # the concatenation
     return model.readout(Z[:, -1]).view(len(X), 2, -1)       # the readout reads the query token
 """,
-    # Exercise 2: letters are features 0-7; head 1's query of letter s matches the key of letter s + 1,
-    # head 2's the key of s - 1 (after H comes A); d_k = 8, one column per letter.
+    # Exercise 2: head 2 as head 1 on the circle, pointing at s - 1; the one head's weights computed directly,
+    # its distractor found by letter.
     "l08-design-answer": """
-W_K1 = np.zeros((17, 8))
-W_K1[:8, :8] = np.eye(8)                 # a key: its letter, one-hot
 W_K2 = W_K1.copy()
-W_Q1 = np.zeros((17, 8))
-W_Q2 = np.zeros((17, 8))
+W_Q2 = np.zeros((17, 2))
 for s in range(8):
-    W_Q1[s, (s + 1) % 8] = 3.0           # the query of letter s looks for letter s + 1
-    W_Q2[s, (s - 1) % 8] = 3.0           # and, in head 2, for letter s - 1
+    W_Q2[s] = 4 * circle[(s - 1) % 8]    # the query of letter s points at letter s - 1
+Xn = X_test.numpy().astype(float)
+q = Xn[:, -1] @ np.concatenate([W_Q1, W_Q2], axis=1)
+k = Xn @ np.concatenate([W_K1, W_K2], axis=1)
+scores = (k @ q[:, :, None])[:, :, 0] / np.sqrt(q.shape[1])
+w = np.exp(scores - scores.max(1, keepdims=True))
+w = w / w.sum(1, keepdims=True)
+own = Xn[:, :4, :8].argmax(-1) == Xn[:, 4:, :8].argmax(-1)
+one_head_distractor = w[:, :4][own].mean()
 """,
     # Exercise 3: g key/value heads of d_k = d_model / h, side by side; W_Q and W_O keep d_model x d_model.
     "l08-gqa-answer": """

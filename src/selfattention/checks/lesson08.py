@@ -72,6 +72,10 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         except NotImplementedError:
             raise ExerciseError("silence_head still raises NotImplementedError: replace that line.") from None
         except Exception as exc:
+            if "leaf Variable that requires grad" in str(exc):
+                raise ExerciseError("silence_head changed a weight in place while PyTorch records gradients "
+                                    "(the leaf-variable error): make that change inside `with torch.no_grad():`, "
+                                    "on a copy of the model.") from None
             if "mat1 and mat2 shapes" in str(exc):
                 raise ExerciseError("silence_head raised a shape error: the readout expects 2 d_k features, "
                                     "one block per head. Zero the head's output, don't remove the head.") from None
@@ -104,6 +108,8 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             "this head's weights became uniform (zeroed W_query or W_key make every score 0), so it still passes "
             "on the mean of its values. Silencing means its output is 0: zero W_value, or its output block.":
                 _logits_with(model, X, {h: uniform}),
+            "these are probabilities (a softmax of the logits): return the logits, the readout's raw scores, "
+            "as the model itself does.": torch.softmax(right, dim=-1),
             "both heads were silenced; only head number `head` should be.":
                 _logits_with(model, X, {0: zero, 1: zero}),
         }
@@ -169,17 +175,43 @@ def design_results(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, seed: int = 2) ->
     top_role = [np.take_along_axis(role, w.argmax(-1)[:, None], 1)[:, 0] for w in weights]
     one = _head_weights(X, np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]]))
     digits = (one[:, :, None] * X[:, :, 8:16]).sum(1)
+    order = -np.sort(-digits, axis=1)
+    tied = (np.isclose(order[:, 0], order[:, 1]) | np.isclose(order[:, 1], order[:, 2]))   # no order decides
     two_largest = np.argsort(-digits, axis=1, kind="stable")[:, :2]
-    return {"weights": weights, "role": role, "top_role": top_role, "answers": answers, "y": y,
+    return {"one_head_tied": float(np.mean(tied)),"weights": weights, "role": role, "top_role": top_role, "answers": answers, "y": y,
             "both_right": float(np.mean(np.all(answers == y, axis=1))),
             "one_head_on": [float(np.mean(one[role == r])) for r in range(5)],
-            "one_head_both_right": float(np.mean(np.all(two_largest == y, axis=1))), "mats": mats}
+            "one_head_both_right": float(np.mean(np.all(two_largest == y, axis=1) & ~tied)), "mats": mats}
 
 
-def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
+def one_head_distractor_weight(mats: list[np.ndarray], X: np.ndarray, role: np.ndarray) -> dict[str, float]:
+    """The one-head control's mean weight on the distractor item, and what typical slips give instead."""
+    one = _head_weights(X, np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]]))
+    narrow = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(
+        (mats[0].shape[1] + mats[2].shape[1]) / mats[0].shape[1]), np.hstack([mats[1], mats[3]]))
+    heads = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
+    return {"right": float(np.mean(one[role == 2])),
+            "two heads": float(np.mean([np.mean(w[role == 2]) for w in heads])),
+            "scale": float(np.mean(narrow[role == 2])),
+            "with query": float(np.mean(one[role == 2]) + np.mean(one[role == 4]))}
+
+
+_DISTRACTOR_SLIPS = {
+    "two heads": "that is the mean of the two heads' own weights on the distractor; ONE head adds the two "
+                 "lookups' scores, q1 . k1 + q2 . k2, before its one softmax",
+    "scale": "that divides the summed scores by the square root of ONE head's d_k; the single head is "
+             "d_k1 + d_k2 wide, so divide by sqrt(d_k1 + d_k2)",
+    "with query": "that adds the query token's own weight; the distractor is the item whose letter is s, not "
+                  "the query token (it carries letter s too, and gets the same weight)",
+}
+
+
+def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_distractor: Any = None) -> None:
     """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
     previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
-    output; right when both answers are right on all 500 held-out sequences."""
+    output; right when both answers are right on all 500 held-out sequences. Then ``one_head_distractor``:
+    the predicted mean weight (to within 0.02) that ONE head of columns [W_Q1 | W_Q2], [W_K1 | W_K2] gives the
+    distractor item."""
     r = design_results(W_Q1, W_K1, W_Q2, W_K2)
     n = len(r["y"])
     names = ("W_Q1", "W_K1", "W_Q2", "W_K2")
@@ -191,6 +223,24 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                             f"and the task asks each head to look by letter only (the digit is the answer to find, "
                             f"not a clue). Weights copied from a trained model read digits too; set those rows to 0.")
     if r["both_right"] == 1.0:
+        if one_head_distractor is None or one_head_distractor is Ellipsis:
+            raise ExerciseError("both heads are right; one_head_distractor is still empty: predict the mean weight "
+                                "ONE head with columns [W_Q1 | W_Q2] and [W_K1 | W_K2] gives the distractor item.")
+        try:
+            guess = float(one_head_distractor)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"one_head_distractor should be one number, a weight between 0 and 1; got "
+                                f"{one_head_distractor!r:.60}") from None
+        X, _, role = _design_data()
+        v = one_head_distractor_weight(r["mats"], X, role)
+        if abs(guess - v["right"]) > 0.02:
+            slip = next((why for key, why in _DISTRACTOR_SLIPS.items()
+                         if abs(v[key] - v["right"]) > 0.02 and abs(guess - v[key]) <= 0.02), None)
+            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} is not right yet: "
+                                + (f"{slip}." if slip else
+                                   "ONE head scores each key by q1 . k1 + q2 . k2 (the two lookups' scores "
+                                   "added), divided by sqrt(d_k1 + d_k2), then one softmax; average its weight on "
+                                   "the distractor item over the 500 held-out sequences."))
         on = [float(np.mean(w[r["role"] == k])) for k, w in enumerate(r["weights"])]
         c = r["one_head_on"]
         top = int(np.argmax(c))
@@ -206,7 +256,9 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
                f"lookups in ONE head ([W_Q1 | W_Q2], [W_K1 | W_K2], one softmax) weight, on average, the next "
                f"letter's item {c[0]:.2f}, the previous letter's {c[1]:.2f}, the distractor {c[2]:.2f}, the other "
                f"item {c[3]:.2f}, the query token {c[4]:.2f}; reading the two digits with the largest features as "
-               f"(next, previous) gets both right on {r['one_head_both_right']:.3f}: {why}.")
+               f"(next, previous) gets both right on {r['one_head_both_right']:.3f}"
+               + (f" and leaves {r['one_head_tied']:.3f} tied (two digit features equal: nothing orders them)"
+                  if r["one_head_tied"] else "") + f": {why}.")
         return
     dominant = [_ROLES[int(np.bincount(t, minlength=5).argmax())] for t in r["top_role"]]
     spread = [float(np.mean(w.max(-1) - w.min(-1))) for w in r["weights"]]
@@ -238,7 +290,27 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any) -> None:
             raise ExerciseError(f"head {k + 1} finds the query's own letter s (the distractor item, or the query "
                                 f"token itself): its query for letter s must match the key of letter "
                                 f"{'s + 1' if k == 0 else 's - 1'}, a shifted pattern, not the same letter.")
+    for k in (0, 1):
+        shift = _looks_at(r["mats"][2 * k], r["mats"][2 * k + 1])
+        if shift is not None and shift not in (0, (1, -1)[k]):
+            raise ExerciseError(f"head {k + 1} looks at letter s {'+' if shift > 0 else '-'} {abs(shift)} for "
+                                f"every query letter s (its query of s matches the key of s {'+' if shift > 0 else '-'}"
+                                f" {abs(shift)}); it must look at s {('+ 1', '- 1')[k]}.")
     raise ExerciseError(_missed_letters(r))
+
+
+def _looks_at(W_Q: np.ndarray, W_K: np.ndarray) -> int | None:
+    """The one letter offset (-3..4) at which a head's query of letter s meets its best-matching key for every
+    s, from the letter rows of W_Q and W_K; None when the offset differs by letter or a row ties."""
+    scores = W_Q[:8] @ W_K[:8].T                                     # (query letter, key letter)
+    best = scores.argmax(-1)
+    if np.any(np.sum(np.isclose(scores, scores.max(-1, keepdims=True)), -1) > 1):
+        return None
+    offsets = {int((b - s) % 8) for s, b in enumerate(best)}
+    if len(offsets) != 1:
+        return None
+    off = offsets.pop()
+    return off - 8 if off > 4 else off
 
 
 _LETTERS = "ABCDEFGH"
@@ -310,6 +382,9 @@ def _gqa_count_mistakes() -> dict[int, str]:
         2 * d * d + d * kv: "only one of W_K and W_V is counted; the layer has both, each d_model x g d_k.",
         d * d + 2 * d * kv: "one of the two d_model x d_model matrices (W_Q or W_O) is missing; both keep "
                             "their full size.",
+        2 * d * d + 2 * d * (d // h): "that is multi-query attention (g = 1: one key/value head of d_k); this "
+                                      f"layer has g = {g} key/value heads, each d_k = {d // h} wide.",
+        32 * (2 * d * d + 2 * d * kv): "that is 32 layers' worth; give the parameters of one attention layer.",
         4 * d * kv: "W_Q and W_O are shrunk too; only keys and values are shared, W_Q and W_O keep d_model x "
                     "d_model.",
         2 * d * d + 2 * d * kv + 2 * d + 2 * kv: "biases are counted; this layer has none.",
