@@ -14,7 +14,8 @@ from selfattention import checks
 ROPE_PHRASES = {
     "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
     "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
-    "whole_dot": "not the dot product of the whole",
+    "whole_dot": "not the dot product of the whole", "cross_plus": "the cross term has a plus sign",
+    "c_minus": "c has a minus sign", "c_half": "c misses a2 b2",
 }
 
 
@@ -54,6 +55,13 @@ def _wrong(kind):
             return c, np.zeros_like(s)
         if kind == "swapped":
             return s, c
+        a1, a2, b1, b2 = _pairs(q, k)
+        if kind == "cross_plus":
+            return a1 * b1 + a2 * b2, a1 * b2 + a2 * b1
+        if kind == "c_minus":
+            return a1 * b1 - a2 * b2, a1 * b2 - a2 * b1
+        if kind == "c_half":
+            return a1 * b1, a1 * b2 - a2 * b1
         return np.full_like(c, q @ k), s                   # whole_dot
     return answer
 
@@ -86,17 +94,31 @@ def rope(x, positions, base=1e4):
                           axis=-1)
 
 
-def test_pasting_the_rotation_under_another_name_does_not_answer():
-    """The old shortcut, the lesson's rotation pasted as `turn`, gives scores, not coefficients: it fails."""
+def test_pasting_the_rotation_under_another_name_is_refused():
+    """The lesson's rotation pasted as `turn` calls a cosine and a sine: refused by check and hidden test."""
     import types
 
     turn = types.FunctionType(rope.__code__, rope.__globals__, "turn", rope.__defaults__)
 
     def rotated_scores(q, k):
         return turn(q[None], np.array([3.0])) @ turn(k[None], np.array([0.0])).T, np.zeros(len(q) // 2)
-    said = message(checks.check_rope_coefficients, rotated_scores)
-    assert "c from rope_coefficients(q, k) with d = 4" in said and "rotates" not in said
+    assert "rotates q and k" in message(checks.check_rope_coefficients, rotated_scores)
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=rotated_scores)
+
+
+def test_reading_the_coefficients_off_a_turned_query_is_refused():
+    """The shortcut: turn q by 0 and by a quarter turn inline and read c and s off the scores."""
+    def read_off(q, k):
+        h = len(q) // 2
+        a1, a2, b1, b2 = q[:h], q[h:], k[:h], k[h:]
+        c = a1 * b1 + a2 * b2
+        phi = np.pi / 2                                     # sin(-phi) = -1 picks out the sine coefficient
+        s = -((a1 * np.cos(-phi) - a2 * np.sin(-phi)) * b1 + (a1 * np.sin(-phi) + a2 * np.cos(-phi)) * b2)
+        return c, s
+    for key, value in zip(("c", "s"), read_off(*np.random.default_rng(0).normal(size=(2, 8))), strict=True):
+        assert np.allclose(value, rope_right(*np.random.default_rng(0).normal(size=(2, 8)))[key == "s"])
+    assert "rotates q and k" in message(checks.check_rope_coefficients, read_off)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=read_off)
 
 
 def test_calling_rope_or_the_package_is_refused():
@@ -121,6 +143,7 @@ INTERLEAVE_PHRASES = {
     "fraction": "is not a whole number of global layers",
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
     "all_local": "every layer was counted as local", "no_plus_one": "misses the + 1",
+    "zero_local": "0 means every layer is global",
     "kv_twice": "keys and values were counted apart",
 }
 
@@ -156,6 +179,7 @@ INTERLEAVE_WRONG = {
     "global_rounded": lambda T, L, w, k: round(L / (k + 1)) * T + (L - round(L / (k + 1))) * min(T, w),
     "no_plus_one": lambda T, L, w, k: (L // k) * T + (L - L // k) * min(T, w),
     "kv_twice": lambda T, L, w, k: 2 * interleave_right(T, L, w, k),
+    "zero_local": lambda T, L, w, k: L * min(T, w) if k == 0 else interleave_right(T, L, w, k),
 }
 
 
@@ -168,6 +192,16 @@ def test_interleave_right_answers_pass(answer, capsys):
 def test_interleave_mistake_is_named(key):
     phrase_key = "global_first" if key in ("global_ceil", "global_rounded") else key
     names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
+
+
+def test_interleave_a_zero_ratio_counted_local_fails_the_hidden_test():
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test",
+                                  interleave_cache=INTERLEAVE_WRONG["zero_local"])
+
+
+def test_interleave_right_answers_pass_the_hidden_test():
+    for answer in (interleave_right, interleave_right_loop):
+        assert hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=answer)
 
 
 def test_interleave_a_rounded_count_fails_check_and_hidden_test_alike():
@@ -187,70 +221,78 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
 
 
 # ------------------------------------------------------------------------------- exercise 3
-TURNS_PHRASES = {
-    "half_exponent": "not -i/d", "one_over_theta": "not 1 / theta_i", "from_one": "pairs are counted from 0",
-    "more_than_one": "two or more full turns", "never": "never complete a turn",
-    "theta": "returned in place of the wavelengths", "pi_over_theta": "is half a turn",
+BASE_PHRASES = {
+    "mixed": "square root of the right base", "half_exponent": "not -i/d", "no_two_pi": "not base^(2i/d) = L",
+    "pair_after": "turns exactly once, so only", "pair_before": "one too many",
 }
 
 
-def turns_right(d, base, trained_length):
-    theta = base ** (-2 * np.arange(d // 2) / d)
-    wavelengths = 2 * np.pi / theta
-    return wavelengths, int(np.sum(wavelengths <= trained_length))
+def base_right(d, trained_length, unseen):
+    i = d // 2 - unseen - 1
+    return (trained_length / (2 * np.pi)) ** (d / (2 * i))
 
 
-def turns_right_loop(d, base, trained_length):
-    """Another right answer: pair by pair, the largest trained angle L theta_i against one turn, 2 pi."""
-    wavelengths, seen = [], 0
-    for i in range(d // 2):
-        theta = base ** (-2 * i / d)
-        wavelengths.append(2 * np.pi / theta)
-        if trained_length * theta >= 2 * np.pi:
-            seen += 1
-    return np.array(wavelengths), seen
+def base_right_search(d, trained_length, unseen):
+    """Another right answer: bisect the base on log scale until one more pair would fall short."""
+    def short(base):
+        return np.sum(2 * np.pi / base ** (-2 * np.arange(d // 2) / d) > trained_length)
+    lo, hi = 1.0, 1e30
+    for _ in range(200):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if short(mid) <= unseen else (lo, mid)
+    return lo
 
 
-def _turns(d, base, L, *, exponent=2.0, two_pi=True, first=0, count="right"):
-    i = np.arange(first, first + d // 2)
-    wavelengths = (2 * np.pi if two_pi else 1.0) * base ** (exponent * i / d)
-    whole = L // wavelengths                                    # whole turns within the trained length
-    seen = {"right": np.sum(whole >= 1), "more": np.sum(whole > 1), "never": np.sum(wavelengths > L)}[count]
-    return wavelengths, int(seen)
+def _base(d, L, n, *, mixed=False, exponent=2.0, two_pi=True, shift=0):
+    """Wrong answers as a learner writes them: a bisection on a slipped wavelength formula, or the inversion
+    at the wrong pair."""
+    if mixed:
+        def short(base):
+            return np.sum(2 * np.pi / base ** (-2 * np.arange(0, d, 2) / d) > L)
+        lo, hi = 1.0, 1e30
+        for _ in range(200):
+            mid = np.sqrt(lo * hi)
+            lo, hi = (mid, hi) if short(mid) <= n else (lo, mid)
+        return lo
+    i = d // 2 - n - 1 + shift
+    return ((L / (2 * np.pi)) if two_pi else L) ** (d / (exponent * i))
 
 
-TURNS_WRONG = {
-    "half_exponent": lambda d, b, L: _turns(d, b, L, exponent=1.0),
-    "one_over_theta": lambda d, b, L: _turns(d, b, L, two_pi=False),
-    "from_one": lambda d, b, L: _turns(d, b, L, first=1),
-    "more_than_one": lambda d, b, L: _turns(d, b, L, count="more"),
-    "never": lambda d, b, L: _turns(d, b, L, count="never"),
-    "theta": lambda d, b, L: (1 / _turns(d, b, L, two_pi=False)[0], _turns(d, b, L)[1]),
-    "pi_over_theta": lambda d, b, L: (_turns(d, b, L)[0] / 2, _turns(d, b, L)[1]),
+BASE_WRONG = {
+    "mixed": lambda d, L, n: _base(d, L, n, mixed=True),
+    "half_exponent": lambda d, L, n: _base(d, L, n, exponent=1.0),
+    "no_two_pi": lambda d, L, n: _base(d, L, n, two_pi=False),
+    "pair_after": lambda d, L, n: _base(d, L, n, shift=1),
+    "pair_before": lambda d, L, n: _base(d, L, n, shift=-1),
 }
 
 
-@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
-def test_turns_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_rope_turns, answer, capsys)
+@pytest.mark.parametrize("answer", [base_right, base_right_search])
+def test_base_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_rope_base, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [turns_right, turns_right_loop])
-def test_turns_right_answers_pass_the_hidden_test(answer):
-    assert hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=answer)
+@pytest.mark.parametrize("answer", [base_right, base_right_search])
+def test_base_right_answers_pass_the_hidden_test(answer):
+    assert hidden_test_passes("14_long_context", "l14-turns-test", rope_base=answer)
 
 
-@pytest.mark.parametrize("key", list(TURNS_WRONG))
-def test_turns_mistake_is_named(key):
-    names_only(message(checks.check_rope_turns, TURNS_WRONG[key]), key, TURNS_PHRASES)
+@pytest.mark.parametrize("key", list(BASE_WRONG))
+def test_base_mistake_is_named(key):
+    names_only(message(checks.check_rope_base, BASE_WRONG[key]), key, BASE_PHRASES)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=BASE_WRONG[key])
 
 
-def turns_shortcut(d, base, trained_length):
-    """The shortcut: section 1's line through the package's frequencies (right numbers, nothing derived)."""
-    wavelengths = 2 * np.pi / sa.llm.rope_frequencies(d, base)[0].numpy()
-    return wavelengths, int(np.sum(wavelengths <= trained_length))
+def base_shortcut(d, trained_length, unseen):
+    """The shortcut: a search through the package's frequencies (nothing inverted)."""
+    lo, hi = 1.0, 1e30
+    for _ in range(200):
+        mid = np.sqrt(lo * hi)
+        wavelengths = 2 * np.pi / sa.llm.rope_frequencies(d, mid)[0].double().numpy()
+        lo, hi = (mid, hi) if np.sum(wavelengths > trained_length) <= unseen else (lo, mid)
+    return lo
 
 
-def test_turns_shortcut_through_the_package_fails_check_and_hidden_test():
-    assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_turns, turns_shortcut)
-    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_turns=turns_shortcut)
+def test_base_shortcut_through_the_package_fails_check_and_hidden_test():
+    assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_base, base_shortcut)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=base_shortcut)

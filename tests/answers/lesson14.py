@@ -24,14 +24,10 @@ for layer in range(layers):
         total += min(window, T)
 return total
 """,
-    # "Pair i turns once every wavelength lambda_i = 2 pi / theta_i tokens", theta_i = base^(-2i/d);
-    # "complete at least one full turn within the trained length"
+    # "Pair i turns once every wavelength lambda_i = 2 pi / theta_i tokens", theta_i = base^(-2i/d): the
+    # slowest pair still allowed a full turn, i = d/2 - unseen - 1, has a wavelength of exactly trained_length
     "l14-turns-answer": """
-wavelengths = np.array([2 * np.pi / base ** (-2 * i / d) for i in range(d // 2)])
-seen = 0
-for lam in wavelengths:
-    if trained_length / lam >= 1:
-        seen += 1
-return wavelengths, seen
+i = d // 2 - 1 - unseen
+return np.exp(np.log(trained_length / (2 * np.pi)) * d / (2 * i))
 """,
 }

@@ -1,5 +1,5 @@
 """Checks for lesson 14 (long context): a RoPE score's coefficients per pair, fixed for every offset, the
-cache of a local/global interleave of layers, and RoPE's wavelengths against a trained length."""
+cache of a local/global interleave of layers, and the largest RoPE base that leaves a given number of pairs short of a turn."""
 
 from __future__ import annotations
 
@@ -19,20 +19,24 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_turns", "rotates", "uses_rope_frequencies"]
+__all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_base", "rotates", "uses_rope_frequencies"]
 
 
 # ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
+_ANGLE_NAMES = {"rotary", "cos", "sin", "exp", "polar"}
+
+
 def rotates(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``
-    or a function of the learner's named ``rope``."""
+    """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``,
+    a function of the learner's named ``rope``, or a cosine or sine (the coefficients need no angle: an answer
+    that turns q by an angle and reads the score off has skipped the derivation)."""
     for f in learners_functions(fn):
         if f is not fn and getattr(f, "__name__", "") == "rope":
             return True
         if any(obj is llm.rotary for obj in used_objects(f).values()):
             return True
         code = getattr(f, "__code__", None)
-        if code is not None and "rotary" in code_names(code):
+        if code is not None and _ANGLE_NAMES & code_names(code):
             return True
     return False
 
@@ -65,8 +69,8 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
     if not callable(rope_coefficients):
         raise ExerciseError("rope_coefficients should be a function: write it in the answer cell above.")
     if rotates(rope_coefficients):
-        raise ExerciseError("rope_coefficients rotates q and k (it calls the lesson's rope or sa.llm.rotary): "
-                            "the coefficients need no angle at all; derive them pair by pair from "
+        raise ExerciseError("rope_coefficients rotates q and k (it calls the lesson's rope, sa.llm.rotary, a "
+                            "cosine or a sine): the coefficients need no angle at all; derive them pair by pair from "
                             "R(phi)^T R(psi) = R(psi - phi).")
     rng = np.random.default_rng(1414)
     for d in (4, 16, 8):
@@ -80,6 +84,7 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} should return two arrays, (c, s), but it returned "
                                 f"{type(got).__name__} {got!r:.80}.")
         c, s = _coefficients(q, k)
+        a1, a2, b1, b2 = q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
         ca, sa_ = _coefficients(q, k, adjacent=True)
         pairing = ("features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.")
         check_array(got[0], c, f"c from {call}", mistakes={
@@ -88,6 +93,9 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "the plain dot product of the pair, a1 b1 + a2 b2; return (c, s) in that order.": s,
             "c_i is one number per pair, the dot product of that pair only (a1 b1 + a2 b2), not the dot "
             "product of the whole vectors.": np.full(d // 2, q @ k),
+            "c has a minus sign: c_i is what a rotation by 0 leaves, the plain dot product of the pair, "
+            "a1 b1 + a2 b2, not a1 b1 - a2 b2.": a1 * b1 - a2 * b2,
+            "c misses a2 b2: c_i is the dot product of the pair, both features, a1 b1 + a2 b2.": a1 * b1,
         })
         check_array(got[1], s, f"s from {call}", mistakes={
             "the sine coefficient has the wrong sign: offset is m - n, the query's position minus the key's, "
@@ -97,6 +105,8 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "(a1 b2 - a2 b1) sin(offset theta_i).": np.zeros(d // 2),
             "those are the cosine coefficients: s_i multiplies sin(offset theta_i), the cross term "
             "a1 b2 - a2 b1; return (c, s) in that order.": c,
+            "the cross term has a plus sign: the rotation's sin term enters the two features with opposite "
+            "signs, so s_i = a1 b2 - a2 b1, not a1 b2 + a2 b1.": a1 * b2 + a2 * b1,
         })
     q, k = rng.normal(size=(2, 16))
     c, s = (np.asarray(x, dtype=float) for x in rope_coefficients(q.copy(), k.copy()))
@@ -112,7 +122,8 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
 
 # --------------------------------------------------- exercise 2: the cache of a local/global interleave
 # the last: 34 / 6 = 5.67, so a count rounded to the nearest (6) is told from the right one (5)
-_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (4096, 8, 4096, 0),
+# (8192, 8, 1024, 0): a ratio of 0 with T > window, where every layer global and every layer local differ
+_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (8192, 8, 1024, 0),
                      (32768, 34, 1024, 5)]
 
 
@@ -150,6 +161,9 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         }
         hints["that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
               "token's key and value together once per layer."] = 2 * _interleave(T, layers, window, k)
+        if k == 0:
+            hints["local_per_global = 0 means every layer is global: there are no local layers, so each of the "
+                  "layers holds all T tokens."] = layers * min(T, window)
         if k:
             hints["every layer was counted as local."] = layers * min(T, window)
             n_wrong = layers // k
@@ -168,7 +182,7 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
            f"{_interleave(131072, 62, 1024, 5) / full:.1%} of the tokens of 62 global layers.")
 
 
-# ------------------------------------------- exercise 3: which pairs turn a full circle in training
+# ------------------------------------ exercise 3: the largest base for a number of pairs short of a turn
 def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
     """Whether ``fn``, or a function of the learner's that it reaches, calls ``sa.llm.rope_frequencies``."""
     for f in learners_functions(fn):
@@ -180,59 +194,51 @@ def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
     return False
 
 
-def _wavelengths(d: int, base: float, *, exponent: float = 2.0, two_pi: bool = True,
-                 first: int = 0) -> np.ndarray:
-    i = np.arange(first, first + d // 2)
-    theta = base ** (-exponent * i / d)
-    return (2 * np.pi if two_pi else 1.0) / theta
+def _largest_base(d: int, L: float, unseen: int, *, exponent: float = 2.0, two_pi: bool = True,
+                  shift: int = 0) -> float:
+    """The base at which pair i = d/2 - unseen - 1 (the slowest pair allowed a full turn) has wavelength L:
+    2 pi base^(2i/d) = L. Any larger base leaves unseen + 1 pairs short of a turn."""
+    i = d // 2 - unseen - 1 + shift
+    return float(((L / (2 * np.pi)) if two_pi else L) ** (d / (exponent * i)))
 
 
-# (d, base, trained length): in each, some pair turns exactly once (1 <= L / wavelength < 2), and the
-# pairs with at least one turn, those with two or more, and those with none are three different counts
-_TURN_CASES = [(8, 10_000.0, 1000), (128, 10_000.0, 4096), (128, 500_000.0, 8192)]
+# (d, trained length, pairs allowed short of a turn): none of them is a shape the lesson prints
+_BASE_CASES = [(16, 256, 3), (128, 8192, 20), (64, 32768, 6)]
 
 
-def check_rope_turns(rope_turns: Callable[..., Any]) -> None:
-    """Exercise 3: wavelengths 2 pi base^(2i/d), i = 0, ..., d/2 - 1, and the number of pairs whose
-    wavelength fits in the trained length (at least one full turn)."""
-    if not callable(rope_turns):
-        raise ExerciseError("rope_turns should be a function: write it in the answer cell above.")
-    if uses_rope_frequencies(rope_turns):
-        raise ExerciseError("rope_turns calls sa.llm.rope_frequencies: compute theta_i = base^(-2i/d) from d and "
-                            "base yourself.")
-    for d, base, L in _TURN_CASES:
-        call = f"rope_turns(d={d}, base={base:,.0f}, trained_length={L})"
+def check_rope_base(rope_base: Callable[..., Any]) -> None:
+    """Exercise 3: the largest base at which at most ``unseen`` pairs complete no full turn within the trained
+    length: pair i = d/2 - unseen - 1 must still turn once, 2 pi base^(2i/d) = L, so
+    base = (L / 2 pi)^(d / 2i)."""
+    if not callable(rope_base):
+        raise ExerciseError("rope_base should be a function: write it in the answer cell above.")
+    if uses_rope_frequencies(rope_base):
+        raise ExerciseError("rope_base calls sa.llm.rope_frequencies: invert theta_i = base^(-2i/d) yourself.")
+    for d, L, n in _BASE_CASES:
+        call = f"rope_base(d={d}, trained_length={L}, unseen={n})"
         try:
-            got = rope_turns(d, base, L)
+            got = rope_base(d, L, n)
         except Exception as exc:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
-        if not isinstance(got, tuple) or len(got) != 2:
-            raise ExerciseError(f"{call} should return two things, (wavelengths, seen), but it returned "
-                                f"{type(got).__name__} {got!r:.80}.")
-        wavelengths, seen = got
-        right = _wavelengths(d, base)
-        mistakes = {
-            "the exponent is -2i/d, not -i/d: theta_i = base^(-2i/d), so the slowest pair's wavelength is "
-            "near 2 pi base, not 2 pi sqrt(base).": _wavelengths(d, base, exponent=1.0),
-            "a wavelength is 2 pi / theta_i positions (one full turn is 2 pi radians), not 1 / theta_i.":
-                _wavelengths(d, base, two_pi=False),
-            "pairs are counted from 0: pair 0 has theta_0 = 1 and wavelength 2 pi; yours are shifted by one "
-            "pair.": _wavelengths(d, base, first=1),
-            "those are the angles theta_i = base^(-2i/d) per position, returned in place of the wavelengths: "
-            "lambda_i = 2 pi / theta_i positions.": 1.0 / _wavelengths(d, base, two_pi=False),
-            "pi / theta_i is half a turn: one full turn is 2 pi radians, so lambda_i = 2 pi / theta_i.":
-                _wavelengths(d, base) / 2,
-        }
-        check_array(wavelengths, right, f"the wavelengths of {call}", mistakes=mistakes)
-        turns = L / right
+        i = d // 2 - n - 1
         hints = {
-            "that counts the pairs with two or more full turns: a pair whose wavelength fits once in the "
-            "trained length has completed one turn, so the test is L / wavelength >= 1 (or L theta_i >= 2 pi), "
-            "not > 1 on whole turns.": float(np.sum(np.floor(turns) > 1)),
-            "that counts the pairs that never complete a turn (wavelength longer than the trained length); the "
-            "exercise asks for those that do.": float(np.sum(turns < 1)),
+            "that is the square root of the right base: the exponent doubled, as base ** (-2 * "
+            "np.arange(0, d, 2) / d) does (np.arange(0, d, 2) already counts 2i, one entry per pair); "
+            "theta_i = base^(-2i/d) with i = 0, ..., d/2 - 1.": _largest_base(d, L, n, exponent=4.0),
+            "the exponent is -2i/d, not -i/d: 2 pi base^(2i/d) = L gives base = (L / 2 pi)^(d / 2i).":
+                _largest_base(d, L, n, exponent=1.0),
+            "a wavelength is 2 pi / theta_i positions (one full turn is 2 pi radians), so solve "
+            "2 pi base^(2i/d) = L, not base^(2i/d) = L.": _largest_base(d, L, n, two_pi=False),
+            f"at that base pair {i + 1} turns exactly once, so only {n - 1} pairs stay short of a turn: the "
+            f"largest base lets pair d/2 - unseen - 1 = {i}, the slowest one still turning, turn exactly "
+            "once.": _largest_base(d, L, n, shift=1),
+            f"at that base pair {i - 1} turns exactly once and pair {i} falls short too: {n + 1} pairs short, "
+            f"one too many. The slowest pair still turning is d/2 - unseen - 1 = {i}.":
+                _largest_base(d, L, n, shift=-1),
         }
-        check_value(seen, float(np.sum(turns >= 1)), f"the count of {call}", hints=hints)
-    slow = _wavelengths(128, 500_000.0)
-    passed(f"with base 500,000 and d = 128, {int(np.sum(8192 / slow >= 1))} of the 64 pairs turn at least once "
-           f"in 8,192 tokens; the slowest pair's wavelength is {slow[-1]:,.0f} tokens.")
+        check_value(got, _largest_base(d, L, n), call, hints=hints, rtol=1e-4)
+    b = _largest_base(128, 4096, 18)
+    passed(f"base = (L / 2 pi)^(d / 2i) with i = d/2 - unseen - 1. Llama 2's shape (d = 128, 4,096 tokens) keeps "
+           f"at most 18 pairs short of a turn for any base up to {b:,.0f}: its 10,000 is just inside, and a base "
+           f"{b / 1e4 - 1:.1%} larger would leave a 19th short. Llama 3's 500,000 at 8,192 tokens leaves "
+           f"{int(np.sum(2 * np.pi * 5e5 ** (2 * np.arange(64) / 128) > 8192))} of 64 short.")

@@ -71,9 +71,11 @@ def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
     )
 
 
-def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 4096) -> None:
-    """Show a widget: stretch RoPE (none, position interpolation, NTK, YaRN) by a factor and see how many
-    turns each pair makes over the longer context, against what it made in training."""
+def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 4096,
+                  scalings: tuple[str, ...] = ("none", "linear (PI)", "NTK", "YaRN")) -> None:
+    """Show a widget: stretch RoPE (none, position interpolation, NTK, YaRN: those named in ``scalings``) by
+    a factor and see how many turns each pair makes over the longer context, against what it made in
+    training."""
     trained, _ = rope_frequencies(d, base)
     with plt.rc_context(llm_plots._style()):
         fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
@@ -83,6 +85,7 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
     ax.legend(loc="upper right")
     plt.close(fig)
     names = {"none": None, "linear (PI)": "linear", "NTK": "ntk", "YaRN": "yarn"}
+    names = {name: names[name] for name in scalings}
 
     def draw(scaling: str = "none", factor: int = 8) -> None:
         inv_freq, attention = rope_frequencies(d, base, names[scaling], float(factor),
@@ -103,7 +106,7 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
 
     widgets.interact(
         draw,
-        scaling=widgets.Dropdown(options=list(names), value="none", description="scaling"),
+        scaling=widgets.Dropdown(options=list(names), value=next(iter(names)), description="scaling"),
         factor=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32], value=8, description="factor",
                                        continuous_update=False),
     )
