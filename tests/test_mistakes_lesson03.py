@@ -560,7 +560,7 @@ def test_grows_itself_scaled_by_the_score_is_named():   # x_new = s * x_grows: |
     assert "round up" not in text and "1.922" not in text and "1.137" in text, text   # the answer not given
 
 
-_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^s = e^0.53 + e^0.35 without the log: s = 3.118
+_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^omega = e^0.53 + e^0.35 without the log: 3.118
 _S_SUM = 0.53 + 0.35                     # the scores added instead of their exponentials: 0.88
 
 

@@ -16,7 +16,7 @@ flows_row = np.exp(scores) / np.exp(scores).sum()
 unmasked = np.exp([0.10, 0.82, 0.70, 0.68]) / np.exp([0.10, 0.82, 0.70, 0.68]).sum()
 growth = flows_row[1] / unmasked[1]   # river's weight with the mask over river's without
 """,
-    # Derived on paper: e^s = e^0.53 + e^0.35 gives s = 1.137; along grows, x_new = c (0.5, 0.3, 0.1, 0) with
+    # Derived on paper: e^omega = e^0.53 + e^0.35 gives omega = 1.137; along grows, x_new = c x_grows with
     # 0.35 c = 1.137, so c = 3.249 and x_new = (1.6245, 0.9747, 0.3249, 0), rounded up to 3 decimals.
     "l03-design-answer": """
 x_new = np.array([1.625, 0.975, 0.325, 0.0])
