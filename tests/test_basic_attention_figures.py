@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from selfattention import core  # noqa: E402
+from selfattention import core, data  # noqa: E402
 from selfattention.plots import basic_attention as figures  # noqa: E402
 from selfattention.widgets import basic_attention as explorers  # noqa: E402
 
@@ -290,7 +290,7 @@ class _Table:   # a tiny embedding table: vocab and vector, as the real one
 def test_matched_pools_match_length_and_score_and_leave_out_sense_words():
     table = _Table({"bank": [1, 0], "river": [0.5, 0.5], "loans": [0.5, 0.5], "banks": [0.5, 0.5],
                     "near": [0.5, 0.49], "far": [0.4, 0.6], "long": [3, 0], "it": [0.1, 0.7]})
-    pools = figures.matched_pools(table, ["river"], exclude=["loan"], size=2)
+    pools = data.matched_pools(table, ["river"], exclude=["loan"], size=2)
     assert list(pools["river"]) == ["near", "far"]   # not river itself, loans (a sense word), banks, long
 
 
@@ -298,6 +298,6 @@ def test_matched_pools_can_keep_only_words_without_a_lean():
     table = _Table({"bank": [1, 0], "river": [0.5, 0.5], "near": [0.52, 0.3], "it": [0.45, 0.45],
                     "water": [0, 1], "cash": [1, 0.01]})
     kw = {"exclude": ["water", "cash"], "size": 1, "tol": 1.0}
-    assert list(figures.matched_pools(table, ["river"], **kw)["river"]) == ["near"]   # nearest score
-    pools = figures.matched_pools(table, ["river"], sense=(["water"], ["cash"]), max_lean=0.03, **kw)
+    assert list(data.matched_pools(table, ["river"], **kw)["river"]) == ["near"]   # nearest score
+    pools = data.matched_pools(table, ["river"], sense=(["water"], ["cash"]), max_lean=0.03, **kw)
     assert list(pools["river"]) == ["it"]   # near leans to cash; it is level

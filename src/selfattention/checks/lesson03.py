@@ -7,8 +7,10 @@ words.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
+import sys
 import textwrap
 import tokenize
 from collections.abc import Callable, Sequence
@@ -28,6 +30,7 @@ from ._engine import (
     source,
     used_objects,
 )
+from .lesson02 import functions_blocked
 
 __all__ = ["check_self_attention_batch", "check_masked_row", "check_grows_attends"]
 
@@ -51,7 +54,7 @@ def _sentence(words: str) -> np.ndarray:
 
 
 def _attention(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Reference basic self-attention for (..., T, d) inputs: returns Z (..., T, d), A (..., T, T)."""
+    """Reference basic self-attention for (..., T, d_model) inputs: returns Z (..., T, d_model), A (..., T, T)."""
     A = reference_softmax(X @ np.swapaxes(X, -1, -2))
     return A @ X, A
 
@@ -62,7 +65,7 @@ def _fmt(x: Any) -> str:
 
 # --------------------------------------------------------------------------- exercise 1
 def _padded(sentences: Sequence[np.ndarray], T: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sentences (T_b, d) padded with zero rows to (B, T, d), and their lengths (B,)."""
+    """Sentences (T_b, d) padded with zero rows to (B, T, d_model), and their lengths (B,)."""
     X = np.zeros((len(sentences), T, sentences[0].shape[1]))
     for b, S in enumerate(sentences):
         X[b, : len(S)] = S
@@ -75,7 +78,7 @@ def _real(lengths: np.ndarray, T: int) -> np.ndarray:
 
 
 def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Reference: each sentence alone, its padding rows of Z set to 0. X (B, T, d), lengths (B,)."""
+    """Reference: each sentence alone, its padding rows of Z set to 0. X (B, T, d_model), lengths (B,)."""
     Z = np.zeros_like(X)
     for b, n in enumerate(lengths):
         Z[b, :n] = _attention(X[b, :n])[0]
@@ -168,8 +171,38 @@ def ready_made(fn: Callable[..., Any]) -> str | None:
     return None
 
 
+class ReadyMadeCalled(Exception):
+    """Raised by the stand-ins of ready-made attentions and masks while a learner's self_attention_batch runs."""
+
+
+#: Where the ready-made attentions and masks live: module name -> attribute names.
+_READY_MADE_PLACES = {
+    "torch": ("scaled_dot_product_attention",),
+    "torch.nn.functional": ("scaled_dot_product_attention", "multi_head_attention_forward"),
+}
+_SA_READY_MADE = ("basic_self_attention", "scaled_dot_product_attention", "padding_mask", "causal_mask")
+
+
+def ready_made_blocked() -> contextlib.AbstractContextManager[None]:
+    """While the block runs, the ready-made attentions and masks of selfattention (in every module of the
+    package that holds them) and of PyTorch raise ReadyMadeCalled, however the learner's code reached them
+    (``getattr(importlib.import_module(...), "scaled_dot_" + "product_attention")`` included); lesson 02's
+    :func:`~selfattention.checks.lesson02.functions_blocked` does the replacing and puts everything back."""
+    places = [(sys.modules.get(name), attrs) for name, attrs in _READY_MADE_PLACES.items()]
+    places += [(module, _SA_READY_MADE) for name, module in list(sys.modules.items())
+               if (name == "selfattention" or name.startswith("selfattention."))
+               and not name.startswith("selfattention.checks")]
+    return functions_blocked(places, ReadyMadeCalled)
+
+
+_READY_MADE_CALLED = (
+    "self_attention_batch reached a ready-made attention or mask (of sa or PyTorch) while it ran, by a route "
+    "its code does not name: building the (B, T) length mask from lengths and applying it to the scores is the "
+    "exercise. Write it yourself; sa.softmax is allowed.")
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 1: the matrix form on a padded batch, X (B, T, d) and lengths (B,) -> Z (B, T, d), whose real
+    """Exercise 1: the matrix form on a padded batch, X (B, T, d_model) and lengths (B,) -> Z (B, T, d_model), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
     no library attention."""
     body: list[str] = []
@@ -190,13 +223,13 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             raise ExerciseError(
                 "self_attention_batch calls itself: a recursion over the batch loops in Python by another name, "
                 "one sentence at a time. The exercise asks for the matrix form on the whole batch at once, "
-                "padding and all. `@` multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
+                "padding and all. `@` multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
         if loops_in(self_attention_batch):
             raise ExerciseError(
                 "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize; "
                 "in its own body or in a function of yours that it calls): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
-                "multiplies the last two axes of (B, T, d) arrays sentence by sentence.")
+                "multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
     code = re.sub(r'""".*?"""|\'\'\'.*?\'\'\'', "", "\n".join(body), flags=re.S)   # docstrings out
     on_queries = re.search(r"\[\s*(:\s*,\s*:|\.\.\.)\s*,\s*(None|np\.newaxis)\s*\]", code)
     uses_lengths = re.search(r"\blengths\b", code)
@@ -270,7 +303,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
             "word's weights over the T words sum to 1) or you multiplied by A^T. Z = A @ X, with A[b, i, j] "
             "the weight word i gives to word j.": np.swapaxes(A, -1, -2) @ X,
-            "you divided the scores by sqrt(d), as scaled dot-product attention does: that scaling belongs "
+            "you divided the scores by sqrt(d_model), as scaled dot-product attention does: that scaling belongs "
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
                 reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
         }.items()}
@@ -279,12 +312,14 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                   "mask is np.arange(T) < lengths, with <, not <=."] = real_rows(X, lengths, off_by_one)
         return found
 
-    nonfinite_padding: list[str] = []   # cases whose padding rows of Z hold NaN or inf
+    nonfinite_padding: list[tuple[str, str]] = []   # cases whose padding rows of Z hold NaN or inf, and which
 
     def wrapped(X: np.ndarray, lengths: np.ndarray) -> Any:
         try:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"), ready_made_blocked():
                 out = self_attention_batch(X.copy(), lengths.copy())
+        except ReadyMadeCalled:
+            raise ExerciseError(_READY_MADE_CALLED) from None
         except ValueError as exc:
             text = str(exc)
             if "matmul" in text or "remapped" in text:
@@ -303,24 +338,30 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             raise
         if out is None or out is Ellipsis:
             raise ExerciseError("self_attention_batch returns None: write your code between the marked lines "
-                                "and end it with `return Z`, an array of shape (B, T, d).")
+                                "and end it with `return Z`, an array of shape (B, T, d_model).")
         if isinstance(out, tuple):
             raise ExerciseError("self_attention_batch returned a tuple; return only Z, the array of shape "
-                                "(B, T, d).")
+                                "(B, T, d_model).")
         Z = np.asarray(out, dtype=float)
-        if Z.shape == X.shape and not np.isfinite(Z[~_real(lengths, X.shape[1])]).all():
-            nonfinite_padding.append(describe((X, lengths)))
+        padding_rows = Z[~_real(lengths, X.shape[1])] if Z.shape == X.shape else Z[:0]
+        if not np.isfinite(padding_rows).all():
+            nonfinite_padding.append((describe((X, lengths)), "NaN" if np.isnan(padding_rows).any() else "inf"))
         return real_rows(X, lengths, out)
 
     check_function(wrapped, _masked_attention, cases, "self_attention_batch", describe=describe,
                    mistakes=mistakes)
     if nonfinite_padding:   # judged after the real rows, which are right by now
+        where, what = nonfinite_padding[0]
+        cause = ("The usual cause: the mask hid the padding words as queries too (a (B, T, T) mask with both "
+                 "axes), so a padding row's scores are all -inf, and np.exp over its sum is 0 / 0 = NaN "
+                 "(sa.softmax returns zeros for such a row, by design; PyTorch's softmax gives NaN). Hide only "
+                 "the words attended to, mask[:, None, :]." if what == "NaN" else
+                 "Some step divided by 0 or overflowed on a padding row; hide only the words attended to, "
+                 "mask[:, None, :], and shift each row by its largest score before np.exp.")
         raise ExerciseError(
-            "your real rows are right, but the padding rows of Z hold NaN (or inf), on "
-            f"{nonfinite_padding[0]}. Padding rows may hold any finite numbers, not NaN: a NaN spreads through "
-            "every later layer (even NaN times 0 is NaN). The usual cause: the mask hid the padding words as "
-            "queries too (a (B, T, T) mask with both axes), so a padding row's scores are all -inf and its "
-            "softmax is 0 / 0. Hide only the words attended to, mask[:, None, :].")
+            f"your real rows are right, but the padding rows of Z hold {what}, on {where}. Padding rows may "
+            f"hold any finite numbers, not {what}: it spreads through every later layer (even NaN times 0 is "
+            f"NaN). {cause}")
     passed("your batched self-attention matches each sentence computed alone, padding ignored, on scores in "
            "the hundreds too.")
 
@@ -329,6 +370,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
 #: Exercise 2's sentence and the row read: flows' row in "a river bank flows" when no word may attend to itself.
 ROW_SENTENCE, ROW_WORD = ("a", "river", "bank", "flows"), "flows"
 _A_TOY = np.array([0.1, 0.1, 0.1, 0.1])
+
+
+#: How far each of the four weights may be from the exact row: rounding to 2 decimals stays within it.
+ROUNDED = 0.005
 
 
 def _masked_facts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -340,11 +385,15 @@ def _masked_facts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return omega, reference_softmax(omega), reference_softmax(hidden)
 
 
-def check_masked_row(flows_row: Any) -> None:
+_UNSET = object()
+
+
+def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     """Exercise 2: flows' row of weights in "a river bank flows" (toy vectors) when every score on the
     diagonal of Omega is set to -inf: softmax of (0.10, 0.82, 0.70, -inf) = (0.205, 0.421, 0.374, 0), the
-    unmasked row's other weights divided by 1 - 0.268. Refuses anything but 4 numbers; names the typical
-    mistakes."""
+    unmasked row's other weights divided by 1 - 0.268; and, when given, ``growth``: that factor,
+    1 / (1 - 0.268) = 1.366, by which every other weight grows. Refuses anything but 4 numbers (and one number
+    for growth); names the typical mistakes."""
     omega, plain, masked = _masked_facts()
     k = ROW_SENTENCE.index(ROW_WORD)
     right = masked[k]
@@ -365,7 +414,9 @@ def check_masked_row(flows_row: Any) -> None:
     if not np.isfinite(got).all():
         raise ExerciseError(f"flows_row = {_fmt(got)} is not finite: e^-inf is 0, so the masked weight is 0; "
                             "did a row hold only -inf, or -inf minus -inf?")
-    if np.allclose(got, right, atol=2e-3):
+    if np.allclose(got, right, rtol=0, atol=ROUNDED):
+        if growth is not _UNSET:
+            _check_growth(growth, float(plain[k, k]))
         passed(f"flows' scores are {scores}; with its own score at -inf its weights are {_fmt(right)}. Masking "
                f"one score takes its weight ({plain[k, k]:.3f} without the mask) and shares it out in "
                f"proportion: every other weight is divided by 1 - {plain[k, k]:.3f}, so grows "
@@ -397,6 +448,35 @@ def check_masked_row(flows_row: Any) -> None:
                         "own to -inf, then softmax, as section 6 does for padding.")
 
 
+def _check_growth(growth: Any, taken: float) -> None:
+    """Exercise 2's factor: every weight but the masked one is divided by 1 - ``taken`` (0.268), so grows
+    1 / (1 - taken) = 1.366 times; ``growth`` may be rounded to 2 decimals."""
+    if growth is None or growth is Ellipsis:
+        raise ExerciseError("flows_row is right; growth has no value yet: write the factor by which each of "
+                            "the other three weights grows over the row without the mask.")
+    if isinstance(growth, str) or np.size(growth) != 1:
+        raise ExerciseError(f"growth = {growth!r:.60} should be one number: the factor by which each of the "
+                            "other three weights grows.")
+    try:
+        g = float(np.asarray(growth, dtype=float).reshape(()))
+    except (TypeError, ValueError):
+        raise ExerciseError(f"growth should be one number, but it is a {type(growth).__name__}.") from None
+    right = 1 / (1 - taken)
+    if abs(g - right) <= ROUNDED:
+        return
+    near = [(1 - taken, f"growth = {g:.3f} is 1 - {taken:.3f}, what each weight is divided by: dividing by "
+             "a number below 1 makes a weight larger, by the inverse of that number."),
+            (1 + taken, f"growth = {g:.3f} adds flows' unmasked weight, {taken:.3f}, to 1: the weights grow "
+             "in proportion, each divided by the new row sum, not by a fixed amount."),
+            (taken, f"growth = {g:.3f} is the weight the mask takes away from flows, not the factor by which "
+             "the other weights grow.")]
+    for value, text in near:
+        if abs(g - value) <= ROUNDED:
+            raise ExerciseError(f"flows_row is right, but {text}")
+    raise ExerciseError(f"flows_row is right, but growth = {g:.3f} is not the factor: compare a weight of "
+                        "flows_row with the same weight in flows' row without the mask.")
+
+
 # --------------------------------------------------------------------------- exercise 3
 #: Exercise 3's sentence: "money grows" and then the learner's word; the row read is that of "grows", a short
 #: vector (|grows| = 0.592) that already gives money more weight than itself.
@@ -421,8 +501,8 @@ def check_grows_attends(x_new: Any) -> None:
     """Exercise 3: the shortest toy vector x_new (4,) after "money grows" that gets at least half of grows' weight.
 
     The row of "grows" in the sentence (money, grows, new word) depends only on the three scores
-    grows . money = 0.53, grows . grows = 0.35 and s = grows . x_new; half the row needs e^s >= e^0.53 + e^0.35,
-    s = 1.137, and the shortest such x_new points along grows with length s / |grows| = 1.922, over three times
+    grows . money = 0.53, grows . grows = 0.35 and omega = grows . x_new; half the row needs e^omega >= e^0.53 + e^0.35,
+    omega = 1.137, and the shortest such x_new points along grows with length omega / |grows| = 1.922, over three times
     |grows| = 0.592. A right answer takes half the row (HALF = 0.4995 or more), points along grows
     (cos theta >= ALONG) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
     """
@@ -462,34 +542,37 @@ def check_grows_attends(x_new: Any) -> None:
     cos = score / (length * norm) if length > 0 else 0.0
     if weights[2] >= HALF and cos >= ALONG and length <= shortest * (1 + SHORTEST_TOLERANCE):
         passed(f"{said} Your word takes {weights[2]:.3f} of {pos} weight with |x_new| = {length:.3f}. "
-               f"Half the row needs e^s = e^{lead:.2f} + e^{own:.2f}, s = {needed:.3f}; along {word} that "
-               f"is a length s / |{word}| = {shortest:.3f}, {shortest / norm:.1f} times {pos} own length "
+               f"Half the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}; along {word} that "
+               f"is a length omega / |{word}| = {shortest:.3f}, {shortest / norm:.1f} times {pos} own length "
                f"({norm:.3f}): a short word's scores are small, so the word it looks at must be long.")
         return
     if cos > ALONG:                                        # along grows: which wrong number was used?
         summed = lead + own                                # 0.88: the scores added, not their e^score
-        exps = float(np.exp(lead) + np.exp(own))           # 3.118: e^s itself, the log forgotten
+        exps = float(np.exp(lead) + np.exp(own))           # 3.118: e^omega itself, the log forgotten
         then = f"Then find the length along {word} that gives that score."
-        if any(abs(x - exps) <= 0.01 * exps for x in (score, length)):
+        if abs(score - exps) <= 0.005 * exps or abs(length - exps) <= 0.003 * exps:
+            which = (f"your word's score is {score:.3f}" if abs(score - exps) <= 0.005 * exps
+                     else f"x_new's length is {length:.3f}")
             raise ExerciseError(
-                f"you forgot the log: e^s must equal e^{lead:.2f} + e^{own:.2f} = {exps:.3f}, so s = "
-                f"log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. {said} {then}")
+                f"you forgot the log: {which}, the value of e^omega itself. e^omega must equal e^{lead:.2f} + "
+                f"e^{own:.2f} = {exps:.3f}, so omega = log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. "
+                f"{said} {then}")
         if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
             raise ExerciseError(
                 f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
-                f"the row needs e^s = e^{lead:.2f} + e^{own:.2f}, s = {needed:.3f}. {said} {then}")
+                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}. {said} {then}")
         if abs(length - needed) <= 0.004 * needed:
             raise ExerciseError(
-                f"x_new points along {word} with length {length:.3f}, the score s = {needed:.3f} itself: you "
+                f"x_new points along {word} with length {length:.3f}, the score omega = {needed:.3f} itself: you "
                 f"took the score for the length. {said} The score is a dot product, x_{word} . x_new = "
-                f"|x_{word}| |x_new| cos theta = {norm:.3f} |x_new| along {word}, so the length must be s "
+                f"|x_{word}| |x_new| cos theta = {norm:.3f} |x_new| along {word}, so the length must be omega "
                 f"divided by |x_{word}|.")
         if abs(length - needed * norm) <= 0.004 * needed * norm:
             raise ExerciseError(
-                f"x_new is {pos} own vector times s = {needed:.3f} (length {length:.3f}): you scaled "
-                f"x_{word}, whose length is {norm:.3f}, not its unit vector, so the score is s |x_{word}|^2 = "
-                f"{score:.3f}, not s. {said} Along {pos} direction the score is |x_{word}| |x_new|, so "
-                f"|x_new| must be s divided by |x_{word}|.")
+                f"x_new is {pos} own vector times omega = {needed:.3f} (length {length:.3f}): you scaled "
+                f"x_{word}, whose length is {norm:.3f}, not its unit vector, so the score is omega |x_{word}|^2 = "
+                f"{score:.3f}, not omega. {said} Along {pos} direction the score is |x_{word}| |x_new|, so "
+                f"|x_new| must be omega divided by |x_{word}|.")
     if weights[2] >= HALF:
         if cos < ALONG:
             raise ExerciseError(
@@ -499,8 +582,8 @@ def check_grows_attends(x_new: Any) -> None:
         raise ExerciseError(
             f"x_new takes half of {pos} row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
             f"more than {SHORTEST_TOLERANCE:.1%} above the shortest vector that does it. {said} Work out the "
-            "score s that gives your word exactly half (its e^s against the other two), then the length along "
-            f"{word} that gives that score; if you round, keep 3 decimals and round up.")
+            "score omega that gives your word exactly half (its e^omega against the other two), then the "
+            f"length along {word} that gives that score; if you round, keep 3 decimals and round up.")
     if np.allclose(v, focus):
         raise ExerciseError(
             f"x_new is {pos} own vector: a tie with {pos} own score ({own:.3f}), and {other}'s "
@@ -510,23 +593,24 @@ def check_grows_attends(x_new: Any) -> None:
         raise ExerciseError(
             f"x_new points away from {word} or across it ({word} . x_new = {score:.3f} <= 0). {said} Point "
             f"it along {word}: the shortest vector for a given score does.")
+    if cos < ALONG:
+        raise ExerciseError(
+            f"x_new is not along {pos} direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
+            f"{pos} row, less than half. {said} Fix the direction first: the part across {word} adds length "
+            f"and no score, so the shortest vector for a given score x_{word} . x_new points along {word}; "
+            "then find the length that gives the score you need.")
     if score <= lead:
         raise ExerciseError(
-            f"x_new is too short or not aligned enough: {word} . x_new = {score:.3f} is not above the row's "
+            f"x_new is too short: {word} . x_new = {score:.3f} is not above the row's "
             f"largest score, {other}'s {lead:.3f}. {said} Its projection on {pos} direction, |x_new| "
             f"cos(theta) = {score / norm:.3f}, is not even as long as {other}'s ({lead / norm:.3f}), which "
             f"already beats {pos} own length ({norm:.3f}).")
-    if weights[2] >= 0.49 and cos < ALONG:
-        raise ExerciseError(
-            f"x_new is not along {pos} direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
-            f"{pos} row, less than half. {said} The part across {word} adds length and no score: the "
-            f"shortest vector for a given score x_{word} . x_new points along {word}, with length s / |{word}|.")
     if weights[2] >= 0.49:
         raise ExerciseError(
             f"x_new is just short: it takes {weights[2]:.5f} of {pos} weight, below one half (0.4995 "
-            f"counts). {said} The length along {word} must reach s / |{word}|, with s the score that takes "
+            f"counts). {said} The length along {word} must reach omega / |{word}|, with omega the score that takes "
             "exactly half: if you rounded, round up.")
     raise ExerciseError(
         f"x_new now has {pos} largest score ({_apart(score, lead)}) but only {weights[2]:.4f} of its "
-        f"weight, below one half: the other two words still share the rest. {said} Its score s must make e^s "
+        f"weight, below one half: the other two words still share the rest. {said} Its score omega must make e^omega "
         "as large as the other two words' e^score together.")

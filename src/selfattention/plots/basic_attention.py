@@ -29,6 +29,7 @@ __all__ = [
     "matrix_flow",
     "one_query_pipeline",
     "softmax_of_two",
+    "lean_table",
 ]
 
 #: Font size (points) of every text in these figures.
@@ -413,35 +414,13 @@ def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike,
                        limits=[(0, 1), None, (0, 1), (0, 1)])
 
 
-def matched_pools(table: object, words: Sequence[str], exclude: Sequence[str], *, centre: str = "bank",
-                  size: int = 20, tol: float = 0.05,
-                  sense: tuple[Sequence[str], Sequence[str]] | None = None,
-                  max_lean: float = 0.03) -> dict[str, np.ndarray]:
-    """Lesson 03's matched random contexts: for each word w of ``words``, the ``size`` alphabetic words of
-    ``table`` (an embedding table with ``vocab`` and ``vector``) closest to w in score with ``centre``, among
-    those whose length is within ``tol`` (relative) of w's and, if ``sense`` = (nature words, finance words)
-    is given, whose lean (mean cosine with the first minus mean cosine with the second) is below ``max_lean``
-    in size: same weight, no lean of their own. Left out of every pool: w itself, ``centre``, and every word
-    that contains one of ``exclude`` (e.g. *loans* for *loan*) or shares its first 5 letters with one (e.g.
-    *financial* for *finance*). Returns w -> (size,) words."""
-    vocab = np.array([w for w in table.vocab  # type: ignore[attr-defined]
-                      if w.isalpha() and centre not in w
-                      and not any(s in w or w[:5] == s[:5] for s in exclude)])
-    vectors = np.stack([table.vector(w) for w in vocab]).astype(float)  # type: ignore[attr-defined]
-    c = np.asarray(table.vector(centre), dtype=float)  # type: ignore[attr-defined]
-    score, length = vectors @ c, np.linalg.norm(vectors, axis=1)
-    leaning = np.zeros(len(vocab), dtype=bool)
-    if sense is not None:
-        unit = vectors / np.maximum(length, 1e-12)[:, None]
-
-        def mean_cos(group: Sequence[str]) -> np.ndarray:
-            g = np.stack([np.asarray(table.vector(w), dtype=float) for w in group])  # type: ignore[attr-defined]
-            return (unit @ (g / np.linalg.norm(g, axis=1, keepdims=True)).T).mean(axis=1)
-
-        leaning = np.abs(mean_cos(sense[0]) - mean_cos(sense[1])) >= max_lean
-    pools = {}
-    for w in words:
-        x = np.asarray(table.vector(w), dtype=float)  # type: ignore[attr-defined]
-        far = (np.abs(length / np.linalg.norm(x) - 1) > tol) | (vocab == w) | leaning
-        pools[w] = vocab[np.argsort(np.abs(score - x @ c) + 9 * far)[:size]]
-    return pools
+def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
+    """Print lesson 03's table of leans: per condition (name -> its values), how many values, their mean,
+    their range and how many lie above / below ``reference`` (the static bank's lean); one value gets its
+    mean only."""
+    print(f"{'condition':34s} {'n':>4s}  mean lean  min..max        above / below static")
+    for condition, values in rows.items():
+        v = np.asarray(values, dtype=float)
+        span = f"{v.min():+.3f}..{v.max():+.3f}" if len(v) > 1 else ""
+        side = f"{np.sum(v > reference)} / {np.sum(v < reference)}" if len(v) > 1 else ""
+        print(f"{condition:34s} {len(v):4d}  {v.mean():+9.3f}  {span:15s} {side}")
