@@ -98,10 +98,13 @@ UNIT = top3(np.linalg.norm(UNIT_ROWS - X_BANK / np.linalg.norm(X_BANK), axis=1),
 RIGHT = dict(by_dot=DOT, by_cosine=COSINE, by_distance=DISTANCE, by_unit_distance=UNIT)
 
 RANKINGS = {
-    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is not the ranking by the cosine",
-    "dot given the cosine ranking": "by_dot = ['dust', 'shore', 'cash'] is not the ranking by the plain dot",
-    "distance given the cosine ranking": "['dust', 'shore', 'cash'] is not the ranking by the Euclidean",
-    "unit distance given the raw distance": "is not the ranking by the distance between the rows scaled",
+    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is the dot product's ranking",
+    "dot given the cosine ranking": "is the cosine's ranking, not the ranking by the plain dot product; the",
+    "distance given the cosine ranking": "by_distance = ['dust', 'shore', 'cash'] is the cosine's ranking",
+    "unit distance given the raw distance": "is the Euclidean distance's ranking, not the ranking by the",
+    "dot and cosine swapped": "by_dot and by_cosine look swapped",
+    "a wrong list": "is not the ranking by",
+    "row numbers": "map the indices through toy_words",
     "farthest by distance": "FARTHEST",
     "keeps bank": "'bank' itself",
     "wrong order": "wrong order",
@@ -115,6 +118,9 @@ RANKINGS_WRONG = {
     "dot given the cosine ranking": dict(by_dot=COSINE),
     "distance given the cosine ranking": dict(by_distance=COSINE),
     "unit distance given the raw distance": dict(by_unit_distance=DISTANCE),
+    "dot and cosine swapped": dict(by_dot=COSINE, by_cosine=DOT),
+    "a wrong list": dict(by_dot=["money", "cash", "river"]),
+    "row numbers": dict(by_dot=[3, 4, 1]),                      # np.argsort's indices, not mapped to words
     "farthest by distance": dict(by_distance=["giant", "dust", "river"]),   # largest distance first
     "keeps bank": dict(by_cosine=["bank", "dust", "shore"]),
     "wrong order": dict(by_distance=["cash", "shore", "money"]),
@@ -156,12 +162,20 @@ def test_rankings_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> N
     right_answer_passes(lambda a: checks.check_rankings(**a), answer, capsys)
 
 
-@pytest.mark.parametrize("mistake", sorted(m for m in RANKINGS_WRONG if " given the " in m))
-def test_rankings_do_not_say_which_measure_a_guess_belongs_to(mistake: str) -> None:
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, **RANKINGS_WRONG[mistake]})
-    asked = said.split(" is not the ranking by ")[1]
-    others = ["the plain dot product", "the cosine", "the Euclidean distance", "the distance between"]
-    assert sum(asked.startswith(o) for o in others) == 1 and "is the ranking by" not in said, said
+@pytest.mark.parametrize("answer", [
+    dict(by_dot=COSINE, by_cosine=["shore", "cash", "money"], by_unit_distance=["shore", "cash", "money"]),
+    dict(by_cosine=DISTANCE, by_distance=["river", "cash", "money"]),
+])
+def test_rankings_name_another_measure_only_where_that_gives_nothing_away(answer: dict) -> None:
+    """A list that is another measure's ranking is named as such only if the learner holds that ranking
+    already (same list there, or two lists swapped); otherwise naming it would hand over an answer."""
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, **answer})
+    assert "is not the ranking by" in said and "'s ranking" not in said, said
+
+
+def test_rankings_index_array_is_called_row_numbers() -> None:
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": np.array([5, 4, 1])})
+    assert "by_cosine = [5, 4, 1] holds row numbers" in said, said
 
 
 # ---------------------------------------------------------------- exercise 3: outvote "money"
@@ -172,10 +186,10 @@ OUTVOTE = {
     "no bank": "has no \"bank\"",
     "no money": "has no \"money\"",
     "judge's words": "are words of the judge's lists",
-    "a judge word's plural": "'lakes' contains the judge word 'lake'",
-    "a judge word's stem": "'financial' starts with the first five letters of the judge word 'finance'",
+    "a judge word's plural": "'lakes' is a form of the judge word 'lake' (it begins with 'lake')",
+    "a judge word's stem": "'financial' is a form of the judge word 'finance' (it begins with 'financ')",
     "not in the table": "not a whole word of the table",
-    "a compound of a judge word": "'lakeside' contains the judge word 'lake'",
+    "a compound of a judge word": "'lakeside' is a form of the judge word 'lake'",
     "leans to finance": "leans to finance",
 }
 OUTVOTE_WRONG = {
@@ -219,6 +233,7 @@ def test_outvote_votes_show_every_word_repeats_included(sentence: list[str], sho
 @pytest.mark.parametrize("sentence, drop", [
     (["river", "bank", "money"], None),              # only bank and money vote for finance
     (["river", "river", "bank", "money", "lent", "dollar"], "take out 'lent', 'dollar', which vote"),
+    (["credible", "river", "river", "bank", "money"], "take out 'credible', which votes for finance"),
 ])
 def test_outvote_finance_lean_names_only_words_that_may_go(sentence: list[str], drop: str | None) -> None:
     said = message(checks.check_outvote, sentence)
@@ -241,12 +256,16 @@ def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> Non
 
 
 @pytest.mark.parametrize("word, barred", [
-    ("lakeside", True), ("upstream", True), ("shoreline", True), ("financing", True), ("savings", True),
+    ("lakeside", True), ("lakes", True), ("shoreline", True), ("financing", True), ("savings", True),
+    ("saving", True), ("creditors", True), ("mortgaged", True),
     ("river", False), ("rivers", False), ("pond", False), ("fish", False),
+    ("blake", False), ("credible", False), ("upstream", False), ("lakers", False),
 ])
 def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, barred: bool) -> None:
-    """The rule as the exercise states it: no judge word, no word containing one, none starting with the first
-    five letters of one ("riverside" counting only whole). Check and hidden test bar the same words."""
+    """The rule as the exercise states it: no judge word and no judge word with an ending (a word that begins
+    with its stem: "lakes", "financial", "saving"); a word that only shares letters is free ("blake" holds
+    "lake" inside, "credible" (believable) begins with "credi", not "credit"; "upstream" ends in a judge word,
+    "lakers" is a name). "riverside" counts only whole. Check and hidden test bar the same words."""
     sentence = [word, "river", "river", "pond", "bank", "money"]
     try:
         checks.check_outvote(sentence)
@@ -264,6 +283,7 @@ RIGHT_SENTENCES = [
     ("sea", "river", "pond", "bank", "money"),                  # a tuple
     ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
     ["river", "river", "bank", "money"],                        # a repeat counts twice: +0.047
+    ["blake", "river", "river", "bank", "money"],               # "blake" holds "lake" but is no form of it
 ]
 
 

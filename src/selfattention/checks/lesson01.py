@@ -104,6 +104,10 @@ def _as_words(got: Any, name: str) -> list[str]:
     if isinstance(got, str) or not isinstance(got, (list, tuple)):
         raise ExerciseError(f"{name} should be a list of three words such as ['money', 'cash', 'river'], but it is "
                             f"a {type(got).__name__}.")
+    if got and all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 0 <= w < len(_TOY_WORDS)
+                   for w in got):
+        raise ExerciseError(f"{name} = {[int(w) for w in got]} holds row numbers, not words: map the indices "
+                            "through toy_words, e.g. [toy_words[j] for j in order[:3]].")
     words = [str(w).strip().lower() if isinstance(w, str) else w for w in got]
     unknown = [w for w in words if w not in _TOY_WORDS and w != "bank"]
     if unknown:
@@ -112,7 +116,11 @@ def _as_words(got: Any, name: str) -> list[str]:
     return words
 
 
-def _judge(name: str, words: list[str]) -> None:
+_OWNER = {"by_dot": "the dot product's", "by_cosine": "the cosine's", "by_distance": "the Euclidean distance's",
+          "by_unit_distance": "the unit-row distance's"}
+
+
+def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
     what, _ = _MEASURES[name]
     expected = _top(name)
     if words == expected:
@@ -127,6 +135,13 @@ def _judge(name: str, words: list[str]) -> None:
                             + ("smallest distance." if "distance" in name else "largest score."))
     if sorted(words) == sorted(expected):
         raise ExerciseError(f"{name} has the right three words in the wrong order; list the nearest first.")
+    # Another measure's ranking: say whose, where that gives nothing away (the learner gave the same list for
+    # that measure too, or swapped the two lists), so a misplaced list is not taken for a wrong computation.
+    for other in _MEASURES:
+        if other != name and words == _top(other) and answers.get(other) in (words, expected):
+            swapped = answers.get(other) == expected and words != expected
+            raise ExerciseError(f"{name} = {words} is {_OWNER[other]} ranking, not the ranking by {what}"
+                                + (f"; {name} and {other} look swapped." if swapped else "; " + _WHY[name]))
     raise ExerciseError(f"{name} = {words} is not the ranking by {what}; " + _WHY[name])
 
 
@@ -144,20 +159,23 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
     """Exercise 2: the three nearest neighbours of "bank" in the toy table by four measures, nearest first.
 
     Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
-    order, or a wrong length are each named; any other wrong list (another measure's ranking included, without
-    saying which) is told it is not the ranking asked for, with why that measure ranks as it does.
+    order, a wrong length and row numbers instead of words are each named; another measure's ranking is named as
+    such where that gives nothing away (the learner gave it for that measure too, or swapped two lists); any
+    other wrong list is told it is not the ranking asked for, with why that measure ranks as it does.
     """
     given = {"by_dot": by_dot, "by_cosine": by_cosine, "by_distance": by_distance,
              "by_unit_distance": by_unit_distance}
-    for name, got in given.items():
-        _judge(name, _as_words(got, name))
+    answers = {name: _as_words(got, name) for name, got in given.items()}
+    for name, words in answers.items():
+        _judge(name, words, answers)
     passed("by dot product " + ", ".join(_top("by_dot")) + "; by cosine " + ", ".join(_top("by_cosine"))
            + "; by distance " + ", ".join(_top("by_distance")) + "; by distance between unit rows "
            + ", ".join(_top("by_unit_distance")) + ". Why: the dot product puts \"giant\" first, over four times "
            "longer than \"bank\" though it points 59 degrees away; the cosine puts the tiny \"dust\" first, as it "
            "points almost exactly like \"bank\"; the distance buries both (\"dust\" sits near the origin, 1.4 from "
            "\"bank\") and brings in \"money\", as it asks for the same length and direction. For rows of length 1, "
-           "|u - v|^2 = 2 - 2 cos(u, v), so (d) is the cosine's list. Were your predictions right?")
+           "|u - v|^2 = 2 - 2 cos(u, v), so (d) is the cosine's list (with \"bank\" left unscaled, too: "
+           "|u - b|^2 = 1 + |b|^2 - 2 |b| cos(u, b)). Were your predictions right?")
 
 
 # ---- exercise 3: a sentence with "bank" and "money" whose mean row still leans to the river side
@@ -181,22 +199,28 @@ def _outvote_table() -> tuple[Any, np.ndarray]:
     return table, mean_unit(RIVER_SIDE) - mean_unit(FINANCE)
 
 
+# A form of a judge word is the word with an ending: it begins with the word's stem ("lakes", "lakeside",
+# "financial", "saving"). A stem drops only an ending that inflection replaces (finance -> financ-, savings ->
+# saving). "riverside" counts only whole, so "river" stays free. A word that merely shares letters is no form:
+# "blake" holds "lake" but does not begin with it; "credible" (believable) begins with "credi", not "credit".
+_STEMS = {"muddy": "mudd", "mortgage": "mortgag", "finance": "financ", "loans": "loan", "savings": "saving"}
+_NOT_FORMS = ("lakers", "waterloo", "waterford")   # names that only begin with a judge word's letters
+
+
 def _judge_form(word: str) -> tuple[str, str] | None:
-    """The judge word that `word` is a form of, and how: it contains the judge word ("lakeside", "loans"), or it
-    starts with the judge word's first five letters ("financial"). "riverside" counts only whole, so "river" and
-    "rivers" stay free. None if `word` is no form of a judge word."""
+    """The judge word that `word` is a form of, and the stem it begins with; None if it is no form of one."""
+    if word in _NOT_FORMS:
+        return None
     for judge in RIVER_SIDE + FINANCE:
-        if judge in word:
-            return judge, "contains"
-        if judge != "riverside" and len(judge) >= 5 and word[:5] == judge[:5]:
-            return judge, "starts with the first five letters of"
+        stem = _STEMS.get(judge, judge)
+        if word.startswith(stem):
+            return judge, stem
     return None
 
 
 def check_outvote(sentence: Any) -> None:
     """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
-    the two judge lists nor a form of one (a word that contains one, or starts with the first five letters of
-    one, "riverside" counting only whole), whose mean row z leans to the river side: z . r > 0, r = toward_river.
+    the two judge lists nor a form of one (a word that begins with a judge word's stem, see _STEMS), whose mean row z leans to the river side: z . r > 0, r = toward_river.
 
     Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
     judge lists or a form of one (the shortcut), a word the table does not hold whole, and a mean that leans
@@ -228,10 +252,10 @@ def check_outvote(sentence: Any) -> None:
                             "judge the sense, so using them would let the judge vote; choose other words.")
     forms = {w: _judge_form(w) for w in dict.fromkeys(words) if _judge_form(w)}
     if forms:
-        raise ExerciseError(f"{given}: " + ", ".join(f"{w!r} {how} the judge word {j!r}"
-                                                     for w, (j, how) in forms.items())
-                            + ". The exercise bars such forms: they share the judge word's stem and mostly its "
-                            "sense, so they let the judge vote through the back door; choose other words.")
+        raise ExerciseError(f"{given}: " + ", ".join(f"{w!r} is a form of the judge word {j!r} (it begins with "
+                                                     f"{stem!r})" for w, (j, stem) in forms.items())
+                            + ". The exercise bars forms of the judge words: they keep the judge word's sense, "
+                            "so they would let the judge vote through the back door; choose other words.")
     table, d = _outvote_table()
     unknown = [w for w in dict.fromkeys(words) if not (w.isalpha() and w in table)]
     if unknown:
@@ -244,8 +268,8 @@ def check_outvote(sentence: Any) -> None:
     shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given, repeats included
     if total <= 0:
         against = [w for w in dict.fromkeys(words) if votes[w] < 0 and w not in ("bank", "money")]
-        drop = (f", or take out {', '.join(repr(w) for w in against)}, which vote for finance too" if against
-                else "")
+        drop = (f", or take out {', '.join(repr(w) for w in against)}, which "
+                f"{'votes' if len(against) == 1 else 'vote'} for finance too" if against else "")
         raise ExerciseError(f"the mean row leans to finance: the votes x_j . r, one per word of your sentence "
                             f"({shown}), sum to {total:+.3f}, not above 0. Add words whose votes are large and "
                             f"positive{drop}.")

@@ -151,17 +151,21 @@ def chance_figure(chance: ArrayLike, pairs: Mapping[str, float], controls: Mappi
     return fig
 
 
-def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str]) -> None:
+def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
+               offsets: Mapping[str, tuple[float, float]] | None = None) -> None:
     """Draw groups of labelled 2-D points on ``ax``: ``points[group][word]`` has shape (2,), drawn in
-    ``colours[group]``."""
+    ``colours[group]``. A label sits 4 points up and right of its point, or at ``offsets[word]`` (in points;
+    a negative x puts the label's end there) where two labels would overlap."""
+    offsets = offsets or {}
     for group, words in points.items():
         pts = np.array([np.asarray(p, dtype=float) for p in words.values()])
         if pts.ndim != 2 or pts.shape[1] != 2:
             raise ValueError(f"points[{group!r}] has points of shape {pts.shape[1:]}; expected (2,)")
         ax.scatter(pts[:, 0], pts[:, 1], color=colours[group], s=40)
         for word, (x, y) in zip(words, pts, strict=True):
-            ax.annotate(word, (x, y), xytext=(4, 4), textcoords="offset points", color=colours[group],
-                        fontsize=FONT)
+            dx, dy = offsets.get(word, (4, 4))
+            ax.annotate(word, (x, y), xytext=(dx, dy), textcoords="offset points", color=colours[group],
+                        fontsize=FONT, ha="right" if dx < 0 else "left")
     ax.set_xlabel("direction 1 (fruit <-> tech)", fontsize=FONT)
     ax.set_ylabel("direction 2", fontsize=FONT)
     ax.set_xticks([])
@@ -171,9 +175,11 @@ def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours:
 
 def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping[str, str],
                  star: tuple[str, ArrayLike], control: ArrayLike | None = None,
-                 control_label: str = "control words") -> Figure:
-    """The fruit/tech plane (:func:`draw_plane`) with one word (``star``: (word, (2,) point)) as a red star
-    and, if given, ``control`` points ((n, 2): words unrelated to both groups) as unlabelled gray crosses.
+                 control_label: str = "control words",
+                 offsets: Mapping[str, tuple[float, float]] | None = None) -> Figure:
+    """The fruit/tech plane (:func:`draw_plane`, which takes ``offsets``) with one word (``star``: (word, (2,)
+    point)) as a red star and, if given, ``control`` points ((n, 2): words unrelated to both groups) as
+    unlabelled gray crosses.
 
     Returns:
         the figure (12 x 5.8 inches).
@@ -185,7 +191,7 @@ def plane_figure(points: Mapping[str, Mapping[str, ArrayLike]], colours: Mapping
             raise ValueError(f"control has shape {pts.shape}; expected (n, 2)")
         ax.scatter(pts[:, 0], pts[:, 1], color="gray", marker="x", s=60, label=control_label)
         ax.legend(fontsize=FONT, loc="lower center")
-    draw_plane(ax, points, colours)
+    draw_plane(ax, points, colours, offsets)
     word, (x, y) = star[0], np.asarray(star[1], dtype=float)
     ax.scatter([x], [y], color="tab:red", marker="*", s=400, zorder=3)
     ax.annotate(word, (x, y), xytext=(8, 8), textcoords="offset points", color="tab:red", fontsize=FONT + 3,
