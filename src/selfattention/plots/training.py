@@ -12,6 +12,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
+from .basic_attention import _hull
 from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
@@ -165,19 +166,8 @@ def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Seque
 
 
 def _hull_corners(P: np.ndarray) -> int:
-    """How many of the points P (n, 2) are corners of their convex hull (Andrew's monotone chain)."""
-    pts = sorted(map(tuple, np.round(P, 9)))
-
-    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        out: list[tuple[float, float]] = []
-        for p in seq:
-            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
-                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
-                out.pop()
-            out.append(p)
-        return out[:-1]
-
-    return len(half(pts) + half(pts[::-1]))
+    """How many of the points P (n, 2) are corners of their convex hull."""
+    return len(_hull(np.round(P, 9)))
 
 
 def ring_order(K: ArrayLike, letters: str = "ABCDEFGH") -> str:
