@@ -16,7 +16,7 @@ from selfattention import checks
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
     "old": "the new token is missing", "plus1": "rotated at position T + 1",
-    "minus1": "rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
+    "minus1": "q and k_new were rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
@@ -26,6 +26,8 @@ DECODE_PHRASES = {
     "drop_first": "the oldest token (position 0) is missing", "alone": "attended to the new token alone",
     "rot_v": "v_new was rotated too", "keys_as_values": "the weights were applied to the keys",
     "no_softmax": "without a softmax", "swapped_caches": "the two caches are returned swapped",
+    "q_minus1": "q was rotated at position T - 1 and k_new at T", "by_dmodel": "divided by sqrt(d_model) = 8",
+    "ones": "the softmax ran over an axis of length 1",
 }
 
 
@@ -93,6 +95,11 @@ DECODE_WRONG = {
     "rot_v": _scaled(lambda d_k, T: math.sqrt(d_k), rotate_v=True),
     "keys_as_values": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s, -1) @ K),
     "no_softmax": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: s @ V),
+    "by_dmodel": _scaled(lambda d_k, T: math.sqrt(64)),                      # d_model = 64 for d_k = 16
+    "ones": _scaled(lambda d_k, T: math.sqrt(d_k),                           # a (1, T + 1) row, softmax on dim 0
+                    weigh=lambda s, K, V: (torch.softmax(s[None], dim=0) @ V)[0]),
+    "ones_row": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s[None], dim=0) @ V),
+    "q_minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K)),
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
     "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
@@ -123,7 +130,7 @@ def test_decode_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(DECODE_WRONG))
 def test_decode_mistake_is_named(key):
-    expected = key.replace("_masked", "")
+    expected = key.replace("_masked", "").replace("_row", "")
     names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
 
 
@@ -176,6 +183,16 @@ def test_decode_shortcut_attending_to_itself_only_fails_check_and_hidden_test():
         right = decode_right(q[0, 1, 40], k[0, 0, 40], v[0, 0, 40], kr[0, 0, :40], v[0, 0, :40])[0]
     assert not np.allclose(z.numpy(), own.numpy(), atol=1e-5)
     assert np.allclose(right.numpy(), own.numpy(), atol=1e-5)
+
+
+def test_rotary_with_an_int_position_names_the_argument():
+    """rotary(x[None], T) with a plain int: the error names positions, what it got and what it wants."""
+    q = torch.randn(16)
+    with pytest.raises(TypeError) as err:
+        sa.llm.rotary(q[None], 20)
+    text = str(err.value)
+    assert "positions must be a torch.Tensor of shape (T,) = (1,)" in text and "got int 20" in text
+    assert "torch.tensor([p])" in text
 
 
 # ------------------------------------------------------------------------------- exercise 2

@@ -102,6 +102,9 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "old": (_attend(_rot(q, T), K, V), right[1]),
         "plus1": step(T + 1, T + 1),
         "minus1": step(T - 1, T - 1),
+        "q_minus1": step(T - 1, T),
+        "by_dmodel": scaled(8.0),
+        "ones": (weighted(np.ones_like, Vg), Kg),
         "pos_dk": step(len(q), len(q)),
         "unrotated": step(None, None),
         "q_only": step(T, None),
@@ -127,6 +130,12 @@ _DECODE_WORDS = {
              "at 0 to T - 1 and the new one at T (len(K_cache)).",
     "minus1": "q and k_new were rotated at position T - 1, the last cached token's place: the new token sits "
               "at T (len(K_cache)), positions counting from 0.",
+    "q_minus1": "q was rotated at position T - 1 and k_new at T: the new token's query and key both sit at "
+                "position T (len(K_cache)), the query too.",
+    "by_dmodel": "the scores were divided by sqrt(d_model) = 8, the width of the whole model: the scale is "
+                 "sqrt(d_k) = 4, the length of one head's query (math.sqrt(len(q))).",
+    "ones": "every weight is 1, so z is the sum of all T + 1 values: the softmax ran over an axis of length 1 "
+            "(dim=0 of a (1, T + 1) row of scores). Softmax over the T + 1 scores (dim=-1).",
     "pos_dk": "q and k_new were rotated at position d_k = 16, the number of columns of K_cache "
               "(K_cache.shape[1]): the new token's position is the number of rows, T = K_cache.shape[0].",
     "unrotated": "q and k_new were not rotated (or rotated at position 0): RoPE turns the new token's query "
@@ -188,6 +197,8 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                 f"(softmax is unchanged by that shift), or call torch.softmax, which does.")
         variants = _decode_variants(c)
         mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
+        if z.shape == (1, *variants["ones"][0].shape) and np.allclose(z[0], variants["ones"][0], rtol=1e-4, atol=1e-5):
+            raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['ones']}")
         check_array(z, variants["right"][0], f"z (on {what})", mistakes=mistakes, rtol=1e-4, atol=1e-5)
         if c["model"] is not None and not np.allclose(variants["right"][0], c["model"], atol=1e-5):
             raise AssertionError("the check's reference differs from the model's own output")
