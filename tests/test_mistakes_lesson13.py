@@ -204,6 +204,7 @@ BOUND_PHRASES = {
     "cache2": "do not multiply by 2 again", "swapped": "bandwidth and flops_per_s are swapped",
     "none_return": "return math.inf, as the exercise asks, not None",
     "capped": "A search that stops at a cap",
+    "bytes4": "4 bytes each (float32)", "T1": "counted for T + 1 tokens", "attn": "cache bytes as FLOPs too",
 }
 BOUND_EXPECT = {"round": "floor"}   # round() gives the batch below the exact solution on the second case
 
@@ -264,7 +265,21 @@ BOUND_WRONG = {
     "swapped": lambda n, c, T, bw, f: _bound(n, c, T, f, bw),
     "none_return": lambda n, c, T, bw, f: None if 2 * n / f <= T * c / bw else _bound(n, c, T, bw, f),
     "capped": bound_capped,
+    "bytes4": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, wbytes=4),
+    "T1": lambda n, c, T, bw, f: _bound(n, c, T + 1, bw, f),
+    "attn": lambda n, c, T, bw, f: (lambda g: math.ceil(2 * n / bw / g) if g > 0 else math.inf)(
+        (2 * n + T * c) / f - T * c / bw),
 }
+
+
+def test_bound_hint_needs_a_second_case():
+    """An answer that gives the rounded-down batch on the lesson's cases by coincidence, but not on the
+    confirming probe, is not told it rounded down: it gets the plain message."""
+    def lucky(n, c, T, bw, f):
+        right = bound_right(n, c, T, bw, f)
+        return right - 1 if (n, T) == (68_976_648_192, 512) else right + 7
+    text = message(checks.check_compute_bound_batch, lucky)
+    assert "Recheck your working" in text and not [k for k, p in BOUND_PHRASES.items() if p in text]
 
 
 @pytest.mark.parametrize("answer", [bound_right, bound_right_search])

@@ -250,7 +250,44 @@ _BOUND_WORDS = {
                "so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 again."),
     "swapped": ("bandwidth and flops_per_s are swapped: the FLOP time is FLOPs / flops_per_s, the reading time "
                 "bytes / bandwidth."),
+    "bytes4": "the weights were counted as 4 bytes each (float32); they are stored in 2 bytes (float16).",
+    "T1": ("each cache was counted for T + 1 tokens: the step reads the T tokens already cached, "
+           "T x cache_bytes_per_token bytes per sequence."),
+    "attn": ("the FLOP time counts the T x cache_bytes_per_token cache bytes as FLOPs too: the exercise counts "
+             "the weights' FLOPs alone, 2 per parameter per sequence (attention's FLOPs are small beside them)."),
 }
+
+
+def _slip(key: str, n: float, c: float, T: int, bw: float, f: float) -> set[float]:
+    """The batches the slip ``key`` gives on one case (floor: rounded down or to the nearest)."""
+    if key == "swapped":
+        return {_bound_batch(n, c, T, f, bw)}
+    if key == "floor":
+        exact = _bound_batch(n, c, T, bw, f, rounding="none")
+        return {math.inf} if math.isinf(exact) else {math.floor(exact), round(exact)}
+    if key == "T1":
+        return {_bound_batch(n, c, T + 1, bw, f)}
+    if key == "attn":
+        gain = (2 * n + T * c) / f - T * c / bw
+        return {math.ceil(2 * n / bw / gain) if gain > 0 else math.inf}
+    kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
+                              "bytes1": {"weight_bytes": 1.0}, "bytes4": {"weight_bytes": 4.0},
+                              "none": {"rounding": "none"}, "cache2": {"cache_factor": 2.0}}[key]
+    return {_bound_batch(n, c, T, bw, f, **kwargs)}
+
+
+def _confirmed(compute_bound_batch: Callable[..., Any], key: str) -> bool:
+    """Whether the answer gives the slip's batch on every case and on the confirming probe, so that a hint is
+    never named on one number that a different slip happens to give too."""
+    for case in (*_BOUND_CASES, _CONFIRM):
+        try:
+            got = float(np.asarray(compute_bound_batch(*case)).item())
+        except Exception:
+            return False
+        if not any(got == want or (math.isfinite(want) and math.isclose(got, want, rel_tol=1e-9))
+                   for want in _slip(key, *case)):
+            return False
+    return True
 
 # the 70B shape of section 4 (g = 8) on an H100, 512 tokens per text; a 7B model on another GPU; the 70B
 # shape at 4,096 tokens, where each sequence's cache takes longer to read than its FLOPs take
@@ -261,6 +298,9 @@ _BOUND_CASES = [(68_976_648_192, 327_680, 512, 3.35e12, 989e12), (7e9, 131_072, 
 # a cache of 1 MB per token: forgetting to multiply it by T gives a batch (255) that neither the right answer
 # (inf) nor leaving the cache out (250) gives, so the two slips, which agree on the cases above, can be told apart
 _PROBE = (7e9, 1_000_000, 100, 2e12, 5e14)
+# a 1B shape with a small cache, where the exact batch (1,973.2) tells the slips apart: rounded down 1,973,
+# attention's FLOPs added 1,919, float32 weights 3,947, T + 1 tokens 2,122, no cache 247
+_CONFIRM = (1e9, 71_000, 100, 2e12, 4.93e14)
 _NO_T_WORDS = ("each sequence's cache was counted as cache_bytes_per_token bytes, the cache of one token: a "
                "sequence of T tokens brings T x cache_bytes_per_token bytes, read at every step.")
 
@@ -316,13 +356,9 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} = {value:,.0f} is not right yet: {_NO_T_WORDS}")
         hints: dict[str, float] = {}
         for key, words in _BOUND_WORDS.items():
-            kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
-                                      "bytes1": {"weight_bytes": 1.0}, "none": {"rounding": "none"},
-                                      "floor": {"rounding": "floor"}, "cache2": {"cache_factor": 2.0},
-                                      "swapped": {}}[key]
-            wrong = _bound_batch(n, c, T, f, bw) if key == "swapped" else _bound_batch(*case, **kwargs)
-            if wrong != right and not math.isinf(wrong):
-                hints.setdefault(words, wrong)
+            for wrong in _slip(key, *case):
+                if wrong != right and not math.isinf(wrong) and _confirmed(compute_bound_batch, key):
+                    hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
     n, c, T = _BOUND_CASES[0][:3]
     room = 2 * 80 * 2**30 - 2 * n  # bytes two H100s (80 GiB each) leave after the float16 weights
