@@ -96,9 +96,9 @@ DECODE_WRONG = {
     "keys_as_values": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s, -1) @ K),
     "no_softmax": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: s @ V),
     "by_dmodel": _scaled(lambda d_k, T: math.sqrt(64)),                      # d_model = 64 for d_k = 16
-    "ones": _scaled(lambda d_k, T: math.sqrt(d_k),                           # a (1, T + 1) row, softmax on dim 0
-                    weigh=lambda s, K, V: (torch.softmax(s[None], dim=0) @ V)[0]),
-    "ones_row": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s[None], dim=0) @ V),
+    # a (1, T + 1) row of scores, softmax over dim 0: every weight 1 (squeezed to (d_k,), or left (1, d_k))
+    "ones": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: (torch.softmax(s[None], 0) @ V)[0]),
+    "ones_row": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s[None], 0) @ V),
     "q_minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K)),
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
