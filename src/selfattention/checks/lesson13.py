@@ -219,7 +219,9 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                     "every key rotated at its position, so the next steps can use it as it is.")
             check_array(got, want, name, rtol=1e-4, atol=1e-5)
     passed("z is row T of the model's own causal attention for that head (two prompts, and scores in the "
-           "hundreds), and the caches grew by one row each, the key rotated at position T.")
+           "hundreds), and the caches grew by one row each, the key rotated at position T. The cached keys "
+           "were never rotated again: a score depends on the offset only, so a key rotated once at its "
+           "position stays right for every later query.")
 
 
 # ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
