@@ -175,3 +175,13 @@ def test_stepwise_losses_match_one_pass_and_llama_weights_count():
     h, f, L, heads, kv, V = 16, 40, 3, 4, 2, 11
     per_layer = 2 * h * h + 2 * h * (h // heads * kv) + 3 * h * f + 2 * h
     assert sa.llm.llama_weights(h, f, L, heads, kv, V) == 2 * V * h + L * per_layer + h
+
+
+def test_decode_rates_draws_each_g_and_the_compute_bound_line():
+    fig = llm_plots.decode_rates(68_976_648_192, layers=80, d_k=128, T=4096, kv_heads=(8, 64))
+    ax = fig.axes[0]
+    assert len(ax.lines) == 5                            # fits / does not fit for each g, then FLOPs only
+    fits = [np.isfinite(line.get_ydata()).sum() for line in ax.lines[0:4:2]]
+    assert fits[0] > fits[1] > 0                         # g = 8 fits more sequences than g = 64
+    assert ax.get_legend()._loc == 4                     # lower right, off the compute-bound line
+    legible(fig)

@@ -16,7 +16,7 @@ from selfattention import checks
 # ------------------------------------------------------------------------------- exercise 1
 DECODE_PHRASES = {
     "old": "the new token is missing", "plus1": "rotated at position T + 1",
-    "minus1": "rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
+    "minus1": "q and k_new were rotated at position T - 1", "pos_dk": "rotated at position d_k = 16",
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
@@ -26,6 +26,8 @@ DECODE_PHRASES = {
     "drop_first": "the oldest token (position 0) is missing", "alone": "attended to the new token alone",
     "rot_v": "v_new was rotated too", "keys_as_values": "the weights were applied to the keys",
     "no_softmax": "without a softmax", "swapped_caches": "the two caches are returned swapped",
+    "q_minus1": "q was rotated at position T - 1 and k_new at T", "by_dmodel": "divided by sqrt(d_model) = 8",
+    "ones": "the softmax ran over an axis of length 1",
 }
 
 
@@ -93,6 +95,11 @@ DECODE_WRONG = {
     "rot_v": _scaled(lambda d_k, T: math.sqrt(d_k), rotate_v=True),
     "keys_as_values": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s, -1) @ K),
     "no_softmax": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: s @ V),
+    "by_dmodel": _scaled(lambda d_k, T: math.sqrt(64)),                      # d_model = 64 for d_k = 16
+    # a (1, T + 1) row of scores, softmax over dim 0: every weight 1 (squeezed to (d_k,), or left (1, d_k))
+    "ones": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: (torch.softmax(s[None], 0) @ V)[0]),
+    "ones_row": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s[None], 0) @ V),
+    "q_minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K)),
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
     "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
@@ -123,7 +130,7 @@ def test_decode_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(DECODE_WRONG))
 def test_decode_mistake_is_named(key):
-    expected = key.replace("_masked", "")
+    expected = key.replace("_masked", "").replace("_row", "")
     names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
 
 
@@ -178,6 +185,16 @@ def test_decode_shortcut_attending_to_itself_only_fails_check_and_hidden_test():
     assert np.allclose(right.numpy(), own.numpy(), atol=1e-5)
 
 
+def test_rotary_with_an_int_position_names_the_argument():
+    """rotary(x[None], T) with a plain int: the error names positions, what it got and what it wants."""
+    q = torch.randn(16)
+    with pytest.raises(TypeError) as err:
+        sa.llm.rotary(q[None], 20)
+    text = str(err.value)
+    assert "positions must be a torch.Tensor of shape (T,) = (1,)" in text and "got int 20" in text
+    assert "torch.tensor([p])" in text
+
+
 # ------------------------------------------------------------------------------- exercise 2
 BOUND_PHRASES = {
     "no_cache": "the caches are missing", "flops1": "2 FLOPs, not 1", "bytes1": "counted as 1 byte",
@@ -187,6 +204,7 @@ BOUND_PHRASES = {
     "cache2": "do not multiply by 2 again", "swapped": "bandwidth and flops_per_s are swapped",
     "none_return": "return math.inf, as the exercise asks, not None",
     "capped": "A search that stops at a cap",
+    "bytes4": "4 bytes each (float32)", "T1": "counted for T + 1 tokens", "attn": "cache bytes as FLOPs too",
 }
 BOUND_EXPECT = {"round": "floor"}   # round() gives the batch below the exact solution on the second case
 
@@ -247,7 +265,21 @@ BOUND_WRONG = {
     "swapped": lambda n, c, T, bw, f: _bound(n, c, T, f, bw),
     "none_return": lambda n, c, T, bw, f: None if 2 * n / f <= T * c / bw else _bound(n, c, T, bw, f),
     "capped": bound_capped,
+    "bytes4": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, wbytes=4),
+    "T1": lambda n, c, T, bw, f: _bound(n, c, T + 1, bw, f),
+    "attn": lambda n, c, T, bw, f: (lambda g: math.ceil(2 * n / bw / g) if g > 0 else math.inf)(
+        (2 * n + T * c) / f - T * c / bw),
 }
+
+
+def test_bound_hint_needs_a_second_case():
+    """An answer that gives the rounded-down batch on the lesson's cases by coincidence, but not on the
+    confirming probe, is not told it rounded down: it gets the plain message."""
+    def lucky(n, c, T, bw, f):
+        right = bound_right(n, c, T, bw, f)
+        return right - 1 if (n, T) == (68_976_648_192, 512) else right + 7
+    text = message(checks.check_compute_bound_batch, lucky)
+    assert "Recheck your working" in text and not [k for k, p in BOUND_PHRASES.items() if p in text]
 
 
 @pytest.mark.parametrize("answer", [bound_right, bound_right_search])

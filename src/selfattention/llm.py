@@ -293,6 +293,10 @@ def rotary(x: Tensor, positions: Tensor | None = None, base: float = 10000.0, *,
         raise ValueError(f"x must have an even number of features d (pairs are rotated), got d={d}")
     if positions is None:
         positions = torch.arange(T)
+    if not isinstance(positions, Tensor):
+        raise TypeError(f"positions must be a torch.Tensor of shape (T,) = ({T},), one position per row of "
+                        f"x, got {type(positions).__name__} {positions!r:.40}: for one vector at position p, "
+                        f"write rotary(x[None], torch.tensor([p]))")
     if positions.shape != (T,):
         raise ValueError(f"positions must have shape (T,) = ({T},), got {tuple(positions.shape)}")
     if inv_freq is None:

@@ -102,6 +102,9 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "old": (_attend(_rot(q, T), K, V), right[1]),
         "plus1": step(T + 1, T + 1),
         "minus1": step(T - 1, T - 1),
+        "q_minus1": step(T - 1, T),
+        "by_dmodel": scaled(8.0),
+        "ones": (weighted(np.ones_like, Vg), Kg),
         "pos_dk": step(len(q), len(q)),
         "unrotated": step(None, None),
         "q_only": step(T, None),
@@ -127,6 +130,12 @@ _DECODE_WORDS = {
              "at 0 to T - 1 and the new one at T (len(K_cache)).",
     "minus1": "q and k_new were rotated at position T - 1, the last cached token's place: the new token sits "
               "at T (len(K_cache)), positions counting from 0.",
+    "q_minus1": "q was rotated at position T - 1 and k_new at T: the new token's query and key both sit at "
+                "position T (len(K_cache)), the query too.",
+    "by_dmodel": "the scores were divided by sqrt(d_model) = 8, the width of the whole model: the scale is "
+                 "sqrt(d_k) = 4, the length of one head's query (math.sqrt(len(q))).",
+    "ones": "every weight is 1, so z is the sum of all T + 1 values: the softmax ran over an axis of length 1 "
+            "(dim=0 of a (1, T + 1) row of scores). Softmax over the T + 1 scores (dim=-1).",
     "pos_dk": "q and k_new were rotated at position d_k = 16, the number of columns of K_cache "
               "(K_cache.shape[1]): the new token's position is the number of rows, T = K_cache.shape[0].",
     "unrotated": "q and k_new were not rotated (or rotated at position 0): RoPE turns the new token's query "
@@ -188,6 +197,8 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                 f"(softmax is unchanged by that shift), or call torch.softmax, which does.")
         variants = _decode_variants(c)
         mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
+        if z.shape == (1, *variants["ones"][0].shape) and np.allclose(z[0], variants["ones"][0], rtol=1e-4, atol=1e-5):
+            raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['ones']}")
         check_array(z, variants["right"][0], f"z (on {what})", mistakes=mistakes, rtol=1e-4, atol=1e-5)
         if c["model"] is not None and not np.allclose(variants["right"][0], c["model"], atol=1e-5):
             raise AssertionError("the check's reference differs from the model's own output")
@@ -208,7 +219,9 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                     "every key rotated at its position, so the next steps can use it as it is.")
             check_array(got, want, name, rtol=1e-4, atol=1e-5)
     passed("z is row T of the model's own causal attention for that head (two prompts, and scores in the "
-           "hundreds), and the caches grew by one row each, the key rotated at position T.")
+           "hundreds), and the caches grew by one row each, the key rotated at position T. The cached keys "
+           "were never rotated again: a score depends on the offset only, so a key rotated once at its "
+           "position stays right for every later query.")
 
 
 # ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
@@ -239,7 +252,44 @@ _BOUND_WORDS = {
                "so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 again."),
     "swapped": ("bandwidth and flops_per_s are swapped: the FLOP time is FLOPs / flops_per_s, the reading time "
                 "bytes / bandwidth."),
+    "bytes4": "the weights were counted as 4 bytes each (float32); they are stored in 2 bytes (float16).",
+    "T1": ("each cache was counted for T + 1 tokens: the step reads the T tokens already cached, "
+           "T x cache_bytes_per_token bytes per sequence."),
+    "attn": ("the FLOP time counts the T x cache_bytes_per_token cache bytes as FLOPs too: the exercise counts "
+             "the weights' FLOPs alone, 2 per parameter per sequence (attention's FLOPs are small beside them)."),
 }
+
+
+def _slip(key: str, n: float, c: float, T: int, bw: float, f: float) -> set[float]:
+    """The batches the slip ``key`` gives on one case (floor: rounded down or to the nearest)."""
+    if key == "swapped":
+        return {_bound_batch(n, c, T, f, bw)}
+    if key == "floor":
+        exact = _bound_batch(n, c, T, bw, f, rounding="none")
+        return {math.inf} if math.isinf(exact) else {math.floor(exact), round(exact)}
+    if key == "T1":
+        return {_bound_batch(n, c, T + 1, bw, f)}
+    if key == "attn":
+        gain = (2 * n + T * c) / f - T * c / bw
+        return {math.ceil(2 * n / bw / gain) if gain > 0 else math.inf}
+    kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
+                              "bytes1": {"weight_bytes": 1.0}, "bytes4": {"weight_bytes": 4.0},
+                              "none": {"rounding": "none"}, "cache2": {"cache_factor": 2.0}}[key]
+    return {_bound_batch(n, c, T, bw, f, **kwargs)}
+
+
+def _confirmed(compute_bound_batch: Callable[..., Any], key: str) -> bool:
+    """Whether the answer gives the slip's batch on every case and on the confirming probe, so that a hint is
+    never named on one number that a different slip happens to give too."""
+    for case in (*_BOUND_CASES, _CONFIRM):
+        try:
+            got = float(np.asarray(compute_bound_batch(*case)).item())
+        except Exception:
+            return False
+        if not any(got == want or (math.isfinite(want) and math.isclose(got, want, rel_tol=1e-9))
+                   for want in _slip(key, *case)):
+            return False
+    return True
 
 # the 70B shape of section 4 (g = 8) on an H100, 512 tokens per text; a 7B model on another GPU; the 70B
 # shape at 4,096 tokens, where each sequence's cache takes longer to read than its FLOPs take
@@ -250,6 +300,9 @@ _BOUND_CASES = [(68_976_648_192, 327_680, 512, 3.35e12, 989e12), (7e9, 131_072, 
 # a cache of 1 MB per token: forgetting to multiply it by T gives a batch (255) that neither the right answer
 # (inf) nor leaving the cache out (250) gives, so the two slips, which agree on the cases above, can be told apart
 _PROBE = (7e9, 1_000_000, 100, 2e12, 5e14)
+# a 1B shape with a small cache, where the exact batch (1,973.2) tells the slips apart: rounded down 1,973,
+# attention's FLOPs added 1,919, float32 weights 3,947, T + 1 tokens 2,122, no cache 247
+_CONFIRM = (1e9, 71_000, 100, 2e12, 4.93e14)
 _NO_T_WORDS = ("each sequence's cache was counted as cache_bytes_per_token bytes, the cache of one token: a "
                "sequence of T tokens brings T x cache_bytes_per_token bytes, read at every step.")
 
@@ -305,13 +358,9 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} = {value:,.0f} is not right yet: {_NO_T_WORDS}")
         hints: dict[str, float] = {}
         for key, words in _BOUND_WORDS.items():
-            kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
-                                      "bytes1": {"weight_bytes": 1.0}, "none": {"rounding": "none"},
-                                      "floor": {"rounding": "floor"}, "cache2": {"cache_factor": 2.0},
-                                      "swapped": {}}[key]
-            wrong = _bound_batch(n, c, T, f, bw) if key == "swapped" else _bound_batch(*case, **kwargs)
-            if wrong != right and not math.isinf(wrong):
-                hints.setdefault(words, wrong)
+            for wrong in _slip(key, *case):
+                if wrong != right and not math.isinf(wrong) and _confirmed(compute_bound_batch, key):
+                    hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
     n, c, T = _BOUND_CASES[0][:3]
     room = 2 * 80 * 2**30 - 2 * n  # bytes two H100s (80 GiB each) leave after the float16 weights

@@ -16,7 +16,7 @@ from numpy.typing import ArrayLike
 
 __all__ = ["FONT", "loss_curves", "prefill_decode",
            "block_map", "loss_by_position", "io_counts", "io_ratio", "decode_costs",
-           "rope_turns", "H100"]
+           "decode_rates", "rope_turns", "H100"]
 
 #: Font size (pt) of every figure here.
 FONT = 14
@@ -223,6 +223,30 @@ def decode_costs(n_params: float, cache_bytes_per_token: float, T: int, batches:
     return {"batch": batch, "memory_ms": memory_ms, "compute_ms": compute_ms, "step_ms": step_ms,
             "tokens_per_s": batch / step_ms * 1e3, "bytes": total_bytes,
             "fits": total_bytes <= gpus * H100["memory_bytes"]}
+
+
+def decode_rates(n_params: float, layers: int, d_k: int, T: int, kv_heads: Sequence[int] = (8, 64),
+                 gpus: int = 2, bytes_per_number: int = 2) -> Figure:
+    """The most tokens per second a decode step allows at each batch (:func:`decode_costs`), one line per
+    number of key/value heads g, solid while the caches fit beside the weights; the compute-bound line dashed.
+    """
+    batches = np.unique(np.geomspace(1, 1024, 60).round())
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 4.2), layout="constrained")
+        for g in kv_heads:
+            cost = decode_costs(n_params, 2 * layers * g * d_k * bytes_per_number, T, batches, gpus)
+            line, = ax.loglog(batches, np.where(cost["fits"], cost["tokens_per_s"], np.nan), lw=3,
+                              label=f"g = {g}, fits in memory")
+            ax.loglog(batches, np.where(cost["fits"], np.nan, cost["tokens_per_s"]), ":", lw=2,
+                      color=line.get_color(), label=f"g = {g}, does not fit")
+        ax.loglog(batches, batches / (2 * n_params / (gpus * H100["flops"])), "--", color="gray",
+                  label="if only FLOPs counted")
+        ax.set_xlabel("sequences decoded together (batch)")
+        ax.set_ylabel("tokens per second, at most")
+        ax.set_title(f"T = {T:,} tokens per sequence, {gpus} H100s", fontsize=FONT)
+        ax.set_ylim(1, 1e6)
+        ax.legend(loc="lower right", fontsize=FONT - 2)
+    return fig
 
 
 def rope_turns(inv_freq_trained: ArrayLike, inv_freq_new: ArrayLike, trained_length: int, new_length: int,

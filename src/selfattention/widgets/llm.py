@@ -39,7 +39,7 @@ def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
         ax.set_xlabel("sequences decoded together (batch)")
         ax.set_ylabel("tokens per second, at most")
         ax.set_ylim(1, 1e6)
-        ax.legend(loc="upper left")
+        ax.legend(loc="lower right")
     plt.close(fig)
 
     def draw(kv_heads: int = 8, T: int = 4096) -> None:
