@@ -3,11 +3,10 @@ cache of a local/global interleave of layers, and the largest RoPE base that lea
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import cmath
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
