@@ -120,9 +120,14 @@ def test_rope_explorer_legend_names_each_artist(monkeypatch):
     captured["draw"](scaling="NTK", factor=8)
     legend = shown[0].axes[0].get_legend()
     labels = [t.get_text() for t in legend.get_texts()]
-    assert labels == ["trained: 4,096 tokens", "now: 32,768 tokens", "one whole turn"]
-    trained, now, turn = legend.legend_handles
+    assert labels == ["trained: 4,096 tokens", "now: 32,768 tokens", "now, past the trained angles",
+                      "one whole turn"]
+    trained, now, beyond, turn = legend.legend_handles
     assert same_color(trained.get_facecolor(), "0.6") and same_color(now.get_facecolor(), "tab:blue")
+    assert same_color(beyond.get_facecolor(), "tab:orange")
+    bars = shown[0].axes[0].containers[1]
+    orange = [i for i, bar in enumerate(bars) if same_color(bar.get_facecolor(), "tab:orange")]
+    assert orange == list(range(46, 63))     # NTK x8: 17 of the 18 pairs short of a turn, all but the last
     assert same_color(turn.get_color(), "tab:red") and turn.get_linestyle() == ":"
 
 

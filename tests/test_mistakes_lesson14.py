@@ -137,6 +137,44 @@ def test_calling_rope_or_the_package_is_refused():
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=via_rotary)
 
 
+def test_rope_stacked_into_one_array_fails_check_and_hidden_test():
+    """np.stack([c, s]) holds the right numbers in one (2, d/2) array: the task asks for the tuple (c, s)."""
+    def stacked(q, k):
+        return np.stack(rope_right(q, k))
+    assert "as np.stack([c, s]) makes" in message(checks.check_rope_coefficients, stacked)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=stacked)
+
+
+def test_rope_zipped_pairs_are_named_a_layout_error():
+    """list(zip(c, s)) gives one (c_i, s_i) per pair: the message names the layout, not a wrong value."""
+    def zipped(q, k):
+        return list(zip(*rope_right(q, k), strict=True))
+    msg = message(checks.check_rope_coefficients, zipped)
+    assert "as list(zip(c, s)) does" in msg and "the layout is not" in msg
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=zipped)
+
+
+def test_a_cosine_imported_under_another_name_is_refused():
+    """`from numpy import cos as c_`: the check looks at the objects used, not only at their names."""
+    import types
+
+    code = """
+def turned(q, k):
+    d = len(q)
+    h = d // 2
+    a1, a2, b1, b2 = q[:h], q[h:], k[:h], k[h:]
+    phi = -np.pi / 2
+    s = -((a1 * c_(phi) - a2 * s_(phi)) * b1 + (a1 * s_(phi) + a2 * c_(phi)) * b2)
+    return a1 * b1 + a2 * b2, s
+"""
+    scope = {"np": np, "__name__": "__main__"}
+    exec("from numpy import cos as c_, sin as s_\n" + code, scope)   # noqa: S102  (a learner's cell)
+    turned = scope["turned"]
+    assert isinstance(turned, types.FunctionType)
+    assert "rotates q and k" in message(checks.check_rope_coefficients, turned)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=turned)
+
+
 # ------------------------------------------------------------------------------- exercise 2
 INTERLEAVE_PHRASES = {
     "uncapped": "never holds more tokens than the text", "global_first": "one global layer too many",
@@ -144,7 +182,7 @@ INTERLEAVE_PHRASES = {
     "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
     "all_local": "every layer was counted as local", "no_plus_one": "misses the + 1",
     "zero_local": "0 means every layer is global",
-    "kv_twice": "keys and values were counted apart",
+    "kv_twice": "keys and values were counted apart", "swapped": "local and global were swapped",
 }
 
 
@@ -180,6 +218,7 @@ INTERLEAVE_WRONG = {
     "no_plus_one": lambda T, L, w, k: (L // k) * T + (L - L // k) * min(T, w),
     "kv_twice": lambda T, L, w, k: 2 * interleave_right(T, L, w, k),
     "zero_local": lambda T, L, w, k: L * min(T, w) if k == 0 else interleave_right(T, L, w, k),
+    "swapped": lambda T, L, w, k: (L // (k + 1)) * min(T, w) + (L - L // (k + 1)) * T,
 }
 
 
@@ -192,6 +231,11 @@ def test_interleave_right_answers_pass(answer, capsys):
 def test_interleave_mistake_is_named(key):
     phrase_key = "global_first" if key in ("global_ceil", "global_rounded") else key
     names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
+
+
+def test_interleave_swapped_fails_the_hidden_test():
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test",
+                                  interleave_cache=INTERLEAVE_WRONG["swapped"])
 
 
 def test_interleave_a_zero_ratio_counted_local_fails_the_hidden_test():
@@ -224,6 +268,8 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
 BASE_PHRASES = {
     "mixed": "square root of the right base", "half_exponent": "not -i/d", "no_two_pi": "not base^(2i/d) = L",
     "pair_after": "turns exactly once, so only", "pair_before": "one too many",
+    "wrong_end": "counts the pairs from the wrong end", "inverted": "the exponent is upside down",
+    "d_pairs": "counts d pairs", "pi": "a full turn is 2 pi radians, not pi",
 }
 
 
@@ -264,6 +310,10 @@ BASE_WRONG = {
     "no_two_pi": lambda d, L, n: _base(d, L, n, two_pi=False),
     "pair_after": lambda d, L, n: _base(d, L, n, shift=1),
     "pair_before": lambda d, L, n: _base(d, L, n, shift=-1),
+    "wrong_end": lambda d, L, n: (L / (2 * np.pi)) ** (d / (2 * n)),
+    "inverted": lambda d, L, n: (L / (2 * np.pi)) ** (2 * (d // 2 - n - 1) / d),
+    "d_pairs": lambda d, L, n: (L / (2 * np.pi)) ** (d / (2 * (d - n - 1))),
+    "pi": lambda d, L, n: (L / np.pi) ** (d / (2 * (d // 2 - n - 1))),
 }
 
 

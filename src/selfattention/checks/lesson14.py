@@ -3,10 +3,13 @@ cache of a local/global interleave of layers, and the largest RoPE base that lea
 
 from __future__ import annotations
 
+import cmath
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 
 from .. import llm
 from ._engine import (
@@ -24,16 +27,20 @@ __all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_base
 
 # ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
 _ANGLE_NAMES = {"rotary", "cos", "sin", "exp", "polar"}
+# the same functions as objects, whatever name the learner imports them under (from numpy import cos as c_)
+_ANGLE_OBJECTS = (llm.rotary, np.cos, np.sin, np.exp, math.cos, math.sin, math.exp, cmath.exp, cmath.rect,
+                  torch.cos, torch.sin, torch.exp, torch.polar)
 
 
 def rotates(fn: Callable[..., Any]) -> bool:
     """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``,
-    a function of the learner's named ``rope``, or a cosine or sine (the coefficients need no angle: an answer
-    that turns q by an angle and reads the score off has skipped the derivation)."""
+    a function of the learner's named ``rope``, or a cosine or sine, found by name or, under any other name, as
+    the object itself (the coefficients need no angle: an answer that turns q by an angle and reads the score
+    off has skipped the derivation)."""
     for f in learners_functions(fn):
         if f is not fn and getattr(f, "__name__", "") == "rope":
             return True
-        if any(obj is llm.rotary for obj in used_objects(f).values()):
+        if any(obj is fun for obj in used_objects(f).values() for fun in _ANGLE_OBJECTS):
             return True
         code = getattr(f, "__code__", None)
         if code is not None and _ANGLE_NAMES & code_names(code):
@@ -80,10 +87,22 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             got = rope_coefficients(q.copy(), k.copy())
         except Exception as exc:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
+        c, s = _coefficients(q, k)
+        try:
+            table = np.asarray(got, dtype=float)
+        except (TypeError, ValueError):
+            table = None
+        if (table is not None and table.shape == (d // 2, 2) and not np.allclose(table, np.stack([c, s]))
+                and np.allclose(table, np.stack([c, s], axis=1))):
+            raise ExerciseError(f"{call} returned one (c_i, s_i) pair per feature pair, as list(zip(c, s)) "
+                                "does: the values are right, the layout is not. Return two arrays, every c_i "
+                                "in the first and every s_i in the second: (c, s).")
+        if isinstance(got, np.ndarray):
+            raise ExerciseError(f"{call} returned one NumPy array of shape {got.shape}, as np.stack([c, s]) "
+                                "makes: return the tuple (c, s) of two arrays.")
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError(f"{call} should return two arrays, (c, s), but it returned "
                                 f"{type(got).__name__} {got!r:.80}.")
-        c, s = _coefficients(q, k)
         a1, a2, b1, b2 = q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
         ca, sa_ = _coefficients(q, k, adjacent=True)
         pairing = ("features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.")
@@ -159,6 +178,11 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
                 _interleave(T, layers, window, k, window_minus_one=True),
             "every layer was counted as global.": layers * T,
         }
+        if k:
+            n_g = layers // (k + 1)
+            hints["local and global were swapped: the global layers, layers // (local_per_global + 1) of them, "
+                  "hold all T tokens, and the other, local layers at most min(T, window)."] = (
+                n_g * min(T, window) + (layers - n_g) * T)
         hints["that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
               "token's key and value together once per layer."] = 2 * _interleave(T, layers, window, k)
         if k == 0:
@@ -203,7 +227,9 @@ def _largest_base(d: int, L: float, unseen: int, *, exponent: float = 2.0, two_p
 
 
 # (d, trained length, pairs allowed short of a turn): none of them is a shape the lesson prints
-_BASE_CASES = [(16, 256, 3), (128, 8192, 20), (64, 32768, 6)]
+# the first tells i = unseen (pairs counted from the wrong end) from i one too small; at d = 16, unseen = 3
+# both give i = 3
+_BASE_CASES = [(128, 8192, 20), (16, 256, 3), (64, 32768, 6)]
 
 
 def check_rope_base(rope_base: Callable[..., Any]) -> None:
@@ -236,6 +262,22 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
             f"one too many. The slowest pair still turning is d/2 - unseen - 1 = {i}.":
                 _largest_base(d, L, n, shift=-1),
         }
+        others = {
+            f"i = unseen counts the pairs from the wrong end: the pairs short of a turn are the slowest, the "
+            f"last unseen ones (i = d/2 - unseen, ..., d/2 - 1), so the slowest still turning is i = d/2 - "
+            f"unseen - 1 = {i}, not {n}.": float((L / (2 * np.pi)) ** (d / (2 * n))),
+            "the exponent is upside down: 2 pi base^(2i/d) = L gives base = (L / 2 pi)^(d / 2i), not "
+            "(L / 2 pi)^(2i / d).": float((L / (2 * np.pi)) ** (2 * i / d)),
+            f"i = d - unseen - 1 counts d pairs: there are d/2 of them, so the slowest still turning is "
+            f"i = d/2 - unseen - 1 = {i}.": float((L / (2 * np.pi)) ** (d / (2 * (d - n - 1)))),
+            "a full turn is 2 pi radians, not pi: solve 2 pi base^(2i/d) = L, so base = (L / 2 pi)^(d / 2i), "
+            "not (L / pi)^(d / 2i).": float((L / np.pi) ** (d / (2 * i))),
+        }
+        taken = list(hints.values())
+        for text, value in others.items():     # only where it differs from every hint named already
+            if all(not np.isclose(value, v, rtol=1e-4) for v in taken):
+                hints[text] = value
+                taken.append(value)
         check_value(got, _largest_base(d, L, n), call, hints=hints, rtol=1e-4)
     b = _largest_base(128, 4096, 18)
     passed(f"base = (L / 2 pi)^(d / 2i) with i = d/2 - unseen - 1. Llama 2's shape (d = 128, 4,096 tokens) keeps "

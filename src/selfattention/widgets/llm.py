@@ -12,10 +12,13 @@ import math
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 
 from ..llm import rope_frequencies
 from ..plots import llm as llm_plots
 from . import show
+
+BEYOND = "tab:orange"   # rope_explorer: a pair that now turns past the angles it saw in training
 
 __all__ = ["decode_explorer", "io_explorer", "rope_explorer", "LLAMA2_70B"]
 
@@ -86,20 +89,25 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
     plt.close(fig)
     names = {"none": None, "linear (PI)": "linear", "NTK": "ntk", "YaRN": "yarn"}
     names = {name: names[name] for name in scalings}
+    beyond_patch = Patch(color=BEYOND, label="now, past the trained angles")
 
     def draw(scaling: str = "none", factor: int = 8) -> None:
         inv_freq, attention = rope_frequencies(d, base, names[scaling], float(factor),
                                                trained_length=trained_length)
         turns = inv_freq.numpy() * trained_length * factor / (2 * math.pi)
-        for bar, height in zip(new_bars, turns, strict=True):
+        trained_turns = trained.numpy() * trained_length / (2 * math.pi)
+        # a pair short of a whole turn in training that now turns further meets angles never seen
+        beyond = (turns > trained_turns * 1.0001) & (trained_turns < 1)
+        for bar, height, out in zip(new_bars, turns, beyond, strict=True):
             bar.set_height(height)
+            bar.set_facecolor(BEYOND if out else "tab:blue")
         ax.set_title(f"{scaling}, x{factor}: d = {d}, base {base:,.0f}, trained on {trained_length:,} tokens",
                      fontsize=llm_plots.FONT)
-        new_bars.set_label(f"now: {trained_length * factor:,} tokens")    # each label set on its own artist
-        ax.legend(handles=[old_bars, new_bars, turn_line], loc="upper right", fontsize=llm_plots.FONT - 1)
+        now = Patch(color="tab:blue", label=f"now: {trained_length * factor:,} tokens")
+        ax.legend(handles=[old_bars, now, beyond_patch, turn_line], loc="upper right",
+                  fontsize=llm_plots.FONT - 1)
         show(fig)
-        unseen = int(((turns > trained.numpy() * trained_length / (2 * math.pi) * 1.0001)
-                      & (trained.numpy() * trained_length / (2 * math.pi) < 1)).sum())
+        unseen = int(beyond.sum())
         print(f"{scaling} x{factor}: neighbours differ by {inv_freq[0]:.3f} rad in pair 0 (trained 1.000); "
               f"{unseen} of {d // 2} pairs reach angles never seen in training; "
               f"attention factor {attention:.3f}")
