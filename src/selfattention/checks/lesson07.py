@@ -172,7 +172,7 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     # A right design written in (out, in) order: the order is named first, then what it does as written.
     wrong = problems(W)
     if wrong and not problems(W.T):
-        raise ExerciseError(f"W_O_mix is written in (out, in) order: its transpose would be right. In "
+        raise ExerciseError(f"W_O_mix is not right yet, but its transpose is: it reads as written in (out, in) order. In "
                             f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head "
                             f"features) and the columns the outputs; as written, {wrong[0]}")
     if wrong:
