@@ -322,3 +322,12 @@ def test_packed_shapes_and_names_are_explained():
     assert "still empty" in _message(check_packed_heads, None)
     assert "two lists (head 1, head 2) of four" in _message(check_packed_heads, RIGHT_TOP[0])
     assert "token names" in _message(check_packed_heads, [[0, 0, 1, 1], [1, 1, 2, 2]])
+
+
+def test_packed_the_batched_split_is_a_right_route(capsys):
+    """The exercise allows the batched code: reshape to (T, h, d_k), transpose, argmax over the keys."""
+    from selfattention.checks import PACKED_W_K, PACKED_W_Q
+    Q, K = ((X07 @ W).reshape(4, 2, 2).transpose(1, 0, 2) for W in (PACKED_W_Q, PACKED_W_K))
+    answer = [[TOKENS[j] for j in row] for row in (Q @ K.transpose(0, 2, 1)).argmax(-1)]
+    _right_answer_passes(check_packed_heads, answer, capsys)
+    assert hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
