@@ -48,6 +48,7 @@ SCORE_MISTAKES = {
     "q . q": "queries against queries",
     "head 1": "head 1's scores",
     "reversed": "the scores are in reverse order",
+    "weights": "weights after softmax",
     "row of I": "the scores of \"I\"",
     "row of love": "the scores of \"love\"",
     "row of phones": "the scores of \"phones\"",
@@ -58,6 +59,7 @@ SCORES_WRONG = {  # step 1 as a learner would type it
     "q . q": [0.85, 0.4, 4.25, 2.2],
     "head 1": [1.7, 1.83, 1.5, 1.67],
     "reversed": [2.6, 1.5, 0.05, 0.3],
+    "weights": [0.11, 0.09, 0.25, 0.55],              # A2[2]: head 2's weights of "apple", not its scores
     "row of I": [0.06, 0.01, 0.3, 0.52],
     "row of love": [0.02, 0.0, 0.1, 0.24],
     "row of phones": [0.32, 0.12, 1.6, 1.44],
@@ -69,6 +71,8 @@ def test_head2_score_mistake_is_named(key):
     """The scores are graded first: a slip in step 1 is named there, whatever c is."""
     text = _message(lambda s: _head2(RIGHT_C, s), SCORES_WRONG[key])
     _names_only(text, key, SCORE_MISTAKES)
+    assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
+                                  apple_scores_2=SCORES_WRONG[key], c_phones=RIGHT_C)
 
 
 def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
@@ -144,11 +148,11 @@ def _route(**entries):
 
 
 MIX = {
-    "transposed": "change with head 2's fruit feature",
+    "transposed": "(out, in) order",
     "identity": "change with head 2's fruit feature",
     "fruit and tech": "change with head 2's fruit feature",
     "fruit, not tech": "read head 2's fruit feature",
-    "transposed, tech into output 2": "read head 2's fruit feature",
+    "transposed, tech into output 2": "(out, in) order",
     "head 2 in 0-1": "output features 0-1 change with head 2's output",
     "head 1 scaled": "are not head 1's output unchanged",
     "head 1 in 2-3": "change when head 1's output changes",
@@ -177,11 +181,19 @@ def test_mixing_mistake_is_named(key):
     _names_only(text, key, {k: v for k, v in MIX.items() if k not in MIX_SAME and k != MIX_SAME.get(key)}
                 | {key: MIX[key]})
     assert "right value" not in text               # it names the block, never the value to type
+    assert not hidden_test_passes("07_multi_head_attention", "l07-mix-test", W_O_mix=MIX_WRONG[key],
+                                  can_recover_fruit=False)
 
 
-def test_mixing_never_says_transpose_when_a_block_leaks():
-    """Output 3 = fruit + tech is a right design transposed: the fruit leak is named, not a transpose."""
-    text = _message(check_mixing_W_O, _route(r2c3=1.0))
+def test_mixing_a_transposed_design_names_the_order_and_the_leak():
+    """A right design written (out, in): the order is named, then what it does as written (row 2 leaks)."""
+    text = _message(check_mixing_W_O, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]])
+    assert "(out, in) order" in text and "rows of W_O are the inputs" in text
+    assert "row 2 of W_O" in _message(check_mixing_W_O, _route(r2c3=1.0))
+
+
+def test_mixing_a_leak_that_is_no_transpose_never_says_transpose():
+    text = _message(check_mixing_W_O, _route(r2c2=1.0))     # fruit and tech both into output 2
     assert "row 2 of W_O" in text and "transpose" not in text
 
 
@@ -238,7 +250,10 @@ def _packed_wrong():
         "swapped": _top(PACKED_W_Q, PACKED_W_K, [[2, 3], [0, 1]]),
         "interleaved": _top(PACKED_W_Q, PACKED_W_K, [[0, 2], [1, 3]]),
         "straight": straight,
-        "keys as queries": _top(PACKED_W_K, PACKED_W_Q, [[0, 1], [2, 3]]),
+        "argmax axis 0": [[TOKENS[j] for j in (X07 @ PACKED_W_Q[:, c] @ (X07 @ PACKED_W_K[:, c]).T).argmax(0)]
+                          for c in ([0, 1], [2, 3])],
+        "argmin": [[TOKENS[j] for j in (X07 @ PACKED_W_Q[:, c] @ (X07 @ PACKED_W_K[:, c]).T).argmin(1)]
+                   for c in ([0, 1], [2, 3])],
         "full width": _top(PACKED_W_Q, PACKED_W_K, [[0, 1, 2, 3], [0, 1, 2, 3]], divide=2.0),
     }
 
@@ -247,7 +262,8 @@ PACKED_PHRASES = {
     "swapped": "heads swapped",
     "interleaved": "every other column",
     "straight": "reshape straight to (h, T, d_k)",
-    "keys as queries": "scored each head's keys against its queries",
+    "argmax axis 0": "argmax over axis 0",
+    "argmin": "argmin instead of argmax",
     "full width": "one full-width head",
 }
 
@@ -272,6 +288,22 @@ def test_packed_right_answers_pass(capsys):
         assert hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
 
 
+def test_packed_other_column_readings_name_the_axis():
+    """Keys scored against queries, or the weights' argmax over axis 0, also take the largest of a column."""
+    from selfattention.checks import PACKED_W_K, PACKED_W_Q
+    for answer in (_top(PACKED_W_K, PACKED_W_Q, [[0, 1], [2, 3]]),
+                   [["apple", "phones", "I", "love"], ["love", "I", "phones", "phones"]]):   # weights, axis 0
+        _names_only(_message(check_packed_heads, answer), "argmax axis 0", PACKED_PHRASES)
+        assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
+
+
+def test_packed_a_flat_list_of_names_is_told_to_group_them():
+    flat = ["phones", "phones", "love", "love", "love", "love", "apple", "apple"]
+    text = _message(check_packed_heads, flat)
+    assert "flat list of 8 names" in text and "lengths" not in text
+    assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=flat)
+
+
 def test_packed_one_wrong_row_is_located():
     answer = [RIGHT_TOP[0], ["love", "love", "apple", "phones"]]
     text = _message(check_packed_heads, answer)
@@ -290,3 +322,12 @@ def test_packed_shapes_and_names_are_explained():
     assert "still empty" in _message(check_packed_heads, None)
     assert "two lists (head 1, head 2) of four" in _message(check_packed_heads, RIGHT_TOP[0])
     assert "token names" in _message(check_packed_heads, [[0, 0, 1, 1], [1, 1, 2, 2]])
+
+
+def test_packed_the_batched_split_is_a_right_route(capsys):
+    """The exercise allows the batched code: reshape to (T, h, d_k), transpose, argmax over the keys."""
+    from selfattention.checks import PACKED_W_K, PACKED_W_Q
+    Q, K = ((X07 @ W).reshape(4, 2, 2).transpose(1, 0, 2) for W in (PACKED_W_Q, PACKED_W_K))
+    answer = [[TOKENS[j] for j in row] for row in (Q @ K.transpose(0, 2, 1)).argmax(-1)]
+    _right_answer_passes(check_packed_heads, answer, capsys)
+    assert hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)

@@ -50,6 +50,8 @@ def _head2_score_mistakes() -> tuple[np.ndarray, dict[str, np.ndarray]]:
         "q_apple . k_j (K = X W_K).": Q @ Q[_APPLE],
         "these are head 1's scores for \"apple\"; head 2 uses its own Q and K (the table of head 2).":
             Q1[_APPLE] @ K1.T,
+        "these are the weights after softmax (they sum to 1), not the raw scores: step 1 asks for q_apple . k_j "
+        "before the division by sqrt(2) and the softmax.": reference_softmax(right / np.sqrt(2)),
         "the scores are in reverse order; list them for the keys I, love, apple, phones, in that order.":
             right[::-1],
     }
@@ -167,9 +169,12 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
                        "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
         return out
 
-    # A right design written in (out, in) order always lets row 2 (fruit) write into column 3, so the block
-    # problem it has is named; no message says "transpose it", which would hide that leak.
+    # A right design written in (out, in) order: the order is named first, then what it does as written.
     wrong = problems(W)
+    if wrong and not problems(W.T):
+        raise ExerciseError(f"W_O_mix is not right yet, but its transpose is: it reads as written in (out, in) order. In "
+                            f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head "
+                            f"features) and the columns the outputs; as written, {wrong[0]}")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
     rank = int(np.linalg.matrix_rank(W))
@@ -200,12 +205,13 @@ def _packed_weights(reading: str = "right") -> np.ndarray:
     def blocks(M: np.ndarray) -> np.ndarray:
         return M.reshape(T, h, d_k).transpose(1, 0, 2)
 
+    if reading in ("argmax axis 0", "weights axis 0"):
+        S = blocks(Q) @ blocks(K).transpose(0, 2, 1)
+        return S if reading == "argmax axis 0" else reference_softmax(S / np.sqrt(d_k), axis=-1)
     if reading == "interleaved":
         Qs, Ks = (M.reshape(T, d_k, h).transpose(2, 0, 1) for M in (Q, K))
     elif reading == "straight":
         Qs, Ks = Q.reshape(h, T, d_k), K.reshape(h, T, d_k)
-    elif reading == "keys as queries":
-        Qs, Ks = blocks(K), blocks(Q)
     elif reading == "full width":
         full = reference_softmax(Q @ K.T / np.sqrt(4), axis=-1)
         return np.stack([full, full])
@@ -217,10 +223,21 @@ def _packed_weights(reading: str = "right") -> np.ndarray:
 
 def packed_top_keys(reading: str = "right") -> list[list[str]]:
     """[[head 1's top key for each query], [head 2's]] as token names, read as ``reading`` says."""
+    if reading == "argmin":
+        return [[_TOKENS[j] for j in head.argmin(-1)] for head in _packed_weights()]
+    if reading in ("argmax axis 0", "weights axis 0"):   # the largest of each column: over the queries
+        return [[_TOKENS[j] for j in head.argmax(0)] for head in _packed_weights(reading)]
     return [[_TOKENS[j] for j in head.argmax(-1)] for head in _packed_weights(reading)]
 
 
+_AXIS_0 = ("you took the largest entry of each column (argmax over axis 0, which runs over the queries), "
+           "not of each row: query i's most weighted key is the largest entry of row i of its head's q_i . k_j "
+           "or weights, argmax over axis 1 (the keys).")
 _PACKED_MISTAKES = {
+    "argmax axis 0": _AXIS_0,   # the same answer as scoring keys against queries: K Q^T is (Q K^T)^T
+    "weights axis 0": _AXIS_0,
+    "argmin": "every entry is the key each query weights least (argmin instead of argmax): the exercise asks "
+              "for the most weighted key of each query, the largest entry of its row.",
     "swapped": "your two rows are the heads swapped: head 1 owns the first d_k = 2 columns of the packed W_Q and "
                "W_K (columns 0-1), head 2 the next two (columns 2-3).",
     "interleaved": "you gave head 1 columns 0 and 2 and head 2 columns 1 and 3 (every other column, as a reshape "
@@ -229,8 +246,6 @@ _PACKED_MISTAKES = {
     "straight": "these are the heads of a reshape straight to (h, T, d_k), which cuts the flat list of numbers "
                 "across tokens: split each token's row into heads, head 1 columns 0-1 and head 2 columns 2-3 of "
                 "X W_Q and X W_K.",
-    "keys as queries": "you scored each head's keys against its queries (X W_K as the queries, X W_Q as the "
-                       "keys): the row of query i holds q_i . k_j, with q_i from W_Q and k_j from W_K.",
     "full width": "both rows are the same one full-width head (all 4 columns of W_Q and W_K, divided by sqrt(4)): "
                   "each head uses only its own d_k = 2 columns, divided by sqrt(2).",
 }
@@ -241,6 +256,11 @@ def check_packed_heads(top_keys: Any) -> None:
     ``top_keys[h][i]``: the token that query i weights most in head h + 1, as a token name."""
     if top_keys is None or top_keys is Ellipsis:
         raise ExerciseError("top_keys is still empty: give two lists of four token names, one per head.")
+    if not isinstance(top_keys, str) and hasattr(top_keys, "__len__") and all(
+            isinstance(t, str) for t in top_keys):
+        raise ExerciseError(f"top_keys should be two lists (head 1, head 2) of four token names, a list of h = "
+                            f"2 lists, one per head; got a flat list of {len(top_keys)} names. Group them: "
+                            f"[[head 1's top key for I, love, apple, phones], [head 2's]].")
     try:
         rows = [[str(t) for t in row] for row in top_keys]
     except TypeError:

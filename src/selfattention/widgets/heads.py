@@ -18,7 +18,7 @@ from . import set_heights, show
 __all__ = ["sentence_heads", "query_explorer", "lookup_explorer", "focus_table", "MORE_WORDS"]
 
 
-#: Lesson 07's extra words for its widget, constructed in the style of the slide deck's "I love apple phones"
+#: Lesson 07's extra words for its widget, hand-built in the same 4 features as "I love apple phones"
 #: (features: people, verbs, fruit, tech).
 MORE_WORDS: dict[str, list[float]] = {
     "juice": [0.0, 0.1, 1.2, 0.1], "she": [1.0, 0.4, 0.1, 0.2], "buys": [0.7, 0.8, 0.2, 0.3],
