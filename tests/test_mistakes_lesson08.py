@@ -112,8 +112,8 @@ def test_silence_mistake_is_named(key):
 
 
 def test_silence_in_place_says_which_cells_to_re_run():
-    """A learner whose answer changed the model in place has also changed `two_heads` (and `runs`): the message
-    names the cells that rebuild it."""
+    """A learner whose answer changed the model in place has also changed `two_heads` (and `runs`): the
+    message names the cells that rebuild it."""
     text = _message(check_silence_head, SILENCE_WRONG["in place"])
     assert "One head against two, the same size" in text and "`two_heads = ...` cell" in text, text
 
@@ -412,7 +412,8 @@ def test_prediction_right_answers_pass(capsys):
 
 
 def test_prediction_the_values_of_the_slips():
-    """The lesson's design: 0.345 right; a third, 0.150 (next item) and 0.420 (no 1/sqrt(d_k)) are the slips."""
+    """The lesson's design: 0.345 is right; a third, 0.150 (next item) and 0.420 (no 1/sqrt(d_k)) are
+    the slips."""
     values = _distractor(CIRCLE_DESIGN)
     assert abs(values["right"] - 0.345) < 0.001 and abs(values["next item"] - 0.150) < 0.001
     assert abs(values["no scale"] - 0.420) < 0.001
