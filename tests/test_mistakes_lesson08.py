@@ -321,7 +321,8 @@ def test_gqa_right_answers_pass(capsys):
     d_model, h, g = 4096, 32, 8
     for answer in (((4096, 1024), 41_943_040),
                    ([d_model, g * d_model // h], 2 * d_model ** 2 + 2 * d_model * g * (d_model // h)),
-                   (np.array([4096, 1024]), np.int64(41943040))):
+                   (np.array([4096, 1024]), np.int64(41943040)),
+                   ((4096 / 1, 8 * 4096 / 32), 2 * 4096 ** 2 + 2 * 4096 * 8 * 4096 / 32)):   # whole floats
         _right_answer_passes(lambda a: check_gqa_prediction(*a), answer, capsys)
         assert _gqa_hidden(*answer)
 
