@@ -30,6 +30,7 @@ SILENCE = {
     "pair": "returned a pair",
     "hook left": "left a forward hook",
     "probabilities": "these are probabilities",
+    "log-probabilities": "these are log-probabilities",
     "no_grad": "inside `with torch.no_grad():`",
 }
 
@@ -50,6 +51,7 @@ SILENCE_WRONG = {
     "pair": lambda model, head, X: tuple(t.detach() for t in _pair(model, head, X)),
     "hook left": lambda model, head, X: _hook_left(model, head, X),
     "probabilities": lambda model, head, X: torch.softmax(_zero_value(model, head, X), dim=-1),
+    "log-probabilities": lambda model, head, X: torch.log_softmax(_zero_value(model, head, X), dim=-1),
     "no_grad": lambda model, head, X: _without_no_grad(model, head, X),
 }
 
@@ -107,6 +109,13 @@ def _pair(model, head, X):
 @pytest.mark.parametrize("key", sorted(SILENCE_WRONG))
 def test_silence_mistake_is_named(key):
     _names_only(_message(check_silence_head, SILENCE_WRONG[key]), key, SILENCE)
+
+
+def test_silence_in_place_says_which_cells_to_re_run():
+    """A learner whose answer changed the model in place has also changed `two_heads` (and `runs`): the
+    message names the cells that rebuild it."""
+    text = _message(check_silence_head, SILENCE_WRONG["in place"])
+    assert "One head against two, the same size" in text and "`two_heads = ...` cell" in text, text
 
 
 def test_silence_right_answers_pass(capsys):
@@ -312,9 +321,18 @@ def test_gqa_right_answers_pass(capsys):
     d_model, h, g = 4096, 32, 8
     for answer in (((4096, 1024), 41_943_040),
                    ([d_model, g * d_model // h], 2 * d_model ** 2 + 2 * d_model * g * (d_model // h)),
-                   (np.array([4096, 1024]), np.int64(41943040))):
+                   (np.array([4096, 1024]), np.int64(41943040)),
+                   ((4096 / 1, 8 * 4096 / 32), 2 * 4096 ** 2 + 2 * 4096 * 8 * 4096 / 32)):   # whole floats
         _right_answer_passes(lambda a: check_gqa_prediction(*a), answer, capsys)
         assert _gqa_hidden(*answer)
+
+
+def test_gqa_non_integers_are_refused():
+    """d_model / h written with / gives floats; a fractional number is no shape or count and fails both."""
+    for shape, count, phrase in (((4096.7, 1024), 41943040, "not whole"),
+                                 ((4096, 1024), 41943040.5, "is not a whole number")):
+        assert phrase in _message(lambda a: check_gqa_prediction(*a), (shape, count))
+        assert not _gqa_hidden(shape, count)
 
 
 def test_gqa_an_unlisted_count_gets_the_recipe_and_blanks_are_told():
@@ -367,6 +385,9 @@ _CIRCLE = np.stack([np.cos(_ANGLE), np.sin(_ANGLE)], axis=1)
 CIRCLE_DESIGN = (_pad(4 * np.roll(_CIRCLE, -1, axis=0)), _pad(_CIRCLE), _pad(4 * np.roll(_CIRCLE, 1, axis=0)),
                  _pad(_CIRCLE))                                       # the lesson's head 1 and its head 2
 PREDICTION = {
+    "even": "a third each is the even-blend guess",
+    "next item": "mean weight on the item under the next letter",
+    "no scale": "leaves out the division by sqrt(d_k1 + d_k2)",
     "two heads": "mean of the two heads' own weights",
     "scale": "square root of ONE head's d_k",
     "with query": "adds the query token's own weight",
@@ -386,9 +407,17 @@ def test_prediction_mistake_is_named(key):
 def test_prediction_right_answers_pass(capsys):
     right = _distractor(CIRCLE_DESIGN)["right"]
     assert abs(right - 0.34) < 0.01
-    for guess in (right, round(right, 2), np.float32(0.35)):
+    for guess in (right, round(right, 2), np.float32(0.345)):
         _right_answer_passes(_design_check, (*CIRCLE_DESIGN, guess), capsys)
         assert _design_hidden(*CIRCLE_DESIGN, guess)
+
+
+def test_prediction_the_values_of_the_slips():
+    """The lesson's design: 0.345 is right; a third, 0.150 (next item) and 0.420 (no 1/sqrt(d_k)) are
+    the slips."""
+    values = _distractor(CIRCLE_DESIGN)
+    assert abs(values["right"] - 0.345) < 0.001 and abs(values["next item"] - 0.150) < 0.001
+    assert abs(values["no scale"] - 0.420) < 0.001
 
 
 def test_prediction_a_guess_of_the_two_head_weight_fails_both():

@@ -50,6 +50,11 @@ def _logits_with(model, X, replace: dict[int, Callable[[Any, Any], Any]]):
         return model.readout(torch.cat(outs, dim=-1)[:, -1]).view(len(X), -1, tasks.N_SYM)
 
 
+_RERUN = (" If your answer cell already ran it on `two_heads`, that trained model (it sits in `runs`) is "
+          "changed too: re-run the training cell under \"One head against two, the same size\", then the "
+          "`two_heads = ...` cell.")
+
+
 def check_silence_head(silence_head: Callable[..., Any]) -> None:
     """Exercise 1: ``silence_head(model, head, X)`` -> the (n, 2, 8) logits of ``model`` with head number
     ``head`` (0 for head 1) giving an output of zeros; ``model`` itself unchanged."""
@@ -90,12 +95,13 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         if changed:
             raise ExerciseError(f"silence_head changed the model itself ({', '.join(changed)}): every later "
                                 f"use of it would run with a head missing. Silence a copy "
-                                f"(copy.deepcopy(model)), or leave the weights alone and zero the head's output.")
+                                f"(copy.deepcopy(model)), or leave the weights alone and zero the head's output."
+                                f"{_RERUN}")
         with torch.no_grad():
             if not torch.allclose(model(X)[0], own, atol=1e-6):
                 raise ExerciseError("after silence_head the model gives other logits than before: it changed "
                                     "the model itself. Silence a copy (copy.deepcopy(model)), or zero the "
-                                    "head's output without touching the model.")
+                                    "head's output without touching the model." + _RERUN)
         if isinstance(got, (tuple, list)) and len(got) == 2 and hasattr(got[1], "shape"):
             raise ExerciseError("silence_head returned a pair (what the model returns: logits and weights); "
                                 "return the logits only.")
@@ -110,6 +116,8 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
                 _logits_with(model, X, {h: uniform}),
             "these are probabilities (a softmax of the logits): return the logits, the readout's raw scores, "
             "as the model itself does.": torch.softmax(right, dim=-1),
+            "these are log-probabilities (a log_softmax of the logits): return the logits themselves, the "
+            "readout's raw scores, as the model itself does.": torch.log_softmax(right, dim=-1),
             "both heads were silenced; only head number `head` should be.":
                 _logits_with(model, X, {0: zero, 1: zero}),
         }
@@ -190,17 +198,29 @@ def one_head_distractor_weight(mats: list[np.ndarray], X: np.ndarray, role: np.n
     narrow = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(
         (mats[0].shape[1] + mats[2].shape[1]) / mats[0].shape[1]), np.hstack([mats[1], mats[3]]))
     heads = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
+    unscaled = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(mats[0].shape[1] + mats[2].shape[1]),
+                             np.hstack([mats[1], mats[3]]))
     return {"right": float(np.mean(one[role == 2])),
+            "even": 1 / 3, "next item": float(np.mean(one[role == 0])),
+            "no scale": float(np.mean(unscaled[role == 2])),
             "two heads": float(np.mean([np.mean(w[role == 2]) for w in heads])),
             "scale": float(np.mean(narrow[role == 2])),
             "with query": float(np.mean(one[role == 2]) + np.mean(one[role == 4]))}
 
+
+DISTRACTOR_TOL = 0.006    # a prediction rounded to two decimals passes; a third (0.333 for 0.345) does not
 
 _DISTRACTOR_SLIPS = {
     "two heads": "that is the mean of the two heads' own weights on the distractor; ONE head adds the two "
                  "lookups' scores, q1 . k1 + q2 . k2, before its one softmax",
     "scale": "that divides the summed scores by the square root of ONE head's d_k; the single head is "
              "d_k1 + d_k2 wide, so divide by sqrt(d_k1 + d_k2)",
+    "even": "a third each is the even-blend guess, not the computed weight: work out the summed scores and "
+            "take their softmax",
+    "next item": "that is ONE head's mean weight on the item under the next letter; the distractor is the item "
+                 "whose letter is s (where[:, 2])",
+    "no scale": "that leaves out the division by sqrt(d_k1 + d_k2): the single head divides its summed scores "
+                "by the square root of its width, as each head does",
     "with query": "that adds the query token's own weight; the distractor is the item whose letter is s, not "
                   "the query token (it carries letter s too, and gets the same weight)",
 }
@@ -210,7 +230,7 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
     """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
     previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
     output; right when both answers are right on all 500 held-out sequences. Then ``one_head_distractor``:
-    the predicted mean weight (to within 0.02) that ONE head of columns [W_Q1 | W_Q2], [W_K1 | W_K2] gives the
+    the predicted mean weight (to within 0.006) that ONE head of columns [W_Q1 | W_Q2], [W_K1 | W_K2] gives the
     distractor item."""
     r = design_results(W_Q1, W_K1, W_Q2, W_K2)
     n = len(r["y"])
@@ -233,9 +253,10 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
                                 f"{one_head_distractor!r:.60}") from None
         X, _, role = _design_data()
         v = one_head_distractor_weight(r["mats"], X, role)
-        if abs(guess - v["right"]) > 0.02:
+        if abs(guess - v["right"]) > DISTRACTOR_TOL:
             slip = next((why for key, why in _DISTRACTOR_SLIPS.items()
-                         if abs(v[key] - v["right"]) > 0.02 and abs(guess - v[key]) <= 0.02), None)
+                         if abs(v[key] - v["right"]) > DISTRACTOR_TOL and abs(guess - v[key]) <= DISTRACTOR_TOL),
+                        None)
             raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} is not right yet: "
                                 + (f"{slip}." if slip else
                                    "ONE head scores each key by q1 . k1 + q2 . k2 (the two lookups' scores "
@@ -399,6 +420,9 @@ def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
         raise ExerciseError("shape_W_K is still empty: give (rows, columns) of W_K.")
     try:
         shape = tuple(int(v) for v in shape_W_K)
+        if any(float(v) != int(v) for v in shape_W_K):
+            raise ExerciseError(f"shape_W_K = {tuple(shape_W_K)} has a number that is not whole: a matrix has a "
+                                f"whole number of rows and of columns (use // for d_model / h).")
     except (TypeError, ValueError):
         raise ExerciseError(f"shape_W_K should be two whole numbers, (rows, columns); got {shape_W_K!r:.60}") from None
     if len(shape) != 2:
@@ -411,8 +435,12 @@ def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
         raise ExerciseError("shape_W_K is right; gqa_params is still empty: give the number of parameters.")
     try:
         count = int(gqa_params)
+        whole = float(gqa_params) == count
     except (TypeError, ValueError):
         raise ExerciseError(f"gqa_params should be a whole number; got {gqa_params!r:.60}") from None
+    if not whole:
+        raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} is not a whole number: count "
+                            f"parameters, rows times columns of each matrix (use // for d_model / h).")
     if count != right_count:
         why = _gqa_count_mistakes().get(count, f"add W_Q ({GQA['d_model']} x {GQA['d_model']}), W_K and W_V "
                                                f"({right_shape[0]} x {right_shape[1]} each) and W_O "
