@@ -26,6 +26,7 @@ from ._engine import (
     learners_functions,
     passed,
     reference_softmax,
+    stand_ins,
     used_objects,
 )
 
@@ -273,43 +274,20 @@ _LIBRARY_PLACES = {
 }
 
 
-class _StandIn:
-    """Takes a library softmax's place: calling it, or anything on it (``np.logaddexp.reduce``), raises."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise LibrarySoftmaxCalled("a library softmax was called")
-
-    def __getattr__(self, name: str) -> Any:
-        return self
-
-
 @contextlib.contextmanager
 def library_softmaxes_blocked() -> Iterator[None]:
     """While the block runs, every library softmax (selfattention's, scipy's, torch's, their logsumexp and
     numpy's logaddexp) in a module already imported is replaced by a stand-in that raises
     LibrarySoftmaxCalled, so a call reached by any route (``getattr(sa, "soft" + "max")`` included) is seen.
     Everything is put back afterwards."""
-    saved: list[tuple[Any, str, Any]] = []
     places: list[tuple[Any, tuple[str, ...]]] = [(sys.modules.get(name), attrs)
                                                  for name, attrs in _LIBRARY_PLACES.items()]
     places.append((np, ("logaddexp",)))
     torch = sys.modules.get("torch")
     if torch is not None:                                   # x.softmax(dim=1) on a tensor
         places.append((torch.Tensor, ("softmax", "log_softmax", "logsumexp")))
-    missing = object()
-    try:
-        for owner, attrs in places:
-            for attr in attrs if owner is not None else ():
-                if hasattr(owner, attr):
-                    saved.append((owner, attr, vars(owner).get(attr, missing)))
-                    setattr(owner, attr, _StandIn())
+    with stand_ins(places, LibrarySoftmaxCalled):
         yield
-    finally:
-        for owner, attr, original in reversed(saved):
-            if original is missing:
-                delattr(owner, attr)                        # it was inherited: let it be inherited again
-            else:
-                setattr(owner, attr, original)
 
 
 _LIBRARY_MESSAGE = (
