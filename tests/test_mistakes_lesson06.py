@@ -34,16 +34,16 @@ STD = {
     "W_K forgotten": "right if k[m] had variance 1 too",
     "divisor left out": "you left out the layer's divisor",
     "divisor not squared": "divides their variance by d_k = 64, not by sqrt(d_k)",
-    "no sum over d_in": "you left out a sum over the d_in = 32 inputs",
+    "no sum over d_in": "you left out a sum over the d_model = 32 inputs",
     "d_k for d_in": "not d_k = 64",
     "1/3 squared or bound": "either you squared 1/3",
     "rounded or measured": "within 5% of the right value",
-    "var_k multiplied": "you multiplied by k[m]'s variance 1/3",
+    "PyTorch's start reused": "the standard deviation of PyTorch's own start",
     "inverted": "the equation solved upside down",
-    "d_in divides": "you divided Var(q[m]) by d_in = 32",
+    "d_in divides": "you divided Var(q[m]) by d_model = 32",
     "square root twice": "you took the square root twice",
     "sum over d_k left out": "you left out the sum over the d_k = 64 products",
-    "other value": "so the scaled scores get variance",
+    "other value": "gives the scaled scores variance",
     "not positive": "a standard deviation is positive",
 }
 STD_WRONG = {
@@ -55,7 +55,7 @@ STD_WRONG = {
     "d_k for d_in": math.sqrt(3 / 64),                         # q[m] summed over d_k terms
     "1/3 squared or bound": math.sqrt(9 / 32),                 # Var(k[m]) = 1/9, or the uniform bound
     "rounded or measured": 0.306,
-    "var_k multiplied": math.sqrt(1 / 96),                     # 32 std_q^2 = 1/3 instead of 3
+    "PyTorch's start reused": 1 / math.sqrt(96),               # W_K's own std, reused for W_Q
     "inverted": math.sqrt(32 / 3),                             # 1 / std_q
     "d_in divides": math.sqrt(3 * 32),                         # Var(q[m]) = std_q^2 / 32
     "square root twice": (3 / 32) ** 0.25,                     # sqrt(sqrt(3/32))
@@ -71,12 +71,14 @@ def test_query_std_mistake_is_named(key):
 
 
 def test_an_unknown_value_is_answered_from_the_learners_own_number():
-    """0.5: q[m] variance 32 * 0.25 = 8, the scaled scores 8/3."""
+    """0.5: q[m] variance 32 * 0.25 = 8, the scaled scores 8/3; the message does not give the equation."""
     msg = _message(check_query_std, 0.5)
-    assert "= 8, so the scaled scores get variance" in msg and "= 2.667, not 1" in msg, msg
+    assert "variance 2.667, not 1: 2.67 times too large" in msg and "32 std_q^2" not in msg, msg
+    msg = _message(check_query_std, 0.1)
+    assert "variance 0.1067, not 1: 9.37 times too small" in msg, msg
 
 
-@pytest.mark.parametrize("key", ["var_k multiplied", "inverted", "square root twice"])
+@pytest.mark.parametrize("key", ["PyTorch's start reused", "inverted", "square root twice"])
 def test_inverted_slips_fail_the_hidden_test_too(key):
     assert not _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=STD_WRONG[key])
 
@@ -218,7 +220,22 @@ def _autograd_two_calls_down(a, g):
     return _grad_of(a, g)
 
 
-@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional, _autograd_two_calls_down])
+def _aten_backward(a, g):
+    """The shortcut: softmax's own backward, an aten operator whose name holds no autograd word."""
+    return torch.ops.aten._softmax_backward_data(torch.tensor(g), torch.tensor(a), -1, torch.float64).numpy()
+
+
+def _backward_by_getattr(a, g):
+    """The shortcut with the name spelt so that no reading of the source finds it."""
+    omega = torch.tensor(np.log(a), requires_grad=True)
+    getattr(torch.softmax(omega, dim=-1) @ torch.tensor(g), "back" + "ward")()
+    return omega.grad.numpy()
+
+
+SHORTCUTS = [_autograd, _autograd_functional, _autograd_two_calls_down, _aten_backward, _backward_by_getattr]
+
+
+@pytest.mark.parametrize("shortcut", SHORTCUTS)
 def test_autograd_does_not_pass(shortcut):
     """Exact to rounding, so no comparison of numbers can catch it: the check names the autograd call."""
     _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
@@ -250,9 +267,11 @@ UNSCALED = {
     "by d_k": "the scores come out divided by d_k = 16",
     "unchanged": "these are scaled's weights unchanged",
     "times 4": "you multiplied by 4",
-    "sqrt(d_in)": "you divided by sqrt(d_in)",
+    "sqrt(d_in)": "you divided by sqrt(d_model)",
     "other factor": "the scores are 0.5 times scaled's",
-    "not copied": "attention weights differ from scaled's",
+    "not copied": "Start from scaled's weights (copy them",
+    "W_K own start": "W_K is not scaled's: it is still unscaled's own starting W_K",
+    "W_Q own start": "W_Q is not scaled's: it is still unscaled's own starting W_Q",
     "W_V divided": "W_V is 0.25 times scaled's",
     "W_V not copied": "the outputs differ: copy W_V",
     "bias": "unscaled has bias terms",
@@ -276,6 +295,16 @@ def _folded(c_q=0.25, c_k=1.0, c_v=1.0, scale=1.0, copy_v=True, copy=True, bias=
     return unscaled
 
 
+def _own_start(kept, c_q=1.0, c_k=1.0):
+    """W_Q (or W_K) copied from scaled with its factor; the other, ``kept``, left at unscaled's own start."""
+    scaled, unscaled = _layers()
+    with torch.no_grad():
+        for name, c in (("W_query", c_q), ("W_key", c_k), ("W_value", 1.0)):
+            if name != kept:
+                getattr(unscaled, name).weight.copy_(getattr(scaled, name).weight * c)
+    return unscaled
+
+
 UNSCALED_WRONG = {
     "scale None": lambda: _folded(scale=None),
     "scale 4": lambda: _folded(scale=4.0),
@@ -287,6 +316,8 @@ UNSCALED_WRONG = {
     "other factor": lambda: _folded(c_q=0.5),
     "not copied": lambda: _folded(copy=False),
     "W_V divided": lambda: _folded(c_v=0.25),
+    "W_K own start": lambda: _own_start("W_key", c_q=0.25),
+    "W_Q own start": lambda: _own_start("W_query", c_k=0.25),
     "W_V not copied": lambda: _folded(copy_v=False),
     "bias": lambda: _folded(bias=True),
 }
@@ -334,8 +365,8 @@ def test_the_judge_accepts_plain_data_as_the_grader_records_it():
     ((0.25, 1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's, and one on W_K as much as"),
     ((1.0, 0.25), "on W_Q changes unscaled's scores as much as scaled's, and one on W_K 4 times as much as"),
     ((0.5, 0.5), "on W_Q changes unscaled's scores 2 times as much as scaled's, and one on W_K 2 times as"),
-    ((-0.25, -1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's (in the opposite "
-                    "direction), and one on W_K as much as scaled's (in the opposite direction)."),
+    ((-0.25, -1.0), "on W_Q changes unscaled's scores 4 times as much as scaled's, and one on W_K as much as "
+                    "scaled's (compared with the matching step on scaled's, turned or flipped"),
 ])
 def test_the_pass_message_names_the_matrix_whose_steps_grow(factors, said, capsys):
     """A step on W_Q moves the scores in proportion to W_K / c, so the factor lands on the other matrix."""
@@ -344,7 +375,14 @@ def test_the_pass_message_names_the_matrix_whose_steps_grow(factors, said, capsy
     assert out.startswith("Correct:") and said in out, out
 
 
-@pytest.mark.parametrize("shortcut", [_autograd, _autograd_functional, _autograd_two_calls_down])
+def test_autograd_is_put_back_after_the_check():
+    _message(check_score_gradient, _backward_by_getattr)
+    omega = torch.tensor([1.0, 2.0], requires_grad=True)
+    torch.softmax(omega, dim=-1)[0].backward()
+    assert omega.grad is not None and callable(torch.ops.aten._softmax_backward_data)
+
+
+@pytest.mark.parametrize("shortcut", SHORTCUTS)
 def test_autograd_fails_the_hidden_test_too(shortcut):
     """Exact to rounding, so the hidden test's numbers alone would pass it: it refuses autograd too."""
     assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=shortcut)
@@ -358,3 +396,30 @@ def test_a_gradient_by_hand_through_a_helper_passes_the_hidden_test():
         return alpha * (g - weighted_mean(alpha, g))
 
     assert _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=score_gradient)
+
+
+def test_a_rotated_right_answer_gets_true_step_sizes(capsys):
+    """R W_Q / 4 and R W_K (R a rotation) compute what scaled does; the steps compare as for W_Q / 4."""
+    scaled, unscaled = _layers()
+    R = torch.linalg.qr(torch.randn(16, 16, generator=torch.Generator().manual_seed(5)))[0]
+    with torch.no_grad():
+        unscaled.W_query.weight.copy_(R @ scaled.W_query.weight / 4)
+        unscaled.W_key.weight.copy_(R @ scaled.W_key.weight)
+        unscaled.W_value.weight.copy_(scaled.W_value.weight)
+    check_unscaled_layer(unscaled)
+    out = " ".join(capsys.readouterr().out.split())
+    said = ("on W_Q changes unscaled's scores 4 times as much as scaled's, and one on W_K as much as "
+            "scaled's (compared with the matching step")
+    assert out.startswith("Correct:") and said in out, out
+
+
+def test_an_uneven_right_answer_is_not_given_one_factor(capsys):
+    """W_Q M / 4 and W_K M^-T with M not a rotation: no single factor, and the message says so."""
+    scaled, unscaled = _layers()
+    M = torch.diag(torch.linspace(0.5, 2.0, 16))
+    with torch.no_grad():
+        unscaled.W_query.weight.copy_(M @ scaled.W_query.weight / 4)
+        unscaled.W_key.weight.copy_(torch.linalg.inv(M).T @ scaled.W_key.weight)
+        unscaled.W_value.weight.copy_(scaled.W_value.weight)
+    check_unscaled_layer(unscaled)
+    assert "by different factors in different directions" in capsys.readouterr().out

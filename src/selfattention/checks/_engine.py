@@ -9,11 +9,12 @@ starts with "Correct".
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import re
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -396,3 +397,39 @@ def body_lines(fn: Callable[..., Any]) -> list[str]:
     its source."""
     text = re.sub(r"^\s*def\s+\w+\s*\(.*?\)\s*(->[^:]*)?:", "", source(fn), count=1, flags=re.S)
     return [re.sub(r"#.*$", "", line) for line in text.split("\n")] if text else []
+
+
+class _StandIn:
+    """Takes a function's place: calling it, or anything on it (``np.logaddexp.reduce``), raises ``error``."""
+
+    def __init__(self, error: type[Exception]) -> None:
+        self._error = error
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._error("a blocked function was called")
+
+    def __getattr__(self, name: str) -> Any:
+        return self
+
+
+@contextlib.contextmanager
+def stand_ins(places: Iterable[tuple[Any, Iterable[str]]], error: type[Exception]) -> Iterator[None]:
+    """While the block runs, each attribute ``attr`` of each ``(owner, attrs)`` in ``places`` (owners that are
+    None, and attributes an owner lacks, are skipped) is replaced by a stand-in that raises ``error`` when
+    called, so a call reached by any route (``getattr(owner, "na" + "me")`` included) is seen. Everything is
+    put back afterwards."""
+    saved: list[tuple[Any, str, Any]] = []
+    missing = object()
+    try:
+        for owner, attrs in places:
+            for attr in attrs if owner is not None else ():
+                if hasattr(owner, attr):
+                    saved.append((owner, attr, vars(owner).get(attr, missing)))
+                    setattr(owner, attr, _StandIn(error))
+        yield
+    finally:
+        for owner, attr, original in reversed(saved):
+            if original is missing:
+                delattr(owner, attr)                        # it was inherited (or made on demand): let it be again
+            else:
+                setattr(owner, attr, original)

@@ -26,6 +26,7 @@ from ._engine import (
     learners_functions,
     passed,
     reference_softmax,
+    stand_ins,
     used_objects,
 )
 
@@ -273,53 +274,20 @@ _LIBRARY_PLACES = {
 }
 
 
-class _StandIn:
-    """Takes a library function's place: calling it, or anything on it (``np.logaddexp.reduce``), raises
-    ``error``."""
-
-    def __init__(self, error: type[Exception] = LibrarySoftmaxCalled) -> None:
-        self._error = error
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise self._error("a library function was called")
-
-    def __getattr__(self, name: str) -> Any:
-        return self
-
-
 @contextlib.contextmanager
-def functions_blocked(places: list[tuple[Any, tuple[str, ...]]], error: type[Exception]) -> Iterator[None]:
-    """While the block runs, each attribute named in ``places`` (owner, attribute names; an owner of None is
-    skipped) is replaced by a stand-in that raises ``error`` when called, so a call reached by any route
-    (``getattr(module, "na" + "me")`` included) is seen. Everything is put back afterwards."""
-    saved: list[tuple[Any, str, Any]] = []
-    missing = object()
-    try:
-        for owner, attrs in places:
-            for attr in attrs if owner is not None else ():
-                if hasattr(owner, attr):
-                    saved.append((owner, attr, vars(owner).get(attr, missing)))
-                    setattr(owner, attr, _StandIn(error))
-        yield
-    finally:
-        for owner, attr, original in reversed(saved):
-            if original is missing:
-                delattr(owner, attr)                        # it was inherited: let it be inherited again
-            else:
-                setattr(owner, attr, original)
-
-
-def library_softmaxes_blocked() -> contextlib.AbstractContextManager[None]:
+def library_softmaxes_blocked() -> Iterator[None]:
     """While the block runs, every library softmax (selfattention's, scipy's, torch's, their logsumexp and
     numpy's logaddexp) in a module already imported is replaced by a stand-in that raises
-    LibrarySoftmaxCalled (see :func:`functions_blocked`)."""
+    LibrarySoftmaxCalled, so a call reached by any route (``getattr(sa, "soft" + "max")`` included) is seen.
+    Everything is put back afterwards."""
     places: list[tuple[Any, tuple[str, ...]]] = [(sys.modules.get(name), attrs)
                                                  for name, attrs in _LIBRARY_PLACES.items()]
     places.append((np, ("logaddexp",)))
     torch = sys.modules.get("torch")
     if torch is not None:                                   # x.softmax(dim=1) on a tensor
         places.append((torch.Tensor, ("softmax", "log_softmax", "logsumexp")))
-    return functions_blocked(places, LibrarySoftmaxCalled)
+    with stand_ins(places, LibrarySoftmaxCalled):
+        yield
 
 
 _LIBRARY_MESSAGE = (

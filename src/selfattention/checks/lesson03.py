@@ -28,9 +28,9 @@ from ._engine import (
     passed,
     reference_softmax,
     source,
+    stand_ins,
     used_objects,
 )
-from .lesson02 import functions_blocked
 
 __all__ = ["check_self_attention_batch", "check_masked_row", "check_grows_attends"]
 
@@ -186,13 +186,13 @@ _SA_READY_MADE = ("basic_self_attention", "scaled_dot_product_attention", "paddi
 def ready_made_blocked() -> contextlib.AbstractContextManager[None]:
     """While the block runs, the ready-made attentions and masks of selfattention (in every module of the
     package that holds them) and of PyTorch raise ReadyMadeCalled, however the learner's code reached them
-    (``getattr(importlib.import_module(...), "scaled_dot_" + "product_attention")`` included); lesson 02's
-    :func:`~selfattention.checks.lesson02.functions_blocked` does the replacing and puts everything back."""
+    (``getattr(importlib.import_module(...), "scaled_dot_" + "product_attention")`` included);
+    :func:`~selfattention.checks._engine.stand_ins` does the replacing and puts everything back."""
     places = [(sys.modules.get(name), attrs) for name, attrs in _READY_MADE_PLACES.items()]
     places += [(module, _SA_READY_MADE) for name, module in list(sys.modules.items())
                if (name == "selfattention" or name.startswith("selfattention."))
                and not name.startswith("selfattention.checks")]
-    return functions_blocked(places, ReadyMadeCalled)
+    return stand_ins(places, ReadyMadeCalled)
 
 
 _READY_MADE_CALLED = (

@@ -7,8 +7,10 @@ that importing ``selfattention.checks`` stays fast for the lessons that use nump
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -22,9 +24,11 @@ from ._engine import (
     passed,
     reference_softmax,
     source,
+    stand_ins,
 )
 
 __all__ = [
+    "autograd_blocked",
     "check_query_std",
     "check_score_gradient",
     "check_unscaled_layer",
@@ -53,16 +57,17 @@ def _query_std_hints() -> dict[str, float]:
         "does not belong in std_q.": math.sqrt(1 / (var_k * d_in * d_k)),
         "dividing the scores by sqrt(d_k) divides their variance by d_k = 64, not by sqrt(d_k) = 8.":
             math.sqrt(1 / (var_k * d_in * math.sqrt(d_k))),
-        "you left out a sum over the d_in = 32 inputs: q[m] adds 32 terms x[i] W[i, m], so its variance is "
+        "you left out a sum over the d_model = 32 inputs: q[m] adds 32 terms x[i] W[i, m], so its variance is "
         "32 std_q^2 (and k[m], which adds 32 terms too, has variance 1/3, not 1/96).": math.sqrt(1 / var_k),
-        "q[m] adds one term per input entry, d_in = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
+        "q[m] adds one term per input entry, d_model = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
         "either you squared 1/3, which is already k[m]'s variance (section 2), or you gave the bound b of a "
         "uniform start (variance b^2/3); std_q is the standard deviation itself.": math.sqrt(3 / (var_k * d_in)),
-        "you multiplied by k[m]'s variance 1/3 where you must divide by it: Var(q[m]) Var(k[m]) = 1 needs "
-        "Var(q[m]) = 1 / (1/3) = 3, so 32 std_q^2 = 3, not 1/3.": math.sqrt(var_k / d_in),
+        "that is the standard deviation of PyTorch's own start, uniform between -1/sqrt(32) and 1/sqrt(32) "
+        "(variance 1/96): it gives q[m] variance 1/3, like k[m], so the scaled scores get variance 1/9 "
+        "(section 2 measured a spread of about 1/3). W_Q must start larger.": math.sqrt(var_k / d_in),
         "that is 1 / std_q, the equation solved upside down: 32 std_q^2 = 3 gives std_q^2 = 3/32, not 32/3.":
             math.sqrt(d_in * var_k),
-        "you divided Var(q[m]) by d_in = 32 where the sum over the 32 inputs multiplies it: Var(q[m]) = "
+        "you divided Var(q[m]) by d_model = 32 where the sum over the 32 inputs multiplies it: Var(q[m]) = "
         "32 std_q^2 = 3 gives std_q^2 = 3/32, not 3 * 32.": math.sqrt(d_in / var_k),
         "you took the square root twice: std_q^2 = 3/32, so std_q = sqrt(3/32), not its square root.":
             (1 / (var_k * d_in)) ** 0.25,
@@ -73,14 +78,15 @@ def _query_std_hints() -> dict[str, float]:
 
 
 def _query_std_consequence(value: float) -> str:
-    """What a wrong std_q gives, from the learner's own value: the variances of q[m] and of the scores."""
+    """What a wrong std_q gives, from the learner's own value: the variance of the scaled scores."""
     if value <= 0:
-        return (f"std_q = {value:.4g}: a standard deviation is positive (its square is the variance). "
-                f"Solve 32 std_q^2 * 1/3 = 1 for std_q > 0.")
-    var_q = _D_IN * value ** 2
-    return (f"std_q = {value:.4g} gives q[m] variance 32 * {value:.4g}^2 = {var_q:.4g}, so the scaled "
-            f"scores get variance Var(q[m]) Var(k[m]) = {var_q:.4g} * 1/3 = {var_q * _VAR_K:.4g}, not 1 "
-            f"(the divisor sqrt(d_k) removes the sum's factor 64). Solve 32 std_q^2 * 1/3 = 1.")
+        return (f"std_q = {value:.4g}: a standard deviation is positive (its square is the variance); "
+                f"take the positive root.")
+    var = _D_IN * value ** 2 * _VAR_K
+    ratio = f"{var:.3g} times too large" if var > 1 else f"{1 / var:.3g} times too small"
+    return (f"std_q = {value:.4g} gives the scaled scores variance {var:.4g}, not 1: {ratio}. Go through "
+            f"section 2 again: how many terms q[m] adds, the variance k[m] has at PyTorch's start, and what "
+            f"the divisor sqrt(d_k) removes.")
 
 
 def _number(got: Any) -> float | None:
@@ -219,15 +225,59 @@ def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
     return any(_autograd_names(source(f)) for f in learners_functions(score_gradient))
 
 
+class AutogradCalled(AssertionError):
+    """Raised by a stand-in of PyTorch's autograd (or of softmax's own backward) while it is blocked."""
+
+
+def _autograd_places() -> list[tuple[Any, tuple[str, ...]]]:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    import torch.autograd.functional
+    import torch.func
+
+    backward_ops = ("_softmax_backward_data", "_log_softmax_backward_data")
+    return [(torch.Tensor, ("backward",)), (torch.autograd, ("grad", "backward")),
+            (torch.autograd.functional, ("jacobian", "hessian", "vjp", "jvp", "vhp", "hvp")),
+            (torch.func, ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian")),
+            (torch, backward_ops),
+            (torch.ops.aten, backward_ops)]
+
+
+@contextlib.contextmanager
+def autograd_blocked() -> Iterator[None]:
+    """While the block runs, PyTorch's ways to a derivative (Tensor.backward, torch.autograd, torch.func, and
+    softmax's own backward as torch.ops.aten._softmax_backward_data) raise AutogradCalled, however the
+    learner's function reaches them (``getattr(out, "back" + "ward")`` included)."""
+    with stand_ins(_autograd_places(), AutogradCalled):
+        yield
+
+
+_AUTOGRAD_MESSAGE = (
+    "score_gradient calls PyTorch's autograd (backward, torch.autograd or torch.func) or softmax's own "
+    "backward (torch.ops.aten._softmax_backward_data), which compute the derivative for you. The exercise "
+    "asks you to derive it by hand from the chain rule and section 3's derivative, and write the result "
+    "with array operations.")
+
+
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 3: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
     if callable(score_gradient):
-        alpha, g = _gradient_cases()[0]
-        try:
-            got = score_gradient(alpha.copy(), g.copy())
-        except Exception:  # the engine below reports a crash in words
-            got = None
-        if got is not None and np.shape(got) == (len(alpha), len(alpha)):
+        if _uses_autograd(score_gradient):
+            raise ExerciseError(_AUTOGRAD_MESSAGE)
+        got = None
+        for number, (alpha, g) in enumerate([*_gradient_cases(), _SATURATED]):
+            try:
+                with autograd_blocked():
+                    result = score_gradient(alpha.copy(), g.copy())
+            except AutogradCalled:
+                raise ExerciseError(_AUTOGRAD_MESSAGE) from None
+            except Exception:  # the engine below reports a crash in words
+                result = None
+            if number == 0:
+                got = result
+        T = len(_gradient_cases()[0][0])
+        if got is not None and np.shape(got) == (T, T):
             raise ExerciseError(
                 "score_gradient returned a (T, T) matrix, the derivatives of every weight by every score. "
                 "The exercise asks for dL/domega, shape (T,): combine that matrix with g as the chain rule "
@@ -252,12 +302,6 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
                 "instead; it is exact."
             ) from None
         raise
-    if _uses_autograd(score_gradient):
-        raise ExerciseError(
-            "score_gradient calls PyTorch's autograd (backward, torch.autograd or torch.func), which computes "
-            "the derivative for you. The exercise asks you to derive it by hand from the chain rule and "
-            "section 3's derivative, and write the result with array operations."
-        )
     one_hot, g_one_hot = np.array([0.0, 1.0, 0.0, 0.0]), np.array([2.0, -1.0, 3.0, 0.5])
     got = np.asarray(score_gradient(one_hot.copy(), g_one_hot.copy()), dtype=float)
     if not np.allclose(got, 0.0, atol=1e-13):
@@ -279,9 +323,10 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
 _D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
 
 
-def _scaled_reference() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """W_Q, W_K, W_V (each (d_out, d_in), as nn.Linear stores them) of the lesson's ``scaled`` layer:
-    ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
+def _scaled_reference(own_start: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W_Q, W_K, W_V (each (d_k, d_model), as nn.Linear stores them) of the lesson's ``scaled`` layer:
+    ``torch.manual_seed(6); sa.SelfAttention(8, 16)``; with ``own_start``, those ``unscaled`` starts from,
+    made next."""
     import torch
 
     from ..layers import SelfAttention
@@ -289,7 +334,23 @@ def _scaled_reference() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(_SEED_FOLD)
         layer = SelfAttention(_D_IN_FOLD, _D_K_FOLD)
+        if own_start:
+            layer = SelfAttention(_D_IN_FOLD, _D_K_FOLD, scale=1.0)
     return tuple(w.weight.detach().double().numpy() for w in (layer.W_query, layer.W_key, layer.W_value))
+
+
+def _one_matrix_not_scaleds(mine: list[np.ndarray], c_q: float | None, c_k: float | None) -> str | None:
+    """Words for W_Q a multiple of scaled's with W_K not (or the other way round), or None."""
+    own = _scaled_reference(own_start=True)
+    for c, other, name, field in ((c_q, 1, "W_K", "W_key"), (c_k, 0, "W_Q", "W_query")):
+        if c is not None and (c_q is None or c_k is None):
+            if np.allclose(mine[other], own[other], rtol=1e-5, atol=1e-7):
+                return (f"{name} is not scaled's: it is still unscaled's own starting {name}, drawn at random "
+                        f"when unscaled was made. Copy scaled.{field}.weight into it as well (with the factor "
+                        f"1/4 on one of the two matrices).")
+            return (f"{name} is not scaled's, nor a multiple of it: the scores multiply W_Q and W_K, so both "
+                    f"must start from scaled's weights, the factor 1/4 on one of them.")
+    return None
 
 
 def _forward(W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray, scale: float,
@@ -340,7 +401,7 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
     if np.isclose(p, math.sqrt(d_k), rtol=1e-4):
         return "you multiplied by 4 = sqrt(d_k); the scores must be divided by it."
     if np.isclose(p, 1 / math.sqrt(d_in), rtol=1e-4):
-        return (f"you divided by sqrt(d_in) = sqrt({d_in}); the divisor is sqrt(d_k) = 4, d_k = {d_k} being "
+        return (f"you divided by sqrt(d_model) = sqrt({d_in}); the divisor is sqrt(d_k) = 4, d_k = {d_k} being "
                 "the length of each query and key.")
     return (f"W_Q is {c_q:.4g} times scaled's and W_K {c_k:.4g} times, so the scores are {p:.4g} times "
             "scaled's q.k; they must be 1/4 of it (scaled divides by sqrt(16) = 4).")
@@ -365,6 +426,8 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
         want_z, want_alpha = _forward(*ref, 1 / math.sqrt(_D_K_FOLD), x)
         got_z, got_alpha = _forward(*mine, 1.0, x)
         if not np.allclose(got_alpha, want_alpha, rtol=1e-4, atol=1e-5):  # float32 weights
+            if problem := _one_matrix_not_scaleds(mine, c_q, c_k):
+                raise ExerciseError(f"unscaled's attention weights differ from scaled's: {problem}")
             raise ExerciseError(
                 "unscaled's attention weights differ from scaled's. Start from scaled's weights (copy them "
                 "with .copy_(...) inside torch.no_grad()), then put the factor 1/4 = 1/sqrt(d_k) into W_Q "
@@ -398,23 +461,33 @@ def check_unscaled_layer(unscaled: Any) -> None:
            "weights. In training it is not: " + _step_sizes(parts[0].weight, parts[1].weight))
 
 
+def _gram_factor(got: np.ndarray, ref: np.ndarray) -> float | None:
+    """s >= 0 with got^T got = s^2 ref^T ref (got = s R ref for R orthogonal on ref's columns), or None."""
+    g, r = got.T @ got, ref.T @ ref
+    s2 = float(np.trace(g) / np.trace(r))
+    return math.sqrt(s2) if np.allclose(g, s2 * r, rtol=1e-4, atol=1e-7 * np.abs(r).max()) else None
+
+
 def _times(r: float) -> str:
-    size = "as much as scaled's" if np.isclose(abs(r), 1.0, rtol=1e-3) else f"{abs(r):.3g} times as much as scaled's"
-    return size if r > 0 else f"{size} (in the opposite direction)"
+    return "as much as scaled's" if np.isclose(r, 1.0, rtol=1e-3) else f"{r:.3g} times as much as scaled's"
 
 
 def _step_sizes(W_Q: Any, W_K: Any) -> str:
     """How much a step of one size on each matrix changes unscaled's scores, relative to scaled's.
 
     A score is x W_Q^T W_K x'^T / c: a step on W_Q moves it in proportion to W_K / c, and one on W_K in
-    proportion to W_Q / c. With W_Q = c_q * scaled's, W_K = c_k * scaled's and c going from 4 to 1, the
-    ratios are 4 c_k (steps on W_Q) and 4 c_q (steps on W_K).
+    proportion to W_Q / c. With W_Q = s_q R scaled's and W_K = s_k R' scaled's (R, R' rotations or sign
+    flips, s >= 0) and c going from 4 to 1, the ratios are 4 s_k (steps on W_Q) and 4 s_q (steps on W_K).
     """
     ref = _scaled_reference()
-    c_q, c_k = _multiple(_matrix(W_Q, "W_Q"), ref[0]), _multiple(_matrix(W_K, "W_K"), ref[1])
-    if c_q is None or c_k is None:
-        return ("a step of the same size on W_Q or W_K changes unscaled's scores by a different amount than "
-                "scaled's, since the two layers' weights differ.")
-    r_q, r_k = 4 * c_k, 4 * c_q
-    return (f"a step of the same size on W_Q changes unscaled's scores {_times(r_q)}, and one on W_K "
-            f"{_times(r_k)}.")
+    mine = _matrix(W_Q, "W_Q"), _matrix(W_K, "W_K")
+    s_q, s_k = _gram_factor(mine[0], ref[0]), _gram_factor(mine[1], ref[1])
+    if s_q is None or s_k is None:
+        return ("a step of the same size on W_Q or W_K changes unscaled's scores by different factors in "
+                "different directions, compared with scaled's, since your W_Q and W_K stretch scaled's "
+                "unevenly.")
+    factors = [_multiple(m, r) for m, r in zip(mine, ref[:2], strict=True)]
+    turned = "" if all(f is not None and f > 0 for f in factors) else (
+        " (compared with the matching step on scaled's, turned or flipped as your weights are)")
+    return (f"a step of the same size on W_Q changes unscaled's scores {_times(4 * s_k)}, and one on W_K "
+            f"{_times(4 * s_q)}{turned}.")

@@ -252,12 +252,13 @@ def saturation_table(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks
     """Print section 3's measures at the lengths ``shown`` (a subset of ``d_ks``): for each divisor the number
     of queries n, then the median (min-max) over them of the largest weight and of |dL/domega|, and the median
     |dL/dq|. ``sat``: divisor name -> {"largest weight", "|dL/domega|", "|dL/dq|"} -> one array per d_k."""
-    print(f"uniform weights: largest weight 1/T = {1 / T:.4f}; median (min-max) over n queries")
+    print(f"uniform weights: largest weight 1/T = {1 / T:.4f}; median (min-max) over n queries, "
+          "|dL/dq| median only")
     for d in shown:
         if d not in d_ks:
             raise ValueError(f"shown has d_k={d!r}, not one of {list(d_ks)}")
         i = list(d_ks).index(d)
-        print(f"d_k = {d:<5}     n   largest weight        |dL/domega|                |dL/dq|")
+        print(f"d_k = {d:<5}     n   largest weight        |dL/domega|                |dL/dq| median")
         for name, m in sat.items():
             w, g, gq = (np.asarray(m[key][i]) for key in ("largest weight", "|dL/domega|", "|dL/dq|"))
             print(f"  divide by {name:9} {w.size:4}   {np.median(w):.3f} ({w.min():.2f}-{w.max():.2f})   "

@@ -20,6 +20,7 @@ from . import set_heights, set_histogram, show
 __all__ = ["divided_scores", "entropy"]
 
 _SMALLEST_PT, _TITLE_PT = 15, 16
+_SCORE_RANGE = 100.0  # the histogram's x-axis, fixed: scores beyond +-100 are counted at the edge
 
 
 def entropy(weights: np.ndarray) -> float:
@@ -82,9 +83,11 @@ def divided_scores(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[
         if not c > 0:
             raise ValueError(f"c must be positive, got {c!r}")
         omega, alpha, grad = _draw(int(d_k), c, T, n_queries, d_v)
-        counts, edges = np.histogram(omega, bins=len(hist))
+        # fixed bins and axis: a spread of 1 and one of 32 must look different
+        counts, edges = np.histogram(np.clip(omega, -_SCORE_RANGE, _SCORE_RANGE), bins=len(hist),
+                                     range=(-_SCORE_RANGE, _SCORE_RANGE))
         set_histogram(hist, counts, edges)
-        axes[0].set(xlim=(min(edges[0], -1.5), max(edges[-1], 1.5)), ylim=(0, 1.05 * counts.max()))
+        axes[0].set(xlim=(-_SCORE_RANGE, _SCORE_RANGE), ylim=(0, 1.05 * counts.max()))
         axes[0].set_title(f"scores of {n_queries} queries: std {omega.std():.2f}", fontsize=_TITLE_PT)
         set_heights(bars, alpha)
         axes[1].set_title(f"one query: largest weight {alpha.max():.3f}", fontsize=_TITLE_PT)
