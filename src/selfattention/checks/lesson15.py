@@ -319,6 +319,17 @@ class _Tracked(np.ndarray):
         plain = [np.asarray(x) if isinstance(x, _Tracked) else x for x in inputs]
         return getattr(ufunc, method)(*plain, **kwargs)
 
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # np.zeros_like(memory.arrays["K"]) and the like read only the shape: allowed, and a plain array back
+        if func not in _SHAPE_ONLY:
+            _GuardedArrays.bypassed = True
+        args = tuple(np.asarray(x) if isinstance(x, _Tracked) else x for x in args)
+        kwargs = {k: np.asarray(x) if isinstance(x, _Tracked) else x for k, x in kwargs.items()}
+        return func(*args, **kwargs)
+
+
+_SHAPE_ONLY = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size}
+
 
 class _GuardedArrays(dict):  # type: ignore[type-arg]
     """memory.arrays for the check: Q, K and V looked up directly (not through memory.read) come back as
