@@ -88,7 +88,7 @@ def flash_right_rowwise(memory, b):
 
 def flash_one_softmax(memory, b):
     """The shortcut: each query tile and its key tiles read as asked, but the tiles concatenated and one
-    ordinary softmax taken (no running m, l, a)."""
+    ordinary softmax taken (no running m, ell, o)."""
     T, d = memory.arrays["Q"].shape
     for i in range(0, T, b):
         q = memory.read("Q", i, i + b)
