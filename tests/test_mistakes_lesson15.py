@@ -17,14 +17,18 @@ FLASH_PHRASES = {
     "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
     "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
     "one_softmax": "Keep no list of key tiles", "own_key": "reads its own key",
-    "whole_mask": "grows as T^2", "torch": "uses PyTorch",
+    "whole_mask": "grows as T^2", "torch": "uses PyTorch", "d_v_root": "divided by sqrt(d_v)",
+    "tile_mean": "normalised on its own (divided by that tile's sum) and the tiles averaged",
+    "tile_sum": "normalised on its own (divided by that tile's sum) and the tiles added",
+    "ell_not_o": "but the output o was not", "stale_max": "stale maximum",
 }
 
 
 def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescale=True, q_again=False,
-           o_every_tile=False):
+           o_every_tile=False, root="d", tile_softmax=None, rescale_o=True, stale_max=False):
     """The causal tiled loop, with switches for the mistakes a learner makes."""
     T, d = memory.arrays["Q"].shape
+    d_v = memory.arrays["V"].shape[1]
     for i in range(0, T, b):
         q = memory.read("Q", i, i + b)
         rows = np.arange(i, i + len(q))[:, None]
@@ -38,13 +42,20 @@ def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescal
             if q_again and j > 0:
                 q = memory.read("Q", i, i + b)
             k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            s = q @ k.T / (np.sqrt(d) if scale else 1.0)
+            s = q @ k.T / (np.sqrt(d if root == "d" else d_v) if scale else 1.0)
             if mask:
                 s = np.where(np.arange(j, j + len(k))[None, :] <= rows, s, -np.inf)
+            if tile_softmax:  # each tile's own softmax, then the tiles averaged or added
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                acc = acc + e / e.sum(axis=1, keepdims=True) @ v
+                total = total + 1 if tile_softmax == "mean" else np.ones_like(total)
+                continue
             new_m = np.maximum(m, s.max(axis=1, keepdims=True))
+            if stale_max and j > 0:  # the first tile's maximum kept
+                new_m = m
             factor = np.exp(m - new_m) if rescale else 1.0
             total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = acc * factor + np.exp(s - new_m) @ v
+            acc = acc * (factor if rescale_o else 1.0) + np.exp(s - new_m) @ v
             m = new_m
             if o_every_tile:
                 memory.write("O", acc / total, i)
@@ -77,7 +88,7 @@ def flash_right_rowwise(memory, b):
 
 def flash_one_softmax(memory, b):
     """The shortcut: each query tile and its key tiles read as asked, but the tiles concatenated and one
-    ordinary softmax taken (no running m, l, a)."""
+    ordinary softmax taken (no running m, ell, o)."""
     T, d = memory.arrays["Q"].shape
     for i in range(0, T, b):
         q = memory.read("Q", i, i + b)
@@ -158,6 +169,11 @@ FLASH_WRONG = {
     "own_key": flash_own_key_masked,
     "whole_mask": flash_whole_mask,
     "torch": flash_torch_rows,
+    "d_v_root": lambda mem, b: _flash(mem, b, root="d_v"),
+    "tile_mean": lambda mem, b: _flash(mem, b, tile_softmax="mean"),
+    "tile_sum": lambda mem, b: _flash(mem, b, tile_softmax="sum"),
+    "ell_not_o": lambda mem, b: _flash(mem, b, rescale_o=False),
+    "stale_max": lambda mem, b: _flash(mem, b, stale_max=True),
 }
 
 
@@ -251,18 +267,18 @@ def test_flash_shortcut_that_calls_the_package_loop_fails():
     import selfattention as sa
 
     def wrapper(memory, b):
-        sa.llm.flash_attention_io(memory, b, causal=True)
+        sa.llm.flash_attention_io(memory, b)
     assert "flash_attention_io" in message(checks.check_causal_flash, wrapper)
 
     from selfattention.llm import flash_attention_io as imported
 
     def early_import(memory, b):
-        imported(memory, b, causal=True)
+        imported(memory, b)
     assert "flash_attention_io" in message(checks.check_causal_flash, early_import)
     # the package's function works again after the check
     memory = sa.llm.SlowMemory(Q=np.eye(4), K=np.eye(4), V=np.eye(4))
-    sa.llm.flash_attention_io(memory, 2, causal=True)
-    assert memory.moved == 3 * 4 * 4 + 16 * 4 // 2
+    sa.llm.flash_attention_io(memory, 2)
+    assert memory.moved == 2 * 4 * 4 + 2 * 16 * 4 // 2
 
 
 # ------------------------------------------------------------------------------- exercise 2
@@ -320,7 +336,7 @@ def test_moved_shortcut_that_simulates_the_package_loop_fails():
 
     def simulate(T, d, b):
         memory = sa.llm.SlowMemory(**{n: np.zeros((T, d)) for n in "QKV"})
-        sa.llm.flash_attention_io(memory, b, causal=True)
+        sa.llm.flash_attention_io(memory, b)
         return memory.moved
     text = message(checks.check_causal_elements_moved, simulate)
     assert "derive the count" in text and "passed" not in text.lower()
@@ -341,7 +357,8 @@ BACKWARD_PHRASES = {
     "L_axis": "L laid along the keys",
     "D_axis": "D laid along the keys", "dS_scaled": "exactly half", "d_v": "divided by sqrt(d_v)",
     "no_grad_scale": "twice the right ones", "not_summed": "only the last key tile's share",
-    "whole": "were read at once", "torch": "uses PyTorch",
+    "whole": "were read at once", "torch": "uses PyTorch", "D_scalar": "one number per query",
+    "arrays": "bypassing memory.read",
 }
 
 
@@ -366,7 +383,8 @@ def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpos
         if D == "none":
             dS = P * dP
         else:
-            Di = Dr if D == "rows" else (P * dP).sum(axis=1)
+            Di = {"rows": Dr, "scalar": (dO * O).sum()}.get(D, (P * dP).sum(axis=1))
+            Di = np.broadcast_to(Di, (len(q),))
             dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
@@ -398,9 +416,34 @@ def backward_right_loops(q, L, O, dO, memory, b):
     return sum(shares), np.concatenate(dKs), np.concatenate(dVs)
 
 
+def backward_right_zeros_like(q, L, O, dO, memory, b):
+    """Another right answer: dK and dV made with np.zeros_like(memory.arrays[...]) (shapes only) and
+    filled with +=."""
+    T, d = memory.arrays["K"].shape
+    dq, dK, dV = np.zeros_like(q), np.zeros_like(memory.arrays["K"]), np.zeros_like(memory.arrays["V"])
+    D = (dO * O).sum(axis=1, keepdims=True)
+    for j in range(0, T, b):
+        k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+        P = np.exp(q @ k.T / np.sqrt(d) - L[:, None])
+        dS = P * (dO @ v.T - D)
+        dV[j:j + b] += P.T @ dO
+        dK[j:j + b] += dS.T @ q / np.sqrt(d)
+        dq += dS @ k / np.sqrt(d)
+    return dq, dK, dV
+
+
 def backward_whole_rows(q, L, O, dO, memory, b):
     """The shortcut: all of K and V read at once and the row's gradients taken in one go (no loop)."""
     K, V = memory.read("K"), memory.read("V")
+    d = K.shape[1]
+    P = np.exp(q @ K.T / np.sqrt(d) - L[:, None])
+    dS = P * (dO @ V.T - (dO * O).sum(axis=1, keepdims=True))
+    return dS @ K / np.sqrt(d), dS.T @ q / np.sqrt(d), P.T @ dO
+
+
+def backward_whole_arrays(q, L, O, dO, memory, b):
+    """The shortcut: K and V taken whole from memory.arrays (never read) and the row's formulas in one go."""
+    K, V = memory.arrays["K"], memory.arrays["V"]
     d = K.shape[1]
     P = np.exp(q @ K.T / np.sqrt(d) - L[:, None])
     dS = P * (dO @ V.T - (dO * O).sum(axis=1, keepdims=True))
@@ -432,15 +475,17 @@ BACKWARD_WRONG = {
     "not_summed": lambda *a: _loop(*a, accumulate=False),
     "whole": backward_whole_rows,
     "torch": backward_autograd,
+    "D_scalar": lambda *a: _loop(*a, D="scalar"),
+    "arrays": backward_whole_arrays,
 }
 
 
-@pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
+@pytest.mark.parametrize("answer", [backward_right, backward_right_loops, backward_right_zeros_like])
 def test_backward_right_answers_pass(answer, capsys):
     right_answer_passes(checks.check_query_tile_backward, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [backward_right, backward_right_loops])
+@pytest.mark.parametrize("answer", [backward_right, backward_right_loops, backward_right_zeros_like])
 def test_backward_right_answers_pass_the_hidden_test(answer):
     assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
 
@@ -452,7 +497,7 @@ def test_backward_mistake_is_named(key):
 
 
 @pytest.mark.parametrize("key", ["tile_softmax", "no_D", "D_tile", "dS_scaled", "d_v", "not_summed", "whole",
-                                 "torch"])
+                                 "torch", "D_scalar", "arrays"])
 def test_backward_refused_answers_fail_the_hidden_test_too(key):
     """Each slip, and each shortcut around the loop, fails the hidden test as it fails the check."""
     with np.errstate(all="ignore"):
@@ -522,7 +567,7 @@ def _pasted_source():
     namespace = {"__name__": __name__, "np": np, "math": math, "SlowMemory": llm.SlowMemory,
                  "_positive_int": lambda name, v: v}
     code = inspect.getsource(llm.flash_attention_io) + (
-        "\n\ndef causal_flash(memory, b):\n    flash_attention_io(memory, b, causal=True)\n")
+        "\n\ndef causal_flash(memory, b):\n    flash_attention_io(memory, b)\n")
     exec(code, namespace)  # noqa: S102  (as a learner's cell would run it)
     return namespace["causal_flash"]
 
@@ -570,3 +615,12 @@ def test_moved_review_slips_are_named(answer, phrase):
 def test_package_docstring_does_not_give_exercise_2():
     from selfattention import llm
     assert "3 T d" not in llm.flash_attention_io.__doc__
+
+
+def test_moved_array_answer_is_named_and_fails_the_hidden_test():
+    """An array of one number is not the number the exercise asks for: check and hidden test both say no."""
+    def as_array(T, d, b):
+        return np.array([3 * T * d + T * T * d / b])
+    assert "return one number" in message(checks.check_causal_elements_moved, as_array)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=as_array,
+                                  sa=sa)

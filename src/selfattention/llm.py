@@ -843,29 +843,23 @@ def standard_attention_io(memory: SlowMemory, causal: bool = False) -> None:
     memory.write("O", P @ V)
 
 
-def flash_attention_io(memory: SlowMemory, block: int, causal: bool = False) -> None:
-    """Exact attention tile by tile (FlashAttention's loop, queries outside): for each tile of ``block``
-    queries, read it once, stream the key/value tiles through fast memory with an online softmax, write
-    its output once. With ``causal`` the tiles above the diagonal are skipped (never read).
-    ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about 4 b d + b^2 numbers
-    (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b elements without
-    ``causal``, for T a multiple of b.
+def flash_attention_io(memory: SlowMemory, block: int) -> None:
+    """Exact attention tile by tile (FlashAttention's loop, queries outside, no mask): for each tile of
+    ``block`` queries, read it once, stream every key/value tile through fast memory with an online softmax,
+    write its output once. ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about
+    4 b d + b^2 numbers (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b
+    elements, for T a multiple of b.
     """
     block = _positive_int("block", block)
     T, d = memory.arrays["Q"].shape
     for i in range(0, T, block):
         q = memory.read("Q", i, i + block)  # (b, d)
-        rows = np.arange(i, i + q.shape[0])[:, None]
         m = np.full((q.shape[0], 1), -np.inf)  # running maximum of each row's scores
         total = np.zeros((q.shape[0], 1))  # running sum of exp(score - m)
         acc = np.zeros((q.shape[0], memory.arrays["V"].shape[1]))  # running sum of exp(score - m) v_j
         for j in range(0, T, block):
-            if causal and j > rows[-1, 0]:
-                break  # this tile and every later one lies above the diagonal
             k, v = memory.read("K", j, j + block), memory.read("V", j, j + block)
             s = q @ k.T / math.sqrt(d)
-            if causal:
-                s = np.where(np.arange(j, j + k.shape[0])[None, :] <= rows, s, -np.inf)
             new_m = np.maximum(m, s.max(axis=1, keepdims=True))
             total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
             acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v

@@ -2,8 +2,8 @@
 
 ANSWERS = {
     # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
-    # tile whose keys all come after the tile's last query; ... update m, l and a by section 1's formulas;
-    # then write the tile's a / l once."
+    # tile whose keys all come after the tile's last query; ... update m, ell and o by section 1's formulas;
+    # then write the tile's o / ell once."
     "l15-flash-answer": """
 T, d = memory.arrays["Q"].shape
 for i in range(0, T, b):

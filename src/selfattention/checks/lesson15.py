@@ -23,7 +23,8 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_causal_flash", "check_causal_elements_moved", "check_query_tile_backward", "copies_package_loop",
+__all__ = ["backward_reads_problem", "check_causal_elements_moved", "check_causal_flash", "check_query_tile_backward",
+           "copies_package_loop",
            "holds_more_than_tiles", "uses_torch"]
 
 
@@ -102,6 +103,42 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
             acc = acc + np.exp(s - m) @ V[j:j + b]
         out[i:i + b] = acc / total
     return out
+
+
+def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
+                 tile_softmax: str | None = None, root: str = "d") -> None:
+    """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
+    the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
+    sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
+    normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v)."""
+    T, d = memory.arrays["Q"].shape
+    d_v = memory.arrays["V"].shape[1]
+    scale = np.sqrt(d_v if root == "d_v" else d)
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        rows = np.arange(i, i + len(q))[:, None]
+        m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), np.zeros((len(q), d_v))
+        for j in range(0, rows[-1, 0] + 1, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / scale, -np.inf)
+            if tile_softmax:
+                e = np.exp(s - s.max(axis=1, keepdims=True))
+                acc = acc + (e / e.sum(axis=1, keepdims=True)) @ v
+                total = total + 1.0 if tile_softmax == "mean" else np.ones_like(total)
+                continue
+            new_m = s.max(axis=1, keepdims=True) if stale_max and j == 0 else (
+                m if stale_max else np.maximum(m, s.max(axis=1, keepdims=True)))
+            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = (acc * np.exp(m - new_m) if rescale_o else acc) + np.exp(s - new_m) @ v
+            m = new_m
+        memory.write("O", acc / total, i)
+
+
+def _slip(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int, **switches: Any) -> np.ndarray:
+    memory = SlowMemory(Q=Q, K=K, V=V)
+    with np.errstate(all="ignore"):
+        _causal_loop(memory, b, **switches)
+    return memory.arrays["O"]
 
 
 def _pattern_problem(log: list[tuple[str, str, int, int]], T: int, b: int) -> str | None:
@@ -201,8 +238,8 @@ def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
                 f"memory holds only tiles: build each tile's b x b mask from the positions (key position "
                 f"j + c > query position i + r, with np.arange).")
     return (f"{start}: fast memory holds only the query tile, the current key and value tiles, their b x b "
-            f"scores and m, l, a. Keep no list of key tiles (or of all a row's scores) for one ordinary "
-            f"softmax at the end: update m, l and a as each key tile passes.")
+            f"scores and each query's m, ℓ and o. Keep no list of key tiles (or of all a row's scores) for one "
+            f"ordinary softmax at the end: update m, ℓ and o as each key tile passes.")
 
 
 def uses_torch(fn: Callable[..., Any]) -> bool:
@@ -281,6 +318,17 @@ class _Tracked(np.ndarray):
         _GuardedArrays.bypassed = True
         plain = [np.asarray(x) if isinstance(x, _Tracked) else x for x in inputs]
         return getattr(ufunc, method)(*plain, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        # np.zeros_like(memory.arrays["K"]) and the like read only the shape: allowed, and a plain array back
+        if func not in _SHAPE_ONLY:
+            _GuardedArrays.bypassed = True
+        args = tuple(np.asarray(x) if isinstance(x, _Tracked) else x for x in args)
+        kwargs = {k: np.asarray(x) if isinstance(x, _Tracked) else x for k, x in kwargs.items()}
+        return func(*args, **kwargs)
+
+
+_SHAPE_ONLY = {np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.shape, np.ndim, np.size}
 
 
 class _GuardedArrays(dict):  # type: ignore[type-arg]
@@ -374,15 +422,31 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         problem = _pattern_problem(memory.log, T, b) or _own_key_problem(memory.arrays["O"][:T], Q, K, V)
         if problem:
             raise ExerciseError(f"{problem} (on {what})")
+        out, stale = memory.arrays["O"][:T], _slip(Q, K, V, b, stale_max=True)
+        if not np.allclose(stale, _causal(Q, K, V)) and np.allclose(out, stale, equal_nan=True):
+            raise ExerciseError(
+                f"the output O (on {what}) is what a stale maximum gives: m was taken from the first key "
+                f"tile and never raised, so a later, larger score overflows exp(s - m). Update m' = max(m, "
+                f"this tile's largest score) for every tile, and rescale ℓ and o by exp(m - m').")
         mistakes = {
             "inside a diagonal tile the keys after each query were not masked: set those scores to -inf "
             "(key position > query position).": _causal(Q, K, V, mask=False, within_tiles_of=b),
             "the scores are not scaled: divide them by sqrt(d_k).": _causal(Q, K, V, scale=False),
+            "the scores were divided by sqrt(d_v), the width of the values: divide by sqrt(d), the width of "
+            "the queries and keys (memory.arrays['Q'].shape[1]).": _slip(Q, K, V, b, root="d_v"),
             "the mask compares positions within the tile (the same np.tri(b) on every tile), so it also hides "
             "keys of earlier tiles that every query of this tile may read. Compare positions in the whole "
             "sequence: key j + c is masked when j + c > i + r.": _causal(Q, K, V, local_of=b),
             "when a tile raises a row's maximum, the running sum and output must be multiplied by "
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
+            "the running sum ℓ was rescaled by exp(m - m') when the maximum rose, but the output o was not: "
+            "o' = o exp(m - m') + the tile's e^(s - m') v.": _slip(Q, K, V, b, rescale_o=False),
+            "each key tile's softmax was normalised on its own (divided by that tile's sum) and the tiles "
+            "averaged: a query's weights are one softmax over all its keys. Keep the unnormalised sums ℓ "
+            "and o across the tiles and divide o by ℓ once, at the end.": _slip(Q, K, V, b, tile_softmax="mean"),
+            "each key tile's softmax was normalised on its own (divided by that tile's sum) and the tiles "
+            "added: a query's weights are one softmax over all its keys. Keep the unnormalised sums ℓ and o "
+            "across the tiles and divide o by ℓ once, at the end.": _slip(Q, K, V, b, tile_softmax="sum"),
         }
         check_array(memory.arrays["O"][:T], _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
     problem = _fast_memory_problem(causal_flash)
@@ -408,6 +472,10 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             raise
         except Exception as exc:
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
+        if np.ndim(got) != 0 or isinstance(got, np.ndarray):
+            raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) returned a {type(got).__name__} of shape "
+                                f"{np.shape(got)}: return one number, such as 3 * T * d + T * T * d / b, not an "
+                                f"array or list.")
         N = T // b
         hints = {
             "that is the count of the loop without the mask (every key tile for every query tile, "
@@ -484,7 +552,7 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
         if D == "none":
             dS = P * dP
         else:
-            Di = Dv if D == "rows" else (P * dP).sum(axis=1)
+            Di = {"rows": Dv, "scalar": np.full(len(q), Dv.sum())}.get(D, (P * dP).sum(axis=1))
             dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
@@ -509,6 +577,8 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
              "that the weights of a row sum to 1.", {"D": "none"}),
     "D_tile": ("D computed from each key tile alone (rowsum of P * dP over its keys): D_i sums over all of row "
                "i's keys, which is why it is taken as rowsum(dO * O) from the stored output.", {"D": "tile"}),
+    "D_scalar": ("D is one number, the sum of dO * O over the whole tile: D_i is one number per query, "
+                 "the sum over row i alone, (dO * O).sum(axis=1).", {"D": "scalar"}),
     "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
                "D[:, None].", {"D_axis": 1}),
     "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
@@ -521,6 +591,26 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "not_summed": ("dq holds only the last key tile's share: query i's score with every key carries gradient "
                    "to q_i, so dq sums dS k / sqrt(d) over all the key tiles (dq += ...).", {"accumulate": False}),
 }
+
+
+def _backward_reads_problem(memory: SlowMemory, b: int) -> str | None:
+    """Name what is wrong with exercise 3's reads of K and V, or None: each key tile and each value tile read
+    once, through memory.read, and nothing taken from memory.arrays but shapes."""
+    T = memory.arrays["K"].shape[0]
+    if _GuardedArrays.bypassed:
+        return ("your loop takes K or V from memory.arrays directly, bypassing memory.read: that is the whole "
+                "matrix in fast memory, and the tile loop the exercise asks for is skipped. Read each tile with "
+                "memory.read(name, j, j + b); use memory.arrays only for shapes.")
+    for op, name, start, stop in memory.log:
+        if op == "read" and stop - start > b:
+            return (f"{name} rows {start}..{stop - 1} were read at once: more than one tile of b = {b} rows. "
+                    f"Read K and V a tile at a time (memory.read(name, j, j + b)).")
+    for name in "KV":
+        starts = [start for op, n, start, _ in memory.log if op == "read" and n == name]
+        if sorted(starts) != list(range(0, T, b)):
+            return (f"the tiles of {name} read start at rows {starts}: the loop reads each tile of K and of V "
+                    f"exactly once, at rows 0, b, 2b, ... ({list(range(0, T, b))}).")
+    return None
 
 
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
@@ -541,7 +631,7 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
             q, L, O, dO = case["Q"][rows], case["L"][rows], case["O"][rows], case["dO"][rows]
             what = (f"the query tile {i}..{i + bq - 1} with key tiles of b = {b} (T = {T}, scores up to "
                     f"{np.abs(q @ case['K'].T).max() / 2:,.0f})")
-            memory = SlowMemory(K=case["K"], V=case["V"])
+            memory = _GuardedMemory(K=case["K"], V=case["V"])
             try:
                 with np.errstate(all="ignore"):
                     got = query_tile_backward(q.copy(), L.copy(), O.copy(), dO.copy(), memory, b)
@@ -549,11 +639,9 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                 raise
             except Exception as exc:
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
-            for op, name, start, stop in memory.log:
-                if op == "read" and stop - start > b:
-                    raise ExerciseError(
-                        f"{name} rows {start}..{stop - 1} were read at once on {what}: more than one tile of b "
-                        f"= {b} rows. Read K and V a tile at a time (memory.read(name, j, j + b)).")
+            problem = _backward_reads_problem(memory, b)
+            if problem:
+                raise ExerciseError(f"{problem} (on {what})")
             if not isinstance(got, tuple | list) or len(got) != 3:
                 raise ExerciseError("query_tile_backward should return three arrays, (dq, dK, dV): "
                                     f"it returned {type(got).__name__}.")
@@ -577,3 +665,16 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
             check_array(ours, auto, f"{name} assembled from your query tiles (against PyTorch's autograd)")
     passed("each query tile's dq, summed over the key tiles, and its dK and dV shares, added over the query "
            "tiles, give PyTorch's autograd gradients of the whole attention.")
+
+
+def backward_reads_problem(query_tile_backward: Callable[..., Any]) -> str | None:
+    """For exercise 3's hidden test: run the answer on one query tile through the check's guarded memory and
+    name what is wrong with its reads of K and V (a bypass of memory.read, a read of more than a tile, a tile
+    read twice or not at all), or None."""
+    case = _backward_case(1502, 8, 1.0)
+    memory = _GuardedMemory(K=case["K"], V=case["V"])
+    rows = slice(2, 5)
+    with np.errstate(all="ignore"):
+        query_tile_backward(case["Q"][rows].copy(), case["L"][rows].copy(), case["O"][rows].copy(),
+                            case["dO"][rows].copy(), memory, 4)
+    return _backward_reads_problem(memory, 4)
