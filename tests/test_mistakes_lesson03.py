@@ -32,6 +32,7 @@ def _softmax(x, axis=-1):
 # ---------------------------------------------------------------- exercise 1: a padded batch at once
 BATCH = {
     "no mask": "give weight to the padding",
+    "zeroed after": "zeroed after the softmax",
     "raw scores": "multiplied the raw scores X X^T by X",
     "transposed": "your weights are transposed",
     "X.T": "X.T reverses all three axes",
@@ -256,8 +257,9 @@ def test_a_mask_of_zero_scores_is_no_mask():
 
 def test_a_mask_after_the_softmax_is_named():
     text = _message(check_self_attention_batch, mask_after_softmax)
-    _names_only(text, "no mask", BATCH)
-    assert "after the softmax" in text
+    _names_only(text, "zeroed after", BATCH)
+    assert "e^0 = 1" not in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=mask_after_softmax)
 
 
 def test_a_mask_on_the_rows_is_named():  # padding queries masked, padding keys still attended to
@@ -279,8 +281,8 @@ def test_weights_zeroed_after_the_softmax_without_renormalising_are_named():
         return A @ X
 
     text = _message(check_self_attention_batch, self_attention_batch)
-    _names_only(text, "no mask", BATCH)
-    assert "zeroed after the softmax" in text and "queries" not in text, text
+    _names_only(text, "zeroed after", BATCH)
+    assert "e^0 = 1" not in text and "queries" not in text, text
 
 
 def test_nan_in_the_padding_rows_is_named():   # queries and keys both masked: padding rows are 0 / 0
@@ -358,6 +360,19 @@ def test_batch_multiplied_by_A_transposed_is_named():
         return np.swapaxes(A, -1, -2) @ X
 
     _names_only(_message(check_self_attention_batch, self_attention_batch), "transposed", BATCH)
+
+
+def test_starmap_is_a_loop_too():
+    import itertools
+
+    def self_attention_batch(X, lengths):
+        def one(s, n):
+            m = np.arange(len(s)) < n
+            return _softmax(np.where(m[None, :], s @ s.T, -np.inf)) @ s
+        return np.stack(list(itertools.starmap(one, zip(X, lengths, strict=True))))
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "loop", BATCH)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)
 
 
 def test_a_comprehension_is_a_loop_too():

@@ -85,8 +85,9 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return Z
 
 
-#: A Python loop in a line of code: for, while, a comprehension, map, np.vectorize or np.apply_along_axis.
-LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b")
+#: A Python loop in a line of code: for, while, a comprehension, map or itertools.starmap, np.vectorize or
+#: np.apply_along_axis.
+LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\b(star)?map\s*\(|\bvectorize\b|\bapply_along_axis\b")
 
 
 def calls_itself(fn: Callable[..., Any]) -> bool:
@@ -201,6 +202,30 @@ _READY_MADE_CALLED = (
     "exercise. Write it yourself; sa.softmax is allowed.")
 
 
+_ZEROED_AFTER = (
+    "your padding weights were zeroed after the softmax, so each real row of weights sums to less than 1: the "
+    "padding's share is lost, not shared out. Set the padding columns' scores to -inf before the softmax (or "
+    "divide each row by its new sum).")
+
+
+def _zeroed_after_softmax(self_attention_batch: Callable[..., Any], case: Sequence[np.ndarray]) -> None:
+    """Raise :data:`_ZEROED_AFTER` when the learner's answer on ``case`` (padding rows that are not zeros) is
+    softmax over all T words with the padding weights then set to 0 and not renormalised. On padding rows of
+    zeros that mistake gives the same Z as no mask at all, so only such a case tells the two apart."""
+    X, lengths = case
+    real = _real(lengths, X.shape[1])
+    omega = X @ np.swapaxes(X, -1, -2)
+    zeroed = (reference_softmax(omega) * real[:, None, :]) @ X
+    try:
+        with np.errstate(all="ignore"), ready_made_blocked():
+            got = np.asarray(self_attention_batch(X.copy(), lengths.copy()), dtype=float)
+    except Exception:   # noqa: BLE001 - the main check reports whatever went wrong
+        return
+    if got.shape == X.shape and np.allclose(got[real], zeroed[real]) and not np.allclose(
+            got[real], _masked_attention(X, lengths)[real]):
+        raise ExerciseError(f"the result of self_attention_batch is not right yet: {_ZEROED_AFTER}")
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d_model) and lengths (B,) -> Z (B, T, d_model), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
@@ -226,7 +251,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "padding and all. `@` multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
         if loops_in(self_attention_batch):
             raise ExerciseError(
-                "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize; "
+                "self_attention_batch loops in Python (a for or while, a comprehension, map, starmap or np.vectorize; "
                 "in its own body or in a function of yours that it calls): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
                 "multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
@@ -240,10 +265,9 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                    "so e^0 = 1. Mask the words attended to instead: mask[:, None, :] on the scores, set to "
                    "-inf before the softmax.")
     elif uses_lengths and not very_negative:
-        padding = ("your real words give weight to the padding: your mask sets the padding to 0 rather than "
-                   "removing it. A score of 0 still gets e^0 = 1 in the softmax, and weights zeroed after "
-                   "the softmax leave the real ones summing to less than 1 (divide each row by its new sum, "
-                   "or better: set the padding columns' scores to -inf before the softmax).")
+        padding = ("your real words give weight to the padding: your mask sets the padding scores to 0 rather "
+                   "than removing them, and a score of 0 still gets e^0 = 1 in the softmax. Set the padding "
+                   "columns' scores to -inf (or a very negative number) before the softmax.")
     elif not uses_lengths and re.search(r"\b(any|all|abs|norm|count_nonzero)\b|[!=]=\s*0|>\s*0\b", code):
         padding = ("your real words give weight to the padding: you found the padding from rows of zeros, but "
                    "padding may hold anything (here it is not zeros). Use `lengths`: "
@@ -348,6 +372,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             nonfinite_padding.append((describe((X, lengths)), "NaN" if np.isnan(padding_rows).any() else "inf"))
         return real_rows(X, lengths, out)
 
+    _zeroed_after_softmax(self_attention_batch, junk)
     check_function(wrapped, _masked_attention, cases, "self_attention_batch", describe=describe,
                    mistakes=mistakes)
     if nonfinite_padding:   # judged after the real rows, which are right by now
