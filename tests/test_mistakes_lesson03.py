@@ -431,6 +431,8 @@ MASK = {
     "column": "is flows' column",
     "hid a": "hides a, not flows",
     "equal": "equal weights",
+    "order": "in the wrong order",
+    "one decimal": "rounded to one decimal",
     "other": "not flows' masked row",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
@@ -444,6 +446,8 @@ MASK_WRONG = {
     "column": _softmax(_HIDDEN)[:, 3],                                    # flows' column of the masked A
     "hid a": _softmax(np.where(np.arange(4) == 0, -np.inf, _SCORES)),     # masked the first word
     "equal": np.array([1, 1, 1, 0]) / 3,                                  # the shortcut: the mask alone
+    "order": np.array([0.421, 0.374, 0.205, 0.0]),                        # right numbers, largest first
+    "one decimal": np.array([0.2, 0.4, 0.4, 0.0]),                        # rounded too far
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
 }
 
@@ -478,9 +482,10 @@ def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, cap
 
 _GROWTH = 1 / (1 - _softmax(_SCORES)[3])              # 1.366: each other weight divided by 1 - 0.268
 GROWTH = {"inverted": "what each weight is divided by", "added": "adds flows' unmasked weight",
-          "taken": "the weight the mask takes away", "other": "is not the factor"}
+          "taken": "the weight the mask takes away",
+          "percent": "as a percentage", "other": "is not the factor"}
 GROWTH_WRONG = {"inverted": 1 - _softmax(_SCORES)[3], "added": 1 + _softmax(_SCORES)[3],
-                "taken": _softmax(_SCORES)[3], "other": 2.0}
+                "taken": _softmax(_SCORES)[3], "percent": 36.6, "other": 2.0}
 
 
 @pytest.mark.parametrize("key", sorted(GROWTH_WRONG))

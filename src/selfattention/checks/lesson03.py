@@ -467,6 +467,12 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     for value, text in near:
         if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)
+    if np.allclose(np.sort(got), np.sort(right), rtol=0, atol=ROUNDED):
+        raise ExerciseError(f"flows_row = {_fmt(got)} holds the right weights in the wrong order: write them "
+                            f"in the sentence's order, a, river, bank, flows ({', '.join(ROW_SENTENCE)}).")
+    if np.allclose(got, np.round(right, 1), rtol=0, atol=1e-6):
+        raise ExerciseError(f"flows_row = {_fmt(got)} is the right row rounded to one decimal, up to 0.05 off "
+                            "each weight: keep 2 decimals.")
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
     raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
@@ -494,9 +500,11 @@ def _check_growth(growth: Any, taken: float) -> None:
             (1 + taken, f"growth = {g:.3f} adds flows' unmasked weight, {taken:.3f}, to 1: the weights grow "
              "in proportion, each divided by the new row sum, not by a fixed amount."),
             (taken, f"growth = {g:.3f} is the weight the mask takes away from flows, not the factor by which "
-             "the other weights grow.")]
+             "the other weights grow."),
+            (100 * (right - 1), f"growth = {g:.3f} is the increase as a percentage: give the factor itself, by "
+             "which each weight is multiplied (a number near 1, not a percentage).")]
     for value, text in near:
-        if abs(g - value) <= ROUNDED:
+        if abs(g - value) <= ROUNDED * max(1.0, value):
             raise ExerciseError(f"flows_row is right, but {text}")
     raise ExerciseError(f"flows_row is right, but growth = {g:.3f} is not the factor: compare a weight of "
                         "flows_row with the same weight in flows' row without the mask.")
