@@ -530,6 +530,7 @@ DESIGN = {
     "forgot log": "you forgot the log",
     "summed scores": "you added the scores",
     "scaled grows": "you scaled x_grows",
+    "bank counted": "you counted bank's score too",
 }
 _GROWS = np.array([0.5, 0.3, 0.1, 0.0])
 _UNIT = _GROWS / np.linalg.norm(_GROWS)
@@ -648,6 +649,18 @@ def test_grows_attends_praise_states_the_threshold(capsys):
 def test_grows_attends_bad_input_is_named(answer, said):
     text = _message(check_grows_attends, answer)
     assert said in text and not [k for k, p in DESIGN.items() if p in text], text
+
+
+def test_the_three_word_sentence_money_bank_grows_is_named():   # |x_new| = 2.675, not 1.922
+    three = np.logaddexp.reduce([0.53, 0.56, 0.35]) / np.linalg.norm(_GROWS)
+    _names_only(_message(check_grows_attends, three * _UNIT), "bank counted", DESIGN)
+    assert not _hidden_passes("l03-design-test", x_new=three * _UNIT)
+
+
+@pytest.mark.parametrize("answer", [["1", "2", "3", "4"], np.array(["0.9", "0.5", "0.2", "0"])])
+def test_a_vector_written_as_text_is_refused_by_the_check_and_the_hidden_test(answer):
+    assert "holds text" in _message(check_grows_attends, answer)
+    assert not _hidden_passes("l03-design-test", x_new=answer)
 
 
 def test_a_score_just_above_money_prints_two_different_numbers():   # 0.5301: not "(0.530 > 0.530)"

@@ -541,6 +541,10 @@ def check_grows_attends(x_new: Any) -> None:
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
+    if isinstance(x_new, str) or (isinstance(x_new, (list, tuple, np.ndarray)) and any(
+            isinstance(v, str) for v in np.ravel(np.asarray(x_new, dtype=object)))):
+        raise ExerciseError(f"x_new = {x_new!r:.60} holds text: x_new should be 4 numbers (finance, nature, food, "
+                            "tech), not strings in quotes.")
     try:
         v = np.asarray(x_new.detach().cpu().numpy() if hasattr(x_new, "detach") else x_new, dtype=float)
     except (TypeError, ValueError):
@@ -594,6 +598,12 @@ def check_grows_attends(x_new: Any) -> None:
             raise ExerciseError(
                 f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
                 f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}. {said} {then}")
+        three = float(np.logaddexp.reduce([lead, own, float(_TOY["bank"] @ focus)]))   # bank counted too
+        if abs(length - three / norm) <= 0.004 * three / norm:
+            raise ExerciseError(
+                f"x_new has length {length:.3f}, the length that takes half of {pos} row in \"money bank grows\": "
+                f"you counted bank's score too. The sentence is \"{other} {word}\" and then your word, so half "
+                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f} only. {said}")
         if abs(length - needed) <= 0.004 * needed:
             raise ExerciseError(
                 f"x_new points along {word} with length {length:.3f}, the score omega = {needed:.3f} itself: you "
