@@ -32,6 +32,7 @@ def _softmax(x, axis=-1):
 # ---------------------------------------------------------------- exercise 1: a padded batch at once
 BATCH = {
     "no mask": "give weight to the padding",
+    "zeroed after": "zeroed after the softmax",
     "raw scores": "multiplied the raw scores X X^T by X",
     "transposed": "your weights are transposed",
     "X.T": "X.T reverses all three axes",
@@ -256,8 +257,9 @@ def test_a_mask_of_zero_scores_is_no_mask():
 
 def test_a_mask_after_the_softmax_is_named():
     text = _message(check_self_attention_batch, mask_after_softmax)
-    _names_only(text, "no mask", BATCH)
-    assert "after the softmax" in text
+    _names_only(text, "zeroed after", BATCH)
+    assert "e^0 = 1" not in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=mask_after_softmax)
 
 
 def test_a_mask_on_the_rows_is_named():  # padding queries masked, padding keys still attended to
@@ -279,8 +281,8 @@ def test_weights_zeroed_after_the_softmax_without_renormalising_are_named():
         return A @ X
 
     text = _message(check_self_attention_batch, self_attention_batch)
-    _names_only(text, "no mask", BATCH)
-    assert "zeroed after the softmax" in text and "queries" not in text, text
+    _names_only(text, "zeroed after", BATCH)
+    assert "e^0 = 1" not in text and "queries" not in text, text
 
 
 def test_nan_in_the_padding_rows_is_named():   # queries and keys both masked: padding rows are 0 / 0
@@ -360,6 +362,19 @@ def test_batch_multiplied_by_A_transposed_is_named():
     _names_only(_message(check_self_attention_batch, self_attention_batch), "transposed", BATCH)
 
 
+def test_starmap_is_a_loop_too():
+    import itertools
+
+    def self_attention_batch(X, lengths):
+        def one(s, n):
+            m = np.arange(len(s)) < n
+            return _softmax(np.where(m[None, :], s @ s.T, -np.inf)) @ s
+        return np.stack(list(itertools.starmap(one, zip(X, lengths, strict=True))))
+
+    _names_only(_message(check_self_attention_batch, self_attention_batch), "loop", BATCH)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)
+
+
 def test_a_comprehension_is_a_loop_too():
     def self_attention_batch(X, lengths):
         return np.stack([_softmax(s @ s.T) @ s for s in X])
@@ -416,6 +431,8 @@ MASK = {
     "column": "is flows' column",
     "hid a": "hides a, not flows",
     "equal": "equal weights",
+    "order": "in the wrong order",
+    "one decimal": "rounded to one decimal",
     "other": "not flows' masked row",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
@@ -429,6 +446,8 @@ MASK_WRONG = {
     "column": _softmax(_HIDDEN)[:, 3],                                    # flows' column of the masked A
     "hid a": _softmax(np.where(np.arange(4) == 0, -np.inf, _SCORES)),     # masked the first word
     "equal": np.array([1, 1, 1, 0]) / 3,                                  # the shortcut: the mask alone
+    "order": np.array([0.421, 0.374, 0.205, 0.0]),                        # right numbers, largest first
+    "one decimal": np.array([0.2, 0.4, 0.4, 0.0]),                        # rounded too far
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
 }
 
@@ -463,9 +482,10 @@ def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, cap
 
 _GROWTH = 1 / (1 - _softmax(_SCORES)[3])              # 1.366: each other weight divided by 1 - 0.268
 GROWTH = {"inverted": "what each weight is divided by", "added": "adds flows' unmasked weight",
-          "taken": "the weight the mask takes away", "other": "is not the factor"}
+          "taken": "the weight the mask takes away",
+          "percent": "as a percentage", "other": "is not the factor"}
 GROWTH_WRONG = {"inverted": 1 - _softmax(_SCORES)[3], "added": 1 + _softmax(_SCORES)[3],
-                "taken": _softmax(_SCORES)[3], "other": 2.0}
+                "taken": _softmax(_SCORES)[3], "percent": 36.6, "other": 2.0}
 
 
 @pytest.mark.parametrize("key", sorted(GROWTH_WRONG))
@@ -510,6 +530,7 @@ DESIGN = {
     "forgot log": "you forgot the log",
     "summed scores": "you added the scores",
     "scaled grows": "you scaled x_grows",
+    "bank counted": "you counted bank's score too",
 }
 _GROWS = np.array([0.5, 0.3, 0.1, 0.0])
 _UNIT = _GROWS / np.linalg.norm(_GROWS)
@@ -628,6 +649,18 @@ def test_grows_attends_praise_states_the_threshold(capsys):
 def test_grows_attends_bad_input_is_named(answer, said):
     text = _message(check_grows_attends, answer)
     assert said in text and not [k for k, p in DESIGN.items() if p in text], text
+
+
+def test_the_three_word_sentence_money_bank_grows_is_named():   # |x_new| = 2.675, not 1.922
+    three = np.logaddexp.reduce([0.53, 0.56, 0.35]) / np.linalg.norm(_GROWS)
+    _names_only(_message(check_grows_attends, three * _UNIT), "bank counted", DESIGN)
+    assert not _hidden_passes("l03-design-test", x_new=three * _UNIT)
+
+
+@pytest.mark.parametrize("answer", [["1", "2", "3", "4"], np.array(["0.9", "0.5", "0.2", "0"])])
+def test_a_vector_written_as_text_is_refused_by_the_check_and_the_hidden_test(answer):
+    assert "holds text" in _message(check_grows_attends, answer)
+    assert not _hidden_passes("l03-design-test", x_new=answer)
 
 
 def test_a_score_just_above_money_prints_two_different_numbers():   # 0.5301: not "(0.530 > 0.530)"

@@ -85,8 +85,9 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return Z
 
 
-#: A Python loop in a line of code: for, while, a comprehension, map, np.vectorize or np.apply_along_axis.
-LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\bmap\s*\(|\bvectorize\b|\bapply_along_axis\b")
+#: A Python loop in a line of code: for, while, a comprehension, map or itertools.starmap, np.vectorize or
+#: np.apply_along_axis.
+LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\b(star)?map\s*\(|\bvectorize\b|\bapply_along_axis\b")
 
 
 def calls_itself(fn: Callable[..., Any]) -> bool:
@@ -201,6 +202,30 @@ _READY_MADE_CALLED = (
     "exercise. Write it yourself; sa.softmax is allowed.")
 
 
+_ZEROED_AFTER = (
+    "your padding weights were zeroed after the softmax, so each real row of weights sums to less than 1: the "
+    "padding's share is lost, not shared out. Set the padding columns' scores to -inf before the softmax (or "
+    "divide each row by its new sum).")
+
+
+def _zeroed_after_softmax(self_attention_batch: Callable[..., Any], case: Sequence[np.ndarray]) -> None:
+    """Raise :data:`_ZEROED_AFTER` when the learner's answer on ``case`` (padding rows that are not zeros) is
+    softmax over all T words with the padding weights then set to 0 and not renormalised. On padding rows of
+    zeros that mistake gives the same Z as no mask at all, so only such a case tells the two apart."""
+    X, lengths = case
+    real = _real(lengths, X.shape[1])
+    omega = X @ np.swapaxes(X, -1, -2)
+    zeroed = (reference_softmax(omega) * real[:, None, :]) @ X
+    try:
+        with np.errstate(all="ignore"), ready_made_blocked():
+            got = np.asarray(self_attention_batch(X.copy(), lengths.copy()), dtype=float)
+    except Exception:   # noqa: BLE001 - the main check reports whatever went wrong
+        return
+    if got.shape == X.shape and np.allclose(got[real], zeroed[real]) and not np.allclose(
+            got[real], _masked_attention(X, lengths)[real]):
+        raise ExerciseError(f"the result of self_attention_batch is not right yet: {_ZEROED_AFTER}")
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d_model) and lengths (B,) -> Z (B, T, d_model), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
@@ -226,7 +251,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "padding and all. `@` multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
         if loops_in(self_attention_batch):
             raise ExerciseError(
-                "self_attention_batch loops in Python (a for or while, a comprehension, map or np.vectorize; "
+                "self_attention_batch loops in Python (a for or while, a comprehension, map, starmap or np.vectorize; "
                 "in its own body or in a function of yours that it calls): "
                 "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
                 "multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
@@ -240,10 +265,9 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                    "so e^0 = 1. Mask the words attended to instead: mask[:, None, :] on the scores, set to "
                    "-inf before the softmax.")
     elif uses_lengths and not very_negative:
-        padding = ("your real words give weight to the padding: your mask sets the padding to 0 rather than "
-                   "removing it. A score of 0 still gets e^0 = 1 in the softmax, and weights zeroed after "
-                   "the softmax leave the real ones summing to less than 1 (divide each row by its new sum, "
-                   "or better: set the padding columns' scores to -inf before the softmax).")
+        padding = ("your real words give weight to the padding: your mask sets the padding scores to 0 rather "
+                   "than removing them, and a score of 0 still gets e^0 = 1 in the softmax. Set the padding "
+                   "columns' scores to -inf (or a very negative number) before the softmax.")
     elif not uses_lengths and re.search(r"\b(any|all|abs|norm|count_nonzero)\b|[!=]=\s*0|>\s*0\b", code):
         padding = ("your real words give weight to the padding: you found the padding from rows of zeros, but "
                    "padding may hold anything (here it is not zeros). Use `lengths`: "
@@ -348,6 +372,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             nonfinite_padding.append((describe((X, lengths)), "NaN" if np.isnan(padding_rows).any() else "inf"))
         return real_rows(X, lengths, out)
 
+    _zeroed_after_softmax(self_attention_batch, junk)
     check_function(wrapped, _masked_attention, cases, "self_attention_batch", describe=describe,
                    mistakes=mistakes)
     if nonfinite_padding:   # judged after the real rows, which are right by now
@@ -442,6 +467,12 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     for value, text in near:
         if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)
+    if np.allclose(np.sort(got), np.sort(right), rtol=0, atol=ROUNDED):
+        raise ExerciseError(f"flows_row = {_fmt(got)} holds the right weights in the wrong order: write them "
+                            f"in the sentence's order, a, river, bank, flows ({', '.join(ROW_SENTENCE)}).")
+    if np.allclose(got, np.round(right, 1), rtol=0, atol=1e-6):
+        raise ExerciseError(f"flows_row = {_fmt(got)} is the right row rounded to one decimal, up to 0.05 off "
+                            "each weight: keep 2 decimals.")
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
     raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
@@ -469,9 +500,11 @@ def _check_growth(growth: Any, taken: float) -> None:
             (1 + taken, f"growth = {g:.3f} adds flows' unmasked weight, {taken:.3f}, to 1: the weights grow "
              "in proportion, each divided by the new row sum, not by a fixed amount."),
             (taken, f"growth = {g:.3f} is the weight the mask takes away from flows, not the factor by which "
-             "the other weights grow.")]
+             "the other weights grow."),
+            (100 * (right - 1), f"growth = {g:.3f} is the increase as a percentage: give the factor itself, by "
+             "which each weight is multiplied (a number near 1, not a percentage).")]
     for value, text in near:
-        if abs(g - value) <= ROUNDED:
+        if abs(g - value) <= ROUNDED * max(1.0, value):
             raise ExerciseError(f"flows_row is right, but {text}")
     raise ExerciseError(f"flows_row is right, but growth = {g:.3f} is not the factor: compare a weight of "
                         "flows_row with the same weight in flows' row without the mask.")
@@ -508,6 +541,10 @@ def check_grows_attends(x_new: Any) -> None:
     """
     if x_new is None or x_new is Ellipsis:
         raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
+    if isinstance(x_new, str) or (isinstance(x_new, (list, tuple, np.ndarray)) and any(
+            isinstance(v, str) for v in np.ravel(np.asarray(x_new, dtype=object)))):
+        raise ExerciseError(f"x_new = {x_new!r:.60} holds text: x_new should be 4 numbers (finance, nature, food, "
+                            "tech), not strings in quotes.")
     try:
         v = np.asarray(x_new.detach().cpu().numpy() if hasattr(x_new, "detach") else x_new, dtype=float)
     except (TypeError, ValueError):
@@ -561,6 +598,12 @@ def check_grows_attends(x_new: Any) -> None:
             raise ExerciseError(
                 f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
                 f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}. {said} {then}")
+        three = float(np.logaddexp.reduce([lead, own, float(_TOY["bank"] @ focus)]))   # bank counted too
+        if abs(length - three / norm) <= 0.004 * three / norm:
+            raise ExerciseError(
+                f"x_new has length {length:.3f}, the length that takes half of {pos} row in \"money bank grows\": "
+                f"you counted bank's score too. The sentence is \"{other} {word}\" and then your word, so half "
+                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f} only. {said}")
         if abs(length - needed) <= 0.004 * needed:
             raise ExerciseError(
                 f"x_new points along {word} with length {length:.3f}, the score omega = {needed:.3f} itself: you "
