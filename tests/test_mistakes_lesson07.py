@@ -241,6 +241,12 @@ def _top(W_Q, W_K, cols_per_head, divide=2 ** 0.5):
     return out
 
 
+def _softmax_columns(S):
+    """Softmax of each column (over axis 0, the queries)."""
+    E = np.exp(S - S.max(axis=0))
+    return E / E.sum(axis=0)
+
+
 def _packed_wrong():
     from selfattention.checks import PACKED_W_K, PACKED_W_Q
     Q, K = X07 @ PACKED_W_Q, X07 @ PACKED_W_K
@@ -255,6 +261,14 @@ def _packed_wrong():
         "argmin": [[TOKENS[j] for j in (X07 @ PACKED_W_Q[:, c] @ (X07 @ PACKED_W_K[:, c]).T).argmin(1)]
                    for c in ([0, 1], [2, 3])],
         "full width": _top(PACKED_W_Q, PACKED_W_K, [[0, 1, 2, 3], [0, 1, 2, 3]], divide=2.0),
+        "input split": [[TOKENS[j] for j in ((X07[:, s] @ PACKED_W_Q[s][:, s])
+                                             @ (X07[:, s] @ PACKED_W_K[s][:, s]).T).argmax(1)]
+                        for s in (slice(0, 2), slice(2, 4))],
+        "softmax axis 0": [[TOKENS[j] for j in _softmax_columns(
+            X07 @ PACKED_W_Q[:, c] @ (X07 @ PACKED_W_K[:, c]).T / 2 ** 0.5).argmax(1)]
+                           for c in ([0, 1], [2, 3])],
+        "transposed": _top(PACKED_W_Q.T, PACKED_W_K.T, [[0, 1], [2, 3]]),
+        "queries as keys": _top(PACKED_W_Q, PACKED_W_Q, [[0, 1], [2, 3]]),
     }
 
 
@@ -265,6 +279,10 @@ PACKED_PHRASES = {
     "argmax axis 0": "argmax over axis 0",
     "argmin": "argmin instead of argmax",
     "full width": "one full-width head",
+    "input split": "only the projected columns are split",
+    "softmax axis 0": "softmax over axis 0",
+    "transposed": "transposed matrices",
+    "queries as keys": "against themselves",
 }
 
 

@@ -208,6 +208,16 @@ def _packed_weights(reading: str = "right") -> np.ndarray:
     if reading in ("argmax axis 0", "weights axis 0"):
         S = blocks(Q) @ blocks(K).transpose(0, 2, 1)
         return S if reading == "argmax axis 0" else reference_softmax(S / np.sqrt(d_k), axis=-1)
+    if reading == "input split":   # each head reads only d_k input features: X[:, s] @ W_Q_packed[s][:, s]
+        cols = (slice(0, d_k), slice(d_k, 2 * d_k))
+        return np.stack([reference_softmax((_X[:, s] @ PACKED_W_Q[s][:, s]) @ (_X[:, s] @ PACKED_W_K[s][:, s]).T
+                                           / np.sqrt(d_k), axis=-1) for s in cols])
+    if reading == "softmax axis 0":   # each column normalised over the queries, then each row's largest
+        return reference_softmax(blocks(Q) @ blocks(K).transpose(0, 2, 1) / np.sqrt(d_k), axis=1)
+    if reading == "transposed":   # X @ W_Q_packed.T and X @ W_K_packed.T
+        Q, K = _X @ PACKED_W_Q.T, _X @ PACKED_W_K.T
+    if reading == "queries as keys":
+        K = Q
     if reading == "interleaved":
         Qs, Ks = (M.reshape(T, d_k, h).transpose(2, 0, 1) for M in (Q, K))
     elif reading == "straight":
@@ -246,6 +256,16 @@ _PACKED_MISTAKES = {
     "straight": "these are the heads of a reshape straight to (h, T, d_k), which cuts the flat list of numbers "
                 "across tokens: split each token's row into heads, head 1 columns 0-1 and head 2 columns 2-3 of "
                 "X W_Q and X W_K.",
+    "input split": "each head read only d_k = 2 input features (X[:, s] @ W_Q_packed[s][:, s]): only the "
+                   "projected columns are split. Every head's W_Q reads all d_model = 4 features of a token: "
+                   "X @ W_Q_packed[:, s], with s the head's columns (0-1 or 2-3), and likewise for W_K.",
+    "softmax axis 0": "you normalised each column (softmax over axis 0, the queries) and then took each row's "
+                      "largest: a query's weights are the softmax of its own row of q_i . k_j, over the keys "
+                      "(axis -1); with that softmax, or none, the row's argmax is its top key.",
+    "transposed": "you multiplied by the transposed matrices (X @ W_Q_packed.T): the packed W_Q is "
+                  "(d_model, h d_k), so X @ W_Q_packed gives the queries, whose columns 0-1 are head 1's; likewise X @ W_K_packed.",
+    "queries as keys": "you scored the queries against themselves (Q @ Q.T): the keys are X @ W_K_packed, so each "
+                       "head's scores are its columns of Q times the transpose of the same columns of K.",
     "full width": "both rows are the same one full-width head (all 4 columns of W_Q and W_K, divided by sqrt(4)): "
                   "each head uses only its own d_k = 2 columns, divided by sqrt(2).",
 }
