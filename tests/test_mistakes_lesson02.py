@@ -89,6 +89,9 @@ GAIN = {
     "new score": "is bank's new score, not the gain",
     "log of the target weight": "is the log of the target weight",
     "target over old odds": "divides the target weight 0.90 by bank's old odds",
+    "forgot the log": "you forgot the log",
+    "odds against money": "bank against money only",
+    "weights' ratio as gain": "is the ratio of the two weights, not a score",
 }
 def with_right_scores(gain):
     check_notes_scores(np.log(NOTES), gain)
@@ -101,12 +104,20 @@ GAIN_WRONG = {
     "new score": np.log(0.70) + np.log((0.90 / 0.10) / (0.70 / 0.30)),   # 0.993: the score, not the gain
     "log of the target weight": np.log(0.9),     # "the gain is the log of the weight bank must reach"
     "target over old odds": np.log(0.9 * 0.3 / 0.7),   # the new weight over the old odds, not new odds
+    "forgot the log": 3.857,                     # (0.9 / 0.1) / (0.7 / 0.3), the factor itself
+    "odds against money": np.log(9) - np.log(0.70 / 0.25),   # 1.168: old odds against money alone
+    "weights' ratio as gain": 0.9 / 0.7,         # 1.286, the ratio of the weights typed in as the gain
 }
 
 
 @pytest.mark.parametrize("key", sorted(GAIN_WRONG))
 def test_bank_gain_mistake_is_named(key):
     _names_only(_message(with_right_scores, GAIN_WRONG[key]), key, GAIN)
+
+
+@pytest.mark.parametrize("key", sorted(GAIN_WRONG))
+def test_a_wrong_bank_gain_fails_the_hidden_test(key):
+    assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=GAIN_WRONG[key])
 
 
 @pytest.mark.parametrize("gain", [
@@ -555,6 +566,19 @@ def test_a_shift_by_the_largest_absolute_score_is_named_as_too_far_down():
         assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
 
 
+def test_a_shift_that_only_guards_against_overflow_is_named_by_the_shift_used():
+    """np.maximum(max, 0): the row [-1000, -1001] is shifted by 0, not pushed further down."""
+    def softmax_row(scores):
+        m = np.maximum(scores.max(axis=1, keepdims=True), 0)
+        e = np.exp(scores - m)
+        return e / e.sum(axis=1, keepdims=True)
+
+    text = _message(check_softmax_row, softmax_row)
+    assert "np.maximum(scores.max(axis=1, keepdims=True), 0)" in text and "largest |score|" not in text, text
+    with np.errstate(all="ignore"):
+        assert not _hidden_passes("l02-softmax-test", softmax_row=softmax_row)
+
+
 # ---------------------------------------------------------------- exercise 3: one-sided attention
 ONE_SIDED = {
     "equal": "equal row sums",
@@ -563,6 +587,7 @@ ONE_SIDED = {
     "row 1": "word 1 gives word 3 only",
     "row 3": "word 3 still gives word 1",
     "points away": "because x_1 points away from x_3",
+    "zero vector": "is the zero vector",
 }
 ONE_SIDED_WRONG = {
     "equal": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]),        # the same word twice: symmetric rows
@@ -571,7 +596,16 @@ ONE_SIDED_WRONG = {
     "row 1": ([0.5, 0.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]),        # word 1 too close to bank
     "row 3": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.6, 0.0, 0.0]),        # word 3 not long enough
     "points away": ([0.0, 0.0, 0.0, -1.0], [0.0, 0.0, 0.0, 2.0]),  # omega_13 = -2 < 0
+    "zero vector": ([0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]),   # x_3 = 0: omega_13 = 0
 }
+
+
+def test_x_3_at_the_bound_is_told_the_other_lever():
+    """x_3 already reaches 2: the message names a shorter x_1 too, not only a larger |x_3|^2."""
+    text = _message(lambda a: check_one_sided(*a), ([0.0, 1.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]))
+    _names_only(text, "row 3", ONE_SIDED)
+    assert "already reaches the bound of 2" in text and "a shorter x_1" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=[0.0, 1.5, 0.0, 0.0], x_3=[0.0, 2.0, 0.0, 0.0])
 
 
 @pytest.mark.parametrize("key", sorted(ONE_SIDED_WRONG))

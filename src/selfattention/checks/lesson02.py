@@ -112,6 +112,21 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 f"notes_scores is right, but {then}: you set bank's odds (its weight over the other "
                 "two's) to 9 (0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score "
                 "multiplies the odds by e^g: e^g is the new odds over the old.")
+        if abs(g - np.exp(BANK_GAIN)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: {g:.3f} = (0.90 / 0.10) / (0.70 / 0.30) is the factor by "
+                "which bank's odds (its weight over the other two's) must grow, but you forgot the log: a score "
+                "raised by g multiplies the odds by e^g, so the gain is the logarithm of that factor.")
+        if abs(g - (np.log(0.9 / 0.1) - np.log(0.70 / 0.25))) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: your old odds, 0.70 / 0.25, are bank against money only. "
+                "The new odds 0.90 / 0.10 are bank against the other two together, so the old ones must be "
+                "too: 0.70 / 0.30.")
+        if abs(g - 0.9 / 0.7) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: {g:.3f} = 0.90 / 0.70 is the ratio of the two weights, "
+                "not a score. A score raised by g multiplies bank's odds (its weight over the other two's) by "
+                "e^g: take the log of the factor the odds must grow by.")
         if abs(g - (s[1] + BANK_GAIN)) < 1e-3 and abs(s[1]) > 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
@@ -209,6 +224,12 @@ _UNSTABLE = {
        "(subtracting each row's largest |score|, 1001 here, moves these scores down to about -2000). A shift "
        "by the same c keeps the weights: your c must keep at least one exponential from underflowing, and none "
        "from overflowing.",
+    # the same matrix when the shift left [-600, -601] finite: c was near 0, not pushed further down
+    -1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your shift leaves these scores near -1000, "
+        "below about -745, where np.exp underflows to 0 (on [[-600, -601]] your weights are right, so on this "
+        "row you subtracted a number near 0). A shift that only guards against overflow, such as "
+        "np.maximum(scores.max(axis=1, keepdims=True), 0), does that. Subtract each row's own largest score, "
+        "here -1000, so that row's largest exponent is exactly 0.",
     2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
        "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
        "scores.max(axis=1, keepdims=True).",
@@ -296,6 +317,17 @@ _LIBRARY_MESSAGE = (
     "exponentials and the division yourself, with np.exp.")
 
 
+def _right_on(softmax_row: Callable[[np.ndarray], Any], rows: list[list[float]]) -> bool:
+    """Whether ``softmax_row`` gives the right weights on ``rows`` (False if it fails in any way)."""
+    s = np.array(rows)
+    try:
+        with np.errstate(all="ignore"), library_softmaxes_blocked():
+            got = np.asarray(softmax_row(s.copy()), dtype=float)
+        return got.shape == s.shape and bool(np.allclose(got, reference_softmax(s)))
+    except Exception:  # noqa: BLE001  (any failure means: not right on these rows)
+        return False
+
+
 def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
     """Exercise 2: a softmax of each row of a matrix of scores, shape (n, T) -> (n, T), that never overflows:
     tried on small matrices, then on matrices where each unstable version (no shift; one shift for the whole
@@ -324,6 +356,8 @@ def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
             arr = None
         wide = number - len(_SMALL)
         if wide >= 0 and arr is not None and arr.shape == s.shape and not np.isfinite(arr).all():
+            if wide == 1 and _right_on(softmax_row, [[-600.0, -601.0]]):
+                wide = -1                               # the shift was near 0 here, not too far down
             raise ExerciseError(f"softmax_row gives {_fmt(arr)} on {where}: {_UNSTABLE[wide]}")
         with np.errstate(all="ignore"):
             top = s.max(axis=1, keepdims=True)
@@ -426,6 +460,13 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
         raise ExerciseError(
             f"{said}: the roles are swapped, word 3 gives word 1 most of its row. Asked: word 1 gives word 3 "
             "more than half, word 3 gives word 1 less than 0.2.")
+    zero = [name for name, v in (("x_1", v1), ("x_3", v3)) if not v.any()]
+    if zero and a13 <= ONE_SIDED_HIGH:
+        raise ExerciseError(
+            f"{said}: {' and '.join(zero)} {'is' if len(zero) == 1 else 'are'} the zero vector, so "
+            "omega_13 = x_1 . x_3 = 0 and e^omega_13 = 1, while word 1's own score gives at least e^0 = 1 in "
+            "the same row: word 3 cannot get more than half. Give both words a length, x_1 pointing partly "
+            "the way x_3 points.")
     if a13 <= ONE_SIDED_HIGH and omega[0, 2] <= 0:
         raise ExerciseError(
             f"{said}: omega_13 = x_1 . x_3 = {omega[0, 2]:.2f} is not above 0, because x_1 points away from x_3 "
@@ -439,5 +480,7 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
             f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with bank "
             "compete with word 3.")
     raise ExerciseError(
-        f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. Row 3's sum S_3 is too small: it is "
-        f"only {ratio:.2f} times S_1; a larger own score |x_3|^2 fills it.")
+        f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. alpha_13 / alpha_31 = S_3 / S_1 is only "
+        f"{ratio:.2f}. Two levers raise it: a larger own score |x_3|^2 (now {omega[2, 2]:.2f}) fills S_3"
+        + (", though x_3 already reaches the bound of 2," if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
+        + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
