@@ -621,6 +621,8 @@ def test_moved_array_answer_is_named_and_fails_the_hidden_test():
     """An array of one number is not the number the exercise asks for: check and hidden test both say no."""
     def as_array(T, d, b):
         return np.array([3 * T * d + T * T * d / b])
-    assert "return one number" in message(checks.check_causal_elements_moved, as_array)
+    said = message(checks.check_causal_elements_moved, as_array)
+    assert "return one number" in said
+    assert "T * d" not in said and "T d" not in said, "the message must not give the formula it asks for"
     assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=as_array,
                                   sa=sa)

@@ -474,7 +474,7 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
         if np.ndim(got) != 0 or isinstance(got, np.ndarray):
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) returned a {type(got).__name__} of shape "
-                                f"{np.shape(got)}: return one number, such as 3 * T * d + T * T * d / b, not an "
+                                f"{np.shape(got)}: return one number (a float or an int, as float(...) gives), not an "
                                 f"array or list.")
         N = T // b
         hints = {
