@@ -221,6 +221,18 @@ def test_the_packaged_mask_and_attention_do_not_pass(answer, name):
     assert not _hidden_passes("l03-batch-test", self_attention_batch=answer)
 
 
+def causal_mask_called(X, lengths):       # a causal mask is not the length mask: the message says "a mask"
+    sa.causal_mask(X.shape[1])
+    return masked_attention(X, lengths)
+
+
+def test_a_ready_made_causal_mask_is_not_called_a_length_mask():
+    text = _message(check_self_attention_batch, causal_mask_called)
+    assert "calls sa.causal_mask, which builds a ready-made mask" in text, text
+    assert "length mask for you" not in text, text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=causal_mask_called)
+
+
 @pytest.mark.parametrize("answer", [library, alias_basic])
 def test_the_lesson_s_own_attention_does_not_pass(answer):
     _names_only(_message(check_self_attention_batch, answer), "library", BATCH)

@@ -311,7 +311,9 @@ def test_packed_other_column_readings_name_the_axis():
     from selfattention.checks import PACKED_W_K, PACKED_W_Q
     for answer in (_top(PACKED_W_K, PACKED_W_Q, [[0, 1], [2, 3]]),
                    [["apple", "phones", "I", "love"], ["love", "I", "phones", "phones"]]):   # weights, axis 0
-        _names_only(_message(check_packed_heads, answer), "argmax axis 0", PACKED_PHRASES)
+        text = _message(check_packed_heads, answer)
+        _names_only(text, "argmax axis 0", PACKED_PHRASES)
+        assert "K Q^T" in text, text   # a learner who scored keys against queries sees their route named
         assert not hidden_test_passes("07_multi_head_attention", "l07-packed-test", top_keys=answer)
 
 

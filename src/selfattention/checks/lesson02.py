@@ -482,5 +482,6 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
     raise ExerciseError(
         f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. alpha_13 / alpha_31 = S_3 / S_1 is only "
         f"{ratio:.2f}. Two levers raise it: a larger own score |x_3|^2 (now {omega[2, 2]:.2f}) fills S_3"
-        + (", though x_3 already reaches the bound of 2," if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
+        + (", though x_3 already reaches the bound of 2 on one coordinate (the others can still lengthen it),"
+           if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")

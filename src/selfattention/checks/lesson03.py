@@ -239,7 +239,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 f"self_attention_batch calls {shortcut}: the exercise asks you to write the three "
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
         if shortcut is not None:
-            what = ("builds the length mask for you" if re.search(r"(padding|causal)_mask", shortcut)
+            what = ("builds a ready-made mask for you" if re.search(r"(padding|causal)_mask", shortcut)
                     else "is a ready-made attention, with the mask applied for you")
             raise ExerciseError(
                 f"self_attention_batch calls {shortcut}, which {what}: building the (B, T) length mask "

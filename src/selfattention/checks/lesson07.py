@@ -240,7 +240,8 @@ def packed_top_keys(reading: str = "right") -> list[list[str]]:
     return [[_TOKENS[j] for j in head.argmax(-1)] for head in _packed_weights(reading)]
 
 
-_AXIS_0 = ("you took the largest entry of each column (argmax over axis 0, which runs over the queries), "
+_AXIS_0 = ("you took the largest entry of each column (argmax over axis 0, which runs over the queries; "
+           "scoring keys against queries, K Q^T, gives the same), "
            "not of each row: query i's most weighted key is the largest entry of row i of its head's q_i . k_j "
            "or weights, argmax over axis 1 (the keys).")
 _PACKED_MISTAKES = {
