@@ -205,6 +205,8 @@ BOUND_PHRASES = {
     "none_return": "return math.inf, as the exercise asks, not None",
     "capped": "A search that stops at a cap",
     "bytes4": "4 bytes each (float32)", "T1": "counted for T + 1 tokens", "attn": "cache bytes as FLOPs too",
+    "once": "counted once for the whole batch", "half": "counted at half its size",
+    "cache4": "counted 4 times over", "heads8": "counted 8 times over",
 }
 BOUND_EXPECT = {"round": "floor"}   # round() gives the batch below the exact solution on the second case
 
@@ -238,6 +240,12 @@ def _bound(n, c, T, bw, f, *, flops=2, wbytes=2, cache=True, rounding=math.ceil,
     return rounding(exact) if rounding else exact
 
 
+def bound_cache_once(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
+    """One cache read for the whole batch, beside the weights: the batch factor forgotten."""
+    reading = (2 * n_params + T * cache_bytes_per_token) / bandwidth
+    return math.ceil(reading / (2 * n_params / flops_per_s))
+
+
 def bound_capped(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
     """A search that gives up at a cap and returns it, instead of math.inf."""
     batch = 1
@@ -269,6 +277,10 @@ BOUND_WRONG = {
     "T1": lambda n, c, T, bw, f: _bound(n, c, T + 1, bw, f),
     "attn": lambda n, c, T, bw, f: (lambda g: math.ceil(2 * n / bw / g) if g > 0 else math.inf)(
         (2 * n + T * c) / f - T * c / bw),
+    "once": bound_cache_once,
+    "half": lambda n, c, T, bw, f: _bound(n, c / 2, T, bw, f),          # bytes taken for numbers, or K only
+    "cache4": lambda n, c, T, bw, f: _bound(n, 4 * c, T, bw, f),        # x 2 for K and V, x 2 bytes again
+    "heads8": lambda n, c, T, bw, f: _bound(n, c * 64 / 8, T, bw, f),   # n_heads for n_kv_heads (70B shape)
 }
 
 

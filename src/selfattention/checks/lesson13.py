@@ -227,10 +227,12 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
 # ------------------------------------------------- exercise 2: the batch where decoding turns compute-bound
 def _bound_batch(n: float, c: float, T: int, bw: float, f: float, *, flops_per_weight: float = 2.0,
                  weight_bytes: float = 2.0, no_cache: bool = False, rounding: str = "ceil",
-                 cache_factor: float = 1.0) -> float:
-    """Smallest batch b with flops_per_weight n b / f >= (weight_bytes n + b T c) / bw (math.inf if none)."""
-    gain = flops_per_weight * n / f - (0.0 if no_cache else T * cache_factor * c / bw)  # seconds gained per extra sequence
-    need = weight_bytes * n / bw
+                 cache_factor: float = 1.0, cache_once: bool = False) -> float:
+    """Smallest batch b with flops_per_weight n b / f >= (weight_bytes n + b T c) / bw (math.inf if none);
+    ``cache_once``: the slip that reads one cache for the whole batch, (weight_bytes n + T c) / bw."""
+    per_sequence = 0.0 if no_cache or cache_once else T * cache_factor * c / bw
+    gain = flops_per_weight * n / f - per_sequence  # seconds gained per extra sequence
+    need = (weight_bytes * n + (T * c if cache_once else 0.0)) / bw
     if rounding == "none_negative":  # the formula without the case where no batch gets there
         return need / gain
     if gain <= 0:
@@ -240,8 +242,18 @@ def _bound_batch(n: float, c: float, T: int, bw: float, f: float, *, flops_per_w
 
 
 _BOUND_WORDS = {
-    "no_cache": ("the caches are missing (or counted once for the whole batch): every sequence in the batch "
-                 "brings its own cache of T x cache_bytes_per_token bytes, read at every step."),
+    "no_cache": ("the caches are missing: every sequence in the batch brings its own cache of "
+                 "T x cache_bytes_per_token bytes, read at every step."),
+    "once": ("the cache was counted once for the whole batch: the weights are shared by the batch, but each "
+             "of the b sequences brings its own cache, so a step reads 2 n_params + b x T x "
+             "cache_bytes_per_token bytes."),
+    "half": ("each cache was counted at half its size: cache_bytes_per_token is already in bytes (not numbers "
+             "of 2 bytes) and already holds a token's key and its value; use it as it is."),
+    "cache4": ("each cache was counted 4 times over: cache_bytes_per_token is already in bytes (do not multiply "
+               "by 2 bytes per number) and already holds the key and the value (do not multiply by 2)."),
+    "heads8": ("each cache was counted 8 times over, h/g = 64/8 for the 70B shape, as if every query head cached "
+               "its own key and value: cache_bytes_per_token already counts the g key/value heads that are "
+               "cached."),
     "flops1": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
     "bytes1": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
     "none": "a batch is a whole number of sequences: round the exact solution up (math.ceil).",
@@ -249,7 +261,8 @@ _BOUND_WORDS = {
               "that batch the FLOPs still take less time than the reading. Round up (math.ceil), whatever the "
               "fraction."),
     "cache2": ("the caches were counted twice over: cache_bytes_per_token already holds a token's key and value, "
-               "so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 again."),
+               "in bytes, so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 "
+               "again (neither for key and value nor for 2 bytes per number)."),
     "swapped": ("bandwidth and flops_per_s are swapped: the FLOP time is FLOPs / flops_per_s, the reading time "
                 "bytes / bandwidth."),
     "bytes4": "the weights were counted as 4 bytes each (float32); they are stored in 2 bytes (float16).",
@@ -272,16 +285,23 @@ def _slip(key: str, n: float, c: float, T: int, bw: float, f: float) -> set[floa
     if key == "attn":
         gain = (2 * n + T * c) / f - T * c / bw
         return {math.ceil(2 * n / bw / gain) if gain > 0 else math.inf}
-    kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "flops1": {"flops_per_weight": 1.0},
+    kwargs: dict[str, Any] = {"no_cache": {"no_cache": True}, "once": {"cache_once": True},
+                              "half": {"cache_factor": 0.5}, "cache4": {"cache_factor": 4.0},
+                              "heads8": {"cache_factor": 8.0}, "flops1": {"flops_per_weight": 1.0},
                               "bytes1": {"weight_bytes": 1.0}, "bytes4": {"weight_bytes": 4.0},
                               "none": {"rounding": "none"}, "cache2": {"cache_factor": 2.0}}[key]
     return {_bound_batch(n, c, T, bw, f, **kwargs)}
 
 
+def _same(got: float, want: float) -> bool:
+    """Whether two batches agree (both infinite, or equal to 1e-9)."""
+    return got == want or (math.isfinite(want) and math.isfinite(got) and math.isclose(got, want, rel_tol=1e-9))
+
+
 def _confirmed(compute_bound_batch: Callable[..., Any], key: str) -> bool:
     """Whether the answer gives the slip's batch on every case and on the confirming probe, so that a hint is
     never named on one number that a different slip happens to give too."""
-    for case in (*_BOUND_CASES, _CONFIRM):
+    for case in (*_BOUND_CASES, _CONFIRM, _SMALL_CACHE):
         try:
             got = float(np.asarray(compute_bound_batch(*case)).item())
         except Exception:
@@ -303,6 +323,9 @@ _PROBE = (7e9, 1_000_000, 100, 2e12, 5e14)
 # a 1B shape with a small cache, where the exact batch (1,973.2) tells the slips apart: rounded down 1,973,
 # attention's FLOPs added 1,919, float32 weights 3,947, T + 1 tokens 2,122, no cache 247
 _CONFIRM = (1e9, 71_000, 100, 2e12, 4.93e14)
+# a cache so small that no cache slip makes the batch infinite: an answer that is math.inf everywhere is not
+# taken for a cache counted 8 times over
+_SMALL_CACHE = (7e9, 1_000, 100, 2e12, 5e14)
 _NO_T_WORDS = ("each sequence's cache was counted as cache_bytes_per_token bytes, the cache of one token: a "
                "sequence of T tokens brings T x cache_bytes_per_token bytes, read at every step.")
 
@@ -340,6 +363,11 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
             value = float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
         except (TypeError, ValueError):
             value = None  # check_value names it
+        if value is not None and not _same(value, right):
+            for key, words in _BOUND_WORDS.items():
+                if any(_same(value, wrong) for wrong in _slip(key, *case)) and _confirmed(compute_bound_batch, key):
+                    shown = "inf" if math.isinf(value) else f"{value:,.6g}"
+                    raise ExerciseError(f"{call} = {shown} is not right yet: {words}")
         if value is not None and math.isinf(right) and value < 0:
             raise ExerciseError(f"{call} = {value:,.1f}, a negative batch: here each sequence's cache takes "
                                 f"longer to read than its FLOPs take, so adding sequences never catches up and "
