@@ -326,7 +326,9 @@ def test_bound_shortcut_flops_per_byte_fails():
 PAGED_RIGHT = (3, 21, (6, 8))
 PAGED_PHRASES = {
     "rounded_down": "blocks rounded down", "pooled_blocks": "a block taken is missing",
-    "request0_only": "request 0's empty slots alone",
+    "request0_only": "the empty slots of request 0 alone", "requests12_only": "the empty slots of requests 1 and 2",
+    "one_more_token": "counted with one token too many", "one_fewer_token": "counted with one token too few",
+    "shared_step": "a step as one token in all", "pool_11": "that leaves 4 blocks taken",
     "in_use": "number of blocks in use", "bound": "that is the bound", "free_too": "free blocks too",
     "before": "before the 10 new tokens", "pooled_waste": "pools all 123 tokens",
     "waste_minus": "off by one in each request: a", "waste_plus": "one slot too many",
@@ -351,8 +353,17 @@ PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "absolute": (3, 21, (6, 40)),
     "others_block": (3, 21, (1, 8)),                                          # the first free block
     "request0_only": (3, 48 - 40, (6, 8)),                                    # request 0's waste alone
+    "requests12_only": (3, (32 - 26) + (64 - 57), (6, 8)),                    # request 0's new block forgotten
+    # request 0's slots counted after its next token (slot 8 taken): 16 - 9 = 7, not 8
+    "one_more_token": (3, (48 - 41) + (32 - 26) + (64 - 57), (6, 8)),
+    "one_fewer_token": (3, (48 - 39) + (32 - 26) + (64 - 57), (6, 8)),
+    # "a step" read as one token in all, to requests 0, 1, 2 in turn: 34, 19, 50 tokens
+    "shared_step": (3, (48 - 34) + (32 - 19) + (64 - 50), (6, 8)),
+    "shared_step_place": (3, 21, (6, 34 % 16)),
+    # the pool counted as 11 blocks (the largest number, 11), 9 in use after the steps
+    "pool_11": (11 - 9, 21, (6, 8)),
 }
-PAGED_EXPECT = {"forgot_one": "pooled_blocks"}   # forgetting one request's block gives the pooled count too
+PAGED_EXPECT = {"forgot_one": "pooled_blocks", "shared_step_place": "shared_step"}   # forgetting one request's block gives the pooled count too
 PAGED_WRONG["forgot_one"] = (6 - 2, 21, (6, 8))
 
 
@@ -389,3 +400,9 @@ def test_paged_blank_answer_is_named():
 def test_paged_wrong_block_message_does_not_give_the_block_away():
     text = message(lambda v: checks.check_paged_prediction(*v), (3, 21, (1, 8)))
     assert "6" not in text and "blocks 1, 4" not in text
+
+
+def test_paged_pool_counted_as_eleven_blocks_is_told_the_pool_size():
+    """free_after = 2: 11 - 9 blocks in use, the pool's largest number taken for its size."""
+    text = message(lambda v: checks.check_paged_prediction(*v), (2, 21, (6, 8)))
+    assert "it holds 12, not 11" in text and "at most one" in text

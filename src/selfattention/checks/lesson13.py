@@ -422,6 +422,28 @@ def _paged_run() -> tuple[int, int, tuple[int, int], list[list[int]], list[tuple
     return len(free), wasted, (tables[0][n // B], n % B), tables, taken
 
 
+def _number(x: Any) -> float | None:
+    """``x`` as a float, or None when it is not one number (check_value then names it)."""
+    try:
+        return float(np.asarray(x).item()) if hasattr(x, "__array__") else float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _listed(requests: tuple[int, ...] | list[int]) -> str:
+    """(1, 2) -> 'requests 1 and 2'."""
+    words = [str(r) for r in requests]
+    return f"request {words[0]}" if len(words) == 1 else "requests " + ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _shared_steps() -> list[int]:
+    """The lengths if each of the 10 steps wrote one token in all, to requests 0, 1, 2 in turn."""
+    lengths = list(_PAGED_LENGTHS)
+    for step in range(_PAGED_STEPS):
+        lengths[step % len(lengths)] += 1
+    return lengths
+
+
 def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> None:
     """Exercise 3: the free blocks, the wasted slots and the place of request 0's next token after 10 decode
     steps of three requests in a paged cache (B = 16)."""
@@ -430,6 +452,16 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
     after = [n + _PAGED_STEPS for n in _PAGED_LENGTHS]  # 40, 26, 57
     pooled = math.ceil(sum(after) / B)
     in_use = sum(len(t) for t in _PAGED_TABLES)
+    pool = len(_PAGED_FREE) + in_use  # 12 blocks, numbered 0 to 11
+    in_use_after = sum(len(t) for t in tables)
+    value = _number(free_after)
+    if value is not None and value < free_right:
+        taken = len(_PAGED_FREE) - value
+        also = (f" (Counting the pool: its blocks are numbered 0 to {pool - 1}, so it holds {pool}, not "
+                f"{pool - 1}.)" if value == pool - 1 - in_use_after else "")
+        raise ExerciseError(f"free_after = {value:g} is not right yet: that leaves {taken:g} blocks taken in "
+                            f"{_PAGED_STEPS} steps, but each request gains {_PAGED_STEPS} tokens, fewer than "
+                            f"B = {B}, so it fills at most one more block and takes at most one.{also}")
     check_value(free_after, free_right, "free_after", rtol=0, atol=0.01, hints={
         f"that is as if no request took a block, i.e. the blocks rounded down: a request of n tokens holds "
         f"ceil(n / B) blocks (request 0's 40 tokens need {math.ceil(40 / B)}).": len(_PAGED_FREE),
@@ -440,8 +472,26 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
         "that is the number of blocks in use, not of those still free.": sum(len(t) for t in tables),
     })
     per_request = [len(t) * B - n for t, n in zip(tables, after, strict=True)]
-    check_value(wasted, wasted_right, "wasted", rtol=0, atol=0.01, hints={
-        "that counts request 0's empty slots alone; add those of requests 1 and 2.": per_request[0],
+    partial: dict[str, float] = {}
+    for kept in ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2)):
+        left = [r for r in range(3) if r not in kept]
+        partial[f"that counts the empty slots of {_listed(kept)} alone; add those of "
+                f"{_listed(left)}: every request wastes the end of its own last block, a block taken during "
+                f"the {_PAGED_STEPS} steps included."] = sum(per_request[r] for r in kept)
+    token_words = f"{after[0]}, {after[1]} and {after[2]}"
+    for d in (1, 2):
+        partial[f"that is {d} slot{'s' * (d > 1)} fewer than the requests' blocks leave empty: {d} request"
+                f"{'s were' if d > 1 else ' was'} counted with one token too many. After "
+                f"{_PAGED_STEPS} steps they hold {token_words} tokens; request 0's next token (position "
+                f"{after[0]}) is not written yet."] = wasted_right - d
+        partial[f"that is {d} slot{'s' * (d > 1)} more than the requests' blocks leave empty: {d} request"
+                f"{'s were' if d > 1 else ' was'} counted with one token too few. After "
+                f"{_PAGED_STEPS} steps they hold {token_words} tokens."] = wasted_right + d
+    shared = _shared_steps()
+    partial[f"that reads a step as one token in all, shared by the three requests (they would hold "
+            f"{', '.join(str(n) for n in shared)}); at each step every request gets one token, so each gains "
+            f"{_PAGED_STEPS}."] = sum(math.ceil(n / B) * B - n for n in shared)
+    check_value(wasted, wasted_right, "wasted", rtol=0, atol=0.01, hints={**partial,
         f"that is the bound, B - 1 = {B - 1} per request; count each request's empty slots in its last "
         f"block.": 3 * (B - 1),
         f"that counts the {free_right} free blocks too; count only the slots in the requests' own "
@@ -476,6 +526,9 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
         elif block == place_right[0] and slot == n % B - 1:
             why = (f"that is where the last of the {_PAGED_STEPS} new tokens went (position {n - 1}); the next "
                    f"one is at position {n}")
+        elif block == place_right[0] and slot == _shared_steps()[0] % B:
+            why = (f"that reads a step as one token in all, shared by the three requests: at each step every "
+                   f"request gets one token, so request 0 gains {_PAGED_STEPS}")
         elif block == place_right[0] and slot == n:
             why = f"the slot counts within the block: {n} % {B}"
         elif block in others:
