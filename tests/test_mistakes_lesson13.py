@@ -326,7 +326,8 @@ def test_bound_shortcut_flops_per_byte_fails():
 PAGED_RIGHT = (3, 21, (6, 8))
 PAGED_PHRASES = {
     "rounded_down": "blocks rounded down", "pooled_blocks": "a block taken is missing",
-    "request0_only": "the empty slots of request 0 alone", "requests12_only": "the empty slots of requests 1 and 2",
+    "request0_only": "the empty slots of request 0 alone",
+    "requests12_only": "the empty slots of requests 1 and 2",
     "one_more_token": "counted with one token too many", "one_fewer_token": "counted with one token too few",
     "shared_step": "a step as one token in all", "pool_11": "that leaves 4 blocks taken",
     "in_use": "number of blocks in use", "bound": "that is the bound", "free_too": "free blocks too",
@@ -353,7 +354,7 @@ PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "absolute": (3, 21, (6, 40)),
     "others_block": (3, 21, (1, 8)),                                          # the first free block
     "request0_only": (3, 48 - 40, (6, 8)),                                    # request 0's waste alone
-    "requests12_only": (3, (32 - 26) + (64 - 57), (6, 8)),                    # request 0's new block forgotten
+    "requests12_only": (3, (32 - 26) + (64 - 57), (6, 8)),                    # request 0 left out
     # request 0's slots counted after its next token (slot 8 taken): 16 - 9 = 7, not 8
     "one_more_token": (3, (48 - 41) + (32 - 26) + (64 - 57), (6, 8)),
     "one_fewer_token": (3, (48 - 39) + (32 - 26) + (64 - 57), (6, 8)),
@@ -363,7 +364,8 @@ PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     # the pool counted as 11 blocks (the largest number, 11), 9 in use after the steps
     "pool_11": (11 - 9, 21, (6, 8)),
 }
-PAGED_EXPECT = {"forgot_one": "pooled_blocks", "shared_step_place": "shared_step"}   # forgetting one request's block gives the pooled count too
+# forgetting one request's block gives the pooled count too
+PAGED_EXPECT = {"forgot_one": "pooled_blocks", "shared_step_place": "shared_step"}
 PAGED_WRONG["forgot_one"] = (6 - 2, 21, (6, 8))
 
 
