@@ -1,8 +1,9 @@
 """Lesson 13's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "Rotate q and k_new at the new token's position (sa.llm.rotary(x[None], torch.tensor([p]))[0] ...),
-    # append the key and value, and let the query attend to all T + 1 keys (scaled by sqrt(d_k))"
+    # "which new vectors RoPE turns, at which position (read it off the shapes), whether the cached keys need
+    # turning again ..., and which keys the query reads": q and k_new at T = K_cache.shape[0], the cache as
+    # it is, all T + 1 keys under the causal mask, scaled by sqrt(d_k) as ever
     "l13-decode-answer": """
 p = K_cache.shape[0]
 q_rot = sa.llm.rotary(q[None], torch.tensor([p]))[0]
