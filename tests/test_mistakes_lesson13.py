@@ -28,6 +28,8 @@ DECODE_PHRASES = {
     "no_softmax": "without a softmax", "swapped_caches": "the two caches are returned swapped",
     "q_minus1": "q was rotated at position T - 1 and k_new at T", "by_dmodel": "divided by sqrt(d_model) = 8",
     "ones": "the softmax ran over an axis of length 1",
+    "k_minus1": "k_new was rotated at position T - 1 and q at T",
+    "q_plus1": "q was rotated one place past k_new",
 }
 
 
@@ -100,6 +102,13 @@ DECODE_WRONG = {
     "ones": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: (torch.softmax(s[None], 0) @ V)[0]),
     "ones_row": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: torch.softmax(s[None], 0) @ V),
     "q_minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K)),
+    "k_minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K), len(K) - 1),
+    "q_plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K)),
+    # every vector turned: the cached keys again and v_new too; the cache names the first slip
+    "again_all": lambda q, k, v, K, V: (lambda Kr: (
+        torch.softmax(torch.cat([Kr, _rot(k, len(K))[None]]) @ _rot(q, len(K)) / 4, -1)
+        @ torch.cat([V, _rot(v, len(K))[None]]),
+        torch.cat([Kr, _rot(k, len(K))[None]]), torch.cat([V, _rot(v, len(K))[None]])))(sa.llm.rotary(K)),
     "old": decode_old, "old_masked": decode_masked_self,
     "plus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) + 1, len(K) + 1),
     "minus1": lambda q, k, v, K, V: _step(q, k, v, K, V, len(K) - 1, len(K) - 1),
@@ -130,7 +139,7 @@ def test_decode_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(DECODE_WRONG))
 def test_decode_mistake_is_named(key):
-    expected = key.replace("_masked", "").replace("_row", "")
+    expected = key.replace("_masked", "").replace("_row", "").replace("_all", "")
     names_only(message(checks.check_decode_step, DECODE_WRONG[key]), expected, DECODE_PHRASES)
 
 

@@ -103,6 +103,8 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "plus1": step(T + 1, T + 1),
         "minus1": step(T - 1, T - 1),
         "q_minus1": step(T - 1, T),
+        "k_minus1": step(T, T - 1),
+        "q_plus1": step(T + 1, T),
         "by_dmodel": scaled(8.0),
         "ones": (weighted(np.ones_like, Vg), Kg),
         "pos_dk": step(len(q), len(q)),
@@ -132,6 +134,10 @@ _DECODE_WORDS = {
               "at T (len(K_cache)), positions counting from 0.",
     "q_minus1": "q was rotated at position T - 1 and k_new at T: the new token's query and key both sit at "
                 "position T (len(K_cache)), the query too.",
+    "k_minus1": "k_new was rotated at position T - 1 and q at T: the new token's key and query both sit at "
+                "position T (len(K_cache)), the key too.",
+    "q_plus1": "q was rotated one place past k_new (at T + 1, k_new at T): the new token's query and key both sit at "
+               "position T (len(K_cache)), positions counting from 0.",
     "by_dmodel": "the scores were divided by sqrt(d_model) = 8, the width of the whole model: the scale is "
                  "sqrt(d_k) = 4, the length of one head's query (math.sqrt(len(q))).",
     "ones": "every weight is 1, so z is the sum of all T + 1 values: the softmax ran over an axis of length 1 "
@@ -196,6 +202,10 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                 f"torch.exp overflows. Subtract the scores' maximum before exponentiating "
                                 f"(softmax is unchanged by that shift), or call torch.softmax, which does.")
         variants = _decode_variants(c)
+        K_old = c["K"].numpy()
+        if (K_new.shape == (T + 1, K_old.shape[1]) and not np.allclose(K_new[:T], K_old, atol=1e-5)
+                and np.allclose(K_new[:T], llm_rotary_all(c["K"]).numpy(), atol=1e-5)):
+            raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['again']}")
         mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
         if z.shape == (1, *variants["ones"][0].shape) and np.allclose(z[0], variants["ones"][0], rtol=1e-4, atol=1e-5):
             raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['ones']}")
