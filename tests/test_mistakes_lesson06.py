@@ -135,6 +135,10 @@ GRADIENT = {
     "mean": "the plain mean of g",
     "sum": "the plain sum of g",
     "identity": "that is g unchanged",
+    "alpha . g left out": "the sum alpha . g is missing",
+    "g left out": "g is missing: alpha_l (1 - alpha_l)",
+    "dot for outer": "alpha @ alpha is one number",
+    "squares for outer": "np.diag(alpha) - alpha * alpha subtracts",
     "sign": "the signs are flipped",
     "matrix": "returned a (T, T) matrix",
     "estimate": "it looks like a numerical estimate",
@@ -151,12 +155,30 @@ GRADIENT_WRONG = {
     "identity": lambda a, g: g,
     "sign": lambda a, g: a * (a @ g - g),
     "matrix": lambda a, g: np.diag(a) - np.outer(a, a),
+    "alpha . g left out": lambda a, g: a * (g - a),              # the product with J, alpha . g left out
+    "g left out": lambda a, g: a * (1 - a),                      # d alpha_l / d omega_l, no chain rule
+    "dot for outer": lambda a, g: (np.diag(a) - a @ a) @ g,      # a @ a is a number, not np.outer(a, a)
+    "squares for outer": lambda a, g: (np.diag(a) - a * a) @ g,  # a * a squares, no outer product
 }
 
 
 @pytest.mark.parametrize("key", sorted(GRADIENT_WRONG))
 def test_score_gradient_mistake_is_named(key):
     _names_only(_message(check_score_gradient, GRADIENT_WRONG[key]), key, GRADIENT)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in GRADIENT_WRONG if k != "matrix"))
+def test_score_gradient_slips_fail_the_hidden_test_too(key):
+    wrong = GRADIENT_WRONG[key]
+    assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=wrong)
+
+
+def test_the_transposed_jacobian_is_right_and_passes(capsys):
+    """d alpha_j / d omega_l = alpha_j (delta_jl - alpha_l) is symmetric in j and l: the transposed Jacobian
+    is the Jacobian, so J @ g is no mistake."""
+    transposed = lambda a, g: (np.diag(a) - np.outer(a, a)) @ g  # noqa: E731
+    _right_answer_passes(check_score_gradient, transposed, capsys)
+    assert _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=transposed)
 
 
 def test_a_special_case_wrong_for_one_hot_weights_is_named():
@@ -275,6 +297,10 @@ UNSCALED = {
     "W_V divided": "W_V is 0.25 times scaled's",
     "W_V not copied": "the outputs differ: copy W_V",
     "bias": "unscaled has bias terms",
+    "W_Q and W_K swapped": "W_Q and W_K are swapped",
+    "W_K from W_Q": "unscaled's W_K is a multiple of scaled's W_Q",
+    "W_Q from W_K": "unscaled's W_Q is a multiple of scaled's W_K",
+    "W_V from W_K": "unscaled's W_V is a multiple of scaled's W_K",
 }
 
 
@@ -305,6 +331,16 @@ def _own_start(kept, c_q=1.0, c_k=1.0):
     return unscaled
 
 
+def _from(q, k, v, c_q=0.25):
+    """unscaled's W_Q, W_K, W_V copied from scaled's matrices named q, k, v (W_Q's with the factor c_q)."""
+    scaled, unscaled = _layers()
+    with torch.no_grad():
+        unscaled.W_query.weight.copy_(getattr(scaled, q).weight * c_q)
+        unscaled.W_key.weight.copy_(getattr(scaled, k).weight)
+        unscaled.W_value.weight.copy_(getattr(scaled, v).weight)
+    return unscaled
+
+
 UNSCALED_WRONG = {
     "scale None": lambda: _folded(scale=None),
     "scale 4": lambda: _folded(scale=4.0),
@@ -320,12 +356,27 @@ UNSCALED_WRONG = {
     "W_Q own start": lambda: _own_start("W_query", c_k=0.25),
     "W_V not copied": lambda: _folded(copy_v=False),
     "bias": lambda: _folded(bias=True),
+    "W_Q and W_K swapped": lambda: _from("W_key", "W_query", "W_value"),     # the scores come out transposed
+    "W_K from W_Q": lambda: _from("W_query", "W_query", "W_value"),          # W_Q copied twice
+    "W_Q from W_K": lambda: _from("W_key", "W_key", "W_value"),              # W_K copied twice
+    "W_V from W_K": lambda: _from("W_query", "W_key", "W_key"),              # W_V from the wrong matrix
 }
 
 
 @pytest.mark.parametrize("key", sorted(UNSCALED_WRONG))
 def test_unscaled_layer_mistake_is_named(key):
     _names_only(_message(check_unscaled_layer, UNSCALED_WRONG[key]()), key, UNSCALED)
+
+
+def test_swapped_w_q_and_w_k_is_named_whatever_the_factor():
+    for c_q in (1.0, 0.25, 0.5):
+        _names_only(_message(check_unscaled_layer, _from("W_key", "W_query", "W_value", c_q)),
+                    "W_Q and W_K swapped", UNSCALED)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in UNSCALED_WRONG if k not in ("bias", "scale None")))
+def test_unscaled_layer_slips_fail_the_hidden_test_too(key):
+    assert not _hidden_test_passes("06_scaling", "l06-unscaled-test", unscaled=UNSCALED_WRONG[key]())
 
 
 @pytest.mark.parametrize("factors", [(0.25, 1.0), (1.0, 0.25), (0.5, 0.5), (2.0, 0.125)])

@@ -178,6 +178,18 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
             alpha * (g - g.sum()),
         "that is g unchanged: the loss depends on the scores through the softmax, whose derivatives the "
         "sum over j brings in.": g.copy(),
+        "the sum alpha . g is missing: you subtract alpha_l itself, where the -alpha_l part of every term "
+        "adds up to alpha_l times the sum over j of alpha_j g_j, so the bracket is g_l - alpha @ g.":
+            alpha * (g - alpha),
+        "g is missing: alpha_l (1 - alpha_l) is the derivative of weight l by its own score, d alpha_l / "
+        "d omega_l. The chain rule multiplies each derivative by dL/dalpha_j = g_j and sums over j.":
+            alpha * (1 - alpha),
+        "alpha @ alpha is one number, the dot product of the weights with themselves, not the (T, T) matrix "
+        "alpha_j alpha_l: that is np.outer(alpha, alpha). Or simplify, so that no matrix is needed.":
+            alpha * g - (alpha @ alpha) * g.sum(),
+        "np.diag(alpha) - alpha * alpha subtracts alpha_l^2 in every row, not alpha_j alpha_l: alpha * alpha "
+        "squares each weight, and the (T, T) matrix alpha_j alpha_l is np.outer(alpha, alpha).":
+            alpha * g - (alpha * alpha) @ g,
     }
 
 
@@ -339,6 +351,27 @@ def _scaled_reference(own_start: bool = False) -> tuple[np.ndarray, np.ndarray, 
     return tuple(w.weight.detach().double().numpy() for w in (layer.W_query, layer.W_key, layer.W_value))
 
 
+_NAMES = ("W_Q", "W_K", "W_V")
+
+
+def _wrong_source(mine: list[np.ndarray]) -> str | None:
+    """Words for a matrix of unscaled that is a multiple of another of scaled's matrices (W_Q and W_K swapped,
+    or one of them copied twice, or W_V copied from W_Q or W_K), or None."""
+    ref = _scaled_reference()
+    source = [next((j for j in range(3) if _multiple(mine[i], ref[j]) is not None), None) for i in range(3)]
+    if source[0] == 1 and source[1] == 0:
+        return ("W_Q and W_K are swapped: unscaled's W_Q holds scaled's W_K (times a factor) and its W_K "
+                "scaled's W_Q. Then unscaled's score omega_ij is k_i . q_j, scaled's omega_ji: the score matrix comes out "
+                "transposed (omega^T), so token i gets the weights that belong to token j. Copy W_query into "
+                "W_query and W_key into W_key, the factor 1/4 on one of them.")
+    for i, j in ((1, 0), (0, 1), (2, 0), (2, 1)):
+        if source[i] == j:
+            return (f"unscaled's {_NAMES[i]} is a multiple of scaled's {_NAMES[j]}, not of scaled's "
+                    f"{_NAMES[i]}: each matrix comes from its namesake (W_query from W_query, W_key from W_key, "
+                    f"W_value from W_value).")
+    return None
+
+
 def _one_matrix_not_scaleds(mine: list[np.ndarray], c_q: float | None, c_k: float | None) -> str | None:
     """Words for W_Q a multiple of scaled's with W_K not (or the other way round), or None."""
     own = _scaled_reference(own_start=True)
@@ -426,7 +459,7 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
         want_z, want_alpha = _forward(*ref, 1 / math.sqrt(_D_K_FOLD), x)
         got_z, got_alpha = _forward(*mine, 1.0, x)
         if not np.allclose(got_alpha, want_alpha, rtol=1e-4, atol=1e-5):  # float32 weights
-            if problem := _one_matrix_not_scaleds(mine, c_q, c_k):
+            if problem := _wrong_source(mine) or _one_matrix_not_scaleds(mine, c_q, c_k):
                 raise ExerciseError(f"unscaled's attention weights differ from scaled's: {problem}")
             raise ExerciseError(
                 "unscaled's attention weights differ from scaled's. Start from scaled's weights (copy them "
@@ -434,6 +467,8 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
                 "or W_K."
             )
         if not np.allclose(got_z, want_z, rtol=1e-4, atol=1e-5):
+            if problem := _wrong_source(mine):
+                raise ExerciseError(f"the attention weights are right, but the outputs differ: {problem}")
             c_v = _multiple(mine[2], ref[2])
             if c_v is not None and not np.isclose(c_v, 1.0):
                 raise ExerciseError(
