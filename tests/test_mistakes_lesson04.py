@@ -47,6 +47,10 @@ APPLE = {
     "zero scores": "a score of 0 still gets e^0 = 1",
     "other": "the weight is e^(score of ate)",
     "coarse": "too coarse",
+    "exp only": "e^(score of ate) alone",
+    "linear": "by the sum of the scores",
+    "itself": "gives itself",
+    "one": "would leave nothing for the other three words",
 }
 
 
@@ -111,6 +115,12 @@ def test_apple_prediction_without_red_says_what_red_adds():
     assert "[0.0, 0.0, 2.0]" in text and "adds 2 to its score of itself" in text, text
 
 
+def weak_red() -> np.ndarray:
+    W = W_Q.copy()
+    W[2], W[3] = [0, 3, 0], [0, 0, -1]  # q_apple = [0, 3, 1]: scores 0, 3, 0, 1 (0.81)
+    return W
+
+
 def weak() -> np.ndarray:
     W = W_Q.copy()
     W[2] = [0, 3, 0]  # forgets to cancel what red adds: scores 0, 3, 0, 2 -> 0.68
@@ -134,11 +144,22 @@ def weak() -> np.ndarray:
         ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
         ((GOOD, math.exp(3) / (math.exp(3) + 2)), "own term"),
         ((food_only(), math.exp(5) / (math.exp(5) + math.exp(2))), "zero scores"),
-        ((GOOD, 1.0), "zero scores"),
+        ((GOOD, math.exp(3)), "exp only"),
+        ((weak_red(), 0.75), "linear"),   # scores 0, 3, 0, 1: 3 / 4
+        ((GOOD, 1 / (math.exp(3) + 3)), "itself"),
+        ((GOOD, 1.0), "one"),      # dropped zeros, e^0 read as 0, or all to the top score: not guessed
+        ((weak_red(), 1.0), "one"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
     names_only(message(check_apple, answer), mistake, APPLE)
+
+
+def test_apple_a_prediction_of_one_is_refused_by_the_hidden_test_and_names_no_cause():
+    text = message(check_apple, (GOOD, 1.0))
+    assert "'Sam' e^0, 'red' e^0, 'apple' e^0" in text and "dropped" not in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
+                                  predicted_weight=1.0)
 
 
 def extreme() -> np.ndarray:

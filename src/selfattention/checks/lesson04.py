@@ -143,7 +143,20 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             reference_softmax(np.where(scores != 0, scores, -np.inf))[ate] if np.any(scores != 0) else right,
         "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
+        "that is e^(score of ate) alone: divide it by the sum of e^score over all four words.":
+            math.exp(scores[ate]),
+        "that divides the score of 'ate' by the sum of the scores: the softmax divides e^score by the sum of "
+        "e^score.": scores[ate] / scores.sum() if scores.sum() > 0 else right,
+        "that is the weight 'apple' gives itself, not the weight it gives 'ate'.": float(weights[apple]),
     }
+    if abs(p - 1) < 1e-9 and abs(p - right) > 0.005:   # 1.0: several mistakes give it, so none is guessed
+        others = ", ".join(f"'{w}' e^{s:.3g}" for i, (w, s) in enumerate(zip(WORDS, scores, strict=True))
+                           if i != ate)
+        raise ExerciseError(
+            f"predicted_weight = 1.0 would leave nothing for the other three words, but each still adds e^score "
+            f"to the softmax's sum ({others}; e^0 is 1, not 0), so 'ate' gets less than all of it even with "
+            f"the highest score, {scores[ate]:.3g}. Divide e^{scores[ate]:.3g} by the sum over all four words."
+        )
     for explanation, value in wrong.items():   # named only when the answer matches that mistake closely
         if not _same_weight(value, right) and _same_weight(p, value, _NAMED_TOL):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
