@@ -349,6 +349,9 @@ NEXT = {
     "zero query": "spreads its attention evenly",
     "tie": "no longer query can separate them",
     "keys given": "the keys are given: change only the queries",
+    "word rows": "one row per word (T x d_k)",
+    "word columns": "one column per word",
+    "per word": "one row per word. But W_Q_next has one row per feature",
     "other": "four points in the plane",
 }
 
@@ -438,6 +441,14 @@ def on_one_line() -> tuple[np.ndarray, np.ndarray]:
     return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
 
 
+def per_word(row4=(0.0, 0.0)) -> np.ndarray:
+    """The right shape, built one row per word: row i holds 3 x the key of the word after word i, as if rows
+    were Sam, ate, red, apple; red's query is row 4 and apple's rows 2 + 3 + 4."""
+    W = np.zeros((5, 2))
+    W[:4], W[4] = 3 * np.roll(KEYS, -1, axis=0), row4
+    return W
+
+
 def test_next_word_tie_in_apples_row_blames_its_query_not_its_key():
     text = message(check_next, red_query_forgotten())
     assert "red's row of W_Q_next enters apple's query" in text and "[3.0, -3.0]" in text, text
@@ -467,6 +478,11 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (zero_query_not_worst(), "zero query"),
         (on_one_line(), "keys given"),
         (keys_edited(), "keys given"),
+        ((3 * np.roll(KEYS, -1, axis=0), K_NEXT), "word rows"),        # the queries Q, (4, 2)
+        ((3 * np.roll(KEYS, -1, axis=0).T, K_NEXT), "word columns"),   # Q transposed, (2, 4)
+        ((K_NEXT, KEYS), "word rows"),                                 # the keys K given as W_K_next
+        ((per_word(), K_NEXT), "per word"),                            # (5, 2), row i = word i's query
+        ((per_word(row4=[1.0, 1.0]), K_NEXT), "per word"),
         (keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]), "itself"),            # apple's query alone is right
         (keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]), "previous"),          # apple's query alone is right
         (keys_and_queries(np.array([[1, 0], [2, 0], [-1, 0], [-2, 0]], dtype=float),
@@ -517,7 +533,8 @@ def test_next_word_names_three_words_that_look_at_themselves():
 @pytest.mark.parametrize(
     "answer",
     [keys_edited(), red_forgotten(), on_one_line(), (Q_NEXT / 3, K_NEXT), apple_wrong(), zero_query(),
-     scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst()],
+     scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst(), (per_word(), K_NEXT),
+     (3 * np.roll(KEYS, -1, axis=0), K_NEXT)],
 )
 def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_next, answer)
