@@ -494,7 +494,7 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
     raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
-                        "own to -inf, then softmax, as section 6 does for padding.")
+                        "own to -inf, then softmax, as section 5 does for padding.")
 
 
 def _check_growth(growth: Any, taken: float) -> None:
