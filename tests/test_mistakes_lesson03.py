@@ -450,6 +450,7 @@ MASK = {
     "percent": "in percent",
     "exps": "divide each by that sum",
     "scores": "not weights",
+    "close": "further from flows' masked row than rounding",
     "other": "not flows' masked row",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
@@ -470,6 +471,7 @@ MASK_WRONG = {
     "percent": np.array([20.5, 42.1, 37.4, 0.0]),                         # the right row in percent
     "exps": np.exp(_SCORES) * [1, 1, 1, 0],                               # softmax not divided by its sum
     "scores": _SCORES * [1, 1, 1, 0],                                     # the masked scores, no softmax
+    "close": np.array([0.21, 0.42, 0.38, 0.0]),                           # bank's 0.374 slipped to 0.38
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
 }
 

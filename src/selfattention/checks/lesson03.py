@@ -491,6 +491,12 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     if np.allclose(got, np.where(np.arange(4) == k, 0.0, omega[k]), rtol=0, atol=ROUNDED):
         raise ExerciseError(f"flows_row = {_fmt(got)} is flows' scores with its own set to 0, not weights: "
                             "the softmax of the masked scores turns them into weights.")
+    off = np.abs(got - right) > ROUNDED
+    if np.all(np.abs(got - right) <= 0.02):
+        words = " and ".join(f"{w} ({got[i]:g})" for i, w in enumerate(ROW_SENTENCE) if off[i])
+        raise ExerciseError(f"flows_row = {_fmt(got)} is close, but the weight of {words} is further from flows' "
+                            "masked row than rounding to 2 decimals allows: work it out with more digits, then "
+                            "round.")
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
     raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
