@@ -445,6 +445,12 @@ MASK = {
     "equal": "equal weights",
     "order": "in the wrong order",
     "one decimal": "rounded to one decimal",
+    "truncated": "cut off after 2 decimals",
+    "truncated 1": "cut off after 1 decimal ",
+    "percent": "in percent",
+    "exps": "divide each by that sum",
+    "scores": "not weights",
+    "close": "further from flows' masked row than rounding",
     "other": "not flows' masked row",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
@@ -460,6 +466,12 @@ MASK_WRONG = {
     "equal": np.array([1, 1, 1, 0]) / 3,                                  # the shortcut: the mask alone
     "order": np.array([0.421, 0.374, 0.205, 0.0]),                        # right numbers, largest first
     "one decimal": np.array([0.2, 0.4, 0.4, 0.0]),                        # rounded too far
+    "truncated": np.array([0.20, 0.42, 0.37, 0.0]),                       # 0.205 cut to 0.20, not rounded
+    "truncated 1": np.array([0.2, 0.4, 0.3, 0.0]),                        # cut after one decimal
+    "percent": np.array([20.5, 42.1, 37.4, 0.0]),                         # the right row in percent
+    "exps": np.exp(_SCORES) * [1, 1, 1, 0],                               # softmax not divided by its sum
+    "scores": _SCORES * [1, 1, 1, 0],                                     # the masked scores, no softmax
+    "close": np.array([0.21, 0.42, 0.38, 0.0]),                           # bank's 0.374 slipped to 0.38
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
 }
 

@@ -47,6 +47,10 @@ APPLE = {
     "zero scores": "a score of 0 still gets e^0 = 1",
     "other": "the weight is e^(score of ate)",
     "coarse": "too coarse",
+    "exp only": "e^(score of ate) alone",
+    "linear": "by the sum of the scores",
+    "itself": "gives itself",
+    "one": "would leave nothing for the other three words",
 }
 
 
@@ -111,6 +115,12 @@ def test_apple_prediction_without_red_says_what_red_adds():
     assert "[0.0, 0.0, 2.0]" in text and "adds 2 to its score of itself" in text, text
 
 
+def weak_red() -> np.ndarray:
+    W = W_Q.copy()
+    W[2], W[3] = [0, 3, 0], [0, 0, -1]  # q_apple = [0, 3, 1]: scores 0, 3, 0, 1 (0.81)
+    return W
+
+
 def weak() -> np.ndarray:
     W = W_Q.copy()
     W[2] = [0, 3, 0]  # forgets to cancel what red adds: scores 0, 3, 0, 2 -> 0.68
@@ -134,11 +144,22 @@ def weak() -> np.ndarray:
         ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
         ((GOOD, math.exp(3) / (math.exp(3) + 2)), "own term"),
         ((food_only(), math.exp(5) / (math.exp(5) + math.exp(2))), "zero scores"),
-        ((GOOD, 1.0), "zero scores"),
+        ((GOOD, math.exp(3)), "exp only"),
+        ((weak_red(), 0.75), "linear"),   # scores 0, 3, 0, 1: 3 / 4
+        ((GOOD, 1 / (math.exp(3) + 3)), "itself"),
+        ((GOOD, 1.0), "one"),      # dropped zeros, e^0 read as 0, or all to the top score: not guessed
+        ((weak_red(), 1.0), "one"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
     names_only(message(check_apple, answer), mistake, APPLE)
+
+
+def test_apple_a_prediction_of_one_is_refused_by_the_hidden_test_and_names_no_cause():
+    text = message(check_apple, (GOOD, 1.0))
+    assert "'Sam' e^0, 'red' e^0, 'apple' e^0" in text and "dropped" not in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
+                                  predicted_weight=1.0)
 
 
 def extreme() -> np.ndarray:
@@ -328,6 +349,9 @@ NEXT = {
     "zero query": "spreads its attention evenly",
     "tie": "no longer query can separate them",
     "keys given": "the keys are given: change only the queries",
+    "word rows": "one row per word (T x d_k)",
+    "word columns": "one column per word",
+    "per word": "one row per word. But W_Q_next has one row per feature",
     "other": "four points in the plane",
 }
 
@@ -417,6 +441,14 @@ def on_one_line() -> tuple[np.ndarray, np.ndarray]:
     return keys_and_queries(keys, 3 * np.roll(keys, -1, axis=0))
 
 
+def per_word(row4=(0.0, 0.0)) -> np.ndarray:
+    """The right shape, built one row per word: row i holds 3 x the key of the word after word i, as if rows
+    were Sam, ate, red, apple; red's query is row 4 and apple's rows 2 + 3 + 4."""
+    W = np.zeros((5, 2))
+    W[:4], W[4] = 3 * np.roll(KEYS, -1, axis=0), row4
+    return W
+
+
 def test_next_word_tie_in_apples_row_blames_its_query_not_its_key():
     text = message(check_next, red_query_forgotten())
     assert "red's row of W_Q_next enters apple's query" in text and "[3.0, -3.0]" in text, text
@@ -446,6 +478,11 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (zero_query_not_worst(), "zero query"),
         (on_one_line(), "keys given"),
         (keys_edited(), "keys given"),
+        ((3 * np.roll(KEYS, -1, axis=0), K_NEXT), "word rows"),        # the queries Q, (4, 2)
+        ((3 * np.roll(KEYS, -1, axis=0).T, K_NEXT), "word columns"),   # Q transposed, (2, 4)
+        ((K_NEXT, KEYS), "word rows"),                                 # the keys K given as W_K_next
+        ((per_word(), K_NEXT), "per word"),                            # (5, 2), row i = word i's query
+        ((per_word(row4=[1.0, 1.0]), K_NEXT), "per word"),
         (keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]), "itself"),            # apple's query alone is right
         (keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]), "previous"),          # apple's query alone is right
         (keys_and_queries(np.array([[1, 0], [2, 0], [-1, 0], [-2, 0]], dtype=float),
@@ -496,7 +533,8 @@ def test_next_word_names_three_words_that_look_at_themselves():
 @pytest.mark.parametrize(
     "answer",
     [keys_edited(), red_forgotten(), on_one_line(), (Q_NEXT / 3, K_NEXT), apple_wrong(), zero_query(),
-     scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst()],
+     scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst(), (per_word(), K_NEXT),
+     (3 * np.roll(KEYS, -1, axis=0), K_NEXT)],
 )
 def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_next, answer)

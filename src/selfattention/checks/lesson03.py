@@ -473,10 +473,34 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     if np.allclose(got, np.round(right, 1), rtol=0, atol=1e-6):
         raise ExerciseError(f"flows_row = {_fmt(got)} is the right row rounded to one decimal, up to 0.05 off "
                             "each weight: keep 2 decimals.")
+    for places in (1, 2):
+        cut = np.floor(right * 10**places) / 10**places
+        if np.allclose(got, cut, rtol=0, atol=1e-6):
+            off = int(np.argmax(right - cut))
+            raise ExerciseError(
+                f"flows_row = {_fmt(got)} is the right row cut off after {places} decimal{'s' * (places > 1)} "
+                f"(truncated), not rounded: {ROW_SENTENCE[off]}'s weight, {right[off]:.4f}, became "
+                f"{cut[off]:.{places}f}, where rounding to 2 decimals gives {np.round(right[off], 2):.2f}.")
+    if np.allclose(got, 100 * right, rtol=0, atol=100 * ROUNDED):
+        raise ExerciseError(f"flows_row = {_fmt(got)} is the right row in percent: write the weights "
+                            "themselves, numbers between 0 and 1 that sum to 1.")
+    exps = np.where(np.arange(4) == k, 0.0, np.exp(omega[k]))
+    if np.allclose(got, exps, rtol=0, atol=ROUNDED):
+        raise ExerciseError(f"flows_row = {_fmt(got)} holds e^score for each word, summing to {got.sum():.3f}: "
+                            "divide each by that sum to finish the softmax.")
+    if np.allclose(got, np.where(np.arange(4) == k, 0.0, omega[k]), rtol=0, atol=ROUNDED):
+        raise ExerciseError(f"flows_row = {_fmt(got)} is flows' scores with its own set to 0, not weights: "
+                            "the softmax of the masked scores turns them into weights.")
+    off = np.abs(got - right) > ROUNDED
+    if np.all(np.abs(got - right) <= 0.02):
+        words = " and ".join(f"{w} ({got[i]:g})" for i, w in enumerate(ROW_SENTENCE) if off[i])
+        raise ExerciseError(f"flows_row = {_fmt(got)} is close, but the weight of {words} is further from flows' "
+                            "masked row than rounding to 2 decimals allows: work it out with more digits, then "
+                            "round.")
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
     raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
-                        "own to -inf, then softmax, as section 6 does for padding.")
+                        "own to -inf, then softmax, as section 5 does for padding.")
 
 
 def _check_growth(growth: Any, taken: float) -> None:

@@ -143,7 +143,20 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             reference_softmax(np.where(scores != 0, scores, -np.inf))[ate] if np.any(scores != 0) else right,
         "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
         "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
+        "that is e^(score of ate) alone: divide it by the sum of e^score over all four words.":
+            math.exp(scores[ate]),
+        "that divides the score of 'ate' by the sum of the scores: the softmax divides e^score by the sum of "
+        "e^score.": scores[ate] / scores.sum() if scores.sum() > 0 else right,
+        "that is the weight 'apple' gives itself, not the weight it gives 'ate'.": float(weights[apple]),
     }
+    if abs(p - 1) < 1e-9 and abs(p - right) > 0.005:   # 1.0: several mistakes give it, so none is guessed
+        others = ", ".join(f"'{w}' e^{s:.3g}" for i, (w, s) in enumerate(zip(WORDS, scores, strict=True))
+                           if i != ate)
+        raise ExerciseError(
+            f"predicted_weight = 1.0 would leave nothing for the other three words, but each still adds e^score "
+            f"to the softmax's sum ({others}; e^0 is 1, not 0), so 'ate' gets less than all of it even with "
+            f"the highest score, {scores[ate]:.3g}. Divide e^{scores[ate]:.3g} by the sum over all four words."
+        )
     for explanation, value in wrong.items():   # named only when the answer matches that mistake closely
         if not _same_weight(value, right) and _same_weight(p, value, _NAMED_TOL):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
@@ -328,6 +341,18 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     right)."""
     Wq, Wk = _to_array(W_Q_next, "W_Q_next"), _to_array(W_K_next, "W_K_next")
     for name, W in (("W_Q_next", Wq), ("W_K_next", Wk)):
+        what = "queries Q" if name == "W_Q_next" else "keys K"
+        if W.ndim == 2 and W.shape == (4, 2):
+            raise ExerciseError(
+                f"{name} has shape (4, 2), one row per word (T x d_k): those are the {what} themselves. "
+                f"{name} has one row per feature (person, action, food, fruit, red), (d_in, d_k) = (5, 2), and a "
+                f"word's row of X_toy @ {name} is the sum of the rows for its features."
+            )
+        if W.ndim == 2 and W.shape == (2, 4):
+            raise ExerciseError(
+                f"{name} has shape (2, 4), one column per word: those are the {what} themselves, transposed. "
+                f"{name} has one row per feature, (d_in, d_k) = (5, 2), used as X_toy @ {name}."
+            )
         if W.ndim == 2 and W.shape[1] == 5 and W.shape[0] != 5:
             raise ExerciseError(
                 f"{name} has shape {W.shape}: its rows and columns are swapped. Here a projection "
@@ -372,6 +397,16 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     S = Q @ K.T
     top = A.argmax(axis=1)
     failing = [k for k in range(4) if right[k] < 0.8]
+    aims = (Wq[:4] @ K.T).argmax(axis=1)      # the word each of the first four rows, read alone, points at
+    red_aims_apple = np.linalg.norm(Wq[4]) > 1e-9 and int((Wq[4] @ K.T).argmax()) == 3
+    if (np.all(aims == list(_NEXT)) and np.all(np.linalg.norm(Wq[:4], axis=1) > 1e-9)
+            and not red_aims_apple):
+        raise ExerciseError(
+            f"rows 0 to 3 of W_Q_next each point at the key of the word after Sam, ate, red and apple: one "
+            f"row per word. But W_Q_next has one row per feature (person, action, food, fruit, red): row 2 is "
+            f"food and row 3 fruit, red's query is row 4 ({np.round(Wq[4], 2).tolist()}), and apple's is rows 2 + "
+            f"3 + 4 = {np.round(Q[3], 2).tolist()}. Set each row so that these sums point at the next word's key."
+        )
     for k in failing:  # a zero query fails whatever the keys: name it first, wherever it is
         if np.allclose(Q[k], 0.0):
             raise ExerciseError(
