@@ -71,6 +71,12 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         own = model(X)[0]
     zero = lambda head, X: torch.zeros_like(head(X)[0])  # noqa: E731
     uniform = lambda head, X: head.W_value(X).mean(dim=1, keepdim=True).expand_as(head(X)[0])  # noqa: E731
+
+    def mean_over(dims):
+        return lambda head, X: head(X)[0].mean(dim=dims, keepdim=True).expand_as(head(X)[0])
+
+    mean_ablation = ("you replaced the head's output by its mean (mean-ablation, another way to remove a head); "
+                     "this exercise silences a head as the lesson states: its output becomes zeros.")
     for h in (0, 1):
         try:
             got = silence_head(model, h, X.clone())
@@ -118,10 +124,23 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             "as the model itself does.": torch.softmax(right, dim=-1),
             "these are log-probabilities (a log_softmax of the logits): return the logits themselves, the "
             "readout's raw scores, as the model itself does.": torch.log_softmax(right, dim=-1),
-            "both heads were silenced; only head number `head` should be.":
-                _logits_with(model, X, {0: zero, 1: zero}),
+            ("both heads were silenced; only head number `head` should be. If you zeroed a block of the "
+             "concatenation, a head's block is d_k = 16 columns wide (head * 16 to head * 16 + 16), not the "
+             "whole 32 of the concatenation."): _logits_with(model, X, {0: zero, 1: zero}),
         }
-        check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
+        try:
+            check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
+        except ExerciseError:
+            try:
+                arr = np.asarray(got.detach() if isinstance(got, torch.Tensor) else got, dtype=float)
+            except (TypeError, ValueError):
+                arr = np.zeros(0)
+            for dims in ((0, 1), 0, 1):     # over sequences and positions, over sequences, over positions
+                mean = _logits_with(model, X, {h: mean_over(dims)}).numpy()
+                if arr.shape == mean.shape and np.allclose(arr, mean, atol=1e-5):
+                    raise ExerciseError(f"the output of silence_head(model, head={h}, X) is not right yet: "
+                                        f"{mean_ablation}") from None
+            raise
     passed("silence_head zeroes one head's output, leaves the other and the model itself as they were.")
 
 
