@@ -438,6 +438,10 @@ PREDICTION = {
     "two heads": "mean of the two heads' own weights",
     "scale": "square root of ONE head's d_k",
     "with query": "adds the query token's own weight",
+    "items only": "the four items only; the query token is a key too",
+    "items only, no scale": "the four items only, of scores not divided",
+    "quarter": "a quarter each is an even split over the four items",
+    "fifth": "a fifth each is an even split over the five positions",
     "empty": "one_head_distractor is still empty",
     "recipe": "ONE head scores each key by q1 . k1 + q2 . k2",
 }
@@ -465,6 +469,7 @@ def test_prediction_the_values_of_the_slips():
     values = _distractor(CIRCLE_DESIGN)
     assert abs(values["right"] - 0.345) < 0.001 and abs(values["next item"] - 0.150) < 0.001
     assert abs(values["no scale"] - 0.420) < 0.001
+    assert abs(values["items only"] - 0.526) < 0.001          # the softmax over the items, the query left out
 
 
 def test_prediction_a_guess_of_the_two_head_weight_fails_both():

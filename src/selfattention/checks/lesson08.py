@@ -166,9 +166,10 @@ def _design_data(seed: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, role
 
 
-def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray:
-    """(n, 5): the query token's weights over the sequence, scores divided by sqrt(d_k)."""
-    q = X[:, -1] @ W_Q
+def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, query: np.ndarray | None = None) -> np.ndarray:
+    """(n, 5): the query token's weights over the sequence, scores divided by sqrt(d_k) (over the keys of ``X``
+    only, for a ``query`` given apart)."""
+    q = (X[:, -1] if query is None else query) @ W_Q
     scores = np.einsum("nd,ntd->nt", q, X @ W_K) / np.sqrt(W_Q.shape[1])
     scores = scores - scores.max(-1, keepdims=True)
     e = np.exp(scores)
@@ -219,7 +220,11 @@ def one_head_distractor_weight(mats: list[np.ndarray], X: np.ndarray, role: np.n
     heads = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
     unscaled = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(mats[0].shape[1] + mats[2].shape[1]),
                              np.hstack([mats[1], mats[3]]))
-    return {"right": float(np.mean(one[role == 2])),
+    Q, K = np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]])
+    items_only = _head_weights(X[:, :-1], Q, K, query=X[:, -1])        # the softmax over the four items alone
+    items_raw = _head_weights(X[:, :-1], Q * np.sqrt(Q.shape[1]), K, query=X[:, -1])
+    return {"right": float(np.mean(one[role == 2])), "items only": float(np.mean(items_only[role[:, :-1] == 2])),
+            "items only, no scale": float(np.mean(items_raw[role[:, :-1] == 2])), "quarter": 1 / 4, "fifth": 1 / 5,
             "even": 1 / 3, "next item": float(np.mean(one[role == 0])),
             "no scale": float(np.mean(unscaled[role == 2])),
             "two heads": float(np.mean([np.mean(w[role == 2]) for w in heads])),
@@ -240,6 +245,15 @@ _DISTRACTOR_SLIPS = {
                  "whose letter is s (where[:, 2])",
     "no scale": "that leaves out the division by sqrt(d_k1 + d_k2): the single head divides its summed scores "
                 "by the square root of its width, as each head does",
+    "items only": "that takes the softmax over the four items only; the query token is a key too (the last "
+                  "position, where[:, 4]) and takes its share: the softmax runs over all five positions",
+    "items only, no scale": "that takes the softmax over the four items only, of scores not divided by "
+                            "sqrt(d_k1 + d_k2); the query token is a key too (the last position), and the "
+                            "summed scores are divided by the square root of the single head's width",
+    "quarter": "a quarter each is an even split over the four items, not the computed weight: work out the "
+               "summed scores and take their softmax over all five positions",
+    "fifth": "a fifth each is an even split over the five positions, not the computed weight: work out the "
+             "summed scores and take their softmax",
     "with query": "that adds the query token's own weight; the distractor is the item whose letter is s, not "
                   "the query token (it carries letter s too, and gets the same weight)",
 }
