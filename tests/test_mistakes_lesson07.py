@@ -133,7 +133,7 @@ def test_head2_blank_is_told_to_answer():
     assert "c_phones" in _message(lambda a: check_head2_sharpen(*a), (SCORES, None))
 
 
-# ---------------------------------------------------------------- exercise 2: split and merge heads in a batch
+# ---------------------------------------------------------------- exercise 2: split and merge heads
 def _split(Y, h):
     B, T, d_model = Y.shape
     return Y.reshape(B, T, h, d_model // h).transpose(0, 2, 1, 3)
@@ -174,7 +174,7 @@ SPLIT_WRONG = {
     "reshape only": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1), _merge),
     "head first": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(2, 0, 1, 3), _merge),
     "d_k and h swapped": (lambda Y, h: Y.reshape(*Y.shape[:2], -1, h).transpose(0, 2, 1, 3), _merge),
-    "3-D transpose": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(1, 0, 2), _merge),   # lesson's cell
+    "3-D transpose": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(1, 0, 2), _merge),   # as in 3-D
     "typed sizes": (lambda Y, h: Y.reshape(2, 3, 4, 5).transpose(0, 2, 1, 3), _merge),
     "in place": (_in_place, _merge),
     "merge no transpose": (_split, lambda Z: Z.reshape(Z.shape[0], Z.shape[2], -1)),
@@ -195,7 +195,7 @@ def test_split_mistake_is_named(key):
     if key != "in place":           # changing Y in place is refused by the check; the split itself is right
         try:
             assert not _split_hidden(*SPLIT_WRONG[key])
-        except ValueError:          # the 3-D transpose and the typed sizes raise in the hidden test too
+        except ValueError:          # the 3-D transpose and typed sizes raise in the hidden test too
             pass
 
 

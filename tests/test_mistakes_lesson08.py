@@ -152,7 +152,8 @@ def test_silence_mean_ablation_and_block_width_are_named(key):
         assert "a head's block is d_k = 16 columns wide" in text and "not the whole 32" in text, text
 
 
-@pytest.mark.parametrize("silence", [SILENCE_WRONG["mean-ablation"], *(v[0] for v in SILENCE_SAME_OUTPUT.values())])
+@pytest.mark.parametrize("silence", [SILENCE_WRONG["mean-ablation"],
+                                     *(v[0] for v in SILENCE_SAME_OUTPUT.values())])
 def test_silence_hidden_test_fails_mean_ablation_and_block_width(silence):
     assert not _silence_hidden(silence)
     assert _silence_hidden(_zero_value)

@@ -12,8 +12,8 @@ with torch.no_grad():
     Z = torch.cat(outputs, dim=-1)                           # the concatenation
     return model.readout(Z[:, -1]).view(len(X), 2, -1)       # the readout reads the query token
 """,
-    # Exercise 2: both heads designed from the task's words, one-hot letters: the query of letter s has a large
-    # score with the key of letter s + 1 (head 1) or s - 1 (head 2), none with the others; digits rows zero.
+    # Exercise 2: both heads from the task's words, one-hot letters: the query of letter s scores high only
+    # with the key of letter s + 1 (head 1) or s - 1 (head 2); the digit rows stay zero.
     "l08-design-answer": """
 W_K1 = np.zeros((17, 8))
 W_K1[:8] = np.eye(8)                          # the key of letter L: the one-hot L
