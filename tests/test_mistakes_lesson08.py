@@ -32,7 +32,25 @@ SILENCE = {
     "probabilities": "these are probabilities",
     "log-probabilities": "these are log-probabilities",
     "no_grad": "inside `with torch.no_grad():`",
+    "mean-ablation": "replaced the head's output by its mean",
 }
+
+
+def _mean_ablation(dims):
+    def silence(model, head, X):     # the head's output replaced by its mean, not by zeros
+        with torch.no_grad():
+            outs = [h(X)[0] for h in model.attention.heads]
+            outs[head] = outs[head].mean(dim=dims, keepdim=True).expand_as(outs[head])
+            return model.readout(torch.cat(outs, dim=-1)[:, -1]).view(len(X), 2, -1)
+    return silence
+
+
+def _d_model_block(model, head, X):
+    """The head's block taken d_model = 32 columns wide, not d_k = 16."""
+    with torch.no_grad():
+        Z = model.attention(X)[0].clone()
+        Z[..., head * 32:(head + 1) * 32] = 0
+        return model.readout(Z[:, -1]).view(len(X), 2, -1)
 
 
 def _zero_value(model, head, X):
@@ -53,6 +71,12 @@ SILENCE_WRONG = {
     "probabilities": lambda model, head, X: torch.softmax(_zero_value(model, head, X), dim=-1),
     "log-probabilities": lambda model, head, X: torch.log_softmax(_zero_value(model, head, X), dim=-1),
     "no_grad": lambda model, head, X: _without_no_grad(model, head, X),
+    "mean-ablation": _mean_ablation((0, 1)),
+}
+# answers whose output equals a named one's, so they get its message: the hint for each is in that message
+SILENCE_SAME_OUTPUT = {
+    "mean over positions": (_mean_ablation(1), "mean-ablation"),
+    "d_model-wide block": (_d_model_block, "both"),
 }
 
 
@@ -109,6 +133,30 @@ def _pair(model, head, X):
 @pytest.mark.parametrize("key", sorted(SILENCE_WRONG))
 def test_silence_mistake_is_named(key):
     _names_only(_message(check_silence_head, SILENCE_WRONG[key]), key, SILENCE)
+
+
+def _silence_hidden(silence_head):
+    from selfattention.checks.lesson08 import _model
+
+    X, y = tasks.make_lookup_data(60, seed=2, offsets=(1, -1))
+    return hidden_test_passes(LESSON, "l08-silence-test", silence_head=silence_head, two_heads=_model(),
+                              X_test=X, copy=copy)
+
+
+@pytest.mark.parametrize("key", sorted(SILENCE_SAME_OUTPUT))
+def test_silence_mean_ablation_and_block_width_are_named(key):
+    silence, named = SILENCE_SAME_OUTPUT[key]
+    text = _message(check_silence_head, silence)
+    _names_only(text, named, SILENCE)
+    if key == "d_model-wide block":
+        assert "a head's block is d_k = 16 columns wide" in text and "not the whole 32" in text, text
+
+
+@pytest.mark.parametrize("silence", [SILENCE_WRONG["mean-ablation"],
+                                     *(v[0] for v in SILENCE_SAME_OUTPUT.values())])
+def test_silence_hidden_test_fails_mean_ablation_and_block_width(silence):
+    assert not _silence_hidden(silence)
+    assert _silence_hidden(_zero_value)
 
 
 def test_silence_in_place_says_which_cells_to_re_run():
@@ -391,6 +439,10 @@ PREDICTION = {
     "two heads": "mean of the two heads' own weights",
     "scale": "square root of ONE head's d_k",
     "with query": "adds the query token's own weight",
+    "items only": "the four items only; the query token is a key too",
+    "items only, no scale": "the four items only, of scores not divided",
+    "quarter": "a quarter each is an even split over the four items",
+    "fifth": "a fifth each is an even split over the five positions",
     "empty": "one_head_distractor is still empty",
     "recipe": "ONE head scores each key by q1 . k1 + q2 . k2",
 }
@@ -418,6 +470,7 @@ def test_prediction_the_values_of_the_slips():
     values = _distractor(CIRCLE_DESIGN)
     assert abs(values["right"] - 0.345) < 0.001 and abs(values["next item"] - 0.150) < 0.001
     assert abs(values["no scale"] - 0.420) < 0.001
+    assert abs(values["items only"] - 0.526) < 0.001          # the softmax over the items, the query left out
 
 
 def test_prediction_a_guess_of_the_two_head_weight_fails_both():

@@ -12,14 +12,17 @@ while sa.softmax(c * np.array(apple_scores_2) / math.sqrt(2))[3] <= 0.9:   # wei
     c += 0.01
 c_phones = round(c, 2)
 """,
-    # Exercise 2: head i owns the columns (i-1) d_k to i d_k - 1; scores q_i . k_j, largest score per row.
-    "l07-packed-answer": """
-top_keys = []
-for i in (1, 2):
-    Q_i = X @ W_Q_packed[:, (i - 1) * d_k:i * d_k]
-    K_i = X @ W_K_packed[:, (i - 1) * d_k:i * d_k]
-    A_i = sa.softmax(Q_i @ K_i.T / math.sqrt(d_k), axis=-1)
-    top_keys.append([tokens[j] for j in np.argmax(A_i, axis=1)])
+    # Exercise 2: cut each token's row into h blocks of d_k, then move the head axis before the tokens; merge
+    # puts the heads' blocks back side by side.
+    "l07-split-answer": """
+def split_heads(Y, h):
+    B, T, d_model = Y.shape
+    d_k = d_model // h
+    return np.swapaxes(Y.reshape(B, T, h, d_k), 1, 2)
+
+
+def merge_heads(Z):
+    return np.concatenate([Z[:, i] for i in range(Z.shape[1])], axis=-1)
 """,
     # Exercise 3: row r of W_O is what concatenated feature r writes; head 2's tech feature is feature 3.
     "l07-mix-answer": """

@@ -12,13 +12,17 @@ with torch.no_grad():
     Z = torch.cat(outputs, dim=-1)                           # the concatenation
     return model.readout(Z[:, -1]).view(len(X), 2, -1)       # the readout reads the query token
 """,
-    # Exercise 2: head 2 as head 1 on the circle, pointing at s - 1; the one head's weights computed directly,
-    # its distractor found by letter.
+    # Exercise 2: both heads from the task's words, one-hot letters: the query of letter s scores high only
+    # with the key of letter s + 1 (head 1) or s - 1 (head 2); the digit rows stay zero.
     "l08-design-answer": """
+W_K1 = np.zeros((17, 8))
+W_K1[:8] = np.eye(8)                          # the key of letter L: the one-hot L
 W_K2 = W_K1.copy()
-W_Q2 = np.zeros((17, 2))
+W_Q1 = np.zeros((17, 8))
+W_Q2 = np.zeros((17, 8))
 for s in range(8):
-    W_Q2[s] = 4 * circle[(s - 1) % 8]    # the query of letter s points at letter s - 1
+    W_Q1[s, (s + 1) % 8] = 10.0               # letter s asks for letter s + 1 (after H comes A)
+    W_Q2[s, (s - 1) % 8] = 10.0               # and head 2 for letter s - 1
 Xn = X_test.numpy().astype(float)
 q = Xn[:, -1] @ np.concatenate([W_Q1, W_Q2], axis=1)
 k = Xn @ np.concatenate([W_K1, W_K2], axis=1)

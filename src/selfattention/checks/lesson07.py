@@ -1,15 +1,16 @@
-"""Checks for lesson 07 (multi-head attention): the factor on head 2's W_Q that sharpens its row of "apple", the heads
-read off a packed layer, a W_O designed to mix the heads."""
+"""Checks for lesson 07 (multi-head attention): the factor on head 2's W_Q that sharpens its row of "apple", heads
+split and merged for a batch, a W_O designed to mix the heads."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
-__all__ = ["check_head2_sharpen", "check_mixing_W_O", "check_packed_heads", "PACKED_W_Q", "PACKED_W_K"]
+__all__ = ["check_head2_sharpen", "check_mixing_W_O", "check_split_merge"]
 
 # ------------------------------------------------------------------ the worked example (lesson 07)
 _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
@@ -191,119 +192,119 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
            f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")
 
 
-# ------------------------------------------------------------------ Exercise 2: read the heads off a packed layer
-PACKED_W_Q = np.array([[-1, 1, 2, 0], [-1, 0, 0, 0], [2, 0, 0, 2], [2, 0, -1, 2]], dtype=float)
-PACKED_W_K = np.array([[2, 1, -1, 0], [2, 0, 2, 0], [2, 1, -1, 1], [-1, 1, -1, 0]], dtype=float)
+# ------------------------------------------------------------------ Exercise 2: split and merge heads in a batch
+_SIZES = ((2, 3, 4, 5), (3, 5, 2, 4))     # (B, T, h, d_k): every size different, so a wrong axis shows
 
 
-def _packed_weights(reading: str = "right") -> np.ndarray:
-    """(2, T, T): each head's weights on the worked example's X for the packed W_Q, W_K above, the heads read
-    the right way (head i: columns 2(i-1) and 2(i-1)+1) or, through ``reading``, a typical wrong way."""
-    T, h, d_k = 4, 2, 2
-    Q, K = _X @ PACKED_W_Q, _X @ PACKED_W_K
-
-    def blocks(M: np.ndarray) -> np.ndarray:
-        return M.reshape(T, h, d_k).transpose(1, 0, 2)
-
-    if reading in ("argmax axis 0", "weights axis 0"):
-        S = blocks(Q) @ blocks(K).transpose(0, 2, 1)
-        return S if reading == "argmax axis 0" else reference_softmax(S / np.sqrt(d_k), axis=-1)
-    if reading == "input split":   # each head reads only d_k input features: X[:, s] @ W_Q_packed[s][:, s]
-        cols = (slice(0, d_k), slice(d_k, 2 * d_k))
-        return np.stack([reference_softmax((_X[:, s] @ PACKED_W_Q[s][:, s]) @ (_X[:, s] @ PACKED_W_K[s][:, s]).T
-                                           / np.sqrt(d_k), axis=-1) for s in cols])
-    if reading == "softmax axis 0":   # each column normalised over the queries, then each row's largest
-        return reference_softmax(blocks(Q) @ blocks(K).transpose(0, 2, 1) / np.sqrt(d_k), axis=1)
-    if reading == "transposed":   # X @ W_Q_packed.T and X @ W_K_packed.T
-        Q, K = _X @ PACKED_W_Q.T, _X @ PACKED_W_K.T
-    if reading == "queries as keys":
-        K = Q
-    if reading == "interleaved":
-        Qs, Ks = (M.reshape(T, d_k, h).transpose(2, 0, 1) for M in (Q, K))
-    elif reading == "straight":
-        Qs, Ks = Q.reshape(h, T, d_k), K.reshape(h, T, d_k)
-    elif reading == "full width":
-        full = reference_softmax(Q @ K.T / np.sqrt(4), axis=-1)
-        return np.stack([full, full])
-    else:
-        Qs, Ks = blocks(Q), blocks(K)
-    weights = reference_softmax(Qs @ Ks.transpose(0, 2, 1) / np.sqrt(d_k), axis=-1)
-    return weights[::-1] if reading == "swapped" else weights
-
-
-def packed_top_keys(reading: str = "right") -> list[list[str]]:
-    """[[head 1's top key for each query], [head 2's]] as token names, read as ``reading`` says."""
-    if reading == "argmin":
-        return [[_TOKENS[j] for j in head.argmin(-1)] for head in _packed_weights()]
-    if reading in ("argmax axis 0", "weights axis 0"):   # the largest of each column: over the queries
-        return [[_TOKENS[j] for j in head.argmax(0)] for head in _packed_weights(reading)]
-    return [[_TOKENS[j] for j in head.argmax(-1)] for head in _packed_weights(reading)]
-
-
-_AXIS_0 = ("you took the largest entry of each column (argmax over axis 0, which runs over the queries; "
-           "scoring keys against queries, K Q^T, gives the same), "
-           "not of each row: query i's most weighted key is the largest entry of row i of its head's q_i . k_j "
-           "or weights, argmax over axis 1 (the keys).")
-_PACKED_MISTAKES = {
-    "argmax axis 0": _AXIS_0,   # the same answer as scoring keys against queries: K Q^T is (Q K^T)^T
-    "weights axis 0": _AXIS_0,
-    "argmin": "every entry is the key each query weights least (argmin instead of argmax): the exercise asks "
-              "for the most weighted key of each query, the largest entry of its row.",
-    "swapped": "your two rows are the heads swapped: head 1 owns the first d_k = 2 columns of the packed W_Q and "
-               "W_K (columns 0-1), head 2 the next two (columns 2-3).",
-    "interleaved": "you gave head 1 columns 0 and 2 and head 2 columns 1 and 3 (every other column, as a reshape "
-                   "to (T, d_k, h) would): a head owns d_k = 2 neighbouring columns, head 1 columns 0-1, head 2 "
-                   "columns 2-3.",
-    "straight": "these are the heads of a reshape straight to (h, T, d_k), which cuts the flat list of numbers "
-                "across tokens: split each token's row into heads, head 1 columns 0-1 and head 2 columns 2-3 of "
-                "X W_Q and X W_K.",
-    "input split": "each head read only d_k = 2 input features (X[:, s] @ W_Q_packed[s][:, s]): only the "
-                   "projected columns are split. Every head's W_Q reads all d_model = 4 features of a token: "
-                   "X @ W_Q_packed[:, s], with s the head's columns (0-1 or 2-3), and likewise for W_K.",
-    "softmax axis 0": "you normalised each column (softmax over axis 0, the queries) and then took each row's "
-                      "largest: a query's weights are the softmax of its own row of q_i . k_j, over the keys "
-                      "(axis -1); with that softmax, or none, the row's argmax is its top key.",
-    "transposed": "you multiplied by the transposed matrices (X @ W_Q_packed.T): the packed W_Q is "
-                  "(d_model, h d_k), so X @ W_Q_packed gives the queries, whose columns 0-1 are head 1's; likewise X @ W_K_packed.",
-    "queries as keys": "you scored the queries against themselves (Q @ Q.T): the keys are X @ W_K_packed, so each "
-                       "head's scores are its columns of Q times the transpose of the same columns of K.",
-    "full width": "both rows are the same one full-width head (all 4 columns of W_Q and W_K, divided by sqrt(4)): "
-                  "each head uses only its own d_k = 2 columns, divided by sqrt(2).",
-}
-
-
-def check_packed_heads(top_keys: Any) -> None:
-    """Exercise 2: for the packed PACKED_W_Q, PACKED_W_K (num_heads = 2, d_k = 2) on the worked example's X,
-    ``top_keys[h][i]``: the token that query i weights most in head h + 1, as a token name."""
-    if top_keys is None or top_keys is Ellipsis:
-        raise ExerciseError("top_keys is still empty: give two lists of four token names, one per head.")
-    if not isinstance(top_keys, str) and hasattr(top_keys, "__len__") and all(
-            isinstance(t, str) for t in top_keys):
-        raise ExerciseError(f"top_keys should be two lists (head 1, head 2) of four token names, a list of h = "
-                            f"2 lists, one per head; got a flat list of {len(top_keys)} names. Group them: "
-                            f"[[head 1's top key for I, love, apple, phones], [head 2's]].")
+def _as_array(got: Any, name: str) -> np.ndarray:
+    if hasattr(got, "detach"):
+        got = got.detach().cpu().numpy()
     try:
-        rows = [[str(t) for t in row] for row in top_keys]
-    except TypeError:
-        raise ExerciseError(f"top_keys should be two lists of four token names; got {top_keys!r}.") from None
-    if len(rows) != 2 or any(len(row) != 4 for row in rows):
-        raise ExerciseError(f"top_keys should be two lists (head 1, head 2) of four token names (one per query: "
-                            f"I, love, apple, phones); got lengths {[len(r) for r in rows]}.")
-    unknown = sorted({t for row in rows for t in row} - set(_TOKENS))
-    if unknown:
-        raise ExerciseError(f"top_keys holds {unknown}: write each key as one of the token names {list(_TOKENS)}.")
-    right = packed_top_keys()
-    if rows == right:
-        w = _packed_weights()
-        shown = "; ".join(f"head {h + 1}: " + ", ".join(f"{_TOKENS[i]} -> {right[h][i]} ({w[h, i].max():.2f})"
-                                                         for i in range(4)) for h in range(2))
-        passed(f"{shown}. Head i is the d_k = 2 columns (i-1) d_k to i d_k - 1 of the packed W_Q and W_K: "
-               f"the split keeps those columns together, and each head looks its own way.")
-        return
-    for reading, text in _PACKED_MISTAKES.items():
-        if rows == packed_top_keys(reading):
-            raise ExerciseError(f"top_keys is not right yet: {text}")
-    wrong = [f"head {h + 1}, query \"{_TOKENS[i]}\"" for h in range(2) for i in range(4) if rows[h][i] != right[h][i]]
-    raise ExerciseError(f"top_keys is not right yet at {', '.join(wrong)}. Take head h's columns of X W_Q and X W_K "
-                        f"(head 1: columns 0-1, head 2: columns 2-3); in row i of q_i . k_j the largest score "
-                        f"gets the largest weight.")
+        return np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be an array of numbers; got {type(got).__name__}: {got!r:.60}") from None
+
+
+def _call(fn: Callable[..., Any], name: str, *args: Any) -> np.ndarray:
+    try:
+        got = fn(*args)
+    except NotImplementedError:
+        raise ExerciseError(f"{name} still raises NotImplementedError: replace that line.") from None
+    except ValueError as exc:
+        if "axes don't match" in str(exc):
+            raise ExerciseError(f"{name} raised \"{exc}\": the array has 4 axes here, (B, ...), so transpose "
+                                f"takes 4 (the batch axis 0 stays in front).") from None
+        if "reshape" in str(exc):
+            raise ExerciseError(f"{name} raised \"{exc}\": read the sizes from the array's shape (and h) "
+                                f"rather than typing them.") from None
+        raise ExerciseError(f"{name} raised ValueError: {exc}") from None
+    except Exception as exc:
+        raise ExerciseError(f"{name} raised {type(exc).__name__}: {exc}") from None
+    if got is None:
+        raise ExerciseError(f"{name} returned None: return the new array.")
+    return _as_array(got, name)
+
+
+def _split_shape_hint(shape: tuple[int, ...], B: int, T: int, h: int, d_k: int) -> str:
+    known = {(B, T, h, d_k): "the reshape to (B, T, h, d_k) is there, but not the transpose that makes the "
+                             "head axis 1",
+             (h, B, T, d_k): "the head axis came first: the batch axis must stay axis 0, so swap axes 1 and 2 "
+                             "only: transpose(0, 2, 1, 3)",
+             (B, h, d_k, T): "the last two axes are (d_k, T): swap axes 1 and 2 of (B, T, h, d_k), not more",
+             (B, d_k, T, h): "the reshape was (B, T, d_k, h): each token's row is cut into h blocks OF d_k "
+                             "features, so the reshape is (B, T, h, d_k)",
+             (h, T, d_k): "the batch axis is gone: this is lesson 07's (h, T, d_k) for one sequence; the batch "
+                          "axis stays in front"}
+    return known.get(shape, "")
+
+
+def check_split_merge(split_heads: Any, merge_heads: Any) -> None:
+    """Exercise 2: ``split_heads(Y, h)`` turns (B, T, d_model) into (B, h, T, d_k), head i holding the d_k
+    neighbouring columns i d_k .. (i+1) d_k - 1 of each token's row; ``merge_heads(Z)`` undoes it."""
+    for fn, name in ((split_heads, "split_heads"), (merge_heads, "merge_heads")):
+        if fn is None or fn is Ellipsis or not callable(fn):
+            raise ExerciseError(f"{name} is not a function yet: write it in the answer cell above.")
+    for B, T, h, d_k in _SIZES:
+        Y = np.arange(B * T * h * d_k, dtype=float).reshape(B, T, h * d_k)   # each entry names its place
+        right = Y.reshape(B, T, h, d_k).transpose(0, 2, 1, 3)
+        sizes = f"B = {B}, T = {T}, h = {h}, d_k = {d_k}"
+        given = Y.copy()
+        got = _call(split_heads, "split_heads", given, h)
+        if not np.array_equal(given, Y):
+            raise ExerciseError("split_heads changed its input Y in place: return a new array, leave Y as it was.")
+        if got.shape != right.shape:
+            hint = _split_shape_hint(got.shape, B, T, h, d_k)
+            first = _SIZES[0]
+            if (B, T, h, d_k) != first and got.shape == (first[0], first[2], first[1], first[3]):
+                hint = ("that is the shape for the first sizes tried: take B, T and d_model from Y.shape and "
+                        "d_k = d_model // h rather than typing numbers")
+            raise ExerciseError(f"split_heads(Y, h) with Y of shape {Y.shape} ({sizes}) returned shape "
+                                f"{got.shape}; it should be (B, h, T, d_k) = {right.shape}"
+                                + (f": {hint}." if hint else "."))
+        if not np.allclose(got, right):
+            wrong = {
+                "reshaped straight to (B, h, T, d_k), without the transpose: reshape reads the numbers row "
+                "after row, so this cuts them in the wrong places and a head gets pieces of several tokens. "
+                "Reshape to (B, T, h, d_k) first, then swap axes 1 and 2":
+                    Y.reshape(B, h, T, d_k),
+                "head i got every h-th column (i, i + h, ...) instead of its d_k neighbouring columns "
+                "i d_k to (i+1) d_k - 1: the reshape must be (B, T, h, d_k), head before feature":
+                    Y.reshape(B, T, d_k, h).transpose(0, 3, 1, 2),
+                "the heads are in reverse order: head 0 must hold the first d_k columns":
+                    right[:, ::-1],
+            }
+            why = next((text for text, arr in wrong.items() if arr.shape == got.shape and np.allclose(got, arr)),
+                       None)
+            if why is None and len(_SIZES) and (B, T, h, d_k) != _SIZES[0]:
+                why = (f"right for the first sizes tried, wrong for {sizes}: take B, T and d_model from "
+                       f"Y.shape and d_k = d_model // h rather than typing numbers")
+            if why is None:
+                i = tuple(int(j) for j in np.argwhere(~np.isclose(got, right))[0])
+                why = (f"at index {i} (batch {i[0]}, head {i[1]}, token {i[2]}, feature {i[3]}) you have "
+                       f"{got[i]:g}, the right value is {right[i]:g}: head i holds columns i d_k to "
+                       f"(i+1) d_k - 1 of each token's row")
+            raise ExerciseError(f"split_heads(Y, h) with {sizes} is not right yet: {why}.")
+        Z = right.copy()
+        back = _call(merge_heads, "merge_heads", Z)
+        if back.shape != Y.shape:
+            hint = (": the transpose back is there, not the reshape that joins the heads' d_k features"
+                    if back.shape == (B, T, h, d_k) else
+                    ": merge_heads must read h and d_k from Z's shape (B, h, T, d_k)")
+            raise ExerciseError(f"merge_heads(Z) with Z of shape {Z.shape} ({sizes}) returned shape "
+                                f"{back.shape}; it should be (B, T, h d_k) = {Y.shape}{hint}.")
+        if not np.allclose(back, Y):
+            wrong = {
+                "it reshaped (B, h, T, d_k) straight to (B, T, h d_k) without transposing back: a token's row "
+                "gets pieces of other tokens. Transpose to (B, T, h, d_k) first, then reshape":
+                    right.reshape(B, T, h * d_k),
+                "each token's row interleaves the heads' features (head 0's first, head 1's first, ...): "
+                "transpose to (B, T, h, d_k), head before feature, then reshape":
+                    right.transpose(0, 2, 3, 1).reshape(B, T, h * d_k),
+            }
+            why = next((text for text, arr in wrong.items() if np.allclose(back, arr)), None)
+            if why is None:
+                why = ("it is not the inverse of split_heads: merge_heads(split_heads(Y, h)) must give Y back; "
+                       "transpose to (B, T, h, d_k), then reshape to (B, T, h d_k)")
+            raise ExerciseError(f"merge_heads(Z) with {sizes} is not right yet: {why}.")
+    passed(f"split_heads and merge_heads are right for (B, T, h, d_k) = {_SIZES[0]} and {_SIZES[1]}: head i "
+           f"holds columns i d_k to (i+1) d_k - 1 of every token in every sequence, and merging gives Y back.")

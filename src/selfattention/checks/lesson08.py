@@ -71,6 +71,12 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         own = model(X)[0]
     zero = lambda head, X: torch.zeros_like(head(X)[0])  # noqa: E731
     uniform = lambda head, X: head.W_value(X).mean(dim=1, keepdim=True).expand_as(head(X)[0])  # noqa: E731
+
+    def mean_over(dims):
+        return lambda head, X: head(X)[0].mean(dim=dims, keepdim=True).expand_as(head(X)[0])
+
+    mean_ablation = ("you replaced the head's output by its mean (mean-ablation, another way to remove a head); "
+                     "this exercise silences a head as the lesson states: its output becomes zeros.")
     for h in (0, 1):
         try:
             got = silence_head(model, h, X.clone())
@@ -118,10 +124,23 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             "as the model itself does.": torch.softmax(right, dim=-1),
             "these are log-probabilities (a log_softmax of the logits): return the logits themselves, the "
             "readout's raw scores, as the model itself does.": torch.log_softmax(right, dim=-1),
-            "both heads were silenced; only head number `head` should be.":
-                _logits_with(model, X, {0: zero, 1: zero}),
+            ("both heads were silenced; only head number `head` should be. If you zeroed a block of the "
+             "concatenation, a head's block is d_k = 16 columns wide (head * 16 to head * 16 + 16), not the "
+             "whole 32 of the concatenation."): _logits_with(model, X, {0: zero, 1: zero}),
         }
-        check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
+        try:
+            check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
+        except ExerciseError:
+            try:
+                arr = np.asarray(got.detach() if isinstance(got, torch.Tensor) else got, dtype=float)
+            except (TypeError, ValueError):
+                arr = np.zeros(0)
+            for dims in ((0, 1), 0, 1):     # over sequences and positions, over sequences, over positions
+                mean = _logits_with(model, X, {h: mean_over(dims)}).numpy()
+                if arr.shape == mean.shape and np.allclose(arr, mean, atol=1e-5):
+                    raise ExerciseError(f"the output of silence_head(model, head={h}, X) is not right yet: "
+                                        f"{mean_ablation}") from None
+            raise
     passed("silence_head zeroes one head's output, leaves the other and the model itself as they were.")
 
 
@@ -147,9 +166,10 @@ def _design_data(seed: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, y, role
 
 
-def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray) -> np.ndarray:
-    """(n, 5): the query token's weights over the sequence, scores divided by sqrt(d_k)."""
-    q = X[:, -1] @ W_Q
+def _head_weights(X: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, query: np.ndarray | None = None) -> np.ndarray:
+    """(n, 5): the query token's weights over the sequence, scores divided by sqrt(d_k) (over the keys of ``X``
+    only, for a ``query`` given apart)."""
+    q = (X[:, -1] if query is None else query) @ W_Q
     scores = np.einsum("nd,ntd->nt", q, X @ W_K) / np.sqrt(W_Q.shape[1])
     scores = scores - scores.max(-1, keepdims=True)
     e = np.exp(scores)
@@ -200,7 +220,11 @@ def one_head_distractor_weight(mats: list[np.ndarray], X: np.ndarray, role: np.n
     heads = [_head_weights(X, *mats[:2]), _head_weights(X, *mats[2:])]
     unscaled = _head_weights(X, np.hstack([mats[0], mats[2]]) * np.sqrt(mats[0].shape[1] + mats[2].shape[1]),
                              np.hstack([mats[1], mats[3]]))
-    return {"right": float(np.mean(one[role == 2])),
+    Q, K = np.hstack([mats[0], mats[2]]), np.hstack([mats[1], mats[3]])
+    items_only = _head_weights(X[:, :-1], Q, K, query=X[:, -1])        # the softmax over the four items alone
+    items_raw = _head_weights(X[:, :-1], Q * np.sqrt(Q.shape[1]), K, query=X[:, -1])
+    return {"right": float(np.mean(one[role == 2])), "items only": float(np.mean(items_only[role[:, :-1] == 2])),
+            "items only, no scale": float(np.mean(items_raw[role[:, :-1] == 2])), "quarter": 1 / 4, "fifth": 1 / 5,
             "even": 1 / 3, "next item": float(np.mean(one[role == 0])),
             "no scale": float(np.mean(unscaled[role == 2])),
             "two heads": float(np.mean([np.mean(w[role == 2]) for w in heads])),
@@ -221,6 +245,15 @@ _DISTRACTOR_SLIPS = {
                  "whose letter is s (where[:, 2])",
     "no scale": "that leaves out the division by sqrt(d_k1 + d_k2): the single head divides its summed scores "
                 "by the square root of its width, as each head does",
+    "items only": "that takes the softmax over the four items only; the query token is a key too (the last "
+                  "position, where[:, 4]) and takes its share: the softmax runs over all five positions",
+    "items only, no scale": "that takes the softmax over the four items only, of scores not divided by "
+                            "sqrt(d_k1 + d_k2); the query token is a key too (the last position), and the "
+                            "summed scores are divided by the square root of the single head's width",
+    "quarter": "a quarter each is an even split over the four items, not the computed weight: work out the "
+               "summed scores and take their softmax over all five positions",
+    "fifth": "a fifth each is an even split over the five positions, not the computed weight: work out the "
+             "summed scores and take their softmax",
     "with query": "that adds the query token's own weight; the distractor is the item whose letter is s, not "
                   "the query token (it carries letter s too, and gets the same weight)",
 }
