@@ -129,7 +129,7 @@ RANKINGS_WRONG = {
     "wrong order": dict(by_distance=["cash", "shore", "money"]),
     "argsort's last three": dict(by_dot=DOT[::-1]),             # [toy_words[j] for j in np.argsort(s)[-3:]]
     "argsort's last three distances": dict(by_distance=["river", "dust", "giant"]),   # np.argsort(d)[-3:]
-    "first word skipped": dict(by_distance=["cash", "money", "river"]),   # np.argsort(d)[1:4], "bank" assumed first
+    "first word skipped": dict(by_distance=["cash", "money", "river"]),   # np.argsort(d)[1:4]
     "too few": dict(by_dot=["giant", "shore"]),
     "blank": dict(by_unit_distance=None),
     "not a word": dict(by_dot=["giant", "shore", "coins"]),
@@ -217,7 +217,8 @@ OUTVOTE_WRONG = {
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
-             "a compound of a judge word", "a judge word's letters, another meaning", "a judge word at the end"]
+             "a compound of a judge word", "a judge word's letters, another meaning",
+             "a judge word at the end"]
 
 
 @pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
@@ -274,10 +275,10 @@ def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> Non
     ("credible", False),
 ])
 def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, barred: bool) -> None:
-    """The rule as the exercise states it, by spelling: no word whose letters contain a judge word or one of the
-    stems financ, saving, mortgag, mudd, wherever and whatever it means ("lakes", "blake", "upstream", "cashew",
-    "financial"); "credible" holds "credi", not "credit"; "river" does not hold "riverside". Check and hidden
-    test bar the same words."""
+    """The rule as the exercise states it, by spelling: no word whose letters contain a judge word or one of
+    the stems financ, saving, mortgag, mudd, wherever and whatever it means ("lakes", "blake", "upstream",
+    "cashew", "financial"); "credible" holds "credi", not "credit"; "river" does not hold "riverside". Check
+    and hidden test bar the same words."""
     sentence = [word, "river", "river", "pond", "bank", "money"]
     try:
         checks.check_outvote(sentence)
@@ -305,7 +306,8 @@ def test_outvote_right_answers(sentence, capsys: pytest.CaptureFixture[str]) -> 
     assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence)
 
 
-@pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances", "first word skipped"])
+@pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
+                                     "first word skipped"])
 def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
     answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
     assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)
