@@ -134,7 +134,8 @@ def test_bank_gain_right_answers(gain, capsys):
 
 
 @pytest.mark.parametrize(("scores", "gain", "shown"), [
-    (np.log(NOTES), 1.36, "e^1.360 = 3.896, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857 (your gain is rounded"),
+    (np.log(NOTES), 1.36,
+     "e^1.360 = 3.896, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857 (your gain is rounded"),
     (np.log(NOTES), 1.34, "e^1.340 = 3.819, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857"),
     (np.log(NOTES), np.log(27 / 7), "e^1.350 = 3.857 = (0.90 / 0.10) / (0.70 / 0.30)"),
     (np.array([-1.386, -0.357, -2.996]), 1.35, "1.029 above money's, close to ln(0.70 / 0.25) = 1.030"),
