@@ -105,9 +105,12 @@ RANKINGS = {
     "dot and cosine swapped": "by_dot and by_cosine look swapped",
     "a wrong list": "is not the ranking by",
     "row numbers": "map the indices through toy_words",
-    "farthest by distance": "FARTHEST",
+    "farthest by distance": "FARTHEST words by the Euclidean distance between the rows as given; nearest",
     "keeps bank": "'bank' itself",
     "wrong order": "wrong order",
+    "argsort's last three": "has the right three words, but reversed: nearest last",
+    "argsort's last three distances": "farthest last: the smallest distance is the nearest",
+    "first word skipped": "skips the nearest word, 'shore'",
     "too few": "holds 2 words",
     "blank": "no value yet",
     "not a word": "not a word of the toy table",
@@ -124,6 +127,9 @@ RANKINGS_WRONG = {
     "farthest by distance": dict(by_distance=["giant", "dust", "river"]),   # largest distance first
     "keeps bank": dict(by_cosine=["bank", "dust", "shore"]),
     "wrong order": dict(by_distance=["cash", "shore", "money"]),
+    "argsort's last three": dict(by_dot=DOT[::-1]),             # [toy_words[j] for j in np.argsort(s)[-3:]]
+    "argsort's last three distances": dict(by_distance=["river", "dust", "giant"]),   # np.argsort(d)[-3:]
+    "first word skipped": dict(by_distance=["cash", "money", "river"]),   # np.argsort(d)[1:4]
     "too few": dict(by_dot=["giant", "shore"]),
     "blank": dict(by_unit_distance=None),
     "not a word": dict(by_dot=["giant", "shore", "coins"]),
@@ -138,7 +144,7 @@ def test_rankings_name_the_mistake(mistake: str) -> None:
 
 
 def test_rankings_unit_distance_hint_derives_the_cosine() -> None:
-    wrong = {**RIGHT, "by_unit_distance": ["money", "river", "giant"]}
+    wrong = {**RIGHT, "by_unit_distance": ["cash", "money", "shore"]}
     said = message(lambda a: checks.check_rankings(**a), wrong)
     assert "2 - 2 cos(u, v)" in said, said
 
@@ -186,10 +192,13 @@ OUTVOTE = {
     "no bank": "has no \"bank\"",
     "no money": "has no \"money\"",
     "judge's words": "are words of the judge's lists",
-    "a judge word's plural": "'lakes' is a form of the judge word 'lake' (it begins with 'lake')",
-    "a judge word's stem": "'financial' is a form of the judge word 'finance' (it begins with 'financ')",
+    "a judge word's plural": "'lakes' begins with the judge word 'lake'",
+    "a judge word's stem": "'financial' begins with 'financ', the stem of the judge word 'finance'",
+    "a judge word's letters, another meaning": "'cashew' begins with the judge word 'cash'. The rule goes by "
+                                               "spelling, whatever the word means",
+    "a judge word at the end": "'upstream' ends with the judge word 'stream'",
     "not in the table": "not a whole word of the table",
-    "a compound of a judge word": "'lakeside' is a form of the judge word 'lake'",
+    "a compound of a judge word": "'lakeside' begins with the judge word 'lake'",
     "leans to finance": "leans to finance",
 }
 OUTVOTE_WRONG = {
@@ -201,12 +210,15 @@ OUTVOTE_WRONG = {
     "judge's words": ["water", "shore", "bank", "money"],         # the shortcut: let the judge's words vote
     "a judge word's plural": ["lakes", "streams", "bank", "money"],  # the same shortcut through other forms
     "a judge word's stem": ["waters", "river", "bank", "money", "financial"],
+    "a judge word's letters, another meaning": ["cashew", "river", "river", "bank", "money"],
+    "a judge word at the end": ["upstream", "river", "river", "bank", "money"],
     "not in the table": ["kayaking", "river", "fish", "bank", "money"],
     "a compound of a judge word": ["lakeside", "river", "bank", "money"],
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
-             "a compound of a judge word"]
+             "a compound of a judge word", "a judge word's letters, another meaning",
+             "a judge word at the end"]
 
 
 @pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
@@ -259,13 +271,14 @@ def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> Non
     ("lakeside", True), ("lakes", True), ("shoreline", True), ("financing", True), ("savings", True),
     ("saving", True), ("creditors", True), ("mortgaged", True),
     ("river", False), ("rivers", False), ("pond", False), ("fish", False),
-    ("blake", False), ("credible", False), ("upstream", False), ("lakers", False),
+    ("blake", True), ("upstream", True), ("lakers", True), ("cashew", True), ("cashier", True),
+    ("credible", False),
 ])
 def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, barred: bool) -> None:
-    """The rule as the exercise states it: no judge word and no judge word with an ending (a word that begins
-    with its stem: "lakes", "financial", "saving"); a word that only shares letters is free ("blake" holds
-    "lake" inside, "credible" (believable) begins with "credi", not "credit"; "upstream" ends in a judge word,
-    "lakers" is a name). "riverside" counts only whole. Check and hidden test bar the same words."""
+    """The rule as the exercise states it, by spelling: no word whose letters contain a judge word or one of
+    the stems financ, saving, mortgag, mudd, wherever and whatever it means ("lakes", "blake", "upstream",
+    "cashew", "financial"); "credible" holds "credi", not "credit"; "river" does not hold "riverside". Check
+    and hidden test bar the same words."""
     sentence = [word, "river", "river", "pond", "bank", "money"]
     try:
         checks.check_outvote(sentence)
@@ -283,7 +296,7 @@ RIGHT_SENTENCES = [
     ("sea", "river", "pond", "bank", "money"),                  # a tuple
     ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
     ["river", "river", "bank", "money"],                        # a repeat counts twice: +0.047
-    ["blake", "river", "river", "bank", "money"],               # "blake" holds "lake" but is no form of it
+    ["credible", "river", "river", "pond", "bank", "money"],    # "credible" holds no judge word whole
 ]
 
 
@@ -291,3 +304,10 @@ RIGHT_SENTENCES = [
 def test_outvote_right_answers(sentence, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_outvote, sentence, capsys)
     assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence)
+
+
+@pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
+                                     "first word skipped"])
+def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
+    answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
+    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)

@@ -92,6 +92,8 @@ GAIN = {
     "forgot the log": "you forgot the log",
     "odds against money": "bank against money only",
     "weights' ratio as gain": "is the ratio of the two weights, not a score",
+    "wrong sign": "your gain has the wrong sign",
+    "base-10 log": "is the base-10 logarithm of the factor",
 }
 def with_right_scores(gain):
     check_notes_scores(np.log(NOTES), gain)
@@ -107,6 +109,8 @@ GAIN_WRONG = {
     "forgot the log": 3.857,                     # (0.9 / 0.1) / (0.7 / 0.3), the factor itself
     "odds against money": np.log(9) - np.log(0.70 / 0.25),   # 1.168: old odds against money alone
     "weights' ratio as gain": 0.9 / 0.7,         # 1.286, the ratio of the weights typed in as the gain
+    "wrong sign": -np.log(27 / 7),               # solved with the ratio upside down
+    "base-10 log": np.log10(27 / 7),             # np.log10 for np.log
 }
 
 
@@ -127,6 +131,22 @@ def test_a_wrong_bank_gain_fails_the_hidden_test(key):
 ])
 def test_bank_gain_right_answers(gain, capsys):
     _right_answer_passes(lambda s: check_notes_scores(s, gain), np.log(NOTES / 0.05), capsys)
+
+
+@pytest.mark.parametrize(("scores", "gain", "shown"), [
+    (np.log(NOTES), 1.36,
+     "e^1.360 = 3.896, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857 (your gain is rounded"),
+    (np.log(NOTES), 1.34, "e^1.340 = 3.819, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857"),
+    (np.log(NOTES), np.log(27 / 7), "e^1.350 = 3.857 = (0.90 / 0.10) / (0.70 / 0.30)"),
+    (np.array([-1.386, -0.357, -2.996]), 1.35, "1.029 above money's, close to ln(0.70 / 0.25) = 1.030"),
+])
+def test_pass_message_numbers_agree_at_the_digits_shown(scores, gain, shown, capsys):
+    """A rounded answer within the tolerance passes, but the message never writes = between numbers that
+    differ at the digits shown (e^1.360 is 3.896, not the exact factor 3.857)."""
+    check_notes_scores(scores, gain)
+    said = capsys.readouterr().out
+    assert said.startswith("Correct:") and shown in said, said
+    assert _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=gain)
 
 
 def test_new_score_is_named_whatever_constant_the_scores_carry():

@@ -130,6 +130,19 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
                             "it out and list the three nearest OTHER words.")
     if len(words) != 3:
         raise ExerciseError(f"{name} holds {len(words)} words; it should hold the three nearest, nearest first.")
+    if words == _top(name, k=4)[1:] and not any(words == _top(other) for other in _MEASURES):
+        raise ExerciseError(f"{name} = {words} skips the nearest word, {_top(name)[0]!r}: the toy table has no "
+                            "row for \"bank\", so nothing needs to be left out; keep the first three.")
+    if words == expected[::-1]:
+        raise ExerciseError(f"{name} = {words} has the right three words, but reversed: nearest last. np.argsort "
+                            "and sorted() go from small to large, so [-3:] of an ascending order ends with the "
+                            "nearest; list the nearest first (reverse it with [::-1]).")
+    if words == _top(name, farthest=True)[::-1]:
+        raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}, farthest last: "
+                            + ("the smallest distance is the nearest, so take the first three of an ascending "
+                               "order, not the last." if "distance" in name else
+                               "the largest score is the nearest, so take the last three of an ascending order "
+                               "reversed, or the first three of a descending one."))
     if words == _top(name, farthest=True):
         raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}; nearest means the "
                             + ("smallest distance." if "distance" in name else "largest score."))
@@ -199,31 +212,39 @@ def _outvote_table() -> tuple[Any, np.ndarray]:
     return table, mean_unit(RIVER_SIDE) - mean_unit(FINANCE)
 
 
-# A form of a judge word is the word with an ending: it begins with the word's stem ("lakes", "lakeside",
-# "financial", "saving"). A stem drops only an ending that inflection replaces (finance -> financ-, savings ->
-# saving). "riverside" counts only whole, so "river" stays free. A word that merely shares letters is no form:
-# "blake" holds "lake" but does not begin with it; "credible" (believable) begins with "credi", not "credit".
-_STEMS = {"muddy": "mudd", "mortgage": "mortgag", "finance": "financ", "loans": "loan", "savings": "saving"}
-_NOT_FORMS = ("lakers", "waterloo", "waterford")   # names that only begin with a judge word's letters
+# The rule the lesson states, by spelling alone: a word is barred if its letters contain a judge word, or one of
+# the stems below, anywhere ("lakes", "lakeside", "upstream", "blake", "cashew", "financial", "saving"). The stems
+# cover the forms that drop a judge word's last letters (finance -> financial, savings -> saving, mortgage ->
+# mortgaging, muddy -> muddied). "credible" is free: it holds "credi", not "credit"; "river" is free: it does not
+# hold "riverside".
+STEMS = ("financ", "saving", "mortgag", "mudd")
 
 
-def _judge_form(word: str) -> tuple[str, str] | None:
-    """The judge word that `word` is a form of, and the stem it begins with; None if it is no form of one."""
-    if word in _NOT_FORMS:
-        return None
+def _judge_part(word: str) -> tuple[str, str] | None:
+    """(the judge word, the letters of `word` that match it) if `word` contains a judge word or a stem."""
     for judge in RIVER_SIDE + FINANCE:
-        stem = _STEMS.get(judge, judge)
-        if word.startswith(stem):
-            return judge, stem
+        if judge in word:
+            return judge, judge
+    stem_of = {"financ": "finance", "saving": "savings", "mortgag": "mortgage", "mudd": "muddy"}
+    for stem in STEMS:
+        if stem in word:
+            return stem_of[stem], stem
     return None
+
+
+def _where(word: str, part: str) -> str:
+    if word.startswith(part):
+        return "begins with"
+    return "ends with" if word.endswith(part) else "contains"
 
 
 def check_outvote(sentence: Any) -> None:
     """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
-    the two judge lists nor a form of one (a word that begins with a judge word's stem, see _STEMS), whose mean row z leans to the river side: z . r > 0, r = toward_river.
+    the two judge lists nor a word whose letters contain one (or a stem of STEMS) anywhere, whose mean row z
+    leans to the river side: z . r > 0, r = toward_river.
 
     Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
-    judge lists or a form of one (the shortcut), a word the table does not hold whole, and a mean that leans
+    judge lists or a word that contains one (the shortcut; the message says which letters, whatever the word means), a word the table does not hold whole, and a mean that leans
     to finance (with the sum of the votes x_j . r). Every message after the first two shows the learner's list
     as given, repeats included, and the votes are listed word by word in that order, so the sum can be checked.
     """
@@ -250,12 +271,15 @@ def check_outvote(sentence: Any) -> None:
         raise ExerciseError(f"{given}: {', '.join(repr(w) for w in listed)} "
                             f"{'is a word' if len(listed) == 1 else 'are words'} of the judge's lists. The lists "
                             "judge the sense, so using them would let the judge vote; choose other words.")
-    forms = {w: _judge_form(w) for w in dict.fromkeys(words) if _judge_form(w)}
-    if forms:
-        raise ExerciseError(f"{given}: " + ", ".join(f"{w!r} is a form of the judge word {j!r} (it begins with "
-                                                     f"{stem!r})" for w, (j, stem) in forms.items())
-                            + ". The exercise bars forms of the judge words: they keep the judge word's sense, "
-                            "so they would let the judge vote through the back door; choose other words.")
+    parts = {w: _judge_part(w) for w in dict.fromkeys(words) if _judge_part(w)}
+    if parts:
+        raise ExerciseError(f"{given}: " + ", ".join(f"{w!r} {_where(w, part)} "
+                                                     + (f"the judge word {j!r}" if part == j else
+                                                        f"{part!r}, the stem of the judge word {j!r}")
+                                                     for w, (j, part) in parts.items())
+                            + ". The rule goes by spelling, whatever the word means: no word whose letters "
+                            "contain a judge word or one of the stems " + ", ".join(STEMS) + "; choose other "
+                            "words.")
     table, d = _outvote_table()
     unknown = [w for w in dict.fromkeys(words) if not (w.isalpha() and w in table)]
     if unknown:

@@ -83,8 +83,11 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
+        ln_ratio = f"{np.log(0.70 / 0.25):.3f}"
         first = (f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
-                 f"ln(0.70 / 0.25) = {np.log(0.70 / 0.25):.3f}, whatever number your three scores start from.")
+                 + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
+                    f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
+                 + ", whatever number your three scores start from.")
         if bank_gain is _UNSET:
             passed(first)
             return
@@ -98,9 +101,14 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         e = np.exp(np.log(NOTES_BANK) + [0.0, g, 0.0])
         got = float(e[1] / e.sum())
         if abs(got - 0.9) < 1e-3:
-            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: e^{g:.3f} = "
-                   f"{np.exp(g):.3f} = (0.90 / 0.10) / (0.70 / 0.30), the factor by which bank's odds (its "
-                   "weight over the other two's) must grow.")
+            factor, exact = f"{np.exp(g):.3f}", f"{np.exp(BANK_GAIN):.3f}"   # e^g, and the exact (0.9/0.1)/(0.7/0.3)
+            if factor == exact:
+                why = f"e^{g:.3f} = {factor} = (0.90 / 0.10) / (0.70 / 0.30)"
+            else:   # a rounded gain: within the tolerance, but its e^g is not the exact factor at these digits
+                why = (f"e^{g:.3f} = {factor}, close to (0.90 / 0.10) / (0.70 / 0.30) = {exact} (your gain is "
+                       f"rounded; the exact one is ln({exact}) = {BANK_GAIN:.4f})")
+            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: {why}, the factor by "
+                   "which bank's odds (its weight over the other two's) must grow.")
             return
         then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
         if abs(g - np.log(0.9 / 0.7)) < 1e-3:
@@ -141,6 +149,14 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 f"notes_scores is right, but {then}: ln(0.90 x 0.30 / 0.70) = {g:.3f} divides the target weight "
                 "0.90 by bank's old odds 0.70 / 0.30, but the target must be odds too: the other two's weight "
                 "becomes 0.10, so bank's new odds are 0.90 / 0.10.")
+        if abs(g + BANK_GAIN) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: your gain has the wrong sign. Lowering bank's score shrinks "
+                "its weight; the gain that raises it to 0.90 is positive.")
+        if abs(g - np.log10(np.exp(BANK_GAIN))) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: {g:.3f} is the base-10 logarithm of the factor "
+                f"{np.exp(BANK_GAIN):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
         if abs(g - 0.2) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
