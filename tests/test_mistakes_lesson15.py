@@ -626,3 +626,24 @@ def test_moved_array_answer_is_named_and_fails_the_hidden_test():
     assert "T * d" not in said and "T d" not in said, "the message must not give the formula it asks for"
     assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=as_array,
                                   sa=sa)
+
+
+# ------------------------------------------------- exercise 2: the statistics and O counted as moved
+def _moved_tiles(T, b):
+    return (T // b) * (T // b + 1) / 2
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [
+    (lambda T, d, b: moved_right(T, d, b) + 2 * T, "m and ℓ were written once"),
+    (lambda T, d, b: moved_right(T, d, b) + 4 * T, "m and ℓ were read and written once"),
+    (lambda T, d, b: moved_right(T, d, b) + 2 * b * _moved_tiles(T, b), "written after every key tile"),
+    (lambda T, d, b: moved_right(T, d, b) + 4 * b * _moved_tiles(T, b), "read and written at every key tile"),
+    (lambda T, d, b: moved_right(T, d, b) + T * d, "O is counted as read once too"),
+    (lambda T, d, b: T * d + 4 * b * d * _moved_tiles(T, b), "O is counted as read and written at every"),
+])
+def test_moved_statistics_or_o_counted_are_named(answer, phrase):
+    said = message(checks.check_causal_elements_moved, answer)
+    assert phrase in said
+    if "ℓ" in phrase:
+        assert "m and ℓ are counted as moved" in said and "O is counted" not in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer, sa=sa)

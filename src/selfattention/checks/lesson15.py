@@ -500,7 +500,23 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             "tile (2 b d numbers), and query tile n reads key tiles 0..n, n + 1 of them.":
                 2 * T * d + b * d * N * (N - 1) / 2,
         }
-        check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
+        right, tiles = 3 * T * d + T**2 * d / b, N * (N + 1) / 2
+        stats = ("m and ℓ are counted as moved: they are b numbers each per query tile, kept in fast memory "
+                 "beside the tile's o from its first key tile to its last, and never cross to slow memory. "
+                 "Only Q, K, V and O cross.")
+        hints.update({
+            f"{stats} (Here each query's m and ℓ were written once, 2 T numbers.)": right + 2 * T,
+            f"{stats} (Here each query's m and ℓ were read and written once, 4 T numbers.)": right + 4 * T,
+            f"{stats} (Here they were written after every key tile, 2 b numbers per tile.)": right + 2 * b * tiles,
+            f"{stats} (Here they were read and written at every key tile, 4 b numbers per tile.)":
+                right + 4 * b * tiles,
+            "O is counted as read once too: the output tile is built in fast memory and only written, once, "
+            "after its last key tile (T d numbers for O, not 2 T d).": right + T * d,
+            "O is counted as read and written at every key tile, as if o were accumulated in slow memory: o "
+            "stays in fast memory while the key tiles pass and is written once (T d numbers for O).":
+                T * d + 4 * b * d * tiles,
+        })
+        check_value(got, right, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
     passed(f"3 T d + T^2 d / b: for T = 4,096, d = 128, b = 64 that is {3 * 4096 * 128 + 4096**2 * 128 // 64:,} "
            f"elements, against {2 * 4096 * 128 + 2 * 4096**2 * 128 // 64:,} without the mask.")
 
