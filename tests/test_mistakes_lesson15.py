@@ -358,12 +358,12 @@ BACKWARD_PHRASES = {
     "D_axis": "D laid along the keys", "dS_scaled": "exactly half", "d_v": "divided by sqrt(d_v)",
     "no_grad_scale": "twice the right ones", "not_summed": "only the last key tile's share",
     "whole": "were read at once", "torch": "uses PyTorch", "D_scalar": "one number per query",
-    "arrays": "bypassing memory.read",
+    "arrays": "bypassing memory.read", "no_exp": "the logarithm of the weights",
 }
 
 
 def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0,
-          dS_scaled=False, root="d", accumulate=True):
+          dS_scaled=False, root="d", accumulate=True, exp_P=True):
     """One query tile's loop over the key tiles, with switches for the mistakes a learner makes."""
     T, d = memory.arrays["K"].shape
     d_v = memory.arrays["V"].shape[1]
@@ -378,6 +378,8 @@ def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpos
         else:
             from scipy.special import softmax
             P = softmax(S, axis=1)
+        if not exp_P:
+            P = S - L[:, None]
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
         if D == "none":
@@ -477,6 +479,7 @@ BACKWARD_WRONG = {
     "torch": backward_autograd,
     "D_scalar": lambda *a: _loop(*a, D="scalar"),
     "arrays": backward_whole_arrays,
+    "no_exp": lambda *a: _loop(*a, exp_P=False),
 }
 
 
@@ -647,3 +650,16 @@ def test_moved_statistics_or_o_counted_are_named(answer, phrase):
     if "ℓ" in phrase:
         assert "m and ℓ are counted as moved" in said and "O is counted" not in said
     assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer, sa=sa)
+
+
+# ------------------------------------------------------ exercise 3: the right arrays in the wrong order
+@pytest.mark.parametrize("order", [(0, 2, 1), (1, 0, 2), (2, 1, 0)])
+def test_backward_wrong_order_is_named(order):
+    def reordered(q, L, O, dO, memory, b):
+        got = backward_right(q, L, O, dO, memory, b)
+        return tuple(got[i] for i in order)
+
+    names = ("dq", "dK", "dV")
+    said = message(checks.check_query_tile_backward, reordered)
+    assert f"returned ({', '.join(names[i] for i in order)})" in said and "Return (dq, dK, dV)" in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=reordered)

@@ -549,7 +549,7 @@ def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
 def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: np.ndarray, dO: np.ndarray,
                 b: int, *, scale: bool = True, from_L: bool = True, L_axis: int = 0, transpose: bool = True,
                 D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
-                accumulate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                accumulate: bool = True, exp_P: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with switches for the
     slips a learner makes."""
     d, d_v = q.shape[1], V.shape[1]
@@ -563,6 +563,8 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
             P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
         else:
             P = reference_softmax(S)
+        if not exp_P:
+            P = S - L[:, None]
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
         if D == "none":
@@ -583,6 +585,8 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
                      "softmax of the tile). P's entries belong to each query's softmax over all its keys: "
                      "P = e^(S - L[:, None]).", {"from_L": False}),
+    "no_exp": ("P was taken as S - L[:, None], the logarithm of the weights: the weights are "
+               "P = e^(S - L[:, None]), since L_i = log sum_j e^(S_ij).", {"exp_P": False}),
     "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
                  {"scale": False}),
     "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
@@ -629,6 +633,19 @@ def _backward_reads_problem(memory: SlowMemory, b: int) -> str | None:
     return None
 
 
+def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tuple[str, ...] | None:
+    """The names of what the answer returned, in its order, when its three arrays are the right ones in
+    another order than (dq, dK, dV); else None."""
+    import itertools
+
+    names = ("dq", "dK", "dV")
+    for perm in itertools.permutations(range(3)):
+        if perm != (0, 1, 2) and all(a.shape == right[p].shape and np.allclose(a, right[p])
+                                     for a, p in zip(mine, perm, strict=True)):
+            return tuple(names[p] for p in perm)
+    return None
+
+
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
     """Exercise 3: one query tile's backward loop over the key tiles (read from slow memory a tile at a time),
     from the stored L, O and dO: dq summed over the tiles, each key tile's dK and dV shares. Every query tile's
@@ -663,6 +680,10 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                                     f"it returned {type(got).__name__}.")
             mine = [np.asarray(g, dtype=float) for g in got]
             right = _query_tile(q, case["K"], case["V"], L, O, dO, b)
+            order = _returned_order(mine, right)
+            if order is not None:
+                raise ExerciseError(f"on {what}: your function returned ({', '.join(order)}): the values are "
+                                    "right, the order is not. Return (dq, dK, dV).")
             for key, (text, switches) in _BACKWARD_SLIPS.items():
                 if key in _SQUARE_ONLY and bq != b:
                     continue
