@@ -663,3 +663,41 @@ def test_backward_wrong_order_is_named(order):
     said = message(checks.check_query_tile_backward, reordered)
     assert f"returned ({', '.join(names[i] for i in order)})" in said and "Return (dq, dK, dV)" in said
     assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=reordered)
+
+
+# ------------------------------------------- exercise 1: the rescale's order and direction, the learner's call
+def _flash_rescaled(order):
+    """The causal loop as a learner writes it, with the rescale of ℓ and o done in ``order``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = np.where(np.arange(j, j + len(k))[None, :] > rows, -np.inf, q @ k.T / np.sqrt(d))
+                new = np.maximum(m, s.max(axis=1, keepdims=True))
+                e = np.exp(s - new)
+                if order == "after":
+                    ell, o = (ell + e.sum(axis=1, keepdims=True)) * np.exp(m - new), (o + e @ v) * np.exp(m - new)
+                elif order == "inverse":
+                    ell, o = ell * np.exp(new - m) + e.sum(axis=1, keepdims=True), o * np.exp(new - m) + e @ v
+                else:  # "normalise": divide as it goes, forgetting the sum
+                    ell, o = ell * np.exp(m - new) + e.sum(axis=1, keepdims=True), o * np.exp(m - new) + e @ v
+                    o, ell = o / ell, np.ones_like(ell)
+                m = new
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+@pytest.mark.parametrize(("order", "phrase"), [
+    ("after", "after this tile's terms were added"), ("inverse", "multiplied by exp(m' - m)"),
+    ("normalise", "o was divided by ℓ after every tile"),
+])
+def test_flash_rescale_slips_are_named(order, phrase):
+    said = message(checks.check_causal_flash, _flash_rescaled(order))
+    assert phrase in said and "every key of query 0 was masked" not in said
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
+                                      causal_flash=_flash_rescaled(order), sa=sa)

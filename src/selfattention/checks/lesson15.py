@@ -106,11 +106,14 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
 
 
 def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
-                 tile_softmax: str | None = None, root: str = "d") -> None:
+                 tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
+                 normalise_each: bool = False) -> None:
     """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
     the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
-    normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v)."""
+    normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v); ``rescale`` "after"
+    multiplies by exp(m - m') after the tile's terms are added, "inverse" multiplies by exp(m' - m);
+    ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
     scale = np.sqrt(d_v if root == "d_v" else d)
@@ -128,8 +131,16 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
                 continue
             new_m = s.max(axis=1, keepdims=True) if stale_max and j == 0 else (
                 m if stale_max else np.maximum(m, s.max(axis=1, keepdims=True)))
-            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = (acc * np.exp(m - new_m) if rescale_o else acc) + np.exp(s - new_m) @ v
+            if rescale == "after":
+                total = (total + np.exp(s - new_m).sum(axis=1, keepdims=True)) * np.exp(m - new_m)
+                acc = (acc + np.exp(s - new_m) @ v) * np.exp(m - new_m)
+                m = new_m
+                continue
+            factor = np.exp(new_m - m) if rescale == "inverse" else np.exp(m - new_m)
+            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = (acc * factor if rescale_o else acc) + np.exp(s - new_m) @ v
+            if normalise_each:
+                acc, total = acc / total, np.ones_like(total)
             m = new_m
         memory.write("O", acc / total, i)
 
@@ -270,11 +281,38 @@ def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarra
     bad = ~np.isfinite(out).all(axis=1)
     if not bad.any():
         return None
-    strict = _causal(Q, K, V, own_key=False)
-    if bad[0] and np.allclose(out[~bad], strict[~bad], atol=1e-6):
+    with np.errstate(all="ignore"):
+        strict = _causal(Q, K, V, own_key=False)
+    if np.array_equal(bad, ~np.isfinite(strict).all(axis=1)) and np.allclose(out[~bad], strict[~bad], atol=1e-6):
         return ("row 0 of O is NaN: every key of query 0 was masked, so its softmax divides 0 by 0. A query "
                 "reads its own key: set to -inf only the keys after it (key position > query position), "
                 "not key position >= query position.")
+    return None
+
+
+_RESCALE_SLIPS = {
+    "the old ℓ and o were multiplied by exp(m - m') after this tile's terms were added, so the tile's own "
+    "terms were shrunk too (and the first tile's, where m = -inf, became 0): rescale the old ℓ and o first, "
+    "then add the tile's e^(s - m').": {"rescale": "after"},
+    "every row of O is NaN, as when the old ℓ and o are multiplied by exp(m' - m), the inverse of the "
+    "rescale: at the first tile m = -inf makes that factor inf, and inf times the empty sum 0 is NaN. When "
+    "the maximum rises from m to m', terms taken relative to m must shrink: multiply by exp(m - m'), at "
+    "most 1.":
+        {"rescale": "inverse"},
+    "o was divided by ℓ after every tile and ℓ then set to 1: the next tile's terms are then added to a "
+    "normalised o as if the earlier keys' weights summed to 1 next to them. Keep ℓ and o unnormalised across "
+    "the tiles and divide o by ℓ once, at the end.": {"normalise_each": True},
+}
+
+
+def _rescale_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> str | None:
+    """Name a slip in the order or direction of the online softmax's rescale (NaN where it gives NaN), or
+    None."""
+    right = _causal(Q, K, V)
+    for text, switches in _RESCALE_SLIPS.items():
+        slip = _slip(Q, K, V, b, **switches)
+        if not np.allclose(slip, right, equal_nan=True) and np.allclose(out, slip, equal_nan=True):
+            return text
     return None
 
 
@@ -419,7 +457,8 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         if "O" not in memory.arrays:
             raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
                                 f"memory.write('O', rows, i).")
-        problem = _pattern_problem(memory.log, T, b) or _own_key_problem(memory.arrays["O"][:T], Q, K, V)
+        problem = _pattern_problem(memory.log, T, b) or _rescale_problem(memory.arrays["O"][:T], Q, K, V, b) or (
+            _own_key_problem(memory.arrays["O"][:T], Q, K, V))
         if problem:
             raise ExerciseError(f"{problem} (on {what})")
         out, stale = memory.arrays["O"][:T], _slip(Q, K, V, b, stale_max=True)
