@@ -649,7 +649,8 @@ def test_moved_statistics_or_o_counted_are_named(answer, phrase):
     assert phrase in said
     if "ℓ" in phrase:
         assert "m and ℓ are counted as moved" in said and "O is counted" not in said
-    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer, sa=sa)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer,
+                                  sa=sa)
 
 
 # ------------------------------------------------------ exercise 3: the right arrays in the wrong order
@@ -665,7 +666,7 @@ def test_backward_wrong_order_is_named(order):
     assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=reordered)
 
 
-# ------------------------------------------- exercise 1: the rescale's order and direction, the learner's call
+# ------------------------------------- exercise 1: the rescale's order and direction, the learner's call
 def _flash_rescaled(order):
     """The causal loop as a learner writes it, with the rescale of ℓ and o done in ``order``."""
     def causal_flash(memory, b):
@@ -680,7 +681,8 @@ def _flash_rescaled(order):
                 new = np.maximum(m, s.max(axis=1, keepdims=True))
                 e = np.exp(s - new)
                 if order == "after":
-                    ell, o = (ell + e.sum(axis=1, keepdims=True)) * np.exp(m - new), (o + e @ v) * np.exp(m - new)
+                    shrink = np.exp(m - new)
+                    ell, o = (ell + e.sum(axis=1, keepdims=True)) * shrink, (o + e @ v) * shrink
                 elif order == "inverse":
                     ell, o = ell * np.exp(new - m) + e.sum(axis=1, keepdims=True), o * np.exp(new - m) + e @ v
                 else:  # "normalise": divide as it goes, forgetting the sum
@@ -701,3 +703,27 @@ def test_flash_rescale_slips_are_named(order, phrase):
     with np.errstate(all="ignore"):
         assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
                                       causal_flash=_flash_rescaled(order), sa=sa)
+
+
+def test_flash_mask_after_the_exponential_is_named():
+    """Zeroing the masked exponentials after a maximum over every score: NaN where a masked score is large."""
+    def masked_late(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                new = np.maximum(m, s.max(axis=1, keepdims=True))
+                e = np.exp(s - new) * (np.arange(j, j + len(k))[None, :] <= rows)
+                ell, o = ell * np.exp(m - new) + e.sum(axis=1, keepdims=True), o * np.exp(m - new) + e @ v
+                m = new
+            memory.write("O", o / ell, i)
+
+    said = message(checks.check_causal_flash, masked_late)
+    assert "included the scores of masked keys" in said and "subtract each row's maximum" not in said
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=masked_late,
+                                      sa=sa)

@@ -107,13 +107,14 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
 
 def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
-                 normalise_each: bool = False) -> None:
+                 normalise_each: bool = False, mask_after_exp: bool = False) -> None:
     """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
     the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
     normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v); ``rescale`` "after"
     multiplies by exp(m - m') after the tile's terms are added, "inverse" multiplies by exp(m' - m);
-    ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1."""
+    ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1; ``mask_after_exp`` takes the maximum
+    over every score, masked ones included, and zeroes the masked exponentials."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
     scale = np.sqrt(d_v if root == "d_v" else d)
@@ -124,6 +125,13 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
         for j in range(0, rows[-1, 0] + 1, b):
             k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
             s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / scale, -np.inf)
+            if mask_after_exp:
+                raw, keep = q @ k.T / scale, np.isfinite(s)
+                new_m = np.maximum(m, raw.max(axis=1, keepdims=True))
+                total = total * np.exp(m - new_m) + (np.exp(raw - new_m) * keep).sum(axis=1, keepdims=True)
+                acc = acc * np.exp(m - new_m) + (np.exp(raw - new_m) * keep) @ v
+                m = new_m
+                continue
             if tile_softmax:
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 acc = acc + (e / e.sum(axis=1, keepdims=True)) @ v
@@ -299,6 +307,9 @@ _RESCALE_SLIPS = {
     "the maximum rises from m to m', terms taken relative to m must shrink: multiply by exp(m - m'), at "
     "most 1.":
         {"rescale": "inverse"},
+    "the running maximum m included the scores of masked keys (the mask was applied after np.exp, by zeroing "
+    "terms): a masked key's large score makes every kept e^(s - m) underflow to 0, and ℓ = 0 gives NaN. Set "
+    "the masked scores to -inf before taking the maximum.": {"mask_after_exp": True},
     "o was divided by ℓ after every tile and ℓ then set to 1: the next tile's terms are then added to a "
     "normalised o as if the earlier keys' weights summed to 1 next to them. Keep ℓ and o unnormalised across "
     "the tiles and divide o by ℓ once, at the end.": {"normalise_each": True},
