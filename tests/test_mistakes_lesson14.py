@@ -85,6 +85,34 @@ def test_rope_mistake_is_named(key):
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=ROPE_WRONG[key])
 
 
+def test_rope_q_and_k_swapped_is_named_as_either_cause():
+    """Swapping q and k leaves c and flips s, exactly as the offset n - m does: the message names both."""
+    def swapped(q, k):
+        return rope_right(k, q)
+
+    text = message(checks.check_rope_coefficients, swapped)
+    names_only(text, "sign", ROPE_PHRASES)
+    assert "q and k were swapped" in text and "n - m" in text
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=swapped)
+
+
+def test_rope_returning_c_alone_is_named():
+    def only_c(q, k):
+        return rope_right(q, k)[0]
+
+    assert "both coefficients are needed" in message(checks.check_rope_coefficients, only_c)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=only_c)
+
+
+def test_rope_halved_c_is_named():
+    def halved(q, k):
+        c, s = rope_right(q, k)
+        return c / 2, s
+
+    assert "c is half the pair's dot product" in message(checks.check_rope_coefficients, halved)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=halved)
+
+
 def rope(x, positions, base=1e4):
     """The lesson's own rotation, as a learner's notebook defines it in section 1."""
     d = x.shape[-1]

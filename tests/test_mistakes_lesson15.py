@@ -358,12 +358,12 @@ BACKWARD_PHRASES = {
     "D_axis": "D laid along the keys", "dS_scaled": "exactly half", "d_v": "divided by sqrt(d_v)",
     "no_grad_scale": "twice the right ones", "not_summed": "only the last key tile's share",
     "whole": "were read at once", "torch": "uses PyTorch", "D_scalar": "one number per query",
-    "arrays": "bypassing memory.read",
+    "arrays": "bypassing memory.read", "no_exp": "the logarithm of the weights",
 }
 
 
 def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0,
-          dS_scaled=False, root="d", accumulate=True):
+          dS_scaled=False, root="d", accumulate=True, exp_P=True):
     """One query tile's loop over the key tiles, with switches for the mistakes a learner makes."""
     T, d = memory.arrays["K"].shape
     d_v = memory.arrays["V"].shape[1]
@@ -378,6 +378,8 @@ def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpos
         else:
             from scipy.special import softmax
             P = softmax(S, axis=1)
+        if not exp_P:
+            P = S - L[:, None]
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
         if D == "none":
@@ -477,6 +479,7 @@ BACKWARD_WRONG = {
     "torch": backward_autograd,
     "D_scalar": lambda *a: _loop(*a, D="scalar"),
     "arrays": backward_whole_arrays,
+    "no_exp": lambda *a: _loop(*a, exp_P=False),
 }
 
 
@@ -626,3 +629,101 @@ def test_moved_array_answer_is_named_and_fails_the_hidden_test():
     assert "T * d" not in said and "T d" not in said, "the message must not give the formula it asks for"
     assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=as_array,
                                   sa=sa)
+
+
+# ------------------------------------------------- exercise 2: the statistics and O counted as moved
+def _moved_tiles(T, b):
+    return (T // b) * (T // b + 1) / 2
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [
+    (lambda T, d, b: moved_right(T, d, b) + 2 * T, "m and ℓ were written once"),
+    (lambda T, d, b: moved_right(T, d, b) + 4 * T, "m and ℓ were read and written once"),
+    (lambda T, d, b: moved_right(T, d, b) + 2 * b * _moved_tiles(T, b), "written after every key tile"),
+    (lambda T, d, b: moved_right(T, d, b) + 4 * b * _moved_tiles(T, b), "read and written at every key tile"),
+    (lambda T, d, b: moved_right(T, d, b) + T * d, "O is counted as read once too"),
+    (lambda T, d, b: T * d + 4 * b * d * _moved_tiles(T, b), "O is counted as read and written at every"),
+])
+def test_moved_statistics_or_o_counted_are_named(answer, phrase):
+    said = message(checks.check_causal_elements_moved, answer)
+    assert phrase in said
+    if "ℓ" in phrase:
+        assert "m and ℓ are counted as moved" in said and "O is counted" not in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer,
+                                  sa=sa)
+
+
+# ------------------------------------------------------ exercise 3: the right arrays in the wrong order
+@pytest.mark.parametrize("order", [(0, 2, 1), (1, 0, 2), (2, 1, 0)])
+def test_backward_wrong_order_is_named(order):
+    def reordered(q, L, O, dO, memory, b):
+        got = backward_right(q, L, O, dO, memory, b)
+        return tuple(got[i] for i in order)
+
+    names = ("dq", "dK", "dV")
+    said = message(checks.check_query_tile_backward, reordered)
+    assert f"returned ({', '.join(names[i] for i in order)})" in said and "Return (dq, dK, dV)" in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=reordered)
+
+
+# ------------------------------------- exercise 1: the rescale's order and direction, the learner's call
+def _flash_rescaled(order):
+    """The causal loop as a learner writes it, with the rescale of ℓ and o done in ``order``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = np.where(np.arange(j, j + len(k))[None, :] > rows, -np.inf, q @ k.T / np.sqrt(d))
+                new = np.maximum(m, s.max(axis=1, keepdims=True))
+                e = np.exp(s - new)
+                if order == "after":
+                    shrink = np.exp(m - new)
+                    ell, o = (ell + e.sum(axis=1, keepdims=True)) * shrink, (o + e @ v) * shrink
+                elif order == "inverse":
+                    ell, o = ell * np.exp(new - m) + e.sum(axis=1, keepdims=True), o * np.exp(new - m) + e @ v
+                else:  # "normalise": divide as it goes, forgetting the sum
+                    ell, o = ell * np.exp(m - new) + e.sum(axis=1, keepdims=True), o * np.exp(m - new) + e @ v
+                    o, ell = o / ell, np.ones_like(ell)
+                m = new
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+@pytest.mark.parametrize(("order", "phrase"), [
+    ("after", "after this tile's terms were added"), ("inverse", "multiplied by exp(m' - m)"),
+    ("normalise", "o was divided by ℓ after every tile"),
+])
+def test_flash_rescale_slips_are_named(order, phrase):
+    said = message(checks.check_causal_flash, _flash_rescaled(order))
+    assert phrase in said and "every key of query 0 was masked" not in said
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
+                                      causal_flash=_flash_rescaled(order), sa=sa)
+
+
+def test_flash_mask_after_the_exponential_is_named():
+    """Zeroing the masked exponentials after a maximum over every score: NaN where a masked score is large."""
+    def masked_late(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                new = np.maximum(m, s.max(axis=1, keepdims=True))
+                e = np.exp(s - new) * (np.arange(j, j + len(k))[None, :] <= rows)
+                ell, o = ell * np.exp(m - new) + e.sum(axis=1, keepdims=True), o * np.exp(m - new) + e @ v
+                m = new
+            memory.write("O", o / ell, i)
+
+    said = message(checks.check_causal_flash, masked_late)
+    assert "included the scores of masked keys" in said and "subtract each row's maximum" not in said
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=masked_late,
+                                      sa=sa)

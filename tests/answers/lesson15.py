@@ -1,9 +1,9 @@
 """Lesson 15's code exercises, answered from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # "For each tile of b queries: read it once; go through the key tiles j = 0, b, 2b, ..., skipping every
-    # tile whose keys all come after the tile's last query; ... update m, ell and o by section 1's formulas;
-    # then write the tile's o / ell once."
+    # "Each tile of b queries is read once and its output written once, and a key tile the mask hides
+    # entirely is never read." The rest from section 1: mask the scores, then update m, ell and o by its
+    # formulas, rescaling the old ell and o before adding the tile; o / ell at the end.
     "l15-flash-answer": """
 T, d = memory.arrays["Q"].shape
 for i in range(0, T, b):
@@ -35,8 +35,8 @@ tiles = T // b
 kv = sum(2 * b * d * (n + 1) for n in range(tiles))
 return T * d + T * d + kv
 """,
-    # exercise 3: "Loop over the key tiles ... reading each K and V tile once with memory.read, and apply
-    # section 2's steps 2-4 to each tile"; step 3's D_i = sum_c dO_ic O_ic, step 4's dQ = dS K / sqrt(d)
+    # exercise 3: "Read each K and V tile once with memory.read"; section 2's rules per tile, with step 3's
+    # D_i = sum_c dO_ic O_ic from the stored output, step 4's dQ = dS K / sqrt(d)
     "l15-backward-answer": """
 T = memory.arrays["K"].shape[0]
 d = q.shape[1]

@@ -97,6 +97,9 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             raise ExerciseError(f"{call} returned one (c_i, s_i) pair per feature pair, as list(zip(c, s)) "
                                 "does: the values are right, the layout is not. Return two arrays, every c_i "
                                 "in the first and every s_i in the second: (c, s).")
+        if isinstance(got, np.ndarray) and got.shape == (d // 2,):
+            raise ExerciseError(f"{call} returned one array of d/2 = {d // 2} numbers: both coefficients are "
+                                "needed, c for the cosine and s for the sine; return the tuple (c, s).")
         if isinstance(got, np.ndarray):
             raise ExerciseError(f"{call} returned one NumPy array of shape {got.shape}, as np.stack([c, s]) "
                                 "makes: return the tuple (c, s) of two arrays.")
@@ -115,10 +118,14 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "c has a minus sign: c_i is what a rotation by 0 leaves, the plain dot product of the pair, "
             "a1 b1 + a2 b2, not a1 b1 - a2 b2.": a1 * b1 - a2 * b2,
             "c misses a2 b2: c_i is the dot product of the pair, both features, a1 b1 + a2 b2.": a1 * b1,
+            "c is half the pair's dot product: a rotation by 0 leaves a1 b1 + a2 b2 itself, with no factor "
+            "1/2.": (a1 * b1 + a2 * b2) / 2,
         })
         check_array(got[1], s, f"s from {call}", mistakes={
-            "the sine coefficient has the wrong sign: offset is m - n, the query's position minus the key's, "
-            "and a^T R((n - m) theta_i) b gives + (a1 b2 - a2 b1) sin(offset theta_i). Taking n - m flips it.": -s,
+            "the sine coefficient has the wrong sign, a2 b1 - a1 b2: either q and k were swapped (a is the "
+            "pair in q, b the pair in k; c is the same either way, so only s shows it), or the offset was taken "
+            "as n - m. Both give this. With a from q and offset m - n, the query's position minus the key's, "
+            "s_i = a1 b2 - a2 b1.": -s,
             pairing: sa_,
             "s is zero: the rotation R((n - m) theta_i) also mixes the two features of a pair, which adds "
             "(a1 b2 - a2 b1) sin(offset theta_i).": np.zeros(d // 2),

@@ -106,11 +106,15 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
 
 
 def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
-                 tile_softmax: str | None = None, root: str = "d") -> None:
+                 tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
+                 normalise_each: bool = False, mask_after_exp: bool = False) -> None:
     """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
     the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
-    normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v)."""
+    normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v); ``rescale`` "after"
+    multiplies by exp(m - m') after the tile's terms are added, "inverse" multiplies by exp(m' - m);
+    ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1; ``mask_after_exp`` takes the maximum
+    over every score, masked ones included, and zeroes the masked exponentials."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
     scale = np.sqrt(d_v if root == "d_v" else d)
@@ -121,6 +125,13 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
         for j in range(0, rows[-1, 0] + 1, b):
             k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
             s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / scale, -np.inf)
+            if mask_after_exp:
+                raw, keep = q @ k.T / scale, np.isfinite(s)
+                new_m = np.maximum(m, raw.max(axis=1, keepdims=True))
+                total = total * np.exp(m - new_m) + (np.exp(raw - new_m) * keep).sum(axis=1, keepdims=True)
+                acc = acc * np.exp(m - new_m) + (np.exp(raw - new_m) * keep) @ v
+                m = new_m
+                continue
             if tile_softmax:
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 acc = acc + (e / e.sum(axis=1, keepdims=True)) @ v
@@ -128,8 +139,16 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
                 continue
             new_m = s.max(axis=1, keepdims=True) if stale_max and j == 0 else (
                 m if stale_max else np.maximum(m, s.max(axis=1, keepdims=True)))
-            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = (acc * np.exp(m - new_m) if rescale_o else acc) + np.exp(s - new_m) @ v
+            if rescale == "after":
+                total = (total + np.exp(s - new_m).sum(axis=1, keepdims=True)) * np.exp(m - new_m)
+                acc = (acc + np.exp(s - new_m) @ v) * np.exp(m - new_m)
+                m = new_m
+                continue
+            factor = np.exp(new_m - m) if rescale == "inverse" else np.exp(m - new_m)
+            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            acc = (acc * factor if rescale_o else acc) + np.exp(s - new_m) @ v
+            if normalise_each:
+                acc, total = acc / total, np.ones_like(total)
             m = new_m
         memory.write("O", acc / total, i)
 
@@ -270,11 +289,41 @@ def _own_key_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarra
     bad = ~np.isfinite(out).all(axis=1)
     if not bad.any():
         return None
-    strict = _causal(Q, K, V, own_key=False)
-    if bad[0] and np.allclose(out[~bad], strict[~bad], atol=1e-6):
+    with np.errstate(all="ignore"):
+        strict = _causal(Q, K, V, own_key=False)
+    if np.array_equal(bad, ~np.isfinite(strict).all(axis=1)) and np.allclose(out[~bad], strict[~bad], atol=1e-6):
         return ("row 0 of O is NaN: every key of query 0 was masked, so its softmax divides 0 by 0. A query "
                 "reads its own key: set to -inf only the keys after it (key position > query position), "
                 "not key position >= query position.")
+    return None
+
+
+_RESCALE_SLIPS = {
+    "the old ℓ and o were multiplied by exp(m - m') after this tile's terms were added, so the tile's own "
+    "terms were shrunk too (and the first tile's, where m = -inf, became 0): rescale the old ℓ and o first, "
+    "then add the tile's e^(s - m').": {"rescale": "after"},
+    "every row of O is NaN, as when the old ℓ and o are multiplied by exp(m' - m), the inverse of the "
+    "rescale: at the first tile m = -inf makes that factor inf, and inf times the empty sum 0 is NaN. When "
+    "the maximum rises from m to m', terms taken relative to m must shrink: multiply by exp(m - m'), at "
+    "most 1.":
+        {"rescale": "inverse"},
+    "the running maximum m included the scores of masked keys (the mask was applied after np.exp, by zeroing "
+    "terms): a masked key's large score makes every kept e^(s - m) underflow to 0, and ℓ = 0 gives NaN. Set "
+    "the masked scores to -inf before taking the maximum.": {"mask_after_exp": True},
+    "o was divided by ℓ after every tile and ℓ then set to 1: the next tile's terms are then added to a "
+    "normalised o as if the earlier keys' weights summed to 1 next to them. Keep ℓ and o unnormalised across "
+    "the tiles and divide o by ℓ once, at the end.": {"normalise_each": True},
+}
+
+
+def _rescale_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> str | None:
+    """Name a slip in the order or direction of the online softmax's rescale (NaN where it gives NaN), or
+    None."""
+    right = _causal(Q, K, V)
+    for text, switches in _RESCALE_SLIPS.items():
+        slip = _slip(Q, K, V, b, **switches)
+        if not np.allclose(slip, right, equal_nan=True) and np.allclose(out, slip, equal_nan=True):
+            return text
     return None
 
 
@@ -419,7 +468,8 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         if "O" not in memory.arrays:
             raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
                                 f"memory.write('O', rows, i).")
-        problem = _pattern_problem(memory.log, T, b) or _own_key_problem(memory.arrays["O"][:T], Q, K, V)
+        problem = _pattern_problem(memory.log, T, b) or _rescale_problem(memory.arrays["O"][:T], Q, K, V, b) or (
+            _own_key_problem(memory.arrays["O"][:T], Q, K, V))
         if problem:
             raise ExerciseError(f"{problem} (on {what})")
         out, stale = memory.arrays["O"][:T], _slip(Q, K, V, b, stale_max=True)
@@ -500,7 +550,23 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             "tile (2 b d numbers), and query tile n reads key tiles 0..n, n + 1 of them.":
                 2 * T * d + b * d * N * (N - 1) / 2,
         }
-        check_value(got, 3 * T * d + T**2 * d / b, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
+        right, tiles = 3 * T * d + T**2 * d / b, N * (N + 1) / 2
+        stats = ("m and ℓ are counted as moved: they are b numbers each per query tile, kept in fast memory "
+                 "beside the tile's o from its first key tile to its last, and never cross to slow memory. "
+                 "Only Q, K, V and O cross.")
+        hints.update({
+            f"{stats} (Here each query's m and ℓ were written once, 2 T numbers.)": right + 2 * T,
+            f"{stats} (Here each query's m and ℓ were read and written once, 4 T numbers.)": right + 4 * T,
+            f"{stats} (Here they were written after every key tile, 2 b numbers per tile.)": right + 2 * b * tiles,
+            f"{stats} (Here they were read and written at every key tile, 4 b numbers per tile.)":
+                right + 4 * b * tiles,
+            "O is counted as read once too: the output tile is built in fast memory and only written, once, "
+            "after its last key tile (T d numbers for O, not 2 T d).": right + T * d,
+            "O is counted as read and written at every key tile, as if o were accumulated in slow memory: o "
+            "stays in fast memory while the key tiles pass and is written once (T d numbers for O).":
+                T * d + 4 * b * d * tiles,
+        })
+        check_value(got, right, f"causal_elements_moved({T}, {d}, {b})", hints=hints)
     passed(f"3 T d + T^2 d / b: for T = 4,096, d = 128, b = 64 that is {3 * 4096 * 128 + 4096**2 * 128 // 64:,} "
            f"elements, against {2 * 4096 * 128 + 2 * 4096**2 * 128 // 64:,} without the mask.")
 
@@ -533,7 +599,7 @@ def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
 def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: np.ndarray, dO: np.ndarray,
                 b: int, *, scale: bool = True, from_L: bool = True, L_axis: int = 0, transpose: bool = True,
                 D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
-                accumulate: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                accumulate: bool = True, exp_P: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with switches for the
     slips a learner makes."""
     d, d_v = q.shape[1], V.shape[1]
@@ -547,6 +613,8 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
             P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
         else:
             P = reference_softmax(S)
+        if not exp_P:
+            P = S - L[:, None]
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
         if D == "none":
@@ -567,6 +635,8 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
                      "softmax of the tile). P's entries belong to each query's softmax over all its keys: "
                      "P = e^(S - L[:, None]).", {"from_L": False}),
+    "no_exp": ("P was taken as S - L[:, None], the logarithm of the weights: the weights are "
+               "P = e^(S - L[:, None]), since L_i = log sum_j e^(S_ij).", {"exp_P": False}),
     "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
                  {"scale": False}),
     "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
@@ -613,6 +683,19 @@ def _backward_reads_problem(memory: SlowMemory, b: int) -> str | None:
     return None
 
 
+def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tuple[str, ...] | None:
+    """The names of what the answer returned, in its order, when its three arrays are the right ones in
+    another order than (dq, dK, dV); else None."""
+    import itertools
+
+    names = ("dq", "dK", "dV")
+    for perm in itertools.permutations(range(3)):
+        if perm != (0, 1, 2) and all(a.shape == right[p].shape and np.allclose(a, right[p])
+                                     for a, p in zip(mine, perm, strict=True)):
+            return tuple(names[p] for p in perm)
+    return None
+
+
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
     """Exercise 3: one query tile's backward loop over the key tiles (read from slow memory a tile at a time),
     from the stored L, O and dO: dq summed over the tiles, each key tile's dK and dV shares. Every query tile's
@@ -647,6 +730,10 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                                     f"it returned {type(got).__name__}.")
             mine = [np.asarray(g, dtype=float) for g in got]
             right = _query_tile(q, case["K"], case["V"], L, O, dO, b)
+            order = _returned_order(mine, right)
+            if order is not None:
+                raise ExerciseError(f"on {what}: your function returned ({', '.join(order)}): the values are "
+                                    "right, the order is not. Return (dq, dK, dV).")
             for key, (text, switches) in _BACKWARD_SLIPS.items():
                 if key in _SQUARE_ONLY and bq != b:
                     continue
