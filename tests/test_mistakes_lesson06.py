@@ -474,3 +474,50 @@ def test_an_uneven_right_answer_is_not_given_one_factor(capsys):
         unscaled.W_value.weight.copy_(scaled.W_value.weight)
     check_unscaled_layer(unscaled)
     assert "by different factors in different directions" in capsys.readouterr().out
+
+
+def _jacobian_named_locally(alpha, g):
+    jacobian = np.diag(alpha) - np.outer(alpha, alpha)
+    return jacobian @ g
+
+
+def _vjp_named_locally(alpha, g):
+    vjp = alpha * (g - alpha @ g)
+    return vjp
+
+
+def _backward_named_locally(alpha, g):
+    backward = alpha @ g
+    return alpha * (g - backward)
+
+
+def _grad_named_locally(alpha, g):
+    grad = alpha * (g - alpha @ g)
+    return grad
+
+
+@pytest.mark.parametrize("answer", [_jacobian_named_locally, _vjp_named_locally, _backward_named_locally,
+                                    _grad_named_locally])
+def test_a_local_variable_named_like_autograd_passes_both(answer, capsys):
+    """Only a name that resolves to PyTorch's autograd counts, never a local variable's name."""
+    _right_answer_passes(check_score_gradient, answer, capsys)
+    assert _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=answer)
+
+
+def _imported_grad(a, g):
+    """The shortcut through a name imported from torch.autograd: the learner's own binding, not torch's."""
+    from torch.autograd import grad as derivative
+    omega = torch.tensor(np.log(a), requires_grad=True)
+    return derivative(torch.softmax(omega, dim=-1) @ torch.tensor(g), omega)[0].numpy()
+
+
+def _func_vjp(a, g):
+    """The shortcut through torch.func."""
+    _, pullback = torch.func.vjp(lambda w: torch.softmax(w, dim=-1), torch.tensor(np.log(a)))
+    return pullback(torch.tensor(g))[0].numpy()
+
+
+@pytest.mark.parametrize("shortcut", [_imported_grad, _func_vjp])
+def test_other_autograd_routes_fail_both(shortcut):
+    _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
+    assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=shortcut)

@@ -25,6 +25,7 @@ from ._engine import (
     reference_softmax,
     source,
     stand_ins,
+    used_objects,
 )
 
 __all__ = [
@@ -210,31 +211,63 @@ def _returns_float32(score_gradient: Callable[..., Any]) -> bool:
         return False
 
 
-_AUTOGRAD_NAMES = {"backward", "autograd", "functorch", "jacrev", "jacfwd", "vjp", "jacobian"}
+def _is_autograd(obj: Any) -> bool:
+    """Whether ``obj`` is a piece of PyTorch's autograd: the modules torch.autograd and torch.func (functorch
+    too), a function of theirs, Tensor.backward, or softmax's own backward operator."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if any(obj is f for owner, attrs in _autograd_places() for f in (getattr(owner, a, None) for a in attrs)
+           if f is not None):
+        return True
+    if isinstance(obj, type(sys)):                  # a module: torch.autograd, torch.func, ...
+        home = obj.__name__
+    else:
+        home = getattr(obj, "__module__", None)
+        home = home if isinstance(home, str) else ""
+    return home.startswith(_AUTOGRAD_HOMES)
 
 
-def _autograd_names(source: str) -> bool:
-    """Whether code (not its comments or strings) names a piece of PyTorch's autograd."""
+_AUTOGRAD_HOMES = ("torch.autograd", "torch.func", "torch._functorch", "functorch")
+
+
+def _autograd_names(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s code names a piece of PyTorch's autograd: a global or closure name (``torch.autograd``,
+    ``from torch.func import grad``, ``torch.Tensor.backward``) that resolves to one. A local variable of the
+    learner's (``jacobian``, ``vjp``, ``grad``) resolves to nothing and never counts; a method called on a local
+    tensor (``out.backward()``) is caught at run time by :func:`autograd_blocked` instead."""
     import ast
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = ast.parse(textwrap.dedent(source(fn)))
     except SyntaxError:
         return False
+    scope = used_objects(fn)
+    local = set(getattr(getattr(fn, "__code__", None), "co_varnames", ()))
     for node in ast.walk(tree):
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if name in _AUTOGRAD_NAMES:
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "func" and isinstance(node.value, ast.Name) \
-                and node.value.id == "torch":
-            return True
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in local or node.id not in scope:
+            continue
+        obj = scope[node.id]
+        for attr in [None, *chain]:
+            if attr is not None:
+                try:
+                    obj = getattr(obj, attr)
+                except Exception:
+                    break
+            if _is_autograd(obj):
+                return True
     return False
 
 
 def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
-    """Whether the function, or a function of the learner's that it reaches, asks autograd for the derivative."""
-    return any(_autograd_names(source(f)) for f in learners_functions(score_gradient))
+    """Whether the function, or a function of the learner's that it reaches, names a piece of autograd (by a
+    name that resolves to it, never by a local variable's name)."""
+    return any(_autograd_names(f) for f in learners_functions(score_gradient))
 
 
 class AutogradCalled(AssertionError):
