@@ -36,7 +36,9 @@ STD = {
     "divisor not squared": "divides their variance by d_k = 64, not by sqrt(d_k)",
     "no sum over d_in": "you left out a sum over the d_model = 32 inputs",
     "d_k for d_in": "not d_k = 64",
-    "1/3 squared or bound": "either you squared 1/3",
+    "1/3 squared or bound": "that is sqrt(9/32) = 3/sqrt(32)",
+    "root over the 3 only": "is sqrt(3)/32: the square root covers only the 3",
+    "3 over another number": "where std_q^2 = 3/32. The 3 is right",
     "rounded or measured": "within 5% of the right value",
     "PyTorch's start reused": "the standard deviation of PyTorch's own start",
     "inverted": "the equation solved upside down",
@@ -54,6 +56,8 @@ STD_WRONG = {
     "no sum over d_in": math.sqrt(3),                          # Var(q[m]) = std_q^2
     "d_k for d_in": math.sqrt(3 / 64),                         # q[m] summed over d_k terms
     "1/3 squared or bound": math.sqrt(9 / 32),                 # Var(k[m]) = 1/9, or the uniform bound
+    "root over the 3 only": math.sqrt(3) / 32,                 # a misplaced square root
+    "3 over another number": math.sqrt(3 / 16),                # 3 divided by 16, not d_model = 32
     "rounded or measured": 0.306,
     "PyTorch's start reused": 1 / math.sqrt(96),               # W_K's own std, reused for W_Q
     "inverted": math.sqrt(32 / 3),                             # 1 / std_q
@@ -139,6 +143,10 @@ GRADIENT = {
     "g left out": "g is missing: alpha_l (1 - alpha_l)",
     "dot for outer": "alpha @ alpha is one number",
     "squares for outer": "np.diag(alpha) - alpha * alpha subtracts",
+    "g outside": "g_l multiplies the whole bracket and alpha . alpha is subtracted",
+    "alpha_l squared": "you subtracted alpha_l^2 times sum_j g_j",
+    "no delta part": "the delta_jl part is missing",
+    "bracket summed": "you summed the bracket over l",
     "sign": "the signs are flipped",
     "matrix": "returned a (T, T) matrix",
     "estimate": "it looks like a numerical estimate",
@@ -159,6 +167,10 @@ GRADIENT_WRONG = {
     "g left out": lambda a, g: a * (1 - a),                      # d alpha_l / d omega_l, no chain rule
     "dot for outer": lambda a, g: (np.diag(a) - a @ a) @ g,      # a @ a is a number, not np.outer(a, a)
     "squares for outer": lambda a, g: (np.diag(a) - a * a) @ g,  # a * a squares, no outer product
+    "g outside": lambda a, g: g * (a - a @ a),                   # g_l pulled out of the sum
+    "alpha_l squared": lambda a, g: a * g - a ** 2 * g.sum(),    # alpha_l for alpha_j in the sum
+    "no delta part": lambda a, g: -np.outer(a, a) @ g,           # the -alpha_l part alone
+    "bracket summed": lambda a, g: a * (g - a @ g).sum(),        # a sum over l too many
 }
 
 
@@ -474,3 +486,67 @@ def test_an_uneven_right_answer_is_not_given_one_factor(capsys):
         unscaled.W_value.weight.copy_(scaled.W_value.weight)
     check_unscaled_layer(unscaled)
     assert "by different factors in different directions" in capsys.readouterr().out
+
+
+def _jacobian_named_locally(alpha, g):
+    jacobian = np.diag(alpha) - np.outer(alpha, alpha)
+    return jacobian @ g
+
+
+def _vjp_named_locally(alpha, g):
+    vjp = alpha * (g - alpha @ g)
+    return vjp
+
+
+def _backward_named_locally(alpha, g):
+    backward = alpha @ g
+    return alpha * (g - backward)
+
+
+def _grad_named_locally(alpha, g):
+    grad = alpha * (g - alpha @ g)
+    return grad
+
+
+@pytest.mark.parametrize("answer", [_jacobian_named_locally, _vjp_named_locally, _backward_named_locally,
+                                    _grad_named_locally])
+def test_a_local_variable_named_like_autograd_passes_both(answer, capsys):
+    """Only a name that resolves to PyTorch's autograd counts, never a local variable's name."""
+    _right_answer_passes(check_score_gradient, answer, capsys)
+    assert _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=answer)
+
+
+def _imported_grad(a, g):
+    """The shortcut through a name imported from torch.autograd: the learner's own binding, not torch's."""
+    from torch.autograd import grad as derivative
+    omega = torch.tensor(np.log(a), requires_grad=True)
+    return derivative(torch.softmax(omega, dim=-1) @ torch.tensor(g), omega)[0].numpy()
+
+
+def _func_vjp(a, g):
+    """The shortcut through torch.func."""
+    _, pullback = torch.func.vjp(lambda w: torch.softmax(w, dim=-1), torch.tensor(np.log(a)))
+    return pullback(torch.tensor(g))[0].numpy()
+
+
+@pytest.mark.parametrize("shortcut", [_imported_grad, _func_vjp])
+def test_other_autograd_routes_fail_both(shortcut):
+    _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
+    assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=shortcut)
+
+
+def test_a_slip_read_off_the_value_names_the_scores_variance():
+    """sqrt(3/16): the message says what it gives, from the learner's own number."""
+    msg = _message(check_query_std, math.sqrt(3) / math.sqrt(16))
+    assert "is sqrt(3/16)" in msg and "variance 2, not 1" in msg, msg
+    assert "is sqrt(3/128)" in _message(check_query_std, math.sqrt(3 / 128))
+
+
+@pytest.mark.parametrize("wrong", [math.sqrt(3) / 32, math.sqrt(3 / 16)])
+def test_std_slips_fail_the_hidden_test_too(wrong):
+    assert not _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=wrong)
+
+
+def test_alpha_l_squared_written_another_way_is_named_so():
+    wrong = lambda a, g: a * (g - a * g.sum())  # noqa: E731
+    _names_only(_message(check_score_gradient, wrong), "alpha_l squared", GRADIENT)

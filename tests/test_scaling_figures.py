@@ -228,3 +228,40 @@ def test_widget_speaks_the_lessons_notation():
     label = explore.figure.axes[0].get_xlabel()
     assert "q·k / c" in label and "τ" not in label, label
     plt.close("all")
+
+
+def test_widget_histogram_shows_the_shape_of_a_narrow_spread(monkeypatch):
+    """At c = sqrt(d_k) the scores spread by about 1: the bars cover them in many bins, not one."""
+    monkeypatch.setattr(widgets, "display", lambda image: None)
+    explore = scaling_widgets.divided_scores(T=16)
+    explore(d_k=1024, standard=True)
+    bars = [p for p in explore.figure.axes[0].patches if p.get_height() > 0]
+    assert len(bars) >= 10
+    assert explore.figure.axes[0].get_xlim() == (-100.0, 100.0)   # the axis stays fixed
+    plt.close("all")
+
+
+def test_the_dashed_gradient_line_stays_visible_on_the_solid_one():
+    """Where both gradients are equal (sqrt(d_k)), the dashed line is drawn on top, with a white edge."""
+    measures = _saturation_measures()
+    for values in measures.values():
+        values["|dL/dq|"] = list(values["|dL/domega|"])
+    fig = plots.saturation(D_KS, measures, T=16)
+    solid = [line for line in fig.axes[2].get_lines() if line.get_linestyle() == "-"]
+    dashed = [line for line in fig.axes[2].get_lines() if line.get_linestyle() == "--"]
+    assert all(d.get_zorder() > s.get_zorder() and d.get_path_effects() for d in dashed for s in solid)
+    plt.close("all")
+
+
+def test_lookup_runs_store_each_seed_under_its_variant():
+    lab = plots.LookupRuns(n_seeds=2)
+    lab.train("sqrt(d_k)", 2.0, 4, seeds=range(2), steps=20)
+    assert sorted(lab.runs) == [("sqrt(d_k)", 4, 0), ("sqrt(d_k)", 4, 1)]
+    assert [c[0] for c in lab.runs["sqrt(d_k)", 4, 0]] == [0, 10, 20]
+    folded = lab.make_model(1.0, 4, 0, fold=2.0).attention.W_query.weight
+    assert torch.allclose(folded * 2, lab.make_model(1.0, 4, 0).attention.W_query.weight)
+
+
+def test_saturation_measures_give_500_values_per_d_k():
+    sat = plots.saturation_measures([2, 4], T=16)
+    assert set(sat) == set(NAMES) and all(len(v) == 2 and v[0].shape == (500,) for v in sat["none"].values())

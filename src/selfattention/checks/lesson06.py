@@ -25,6 +25,7 @@ from ._engine import (
     reference_softmax,
     source,
     stand_ins,
+    used_objects,
 )
 
 __all__ = [
@@ -60,8 +61,10 @@ def _query_std_hints() -> dict[str, float]:
         "you left out a sum over the d_model = 32 inputs: q[m] adds 32 terms x[i] W[i, m], so its variance is "
         "32 std_q^2 (and k[m], which adds 32 terms too, has variance 1/3, not 1/96).": math.sqrt(1 / var_k),
         "q[m] adds one term per input entry, d_model = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
-        "either you squared 1/3, which is already k[m]'s variance (section 2), or you gave the bound b of a "
-        "uniform start (variance b^2/3); std_q is the standard deviation itself.": math.sqrt(3 / (var_k * d_in)),
+        "that is sqrt(9/32) = 3/sqrt(32): either the square root covers only the 32 (std_q = sqrt(3/32), the "
+        "root of the whole fraction), or you squared 1/3, which is already k[m]'s variance (section 2), or "
+        "you gave the bound b of a uniform start (variance b^2/3); std_q is the standard deviation itself.":
+            math.sqrt(3 / (var_k * d_in)),
         "that is the standard deviation of PyTorch's own start, uniform between -1/sqrt(32) and 1/sqrt(32) "
         "(variance 1/96): it gives q[m] variance 1/3, like k[m], so the scaled scores get variance 1/9 "
         "(section 2 measured a spread of about 1/3). W_Q must start larger.": math.sqrt(var_k / d_in),
@@ -87,6 +90,23 @@ def _query_std_consequence(value: float) -> str:
     return (f"std_q = {value:.4g} gives the scaled scores variance {var:.4g}, not 1: {ratio}. Go through "
             f"section 2 again: how many terms q[m] adds, the variance k[m] has at PyTorch's start, and what "
             f"the divisor sqrt(d_k) removes.")
+
+
+def _query_std_slip(value: float) -> str | None:
+    """A slip read off the learner's own value: a square root over part of 3/32, or 3 divided by another
+    whole number than d_model = 32."""
+    if math.isclose(value, math.sqrt(3) / 32, rel_tol=1e-6):
+        return (f"std_q = {value:.4g} is sqrt(3)/32: the square root covers only the 3. std_q^2 = 3/32, so "
+                f"std_q = sqrt(3/32), the root of the whole fraction ({_STD_Q:.4f}).")
+    if value <= 0:
+        return None
+    n = 3 / value ** 2
+    if abs(n - round(n)) < 1e-6 * n and 2 <= round(n) <= 4096 and round(n) % 3 and round(n) != 32:
+        n = round(n)
+        return (f"std_q = {value:.4g} is sqrt(3/{n}), where std_q^2 = 3/32. The 3 is right (q[m] needs "
+                f"variance 3, as k[m] has 1/3), but q[m] adds one term per input entry, d_model = 32 of them, so "
+                f"std_q^2 = 3/32. With 3/{n} the scaled scores get variance {32 / n:.4g}, not 1.")
+    return None
 
 
 def _number(got: Any) -> float | None:
@@ -133,7 +153,7 @@ def check_query_std(std_q: Any) -> None:
             ) from None
         if value is not None and not any(math.isclose(value, w, rel_tol=1e-6, abs_tol=1e-9)
                                          for w in _query_std_hints().values()):
-            raise ExerciseError(_query_std_consequence(value)) from None
+            raise ExerciseError(_query_std_slip(value) or _query_std_consequence(value)) from None
         raise
     spreads = _measured_score_std(_STD_Q)
     passed(f"std_q = sqrt(3/32) = {_STD_Q:.4f}: q[m] gets variance 32 * 3/32 = 3, k[m] has 1/3, and the "
@@ -187,6 +207,17 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
         "alpha @ alpha is one number, the dot product of the weights with themselves, not the (T, T) matrix "
         "alpha_j alpha_l: that is np.outer(alpha, alpha). Or simplify, so that no matrix is needed.":
             alpha * g - (alpha @ alpha) * g.sum(),
+        "g_l multiplies the whole bracket and alpha . alpha is subtracted: the chain rule pairs each g_j "
+        "with its own weight alpha_j, so what is subtracted is alpha_l times alpha . g (the sum over j of "
+        "alpha_j g_j), and g_l goes with alpha_l: alpha_l (g_l - alpha . g).": g * (alpha - alpha @ alpha),
+        "you subtracted alpha_l^2 times sum_j g_j: the -alpha_l part of term j is -g_j alpha_j "
+        "alpha_l, so each g_j keeps its own alpha_j: alpha_l times alpha . g, not alpha_l^2 times sum(g).":
+            alpha * g - alpha ** 2 * g.sum(),
+        "the delta_jl part is missing: you kept only -alpha_l (alpha . g); the j = l term adds alpha_l g_l.":
+            -alpha * (alpha @ g),
+        "you summed the bracket over l: the result is alpha times one number. The sum over j is already "
+        "inside alpha . g; the result keeps one entry per score l: alpha_l (g_l - alpha . g).":
+            alpha * (g - alpha @ g).sum(),
         "np.diag(alpha) - alpha * alpha subtracts alpha_l^2 in every row, not alpha_j alpha_l: alpha * alpha "
         "squares each weight, and the (T, T) matrix alpha_j alpha_l is np.outer(alpha, alpha).":
             alpha * g - (alpha * alpha) @ g,
@@ -210,31 +241,63 @@ def _returns_float32(score_gradient: Callable[..., Any]) -> bool:
         return False
 
 
-_AUTOGRAD_NAMES = {"backward", "autograd", "functorch", "jacrev", "jacfwd", "vjp", "jacobian"}
+def _is_autograd(obj: Any) -> bool:
+    """Whether ``obj`` is a piece of PyTorch's autograd: the modules torch.autograd and torch.func (functorch
+    too), a function of theirs, Tensor.backward, or softmax's own backward operator."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    if any(obj is f for owner, attrs in _autograd_places() for f in (getattr(owner, a, None) for a in attrs)
+           if f is not None):
+        return True
+    if isinstance(obj, type(sys)):                  # a module: torch.autograd, torch.func, ...
+        home = obj.__name__
+    else:
+        home = getattr(obj, "__module__", None)
+        home = home if isinstance(home, str) else ""
+    return home.startswith(_AUTOGRAD_HOMES)
 
 
-def _autograd_names(source: str) -> bool:
-    """Whether code (not its comments or strings) names a piece of PyTorch's autograd."""
+_AUTOGRAD_HOMES = ("torch.autograd", "torch.func", "torch._functorch", "functorch")
+
+
+def _autograd_names(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s code names a piece of PyTorch's autograd: a global or closure name (``torch.autograd``,
+    ``from torch.func import grad``, ``torch.Tensor.backward``) that resolves to one. A local variable of the
+    learner's (``jacobian``, ``vjp``, ``grad``) resolves to nothing and never counts; a method called on a local
+    tensor (``out.backward()``) is caught at run time by :func:`autograd_blocked` instead."""
     import ast
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(source))
+        tree = ast.parse(textwrap.dedent(source(fn)))
     except SyntaxError:
         return False
+    scope = used_objects(fn)
+    local = set(getattr(getattr(fn, "__code__", None), "co_varnames", ()))
     for node in ast.walk(tree):
-        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if name in _AUTOGRAD_NAMES:
-            return True
-        if isinstance(node, ast.Attribute) and node.attr == "func" and isinstance(node.value, ast.Name) \
-                and node.value.id == "torch":
-            return True
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in local or node.id not in scope:
+            continue
+        obj = scope[node.id]
+        for attr in [None, *chain]:
+            if attr is not None:
+                try:
+                    obj = getattr(obj, attr)
+                except Exception:
+                    break
+            if _is_autograd(obj):
+                return True
     return False
 
 
 def _uses_autograd(score_gradient: Callable[..., Any]) -> bool:
-    """Whether the function, or a function of the learner's that it reaches, asks autograd for the derivative."""
-    return any(_autograd_names(source(f)) for f in learners_functions(score_gradient))
+    """Whether the function, or a function of the learner's that it reaches, names a piece of autograd (by a
+    name that resolves to it, never by a local variable's name)."""
+    return any(_autograd_names(f) for f in learners_functions(score_gradient))
 
 
 class AutogradCalled(AssertionError):

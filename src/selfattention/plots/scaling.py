@@ -7,17 +7,20 @@ drawn in the same colours everywhere: none (red), sqrt(d_k) (blue), d_k (gray).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training",
            "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
-           "score_spread", "saturation_table"]
+           "score_spread", "saturation_table", "saturation_measures", "LookupRuns"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -118,7 +121,8 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
                     label=label)
         if "|dL/dq|" in values:
             axes[2].plot(d_ks, _values(values["|dL/dq|"], d_ks, f"measures[{name!r}]['|dL/dq|']"), "x--",
-                         color=color, ms=9)
+                         color=color, ms=9, lw=2.5, zorder=3,   # a white edge: visible on a solid line too
+                         path_effects=[patheffects.withStroke(linewidth=5, foreground="white")])
     for ax, level in ((axes[0], np.log(T)), (axes[1], 1 / T)):  # what uniform weights give
         ax.axhline(level, color="k", ls="--", lw=1.2)
         ax.annotate("uniform", (0.97, level), xycoords=("axes fraction", "data"), xytext=(0, 6),
@@ -418,3 +422,73 @@ def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
             start, step20 = (float(np.mean([c[i][2] for c in default])) for i in (0, 2))
             extra = f"{lowest:6.2f} {start:13.2f} {step20:7.2f}"
         print(f"{arm:24}" + "".join(cells) + extra)
+
+
+def saturation_measures(d_ks: Sequence[int], T: int = 16, n: int = 500,
+                        seed: int = 3) -> dict[str, dict[str, list[np.ndarray]]]:
+    """Section 3's measures: for each d_k, ``n`` random queries, each with its own ``T`` random keys, values
+    (length 8) and target y (entries standard normal, ``np.random.default_rng(seed)``); scores divided by
+    none, sqrt(d_k) or d_k; the loss L = 0.5 ||z - y||^2 of the output z = sum_j alpha_j v_j.
+
+    Returns divisor name -> {"entropy", "largest weight", "|dL/domega|", "|dL/dq|"} -> one array of ``n``
+    values per d_k (the gradients by autograd)."""
+    divisors = {"none": lambda d: 1.0, "sqrt(d_k)": math.sqrt, "d_k": float}
+    rng = np.random.default_rng(seed)
+    keys = ("entropy", "largest weight", "|dL/domega|", "|dL/dq|")
+    sat: dict[str, dict[str, list[np.ndarray]]] = {name: {key: [] for key in keys} for name in divisors}
+    for d_k in d_ks:
+        q = torch.tensor(rng.standard_normal((n, 1, d_k)), requires_grad=True)
+        K, V, y = (torch.tensor(rng.standard_normal(shape)) for shape in ((n, T, d_k), (n, T, 8), (n, 1, 8)))
+        for name, c in divisors.items():
+            q.grad = None
+            omega = q @ K.transpose(1, 2) / c(d_k)                 # (n, 1, T) scores
+            omega.retain_grad()
+            alpha = torch.softmax(omega, dim=-1)
+            (0.5 * ((alpha @ V - y) ** 2).sum()).backward()        # summed over queries: one backward for all
+            values = (-(alpha * alpha.clamp_min(1e-300).log()).sum(-1), alpha.amax(-1),
+                      omega.grad.norm(dim=-1), q.grad.norm(dim=-1))
+            for key, value in zip(keys, values, strict=True):
+                sat[name][key].append(value.detach().flatten().numpy())
+    return sat
+
+
+class LookupRuns:
+    """Section 4's training runs on lesson 05's lookup task.
+
+    ``data``: seed -> (X_train, y_train, X_test, y_test), 2000 training and 400 held-out sequences per seed;
+    ``runs``: (variant, d_k, seed) -> checkpoints ``(step, held-out accuracy, spread of the query's scores)``
+    every 10 steps; ``models``: (variant, d_k, seed) -> the trained model.
+    """
+
+    def __init__(self, n_seeds: int = 32) -> None:
+        from selfattention import tasks
+
+        self.data = {s: (*tasks.make_lookup_data(2000, 100 + s), *tasks.make_lookup_data(400, 200 + s))
+                     for s in range(n_seeds)}
+        self.runs: dict[tuple[str, int, int], list[tuple[int, float, Any]]] = {}
+        self.models: dict[tuple[str, int, int], torch.nn.Module] = {}
+
+    @staticmethod
+    def make_model(divisor: float, d_k: int, seed: int, fold: float = 1.0) -> torch.nn.Module:
+        """A ``tasks.ReadoutModel`` over ``SelfAttention(tasks.D_IN, d_k, d_v=16, scale=1 / divisor)`` whose
+        W_Q and W_K start normal with variance 1/2 (query and key entries of variance 1), W_Q's divided by
+        ``fold``."""
+        from selfattention import tasks
+        from selfattention.layers import SelfAttention
+
+        torch.manual_seed(seed)
+        layer = SelfAttention(tasks.D_IN, d_k, d_v=16, scale=1 / divisor)
+        with torch.no_grad():
+            layer.W_query.weight.normal_(0, 2 ** -0.5 / fold)
+            layer.W_key.weight.normal_(0, 2 ** -0.5)
+        return tasks.ReadoutModel(layer, 16)
+
+    def train(self, variant: str, divisor: float, d_k: int, seeds: Sequence[int] = range(8),
+              fold: float = 1.0, **options: Any) -> None:
+        """Train one model per seed side by side (:func:`train_seeds`; ``options``: lr, steps, every,
+        optimizer, lr_factor) and store them under ``(variant, d_k, seed)``."""
+        batch = [self.make_model(divisor, d_k, s, fold) for s in seeds]
+        checkpoints = train_seeds(batch, [self.data[s] for s in seeds],
+                                  snapshot=lambda m: score_spread(m, self.data[0][2]), **options)
+        for s, model, c in zip(seeds, batch, checkpoints, strict=True):
+            self.runs[variant, d_k, s], self.models[variant, d_k, s] = c, model

@@ -83,9 +83,11 @@ def divided_scores(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[
         if not c > 0:
             raise ValueError(f"c must be positive, got {c!r}")
         omega, alpha, grad = _draw(int(d_k), c, T, n_queries, d_v)
-        # fixed bins and axis: a spread of 1 and one of 32 must look different
+        # a fixed axis, so that a spread of 1 and one of 32 look different; bins over the scores' own range
+        # (within the axis), so that a narrow spread still shows its shape
+        reach = min(_SCORE_RANGE, max(1.0, float(np.abs(omega).max())))
         counts, edges = np.histogram(np.clip(omega, -_SCORE_RANGE, _SCORE_RANGE), bins=len(hist),
-                                     range=(-_SCORE_RANGE, _SCORE_RANGE))
+                                     range=(-reach, reach))
         set_histogram(hist, counts, edges)
         axes[0].set(xlim=(-_SCORE_RANGE, _SCORE_RANGE), ylim=(0, 1.05 * counts.max()))
         axes[0].set_title(f"scores of {n_queries} queries: std {omega.std():.2f}", fontsize=_TITLE_PT)
