@@ -234,12 +234,13 @@ BOUND_PHRASES = {
     "cache2": "do not multiply by 2 again", "swapped": "bandwidth and flops_per_s are swapped",
     "none_return": "return math.inf, as the exercise asks, not None",
     "capped": "A search that stops at a cap", "forever": "without returning: here no batch gets there",
-    "answer_key": "calls the check's own reference",
+    "answer_key": "calls the check's own reference", "no_weights": "leave out the weights",
     "bytes4": "4 bytes each (float32)", "T1": "counted for T + 1 tokens", "attn": "cache bytes as FLOPs too",
     "once": "counted once for the whole batch", "half": "counted at half its size",
     "cache4": "counted 4 times over", "heads8": "counted 8 times over",
 }
-BOUND_EXPECT = {"round": "floor"}   # round() gives the batch below the exact solution on the second case
+# round() gives the batch below the exact solution on the second case; so does a search one step short
+BOUND_EXPECT = {"round": "floor", "search_minus1": "floor"}
 
 
 def bound_right(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
@@ -299,6 +300,11 @@ def bound_forever(n, c, T, bw, f):
 BOUND_WRONG = {
     "forever": bound_forever,
     "answer_key": lambda *a: checks.lesson13._bound_batch(*a),
+    # a search that returns the batch before the one that passes: the rounded-down batch
+    "search_minus1": lambda n, c, T, bw, f: (lambda b: b - 1 if math.isfinite(b) else b)(
+        bound_right(n, c, T, bw, f)),
+    # the reading time without the weights: every batch, 1 included, is compute-bound
+    "no_weights": lambda n, c, T, bw, f: 1 if 2 * n / f > T * c / bw else math.inf,
     "no_cache": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, cache=False),
     "flops1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, flops=1),
     "bytes1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, wbytes=1),

@@ -290,9 +290,9 @@ _BOUND_WORDS = {
     "flops1": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
     "bytes1": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
     "none": "a batch is a whole number of sequences: round the exact solution up (math.ceil).",
-    "floor": ("that is the exact solution rounded to a whole number below it (by round() or math.floor): at "
-              "that batch the FLOPs still take less time than the reading. Round up (math.ceil), whatever the "
-              "fraction."),
+    "floor": ("that is the exact solution rounded to a whole number below it (round(), math.floor, or a search "
+              "that returns the batch before the one that passes): at that batch the FLOPs still take less time "
+              "than the reading. Return the first batch where they do not (math.ceil, whatever the fraction)."),
     "cache2": ("the caches were counted twice over: cache_bytes_per_token already holds a token's key and value, "
                "in bytes, so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 "
                "again (neither for key and value nor for 2 bytes per number)."),
@@ -453,6 +453,12 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
         if (value is not None and not math.isclose(value, right, rel_tol=1e-9)
                 and math.isclose(value, _bound_batch(n, c, 1, bw, f), rel_tol=1e-9) and _forgot_T(compute_bound_batch)):
             raise ExerciseError(f"{call} = {value:,.0f} is not right yet: {_NO_T_WORDS}")
+        if value == 1 and math.isfinite(right) and right > 1:
+            flop_ms, read_ms = 1e3 * 2 * n / f, 1e3 * (2 * n + T * c) / bw
+            raise ExerciseError(f"{call} = 1 is not right yet: at a batch of 1 the FLOP time, 2 x n_params / "
+                                f"flops_per_s = {flop_ms:.3g} ms, is below the reading time, (2 x n_params + T x "
+                                f"cache_bytes_per_token) / bandwidth = {read_ms:.3g} ms. Did the reading time "
+                                f"leave out the weights? They are read at every step, whatever the batch.")
         hints: dict[str, float] = {}
         for key, words in _BOUND_WORDS.items():
             for wrong in _slip(key, *case):
