@@ -81,7 +81,8 @@ def test_decode_costs_are_the_larger_of_reading_and_computing():
 def _capture(monkeypatch):
     """Replace ipywidgets.interact in the widgets module: keep the draw function, draw nothing yet."""
     captured, shown = {}, []
-    monkeypatch.setattr(llm_widgets.widgets, "interact", lambda f, **controls: captured.update(draw=f, controls=controls))
+    monkeypatch.setattr(llm_widgets.widgets, "interact",
+                        lambda f, **controls: captured.update(draw=f, controls=controls))
     monkeypatch.setattr(llm_widgets, "show", shown.append)
     return captured, shown
 
