@@ -81,14 +81,16 @@ def test_decode_costs_are_the_larger_of_reading_and_computing():
 def _capture(monkeypatch):
     """Replace ipywidgets.interact in the widgets module: keep the draw function, draw nothing yet."""
     captured, shown = {}, []
-    monkeypatch.setattr(llm_widgets.widgets, "interact", lambda f, **controls: captured.update(draw=f))
+    monkeypatch.setattr(llm_widgets.widgets, "interact",
+                        lambda f, **controls: captured.update(draw=f, controls=controls))
     monkeypatch.setattr(llm_widgets, "show", shown.append)
     return captured, shown
 
 
 def test_decode_explorer_prints_the_cache_per_token(monkeypatch, capsys):
     captured, shown = _capture(monkeypatch)
-    llm_widgets.decode_explorer(gpus=2)
+    llm_widgets.decode_explorer(gpus=2, kv_heads=1, T=16384)    # starts away from the lesson's figure
+    assert (captured["controls"]["kv_heads"].value, captured["controls"]["T"].value) == (1, 16384)
     captured["draw"](kv_heads=16, T=4096)
     assert "g = 16: 655,360 bytes per token" in capsys.readouterr().out   # 2 x 80 x 16 x 128 x 2
     captured["draw"](kv_heads=64, T=32768)
@@ -158,8 +160,10 @@ def test_prefill_decode_draws_the_square_then_one_row_per_step():
         llm_plots.prefill_decode(prompt=0)
 
 
-def test_h100_memory_is_80_gib():
-    assert llm_plots.H100["memory_bytes"] == 80 * 2**30
+def test_h100_memory_is_what_nvidia_smi_reports():
+    """An "80 GB" H100 shows 81,559 MiB (85.5e9 bytes), not 80 GiB (85.9e9)."""
+    assert llm_plots.H100["memory_bytes"] == 81_559 * 2**20
+    assert round(llm_plots.H100["memory_bytes"] / 1e9, 1) == 85.5
 
 
 def test_stepwise_losses_match_one_pass_and_llama_weights_count():

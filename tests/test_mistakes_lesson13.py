@@ -20,7 +20,9 @@ DECODE_PHRASES = {
     "unrotated": "were not rotated", "q_only": "only q was rotated", "k_only": "only k_new was rotated",
     "again": "rotated a second time", "unscaled": "are not scaled", "k_as_q": "k_new was used as the query",
     "front": "has the new row first", "not_grown": "as many as before the step",
-    "one": "should return three things", "cache_unrotated": "k_new as it came, not rotated",
+    "one": "it returned one thing", "two": "it returned 2 things",
+    "again_at_T": "rotated again, by the new position", "no_sum": "the weights were exponentiated but not",
+    "no_sum_raw": "the weights are exp() of the scores", "cache_unrotated": "k_new as it came, not rotated",
     "by_dk": "divided by d_k = 16, not by its square root", "by_T": "divided by sqrt(T), the square root",
     "by_T1": "divided by sqrt(T + 1)", "times": "multiplied by sqrt(d_k)",
     "drop_first": "the oldest token (position 0) is missing", "alone": "attended to the new token alone",
@@ -42,6 +44,20 @@ def _step(q, k_new, v_new, K_cache, V_cache, q_at, k_at):
     k = k_new if k_at is None else _rot(k_new, k_at)
     K, V = torch.cat([K_cache, k[None]]), torch.cat([V_cache, v_new[None]])
     return torch.softmax(K @ q / math.sqrt(len(q)), dim=-1) @ V, K, V
+
+
+def _weighed(q, k_new, v_new, K_cache, V_cache, weights):
+    """The right rotations and caches, the scores turned into weights by ``weights``."""
+    T = len(K_cache)
+    qr, K, V = _rot(q, T), torch.cat([K_cache, _rot(k_new, T)[None]]), torch.cat([V_cache, v_new[None]])
+    return weights(K @ qr / math.sqrt(len(q))) @ V, K, V
+
+
+def decode_again_at_T(q, k_new, v_new, K_cache, V_cache):
+    T = len(K_cache)
+    K = torch.cat([sa.llm.rotary(K_cache, torch.full((T,), T)), _rot(k_new, T)[None]])
+    V = torch.cat([V_cache, v_new[None]])
+    return torch.softmax(K @ _rot(q, T) / math.sqrt(len(q)), dim=-1) @ V, K, V
 
 
 def decode_right(q, k_new, v_new, K_cache, V_cache):
@@ -126,6 +142,11 @@ DECODE_WRONG = {
         lambda z, Kg, Vg: (z, Kg.roll(1, 0), Vg.roll(1, 0)))(*decode_right(q, k, v, K, V)),
     "not_grown": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], K, V),
     "one": lambda q, k, v, K, V: decode_right(q, k, v, K, V)[0],
+    "two": lambda q, k, v, K, V: decode_right(q, k, v, K, V)[:2],                  # return z, K
+    # the cached keys turned again, all to the new token's position; q and k_new right
+    "again_at_T": lambda q, k, v, K, V: decode_again_at_T(q, k, v, K, V),
+    "no_sum": lambda q, k, v, K, V: _weighed(q, k, v, K, V, lambda s: torch.exp(s - s.max())),
+    "no_sum_raw": lambda q, k, v, K, V: _weighed(q, k, v, K, V, torch.exp),
     "swapped_caches": lambda q, k, v, K, V: (lambda z, Kg, Vg: (z, Vg, Kg))(*decode_right(q, k, v, K, V)),
     "cache_unrotated": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], torch.cat([K, k[None]]),
                                               torch.cat([V, v[None]])),
@@ -212,12 +233,14 @@ BOUND_PHRASES = {
     "per_seq": "read once per step for the whole batch", "no_T": "the cache of one token",
     "cache2": "do not multiply by 2 again", "swapped": "bandwidth and flops_per_s are swapped",
     "none_return": "return math.inf, as the exercise asks, not None",
-    "capped": "A search that stops at a cap",
+    "capped": "A search that stops at a cap", "forever": "without returning: here no batch gets there",
+    "answer_key": "calls the check's own reference", "no_weights": "leave out the weights",
     "bytes4": "4 bytes each (float32)", "T1": "counted for T + 1 tokens", "attn": "cache bytes as FLOPs too",
     "once": "counted once for the whole batch", "half": "counted at half its size",
     "cache4": "counted 4 times over", "heads8": "counted 8 times over",
 }
-BOUND_EXPECT = {"round": "floor"}   # round() gives the batch below the exact solution on the second case
+# round() gives the batch below the exact solution on the second case; so does a search one step short
+BOUND_EXPECT = {"round": "floor", "search_minus1": "floor"}
 
 
 def bound_right(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
@@ -266,7 +289,22 @@ def bound_capped(n_params, cache_bytes_per_token, T, bandwidth, flops_per_s):
     return 10**7
 
 
+def bound_forever(n, c, T, bw, f):
+    """A search with no way out: it never stops where no batch gets there (4,096 tokens)."""
+    b = 1
+    while 2 * n * b / f < (2 * n + b * T * c) / bw:
+        b += 1
+    return b
+
+
 BOUND_WRONG = {
+    "forever": bound_forever,
+    "answer_key": lambda *a: checks.lesson13._bound_batch(*a),
+    # a search that returns the batch before the one that passes: the rounded-down batch
+    "search_minus1": lambda n, c, T, bw, f: (lambda b: b - 1 if math.isfinite(b) else b)(
+        bound_right(n, c, T, bw, f)),
+    # the reading time without the weights: every batch, 1 included, is compute-bound
+    "no_weights": lambda n, c, T, bw, f: 1 if 2 * n / f > T * c / bw else math.inf,
     "no_cache": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, cache=False),
     "flops1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, flops=1),
     "bytes1": lambda n, c, T, bw, f: _bound(n, c, T, bw, f, wbytes=1),
@@ -324,6 +362,33 @@ def test_bound_mistake_fails_the_hidden_test(key):
     assert not passes
 
 
+def test_bound_search_that_never_stops_is_stopped_and_named():
+    """The learner's call runs under a time limit: the check answers in seconds, naming the case."""
+    import time
+    start = time.monotonic()
+    text = message(checks.check_compute_bound_batch, bound_forever)
+    assert time.monotonic() - start < 10
+    assert "T=4096" in text and "return math.inf" in text
+
+
+def test_time_limit_off_the_main_thread():
+    """Off the main thread (no signals there) the call is waited for in a thread, then named."""
+    import threading
+    out = {}
+
+    def run():
+        try:
+            checks._engine.call_with_time_limit(lambda: bound_forever(68_976_648_192, 327_680, 4096, 3.35e12,
+                                                                      989e12), (), 0.5, "too long")
+        except checks.ExerciseError as err:
+            out["message"] = str(err)
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(5)
+    assert out.get("message") == "too long"
+    assert checks._engine.call_with_time_limit(lambda a: a + 1, (1,), 5, "too long") == 2
+
+
 def test_bound_shortcut_flops_per_byte_fails():
     """The H100's FLOPs per byte, the batch with no cache at all, is not the answer once caches are read."""
     text = message(checks.check_compute_bound_batch, lambda n, c, T, bw, f: math.ceil(f / bw))
@@ -345,6 +410,7 @@ PAGED_PHRASES = {
     "table_index": "where the block sits in request 0's block table", "swapped": "are swapped",
     "slot_plus": "off by one: counting from 0", "last_written": "where the last of the 10 new tokens went",
     "absolute": "counts within the block", "others_block": "went to request",
+    "one_block_taken": "that counts 1 block taken", "slot_only": "block 6 is right, slot 10 is not",
 }
 PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "rounded_down": (6, 21, (6, 8)),                  # floor(n / B) blocks: none taken, all 6 still free
@@ -372,15 +438,30 @@ PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "shared_step_place": (3, 21, (6, 34 % 16)),
     # the pool counted as 11 blocks (the largest number, 11), 9 in use after the steps
     "pool_11": (11 - 9, 21, (6, 8)),
+    "one_block_taken": (5, 21, (6, 8)),                      # only request 0's new block counted
+    "slot_only": (3, 21, (6, 10)),                           # the right block, the slot = the steps
 }
 # forgetting one request's block gives the pooled count too
 PAGED_EXPECT = {"forgot_one": "pooled_blocks", "shared_step_place": "shared_step"}
 PAGED_WRONG["forgot_one"] = (6 - 2, 21, (6, 8))
 
 
-def _paged_hidden(values):
+def _paged_hidden(values, cells=()):
     return hidden_test_passes("13_generation_and_memory", "l13-place-test",
-                              free_after=values[0], wasted=values[1], next_place=values[2])
+                              free_after=values[0], wasted=values[1], next_place=values[2],
+                              In=["", *cells, "the hidden test cell itself"])
+
+
+def test_shortcuts_through_the_check_package_fail_the_hidden_tests():
+    """Calling the check's own reference (exercise 2) or reading its simulated answer (exercise 3) passes
+    neither hidden test, though the values of the second are right."""
+    key = lambda *a: checks.lesson13._bound_batch(*a)   # noqa: E731
+    assert not hidden_test_passes("13_generation_and_memory", "l13-bound-test", compute_bound_batch=key)
+    cell = "free_after, wasted, next_place = checks.lesson13._paged_run()[:3]"
+    assert checks.lesson13._paged_run()[:3] == PAGED_RIGHT
+    assert not _paged_hidden(PAGED_RIGHT, [cell])
+    assert not _paged_hidden(PAGED_RIGHT, ["from selfattention.checks.lesson13 import _paged_run"])
+    assert _paged_hidden(PAGED_RIGHT, ["checks.check_paged_prediction(free_after, wasted, next_place)"])
 
 
 @pytest.mark.parametrize("values", [PAGED_RIGHT, (6 - 3, (3 * 16 - 40) + (2 * 16 - 26) + (4 * 16 - 57),

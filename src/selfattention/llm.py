@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import os
+import timeit
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,8 @@ __all__ = [
     "LlamaDecoder",
     "load_llama",
     "LLAMA_WEIGHTS",
+    "median_seconds",
+    "time_batches",
 ]
 
 #: The decoder's weights, written by ``tools/train_decoder.py``.
@@ -865,3 +869,29 @@ def flash_attention_io(memory: SlowMemory, block: int) -> None:
             acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
             m = new_m
         memory.write("O", acc / total, i)
+
+
+# --------------------------------------------------------------------------------------------- timing
+def median_seconds(fn: Callable[[], Any], repeat: int = 5, number: int = 1) -> float:
+    """The median over ``repeat`` runs of the seconds one call of ``fn`` takes (a run: ``number`` calls)."""
+    return float(np.median(timeit.repeat(fn, number=number, repeat=repeat))) / number
+
+
+def time_batches(W: Tensor, batches: Sequence[int], control: int = 32, repeat: int = 7) -> dict[int, float]:
+    """Time ``X @ W.T`` for a batch X of each size in ``batches`` (one row per sequence: a decode step's
+    matrix product) and, as a control, ``control`` sequences one at a time; print per batch the median of
+    ``repeat`` runs with their range, and the time per sequence. Returns {batch: median ms per sequence},
+    the control under key 1."""
+    per_sequence: dict[int, float] = {}
+    for b in batches:
+        X = torch.randn(b, W.shape[1])
+        ms = 1e3 * np.array(timeit.repeat(lambda X=X: X @ W.T, number=1, repeat=repeat))
+        per_sequence[b] = float(np.median(ms)) / b
+        print(f"batch {b:3}: {np.median(ms):6.1f} ms per step (runs {ms.min():.1f} to {ms.max():.1f}), "
+              f"{per_sequence[b]:5.2f} ms per sequence")
+    X = torch.randn(control, W.shape[1])
+    ms = 1e3 * np.array(timeit.repeat(lambda: [x @ W.T for x in X], number=1, repeat=repeat)) / control
+    per_sequence[1] = float(np.median(ms))
+    print(f"control, {control} sequences one at a time: {per_sequence[1]:.2f} ms per sequence "
+          f"(runs {ms.min():.2f} to {ms.max():.2f})")
+    return per_sequence

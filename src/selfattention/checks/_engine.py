@@ -13,13 +13,15 @@ import contextlib
 import copy
 import inspect
 import re
+import signal
+import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ExerciseError", "check_array", "check_function", "check_value", "passed"]
+__all__ = ["ExerciseError", "call_with_time_limit", "check_array", "check_function", "check_value", "passed"]
 
 
 class ExerciseError(AssertionError):
@@ -433,3 +435,45 @@ def stand_ins(places: Iterable[tuple[Any, Iterable[str]]], error: type[Exception
                 delattr(owner, attr)                        # it was inherited (or made on demand): let it be again
             else:
                 setattr(owner, attr, original)
+
+
+# --------------------------------------------------------------------------- a learner's call, under a time limit
+class _TimeUp(BaseException):
+    """Raised inside a learner's code when its time is up; a BaseException, so ``except Exception`` in the
+    learner's code does not swallow it."""
+
+
+def call_with_time_limit(fn: Callable[..., Any], args: Sequence[Any], seconds: float, message: str) -> Any:
+    """``fn(*args)``, or :class:`ExerciseError` with ``message`` if it runs longer than ``seconds`` (a loop that
+    never stops must not hang the check). In the main thread a timer signal (``signal.setitimer``) interrupts
+    the call; elsewhere (signals reach the main thread only) the call runs in a daemon thread that is waited
+    for ``seconds`` and then left behind. Exceptions of ``fn`` propagate unchanged."""
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        def _ring(signum: int, frame: Any) -> None:
+            raise _TimeUp
+
+        previous = signal.signal(signal.SIGALRM, _ring)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return fn(*args)
+        except _TimeUp:
+            raise ExerciseError(message) from None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    outcome: dict[str, Any] = {}
+
+    def _run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:  # handed back to the caller's thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=_run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise ExerciseError(message)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -4,12 +4,21 @@ time of a decode step, and predicting a paged cache after a few decode steps."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_array, check_value, passed
+from ._engine import (
+    ExerciseError,
+    _to_array,
+    call_with_time_limit,
+    check_array,
+    check_value,
+    passed,
+    stand_ins,
+)
 
 __all__ = ["check_decode_step", "check_compute_bound_batch", "check_paged_prediction"]
 
@@ -98,6 +107,8 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "rot_v": (_attend(qr, Kg, torch.cat([V, _rot(v, T)[None]])), Kg),
         "keys_as_values": (weighted(softmax, Kg), Kg),
         "no_softmax": (weighted(lambda s: s, Vg), Kg),
+        "no_sum": (weighted(lambda s: np.exp(s - s.max()), Vg), Kg),
+        "no_sum_raw": (weighted(np.exp, Vg), Kg),
         "right": right,
         "old": (_attend(_rot(q, T), K, V), right[1]),
         "plus1": step(T + 1, T + 1),
@@ -170,6 +181,10 @@ _DECODE_WORDS = {
                       "weights @ V.",
     "no_softmax": "the scores were used as weights without a softmax: softmax them first, so the weights "
                   "are positive and sum to 1.",
+    "no_sum": "the weights were exponentiated but not divided by their sum: softmax divides each exp() by the "
+              "sum of all T + 1 of them, so the weights sum to 1.",
+    "no_sum_raw": "the weights are exp() of the scores, not divided by their sum: softmax divides each exp() "
+                  "by the sum of all T + 1 of them, so the weights sum to 1.",
     "k_as_q": "the new token's key k_new was used as the query: the scores compare the rotated query with "
               "every key.",
 }
@@ -180,6 +195,8 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
     append, attend) against the model's own causal attention output; the caches returned must hold the old
     rows, then the new one."""
     import torch
+
+    from .. import llm
 
     if not callable(decode_step):
         raise ExerciseError("decode_step should be a function: write it in the answer cell above.")
@@ -194,8 +211,9 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
         if result is None or result is Ellipsis:
             raise ExerciseError("decode_step returns nothing yet: return z, the grown K cache and V cache.")
         if not isinstance(result, tuple) or len(result) != 3:
-            raise ExerciseError("decode_step should return three things, z, K_cache and V_cache "
-                                "(return z, K, V), not one.")
+            count = f"{len(result)} things" if isinstance(result, tuple) else "one thing"
+            raise ExerciseError(f"decode_step should return three things, z, K_cache and V_cache "
+                                f"(return z, K, V); it returned {count}.")
         z, K_new, V_new = (_to_array(part, name) for part, name in zip(result, ("z", "K_cache", "V_cache"), strict=True))
         if not np.isfinite(z).all():
             raise ExerciseError(f"z (on {what}) contains NaN or infinite values: with scores in the hundreds, "
@@ -203,9 +221,14 @@ def check_decode_step(decode_step: Callable[..., Any]) -> None:
                                 f"(softmax is unchanged by that shift), or call torch.softmax, which does.")
         variants = _decode_variants(c)
         K_old = c["K"].numpy()
-        if (K_new.shape == (T + 1, K_old.shape[1]) and not np.allclose(K_new[:T], K_old, atol=1e-5)
-                and np.allclose(K_new[:T], llm_rotary_all(c["K"]).numpy(), atol=1e-5)):
-            raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['again']}")
+        if K_new.shape == (T + 1, K_old.shape[1]) and not np.allclose(K_new[:T], K_old, atol=1e-5):
+            at_T = llm.rotary(c["K"], torch.full((T,), T)).numpy()
+            if np.allclose(K_new[:T], llm_rotary_all(c["K"]).numpy(), atol=1e-5):
+                raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['again']}")
+            if np.allclose(K_new[:T], at_T, atol=1e-5):
+                raise ExerciseError(f"the returned K_cache (on {what}) has its {T} cached keys rotated again, by "
+                                    f"the new position T = {T}: K_cache holds keys already rotated at their own "
+                                    f"positions, and a score depends on the offset only; rotate only q and k_new.")
         mistakes = {_DECODE_WORDS[k]: v[0] for k, v in variants.items() if k in _DECODE_WORDS}
         if z.shape == (1, *variants["ones"][0].shape) and np.allclose(z[0], variants["ones"][0], rtol=1e-4, atol=1e-5):
             raise ExerciseError(f"z (on {what}) is not right yet: {_DECODE_WORDS['ones']}")
@@ -267,9 +290,9 @@ _BOUND_WORDS = {
     "flops1": "each weight does a multiply and an add per sequence: 2 FLOPs, not 1.",
     "bytes1": "the weights were counted as 1 byte each; they are stored in 2 bytes (float16).",
     "none": "a batch is a whole number of sequences: round the exact solution up (math.ceil).",
-    "floor": ("that is the exact solution rounded to a whole number below it (by round() or math.floor): at "
-              "that batch the FLOPs still take less time than the reading. Round up (math.ceil), whatever the "
-              "fraction."),
+    "floor": ("that is the exact solution rounded to a whole number below it (round(), math.floor, or a search "
+              "that returns the batch before the one that passes): at that batch the FLOPs still take less time "
+              "than the reading. Return the first batch where they do not (math.ceil, whatever the fraction)."),
     "cache2": ("the caches were counted twice over: cache_bytes_per_token already holds a token's key and value, "
                "in bytes, so a sequence of T tokens brings T x cache_bytes_per_token bytes; do not multiply by 2 "
                "again (neither for key and value nor for 2 bytes per number)."),
@@ -303,6 +326,37 @@ def _slip(key: str, n: float, c: float, T: int, bw: float, f: float) -> set[floa
     return {_bound_batch(n, c, T, bw, f, **kwargs)}
 
 
+class _AnswerKey(Exception):
+    """The learner's function called this module's own reference."""
+
+
+_BOUND_SECONDS = 3.0
+
+
+def _bound_call(case: tuple[float, ...]) -> str:
+    n, c, T, bw, f = case
+    return (f"compute_bound_batch(n_params={n:,.0f}, cache_bytes_per_token={c:,}, T={T}, "
+            f"bandwidth={bw:.3g}, flops_per_s={f:.3g})")
+
+
+def _learners_batch(compute_bound_batch: Callable[..., Any], case: tuple[float, ...]) -> Any:
+    """The learner's answer on one case: under a time limit (a search that never stops must not hang the
+    check), with this module's reference blocked (an answer that calls it skips the count)."""
+    here, right = sys.modules[__name__], _bound_batch(*case)
+    late = (f"{_bound_call(case)} ran for {_BOUND_SECONDS:g} s without returning"
+            + (": here no batch gets there (each sequence's cache takes longer to read than its FLOPs take), so "
+               "a search that adds one sequence at a time never stops. Compare the seconds one more sequence "
+               "adds to the FLOP time and to the reading time first, and return math.inf when the reading "
+               "grows faster." if math.isinf(right) else
+               f": the right batch here is {right:,}, so a search should stop there; check its condition."))
+    try:
+        with stand_ins([(here, ("_bound_batch", "_slip"))], _AnswerKey):
+            return call_with_time_limit(compute_bound_batch, case, _BOUND_SECONDS, late)
+    except _AnswerKey:
+        raise ExerciseError("compute_bound_batch calls the check's own reference (selfattention.checks."
+                            "lesson13): write section 4's count of FLOP time and reading time yourself.") from None
+
+
 def _same(got: float, want: float) -> bool:
     """Whether two batches agree (both infinite, or equal to 1e-9)."""
     return got == want or (math.isfinite(want) and math.isfinite(got) and math.isclose(got, want, rel_tol=1e-9))
@@ -313,7 +367,9 @@ def _confirmed(compute_bound_batch: Callable[..., Any], key: str) -> bool:
     never named on one number that a different slip happens to give too."""
     for case in (*_BOUND_CASES, _CONFIRM, _SMALL_CACHE):
         try:
-            got = float(np.asarray(compute_bound_batch(*case)).item())
+            got = float(np.asarray(_learners_batch(compute_bound_batch, case)).item())
+        except ExerciseError:
+            raise
         except Exception:
             return False
         if not any(got == want or (math.isfinite(want) and math.isclose(got, want, rel_tol=1e-9))
@@ -344,7 +400,9 @@ def _forgot_T(compute_bound_batch: Callable[..., Any]) -> bool:
     """Whether the answer gives, on the probe case, the batch of a cache counted for one token, not T."""
     n, c, _, bw, f = _PROBE
     try:
-        got = float(np.asarray(compute_bound_batch(*_PROBE)).item())
+        got = float(np.asarray(_learners_batch(compute_bound_batch, _PROBE)).item())
+    except ExerciseError:
+        raise
     except Exception:
         return False
     return math.isclose(got, _bound_batch(n, c, 1, bw, f), rel_tol=1e-9)
@@ -356,10 +414,11 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
         raise ExerciseError("compute_bound_batch should be a function: write it in the answer cell above.")
     for case in _BOUND_CASES:
         n, c, T, bw, f = case
-        call = (f"compute_bound_batch(n_params={n:,.0f}, cache_bytes_per_token={c:,}, T={T}, "
-                f"bandwidth={bw:.3g}, flops_per_s={f:.3g})")
+        call = _bound_call(case)
         try:
-            got = compute_bound_batch(*case)
+            got = _learners_batch(compute_bound_batch, case)
+        except ExerciseError:
+            raise
         except Exception as exc:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
         right = _bound_batch(*case)
@@ -394,6 +453,12 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
         if (value is not None and not math.isclose(value, right, rel_tol=1e-9)
                 and math.isclose(value, _bound_batch(n, c, 1, bw, f), rel_tol=1e-9) and _forgot_T(compute_bound_batch)):
             raise ExerciseError(f"{call} = {value:,.0f} is not right yet: {_NO_T_WORDS}")
+        if value == 1 and math.isfinite(right) and right > 1:
+            flop_ms, read_ms = 1e3 * 2 * n / f, 1e3 * (2 * n + T * c) / bw
+            raise ExerciseError(f"{call} = 1 is not right yet: at a batch of 1 the FLOP time, 2 x n_params / "
+                                f"flops_per_s = {flop_ms:.3g} ms, is below the reading time, (2 x n_params + T x "
+                                f"cache_bytes_per_token) / bandwidth = {read_ms:.3g} ms. Did the reading time "
+                                f"leave out the weights? They are read at every step, whatever the batch.")
         hints: dict[str, float] = {}
         for key, words in _BOUND_WORDS.items():
             for wrong in _slip(key, *case):
@@ -401,7 +466,7 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
                     hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
     n, c, T = _BOUND_CASES[0][:3]
-    room = 2 * 80 * 2**30 - 2 * n  # bytes two H100s (80 GiB each) leave after the float16 weights
+    room = 2 * 81_559 * 2**20 - 2 * n  # bytes two H100s (81,559 MiB each, as nvidia-smi reports) leave
     passed(f"at 512 tokens per text the 70B shape turns compute-bound at a batch of {_bound_batch(*_BOUND_CASES[0])} "
            f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all. "
            f"But the {room / 1e9:.1f} GB two H100s leave after the weights hold only {int(room // (T * c))} caches "
@@ -480,6 +545,9 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
         f"{sum(after)} tokens together, {pooled}, gives the same number, but each request fills blocks of its "
         f"own.)": len(_PAGED_FREE) + in_use - pooled,
         "that is the number of blocks in use, not of those still free.": sum(len(t) for t in tables),
+        **{f"that counts {k} block{'s' * (k > 1)} taken, but {len(taken)} requests fill their last block within "
+           f"the {_PAGED_STEPS} steps, and each of them takes one: check every request, not only request 0."
+           : len(_PAGED_FREE) - k for k in range(1, len(taken))},
     })
     per_request = [len(t) * B - n for t, n in zip(tables, after, strict=True)]
     partial: dict[str, float] = {}
@@ -541,6 +609,10 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
                    f"request gets one token, so request 0 gains {_PAGED_STEPS}")
         elif block == place_right[0] and slot == n:
             why = f"the slot counts within the block: {n} % {B}"
+        elif block == place_right[0]:
+            why = (f"block {block} is right, slot {slot} is not: the slot is the token's position within its "
+                   f"block, position % B, with positions counting from 0 and request 0 holding {_PAGED_LENGTHS[0]} "
+                   f"+ {_PAGED_STEPS} tokens")
         elif block in others:
             step, r = others[block]
             why = (f"block {block} went to request {r} at step {step}: walk the steps in order (requests 0, 1, 2 at "

@@ -27,9 +27,11 @@ __all__ = ["decode_explorer", "io_explorer", "rope_explorer", "LLAMA2_70B"]
 LLAMA2_70B = {"n_params": 68_976_648_192, "layers": 80, "heads": 64, "d_k": 128, "bytes_per_number": 2}
 
 
-def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
+def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2, kv_heads: int = 8,
+                    T: int = 4096) -> None:
     """Show a widget: choose the key/value heads g and the context T of a model of ``shape`` (default
-    Llama 2 70B) on ``gpus`` H100s; see the tokens per second a decode step allows at each batch size."""
+    Llama 2 70B) on ``gpus`` H100s; see the tokens per second a decode step allows at each batch size.
+    ``kv_heads`` and ``T``: where the sliders start."""
     shape = dict(LLAMA2_70B if shape is None else shape)
     batches = np.unique(np.geomspace(1, 1024, 60).round())
     with plt.rc_context(llm_plots._style()):
@@ -67,9 +69,9 @@ def decode_explorer(shape: dict[str, int] | None = None, gpus: int = 2) -> None:
 
     widgets.interact(
         draw,
-        kv_heads=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=8, description="kv heads",
-                                         continuous_update=False),
-        T=widgets.SelectionSlider(options=[1024, 2048, 4096, 8192, 16384, 32768], value=4096,
+        kv_heads=widgets.SelectionSlider(options=[1, 2, 4, 8, 16, 32, 64], value=kv_heads,
+                                         description="kv heads", continuous_update=False),
+        T=widgets.SelectionSlider(options=[1024, 2048, 4096, 8192, 16384, 32768], value=T,
                                   description="context T", continuous_update=False),
     )
 
