@@ -33,10 +33,12 @@ def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDA
     return pe
 
 
-def previous_token_head(E: NDArray[np.float64], fitted: int = 40, temperature: float = 2.0) -> NDArray[np.float64]:
+def previous_token_head(E: NDArray[np.float64], fitted: int = 40,
+                        temperature: float = 2.0) -> NDArray[np.float64]:
     """(T, T) softmax weights of a head whose ``W_Q W_K^T`` is fitted by least squares on positions
-    0 .. ``fitted`` - 1 to map each position's vector (row of ``E``, (T, d)) to the one before it; query i scores
-    key j by ``temperature * E[i] W E[j]``. The temperature only sharpens the rows, it moves no peak."""
+    0 .. ``fitted`` - 1 to map each position's vector (row of ``E``, (T, d)) to the one before it; query i
+    scores key j by ``temperature * E[i] W E[j]``. The temperature only sharpens the rows, it moves no
+    peak."""
     E = np.asarray(E, dtype=float)
     if E.ndim != 2 or not 2 <= fitted <= E.shape[0]:
         raise ValueError(f"E must be (T, d) with 2 <= fitted <= T, got shape {E.shape} and fitted={fitted}")

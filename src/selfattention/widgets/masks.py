@@ -76,7 +76,8 @@ def mask_explorer(scores: ArrayLike, labels: Sequence[str],
                   fill: str = FILLS[0]) -> ipywidgets.interactive:
     """A widget showing softmax weights of (T, T) ``scores`` (labels: the T tokens) under the masks of
     ``masks`` (name -> (T, T) boolean array or None; by default :func:`example_masks` with 2 padding tokens),
-    with the fills of :data:`FILLS`; a token that the chosen mask hides from every query is labelled "<pad>". Prints how many weights are exactly 0 and how many rows are NaN. Returns
+    with the fills of :data:`FILLS`; a token that the chosen mask hides from every query is labelled
+    "<pad>". Prints how many weights are exactly 0 and how many rows are NaN. Returns
     the widget (display it, or leave it last in a cell)."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or len(labels) != s.shape[0]:
