@@ -145,7 +145,8 @@ def test_decoder_named_slips_fail_the_hidden_test(key):
 
 @pytest.mark.parametrize("key", ["padding mask only", "float positions", "one mask"])
 def test_decoder_new_slips_fail_the_hidden_test(key):
-    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=DECODER_WRONG[key])
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                                  decoder_inputs=DECODER_WRONG[key])
 
 
 def test_decoder_forgotten_axis_blames_the_positions_and_fails_the_hidden_test():
@@ -153,7 +154,8 @@ def test_decoder_forgotten_axis_blames_the_positions_and_fails_the_hidden_test()
     assert msg.startswith("decoder_inputs raised ValueError") and "the mask" not in msg.split(":")[0], msg
     assert "(T - lengths)[:, None]" in msg
     with pytest.raises(ValueError):
-        hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=DECODER_WRONG["no [:, None]"])
+        hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                           decoder_inputs=DECODER_WRONG["no [:, None]"])
 
 
 def test_decoder_wrong_mask_message_reads_as_the_mask_returned():
@@ -293,7 +295,7 @@ def test_shift_textbook_rotation_names_the_sin_cos_order():
 
 
 def _shift_by_hand_guarded(delta, theta):
-    """The two-point fit by hand, with a guard that falls back to the identity where the pairs are singular."""
+    """The two-point fit by hand, guarded: the identity where the two pairs are singular."""
     (a, b), (c, d) = _pairs([0, 1], theta)
     det = a * d - b * c
     if abs(det) < 1e-12:
