@@ -83,9 +83,9 @@ DRIVES = {
     # Held-out sequence 0 (E:2 A:0 B:3 H:7 ?A): the two-head model of seed 0 gives both digits.
     "08_why_several_heads": Drive("widgets.interact(show_query", "model", "select", "two heads, d_k = 16",
                                   expect="the model answers [3, 7]"),
-    # "none": no mask, every weight positive: 0 of 36 are exactly 0, and no row is NaN.
-    "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "none",
-                                    expect="0 of 36 weights are exactly 0; 0 rows are NaN."),
+    # Opened on "none"; "causal + left padding", fill -inf: 14 of 36 weights 0, the 2 padding rows NaN.
+    "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "causal + left padding",
+                                    expect="14 of 36 weights are exactly 0; 2 rows are NaN."),
     # log2 T 10 -> 11 at margin 5: the planted key's weight among 2,048 keys.
     "10_cost_and_memory": Drive("cost_widgets.dilution_explorer(", "log2 T", "slider",
                                 expect="T = 2,048, margin 5"),

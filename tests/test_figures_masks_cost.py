@@ -89,6 +89,9 @@ def test_mask_explorer_redraws_one_figure_and_counts(monkeypatch, capsys):
     assert "0 of 16 weights are exactly 0; 0 rows are NaN." in capsys.readouterr().out
     assert len({id(f) for f in shown}) == 1, "one figure, redrawn"
     legible(shown[0])
+    assert [t.get_text() for t in shown[0].axes[0].get_xticklabels()] == list("abcd")
+    widget.children[0].value = "both"
+    assert [t.get_text() for t in shown[0].axes[0].get_xticklabels()] == ["<pad>", "<pad>", "c", "d"]
     with pytest.raises(ValueError, match="one label per token"):
         mask_widgets.mask_explorer(np.zeros((4, 4)), list("abc"), {"none": None})
 
@@ -157,7 +160,9 @@ def test_encoding_map_draws_a_clock_per_pair():
     # pair c = 40 is beyond d_model / 2, so it draws no clock
     assert [line.get_label() for line in fig.axes[1].lines if line.get_label().startswith("pair")] == \
         ["pair c = 0", "pair c = 2"]
-    assert fig.axes[0].get_xlabel() == "position p"
+    assert fig.axes[0].get_xlabel() == "position i"
+    clocks = [line for line in fig.axes[1].lines if line.get_label().startswith("pair")]
+    assert {line.get_linestyle() for line in clocks} == {"None"}, "markers only: no chords between positions"
     pair0 = next(line for line in fig.axes[1].lines if line.get_label() == "pair c = 0")
     x, y = pair0.get_data()
     np.testing.assert_allclose(np.hypot(x, y), 1.0)          # every position's pair lies on the unit circle

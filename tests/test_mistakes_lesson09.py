@@ -21,7 +21,7 @@ from selfattention.checks import check_decoder_inputs, check_safe_weights, check
 # ---------------------------------------------------------------- exercise 1: a left-padded decoder mask
 DECODER = {
     "right padding": "that is right padding",
-    "no causal": "the causal part is missing",
+    "no causal": "the causal part is missing: every query",
     "no padding": "the padding is not masked",
     "queries": "masked on the queries (rows)",
     "or": "combined with OR",
@@ -38,6 +38,10 @@ DECODER = {
     "swapped": "the two are swapped",
     "pads from max": "the padding was counted from lengths.max()",
     "shared offset": "one offset was subtracted for the whole batch",
+    "no [:, None]": "give the per-sequence one shape (batch, 1)",
+    "padding mask only": "that of a padding mask alone",
+    "float positions": "positions are integers",
+    "one mask": "one mask for the whole batch",
 }
 
 
@@ -86,6 +90,13 @@ DECODER_WRONG["pads from max"] = lambda lengths, T: (
 DECODER_WRONG["shared offset"] = lambda lengths, T: (   # the longest sequence's offset for every row
     _right_mask(lengths, T), np.tile(np.arange(T) - (T - max(lengths)), (len(lengths), 1)))
 DECODER_WRONG["swapped"] = lambda lengths, T: (_positions(lengths, T), _right_mask(lengths, T))
+DECODER_WRONG["no [:, None]"] = lambda lengths, T: (   # (T,) - (batch,): a broadcasting error
+    _right_mask(lengths, T), np.arange(T) - (T - lengths))
+DECODER_WRONG["padding mask only"] = lambda lengths, T: (   # (batch, 1, T), as sa.padding_mask returns
+    _real(lengths, T)[:, None, :], _positions(lengths, T))
+DECODER_WRONG["float positions"] = lambda lengths, T: (_right_mask(lengths, T), _positions(lengths, T) * 1.0)
+DECODER_WRONG["one mask"] = lambda lengths, T: (   # the longest sequence's mask for every row
+    sa.causal_mask(T) & (np.arange(T) >= T - max(lengths)), _positions(lengths, T))
 
 
 @pytest.mark.parametrize("key", sorted(DECODER_WRONG))
@@ -132,6 +143,26 @@ def test_decoder_named_slips_fail_the_hidden_test(key):
                                   decoder_inputs=DECODER_WRONG[key])
 
 
+@pytest.mark.parametrize("key", ["padding mask only", "float positions", "one mask"])
+def test_decoder_new_slips_fail_the_hidden_test(key):
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                                  decoder_inputs=DECODER_WRONG[key])
+
+
+def test_decoder_forgotten_axis_blames_the_positions_and_fails_the_hidden_test():
+    msg = _message(check_decoder_inputs, DECODER_WRONG["no [:, None]"])
+    assert msg.startswith("decoder_inputs raised ValueError") and "the mask" not in msg.split(":")[0], msg
+    assert "(T - lengths)[:, None]" in msg
+    with pytest.raises(ValueError):
+        hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                           decoder_inputs=DECODER_WRONG["no [:, None]"])
+
+
+def test_decoder_wrong_mask_message_reads_as_the_mask_returned():
+    msg = _message(check_decoder_inputs, DECODER_WRONG["diagonal"])
+    assert msg.startswith("the mask decoder_inputs returned is not right yet"), msg
+
+
 def test_decoder_max_length_fails_check_and_hidden_test():
     assert "Correct" not in _message(check_decoder_inputs, _decoder_max_length)
     assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
@@ -141,14 +172,14 @@ def test_decoder_max_length_fails_check_and_hidden_test():
 
 # ---------------------------------------------------------------- exercise 2: the shift matrix
 SHIFT = {
-    "transpose": "moves the encoding BACK",
+    "transpose": "moves the encoding BACK by delta positions: it is [[cos, -sin], [sin, cos]]",
     "sign": "a sign is wrong",
-    "k not k theta": "the angle is k, not k * theta",
-    "theta only": "the angle is theta, whatever k is",
+    "k not k theta": "the angle is delta, not delta * theta",
+    "theta only": "the angle is theta, whatever delta is",
     "reading order": "the formula's reading order",
     "rows swapped": "the rows are swapped",
-    "sin cos swapped": "sin(k theta) and cos(k theta) are swapped",
-    "abs k": "negative k is handled wrong",
+    "sin cos swapped": "sin(delta theta) and cos(delta theta) are swapped",
+    "abs k": "negative delta is handled wrong",
 }
 
 
@@ -240,7 +271,7 @@ def _shift_by_hand(k, theta):
 @pytest.mark.parametrize("fit", [_shift_solved, _shift_solve, _shift_lstsq, _shift_from_encoding])
 def test_shift_numerical_fit_is_refused_by_check_and_hidden_test(fit):
     msg = _message(check_shift_matrix, fit)
-    assert "fits M_k numerically from the encodings at two positions" in msg
+    assert "fits M_delta numerically from the encodings at two positions" in msg
     assert not any(phrase in msg for phrase in SHIFT.values()), msg
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=fit)
 
@@ -252,12 +283,50 @@ def test_shift_fit_by_hand_fails_at_theta_zero():
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=_shift_by_hand)
 
 
+def test_shift_textbook_rotation_names_the_sin_cos_order():
+    """The textbook [[c, -s], [s, c]] turns (cos, sin) forward; the course's pair is (sin, cos)."""
+    def textbook(delta, theta):
+        c, s = np.cos(delta * theta), np.sin(delta * theta)
+        return np.array([[c, -s], [s, c]])
+
+    msg = _message(check_shift_matrix, textbook)
+    assert "the textbook rotation" in msg and "(sin, cos), sine first" in msg, msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=textbook)
+
+
+def _shift_by_hand_guarded(delta, theta):
+    """The two-point fit by hand, guarded: the identity where the two pairs are singular."""
+    (a, b), (c, d) = _pairs([0, 1], theta)
+    det = a * d - b * c
+    if abs(det) < 1e-12:
+        return np.eye(2)
+    return _pairs([delta, delta + 1], theta) @ (np.array([[d, -b], [-c, a]]) / det)
+
+
+def _shift_by_hand_far(delta, theta):
+    """The fit from positions 0 and 3, guarded the same way."""
+    (a, b), (c, d) = _pairs([0, 3], theta)
+    det = a * d - b * c
+    if abs(det) < 1e-12:
+        return np.eye(2)
+    return _pairs([delta, delta + 3], theta) @ (np.array([[d, -b], [-c, a]]) / det)
+
+
+@pytest.mark.parametrize("fit", [_shift_by_hand_guarded, _shift_by_hand_far])
+def test_shift_guarded_fit_by_hand_fails_at_theta_pi(fit):
+    """At theta = pi every pair lies on one line: no two-point fit exists, and M_delta is -I for odd delta."""
+    msg = _message(check_shift_matrix, fit)
+    assert "for delta = 3, theta = pi shift_matrix returned [[1.0, 0.0], [0.0, 1.0]]" in msg, msg
+    assert not any(phrase in msg for phrase in SHIFT.values()), msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=fit)
+
+
 def test_shift_fit_in_a_helper_is_refused():
     """The fit hidden in a helper of the learner's is found too."""
     def shift_matrix(k, theta):
         return _shift_solved(k, theta)
 
-    assert "fits M_k numerically" in _message(check_shift_matrix, shift_matrix)
+    assert "fits M_delta numerically" in _message(check_shift_matrix, shift_matrix)
 
 
 def test_shift_shortcut_fails():

@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from .validation import positive_int
 
-__all__ = ["sinusoidal_positional_encoding"]
+__all__ = ["sinusoidal_positional_encoding", "previous_token_head", "share_peaking_before"]
 
 
 def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDArray[np.float64]:
@@ -31,3 +31,25 @@ def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDA
     pe[:, 0::2] = np.sin(angles)
     pe[:, 1::2] = np.cos(angles[:, : d // 2])
     return pe
+
+
+def previous_token_head(E: NDArray[np.float64], fitted: int = 40,
+                        temperature: float = 2.0) -> NDArray[np.float64]:
+    """(T, T) softmax weights of a head whose ``W_Q W_K^T`` is fitted by least squares on positions
+    0 .. ``fitted`` - 1 to map each position's vector (row of ``E``, (T, d)) to the one before it; query i
+    scores key j by ``temperature * E[i] W E[j]``. The temperature only sharpens the rows, it moves no
+    peak."""
+    E = np.asarray(E, dtype=float)
+    if E.ndim != 2 or not 2 <= fitted <= E.shape[0]:
+        raise ValueError(f"E must be (T, d) with 2 <= fitted <= T, got shape {E.shape} and fitted={fitted}")
+    W, *_ = np.linalg.lstsq(E[1:fitted], E[:fitted - 1], rcond=None)   # (d, d): E[i] -> E[i - 1]
+    scores = temperature * E @ W @ E.T
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def share_peaking_before(weights: NDArray[np.float64], queries: NDArray[np.int_]) -> float:
+    """The share of the rows ``queries`` of (T, T) ``weights`` whose largest weight is on key i - 1."""
+    queries = np.asarray(queries)
+    return float(np.mean(np.asarray(weights)[queries].argmax(axis=-1) == queries - 1))

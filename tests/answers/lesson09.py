@@ -12,11 +12,11 @@ for b, n in enumerate(lengths):
     positions[b, T - n:] = np.arange(n)
 return mask, positions
 """,
-    # The exercise's two angle-addition formulas, with a = p * theta and b = k * theta, read row by row.
+    # The exercise's two angle-addition formulas, with a = i * theta and b = delta * theta, read row by row.
     "l09-shift-answer": """
 # sin(a + b) = sin a cos b + cos a sin b;  cos(a + b) = -sin a sin b + cos a cos b
-return np.array([[np.cos(k * theta), np.sin(k * theta)],
-                 [-np.sin(k * theta), np.cos(k * theta)]])
+return np.array([[np.cos(delta * theta), np.sin(delta * theta)],
+                 [-np.sin(delta * theta), np.cos(delta * theta)]])
 """,
     # Section 4's fill -inf and torch.softmax, then the NaN of a row with no allowed key replaced by 0.
     "l09-safe-answer": """

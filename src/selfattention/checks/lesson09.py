@@ -1,5 +1,5 @@
 """Checks for lesson 09 (positions and masks): a decoder's mask for a left-padded batch, the matrix that shifts
-a sinusoidal encoding by k positions, and masked softmax weights in PyTorch that stay finite on a row with no
+a sinusoidal encoding by delta positions, and masked softmax weights in PyTorch that stay finite on a row with no
 allowed key.
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
@@ -9,12 +9,21 @@ other named mistake (``tests/test_mistakes_lesson09.py`` feeds each one), and in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_array, check_function, code_names, learners_functions, passed
+from ._engine import (
+    ExerciseError,
+    _learner_line,
+    check_array,
+    check_function,
+    code_names,
+    learners_functions,
+    passed,
+)
 
 __all__ = ["check_decoder_inputs", "check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
@@ -115,7 +124,23 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         raise ExerciseError("decoder_inputs is not a function yet: write it in the answer cell above.")
 
     def both(lengths: np.ndarray, T: int) -> tuple[Any, Any]:
-        got = decoder_inputs(lengths, T)
+        what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
+        try:
+            got = decoder_inputs(lengths, T)
+        except ExerciseError:
+            raise
+        except Exception as exc:  # noqa: BLE001  (the learner's code crashed: say where, and why if we know)
+            text = str(exc)
+            shapes = set(re.findall(r"\((\d+),\)", text)) if "broadcast" in text else set()
+            if shapes == {str(T), str(len(lengths))}:
+                raise ExerciseError(
+                    f"decoder_inputs raised {type(exc).__name__}{_learner_line(exc)} on {what}: {text.strip()}. "
+                    f"An array over the T = {T} positions, such as np.arange(T), met one over the "
+                    f"{len(lengths)} sequences, such as T - lengths, with no axis to line them up: give the "
+                    "per-sequence one shape (batch, 1), (T - lengths)[:, None], so each sequence gets its own "
+                    "row of positions.") from None
+            raise ExerciseError(f"decoder_inputs raised {type(exc).__name__}{_learner_line(exc)} on {what}: "
+                                f"{text.strip()}") from None
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError(f"decoder_inputs returned a {type(got).__name__}; return two arrays: "
                                 "mask, positions.")
@@ -124,7 +149,11 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
                                 "swapped. Return mask (batch, T, T) first, then positions (batch, T).")
         return got[0], got[1]
 
-    check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask of decoder_inputs")
+    try:
+        check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask")
+    except ExerciseError as err:  # "the result of the mask ..." reads badly: it is the mask decoder_inputs returned
+        text = str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
+        raise ExerciseError(text) from None
     for lengths, T in _decoder_cases()[::-1]:             # T above every length first: offsets all differ
         what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
         positions = np.asarray(both(lengths.copy(), T)[1])
@@ -132,6 +161,11 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         if positions.shape != real.shape:
             raise ExerciseError(f"the positions have shape {positions.shape} on {what}; expected "
                                 f"{real.shape}: one position per token of each sequence.")
+        if positions.dtype.kind not in "iu":
+            raise ExerciseError(f"the positions hold {positions.dtype} values on {what}; positions are integers, "
+                                "indices into the encoding's rows (a float such as 2.0 cannot index a table): "
+                                "build them from integer arrays (np.arange, np.cumsum of booleans) or convert "
+                                "with .astype(int).")
         mine = np.where(real, positions, 0)                          # padding positions do not matter
         offsets = (np.arange(T)[None, :] - positions)[real]
         if offsets.size and np.all(offsets == offsets[0]) and offsets[0] != 0:
@@ -155,6 +189,18 @@ def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: 
                 break
             arr = got.detach().cpu().numpy() if hasattr(got, "detach") else np.asarray(got) if got is not None \
                 and got is not Ellipsis else None
+            if arr is not None and arr.shape == (len(lengths), 1, T):
+                raise ExerciseError(
+                    f"{'the mask decoder_inputs returned' if name == 'the mask' else name} has shape {arr.shape}, that of a padding mask alone (what sa.padding_mask returns, "
+                    f"broadcast over the queries), on lengths {lengths.tolist()} padded on the left to T = {T}: "
+                    "the causal part is missing. Combine it with the causal mask (key j <= query i), e.g. "
+                    "sa.causal_mask(T) & padding, to get one (T, T) mask per sequence, (batch, T, T).")
+            if arr is not None and arr.shape == (T, T) and len(set(lengths.tolist())) > 1:
+                raise ExerciseError(
+                    f"{'the mask decoder_inputs returned' if name == 'the mask' else name} has shape {arr.shape}: "
+                    f"one mask for the whole batch, on lengths {lengths.tolist()} padded on the left to T = {T}. "
+                    "The sequences have different numbers of padding tokens, so each needs its own (T, T) mask: "
+                    "return (batch, T, T).")
             if arr is not None and arr.dtype != bool and arr.shape == (len(lengths), T, T):
                 raise ExerciseError(
                     f"your mask holds {arr.dtype} values; a mask is boolean (True = may attend), as "
@@ -175,37 +221,40 @@ def _rotation(angle: float, *, transpose: bool = False, plus: bool = False) -> n
     return m.T if transpose else m
 
 
-def _shift_reference(k: int, theta: float) -> np.ndarray:
-    return _rotation(k * theta)
+def _shift_reference(delta: int, theta: float) -> np.ndarray:
+    return _rotation(delta * theta)
 
 
 def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
-    k, theta = case
-    c, s = np.cos(k * theta), np.sin(k * theta)
-    if k < 0:  # the positive-k cases came first and passed: |k| is the likely slip here
-        back = ("negative k is handled wrong: your matrix for k = -2 is the one for k = +2. Use k itself in the "
-                "angle, k * theta: a negative angle turns the pair back.")
+    delta, theta = case
+    c, s = np.cos(delta * theta), np.sin(delta * theta)
+    if delta < 0:  # the positive-delta cases came first and passed: |delta| is the likely slip here
+        back = ("negative delta is handled wrong: your matrix for delta = -2 is the one for delta = +2. Use delta itself in the "
+                "angle, delta * theta: a negative angle turns the pair back.")
     else:
-        back = ("your matrix moves the encoding BACK by k positions (it is the transpose of M_k). If you wrote "
-                "it for a row vector, pair @ M, as the course writes X W: that M is the transpose of M_k, which "
-                "multiplies the column, M_k @ pair; transpose it. Otherwise check the signs with sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b, "
-                "the first row giving the sine column and the second the cosine column.")
+        back = ("your matrix moves the encoding BACK by delta positions: it is [[cos, -sin], [sin, cos]] of delta theta, "
+                "the textbook rotation, which turns a column (cos, sin) forward. The course's pair is the other "
+                "way round, (sin, cos), sine first, and in that order the textbook matrix turns it backwards. "
+                "Derive the rows from sin(a + b) = sin a cos b + cos a sin b (first row, the sine) and "
+                "cos(a + b) = cos a cos b - sin a sin b (second row), coefficients of sin a first. (If you built "
+                "it for a row vector, pair @ M, as the course writes X W, that M is the transpose of M_delta, which "
+                "multiplies the column, M_delta @ pair.)")
     return {
-        "the second row follows the formula's reading order, [cos, -sin]: M_k multiplies the column "
-        "[sin(p theta), cos(p theta)], so each row holds the coefficient of sin(p theta) first, then that of "
-        "cos(p theta). For cos(a + b) = -sin a sin b + cos a cos b that is [-sin(k theta), cos(k theta)].":
+        "the second row follows the formula's reading order, [cos, -sin]: M_delta multiplies the column "
+        "[sin(i theta), cos(i theta)], so each row holds the coefficient of sin(i theta) first, then that of "
+        "cos(i theta). For cos(a + b) = -sin a sin b + cos a cos b that is [-sin(delta theta), cos(delta theta)].":
             np.array([[c, s], [c, -s]]),
-        "the rows are swapped: the first row must give sin((p + k) theta), the second cos((p + k) theta).":
+        "the rows are swapped: the first row must give sin((i + delta) theta), the second cos((i + delta) theta).":
             np.array([[-s, c], [c, s]]),
-        "sin(k theta) and cos(k theta) are swapped: in sin(a + b) = sin a cos b + cos a sin b the coefficient "
-        "of sin a (= sin(p theta)) is cos b (= cos(k theta)).": np.array([[s, c], [-c, s]]),
-        back: _rotation(k * theta, transpose=True),
+        "sin(delta theta) and cos(delta theta) are swapped: in sin(a + b) = sin a cos b + cos a sin b the coefficient "
+        "of sin a (= sin(i theta)) is cos b (= cos(delta theta)).": np.array([[s, c], [-c, s]]),
+        back: _rotation(delta * theta, transpose=True),
     } | {
         "a sign is wrong: cos(a + b) = cos a cos b - sin a sin b, with a minus, so the second row is "
-        "[-sin(k theta), cos(k theta)].": _rotation(k * theta, plus=True),
-        "the angle is k, not k * theta: the pair turns by theta per position, so k positions turn it by "
-        "k * theta.": _rotation(float(k)),
-        "the angle is theta, whatever k is: k positions turn the pair by k * theta.": _rotation(theta),
+        "[-sin(delta theta), cos(delta theta)].": _rotation(delta * theta, plus=True),
+        "the angle is delta, not delta * theta: the pair turns by theta per position, so delta positions turn it by "
+        "delta * theta.": _rotation(float(delta)),
+        "the angle is theta, whatever delta is: delta positions turn the pair by delta * theta.": _rotation(theta),
     }
 
 
@@ -218,16 +267,16 @@ def _shift_cases() -> list[tuple[int, float]]:
 # numerical solve or the package's encoding, and tries theta = 0, where every position has the same pair and no
 # matrix can be solved from them, while the closed form gives the identity.
 _SOLVERS = {"inv", "pinv", "lstsq", "tensorinv", "tensorsolve"}
-FITTED = ("shift_matrix fits M_k numerically from the encodings at two positions ({}): that finds numbers, it "
-          "does not derive M_k, and it breaks where the pairs do not move (theta = 0). Write the entries from "
-          "the two angle-addition formulas, in cos(k theta) and sin(k theta).")
-STILL_PAIR = ("for theta = 0 (a pair that never turns: every position has the same pair) shift_matrix {}; M_k "
+FITTED = ("shift_matrix fits M_delta numerically from the encodings at two positions ({}): that finds numbers, it "
+          "does not derive M_delta, and it breaks where the pairs do not move (theta = 0). Write the entries from "
+          "the two angle-addition formulas, in cos(delta theta) and sin(delta theta).")
+STILL_PAIR = ("for theta = 0 (a pair that never turns: every position has the same pair) shift_matrix {}; M_delta "
               "must be the identity there. A matrix solved from the pairs at two positions does not exist when "
               "the two pairs are equal: derive the entries from the angle-addition formulas instead.")
 
 
 def fits_numerically(shift_matrix: Callable[..., Any]) -> str | None:
-    """The solver or encoding that ``shift_matrix`` (or a helper of the learner's it calls) uses to fit M_k from
+    """The solver or encoding that ``shift_matrix`` (or a helper of the learner's it calls) uses to fit M_delta from
     encodings, or None when it uses none."""
     for f in learners_functions(shift_matrix):
         code = getattr(f, "__code__", None)
@@ -241,25 +290,39 @@ def fits_numerically(shift_matrix: Callable[..., Any]) -> str | None:
 
 
 def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
-    """Exercise 2: the 2x2 matrix M_k with [sin((p+k)w), cos((p+k)w)] = M_k [sin(pw), cos(pw)] for every p, for
+    """Exercise 2: the 2x2 matrix M_delta with [sin((i+delta)w), cos((i+delta)w)] = M_delta [sin(i w), cos(i w)] for every i, for
     any frequency w, 0 included; derived, not fitted from encodings."""
     if callable(shift_matrix) and (used := fits_numerically(shift_matrix)):
         raise ExerciseError(FITTED.format(used))
     check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
-                   describe=lambda c: f"k = {c[0]}, theta = {c[1]:.4g}")
-    k, theta = 5, 0.3
+                   describe=lambda c: f"delta = {c[0]}, theta = {c[1]:.4g}")
+    delta, theta = 5, 0.3
     pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
-    moved = pairs[:-k] @ np.asarray(shift_matrix(k, theta), dtype=float).T
-    check_array(moved, pairs[k:], "M_k applied to the pairs of positions 0..14 (k = 5, theta = 0.3)")
+    moved = pairs[:-delta] @ np.asarray(shift_matrix(delta, theta), dtype=float).T
+    check_array(moved, pairs[delta:], "M_delta applied to the pairs of positions 0..14 (delta = 5, theta = 0.3)")
     try:
         with np.errstate(all="ignore"):
             still = np.asarray(shift_matrix(3, 0.0), dtype=float)
     except Exception as exc:  # noqa: BLE001  (a solve on equal pairs raises; say so in words)
         raise ExerciseError(STILL_PAIR.format(f"raised {type(exc).__name__}")) from None
     if still.shape != (2, 2) or not np.all(np.isfinite(still)) or not np.allclose(still, np.eye(2)):
-        raise ExerciseError(STILL_PAIR.format(f"returned {np.round(still, 3).tolist()} for k = 3"))
-    passed("M_k moves every position's (sine, cosine) pair k positions on, the same matrix for every p and "
-           "every frequency, theta = 0 included.")
+        raise ExerciseError(STILL_PAIR.format(f"returned {np.round(still, 3).tolist()} for delta = 3"))
+    with np.errstate(all="ignore"):
+        try:
+            flip = np.asarray(shift_matrix(3, np.pi), dtype=float)
+        except Exception as exc:  # noqa: BLE001
+            flip = None
+            how = f"raised {type(exc).__name__}"
+    if flip is not None:
+        how = f"returned {np.round(flip, 3).tolist()}"
+    if flip is None or flip.shape != (2, 2) or not np.allclose(flip, -np.eye(2), atol=1e-9):
+        raise ExerciseError(
+            f"for delta = 3, theta = pi shift_matrix {how}; M_delta must be -I there: three half turns flip "
+            "every pair, (sin, cos) -> (-sin, -cos). At theta = pi every position's pair is (0, 1) or (0, -1), "
+            "all on one line, so no matrix can be solved from encodings at two positions; the closed form in "
+            "cos(delta theta) and sin(delta theta) gives -I.")
+    passed("M_delta moves every position's (sine, cosine) pair delta positions on, the same matrix for every i and "
+           "every frequency, theta = 0 and theta = pi included.")
 
 
 # ---------------------------------------------------------------- exercise 3: safe masked weights

@@ -34,9 +34,10 @@ def _array(x: ArrayLike, name: str, ndim: int) -> np.ndarray:
 
 def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int] = (0, 2, 4),
                  positions: int = 12) -> Figure:
-    """Draw a (T, d_model) positional encoding: on the left one row per column, one column per position p, -1
+    """Draw a (T, d_model) positional encoding: on the left one row per column, one column per position i, -1
     to 1; on the right, for each pair c in ``pairs``, the points (sine column 2c, cosine column 2c+1) of the
-    first ``positions`` positions, which lie on the unit circle (a clock hand per pair), p = 0 marked.
+    first ``positions`` positions as unjoined markers, which lie on the unit circle (a clock hand per pair),
+    i = 0 marked.
 
     Returns the figure (11 x 4.6 inches, one colour bar).
     """
@@ -47,22 +48,22 @@ def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int
         fig, (ax, clock) = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained",
                                         gridspec_kw={"width_ratios": [1.5, 1]})
         image = ax.imshow(pe.T, cmap="RdBu", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        ax.set_xlabel("position p")
+        ax.set_xlabel("position i")
         ax.set_ylabel("column (2c sine, 2c+1 cosine)")
         ax.set_title(title or f"{pe.shape[0]} positions, d_model = {pe.shape[1]}")
         fig.colorbar(image, ax=ax, label="value", pad=0.01)
         turn = np.linspace(0, 2 * np.pi, 200)
         clock.plot(np.sin(turn), np.cos(turn), color="0.8", lw=1)
         for c in pairs:
-            clock.plot(pe[:n, 2 * c], pe[:n, 2 * c + 1], "o-", lw=1, ms=7, alpha=0.8, label=f"pair c = {c}")
+            clock.plot(pe[:n, 2 * c], pe[:n, 2 * c + 1], "o", ms=7, alpha=0.8, label=f"pair c = {c}")
         for p in range(1, min(n, 4)):                  # pair 0 turns by 1 radian: number its first steps
             x, y = pe[p, 0], pe[p, 1]
             clock.annotate(str(p), (x, y), xytext=(1.12 * x - 0.05, 1.12 * y - 0.05), fontsize=FONT)
         clock.plot(pe[0, 0], pe[0, 1], "ks", ms=10)
-        clock.annotate("p = 0", (pe[0, 0], pe[0, 1]), xytext=(0.15, 1.12), fontsize=FONT)
+        clock.annotate("i = 0", (pe[0, 0], pe[0, 1]), xytext=(0.15, 1.12), fontsize=FONT)
         clock.set_xlabel("sine column 2c")
         clock.set_ylabel("cosine column 2c+1")
-        clock.set_title(f"p = 0 to {n - 1}: each pair turns\n(labels 1, 2, 3: pair 0 only)")
+        clock.set_title(f"i = 0 to {n - 1}: each pair turns\n(labels 1, 2, 3: pair 0 only)")
         clock.set_aspect("equal")
         clock.set_xlim(-1.25, 1.25)
         clock.set_ylim(-1.25, 1.35)
@@ -146,6 +147,6 @@ def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: 
         ax.text(w.shape[1] - 1, fitted + 1.5, "not fitted below", color="tab:red", ha="right", va="top")
         ax.set_title(title)
         ax.set_xlabel("key position j")
-        ax.set_ylabel("query position p" if i == 0 else "")
+        ax.set_ylabel("query position i" if i == 0 else "")
 
     return _side_by_side(matrices, titles, draw)

@@ -18,7 +18,7 @@ from ..core import softmax
 from ..plots import masks as mask_plots
 from . import show
 
-__all__ = ["FILLS", "example_masks", "masked_weights", "mask_explorer"]
+__all__ = ["FILLS", "example_masks", "masked_weights", "mask_explorer", "token_labels"]
 
 #: How the masked scores are filled, and which softmax then runs.
 FILLS = ("-inf, then torch.softmax", "-1e9, then torch.softmax", "-inf, then sa.softmax",
@@ -63,12 +63,21 @@ def masked_weights(scores: ArrayLike, mask: ArrayLike | None, fill: str) -> np.n
     return torch.softmax(filled, dim=-1).numpy()
 
 
+def token_labels(labels: Sequence[str], mask: ArrayLike | None) -> list[str]:
+    """``labels`` with "<pad>" for every token that ``mask`` hides from every query (a padding key)."""
+    if mask is None:
+        return list(labels)
+    hidden = ~np.asarray(mask, dtype=bool).any(axis=0)
+    return ["<pad>" if hidden[j] else str(label) for j, label in enumerate(labels)]
+
+
 def mask_explorer(scores: ArrayLike, labels: Sequence[str],
                   masks: Mapping[str, ArrayLike | None] | None = None, *, mask: str | None = None,
                   fill: str = FILLS[0]) -> ipywidgets.interactive:
     """A widget showing softmax weights of (T, T) ``scores`` (labels: the T tokens) under the masks of
     ``masks`` (name -> (T, T) boolean array or None; by default :func:`example_masks` with 2 padding tokens),
-    with the fills of :data:`FILLS`. Prints how many weights are exactly 0 and how many rows are NaN. Returns
+    with the fills of :data:`FILLS`; a token that the chosen mask hides from every query is labelled
+    "<pad>". Prints how many weights are exactly 0 and how many rows are NaN. Returns
     the widget (display it, or leave it last in a cell)."""
     s = np.asarray(scores, dtype=float)
     if s.ndim != 2 or s.shape[0] != s.shape[1] or len(labels) != s.shape[0]:
@@ -89,6 +98,9 @@ def mask_explorer(scores: ArrayLike, labels: Sequence[str],
 
     def update(mask: str, fill: str) -> None:
         w = masked_weights(s, masks[mask], fill)
+        names = token_labels(labels, masks[mask])
+        ax.set_yticks(range(T), names)
+        ax.set_xticks(range(T), names, rotation=45, ha="right")
         ax.images[0].set_data(np.ma.masked_invalid(w))
         mask_plots.set_weight_texts(texts, w)
         ax.set_title(f"mask: {mask}; fill: {fill}", fontsize=mask_plots.FONT)
