@@ -16,7 +16,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_split_merge
+from selfattention.checks import check_head2_sharpen, check_mha_layer, check_mixing_W_O
 
 # ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
 # Head 2 of the worked example: the raw scores of "apple", q_apple . k_j (the lesson prints Q, K, weights).
@@ -133,95 +133,131 @@ def test_head2_blank_is_told_to_answer():
     assert "c_phones" in _message(lambda a: check_head2_sharpen(*a), (SCORES, None))
 
 
-# ---------------------------------------------------------------- exercise 2: split and merge heads
-def _split(Y, h):
-    B, T, d_model = Y.shape
-    return Y.reshape(B, T, h, d_model // h).transpose(0, 2, 1, 3)
+# ---------------------------------------------------------------- exercise 2: the whole layer, batched
+def _learner(slip=""):
+    """mha_forward as a learner writes it, with one slip (named by ``slip``) or none."""
+
+    def mha_forward(X, W_in, b_in, W_out, b_out, pad, h):
+        B, T, d = X.shape
+        d_k = d // h
+        blocks = [W_in[i * d:(i + 1) * d] for i in range(3)]
+        biases = [b_in[i * d:(i + 1) * d] for i in range(3)]
+        if slip == "order KQV":
+            blocks, biases = [blocks[1], blocks[0], blocks[2]], [biases[1], biases[0], biases[2]]
+        if slip == "order VKQ":
+            blocks, biases = blocks[::-1], biases[::-1]
+        if slip == "x @ W":
+            blocks = [W.T for W in blocks]
+        if slip in ("no in bias", "no biases"):
+            biases = [0.0, 0.0, 0.0]
+        Q, K, V = (X @ W.T + b for W, b in zip(blocks, biases, strict=True))
+        if slip == "reshape without transpose":
+            Q, K, V = (Y.reshape(B, h, T, d_k) for Y in (Q, K, V))
+        else:
+            Q, K, V = (Y.reshape(B, T, h, d_k).transpose(0, 2, 1, 3) for Y in (Q, K, V))
+        S = Q @ K.transpose(0, 1, 3, 2)
+        if slip != "no sqrt(d_k)":
+            S = S / (d_k if slip == "divided by d_k" else np.sqrt(d_k))
+        if slip == "mask not broadcast over heads":
+            S = np.where(pad[:, None, :], -np.inf, S)
+        elif slip == "mask on queries":
+            S = np.where(pad[:, None, :, None], -1e9, S)
+        elif slip != "no mask":
+            S = np.where(pad[:, None, None, :], -np.inf, S)
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        Z = A / A.sum(axis=-1, keepdims=True) @ V
+        Z = Z.reshape(B, T, d) if slip == "merge without transpose" else Z.transpose(0, 2, 1, 3).reshape(B, T, d)
+        if slip == "W_O missing":
+            return Z
+        out = Z @ (W_out if slip == "W_O transposed" else W_out.T)
+        return out if slip in ("no out bias", "no biases") else out + b_out
+
+    return mha_forward
 
 
-def _merge(Z):
-    B, h, T, d_k = Z.shape
-    return Z.transpose(0, 2, 1, 3).reshape(B, T, h * d_k)
-
-
-SPLIT = {
-    "no transpose": "reshaped straight to (B, h, T, d_k), without the transpose",
-    "interleaved": "head i got every h-th column",
-    "reversed heads": "the heads are in reverse order",
-    "reshape only": "not the transpose that makes the head axis 1",
-    "head first": "the batch axis must stay axis 0",
-    "d_k and h swapped": "the reshape was (B, T, d_k, h)",
-    "3-D transpose": "transpose takes 4",
-    "typed sizes": "rather than typing numbers",
-    "in place": "changed its input Y in place",
-    "merge no transpose": "without transposing back",
-    "merge interleaved": "interleaves the heads' features",
-    "merge no reshape": "not the reshape that joins",
-    "merge not inverse": "it is not the inverse of split_heads",
+LAYER = {
+    "order KQV": "read in the order KQV",
+    "order VKQ": "read in the order VKQ",
+    "x @ W": "multiply by the stored block itself (X @ W)",
+    "reshape without transpose": "split by a reshape straight to (B, h, T, d_k)",
+    "merge without transpose": "merged by a reshape of (B, h, T, d_k) straight",
+    "no sqrt(d_k)": "not divided by sqrt(d_k)",
+    "divided by d_k": "divided by d_k instead of sqrt(d_k)",
+    "no mask": "the padding mask is not applied",
+    "mask not broadcast over heads": "the mask needs the shape (B, 1, 1, T)",
+    "mask on queries": "applied to the queries (the rows of the scores) instead of the keys",
+    "W_O transposed": "W_O is applied as stored, Z @ W_out",
+    "W_O missing": "W_O is missing",
+    "no in bias": "the in_proj bias is left out",
+    "no out bias": "the out_proj bias is left out",
+    "no biases": "both biases are left out",
 }
 
 
-def _in_place(Y, h):
-    Y *= 1.0
-    Y[0, 0, 0] += 1.0
-    return _split(Y, h)
+def _layer_hidden(fn):
+    return hidden_test_passes("07_multi_head_attention", "l07-split-test", mha_forward=fn)
 
 
-SPLIT_WRONG = {
-    "no transpose": (lambda Y, h: Y.reshape(Y.shape[0], h, Y.shape[1], -1), _merge),
-    "interleaved": (lambda Y, h: Y.reshape(*Y.shape[:2], -1, h).transpose(0, 3, 1, 2), _merge),
-    "reversed heads": (lambda Y, h: _split(Y, h)[:, ::-1], _merge),
-    "reshape only": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1), _merge),
-    "head first": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(2, 0, 1, 3), _merge),
-    "d_k and h swapped": (lambda Y, h: Y.reshape(*Y.shape[:2], -1, h).transpose(0, 2, 1, 3), _merge),
-    "3-D transpose": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(1, 0, 2), _merge),   # as in 3-D
-    "typed sizes": (lambda Y, h: Y.reshape(2, 3, 4, 5).transpose(0, 2, 1, 3), _merge),
-    "in place": (_in_place, _merge),
-    "merge no transpose": (_split, lambda Z: Z.reshape(Z.shape[0], Z.shape[2], -1)),
-    "merge interleaved": (_split, lambda Z: Z.transpose(0, 2, 3, 1).reshape(Z.shape[0], Z.shape[2], -1)),
-    "merge no reshape": (_split, lambda Z: Z.transpose(0, 2, 1, 3)),
-    "merge not inverse": (_split, lambda Z: Z.transpose(0, 2, 1, 3).reshape(Z.shape[0], Z.shape[2], -1) * 2),
-}
+@pytest.mark.parametrize("key", sorted(LAYER))
+def test_layer_mistake_is_named(key):
+    _names_only(_message(check_mha_layer, _learner(key)), key, LAYER)
+    try:
+        assert not _layer_hidden(_learner(key))
+    except ValueError:               # a mask that cannot broadcast raises in the hidden test too
+        assert key == "mask not broadcast over heads"
 
 
-def _split_hidden(split_heads, merge_heads):
-    return hidden_test_passes("07_multi_head_attention", "l07-split-test", split_heads=split_heads,
-                              merge_heads=merge_heads)
-
-
-@pytest.mark.parametrize("key", sorted(SPLIT))
-def test_split_mistake_is_named(key):
-    _names_only(_message(lambda a: check_split_merge(*a), SPLIT_WRONG[key]), key, SPLIT)
-    if key != "in place":           # changing Y in place is refused by the check; the split itself is right
-        try:
-            assert not _split_hidden(*SPLIT_WRONG[key])
-        except ValueError:          # the 3-D transpose and typed sizes raise in the hidden test too
-            pass
-
-
-def test_split_right_answers_pass(capsys):
+def test_layer_right_answers_pass(capsys):
     import torch
 
-    def split_torch(Y, h):             # PyTorch: view and transpose, returned as a tensor
-        t = torch.as_tensor(Y)
-        return t.view(t.shape[0], t.shape[1], h, -1).transpose(1, 2)
+    def torch_layer(X, W_in, b_in, W_out, b_out, pad, h):   # PyTorch tensors, chunk and masked_fill
+        X, W_in, b_in, W_out, b_out, pad = map(torch.as_tensor, (X, W_in, b_in, W_out, b_out, pad))
+        B, T, d = X.shape
+        q, k, v = (X @ W_in.T + b_in).chunk(3, dim=-1)
+        q, k, v = (y.view(B, T, h, -1).transpose(1, 2) for y in (q, k, v))
+        s = (q @ k.transpose(-2, -1) / (d // h) ** 0.5).masked_fill(pad[:, None, None, :], float("-inf"))
+        return (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T, d) @ W_out.T + b_out
 
-    def merge_loop(Z):                  # the heads' blocks side by side, token by token
-        return np.concatenate([Z[:, i] for i in range(Z.shape[1])], axis=-1)
-
-    for answer in ((_split, _merge), (split_torch, merge_loop),
-                   (lambda Y, h: np.swapaxes(Y.reshape(*Y.shape[:-1], h, -1), 1, 2), merge_loop)):
-        _right_answer_passes(lambda a: check_split_merge(*a), answer, capsys)
-        assert _split_hidden(*answer)
+    for answer in (_learner(), torch_layer):
+        _right_answer_passes(check_mha_layer, answer, capsys)
+        assert _layer_hidden(answer)
 
 
-def test_split_blank_is_told_to_answer():
-    assert "not a function yet" in _message(lambda a: check_split_merge(*a), (None, None))
+def test_layer_ready_made_fails_the_check_and_the_hidden_test():
+    import torch
 
-    def stub(Y, h):
+    from selfattention.checks.lesson07 import ReadyMadeCalled
+
+    def ready_made(X, W_in, b_in, W_out, b_out, pad, h):
+        mha = torch.nn.MultiheadAttention(X.shape[-1], h, batch_first=True, dtype=torch.float64)
+        x = torch.as_tensor(X)
+        return mha(x, x, x, key_padding_mask=torch.as_tensor(pad))[0]
+
+    def functional(X, W_in, b_in, W_out, b_out, pad, h):
+        x = torch.as_tensor(X).transpose(0, 1)
+        return torch.nn.functional.multi_head_attention_forward(
+            x, x, x, X.shape[-1], h, torch.as_tensor(W_in), torch.as_tensor(b_in), None, None, False, 0.0,
+            torch.as_tensor(W_out), torch.as_tensor(b_out), key_padding_mask=torch.as_tensor(pad))[0].transpose(0, 1)
+
+    for shortcut in (ready_made, functional):
+        assert "called a ready-made attention" in _message(check_mha_layer, shortcut)
+        with pytest.raises(ReadyMadeCalled):
+            _layer_hidden(shortcut)
+
+
+def test_layer_blank_and_in_place_are_told():
+    assert "not a function yet" in _message(check_mha_layer, None)
+
+    def stub(*args):
         raise NotImplementedError
 
-    assert "still raises NotImplementedError" in _message(lambda a: check_split_merge(*a), (stub, _merge))
+    assert "still raises NotImplementedError" in _message(check_mha_layer, stub)
+
+    def in_place(X, W_in, b_in, W_out, b_out, pad, h):
+        X -= X.mean()
+        return _learner()(X, W_in, b_in, W_out, b_out, pad, h)
+
+    assert "changed one of its inputs in place" in _message(check_mha_layer, in_place)
 
 
 # ---------------------------------------------------------------- exercise 3: a W_O that routes the heads
