@@ -274,11 +274,11 @@ def _route(**entries):
 
 
 MIX = {
-    "transposed": "(out, in) order",
+    "transposed": "Its transpose would be right",
     "identity": "change with head 2's fruit feature",
     "fruit and tech": "change with head 2's fruit feature",
     "fruit, not tech": "read head 2's fruit feature",
-    "transposed, tech into output 2": "(out, in) order",
+    "transposed, tech into output 2": "Its transpose would be right",
     "head 2 in 0-1": "output features 0-1 change with head 2's output",
     "head 1 scaled": "are not head 1's output unchanged",
     "head 1 in 2-3": "change when head 1's output changes",
@@ -311,11 +311,21 @@ def test_mixing_mistake_is_named(key):
                                   can_recover_fruit=False)
 
 
-def test_mixing_a_transposed_design_names_the_order_and_the_leak():
-    """A right design written (out, in): the order is named, then what it does as written (row 2 leaks)."""
+def test_mixing_a_transposed_design_leads_with_what_it_does():
+    """A right design written (out, in): the message opens with what the matrix does as written (row 2 leaks
+    fruit), then says that its transpose would be right."""
     text = _message(check_mixing_W_O, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]])
-    assert "(out, in) order" in text and "rows of W_O are the inputs" in text
+    assert text.startswith("W_O_mix is not right yet: output features 2-3 read head 2's fruit feature")
+    assert text.index("row 2 of W_O") < text.index("Its transpose would be right")
+    assert "rows of W_O are the inputs" in text
     assert "row 2 of W_O" in _message(check_mixing_W_O, _route(r2c3=1.0))
+
+
+def test_mixing_a_near_zero_fruit_row_gets_a_rank_that_agrees(capsys):
+    """A fruit entry of 1e-9 counts as 0 for the check, and for the rank it reports."""
+    W = np.diag([1.0, 1.0, 1e-9, 1.0])
+    check_mixing_W_O(W, False)
+    assert "rank 3" in capsys.readouterr().out
 
 
 def test_mixing_a_leak_that_is_no_transpose_never_says_transpose():

@@ -172,15 +172,16 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
                        "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
         return out
 
-    # A right design written in (out, in) order: the order is named first, then what it does as written.
+    # What the matrix does comes first; that its transpose would be right is a fact about it, said after.
     wrong = problems(W)
     if wrong and not problems(W.T):
-        raise ExerciseError(f"W_O_mix is not right yet, but its transpose is: it reads as written in (out, in) order. In "
-                            f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head "
-                            f"features) and the columns the outputs; as written, {wrong[0]}")
+        raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]} Its transpose would be right: in "
+                            f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head features) "
+                            f"and the columns the outputs, so a design written as (output, input) must be "
+                            f"transposed.")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
-    rank = int(np.linalg.matrix_rank(W))
+    rank = int(np.linalg.matrix_rank(W, tol=1e-6))   # entries within 1e-8 of 0 count as 0 above: here too
     if not isinstance(can_recover_fruit, bool | np.bool_):
         raise ExerciseError(f"W_O_mix is right; can_recover_fruit is {can_recover_fruit!r}: answer True or "
                             f"False.")
