@@ -38,8 +38,8 @@ def test_the_lesson_prints_no_answer_of_exercise_1():
                 assert "2.979" not in line and "2.98" not in line, line
 
 
-def _head2(c, scores=SCORES):
-    return check_head2_sharpen(scores, c)
+def _head2(c, scores=SCORES, predicted=True):
+    return check_head2_sharpen(scores, c, predicted)
 
 
 SCORE_MISTAKES = {
@@ -72,7 +72,8 @@ def test_head2_score_mistake_is_named(key):
     text = _message(lambda s: _head2(RIGHT_C, s), SCORES_WRONG[key])
     _names_only(text, key, SCORE_MISTAKES)
     assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
-                                  apple_scores_2=SCORES_WRONG[key], c_phones=RIGHT_C)
+                                  apple_scores_2=SCORES_WRONG[key], c_phones=RIGHT_C,
+                                  more_than_estimate=True)
 
 
 def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
@@ -107,7 +108,7 @@ def test_head2_right_answers_pass(capsys):
     """Typed to two decimals, or found exactly (float or one-element array)."""
     _right_answer_passes(_head2, 2.98, capsys)
     near = np.array(SCORES) + 0.004                 # scores computed exactly, or nearly
-    _right_answer_passes(lambda c: check_head2_sharpen(near, c), np.array([RIGHT_C]), capsys)
+    _right_answer_passes(lambda c: check_head2_sharpen(near, c, np.bool_(True)), np.array([RIGHT_C]), capsys)
 
 
 def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
@@ -115,9 +116,9 @@ def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
     for c in (3.0, 2.82):
         assert "Correct" not in _message(_head2, c)
         assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
-                                      apple_scores_2=SCORES, c_phones=c)
+                                      apple_scores_2=SCORES, c_phones=c, more_than_estimate=True)
     assert hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
-                              c_phones=2.98)
+                              c_phones=2.98, more_than_estimate=True)
 
 
 def test_head2_c_rounded_down_is_too_small():
@@ -125,7 +126,18 @@ def test_head2_c_rounded_down_is_too_small():
     refuse it."""
     assert "not above 0.9" in _message(_head2, 2.97)
     assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
-                                  c_phones=2.97)
+                                  c_phones=2.97, more_than_estimate=True)
+
+
+def test_head2_a_wrong_prediction_is_explained_from_c():
+    """The prediction is graded after c: False is refused with the learner's own c against the estimate, by the
+    check and by the hidden test; a blank is told to answer."""
+    text = _message(lambda p: _head2(2.98, predicted=p), False)
+    assert "more_than_estimate is not" in text and "2.979 is above the two-term estimate 2.825" in text
+    assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
+                                  c_phones=2.98, more_than_estimate=False)
+    assert "answer True or False" in _message(lambda p: _head2(2.98, predicted=p), None)
+    assert "answer True or False" in _message(lambda p: _head2(2.98, predicted=p), "yes")
 
 
 def test_head2_blank_is_told_to_answer():
@@ -150,6 +162,8 @@ def _learner(slip=""):
             blocks = [W.T for W in blocks]
         if slip in ("no in bias", "no biases"):
             biases = [0.0, 0.0, 0.0]
+        if slip == "bias on queries only":
+            biases = [biases[0], 0.0, 0.0]
         Q, K, V = (X @ W.T + b for W, b in zip(blocks, biases, strict=True))
         if slip == "reshape without transpose":
             Q, K, V = (Y.reshape(B, h, T, d_k) for Y in (Q, K, V))
@@ -164,13 +178,16 @@ def _learner(slip=""):
             S = np.where(pad[:, None, :, None], -1e9, S)
         elif slip != "no mask":
             S = np.where(pad[:, None, None, :], -np.inf, S)
-        A = np.exp(S - S.max(axis=-1, keepdims=True))
-        Z = A / A.sum(axis=-1, keepdims=True) @ V
+        axis = -2 if slip == "softmax over queries" else -1
+        with np.errstate(invalid="ignore"):                              # a column of -inf: weights 0
+            A = np.exp(S - S.max(axis=axis, keepdims=True))
+            Z = np.nan_to_num(A / A.sum(axis=axis, keepdims=True)) @ V
         Z = Z.reshape(B, T, d) if slip == "merge without transpose" else Z.transpose(0, 2, 1, 3).reshape(B, T, d)
         if slip == "W_O missing":
             return Z
         out = Z @ (W_out if slip == "W_O transposed" else W_out.T)
-        return out if slip in ("no out bias", "no biases") else out + b_out
+        out = out if slip in ("no out bias", "no biases") else out + b_out
+        return (out, A) if slip == "returns the weights too" else out
 
     return mha_forward
 
@@ -191,6 +208,9 @@ LAYER = {
     "no in bias": "the in_proj bias is left out",
     "no out bias": "the out_proj bias is left out",
     "no biases": "both biases are left out",
+    "bias on queries only": "the in_proj bias is added to the queries only",
+    "softmax over queries": "the softmax runs down the columns",
+    "returns the weights too": "returned a tuple of 2",
 }
 
 

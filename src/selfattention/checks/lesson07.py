@@ -94,8 +94,9 @@ def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
     }
 
 
-def check_head2_sharpen(apple_scores_2: Any, c_phones: Any) -> None:
-    """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
+def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: Any = None) -> None:
+    """Exercise 1: the prediction ``more_than_estimate`` (True: the keys of "I" and "love" push c above the
+    two-term estimate sqrt(2) ln 9 / (s_phones - s_apple), checked after c), head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
     smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979,
     and giving a weight above 0.9: 2.98, not 2.97)."""
     right_s, score_mistakes = _head2_score_mistakes()
@@ -124,6 +125,14 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any) -> None:
                             f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
                             f"exp(c s_j / sqrt(2)) over the four raw scores s_j; it grows with c.")
     approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
+    if not isinstance(more_than_estimate, bool | np.bool_):
+        raise ExerciseError(f"apple_scores_2 and c_phones are right; more_than_estimate is "
+                            f"{more_than_estimate!r}: answer True or False, as you predicted.")
+    if not more_than_estimate:
+        raise ExerciseError(f"apple_scores_2 and c_phones are right, but more_than_estimate is not: your own "
+                            f"c = {right_c:.3f} is above the two-term estimate {approx:.3f}. The keys of \"I\" "
+                            f"and \"love\" add exp(c s_j / sqrt(2)) to the softmax's sum at every c, so "
+                            f"\"phones\" gets less than with two terms, and c must grow further.")
     passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
            f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
            f"alone would give c = {approx:.3f}; the keys of \"I\" and \"love\" ask for a little more. A head "
@@ -240,12 +249,13 @@ def layer_case(B: int, T: int, h: int, d_k: int, padded: tuple[int, ...], seed: 
 def _layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray, b_out: np.ndarray,
            pad: np.ndarray, h: int, order: tuple[int, int, int] = (0, 1, 2), in_T: bool = True,
            split: str = "right", divisor: str = "sqrt d_k", mask: str = "keys", out: str = "right",
-           in_bias: bool = True, out_bias: bool = True) -> np.ndarray:
+           in_bias: bool | tuple[bool, bool, bool] = True, out_bias: bool = True, axis: int = -1) -> np.ndarray:
     """The layer, one head at a time (a loop over heads), with one mistake chosen by the keywords."""
     B, T, d = X.shape
     d_k = d // h
     W = [W_in[i * d:(i + 1) * d] for i in order]
-    b = [b_in[i * d:(i + 1) * d] * in_bias for i in order]
+    kept = in_bias if isinstance(in_bias, tuple) else (in_bias,) * 3      # which of q, k, v get their bias
+    b = [b_in[i * d:(i + 1) * d] * keep for i, keep in zip(order, kept, strict=True)]
     q, k, v = (X @ (Wi.T if in_T else Wi) + bi for Wi, bi in zip(W, b, strict=True))
 
     def head(Y: np.ndarray, i: int) -> np.ndarray:       # head i's (B, T, d_k) block
@@ -266,8 +276,8 @@ def _layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray,
                 s = np.where(pad[:, :, None], -np.inf, s)
             elif mask == "queries, finite":
                 s = np.where(pad[:, :, None], -1e9, s)
-            e = np.exp(s - s.max(axis=-1, keepdims=True))
-            heads.append(e / e.sum(axis=-1, keepdims=True) @ head(v, i))
+            e = np.exp(s - s.max(axis=axis, keepdims=True))
+            heads.append(e / e.sum(axis=axis, keepdims=True) @ head(v, i))
     Z = np.stack(heads, axis=2)                                            # (B, T, h, d_k)
     Z = Z.transpose(0, 2, 1, 3).reshape(B, T, d) if split == "no transpose back" else Z.reshape(B, T, d)
     if out == "missing":
@@ -309,7 +319,14 @@ _LAYER_MISTAKES: list[tuple[str, dict[str, Any]]] = [
     ("the out_proj bias is left out: the output is Z @ W_out.T + b_out", {"out_bias": False}),
     ("both biases are left out: add b_in's blocks to the projections and b_out to the output",
      {"in_bias": False, "out_bias": False}),
-]
+    ("the softmax runs down the columns (over the queries, axis -2); each query's weights over the keys must "
+     "sum to 1: softmax along the last axis", {"axis": -2}),
+] + [
+    (f"the in_proj bias is added to the {' and '.join(n for n, k in zip(('queries', 'keys', 'values'), kept, strict=True) if k)} "
+     f"only: b_in[:d_model] goes to the queries, b_in[d_model:2*d_model] to the keys, b_in[2*d_model:] to the "
+     f"values", {"in_bias": kept})
+    for kept in ((True, False, False), (False, True, False), (False, False, True), (True, True, False),
+                 (True, False, True), (False, True, True))]
 
 
 def _as_array(got: Any, name: str) -> np.ndarray:
@@ -367,7 +384,17 @@ def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> 
                             "X, the weights and pad as they were.")
     if got is None:
         raise ExerciseError("mha_forward returned None: return the (B, T, d_model) output.")
+    if isinstance(got, tuple):
+        raise ExerciseError(f"mha_forward returned a tuple of {len(got)}: return only the (B, T, d_model) "
+                            f"output (PyTorch's layer also returns the weights; this exercise does not).")
     return _as_array(got, "mha_forward's output")
+
+
+def _same(got: np.ndarray, slip: np.ndarray) -> bool:
+    """Whether ``got`` is the output of that slip: equal wherever the slip's output is a number (where a whole
+    row of scores is -inf its softmax is undefined, and a softmax may give NaN, 0 or uniform weights there)."""
+    finite = np.isfinite(slip)
+    return bool(finite.any()) and np.allclose(got[finite], slip[finite], atol=1e-6)
 
 
 def check_mha_layer(mha_forward: Any) -> None:
@@ -392,8 +419,7 @@ def check_mha_layer(mha_forward: Any) -> None:
                                 f"d_model) = {right.shape}{hint}.")
         if np.allclose(got, right, atol=1e-6):
             continue
-        why = next((text for text, kw in _LAYER_MISTAKES
-                    if np.allclose(got, _layer(*case, h, **kw), atol=1e-6, equal_nan=True)), None)
+        why = next((text for text, kw in _LAYER_MISTAKES if _same(got, _layer(*case, h, **kw))), None)
         if why is None:
             ok = np.isclose(got, right, atol=1e-6).all(axis=(1, 2))
             padded_seq = case[5].any(axis=1)
