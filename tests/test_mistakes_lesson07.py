@@ -130,8 +130,8 @@ def test_head2_c_rounded_down_is_too_small():
 
 
 def test_head2_a_wrong_prediction_is_explained_from_c():
-    """The prediction is graded after c: False is refused with the learner's own c against the estimate, by the
-    check and by the hidden test; a blank is told to answer."""
+    """The prediction is graded after c: False is refused with the learner's own c against the estimate, by
+    the check and by the hidden test; a blank is told to answer."""
     text = _message(lambda p: _head2(2.98, predicted=p), False)
     assert "more_than_estimate is not" in text and "2.979 is above the two-term estimate 2.825" in text
     assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
@@ -182,7 +182,9 @@ def _learner(slip=""):
         with np.errstate(invalid="ignore"):                              # a column of -inf: weights 0
             A = np.exp(S - S.max(axis=axis, keepdims=True))
             Z = np.nan_to_num(A / A.sum(axis=axis, keepdims=True)) @ V
-        Z = Z.reshape(B, T, d) if slip == "merge without transpose" else Z.transpose(0, 2, 1, 3).reshape(B, T, d)
+        if slip != "merge without transpose":
+            Z = Z.transpose(0, 2, 1, 3)
+        Z = Z.reshape(B, T, d)
         if slip == "W_O missing":
             return Z
         out = Z @ (W_out if slip == "W_O transposed" else W_out.T)
@@ -255,9 +257,10 @@ def test_layer_ready_made_fails_the_check_and_the_hidden_test():
 
     def functional(X, W_in, b_in, W_out, b_out, pad, h):
         x = torch.as_tensor(X).transpose(0, 1)
-        return torch.nn.functional.multi_head_attention_forward(
+        out = torch.nn.functional.multi_head_attention_forward(
             x, x, x, X.shape[-1], h, torch.as_tensor(W_in), torch.as_tensor(b_in), None, None, False, 0.0,
-            torch.as_tensor(W_out), torch.as_tensor(b_out), key_padding_mask=torch.as_tensor(pad))[0].transpose(0, 1)
+            torch.as_tensor(W_out), torch.as_tensor(b_out), key_padding_mask=torch.as_tensor(pad))[0]
+        return out.transpose(0, 1)
 
     for shortcut in (ready_made, functional):
         assert "called a ready-made attention" in _message(check_mha_layer, shortcut)
