@@ -268,6 +268,27 @@ def test_layer_ready_made_fails_the_check_and_the_hidden_test():
             _layer_hidden(shortcut)
 
 
+def test_layer_a_loop_over_heads_fails_the_check_and_the_hidden_test():
+    """Right outputs, head by head: more matrix products with more heads, named with the counts."""
+
+    def per_head(X, W_in, b_in, W_out, b_out, pad, h):
+        d = X.shape[-1]
+        d_k = d // h
+        Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
+        heads = []
+        for i in range(h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            S = Q[..., cols] @ np.swapaxes(K[..., cols], 1, 2) / np.sqrt(d_k)
+            S = np.where(pad[:, None, :], -np.inf, S)
+            A = np.exp(S - S.max(axis=-1, keepdims=True))
+            heads.append(A / A.sum(axis=-1, keepdims=True) @ V[..., cols])
+        return np.concatenate(heads, axis=-1) @ W_out.T + b_out
+
+    text = _message(check_mha_layer, per_head)
+    assert "multiplies head by head: 10 matrix products with h = 3, 8 with h = 2" in text
+    assert not _layer_hidden(per_head)
+
+
 def test_layer_blank_and_in_place_are_told():
     assert "not a function yet" in _message(check_mha_layer, None)
 

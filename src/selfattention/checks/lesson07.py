@@ -355,11 +355,36 @@ def _torch_layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.nd
     return out.numpy()
 
 
-def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> np.ndarray:
+class _Counted(np.ndarray):
+    """An array that counts the matrix products (``@``, np.matmul) made with it or with arrays made from it:
+    a layer that multiplies head by head makes more of them when h grows, a batched one does not."""
+
+    products = 0
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc is np.matmul:
+            _Counted.products += 1
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, _Counted) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _Counted) else o for o in kwargs["out"])
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        if isinstance(result, tuple):
+            return tuple(r.view(_Counted) if isinstance(r, np.ndarray) else r for r in result)
+        return result.view(_Counted) if isinstance(result, np.ndarray) else result
+
+
+def counted_call(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[Any, int]:
+    """``fn(*case, h)`` with the float arrays counting matrix products: (its result, how many it made)."""
+    _Counted.products = 0
+    got = fn(*(a.view(_Counted) if a.dtype.kind == "f" else a for a in case), h)
+    return got, _Counted.products
+
+
+def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[np.ndarray, int]:
     given = tuple(a.copy() for a in case)
     try:
         with ready_made_blocked(), np.errstate(all="ignore"):
-            got = fn(*given, h)
+            got, products = counted_call(fn, given, h)
     except ReadyMadeCalled:
         raise ExerciseError("mha_forward called a ready-made attention (PyTorch's nn.MultiheadAttention, "
                             "F.multi_head_attention_forward, F.scaled_dot_product_attention or the course's "
@@ -387,7 +412,7 @@ def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> 
     if isinstance(got, tuple):
         raise ExerciseError(f"mha_forward returned a tuple of {len(got)}: return only the (B, T, d_model) "
                             f"output (PyTorch's layer also returns the weights; this exercise does not).")
-    return _as_array(got, "mha_forward's output")
+    return _as_array(got, "mha_forward's output"), products
 
 
 def _same(got: np.ndarray, slip: np.ndarray) -> bool:
@@ -404,13 +429,14 @@ def check_mha_layer(mha_forward: Any) -> None:
     the ready-made attentions switched off; its output must match PyTorch's and a loop over heads."""
     if mha_forward is None or mha_forward is Ellipsis or not callable(mha_forward):
         raise ExerciseError("mha_forward is not a function yet: write it in the answer cell above.")
+    products: dict[int, int] = {}
     for B, T, h, d_k, padded in _LAYER_SIZES:
         case = layer_case(B, T, h, d_k, padded)
         right = _torch_layer(*case, h)
         if not np.allclose(right, _layer(*case, h), atol=1e-9):      # the loop over heads agrees with PyTorch
             raise AssertionError("lesson 07's reference layer disagrees with torch.nn.MultiheadAttention")
         sizes = f"B = {B}, T = {T}, h = {h}, d_k = {d_k}, d_model = {h * d_k}"
-        got = _run_layer(mha_forward, case, h)
+        got, products[h] = _run_layer(mha_forward, case, h)
         if got.shape != right.shape:
             hint = ""
             if got.shape == (B, h, T, d_k):
@@ -433,6 +459,11 @@ def check_mha_layer(mha_forward: Any) -> None:
                        f"knows explains it. Go step by step: in_proj (W_in rows: W_Q^T, W_K^T, W_V^T), split, "
                        f"scores / sqrt(d_k), mask on the keys, softmax, weighted values, merge, out_proj")
         raise ExerciseError(f"mha_forward with {sizes} is not right yet: {why}.")
+    (h1, n1), (h2, n2) = sorted(products.items())
+    if n2 > n1:
+        raise ExerciseError(f"mha_forward's output is right, but it multiplies head by head: {n2} matrix products "
+                            f"with h = {h2}, {n1} with h = {h1}. The exercise asks for no loop over heads: "
+                            f"split with reshape and transpose, and each step is one product for every head.")
     passed("mha_forward matches torch.nn.MultiheadAttention(batch_first=True) and a loop over heads for "
            f"(B, T, h, d_k) = {_LAYER_SIZES[0][:4]} and {_LAYER_SIZES[1][:4]}, padding included: one batched "
            "product per step replaces the loop over heads, and the weights are read as PyTorch stores them.")
