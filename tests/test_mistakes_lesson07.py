@@ -16,7 +16,7 @@ from mistakes import message as _message
 from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
-from selfattention.checks import check_head2_sharpen, check_mixing_W_O, check_split_merge
+from selfattention.checks import check_head2_sharpen, check_mha_layer, check_mixing_W_O
 
 # ---------------------------------------------------------------- exercise 1: the factor c on head 2's W_Q
 # Head 2 of the worked example: the raw scores of "apple", q_apple . k_j (the lesson prints Q, K, weights).
@@ -38,8 +38,8 @@ def test_the_lesson_prints_no_answer_of_exercise_1():
                 assert "2.979" not in line and "2.98" not in line, line
 
 
-def _head2(c, scores=SCORES):
-    return check_head2_sharpen(scores, c)
+def _head2(c, scores=SCORES, predicted=True):
+    return check_head2_sharpen(scores, c, predicted)
 
 
 SCORE_MISTAKES = {
@@ -72,7 +72,8 @@ def test_head2_score_mistake_is_named(key):
     text = _message(lambda s: _head2(RIGHT_C, s), SCORES_WRONG[key])
     _names_only(text, key, SCORE_MISTAKES)
     assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
-                                  apple_scores_2=SCORES_WRONG[key], c_phones=RIGHT_C)
+                                  apple_scores_2=SCORES_WRONG[key], c_phones=RIGHT_C,
+                                  more_than_estimate=True)
 
 
 def test_head2_an_arithmetic_slip_in_one_score_names_that_key():
@@ -107,7 +108,7 @@ def test_head2_right_answers_pass(capsys):
     """Typed to two decimals, or found exactly (float or one-element array)."""
     _right_answer_passes(_head2, 2.98, capsys)
     near = np.array(SCORES) + 0.004                 # scores computed exactly, or nearly
-    _right_answer_passes(lambda c: check_head2_sharpen(near, c), np.array([RIGHT_C]), capsys)
+    _right_answer_passes(lambda c: check_head2_sharpen(near, c, np.bool_(True)), np.array([RIGHT_C]), capsys)
 
 
 def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
@@ -115,9 +116,9 @@ def test_head2_shortcuts_fail_the_check_and_the_hidden_test():
     for c in (3.0, 2.82):
         assert "Correct" not in _message(_head2, c)
         assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test",
-                                      apple_scores_2=SCORES, c_phones=c)
+                                      apple_scores_2=SCORES, c_phones=c, more_than_estimate=True)
     assert hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
-                              c_phones=2.98)
+                              c_phones=2.98, more_than_estimate=True)
 
 
 def test_head2_c_rounded_down_is_too_small():
@@ -125,7 +126,18 @@ def test_head2_c_rounded_down_is_too_small():
     refuse it."""
     assert "not above 0.9" in _message(_head2, 2.97)
     assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
-                                  c_phones=2.97)
+                                  c_phones=2.97, more_than_estimate=True)
+
+
+def test_head2_a_wrong_prediction_is_explained_from_c():
+    """The prediction is graded after c: False is refused with the learner's own c against the estimate, by
+    the check and by the hidden test; a blank is told to answer."""
+    text = _message(lambda p: _head2(2.98, predicted=p), False)
+    assert "more_than_estimate is not" in text and "2.979 is above the two-term estimate 2.825" in text
+    assert not hidden_test_passes("07_multi_head_attention", "l07-head2-test", apple_scores_2=SCORES,
+                                  c_phones=2.98, more_than_estimate=False)
+    assert "answer True or False" in _message(lambda p: _head2(2.98, predicted=p), None)
+    assert "answer True or False" in _message(lambda p: _head2(2.98, predicted=p), "yes")
 
 
 def test_head2_blank_is_told_to_answer():
@@ -133,95 +145,163 @@ def test_head2_blank_is_told_to_answer():
     assert "c_phones" in _message(lambda a: check_head2_sharpen(*a), (SCORES, None))
 
 
-# ---------------------------------------------------------------- exercise 2: split and merge heads
-def _split(Y, h):
-    B, T, d_model = Y.shape
-    return Y.reshape(B, T, h, d_model // h).transpose(0, 2, 1, 3)
+# ---------------------------------------------------------------- exercise 2: the whole layer, batched
+def _learner(slip=""):
+    """mha_forward as a learner writes it, with one slip (named by ``slip``) or none."""
+
+    def mha_forward(X, W_in, b_in, W_out, b_out, pad, h):
+        B, T, d = X.shape
+        d_k = d // h
+        blocks = [W_in[i * d:(i + 1) * d] for i in range(3)]
+        biases = [b_in[i * d:(i + 1) * d] for i in range(3)]
+        if slip == "order KQV":
+            blocks, biases = [blocks[1], blocks[0], blocks[2]], [biases[1], biases[0], biases[2]]
+        if slip == "order VKQ":
+            blocks, biases = blocks[::-1], biases[::-1]
+        if slip == "x @ W":
+            blocks = [W.T for W in blocks]
+        if slip in ("no in bias", "no biases"):
+            biases = [0.0, 0.0, 0.0]
+        if slip == "bias on queries only":
+            biases = [biases[0], 0.0, 0.0]
+        Q, K, V = (X @ W.T + b for W, b in zip(blocks, biases, strict=True))
+        if slip == "reshape without transpose":
+            Q, K, V = (Y.reshape(B, h, T, d_k) for Y in (Q, K, V))
+        else:
+            Q, K, V = (Y.reshape(B, T, h, d_k).transpose(0, 2, 1, 3) for Y in (Q, K, V))
+        S = Q @ K.transpose(0, 1, 3, 2)
+        if slip != "no sqrt(d_k)":
+            S = S / (d_k if slip == "divided by d_k" else np.sqrt(d_k))
+        if slip == "mask not broadcast over heads":
+            S = np.where(pad[:, None, :], -np.inf, S)
+        elif slip == "mask on queries":
+            S = np.where(pad[:, None, :, None], -1e9, S)
+        elif slip != "no mask":
+            S = np.where(pad[:, None, None, :], -np.inf, S)
+        axis = -2 if slip == "softmax over queries" else -1
+        with np.errstate(invalid="ignore"):                              # a column of -inf: weights 0
+            A = np.exp(S - S.max(axis=axis, keepdims=True))
+            Z = np.nan_to_num(A / A.sum(axis=axis, keepdims=True)) @ V
+        if slip != "merge without transpose":
+            Z = Z.transpose(0, 2, 1, 3)
+        Z = Z.reshape(B, T, d)
+        if slip == "W_O missing":
+            return Z
+        out = Z @ (W_out if slip == "W_O transposed" else W_out.T)
+        out = out if slip in ("no out bias", "no biases") else out + b_out
+        return (out, A) if slip == "returns the weights too" else out
+
+    return mha_forward
 
 
-def _merge(Z):
-    B, h, T, d_k = Z.shape
-    return Z.transpose(0, 2, 1, 3).reshape(B, T, h * d_k)
-
-
-SPLIT = {
-    "no transpose": "reshaped straight to (B, h, T, d_k), without the transpose",
-    "interleaved": "head i got every h-th column",
-    "reversed heads": "the heads are in reverse order",
-    "reshape only": "not the transpose that makes the head axis 1",
-    "head first": "the batch axis must stay axis 0",
-    "d_k and h swapped": "the reshape was (B, T, d_k, h)",
-    "3-D transpose": "transpose takes 4",
-    "typed sizes": "rather than typing numbers",
-    "in place": "changed its input Y in place",
-    "merge no transpose": "without transposing back",
-    "merge interleaved": "interleaves the heads' features",
-    "merge no reshape": "not the reshape that joins",
-    "merge not inverse": "it is not the inverse of split_heads",
+LAYER = {
+    "order KQV": "read in the order KQV",
+    "order VKQ": "read in the order VKQ",
+    "x @ W": "multiply by the stored block itself (X @ W)",
+    "reshape without transpose": "split by a reshape straight to (B, h, T, d_k)",
+    "merge without transpose": "merged by a reshape of (B, h, T, d_k) straight",
+    "no sqrt(d_k)": "not divided by sqrt(d_k)",
+    "divided by d_k": "divided by d_k instead of sqrt(d_k)",
+    "no mask": "the padding mask is not applied",
+    "mask not broadcast over heads": "the mask needs the shape (B, 1, 1, T)",
+    "mask on queries": "applied to the queries (the rows of the scores) instead of the keys",
+    "W_O transposed": "W_O is applied as stored, Z @ W_out",
+    "W_O missing": "W_O is missing",
+    "no in bias": "the in_proj bias is left out",
+    "no out bias": "the out_proj bias is left out",
+    "no biases": "both biases are left out",
+    "bias on queries only": "the in_proj bias is added to the queries only",
+    "softmax over queries": "the softmax runs down the columns",
+    "returns the weights too": "returned a tuple of 2",
 }
 
 
-def _in_place(Y, h):
-    Y *= 1.0
-    Y[0, 0, 0] += 1.0
-    return _split(Y, h)
+def _layer_hidden(fn):
+    return hidden_test_passes("07_multi_head_attention", "l07-split-test", mha_forward=fn)
 
 
-SPLIT_WRONG = {
-    "no transpose": (lambda Y, h: Y.reshape(Y.shape[0], h, Y.shape[1], -1), _merge),
-    "interleaved": (lambda Y, h: Y.reshape(*Y.shape[:2], -1, h).transpose(0, 3, 1, 2), _merge),
-    "reversed heads": (lambda Y, h: _split(Y, h)[:, ::-1], _merge),
-    "reshape only": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1), _merge),
-    "head first": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(2, 0, 1, 3), _merge),
-    "d_k and h swapped": (lambda Y, h: Y.reshape(*Y.shape[:2], -1, h).transpose(0, 2, 1, 3), _merge),
-    "3-D transpose": (lambda Y, h: Y.reshape(*Y.shape[:2], h, -1).transpose(1, 0, 2), _merge),   # as in 3-D
-    "typed sizes": (lambda Y, h: Y.reshape(2, 3, 4, 5).transpose(0, 2, 1, 3), _merge),
-    "in place": (_in_place, _merge),
-    "merge no transpose": (_split, lambda Z: Z.reshape(Z.shape[0], Z.shape[2], -1)),
-    "merge interleaved": (_split, lambda Z: Z.transpose(0, 2, 3, 1).reshape(Z.shape[0], Z.shape[2], -1)),
-    "merge no reshape": (_split, lambda Z: Z.transpose(0, 2, 1, 3)),
-    "merge not inverse": (_split, lambda Z: Z.transpose(0, 2, 1, 3).reshape(Z.shape[0], Z.shape[2], -1) * 2),
-}
+@pytest.mark.parametrize("key", sorted(LAYER))
+def test_layer_mistake_is_named(key):
+    _names_only(_message(check_mha_layer, _learner(key)), key, LAYER)
+    try:
+        assert not _layer_hidden(_learner(key))
+    except ValueError:               # a mask that cannot broadcast raises in the hidden test too
+        assert key == "mask not broadcast over heads"
 
 
-def _split_hidden(split_heads, merge_heads):
-    return hidden_test_passes("07_multi_head_attention", "l07-split-test", split_heads=split_heads,
-                              merge_heads=merge_heads)
-
-
-@pytest.mark.parametrize("key", sorted(SPLIT))
-def test_split_mistake_is_named(key):
-    _names_only(_message(lambda a: check_split_merge(*a), SPLIT_WRONG[key]), key, SPLIT)
-    if key != "in place":           # changing Y in place is refused by the check; the split itself is right
-        try:
-            assert not _split_hidden(*SPLIT_WRONG[key])
-        except ValueError:          # the 3-D transpose and typed sizes raise in the hidden test too
-            pass
-
-
-def test_split_right_answers_pass(capsys):
+def test_layer_right_answers_pass(capsys):
     import torch
 
-    def split_torch(Y, h):             # PyTorch: view and transpose, returned as a tensor
-        t = torch.as_tensor(Y)
-        return t.view(t.shape[0], t.shape[1], h, -1).transpose(1, 2)
+    def torch_layer(X, W_in, b_in, W_out, b_out, pad, h):   # PyTorch tensors, chunk and masked_fill
+        X, W_in, b_in, W_out, b_out, pad = map(torch.as_tensor, (X, W_in, b_in, W_out, b_out, pad))
+        B, T, d = X.shape
+        q, k, v = (X @ W_in.T + b_in).chunk(3, dim=-1)
+        q, k, v = (y.view(B, T, h, -1).transpose(1, 2) for y in (q, k, v))
+        s = (q @ k.transpose(-2, -1) / (d // h) ** 0.5).masked_fill(pad[:, None, None, :], float("-inf"))
+        return (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, T, d) @ W_out.T + b_out
 
-    def merge_loop(Z):                  # the heads' blocks side by side, token by token
-        return np.concatenate([Z[:, i] for i in range(Z.shape[1])], axis=-1)
-
-    for answer in ((_split, _merge), (split_torch, merge_loop),
-                   (lambda Y, h: np.swapaxes(Y.reshape(*Y.shape[:-1], h, -1), 1, 2), merge_loop)):
-        _right_answer_passes(lambda a: check_split_merge(*a), answer, capsys)
-        assert _split_hidden(*answer)
+    for answer in (_learner(), torch_layer):
+        _right_answer_passes(check_mha_layer, answer, capsys)
+        assert _layer_hidden(answer)
 
 
-def test_split_blank_is_told_to_answer():
-    assert "not a function yet" in _message(lambda a: check_split_merge(*a), (None, None))
+def test_layer_ready_made_fails_the_check_and_the_hidden_test():
+    import torch
 
-    def stub(Y, h):
+    from selfattention.checks.lesson07 import ReadyMadeCalled
+
+    def ready_made(X, W_in, b_in, W_out, b_out, pad, h):
+        mha = torch.nn.MultiheadAttention(X.shape[-1], h, batch_first=True, dtype=torch.float64)
+        x = torch.as_tensor(X)
+        return mha(x, x, x, key_padding_mask=torch.as_tensor(pad))[0]
+
+    def functional(X, W_in, b_in, W_out, b_out, pad, h):
+        x = torch.as_tensor(X).transpose(0, 1)
+        out = torch.nn.functional.multi_head_attention_forward(
+            x, x, x, X.shape[-1], h, torch.as_tensor(W_in), torch.as_tensor(b_in), None, None, False, 0.0,
+            torch.as_tensor(W_out), torch.as_tensor(b_out), key_padding_mask=torch.as_tensor(pad))[0]
+        return out.transpose(0, 1)
+
+    for shortcut in (ready_made, functional):
+        assert "called a ready-made attention" in _message(check_mha_layer, shortcut)
+        with pytest.raises(ReadyMadeCalled):
+            _layer_hidden(shortcut)
+
+
+def test_layer_a_loop_over_heads_fails_the_check_and_the_hidden_test():
+    """Right outputs, head by head: more matrix products with more heads, named with the counts."""
+
+    def per_head(X, W_in, b_in, W_out, b_out, pad, h):
+        d = X.shape[-1]
+        d_k = d // h
+        Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
+        heads = []
+        for i in range(h):
+            cols = slice(i * d_k, (i + 1) * d_k)
+            S = Q[..., cols] @ np.swapaxes(K[..., cols], 1, 2) / np.sqrt(d_k)
+            S = np.where(pad[:, None, :], -np.inf, S)
+            A = np.exp(S - S.max(axis=-1, keepdims=True))
+            heads.append(A / A.sum(axis=-1, keepdims=True) @ V[..., cols])
+        return np.concatenate(heads, axis=-1) @ W_out.T + b_out
+
+    text = _message(check_mha_layer, per_head)
+    assert "multiplies head by head: 10 matrix products with h = 3, 8 with h = 2" in text
+    assert not _layer_hidden(per_head)
+
+
+def test_layer_blank_and_in_place_are_told():
+    assert "not a function yet" in _message(check_mha_layer, None)
+
+    def stub(*args):
         raise NotImplementedError
 
-    assert "still raises NotImplementedError" in _message(lambda a: check_split_merge(*a), (stub, _merge))
+    assert "still raises NotImplementedError" in _message(check_mha_layer, stub)
+
+    def in_place(X, W_in, b_in, W_out, b_out, pad, h):
+        X -= X.mean()
+        return _learner()(X, W_in, b_in, W_out, b_out, pad, h)
+
+    assert "changed one of its inputs in place" in _message(check_mha_layer, in_place)
 
 
 # ---------------------------------------------------------------- exercise 3: a W_O that routes the heads
@@ -238,11 +318,11 @@ def _route(**entries):
 
 
 MIX = {
-    "transposed": "(out, in) order",
+    "transposed": "Its transpose would be right",
     "identity": "change with head 2's fruit feature",
     "fruit and tech": "change with head 2's fruit feature",
     "fruit, not tech": "read head 2's fruit feature",
-    "transposed, tech into output 2": "(out, in) order",
+    "transposed, tech into output 2": "Its transpose would be right",
     "head 2 in 0-1": "output features 0-1 change with head 2's output",
     "head 1 scaled": "are not head 1's output unchanged",
     "head 1 in 2-3": "change when head 1's output changes",
@@ -275,11 +355,21 @@ def test_mixing_mistake_is_named(key):
                                   can_recover_fruit=False)
 
 
-def test_mixing_a_transposed_design_names_the_order_and_the_leak():
-    """A right design written (out, in): the order is named, then what it does as written (row 2 leaks)."""
+def test_mixing_a_transposed_design_leads_with_what_it_does():
+    """A right design written (out, in): the message opens with what the matrix does as written (row 2 leaks
+    fruit), then says that its transpose would be right."""
     text = _message(check_mixing_W_O, [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]])
-    assert "(out, in) order" in text and "rows of W_O are the inputs" in text
+    assert text.startswith("W_O_mix is not right yet: output features 2-3 read head 2's fruit feature")
+    assert text.index("row 2 of W_O") < text.index("Its transpose would be right")
+    assert "rows of W_O are the inputs" in text
     assert "row 2 of W_O" in _message(check_mixing_W_O, _route(r2c3=1.0))
+
+
+def test_mixing_a_near_zero_fruit_row_gets_a_rank_that_agrees(capsys):
+    """A fruit entry of 1e-9 counts as 0 for the check, and for the rank it reports."""
+    W = np.diag([1.0, 1.0, 1e-9, 1.0])
+    check_mixing_W_O(W, False)
+    assert "rank 3" in capsys.readouterr().out
 
 
 def test_mixing_a_leak_that_is_no_transpose_never_says_transpose():

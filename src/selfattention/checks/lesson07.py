@@ -1,16 +1,18 @@
 """Checks for lesson 07 (multi-head attention): the factor on head 2's W_Q that sharpens its row of "apple", heads
-split and merged for a batch, a W_O designed to mix the heads."""
+the whole layer batched as PyTorch stores it, a W_O designed to mix the heads."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, passed, reference_softmax
+from ._engine import ExerciseError, _to_array, passed, reference_softmax, stand_ins
 
-__all__ = ["check_head2_sharpen", "check_mixing_W_O", "check_split_merge"]
+__all__ = ["check_head2_sharpen", "check_mha_layer", "check_mixing_W_O"]
 
 # ------------------------------------------------------------------ the worked example (lesson 07)
 _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
@@ -92,8 +94,9 @@ def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
     }
 
 
-def check_head2_sharpen(apple_scores_2: Any, c_phones: Any) -> None:
-    """Exercise 1: head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
+def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: Any = None) -> None:
+    """Exercise 1: the prediction ``more_than_estimate`` (True: the keys of "I" and "love" push c above the
+    two-term estimate sqrt(2) ln 9 / (s_phones - s_apple), checked after c), head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
     smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979,
     and giving a weight above 0.9: 2.98, not 2.97)."""
     right_s, score_mistakes = _head2_score_mistakes()
@@ -122,6 +125,14 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any) -> None:
                             f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
                             f"exp(c s_j / sqrt(2)) over the four raw scores s_j; it grows with c.")
     approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
+    if not isinstance(more_than_estimate, bool | np.bool_):
+        raise ExerciseError(f"apple_scores_2 and c_phones are right; more_than_estimate is "
+                            f"{more_than_estimate!r}: answer True or False, as you predicted.")
+    if not more_than_estimate:
+        raise ExerciseError(f"apple_scores_2 and c_phones are right, but more_than_estimate is not: your own "
+                            f"c = {right_c:.3f} is above the two-term estimate {approx:.3f}. The keys of \"I\" "
+                            f"and \"love\" add exp(c s_j / sqrt(2)) to the softmax's sum at every c, so "
+                            f"\"phones\" gets less than with two terms, and c must grow further.")
     passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
            f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
            f"alone would give c = {approx:.3f}; the keys of \"I\" and \"love\" ask for a little more. A head "
@@ -170,15 +181,16 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
                        "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
         return out
 
-    # A right design written in (out, in) order: the order is named first, then what it does as written.
+    # What the matrix does comes first; that its transpose would be right is a fact about it, said after.
     wrong = problems(W)
     if wrong and not problems(W.T):
-        raise ExerciseError(f"W_O_mix is not right yet, but its transpose is: it reads as written in (out, in) order. In "
-                            f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head "
-                            f"features) and the columns the outputs; as written, {wrong[0]}")
+        raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]} Its transpose would be right: in "
+                            f"concat(heads) W_O the rows of W_O are the inputs (the 4 concatenated head features) "
+                            f"and the columns the outputs, so a design written as (output, input) must be "
+                            f"transposed.")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
-    rank = int(np.linalg.matrix_rank(W))
+    rank = int(np.linalg.matrix_rank(W, tol=1e-6))   # entries within 1e-8 of 0 count as 0 above: here too
     if not isinstance(can_recover_fruit, bool | np.bool_):
         raise ExerciseError(f"W_O_mix is right; can_recover_fruit is {can_recover_fruit!r}: answer True or "
                             f"False.")
@@ -192,8 +204,129 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
            f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")
 
 
-# ------------------------------------------------------------------ Exercise 2: split and merge heads in a batch
-_SIZES = ((2, 3, 4, 5), (3, 5, 2, 4))     # (B, T, h, d_k): every size different, so a wrong axis shows
+# ------------------------------------------------------------------ Exercise 2: the whole layer, batched
+class ReadyMadeCalled(Exception):
+    """Raised by the stand-ins of ready-made attention layers while a learner's mha_forward runs."""
+
+
+_READY_MADE_PLACES = {
+    "torch": ("scaled_dot_product_attention",),
+    "torch.nn": ("MultiheadAttention",),
+    "torch.nn.modules.activation": ("MultiheadAttention",),
+    "torch.nn.functional": ("scaled_dot_product_attention", "multi_head_attention_forward"),
+}
+_SA_READY_MADE = ("MultiHeadAttention", "SelfAttention", "attention_weights", "scaled_dot_product_attention",
+                  "basic_self_attention")
+
+
+def ready_made_blocked() -> contextlib.AbstractContextManager[None]:
+    """While the block runs, PyTorch's and the course's ready-made attention layers and functions raise
+    ReadyMadeCalled, however the learner's code reached them; everything is put back afterwards."""
+    places = [(sys.modules.get(name), attrs) for name, attrs in _READY_MADE_PLACES.items()]
+    places += [(module, _SA_READY_MADE) for name, module in list(sys.modules.items())
+               if (name == "selfattention" or name.startswith("selfattention."))
+               and not name.startswith("selfattention.checks")]
+    return stand_ins(places, ReadyMadeCalled)
+
+
+#: (B, T, h, d_k, padded tokens per sequence): B differs from h and T from both, so a wrong axis shows.
+_LAYER_SIZES = ((2, 5, 3, 4, (0, 2)), (3, 4, 2, 3, (1, 0, 2)))
+
+
+def layer_case(B: int, T: int, h: int, d_k: int, padded: tuple[int, ...], seed: int = 7
+               ) -> tuple[np.ndarray, ...]:
+    """A batch and a layer's weights as nn.MultiheadAttention stores them: X (B, T, d_model), W_in
+    (3 d_model, d_model), b_in (3 d_model,), W_out (d_model, d_model), b_out (d_model,), pad (B, T), True at
+    the last ``padded[b]`` tokens of sequence b."""
+    d = h * d_k
+    rng = np.random.default_rng(seed)
+    X, W_in, b_in = rng.normal(size=(B, T, d)), rng.normal(size=(3 * d, d)) / np.sqrt(d), rng.normal(size=3 * d)
+    W_out, b_out = rng.normal(size=(d, d)) / np.sqrt(d), rng.normal(size=d)
+    pad = np.arange(T)[None, :] >= T - np.array(padded)[:, None]
+    return X, W_in, b_in, W_out, b_out, pad
+
+
+def _layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray, b_out: np.ndarray,
+           pad: np.ndarray, h: int, order: tuple[int, int, int] = (0, 1, 2), in_T: bool = True,
+           split: str = "right", divisor: str = "sqrt d_k", mask: str = "keys", out: str = "right",
+           in_bias: bool | tuple[bool, bool, bool] = True, out_bias: bool = True, axis: int = -1) -> np.ndarray:
+    """The layer, one head at a time (a loop over heads), with one mistake chosen by the keywords."""
+    B, T, d = X.shape
+    d_k = d // h
+    W = [W_in[i * d:(i + 1) * d] for i in order]
+    kept = in_bias if isinstance(in_bias, tuple) else (in_bias,) * 3      # which of q, k, v get their bias
+    b = [b_in[i * d:(i + 1) * d] * keep for i, keep in zip(order, kept, strict=True)]
+    q, k, v = (X @ (Wi.T if in_T else Wi) + bi for Wi, bi in zip(W, b, strict=True))
+
+    def head(Y: np.ndarray, i: int) -> np.ndarray:       # head i's (B, T, d_k) block
+        if split == "no transpose":
+            return Y.reshape(B, h, T, d_k)[:, i]
+        return Y[:, :, i * d_k:(i + 1) * d_k]
+
+    scale = {"sqrt d_k": np.sqrt(d_k), "none": 1.0, "d_k": float(d_k), "sqrt d_model": np.sqrt(d)}[divisor]
+    heads = []
+    with np.errstate(all="ignore"):
+        for i in range(h):
+            s = head(q, i) @ np.swapaxes(head(k, i), 1, 2) / scale          # (B, T, T)
+            if mask == "keys":
+                s = np.where(pad[:, None, :], -np.inf, s)
+            elif mask == "kept":
+                s = np.where(~pad[:, None, :], -np.inf, s)
+            elif mask == "queries":
+                s = np.where(pad[:, :, None], -np.inf, s)
+            elif mask == "queries, finite":
+                s = np.where(pad[:, :, None], -1e9, s)
+            e = np.exp(s - s.max(axis=axis, keepdims=True))
+            heads.append(e / e.sum(axis=axis, keepdims=True) @ head(v, i))
+    Z = np.stack(heads, axis=2)                                            # (B, T, h, d_k)
+    Z = Z.transpose(0, 2, 1, 3).reshape(B, T, d) if split == "no transpose back" else Z.reshape(B, T, d)
+    if out == "missing":
+        return Z
+    return Z @ (W_out.T if out == "right" else W_out) + b_out * out_bias
+
+
+_ORDER = "the queries use W_in[:d_model], the keys W_in[d_model:2*d_model], the values W_in[2*d_model:]"
+_MASK_ROWS = ("the padding mask was applied to the queries (the rows of the scores) instead of the keys (the "
+              "columns): for scores of shape (B, h, T, T) the mask goes in as pad[:, None, None, :]")
+#: (what the learner did, the keywords of _layer that do it): each wrong output is compared with each.
+_LAYER_MISTAKES: list[tuple[str, dict[str, Any]]] = [
+    (f"the in_proj blocks are read in the order {''.join('QKV'[o.index(i)] for i in range(3))}: PyTorch stacks "
+     f"W_Q^T, W_K^T, W_V^T (d_model rows each) in that order, so {_ORDER}", {"order": o})
+    for o in ((0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))] + [
+    ("the projections multiply by the stored block itself (X @ W): PyTorch stores each weight as nn.Linear "
+     "does, (out, in), so the queries are X @ W_in[:d_model].T + b_in[:d_model]", {"in_T": False}),
+    ("the heads were split by a reshape straight to (B, h, T, d_k), without the transpose: reshape reads each "
+     "sequence row after row, so a head gets pieces of several tokens. Reshape to (B, T, h, d_k), then swap "
+     "axes 1 and 2", {"split": "no transpose"}),
+    ("the heads were merged by a reshape of (B, h, T, d_k) straight to (B, T, d_model): a token's row gets "
+     "pieces of other tokens. Swap axes 1 and 2 back to (B, T, h, d_k) first, then reshape",
+     {"split": "no transpose back"}),
+    ("the scores were not divided by sqrt(d_k)", {"divisor": "none"}),
+    ("the scores were divided by d_k instead of sqrt(d_k)", {"divisor": "d_k"}),
+    ("the scores were divided by sqrt(d_model) instead of sqrt(d_k), the width of one head",
+     {"divisor": "sqrt d_model"}),
+    ("the padding mask is not applied: the keys where pad is True must get -inf before the softmax",
+     {"mask": "none"}),
+    ("the padding mask is inverted: pad is True at the padding, whose keys get -inf; the real tokens keep "
+     "their scores", {"mask": "kept"}),
+    (_MASK_ROWS, {"mask": "queries"}),
+    (_MASK_ROWS, {"mask": "queries, finite"}),
+    ("W_O is applied as stored, Z @ W_out: out_proj is an nn.Linear too, (out, in), so the output is "
+     "Z @ W_out.T + b_out", {"out": "transposed"}),
+    ("W_O is missing: after merging the heads, apply out_proj, Z @ W_out.T + b_out", {"out": "missing"}),
+    ("the in_proj bias is left out: add b_in's blocks to the projections (b_in[:d_model] to the queries, ...)",
+     {"in_bias": False}),
+    ("the out_proj bias is left out: the output is Z @ W_out.T + b_out", {"out_bias": False}),
+    ("both biases are left out: add b_in's blocks to the projections and b_out to the output",
+     {"in_bias": False, "out_bias": False}),
+    ("the softmax runs down the columns (over the queries, axis -2); each query's weights over the keys must "
+     "sum to 1: softmax along the last axis", {"axis": -2}),
+] + [
+    (f"the in_proj bias is added to the {' and '.join(n for n, k in zip(('queries', 'keys', 'values'), kept, strict=True) if k)} "
+     f"only: b_in[:d_model] goes to the queries, b_in[d_model:2*d_model] to the keys, b_in[2*d_model:] to the "
+     f"values", {"in_bias": kept})
+    for kept in ((True, False, False), (False, True, False), (False, False, True), (True, True, False),
+                 (True, False, True), (False, True, True))]
 
 
 def _as_array(got: Any, name: str) -> np.ndarray:
@@ -205,106 +338,132 @@ def _as_array(got: Any, name: str) -> np.ndarray:
         raise ExerciseError(f"{name} should be an array of numbers; got {type(got).__name__}: {got!r:.60}") from None
 
 
-def _call(fn: Callable[..., Any], name: str, *args: Any) -> np.ndarray:
+def _torch_layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray, b_out: np.ndarray,
+                 pad: np.ndarray, h: int) -> np.ndarray:
+    """torch.nn.MultiheadAttention(batch_first=True) with these weights (run outside the stand-ins)."""
+    import torch
+
+    d = X.shape[-1]
+    mha = torch.nn.MultiheadAttention(d, h, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.as_tensor(W_in))
+        mha.in_proj_bias.copy_(torch.as_tensor(b_in))
+        mha.out_proj.weight.copy_(torch.as_tensor(W_out))
+        mha.out_proj.bias.copy_(torch.as_tensor(b_out))
+        x = torch.as_tensor(X)
+        out, _ = mha(x, x, x, key_padding_mask=torch.as_tensor(pad), need_weights=False)
+    return out.numpy()
+
+
+class _Counted(np.ndarray):
+    """An array that counts the matrix products (``@``, np.matmul) made with it or with arrays made from it:
+    a layer that multiplies head by head makes more of them when h grows, a batched one does not."""
+
+    products = 0
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if ufunc is np.matmul:
+            _Counted.products += 1
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, _Counted) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _Counted) else o for o in kwargs["out"])
+        result = getattr(ufunc, method)(*inputs, **kwargs)
+        if isinstance(result, tuple):
+            return tuple(r.view(_Counted) if isinstance(r, np.ndarray) else r for r in result)
+        return result.view(_Counted) if isinstance(result, np.ndarray) else result
+
+
+def counted_call(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[Any, int]:
+    """``fn(*case, h)`` with the float arrays counting matrix products: (its result, how many it made)."""
+    _Counted.products = 0
+    got = fn(*(a.view(_Counted) if a.dtype.kind == "f" else a for a in case), h)
+    return got, _Counted.products
+
+
+def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[np.ndarray, int]:
+    given = tuple(a.copy() for a in case)
     try:
-        got = fn(*args)
+        with ready_made_blocked(), np.errstate(all="ignore"):
+            got, products = counted_call(fn, given, h)
+    except ReadyMadeCalled:
+        raise ExerciseError("mha_forward called a ready-made attention (PyTorch's nn.MultiheadAttention, "
+                            "F.multi_head_attention_forward, F.scaled_dot_product_attention or the course's "
+                            "layers): writing the layer is the exercise. sa.softmax and torch.softmax are "
+                            "allowed.") from None
     except NotImplementedError:
-        raise ExerciseError(f"{name} still raises NotImplementedError: replace that line.") from None
-    except ValueError as exc:
-        if "axes don't match" in str(exc):
-            raise ExerciseError(f"{name} raised \"{exc}\": the array has 4 axes here, (B, ...), so transpose "
-                                f"takes 4 (the batch axis 0 stays in front).") from None
-        if "reshape" in str(exc):
-            raise ExerciseError(f"{name} raised \"{exc}\": read the sizes from the array's shape (and h) "
-                                f"rather than typing them.") from None
-        raise ExerciseError(f"{name} raised ValueError: {exc}") from None
+        raise ExerciseError("mha_forward still raises NotImplementedError: replace that line.") from None
     except Exception as exc:
-        raise ExerciseError(f"{name} raised {type(exc).__name__}: {exc}") from None
+        text = str(exc)
+        B, T, d = case[0].shape
+        hint = ""
+        if "broadcast" in text or "must match the size" in text:
+            hint = (f" The scores are (B, h, T, T) = ({B}, {h}, {T}, {T}) and pad is (B, T) = ({B}, {T}): to "
+                    f"reach every head and every query, the mask needs the shape (B, 1, 1, T), pad[:, None, "
+                    f"None, :].")
+        elif "axes don't match" in text or "number of dims" in text:
+            hint = " The arrays have 4 axes here, (B, h, T, d_k): transpose takes 4, the batch axis staying first."
+        raise ExerciseError(f"mha_forward raised {type(exc).__name__} with B = {B}, T = {T}, d_model = {d}, "
+                            f"h = {h}: {exc}.{hint}") from None
+    if any(not np.array_equal(a, b) for a, b in zip(given, case, strict=True)):
+        raise ExerciseError("mha_forward changed one of its inputs in place: return a new array and leave "
+                            "X, the weights and pad as they were.")
     if got is None:
-        raise ExerciseError(f"{name} returned None: return the new array.")
-    return _as_array(got, name)
+        raise ExerciseError("mha_forward returned None: return the (B, T, d_model) output.")
+    if isinstance(got, tuple):
+        raise ExerciseError(f"mha_forward returned a tuple of {len(got)}: return only the (B, T, d_model) "
+                            f"output (PyTorch's layer also returns the weights; this exercise does not).")
+    return _as_array(got, "mha_forward's output"), products
 
 
-def _split_shape_hint(shape: tuple[int, ...], B: int, T: int, h: int, d_k: int) -> str:
-    known = {(B, T, h, d_k): "the reshape to (B, T, h, d_k) is there, but not the transpose that makes the "
-                             "head axis 1",
-             (h, B, T, d_k): "the head axis came first: the batch axis must stay axis 0, so swap axes 1 and 2 "
-                             "only: transpose(0, 2, 1, 3)",
-             (B, h, d_k, T): "the last two axes are (d_k, T): swap axes 1 and 2 of (B, T, h, d_k), not more",
-             (B, d_k, T, h): "the reshape was (B, T, d_k, h): each token's row is cut into h blocks OF d_k "
-                             "features, so the reshape is (B, T, h, d_k)",
-             (h, T, d_k): "the batch axis is gone: this is lesson 07's (h, T, d_k) for one sequence; the batch "
-                          "axis stays in front"}
-    return known.get(shape, "")
+def _same(got: np.ndarray, slip: np.ndarray) -> bool:
+    """Whether ``got`` is the output of that slip: equal wherever the slip's output is a number (where a whole
+    row of scores is -inf its softmax is undefined, and a softmax may give NaN, 0 or uniform weights there)."""
+    finite = np.isfinite(slip)
+    return bool(finite.any()) and np.allclose(got[finite], slip[finite], atol=1e-6)
 
 
-def check_split_merge(split_heads: Any, merge_heads: Any) -> None:
-    """Exercise 2: ``split_heads(Y, h)`` turns (B, T, d_model) into (B, h, T, d_k), head i holding the d_k
-    neighbouring columns i d_k .. (i+1) d_k - 1 of each token's row; ``merge_heads(Z)`` undoes it."""
-    for fn, name in ((split_heads, "split_heads"), (merge_heads, "merge_heads")):
-        if fn is None or fn is Ellipsis or not callable(fn):
-            raise ExerciseError(f"{name} is not a function yet: write it in the answer cell above.")
-    for B, T, h, d_k in _SIZES:
-        Y = np.arange(B * T * h * d_k, dtype=float).reshape(B, T, h * d_k)   # each entry names its place
-        right = Y.reshape(B, T, h, d_k).transpose(0, 2, 1, 3)
-        sizes = f"B = {B}, T = {T}, h = {h}, d_k = {d_k}"
-        given = Y.copy()
-        got = _call(split_heads, "split_heads", given, h)
-        if not np.array_equal(given, Y):
-            raise ExerciseError("split_heads changed its input Y in place: return a new array, leave Y as it was.")
+def check_mha_layer(mha_forward: Any) -> None:
+    """Exercise 2: ``mha_forward(X, W_in, b_in, W_out, b_out, pad, h)`` is the multi-head layer of
+    torch.nn.MultiheadAttention(batch_first=True) with those weights (in_proj_weight, in_proj_bias,
+    out_proj.weight, out_proj.bias) and key_padding_mask ``pad``, for a batch X (B, T, d_model). It runs with
+    the ready-made attentions switched off; its output must match PyTorch's and a loop over heads."""
+    if mha_forward is None or mha_forward is Ellipsis or not callable(mha_forward):
+        raise ExerciseError("mha_forward is not a function yet: write it in the answer cell above.")
+    products: dict[int, int] = {}
+    for B, T, h, d_k, padded in _LAYER_SIZES:
+        case = layer_case(B, T, h, d_k, padded)
+        right = _torch_layer(*case, h)
+        if not np.allclose(right, _layer(*case, h), atol=1e-9):      # the loop over heads agrees with PyTorch
+            raise AssertionError("lesson 07's reference layer disagrees with torch.nn.MultiheadAttention")
+        sizes = f"B = {B}, T = {T}, h = {h}, d_k = {d_k}, d_model = {h * d_k}"
+        got, products[h] = _run_layer(mha_forward, case, h)
         if got.shape != right.shape:
-            hint = _split_shape_hint(got.shape, B, T, h, d_k)
-            first = _SIZES[0]
-            if (B, T, h, d_k) != first and got.shape == (first[0], first[2], first[1], first[3]):
-                hint = ("that is the shape for the first sizes tried: take B, T and d_model from Y.shape and "
-                        "d_k = d_model // h rather than typing numbers")
-            raise ExerciseError(f"split_heads(Y, h) with Y of shape {Y.shape} ({sizes}) returned shape "
-                                f"{got.shape}; it should be (B, h, T, d_k) = {right.shape}"
-                                + (f": {hint}." if hint else "."))
-        if not np.allclose(got, right):
-            wrong = {
-                "reshaped straight to (B, h, T, d_k), without the transpose: reshape reads the numbers row "
-                "after row, so this cuts them in the wrong places and a head gets pieces of several tokens. "
-                "Reshape to (B, T, h, d_k) first, then swap axes 1 and 2":
-                    Y.reshape(B, h, T, d_k),
-                "head i got every h-th column (i, i + h, ...) instead of its d_k neighbouring columns "
-                "i d_k to (i+1) d_k - 1: the reshape must be (B, T, h, d_k), head before feature":
-                    Y.reshape(B, T, d_k, h).transpose(0, 3, 1, 2),
-                "the heads are in reverse order: head 0 must hold the first d_k columns":
-                    right[:, ::-1],
-            }
-            why = next((text for text, arr in wrong.items() if arr.shape == got.shape and np.allclose(got, arr)),
-                       None)
-            if why is None and len(_SIZES) and (B, T, h, d_k) != _SIZES[0]:
-                why = (f"right for the first sizes tried, wrong for {sizes}: take B, T and d_model from "
-                       f"Y.shape and d_k = d_model // h rather than typing numbers")
-            if why is None:
-                i = tuple(int(j) for j in np.argwhere(~np.isclose(got, right))[0])
-                why = (f"at index {i} (batch {i[0]}, head {i[1]}, token {i[2]}, feature {i[3]}) you have "
-                       f"{got[i]:g}, the right value is {right[i]:g}: head i holds columns i d_k to "
-                       f"(i+1) d_k - 1 of each token's row")
-            raise ExerciseError(f"split_heads(Y, h) with {sizes} is not right yet: {why}.")
-        Z = right.copy()
-        back = _call(merge_heads, "merge_heads", Z)
-        if back.shape != Y.shape:
-            hint = (": the transpose back is there, not the reshape that joins the heads' d_k features"
-                    if back.shape == (B, T, h, d_k) else
-                    ": merge_heads must read h and d_k from Z's shape (B, h, T, d_k)")
-            raise ExerciseError(f"merge_heads(Z) with Z of shape {Z.shape} ({sizes}) returned shape "
-                                f"{back.shape}; it should be (B, T, h d_k) = {Y.shape}{hint}.")
-        if not np.allclose(back, Y):
-            wrong = {
-                "it reshaped (B, h, T, d_k) straight to (B, T, h d_k) without transposing back: a token's row "
-                "gets pieces of other tokens. Transpose to (B, T, h, d_k) first, then reshape":
-                    right.reshape(B, T, h * d_k),
-                "each token's row interleaves the heads' features (head 0's first, head 1's first, ...): "
-                "transpose to (B, T, h, d_k), head before feature, then reshape":
-                    right.transpose(0, 2, 3, 1).reshape(B, T, h * d_k),
-            }
-            why = next((text for text, arr in wrong.items() if np.allclose(back, arr)), None)
-            if why is None:
-                why = ("it is not the inverse of split_heads: merge_heads(split_heads(Y, h)) must give Y back; "
-                       "transpose to (B, T, h, d_k), then reshape to (B, T, h d_k)")
-            raise ExerciseError(f"merge_heads(Z) with {sizes} is not right yet: {why}.")
-    passed(f"split_heads and merge_heads are right for (B, T, h, d_k) = {_SIZES[0]} and {_SIZES[1]}: head i "
-           f"holds columns i d_k to (i+1) d_k - 1 of every token in every sequence, and merging gives Y back.")
+            hint = ""
+            if got.shape == (B, h, T, d_k):
+                hint = ": these are the heads' outputs before the merge; merge them to (B, T, d_model), then apply W_O"
+            raise ExerciseError(f"mha_forward with {sizes} returned shape {got.shape}; it should be (B, T, "
+                                f"d_model) = {right.shape}{hint}.")
+        if np.allclose(got, right, atol=1e-6):
+            continue
+        why = next((text for text, kw in _LAYER_MISTAKES if _same(got, _layer(*case, h, **kw))), None)
+        if why is None:
+            ok = np.isclose(got, right, atol=1e-6).all(axis=(1, 2))
+            padded_seq = case[5].any(axis=1)
+            if ok.any() and np.array_equal(ok, ~padded_seq):
+                why = ("the sequences without padding are right, those with padding are not: recheck the mask "
+                       "(True in pad marks a padding key, which gets -inf in every head and every query's row)")
+            else:
+                i = tuple(int(j) for j in np.argwhere(~np.isclose(got, right, atol=1e-6))[0])
+                why = (f"at [{i[0]}, {i[1]}, {i[2]}] (sequence {i[0]}, token {i[1]}, feature {i[2]}) you have "
+                       f"{got[i]:.4f}, nn.MultiheadAttention gives {right[i]:.4f}; no single slip the check "
+                       f"knows explains it. Go step by step: in_proj (W_in rows: W_Q^T, W_K^T, W_V^T), split, "
+                       f"scores / sqrt(d_k), mask on the keys, softmax, weighted values, merge, out_proj")
+        raise ExerciseError(f"mha_forward with {sizes} is not right yet: {why}.")
+    (h1, n1), (h2, n2) = sorted(products.items())
+    if n2 > n1:
+        raise ExerciseError(f"mha_forward's output is right, but it multiplies head by head: {n2} matrix products "
+                            f"with h = {h2}, {n1} with h = {h1}. The exercise asks for no loop over heads: "
+                            f"split with reshape and transpose, and each step is one product for every head.")
+    passed("mha_forward matches torch.nn.MultiheadAttention(batch_first=True) and a loop over heads for "
+           f"(B, T, h, d_k) = {_LAYER_SIZES[0][:4]} and {_LAYER_SIZES[1][:4]}, padding included: one batched "
+           "product per step replaces the loop over heads, and the weights are read as PyTorch stores them.")
