@@ -452,6 +452,12 @@ MASK = {
     "scores": "not weights",
     "close": "further from flows' masked row than rounding",
     "other": "not flows' masked row",
+    "sqrt(d)": "divided by sqrt(d_model) = 2, as scaled attention does",
+    "sqrt(d) no mask": "unmasked row with the scores divided by sqrt(d_model)",
+    "bank's row": "is the masked row of bank, not of flows",
+    "river masked": "masks river, flows' largest score",
+    "no a": "leaves out the word a",
+    "cosines": "comes from cosines, not dot products",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
 _X4 = np.array([[0.1, 0.1, 0.1, 0.1], [0.1, 1.0, 0, 0], [0.7, 0.7, 0, 0], [0.2, 0.8, 0, 0]])
@@ -473,6 +479,13 @@ MASK_WRONG = {
     "scores": _SCORES * [1, 1, 1, 0],                                     # the masked scores, no softmax
     "close": np.array([0.21, 0.42, 0.38, 0.0]),                           # bank's 0.374 slipped to 0.38
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
+    "sqrt(d)": _softmax(np.where(np.arange(4) == 3, -np.inf, _SCORES / 2)),   # scaled, d_model = 4
+    "sqrt(d) no mask": _softmax(_SCORES / 2),                              # scaled, and no mask
+    "bank's row": _softmax(_HIDDEN)[2],                                   # the masked row of bank
+    "river masked": _softmax(np.where(np.arange(4) == 1, -np.inf, _SCORES)),   # the largest score hidden
+    "no a": np.append(0.0, _softmax(np.array([0.82, 0.70, -np.inf]))),     # "a" left out of the sentence
+    "cosines": _softmax(np.where(np.arange(4) == 3, -np.inf, (_X4 / np.linalg.norm(_X4, axis=1)[:, None])
+                                 @ (_X4[3] / np.linalg.norm(_X4[3])))),   # cosines, not dot products
 }
 
 

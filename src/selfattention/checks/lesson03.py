@@ -604,6 +604,31 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
         (np.array([1, 1, 1, 0]) / 3, "flows_row gives the three other words equal weights: the mask removes "
          f"one weight, but the scores ({scores}) still decide the rest."),
     ]
+    d = len(_A_TOY)
+    halved = np.where(np.arange(4) == k, -np.inf, omega[k] / np.sqrt(d))
+    near += [
+        (reference_softmax(halved), f"flows_row = {_fmt(got)} comes from flows' scores divided by sqrt(d_model) "
+         f"= {np.sqrt(d):g}, as scaled attention does (lesson 06): basic self-attention, and this exercise, "
+         "take the softmax of the raw dot products."),
+        (reference_softmax(omega[k] / np.sqrt(d)), f"flows_row = {_fmt(got)} is flows' unmasked row with the "
+         f"scores divided by sqrt(d_model) = {np.sqrt(d):g}: use the raw dot products, and set flows' own score "
+         "to -inf."),
+        (reference_softmax(np.where(np.arange(4) == 1, -np.inf, omega[k])), f"flows_row = {_fmt(got)} masks "
+         "river, flows' largest score, not flows itself: the mask is on the diagonal, flows' score with itself."),
+        (np.append(0.0, reference_softmax(np.where(np.arange(3) == 2, -np.inf, omega[k, 1:]))),
+         f"flows_row = {_fmt(got)} leaves out the word a: the sentence is {' '.join(ROW_SENTENCE)}, and a's "
+         "score (0.10) gets a weight too."),
+    ]
+    unit = np.stack([_TOY.get(w, _A_TOY) for w in ROW_SENTENCE])
+    unit = unit / np.linalg.norm(unit, axis=1, keepdims=True)
+    near.append((reference_softmax(np.where(np.arange(4) == k, -np.inf, unit @ unit[k])),
+                 f"flows_row = {_fmt(got)} comes from cosines, not dot products: the scores are x_i . x_j, "
+                 "lengths included."))
+    for other, word in enumerate(ROW_SENTENCE):
+        if other != k:
+            near.append((masked[other], f"flows_row = {_fmt(got)} is the masked row of {word}, not of flows: "
+                         f"its 0 is at {word}'s own place. Asked: the row of flows, the last word, whose scores "
+                         f"are {scores}."))
     for value, text in near:
         if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)
