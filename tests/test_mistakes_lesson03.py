@@ -872,3 +872,15 @@ def test_a_whole_batch_answer_runs_the_same_lines_at_every_size():
         counts = lines_run(answer)
         assert counts is not None and len(set(counts)) == 1, counts
     assert len(set(lines_run(loop_by_reduce))) > 1
+
+
+def keys_masked_with_expand_dims(X, lengths):   # right: (B, 1, T) by expand_dims, einsum, a finite floor
+    real = np.expand_dims(np.arange(X.shape[1]) < lengths[:, None], 1)
+    scores = np.where(real, np.einsum("btd,bsd->bts", X, X), np.finfo(float).min)
+    E = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True) @ X
+
+
+def test_keys_masked_with_expand_dims_pass_the_check_and_the_hidden_test(capsys):
+    _right_answer_passes(check_self_attention_batch, keys_masked_with_expand_dims, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=keys_masked_with_expand_dims)
