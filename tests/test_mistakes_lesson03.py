@@ -452,6 +452,12 @@ MASK = {
     "scores": "not weights",
     "close": "further from flows' masked row than rounding",
     "other": "not flows' masked row",
+    "sqrt(d)": "divided by sqrt(d_model) = 2, as scaled attention does",
+    "sqrt(d) no mask": "unmasked row with the scores divided by sqrt(d_model)",
+    "bank's row": "is the masked row of bank, not of flows",
+    "river masked": "masks river, flows' largest score",
+    "no a": "leaves out the word a",
+    "cosines": "comes from cosines, not dot products",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
 _X4 = np.array([[0.1, 0.1, 0.1, 0.1], [0.1, 1.0, 0, 0], [0.7, 0.7, 0, 0], [0.2, 0.8, 0, 0]])
@@ -473,6 +479,13 @@ MASK_WRONG = {
     "scores": _SCORES * [1, 1, 1, 0],                                     # the masked scores, no softmax
     "close": np.array([0.21, 0.42, 0.38, 0.0]),                           # bank's 0.374 slipped to 0.38
     "other": np.array([0.2, 0.45, 0.35, 0.0]),                            # a guess that sums to 1
+    "sqrt(d)": _softmax(np.where(np.arange(4) == 3, -np.inf, _SCORES / 2)),   # scaled, d_model = 4
+    "sqrt(d) no mask": _softmax(_SCORES / 2),                              # scaled, and no mask
+    "bank's row": _softmax(_HIDDEN)[2],                                   # the masked row of bank
+    "river masked": _softmax(np.where(np.arange(4) == 1, -np.inf, _SCORES)),   # the largest score hidden
+    "no a": np.append(0.0, _softmax(np.array([0.82, 0.70, -np.inf]))),     # "a" left out of the sentence
+    "cosines": _softmax(np.where(np.arange(4) == 3, -np.inf, (_X4 / np.linalg.norm(_X4, axis=1)[:, None])
+                                 @ (_X4[3] / np.linalg.norm(_X4[3])))),   # cosines, not dot products
 }
 
 
@@ -756,3 +769,118 @@ def test_a_docstring_that_says_for_is_no_loop(capsys):   # "for every sentence" 
     assert not loops_in(self_attention_batch)
     _right_answer_passes(check_self_attention_batch, self_attention_batch, capsys)
     assert _hidden_passes("l03-batch-test", self_attention_batch=self_attention_batch)
+
+
+# ---------------------------------------------------------------- exercise 1: mistakes judged by behaviour
+def _hidden_fails(answer) -> bool:       # an assertion, or an error the learner's code raises, fails
+    try:
+        with np.errstate(all="ignore"):
+            return not _hidden_passes("l03-batch-test", self_attention_batch=answer)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def lengths_without_new_axis(X, lengths):   # (T,) against (B,): no table
+    real = np.arange(X.shape[1]) < lengths
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def zero_times_inf(X, lengths):          # 0 x (-inf) = NaN on every real score
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    omega = X @ np.swapaxes(X, -1, -2)
+    return sa.softmax(omega + (1 - real[:, None, :]) * -np.inf, axis=-1) @ X
+
+
+def zero_times_inf_by_hand(X, lengths):  # the same with np.exp: NaN rows
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    omega = X @ np.swapaxes(X, -1, -2) + (~real[:, None, :]) * -np.inf
+    E = np.exp(omega - omega.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True) @ X
+
+
+def padding_rows_of_X_zeroed(X, lengths):   # zeroed rows still score 0, and e^0 = 1
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    X = X * real[..., None]
+    return sa.softmax(X @ np.swapaxes(X, -1, -2), axis=-1) @ X
+
+
+def queries_masked_with_expand_dims(X, lengths):   # a (B, T, 1) mask, written without [:, :, None]
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    return sa.softmax(np.where(np.expand_dims(real, -1), X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def loop_by_reduce(X, lengths):          # no loop keyword: functools.reduce over the sentences
+    def one(b):
+        n, S = lengths[b], X[b]
+        Z = np.zeros_like(S)
+        Z[:n] = sa.softmax(S[:n] @ S[:n].T, axis=-1) @ S[:n]
+        return Z
+    return np.stack(functools.reduce(lambda acc, b: acc + [one(b)], range(X.shape[0]), []))
+
+
+def last_real_word_hidden(X, lengths):   # lengths - 1: the last real word masked too
+    real = np.arange(X.shape[1]) < lengths[:, None] - 1
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def mask_the_wrong_way_round(X, lengths):   # np.where's branches swapped
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    return sa.softmax(np.where(real[:, None, :], -np.inf, X @ np.swapaxes(X, -1, -2)), axis=-1) @ X
+
+
+def mask_of_shape_T_B(X, lengths):       # np.arange(T)[:, None] < lengths: one row per word
+    real = np.arange(X.shape[1])[:, None] < lengths[None, :]
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def scores_times_mask(X, lengths):       # masked scores become 0, not -inf
+    real = np.arange(X.shape[1]) < lengths[:, None]
+    return sa.softmax(X @ np.swapaxes(X, -1, -2) * real[:, None, :], axis=-1) @ X
+
+
+BEHAVIOUR = {
+    lengths_without_new_axis: "Give lengths a new axis, lengths[:, None]",
+    zero_times_inf: "0 x (-inf) is NaN",
+    zero_times_inf_by_hand: "0 x (-inf) is NaN",
+    padding_rows_of_X_zeroed: "you set the padding rows of X to zeros, but a row of zeros still scores 0",
+    queries_masked_with_expand_dims: "you masked the queries, not the keys",
+    loop_by_reduce: "loops in Python: run on 2 sentences",
+    last_real_word_hidden: "hides each sentence's last real word",
+    mask_the_wrong_way_round: "your mask is the wrong way round",
+    mask_of_shape_T_B: "Your mask has shape (4, 2), (T, B)",
+    scores_times_mask: "sets the padding scores to 0 rather than removing them",
+}
+
+
+@pytest.mark.parametrize("answer", list(BEHAVIOUR), ids=lambda f: f.__name__)
+def test_batch_mistakes_judged_by_behaviour_are_named(answer):
+    text = _message(check_self_attention_batch, answer)
+    assert BEHAVIOUR[answer] in text, text
+    assert "keepdims" not in text and "largest difference" not in text, text
+    assert _hidden_fails(answer)
+
+
+def test_zeroed_padding_rows_are_not_called_masked_queries():
+    text = _message(check_self_attention_batch, padding_rows_of_X_zeroed)
+    assert "queries" not in text and "e^0 = 1" in text, text
+
+
+def test_a_whole_batch_answer_runs_the_same_lines_at_every_size():
+    from selfattention.checks.lesson03 import lines_run
+
+    for answer in (minus_inf_by_hand, big_negative_and_sa_softmax, exp_times_mask):
+        counts = lines_run(answer)
+        assert counts is not None and len(set(counts)) == 1, counts
+    assert len(set(lines_run(loop_by_reduce))) > 1
+
+
+def keys_masked_with_expand_dims(X, lengths):   # right: (B, 1, T) by expand_dims, einsum, a finite floor
+    real = np.expand_dims(np.arange(X.shape[1]) < lengths[:, None], 1)
+    scores = np.where(real, np.einsum("btd,bsd->bts", X, X), np.finfo(float).min)
+    E = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return E / E.sum(axis=-1, keepdims=True) @ X
+
+
+def test_keys_masked_with_expand_dims_pass_the_check_and_the_hidden_test(capsys):
+    _right_answer_passes(check_self_attention_batch, keys_masked_with_expand_dims, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=keys_masked_with_expand_dims)

@@ -125,10 +125,50 @@ def code_lines(fn: Callable[..., Any]) -> list[str]:
     return lines
 
 
+#: The batch shapes (B, T) on which :func:`lines_run` runs a learner's function: more sentences, longer ones.
+SIZES = ((2, 4), (6, 4), (2, 7))
+
+
+def lines_run(fn: Callable[..., Any]) -> list[int] | None:
+    """How many lines of Python code run (in any function: the learner's, a lambda, NumPy's own Python) when
+    ``fn`` is called on each batch shape of :data:`SIZES`, after one warm-up call; None when ``fn`` raises.
+    Whole-batch array code runs the same lines whatever B and T; a loop by any name (for, a comprehension,
+    map with a lambda, functools.reduce, recursion) runs more lines for more sentences or words."""
+    rng = np.random.default_rng(5)
+    counts: list[int] = []
+    for B, T in (SIZES[0], *SIZES):
+        X = rng.normal(size=(B, T, 3))
+        lengths = np.maximum(1, T - np.arange(B) % T)
+        X[~_real(lengths, T)] = 0.0
+        n = 0
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal n
+            n += event == "line"
+            return local
+
+        old = sys.gettrace()
+        try:
+            with np.errstate(all="ignore"), ready_made_blocked():
+                sys.settrace(lambda frame, event, arg: local)
+                try:
+                    fn(X, lengths)
+                finally:
+                    sys.settrace(old)
+        except Exception:   # noqa: BLE001 - the check itself reports what went wrong
+            return None
+        counts.append(n)
+    return counts[1:]
+
+
 def loops_in(fn: Callable[..., Any]) -> bool:
-    """Whether the code of ``fn`` (comments and strings left out) has a Python loop (:data:`LOOP`), or ``fn``
-    calls itself, or a function the learner wrote that ``fn`` reaches (a helper) does."""
-    return any(any(LOOP.search(line) for line in code_lines(f)) or calls_itself(f) for f in learners_functions(fn))
+    """Whether ``fn`` loops in Python: by behaviour, more lines of Python run for a larger batch
+    (:func:`lines_run`); or by its code (comments and strings left out), a loop (:data:`LOOP`) or a call to
+    itself, in ``fn`` or in a function the learner wrote that ``fn`` reaches (a helper)."""
+    if any(any(LOOP.search(line) for line in code_lines(f)) or calls_itself(f) for f in learners_functions(fn)):
+        return True
+    counts = lines_run(fn)
+    return counts is not None and len(set(counts)) > 1
 
 
 #: Exercise 1's shortcuts: any function the learner did not write whose name says attention, or the packaged mask.
@@ -226,13 +266,107 @@ def _zeroed_after_softmax(self_attention_batch: Callable[..., Any], case: Sequen
         raise ExerciseError(f"the result of self_attention_batch is not right yet: {_ZEROED_AFTER}")
 
 
+def _run_quietly(fn: Callable[..., Any], case: Sequence[np.ndarray], **errstate: str) -> np.ndarray | None:
+    """``fn`` on a copy of ``case`` as an array of X's shape, or None where it raises or returns another shape."""
+    X, lengths = case
+    try:
+        with np.errstate(**({"all": "ignore"} | errstate)), ready_made_blocked():
+            got = np.asarray(fn(X.copy(), lengths.copy()), dtype=float)
+    except Exception:   # noqa: BLE001 - the main check reports whatever went wrong
+        return None
+    return got if got.shape == X.shape else None
+
+
+_ZERO_TIMES_INF = (
+    "on a batch with no padding at all ({where}), your rows of Z are all {what}, and a mask must leave such a batch "
+    "unchanged. The first invalid step of your code is a multiplication that gives NaN: "
+    "0 x (-inf) is NaN, not 0, so a 0/1 mask times -inf (such as (1 - mask) * -np.inf) turns every real score "
+    "into NaN{zeros}. Put -inf only where the mask is False: np.where(mask[:, None, :], omega, -np.inf).")
+
+
+def _all_masked(fn: Callable[..., Any], case: Sequence[np.ndarray], toy: Sequence[np.ndarray]) -> None:
+    """When, on ``case`` (no padding), every row of the learner's Z is NaN or 0: raise :data:`_ZERO_TIMES_INF`
+    if the first invalid operation of their code is a multiplication (0 x inf), or name a mask the wrong way
+    round if on ``toy`` the real words attend only to the padding."""
+    got = _run_quietly(fn, case)
+    if got is None or not (np.isnan(got).all() or np.all(got == 0)):
+        return
+    X, lengths = case
+    try:
+        with np.errstate(all="ignore", invalid="raise"), ready_made_blocked():
+            fn(X.copy(), lengths.copy())
+    except FloatingPointError as exc:
+        if "multiply" in str(exc):
+            what = "NaN" if np.isnan(got).all() else "0"
+            zeros = "" if what == "NaN" else " (sa.softmax gives a row with no finite score zeros)"
+            raise ExerciseError(f"the result of self_attention_batch is not right yet: "
+                                f"{_ZERO_TIMES_INF.format(where=f'X of shape {X.shape}', what=what, zeros=zeros)}"
+                                ) from None
+    except Exception:   # noqa: BLE001 - the main check reports whatever went wrong
+        return
+    X, lengths = toy
+    real = _real(lengths, X.shape[1])
+    swapped = reference_softmax(np.where(real[:, None, :], -np.inf, X @ np.swapaxes(X, -1, -2))) @ X
+    on_toy = _run_quietly(fn, toy)
+    if on_toy is not None and np.allclose(np.nan_to_num(on_toy[real]), np.nan_to_num(swapped[real])):
+        raise ExerciseError(
+            "the result of self_attention_batch is not right yet: your mask is the wrong way round: on a batch "
+            "with no padding your rows of Z are all " + ("NaN" if np.isnan(got).all() else "0") + ", and with "
+            "padding each real word attends only to the padding. It sets the real words' scores to -inf and "
+            "keeps the padding's: np.where(condition, a, b) takes a where the condition is True, so "
+            "np.where(mask[:, None, :], omega, -np.inf) keeps the real words.")
+
+
+def _padding_mistake(fn: Any, toy: Sequence[np.ndarray], junk: Sequence[np.ndarray]) -> str:
+    """What the learner's answer does to the padding when its real rows equal attention with no mask, judged
+    by behaviour on ``junk`` (padding rows that are not zeros) and ``toy`` (padding rows of zeros): the message
+    for that mistake."""
+    tail = ("set the scores of the padding columns (the words attended to, mask[:, None, :]) to -inf, or a very "
+            "negative number, before the softmax.")
+    generic = ("your real words give weight to the padding. A padding row of zeros scores 0 with every word, and "
+               f"e^0 = 1, so each padding column takes a share of the row. Use the lengths: {tail}")
+    got = _run_quietly(fn, junk) if callable(fn) else None
+    if got is None:
+        return generic
+    X, lengths = junk
+    real = _real(lengths, X.shape[1])
+    omega = X @ np.swapaxes(X, -1, -2)
+    cleared = X * real[..., None]
+    same = {
+        "unmasked": reference_softmax(omega) @ X,
+        "zero scores": reference_softmax(np.where(real[:, None, :], omega, 0.0)) @ X,
+        "cleared X": reference_softmax(cleared @ np.swapaxes(cleared, -1, -2)) @ cleared,
+    }
+    fits = [k for k, v in same.items() if np.allclose(got[real], v[real])]
+    if "cleared X" in fits:
+        return ("your real words give weight to the padding: you set the padding rows of X to zeros, but a row "
+                "of zeros still scores 0 with every word, and e^0 = 1, so each padding word still takes a share "
+                f"of every real row. Zeroing X is not a mask: {tail}")
+    if "zero scores" in fits:
+        return ("your real words give weight to the padding: your mask sets the padding scores to 0 rather "
+                "than removing them, and a score of 0 still gets e^0 = 1 in the softmax. Set the padding "
+                "columns' scores to -inf (or a very negative number) before the softmax.")
+    if "unmasked" in fits:
+        pad = got[~real]
+        if not np.isfinite(pad).all() or np.allclose(pad, 0):
+            return ("you masked the queries, not the keys: your padding rows of Z come out "
+                    f"{'NaN' if np.isnan(pad).any() else 'as zeros'}, so the mask hid the padding words as the "
+                    "rows that attend (a (B, T, 1) mask), but your real words still give weight to the padding "
+                    "columns, each scoring 0, so e^0 = 1. Mask the words attended to instead: mask[:, None, :] "
+                    "on the scores, set to -inf before the softmax.")
+        on_zeros, toy_real = _run_quietly(fn, toy), _real(toy[1], toy[0].shape[1])
+        if on_zeros is not None and np.allclose(on_zeros[toy_real], _masked_attention(*toy)[toy_real]):
+            return ("your real words give weight to the padding: you found the padding from rows of zeros, but "
+                    "padding may hold anything (here it is not zeros). Use `lengths`: "
+                    "np.arange(T) < lengths[:, None] is the (B, T) mask of real words.")
+    return generic
+
+
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
     """Exercise 1: the matrix form on a padded batch, X (B, T, d_model) and lengths (B,) -> Z (B, T, d_model), whose real
     rows equal each sentence's attention computed alone; padding rows need only be finite. No loop over the batch,
     no library attention."""
-    body: list[str] = []
     if callable(self_attention_batch):
-        body = body_lines(self_attention_batch)
         shortcut = ready_made(self_attention_batch)
         if shortcut is not None and shortcut.startswith("sa.basic_self_attention"):
             raise ExerciseError(
@@ -250,39 +384,25 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "one sentence at a time. The exercise asks for the matrix form on the whole batch at once, "
                 "padding and all. `@` multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
         if loops_in(self_attention_batch):
+            counts = lines_run(self_attention_batch)
+            seen = ("" if counts is None or len(set(counts)) == 1 else
+                    f": run on {SIZES[0][0]} sentences of {SIZES[0][1]} words, then {SIZES[1][0]} sentences of "
+                    f"{SIZES[1][1]} and {SIZES[2][0]} of {SIZES[2][1]}, it ran {counts[0]}, {counts[1]} and "
+                    f"{counts[2]} lines of Python, so some of its work repeats once per sentence or per word")
             raise ExerciseError(
-                "self_attention_batch loops in Python (a for or while, a comprehension, map, starmap or np.vectorize; "
-                "in its own body or in a function of yours that it calls): "
-                "the exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
+                f"self_attention_batch loops in Python{seen} (a for or while, a comprehension, map, "
+                "functools.reduce, recursion or np.vectorize, in its own body or in a function it calls). "
+                "The exercise asks for the matrix form on the whole batch at once, padding and all. `@` "
                 "multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
-    code = re.sub(r'""".*?"""|\'\'\'.*?\'\'\'', "", "\n".join(body), flags=re.S)   # docstrings out
-    on_queries = re.search(r"\[\s*(:\s*,\s*:|\.\.\.)\s*,\s*(None|np\.newaxis)\s*\]", code)
-    uses_lengths = re.search(r"\blengths\b", code)
-    very_negative = re.search(r"inf\b|-\s*1e\d|finfo|\bmin\b", code)
-    if on_queries:
-        padding = ("you masked the queries, not the keys: a (B, T, 1) mask (mask[:, :, None]) hides the padding "
-                   "rows, but your real words still give weight to the padding columns, each scoring 0, "
-                   "so e^0 = 1. Mask the words attended to instead: mask[:, None, :] on the scores, set to "
-                   "-inf before the softmax.")
-    elif uses_lengths and not very_negative:
-        padding = ("your real words give weight to the padding: your mask sets the padding scores to 0 rather "
-                   "than removing them, and a score of 0 still gets e^0 = 1 in the softmax. Set the padding "
-                   "columns' scores to -inf (or a very negative number) before the softmax.")
-    elif not uses_lengths and re.search(r"\b(any|all|abs|norm|count_nonzero)\b|[!=]=\s*0|>\s*0\b", code):
-        padding = ("your real words give weight to the padding: you found the padding from rows of zeros, but "
-                   "padding may hold anything (here it is not zeros). Use `lengths`: "
-                   "np.arange(T) < lengths[:, None] is the (B, T) mask of real words.")
-    else:
-        padding = ("your real words give weight to the padding. A padding row of zeros scores 0 with every "
-                   "word, and e^0 = 1, so each padding column takes a share of the row. Use the lengths: set "
-                   "the scores of the padding columns (the words attended to, mask[:, None, :]) to -inf, or "
-                   "a very negative number, before the softmax.")
     rng = np.random.default_rng(3)
     toy = _padded([_sentence("money bank grows"), _sentence("river bank")], 3)
     big = _padded([20.0 * rng.normal(size=(3, 3)), 20.0 * rng.normal(size=(5, 3))], 5)
     full = _padded([rng.normal(size=(4, 3)), rng.normal(size=(4, 3))], 4)
     junk = _padded([rng.normal(size=(n, 3)) for n in (2, 4)], 4)
     junk[0][~_real(junk[1], 4)] = rng.normal(size=(2, 3))    # padding that is not zeros: only lengths tells
+    if callable(self_attention_batch):
+        _all_masked(self_attention_batch, full, toy)
+    padding = _padding_mistake(self_attention_batch, toy, junk)
     cases = [
         full,                                                  # no padding: (2, 4, 3), lengths [4, 4]
         _padded([rng.normal(size=(n, 2)) for n in (5, 2, 4)], 5),   # before toy: there <= looks like no mask
@@ -331,6 +451,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
                 reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
         }.items()}
+        one_less = np.arange(X.shape[1])[None, None, :] < np.asarray(lengths)[:, None, None] - 1
+        found["your mask hides each sentence's last real word too: a sentence of length n has real words 0 to "
+              "n - 1, so the mask is np.arange(T) < lengths[:, None], without subtracting 1."] = real_rows(
+            X, lengths, reference_softmax(np.where(one_less, omega, -np.inf)) @ X)
         if not np.allclose(real_rows(X, lengths, off_by_one), found[padding]):   # else the two look alike
             found["your mask keeps one padding column: a sentence of length n has real words 0 to n - 1, so the "
                   "mask is np.arange(T) < lengths, with <, not <=."] = real_rows(X, lengths, off_by_one)
@@ -351,6 +475,22 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                     f"self_attention_batch raised ValueError on {describe((X, lengths))}: {exc}. For a batch, "
                     "X.T reverses all three axes; swap only the last two with np.swapaxes(X, -1, -2) (or "
                     "X.transpose(0, 2, 1))."
+                ) from None
+            shapes = {tuple(int(n) for n in re.findall(r"\d+", m)) for m in re.findall(r"\(([\d,\s]*)\)", text)}
+            if "broadcast" in text and shapes == {(X.shape[1],), (len(lengths),)} and X.shape[1] != len(lengths):
+                raise ExerciseError(
+                    f"self_attention_batch raised ValueError on {describe((X, lengths))}: {exc}. That is "
+                    f"np.arange(T), shape ({X.shape[1]},), compared with lengths, shape ({len(lengths)},): "
+                    "two 1-D arrays line up entry by entry, not into a table. Give lengths a new axis, "
+                    "lengths[:, None], shape (B, 1), so that np.arange(T) < lengths[:, None] broadcasts to the "
+                    "(B, T) mask of real words."
+                ) from None
+            B, T = len(lengths), X.shape[1]
+            if "broadcast" in text and B != T and shapes & {(T, B), (T, 1, B)}:
+                raise ExerciseError(
+                    f"self_attention_batch raised ValueError on {describe((X, lengths))}: {exc}. Your mask has "
+                    f"shape ({T}, {B}), (T, B): one row per word, one column per sentence. The (B, T) mask of "
+                    "real words puts the sentences first: np.arange(T) < lengths[:, None]."
                 ) from None
             if "broadcast" in text:
                 raise ExerciseError(
@@ -464,6 +604,31 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
         (np.array([1, 1, 1, 0]) / 3, "flows_row gives the three other words equal weights: the mask removes "
          f"one weight, but the scores ({scores}) still decide the rest."),
     ]
+    d = len(_A_TOY)
+    halved = np.where(np.arange(4) == k, -np.inf, omega[k] / np.sqrt(d))
+    near += [
+        (reference_softmax(halved), f"flows_row = {_fmt(got)} comes from flows' scores divided by sqrt(d_model) "
+         f"= {np.sqrt(d):g}, as scaled attention does (lesson 06): basic self-attention, and this exercise, "
+         "take the softmax of the raw dot products."),
+        (reference_softmax(omega[k] / np.sqrt(d)), f"flows_row = {_fmt(got)} is flows' unmasked row with the "
+         f"scores divided by sqrt(d_model) = {np.sqrt(d):g}: use the raw dot products, and set flows' own score "
+         "to -inf."),
+        (reference_softmax(np.where(np.arange(4) == 1, -np.inf, omega[k])), f"flows_row = {_fmt(got)} masks "
+         "river, flows' largest score, not flows itself: the mask is on the diagonal, flows' score with itself."),
+        (np.append(0.0, reference_softmax(np.where(np.arange(3) == 2, -np.inf, omega[k, 1:]))),
+         f"flows_row = {_fmt(got)} leaves out the word a: the sentence is {' '.join(ROW_SENTENCE)}, and a's "
+         "score (0.10) gets a weight too."),
+    ]
+    unit = np.stack([_TOY.get(w, _A_TOY) for w in ROW_SENTENCE])
+    unit = unit / np.linalg.norm(unit, axis=1, keepdims=True)
+    near.append((reference_softmax(np.where(np.arange(4) == k, -np.inf, unit @ unit[k])),
+                 f"flows_row = {_fmt(got)} comes from cosines, not dot products: the scores are x_i . x_j, "
+                 "lengths included."))
+    for other, word in enumerate(ROW_SENTENCE):
+        if other != k:
+            near.append((masked[other], f"flows_row = {_fmt(got)} is the masked row of {word}, not of flows: "
+                         f"its 0 is at {word}'s own place. Asked: the row of flows, the last word, whose scores "
+                         f"are {scores}."))
     for value, text in near:
         if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)

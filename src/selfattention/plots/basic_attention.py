@@ -406,12 +406,13 @@ def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike,
                      features: Sequence[str] = ("finance", "nature", "food", "tech"),
                      ) -> tuple[Figure, list[Axes]]:
     """Lesson 03's picture of Z = softmax(X X^T) X: X (T, d), Omega (T, T), A (T, T) and Z (T, d) side by
-    side, entries written. X, A and Z share one colour scale from 0 to 1; Omega, entries up to about 1,
-    has its own. ``features`` labels the d columns of X and Z."""
-    return matrix_flow([("$X$", X), (r"$\Omega = XX^\top$", Omega), (r"$A = \mathrm{softmax}(\Omega)$", A),
-                        ("$Z = AX$", Z)], words,
+    side, entries written. X and Z share one colour scale from 0 to 1; Omega and A each have their own (its
+    min to max, said in the title), so that flat weights (at most about 0.3 on the toy vectors) still show
+    their pattern. ``features`` labels the d columns of X and Z."""
+    return matrix_flow([("$X$", X), (r"$\Omega = XX^\top$" + "\n(own scale)", Omega),
+                        (r"$A = \mathrm{softmax}_j(\Omega)$" + "\n(own scale)", A), ("$Z = AX$", Z)], words,
                        columns=[list(features), list(words), list(words), list(features)],
-                       limits=[(0, 1), None, (0, 1), (0, 1)])
+                       limits=[(0, 1), None, None, (0, 1)])
 
 
 def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
