@@ -20,6 +20,7 @@ WRONG = {
     "no lean": ([0.5, 0.5, 0.0], ["does not lean at all"], ["negative", "sum to", "keeps only"]),
     "lean too small": ([0.4, 0.4, 0.2], ["leans towards technology by 0.18 only"], ["sum to", "keeps only"]),
     "the example in the text": ([0.2, 0.5, 0.3], ["by 0.27 only"], ["sum to", "keeps only"]),
+    "shares, not fractions": ([1, 3, 6], ["sum to 10, not 1 (dividing each by 10 fixes that)"], []),
     "percentages": ([10, 40, 50], ["percentages"], ["not 1"]),
     "two broken": ([0.6, 0.1, 0.2], ["sum to 0.9, not 1", "keeps only 0.1", "by 0.18 only"], []),
 }
@@ -45,6 +46,7 @@ def test_warmup_names_every_broken_rule(mistake: str) -> None:
     ([0.34, 0.61], "two numbers"),                                   # apple' itself instead of the weights
     ([0.1, float("nan"), 0.9], "not a finite number (for apple)"),
     ([0.25, 0.25, 0.25, 0.25], "shape (4,)"),
+    ([[0.1, 0.4, 0.5]], "shape (1, 3); expected (3,)"),
 ])
 def test_warmup_names_a_wrong_form(answer: object, words: str) -> None:
     said = message(checks.check_warmup_weights, answer)

@@ -24,8 +24,8 @@ def _numbers(apple_weights: Any) -> np.ndarray:
     name = "apple_weights"
     if isinstance(apple_weights, str) or (
             isinstance(apple_weights, (list, tuple)) and any(isinstance(v, str) for v in apple_weights)):
-        raise ExerciseError(f"{name} holds text ({apple_weights!r:.60}): write the weights as numbers, such "
-                            "as [0.2, 0.5, 0.3], not in quotes.")
+        raise ExerciseError(f"{name} holds text ({apple_weights!r:.60}): write each weight as a number "
+                            "(0.2, not \"0.2\").")
     w = _to_array(apple_weights, name)
     if w.shape == (3, 3):
         raise ExerciseError(f"{name} is a whole (3, 3) table; the exercise asks for row 2 only: the three "
@@ -56,7 +56,8 @@ def warmup_problems(w: np.ndarray) -> list[str]:
     if abs(total - 100) < 1e-6:
         problems.append("the weights sum to 100: they are percentages; write them as fractions that sum to 1")
     elif abs(total - 1) > _SUM_TOL:
-        problems.append(f"the weights sum to {total:.4g}, not 1")
+        fix = f" (dividing each by {total:.4g} fixes that)" if total > 0 and not negative else ""
+        problems.append(f"the weights sum to {total:.4g}, not 1{fix}")
     if w[1] < MIN_SELF - _TYPED:
         problems.append(f"apple keeps only {w[1]:g} of its own vector; the brief asks for at least {MIN_SELF}")
     mixed = w @ _X
