@@ -38,7 +38,7 @@ LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 LESSON02 = ROOT / "notebooks" / "02_basic_self_attention.ipynb"
 LIMITS = {"MEMORY_LIMIT": "512M", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CELL_TIMEOUT": 30,
           "SUBMISSION_TIMEOUT": 180, "JOBS": 2}
-RIGHT = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
+RIGHT = "apple_weights = [0.1, 0.4, 0.5]"
 DAEMON = f"sa-attack-daemon-{os.getpid()}"
 
 
@@ -48,7 +48,7 @@ def student_copy(lesson: Path, tmp: Path):
     return nbformat.read(generate_student_versions(tmp, [lesson])[lesson.stem], as_version=4)
 
 
-def lesson00(student, answer: str = "apple_in_context = None", test_prefix: str = "", cells_before_test=()):
+def lesson00(student, answer: str = "apple_weights = None", test_prefix: str = "", cells_before_test=()):
     """Lesson 00's student copy with ``answer`` in its answer cell (and code run before the test)."""
     nb = nbformat.from_dict(json.loads(json.dumps(student)))
     for cell in nb.cells:
@@ -91,12 +91,12 @@ for folder, dirs, files in os.walk("/"):
 """
 
 PATCH_EVERYTHING = f"""
-apple_in_context = None
+apple_weights = None
 import builtins, numpy
 numpy.allclose = lambda *a, **k: True
 numpy.asarray = lambda *a, **k: numpy.array([0.46, 0.8])
 builtins.abs = lambda x: 0
-checks.check_warmup_mix = lambda *a, **k: print("Correct: patched")
+checks.check_warmup_weights = lambda *a, **k: print("Correct: patched")
 from selfattention.coursework import results
 results.record = lambda *a, **k: None
 from IPython.display import display
@@ -104,13 +104,14 @@ display({{"{MIME}": {{"grade_id": "warmup-test", "value": [0.46, 0.8], "atol": 1
 """
 
 TRANSFORMER = """
-apple_in_context = None
+apple_weights = None
 get_ipython().input_transformers_post.append(
-    lambda lines: ["print('Correct: skipped')\\n"] if any("check_warmup_mix" in l for l in lines) else lines)
+    lambda lines: ["print('Correct: skipped')\\n"]
+    if any("check_warmup_weights" in l for l in lines) else lines)
 """
 
 FAKE_RECORD_THEN_FAIL = f"""
-apple_in_context = None
+apple_weights = None
 from IPython.display import display
 def _before(info):
     fake = {{"grade_id": "warmup-test", "value": [0.5, 0.5], "atol": 10, "rtol": 10}}
@@ -120,7 +121,7 @@ get_ipython().events.register("pre_run_cell", _before)
 """
 
 REPORT_PIPE = """
-apple_in_context = None
+apple_weights = None
 import os
 lines = b"GRADED report_pipe\\nGRADED zz_victim\\nFAILED correct error\\nREADY\\n"
 print("STDOUT IS", os.readlink("/proc/self/fd/1"), "STDERR IS", os.readlink("/proc/self/fd/2"))
@@ -135,9 +136,9 @@ for path in ("/proc/1/fd/1", "/proc/1/fd/2", "/proc/1/fd/3", "/dev/stdout"):  # 
 """
 
 PLANT = """
-apple_in_context = None
+apple_weights = None
 import os
-code = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
+code = "apple_weights = [0.1, 0.4, 0.5]"
 hook = f"get_ipython().events.register('pre_run_cell', lambda info: exec({code!r}, get_ipython().user_ns))\\n"
 for home in (os.path.expanduser("~"), "/root", "/home"):
     try:
@@ -149,7 +150,7 @@ for home in (os.path.expanduser("~"), "/root", "/home"):
 """
 
 KILL_OTHERS = """
-apple_in_context = None
+apple_weights = None
 import os, signal
 for pid in range(1, 40000):
     if pid != os.getpid():
@@ -161,14 +162,14 @@ for pid in range(1, 40000):
 """
 
 MEMORY = """
-apple_in_context = None
+apple_weights = None
 chunks = []
 for _ in range(32):                       # 2 GiB at most, four times the limit
     chunks.append(bytearray(64 << 20))
 """
 
 FORK_BOMB = """
-apple_in_context = None
+apple_weights = None
 import os, time
 made = 0
 for _ in range(500):                      # bounded
@@ -229,9 +230,9 @@ def attacked(tmp_path_factory) -> dict:
     subs: dict[str, object] = {
         "correct": lesson00(student, RIGHT),
         # integrity
-        "read_source": lesson00(student, "apple_in_context = None\n" + FIND_AND_USE),
-        "copy_classmate": lesson00(student, "apple_in_context = None\n" + FIND_AND_USE),
-        "gradebook": lesson00(student, "apple_in_context = None\n" + GRADEBOOK),
+        "read_source": lesson00(student, "apple_weights = None\n" + FIND_AND_USE),
+        "copy_classmate": lesson00(student, "apple_weights = None\n" + FIND_AND_USE),
+        "gradebook": lesson00(student, "apple_weights = None\n" + GRADEBOOK),
         "patch_everything": lesson00(student, PATCH_EVERYTHING),
         "transformer": lesson00(student, TRANSFORMER),
         "fake_record": lesson00(student, FAKE_RECORD_THEN_FAIL),
@@ -308,14 +309,14 @@ EXPECTED = {
     "patch_everything": (0, ["Warm-up exercise (1 point): "]),
     "transformer": (0, ["Warm-up exercise (1 point): the hidden tests did not finish"]),
     "fake_record": (0, ["Warm-up exercise (1 point): "]),
-    "report_pipe": (0, ["Warm-up exercise (1 point): apple_in_context is None"]),
+    "report_pipe": (0, ["Warm-up exercise (1 point): apple_weights is None"]),
     "plant": (0, ["Warm-up exercise (1 point): "]),
-    "zz_after_plant": (0, ["apple_in_context is None"]),
+    "zz_after_plant": (0, ["apple_weights is None"]),
     "kill_others": (0, ["in answer cell warmup-answer", "Warm-up exercise (1 point): not run: "]),  # it dies
     "zz_victim": (1, ["all tests pass"]),
     "memory": (0, ["more memory than the limit (512M) in answer cell warmup-answer",
                    "Warm-up exercise (1 point): not run: "]),
-    "fork_bomb": (0, ["Warm-up exercise (1 point): apple_in_context is None"]),  # the verdict is kept
+    "fork_bomb": (0, ["Warm-up exercise (1 point): apple_weights is None"]),  # the verdict is kept
     "disk": (1, ["all tests pass"]),
     "daemon": (1, ["all tests pass"]),
     "huge_output": (1, ["all tests pass", "raised ValueError"]),
@@ -460,7 +461,7 @@ def test_feedback_pages_show_scores_and_messages_without_hidden_tests_or_network
         assert "HIDDEN TESTS" not in text and not [h for h in hidden if h in text], page
     blank = (tmp_path / "feedback" / "zz_after_plant" / "00_roadmap.html").read_text(encoding="utf-8")
     assert "Score: 0 / 1" in blank and "Warm-up exercise (1 point)" in blank
-    assert "apple_in_context is None" in blank
+    assert "apple_weights is None" in blank
     right = (tmp_path / "feedback" / "correct" / "00_roadmap.html").read_text(encoding="utf-8")
     assert "Score: 1 / 1" in right and "correct" in right and RIGHT.split(" = ")[1] in right
     lesson02 = (tmp_path / "feedback" / "warns" / "02_basic_self_attention.html").read_text(encoding="utf-8")

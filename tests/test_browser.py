@@ -217,8 +217,8 @@ def test_blank_copy_runs_to_the_end_and_its_widget_responds(
 
 
 WARMUP = "00_roadmap.ipynb"
-WRONG = "apple_in_context = love + apple + phones"
-RIGHT = "apple_in_context = 0.1 * love + 0.3 * apple + 0.6 * phones"
+WRONG = "apple_weights = [0.2, 0.5, 0.3]"
+RIGHT = "apple_weights = [0.1, 0.4, 0.5]"
 
 
 def type_into_cell(page: object, index: int, text: str) -> None:
@@ -234,25 +234,25 @@ def test_exercise_feedback_in_a_working_copy(lab: LabServer, browser_context: ob
     """A learner's copy of lesson 00: a wrong answer gets the hint for its mistake, a right one 'Correct'."""
     path = lab.root / WARMUP
     notebook = saved_notebook(path)
-    answer = cell_index(notebook, "apple_in_context = None")
-    test = cell_index(notebook, "checks.check_warmup_mix(apple_in_context)")
+    answer = cell_index(notebook, "apple_weights = None")
+    test = cell_index(notebook, "checks.check_warmup_weights(apple_weights)")
     blank = "".join(notebook["cells"][answer]["source"])
     assert "# YOUR CODE HERE" in blank, f"the working copy's answer cell is not blank: {blank!r}"
     page = open_notebook(browser_context, lab, WARMUP, "exercise")
     try:
         run_all(page)  # the exercise's test cell fails on the blank answer; the cells after it run
         feedback = cell(page, test).locator(".jp-OutputArea")
-        sync_api.expect(feedback).to_contain_text("apple_in_context is None")
+        sync_api.expect(feedback).to_contain_text("apple_weights is None")
 
         type_into_cell(page, answer, WRONG)
         run_cells(page, answer, 2)
-        sync_api.expect(feedback).to_contain_text("it is the sum of the three vectors; multiply each by")
+        sync_api.expect(feedback).to_contain_text("leans towards technology by 0.27 only")
         cell(page, test).screenshot(path=str(ARTIFACTS / "exercise-wrong-answer.png"))
 
         type_into_cell(page, answer, RIGHT)
         run_cells(page, answer, 2)
-        sync_api.expect(feedback).to_contain_text("Correct: apple in this context, z_2, is [0.3, 0.84]")
-        sync_api.expect(feedback).not_to_contain_text("sum of the three vectors")
+        sync_api.expect(feedback).to_contain_text("Correct: apple' = [0.36, 0.81]")
+        sync_api.expect(feedback).not_to_contain_text("only")
         cell(page, test).screenshot(path=str(ARTIFACTS / "exercise-right-answer.png"))
     except BaseException:
         page.screenshot(path=str(ARTIFACTS / "exercise-failure.png"))

@@ -12,21 +12,21 @@ import pytest
 from selfattention.coursework.results import MAX_JUDGED_NUMBERS, judge
 from selfattention.coursework.verdicts import judge_tests
 
-RIGHT = [0.1 * 0.3 + 0.3 * 0.7 + 0.6 * 0.1, 0.1 * 0.3 + 0.3 * 0.7 + 0.6 * 1.0]  # lesson 00's warm-up mix
+RIGHT = [0.1, 0.4, 0.5]  # lesson 00's warm-up: a row of weights designed to a brief
 
 
 def test_judge_runs_the_check_on_the_recorded_arguments() -> None:
-    assert judge("check_warmup_mix", [RIGHT]) is None
-    why = judge("check_warmup_mix", [[0.5, 0.5]])
-    assert why and "apple_in_context" in why
-    assert "plain average" in judge("check_warmup_mix", [[1.1 / 3, 2.0 / 3]])  # the check's own diagnosis
+    assert judge("check_warmup_weights", [RIGHT]) is None
+    why = judge("check_warmup_weights", [[0.5, 0.5, 0.0]])
+    assert why and "apple_weights" in why
+    assert "does not lean at all" in why  # the check's own diagnosis
 
 
 def test_judge_refuses_odd_records_without_crashing() -> None:
-    assert "not a list" in judge("check_warmup_mix", RIGHT[0])
-    assert "could not read" in judge("check_warmup_mix", [RIGHT, "extra", "args"])
-    assert judge("check_warmup_mix", [["a", "b"]])  # strings: refused, whichever way the check words it
-    assert "more than" in judge("check_warmup_mix", [[0.0] * (MAX_JUDGED_NUMBERS + 1)])
+    assert "not a list" in judge("check_warmup_weights", RIGHT[0])
+    assert "could not read" in judge("check_warmup_weights", [RIGHT, "extra", "args"])
+    assert judge("check_warmup_weights", [["a", "b", "c"]])  # strings: refused, however the check words it
+    assert "more than" in judge("check_warmup_weights", [[0.0] * (MAX_JUDGED_NUMBERS + 1)])
     with pytest.raises(ValueError, match="judge is 'open'"):
         judge("open", [RIGHT])
     with pytest.raises(ValueError, match="judge is 'check_nothing'"):
@@ -48,16 +48,16 @@ def _record(value: object, judge_name: str | None) -> dict:
 
 
 def test_grader_judges_with_the_instructors_judge_not_the_learners() -> None:
-    instructor = [_record([[0.0, 0.0]], "check_warmup_mix")]  # any value: the judge decides, not equality
+    instructor = [_record([[0.0, 0.0]], "check_warmup_weights")]  # any value: the judge decides, not equality
     released = _notebook([])
     # a learner's record names no judge; another right answer passes
-    other_right = _notebook([_record([[r + 1e-12 for r in RIGHT]], None)])
+    other_right = _notebook([_record([[0.0, 0.5, 0.5]], None)])
     assert judge_tests(other_right, released, {"design-test": instructor}, set()) == {"design-test": None}
-    wrong = _notebook([_record([[0.5, 0.5]], None)])
+    wrong = _notebook([_record([[0.5, 0.5, 0.0]], None)])
     assert "did not accept" in judge_tests(wrong, released, {"design-test": instructor}, set())["design-test"]
     # A learner's record that names a judge of its own changes nothing when the instructor's has none.
     plain = [_record(RIGHT, None)]
-    forged = _notebook([_record([[0.5, 0.5]], "check_warmup_mix")])
+    forged = _notebook([_record([[0.5, 0.5, 0.0]], "check_warmup_weights")])
     assert "different result" in judge_tests(forged, released, {"design-test": plain}, set())["design-test"]
 
 

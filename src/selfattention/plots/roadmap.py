@@ -27,9 +27,9 @@ COLOURS = {"love": "tab:purple", "apple": "gray", "apple'": "tab:red", "phones":
 
 
 def transformer_diagram() -> Figure:
-    """The path of a sentence through a transformer: tokens -> embedding table -> [self-attention ->
-    feed-forward] x N -> contextual vectors (an output layer turns them into next-token probabilities), each
-    box labelled with the lessons that build it.
+    """The path of a sentence through a transformer: tokens -> embedding table (positions added there, or
+    inside attention) -> [self-attention -> feed-forward] x N -> contextual vectors (in a decoder, an output
+    layer turns them into next-token probabilities), each box labelled with the lessons that build it.
 
     Returns:
         the figure (12 x 4.6 inches).
@@ -40,11 +40,12 @@ def transformer_diagram() -> Figure:
     ax.axis("off")
     boxes = [  # (centre x, half width, text, face colour)
         (1.0, 0.85, "tokens\n\n\"love apple\nphones\"", "whitesmoke"),
-        (3.3, 0.85, "embedding\ntable $x_i$\n+ positions\n(lesson 09)", "aliceblue"),
+        (3.3, 0.95, "embedding\ntable\n(positions: here\nor inside\nattention)", "aliceblue"),
         (5.9, 1.05, "self-attention\n(simplified)\n$z_i = \\sum_j \\alpha_{ij} x_j$\n(lessons 02-10)",
          "mistyrose"),
         (8.5, 0.85, "feed-forward\nnetwork\n(lesson 12)", "honeydew"),
-        (10.9, 0.85, "contextual\nvectors, then\nnext-token\nprobabilities\n(lessons 11-15)", "aliceblue"),
+        (10.95, 0.95, "contextual\nvectors\n(lessons 11-12),\nnext-token\nprobabilities\n(lesson 13)",
+         "aliceblue"),
     ]
     centre_y, half_h = 2.6, 0.95
     for x, half_w, text, face in boxes:
