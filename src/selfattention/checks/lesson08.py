@@ -55,6 +55,25 @@ _RERUN = (" If your answer cell already ran it on `two_heads`, that trained mode
           "`two_heads = ...` cell.")
 
 
+def _try(f: Callable[..., Any], *args: Any) -> Any:
+    """f(*args), or None if it raises."""
+    try:
+        return f(*args)
+    except Exception:
+        return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two answers are arrays of the same shape and values (within 1e-6)."""
+    import torch
+
+    try:
+        a, b = (np.asarray(v.detach() if isinstance(v, torch.Tensor) else v, dtype=float) for v in (a, b))
+    except (TypeError, ValueError):
+        return False
+    return a.ndim > 0 and a.shape == b.shape and np.allclose(a, b, atol=1e-6)
+
+
 def check_silence_head(silence_head: Callable[..., Any]) -> None:
     """Exercise 1: ``silence_head(model, head, X)`` -> the (n, 2, 8) logits of ``model`` with head number
     ``head`` (0 for head 1) giving an output of zeros; ``model`` itself unchanged."""
@@ -77,6 +96,7 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
 
     mean_ablation = ("you replaced the head's output by its mean (mean-ablation, another way to remove a head); "
                      "this exercise silences a head as the lesson states: its output becomes zeros.")
+    right_of = [_logits_with(model, X, {k: zero}) for k in (0, 1)]
     for h in (0, 1):
         try:
             got = silence_head(model, h, X.clone())
@@ -111,7 +131,17 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         if isinstance(got, (tuple, list)) and len(got) == 2 and hasattr(got[1], "shape"):
             raise ExerciseError("silence_head returned a pair (what the model returns: logits and weights); "
                                 "return the logits only.")
-        right = _logits_with(model, X, {h: zero})
+        if hasattr(got, "shape") and tuple(got.shape) == (len(X), 2, X.shape[1], X.shape[1]):
+            raise ExerciseError(f"silence_head returned an array of shape {tuple(got.shape)}: the attention "
+                                f"weights (model(X)[1], one (T, T) map per head). Return the logits, model(X)[0], "
+                                f"shape (n, 2, 8).")
+        if (h == 0 and any(_same(got, r) for r in right_of)
+                and _same(got, _try(silence_head, copy.deepcopy(model), 1, X.clone()))):
+            raise ExerciseError("silence_head gives the same logits for head=0 and head=1: it ignores the "
+                                "`head` argument (a fixed head, or a fixed block of columns). Silence head "
+                                "number `head`: model.attention.heads[head], or columns head * d_k to "
+                                "(head + 1) * d_k of the concatenation.")
+        right = right_of[h]
         mistakes = {
             "nothing was silenced: these are the model's own logits. Set head's output to zeros (zero its "
             "W_value, or its block of the concatenation) before the readout.": _logits_with(model, X, {}),
@@ -259,6 +289,22 @@ _DISTRACTOR_SLIPS = {
 }
 
 
+def distractor_verdict(mats: list[np.ndarray], guess: float, X: np.ndarray | None = None,
+                       role: np.ndarray | None = None) -> tuple[bool, str | None, dict[str, float]]:
+    """Whether ``guess`` passes as the one-head control's distractor weight: within DISTRACTOR_TOL of the right
+    value AND nearer it than the value of any named slip that differs from it (so that a slip's value never
+    passes, however close it falls). Returns (passes, the slip nearest the guess or None, all the values)."""
+    if X is None or role is None:
+        X, _, role = _design_data()
+    v = one_head_distractor_weight(mats, X, role)
+    off = abs(guess - v["right"])
+    slips = [k for k in _DISTRACTOR_SLIPS if abs(v[k] - v["right"]) > 1e-4]
+    nearest = min(slips, key=lambda k: abs(guess - v[k]), default=None)
+    if nearest is not None and (abs(guess - v[nearest]) > DISTRACTOR_TOL or abs(guess - v[nearest]) > off):
+        nearest = None                         # no slip is nearer the guess than the right value is
+    return off <= DISTRACTOR_TOL and nearest is None, nearest, v
+
+
 def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_distractor: Any = None) -> None:
     """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
     previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
@@ -285,13 +331,11 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
             raise ExerciseError(f"one_head_distractor should be one number, a weight between 0 and 1; got "
                                 f"{one_head_distractor!r:.60}") from None
         X, _, role = _design_data()
-        v = one_head_distractor_weight(r["mats"], X, role)
-        if abs(guess - v["right"]) > DISTRACTOR_TOL:
-            slip = next((why for key, why in _DISTRACTOR_SLIPS.items()
-                         if abs(v[key] - v["right"]) > DISTRACTOR_TOL and abs(guess - v[key]) <= DISTRACTOR_TOL),
-                        None)
-            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} is not right yet: "
-                                + (f"{slip}." if slip else
+        ok, slip, v = distractor_verdict(r["mats"], guess, X, role)
+        if not ok:
+            shown = f"{guess:.4f}" if abs(guess - v["right"]) <= DISTRACTOR_TOL else f"{guess:.3f}"   # 4 decimals when close
+            raise ExerciseError(f"both heads are right; one_head_distractor = {shown} is not right yet: "
+                                + (f"{_DISTRACTOR_SLIPS[slip]}." if slip else
                                    "ONE head scores each key by q1 . k1 + q2 . k2 (the two lookups' scores "
                                    "added), divided by sqrt(d_k1 + d_k2), then one softmax; average its weight on "
                                    "the distractor item over the 500 held-out sequences."))
@@ -471,6 +515,10 @@ def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
         whole = float(gqa_params) == count
     except (TypeError, ValueError):
         raise ExerciseError(f"gqa_params should be a whole number; got {gqa_params!r:.60}") from None
+    if abs(float(gqa_params)) < 1e4 and abs(float(gqa_params) * 1e6 - right_count) < 0.02 * right_count:
+        raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} looks like millions: give the "
+                            f"number of parameters itself, not millions (rows times columns of each matrix, "
+                            f"added).")
     if not whole:
         raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} is not a whole number: count "
                             f"parameters, rows times columns of each matrix (use // for d_model / h).")
