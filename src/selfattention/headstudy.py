@@ -16,13 +16,13 @@ from torch import Tensor, nn
 from . import layers, tasks
 from .plots import heads as head_plots
 
-__all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts", "with_best_linear_readouts",
-           "accuracy_table", "blend_summary", "three_answers"]
+__all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts",
+           "with_best_linear_readouts", "accuracy_table", "blend_summary", "three_answers"]
 
 
 class Heads(nn.Module):
-    """``num_heads`` single heads (``layers.SelfAttention`` of width ``d_k``) side by side: forward(x (batch, T,
-    17)) -> (concatenated outputs (batch, T, num_heads d_k), weights (batch, num_heads, T, T))."""
+    """``num_heads`` single heads (``layers.SelfAttention`` of width ``d_k``) side by side:
+    forward(x (batch, T, 17)) -> (concatenated outputs (batch, T, num_heads d_k), weights (batch, num_heads, T, T))."""
 
     def __init__(self, num_heads: int, d_k: int) -> None:
         super().__init__()
@@ -39,9 +39,10 @@ def lookup_data(offsets: Sequence[int]) -> tuple[Tensor, Tensor, Tensor, Tensor]
             *tasks.make_lookup_data(500, seed=2, offsets=offsets))
 
 
-def run(num_heads: int, d_k: int, data: tuple, seed: int, *, hidden: int | None = None, steps: int = 160,
-        frozen: nn.Module | None = None) -> tuple[nn.Module, Tensor, Tensor]:
-    """Train ``Heads(num_heads, d_k)`` and a readout (linear, or ``hidden`` ReLU units between two linear maps)
+def run(num_heads: int, d_k: int, data: tuple, seed: int, *, hidden: int | None = None,
+        steps: int = 160, frozen: nn.Module | None = None) -> tuple[nn.Module, Tensor, Tensor]:
+    """Train ``Heads(num_heads, d_k)`` and a readout (linear, or ``hidden`` ReLU units between two linear
+    maps)
     for ``steps`` steps of 100 sequences; with ``frozen`` (trained heads), those heads are kept as they are
     and only the new readout learns. Returns (model, held-out weights, right (n, answers))."""
     answers = data[3].view(len(data[3]), -1).shape[1]
@@ -77,7 +78,8 @@ def with_best_linear_readouts(runs: Sequence, data: tuple) -> list:
 
 
 def accuracy_table(groups: dict[str, Sequence]) -> str:
-    """Per condition (name -> runs): min-max over seeds of the fraction of sequences with every answer right."""
+    """Per condition (name -> runs): min-max over seeds of the fraction of sequences with every answer
+    right."""
     return head_plots.range_table({name: [r[2].all(1).float().mean().item() for r in group]
                                    for name, group in groups.items()}, "all answers right")
 
@@ -89,8 +91,9 @@ def blend_summary(groups: dict[str, Sequence], where: Tensor) -> str:
     for name, group in groups.items():
         blend = torch.stack([head_plots.by_role(w, where)[:, 0, :2].mean(0).sort(descending=True).values
                              for _, w, _ in group])
-        lines.append(f"{name}: mean weight on the heavier item {blend[:, 0].min():.2f}-{blend[:, 0].max():.2f}, "
-                     f"on the lighter {blend[:, 1].min():.2f}-{blend[:, 1].max():.2f}")
+        lines.append(f"{name}: mean weight on the heavier item {blend[:, 0].min():.2f}-"
+                     f"{blend[:, 0].max():.2f}, on the lighter "
+                     f"{blend[:, 1].min():.2f}-{blend[:, 1].max():.2f}")
     return "\n".join(lines)
 
 
