@@ -22,7 +22,8 @@ __all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts"
 
 class Heads(nn.Module):
     """``num_heads`` single heads (``layers.SelfAttention`` of width ``d_k``) side by side:
-    forward(x (batch, T, 17)) -> (concatenated outputs (batch, T, num_heads d_k), weights (batch, num_heads, T, T))."""
+    forward(x (batch, T, 17)) -> (concatenated outputs (batch, T, num_heads d_k),
+    weights (batch, num_heads, T, T))."""
 
     def __init__(self, num_heads: int, d_k: int) -> None:
         super().__init__()
@@ -42,9 +43,8 @@ def lookup_data(offsets: Sequence[int]) -> tuple[Tensor, Tensor, Tensor, Tensor]
 def run(num_heads: int, d_k: int, data: tuple, seed: int, *, hidden: int | None = None,
         steps: int = 160, frozen: nn.Module | None = None) -> tuple[nn.Module, Tensor, Tensor]:
     """Train ``Heads(num_heads, d_k)`` and a readout (linear, or ``hidden`` ReLU units between two linear
-    maps)
-    for ``steps`` steps of 100 sequences; with ``frozen`` (trained heads), those heads are kept as they are
-    and only the new readout learns. Returns (model, held-out weights, right (n, answers))."""
+    maps) for ``steps`` steps of 100 sequences; with ``frozen`` (trained heads), those heads are kept as
+    they are and only the new readout learns. Returns (model, held-out weights, right (n, answers))."""
     answers = data[3].view(len(data[3]), -1).shape[1]
     torch.manual_seed(seed)
     model = tasks.ReadoutModel(Heads(num_heads, d_k), num_heads * d_k, answers=answers)
