@@ -478,3 +478,67 @@ def test_prediction_a_guess_of_the_two_head_weight_fails_both():
     guess = _distractor(CIRCLE_DESIGN)["two heads"]
     assert "mean of the two heads' own weights" in _message(_design_check, (*CIRCLE_DESIGN, guess))
     assert not _design_hidden(*CIRCLE_DESIGN, guess)
+
+
+# ---------------------------------------------------------------- slips found in review
+def _fixed_head(k):
+    """Always silences head k, whatever `head` says."""
+    def silence(model, head, X):
+        return _zero_value(model, k, X)
+    return silence
+
+
+def _fixed_block(k):
+    """Always zeroes columns k * 16 to k * 16 + 16 of the concatenation, whatever `head` says."""
+    def silence(model, head, X):
+        return _zero_block(model, k, X, 16)
+    return silence
+
+
+@pytest.mark.parametrize("silence", [_fixed_head(0), _fixed_head(1), _fixed_block(0), _fixed_block(1)])
+def test_silence_ignoring_the_head_argument_is_named(silence):
+    text = _message(check_silence_head, silence)
+    assert "it ignores the `head` argument" in text and "you silenced the other head" not in text, text
+    assert not _silence_hidden(silence)
+
+
+def test_silence_returning_the_weights_is_named():
+    def weights(model, head, X):
+        with torch.no_grad():
+            return model(X)[1]
+    text = _message(check_silence_head, weights)
+    assert "the attention weights (model(X)[1]" in text and "Return the logits, model(X)[0]" in text, text
+    assert not _silence_hidden(weights)
+
+
+# the design of one-hot letters, scaled queries: head 1's query of s is 5 times the one-hot of s + 1
+ONE_HOT_DESIGN = (_pad(5 * np.roll(np.eye(8), 1, axis=1)), _pad(np.eye(8)),
+                  _pad(5 * np.roll(np.eye(8), -1, axis=1)), _pad(np.eye(8)))
+
+
+def test_prediction_a_slip_close_to_the_right_value_still_fails_and_is_named(capsys):
+    """The two heads' own mean weight (0.1014) lies 0.0012 from the right 0.1002: it must not pass."""
+    values = _distractor(ONE_HOT_DESIGN)
+    assert abs(values["right"] - 0.1002) < 1e-4 and abs(values["two heads"] - 0.1014) < 1e-4
+    text = _message(_design_check, (*ONE_HOT_DESIGN, values["two heads"]))
+    _names_only(text, "two heads", PREDICTION)
+    assert not _design_hidden(*ONE_HOT_DESIGN, values["two heads"])
+    for right in (values["right"], 0.10, 0.1002):           # computed, or rounded nearer the right value
+        _right_answer_passes(_design_check, (*ONE_HOT_DESIGN, right), capsys)
+        assert _design_hidden(*ONE_HOT_DESIGN, right)
+
+
+def test_prediction_the_nearest_slip_is_named():
+    """Distractor plus query token (0.2004) is named as such, not as 'a fifth each' (0.2)."""
+    values = _distractor(ONE_HOT_DESIGN)
+    text = _message(_design_check, (*ONE_HOT_DESIGN, values["with query"]))
+    _names_only(text, "with query", PREDICTION)
+    _names_only(_message(_design_check, (*ONE_HOT_DESIGN, 0.2)), "fifth", PREDICTION)
+    assert not _design_hidden(*ONE_HOT_DESIGN, values["with query"])
+
+
+@pytest.mark.parametrize("count", [41.94, 42, 41.943040])
+def test_gqa_a_count_in_millions_is_named(count):
+    text = _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), count))
+    assert "not millions" in text and "not a whole number" not in text, text
+    assert not _gqa_hidden((4096, 1024), count)

@@ -102,7 +102,7 @@ def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
     """Train each configuration (name -> (num_heads, d_k)) on three answers, once per seed. Report the range
     over seeds of the fraction with all three right and, for models of several heads, per target, the range
     over seeds of the fraction of held-out sequences in which that target's item is the heaviest of the four
-    items in at least one head."""
+    items in at least one head, and the range over seeds of the least such fraction."""
     data = lookup_data(offsets)
     at = head_plots.role_positions(data[2], offsets)
     lines = []
@@ -117,6 +117,9 @@ def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
                 tops.append(torch.stack([(heaviest == at[:, t, None]).any(1).float().mean()
                                          for t in range(len(offsets))]))
             tops = torch.stack(tops)                                                  # (seeds, targets)
+            least = tops.min(1).values                                                # (seeds,)
+            lines.append(f"  per seed, the target least often heaviest in some head: on {least.min():.3f} to "
+                         f"{least.max():.3f} of sequences")
             for t, o in enumerate(offsets):
                 lines.append(f"  target {o:+d}: heaviest item in some head on {tops[:, t].min():.3f} to "
                              f"{tops[:, t].max():.3f} of sequences (per seed: "
