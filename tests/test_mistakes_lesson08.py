@@ -349,6 +349,7 @@ GQA = {
     "all shrunk": ("W_Q and W_O are shrunk too", (4096, 1024), 4 * 4096 * 1024),
     "biases": ("biases are counted", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 1024 + 2 * 4096 + 2 * 1024),
     "multi-query": ("that is multi-query attention", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 128),
+    "only K, V": ("only W_K and W_V are counted", (4096, 1024), 2 * 4096 * 1024),
     "32 layers": ("that is 32 layers' worth", (4096, 1024), 32 * (2 * 4096 ** 2 + 2 * 4096 * 1024)),
 }
 GQA_PHRASES = {k: v[0] for k, v in GQA.items()}
@@ -537,8 +538,53 @@ def test_prediction_the_nearest_slip_is_named():
     assert not _design_hidden(*ONE_HOT_DESIGN, values["with query"])
 
 
-@pytest.mark.parametrize("count", [41.94, 42, 41.943040])
+@pytest.mark.parametrize("count", [41.94, 42, 41.943040, 0.0419])
 def test_gqa_a_count_in_millions_is_named(count):
     text = _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), count))
-    assert "not millions" in text and "not a whole number" not in text, text
+    unit = "billions" if count < 1 else "millions"
+    assert f"not {unit}" in text and "not a whole number" not in text, text
     assert not _gqa_hidden((4096, 1024), count)
+
+
+def _zeroed_copy(model, head):
+    silent = copy.deepcopy(model)
+    with torch.no_grad():
+        silent.attention.heads[head].W_value.weight.zero_()
+    return silent
+
+
+def _scaled(model, head, X):
+    """The head's output halved, not zeroed."""
+    with torch.no_grad():
+        outs = [h(X)[0] for h in model.attention.heads]
+        outs[head] = outs[head] * 0.5
+        return model.readout(torch.cat(outs, dim=-1)[:, -1]).view(len(X), 2, -1)
+
+
+def _other_X(model, head, X):
+    with torch.no_grad():
+        return _zeroed_copy(model, head)(X_TEST)[0]
+
+
+def _every_position(model, head, X):
+    silent = _zeroed_copy(model, head)
+    with torch.no_grad():
+        return silent.readout(silent.attention(X)[0]).view(len(X), X.shape[1], 2, -1)
+
+
+@pytest.mark.parametrize(("silence", "phrase"), [
+    (_scaled, "multiplied the head's output by 0.50"),
+    (_other_X, "it runs the model on another array"),
+    (_every_position, "logits for every position"),
+])
+def test_silence_more_slips_are_named(silence, phrase):
+    text = _message(check_silence_head, silence)
+    assert phrase in text and not any(p in text for p in SILENCE.values()), text
+    assert not _silence_hidden(silence)
+
+
+def test_prediction_a_percentage_is_named():
+    right = _distractor(ONE_HOT_DESIGN)["right"]
+    text = _message(_design_check, (*ONE_HOT_DESIGN, 100 * right))
+    assert "looks like a percentage" in text, text
+    assert not _design_hidden(*ONE_HOT_DESIGN, 100 * right)

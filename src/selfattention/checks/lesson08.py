@@ -135,6 +135,13 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             raise ExerciseError(f"silence_head returned an array of shape {tuple(got.shape)}: the attention "
                                 f"weights (model(X)[1], one (T, T) map per head). Return the logits, model(X)[0], "
                                 f"shape (n, 2, 8).")
+        shape = tuple(getattr(got, "shape", ()))
+        if len(shape) == 3 and shape[1:] == (2, tasks.N_SYM) and shape[0] != len(X):
+            raise ExerciseError(f"silence_head returned {shape[0]} rows for the {len(X)} sequences it was given: "
+                                f"it runs the model on another array (X_test?). Use its argument X.")
+        if len(shape) == 4 and shape[0] == len(X) and shape[1] == X.shape[1] and shape[2:] == (2, tasks.N_SYM):
+            raise ExerciseError(f"silence_head returned logits for every position, shape {shape}: the readout "
+                                f"reads only the query token, the last position (Z[:, -1]), as the model does.")
         if (h == 0 and any(_same(got, r) for r in right_of)
                 and _same(got, _try(silence_head, copy.deepcopy(model), 1, X.clone()))):
             raise ExerciseError("silence_head gives the same logits for head=0 and head=1: it ignores the "
@@ -165,6 +172,13 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
                 arr = np.asarray(got.detach() if isinstance(got, torch.Tensor) else got, dtype=float)
             except (TypeError, ValueError):
                 arr = np.zeros(0)
+            base, full = right.numpy(), _logits_with(model, X, {}).numpy()     # head at 0 and at 1 times
+            if arr.shape == base.shape and np.abs(full - base).max() > 1e-6:
+                c = float(np.sum((arr - base) * (full - base)) / np.sum((full - base) ** 2))
+                if abs(c) > 0.05 and abs(c - 1) > 0.05 and np.allclose(arr, base + c * (full - base), atol=1e-5):
+                    raise ExerciseError(f"the output of silence_head(model, head={h}, X) is not right yet: you "
+                                        f"multiplied the head's output by {c:.2f} instead of setting it to zeros."
+                                        ) from None
             for dims in ((0, 1), 0, 1):     # over sequences and positions, over sequences, over positions
                 mean = _logits_with(model, X, {h: mean_over(dims)}).numpy()
                 if arr.shape == mean.shape and np.allclose(arr, mean, atol=1e-5):
@@ -332,6 +346,9 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
                                 f"{one_head_distractor!r:.60}") from None
         X, _, role = _design_data()
         ok, slip, v = distractor_verdict(r["mats"], guess, X, role)
+        if not ok and 1 < guess <= 100 and distractor_verdict(r["mats"], guess / 100, X, role)[0]:
+            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} looks like a percentage: "
+                                f"give the weight itself, between 0 and 1 ({guess / 100:.4f}).")
         if not ok:
             shown = f"{guess:.4f}" if abs(guess - v["right"]) <= DISTRACTOR_TOL else f"{guess:.3f}"   # 4 decimals when close
             raise ExerciseError(f"both heads are right; one_head_distractor = {shown} is not right yet: "
@@ -483,6 +500,7 @@ def _gqa_count_mistakes() -> dict[int, str]:
         2 * d * d + 2 * d * (d // h): "that is multi-query attention (g = 1: one key/value head of d_k); this "
                                       f"layer has g = {g} key/value heads, each d_k = {d // h} wide.",
         32 * (2 * d * d + 2 * d * kv): "that is 32 layers' worth; give the parameters of one attention layer.",
+        2 * d * kv: "only W_K and W_V are counted; W_Q and W_O (d_model x d_model each) belong to the layer too.",
         4 * d * kv: "W_Q and W_O are shrunk too; only keys and values are shared, W_Q and W_O keep d_model x "
                     "d_model.",
         2 * d * d + 2 * d * kv + 2 * d + 2 * kv: "biases are counted; this layer has none.",
@@ -515,10 +533,11 @@ def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
         whole = float(gqa_params) == count
     except (TypeError, ValueError):
         raise ExerciseError(f"gqa_params should be a whole number; got {gqa_params!r:.60}") from None
-    if abs(float(gqa_params)) < 1e4 and abs(float(gqa_params) * 1e6 - right_count) < 0.02 * right_count:
-        raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} looks like millions: give the "
-                            f"number of parameters itself, not millions (rows times columns of each matrix, "
-                            f"added).")
+    for unit, scale in (("millions", 1e6), ("billions", 1e9)):
+        if abs(float(gqa_params)) < 1e4 and abs(float(gqa_params) * scale - right_count) < 0.02 * right_count:
+            raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} looks like {unit}: give "
+                                f"the number of parameters itself, not {unit} (rows times columns of each "
+                                f"matrix, added).")
     if not whole:
         raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} is not a whole number: count "
                             f"parameters, rows times columns of each matrix (use // for d_model / h).")
