@@ -260,9 +260,10 @@ def role_maps(X, where, panels: dict, roles: Sequence[str], per_position: int = 
     labels = [f"{roles[0]} at {p}: #{i}" for p, i in picked]
     rows = [i for _, i in picked]
     fig, panels_ = head_maps([w[rows] for w in panels.values()], list(panels), labels, roles, digits=2,
-                             height=1.4 + 0.52 * len(rows), xlabel="item, by its role (not its position)",
+                             height=1.4 + 0.52 * len(rows), xlabel="",
                              ylabel="held-out sequence")
     fig.suptitle(title, fontsize=FONT)
+    fig.supxlabel("columns: each item by its role (next, previous, ...), not by its position", fontsize=FONT)
     return fig, panels_
 
 
