@@ -370,3 +370,24 @@ def test_summary_table_and_range_table_give_one_row_per_condition():
     assert table[1].split() == ["one", "head", "3", "0.500-0.500", "1.000-1.000", "0.500-0.500"]
     ranges = plots.range_table({"a": [0.25, 1.0, 0.5]}, "accuracy").splitlines()
     assert ranges[1].split() == ["a", "3", "0.250-1.000"]
+
+
+def test_binding_bars_draw_the_blend_of_letters_and_digits():
+    """All weight on the next letter's item: its letter and digit bars are 1 and orange; the previous
+    item's are not orange."""
+    from selfattention import tasks
+
+    X, _ = tasks.make_lookup_data(5, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    w = torch.zeros(5, 5)
+    w[torch.arange(5), where[:, 0]] = 1.0
+    fig, panels = plots.binding_bars(X, 0, {"head": w}, where)
+    bars = panels[0].patches
+    heights = [b.get_height() for b in bars]
+    letter, digit = int(X[0, where[0, 0], :8].argmax()), int(X[0, where[0, 0], 8:16].argmax())
+    assert heights[letter] == pytest.approx(1.0) and heights[8 + digit] == pytest.approx(1.0)
+    assert sum(heights) == pytest.approx(2.0)
+    orange = bars[letter].get_facecolor()
+    prev_letter = int(X[0, where[0, 1], :8].argmax())
+    assert bars[8 + digit].get_facecolor() == orange and bars[prev_letter].get_facecolor() != orange
+    plt.close(fig)
