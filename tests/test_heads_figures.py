@@ -119,14 +119,16 @@ def test_query_explorer_shows_each_head_and_says_when_a_model_has_fewer(shown, c
     assert len(shown) == 2 and shown[0] is shown[1]
     first, second = shown[1].axes
     assert [b.get_height() for b in first.patches] == pytest.approx([0.2] * 5)
-    assert [b.get_height() for b in second.patches] == pytest.approx([0.0] * 5)
-    assert second.get_title() == "(this model has no head 2)"
+    assert not second.get_visible()     # the one-head model: no empty second panel
+    view("two", 0)
+    assert second.get_visible() and first.get_title() == "head 1"
     blue = first.patches[0].get_facecolor()[:3]
-    orange = [i for i, b in enumerate(first.patches) if b.get_facecolor()[:3] != blue]
-    assert orange == [1, 3]  # the items that hold the answers stand out
+    view("one", 1)
+    marked = {i: b.get_facecolor()[:3] for i, b in enumerate(first.patches) if b.get_facecolor()[:3] != blue}
+    assert sorted(marked) == [1, 3] and marked[3] != marked[1]  # each answer's item in its own colour
     out = capsys.readouterr().out.strip().split("\n")
-    assert out == ["?A asks for [3, 7]; the model answers [3, 7]",
-                   "?E asks for [6, 4]; the model answers [6, 6]"]
+    assert out[:2] == ["?A asks for [3, 7]; the model answers [3, 7]",
+                       "?E asks for [6, 4]; the model answers [6, 6]"]
 
 
 def test_query_explorer_refuses_mismatched_shapes_by_name() -> None:
@@ -368,3 +370,24 @@ def test_summary_table_and_range_table_give_one_row_per_condition():
     assert table[1].split() == ["one", "head", "3", "0.500-0.500", "1.000-1.000", "0.500-0.500"]
     ranges = plots.range_table({"a": [0.25, 1.0, 0.5]}, "accuracy").splitlines()
     assert ranges[1].split() == ["a", "3", "0.250-1.000"]
+
+
+def test_binding_bars_draw_the_blend_of_letters_and_digits():
+    """All weight on the next letter's item: its letter and digit bars are 1 and orange; the previous
+    item's are not orange."""
+    from selfattention import tasks
+
+    X, _ = tasks.make_lookup_data(5, seed=0, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    w = torch.zeros(5, 5)
+    w[torch.arange(5), where[:, 0]] = 1.0
+    fig, panels = plots.binding_bars(X, 0, {"head": w}, where)
+    bars = panels[0].patches
+    heights = [b.get_height() for b in bars]
+    letter, digit = int(X[0, where[0, 0], :8].argmax()), int(X[0, where[0, 0], 8:16].argmax())
+    assert heights[letter] == pytest.approx(1.0) and heights[8 + digit] == pytest.approx(1.0)
+    assert sum(heights) == pytest.approx(2.0)
+    orange = bars[letter].get_facecolor()
+    prev_letter = int(X[0, where[0, 1], :8].argmax())
+    assert bars[8 + digit].get_facecolor() == orange and bars[prev_letter].get_facecolor() != orange
+    plt.close(fig)

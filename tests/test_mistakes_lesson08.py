@@ -349,6 +349,7 @@ GQA = {
     "all shrunk": ("W_Q and W_O are shrunk too", (4096, 1024), 4 * 4096 * 1024),
     "biases": ("biases are counted", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 1024 + 2 * 4096 + 2 * 1024),
     "multi-query": ("that is multi-query attention", (4096, 1024), 2 * 4096 ** 2 + 2 * 4096 * 128),
+    "only K, V": ("only W_K and W_V are counted", (4096, 1024), 2 * 4096 * 1024),
     "32 layers": ("that is 32 layers' worth", (4096, 1024), 32 * (2 * 4096 ** 2 + 2 * 4096 * 1024)),
 }
 GQA_PHRASES = {k: v[0] for k, v in GQA.items()}
@@ -478,3 +479,112 @@ def test_prediction_a_guess_of_the_two_head_weight_fails_both():
     guess = _distractor(CIRCLE_DESIGN)["two heads"]
     assert "mean of the two heads' own weights" in _message(_design_check, (*CIRCLE_DESIGN, guess))
     assert not _design_hidden(*CIRCLE_DESIGN, guess)
+
+
+# ---------------------------------------------------------------- slips found in review
+def _fixed_head(k):
+    """Always silences head k, whatever `head` says."""
+    def silence(model, head, X):
+        return _zero_value(model, k, X)
+    return silence
+
+
+def _fixed_block(k):
+    """Always zeroes columns k * 16 to k * 16 + 16 of the concatenation, whatever `head` says."""
+    def silence(model, head, X):
+        return _zero_block(model, k, X, 16)
+    return silence
+
+
+@pytest.mark.parametrize("silence", [_fixed_head(0), _fixed_head(1), _fixed_block(0), _fixed_block(1)])
+def test_silence_ignoring_the_head_argument_is_named(silence):
+    text = _message(check_silence_head, silence)
+    assert "it ignores the `head` argument" in text and "you silenced the other head" not in text, text
+    assert not _silence_hidden(silence)
+
+
+def test_silence_returning_the_weights_is_named():
+    def weights(model, head, X):
+        with torch.no_grad():
+            return model(X)[1]
+    text = _message(check_silence_head, weights)
+    assert "the attention weights (model(X)[1]" in text and "Return the logits, model(X)[0]" in text, text
+    assert not _silence_hidden(weights)
+
+
+# the design of one-hot letters, scaled queries: head 1's query of s is 5 times the one-hot of s + 1
+ONE_HOT_DESIGN = (_pad(5 * np.roll(np.eye(8), 1, axis=1)), _pad(np.eye(8)),
+                  _pad(5 * np.roll(np.eye(8), -1, axis=1)), _pad(np.eye(8)))
+
+
+def test_prediction_a_slip_close_to_the_right_value_still_fails_and_is_named(capsys):
+    """The two heads' own mean weight (0.1014) lies 0.0012 from the right 0.1002: it must not pass."""
+    values = _distractor(ONE_HOT_DESIGN)
+    assert abs(values["right"] - 0.1002) < 1e-4 and abs(values["two heads"] - 0.1014) < 1e-4
+    text = _message(_design_check, (*ONE_HOT_DESIGN, values["two heads"]))
+    _names_only(text, "two heads", PREDICTION)
+    assert not _design_hidden(*ONE_HOT_DESIGN, values["two heads"])
+    for right in (values["right"], 0.10, 0.1002):           # computed, or rounded nearer the right value
+        _right_answer_passes(_design_check, (*ONE_HOT_DESIGN, right), capsys)
+        assert _design_hidden(*ONE_HOT_DESIGN, right)
+
+
+def test_prediction_the_nearest_slip_is_named():
+    """Distractor plus query token (0.2004) is named as such, not as 'a fifth each' (0.2)."""
+    values = _distractor(ONE_HOT_DESIGN)
+    text = _message(_design_check, (*ONE_HOT_DESIGN, values["with query"]))
+    _names_only(text, "with query", PREDICTION)
+    _names_only(_message(_design_check, (*ONE_HOT_DESIGN, 0.2)), "fifth", PREDICTION)
+    assert not _design_hidden(*ONE_HOT_DESIGN, values["with query"])
+
+
+@pytest.mark.parametrize("count", [41.94, 42, 41.943040, 0.0419])
+def test_gqa_a_count_in_millions_is_named(count):
+    text = _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), count))
+    unit = "billions" if count < 1 else "millions"
+    assert f"not {unit}" in text and "not a whole number" not in text, text
+    assert not _gqa_hidden((4096, 1024), count)
+
+
+def _zeroed_copy(model, head):
+    silent = copy.deepcopy(model)
+    with torch.no_grad():
+        silent.attention.heads[head].W_value.weight.zero_()
+    return silent
+
+
+def _scaled(model, head, X):
+    """The head's output halved, not zeroed."""
+    with torch.no_grad():
+        outs = [h(X)[0] for h in model.attention.heads]
+        outs[head] = outs[head] * 0.5
+        return model.readout(torch.cat(outs, dim=-1)[:, -1]).view(len(X), 2, -1)
+
+
+def _other_X(model, head, X):
+    with torch.no_grad():
+        return _zeroed_copy(model, head)(X_TEST)[0]
+
+
+def _every_position(model, head, X):
+    silent = _zeroed_copy(model, head)
+    with torch.no_grad():
+        return silent.readout(silent.attention(X)[0]).view(len(X), X.shape[1], 2, -1)
+
+
+@pytest.mark.parametrize(("silence", "phrase"), [
+    (_scaled, "multiplied the head's output by 0.50"),
+    (_other_X, "it runs the model on another array"),
+    (_every_position, "logits for every position"),
+])
+def test_silence_more_slips_are_named(silence, phrase):
+    text = _message(check_silence_head, silence)
+    assert phrase in text and not any(p in text for p in SILENCE.values()), text
+    assert not _silence_hidden(silence)
+
+
+def test_prediction_a_percentage_is_named():
+    right = _distractor(ONE_HOT_DESIGN)["right"]
+    text = _message(_design_check, (*ONE_HOT_DESIGN, 100 * right))
+    assert "looks like a percentage" in text, text
+    assert not _design_hidden(*ONE_HOT_DESIGN, 100 * right)

@@ -22,7 +22,8 @@ __all__ = [
 ]
 
 
-_SUBMODULES = ("checks", "colab", "core", "data", "layers", "llm", "plots", "positional", "tasks", "widgets")
+_SUBMODULES = ("checks", "colab", "core", "data", "headstudy", "layers", "llm", "plots", "positional",
+               "tasks", "widgets")
 
 
 def __getattr__(name: str):

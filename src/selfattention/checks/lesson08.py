@@ -55,6 +55,25 @@ _RERUN = (" If your answer cell already ran it on `two_heads`, that trained mode
           "`two_heads = ...` cell.")
 
 
+def _try(f: Callable[..., Any], *args: Any) -> Any:
+    """f(*args), or None if it raises."""
+    try:
+        return f(*args)
+    except Exception:
+        return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two answers are arrays of the same shape and values (within 1e-6)."""
+    import torch
+
+    try:
+        a, b = (np.asarray(v.detach() if isinstance(v, torch.Tensor) else v, dtype=float) for v in (a, b))
+    except (TypeError, ValueError):
+        return False
+    return a.ndim > 0 and a.shape == b.shape and np.allclose(a, b, atol=1e-6)
+
+
 def check_silence_head(silence_head: Callable[..., Any]) -> None:
     """Exercise 1: ``silence_head(model, head, X)`` -> the (n, 2, 8) logits of ``model`` with head number
     ``head`` (0 for head 1) giving an output of zeros; ``model`` itself unchanged."""
@@ -77,6 +96,7 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
 
     mean_ablation = ("you replaced the head's output by its mean (mean-ablation, another way to remove a head); "
                      "this exercise silences a head as the lesson states: its output becomes zeros.")
+    right_of = [_logits_with(model, X, {k: zero}) for k in (0, 1)]
     for h in (0, 1):
         try:
             got = silence_head(model, h, X.clone())
@@ -111,7 +131,24 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
         if isinstance(got, (tuple, list)) and len(got) == 2 and hasattr(got[1], "shape"):
             raise ExerciseError("silence_head returned a pair (what the model returns: logits and weights); "
                                 "return the logits only.")
-        right = _logits_with(model, X, {h: zero})
+        if hasattr(got, "shape") and tuple(got.shape) == (len(X), 2, X.shape[1], X.shape[1]):
+            raise ExerciseError(f"silence_head returned an array of shape {tuple(got.shape)}: the attention "
+                                f"weights (model(X)[1], one (T, T) map per head). Return the logits, model(X)[0], "
+                                f"shape (n, 2, 8).")
+        shape = tuple(getattr(got, "shape", ()))
+        if len(shape) == 3 and shape[1:] == (2, tasks.N_SYM) and shape[0] != len(X):
+            raise ExerciseError(f"silence_head returned {shape[0]} rows for the {len(X)} sequences it was given: "
+                                f"it runs the model on another array (X_test?). Use its argument X.")
+        if len(shape) == 4 and shape[0] == len(X) and shape[1] == X.shape[1] and shape[2:] == (2, tasks.N_SYM):
+            raise ExerciseError(f"silence_head returned logits for every position, shape {shape}: the readout "
+                                f"reads only the query token, the last position (Z[:, -1]), as the model does.")
+        if (h == 0 and any(_same(got, r) for r in right_of)
+                and _same(got, _try(silence_head, copy.deepcopy(model), 1, X.clone()))):
+            raise ExerciseError("silence_head gives the same logits for head=0 and head=1: it ignores the "
+                                "`head` argument (a fixed head, or a fixed block of columns). Silence head "
+                                "number `head`: model.attention.heads[head], or columns head * d_k to "
+                                "(head + 1) * d_k of the concatenation.")
+        right = right_of[h]
         mistakes = {
             "nothing was silenced: these are the model's own logits. Set head's output to zeros (zero its "
             "W_value, or its block of the concatenation) before the readout.": _logits_with(model, X, {}),
@@ -135,6 +172,13 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
                 arr = np.asarray(got.detach() if isinstance(got, torch.Tensor) else got, dtype=float)
             except (TypeError, ValueError):
                 arr = np.zeros(0)
+            base, full = right.numpy(), _logits_with(model, X, {}).numpy()     # head at 0 and at 1 times
+            if arr.shape == base.shape and np.abs(full - base).max() > 1e-6:
+                c = float(np.sum((arr - base) * (full - base)) / np.sum((full - base) ** 2))
+                if abs(c) > 0.05 and abs(c - 1) > 0.05 and np.allclose(arr, base + c * (full - base), atol=1e-5):
+                    raise ExerciseError(f"the output of silence_head(model, head={h}, X) is not right yet: you "
+                                        f"multiplied the head's output by {c:.2f} instead of setting it to zeros."
+                                        ) from None
             for dims in ((0, 1), 0, 1):     # over sequences and positions, over sequences, over positions
                 mean = _logits_with(model, X, {h: mean_over(dims)}).numpy()
                 if arr.shape == mean.shape and np.allclose(arr, mean, atol=1e-5):
@@ -259,6 +303,22 @@ _DISTRACTOR_SLIPS = {
 }
 
 
+def distractor_verdict(mats: list[np.ndarray], guess: float, X: np.ndarray | None = None,
+                       role: np.ndarray | None = None) -> tuple[bool, str | None, dict[str, float]]:
+    """Whether ``guess`` passes as the one-head control's distractor weight: within DISTRACTOR_TOL of the right
+    value AND nearer it than the value of any named slip that differs from it (so that a slip's value never
+    passes, however close it falls). Returns (passes, the slip nearest the guess or None, all the values)."""
+    if X is None or role is None:
+        X, _, role = _design_data()
+    v = one_head_distractor_weight(mats, X, role)
+    off = abs(guess - v["right"])
+    slips = [k for k in _DISTRACTOR_SLIPS if abs(v[k] - v["right"]) > 1e-4]
+    nearest = min(slips, key=lambda k: abs(guess - v[k]), default=None)
+    if nearest is not None and (abs(guess - v[nearest]) > DISTRACTOR_TOL or abs(guess - v[nearest]) > off):
+        nearest = None                         # no slip is nearer the guess than the right value is
+    return off <= DISTRACTOR_TOL and nearest is None, nearest, v
+
+
 def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_distractor: Any = None) -> None:
     """Exercise 2: (17, d_k) arrays W_Q1, W_K1 (head 1: the next letter's item) and W_Q2, W_K2 (head 2: the
     previous letter's); each head's W_V copies the 8 digit features, answer k is the largest digit in head k's
@@ -285,13 +345,14 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
             raise ExerciseError(f"one_head_distractor should be one number, a weight between 0 and 1; got "
                                 f"{one_head_distractor!r:.60}") from None
         X, _, role = _design_data()
-        v = one_head_distractor_weight(r["mats"], X, role)
-        if abs(guess - v["right"]) > DISTRACTOR_TOL:
-            slip = next((why for key, why in _DISTRACTOR_SLIPS.items()
-                         if abs(v[key] - v["right"]) > DISTRACTOR_TOL and abs(guess - v[key]) <= DISTRACTOR_TOL),
-                        None)
-            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} is not right yet: "
-                                + (f"{slip}." if slip else
+        ok, slip, v = distractor_verdict(r["mats"], guess, X, role)
+        if not ok and 1 < guess <= 100 and distractor_verdict(r["mats"], guess / 100, X, role)[0]:
+            raise ExerciseError(f"both heads are right; one_head_distractor = {guess:.3f} looks like a percentage: "
+                                f"give the weight itself, between 0 and 1 ({guess / 100:.4f}).")
+        if not ok:
+            shown = f"{guess:.4f}" if abs(guess - v["right"]) <= DISTRACTOR_TOL else f"{guess:.3f}"   # 4 decimals when close
+            raise ExerciseError(f"both heads are right; one_head_distractor = {shown} is not right yet: "
+                                + (f"{_DISTRACTOR_SLIPS[slip]}." if slip else
                                    "ONE head scores each key by q1 . k1 + q2 . k2 (the two lookups' scores "
                                    "added), divided by sqrt(d_k1 + d_k2), then one softmax; average its weight on "
                                    "the distractor item over the 500 held-out sequences."))
@@ -439,6 +500,7 @@ def _gqa_count_mistakes() -> dict[int, str]:
         2 * d * d + 2 * d * (d // h): "that is multi-query attention (g = 1: one key/value head of d_k); this "
                                       f"layer has g = {g} key/value heads, each d_k = {d // h} wide.",
         32 * (2 * d * d + 2 * d * kv): "that is 32 layers' worth; give the parameters of one attention layer.",
+        2 * d * kv: "only W_K and W_V are counted; W_Q and W_O (d_model x d_model each) belong to the layer too.",
         4 * d * kv: "W_Q and W_O are shrunk too; only keys and values are shared, W_Q and W_O keep d_model x "
                     "d_model.",
         2 * d * d + 2 * d * kv + 2 * d + 2 * kv: "biases are counted; this layer has none.",
@@ -471,6 +533,11 @@ def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
         whole = float(gqa_params) == count
     except (TypeError, ValueError):
         raise ExerciseError(f"gqa_params should be a whole number; got {gqa_params!r:.60}") from None
+    for unit, scale in (("millions", 1e6), ("billions", 1e9)):
+        if abs(float(gqa_params)) < 1e4 and abs(float(gqa_params) * scale - right_count) < 0.02 * right_count:
+            raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} looks like {unit}: give "
+                                f"the number of parameters itself, not {unit} (rows times columns of each "
+                                f"matrix, added).")
     if not whole:
         raise ExerciseError(f"shape_W_K is right; gqa_params = {float(gqa_params)} is not a whole number: count "
                             f"parameters, rows times columns of each matrix (use // for d_model / h).")

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
            "role_table", "print_rows", "cost_table", "role_maps", "summary",
            "summary_table", "range_table", "weight_gaps", "silencing",
-           "fit_linear_readout", "best_linear_readout"]
+           "fit_linear_readout", "best_linear_readout", "binding_bars"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -260,9 +260,10 @@ def role_maps(X, where, panels: dict, roles: Sequence[str], per_position: int = 
     labels = [f"{roles[0]} at {p}: #{i}" for p, i in picked]
     rows = [i for _, i in picked]
     fig, panels_ = head_maps([w[rows] for w in panels.values()], list(panels), labels, roles, digits=2,
-                             height=1.4 + 0.52 * len(rows), xlabel="item, by role",
+                             height=1.4 + 0.52 * len(rows), xlabel="",
                              ylabel="held-out sequence")
     fig.suptitle(title, fontsize=FONT)
+    fig.supxlabel("columns: each item by its role (next, previous, ...), not by its position", fontsize=FONT)
     return fig, panels_
 
 
@@ -422,3 +423,45 @@ def best_linear_readout(model, data: tuple) -> tuple:
     with torch.no_grad():
         logits, weights = new(X_test)
     return new, weights, (logits.argmax(-1) == y_test).view(len(y_test), -1)
+
+
+def binding_bars(X, index: int, weights: dict, where) -> tuple[Figure, list[Axes]]:
+    """What a head hands on for one lookup sequence: the blend sum_j alpha_j x_j of the query token's weights
+    (before W_V, which maps it linearly) over the 8 letter and 8 digit features, one panel per head.
+
+    Inputs:
+        X: (n, T, D_IN) lookup sequences; index: the sequence shown.
+        weights: panel title -> (n, T) the query token's weights in one head.
+        where: (n, R) from :func:`role_positions`; its first two columns the next and previous letter's items,
+            whose letter and digit bars are drawn orange and green.
+    Returns:
+        the figure (WIDTH inches wide) and its panels.
+    """
+    import torch
+
+    from selfattention import tasks
+
+    x = X[index].float()
+    colours = ["lightgray"] * 16
+    for pos, colour in ((int(where[index, 0]), "tab:orange"), (int(where[index, 1]), "tab:green")):
+        token = x[pos]
+        colours[int(token[:8].argmax())] = colour
+        colours[8 + int(token[8:16].argmax())] = colour
+    fig, axes = plt.subplots(1, len(weights), figsize=(WIDTH, 4.2), squeeze=False, sharey=True,
+                             layout="constrained")
+    panels = list(axes[0])
+    ticks = [*tasks.LETTERS, *(str(d) for d in range(8))]
+    spots = [*range(8), *(9 + d for d in range(8))]                  # a gap between letters and digits
+    for ax, (title, w) in zip(panels, weights.items(), strict=True):
+        blend = torch.as_tensor(w[index]).float() @ x                 # (D_IN,)
+        ax.bar(spots, blend[:16].numpy(), color=colours)
+        ax.set_xticks(spots, ticks, fontsize=FONT - 4)
+        ax.set_ylim(0, 1)
+        ax.set_title(title, fontsize=FONT)
+        ax.set_xlabel("letter features    digit features", fontsize=FONT - 2)
+        ax.tick_params(axis="y", labelsize=FONT - 2)
+    panels[0].set_ylabel("feature of the blend", fontsize=FONT)
+    label = " ".join(tasks.token_labels(X[index]))
+    fig.suptitle(f"{label}: the query's blend $\\sum_j \\alpha_j x_j$ (orange: next item, green: previous)",
+                 fontsize=FONT)
+    return fig, panels

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 from numpy.typing import ArrayLike
 
 from ..core import scaled_dot_product_attention
@@ -83,7 +84,8 @@ def sentence_heads(
     return view
 
 
-def lookup_explorer(X, y, where, models: Mapping[str, tuple], first: int = 50) -> Callable[[str, int], None]:
+def lookup_explorer(X, y, where, models: Mapping[str, tuple], first: int = 50,
+                    answer_names: Sequence[str] | None = None) -> Callable[[str, int], None]:
     """:func:`query_explorer` for trained lookup models, on the first ``first`` held-out sequences.
 
     Inputs:
@@ -106,7 +108,7 @@ def lookup_explorer(X, y, where, models: Mapping[str, tuple], first: int = 50) -
         said = {name: m(X[:first])[0].argmax(-1).view(first, -1) for name, (m, _) in models.items()}
     return query_explorer([tasks.token_labels(seq) for seq in X[:first]],
                           {name: w[:first, :, -1, :] for name, (_, w) in models.items()},
-                          answers, said, where[:first, :answers.shape[1]])
+                          answers, said, where[:first, :answers.shape[1]], answer_names)
 
 
 def _most(row: np.ndarray, words: Sequence[str], focus: str) -> str:
@@ -147,6 +149,7 @@ def query_explorer(
     answers: ArrayLike,
     predictions: Mapping[str, ArrayLike],
     targets: ArrayLike,
+    answer_names: Sequence[str] | None = None,
 ) -> Callable[[str, int], None]:
     """A view of the query token's weights in each head of a trained model, one held-out sequence at a time.
 
@@ -156,8 +159,9 @@ def query_explorer(
         answers: (n, answers) the right digits; predictions: model name -> (n, answers) its digits.
         targets: (n, answers) the position of the item that holds each answer.
     Returns:
-        ``show(model, sequence)``: redraws one bar chart per head (the target items' bars in orange)
-        and prints the answers and the model's.
+        ``show(model, sequence)``: redraws one bar chart per head (the bar of the item holding answer k in
+        its own colour, named in a legend by ``answer_names``; panels beyond the model's heads hidden) and
+        prints the answers and the model's.
     """
     arrays = {name: np.asarray(w.detach().cpu().numpy() if hasattr(w, "detach") else w, dtype=float)
               for name, w in weights.items()}
@@ -176,18 +180,25 @@ def query_explorer(
     fig, panels, bars = query_bars(most, T)
     plt.close(fig)
 
+    colours = ["tab:orange", "tab:green", "tab:red", "tab:purple"]      # answer 1, answer 2, ...
+    names = answer_names or [f"answer {k + 1}" for k in range(answers.shape[1])]
+    fig.legend(handles=[Patch(color=colours[k % 4], label=f"holds {name}") for k, name in enumerate(names)]
+               + [Patch(color="tab:blue", label="other tokens")], loc="lower center",
+               ncol=len(names) + 1, fontsize=FONT, frameon=False, bbox_to_anchor=(0.5, -0.12))
+
     def view(model: str = next(iter(arrays)), sequence: int = 0) -> None:
         w = arrays[model][sequence]  # (heads, T)
         labels = list(token_labels[sequence])
         for h, (ax, group) in enumerate(zip(panels, bars, strict=True)):
             has_head = h < w.shape[0]
+            ax.set_visible(has_head)                     # a model with fewer heads: its missing panels hidden
             set_heights(group, w[h] if has_head else np.zeros(T))
+            role = {int(t): k for k, t in enumerate(targets[sequence])}
             for t, bar in enumerate(group):
-                bar.set_color("tab:orange" if t in targets[sequence] else "tab:blue")
+                bar.set_color(colours[role[t] % 4] if t in role else "tab:blue")
             ax.set_xticks(range(T), labels, fontsize=FONT)
-            ax.set_title(f"head {h + 1}" if has_head else f"(this model has no head {h + 1})", fontsize=FONT)
-        fig.suptitle(f"{model}, held-out sequence {sequence}: orange = the items holding the answers",
-                     fontsize=FONT)
+            ax.set_title(f"head {h + 1}" if w.shape[0] > 1 else "the one head", fontsize=FONT)
+        fig.suptitle(f"{model}, held-out sequence {sequence}: the query's weights", fontsize=FONT)
         show(fig)
         said = np.asarray(predictions[model])[sequence].tolist()
         print(f"{labels[-1]} asks for {answers[sequence].tolist()}; the model answers {said}")

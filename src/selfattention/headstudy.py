@@ -1,0 +1,127 @@
+"""Lesson 08's experiments on the lookup task with two (or three) answers, behind names a learner can read.
+
+A run trains ``Heads`` (single heads side by side, their outputs concatenated as a layer does before W_O)
+and a readout of the query token's output with lesson 05's loop, and returns ``(model, weights, right)``:
+the trained model, its held-out weights (n, heads, T, T) and which answers it got right (n, answers).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from . import layers, tasks
+from .plots import heads as head_plots
+
+__all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts",
+           "with_best_linear_readouts", "accuracy_table", "blend_summary", "three_answers"]
+
+
+class Heads(nn.Module):
+    """``num_heads`` single heads (``layers.SelfAttention`` of width ``d_k``) side by side:
+    forward(x (batch, T, 17)) -> (concatenated outputs (batch, T, num_heads d_k),
+    weights (batch, num_heads, T, T))."""
+
+    def __init__(self, num_heads: int, d_k: int) -> None:
+        super().__init__()
+        self.heads = nn.ModuleList(layers.SelfAttention(tasks.D_IN, d_k) for _ in range(num_heads))
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        outputs, weights = zip(*(head(x) for head in self.heads), strict=True)
+        return torch.cat(outputs, dim=-1), torch.stack(weights, dim=1)
+
+
+def lookup_data(offsets: Sequence[int]) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The lesson's data for ``offsets``: 2,000 training sequences (seed 1), 500 held out (seed 2)."""
+    return (*tasks.make_lookup_data(2000, seed=1, offsets=offsets),
+            *tasks.make_lookup_data(500, seed=2, offsets=offsets))
+
+
+def run(num_heads: int, d_k: int, data: tuple, seed: int, *, hidden: int | None = None,
+        steps: int = 160, frozen: nn.Module | None = None) -> tuple[nn.Module, Tensor, Tensor]:
+    """Train ``Heads(num_heads, d_k)`` and a readout (linear, or ``hidden`` ReLU units between two linear
+    maps) for ``steps`` steps of 100 sequences; with ``frozen`` (trained heads), those heads are kept as
+    they are and only the new readout learns. Returns (model, held-out weights, right (n, answers))."""
+    answers = data[3].view(len(data[3]), -1).shape[1]
+    torch.manual_seed(seed)
+    model = tasks.ReadoutModel(Heads(num_heads, d_k), num_heads * d_k, answers=answers)
+    if hidden:
+        model.readout = nn.Sequential(nn.Linear(num_heads * d_k, hidden), nn.ReLU(),
+                                      nn.Linear(hidden, answers * tasks.N_SYM))
+    if frozen is not None:
+        model.attention = copy.deepcopy(frozen).requires_grad_(False)
+    tasks.train(model, data, steps=steps, every=steps)
+    with torch.no_grad():
+        logits, weights = model(data[2])
+    return model, weights, (logits.argmax(-1) == data[3]).view(len(data[3]), -1)
+
+
+def train_seeds(num_heads: int, d_k: int, data: tuple, seeds: Iterable[int], **options) -> list:
+    """:func:`run` once per seed (same options): a list of (model, weights, right)."""
+    return [run(num_heads, d_k, data, seed, **options) for seed in seeds]
+
+
+def with_new_mlp_readouts(runs: Sequence, data: tuple, hidden: int = 32, steps: int = 480) -> list:
+    """Each run's trained heads, frozen, read by a new MLP readout (``hidden`` ReLUs) trained ``steps`` steps
+    from the run's seed (its position in ``runs``)."""
+    return [run(len(m.attention.heads), m.attention.heads[0].W_value.out_features, data, seed, hidden=hidden,
+                steps=steps, frozen=m.attention) for seed, (m, _, _) in enumerate(runs)]
+
+
+def with_best_linear_readouts(runs: Sequence, data: tuple) -> list:
+    """Each run's trained heads, frozen, read by the best linear readout: the one with the lowest
+    cross-entropy on the training sequences (:func:`~selfattention.plots.heads.best_linear_readout`)."""
+    return [head_plots.best_linear_readout(m, data) for m, _, _ in runs]
+
+
+def accuracy_table(groups: dict[str, Sequence]) -> str:
+    """Per condition (name -> runs): min-max over seeds of the fraction of sequences with every answer
+    right."""
+    return head_plots.range_table({name: [r[2].all(1).float().mean().item() for r in group]
+                                   for name, group in groups.items()}, "all answers right")
+
+
+def blend_summary(groups: dict[str, Sequence], where: Tensor) -> str:
+    """Per group of one-head runs: min-max over seeds of the mean weight on the heavier and on the lighter of
+    the two answer items (``where`` from ``role_positions``)."""
+    lines = []
+    for name, group in groups.items():
+        blend = torch.stack([head_plots.by_role(w, where)[:, 0, :2].mean(0).sort(descending=True).values
+                             for _, w, _ in group])
+        lines.append(f"{name}: mean weight on the heavier item {blend[:, 0].min():.2f}-"
+                     f"{blend[:, 0].max():.2f}, on the lighter "
+                     f"{blend[:, 1].min():.2f}-{blend[:, 1].max():.2f}")
+    return "\n".join(lines)
+
+
+def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
+                  offsets: Sequence[int] = (1, -1, 2)) -> str:
+    """Train each configuration (name -> (num_heads, d_k)) on three answers, once per seed. Report the range
+    over seeds of the fraction with all three right and, for models of several heads, per target, the range
+    over seeds of the fraction of held-out sequences in which that target's item is the heaviest of the four
+    items in at least one head, and the range over seeds of the least such fraction."""
+    data = lookup_data(offsets)
+    at = head_plots.role_positions(data[2], offsets)
+    lines = []
+    for name, (h, d_k) in configs.items():
+        runs = train_seeds(h, d_k, data, seeds)
+        right = [r[2].all(1).float().mean().item() for r in runs]
+        lines.append(f"{name:20} all three right, {len(runs)} seeds: {min(right):.3f} to {max(right):.3f}")
+        if h > 1:
+            tops = []
+            for _, w, _ in runs:
+                heaviest = w[:, :, -1, :tasks.N_ITEMS].argmax(-1)                    # (n, heads): a position
+                tops.append(torch.stack([(heaviest == at[:, t, None]).any(1).float().mean()
+                                         for t in range(len(offsets))]))
+            tops = torch.stack(tops)                                                  # (seeds, targets)
+            least = tops.min(1).values                                                # (seeds,)
+            lines.append(f"  per seed, the target least often heaviest in some head: on {least.min():.3f} to "
+                         f"{least.max():.3f} of sequences")
+            for t, o in enumerate(offsets):
+                lines.append(f"  target {o:+d}: heaviest item in some head on {tops[:, t].min():.3f} to "
+                             f"{tops[:, t].max():.3f} of sequences (per seed: "
+                             + ", ".join(f"{v:.3f}" for v in tops[:, t].tolist()) + ")")
+    return "\n".join(lines)
