@@ -884,3 +884,27 @@ def keys_masked_with_expand_dims(X, lengths):   # right: (B, 1, T) by expand_dim
 def test_keys_masked_with_expand_dims_pass_the_check_and_the_hidden_test(capsys):
     _right_answer_passes(check_self_attention_batch, keys_masked_with_expand_dims, capsys)
     assert _hidden_passes("l03-batch-test", self_attention_batch=keys_masked_with_expand_dims)
+
+
+def shape_read_by_a_generator(X, lengths):   # right: a generator over X.shape is no loop over sentences
+    B, T, d = (int(n) for n in X.shape)
+    real = np.arange(T) < np.asarray(lengths)[:, None]
+    return sa.softmax(np.where(real[:, None, :], X @ np.swapaxes(X, -1, -2), -np.inf), axis=-1) @ X
+
+
+def test_a_comprehension_over_the_shape_is_no_loop(capsys):
+    assert not loops_in(shape_read_by_a_generator)
+    _right_answer_passes(check_self_attention_batch, shape_read_by_a_generator, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=shape_read_by_a_generator)
+
+
+def batch_by_map(X, lengths):                 # wrong: map over NumPy's matmul, one sentence at a time
+    real = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
+    scores = np.array(list(map(np.matmul, X, np.swapaxes(X, -1, -2))))
+    return sa.softmax(np.where(real[:, None, :], scores, -np.inf), axis=-1) @ X
+
+
+def test_a_map_over_sentences_is_named_with_its_line():
+    text = _message(check_self_attention_batch, batch_by_map)
+    assert "loops in Python" in text and "map(np.matmul" in text, text
+    assert _hidden_fails(batch_by_map)

@@ -85,9 +85,10 @@ def _masked_attention(X: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return Z
 
 
-#: A Python loop in a line of code: for, while, a comprehension, map or itertools.starmap, np.vectorize or
-#: np.apply_along_axis.
-LOOP = re.compile(r"^\s*(for|while)\b|\bfor\b.+\bin\b|\b(star)?map\s*\(|\bvectorize\b|\bapply_along_axis\b")
+#: Loops that may run no line of Python per item (map over a NumPy function, np.vectorize, apply_along_axis),
+#: so :func:`lines_run` cannot see them; a for, while or comprehension is judged by behaviour alone, so one over
+#: something that does not grow with the batch (``for n in X.shape``) is no loop over sentences.
+LOOP = re.compile(r"\b(star)?map\s*\(|\bvectorize\b|\bapply_along_axis\b")
 
 
 def calls_itself(fn: Callable[..., Any]) -> bool:
@@ -385,7 +386,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "padding and all. `@` multiplies the last two axes of (B, T, d_model) arrays sentence by sentence.")
         if loops_in(self_attention_batch):
             counts = lines_run(self_attention_batch)
-            seen = ("" if counts is None or len(set(counts)) == 1 else
+            mapped = next((line.strip() for f in learners_functions(self_attention_batch)
+                           for line in code_lines(f) if LOOP.search(line)), None)
+            seen = ((f": `{mapped}` calls a function once per item" if mapped else "")
+                    if counts is None or len(set(counts)) == 1 else
                     f": run on {SIZES[0][0]} sentences of {SIZES[0][1]} words, then {SIZES[1][0]} sentences of "
                     f"{SIZES[1][1]} and {SIZES[2][0]} of {SIZES[2][1]}, it ran {counts[0]}, {counts[1]} and "
                     f"{counts[2]} lines of Python, so some of its work repeats once per sentence or per word")
