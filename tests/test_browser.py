@@ -60,9 +60,9 @@ class Drive:
 
 
 DRIVES = {
-    # 0.4 -> 0.5 on "neighbour": weights love/apple/phones 0.083/0.417/0.5 give apple' = [0.367, 0.817].
+    # 0.8 -> 0.9 on "neighbour" (juice): weights love/apple/juice 1/60, 5/60, 0.9 give apple' = [0.963, 0.153].
     "00_roadmap": Drive("roadmap_widgets.mix_explorer(", "neighbour", "slider",
-                        expect="apple' = [0.367, 0.817]"),
+                        expect="apple' = [0.963, 0.153]"),
     # "other word" juice -> phones: the red line moves to cos(apple, phones) = 0.173.
     "01_static_embeddings": Drive("embedding_widgets.pair_explorer(", "other word", "text", "phones",
                                   expect="apple ~ phones: cosine 0.173"),
