@@ -97,7 +97,8 @@ def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
 
 def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: Any = None) -> None:
     """Exercise 1: the prediction ``more_than_estimate`` (True: the keys of "I" and "love" push c above the
-    two-term estimate sqrt(2) ln 9 / (s_phones - s_apple), checked after c), head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
+    two-term estimate sqrt(2) ln 9 / (omega_apple,phones - omega_apple,apple), checked after c), head 2's raw
+    scores of "apple" against the four keys (4 numbers, within 0.01), and the
     smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979,
     and giving a weight above 0.9: 2.98, not 2.97)."""
     right_s, score_mistakes = _head2_score_mistakes()
@@ -124,7 +125,7 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: 
                                 f"two decimals.")
         raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" {w:.4f}, "
                             f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
-                            f"exp(c s_j / sqrt(2)) over the four raw scores s_j; it grows with c.")
+                            f"exp(c omega_j / sqrt(2)) over the four raw scores omega_j = q_apple . k_j; it grows with c.")
     approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
     if not isinstance(more_than_estimate, bool | np.bool_):
         raise ExerciseError(f"apple_scores_2 and c_phones are right; more_than_estimate is "
@@ -132,7 +133,7 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: 
     if not more_than_estimate:
         raise ExerciseError(f"apple_scores_2 and c_phones are right, but more_than_estimate is not: your own "
                             f"c = {right_c:.3f} is above the two-term estimate {approx:.3f}. The keys of \"I\" "
-                            f"and \"love\" add exp(c s_j / sqrt(2)) to the softmax's sum at every c, so "
+                            f"and \"love\" add exp(c omega_j / sqrt(2)) to the softmax's sum at every c, so "
                             f"\"phones\" gets less than with two terms, and c must grow further.")
     passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
            f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
