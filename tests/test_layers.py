@@ -274,3 +274,15 @@ def test_self_attention_with_its_own_d_v_and_scale_matches_torch_sdpa(scale: flo
 def test_self_attention_refuses_a_bad_d_v_or_scale(kwargs: dict, words: str) -> None:
     with pytest.raises(ValueError, match=re.escape(words)):
         sa.SelfAttention(5, 4, **kwargs)
+
+
+def test_head_costs_match_the_formulas_of_lesson_07():
+    """Parameters 4 d^2 + 4 d and multiply-adds 4 T d^2 + 2 T^2 d for every h; h T^2 weights."""
+    from selfattention.layers import head_costs
+
+    d, T = 64, 10
+    for row in head_costs(d_model=d, T=T, heads=(1, 2, 4)):
+        assert row["d_k"] == d // row["h"]
+        assert row["parameters"] == 4 * d * d + 4 * d
+        assert row["multiply_adds"] == 4 * T * d * d + 2 * T * T * d
+        assert row["weights"] == row["h"] * T * T

@@ -268,25 +268,102 @@ def test_layer_ready_made_fails_the_check_and_the_hidden_test():
             _layer_hidden(shortcut)
 
 
-def test_layer_a_loop_over_heads_fails_the_check_and_the_hidden_test():
-    """Right outputs, head by head: more matrix products with more heads, named with the counts."""
+def _per_head(X, W_in, b_in, W_out, b_out, pad, h):
+    """Right outputs, head by head, after np.asarray (which a check that wraps the arrays could not see)."""
+    X, W_in, b_in, W_out, b_out = map(np.asarray, (X, W_in, b_in, W_out, b_out))
+    d = X.shape[-1]
+    d_k = d // h
+    Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
+    heads = []
+    for i in range(h):
+        cols = slice(i * d_k, (i + 1) * d_k)
+        S = Q[..., cols] @ np.swapaxes(K[..., cols], 1, 2) / np.sqrt(d_k)
+        S = np.where(pad[:, None, :], -np.inf, S)
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        heads.append(A / A.sum(axis=-1, keepdims=True) @ V[..., cols])
+    return np.concatenate(heads, axis=-1) @ W_out.T + b_out
 
-    def per_head(X, W_in, b_in, W_out, b_out, pad, h):
+
+def _einsum_per_head(X, W_in, b_in, W_out, b_out, pad, h):
+    d = X.shape[-1]
+    d_k = d // h
+    Q, K, V = (np.einsum("btd,ed->bte", X, W_in[i * d:(i + 1) * d]) + b_in[i * d:(i + 1) * d]
+               for i in range(3))
+
+    def one(i):
+        c = slice(i * d_k, (i + 1) * d_k)
+        S = np.where(pad[:, None, :], -np.inf, np.einsum("bqe,bke->bqk", Q[..., c], K[..., c]) / np.sqrt(d_k))
+        A = np.exp(S - S.max(axis=-1, keepdims=True))
+        return np.einsum("bqk,bke->bqe", A / A.sum(axis=-1, keepdims=True), V[..., c])
+
+    return np.einsum("btd,ed->bte", np.concatenate([one(i) for i in range(h)], -1), W_out) + b_out
+
+
+def _torch_per_head(X, W_in, b_in, W_out, b_out, pad, h):
+    import torch
+
+    X, W_in, b_in, W_out, b_out, pad = map(torch.as_tensor, (X, W_in, b_in, W_out, b_out, pad))
+    d_k = X.shape[-1] // h
+    q, k, v = (X @ W_in.T + b_in).chunk(3, dim=-1)
+    heads = [torch.softmax((q[..., c] @ k[..., c].transpose(1, 2) / d_k ** 0.5)
+                           .masked_fill(pad[:, None, :], float("-inf")), -1) @ v[..., c]
+             for c in (slice(i * d_k, (i + 1) * d_k) for i in range(h))]
+    return torch.cat(heads, -1) @ W_out.T + b_out
+
+
+def _comprehensions_per_head(X, W_in, b_in, W_out, b_out, pad, h):
+    """Head by head in one-line comprehensions of NumPy calls only (np.split, @, np.where, np.exp)."""
+    d = X.shape[-1]
+    k = d // h
+    Q, K, V = np.split(X @ W_in.T + b_in, 3, axis=-1)
+    cols = [slice(i * k, (i + 1) * k) for i in range(h)]
+    S = [np.where(pad[:, None, :], -np.inf, Q[..., c] @ K[..., c].swapaxes(1, 2) / k ** 0.5) for c in cols]
+    E = [np.exp(s - s.max(-1, keepdims=True)) for s in S]
+    Z = np.concatenate([e / e.sum(-1, keepdims=True) @ V[..., c] for c, e in zip(cols, E, strict=True)], -1)
+    return Z @ W_out.T + b_out
+
+
+@pytest.mark.parametrize("loop", [_per_head, _einsum_per_head, _torch_per_head, _comprehensions_per_head])
+def test_layer_a_loop_over_heads_fails_the_check_and_the_hidden_test(loop):
+    """Right outputs, head by head (numpy after np.asarray, einsum, torch): more lines of Python run with
+    more heads, named with the counts; the hidden test counts the same way."""
+    text = _message(check_mha_layer, loop)
+    assert "it loops over heads" in text and "lines of Python with h = 1" in text
+    assert not _layer_hidden(loop)
+
+
+def test_layer_column_blocks_of_W_in_are_told_the_blocks_are_rows():
+    def columns(X, W_in, b_in, W_out, b_out, pad, h):          # W_in cut by columns, as stored or transposed
         d = X.shape[-1]
-        d_k = d // h
-        Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
-        heads = []
-        for i in range(h):
-            cols = slice(i * d_k, (i + 1) * d_k)
-            S = Q[..., cols] @ np.swapaxes(K[..., cols], 1, 2) / np.sqrt(d_k)
-            S = np.where(pad[:, None, :], -np.inf, S)
-            A = np.exp(S - S.max(axis=-1, keepdims=True))
-            heads.append(A / A.sum(axis=-1, keepdims=True) @ V[..., cols])
-        return np.concatenate(heads, axis=-1) @ W_out.T + b_out
+        return [X @ W_in[:, i * d:(i + 1) * d] + b_in[i * d:(i + 1) * d] for i in range(3)][0]
 
-    text = _message(check_mha_layer, per_head)
-    assert "multiplies head by head: 10 matrix products with h = 3, 8 with h = 2" in text
-    assert not _layer_hidden(per_head)
+    def columns_t(X, W_in, b_in, W_out, b_out, pad, h):
+        d = X.shape[-1]
+        return [X @ W_in[:, i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3)][0]
+
+    for answer in (columns, columns_t):
+        text = _message(check_mha_layer, answer)
+        assert "they are its rows, not its columns" in text
+        assert "W_in is (3 d_model, d_model) = (36, 12)" in text
+        assert "mask" not in text
+        with pytest.raises(ValueError):
+            _layer_hidden(answer)
+
+
+def test_layer_mask_after_the_softmax_is_told_to_go_before():
+    import selfattention as sa
+
+    def after(X, W_in, b_in, W_out, b_out, pad, h):
+        B, T, d = X.shape
+        Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
+        Q, K, V = (Y.reshape(B, T, h, d // h).transpose(0, 2, 1, 3) for Y in (Q, K, V))
+        A = np.where(pad[:, None, None, :], 0, sa.softmax(Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d // h)))
+        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_out.T + b_out
+
+    text = _message(check_mha_layer, after)
+    assert "set to 0 after the softmax" in text and "-inf into the scores of the padding keys before" in text
+    assert "recheck the mask" not in text
+    assert not _layer_hidden(after)
 
 
 def test_layer_blank_and_in_place_are_told():
@@ -404,3 +481,46 @@ def test_mixing_saying_the_fruit_feature_can_be_recovered_is_explained():
 
 def test_mixing_the_shape_is_explained():
     assert "shape (4, 4)" in _message(check_mixing_W_O, np.eye(2))
+
+
+def _masked_by(mask_step):
+    """mha_forward, right but for the mask step ``mask_step(scores, pad) -> weights``."""
+    import selfattention as sa
+
+    def mha_forward(X, W_in, b_in, W_out, b_out, pad, h):
+        B, T, d = X.shape
+        Q, K, V = (X @ W_in[i * d:(i + 1) * d].T + b_in[i * d:(i + 1) * d] for i in range(3))
+        Q, K, V = (Y.reshape(B, T, h, d // h).transpose(0, 2, 1, 3) for Y in (Q, K, V))
+        with np.errstate(invalid="ignore"):
+            A = mask_step(Q @ K.transpose(0, 1, 3, 2) / np.sqrt(d // h), pad, sa.softmax)
+        return (A @ V).transpose(0, 2, 1, 3).reshape(B, T, d) @ W_out.T + b_out
+
+    return mha_forward
+
+
+MASK_STEPS = {   # mask step as a learner writes it -> the phrase its message must hold
+    "scores set to 0": (lambda s, pad, sm: sm(np.where(pad[:, None, None, :], 0, s)),
+                        "scores were set to 0, not -inf"),
+    "pad * -inf": (lambda s, pad, sm: sm(s + pad[:, None, None, :] * -np.inf), "0 * inf is NaN"),
+    "weights times ~pad": (lambda s, pad, sm: sm(s) * ~pad[:, None, None, :], "set to 0 after the softmax"),
+    "weights zeroed on query rows": (lambda s, pad, sm: np.where(pad[:, None, :, None], 0, sm(s)),
+                                     "applied to the queries (the rows of the scores)"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(MASK_STEPS))
+def test_layer_mask_step_mistake_is_named(key):
+    step, phrase = MASK_STEPS[key]
+    text = _message(check_mha_layer, _masked_by(step))
+    assert phrase in text and "recheck the mask" not in text
+    assert not _layer_hidden(_masked_by(step))
+
+
+def test_layer_mask_after_the_softmax_renormalised_passes(capsys):
+    """Zeroing the padding's weights and dividing each row by its new sum is the same attention."""
+    def renormalised(s, pad, sm):
+        A = np.where(pad[:, None, None, :], 0, sm(s))
+        return A / A.sum(axis=-1, keepdims=True)
+
+    _right_answer_passes(check_mha_layer, _masked_by(renormalised), capsys)
+    assert _layer_hidden(_masked_by(renormalised))

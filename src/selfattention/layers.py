@@ -13,7 +13,7 @@ from torch import Tensor, nn
 
 from .validation import positive_int, positive_number
 
-__all__ = ["SelfAttention", "MultiHeadAttention", "attention_weights"]
+__all__ = ["SelfAttention", "MultiHeadAttention", "attention_weights", "head_costs"]
 
 
 def _check_input(x: Tensor, d_expected: int, size_name: str, name: str = "x") -> None:
@@ -235,3 +235,23 @@ class MultiHeadAttention(nn.Module):
                     mine.bias.copy_(b)
                 layer.W_out.bias.copy_(reference.out_proj.bias)
         return layer
+
+
+def head_costs(d_model: int = 512, T: int = 100,
+               heads: tuple[int, ...] = (1, 2, 4, 8, 16)) -> list[dict[str, int]]:
+    """What a :class:`MultiHeadAttention` layer of width ``d_model`` costs on one sequence of ``T`` tokens,
+    for each number of heads h in ``heads`` (d_k = d_model / h): one dict per h with ``h``, ``d_k``,
+    ``parameters`` (weights and biases), ``multiply_adds`` (counted by PyTorch's FlopCounterMode from each
+    product's shapes; it counts a multiply-add as 2 operations) and ``weights`` (the h T x T attention weights
+    the layer returns)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.randn(1, positive_int("T", T), positive_int("d_model", d_model))
+    rows = []
+    for h in heads:
+        layer = MultiHeadAttention(d_model, h)
+        with FlopCounterMode(display=False) as counter, torch.no_grad():
+            _, weights = layer(x)
+        rows.append({"h": h, "d_k": d_model // h, "parameters": sum(p.numel() for p in layer.parameters()),
+                     "multiply_adds": counter.get_total_flops() // 2, "weights": weights.numel()})
+    return rows

@@ -31,6 +31,9 @@ from ._engine import (
     stand_ins,
     used_objects,
 )
+from ._engine import (
+    lines_run as count_lines,
+)
 
 __all__ = ["check_self_attention_batch", "check_masked_row", "check_grows_attends"]
 
@@ -131,35 +134,29 @@ SIZES = ((2, 4), (6, 4), (2, 7))
 
 
 def lines_run(fn: Callable[..., Any]) -> list[int] | None:
-    """How many lines of Python code run (in any function: the learner's, a lambda, NumPy's own Python) when
-    ``fn`` is called on each batch shape of :data:`SIZES`, after one warm-up call; None when ``fn`` raises.
-    Whole-batch array code runs the same lines whatever B and T; a loop by any name (for, a comprehension,
-    map with a lambda, functools.reduce, recursion) runs more lines for more sentences or words."""
+    """How many lines of Python code run when ``fn`` is called on each batch shape of :data:`SIZES`
+    (:func:`~selfattention.checks._engine.lines_run` counts them, after one warm-up call); None when ``fn``
+    raises. Whole-batch array code runs the same lines whatever B and T; a loop by any name (for, a
+    comprehension, map with a lambda, functools.reduce, recursion) runs more lines for more sentences or
+    words."""
     rng = np.random.default_rng(5)
-    counts: list[int] = []
-    for B, T in (SIZES[0], *SIZES):
+    calls = []
+    for B, T in SIZES:
         X = rng.normal(size=(B, T, 3))
         lengths = np.maximum(1, T - np.arange(B) % T)
         X[~_real(lengths, T)] = 0.0
-        n = 0
+        calls.append((X, lengths))
 
-        def local(frame: Any, event: str, arg: Any) -> Any:
-            nonlocal n
-            n += event == "line"
-            return local
+    def guard() -> contextlib.AbstractContextManager[None]:
+        stack = contextlib.ExitStack()
+        stack.enter_context(np.errstate(all="ignore"))
+        stack.enter_context(ready_made_blocked())
+        return stack
 
-        old = sys.gettrace()
-        try:
-            with np.errstate(all="ignore"), ready_made_blocked():
-                sys.settrace(lambda frame, event, arg: local)
-                try:
-                    fn(X, lengths)
-                finally:
-                    sys.settrace(old)
-        except Exception:   # noqa: BLE001 - the check itself reports what went wrong
-            return None
-        counts.append(n)
-    return counts[1:]
+    try:
+        return [n for _, n in count_lines(fn, calls, guard)]
+    except Exception:   # noqa: BLE001 - the check itself reports what went wrong
+        return None
 
 
 def loops_in(fn: Callable[..., Any]) -> bool:

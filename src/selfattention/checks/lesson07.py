@@ -4,13 +4,14 @@ the whole layer batched as PyTorch stores it, a W_O designed to mix the heads.""
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, passed, reference_softmax, stand_ins
+from ._engine import ExerciseError, _to_array, lines_run, passed, reference_softmax, stand_ins
 
 __all__ = ["check_head2_sharpen", "check_mha_layer", "check_mixing_W_O"]
 
@@ -96,7 +97,8 @@ def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
 
 def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: Any = None) -> None:
     """Exercise 1: the prediction ``more_than_estimate`` (True: the keys of "I" and "love" push c above the
-    two-term estimate sqrt(2) ln 9 / (s_phones - s_apple), checked after c), head 2's raw scores of "apple" against the four keys (4 numbers, within 0.01), and the
+    two-term estimate sqrt(2) ln 9 / (omega_apple,phones - omega_apple,apple), checked after c), head 2's raw
+    scores of "apple" against the four keys (4 numbers, within 0.01), and the
     smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979,
     and giving a weight above 0.9: 2.98, not 2.97)."""
     right_s, score_mistakes = _head2_score_mistakes()
@@ -123,7 +125,7 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: 
                                 f"two decimals.")
         raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" {w:.4f}, "
                             f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
-                            f"exp(c s_j / sqrt(2)) over the four raw scores s_j; it grows with c.")
+                            f"exp(c omega_j / sqrt(2)) over the four raw scores omega_j = q_apple . k_j; it grows with c.")
     approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
     if not isinstance(more_than_estimate, bool | np.bool_):
         raise ExerciseError(f"apple_scores_2 and c_phones are right; more_than_estimate is "
@@ -131,7 +133,7 @@ def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: 
     if not more_than_estimate:
         raise ExerciseError(f"apple_scores_2 and c_phones are right, but more_than_estimate is not: your own "
                             f"c = {right_c:.3f} is above the two-term estimate {approx:.3f}. The keys of \"I\" "
-                            f"and \"love\" add exp(c s_j / sqrt(2)) to the softmax's sum at every c, so "
+                            f"and \"love\" add exp(c omega_j / sqrt(2)) to the softmax's sum at every c, so "
                             f"\"phones\" gets less than with two terms, and c must grow further.")
     passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
            f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
@@ -270,6 +272,8 @@ def _layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray,
             s = head(q, i) @ np.swapaxes(head(k, i), 1, 2) / scale          # (B, T, T)
             if mask == "keys":
                 s = np.where(pad[:, None, :], -np.inf, s)
+            elif mask == "zero":
+                s = np.where(pad[:, None, :], 0.0, s)
             elif mask == "kept":
                 s = np.where(~pad[:, None, :], -np.inf, s)
             elif mask == "queries":
@@ -277,7 +281,10 @@ def _layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.ndarray,
             elif mask == "queries, finite":
                 s = np.where(pad[:, :, None], -1e9, s)
             e = np.exp(s - s.max(axis=axis, keepdims=True))
-            heads.append(e / e.sum(axis=axis, keepdims=True) @ head(v, i))
+            a = e / e.sum(axis=axis, keepdims=True)
+            if mask == "zeroed after":                                     # weights of padding keys set to 0
+                a = np.where(pad[:, None, :], 0.0, a)
+            heads.append(a @ head(v, i))
     Z = np.stack(heads, axis=2)                                            # (B, T, h, d_k)
     Z = Z.transpose(0, 2, 1, 3).reshape(B, T, d) if split == "no transpose back" else Z.reshape(B, T, d)
     if out == "missing":
@@ -309,6 +316,13 @@ _LAYER_MISTAKES: list[tuple[str, dict[str, Any]]] = [
      {"mask": "none"}),
     ("the padding mask is inverted: pad is True at the padding, whose keys get -inf; the real tokens keep "
      "their scores", {"mask": "kept"}),
+    ("the padding keys' scores were set to 0, not -inf: a score of 0 still gets exp(0 - max) > 0 in the "
+     "softmax, so the padding keeps some weight. Put -inf (np.where(pad[:, None, None, :], -np.inf, scores)) "
+     "before the softmax", {"mask": "zero"}),
+    ("the padding keys' weights were set to 0 after the softmax, so each row of weights with padding sums to "
+     "less than 1: the padding's share is lost, not shared out among the real keys. Put -inf into the scores "
+     "of the padding keys before the softmax (or divide each row of weights by its new sum)",
+     {"mask": "zeroed after"}),
     (_MASK_ROWS, {"mask": "queries"}),
     (_MASK_ROWS, {"mask": "queries, finite"}),
     ("W_O is applied as stored, Z @ W_out: out_proj is an nn.Linear too, (out, in), so the output is "
@@ -355,36 +369,61 @@ def _torch_layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.nd
     return out.numpy()
 
 
-class _Counted(np.ndarray):
-    """An array that counts the matrix products (``@``, np.matmul) made with it or with arrays made from it:
-    a layer that multiplies head by head makes more of them when h grows, a batched one does not."""
-
-    products = 0
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if ufunc is np.matmul:
-            _Counted.products += 1
-        inputs = tuple(x.view(np.ndarray) if isinstance(x, _Counted) else x for x in inputs)
-        if "out" in kwargs:
-            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _Counted) else o for o in kwargs["out"])
-        result = getattr(ufunc, method)(*inputs, **kwargs)
-        if isinstance(result, tuple):
-            return tuple(r.view(_Counted) if isinstance(r, np.ndarray) else r for r in result)
-        return result.view(_Counted) if isinstance(result, np.ndarray) else result
-
-
 def counted_call(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[Any, int]:
-    """``fn(*case, h)`` with the float arrays counting matrix products: (its result, how many it made)."""
-    _Counted.products = 0
-    got = fn(*(a.view(_Counted) if a.dtype.kind == "f" else a for a in case), h)
-    return got, _Counted.products
+    """``fn(*case, h)``, after one warm-up call, with how many lines of Python ran in it: (its result, lines).
+    A layer that works on every head at once runs the same lines whatever h; a loop over heads (for, a
+    comprehension, map; with ``@``, einsum, np.dot or torch) runs more when h grows."""
+    return lines_run(fn, [(*case, h)])[0]
 
 
-def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[np.ndarray, int]:
+#: (B, T, d_model) and the numbers of heads of the loop test: the same batch and width, only h changes.
+_LOOP_CASE, _LOOP_HEADS = (2, 5, (0, 2)), (1, 3, 2, 4)
+
+
+def _lines_per_h(fn: Callable[..., Any]) -> dict[int, int] | None:
+    """{h: lines of Python that ``fn`` runs} on one batch of d_model = 12 for each h of :data:`_LOOP_HEADS`
+    (after a warm-up call); None when it raises."""
+    B, T, padded = _LOOP_CASE
+    calls = [(*layer_case(B, T, h, 12 // h, padded), h) for h in _LOOP_HEADS]
+
+    def guard() -> contextlib.AbstractContextManager[None]:
+        stack = contextlib.ExitStack()
+        stack.enter_context(np.errstate(all="ignore"))
+        stack.enter_context(ready_made_blocked())
+        return stack
+
+    try:
+        counts = lines_run(fn, calls, guard)
+    except Exception:   # noqa: BLE001 - the right outputs were already checked; say nothing more here
+        return None
+    return {h: n for h, (_, n) in zip(_LOOP_HEADS, counts, strict=True)}
+
+
+def _shape_hint(text: str, B: int, T: int, d: int, h: int) -> str:
+    """What a numpy or torch shape error says about the learner's mistake, from the sizes it names."""
+    shapes = re.findall(r"\(([\d, ]*)\)", text)
+    sizes = {int(n) for shape in shapes for n in re.findall(r"\d+", shape)}
+    sizes |= {int(n) for n in re.findall(r"size (\d+)", text)}
+    if 3 * d in sizes or 0 in sizes:
+        met = f"{3 * d} = 3 d_model" if 3 * d in sizes else "0 (an empty slice)"
+        return (f" A product met a size of {met} where d_model = {d} should be: W_in holds three blocks, and "
+                f"they are its rows, not its columns. W_in is (3 d_model, d_model) = ({3 * d}, {d}): "
+                f"W_in[:d_model] is W_Q^T, W_in[d_model:2*d_model] W_K^T, W_in[2*d_model:] W_V^T, so the "
+                f"queries are X @ W_in[:d_model].T + b_in[:d_model].")
+    if "broadcast" in text or "must match the size" in text:
+        return (f" The scores are (B, h, T, T) = ({B}, {h}, {T}, {T}) and pad is (B, T) = ({B}, {T}): to "
+                f"reach every head and every query, the mask needs the shape (B, 1, 1, T), pad[:, None, "
+                f"None, :].")
+    if "axes don't match" in text or "number of dims" in text:
+        return " The arrays have 4 axes here, (B, h, T, d_k): transpose takes 4, the batch axis staying first."
+    return ""
+
+
+def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> np.ndarray:
     given = tuple(a.copy() for a in case)
     try:
         with ready_made_blocked(), np.errstate(all="ignore"):
-            got, products = counted_call(fn, given, h)
+            got = fn(*given, h)
     except ReadyMadeCalled:
         raise ExerciseError("mha_forward called a ready-made attention (PyTorch's nn.MultiheadAttention, "
                             "F.multi_head_attention_forward, F.scaled_dot_product_attention or the course's "
@@ -393,15 +432,8 @@ def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> 
     except NotImplementedError:
         raise ExerciseError("mha_forward still raises NotImplementedError: replace that line.") from None
     except Exception as exc:
-        text = str(exc)
         B, T, d = case[0].shape
-        hint = ""
-        if "broadcast" in text or "must match the size" in text:
-            hint = (f" The scores are (B, h, T, T) = ({B}, {h}, {T}, {T}) and pad is (B, T) = ({B}, {T}): to "
-                    f"reach every head and every query, the mask needs the shape (B, 1, 1, T), pad[:, None, "
-                    f"None, :].")
-        elif "axes don't match" in text or "number of dims" in text:
-            hint = " The arrays have 4 axes here, (B, h, T, d_k): transpose takes 4, the batch axis staying first."
+        hint = _shape_hint(str(exc), B, T, d, h)
         raise ExerciseError(f"mha_forward raised {type(exc).__name__} with B = {B}, T = {T}, d_model = {d}, "
                             f"h = {h}: {exc}.{hint}") from None
     if any(not np.array_equal(a, b) for a, b in zip(given, case, strict=True)):
@@ -412,7 +444,7 @@ def _run_layer(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> 
     if isinstance(got, tuple):
         raise ExerciseError(f"mha_forward returned a tuple of {len(got)}: return only the (B, T, d_model) "
                             f"output (PyTorch's layer also returns the weights; this exercise does not).")
-    return _as_array(got, "mha_forward's output"), products
+    return _as_array(got, "mha_forward's output")
 
 
 def _same(got: np.ndarray, slip: np.ndarray) -> bool:
@@ -429,14 +461,13 @@ def check_mha_layer(mha_forward: Any) -> None:
     the ready-made attentions switched off; its output must match PyTorch's and a loop over heads."""
     if mha_forward is None or mha_forward is Ellipsis or not callable(mha_forward):
         raise ExerciseError("mha_forward is not a function yet: write it in the answer cell above.")
-    products: dict[int, int] = {}
     for B, T, h, d_k, padded in _LAYER_SIZES:
         case = layer_case(B, T, h, d_k, padded)
         right = _torch_layer(*case, h)
         if not np.allclose(right, _layer(*case, h), atol=1e-9):      # the loop over heads agrees with PyTorch
             raise AssertionError("lesson 07's reference layer disagrees with torch.nn.MultiheadAttention")
         sizes = f"B = {B}, T = {T}, h = {h}, d_k = {d_k}, d_model = {h * d_k}"
-        got, products[h] = _run_layer(mha_forward, case, h)
+        got = _run_layer(mha_forward, case, h)
         if got.shape != right.shape:
             hint = ""
             if got.shape == (B, h, T, d_k):
@@ -446,6 +477,10 @@ def check_mha_layer(mha_forward: Any) -> None:
         if np.allclose(got, right, atol=1e-6):
             continue
         why = next((text for text, kw in _LAYER_MISTAKES if _same(got, _layer(*case, h, **kw))), None)
+        if why is None and np.allclose(got, case[4], atol=1e-6):
+            why = ("every token's output is b_out alone: every weight came out 0 (or NaN), so no value reached "
+                   "the output. A mask built as pad * -inf does this: 0 * inf is NaN, which spoils the real "
+                   "keys' scores too. Use np.where(pad[:, None, None, :], -np.inf, scores)")
         if why is None:
             ok = np.isclose(got, right, atol=1e-6).all(axis=(1, 2))
             padded_seq = case[5].any(axis=1)
@@ -459,11 +494,16 @@ def check_mha_layer(mha_forward: Any) -> None:
                        f"knows explains it. Go step by step: in_proj (W_in rows: W_Q^T, W_K^T, W_V^T), split, "
                        f"scores / sqrt(d_k), mask on the keys, softmax, weighted values, merge, out_proj")
         raise ExerciseError(f"mha_forward with {sizes} is not right yet: {why}.")
-    (h1, n1), (h2, n2) = sorted(products.items())
-    if n2 > n1:
-        raise ExerciseError(f"mha_forward's output is right, but it multiplies head by head: {n2} matrix products "
-                            f"with h = {h2}, {n1} with h = {h1}. The exercise asks for no loop over heads: "
-                            f"split with reshape and transpose, and each step is one product for every head.")
+    lines = _lines_per_h(mha_forward)
+    grows = [(a, b) for a, b in ((1, 3), (2, 4)) if lines is not None and lines[b] > lines[a]]
+    if grows:
+        a, b = grows[0]
+        raise ExerciseError(
+            f"mha_forward's output is right, but it loops over heads: on the same batch and d_model = 12 it ran "
+            f"{lines[a]} lines of Python with h = {a} and {lines[b]} with h = {b}, so some of its work repeats "
+            f"once per head (a for, a comprehension or map, whatever multiplies inside: @, einsum, np.dot or "
+            f"torch). The exercise asks for no loop over heads: split with reshape and transpose, and each "
+            f"step is one product for every head.")
     passed("mha_forward matches torch.nn.MultiheadAttention(batch_first=True) and a loop over heads for "
            f"(B, T, h, d_k) = {_LAYER_SIZES[0][:4]} and {_LAYER_SIZES[1][:4]}, padding included: one batched "
            "product per step replaces the loop over heads, and the weights are read as PyTorch stores them.")
