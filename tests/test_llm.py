@@ -420,3 +420,16 @@ def test_slow_memory_bad_input():
         memory.read("K")
     with pytest.raises(ValueError, match="rows must be a 2-D"):
         memory.write("O", np.zeros(3))
+
+
+def test_character_match_scores_each_text_against_its_reference():
+    np.testing.assert_allclose(sa.llm.character_match(["abcd", "xbcx", "ab"], ["abcd", "abcd", "abcd"]),
+                               [1.0, 0.5, 0.5])
+    with pytest.raises(ValueError, match="2 texts but 1 references"):
+        sa.llm.character_match(["a", "b"], ["a"])
+
+
+def test_scores_per_head_counts_prefill_then_one_row_per_step():
+    # prompt 3, 3 new tokens: with a cache 3 x 3, then 1 x 4 and 1 x 5; without, 3 x 3 + 4 x 4 + 5 x 5
+    assert sa.llm.scores_per_head(3, 3, cache=True) == 9 + 4 + 5
+    assert sa.llm.scores_per_head(3, 3, cache=False) == 9 + 16 + 25

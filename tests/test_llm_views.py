@@ -36,6 +36,18 @@ def test_loss_curves_and_block_map_are_legible():
     legible(fig)
 
 
+def test_block_map_shades_the_used_slots_of_each_block():
+    """With lengths, each block's dark patch spans its used slots: full blocks whole, a last block in part."""
+    fig = llm_plots.block_map([[3, 0], [1, 2, 4]], num_blocks=6, lengths=[20, 33], block_size=16)
+    widths = {round(p.get_x() + 0.5): p.get_width() for p in fig.axes[0].patches}
+    assert widths == {3: 1.0, 0: 4 / 16, 1: 1.0, 2: 1.0, 4: 1 / 16}
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "0\n4/16" in texts and "1\n1/16" in texts
+    legible(fig)
+    with pytest.raises(ValueError, match="do not fill"):
+        llm_plots.block_map([[3, 0]], num_blocks=6, lengths=[40], block_size=16)
+
+
 def test_loss_by_position_draws_the_mean_and_the_range():
     losses = np.array([[1.0] * 64, [3.0] * 64])                     # 2 inputs, 64 positions
     fig = llm_plots.loss_by_position({"run": losses}, trained_length=32, bucket=16)

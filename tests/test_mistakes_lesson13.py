@@ -32,6 +32,7 @@ DECODE_PHRASES = {
     "ones": "the softmax ran over an axis of length 1",
     "k_minus1": "k_new was rotated at position T - 1 and q at T",
     "q_plus1": "q was rotated one place past k_new",
+    "top_left": "is lined up top-left", "uniform": "z is the plain mean of the T + 1 values",
 }
 
 
@@ -103,6 +104,16 @@ def _scaled(scale, keep=slice(None), rotate_v=False, weigh=None):
     return answer
 
 
+def decode_sdpa_is_causal(q, k_new, v_new, K_cache, V_cache):
+    """The GQA section's call, is_causal=True, for one query over T + 1 keys: the mask lines up top-left."""
+    T = len(K_cache)
+    qr, K = _rot(q, T), torch.cat([K_cache, _rot(k_new, T)[None]])
+    V = torch.cat([V_cache, v_new[None]])
+    z = torch.nn.functional.scaled_dot_product_attention(qr[None, None], K[None, None], V[None, None],
+                                                         is_causal=True)
+    return z[0, 0, 0], K, V
+
+
 DECODE_WRONG = {
     "by_dk": _scaled(lambda d_k, T: d_k),                                     # d_k, not its square root
     "by_T": _scaled(lambda d_k, T: math.sqrt(T)),                             # len(K_cache) for len(q)
@@ -148,6 +159,8 @@ DECODE_WRONG = {
     "no_sum": lambda q, k, v, K, V: _weighed(q, k, v, K, V, lambda s: torch.exp(s - s.max())),
     "no_sum_raw": lambda q, k, v, K, V: _weighed(q, k, v, K, V, torch.exp),
     "swapped_caches": lambda q, k, v, K, V: (lambda z, Kg, Vg: (z, Vg, Kg))(*decode_right(q, k, v, K, V)),
+    "top_left": decode_sdpa_is_causal,
+    "uniform": _scaled(lambda d_k, T: math.sqrt(d_k), weigh=lambda s, K, V: V.mean(0)),   # the scores dropped
     "cache_unrotated": lambda q, k, v, K, V: (decode_right(q, k, v, K, V)[0], torch.cat([K, k[None]]),
                                               torch.cat([V, v[None]])),
 }
@@ -411,6 +424,11 @@ PAGED_PHRASES = {
     "slot_plus": "off by one: counting from 0", "last_written": "where the last of the 10 new tokens went",
     "absolute": "counts within the block", "others_block": "went to request",
     "one_block_taken": "that counts 1 block taken", "slot_only": "block 6 is right, slot 10 is not",
+    "listed_free": "give how many blocks are still free, not which", "first_block": "block 5 is table[0]",
+    "still_free": "first block still free after the 10 steps", "other_table": "not request 0's",
+    "fractional_place": "a block and a slot are whole numbers", "fractional_free": "it counts blocks",
+    "fractional_wasted": "it counts slots", "text": "is text: write the number itself",
+    "used_slots": "counts the used slots of each request's last block",
 }
 PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "rounded_down": (6, 21, (6, 8)),                  # floor(n / B) blocks: none taken, all 6 still free
@@ -440,6 +458,15 @@ PAGED_WRONG = {   # (free_after, wasted, next_place) as a learner might slip
     "pool_11": (11 - 9, 21, (6, 8)),
     "one_block_taken": (5, 21, (6, 8)),                      # only request 0's new block counted
     "slot_only": (3, 21, (6, 10)),                           # the right block, the slot = the steps
+    "listed_free": ([8, 10, 11], 21, (6, 8)),                # which blocks are free, not how many
+    "first_block": (3, 21, (5, 8)),                          # request 0's first block, table[0]
+    "still_free": (3, 21, (8, 8)),                           # the first block free after all 10 steps
+    "other_table": (3, 21, (7, 8)),                          # request 1's block
+    "fractional_place": (3, 21, (6.9, 8.9)),                 # int() would truncate these to (6, 8)
+    "fractional_free": (3.5, 21, (6, 8)),
+    "fractional_wasted": (3, 21.5, (6, 8)),
+    "text": ("3", 21, (6, 8)),
+    "used_slots": (3, (40 - 32) + (26 - 16) + (57 - 48), (6, 8)),   # the last blocks' used slots
 }
 # forgetting one request's block gives the pooled count too
 PAGED_EXPECT = {"forgot_one": "pooled_blocks", "shared_step_place": "shared_step"}
@@ -498,3 +525,11 @@ def test_paged_pool_counted_as_eleven_blocks_is_told_the_pool_size():
     """free_after = 2: 11 - 9 blocks in use, the pool's largest number taken for its size."""
     text = message(lambda v: checks.check_paged_prediction(*v), (2, 21, (6, 8)))
     assert "it holds 12, not 11" in text and "at most one" in text
+
+
+def test_bound_success_message_leaves_exercise_4_to_the_learner(capsys):
+    """Exercise 4 asks what memory and batching do to decode: exercise 2's success message does not tell."""
+    checks.check_compute_bound_batch(lambda n, c, T, bw, f: (
+        math.inf if 2 * n / f <= T * c / bw else math.ceil(2 * n / bw / (2 * n / f - T * c / bw))))
+    out = capsys.readouterr().out
+    assert out.startswith("Correct:") and "memory" not in out and "never" not in out

@@ -44,6 +44,8 @@ __all__ = [
     "rope_frequencies",
     "stepwise_losses",
     "llama_weights",
+    "character_match",
+    "scores_per_head",
     "sliding_window_mask",
     "tiled_attention",
     "TileCounts",
@@ -784,6 +786,24 @@ def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_he
 
     one, two = count(1), count(2)
     return one + (layers - 1) * (two - one)
+
+
+def character_match(texts: Sequence[str], references: Sequence[str]) -> NDArray[np.float64]:
+    """The share of characters of each text that equal the reference's character at the same place (a text
+    longer or shorter than its reference is scored over the reference's length)."""
+    if len(texts) != len(references):
+        raise ValueError(f"{len(texts)} texts but {len(references)} references")
+    return np.array([sum(a == b for a, b in zip(t[:len(r)], r, strict=False)) / len(r)
+                     for t, r in zip(texts, references, strict=True)])
+
+
+def scores_per_head(prompt: int, new: int, cache: bool) -> int:
+    """Attention scores one layer and head computes to generate ``new`` tokens after a ``prompt``-token
+    prompt: with a cache, the prompt x prompt prefill, then 1 x T for T = prompt + 1 ... prompt + new - 1 keys
+    (the last new token is never fed back); without, T x T for T = prompt ... prompt + new - 1."""
+    if cache:
+        return prompt * prompt + sum(range(prompt + 1, prompt + new))
+    return sum(T * T for T in range(prompt, prompt + new))
 
 
 # ------------------------------------------------------------------- memory traffic, counted

@@ -125,6 +125,8 @@ def _decode_variants(c: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarra
         "again": step(T, T, torch.cat([llm_rotary_all(K), _rot(k, T)[None]])),
         "unscaled": (_attend(_rot(q, T) * np.sqrt(len(q)), right[1], Vg), right[1]),
         "k_as_q": (_attend(_rot(k, T), right[1], Vg), right[1]),
+        "top_left": (np.asarray(Vg[0], dtype=float), Kg),
+        "uniform": (np.asarray(Vg, dtype=float).mean(axis=0), Kg),
     }
 
 
@@ -187,6 +189,12 @@ _DECODE_WORDS = {
                   "by the sum of all T + 1 of them, so the weights sum to 1.",
     "k_as_q": "the new token's key k_new was used as the query: the scores compare the rotated query with "
               "every key.",
+    "top_left": "z is the oldest value, V_cache[0]: the query attended to position 0 alone. A causal mask over one "
+                "query and T + 1 keys (is_causal=True in scaled_dot_product_attention) is lined up top-left, so "
+                "it lets the query see only the first key; a decode query comes after every cached token and "
+                "needs no mask.",
+    "uniform": "z is the plain mean of the T + 1 values: every weight is 1 / (T + 1), whatever the scores. Weight "
+               "each value by the softmax of its own score, q . k_j / sqrt(d_k).",
 }
 
 
@@ -465,13 +473,8 @@ def check_compute_bound_batch(compute_bound_batch: Callable[..., Any]) -> None:
                 if wrong != right and not math.isinf(wrong) and _confirmed(compute_bound_batch, key):
                     hints.setdefault(words, wrong)
         check_value(got, right, call, hints=hints, rtol=1e-9, atol=0)
-    n, c, T = _BOUND_CASES[0][:3]
-    room = 2 * 81_559 * 2**20 - 2 * n  # bytes two H100s (81,559 MiB each, as nvidia-smi reports) leave
     passed(f"at 512 tokens per text the 70B shape turns compute-bound at a batch of {_bound_batch(*_BOUND_CASES[0])} "
-           f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all. "
-           f"But the {room / 1e9:.1f} GB two H100s leave after the weights hold only {int(room // (T * c))} caches "
-           f"of 512 tokens ({room / 1e9:.1f}e9 / (512 x {c:,})): memory capacity caps the batch before the "
-           f"FLOPs catch up. At 4,096 tokens never: each sequence's cache takes longer to read than its FLOPs take.")
+           f"(on one H100 or two: both speeds double), against {math.ceil(989e12 / 3.35e12)} with no cache at all.")
 
 
 # ---------------------------------------------------------------- exercise 3: a paged cache, predicted
@@ -529,7 +532,15 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
     in_use = sum(len(t) for t in _PAGED_TABLES)
     pool = len(_PAGED_FREE) + in_use  # 12 blocks, numbered 0 to 11
     in_use_after = sum(len(t) for t in tables)
+    for name, x in (("free_after", free_after), ("wasted", wasted)):
+        if isinstance(x, str):
+            raise ExerciseError(f"{name} = {x!r:.40} is text: write the number itself, without quotes.")
+    if isinstance(free_after, (list, tuple, set, np.ndarray)) and np.size(free_after) != 1:
+        raise ExerciseError(f"free_after = {np.asarray(list(free_after)).tolist()!r:.80} lists blocks: give how many "
+                            f"blocks are still free, not which (one number).")
     value = _number(free_after)
+    if value is not None and value != int(value):
+        raise ExerciseError(f"free_after = {value:g} is not a whole number: it counts blocks.")
     if value is not None and value < free_right:
         taken = len(_PAGED_FREE) - value
         also = (f" (Counting the pool: its blocks are numbered 0 to {pool - 1}, so it holds {pool}, not "
@@ -569,7 +580,14 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
     partial[f"that reads a step as one token in all, shared by the three requests (they would hold "
             f"{', '.join(str(n) for n in shared)}); at each step every request gets one token, so each gains "
             f"{_PAGED_STEPS}."] = sum(math.ceil(n / B) * B - n for n in shared)
+    wasted_value = _number(wasted)
+    if wasted_value is not None and wasted_value != int(wasted_value):
+        raise ExerciseError(f"wasted = {wasted_value:g} is not a whole number: it counts slots.")
     check_value(wasted, wasted_right, "wasted", rtol=0, atol=0.01, hints={**partial,
+        f"that counts the used slots of each request's last block "
+        f"({' + '.join(str(n - (len(t) - 1) * B) for t, n in zip(tables, after, strict=True))}), not the empty ones: "
+        f"a last block of n_last tokens leaves B - n_last slots empty.":
+            sum(n - (len(t) - 1) * B for t, n in zip(tables, after, strict=True)),
         f"that is the bound, B - 1 = {B - 1} per request; count each request's empty slots in its last "
         f"block.": 3 * (B - 1),
         f"that counts the {free_right} free blocks too; count only the slots in the requests' own "
@@ -587,8 +605,12 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
         raise ExerciseError("next_place has no value yet: write (block, slot).")
     try:
         block, slot = (int(x) for x in next_place)
+        whole = all(float(x) == int(x) for x in next_place)
     except (TypeError, ValueError):
         raise ExerciseError(f"next_place = {next_place!r:.80}; write two whole numbers, (block, slot).") from None
+    if not whole:
+        raise ExerciseError(f"next_place = {tuple(next_place)!r:.80}: a block and a slot are whole numbers; "
+                            f"write (block, slot).")
     n = after[0]
     table = tables[0]
     others = {b: (step, r) for step, r, b in taken if r != 0}  # blocks the other requests took
@@ -613,6 +635,20 @@ def check_paged_prediction(free_after: Any, wasted: Any, next_place: Any) -> Non
             why = (f"block {block} is right, slot {slot} is not: the slot is the token's position within its "
                    f"block, position % B, with positions counting from 0 and request 0 holding {_PAGED_LENGTHS[0]} "
                    f"+ {_PAGED_STEPS} tokens")
+        elif block in table and table.index(block) != n // B:
+            i = table.index(block)
+            why = (f"block {block} is table[{i}], request 0's block for positions {i * B} to {i * B + B - 1}; "
+                   f"position {n} sits in table[{n} // {B}] = table[{n // B}], a block request 0 takes during "
+                   f"the {_PAGED_STEPS} steps")
+        elif block in (free_left := [b for b in _PAGED_FREE if not any(b == t for _, _, t in taken)]) \
+                and block == free_left[0]:
+            why = (f"block {block} is the first block still free after the {_PAGED_STEPS} steps: request 0 took its "
+                   f"new block earlier, at the step where it reached position 32; see which block was first on "
+                   f"the free list then")
+        elif any(block in t for t in _PAGED_TABLES[1:]):
+            r = next(i for i, t in enumerate(_PAGED_TABLES) if block in t)
+            why = (f"block {block} is in request {r}'s block table {_PAGED_TABLES[r]}, not request 0's: the next token "
+                   f"of request 0 goes to a block of its own table")
         elif block in others:
             step, r = others[block]
             why = (f"block {block} went to request {r} at step {step}: walk the steps in order (requests 0, 1, 2 at "

@@ -98,18 +98,26 @@ def prefill_decode(prompt: int = 5, steps: int = 2) -> Figure:
     return fig
 
 
-def block_map(block_tables: Sequence[Sequence[int]], num_blocks: int, names: Sequence[str] | None = None
-              ) -> Figure:
+def block_map(block_tables: Sequence[Sequence[int]], num_blocks: int, names: Sequence[str] | None = None,
+              lengths: Sequence[int] | None = None, block_size: int = 16) -> Figure:
     """The blocks of a paged cache's pool, coloured by the sequence that holds them (white: free).
 
-    Inputs: block_tables: one list of block numbers per sequence; num_blocks: blocks in the pool.
+    Inputs: block_tables: one list of block numbers per sequence; num_blocks: blocks in the pool;
+    lengths: the tokens each sequence holds (optional): each block is then shaded dark over its used slots
+    (block_size of them when full) and pale over its empty ones, and labelled with its used slots.
     """
     owner = np.full(num_blocks, -1)
+    used = np.zeros(num_blocks, dtype=int)
     for seq, table in enumerate(block_tables):
-        for block in table:
+        n = None if lengths is None else lengths[seq]
+        if n is not None and not (len(table) - 1) * block_size < n <= len(table) * block_size:
+            raise ValueError(f"sequence {seq}: {n} tokens do not fill {len(table)} blocks of {block_size}")
+        for i, block in enumerate(table):
             if not 0 <= block < num_blocks:
                 raise ValueError(f"block {block} of sequence {seq} is outside the pool of {num_blocks}")
             owner[block] = seq
+            if lengths is not None:
+                used[block] = min(block_size, lengths[seq] - i * block_size)
     cols = 16
     rows = math.ceil(num_blocks / cols)
     grid = np.full((rows, cols), np.nan)
@@ -117,16 +125,25 @@ def block_map(block_tables: Sequence[Sequence[int]], num_blocks: int, names: Seq
     with plt.rc_context(_style()):
         fig, ax = plt.subplots(figsize=(10, 0.7 + 0.62 * rows), layout="constrained")
         cmap = plt.get_cmap("tab10", max(len(block_tables), 1))
-        ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=len(block_tables) - 0.5, aspect="auto")
+        ax.imshow(grid, cmap=cmap, vmin=-0.5, vmax=len(block_tables) - 0.5, aspect="auto",
+                  alpha=None if lengths is None else 0.3)
         for (r, c), seq in np.ndenumerate(grid):
-            if r * cols + c < num_blocks:
-                ax.text(c, r, "free" if np.isnan(seq) else str(int(seq)), ha="center", va="center",
-                        fontsize=FONT)
+            b = r * cols + c
+            if b >= num_blocks:
+                continue
+            label = "free" if np.isnan(seq) else str(int(seq))
+            if lengths is not None and not np.isnan(seq):
+                ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), used[b] / block_size, 1, color=cmap(int(seq)),
+                                           linewidth=0))
+                label += f"\n{used[b]}/{block_size}" if used[b] < block_size else ""
+            ax.text(c, r, label, ha="center", va="center", fontsize=FONT)
         ax.set_xticks([])
         ax.set_yticks(range(rows),
                       [f"blocks {r * cols}-{min(num_blocks, (r + 1) * cols) - 1}" for r in range(rows)])
         label = "the number of the request holding each block" if names is None else ", ".join(
             f"{i}: {n}" for i, n in enumerate(names))
+        if lengths is not None:
+            label += f"; dark: slots used, pale: empty (a part-full block shows used/{block_size})"
         ax.set_title(label, fontsize=FONT - 1)
     return fig
 
