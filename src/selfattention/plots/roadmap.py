@@ -80,7 +80,7 @@ class Arrows:
         for name, v in vectors.items():
             v = _vector(name, v)
             colour = colours.get(name, "black")
-            below = name in ("love", "apple'")  # love and apple' can lie near apple: labels go under their tips
+            below = name in ("love", "apple'")  # love and apple' can lie near apple: labels under their tips
             wide = name == "love"
             # love lies on apple's line and is shorter: a wide pale band drawn over apple's arrow shows both
             self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0), zorder=3 if wide else 2,
