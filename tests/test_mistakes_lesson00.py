@@ -12,16 +12,26 @@ from selfattention import checks
 LESSON, TEST = "00_roadmap", "warmup-test"
 
 # a wrong row -> the words its message must hold (every broken rule named), and words it must not hold
+WHY = "only the phones weight moves the lean, by 0.9 per unit"
 WRONG = {
     "negative": ([-0.2, 0.4, 0.8], ["a weight is negative (love -0.2)"], ["sum to", "keeps only"]),
     "sum not 1": ([0.2, 0.4, 0.6], ["the weights sum to 1.2, not 1"], ["negative", "keeps only"]),
-    "apple under 0.3": ([0.0, 0.2, 0.8], ["apple keeps only 0.2 of its own vector"], ["sum to", "leans"]),
-    "leans to food": ([0.3, 1.0, -0.3], ["negative (phones -0.3)", "leans towards food"], ["keeps only"]),
-    "no lean": ([0.5, 0.5, 0.0], ["does not lean at all"], ["negative", "sum to", "keeps only"]),
-    "lean too small": ([0.4, 0.4, 0.2], ["leans towards technology by 0.18 only"], ["sum to", "keeps only"]),
-    "the example in the text": ([0.2, 0.5, 0.3], ["by 0.27 only"], ["sum to", "keeps only"]),
+    "apple under 0.4": ([0.0, 0.3, 0.7], ["apple keeps only 0.3 of its own vector"],
+                        ["sum to", "leans towards"]),
+    "leans to food": ([0.3, 1.0, -0.3], ["negative (phones -0.3)", "leans towards food", WHY],
+                      ["keeps only"]),
+    "no lean": ([0.5, 0.5, 0.0], ["does not lean at all", WHY], ["negative", "sum to", "keeps only"]),
+    "lean too small": ([0.4, 0.4, 0.2], ["by 0.18 only", WHY, "0.9 x 0.2 = 0.18"], ["sum to", "keeps only"]),
+    "section 2's weights": ([0.1, 0.5, 0.4], ["by 0.36 only", WHY, "0.9 x 0.4 = 0.36"],
+                            ["sum to", "keeps only"]),
+    "the old example": ([0.2, 0.5, 0.3], ["by 0.27 only", WHY], ["sum to", "keeps only"]),
+    "love heavy": ([0.5, 0.4, 0.1], ["by 0.09 only", WHY], ["sum to", "keeps only"]),
+    "table row": ([0.1, 0.3, 0.6], ["keeps only 0.3", "not the smallest"], ["sum to"]),
+    "more phones than needed": ([0.0, 0.4, 0.6], ["leans by 0.54, more than the 0.45", "not the smallest"],
+                                ["sum to", "keeps only"]),
+    "a third each": ([0.333, 0.333, 0.333], ["keeps only 0.333", "by 0.3 only", WHY], ["sum to"]),
     "shares, not fractions": ([1, 3, 6], ["sum to 10, not 1 (dividing each by 10 fixes that)"], []),
-    "percentages": ([10, 40, 50], ["percentages"], ["not 1"]),
+    "percentages": ([10, 40, 50], ["percentages"], ["not 1", "lean"]),
     "two broken": ([0.6, 0.1, 0.2], ["sum to 0.9, not 1", "keeps only 0.1", "by 0.18 only"], []),
 }
 
@@ -56,11 +66,11 @@ def test_warmup_names_a_wrong_form(answer: object, words: str) -> None:
 
 
 @pytest.mark.parametrize("answer", [[0.1, 0.4, 0.5],                 # the solution
-                                    [0.1, 0.5, 0.4],                 # section 2's weights happen to meet it
-                                    np.array([0.0, 0.3, 0.7]),
-                                    (1 / 3, 1 / 3, 1 / 3),           # exactly on the bound: 0.9 / 3 = 0.3
-                                    [0.334, 0.333, 0.333],           # 1/3 typed to three decimals
-                                    [0, 1 / 3, 2 / 3]])
+                                    np.array([0.0, 0.5, 0.5]),
+                                    (0.05, 0.45, 0.5),
+                                    [1 / 12, 5 / 12, 1 / 2],         # the widget's 1 : 5 split at 0.5
+                                    [0.083, 0.417, 0.5],             # the same typed to three decimals
+                                    [0.1, 0.4, 0.4995]])
 def test_warmup_right_designs_pass_check_and_hidden_test(answer: object,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_warmup_weights, answer, capsys)

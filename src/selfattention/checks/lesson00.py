@@ -13,10 +13,12 @@ __all__ = ["check_warmup_weights", "warmup_problems"]
 # The lesson's toy vectors for "love", "apple", "phones" (d_model = 2: food, technology), stacked as the rows of X.
 _WORDS = ("love", "apple", "phones")
 _X = np.array([[0.3, 0.3], [0.7, 0.7], [0.1, 1.0]])            # (3, 2)
-MIN_SELF = 0.3    # apple keeps at least this weight on its own vector
-MIN_LEAN = 0.3    # apple' must have technology - food at least this
-_SUM_TOL = 1e-6   # the weights sum to 1 within this
+MIN_SELF = 0.4    # apple keeps at least this weight on its own vector
+MIN_LEAN = 0.45   # apple' must have technology - food at least this
+_PER_PHONES = float(_X[2, 1] - _X[2, 0])   # 0.9: love and apple lie on the diagonal, so only phones moves the lean
+BEST_PHONES = MIN_LEAN / _PER_PHONES       # 0.5: the smallest phones weight that reaches MIN_LEAN
 _TYPED = 1e-3     # a bound met to three decimals (1/3 typed as 0.333) counts as met
+_SUM_TOL = 1.5e-3  # the weights sum to 1 to the same rounding (0.333 * 3 = 0.999 counts)
 
 
 def _numbers(apple_weights: Any) -> np.ndarray:
@@ -60,27 +62,36 @@ def warmup_problems(w: np.ndarray) -> list[str]:
         problems.append(f"the weights sum to {total:.4g}, not 1{fix}")
     if w[1] < MIN_SELF - _TYPED:
         problems.append(f"apple keeps only {w[1]:g} of its own vector; the brief asks for at least {MIN_SELF}")
+    if abs(total - 100) < 1e-6:
+        return problems                       # percentages: the lean is read once they are fractions
     mixed = w @ _X
     lean = float(mixed[1] - mixed[0])
     where = f"apple' = {np.round(mixed, 3).tolist()}"
+    why = (f"love and apple lie on the diagonal (food = technology), so only the phones weight moves the lean, "
+           f"by {_PER_PHONES:g} per unit: yours, {w[2]:g}, gives {_PER_PHONES:g} x {w[2]:g} = {lean:.3g}")
     if lean < -1e-9:
-        problems.append(f"{where} leans towards food (technology - food = {lean:.3g}), not technology")
+        problems.append(f"{where} leans towards food (technology - food = {lean:.3g}), not technology: {why}")
     elif lean < 1e-9:
-        problems.append(f"{where} does not lean at all: its food and technology coordinates are equal")
+        problems.append(f"{where} does not lean at all: {why}")
     elif lean < MIN_LEAN - _TYPED:
-        problems.append(f"{where} leans towards technology by {lean:.3g} only (technology - food); the brief "
-                        f"asks for at least {MIN_LEAN}")
+        problems.append(f"{where} leans towards technology by {lean:.3g} only; the brief asks for at least "
+                        f"{MIN_LEAN}. {why[0].upper()}{why[1:]}")
+    elif w[2] > BEST_PHONES + _TYPED:
+        problems.append(f"{where} leans by {lean:.3g}, more than the {MIN_LEAN} asked: a phones weight of "
+                        f"{w[2]:g} is not the smallest that reaches {MIN_LEAN} (the lean grows by "
+                        f"{_PER_PHONES:g} per unit of phones weight)")
     return problems
 
 
 def check_warmup_weights(apple_weights: Any) -> None:
-    """Warm-up: row 2 of a weight table for *love apple phones*, designed so that apple' = row @ X leans towards
-    technology (technology - food >= 0.3) while apple keeps at least 0.3 of its own vector; the weights are
-    non-negative and sum to 1. Every broken rule is named, computed from the learner's own row."""
+    """Warm-up: row 2 of a weight table for *love apple phones* with the smallest phones weight that makes
+    apple' = row @ X lean towards technology by at least 0.45 (technology - food), while apple keeps at least
+    0.4 of its own vector; the weights are non-negative and sum to 1. Every broken rule is named, computed from the learner's own row."""
     w = _numbers(apple_weights)
     problems = warmup_problems(w)
     if problems:
         raise ExerciseError("apple_weights does not meet the brief yet: " + "; ".join(problems) + ".")
     mixed = w @ _X
-    passed(f"apple' = {np.round(mixed, 3).tolist()}: technology - food = {mixed[1] - mixed[0]:.3g}, and apple "
-           f"keeps {w[1]:g} of itself.")
+    passed(f"apple' = {np.round(mixed, 3).tolist()}: technology - food = {mixed[1] - mixed[0]:.3g} = "
+           f"{_PER_PHONES:g} x {w[2]:g}, the smallest phones weight that reaches {MIN_LEAN}; apple keeps "
+           f"{w[1]:g} of itself.")

@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyBboxPatch
 from matplotlib.text import Annotation
 from numpy.typing import ArrayLike
@@ -79,13 +80,14 @@ class Arrows:
         for name, v in vectors.items():
             v = _vector(name, v)
             colour = colours.get(name, "black")
-            below = name == "love"  # love lies along apple: its label goes under the arrow
-            # love lies on apple's line: a wide pale band under apple's arrow keeps both visible
-            self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0), zorder=1 if below else 2,
+            below = name in ("love", "apple'")  # love and apple' can lie near apple: labels under their tips
+            wide = name == "love"
+            # love lies on apple's line and is shorter: a wide pale band drawn over apple's arrow shows both
+            self.arrows[name] = ax.annotate("", xy=v, xytext=(0, 0), zorder=3 if wide else 2,
                                             arrowprops={"arrowstyle": "-|>", "color": colour,
-                                                        "lw": 9 if below else 3,
-                                                        "alpha": 0.45 if below else 1.0,
-                                                        "mutation_scale": 30 if below else 22})
+                                                        "lw": 9 if wide else 3,
+                                                        "alpha": 0.45 if wide else 1.0,
+                                                        "mutation_scale": 30 if wide else 22})
             self.labels[name] = ax.annotate(f" {name}", v, xytext=(6, -6 if below else 4),
                                             textcoords="offset points", color=colour, fontsize=FONT,
                                             va="top" if below else "bottom", ha="left", fontweight="bold")
@@ -140,13 +142,16 @@ def mix_panels(static: Mapping[str, ArrayLike],
         static: the vectors every panel shows, e.g. ``{"love": (2,), "apple": (2,)}``.
         sentences: ``{neighbour name: (its vector (2,), the mixed apple' (2,))}``, one panel each.
     Returns:
-        the figure (12 x 5.6 inches).
+        the figure (12 x 6.0 inches), with a legend: gray = static, red = contextual.
     """
     if not sentences:
         raise ValueError("sentences is empty; expected at least one {neighbour: (vector, mix)}")
-    fig, axes = plt.subplots(1, len(sentences), figsize=(WIDTH, 5.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sentences), figsize=(WIDTH, 6.0), squeeze=False)
     for ax, (neighbour, (vector, mixed)) in zip(axes[0], sentences.items(), strict=True):
         draw_arrows(ax, {**static, neighbour: vector, "apple'": mixed},
                     title=f"love apple {neighbour}")
-    fig.tight_layout()
+    handles = [Line2D([], [], color=COLOURS["apple"], lw=3, label="apple: static, the same in both"),
+               Line2D([], [], color=COLOURS["apple'"], lw=3, label="apple': contextual, the mix")]
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=FONT, frameon=False)
+    fig.tight_layout(rect=(0, 0.11, 1, 1))
     return fig
