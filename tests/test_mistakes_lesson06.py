@@ -147,12 +147,23 @@ GRADIENT = {
     "alpha_l squared": "you subtracted alpha_l^2 times sum_j g_j",
     "no delta part": "the delta_jl part is missing",
     "bracket summed": "you summed the bracket over l",
+    "outer added": "the -alpha_j alpha_l part enters with a plus",
+    "columns summed": "every entry is 0 (up to rounding)",
+    "1 for g": "g_l is replaced by 1",
+    "alpha . g over T": "alpha . g is divided by T",
+    "softmax again": "you applied softmax to alpha",
+    "matrix times g": "times g entry by entry",
     "sign": "the signs are flipped",
     "matrix": "returned a (T, T) matrix",
     "estimate": "it looks like a numerical estimate",
     "float32": "returns float32 numbers",
     "autograd": "calls PyTorch's autograd",
 }
+def _softmax(a):
+    e = np.exp(a - a.max())
+    return e / e.sum()
+
+
 GRADIENT_WRONG = {
     "diagonal only": lambda a, g: a * (1 - a) * g,
     "delta part": lambda a, g: a * g,
@@ -171,6 +182,12 @@ GRADIENT_WRONG = {
     "alpha_l squared": lambda a, g: a * g - a ** 2 * g.sum(),    # alpha_l for alpha_j in the sum
     "no delta part": lambda a, g: -np.outer(a, a) @ g,           # the -alpha_l part alone
     "bracket summed": lambda a, g: a * (g - a @ g).sum(),        # a sum over l too many
+    "outer added": lambda a, g: a * g + np.outer(a, a) @ g,      # the -alpha_j alpha_l term's sign
+    "columns summed": lambda a, g: (np.diag(a) - np.outer(a, a)).sum(0) * g,   # sum over j before g
+    "1 for g": lambda a, g: a * (1 - a @ g),                     # g_l dropped from the bracket
+    "alpha . g over T": lambda a, g: a * (g - a @ g / len(a)),   # a mean of alpha_j g_j
+    "softmax again": lambda a, g: _softmax(a) * (g - _softmax(a) @ g),   # alpha taken for scores
+    "matrix times g": lambda a, g: (np.diag(a) - np.outer(a, a)) * g,     # no sum over j
 }
 
 
@@ -179,7 +196,7 @@ def test_score_gradient_mistake_is_named(key):
     _names_only(_message(check_score_gradient, GRADIENT_WRONG[key]), key, GRADIENT)
 
 
-@pytest.mark.parametrize("key", sorted(k for k in GRADIENT_WRONG if k != "matrix"))
+@pytest.mark.parametrize("key", sorted(k for k in GRADIENT_WRONG if k not in ("matrix", "matrix times g")))
 def test_score_gradient_slips_fail_the_hidden_test_too(key):
     wrong = GRADIENT_WRONG[key]
     assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=wrong)
@@ -529,7 +546,25 @@ def _func_vjp(a, g):
     return pullback(torch.tensor(g))[0].numpy()
 
 
-@pytest.mark.parametrize("shortcut", [_imported_grad, _func_vjp])
+def _grad_fn_call(a, g):
+    """The shortcut through the softmax node's own backward, called directly."""
+    alpha = torch.softmax(torch.tensor(np.log(a), requires_grad=True), -1)
+    return alpha.grad_fn(torch.tensor(g)).detach().numpy()
+
+
+def _forward_mode(a, g):
+    """The shortcut through forward-mode autograd, imported inside the function: one tangent per score."""
+    import torch.autograd.forward_ad as fw
+
+    out = np.zeros(len(a))
+    with fw.dual_level():
+        for l in range(len(a)):
+            omega = fw.make_dual(torch.tensor(np.log(a)), torch.eye(len(a), dtype=torch.float64)[l])
+            out[l] = fw.unpack_dual(torch.softmax(omega, -1)).tangent.numpy() @ g
+    return out
+
+
+@pytest.mark.parametrize("shortcut", [_imported_grad, _func_vjp, _grad_fn_call, _forward_mode])
 def test_other_autograd_routes_fail_both(shortcut):
     _names_only(_message(check_score_gradient, shortcut), "autograd", GRADIENT)
     assert not _hidden_test_passes("06_scaling", "l06-score-gradient-test", score_gradient=shortcut)

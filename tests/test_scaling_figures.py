@@ -79,7 +79,7 @@ def test_bad_input_is_refused_by_name():
         plots.saturation(D_KS, {"none": {"largest weight": [1] * 4, "|dL/domega|": [1] * 4}}, T=16)
     with pytest.raises(ValueError, match=r"d_k=64 is not one of the trained lengths \[4, 16\]"):
         plots.training(_runs(), (4, 16), (0, 1), d_k=64)
-    with pytest.raises(ValueError, match=r"runs has no entry \('none', 4, 2\)"):
+    with pytest.raises(ValueError, match=r"runs has no entry \('none', 16, 2\)"):
         plots.training(_runs(), (4, 16), (0, 1, 2), d_k=16)
     with pytest.raises(ValueError, match="T must be an integer of at least 2"):
         scaling_widgets.divided_scores(T=1)

@@ -218,6 +218,18 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
         "you summed the bracket over l: the result is alpha times one number. The sum over j is already "
         "inside alpha . g; the result keeps one entry per score l: alpha_l (g_l - alpha . g).":
             alpha * (g - alpha @ g).sum(),
+        "the -alpha_j alpha_l part enters with a plus: you add alpha_l (alpha . g) where the derivative "
+        "alpha_j (delta_jl - alpha_l) subtracts it, so the bracket is g_l - alpha . g.": alpha * (g + alpha @ g),
+        "every entry is 0 (up to rounding), which is what summing the derivatives alpha_j (delta_jl - alpha_l) "
+        "over j gives before g multiplies them: alpha_l - alpha_l (sum of the weights) = 0. The chain rule "
+        "multiplies each term by its own g_j first, then sums over j (a matrix-vector product).":
+            np.zeros_like(alpha),
+        "g_l is replaced by 1: the bracket is (1 - alpha . g). The j = l term of the sum is g_l alpha_l, so "
+        "the bracket is g_l - alpha . g.": alpha * (1 - alpha @ g),
+        "alpha . g is divided by T: the sum over j of alpha_j g_j is already weighted (the weights sum to 1), "
+        "so subtract alpha @ g itself.": alpha * (g - (alpha @ g) / len(alpha)),
+        "you applied softmax to alpha, but alpha holds the weights already (the softmax's output): use them "
+        "as they are.": reference_softmax(alpha) * (g - reference_softmax(alpha) @ g),
         "np.diag(alpha) - alpha * alpha subtracts alpha_l^2 in every row, not alpha_j alpha_l: alpha * alpha "
         "squares each weight, and the (T, T) matrix alpha_j alpha_l is np.outer(alpha, alpha).":
             alpha * g - (alpha * alpha) @ g,
@@ -308,11 +320,13 @@ def _autograd_places() -> list[tuple[Any, tuple[str, ...]]]:
     torch = sys.modules.get("torch")
     if torch is None:
         return []
+    import torch.autograd.forward_ad
     import torch.autograd.functional
     import torch.func
 
     backward_ops = ("_softmax_backward_data", "_log_softmax_backward_data")
-    return [(torch.Tensor, ("backward",)), (torch.autograd, ("grad", "backward")),
+    return [(torch.Tensor, ("backward", "grad_fn")), (torch.autograd, ("grad", "backward")),
+            (torch.autograd.forward_ad, ("dual_level", "make_dual", "unpack_dual", "enter_dual_level")),
             (torch.autograd.functional, ("jacobian", "hessian", "vjp", "jvp", "vhp", "hvp")),
             (torch.func, ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian")),
             (torch, backward_ops),
@@ -321,16 +335,18 @@ def _autograd_places() -> list[tuple[Any, tuple[str, ...]]]:
 
 @contextlib.contextmanager
 def autograd_blocked() -> Iterator[None]:
-    """While the block runs, PyTorch's ways to a derivative (Tensor.backward, torch.autograd, torch.func, and
-    softmax's own backward as torch.ops.aten._softmax_backward_data) raise AutogradCalled, however the
+    """While the block runs, PyTorch's ways to a derivative (Tensor.backward, a tensor's grad_fn, torch.autograd
+    with its forward mode, torch.func, and softmax's own backward as torch.ops.aten._softmax_backward_data)
+    raise AutogradCalled, however the
     learner's function reaches them (``getattr(out, "back" + "ward")`` included)."""
     with stand_ins(_autograd_places(), AutogradCalled):
         yield
 
 
 _AUTOGRAD_MESSAGE = (
-    "score_gradient calls PyTorch's autograd (backward, torch.autograd or torch.func) or softmax's own "
-    "backward (torch.ops.aten._softmax_backward_data), which compute the derivative for you. The exercise "
+    "score_gradient calls PyTorch's autograd (backward, a tensor's grad_fn, torch.autograd, its forward mode "
+    "torch.autograd.forward_ad, or torch.func) or softmax's own backward "
+    "(torch.ops.aten._softmax_backward_data), which compute the derivative for you. The exercise "
     "asks you to derive it by hand from the chain rule and section 3's derivative, and write the result "
     "with array operations.")
 
@@ -352,6 +368,15 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
             if number == 0:
                 got = result
         T = len(_gradient_cases()[0][0])
+        alpha0, g0 = _gradient_cases()[0]
+        jacobian = np.diag(alpha0) - np.outer(alpha0, alpha0)
+        if got is not None and np.shape(got) == (T, T) and any(
+                np.allclose(np.asarray(got, dtype=float), m) for m in (jacobian * g0, jacobian * g0[:, None])):
+            raise ExerciseError(
+                "score_gradient returned the (T, T) derivatives alpha_j (delta_jl - alpha_l) times g "
+                "entry by entry. The chain rule also sums over j, which leaves one number per score l: "
+                "dL/domega has shape (T,) (a matrix-vector product)."
+            )
         if got is not None and np.shape(got) == (T, T):
             raise ExerciseError(
                 "score_gradient returned a (T, T) matrix, the derivatives of every weight by every score. "

@@ -147,47 +147,37 @@ def training(
     seeds: Sequence[int],
     d_k: int,
 ) -> Figure:
-    """Training runs of the lookup task, one colour per divisor.
+    """Training runs of the lookup task at one ``d_k``, step by step, one colour per divisor.
 
     Inputs:
         runs: (divisor name, d_k, seed) -> checkpoints ``(step, held-out accuracy, score spread)``, as
             ``selfattention.tasks.train`` returns them with a snapshot that measures the spread.
         d_ks: the lengths trained; seeds: the seeds trained.
-        d_k: the length whose runs the middle and right panels show, step by step.
+        d_k: the length whose runs the figure shows.
     Returns:
-        the figure: final accuracy of every run against d_k; accuracy and score spread against the step
-        at ``d_k`` (one thin line per seed).
+        the figure: accuracy (left) and score spread (right) against the step at ``d_k``, one thin line
+        per seed (the final accuracies are in :func:`training_table`).
     """
     names = list(dict.fromkeys(name for name, _, _ in runs))
     if d_k not in d_ks:
         raise ValueError(f"d_k={d_k!r} is not one of the trained lengths {list(d_ks)}")
-    fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 5.0), layout="constrained")
-    offsets = np.linspace(-0.55, 0.55, len(names))  # side by side, so that no dot hides another
-    for name, offset in zip(names, offsets, strict=True):
+    for name in names:
+        for seed in seeds:
+            if (name, d_k, seed) not in runs:
+                raise ValueError(f"runs has no entry {(name, d_k, seed)!r}")
+    fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 5.0), layout="constrained")
+    for name in names:
         color, label = _style(name)
-        for d in d_ks:
-            for seed in seeds:
-                if (name, d, seed) not in runs:
-                    raise ValueError(f"runs has no entry {(name, d, seed)!r}")
-            finals = np.array([runs[name, d, seed][-1][1] for seed in seeds])
-            jitter = np.linspace(-0.15, 0.15, len(finals))  # seeds side by side within their column
-            axes[0].plot(d * 2.0 ** (offset + jitter), finals, "o", color=color, alpha=0.6, ms=7,
-                         label=label if d == d_ks[0] else None)
-            axes[0].annotate(f"{(finals > 0.99).sum()}", (d * 2.0 ** offset, 1.02), ha="center", va="bottom",
-                             color=color, fontsize=SMALLEST_PT)  # how many seeds reach 1.0
         for seed in seeds:
             steps, accuracy, spread = zip(*runs[name, d_k, seed], strict=True)
-            axes[1].plot(steps, accuracy, color=color, lw=1.5, alpha=0.7,
+            axes[0].plot(steps, accuracy, color=color, lw=1.5, alpha=0.7,
                          label=label if seed == seeds[0] else None)
-            axes[2].plot(steps, spread, color=color, lw=1.5, alpha=0.7)
-    _log2_axis(axes[0], d_ks)
-    _finish(axes[0], f"{len(seeds)} seeds (count at 1.0)", r"$d_k$", "held-out accuracy")
-    _finish(axes[1], rf"Accuracy, $d_k = {d_k}$", "step", "held-out accuracy")
-    axes[2].set_yscale("log")
-    _finish(axes[2], rf"Score spread, $d_k = {d_k}$", "step", "std of the scores")
-    axes[0].set_ylim(0, 1.15)
-    axes[1].set_ylim(0, 1.05)
-    fig.legend(*axes[1].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
+            axes[1].plot(steps, spread, color=color, lw=1.5, alpha=0.7)
+    _finish(axes[0], rf"Accuracy, $d_k = {d_k}$", "step", "held-out accuracy")
+    axes[1].set_yscale("log")
+    _finish(axes[1], rf"Score spread, $d_k = {d_k}$", "step", "std of the scores")
+    axes[0].set_ylim(0, 1.05)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=SMALLEST_PT)
     return fig
 
 
@@ -399,6 +389,69 @@ def stall_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, f
         print(f"{'':37}weight on itself {own}")
 
 
+def locked_letters(lab: LookupRuns, arms: Sequence[str], d_k: int, seeds: Sequence[int]) -> None:
+    """Print, for each arm at ``d_k``: how many runs stalled; over every (run, query letter) pair, how many
+    the model fails (held-out accuracy below 0.9) and how many it solves, and in each group how many pairs
+    have the query keep more than half its weight on itself (a token with no digit); and the query's largest
+    weight (mean over all runs and held-out sequences)."""
+    from selfattention import tasks
+
+    print(f"d_k = {d_k}{'':23}stalled   letters failed:      letters solved:      largest weight")
+    print(f"{'arm':33}{'runs':>7}   on itself / all      on itself / all      (mean)")
+    for arm in arms:
+        failed = solved = failed_self = solved_self = 0
+        top = []
+        for seed in seeds:
+            X, y = lab.data[seed][2], lab.data[seed][3]
+            with torch.no_grad():
+                logits, A = lab.models[arm, d_k, seed](X)
+            letter, right = X[:, -1, :tasks.N_SYM].argmax(-1), logits.argmax(-1) == y
+            top.append(A[:, -1].max(-1).values.mean().item())
+            for sym in range(tasks.N_SYM):
+                mine = letter == sym
+                on_self = A[mine, -1, -1].mean().item() > 0.5
+                if right[mine].float().mean().item() < 0.9:
+                    failed, failed_self = failed + 1, failed_self + on_self
+                else:
+                    solved, solved_self = solved + 1, solved_self + on_self
+        stalled = len(lab.stalled(arm, d_k, seeds))
+        print(f"{arm:33}{stalled:4} of {len(seeds)}   {failed_self:4} / {failed:<4}          "
+              f"{solved_self:4} / {solved:<4}          {np.mean(top):.3f}")
+
+
+def stalled_letters(lab: LookupRuns, variant: str, d_k: int, seeds: Sequence[int]) -> None:
+    """Print, for each run of ``variant`` at ``d_k`` among ``seeds`` that stalled (final accuracy below 0.99),
+    by the query's letter A to H: the held-out accuracy, the weight the query keeps on itself, how many
+    different digits the model answers, the loss on the 2000 training sequences, and the median |dL/dW_Q|
+    over W_Q's column that reads that letter (one entry per weight, the loss averaged over all sequences)."""
+    from selfattention import tasks
+
+    def by_letter(values: torch.Tensor, letter: torch.Tensor, fmt: str) -> str:
+        means = [values[letter == sym].float().mean().item() for sym in range(tasks.N_SYM)]
+        return " ".join(format(m, fmt) for m in means)
+
+    print(f"divide by {variant}, d_k = {d_k}: every run that stalled; by the query's letter, A to H")
+    for seed in lab.stalled(variant, d_k, seeds):
+        model = lab.models[variant, d_k, seed]
+        X_train, y_train, X_test, y_test = lab.data[seed]
+        with torch.no_grad():
+            logits, A = model(X_test)                                  # A: (n, T, T) weights
+        letter, answer = X_test[:, -1, :tasks.N_SYM].argmax(-1), logits.argmax(-1)
+        answers = [len(answer[letter == sym].unique()) for sym in range(tasks.N_SYM)]
+        model.zero_grad()
+        logits_train = model(X_train)[0]
+        per_sequence = torch.nn.functional.cross_entropy(logits_train, y_train, reduction="none")
+        per_sequence.mean().backward()
+        grad = model.attention.W_query.weight.grad.abs()[:, :tasks.N_SYM]     # (d_k, letters)
+        letter_train = X_train[:, -1, :tasks.N_SYM].argmax(-1)
+        print(f"seed {seed}")
+        print("  accuracy            ", by_letter(answer == y_test, letter, "5.2f"))
+        print("  weight on itself    ", by_letter(A[:, -1, -1], letter, "5.2f"))
+        print("  digits answered     ", " ".join(f"{n:5}" for n in answers))
+        print("  training loss       ", by_letter(per_sequence.detach(), letter_train, "5.2f"))
+        print("  median |dL/dW_Q|    ", " ".join(f"{g:5.0e}" for g in grad.median(0).values.tolist()))
+
+
 def sweep_table(runs: Mapping[tuple[str, int, int], Sequence[tuple[int, float, float]]], arms: Sequence[str],
                 lrs: Sequence[float], d_k: int, default_lr: float = 0.05) -> None:
     """Print, per arm (rows) and learning rate (columns), how many runs at ``d_k`` reach accuracy 1.0;
@@ -492,3 +545,15 @@ class LookupRuns:
                                   snapshot=lambda m: score_spread(m, self.data[0][2]), **options)
         for s, model, c in zip(seeds, batch, checkpoints, strict=True):
             self.runs[variant, d_k, s], self.models[variant, d_k, s] = c, model
+
+    def reached(self, variant: str, d_k: int, seeds: Sequence[int], step: int | None = None) -> int:
+        """How many runs of ``variant`` at ``d_k`` among ``seeds`` have held-out accuracy 1.0 (above 0.99) at
+        ``step`` (the last checkpoint if None)."""
+        def accuracy(seed: int) -> float:
+            checkpoints = self.runs[variant, d_k, seed]
+            return checkpoints[-1][1] if step is None else dict((c[0], c[1]) for c in checkpoints)[step]
+        return sum(accuracy(s) > 0.99 for s in seeds)
+
+    def stalled(self, variant: str, d_k: int, seeds: Sequence[int]) -> list[int]:
+        """The seeds among ``seeds`` whose run of ``variant`` at ``d_k`` ends below accuracy 0.99."""
+        return [s for s in seeds if self.runs[variant, d_k, s][-1][1] < 0.99]
