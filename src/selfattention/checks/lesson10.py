@@ -1,5 +1,6 @@
-"""Checks for lesson 10 (cost and memory): the longest context whose attention weights fit a memory, the merge of
-blocks summarised apart by their normalised outputs and log-sum-exps, and one step of the online softmax.
+"""Checks for lesson 10 (cost and memory): the longest context whose attention weights fit a memory (Exercise 1),
+one step of the online softmax (Exercise 2) and the merge of blocks summarised apart by their normalised outputs
+and log-sum-exps (Exercise 3).
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
 other named mistake (``tests/test_mistakes_lesson10.py`` feeds each one). The online-softmax check drives the
@@ -11,6 +12,7 @@ maximum is below the running one.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -89,6 +91,42 @@ def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: in
     return {text: v for text, v in hints.items() if v != right and values.count(v) == 1}
 
 
+TWO_ARRAYS = ("that counts two T x T arrays per head and layer (your T comes out the same for float32 too, so "
+              "it is not the bytes per number): the exercise counts the weights only, one T x T matrix per head "
+              "and layer.")
+SWAPPED = ("training and inference are swapped: your T holds one layer's weights in training and every layer's "
+           "in inference. In training the backward pass needs every layer's weights (section 4), so num_layers "
+           "counts; in inference a layer's weights are freed once its output is computed, so only one counts.")
+
+
+def _probe(longest_context: Callable[..., Any], case: tuple, got: Any) -> str | None:
+    """Tell apart mistakes that give the same T on ``case`` by calling the learner's function on a variant."""
+    memory_bytes, batch, num_heads, num_layers, dtype, training = case
+    try:
+        T = int(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if T != got:
+        return None
+
+    def again(dt: str, tr: bool) -> Any:
+        try:
+            return longest_context(memory_bytes, batch, num_heads, num_layers, dt, tr)
+        except Exception:
+            return None
+
+    held = num_layers if training else 1
+    if BYTES[dtype] == 2 and T == math.isqrt(memory_bytes // (held * batch * num_heads * 4)):
+        if again("float32", training) == math.isqrt(memory_bytes // (held * batch * num_heads * 8)):
+            return TWO_ARRAYS
+    if num_layers > 1 and T == math.isqrt(memory_bytes // ((1 if training else num_layers) * batch * num_heads
+                                                           * BYTES[dtype])):
+        if again(dtype, not training) == math.isqrt(
+                memory_bytes // ((num_layers if training else 1) * batch * num_heads * BYTES[dtype])):
+            return SWAPPED
+    return None
+
+
 def check_longest_context(longest_context: Callable[..., Any]) -> None:
     """Exercise 1: the largest T whose attention weights fit: held * batch * num_heads * T^2 * bytes <= memory,
     held = num_layers in training, 1 in inference; bytes = 2 for float16 and bfloat16, 4 for float32."""
@@ -104,6 +142,10 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
             raise ExerciseError(f"longest_context raised {type(exc).__name__} on {what}: {exc}") from None
         if isinstance(got, (float, np.floating)) and math.isfinite(got) and not float(got).is_integer():
             raise ExerciseError(f"longest_context({what}) = {float(got)!r} is not right yet: {NOT_WHOLE}")
+        if isinstance(got, (int, float, np.integer, np.floating)) and got != _longest(*case):
+            found = _probe(longest_context, case, got)
+            if found:
+                raise ExerciseError(f"longest_context({what}) = {int(got):,} is not right yet: {found}")
         try:
             check_value(got, _longest(*case), f"longest_context({what})", hints=_longest_hints(*case), rtol=0,
                         atol=1e-9)
@@ -125,7 +167,7 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
            "down, exact at the boundary. Block-wise kernels (section 4) do not hold the T x T weights.")
 
 
-# ---------------------------------------------------------------- exercise 2: merging blocks by their L
+# ---------------------------------------------------------------- exercise 3: merging blocks by their L
 def _block_summaries(scores: np.ndarray, values: np.ndarray, cuts: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each block's normalised output z_b (n, d_v) and L_b = ln sum exp(scores of the block) (n,)."""
     outputs, lses = [], []
@@ -190,7 +232,7 @@ OVER_UNDER = ("your result holds inf or NaN for {words}: exp(L_b) overflows near
 
 
 def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 2: sum over blocks of exp(L_b - L) z_b, with L = ln sum over blocks of exp(L_b)."""
+    """Exercise 3: sum over blocks of exp(L_b - L) z_b, with L = ln sum over blocks of exp(L_b)."""
     if combine_blocks is None or combine_blocks is Ellipsis or not callable(combine_blocks):
         raise ExerciseError("combine_blocks is not a function yet: write it in the answer cell above.")
     for outputs, lses, scores, values, words in _combine_cases():
@@ -215,13 +257,14 @@ def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]
            "the scores; this is how split-KV kernels combine their pieces.")
 
 
-# ---------------------------------------------------------------- exercise 3: one step of the online softmax
+# ---------------------------------------------------------------- exercise 2: one step of the online softmax
 State = tuple[float, float, np.ndarray]
 
 
 def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool = False, own_max: bool = False,
           rescale_l: bool = True, rescale_o: bool = True, block_max: bool = False, divided: bool = False,
-          subtract: bool = True, forget_new: bool = False, old_ref: bool = False, l_twice: bool = False) -> State:
+          subtract: bool = True, forget_new: bool = False, old_ref: bool = False, l_twice: bool = False,
+          divided_each: bool = False, rescale_new: bool = False) -> State:
     """The right step, or one of the known mistakes."""
     m, l, o = state
     if divided:  # the state holds the normalised output o / l; undo it first
@@ -236,6 +279,10 @@ def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool 
         p = np.exp(scores - scores.max())
         c = np.exp(m - m_new)
         l_new, o_new = l * c + p.sum(), o * c + p @ values
+    elif rescale_new:  # the correction multiplies the new block's sums instead of the old ones
+        c = np.exp(m - m_new)
+        p = np.exp(scores - m_new)
+        l_new, o_new = l + c * p.sum(), o + c * (p @ values)
     elif not subtract:
         p = np.exp(scores)
         l_new, o_new = l + p.sum(), o + p @ values
@@ -244,7 +291,7 @@ def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool 
         p = np.exp(scores - (m if old_ref else m_new))
         l_new = (l * c * (c if l_twice else 1.0) if rescale_l else l) + p.sum()
         o_new = (o * c if rescale_o else o) + p @ values
-    if divided:
+    if divided or divided_each:
         o_new = o_new / l_new
     return m_new, l_new, o_new
 
@@ -271,6 +318,12 @@ MISTAKES: dict[str, dict[str, bool]] = {
     "block).": {"block_max": True},
     "o holds the normalised output (divided by l): in the state, o is the weighted sum of exponentials, not yet "
     "divided; the division comes once, at the very end.": {"divided": True},
+    "o was divided by l at every step: o is then a normalised output, and the next step adds unnormalised terms "
+    "p @ values to it. Keep o as the running weighted sum of exponentials and divide by l once, after the last "
+    "block.": {"divided_each": True},
+    "the correction multiplies the new block's sums instead of the old ones: exp(m - m_new) restates what was "
+    "summed BEFORE (measured from the old maximum m) from m_new; the new block's terms, exp(score - m_new), "
+    "already are. l_new = exp(m - m_new) * l + sum of p, and the same for o.": {"rescale_new": True},
     "the exponentials were taken of the raw scores: l and o are sums of exp(score - m), measured from the "
     "running maximum m, and on scores near 1000 np.exp(1000) overflows. Subtract m_new before np.exp.":
         {"subtract": False},
@@ -319,13 +372,21 @@ def _as_state(got: Any, d_v: int, where: str) -> State:
 
 
 def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 3: the online softmax's update, one block at a time; every intermediate state is compared."""
+    """Exercise 2: the online softmax's update, one block at a time; every intermediate state is compared."""
     if online_step is None or online_step is Ellipsis or not callable(online_step):
         raise ExerciseError("online_step is not a function yet: write it in the answer cell above.")
     with np.errstate(all="ignore"):  # the known mistakes overflow on purpose
         _drive(online_step)
     passed("every intermediate state (m, l, o) is the running maximum, sum and weighted sum; after the last "
            "block, o / l is exactly softmax(scores) @ values, for scores near 1000 and -1000 too.")
+
+
+def _in_words(message: str) -> str:
+    """Name the entry of the flattened state [m, l, *o] a message points to: m, l, or o's component."""
+    def name(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return {0: "in m", 1: "in l"}.get(k, f"in o[{k - 2}]")
+    return re.sub(r"at index \((\d+),\)", name, message)
 
 
 def _drive(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
@@ -360,7 +421,10 @@ def _drive(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
             if len(alike) > 1 and number < len(blocks):   # two mistakes agree on this block: the next tells
                 state = (m, l, o)
                 continue
-            check_array(mine, reference, f"your state [m, l, *o] {where}", mistakes=known)
+            try:
+                check_array(mine, reference, f"your state [m, l, *o] {where}", mistakes=known)
+            except ExerciseError as err:
+                raise ExerciseError(_in_words(str(err))) from None
             state = (m, l, o)
         final = state[2] / state[1]
         scores = np.concatenate([b[0] for b in blocks])
