@@ -343,6 +343,8 @@ def _hidden_passes(grade_id: str, **answer) -> bool:
     import selfattention.coursework.results as results
 
     namespace = dict(answer)
+    if grade_id == "l10-online-test":           # Exercise 2's cell grades the prediction too
+        namespace.setdefault("predicted_state", (2.0, 2.25, [1.5, 0.0]))
     try:
         with np.errstate(all="ignore"), pytest.MonkeyPatch.context() as patch:
             patch.setattr(results, "record", lambda *args, **kwargs: None)
@@ -399,3 +401,32 @@ def test_online_hidden_test_refuses_the_named_slips(key):
 
 def test_online_hidden_test_passes_a_right_answer():
     assert _hidden_passes("l10-online-test", online_step=_merge)
+
+
+# ---------------------------------------------------------------- exercise 2's prediction: a block below m
+PREDICTED = {
+    "m moved": ((2 - math.log(2), 4.5, [3.0, 0.0]), "m became the block's maximum"),
+    "unchanged": ((2.0, 1.5, [0.5, -1.0]), "the state did not change"),
+    "own max": ((2.0, 3.0, [2.5, 1.0]), "taken from the block's own maximum"),
+    "divided": ((2.0, 2.25, [1.5 / 2.25, 0.0]), "o was divided by l"),
+    "rescaled": ((2.0, 1.5, [1.25, 0.5]), "rescaled as if the maximum had changed"),
+    "m only wrong": ((3.0, 2.25, [1.5, 0.0]), "your predicted m = 3 is not right"),
+    "o slip": ((2.0, 2.25, [1.5, 1.0]), "in o[1]"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(PREDICTED))
+def test_prediction_mistake_is_named(key):
+    state, needle = PREDICTED[key]
+    text = _message(lambda f: check_online_step(f, state), step)
+    assert needle in text and "Correct" not in text, text
+    others = [n for k, (_, n) in PREDICTED.items() if k != key]
+    assert not any(n in text for n in others), text
+    assert not _hidden_passes("l10-online-test", online_step=step, predicted_state=state)
+
+
+def test_prediction_right_in_several_forms(capsys):
+    for state in [(2, 2.25, [1.5, 0]), (2.0, 9 / 4, np.array([1.5, 0.0])), [2, 2.25, (1.5, 0.0)]]:
+        check_online_step(step, state)
+        assert "Correct" in capsys.readouterr().out
+        assert _hidden_passes("l10-online-test", online_step=step, predicted_state=state)

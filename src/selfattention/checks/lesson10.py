@@ -74,7 +74,7 @@ def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: in
             (math.isqrt(1 + 8 * (memory_bytes // per_T2)) - 1) // 2,
     }
     if training:
-        hints["the layers are missing: in training the backward pass needs every layer's weights (section 4), "
+        hints["the layers are missing: in training the backward pass needs every layer's weights (section 3), "
               "so all num_layers layers' weights are held at once."] = root(per_T2 // num_layers)
     else:
         hints["in inference (training=False) a layer's weights are freed once its output is computed: only "
@@ -95,7 +95,7 @@ TWO_ARRAYS = ("that counts two T x T arrays per head and layer (your T comes out
               "it is not the bytes per number): the exercise counts the weights only, one T x T matrix per head "
               "and layer.")
 SWAPPED = ("training and inference are swapped: your T holds one layer's weights in training and every layer's "
-           "in inference. In training the backward pass needs every layer's weights (section 4), so num_layers "
+           "in inference. In training the backward pass needs every layer's weights (section 3), so num_layers "
            "counts; in inference a layer's weights are freed once its output is computed, so only one counts.")
 
 
@@ -164,7 +164,7 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
                 f"{'fit, but a longer T fits too' if used <= memory_bytes else 'do not fit'}.") from None
     passed("the weights' bytes are layers held x batch x heads x T^2 x bytes per number, with every layer held in "
            "training and one in inference; the longest T grows like the square root of the memory, rounded "
-           "down, exact at the boundary. Block-wise kernels (section 4) do not hold the T x T weights.")
+           "down, exact at the boundary. Block-wise kernels (section 3) do not hold the T x T weights.")
 
 
 # ---------------------------------------------------------------- exercise 3: merging blocks by their L
@@ -371,10 +371,82 @@ def _as_state(got: Any, d_v: int, where: str) -> State:
     return m, l, o
 
 
-def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 2: the online softmax's update, one block at a time; every intermediate state is compared."""
+# The prediction: from this state, a block whose maximum (2 - ln 2) is below the running m = 2.
+LOW_STATE: State = (2.0, 1.5, np.array([0.5, -1.0]))
+LOW_SCORES = np.array([2.0 - math.log(2.0), 2.0 - math.log(4.0)])
+LOW_VALUES = np.array([[2.0, 0.0], [0.0, 4.0]])
+_UNSET = object()
+
+
+def _low_hints() -> dict[str, np.ndarray]:
+    m, l, o = LOW_STATE
+    own = np.exp(LOW_SCORES - LOW_SCORES.max())                  # [1, 0.5]: from the block's own maximum
+    right = _step(LOW_STATE, LOW_SCORES, LOW_VALUES)
+    moved = _step(LOW_STATE, LOW_SCORES, LOW_VALUES, block_max=True)
+    return {
+        "m became the block's maximum 2 - ln 2: m is the largest score seen so far, and the block's scores are "
+        "all below 2, so m stays 2.": np.concatenate([[moved[0], moved[1]], moved[2]]),
+        "the state did not change: the block's keys still add their terms exp(score - m) to l and "
+        "exp(score - m) v_j to o, even though none of them beats the running maximum.":
+            np.concatenate([[m, l], o]),
+        "the new terms were taken from the block's own maximum (1 and 1/2): the state's sums are measured from "
+        "m = 2, which does not change, so each new term is exp(score - 2) (1/2 and 1/4).":
+            np.concatenate([[m, l + own.sum()], o + own @ LOW_VALUES]),
+        "o was divided by l: in the state, o is the weighted sum of exponentials, not yet divided.":
+            np.concatenate([[m, right[1]], right[2] / right[1]]),
+        "the old l and o were rescaled as if the maximum had changed: with m_new = m the factor exp(m - m_new) "
+        "is exp(0) = 1, so what was summed before stays as it is.":
+            np.concatenate([[m, l * math.exp(LOW_SCORES.max() - m) + np.exp(LOW_SCORES - m).sum()],
+                            o * math.exp(LOW_SCORES.max() - m) + np.exp(LOW_SCORES - m) @ LOW_VALUES]),
+    }
+
+
+def _check_prediction(predicted_state: Any) -> np.ndarray:
+    """The predicted state after the low block, compared with the right one; returns the right one flat."""
+    if predicted_state is None or predicted_state is Ellipsis:
+        raise ExerciseError("predicted_state has no value yet: work out by hand the state (m, l, o) after the "
+                            "block whose maximum is below m, and write it as a tuple of three.")
+    try:
+        m, l, o = predicted_state
+        mine = np.concatenate([[float(m), float(l)], np.asarray(o, dtype=float).ravel()])
+    except (TypeError, ValueError):
+        raise ExerciseError("predicted_state should be a tuple (m, l, o): two numbers and o with 2 entries, "
+                            f"but it is {predicted_state!r}.") from None
+    right = _step(LOW_STATE, LOW_SCORES, LOW_VALUES)
+    flat = np.concatenate([[right[0], right[1]], right[2]])
+    if mine.shape != flat.shape:
+        raise ExerciseError(f"predicted_state's o has {mine.size - 2} entries; it should have 2, like the "
+                            "state's o = [0.5, -1]: one weighted sum of the 2-entry values.")
+    try:
+        check_array(mine, flat, "your predicted_state [m, l, *o]", mistakes=_low_hints(), atol=1e-3)
+    except ExerciseError as err:
+        if "differs from the right answer" in str(err) and abs(mine[0] - flat[0]) > 1e-3:
+            raise ExerciseError(f"your predicted m = {mine[0]:.4g} is not right yet: m is the largest score seen "
+                                "so far, max(m, the block's largest score).") from None
+        raise ExerciseError(_in_words(str(err))) from None
+    return flat
+
+
+def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any],
+                      predicted_state: Any = _UNSET) -> None:
+    """Exercise 2: the online softmax's update, one block at a time; every intermediate state is compared.
+    With ``predicted_state``: first the state predicted by hand after a block whose maximum is below the
+    running one, then online_step run on that block."""
+    if predicted_state is not _UNSET:
+        right = _check_prediction(predicted_state)
     if online_step is None or online_step is Ellipsis or not callable(online_step):
         raise ExerciseError("online_step is not a function yet: write it in the answer cell above.")
+    if predicted_state is not _UNSET:
+        try:
+            got = online_step((LOW_STATE[0], LOW_STATE[1], LOW_STATE[2].copy()), LOW_SCORES.copy(),
+                              LOW_VALUES.copy())
+        except Exception as exc:
+            raise ExerciseError(f"online_step raised {type(exc).__name__} on the block of your prediction: "
+                                f"{exc}") from None
+        m, l, o = _as_state(got, 2, "on the block of your prediction")
+        print(f"Your prediction is right. online_step on that block: m = {m:.4g}, l = {l:.4g}, "
+              f"o = {np.round(o, 4).tolist()} (predicted: m = {right[0]:.4g}, l = {right[1]:.4g}, "
+              f"o = {np.round(right[2:], 4).tolist()}).")
     with np.errstate(all="ignore"):  # the known mistakes overflow on purpose
         _drive(online_step)
     passed("every intermediate state (m, l, o) is the running maximum, sum and weighted sum; after the last "
