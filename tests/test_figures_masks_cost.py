@@ -242,6 +242,23 @@ def test_time_panel_is_logarithmic_and_timing_warms_up():
     assert all(v.shape == (3, 1) for v in ns.values())
 
 
+def test_step_times_cover_every_step_and_the_bar_stacks_them():
+    """Each of the seven steps is timed per T (fastest run, ns per score), and the stacked bar's top is their
+    sum; the two products are hatched."""
+    rng = np.random.default_rng(0)
+    sizes = [32, 64]
+    steps = cost_plots.step_times({T: rng.normal(size=(3, T, 8)) for T in sizes}, repeats=2)
+    assert list(steps) == list(cost_plots.STEPS)
+    assert all(v.shape == (2,) and (v > 0).all() and np.isfinite(v).all() for v in steps.values())
+    fig = cost_plots.step_bars(sizes, steps)
+    bars = fig.axes[0].patches
+    assert len(bars) == 7 * len(sizes)
+    top = max(b.get_y() + b.get_height() for b in bars)
+    assert np.isclose(top, max(sum(steps.values())))
+    assert sum(bool(b.get_hatch()) for b in bars) == 2 * len(sizes)
+    with pytest.raises(ValueError, match="repeats must be at least 1"):
+        cost_plots.step_times({8: np.zeros((3, 8, 4))}, repeats=0)
+
 def test_position_maps_share_one_scale_and_mark_the_fitted_rows():
     fig = mask_plots.position_maps([np.eye(64), np.full((64, 64), 1 / 64)], ["a", "b"], fitted=40)
     assert {ax.images[0].get_clim() for ax in fig.axes[:2]} == {(0.0, 1.0)}

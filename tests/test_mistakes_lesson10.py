@@ -35,6 +35,8 @@ LONGEST = {
     "half": "counts only half the matrix",
     "three arrays": "counts three T x T arrays",
     "root first": "the square root was taken before dividing",
+    "two arrays": "counts two T x T arrays",
+    "swapped": "training and inference are swapped",
 }
 
 SIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -62,6 +64,9 @@ LONGEST_WRONG = {
     "half": lambda m, b, h, L, dt, tr: int((math.sqrt(1 + 8 * m / _per(b, h, L, dt, tr)) - 1) / 2),
     "root first": lambda m, b, h, L, dt, tr: math.isqrt(m) // _per(b, h, L, dt, tr),
     "three arrays": lambda m, b, h, L, dt, tr: math.isqrt(m // (3 * _per(b, h, L, dt, tr))),
+    # scores plus weights, with the right 2 bytes: same T as float16-as-4 on a float16 case
+    "two arrays": lambda m, b, h, L, dt, tr: math.isqrt(m // (2 * _per(b, h, L, dt, tr))),
+    "swapped": lambda m, b, h, L, dt, tr: math.isqrt(m // ((1 if tr else L) * b * h * SIZE[dt])),
 }
 
 
@@ -89,7 +94,8 @@ def test_longest_right_answers_pass(capsys):
         assert hidden_test_passes("10_cost_and_memory", "l10-longest-test", longest_context=right)
 
 
-DROPPED = ["batch", "layers in training", "layers in inference", "bits", "bfloat16 as 4"]
+DROPPED = ["batch", "layers in training", "layers in inference", "bits", "bfloat16 as 4", "two arrays",
+           "swapped"]
 
 
 @pytest.mark.parametrize("key", DROPPED)
@@ -184,6 +190,8 @@ ONLINE = {
     "m not updated": "m was not updated",
     "old m": "taken from the old maximum m",
     "l twice": "l was rescaled twice",
+    "divided each step": "o was divided by l at every step",
+    "new block rescaled": "multiplies the new block's sums instead of the old ones",
 }
 
 
@@ -231,6 +239,23 @@ def _l_twice(state, scores, values):
     return m_new, l * c + p.sum(), o * c + p @ values
 
 
+def _divided_each(state, scores, values):
+    """Keeps o / l in the state, without undoing the division at the next step."""
+    m, l, o = state
+    m_new = max(m, scores.max())
+    c, p = np.exp(m - m_new), np.exp(scores - m_new)
+    l_new = c * l + p.sum()
+    return m_new, l_new, (c * o + p @ values) / l_new
+
+
+def _new_rescaled(state, scores, values):
+    """Puts the correction on the new block's sums instead of the old ones."""
+    m, l, o = state
+    m_new = max(m, scores.max())
+    c, p = np.exp(m - m_new), np.exp(scores - m_new)
+    return m_new, l + c * p.sum(), o + c * (p @ values)
+
+
 ONLINE_WRONG = {
     "inverted": lambda st, s, v: step(st, s, v, invert=True),
     "own max": lambda st, s, v: step(st, s, v, own=True),
@@ -244,7 +269,26 @@ ONLINE_WRONG = {
     "m not updated": lambda st, s, v: step(st, s, v, update_m=False),
     "old m": lambda st, s, v: _old_m(st, s, v),
     "l twice": lambda st, s, v: _l_twice(st, s, v),
+    "divided each step": lambda st, s, v: _divided_each(st, s, v),
+    "new block rescaled": lambda st, s, v: _new_rescaled(st, s, v),
 }
+
+
+def test_online_difference_is_named_in_words():
+    """A generic difference names m, l or o's component, not an index into [m, l, *o]."""
+    def off(state, scores, values):
+        m, l, o = step(state, scores, values)
+        return m, l, o + np.array([0.0, 0.0, 0.1])
+    text = _message(check_online_step, off)
+    assert "in o[2]" in text and "index" not in text
+
+
+def test_online_o_as_a_list_is_accepted_by_check_and_hidden_test(capsys):
+    def as_list(state, scores, values):
+        m, l, o = step(state, scores, values)
+        return m, l, list(o)
+    _passes(check_online_step, as_list, capsys)
+    assert _hidden_passes("l10-online-test", online_step=as_list)
 
 
 @pytest.mark.parametrize("key", sorted(ONLINE_WRONG))
@@ -299,6 +343,8 @@ def _hidden_passes(grade_id: str, **answer) -> bool:
     import selfattention.coursework.results as results
 
     namespace = dict(answer)
+    if grade_id == "l10-online-test":           # Exercise 2's cell grades the prediction too
+        namespace.setdefault("predicted_state", (2.0, 2.25, [1.5, 0.0]))
     try:
         with np.errstate(all="ignore"), pytest.MonkeyPatch.context() as patch:
             patch.setattr(results, "record", lambda *args, **kwargs: None)
@@ -348,10 +394,39 @@ def test_combine_hidden_test_passes_right_answers():
                           combine_blocks=lambda z, L: np.exp(L - L.max()) @ z / np.exp(L - L.max()).sum())
 
 
-@pytest.mark.parametrize("key", ["old m", "l twice"])
+@pytest.mark.parametrize("key", ["old m", "l twice", "divided each step", "new block rescaled"])
 def test_online_hidden_test_refuses_the_named_slips(key):
     assert not _hidden_passes("l10-online-test", online_step=ONLINE_WRONG[key])
 
 
 def test_online_hidden_test_passes_a_right_answer():
     assert _hidden_passes("l10-online-test", online_step=_merge)
+
+
+# ---------------------------------------------------------------- exercise 2's prediction: a block below m
+PREDICTED = {
+    "m moved": ((2 - math.log(2), 4.5, [3.0, 0.0]), "m became the block's maximum"),
+    "unchanged": ((2.0, 1.5, [0.5, -1.0]), "the state did not change"),
+    "own max": ((2.0, 3.0, [2.5, 1.0]), "taken from the block's own maximum"),
+    "divided": ((2.0, 2.25, [1.5 / 2.25, 0.0]), "o was divided by l"),
+    "rescaled": ((2.0, 1.5, [1.25, 0.5]), "rescaled as if the maximum had changed"),
+    "m only wrong": ((3.0, 2.25, [1.5, 0.0]), "your predicted m = 3 is not right"),
+    "o slip": ((2.0, 2.25, [1.5, 1.0]), "in o[1]"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(PREDICTED))
+def test_prediction_mistake_is_named(key):
+    state, needle = PREDICTED[key]
+    text = _message(lambda f: check_online_step(f, state), step)
+    assert needle in text and "Correct" not in text, text
+    others = [n for k, (_, n) in PREDICTED.items() if k != key]
+    assert not any(n in text for n in others), text
+    assert not _hidden_passes("l10-online-test", online_step=step, predicted_state=state)
+
+
+def test_prediction_right_in_several_forms(capsys):
+    for state in [(2, 2.25, [1.5, 0]), (2.0, 9 / 4, np.array([1.5, 0.0])), [2, 2.25, (1.5, 0.0)]]:
+        check_online_step(step, state)
+        assert "Correct" in capsys.readouterr().out
+        assert _hidden_passes("l10-online-test", online_step=step, predicted_state=state)

@@ -21,6 +21,11 @@ return T
 L = np.logaddexp.reduce(lses)
 return np.exp(lses - L) @ outputs
 """,
+    # The prompt's numbers: no score beats m = 2, so m stays and the old sums keep their factor e^0 = 1; the
+    # block's terms are e^{-ln 2} = 1/2 and e^{-ln 4} = 1/4, added to l, and times their values to o.
+    "l10-predict-answer": """
+predicted_state = (2, 1.5 + 1 / 2 + 1 / 4, [0.5 + 2 / 2, -1 + 4 / 4])
+""",
     # Section 4's merge: summarise the new block as (m_B, l_B, o_B), then merge it with the state (block A).
     "l10-online-answer": """
 m_b = scores.max()

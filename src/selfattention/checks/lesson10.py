@@ -1,5 +1,6 @@
-"""Checks for lesson 10 (cost and memory): the longest context whose attention weights fit a memory, the merge of
-blocks summarised apart by their normalised outputs and log-sum-exps, and one step of the online softmax.
+"""Checks for lesson 10 (cost and memory): the longest context whose attention weights fit a memory (Exercise 1),
+one step of the online softmax (Exercise 2) and the merge of blocks summarised apart by their normalised outputs
+and log-sum-exps (Exercise 3).
 
 Each check's own inputs make every named mistake give a result different from the right answer and from every
 other named mistake (``tests/test_mistakes_lesson10.py`` feeds each one). The online-softmax check drives the
@@ -11,6 +12,7 @@ maximum is below the running one.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +74,7 @@ def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: in
             (math.isqrt(1 + 8 * (memory_bytes // per_T2)) - 1) // 2,
     }
     if training:
-        hints["the layers are missing: in training the backward pass needs every layer's weights (section 4), "
+        hints["the layers are missing: in training the backward pass needs every layer's weights (section 3), "
               "so all num_layers layers' weights are held at once."] = root(per_T2 // num_layers)
     else:
         hints["in inference (training=False) a layer's weights are freed once its output is computed: only "
@@ -87,6 +89,42 @@ def _longest_hints(memory_bytes: int, batch: int, num_heads: int, num_layers: in
             float(round(exact)) if round(exact) != right else math.ceil(exact)
     values = list(hints.values())                                 # a value two mistakes share names neither
     return {text: v for text, v in hints.items() if v != right and values.count(v) == 1}
+
+
+TWO_ARRAYS = ("that counts two T x T arrays per head and layer (your T comes out the same for float32 too, so "
+              "it is not the bytes per number): the exercise counts the weights only, one T x T matrix per head "
+              "and layer.")
+SWAPPED = ("training and inference are swapped: your T holds one layer's weights in training and every layer's "
+           "in inference. In training the backward pass needs every layer's weights (section 3), so num_layers "
+           "counts; in inference a layer's weights are freed once its output is computed, so only one counts.")
+
+
+def _probe(longest_context: Callable[..., Any], case: tuple, got: Any) -> str | None:
+    """Tell apart mistakes that give the same T on ``case`` by calling the learner's function on a variant."""
+    memory_bytes, batch, num_heads, num_layers, dtype, training = case
+    try:
+        T = int(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if T != got:
+        return None
+
+    def again(dt: str, tr: bool) -> Any:
+        try:
+            return longest_context(memory_bytes, batch, num_heads, num_layers, dt, tr)
+        except Exception:
+            return None
+
+    held = num_layers if training else 1
+    if BYTES[dtype] == 2 and T == math.isqrt(memory_bytes // (held * batch * num_heads * 4)):
+        if again("float32", training) == math.isqrt(memory_bytes // (held * batch * num_heads * 8)):
+            return TWO_ARRAYS
+    if num_layers > 1 and T == math.isqrt(memory_bytes // ((1 if training else num_layers) * batch * num_heads
+                                                           * BYTES[dtype])):
+        if again(dtype, not training) == math.isqrt(
+                memory_bytes // ((num_layers if training else 1) * batch * num_heads * BYTES[dtype])):
+            return SWAPPED
+    return None
 
 
 def check_longest_context(longest_context: Callable[..., Any]) -> None:
@@ -104,6 +142,10 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
             raise ExerciseError(f"longest_context raised {type(exc).__name__} on {what}: {exc}") from None
         if isinstance(got, (float, np.floating)) and math.isfinite(got) and not float(got).is_integer():
             raise ExerciseError(f"longest_context({what}) = {float(got)!r} is not right yet: {NOT_WHOLE}")
+        if isinstance(got, (int, float, np.integer, np.floating)) and got != _longest(*case):
+            found = _probe(longest_context, case, got)
+            if found:
+                raise ExerciseError(f"longest_context({what}) = {int(got):,} is not right yet: {found}")
         try:
             check_value(got, _longest(*case), f"longest_context({what})", hints=_longest_hints(*case), rtol=0,
                         atol=1e-9)
@@ -122,10 +164,10 @@ def check_longest_context(longest_context: Callable[..., Any]) -> None:
                 f"{'fit, but a longer T fits too' if used <= memory_bytes else 'do not fit'}.") from None
     passed("the weights' bytes are layers held x batch x heads x T^2 x bytes per number, with every layer held in "
            "training and one in inference; the longest T grows like the square root of the memory, rounded "
-           "down, exact at the boundary. Block-wise kernels (section 4) do not hold the T x T weights.")
+           "down, exact at the boundary. Block-wise kernels (section 3) do not hold the T x T weights.")
 
 
-# ---------------------------------------------------------------- exercise 2: merging blocks by their L
+# ---------------------------------------------------------------- exercise 3: merging blocks by their L
 def _block_summaries(scores: np.ndarray, values: np.ndarray, cuts: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each block's normalised output z_b (n, d_v) and L_b = ln sum exp(scores of the block) (n,)."""
     outputs, lses = [], []
@@ -190,7 +232,7 @@ OVER_UNDER = ("your result holds inf or NaN for {words}: exp(L_b) overflows near
 
 
 def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 2: sum over blocks of exp(L_b - L) z_b, with L = ln sum over blocks of exp(L_b)."""
+    """Exercise 3: sum over blocks of exp(L_b - L) z_b, with L = ln sum over blocks of exp(L_b)."""
     if combine_blocks is None or combine_blocks is Ellipsis or not callable(combine_blocks):
         raise ExerciseError("combine_blocks is not a function yet: write it in the answer cell above.")
     for outputs, lses, scores, values, words in _combine_cases():
@@ -215,13 +257,14 @@ def check_combine_blocks(combine_blocks: Callable[[np.ndarray, np.ndarray], Any]
            "the scores; this is how split-KV kernels combine their pieces.")
 
 
-# ---------------------------------------------------------------- exercise 3: one step of the online softmax
+# ---------------------------------------------------------------- exercise 2: one step of the online softmax
 State = tuple[float, float, np.ndarray]
 
 
 def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool = False, own_max: bool = False,
           rescale_l: bool = True, rescale_o: bool = True, block_max: bool = False, divided: bool = False,
-          subtract: bool = True, forget_new: bool = False, old_ref: bool = False, l_twice: bool = False) -> State:
+          subtract: bool = True, forget_new: bool = False, old_ref: bool = False, l_twice: bool = False,
+          divided_each: bool = False, rescale_new: bool = False) -> State:
     """The right step, or one of the known mistakes."""
     m, l, o = state
     if divided:  # the state holds the normalised output o / l; undo it first
@@ -236,6 +279,10 @@ def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool 
         p = np.exp(scores - scores.max())
         c = np.exp(m - m_new)
         l_new, o_new = l * c + p.sum(), o * c + p @ values
+    elif rescale_new:  # the correction multiplies the new block's sums instead of the old ones
+        c = np.exp(m - m_new)
+        p = np.exp(scores - m_new)
+        l_new, o_new = l + c * p.sum(), o + c * (p @ values)
     elif not subtract:
         p = np.exp(scores)
         l_new, o_new = l + p.sum(), o + p @ values
@@ -244,7 +291,7 @@ def _step(state: State, scores: np.ndarray, values: np.ndarray, *, invert: bool 
         p = np.exp(scores - (m if old_ref else m_new))
         l_new = (l * c * (c if l_twice else 1.0) if rescale_l else l) + p.sum()
         o_new = (o * c if rescale_o else o) + p @ values
-    if divided:
+    if divided or divided_each:
         o_new = o_new / l_new
     return m_new, l_new, o_new
 
@@ -271,6 +318,12 @@ MISTAKES: dict[str, dict[str, bool]] = {
     "block).": {"block_max": True},
     "o holds the normalised output (divided by l): in the state, o is the weighted sum of exponentials, not yet "
     "divided; the division comes once, at the very end.": {"divided": True},
+    "o was divided by l at every step: o is then a normalised output, and the next step adds unnormalised terms "
+    "p @ values to it. Keep o as the running weighted sum of exponentials and divide by l once, after the last "
+    "block.": {"divided_each": True},
+    "the correction multiplies the new block's sums instead of the old ones: exp(m - m_new) restates what was "
+    "summed BEFORE (measured from the old maximum m) from m_new; the new block's terms, exp(score - m_new), "
+    "already are. l_new = exp(m - m_new) * l + sum of p, and the same for o.": {"rescale_new": True},
     "the exponentials were taken of the raw scores: l and o are sums of exp(score - m), measured from the "
     "running maximum m, and on scores near 1000 np.exp(1000) overflows. Subtract m_new before np.exp.":
         {"subtract": False},
@@ -318,14 +371,94 @@ def _as_state(got: Any, d_v: int, where: str) -> State:
     return m, l, o
 
 
-def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 3: the online softmax's update, one block at a time; every intermediate state is compared."""
+# The prediction: from this state, a block whose maximum (2 - ln 2) is below the running m = 2.
+LOW_STATE: State = (2.0, 1.5, np.array([0.5, -1.0]))
+LOW_SCORES = np.array([2.0 - math.log(2.0), 2.0 - math.log(4.0)])
+LOW_VALUES = np.array([[2.0, 0.0], [0.0, 4.0]])
+_UNSET = object()
+
+
+def _low_hints() -> dict[str, np.ndarray]:
+    m, l, o = LOW_STATE
+    own = np.exp(LOW_SCORES - LOW_SCORES.max())                  # [1, 0.5]: from the block's own maximum
+    right = _step(LOW_STATE, LOW_SCORES, LOW_VALUES)
+    moved = _step(LOW_STATE, LOW_SCORES, LOW_VALUES, block_max=True)
+    return {
+        "m became the block's maximum 2 - ln 2: m is the largest score seen so far, and the block's scores are "
+        "all below 2, so m stays 2.": np.concatenate([[moved[0], moved[1]], moved[2]]),
+        "the state did not change: the block's keys still add their terms exp(score - m) to l and "
+        "exp(score - m) v_j to o, even though none of them beats the running maximum.":
+            np.concatenate([[m, l], o]),
+        "the new terms were taken from the block's own maximum (1 and 1/2): the state's sums are measured from "
+        "m = 2, which does not change, so each new term is exp(score - 2) (1/2 and 1/4).":
+            np.concatenate([[m, l + own.sum()], o + own @ LOW_VALUES]),
+        "o was divided by l: in the state, o is the weighted sum of exponentials, not yet divided.":
+            np.concatenate([[m, right[1]], right[2] / right[1]]),
+        "the old l and o were rescaled as if the maximum had changed: with m_new = m the factor exp(m - m_new) "
+        "is exp(0) = 1, so what was summed before stays as it is.":
+            np.concatenate([[m, l * math.exp(LOW_SCORES.max() - m) + np.exp(LOW_SCORES - m).sum()],
+                            o * math.exp(LOW_SCORES.max() - m) + np.exp(LOW_SCORES - m) @ LOW_VALUES]),
+    }
+
+
+def _check_prediction(predicted_state: Any) -> np.ndarray:
+    """The predicted state after the low block, compared with the right one; returns the right one flat."""
+    if predicted_state is None or predicted_state is Ellipsis:
+        raise ExerciseError("predicted_state has no value yet: work out by hand the state (m, l, o) after the "
+                            "block whose maximum is below m, and write it as a tuple of three.")
+    try:
+        m, l, o = predicted_state
+        mine = np.concatenate([[float(m), float(l)], np.asarray(o, dtype=float).ravel()])
+    except (TypeError, ValueError):
+        raise ExerciseError("predicted_state should be a tuple (m, l, o): two numbers and o with 2 entries, "
+                            f"but it is {predicted_state!r}.") from None
+    right = _step(LOW_STATE, LOW_SCORES, LOW_VALUES)
+    flat = np.concatenate([[right[0], right[1]], right[2]])
+    if mine.shape != flat.shape:
+        raise ExerciseError(f"predicted_state's o has {mine.size - 2} entries; it should have 2, like the "
+                            "state's o = [0.5, -1]: one weighted sum of the 2-entry values.")
+    try:
+        check_array(mine, flat, "your predicted_state [m, l, *o]", mistakes=_low_hints(), atol=1e-3)
+    except ExerciseError as err:
+        if "differs from the right answer" in str(err) and abs(mine[0] - flat[0]) > 1e-3:
+            raise ExerciseError(f"your predicted m = {mine[0]:.4g} is not right yet: m is the largest score seen "
+                                "so far, max(m, the block's largest score).") from None
+        raise ExerciseError(_in_words(str(err))) from None
+    return flat
+
+
+def check_online_step(online_step: Callable[[State, np.ndarray, np.ndarray], Any],
+                      predicted_state: Any = _UNSET) -> None:
+    """Exercise 2: the online softmax's update, one block at a time; every intermediate state is compared.
+    With ``predicted_state``: first the state predicted by hand after a block whose maximum is below the
+    running one, then online_step run on that block."""
+    if predicted_state is not _UNSET:
+        right = _check_prediction(predicted_state)
     if online_step is None or online_step is Ellipsis or not callable(online_step):
         raise ExerciseError("online_step is not a function yet: write it in the answer cell above.")
+    if predicted_state is not _UNSET:
+        try:
+            got = online_step((LOW_STATE[0], LOW_STATE[1], LOW_STATE[2].copy()), LOW_SCORES.copy(),
+                              LOW_VALUES.copy())
+        except Exception as exc:
+            raise ExerciseError(f"online_step raised {type(exc).__name__} on the block of your prediction: "
+                                f"{exc}") from None
+        m, l, o = _as_state(got, 2, "on the block of your prediction")
+        print(f"Your prediction is right. online_step on that block: m = {m:.4g}, l = {l:.4g}, "
+              f"o = {np.round(o, 4).tolist()} (predicted: m = {right[0]:.4g}, l = {right[1]:.4g}, "
+              f"o = {np.round(right[2:], 4).tolist()}).")
     with np.errstate(all="ignore"):  # the known mistakes overflow on purpose
         _drive(online_step)
     passed("every intermediate state (m, l, o) is the running maximum, sum and weighted sum; after the last "
            "block, o / l is exactly softmax(scores) @ values, for scores near 1000 and -1000 too.")
+
+
+def _in_words(message: str) -> str:
+    """Name the entry of the flattened state [m, l, *o] a message points to: m, l, or o's component."""
+    def name(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return {0: "in m", 1: "in l"}.get(k, f"in o[{k - 2}]")
+    return re.sub(r"at index \((\d+),\)", name, message)
 
 
 def _drive(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
@@ -360,7 +493,10 @@ def _drive(online_step: Callable[[State, np.ndarray, np.ndarray], Any]) -> None:
             if len(alike) > 1 and number < len(blocks):   # two mistakes agree on this block: the next tells
                 state = (m, l, o)
                 continue
-            check_array(mine, reference, f"your state [m, l, *o] {where}", mistakes=known)
+            try:
+                check_array(mine, reference, f"your state [m, l, *o] {where}", mistakes=known)
+            except ExerciseError as err:
+                raise ExerciseError(_in_words(str(err))) from None
             state = (m, l, o)
         final = state[2] / state[1]
         scores = np.concatenate([b[0] for b in blocks])

@@ -23,7 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from numpy.typing import ArrayLike
 
 __all__ = ["FONT", "dependence", "dependence_curves", "dilution_curves", "memory_and_time", "peak_memory",
-           "seeded_model", "spread", "time_per_score"]
+           "seeded_model", "spread", "step_bars", "step_times", "time_per_score"]
 
 FONT = 15
 _RC = {"font.size": FONT, "axes.titlesize": FONT + 1, "axes.labelsize": FONT, "xtick.labelsize": FONT,
@@ -196,6 +196,84 @@ def time_per_score(inputs: Mapping[int, np.ndarray], variants: Mapping[str, Call
     finally:
         torch.set_num_threads(threads)
     return {name: np.array(ns).T for name, ns in out.items()}
+
+
+STEPS = ("Q K^T", "amax", "subtract", "exp", "sum", "divide", "S @ V")
+
+
+def _steps(Q: torch.Tensor, Kt: torch.Tensor, V: torch.Tensor, S: torch.Tensor,
+           row: torch.Tensor) -> dict[str, Callable[[], Any]]:
+    """The seven steps of in-place attention, each a call with no arguments, in ``STEPS`` order."""
+    return {"Q K^T": lambda: torch.matmul(Q, Kt, out=S),
+            "amax": lambda: torch.amax(S, dim=-1, keepdim=True, out=row),
+            "subtract": lambda: S.sub_(row),
+            "exp": lambda: S.exp_(),
+            "sum": lambda: torch.sum(S, dim=-1, keepdim=True, out=row),
+            "divide": lambda: S.div_(row),
+            "S @ V": lambda: S @ V}
+
+
+def step_times(inputs: Mapping[int, np.ndarray], repeats: int = 15) -> dict[str, np.ndarray]:
+    """Time each step of in-place attention on its own, in PyTorch on one thread: the fastest of ``repeats``
+    runs of each step, per T, in nanoseconds per score (time / T^2).
+
+    Inputs:
+        inputs: T -> (3, T, d_k) float array holding Q, K and V.
+        repeats: timed runs per step and T (after one untimed warm-up); the fastest is kept, the run least
+            disturbed by whatever else the machine was doing.
+    Returns step -> (len(inputs),) ns per score, steps in ``STEPS`` order: the two products with T^2 d_k
+    multiply-adds each (Q K^T, S @ V) and the five passes over the T x T scores between them.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    out: dict[str, list[float]] = {step: [] for step in STEPS}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for T, qkv in inputs.items():
+            qkv = np.asarray(qkv)
+            if qkv.ndim != 3 or qkv.shape[0] != 3 or qkv.shape[1] != T:
+                raise ValueError(f"inputs[{T}] must have shape (3, {T}, d_k), got {qkv.shape}")
+            Q, K, V = torch.from_numpy(qkv)
+            Kt = (K / np.sqrt(K.shape[-1])).T.contiguous()
+            S = torch.empty(T, T, dtype=Q.dtype)
+            torch.matmul(Q, Kt, out=S)
+            row = torch.empty(T, 1, dtype=Q.dtype)
+            base = S.clone()
+            steps = _steps(Q, Kt, V, S, row)
+            for step, run in steps.items():
+                best = np.inf
+                for _ in range(repeats + 1):                 # the first run is a warm-up, not counted
+                    S.copy_(base)                            # the same values each time: no overflow
+                    row.fill_(1.0)
+                    start = time.perf_counter()
+                    run()
+                    best = min(best, time.perf_counter() - start) if _ else np.inf
+                out[step].append(best / T ** 2 * 1e9)
+    finally:
+        torch.set_num_threads(threads)
+    return {step: np.array(ns) for step, ns in out.items()}
+
+
+def step_bars(sizes: ArrayLike, ns_per_score: Mapping[str, ArrayLike]) -> Figure:
+    """A stacked bar per T: each step's time per score (``step_times``), the two products hatched."""
+    sizes = np.asarray(sizes)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(11, 4.8), layout="constrained")
+        bottom = np.zeros(len(sizes))
+        x = np.arange(len(sizes))
+        for step, ns in ns_per_score.items():
+            ns = np.asarray(ns, dtype=float)
+            product = "@" in step or "K^T" in step
+            ax.bar(x, ns, 0.6, bottom=bottom, label=step + (" (multiply-adds)" if product else ""),
+                   hatch="//" if product else None, edgecolor="black", linewidth=0.5)
+            bottom += ns
+        ax.set_xticks(x, [f"{int(t)}" for t in sizes])
+        ax.set_xlabel("sequence length T")
+        ax.set_ylabel("time / T² (ns per score)")
+        ax.set_title("Each step timed alone, fastest run, one thread")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=FONT - 2)
+    return fig
 
 
 # ---------------------------------------------------------------- how far a gradient reaches
