@@ -615,3 +615,37 @@ def test_prediction_one_hot_design_far_from_any_slip_gets_the_recipe():
     """0.105 is outside the tolerance and more than 0.001 from every slip: the recipe, no slip named."""
     _names_only(_message(_design_check, (*ONE_HOT4_DESIGN, 0.105)), "recipe", PREDICTION)
     assert not _design_hidden(*ONE_HOT4_DESIGN, 0.105)
+
+
+# ---------------------------------------------------------------- slips that give the same value
+def test_gqa_counting_h_over_g_heads_names_both_slips_that_give_its_number():
+    """h / g = 4 key/value heads of d_k give 2 d^2 + 2 d 512, the same number as counting only one of W_K, W_V
+    (d^2 + d^2 + d 1024): the message names both."""
+    count = 2 * 4096 ** 2 + 2 * 4096 * 4 * 128
+    text = _message(lambda a: check_gqa_prediction(*a), ((4096, 1024), count))
+    assert "two slips give this" in text and "only one of W_K and W_V" in text, text
+    assert "h / g = 4 key/value heads" in text, text
+    assert not _gqa_hidden((4096, 1024), count)
+
+
+def test_gqa_shape_of_h_over_g_heads_names_both_slips_that_give_it():
+    text = _message(lambda a: check_gqa_prediction(*a), ((4096, 4 * 128), 41943040))
+    assert "two slips give this" in text and "d_model / g columns" in text, text
+    assert "h / g = 4 key heads" in text, text
+    assert not _gqa_hidden((4096, 512), 41943040)
+
+
+def _readout_rows(model, head, X):
+    """The head's block zeroed in the readout's rows (its outputs), not its columns (its inputs)."""
+    silent = copy.deepcopy(model)
+    with torch.no_grad():
+        silent.readout.weight[head * 16:(head + 1) * 16] = 0
+        return silent(X)[0]
+
+
+def test_silence_zeroing_readout_rows_is_named_as_rows_not_columns():
+    text = _message(check_silence_head, _readout_rows)
+    _names_only(text, "both", SILENCE)
+    assert "its rows are the 16 logits" in text, text
+    assert "columns head * 16 to head * 16 + 16, not rows" in text, text
+    assert not _silence_hidden(_readout_rows)

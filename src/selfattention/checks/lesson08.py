@@ -163,7 +163,9 @@ def check_silence_head(silence_head: Callable[..., Any]) -> None:
             "readout's raw scores, as the model itself does.": torch.log_softmax(right, dim=-1),
             ("both heads were silenced; only head number `head` should be. If you zeroed a block of the "
              "concatenation, a head's block is d_k = 16 columns wide (head * 16 to head * 16 + 16), not the "
-             "whole 32 of the concatenation."): _logits_with(model, X, {0: zero, 1: zero}),
+             "whole 32 of the concatenation; if you zeroed model.readout.weight, its rows are the 16 logits and "
+             "its columns the concatenation's 32 features: a head's block is columns head * 16 to "
+             "head * 16 + 16, not rows."): _logits_with(model, X, {0: zero, 1: zero}),
         }
         try:
             check_array(got, right, f"the output of silence_head(model, head={h}, X)", mistakes=mistakes, atol=1e-5)
@@ -475,10 +477,19 @@ def _gqa_right() -> tuple[tuple[int, int], int]:
     return (d, kv), 2 * d * d + 2 * d * kv
 
 
+def _merged(slips: list[tuple[Any, str]]) -> dict[Any, str]:
+    """Each wrong value with its message; where two slips give the same value, the message names both."""
+    texts: dict[Any, list[str]] = {}
+    for value, text in slips:
+        texts.setdefault(value, []).append(text)
+    return {value: t[0] if len(t) == 1 else "two slips give this; either " + " Or ".join(t)
+            for value, t in texts.items()}
+
+
 def _gqa_shape_mistakes() -> dict[tuple[int, int], str]:
     d, h, g = GQA["d_model"], GQA["num_heads"], GQA["num_kv_heads"]
     d_k = d // h
-    return {
+    return _merged([(k, v) for k, v in {
         (d, d): f"that is W_K with all {h} heads; with grouped-query heads it has only g = {g} key heads of d_k = "
                 f"{d_k}, side by side: {g} x {d_k} columns.",
         (g * d_k, d): f"it is transposed: W_K is stored so that X @ W_K projects, so its rows are the {d} input "
@@ -487,13 +498,14 @@ def _gqa_shape_mistakes() -> dict[tuple[int, int], str]:
         (d, d_k): f"that is one key head; W_K holds all g = {g} key heads side by side.",
         (d, d // g): f"that is d_model / g columns; W_K holds g = {g} key heads of d_k = d_model / num_heads = "
                      f"{d_k} (a key meets a query of the same width): g d_k columns.",
-    }
+    }.items()] + [((d, (h // g) * d_k), f"that is h / g = {h // g} key heads, how many query heads share each "
+                                        f"one; there are g = {g} key heads of d_k = {d_k}: g d_k columns.")])
 
 
 def _gqa_count_mistakes() -> dict[int, str]:
     d, h, g = GQA["d_model"], GQA["num_heads"], GQA["num_kv_heads"]
     kv = g * (d // h)
-    return {
+    return _merged([(k, v) for k, v in {
         4 * d * d: "that is the plain layer, 4 d_model^2; here W_K and W_V have only g key/value heads of d_k.",
         2 * d * d + d * kv: "only one of W_K and W_V is counted; the layer has both, each d_model x g d_k.",
         d * d + 2 * d * kv: "one of the two d_model x d_model matrices (W_Q or W_O) is missing; both keep "
@@ -505,7 +517,9 @@ def _gqa_count_mistakes() -> dict[int, str]:
         4 * d * kv: "W_Q and W_O are shrunk too; only keys and values are shared, W_Q and W_O keep d_model x "
                     "d_model.",
         2 * d * d + 2 * d * kv + 2 * d + 2 * kv: "biases are counted; this layer has none.",
-    }
+    }.items()] + [(2 * d * d + 2 * d * (h // g) * (d // h),
+                   f"that counts h / g = {h // g} key/value heads, how many query heads share each one; there "
+                   f"are g = {g} key/value heads of d_k = {d // h}.")])
 
 
 def check_gqa_prediction(shape_W_K: Any, gqa_params: Any) -> None:
