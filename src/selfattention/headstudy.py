@@ -17,7 +17,8 @@ from . import layers, tasks
 from .plots import heads as head_plots
 
 __all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts",
-           "with_best_linear_readouts", "accuracy_table", "blend_summary", "lighter_answer_sources", "three_answers"]
+           "with_best_linear_readouts", "accuracy_table", "blend_summary", "lighter_answer_sources",
+           "three_answers"]
 
 
 class Heads(nn.Module):
@@ -114,8 +115,8 @@ def lighter_answer_sources(group: Sequence, X: Tensor, where: Tensor) -> str:
         rest = [got == on_role[:, 2], got == on_role[:, 3]]
         shares.append([own, heavy, *rest, ~(own | heavy | rest[0] | rest[1])])
     frac = torch.tensor([[s.float().mean().item() for s in seed] for seed in shares])
-    names = ("its own item's digit (right)", "the heavier answer's digit", "the distractor's", "the other item's",
-             "a digit not in the sequence")
+    names = ("its own item's digit (right)", "the heavier answer's digit", "the distractor's",
+             "the other item's", "a digit not in the sequence")
     return (f"lighter answer, {len(group)} seeds (min-max): "
             + ", ".join(f"{n} {frac[:, k].min():.2f}-{frac[:, k].max():.2f}" for k, n in enumerate(names)))
 
