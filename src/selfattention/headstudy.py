@@ -117,7 +117,7 @@ def lighter_answer_sources(group: Sequence, X: Tensor, where: Tensor) -> str:
     frac = torch.tensor([[s.float().mean().item() for s in seed] for seed in shares])
     names = ("its own item's digit (right)", "the heavier answer's digit", "the distractor's",
              "the other item's", "a digit not in the sequence")
-    return (f"lighter answer, {len(group)} seeds (min-max): "
+    return (f"lighter answer, {len(group)} seed{'s' * (len(group) != 1)} (min-max): "
             + ", ".join(f"{n} {frac[:, k].min():.2f}-{frac[:, k].max():.2f}" for k, n in enumerate(names)))
 
 
