@@ -391,3 +391,24 @@ def test_binding_bars_draw_the_blend_of_letters_and_digits():
     prev_letter = int(X[0, where[0, 1], :8].argmax())
     assert bars[8 + digit].get_facecolor() == orange and bars[prev_letter].get_facecolor() != orange
     plt.close(fig)
+
+
+def test_lighter_answer_sources_names_where_the_lighter_answers_digit_comes_from():
+    """A stub one-head run that weights the next item 0.6, the previous 0.3, and gives the next item's digit
+    for both answers: the lighter (previous) answer comes from the heavier answer's digit everywhere."""
+    from selfattention import headstudy, tasks
+
+    X, _ = tasks.make_lookup_data(40, seed=2, offsets=(1, -1))
+    where = plots.role_positions(X, (1, -1))
+    weights = torch.zeros(len(X), 1, 5, 5)
+    weights[torch.arange(len(X)), 0, -1, where[:, 0]] = 0.6
+    weights[torch.arange(len(X)), 0, -1, where[:, 1]] = 0.3
+    next_digit = X[torch.arange(len(X)), where[:, 0], 8:16].argmax(-1)
+    logits = torch.nn.functional.one_hot(next_digit, 8).float()[:, None].expand(-1, 2, -1)
+
+    def stub(x):
+        return logits, weights
+
+    text = headstudy.lighter_answer_sources([(stub, weights, None)], X, where)
+    assert "1 seed (min-max)" in text and "its own item's digit (right) 0.00-0.00" in text, text
+    assert "the heavier answer's digit 1.00-1.00" in text and "the distractor's 0.00-0.00" in text, text

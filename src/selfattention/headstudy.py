@@ -17,7 +17,8 @@ from . import layers, tasks
 from .plots import heads as head_plots
 
 __all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts",
-           "with_best_linear_readouts", "accuracy_table", "blend_summary", "three_answers"]
+           "with_best_linear_readouts", "accuracy_table", "blend_summary", "lighter_answer_sources",
+           "three_answers"]
 
 
 class Heads(nn.Module):
@@ -95,6 +96,29 @@ def blend_summary(groups: dict[str, Sequence], where: Tensor) -> str:
                      f"{blend[:, 0].max():.2f}, on the lighter "
                      f"{blend[:, 1].min():.2f}-{blend[:, 1].max():.2f}")
     return "\n".join(lines)
+
+
+def lighter_answer_sources(group: Sequence, X: Tensor, where: Tensor) -> str:
+    """Per one-head run (a seed), where the digit it gives for the lighter answer comes from: the lighter
+    item's own digit (right), the heavier answer item's digit, the distractor's, the other item's, or a digit
+    absent from the sequence; min-max over seeds of the fraction of the n sequences. The lighter answer is the
+    one whose item the query weights less on average (``where`` from ``role_positions``)."""
+    digits = X[:, :, 8:16].argmax(-1).masked_fill(X[:, :, 8:16].sum(-1) == 0, -1)   # (n, T); -1: no digit
+    on_role = torch.take_along_dim(digits, where[:, :4], dim=1)       # next, previous, distractor, other
+    shares = []
+    for model, weights, _ in group:
+        with torch.no_grad():
+            said = model(X)[0].argmax(-1).view(len(X), -1)
+        light = int(head_plots.by_role(weights, where)[:, 0, :2].mean(0).argmin())
+        got = said[:, light]
+        own, heavy = got == on_role[:, light], got == on_role[:, 1 - light]
+        rest = [got == on_role[:, 2], got == on_role[:, 3]]
+        shares.append([own, heavy, *rest, ~(own | heavy | rest[0] | rest[1])])
+    frac = torch.tensor([[s.float().mean().item() for s in seed] for seed in shares])
+    names = ("its own item's digit (right)", "the heavier answer's digit", "the distractor's",
+             "the other item's", "a digit not in the sequence")
+    return (f"lighter answer, {len(group)} seed{'s' * (len(group) != 1)} (min-max): "
+            + ", ".join(f"{n} {frac[:, k].min():.2f}-{frac[:, k].max():.2f}" for k, n in enumerate(names)))
 
 
 def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
