@@ -270,8 +270,8 @@ def test_flash_without_max_subtraction_is_caught_on_the_large_case():
 @pytest.mark.parametrize("key", ["tile_max", "raw_exp"])
 def test_flash_max_slips_fail_the_hidden_test(key):
     with np.errstate(all="ignore"):
-        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=FLASH_WRONG[key],
-                                      sa=sa)
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
+                                      causal_flash=FLASH_WRONG[key], sa=sa)
 
 
 def test_flash_check_prints_no_overflow_warning(recwarn):
@@ -394,8 +394,8 @@ def test_moved_half_the_tiles_names_the_diagonal_first():
 
 @pytest.mark.parametrize("key", ["one_row_more", "keys_and_scores", "simulated", "counted_tile_by_tile"])
 def test_moved_slips_and_simulations_fail_the_hidden_test(key):
-    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=MOVED_WRONG[key],
-                                  sa=sa)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test",
+                                  causal_elements_moved=MOVED_WRONG[key], sa=sa)
 
 
 def test_moved_messages_say_what_n_is():
