@@ -841,3 +841,13 @@ def test_flash_mask_after_the_exponential_is_named():
     with np.errstate(all="ignore"):
         assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=masked_late,
                                       sa=sa)
+
+
+def test_package_loop_is_not_exercise_1_minus_the_mask():
+    """The package's tiled loop, readable with inspect, merges log-sum-exps and keeps a normalised output:
+    exercise 1's running m, ℓ and o (and its one division at the end) are not in it to copy."""
+    import inspect
+
+    from selfattention import llm
+    source = inspect.getsource(llm.flash_attention_io)
+    assert "logaddexp" in source and "total" not in source and ".max(" not in source
