@@ -851,3 +851,97 @@ def test_package_loop_is_not_exercise_1_minus_the_mask():
     from selfattention import llm
     source = inspect.getsource(llm.flash_attention_io)
     assert "logaddexp" in source and "total" not in source and ".max(" not in source
+
+
+# ------------------------------------------ slips fed after the fix: each named, each fails the hidden test
+def _flash_with(update):
+    """Exercise 1's loop as a learner writes it, with the tile's update of (m, ℓ, o) given by ``update``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + 1, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T, -np.inf)
+                m, ell, o = update(s, d, m, ell, o, v)
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+def _ell_not_rescaled(s, d, m, ell, o, v):
+    s = s / np.sqrt(d)
+    new = np.maximum(m, s.max(axis=1, keepdims=True))
+    return new, ell + np.exp(s - new).sum(axis=1, keepdims=True), o * np.exp(m - new) + np.exp(s - new) @ v
+
+
+def _divided_by_d(s, d, m, ell, o, v):
+    s = s / d
+    new = np.maximum(m, s.max(axis=1, keepdims=True))
+    shrink = np.exp(m - new)
+    return new, ell * shrink + np.exp(s - new).sum(axis=1, keepdims=True), o * shrink + np.exp(s - new) @ v
+
+
+flash_ell_not_rescaled = _flash_with(_ell_not_rescaled)
+flash_divided_by_d = _flash_with(_divided_by_d)
+
+
+def _backward_with(P_of, dV_of, dq_root):
+    """Exercise 3's loop as a learner writes it, with P, dV's share and dq's divisor given."""
+    def query_tile_backward(q, L, O, dO, memory, b):
+        T, d = memory.arrays["K"].shape
+        dq, dK, dV = np.zeros_like(q), np.zeros((T, d)), np.zeros((T, memory.arrays["V"].shape[1]))
+        D = (dO * O).sum(axis=1, keepdims=True)
+        for j in range(0, T, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            P = P_of(q @ k.T / np.sqrt(d), L)
+            dS = P * (dO @ v.T - D)
+            dV[j:j + b] = dV_of(P, dS, dO)
+            dK[j:j + b] = dS.T @ q / np.sqrt(d)
+            dq += dS @ k / dq_root(d)
+        return dq, dK, dV
+    return query_tile_backward
+
+
+def _from_L(S, L):
+    return np.exp(S - L[:, None])
+
+
+backward_dq_unscaled = _backward_with(_from_L, lambda P, dS, dO: P.T @ dO, lambda d: 1.0)
+backward_dV_from_dS = _backward_with(_from_L, lambda P, dS, dO: dS.T @ dO, np.sqrt)
+backward_L_added = _backward_with(lambda S, L: np.exp(S + L[:, None]), lambda P, dS, dO: P.T @ dO, np.sqrt)
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [(flash_ell_not_rescaled, "but the running sum ℓ was not"),
+                                                (flash_divided_by_d, "divided by d, not by sqrt(d)")])
+def test_flash_more_slips_are_named(answer, phrase):
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and not [k for k, p in FLASH_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_moved_m_or_l_per_query_is_named():
+    def plus_T(T, d, b):
+        return 3 * T * d + T * T * d / b + T
+    assert "that adds T, one number per query" in message(checks.check_causal_elements_moved, plus_T)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=plus_T,
+                                  sa=sa)
+
+
+def test_moved_without_q_says_q_or_o():
+    def no_q(T, d, b):
+        return 2 * T * d + T * T * d / b
+    assert "Leaving out Q's read or O's write" in message(checks.check_causal_elements_moved, no_q)
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [
+    (backward_dq_unscaled, "dq is not divided by sqrt(d) (dK is)"),
+    (backward_dV_from_dS, "dV was built from dS"), (backward_L_added, "P was taken as e^(S + L)")])
+def test_backward_more_slips_are_named(answer, phrase):
+    said = message(checks.check_query_tile_backward, answer)
+    assert phrase in said and not [k for k, p in BACKWARD_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                      query_tile_backward=answer)

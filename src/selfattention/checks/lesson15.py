@@ -108,7 +108,7 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
 def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
                  normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
-                 raw_exp: bool = False) -> None:
+                 raw_exp: bool = False, rescale_ell: bool = True) -> None:
     """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
     the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
@@ -117,7 +117,7 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
     ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1; ``mask_after_exp`` takes the maximum
     over every score, masked ones included, and zeroes the masked exponentials; ``tile_max`` takes each tile's
     exponentials relative to that tile's own maximum and adds them unrescaled; ``raw_exp`` keeps no maximum
-    (np.exp of the raw scores)."""
+    (np.exp of the raw scores); ``rescale_ell`` False rescales o but not ℓ."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
     scale = np.sqrt(d_v if root == "d_v" else d)
@@ -152,7 +152,7 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
                 m = new_m
                 continue
             factor = np.exp(new_m - m) if rescale == "inverse" else np.exp(m - new_m)
-            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            total = (total * factor if rescale_ell else total) + np.exp(s - new_m).sum(axis=1, keepdims=True)
             acc = (acc * factor if rescale_o else acc) + np.exp(s - new_m) @ v
             if normalise_each:
                 acc, total = acc / total, np.ones_like(total)
@@ -504,6 +504,10 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
             "the running sum ℓ was rescaled by exp(m - m') when the maximum rose, but the output o was not: "
             "o' = o exp(m - m') + the tile's e^(s - m') v.": _slip(Q, K, V, b, rescale_o=False),
+            "the output o was rescaled by exp(m - m') when the maximum rose, but the running sum ℓ was not: "
+            "ℓ' = ℓ exp(m - m') + the tile's sum of e^(s - m').": _slip(Q, K, V, b, rescale_ell=False),
+            "the scores were divided by d, not by sqrt(d): S = q k^T / sqrt(d).": _causal(Q * np.sqrt(
+                1 / np.sqrt(Q.shape[1])), K * np.sqrt(1 / np.sqrt(Q.shape[1])), V),
             "each key tile's softmax was normalised on its own (divided by that tile's sum) and the tiles "
             "averaged: a query's weights are one softmax over all its keys. Keep the unnormalised sums ℓ "
             "and o across the tiles and divide o by ℓ once, at the end.": _slip(Q, K, V, b, tile_softmax="mean"),
@@ -598,7 +602,7 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
                 2 * T * d + b * d * N * (N + 1) / 2,
             "that counts N^2/2 of the N^2 key/value tiles (N = T/b, the number of query tiles): the causal loop "
             "reads N(N + 1)/2 of them, the diagonal tiles included (query tile n reads key tiles 0..n). Leaving "
-            "out O's write (T d numbers) gives the same count.": 2 * T * d + T**2 * d / b,
+            "out Q's read or O's write (T d numbers) gives the same count.": 2 * T * d + T**2 * d / b,
             "that counts (N + 1)(N + 2)/2 key/value tiles (N = T/b, the number of query tiles), one row of tiles "
             "too many: query tile n, for n = 0 .. N - 1, reads key tiles 0..n, so N(N + 1)/2 tiles in all.":
                 2 * T * d + 2 * b * d * (N + 1) * (N + 2) / 2,
@@ -627,6 +631,8 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             f"{stats} (Here they were written after every key tile, 2 b numbers per tile.)": right + 2 * b * tiles,
             f"{stats} (Here they were read and written at every key tile, 4 b numbers per tile.)":
                 right + 4 * b * tiles,
+            "that adds T, one number per query (its m, ℓ or L) counted as moved: exercise 1's loop keeps those "
+            "in fast memory and writes only O.": right + T,
             "O is counted as read once too: the output tile is built in fast memory and only written, once, "
             "after its last key tile (T d numbers for O, not 2 T d).": right + T * d,
             "O is counted as read and written at every key tile, as if o were accumulated in slow memory: o "
@@ -667,7 +673,8 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
                 b: int, *, scale: bool = True, from_L: bool = True, L_axis: int = 0, transpose: bool = True,
                 D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
                 accumulate: bool = True, exp_P: bool = True, dS_P: bool = True,
-                dK_from: str = "dS") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                dK_from: str = "dS", dq_scaled: bool = True, dV_from: str = "P",
+                L_sign: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with switches for the
     slips a learner makes."""
     d, d_v = q.shape[1], V.shape[1]
@@ -678,7 +685,7 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
         k, v = K[j:j + b], V[j:j + b]
         S = q @ k.T / (np.sqrt(d) if scale else 1.0)
         if from_L:
-            P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
+            P = np.exp(S + L_sign * (L[:, None] if L_axis == 0 else L[None, :]))
         else:
             P = reference_softmax(S)
         if not exp_P:
@@ -693,7 +700,9 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
             dS = (P if dS_P else 1.0) * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
-        dq = (dq if accumulate else 0.0) + dS @ k / root
+        if dV_from == "dS":
+            dV[j:j + b] = dS.T @ dO
+        dq = (dq if accumulate else 0.0) + dS @ k / (root if dq_scaled else 1.0)
         dK[j:j + b] = (dS if dK_from == "dS" else P).T @ q / root
     return dq, dK, dV
 
@@ -724,6 +733,12 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                 "(dP - D): dS = P * (dP - D[:, None]), lesson 06's alpha * (g - alpha . g).", {"dS_P": False}),
     "dK_from_P": ("dK was built from P: P^T q. Keys enter through the scores, S = q k^T / sqrt(d), so dK "
                   "comes from the scores' gradient: dK = dS^T q / sqrt(d).", {"dK_from": "P"}),
+    "dq_unscaled": ("dq is not divided by sqrt(d) (dK is): S = q k^T / sqrt(d), so dq = dS k / sqrt(d).",
+                    {"dq_scaled": False}),
+    "dV_from_dS": ("dV was built from dS: values enter through O = P V, not through the scores, so dV = P^T dO.",
+                   {"dV_from": "dS"}),
+    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, so it divides: "
+               "P = e^(S - L[:, None]).", {"L_sign": 1}),
     "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
                "D[:, None].", {"D_axis": 1}),
     "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
