@@ -74,11 +74,13 @@ def test_io_counts_follow_the_formulas_and_tiles_fit():
 def test_io_ratio_is_standard_over_tiled():
     M = np.array([16384.0, 65536.0])
     fig = llm_plots.io_ratio(M, [64, 128], T=16384)
-    line = fig.axes[0].lines[1]                       # d = 128
+    line = fig.axes[0].lines[2]                       # d = 128 (lines[0] is the dotted 1)
     b = np.array([llm_plots.tile_for(16384, 128), llm_plots.tile_for(65536, 128)])
     T, d = 16384, 128
     np.testing.assert_allclose(line.get_ydata(), (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b))
     assert line.get_ydata()[0] < 1 < line.get_ydata()[1]   # tiny tiles lose, larger ones win
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_xticklabels()[0].get_text() == "$2^{14}$"
+    assert "1: both move the same" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     legible(fig)
 
 
@@ -145,21 +147,48 @@ def test_rope_explorer_legend_names_each_artist(monkeypatch):
     assert same_color(turn.get_color(), "tab:red") and turn.get_linestyle() == ":"
 
 
-def test_io_explorer_redraws_the_tiled_line_and_prints_the_ratio(monkeypatch, capsys):
+def test_io_explorer_plots_both_ratios_against_m_and_gives_no_exercise_away(monkeypatch, capsys):
     captured, shown = _capture(monkeypatch)
     llm_widgets.io_explorer(d=64)
     captured["draw"](M=262144, d=64)
-    T, d, b = 65536, 64, 399                                  # the largest b with 4 b d + b^2 <= 262,144
+    T, d, b, c = 65536, 64, 399, 511                          # the largest b with 4 b d + b^2 <= 262,144
     assert 4 * b * d + b * b <= 262144 < 4 * (b + 1) * d + (b + 1) ** 2
-    ratio = (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b)
-    assert f"M = 262,144, d = 64: tiles of {b}; at T = 65,536 standard attention moves {ratio:.1f}" in (
-        capsys.readouterr().out)
-    tiled = shown[0].axes[0].lines[1]
-    assert np.allclose(tiled.get_ydata()[-1], 2 * T * d + 2 * T**2 * d / b)
-    captured["draw"](M=16384, d=256)
-    assert "tiles of 15;" in capsys.readouterr().out
+    assert c * c + 2 * c <= 262144 < (c + 1) ** 2 + 2 * (c + 1) and llm_plots.matmul_tile_for(262144) == c
+    tiled = 2 * T * d + 2 * T**2 * d / b
+    # c > d: PV's output tiles are c x d, each entry of P read once, V's rows c at a time
+    uneven, even = (4 * T * d + 4 * T**2) / tiled, ((3 + 2 * d / c + 1 + d / c) * T**2 + T * d) / tiled
+    out = capsys.readouterr().out
+    assert f"M = 262,144, d = 64: tiles of {b}; the tiled loop moves {uneven:.1f} times fewer" in out
+    assert f"{even:.1f} times fewer than standard attention tiled in the same M" in out
+    ax = shown[0].axes[0]
+    lines = [line for line in ax.lines if line.get_label().startswith("against")]
+    M = 2.0 ** np.arange(12, 21)
+    assert np.allclose(lines[0].get_xdata(), M) and np.isclose(lines[0].get_ydata()[6], uneven)
+    assert np.isclose(lines[1].get_ydata()[6], even)
     assert len({id(f) for f in shown}) == 1, "one figure, redrawn"
     legible(shown[0])
+
+
+def test_io_explorer_offers_no_d_of_exercise_4():
+    import inspect
+    assert "[32, 64, 128]" in inspect.getsource(llm_widgets.io_explorer)
+
+
+def test_per_entry_moves_match_exercise_4():
+    small, h100 = llm_plots.per_entry_moves(16384, 256), llm_plots.per_entry_moves(116736, 256)
+    assert (small["b"], small["c"], h100["b"], h100["c"]) == (15, 127, 103, 340)
+    assert round(small["tiled"], 1) == 34.1 and round(small["standard, same M"], 1) == 11.1
+    assert round(h100["tiled"], 2) == 4.97 and round(h100["standard, same M"], 2) == 6.26   # c = 340 > d
+
+
+def test_tile_grid_outlines_one_query_tile_and_hatches_the_skipped():
+    fig = llm_plots.tile_grid(256, 32, 5)
+    ax = fig.axes[0]
+    hatched = [p for p in ax.patches if p.get_hatch() == "//"]
+    assert len(hatched) == 8 * 7 // 2
+    outline = [p for p in ax.patches if not p.get_fill()]
+    assert len(outline) == 1 and outline[0].get_width() == 6     # key tiles 0..5
+    legible(fig)
 
 
 def test_prefill_decode_draws_the_square_then_one_row_per_step():

@@ -21,11 +21,12 @@ FLASH_PHRASES = {
     "tile_mean": "normalised on its own (divided by that tile's sum) and the tiles averaged",
     "tile_sum": "normalised on its own (divided by that tile's sum) and the tiles added",
     "ell_not_o": "but the output o was not", "stale_max": "stale maximum",
+    "tile_max": "relative to that tile's own maximum", "raw_exp": "with no running maximum",
 }
 
 
 def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescale=True, q_again=False,
-           o_every_tile=False, root="d", tile_softmax=None, rescale_o=True, stale_max=False):
+           o_every_tile=False, root="d", tile_softmax=None, rescale_o=True, stale_max=False, own_max=None):
     """The causal tiled loop, with switches for the mistakes a learner makes."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
@@ -45,6 +46,10 @@ def _flash(memory, b, *, skip=True, diagonal=True, mask=True, scale=True, rescal
             s = q @ k.T / (np.sqrt(d if root == "d" else d_v) if scale else 1.0)
             if mask:
                 s = np.where(np.arange(j, j + len(k))[None, :] <= rows, s, -np.inf)
+            if own_max:  # each tile's own maximum ("tile"), or none at all ("none"), and no rescale
+                e = np.exp(s - s.max(axis=1, keepdims=True)) if own_max == "tile" else np.exp(s)
+                total, acc = total + e.sum(axis=1, keepdims=True), acc + e @ v
+                continue
             if tile_softmax:  # each tile's own softmax, then the tiles averaged or added
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 acc = acc + e / e.sum(axis=1, keepdims=True) @ v
@@ -174,6 +179,8 @@ FLASH_WRONG = {
     "tile_sum": lambda mem, b: _flash(mem, b, tile_softmax="sum"),
     "ell_not_o": lambda mem, b: _flash(mem, b, rescale_o=False),
     "stale_max": lambda mem, b: _flash(mem, b, stale_max=True),
+    "tile_max": lambda mem, b: _flash(mem, b, own_max="tile"),
+    "raw_exp": lambda mem, b: _flash(mem, b, own_max="none"),
 }
 
 
@@ -254,7 +261,27 @@ def test_flash_without_max_subtraction_is_caught_on_the_large_case():
                 acc = acc + e @ v
             memory.write("O", acc / total, i)
     text = message(checks.check_causal_flash, naive)
-    assert "NaN or infinite" in text or "differs" in text
+    names_only(text, "raw_exp", FLASH_PHRASES)
+    assert "subtract each row's maximum" not in text and "keep a running maximum m" in text.lower()
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=naive, sa=sa)
+
+
+@pytest.mark.parametrize("key", ["tile_max", "raw_exp"])
+def test_flash_max_slips_fail_the_hidden_test(key):
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
+                                      causal_flash=FLASH_WRONG[key], sa=sa)
+
+
+def test_flash_check_prints_no_overflow_warning(recwarn):
+    """A loop without a running maximum overflows on purpose in the check's large case: the check names it
+    and lets no RuntimeWarning reach the learner."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(checks.ExerciseError, match="running maximum"):
+            checks.check_causal_flash(FLASH_WRONG["raw_exp"])
 
 
 def test_flash_the_package_loop_itself_fails():
@@ -285,6 +312,8 @@ def test_flash_shortcut_that_calls_the_package_loop_fails():
 MOVED_PHRASES = {
     "no_mask": "without the mask", "no_diagonal": "leaves out the diagonal tiles", "keys": "only the keys",
     "half": "N^2/2 of the N^2", "standard": "standard attention's count",
+    "one_row_more": "(N + 1)(N + 2)/2", "keys_and_scores": "the keys but not the values, and each b x b tile",
+    "simulated": "ran more than",
 }
 
 
@@ -304,7 +333,46 @@ MOVED_WRONG = {
     "no_o": lambda T, d, b: T * d + sum(2 * b * d * (n + 1) for n in range(T // b)),
     "half": lambda T, d, b: 2 * T * d + (T // b) ** 2 / 2 * 2 * b * d,
     "standard": lambda T, d, b: 4 * T * d + 4 * T * T,
+    "one_row_more": lambda T, d, b: 2 * T * d + 2 * b * d * (T // b + 1) * (T // b + 2) / 2,
+    "keys_and_scores": lambda T, d, b: 2 * T * d + sum((b * d + b * b) * (n + 1) for n in range(T // b)),
 }
+
+
+class _Counter:
+    """A learner's own counter, with the read and write of a SlowMemory, that never builds one."""
+
+    def __init__(self, T, d):
+        self.arrays = {name: np.zeros((T, d)) for name in "QKV"}
+        self.moved = 0
+
+    def read(self, name, start=0, stop=None):
+        rows = self.arrays[name][start:stop]
+        self.moved += rows.size
+        return rows
+
+    def write(self, name, rows, start=0):
+        self.moved += np.size(rows)
+
+
+def moved_by_own_counter(T, d, b):
+    """The shortcut found in review: exercise 1's loop run through a hand-written counter."""
+    from selfattention.checks.lesson15 import _causal_loop
+    counter = _Counter(T, d)
+    _causal_loop(counter, b)
+    return counter.moved
+
+
+def moved_by_counting_tiles(T, d, b):
+    """Another: the tiles counted one by one in a double loop, no loop of attention run."""
+    moved = 2 * T * d
+    for i in range(0, T, b):
+        for _ in range(0, i + 1, b):
+            moved += 2 * b * d
+    return moved
+
+
+MOVED_WRONG["simulated"] = moved_by_own_counter
+MOVED_WRONG["counted_tile_by_tile"] = moved_by_counting_tiles
 
 
 @pytest.mark.parametrize("answer", [moved_right, moved_right_sum])
@@ -314,7 +382,7 @@ def test_moved_right_answers_pass(answer, capsys):
 
 @pytest.mark.parametrize("key", list(MOVED_WRONG))
 def test_moved_mistake_is_named(key):
-    named = "half" if key == "no_o" else key  # leaving out O gives the count of half the tiles: one message
+    named = {"no_o": "half", "counted_tile_by_tile": "simulated"}.get(key, key)  # one message for both
     names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), named, MOVED_PHRASES)
 
 
@@ -322,6 +390,18 @@ def test_moved_half_the_tiles_names_the_diagonal_first():
     """Causal reads half the key/value tiles: N^2/2 instead of N(N + 1)/2; the message says so first."""
     text = message(checks.check_causal_elements_moved, MOVED_WRONG["half"])
     assert text.index("N^2/2 of the N^2") < text.index("O's write") and "diagonal tiles included" in text
+
+
+@pytest.mark.parametrize("key", ["one_row_more", "keys_and_scores", "simulated", "counted_tile_by_tile"])
+def test_moved_slips_and_simulations_fail_the_hidden_test(key):
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test",
+                                  causal_elements_moved=MOVED_WRONG[key], sa=sa)
+
+
+def test_moved_messages_say_what_n_is():
+    """The lesson never names N: every message that uses it says N = T/b."""
+    for key in ("half", "one_row_more"):
+        assert "N = T/b" in message(checks.check_causal_elements_moved, MOVED_WRONG[key])
 
 
 def test_moved_shortcut_that_counts_with_the_package_fails():
@@ -359,11 +439,13 @@ BACKWARD_PHRASES = {
     "no_grad_scale": "twice the right ones", "not_summed": "only the last key tile's share",
     "whole": "were read at once", "torch": "uses PyTorch", "D_scalar": "one number per query",
     "arrays": "bypassing memory.read", "no_exp": "the logarithm of the weights",
+    "D_dO": "row sums of dO alone", "dS_no_P": "the factor P is missing", "dK_from_P": "dK was built from P",
+    "L_ignored": "do not come from the stored L", "concatenated": "kept all of K and V",
 }
 
 
 def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpose=True, D="rows", D_axis=0,
-          dS_scaled=False, root="d", accumulate=True, exp_P=True):
+          dS_scaled=False, root="d", accumulate=True, exp_P=True, dS_P=True, dK_from="dS"):
     """One query tile's loop over the key tiles, with switches for the mistakes a learner makes."""
     T, d = memory.arrays["K"].shape
     d_v = memory.arrays["V"].shape[1]
@@ -385,13 +467,13 @@ def _loop(q, L, O, dO, memory, b, *, scale=True, from_L=True, L_axis=0, transpos
         if D == "none":
             dS = P * dP
         else:
-            Di = {"rows": Dr, "scalar": (dO * O).sum()}.get(D, (P * dP).sum(axis=1))
+            Di = {"rows": Dr, "scalar": (dO * O).sum(), "dO": dO.sum(axis=1)}.get(D, (P * dP).sum(axis=1))
             Di = np.broadcast_to(Di, (len(q),))
-            dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
+            dS = (P if dS_P else 1.0) * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
         dq = (dq if accumulate else 0.0) + dS @ k / r
-        dK[j:j + b] = dS.T @ q / r
+        dK[j:j + b] = (dS if dK_from == "dS" else P).T @ q / r
     return dq, dK, dV
 
 
@@ -452,6 +534,32 @@ def backward_whole_arrays(q, L, O, dO, memory, b):
     return dS @ K / np.sqrt(d), dS.T @ q / np.sqrt(d), P.T @ dO
 
 
+def backward_concatenated(q, L, O, dO, memory, b):
+    """The shortcut found in review: every tile read with memory.read, then concatenated, and section 2's
+    whole-matrix code run with a fresh softmax (L ignored) and D = rowsum(P * dP) (O ignored)."""
+    T = memory.arrays["K"].shape[0]
+    K = np.concatenate([memory.read("K", j, j + b) for j in range(0, T, b)])
+    V = np.concatenate([memory.read("V", j, j + b) for j in range(0, T, b)])
+    d = K.shape[1]
+    S = q @ K.T / np.sqrt(d)
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    P = P / P.sum(axis=1, keepdims=True)
+    dP = dO @ V.T
+    dS = P * (dP - (P * dP).sum(axis=1, keepdims=True))
+    return dS @ K / np.sqrt(d), dS.T @ q / np.sqrt(d), P.T @ dO
+
+
+def backward_concatenated_with_L(q, L, O, dO, memory, b):
+    """The same shortcut with P = e^(S - L) and D from O: only what it holds in fast memory is wrong."""
+    T = memory.arrays["K"].shape[0]
+    K = np.concatenate([memory.read("K", j, j + b) for j in range(0, T, b)])
+    V = np.concatenate([memory.read("V", j, j + b) for j in range(0, T, b)])
+    d = K.shape[1]
+    P = np.exp(q @ K.T / np.sqrt(d) - L[:, None])
+    dS = P * (dO @ V.T - (dO * O).sum(axis=1, keepdims=True))
+    return dS @ K / np.sqrt(d), dS.T @ q / np.sqrt(d), P.T @ dO
+
+
 def backward_autograd(q, L, O, dO, memory, b):
     """The shortcut: PyTorch's autograd on the query tile's rows, tiles read as asked."""
     import torch
@@ -480,6 +588,11 @@ BACKWARD_WRONG = {
     "D_scalar": lambda *a: _loop(*a, D="scalar"),
     "arrays": backward_whole_arrays,
     "no_exp": lambda *a: _loop(*a, exp_P=False),
+    "D_dO": lambda *a: _loop(*a, D="dO"),
+    "dS_no_P": lambda *a: _loop(*a, dS_P=False),
+    "dK_from_P": lambda *a: _loop(*a, dK_from="P"),
+    "L_ignored": backward_concatenated,
+    "concatenated": backward_concatenated_with_L,
 }
 
 
@@ -500,7 +613,8 @@ def test_backward_mistake_is_named(key):
 
 
 @pytest.mark.parametrize("key", ["tile_softmax", "no_D", "D_tile", "dS_scaled", "d_v", "not_summed", "whole",
-                                 "torch", "D_scalar", "arrays"])
+                                 "torch", "D_scalar", "arrays", "D_dO", "dS_no_P", "dK_from_P", "L_ignored",
+                                 "concatenated"])
 def test_backward_refused_answers_fail_the_hidden_test_too(key):
     """Each slip, and each shortcut around the loop, fails the hidden test as it fails the check."""
     with np.errstate(all="ignore"):
@@ -727,3 +841,107 @@ def test_flash_mask_after_the_exponential_is_named():
     with np.errstate(all="ignore"):
         assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=masked_late,
                                       sa=sa)
+
+
+def test_package_loop_is_not_exercise_1_minus_the_mask():
+    """The package's tiled loop, readable with inspect, merges log-sum-exps and keeps a normalised output:
+    exercise 1's running m, ℓ and o (and its one division at the end) are not in it to copy."""
+    import inspect
+
+    from selfattention import llm
+    source = inspect.getsource(llm.flash_attention_io)
+    assert "logaddexp" in source and "total" not in source and ".max(" not in source
+
+
+# ------------------------------------------ slips fed after the fix: each named, each fails the hidden test
+def _flash_with(update):
+    """Exercise 1's loop as a learner writes it, with the tile's update of (m, ℓ, o) given by ``update``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            rows = np.arange(i, i + len(q))[:, None]
+            m, ell, o = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + 1, b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T, -np.inf)
+                m, ell, o = update(s, d, m, ell, o, v)
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+def _ell_not_rescaled(s, d, m, ell, o, v):
+    s = s / np.sqrt(d)
+    new = np.maximum(m, s.max(axis=1, keepdims=True))
+    return new, ell + np.exp(s - new).sum(axis=1, keepdims=True), o * np.exp(m - new) + np.exp(s - new) @ v
+
+
+def _divided_by_d(s, d, m, ell, o, v):
+    s = s / d
+    new = np.maximum(m, s.max(axis=1, keepdims=True))
+    shrink = np.exp(m - new)
+    return new, ell * shrink + np.exp(s - new).sum(axis=1, keepdims=True), o * shrink + np.exp(s - new) @ v
+
+
+flash_ell_not_rescaled = _flash_with(_ell_not_rescaled)
+flash_divided_by_d = _flash_with(_divided_by_d)
+
+
+def _backward_with(P_of, dV_of, dq_root):
+    """Exercise 3's loop as a learner writes it, with P, dV's share and dq's divisor given."""
+    def query_tile_backward(q, L, O, dO, memory, b):
+        T, d = memory.arrays["K"].shape
+        dq, dK, dV = np.zeros_like(q), np.zeros((T, d)), np.zeros((T, memory.arrays["V"].shape[1]))
+        D = (dO * O).sum(axis=1, keepdims=True)
+        for j in range(0, T, b):
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            P = P_of(q @ k.T / np.sqrt(d), L)
+            dS = P * (dO @ v.T - D)
+            dV[j:j + b] = dV_of(P, dS, dO)
+            dK[j:j + b] = dS.T @ q / np.sqrt(d)
+            dq += dS @ k / dq_root(d)
+        return dq, dK, dV
+    return query_tile_backward
+
+
+def _from_L(S, L):
+    return np.exp(S - L[:, None])
+
+
+backward_dq_unscaled = _backward_with(_from_L, lambda P, dS, dO: P.T @ dO, lambda d: 1.0)
+backward_dV_from_dS = _backward_with(_from_L, lambda P, dS, dO: dS.T @ dO, np.sqrt)
+backward_L_added = _backward_with(lambda S, L: np.exp(S + L[:, None]), lambda P, dS, dO: P.T @ dO, np.sqrt)
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [(flash_ell_not_rescaled, "but the running sum ℓ was not"),
+                                                (flash_divided_by_d, "divided by d, not by sqrt(d)")])
+def test_flash_more_slips_are_named(answer, phrase):
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and not [k for k, p in FLASH_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_moved_m_or_l_per_query_is_named():
+    def plus_T(T, d, b):
+        return 3 * T * d + T * T * d / b + T
+    assert "that adds T, one number per query" in message(checks.check_causal_elements_moved, plus_T)
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=plus_T,
+                                  sa=sa)
+
+
+def test_moved_without_q_says_q_or_o():
+    def no_q(T, d, b):
+        return 2 * T * d + T * T * d / b
+    assert "Leaving out Q's read or O's write" in message(checks.check_causal_elements_moved, no_q)
+
+
+@pytest.mark.parametrize(("answer", "phrase"), [
+    (backward_dq_unscaled, "dq is not divided by sqrt(d) (dK is)"),
+    (backward_dV_from_dS, "dV was built from dS"), (backward_L_added, "P was taken as e^(S + L)")])
+def test_backward_more_slips_are_named(answer, phrase):
+    said = message(checks.check_query_tile_backward, answer)
+    assert phrase in said and not [k for k, p in BACKWARD_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                      query_tile_backward=answer)

@@ -868,27 +868,26 @@ def standard_attention_io(memory: SlowMemory, causal: bool = False) -> None:
 
 
 def flash_attention_io(memory: SlowMemory, block: int) -> None:
-    """Exact attention tile by tile (FlashAttention's loop, queries outside, no mask): for each tile of
-    ``block`` queries, read it once, stream every key/value tile through fast memory with an online softmax,
-    write its output once. ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about
-    4 b d + b^2 numbers (Q, O, K and V tiles and one b x b tile of scores). Moves 2 T d + 2 T^2 d / b
-    elements, for T a multiple of b.
+    """Exact attention tile by tile (queries outside, no mask): for each tile of ``block`` queries, read it
+    once, stream every key/value tile through fast memory, write its output once. Each row keeps its output
+    normalised and the log-sum-exp of its scores so far; a key tile's scores raise the log-sum-exp, and the
+    old output shrinks by e^(old - new) before the tile's weighted values join it (lesson 10's merge of
+    blocks, one tile at a time). ``memory`` holds Q, K, V (T, d); O is written to it. Fast memory used: about
+    4 b d + b^2 numbers. Moves 2 T d + 2 T^2 d / b elements, for T a multiple of b.
     """
     block = _positive_int("block", block)
     T, d = memory.arrays["Q"].shape
     for i in range(0, T, block):
         q = memory.read("Q", i, i + block)  # (b, d)
-        m = np.full((q.shape[0], 1), -np.inf)  # running maximum of each row's scores
-        total = np.zeros((q.shape[0], 1))  # running sum of exp(score - m)
-        acc = np.zeros((q.shape[0], memory.arrays["V"].shape[1]))  # running sum of exp(score - m) v_j
+        lse = np.full(q.shape[0], -np.inf)  # each row's log-sum-exp of the scores seen so far
+        out = np.zeros((q.shape[0], memory.arrays["V"].shape[1]))  # each row's output so far, normalised
         for j in range(0, T, block):
             k, v = memory.read("K", j, j + block), memory.read("V", j, j + block)
             s = q @ k.T / math.sqrt(d)
-            new_m = np.maximum(m, s.max(axis=1, keepdims=True))
-            total = total * np.exp(m - new_m) + np.exp(s - new_m).sum(axis=1, keepdims=True)
-            acc = acc * np.exp(m - new_m) + np.exp(s - new_m) @ v
-            m = new_m
-        memory.write("O", acc / total, i)
+            grown = np.logaddexp(lse, np.logaddexp.reduce(s, axis=1))
+            out = out * np.exp(lse - grown)[:, None] + np.exp(s - grown[:, None]) @ v
+            lse = grown
+        memory.write("O", out, i)
 
 
 # --------------------------------------------------------------------------------------------- timing

@@ -23,9 +23,9 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["backward_reads_problem", "check_causal_elements_moved", "check_causal_flash", "check_query_tile_backward",
-           "copies_package_loop",
-           "holds_more_than_tiles", "uses_torch"]
+__all__ = ["backward_holds_more_than_tiles", "backward_ignores_L", "backward_reads_problem",
+           "check_causal_elements_moved", "check_causal_flash", "check_query_tile_backward", "copies_package_loop",
+           "counts_by_running", "holds_more_than_tiles", "uses_torch"]
 
 
 _REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the exercise asks you to write "
@@ -107,14 +107,17 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
 
 def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
-                 normalise_each: bool = False, mask_after_exp: bool = False) -> None:
+                 normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
+                 raw_exp: bool = False, rescale_ell: bool = True) -> None:
     """The causal tiled loop (the course's answer to exercise 1, kept here for the lesson's own counts and
     the hidden tests), with switches for the slips a learner makes: ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
     normalises each tile's softmax on its own; ``root`` "d_v" scales by sqrt(d_v); ``rescale`` "after"
     multiplies by exp(m - m') after the tile's terms are added, "inverse" multiplies by exp(m' - m);
     ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1; ``mask_after_exp`` takes the maximum
-    over every score, masked ones included, and zeroes the masked exponentials."""
+    over every score, masked ones included, and zeroes the masked exponentials; ``tile_max`` takes each tile's
+    exponentials relative to that tile's own maximum and adds them unrescaled; ``raw_exp`` keeps no maximum
+    (np.exp of the raw scores); ``rescale_ell`` False rescales o but not ℓ."""
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
     scale = np.sqrt(d_v if root == "d_v" else d)
@@ -132,6 +135,10 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
                 acc = acc * np.exp(m - new_m) + (np.exp(raw - new_m) * keep) @ v
                 m = new_m
                 continue
+            if tile_max or raw_exp:
+                e = np.exp(s - s.max(axis=1, keepdims=True)) if tile_max else np.exp(s)
+                total, acc = total + e.sum(axis=1, keepdims=True), acc + e @ v
+                continue
             if tile_softmax:
                 e = np.exp(s - s.max(axis=1, keepdims=True))
                 acc = acc + (e / e.sum(axis=1, keepdims=True)) @ v
@@ -145,7 +152,7 @@ def _causal_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_ma
                 m = new_m
                 continue
             factor = np.exp(new_m - m) if rescale == "inverse" else np.exp(m - new_m)
-            total = total * factor + np.exp(s - new_m).sum(axis=1, keepdims=True)
+            total = (total * factor if rescale_ell else total) + np.exp(s - new_m).sum(axis=1, keepdims=True)
             acc = (acc * factor if rescale_o else acc) + np.exp(s - new_m) @ v
             if normalise_each:
                 acc, total = acc / total, np.ones_like(total)
@@ -313,6 +320,12 @@ _RESCALE_SLIPS = {
     "o was divided by ℓ after every tile and ℓ then set to 1: the next tile's terms are then added to a "
     "normalised o as if the earlier keys' weights summed to 1 next to them. Keep ℓ and o unnormalised across "
     "the tiles and divide o by ℓ once, at the end.": {"normalise_each": True},
+    "np.exp was taken of the raw scores, with no running maximum: a score in the hundreds overflows to inf "
+    "and inf / inf is NaN. Keep a running maximum m per query (m' = max(m, this tile's largest score)), take "
+    "e^(s - m') and rescale the old ℓ and o by exp(m - m') when m rises.": {"raw_exp": True},
+    "each key tile's exponentials were taken relative to that tile's own maximum and added to ℓ and o as "
+    "they are: terms measured from different maxima cannot be added. Keep one running maximum m per query "
+    "and rescale the old ℓ and o by exp(m - m') whenever a tile raises it.": {"tile_max": True},
 }
 
 
@@ -440,7 +453,7 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
         what = f"T = {T}, d = {Q.shape[1]}, b = {b}"
         memory = _GuardedMemory(Q=Q, K=K, V=V)
         try:
-            with _without_package_loop():
+            with _without_package_loop(), np.errstate(all="ignore"):
                 causal_flash(memory, b)
         except ExerciseError:
             raise
@@ -491,6 +504,10 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
             "the running sum ℓ was rescaled by exp(m - m') when the maximum rose, but the output o was not: "
             "o' = o exp(m - m') + the tile's e^(s - m') v.": _slip(Q, K, V, b, rescale_o=False),
+            "the output o was rescaled by exp(m - m') when the maximum rose, but the running sum ℓ was not: "
+            "ℓ' = ℓ exp(m - m') + the tile's sum of e^(s - m').": _slip(Q, K, V, b, rescale_ell=False),
+            "the scores were divided by d, not by sqrt(d): S = q k^T / sqrt(d).": _causal(Q * np.sqrt(
+                1 / np.sqrt(Q.shape[1])), K * np.sqrt(1 / np.sqrt(Q.shape[1])), V),
             "each key tile's softmax was normalised on its own (divided by that tile's sum) and the tiles "
             "averaged: a query's weights are one softmax over all its keys. Keep the unnormalised sums ℓ "
             "and o across the tiles and divide o by ℓ once, at the end.": _slip(Q, K, V, b, tile_softmax="mean"),
@@ -507,7 +524,48 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
 
 
 # ------------------------------------------------------- exercise 2: elements moved, predicted
-_MOVED_CASES = [(1024, 64, 128), (4096, 128, 64), (96, 8, 32)]
+_MOVED_CASES = [(1024, 64, 128), (4096, 128, 64), (96, 8, 32), (2**20, 128, 64)]
+_STEP_LIMIT = 1_000_000  # Python steps a derivation may take: a sum over 16,384 query tiles fits, a simulation not
+
+
+class _TooManySteps(Exception):
+    pass
+
+
+def call_within_steps(fn: Callable[..., Any], *args: Any, limit: int = _STEP_LIMIT) -> Any:
+    """``fn(*args)``, stopped with _TooManySteps once it has run ``limit`` lines of Python: a count derived
+    (a formula, or a sum over the query tiles) runs in a few; one obtained by running a loop, or a counter,
+    through every tile of T = 1,048,576 takes hundreds of millions."""
+    import sys
+
+    steps = 0
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal steps
+        steps += 1
+        if steps > limit:
+            raise _TooManySteps
+        return trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        return fn(*args)
+    finally:
+        sys.settrace(previous)
+
+
+def counts_by_running(causal_elements_moved: Callable[..., Any]) -> bool:
+    """For exercise 2's hidden test: whether the answer, on T = 1,048,576, d = 128, b = 64, runs past the
+    step limit (it simulates the loop instead of deriving the count)."""
+    try:
+        with _without_package_loop(memory=True):
+            call_within_steps(causal_elements_moved, 2**20, 128, 64)
+    except _TooManySteps:
+        return True
+    except ExerciseError:
+        return True
+    return False
 
 
 def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> None:
@@ -517,16 +575,23 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
     for T, d, b in _MOVED_CASES:
         try:
             with _without_package_loop(memory=True):
-                got = causal_elements_moved(T, d, b)
+                got = call_within_steps(causal_elements_moved, T, d, b)
         except ExerciseError:
             raise
+        except _TooManySteps:
+            raise ExerciseError(
+                f"causal_elements_moved({T:,}, {d}, {b}) ran more than {_STEP_LIMIT:,} steps of Python and was "
+                f"stopped: it counts by running through the tiles (a loop over every key tile of every query "
+                f"tile, or a counter run through a loop), which at this size takes hundreds of millions. Derive "
+                f"the count: which key tiles does query tile n read? (A sum over the T/b query tiles is fine.)"
+            ) from None
         except Exception as exc:
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) raised {type(exc).__name__}: {exc}") from None
         if np.ndim(got) != 0 or isinstance(got, np.ndarray):
             raise ExerciseError(f"causal_elements_moved({T}, {d}, {b}) returned a {type(got).__name__} of shape "
                                 f"{np.shape(got)}: return one number (a float or an int, as float(...) gives), not an "
                                 f"array or list.")
-        N = T // b
+        N = T // b  # query tiles; the messages spell it out, as the lesson does not name it
         hints = {
             "that is the count of the loop without the mask (every key tile for every query tile, "
             "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
@@ -535,9 +600,15 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
                 2 * T * d + b * d * N * (N - 1),
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
-            "that counts N^2/2 of the N^2 key/value tiles (N = T / b): the causal loop reads N(N + 1)/2 of them, "
-            "the diagonal tiles included (query tile n reads key tiles 0..n). Leaving out O's write (T d numbers) "
-            "gives the same count.": 2 * T * d + T**2 * d / b,
+            "that counts N^2/2 of the N^2 key/value tiles (N = T/b, the number of query tiles): the causal loop "
+            "reads N(N + 1)/2 of them, the diagonal tiles included (query tile n reads key tiles 0..n). Leaving "
+            "out Q's read or O's write (T d numbers) gives the same count.": 2 * T * d + T**2 * d / b,
+            "that counts (N + 1)(N + 2)/2 key/value tiles (N = T/b, the number of query tiles), one row of tiles "
+            "too many: query tile n, for n = 0 .. N - 1, reads key tiles 0..n, so N(N + 1)/2 tiles in all.":
+                2 * T * d + 2 * b * d * (N + 1) * (N + 2) / 2,
+            "that counts the keys but not the values, and each b x b tile of scores as moved: every key tile read comes with "
+            "its value tile (2 b d numbers), and the scores stay in fast memory; only Q, K, V and O cross.":
+                2 * T * d + (b * d + b * b) * N * (N + 1) / 2,
             "that is standard attention's count (S and P through slow memory), not the tiled loop's.":
                 4 * T * d + 4 * T**2,
             "that reads the query tile again for every key/value tile: it is read once and stays in fast "
@@ -560,6 +631,8 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             f"{stats} (Here they were written after every key tile, 2 b numbers per tile.)": right + 2 * b * tiles,
             f"{stats} (Here they were read and written at every key tile, 4 b numbers per tile.)":
                 right + 4 * b * tiles,
+            "that adds T, one number per query (its m, ℓ or L) counted as moved: exercise 1's loop keeps those "
+            "in fast memory and writes only O.": right + T,
             "O is counted as read once too: the output tile is built in fast memory and only written, once, "
             "after its last key tile (T d numbers for O, not 2 T d).": right + T * d,
             "O is counted as read and written at every key tile, as if o were accumulated in slow memory: o "
@@ -599,7 +672,9 @@ def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
 def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: np.ndarray, dO: np.ndarray,
                 b: int, *, scale: bool = True, from_L: bool = True, L_axis: int = 0, transpose: bool = True,
                 D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
-                accumulate: bool = True, exp_P: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                accumulate: bool = True, exp_P: bool = True, dS_P: bool = True,
+                dK_from: str = "dS", dq_scaled: bool = True, dV_from: str = "P",
+                L_sign: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with switches for the
     slips a learner makes."""
     d, d_v = q.shape[1], V.shape[1]
@@ -610,7 +685,7 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
         k, v = K[j:j + b], V[j:j + b]
         S = q @ k.T / (np.sqrt(d) if scale else 1.0)
         if from_L:
-            P = np.exp(S - (L[:, None] if L_axis == 0 else L[None, :]))
+            P = np.exp(S + L_sign * (L[:, None] if L_axis == 0 else L[None, :]))
         else:
             P = reference_softmax(S)
         if not exp_P:
@@ -620,12 +695,15 @@ def _query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: n
         if D == "none":
             dS = P * dP
         else:
-            Di = {"rows": Dv, "scalar": np.full(len(q), Dv.sum())}.get(D, (P * dP).sum(axis=1))
-            dS = P * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
+            Di = {"rows": Dv, "scalar": np.full(len(q), Dv.sum()), "dO": dO.sum(axis=1)}.get(
+                D, (P * dP).sum(axis=1))
+            dS = (P if dS_P else 1.0) * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
-        dq = (dq if accumulate else 0.0) + dS @ k / root
-        dK[j:j + b] = dS.T @ q / root
+        if dV_from == "dS":
+            dV[j:j + b] = dS.T @ dO
+        dq = (dq if accumulate else 0.0) + dS @ k / (root if dq_scaled else 1.0)
+        dK[j:j + b] = (dS if dK_from == "dS" else P).T @ q / root
     return dq, dK, dV
 
 
@@ -649,6 +727,18 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                "i's keys, which is why it is taken as rowsum(dO * O) from the stored output.", {"D": "tile"}),
     "D_scalar": ("D is one number, the sum of dO * O over the whole tile: D_i is one number per query, "
                  "the sum over row i alone, (dO * O).sum(axis=1).", {"D": "scalar"}),
+    "D_dO": ("D was taken as the row sums of dO alone: D_i = sum_c dO_ic O_ic, the stored output O times its "
+             "gradient, summed over row i ((dO * O).sum(axis=1)).", {"D": "dO"}),
+    "dS_no_P": ("dS was taken as dP - D: the factor P is missing. Each score's gradient is its weight times "
+                "(dP - D): dS = P * (dP - D[:, None]), lesson 06's alpha * (g - alpha . g).", {"dS_P": False}),
+    "dK_from_P": ("dK was built from P: P^T q. Keys enter through the scores, S = q k^T / sqrt(d), so dK "
+                  "comes from the scores' gradient: dK = dS^T q / sqrt(d).", {"dK_from": "P"}),
+    "dq_unscaled": ("dq is not divided by sqrt(d) (dK is): S = q k^T / sqrt(d), so dq = dS k / sqrt(d).",
+                    {"dq_scaled": False}),
+    "dV_from_dS": ("dV was built from dS: values enter through O = P V, not through the scores, so dV = P^T dO.",
+                   {"dV_from": "dS"}),
+    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, so it divides: "
+               "P = e^(S - L[:, None]).", {"L_sign": 1}),
     "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
                "D[:, None].", {"D_axis": 1}),
     "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
@@ -750,6 +840,9 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
             dV += mine[2]
         for name, ours, auto in (("dQ", dQ, case["dQ"]), ("dK", dK, case["dK"]), ("dV", dV, case["dV"])):
             check_array(ours, auto, f"{name} assembled from your query tiles (against PyTorch's autograd)")
+    problem = _L_problem(query_tile_backward) or _backward_memory_problem(query_tile_backward)
+    if problem:
+        raise ExerciseError(problem)
     passed("each query tile's dq, summed over the key tiles, and its dK and dV shares, added over the query "
            "tiles, give PyTorch's autograd gradients of the whole attention.")
 
@@ -765,3 +858,89 @@ def backward_reads_problem(query_tile_backward: Callable[..., Any]) -> str | Non
         query_tile_backward(case["Q"][rows].copy(), case["L"][rows].copy(), case["O"][rows].copy(),
                             case["dO"][rows].copy(), memory, 4)
     return _backward_reads_problem(memory, 4)
+
+
+_BACKWARD_CAP_CASE = (4096, 4, 3, 16)  # T, d, d_v, b: 256 key tiles; a row of scores is 256 times a tile
+
+
+def _backward_inputs(seed: int, T: int, d: int, d_v: int, rows: int) -> dict[str, np.ndarray]:
+    """A random (T, d) attention in NumPy and one query tile of ``rows`` queries: q, its L, O, dO, and K, V."""
+    rng = np.random.default_rng(seed)
+    Q, K = rng.normal(size=(2, T, d))
+    V, dO = rng.normal(size=(2, T, d_v))
+    S = Q[:rows] @ K.T / np.sqrt(d)
+    L = S.max(axis=1) + np.log(np.exp(S - S.max(axis=1, keepdims=True)).sum(axis=1))
+    return {"q": Q[:rows], "L": L, "O": np.exp(S - L[:, None]) @ V, "dO": dO[:rows], "K": K, "V": V}
+
+
+def _backward_held(query_tile_backward: Callable[..., Any], T: int, d: int, d_v: int, b: int) -> int:
+    """The most memory the answer held at once, beyond what it returns, in numbers of 8 bytes."""
+    case = _backward_inputs(1503, T, d, d_v, b)
+    memory = SlowMemory(K=case["K"], V=case["V"])
+    memory.log = _NoLog()
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        with np.errstate(all="ignore"):
+            query_tile_backward(case["q"], case["L"], case["O"], case["dO"], memory, b)
+        return (tracemalloc.get_traced_memory()[1] - start) // 8
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+
+
+def _backward_memory_problem(query_tile_backward: Callable[..., Any]) -> str | None:
+    """Name a backward loop that holds all of K and V (or a whole row of scores) in fast memory, or None. The
+    dK and dV shares it returns are T x d and T x d_v and are allowed, with room for a list of their tiles and
+    one of dq's shares besides; a row of scores, b x T, is 4 times K's size here and comes four times (S, P,
+    dP, dS) in section 2's whole-matrix code."""
+    T, d, d_v, b = _BACKWARD_CAP_CASE
+    tiles = 2 * b * d + 2 * b * d_v + 4 * b * b
+    limit = 3 * T * (d + d_v) + 16 * tiles + 4096
+    held = _backward_held(query_tile_backward, T, d, d_v, b)
+    if held <= limit:
+        return None
+    return (f"on T = {T}, d = {d}, d_v = {d_v}, b = {b} your loop held about {held:,} numbers at once, where the "
+            f"dK and dV it returns take {T * (d + d_v):,} and its tiles about {tiles}: it kept all of K and V, or "
+            f"a whole row of scores, in fast memory (for example the tiles read and then np.concatenate'd for "
+            f"section 2's whole-matrix code). Fast memory holds one K and V tile at a time: compute each tile's "
+            f"P, dS and shares as it passes.")
+
+
+def backward_holds_more_than_tiles(query_tile_backward: Callable[..., Any]) -> bool:
+    """For exercise 3's hidden test: the check's memory measurement."""
+    return _backward_memory_problem(query_tile_backward) is not None
+
+
+_L_SHIFT = 1.0
+
+
+def _L_problem(query_tile_backward: Callable[..., Any]) -> str | None:
+    """The control on L: raise every stored L_i by c = 1. A loop that recomputes P = e^(S - L) gets weights,
+    and so a dV, e^(-c) times as large; one that takes a fresh softmax of the scores ignores L and does not."""
+    case = _backward_inputs(1504, 16, 4, 3, 4)
+    got = []
+    for shift in (0.0, _L_SHIFT):
+        memory = SlowMemory(K=case["K"], V=case["V"])
+        with np.errstate(all="ignore"):
+            out = query_tile_backward(case["q"].copy(), case["L"] + shift, case["O"].copy(), case["dO"].copy(),
+                                      memory, 4)
+        got.append(np.asarray(out[2], dtype=float))
+    if np.allclose(got[1], got[0] * np.exp(-_L_SHIFT)):
+        return None
+    if np.allclose(got[1], got[0]):
+        return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV did not change, where "
+                f"P = e^(S - L) makes it e^(-c) = {np.exp(-_L_SHIFT):.3f} times as large. Your weights do not "
+                f"come from the stored L (a fresh softmax of the scores, for example): recompute each tile's "
+                f"P = e^(S - L[:, None]).")
+    return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV should be e^(-c) = "
+            f"{np.exp(-_L_SHIFT):.3f} times as large (P = e^(S - L)), and it is not: recompute each tile's "
+            f"P = e^(S - L[:, None]) from the L you are given.")
+
+
+def backward_ignores_L(query_tile_backward: Callable[..., Any]) -> bool:
+    """For exercise 3's hidden test: the check's control that shifts L."""
+    return _L_problem(query_tile_backward) is not None

@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["FONT", "loss_curves", "prefill_decode",
-           "block_map", "loss_by_position", "io_counts", "io_ratio", "decode_costs",
+           "block_map", "loss_by_position", "io_counts", "io_ratio",
+           "matmul_tile_for", "per_entry_moves", "standard_same_m", "tile_grid", "decode_costs",
            "decode_rates", "rope_turns", "H100"]
 
 #: Font size (pt) of every figure here.
@@ -196,20 +197,32 @@ def io_counts(T_values: ArrayLike, M_values: Sequence[int], d: int) -> Figure:
     return fig
 
 
+def _log2_ticks(ax: object, values: np.ndarray) -> None:
+    """Put the x axis on a base-2 log scale with a tick, labelled 2^k, at each power of two in ``values``."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    ax.set_xscale("log", base=2)  # type: ignore[attr-defined]
+    ks = np.arange(math.ceil(np.log2(values.min())), math.floor(np.log2(values.max())) + 1)
+    ax.xaxis.set_major_locator(FixedLocator(2.0 ** ks))  # type: ignore[attr-defined]
+    ax.xaxis.set_minor_locator(NullLocator())  # type: ignore[attr-defined]
+    ax.set_xticklabels([f"$2^{{{k}}}$" for k in ks])  # type: ignore[attr-defined]
+
+
 def io_ratio(M_values: ArrayLike, d_values: Sequence[int], T: int) -> Figure:
-    """How many times fewer elements the tiled loop moves than standard attention, (4Td + 4T^2) /
+    """How many times fewer elements the tiled loop moves than standard attention's count, (4Td + 4T^2) /
     (2Td + 2T^2 d / b), against the fast memory M (tiles of b = the largest with 4bd + b^2 <= M), one line
-    per d; below the dotted line at 1 the tiled loop moves more."""
+    per d, on a base-2 axis; a dotted line at 1 marks equal counts (below it the tiled loop moves more)."""
     M = np.asarray(M_values, dtype=float)
     with plt.rc_context(_style()):
         fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
+        ax.axhline(1.0, color="k", ls=":", lw=1.5, label="1: both move the same")
         for d in d_values:
             b = np.array([tile_for(int(m), d) for m in M], dtype=float)
             ratio = (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b)
-            ax.semilogx(M, ratio, "o-", lw=2, label=f"d = {d}")
-        ax.axhline(1.0, color="k", ls=":", lw=1.5)
+            ax.plot(M, ratio, "o-", lw=2, label=f"d = {d}")
+        _log2_ticks(ax, M)
         ax.set_xlabel("fast memory M (numbers)")
-        ax.set_ylabel("standard / tiled elements moved")
+        ax.set_ylabel("standard / tiled count")
         ax.set_title(f"T = {T:,}")
         ax.legend()
     return fig
@@ -221,6 +234,68 @@ def tile_for(M: int, d: int) -> int:
     if b < 1:
         raise ValueError(f"a fast memory of M={M} numbers cannot hold one row of d={d} four times")
     return b
+
+
+def matmul_tile_for(M: int) -> int:
+    """The largest c with c^2 + 2c <= M: a c x c tile of a matrix product's output in fast memory, with one
+    column of each input's c rows streamed past it."""
+    c = int(math.isqrt(M + 1)) - 1
+    while (c + 1) ** 2 + 2 * (c + 1) <= M:
+        c += 1
+    if c < 1:
+        raise ValueError(f"a fast memory of M={M} numbers cannot hold a 1 x 1 output tile and its inputs")
+    return c
+
+
+def standard_same_m(M: int, d: int) -> float:
+    """Elements standard attention moves per entry of the T x T matrix (long inputs: T d terms left out) when
+    its two matrix multiplies are tiled in a fast memory of M numbers, with c = matmul_tile_for(M): QK^T reads
+    2d/c (c x c output tiles, 2cd reads each); PV reads as much when d >= c, else 1 + d/c (c x d output tiles:
+    each entry of P read once, V's rows c at a time); S written and read and P written add 3."""
+    c = matmul_tile_for(M)
+    return 3 + 2 * d / c + (2 * d / c if d >= c else 1 + d / c)
+
+
+def per_entry_moves(M: int, d: int) -> dict[str, float]:
+    """Elements moved per entry of the T x T matrix (long inputs: the T d terms left out). "tiled": 2d/b;
+    "standard": section 1's 4 (Q, K, V read once, as if fast memory held them whole); "standard, same M":
+    :func:`standard_same_m`."""
+    return {"b": tile_for(M, d), "c": matmul_tile_for(M), "tiled": 2 * d / tile_for(M, d), "standard": 4.0,
+            "standard, same M": standard_same_m(M, d)}
+
+
+def tile_grid(T: int, b: int, query_tile: int) -> Figure:
+    """The (T/b) x (T/b) grid of score tiles, query tiles down and key tiles across: the tiles above the
+    diagonal, which the causal loop skips, hatched; the key tiles that query tile ``query_tile`` reads
+    outlined; the diagonal tiles, which the mask cuts through, shaded darker."""
+    from matplotlib.patches import Patch, Rectangle
+
+    n = T // b
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(6.2, 5.4), layout="constrained")
+        for i in range(n):
+            for j in range(n):
+                if j > i:
+                    face, hatch = "white", "//"
+                else:
+                    face, hatch = ("tab:orange" if j == i else "moccasin"), None
+                ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="gray", hatch=hatch, lw=0.8))
+        ax.add_patch(Rectangle((0, query_tile), query_tile + 1, 1, fill=False, edgecolor="tab:blue", lw=3.5))
+        ax.set_xlim(0, n)
+        ax.set_ylim(n, 0)
+        ax.set_aspect("equal")
+        ax.set_xticks(np.arange(n) + 0.5, [str(k) for k in range(n)])
+        ax.set_yticks(np.arange(n) + 0.5, [str(k) for k in range(n)])
+        ax.set_xlabel(f"key tile (b = {b} keys each)")
+        ax.set_ylabel("query tile")
+        ax.set_title(f"T = {T}: {n} x {n} tiles of scores")
+        ax.legend(handles=[
+            Patch(facecolor="moccasin", edgecolor="gray", label="read, every key allowed"),
+            Patch(facecolor="tab:orange", edgecolor="gray", label="read, mask inside (diagonal)"),
+            Patch(facecolor="white", edgecolor="gray", hatch="//", label="skipped: all keys later"),
+            Patch(fill=False, edgecolor="tab:blue", lw=3, label=f"what query tile {query_tile} reads")],
+                  loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=FONT - 2)
+    return fig
 
 
 def decode_costs(n_params: float, cache_bytes_per_token: float, T: int, batches: ArrayLike,

@@ -122,38 +122,51 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
     )
 
 
-def io_explorer(d: int = 64, T_max: int = 65536) -> None:
-    """Show a widget: choose the fast memory M (numbers) and the features d; see the elements standard
-    attention (4Td + 4T^2) and the tiled loop (2Td + 2T^2 d / b, b the largest tile with 4bd + b^2 <= M) move,
-    against T from 1,024 to ``T_max``, and their ratio at ``T_max``."""
-    T = np.geomspace(1024, T_max, 20)
+def io_explorer(d: int = 64, T: int = 65536) -> None:
+    """Show a widget: choose the fast memory M (numbers) and the features d; see, against M, how many times
+    fewer elements the tiled loop moves than standard attention under two counts: section 1's (Q, K, V read
+    once, as if fast memory held them whole) and one with standard attention's two matrix multiplies tiled in
+    the same M (:func:`~selfattention.plots.llm.per_entry_moves`), at T = ``T``; the chosen M is marked."""
+    Ms = 2.0 ** np.arange(12, 21)
     with plt.rc_context(llm_plots._style()):
         fig, ax = plt.subplots(figsize=(10, 4), layout="constrained")
-        standard, = ax.loglog(T, 4 * T * d + 4 * T**2, "k-", lw=2.5,
-                              label="standard: S and P through slow memory")
-        tiled, = ax.loglog(T, T, "--", lw=2, color="tab:blue", label="tiled")
-        ax.set_xlabel("tokens T")
-        ax.set_ylabel("elements moved")
-        ax.set_ylim(1e5, 3e11)
-        ax.legend(loc="upper left")
+        ax.axhline(1.0, color="k", ls=":", lw=1.5, label="1: both move the same")
+        uneven, = ax.plot(Ms, Ms, "o-", lw=2, color="tab:gray", label="against section 1's standard count")
+        even, = ax.plot(Ms, Ms, "o-", lw=2.5, color="tab:blue", label="against standard tiled in the same M")
+        chosen = ax.axvline(65536, color="tab:red", lw=1.5, label="chosen M")
+        llm_plots._log2_ticks(ax, Ms)
+        ax.set_yscale("log")
+        ax.set_xlabel("fast memory M (numbers)")
+        ax.set_ylabel("times fewer moved by tiling")
+        ax.legend(loc="upper left", fontsize=llm_plots.FONT - 2)
     plt.close(fig)
 
+    def ratios(M: float, d: int) -> tuple[float, float, int]:
+        b = llm_plots.tile_for(int(M), d)
+        tiled = 2 * T * d + 2 * T**2 * d / b
+        same_m = llm_plots.standard_same_m(int(M), d) * T**2 + T * d
+        return (4 * T * d + 4 * T**2) / tiled, same_m / tiled, b
+
     def draw(M: int = 65536, d: int = d) -> None:
-        b = llm_plots.tile_for(M, d)
-        standard.set_ydata(4 * T * d + 4 * T**2)
-        tiled.set_ydata(2 * T * d + 2 * T**2 * d / b)
-        tiled.set_label(f"tiled, M = {M:,}: tiles of {b}")
-        ax.legend(handles=[standard, tiled], loc="upper left", fontsize=llm_plots.FONT - 1)
-        ax.set_title(f"fast memory M = {M:,} numbers, d = {d}", fontsize=llm_plots.FONT)
+        got = [ratios(m, d) for m in Ms]
+        uneven.set_ydata([g[0] for g in got])
+        even.set_ydata([g[1] for g in got])
+        chosen.set_xdata([M, M])
+        ax.set_ylim(0.1, 30)
+        ax.set_title(f"d = {d}, T = {T:,}", fontsize=llm_plots.FONT)
         show(fig)
-        ratio = (4 * T_max * d + 4 * T_max**2) / (2 * T_max * d + 2 * T_max**2 * d / b)
-        print(f"M = {M:,}, d = {d}: tiles of {b}; at T = {T_max:,} standard attention moves {ratio:.1f} "
-              f"times the elements of the tiled loop")
+        one, two, b = ratios(M, d)
+
+        def times(r: float) -> str:
+            return f"{r:.1f} times fewer" if r >= 1 else f"{1 / r:.1f} times more"
+
+        print(f"M = {M:,}, d = {d}: tiles of {b}; the tiled loop moves {times(one)} than section 1's "
+              f"standard count and {times(two)} than standard attention tiled in the same M")
 
     widgets.interact(
         draw,
         M=widgets.SelectionSlider(options=[16384, 65536, 262144, 1048576], value=65536,
                                   description="fast memory M", continuous_update=False),
-        d=widgets.SelectionSlider(options=[32, 64, 128, 256], value=d, description="d",
+        d=widgets.SelectionSlider(options=[32, 64, 128], value=d, description="d",
                                   continuous_update=False),
     )
