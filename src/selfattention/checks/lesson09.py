@@ -126,6 +126,9 @@ def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "Count the real tokens: np.cumsum(real, axis=1) - 1.": np.where(real, counts, 0)
         for extra, counts in (("", T - np.asarray(lengths)[:, None]),
                               (" (its padding count minus 1)", T - np.asarray(lengths)[:, None] - 1))
+    } | {
+        "the running count went down the batch (axis 0), not along each sequence: count the real tokens "
+        "before each token with np.cumsum(real, axis=1) - 1.": np.where(real, np.cumsum(real, axis=0) - 1, 0),
     }
 
 
@@ -270,9 +273,10 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
         "the first row has a minus sign: sin(a + b) = sin a cos b + cos a sin b, all plus, so the first row is "
         "[cos(delta theta), +sin(delta theta)]; the minus belongs to the second row, from cos(a + b).":
             np.array([[c, -s], [-s, c]]),
-        "the angle was converted to degrees (or read as degrees): theta is in radians, as np.sin and np.cos "
-        "expect, so the angle is delta * theta itself, with no np.deg2rad or np.radians.":
-            _rotation(np.deg2rad(delta * theta)),
+        "the angle was read as degrees (np.deg2rad or np.radians): theta is in radians, as np.sin and np.cos "
+        "expect, so the angle is delta * theta itself, unconverted.": _rotation(np.deg2rad(delta * theta)),
+        "the angle was converted to degrees (np.degrees): theta is in radians, as np.sin and np.cos expect, so "
+        "the angle is delta * theta itself, unconverted.": _rotation(np.degrees(delta * theta)),
         "the angle is delta + theta: delta positions turn the pair by theta each time, delta * theta in all.":
             _rotation(delta + theta),
     }
@@ -353,6 +357,8 @@ NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -
             "(the padding queries of a left-padded causal batch); give them weight 0 everywhere, for example "
             "with torch.nan_to_num or torch.where, or fill with a large finite negative number and zero the "
             "masked weights afterwards.")
+WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not over the keys: each query's "
+              "weights over its keys, the last axis, sum to 1. Use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
 READY_MADE = ("safe_weights called a ready-made attention (F.scaled_dot_product_attention or the like) while it "
               "ran: turning the scores and the mask into weights is the exercise. Write it with torch.softmax and "
@@ -524,6 +530,12 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=1e-7)
                     and not torch.allclose(renormalised, expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {RENORM_DOMINATED}")
+            with torch.no_grad():
+                filled = case[0].masked_fill(~case[1].expand_as(case[0]), float("-inf"))
+                for dim in range(filled.dim() - 1):                 # softmax over the queries or the batch
+                    other = torch.nan_to_num(torch.softmax(filled, dim=dim), nan=0.0)
+                    if torch.allclose(got.detach().to(other.dtype), other, rtol=1e-4, atol=1e-7):
+                        raise ExerciseError(f"{name} is not right yet on {what}: {WRONG_AXIS.format(dim)}")
             after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
             sums = got.detach()[~empty].sum(dim=-1)
             if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4
