@@ -268,3 +268,18 @@ def test_position_maps_share_one_scale_and_mark_the_fitted_rows():
         mask_plots.position_maps([np.eye(3)], ["a", "b"], fitted=2)
     with pytest.raises(ValueError, match=r"matrices\[0\] must have 2 dimensions"):
         mask_plots.position_maps([np.zeros(3)], ["a"], fitted=2)
+
+
+def test_print_reorderings_one_causal_layer_ignores_the_order_of_the_words_before(capsys):
+    from selfattention.positional import print_reorderings
+
+    rng = np.random.default_rng(0)
+    vectors = {w: rng.normal(size=4) for w in "abcd"}
+
+    def layer(h):
+        return sa.scaled_dot_product_attention(h, h, h, sa.causal_mask(len(h)))[0]
+
+    print_reorderings(layer, vectors, list("abcd"), prefix=3, depths=(1, 2))
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [r[1].strip() for r in rows] == ["0", "5"]         # 5 other orders of 3 distinct words
+    assert rows[0][2].strip() == "0" and float(rows[1][2]) > 0

@@ -42,6 +42,9 @@ DECODER = {
     "padding mask only": "that of a padding mask alone",
     "float positions": "positions are integers",
     "one mask": "one mask for the whole batch",
+    "triu and queries": "two slips: np.triu was used where",
+    "counted padding": "counted the padding instead of the real tokens",
+    "cumsum axis 0": "the running count went down the batch (axis 0)",
 }
 
 
@@ -95,6 +98,12 @@ DECODER_WRONG["no [:, None]"] = lambda lengths, T: (   # (T,) - (batch,): a broa
 DECODER_WRONG["padding mask only"] = lambda lengths, T: (   # (batch, 1, T), as sa.padding_mask returns
     _real(lengths, T)[:, None, :], _positions(lengths, T))
 DECODER_WRONG["float positions"] = lambda lengths, T: (_right_mask(lengths, T), _positions(lengths, T) * 1.0)
+DECODER_WRONG["triu and queries"] = lambda lengths, T: (   # both slips at once: the transpose of the answer
+    np.triu(np.ones((T, T), dtype=bool))[None] & _real(lengths, T)[:, :, None], _positions(lengths, T))
+DECODER_WRONG["counted padding"] = lambda lengths, T: (_right_mask(lengths, T),
+                                                       np.cumsum(~_real(lengths, T), 1))
+DECODER_WRONG["cumsum axis 0"] = lambda lengths, T: (_right_mask(lengths, T),
+                                                     np.cumsum(_real(lengths, T), axis=0) - 1)
 DECODER_WRONG["one mask"] = lambda lengths, T: (   # the longest sequence's mask for every row
     sa.causal_mask(T) & (np.arange(T) >= T - max(lengths)), _positions(lengths, T))
 
@@ -122,6 +131,14 @@ def _decoder_flip(lengths, T):
 def test_decoder_right_answers_pass(capsys):
     _passes(check_decoder_inputs, _decoder_loops, capsys)
     _passes(check_decoder_inputs, _decoder_flip, capsys)
+
+    def both_sides(lengths, T):                      # padding masked on queries AND keys; positions unclipped
+        real = _real(lengths, T)
+        return (sa.causal_mask(T) & real[:, :, None] & real[:, None, :],
+                np.arange(T) - (T - np.asarray(lengths))[:, None])
+
+    _passes(check_decoder_inputs, both_sides, capsys)
+    assert hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=both_sides)
 
 
 def test_decoder_shortcut_fails():
@@ -176,6 +193,10 @@ SHIFT = {
     "sign": "a sign is wrong",
     "k not k theta": "the angle is delta, not delta * theta",
     "theta only": "the angle is theta, whatever delta is",
+    "first-row sign": "the first row has a minus sign",
+    "degrees": "the angle was read as degrees",
+    "np.degrees": "the angle was converted to degrees (np.degrees)",
+    "delta plus theta": "the angle is delta + theta",
     "reading order": "the formula's reading order",
     "rows swapped": "the rows are swapped",
     "sin cos swapped": "sin(delta theta) and cos(delta theta) are swapped",
@@ -195,6 +216,12 @@ SHIFT_WRONG = {
     "reading order": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.cos(k * w), -np.sin(k * w)),
     "rows swapped": lambda k, w: _m(-np.sin(k * w), np.cos(k * w), np.cos(k * w), np.sin(k * w)),
     "sin cos swapped": lambda k, w: _m(np.sin(k * w), np.cos(k * w), -np.cos(k * w), np.sin(k * w)),
+    "first-row sign": lambda k, w: _m(np.cos(k * w), -np.sin(k * w), -np.sin(k * w), np.cos(k * w)),
+    "degrees": lambda k, w: _m(np.cos(np.deg2rad(k * w)), np.sin(np.deg2rad(k * w)),
+                               -np.sin(np.deg2rad(k * w)), np.cos(np.deg2rad(k * w))),
+    "np.degrees": lambda k, w: _m(np.cos(np.degrees(k * w)), np.sin(np.degrees(k * w)),
+                                  -np.sin(np.degrees(k * w)), np.cos(np.degrees(k * w))),
+    "delta plus theta": lambda k, w: _m(np.cos(k + w), np.sin(k + w), -np.sin(k + w), np.cos(k + w)),
     "abs k": lambda k, w: _m(np.cos(abs(k) * w), np.sin(abs(k) * w), -np.sin(abs(k) * w), np.cos(abs(k) * w)),
 }
 
@@ -356,6 +383,7 @@ SAFE = {
     "additive inf": "an additive -inf mask",
     "discarded nan": "still flows back",
     "renormalised": "no masked score dominates",
+    "wrong axis": "not over the keys",
 }
 
 
@@ -379,6 +407,7 @@ SAFE_WRONG = {
     # a float attn_mask in F.scaled_dot_product_attention is added to the scores: mask.float() masks nothing
     "float mask": lambda s, m: torch.softmax(s + m.float().to(s.dtype), dim=-1),
     "times mask": lambda s, m: torch.softmax(s * m, dim=-1),
+    "wrong axis": lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=0)),
     # the NaN of an empty row replaced, but the mask ADDED as 0 / -inf: NaN gradients reach the masked scores
     "additive inf": lambda s, m: torch.nan_to_num(
         torch.softmax(s + torch.zeros_like(s).masked_fill(~m, float("-inf")), dim=-1)),
@@ -461,3 +490,49 @@ def test_safe_shortcut_fails():
         return torch.tensor(sa.softmax(np.where(m.numpy(), s.detach().numpy(), -np.inf)), requires_grad=True)
 
     assert "Correct" not in _message(check_safe_weights, wrapped)
+
+
+def test_decoder_counted_padding_minus_one_is_named_and_fails_hidden_test():
+    def wrong(lengths, T):
+        return _right_mask(lengths, T), np.cumsum(~_real(lengths, T), 1) - 1
+
+    assert DECODER["counted padding"] in _message(check_decoder_inputs, wrong)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=wrong)
+
+
+@pytest.mark.parametrize("key", ["triu and queries", "counted padding", "cumsum axis 0"])
+def test_decoder_new_named_slips_fail_the_hidden_test(key):
+    wrong = DECODER_WRONG[key]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=wrong)
+
+
+@pytest.mark.parametrize("key", ["first-row sign", "degrees", "np.degrees", "delta plus theta"])
+def test_shift_new_named_slips_fail_the_hidden_test(key):
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=SHIFT_WRONG[key])
+
+
+def _sdpa_weights(s, m):
+    """F.scaled_dot_product_attention's weights: identity values, keys that undo its 1/sqrt(T_k)."""
+    eye = torch.eye(s.shape[-1], dtype=s.dtype)
+    return torch.nn.functional.scaled_dot_product_attention(s, eye * s.shape[-1] ** 0.5, eye, attn_mask=m)
+
+
+def test_safe_ready_made_attention_is_refused_by_check_and_hidden_test():
+    assert "ready-made attention" in _message(check_safe_weights, _sdpa_weights)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=_sdpa_weights)
+
+
+def test_safe_nan_rows_hint_comes_in_stages():
+    from selfattention.checks import lesson09
+
+    lesson09._NAN_ROWS_SEEN["count"] = 0
+    first = _message(check_safe_weights, SAFE_WRONG["nan"])
+    second = _message(check_safe_weights, SAFE_WRONG["nan"])
+    assert "came out NaN" in first and "nan_to_num" not in first and "again for a hint" in first
+    assert "nan_to_num" in second
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=SAFE_WRONG["nan"])
+
+
+def test_safe_wrong_axis_fails_hidden_test():
+    wrong = SAFE_WRONG["wrong axis"]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -53,3 +56,31 @@ def share_peaking_before(weights: NDArray[np.float64], queries: NDArray[np.int_]
     """The share of the rows ``queries`` of (T, T) ``weights`` whose largest weight is on key i - 1."""
     queries = np.asarray(queries)
     return float(np.mean(np.asarray(weights)[queries].argmax(axis=-1) == queries - 1))
+
+
+def print_reorderings(layer: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+                      vectors: Mapping[str, NDArray[np.float64]], words: Sequence[str], prefix: int = 4,
+                      depths: Sequence[int] = (1, 2)) -> None:
+    """Print a small table: for each number of layers in ``depths`` (``layer`` applied that many times to the
+    stacked ``vectors`` of the words, no residual), in how many of the other orders of ``words[:prefix]`` the
+    last word's output changes, and by how much (the largest coordinate change, next to the largest coordinate
+    of that output)."""
+    words = list(words)
+    orders = sorted(set(itertools.permutations(words[:prefix])) - {tuple(words[:prefix])})
+
+    def last(ws: Sequence[str], n: int) -> NDArray[np.float64]:
+        h = np.stack([vectors[w] for w in ws])
+        for _ in range(n):
+            h = layer(h)
+        return h[-1]
+
+    head = ("layers", f"reorderings that move the last output (of {len(orders)})", "largest change",
+            "largest coordinate")
+    print(" | ".join(head))
+    for n in depths:
+        ref = last(words, n)
+        changes = [float(np.abs(last([*o, *words[prefix:]], n) - ref).max()) for o in orders]
+        moved = [c for c in changes if c > 1e-9]
+        size = f"{max(moved):.2g}" if moved else "0"
+        print(f"{n:>{len(head[0])}} | {len(moved):>{len(head[1])}} | {size:>{len(head[2])}} | "
+              f"{np.abs(ref).max():>{len(head[3])}.2f}")

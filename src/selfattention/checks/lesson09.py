@@ -24,6 +24,7 @@ from ._engine import (
     learners_functions,
     passed,
 )
+from .lesson03 import ReadyMadeCalled, ready_made_blocked
 
 __all__ = ["check_decoder_inputs", "check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
@@ -73,6 +74,10 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "mask), so combine them with &.": _lower(T)[None] | real[:, None, :],
         "the causal part points the wrong way: token i may see keys j <= i (on and below the diagonal, "
         "np.tril), not the keys after it.": _lower(T).T[None] & real[:, None, :],
+        "two slips: np.triu was used where the causal part is np.tril (token i may see keys j <= i, on and "
+        "below the diagonal), and the padding was applied to the rows (queries, real[:, :, None]) instead of "
+        "the keys (columns, real[:, None, :]): a query must not attend TO a padding key.":
+            _lower(T).T[None] & real[:, :, None],
         "one real token too few: the first real token of each sequence is masked. With left padding, a "
         "sequence of length n has its real tokens at positions T - n, ..., T - 1 (T - n included).":
             _lower(T)[None] & _real_keys(lengths, T, shift=1)[:, None, :],
@@ -115,6 +120,15 @@ def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "they grow from 0 at the first real token to n - 1 at the last.":
             np.where(real, T - 1 - np.arange(T)[None, :], 0),
         PADS_FROM_MAX: np.where(real, np.arange(T)[None, :] - _from_max(lengths), 0),
+    } | {
+        f"every real token of a sequence got the same position{extra}: the running count counted the "
+        "padding instead of the real tokens (np.cumsum(~real) stops growing where the real tokens begin). "
+        "Count the real tokens: np.cumsum(real, axis=1) - 1.": np.where(real, counts, 0)
+        for extra, counts in (("", T - np.asarray(lengths)[:, None]),
+                              (" (its padding count minus 1)", T - np.asarray(lengths)[:, None] - 1))
+    } | {
+        "the running count went down the batch (axis 0), not along each sequence: count the real tokens "
+        "before each token with np.cumsum(real, axis=1) - 1.": np.where(real, np.cumsum(real, axis=0) - 1, 0),
     }
 
 
@@ -174,7 +188,8 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
             check_array(mine, _positions_reference(lengths, T), f"the positions of the real tokens ({what})",
                         mistakes=_positions_mistakes((lengths, T)))
         except ExerciseError as err:                                 # "the positions ... are", not "is"
-            raise ExerciseError(str(err).replace(") is not right yet", ") are not right yet", 1)) from None
+            raise ExerciseError(str(err).replace(") is not right yet", ") are not right yet", 1)
+                                .replace(") differs from", ") differ from", 1)) from None
     passed("queries see themselves and earlier real tokens only, and every real token's position counts the "
            "real tokens before it, as without padding, in a batch of different lengths.")
 
@@ -255,6 +270,15 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
         "the angle is delta, not delta * theta: the pair turns by theta per position, so delta positions turn it by "
         "delta * theta.": _rotation(float(delta)),
         "the angle is theta, whatever delta is: delta positions turn the pair by delta * theta.": _rotation(theta),
+        "the first row has a minus sign: sin(a + b) = sin a cos b + cos a sin b, all plus, so the first row is "
+        "[cos(delta theta), +sin(delta theta)]; the minus belongs to the second row, from cos(a + b).":
+            np.array([[c, -s], [-s, c]]),
+        "the angle was read as degrees (np.deg2rad or np.radians): theta is in radians, as np.sin and np.cos "
+        "expect, so the angle is delta * theta itself, unconverted.": _rotation(np.deg2rad(delta * theta)),
+        "the angle was converted to degrees (np.degrees): theta is in radians, as np.sin and np.cos expect, so "
+        "the angle is delta * theta itself, unconverted.": _rotation(np.degrees(delta * theta)),
+        "the angle is delta + theta: delta positions turn the pair by theta each time, delta * theta in all.":
+            _rotation(delta + theta),
     }
 
 
@@ -326,10 +350,19 @@ def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
 
 
 # ---------------------------------------------------------------- exercise 3: safe masked weights
+NAN_ROWS_FIRST = ("a row whose keys are all masked came out NaN: with every score of the row at -inf, the softmax "
+                  "divides 0 by 0. Such rows occur (the padding queries of a left-padded causal batch) and must "
+                  "come out all 0. Try a fix of your own; run this check again for a hint.")
 NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -inf is 0/0. Such rows occur "
             "(the padding queries of a left-padded causal batch); give them weight 0 everywhere, for example "
             "with torch.nan_to_num or torch.where, or fill with a large finite negative number and zero the "
             "masked weights afterwards.")
+WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not over the keys: each query's "
+              "weights over its keys, the last axis, sum to 1. Use dim=-1.")
+_NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
+READY_MADE = ("safe_weights called a ready-made attention (F.scaled_dot_product_attention or the like) while it "
+              "ran: turning the scores and the mask into weights is the exercise. Write it with torch.softmax and "
+              "the mask (masked_fill, torch.where).")
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
                 "0, in that row too (multiply by the mask, or use torch.where).")
@@ -456,7 +489,10 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
         mask = case[1].clone()
         what = _describe(case)
         try:
-            got = safe_weights(scores, mask)
+            with ready_made_blocked():
+                got = safe_weights(scores, mask)
+        except ReadyMadeCalled:
+            raise ExerciseError(READY_MADE) from None
         except Exception as exc:
             raise ExerciseError(f"safe_weights raised {type(exc).__name__} on {what}: {exc}") from None
         if got is None or got is Ellipsis:
@@ -477,7 +513,9 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             if (~empty).any() and not bool(torch.isfinite(got.detach()[~empty]).all()):
                 raise ExerciseError(f"{name} is not right yet: {OVERFLOW} (on {what})")
             if empty.any() and torch.isnan(got.detach()[empty]).any():
-                raise ExerciseError(f"{name} is not right yet: {NAN_ROWS} (on {what})")
+                _NAN_ROWS_SEEN["count"] += 1
+                hint = NAN_ROWS_FIRST if _NAN_ROWS_SEEN["count"] == 1 else NAN_ROWS
+                raise ExerciseError(f"{name} is not right yet: {hint} (on {what})")
             masked = ~case[1].expand_as(expected) & ~empty[..., None]   # masked keys of rows with a real key
             leak = got.detach()[masked]
             if bool((leak != 0).any()) and float(leak.abs().max()) < 0.05:
@@ -492,6 +530,12 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=1e-7)
                     and not torch.allclose(renormalised, expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {RENORM_DOMINATED}")
+            with torch.no_grad():
+                filled = case[0].masked_fill(~case[1].expand_as(case[0]), float("-inf"))
+                for dim in range(filled.dim() - 1):                 # softmax over the queries or the batch
+                    other = torch.nan_to_num(torch.softmax(filled, dim=dim), nan=0.0)
+                    if torch.allclose(got.detach().to(other.dtype), other, rtol=1e-4, atol=1e-7):
+                        raise ExerciseError(f"{name} is not right yet on {what}: {WRONG_AXIS.format(dim)}")
             after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
             sums = got.detach()[~empty].sum(dim=-1)
             if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4

@@ -144,7 +144,7 @@ def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: 
         w = _array(m, f"matrices[{i}]", 2)
         ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
         ax.axhline(fitted - 0.5, color="tab:red", ls="--", lw=2)
-        ax.text(w.shape[1] - 1, fitted + 1.5, "not fitted below", color="tab:red", ha="right", va="top")
+        ax.text(0.5, fitted + 1.5, "not fitted below", color="tab:red", ha="left", va="top")   # off the diag.
         ax.set_title(title)
         ax.set_xlabel("key position j")
         ax.set_ylabel("query position i" if i == 0 else "")
