@@ -60,7 +60,8 @@ class Drive:
 
 
 DRIVES = {
-    # 0.8 -> 0.9 on "neighbour" (juice): weights love/apple/juice 1/60, 5/60, 0.9 give apple' = [0.963, 0.153].
+    # 0.8 -> 0.9 on "neighbour" (juice): weights love/apple/juice 1/60, 5/60, 0.9
+    # give apple' = [0.963, 0.153].
     "00_roadmap": Drive("roadmap_widgets.mix_explorer(", "neighbour", "slider",
                         expect="apple' = [0.963, 0.153]"),
     # "other word" juice -> phones: the red line moves to cos(apple, phones) = 0.173.
