@@ -50,6 +50,7 @@ FILE_TIERS = {
     "test_copies.py": ("grading",),
     "test_formgrader.py": ("grading",),
     "test_grading.py": ("grading",),
+    "test_going_deeper_lesson03.py": ("notebooks",),
     "test_grading_rounds.py": ("grading",),
     "test_rise.py": ("browser",),
     "test_site.py": ("browser",),
