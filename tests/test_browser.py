@@ -81,9 +81,10 @@ DRIVES = {
     # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.42.
     "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
                                      "I love apple juice", expect="head 2: apple -> apple (0.42)"),
-    # Held-out sequence 0 (E:2 A:0 B:3 H:7 ?A): the two-head model of seed 0 gives both digits.
+    # Held-out sequence 3 (A:1 B:0 E:2 C:6 ?B asks for [6, 1]): the two-head model of seed 0 gives both
+    # digits, where the one head of the opening view answers 1 and 1.
     "08_why_several_heads": Drive("widgets.interact(show_query", "model", "select", "two heads, d_k = 16",
-                                  expect="the model answers [3, 7]"),
+                                  expect="the model answers [6, 1]"),
     # Opened on "none"; "causal + left padding", fill -inf: 14 of 36 weights 0, the 2 padding rows NaN.
     "09_positions_and_masks": Drive("mask_widgets.mask_explorer(", "mask", "select", "causal + left padding",
                                     expect="14 of 36 weights are exactly 0; 2 rows are NaN."),
@@ -96,9 +97,9 @@ DRIVES = {
     # The most parked head is layer 4, head 5 (section 1); one step right shows head 6 of layer 4.
     "12_inside_a_real_transformer": Drive("explorers.head_explorer(", "head", "slider",
                                           expect="layer 4, head 6,"),
-    # 8 -> 16 key/value heads: 80 layers x 16 heads x 128 x 2 (K and V) x 2 bytes = 655,360 bytes per token.
+    # 1 -> 2 key/value heads: 80 layers x 2 heads x 128 x 2 (K and V) x 2 bytes = 81,920 bytes per token.
     "13_generation_and_memory": Drive("llm_widgets.decode_explorer(", "kv heads", "slider",
-                                      expect="g = 16: 655,360 bytes per token"),
+                                      expect="g = 2: 81,920 bytes per token"),
     # factor 8 -> 16 with no scaling: the line names the new factor.
     "14_long_context": Drive("llm_widgets.rope_explorer(", "factor", "slider", expect="none x16:"),
     # fast memory 65,536 -> 262,144 numbers at d = 64: the largest b with 4bd + b^2 <= M is 399.

@@ -255,7 +255,7 @@ def _crafted(student) -> dict[str, str | object]:
 # learner: (autograded score, words the reason must contain)
 EXPECTED = {
     "correct": (1.0, ["all tests pass"]),
-    "blank": (0.0, ["Warm-up exercise (1 point): ", "apple_in_context is None"]),
+    "blank": (0.0, ["Warm-up exercise (1 point): ", "apple_weights is None"]),
     "raises": (0.0, ["answer cell warmup-answer raised ValueError: I give up",
                      "Warm-up exercise (1 point): "]),
     "loops": (0.0, ["answer cell warmup-answer ran longer than 20 s and was stopped"]),

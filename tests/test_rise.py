@@ -33,7 +33,7 @@ from labdriver import (
 pytestmark = pytest.mark.needs_chromium
 
 LESSON = "00_roadmap"  # the shortest lesson; its widget: a slider and a menu over a figure and a printed line
-MENU, CHOICE = "sentence", "juice"  # the menu moves apple' from near phones to near juice
+MENU, CHOICE = "sentence", "phones"  # the menu moves apple' from near juice to near phones
 
 
 def visible_texts(frame: object, selector: str) -> list[str]:
