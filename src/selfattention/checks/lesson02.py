@@ -1,17 +1,12 @@
 """Checks for lesson 02 (basic self-attention: a word as a weighted sum of its sentence).
 
-Every check builds its own inputs (the lesson's toy vectors, or rows of scores chosen so that different
-mistakes give different results, overflowing rows included) and its own reference answer, and names the
-typical mistakes of its exercise in words.
+Every check builds its own inputs (the lesson's toy vectors) and its own reference answer, and names the
+typical mistakes of its exercise in words, computed from what the learner returned.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-import re
-import sys
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -19,18 +14,11 @@ import numpy as np
 from ._engine import (
     ExerciseError,
     _to_array,
-    body_lines,
-    check_array,
-    code_names,
-    is_learners,
-    learners_functions,
     passed,
     reference_softmax,
-    stand_ins,
-    used_objects,
 )
 
-__all__ = ["check_notes_scores", "check_softmax_row", "check_one_sided"]
+__all__ = ["check_notes_scores", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -157,13 +145,30 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is the base-10 logarithm of the factor "
                 f"{np.exp(BANK_GAIN):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
+        if abs(g - np.log2(np.exp(BANK_GAIN))) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: {g:.3f} is the base-2 logarithm of the factor "
+                f"{np.exp(BANK_GAIN):.3f}. Softmax uses e^x, not 2^x, so the gain is the natural logarithm of that "
+                "factor, np.log.")
+        if abs(g - np.log(0.9 / 0.3)) < 1e-3:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: ln(0.90 / 0.30) = {g:.3f} sets bank's new odds against the "
+                "other two's old weight, 0.30, but their weight falls to 0.10 as bank's rises to 0.90. The odds "
+                "(bank's weight over the other two's) go from 0.70 / 0.30 to 0.90 / 0.10.")
         if abs(g - 0.2) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
                 "score. A score is not a weight; softmax exponentiates it first.")
+        if g <= 0:
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: a gain of {g:.3g} lowers bank's score, so its weight falls "
+                "below 0.70. Raising the weight to 0.90 takes a positive gain: write bank's new weight with the "
+                "factor e^g on its exponential and solve for g.")
         raise ExerciseError(
-            f"notes_scores is right, but {then}. Raising one score by g multiplies its exponential by e^g and "
-            "leaves the others: write bank's new weight with that factor and solve for g.")
+            f"notes_scores is right, but {then}: your gain multiplies bank's odds (its weight over the other "
+            f"two's) by e^{g:.3g} = {np.exp(g):.3g}, from 0.70 / 0.30 to {got / (1 - got):.3g}, "
+            + ("too much" if got > 0.9 else "too little")
+            + ". Which odds does a weight of 0.90 mean, and by what factor must 0.70 / 0.30 grow to reach them?")
 
     def same(scores: np.ndarray) -> bool:
         return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
@@ -221,210 +226,83 @@ def _log_factor(w: np.ndarray) -> float | None:
 
 
 # --------------------------------------------------------------------------- exercise 2
-_SMALL = ([[1.0, 2.0, 3.0], [0.77, 0.98, 0.56], [3.0, -1.0, 0.5]], [[-1.0, 0.5], [2.0, 0.0]], [[3.0]])
-# Matrices that make one unstable version fail at a time (the small ones, whose rows have different maxima,
-# already catch a shift or a sum that forgot keepdims=True): the first overflows without any shift, the second
-# underflows without one, the third keeps a row [-1000, -1001] next to [0, 1], so one shift for the whole
-# matrix underflows the first row; then [800, 0] overflows after subtracting the row's smallest score, [0, 800]
-# after subtracting its first, [1600, 1600, 0] after subtracting half its largest, [0, 1600] after its mean.
-# The last one catches each of these done in a longer float (np.longdouble reaches about e^11356 on x86).
-_WIDE = ([[1000.0, 999.0, 998.0], [998.0, 1000.0, 999.0]], [[-1000.0, -1001.0], [-1001.0, -1000.0]],
-         [[-1000.0, -1001.0], [0.0, 1.0]], [[800.0, 0.0], [0.0, 1.0]], [[0.0, 800.0], [1.0, 0.0]],
-         [[1600.0, 1600.0, 0.0], [0.0, 1.0, 2.0]], [[0.0, 1600.0], [1.0, 0.0]],
-         [[40000.0, 0.0], [0.0, 40000.0], [-40000.0, -40001.0], [0.0, 1.0]])
-_UNSTABLE = {
-    0: "np.exp(1000) overflows to inf, and inf / inf is NaN: your softmax exponentiates the scores as they are. "
-       "Section 3's shift property lets you subtract any number c from a row without changing its weights: "
-       "which c keeps every exponential from overflowing without letting all of them underflow to 0?",
-    1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your shift leaves every exponent far below 0 "
-       "(subtracting each row's largest |score|, 1001 here, moves these scores down to about -2000). A shift "
-       "by the same c keeps the weights: your c must keep at least one exponential from underflowing, and none "
-       "from overflowing.",
-    # the same matrix when the shift left [-600, -601] finite: c was near 0, not pushed further down
-    -1: "every exponential underflows to 0 here, and 0 / 0 is NaN: your shift leaves these scores near -1000, "
-        "below about -745, where np.exp underflows to 0 (on [[-600, -601]] your weights are right, so on this "
-        "row you subtracted a number near 0). A shift that only guards against overflow, such as "
-        "np.maximum(scores.max(axis=1, keepdims=True), 0), does that. Subtract each row's own largest score, "
-        "here -1000, so that row's largest exponent is exactly 0.",
-    2: "you subtracted one number for the whole matrix (its largest score, 1): the row [-1000, -1001] then "
-       "underflows to 0 / 0. The shift property holds row by row: subtract each row's own largest score, "
-       "scores.max(axis=1, keepdims=True).",
-    3: "subtracting anything but the row's largest score does that (here the smallest, which in [800, 0] is "
-       "also the second largest): the largest exponent is still 800 - 0 = 800, and np.exp(800) overflows. "
-       "Subtract the row's largest score, so no exponent is above 0.",
-    4: "subtracting the first score (or any score but the largest) does that: here the largest exponent is "
-       "still 800 - 0 = 800, and np.exp(800) overflows. Subtract the largest score, so no exponent is above 0.",
-    5: "subtracting half the largest score (or another fraction of it) does that: here the largest exponent "
-       "is still 1600 - 800 = 800, and np.exp(800) overflows. Subtract the largest score itself, so no exponent "
-       "is above 0.",
-    6: "subtracting the mean does that: here the largest exponent is still 1600 - 800 = 800, and "
-       "np.exp(800) overflows. Subtract the largest score instead, so no exponent is above 0.",
-    7: "a longer float (np.longdouble) only moves the limit, to about e^11356, and these scores reach 40000. "
-       "No float holds every exponential: shift each row by a number c instead, chosen so that no "
-       "exponential overflows and not all of them underflow.",
-}
-_LIBRARY = re.compile(r"\b(softmax|logsumexp)\s*\(|\blogaddexp\b")
-#: Names of library functions that do the shift themselves: a softmax, scipy's logsumexp or numpy's logaddexp.
-_LIBRARY_NAMES = ("softmax", "logsumexp", "logaddexp")
+#: *river bank flows*, rows river, bank, flows; the point bank' must land on, and the weights that put it there.
+_RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])
+_RBF_WORDS = ("river", "bank", "flows")
+MIX_TARGET = np.array([0.25, 0.88, 0.0, 0.0])
+MIX_WEIGHTS = np.array([0.5, 0.2, 0.3])
+_MIX_TOL = 1e-3
 
 
-def _calls_a_library_softmax(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` uses some library softmax: a call ``softmax(...)`` in its source, a name such as
-    ``sa.softmax`` or ``special.softmax`` in its code (also when stored under another name first, as in
-    ``g = sa.softmax``), or a global or closure variable that is such a function. A function the learner
-    wrote (defined where ``fn`` was, e.g. an earlier ``softmax_row`` kept under another name) is no
-    library: it is looked into in turn, also when it is called ``softmax``."""
-    def library(name: str) -> bool:
-        return any(k in name.lower() for k in _LIBRARY_NAMES)
-
-    home = getattr(fn, "__module__", None)
-    for f in learners_functions(fn):
-        named = used_objects(f)
-        for line in body_lines(f):
-            for m in _LIBRARY.finditer(line):
-                bare = m.group(1) and not line[:m.start()].rstrip().endswith(".")
-                if not (bare and is_learners(named.get(m.group(1)), home)):   # the learner's own softmax
-                    return True
-        code = getattr(f, "__code__", None)
-        if code is None:
-            continue
-        scope = getattr(f, "__globals__", {})
-        if any(library(name) and not is_learners(scope.get(name), home)       # e.g. special.softmax
-               for name in code_names(code) - {f.__name__}):
-            return True
-        if any(callable(g) and not is_learners(g, home) and library(getattr(g, "__name__", ""))
-               for g in used_objects(f).values()):                           # e.g. g = sa.softmax
-            return True
-    return False
+def _mix_words(a: np.ndarray) -> str:
+    return ", ".join(f"{w} {x:.3g}" for w, x in zip(_RBF_WORDS, a, strict=True))
 
 
-class LibrarySoftmaxCalled(Exception):
-    """Raised by the stand-ins of library softmaxes while a learner's softmax_row runs."""
-
-
-#: Where the library softmaxes live: module name -> attributes that do the shift for the caller.
-_LIBRARY_PLACES = {
-    "selfattention": ("softmax",), "selfattention.core": ("softmax",),
-    "scipy.special": ("softmax", "log_softmax", "logsumexp"),
-    "torch": ("softmax", "log_softmax", "logsumexp"), "torch.special": ("softmax", "log_softmax", "logsumexp"),
-    "torch.nn.functional": ("softmax", "log_softmax"),
-}
-
-
-@contextlib.contextmanager
-def library_softmaxes_blocked() -> Iterator[None]:
-    """While the block runs, every library softmax (selfattention's, scipy's, torch's, their logsumexp and
-    numpy's logaddexp) in a module already imported is replaced by a stand-in that raises
-    LibrarySoftmaxCalled, so a call reached by any route (``getattr(sa, "soft" + "max")`` included) is seen.
-    Everything is put back afterwards."""
-    places: list[tuple[Any, tuple[str, ...]]] = [(sys.modules.get(name), attrs)
-                                                 for name, attrs in _LIBRARY_PLACES.items()]
-    places.append((np, ("logaddexp",)))
-    torch = sys.modules.get("torch")
-    if torch is not None:                                   # x.softmax(dim=1) on a tensor
-        places.append((torch.Tensor, ("softmax", "log_softmax", "logsumexp")))
-    with stand_ins(places, LibrarySoftmaxCalled):
-        yield
-
-
-_LIBRARY_MESSAGE = (
-    "softmax_row calls a library function that does the shift for you (sa.softmax, scipy's softmax or "
-    "logsumexp, np.logaddexp, torch's softmax): the exercise asks you to write the shift, the "
-    "exponentials and the division yourself, with np.exp.")
-
-
-def _right_on(softmax_row: Callable[[np.ndarray], Any], rows: list[list[float]]) -> bool:
-    """Whether ``softmax_row`` gives the right weights on ``rows`` (False if it fails in any way)."""
-    s = np.array(rows)
-    try:
-        with np.errstate(all="ignore"), library_softmaxes_blocked():
-            got = np.asarray(softmax_row(s.copy()), dtype=float)
-        return got.shape == s.shape and bool(np.allclose(got, reference_softmax(s)))
-    except Exception:  # noqa: BLE001  (any failure means: not right on these rows)
-        return False
-
-
-def check_softmax_row(softmax_row: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 2: a softmax of each row of a matrix of scores, shape (n, T) -> (n, T), that never overflows:
-    tried on small matrices, then on matrices where each unstable version (no shift; one shift for the whole
-    matrix; the smallest, the first or the mean subtracted) fails."""
-    if softmax_row is None or softmax_row is Ellipsis:
-        raise ExerciseError("softmax_row is not defined yet: write the function in the answer cell above.")
-    if not callable(softmax_row):
-        raise ExerciseError(f"softmax_row should be a function, but it is a {type(softmax_row).__name__}.")
-    if _calls_a_library_softmax(softmax_row):
-        raise ExerciseError(_LIBRARY_MESSAGE)
-    for number, rows in enumerate(_SMALL + _WIDE):
-        s = np.array(rows)
-        where = f"the scores {rows}"
-        try:
-            with np.errstate(all="ignore"), library_softmaxes_blocked():
-                got = softmax_row(s.copy())
-        except ExerciseError:
-            raise
-        except LibrarySoftmaxCalled:
-            raise ExerciseError(_LIBRARY_MESSAGE) from None
-        except Exception as exc:  # the learner's code crashed: say where, in one line
-            raise ExerciseError(f"softmax_row raised {type(exc).__name__} on {where}: {exc}") from None
-        try:
-            arr = np.asarray(got, dtype=float)
-        except (TypeError, ValueError):
-            arr = None
-        wide = number - len(_SMALL)
-        if wide >= 0 and arr is not None and arr.shape == s.shape and not np.isfinite(arr).all():
-            if wide == 1 and _right_on(softmax_row, [[-600.0, -601.0]]):
-                wide = -1                               # the shift was near 0 here, not too far down
-            raise ExerciseError(f"softmax_row gives {_fmt(arr)} on {where}: {_UNSTABLE[wide]}")
-        with np.errstate(all="ignore"):
-            top = s.max(axis=1, keepdims=True)
-            e = np.exp(s - top)
-            mistakes = {
-                "you divided the scores by their sum. Softmax divides the *exponentials* by their sum, "
-                "which keeps every weight positive.": s / s.sum(axis=1, keepdims=True),
-                "these are the exponentials np.exp(scores), not yet normalised: divide them by their row's sum "
-                "so that each row of weights adds up to 1.": np.exp(s),
-                "you shifted the scores by their maximum but did not exponentiate them: the weights are the "
-                "exponentials of the shifted scores divided by their sum.": s - top,
-                "your weights are np.exp(scores - max), the exponentials over the largest one: they do not add "
-                "up to 1. Divide the shifted exponentials by their sum.": e,
-                "your rows do not add up to 1: you divided by the sum of the whole matrix. Each row is its own "
-                "softmax: sum over axis=1 with keepdims=True.": e / e.sum(),
-                "your weights are all equal, yet the scores differ: the differences between the scores were "
-                "lost (clipping large scores, or replacing NaN by equal weights, does that), and softmax needs "
-                "exactly those differences. Shift every score by the same number instead.":
-                    np.full(s.shape, 1 / s.shape[1]),
-                "you shifted by scores.max(axis=0, ...): each column's largest score, so the scores of one row "
-                "are shifted by different numbers and their differences change. The shift must be the same "
-                "for a whole row: scores.max(axis=1, keepdims=True).": (
-                    np.exp(s - s.max(axis=0, keepdims=True))
-                    / np.exp(s - s.max(axis=0, keepdims=True)).sum(axis=1, keepdims=True)),
-                "each column of your weights sums to 1, not each row: you took the softmax down the columns "
-                "(axis=0). Row i of the scores gives row i of the weights: use axis=1.": reference_softmax(s, 0),
-                "your weights are all 0 here, so they do not add up to 1: np.exp overflowed and the inf or NaN "
-                "was replaced (np.nan_to_num does that), which hides the overflow instead of avoiding it. Shift "
-                "every score by the same number first.": np.zeros(s.shape),
-            }
-            if s.shape[0] == s.shape[1] > 1:   # only a square matrix broadcasts an (n,) array without an error
-                flat = np.exp(s - s.max(axis=1))
-                mistakes["you subtracted scores.max(axis=1) without keepdims=True: that (n,) array is subtracted "
-                         "from every row, so column j is shifted by row j's maximum and each row by different "
-                         "numbers. Keep the axis: scores.max(axis=1, keepdims=True), shape (n, 1)."] = (
-                    flat / flat.sum(axis=1, keepdims=True))
-                mistakes["your result is the right weights transposed: row i of the scores must give row i "
-                         "of the weights, but yours are in column i (a .T, or a softmax down the columns of "
-                         "scores.T, not turned back). Return the weights with the rows of the scores."] = (
-                    reference_softmax(s).T)
-                mistakes["you divided by e.sum(axis=1) without keepdims=True: that (n,) array divides the "
-                         "columns, not the rows, so the rows do not add up to 1. Keep the axis: "
-                         "e.sum(axis=1, keepdims=True)."] = e / e.sum(axis=1)
-        try:
-            check_array(got, reference_softmax(s), "the result of softmax_row", mistakes=mistakes)
-        except ExerciseError as err:
-            raise ExerciseError(f"{err} (on {where})") from None
-    trap = np.array(_WIDE[2])
-    passed(f"your softmax is right on small matrices and stays finite on the wide ones: on [[-1000, -1001], "
-           f"[0, 1]] it gives {_fmt(reference_softmax(trap))}, with no overflow and no 0 / 0; on "
-           f"[[0, 1600], [1, 0]] {_fmt(reference_softmax(np.array(_WIDE[6])))}.")
+def check_bank_mix(alpha_mix: Any) -> None:
+    """Exercise 2: bank's three weights (river, bank, flows) in *river bank flows* that put
+    bank' = sum_j alpha_j x_j on [0.25, 0.88, 0, 0]. Finance and nature give two linear equations; the
+    weights summing to 1 gives the third, so [0.5, 0.2, 0.3] is the only answer. Names the typical mistakes,
+    computed from the weights returned."""
+    if alpha_mix is not None and not isinstance(alpha_mix, str) and np.size(alpha_mix) == 4:
+        raise ExerciseError(
+            f"alpha_mix holds 4 numbers, like a point z ({_fmt(np.ravel(np.asarray(alpha_mix, dtype=float)))}), "
+            "but it should be bank's 3 weights, one per word of *river bank flows* (river, bank, flows).")
+    a = _vector(alpha_mix, "alpha_mix", 3, "bank's three weights (river, bank, flows)")
+    z = a @ _RBF
+    total = float(a.sum())
+    lands = bool(np.allclose(z, MIX_TARGET, atol=_MIX_TOL))
+    said = f"your weights ({_mix_words(a)}) put bank' at {_fmt(z)}"
+    if lands and abs(total - 1) < _MIX_TOL and (a >= -1e-9).all():
+        passed(f"weights {_fmt(a)} put bank' at {_fmt(z)}. Finance and nature give two equations and the shares "
+               "summing to 1 a third: three equations for three weights, so no other weights land there. All are "
+               ">= 0 because the target lies inside the triangle of river, bank and flows; a point outside it "
+               "would need a negative weight, which softmax never gives.")
+        return
+    if abs(total - 100) < 0.1 and np.allclose((a / 100) @ _RBF, MIX_TARGET, atol=_MIX_TOL):
+        raise ExerciseError(
+            f"your weights sum to {total:.4g}: they are per cent. A weight is a share written as a fraction, "
+            "0.25 for a quarter: divide by 100.")
+    for order in itertools.permutations(range(3)):
+        if order != (0, 1, 2) and np.allclose(a[list(order)] @ _RBF, MIX_TARGET, atol=_MIX_TOL) \
+                and abs(total - 1) < _MIX_TOL and not lands:
+            raise ExerciseError(
+                f"{said}, not on the target {_fmt(MIX_TARGET)}: these are the right weights in the wrong order. "
+                "Weight j goes with word j, in the sentence's order: river, bank, flows.")
+    if lands:   # on the target's coordinates, but not a mix
+        raise ExerciseError(
+            f"{said}, the target's coordinates, but your weights sum to {total:.4f}, not 1"
+            + (" (and one is negative)" if (a < -1e-9).any() else "")
+            + ": they are not shares. Finance and nature give only two equations for three weights, so many "
+            "weights hit these coordinates; section 1's rule that "
+            "the weights sum to 1 is the third equation, and only one set satisfies all three.")
+    transposed = np.linalg.solve(np.column_stack([_RBF[:, 0], _RBF[:, 1], np.ones(3)]), [*MIX_TARGET[:2], 1.0])
+    if np.allclose(a, transposed, atol=_MIX_TOL):
+        raise ExerciseError(
+            f"{said}, not on the target {_fmt(MIX_TARGET)}: your M has one row per word (its finance, nature, 1), "
+            "the transpose of the system. In z_2 = sum_j alpha_2j x_j each equation is one coordinate, so M needs "
+            "one row per equation (finance, nature, sum) and one column per word.")
+    if (a < -1e-9).any():
+        neg = [w for w, x in zip(_RBF_WORDS, a, strict=True) if x < -1e-9]
+        raise ExerciseError(
+            f"{said}, not on the target {_fmt(MIX_TARGET)}, and the weight of {' and '.join(neg)} is negative: "
+            "a share is never below 0. Write z_2 = sum_j alpha_2j x_j coordinate by coordinate: one row of M per "
+            "equation, one column per word (river, bank, flows).")
+    bank_own = reference_softmax(_RBF @ _RBF[1])
+    if np.allclose(a, bank_own, atol=_MIX_TOL):
+        raise ExerciseError(
+            f"these are the softmax of bank's own scores, as in section 4: {said}, not on the target "
+            f"{_fmt(MIX_TARGET)}. The exercise asks for the weights that land bank' there, whatever scores "
+            "would give them: solve z_2 = sum_j alpha_2j x_j for the weights.")
+    if abs(total - 1) >= _MIX_TOL:
+        raise ExerciseError(
+            f"{said}, not on the target {_fmt(MIX_TARGET)}, and they sum to {total:.4g}, not 1: weights are "
+            "shares. Write one equation per nonzero coordinate of z_2 = sum_j alpha_2j x_j, and section 1's "
+            "rule for the third.")
+    off = z - MIX_TARGET
+    raise ExerciseError(
+        f"{said}, not on the target {_fmt(MIX_TARGET)}: off by {off[0]:+.3f} in finance and {off[1]:+.3f} in "
+        "nature. Your weights sum to 1, so that equation holds; now make finance and nature match: "
+        "sum_j alpha_2j x_j[finance] = 0.25, and the same for nature.")
 
 
 # --------------------------------------------------------------------------- exercise 3
