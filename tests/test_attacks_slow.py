@@ -35,7 +35,7 @@ from selfattention.coursework.sandbox import BASE_UID
 pytestmark = pytest.mark.needs_sandbox
 
 LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
-LESSON02 = ROOT / "notebooks" / "02_basic_self_attention.ipynb"
+LESSON03 = ROOT / "notebooks" / "03_matrix_form.ipynb"
 LIMITS = {"MEMORY_LIMIT": "512M", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CELL_TIMEOUT": 30,
           "SUBMISSION_TIMEOUT": 180, "JOBS": 2}
 RIGHT = "apple_weights = [0.1, 0.4, 0.5]"
@@ -270,15 +270,18 @@ def attacked(tmp_path_factory) -> dict:
     (base / "submissions" / "fifo").mkdir()
     os.mkfifo(base / "submissions" / "fifo" / LESSON00.name)
 
-    # lesson 02, right answers, with a warning printed by the learner's own function in the test cell
-    source02 = nbformat.read(LESSON02, as_version=4)
-    warn02 = nbformat.from_dict(json.loads(json.dumps(source02)))
-    for cell in warn02.cells:
-        if lessons.is_code_answer(cell) and "def softmax_row" in cell.source:
-            cell.source += ("\n_mine = softmax_row\n\ndef softmax_row(s):\n    import warnings, sys\n"
-                            "    warnings.warn('my softmax is slow')\n    print('debug', file=sys.stderr)\n"
-                            "    return _mine(s)\n")
-    nbformat.write(warn02, base / "submissions" / "warns" / LESSON02.name)
+    # lesson 03, right answers, with a warning printed by the learner's own function in the test cell
+    source03 = nbformat.read(LESSON03, as_version=4)
+    warn03 = nbformat.from_dict(json.loads(json.dumps(source03)))
+    wrapped = 0
+    for cell in warn03.cells:
+        if lessons.is_code_answer(cell) and "def self_attention_batch" in cell.source:
+            cell.source += ("\n_mine = self_attention_batch\n\ndef self_attention_batch(*args, **kwargs):\n"
+                            "    import warnings, sys\n    warnings.warn('my attention is slow')\n"
+                            "    print('debug', file=sys.stderr)\n    return _mine(*args, **kwargs)\n")
+            wrapped += 1
+    assert wrapped == 1, "lesson 03 no longer has the answer cell this attack wraps"
+    nbformat.write(warn03, base / "submissions" / "warns" / LESSON03.name)
 
     start = time.monotonic()
     home_startup = Path.home() / ".ipython" / "profile_default" / "startup" / "00-plant.py"
@@ -351,7 +354,7 @@ def test_every_learner_graded_once_and_the_fifo_never_read(attacked):
 
 
 def test_a_warning_inside_the_learners_function_costs_nothing(attacked):
-    got = row(attacked, "warns", "02_basic_self_attention")
+    got = row(attacked, "warns", "03_matrix_form")
     assert float(got["auto_score"]) == float(got["auto_max_score"]) > 0, got
     assert got["reason"].startswith("all tests pass"), got
 
@@ -449,7 +452,7 @@ def test_feedback_pages_show_scores_and_messages_without_hidden_tests_or_network
     pages = write_feedback(attacked["base"] / "course", tmp_path / "feedback", say=lambda line: None)
     assert len(pages) == len(attacked["rows"])
     hidden = []
-    for lesson in (LESSON00, LESSON02):
+    for lesson in (LESSON00, LESSON03):
         for cell in nbformat.read(lesson, as_version=4).cells:
             if "### BEGIN HIDDEN TESTS" in cell.source:
                 region = cell.source.split("### BEGIN HIDDEN TESTS")[1].split("### END HIDDEN TESTS")[0]
@@ -464,7 +467,7 @@ def test_feedback_pages_show_scores_and_messages_without_hidden_tests_or_network
     assert "apple_weights is None" in blank
     right = (tmp_path / "feedback" / "correct" / "00_roadmap.html").read_text(encoding="utf-8")
     assert "Score: 1 / 1" in right and "correct" in right and RIGHT.split(" = ")[1] in right
-    lesson02 = (tmp_path / "feedback" / "warns" / "02_basic_self_attention.html").read_text(encoding="utf-8")
-    assert "<math" in lesson02 and "to be graded by hand" in lesson02
+    lesson03 = (tmp_path / "feedback" / "warns" / "03_matrix_form.html").read_text(encoding="utf-8")
+    assert "<math" in lesson03 and "to be graded by hand" in lesson03
     nbgrader_copy = attacked["base"] / "course" / "feedback" / "correct" / "00_roadmap" / "00_roadmap.html"
     assert nbgrader_copy.read_text(encoding="utf-8") == right
