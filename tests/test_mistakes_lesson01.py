@@ -81,7 +81,7 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
 
 # ---------------------------------------------------------------- exercise 2: four rankings of the neighbours
 TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
-TOY_ROWS = np.array([[1.0, 0.2], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
+TOY_ROWS = np.array([[0.75, 0.25], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
 X_BANK = np.array([1.0, 1.0])
 
 
@@ -95,6 +95,8 @@ COSINE = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS, axis=1) * np.linalg.
 DISTANCE = top3(np.linalg.norm(TOY_ROWS - X_BANK, axis=1), nearest_is_high=False)
 UNIT_ROWS = TOY_ROWS / np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
 UNIT = top3(np.linalg.norm(UNIT_ROWS - X_BANK / np.linalg.norm(X_BANK), axis=1), nearest_is_high=False)
+MANHATTAN = top3(np.abs(TOY_ROWS - X_BANK).sum(axis=1), nearest_is_high=False)   # L1: shore, cash, river
+LENGTH = top3(np.linalg.norm(TOY_ROWS, axis=1), nearest_is_high=False)           # from the origin
 RIGHT = dict(by_dot=DOT, by_cosine=COSINE, by_distance=DISTANCE, by_unit_distance=UNIT)
 
 RANKINGS = {
@@ -115,6 +117,8 @@ RANKINGS = {
     "blank": "no value yet",
     "not a word": "not a word of the toy table",
     "a string": "should be a list of three words",
+    "Manhattan distance": "is the ranking by the Manhattan (L1) distance",
+    "distance from the origin": "ranks the rows by their own length",
 }
 RANKINGS_WRONG = {
     "cosine given the dot ranking": dict(by_cosine=DOT),       # the shortcut: one ranking for every measure
@@ -134,6 +138,8 @@ RANKINGS_WRONG = {
     "blank": dict(by_unit_distance=None),
     "not a word": dict(by_dot=["giant", "shore", "coins"]),
     "a string": dict(by_cosine="dust, shore, cash"),
+    "Manhattan distance": dict(by_distance=MANHATTAN),      # np.abs(toy_rows - toy_bank).sum(axis=1)
+    "distance from the origin": dict(by_distance=LENGTH),   # np.linalg.norm(toy_rows, axis=1)
 }
 
 
@@ -200,6 +206,8 @@ OUTVOTE = {
     "not in the table": "not a whole word of the table",
     "a compound of a judge word": "'lakeside' begins with the judge word 'lake'",
     "leans to finance": "leans to finance",
+    "a punctuation mark": "punctuation and not a word",
+    "several words in one string": "is several words in one string",
 }
 OUTVOTE_WRONG = {
     "blank": None,
@@ -215,6 +223,8 @@ OUTVOTE_WRONG = {
     "not in the table": ["kayaking", "river", "fish", "bank", "money"],
     "a compound of a judge word": ["lakeside", "river", "bank", "money"],
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
+    "a punctuation mark": ["river", "pond", "river", ",", "bank", "money"],   # "river , bank".split()
+    "several words in one string": ["the river", "pond", "river", "bank", "money"],
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
              "a compound of a judge word", "a judge word's letters, another meaning",
@@ -262,7 +272,13 @@ def test_outvote_message_shows_the_learners_list(mistake: str) -> None:
     assert f"sentence = {[w.lower() for w in OUTVOTE_WRONG[mistake]]}" in said, said
 
 
-@pytest.mark.parametrize("mistake", SHORTCUTS + ["leans to finance", "not in the table", "length"])
+def test_outvote_punctuation_is_dropped_before_judging() -> None:
+    said = message(checks.check_outvote, ["river,", "bank,", "money."])
+    assert "leans to finance" in said and "bank -0.235" in said and "has no" not in said, said
+
+
+@pytest.mark.parametrize("mistake", SHORTCUTS + ["leans to finance", "not in the table", "length",
+                                                 "a punctuation mark", "several words in one string"])
 def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None:
     assert not hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=OUTVOTE_WRONG[mistake])
 
@@ -297,6 +313,7 @@ RIGHT_SENTENCES = [
     ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
     ["river", "river", "bank", "money"],                        # a repeat counts twice: +0.047
     ["credible", "river", "river", "pond", "bank", "money"],    # "credible" holds no judge word whole
+    ["the", "river,", "pond", "bank,", "money."],              # "...".split() of a written sentence
 ]
 
 
@@ -306,8 +323,12 @@ def test_outvote_right_answers(sentence, capsys: pytest.CaptureFixture[str]) -> 
     assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence)
 
 
+def test_rankings_toy_table_tells_manhattan_from_euclid() -> None:
+    assert MANHATTAN != DISTANCE, (MANHATTAN, DISTANCE)
+
+
 @pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
-                                     "first word skipped"])
+                                     "first word skipped", "Manhattan distance", "distance from the origin"])
 def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
     answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
     assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)

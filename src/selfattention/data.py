@@ -30,6 +30,10 @@ __all__ = [
     "load_static_embeddings",
     "PretrainedModel",
     "load_pretrained",
+    "SYNONYMS",
+    "OPPOSITES",
+    "CosineGroups",
+    "cosine_groups",
 ]
 
 #: The example sentences the source lectures use, carried through the course.
@@ -401,3 +405,60 @@ def matched_sentences(table: StaticEmbeddings, groups: Mapping[str, Sequence[str
     rng = np.random.default_rng(seed)
     return {name: [[" ".join(w if w == centre else rng.choice(pool[w]) for w in s.split()) for s in g]
                    for _ in range(draws)] for name, g in groups.items()}
+
+
+#: Lesson 01's hand-picked pairs, written "word word, word word, ...".
+SYNONYMS = ("big large, small little, fast quick, begin start, happy glad, buy purchase, end finish, "
+            "rich wealthy, car automobile, sick ill, smart clever, hard difficult")
+OPPOSITES = ("light dark, hot cold, big small, up down, good bad, rich poor, early late, open closed, "
+             "win lose, love hate, black white, young old, fast slow, high low, north south, buy sell")
+
+
+@dataclass(frozen=True)
+class CosineGroups:
+    """Lesson 01's groups of word pairs in a static table and their cosines.
+
+    Attributes:
+        whole: row numbers of the whole words (letters only); ``unit``: (V, d) rows scaled to length 1;
+        ``groups``: name -> (n,) cosines, for "synonyms", "opposites", "other pairings" (the same words
+        paired otherwise) and "random pairs" (ASCII whole words of 2+ letters, never a word with itself).
+    """
+
+    whole: NDArray[np.intp]
+    unit: NDArray[np.float32]
+    groups: dict[str, NDArray[np.floating]]
+
+    def summary(self) -> str:
+        """One line per group: n, median, 10-90% range, share above the 99th percentile of random pairs."""
+        high = np.percentile(self.groups["random pairs"], 99)
+        return "\n".join(f"{name:14s} n = {len(c):5d}   median {np.median(c):6.3f}   10-90% "
+                         f"{np.percentile(c, 10):6.3f} to {np.percentile(c, 90):.3f}   above {high:.3f}: "
+                         f"{np.mean(c > high):5.1%}" for name, c in self.groups.items())
+
+
+def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0) -> CosineGroups:
+    """Cosines of :data:`SYNONYMS`, :data:`OPPOSITES`, every other pairing of their words, and
+    ``n_random`` random pairs of ASCII whole words (2+ letters; a word with itself dropped), drawn with
+    ``seed``."""
+    positive_int("n_random", n_random)
+    whole = np.flatnonzero([t.isalpha() for t in table.vocab])
+    plain = [i for i in whole if table.vocab[i].isascii() and len(table.vocab[i]) > 1]
+    unit = table.vectors / np.linalg.norm(table.vectors, axis=1, keepdims=True)
+    first, second = np.random.default_rng(seed).choice(plain, size=(2, n_random))
+    keep = first != second
+    chance = np.sum(unit[first[keep]] * unit[second[keep]], axis=1)
+
+    def cos(u: str, v: str) -> float:
+        a, b = table.vector(u), table.vector(v)
+        return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    synonyms = [tuple(p.split()) for p in SYNONYMS.split(", ")]
+    opposites = [tuple(p.split()) for p in OPPOSITES.split(", ")]
+    listed = set(synonyms + opposites)
+    words = sorted({w for pair in listed for w in pair})
+    unlisted = [(u, v) for u in words for v in words
+                if u < v and (u, v) not in listed and (v, u) not in listed]
+    groups = {name: np.array([cos(u, v) for u, v in pairs])
+              for name, pairs in [("synonyms", synonyms), ("opposites", opposites),
+                                  ("other pairings", unlisted)]}
+    return CosineGroups(whole=whole, unit=unit, groups={**groups, "random pairs": chance})

@@ -78,7 +78,7 @@ def check_dot_cosine_disagree(D: Any) -> None:
 # Exercise 2's toy table: the neighbours of "bank" = [1, 1] among six words. "giant" is long and points elsewhere,
 # "dust" is tiny (length 0.0145) and points almost exactly like "bank".
 _TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
-_TOY_ROWS = np.array([[1.0, 0.2], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
+_TOY_ROWS = np.array([[0.75, 0.25], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
 _TOY_BANK = np.array([1.0, 1.0])
 _MEASURES = {  # name -> (what it is, score of each word: higher is nearer)
     "by_dot": ("the plain dot product", _TOY_ROWS @ _TOY_BANK),
@@ -88,6 +88,10 @@ _MEASURES = {  # name -> (what it is, score of each word: higher is nearer)
                          -np.linalg.norm(_TOY_ROWS / np.linalg.norm(_TOY_ROWS, axis=1, keepdims=True)
                                          - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1)),
 }
+
+
+_LENGTHS = np.linalg.norm(_TOY_ROWS, axis=1)               # distance from the origin: a mistake for by_distance
+_MANHATTAN = -np.abs(_TOY_ROWS - _TOY_BANK).sum(axis=1)   # the L1 distance: a mistake for by_distance
 
 
 def _top(name: str, k: int = 3, farthest: bool = False) -> list[str]:
@@ -148,6 +152,13 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
                             + ("smallest distance." if "distance" in name else "largest score."))
     if sorted(words) == sorted(expected):
         raise ExerciseError(f"{name} has the right three words in the wrong order; list the nearest first.")
+    if name == "by_distance" and words == [_TOY_WORDS[j] for j in np.argsort(_LENGTHS, kind="stable")[:3]]:
+        raise ExerciseError(f"{name} = {words} ranks the rows by their own length, their distance from the origin; "
+                            "the distance asked for is from \"bank\": the length of x_bank - x_j.")
+    if name == "by_distance" and words == [_TOY_WORDS[j] for j in np.argsort(-_MANHATTAN, kind="stable")[:3]]:
+        raise ExerciseError(f"{name} = {words} is the ranking by the Manhattan (L1) distance, the sum of the "
+                            "absolute differences; the Euclidean distance squares the differences, adds them and "
+                            "takes the square root: np.linalg.norm(toy_rows - toy_bank, axis=1).")
     # Another measure's ranking: say whose, where that gives nothing away (the learner gave the same list for
     # that measure too, or swapped the two lists), so a misplaced list is not taken for a wrong computation.
     for other in _MEASURES:
@@ -172,7 +183,8 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
     """Exercise 2: the three nearest neighbours of "bank" in the toy table by four measures, nearest first.
 
     Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
-    order, a wrong length and row numbers instead of words are each named; another measure's ranking is named as
+    order, a wrong length, row numbers instead of words, and for by_distance the Manhattan (L1) distance or the
+    rows' own lengths are each named; another measure's ranking is named as
     such where that gives nothing away (the learner gave it for that measure too, or swapped two lists); any
     other wrong list is told it is not the ranking asked for, with why that measure ranks as it does.
     """
@@ -196,6 +208,7 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
 RIVER_SIDE = ("shore", "stream", "water", "lake", "canal", "creek", "flood", "muddy", "fishing", "riverside")
 FINANCE = ("loan", "cash", "deposit", "mortgage", "credit", "finance", "loans", "savings", "account", "payment")
 OUTVOTE_LENGTH = (3, 8)  # the sentence has 3 to 8 words
+PUNCTUATION = ".,;:!?'\"()"  # stripped from both ends of each word, as the hidden test does ("bank," is "bank")
 
 
 @lru_cache(maxsize=1)
@@ -243,7 +256,9 @@ def check_outvote(sentence: Any) -> None:
     the two judge lists nor a word whose letters contain one (or a stem of STEMS) anywhere, whose mean row z
     leans to the river side: z . r > 0, r = toward_river.
 
-    Named mistakes: no value, one string instead of a list, a wrong length, no "bank", no "money", a word of the
+    Punctuation at either end of a word is dropped ("bank," is "bank"), as in the hidden test.
+    Named mistakes: no value, one string instead of a list, a punctuation mark as a word, several words in one
+    string, a wrong length, no "bank", no "money", a word of the
     judge lists or a word that contains one (the shortcut; the message says which letters, whatever the word means), a word the table does not hold whole, and a mean that leans
     to finance (with the sum of the votes x_j . r). Every message after the first two shows the learner's list
     as given, repeats included, and the votes are listed word by word in that order, so the sum can be checked.
@@ -254,11 +269,19 @@ def check_outvote(sentence: Any) -> None:
         raise ExerciseError(f"sentence is one string, {sentence!r:.60}: make it a list of words, such as "
                             "['the', 'bank', ...] (sentence.split() does it).")
     try:
-        words = [str(w).strip().lower() for w in sentence]
+        raw = [str(w).strip().lower() for w in sentence]
     except TypeError:
         raise ExerciseError(f"sentence should be a list of words, but it is a {type(sentence).__name__}.") from None
+    words = [w.strip(PUNCTUATION) for w in raw]                      # "bank," is "bank"
     low, high = OUTVOTE_LENGTH
     given = f"sentence = {words}"
+    marks = [r for r, w in zip(raw, words, strict=True) if not w]
+    if marks:
+        raise ExerciseError(f"sentence = {raw} holds {marks[0]!r}, punctuation and not a word: leave it out.")
+    several = [w for w in words if len(w.split()) > 1]
+    if several:
+        raise ExerciseError(f"{given}: {several[0]!r} is several words in one string; give each word on its own, "
+                            "e.g. with .split().")
     if not low <= len(words) <= high:
         raise ExerciseError(f"{given} has {len(words)} words: the exercise asks for {low} to {high}.")
     if "bank" not in words:
