@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 from selfattention import checks
@@ -539,3 +540,86 @@ def test_next_word_names_three_words_that_look_at_themselves():
 def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_next, answer)
     assert not next_hidden(answer[0], K_NEXT)
+
+
+# ------------------------------------------------------------------ Exercise 5: W_Q read back from a layer
+class _Layer(torch.nn.Module):
+    """What the lesson's SelfAttentionSteps(5, 3, 2) holds: three bias-free nn.Linear, W_query made first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.W_query = torch.nn.Linear(5, 3, bias=False)
+        self.W_key = torch.nn.Linear(5, 3, bias=False)
+        self.W_value = torch.nn.Linear(5, 2, bias=False)
+
+
+LAYER = _Layer()
+WEIGHT = LAYER.W_query.weight.detach().numpy().astype(float)        # (d_k, d_in) = (3, 5)
+QUERIES = X_TOY @ WEIGHT.T                                           # (T, d_k) = (4, 3)
+
+LAYER_MISTAKES = {
+    "no value": "has no value yet",
+    "not transposed": "nn.Linear stores the transpose",
+    "reshaped": "reshape keeps the numbers",
+    "key": "numbers of layer.W_key",
+    "value": "numbers of layer.W_value",
+    "per word": "those are the queries themselves",
+    "shape": "W_Q is (d_in, d_k) = (5, 3)",
+    "lesson's": "the lesson's hand-written W_Q",
+    "fits queries": "many matrices fit these four queries",
+    "other": "differs by up to",
+}
+
+
+def check_layer(answer):
+    checks.check_layer_matrix(answer, LAYER)
+
+
+def layer_hidden(W):
+    return hidden_test_passes("04_learnable_projections", "l04-layer-test", W_Q_layer=W, layer=LAYER)
+
+
+def test_layer_right_answers(capsys):
+    """weight.T as NumPy (the lesson's words), and the tensor itself transposed (checks accept tensors)."""
+    for W in (LAYER.W_query.weight.detach().numpy().T, LAYER.W_query.weight.T, WEIGHT.T.tolist()):
+        right_answer_passes(check_layer, W, capsys)
+        assert layer_hidden(W)
+
+
+@pytest.mark.parametrize(
+    ("answer", "mistake"),
+    [
+        (None, "no value"),
+        (WEIGHT, "not transposed"),                                    # the transposed-weight mistake
+        (LAYER.W_query.weight, "not transposed"),
+        (WEIGHT.reshape(5, 3), "reshaped"),
+        (LAYER.W_key.weight.detach().numpy().T, "key"),
+        (LAYER.W_value.weight.detach().numpy().T, "value"),
+        (QUERIES, "per word"),
+        (np.zeros((5, 4)), "shape"),
+        (W_Q, "lesson's"),
+        # the shortcut: solve for a matrix that gives the four queries, without reading the layer
+        (np.linalg.lstsq(X_TOY, QUERIES, rcond=None)[0], "fits queries"),
+        (2 * WEIGHT.T, "other"),
+    ],
+)
+def test_layer_mistakes_are_named(answer, mistake):
+    names_only(message(check_layer, answer), mistake, LAYER_MISTAKES)
+    if answer is not None:
+        assert not layer_hidden(answer)
+
+
+def test_no_output_above_an_exercise_gives_its_answer():
+    """Exercise 1's weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0) and Exercise 4's c
+    (0.711 - 0.096) are not printed before the exercises: the demo queries point between two keys."""
+    import json
+
+    from mistakes import NOTEBOOKS
+
+    cells = json.loads((NOTEBOOKS / "04_learnable_projections.ipynb").read_text())["cells"]
+    first = next(i for i, c in enumerate(cells) if "### Exercise 1" in "".join(c["source"]))
+    printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
+                      for c in cells[:first] if c["cell_type"] == "code" for o in c.get("outputs", []))
+    for number in ("0.711", "0.096", "0.615", "0.948", "0.87"):
+        assert number not in printed, number

@@ -25,4 +25,9 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
+    # "nn.Linear stores weight as (d_out, d_in): our W is weight.T"; ".detach().numpy() turns a result into
+    # NumPy": here transposed first, then turned into NumPy.
+    "l04-layer-answer": """
+W_Q_layer = layer.W_query.weight.T.detach().numpy()
+""",
 }

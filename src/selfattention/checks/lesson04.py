@@ -1,6 +1,6 @@
 """Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
 at the word that happens to come next, with two query/key axes, and make two words whose weights differ
-receive the same output.
+receive the same output; read the matrix W_Q back out of a PyTorch layer.
 
 Every named mistake gives a result different from the right answer and from every other named mistake: in
 Exercise 4, each wrong c named (Sam's weight alone, the sign, hard weights, a zero-score weight, a 1/sqrt(d_k),
@@ -16,7 +16,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_next_word", "check_values"]
+__all__ = ["check_apple_query", "check_layer_matrix", "check_next_word", "check_values"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -463,3 +463,62 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     raise ExerciseError(f"{where}. The keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query is the sum of "
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
+
+
+# ----------------------------------------------------------------- Exercise 5: W_Q read back from nn.Linear
+
+_FEATURES = ("person", "action", "food", "fruit", "red")
+
+
+def check_layer_matrix(W_Q_layer: Any, layer: Any) -> None:
+    """Exercise 5: the NumPy W_Q, (d_in, d_k) = (5, 3), that ``layer.W_query`` (an ``nn.Linear(5, 3,
+    bias=False)``, which stores ``weight`` as (d_k, d_in)) holds: ``X_toy @ W_Q_layer`` gives its queries."""
+    if W_Q_layer is None or W_Q_layer is Ellipsis:
+        raise ExerciseError("W_Q_layer has no value yet: write it in the answer cell above.")
+    weight = layer.W_query.weight.detach().cpu().numpy().astype(float)      # (d_k, d_in) = (3, 5)
+    W = _to_array(W_Q_layer, "W_Q_layer")
+    right = weight.T                                                        # (d_in, d_k) = (5, 3)
+    if W.shape == weight.shape and np.allclose(W, weight, atol=1e-6):
+        raise ExerciseError(
+            "W_Q_layer is layer.W_query.weight itself, shape (3, 5) = (d_k, d_in): nn.Linear stores the "
+            "transpose of our W_Q, so X_toy @ W_Q_layer cannot even be computed. Transpose it."
+        )
+    for name in ("W_key", "W_value"):
+        other = getattr(layer, name, None)
+        theirs = None if other is None else other.weight.detach().cpu().numpy().astype(float)
+        if theirs is not None and any(m.shape == W.shape and np.allclose(W, m, atol=1e-6) for m in (theirs, theirs.T)):
+            raise ExerciseError(f"W_Q_layer holds the numbers of layer.{name}; the queries come from layer.W_query.")
+    if W.shape == (len(WORDS), right.shape[1]):
+        raise ExerciseError(
+            "W_Q_layer has shape (4, 3), one row per word: those are the queries themselves. W_Q has one row "
+            "per feature, (d_in, d_k) = (5, 3)."
+        )
+    if W.shape != right.shape:
+        raise ExerciseError(f"W_Q_layer has shape {W.shape}; W_Q is (d_in, d_k) = (5, 3), used as X_toy @ W_Q.")
+    if not np.all(np.isfinite(W)):
+        raise ExerciseError("W_Q_layer contains NaN or infinite values.")
+    if np.allclose(W, right, atol=1e-6):
+        passed("X_toy @ W_Q_layer gives the layer's queries: W_Q is layer.W_query.weight transposed.")
+        return
+    if np.allclose(W, weight.reshape(right.shape), atol=1e-6):
+        raise ExerciseError(
+            "W_Q_layer is layer.W_query.weight reshaped to (5, 3): reshape keeps the numbers in their stored "
+            "order and cuts them into new rows, so the features get mixed up. Transpose it (.T) instead."
+        )
+    if np.allclose(W, _W_Q):
+        raise ExerciseError(
+            "W_Q_layer is the lesson's hand-written W_Q; this layer holds its own (random) numbers in "
+            "layer.W_query.weight."
+        )
+    if np.allclose(_X_TOY @ W, _X_TOY @ right, atol=1e-6):
+        raise ExerciseError(
+            "X_toy @ W_Q_layer gives the layer's queries for these four words, but W_Q_layer is not the layer's "
+            "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four "
+            "queries. Read the matrix from layer.W_query.weight."
+        )
+    row = int(np.abs(W - right).max(axis=1).argmax())
+    raise ExerciseError(
+        f"W_Q_layer is not the matrix layer.W_query holds: row {row} ({_FEATURES[row]}) differs by up to "
+        f"{np.abs(W - right)[row].max():.3g} from the layer's. Its numbers are in layer.W_query.weight, "
+        f"stored as (d_k, d_in)."
+    )
