@@ -338,6 +338,7 @@ BASE_PHRASES = {
     "pair_after": "turns exactly once, so only", "pair_before": "one too many",
     "wrong_end": "counts the pairs from the wrong end", "inverted": "the exponent is upside down",
     "d_pairs": "counts d pairs", "pi": "a full turn is 2 pi radians, not pi",
+    "times_two_pi": "2 pi went to the wrong side", "negative": "the exponent has the wrong sign",
 }
 
 
@@ -382,6 +383,8 @@ BASE_WRONG = {
     "inverted": lambda d, L, n: (L / (2 * np.pi)) ** (2 * (d // 2 - n - 1) / d),
     "d_pairs": lambda d, L, n: (L / (2 * np.pi)) ** (d / (2 * (d - n - 1))),
     "pi": lambda d, L, n: (L / np.pi) ** (d / (2 * (d // 2 - n - 1))),
+    "times_two_pi": lambda d, L, n: (L * 2 * np.pi) ** (d / (2 * (d // 2 - n - 1))),
+    "negative": lambda d, L, n: (L / (2 * np.pi)) ** (-d / (2 * (d // 2 - n - 1))),
 }
 
 

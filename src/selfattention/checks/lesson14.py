@@ -377,6 +377,11 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
             f"i = d/2 - unseen - 1 = {i}.": float((L / (2 * np.pi)) ** (d / (2 * (d - n - 1)))),
             "a full turn is 2 pi radians, not pi: solve 2 pi base^(2i/d) = L, so base = (L / 2 pi)^(d / 2i), "
             "not (L / pi)^(d / 2i).": float((L / np.pi) ** (d / (2 * i))),
+            "2 pi went to the wrong side: 2 pi base^(2i/d) = L gives base^(2i/d) = L / 2 pi, not L * 2 pi.":
+                float((L * 2 * np.pi) ** (d / (2 * i))),
+            "the exponent has the wrong sign, as if theta_i = base^(-2i/d) were the wavelength: the wavelength "
+            "is 2 pi / theta_i = 2 pi base^(+2i/d), so base = (L / 2 pi)^(+d / 2i).":
+                float((L / (2 * np.pi)) ** (-d / (2 * i))),
         }
         taken = list(hints.values())
         for text, value in others.items():     # only where it differs from every hint named already
