@@ -16,6 +16,9 @@ ROPE_PHRASES = {
     "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
     "whole_dot": "not the dot product of the whole", "cross_plus": "the cross term has a plus sign",
     "c_minus": "c has a minus sign", "c_half": "c misses a2 b2",
+    "s_twice": "s is twice the cross term", "c_twice": "c is twice the pair's dot product",
+    "s_half": "s is half the cross term", "c_negative": "c has the wrong sign",
+    "s_no_a2b1": "s misses - a2 b1", "s_no_a1b2": "s misses a1 b2",
 }
 
 
@@ -55,7 +58,19 @@ def _wrong(kind):
             return c, np.zeros_like(s)
         if kind == "swapped":
             return s, c
+        if kind == "s_twice":                              # the cross term counted for q's turn and k's
+            return c, 2 * s
+        if kind == "c_twice":
+            return 2 * c, s
+        if kind == "s_half":
+            return c, s / 2
+        if kind == "c_negative":
+            return -c, s
         a1, a2, b1, b2 = _pairs(q, k)
+        if kind == "s_no_a2b1":
+            return c, a1 * b2
+        if kind == "s_no_a1b2":
+            return c, -a2 * b1
         if kind == "cross_plus":
             return a1 * b1 + a2 * b2, a1 * b2 + a2 * b1
         if kind == "c_minus":
@@ -165,6 +180,17 @@ def test_calling_rope_or_the_package_is_refused():
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=via_rotary)
 
 
+def test_rotary_reached_through_getattr_is_refused():
+    """The package's rotation fetched by a name built at run time: no name to read, but it runs."""
+    import torch
+
+    def via_getattr(q, k):
+        turn = getattr(sa.llm, "rot" + "ary")
+        return rope_right(turn(torch.tensor(q)[None], torch.tensor([0.0]))[0].numpy(), k)
+    assert "rotates q and k" in message(checks.check_rope_coefficients, via_getattr)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=via_getattr)
+
+
 def test_rope_stacked_into_one_array_fails_check_and_hidden_test():
     """np.stack([c, s]) holds the right numbers in one (2, d/2) array: the task asks for the tuple (c, s)."""
     def stacked(q, k):
@@ -211,6 +237,8 @@ INTERLEAVE_PHRASES = {
     "all_local": "every layer was counted as local", "no_plus_one": "misses the + 1",
     "zero_local": "0 means every layer is global",
     "kv_twice": "keys and values were counted apart", "swapped": "local and global were swapped",
+    "leftover": "the leftover layers", "w_plus_1": "not window + 1", "max": "max(T, window) should be",
+    "local_on_top": "T was added on top of all the layers",
 }
 
 
@@ -247,6 +275,12 @@ INTERLEAVE_WRONG = {
     "kv_twice": lambda T, L, w, k: 2 * interleave_right(T, L, w, k),
     "zero_local": lambda T, L, w, k: L * min(T, w) if k == 0 else interleave_right(T, L, w, k),
     "swapped": lambda T, L, w, k: (L // (k + 1)) * min(T, w) + (L - L // (k + 1)) * T,
+    # layers // 6 + layers % 6 = 12 global layers at 62 layers, as layers // 5 is: other cases tell them apart
+    "leftover": lambda T, L, w, k: ((L // (k + 1) + L % (k + 1)) * T
+                                    + (L - L // (k + 1) - L % (k + 1)) * min(T, w)),
+    "w_plus_1": lambda T, L, w, k: (L // (k + 1)) * T + (L - L // (k + 1)) * min(T, w + 1),
+    "max": lambda T, L, w, k: (L // (k + 1)) * T + (L - L // (k + 1)) * max(T, w),
+    "local_on_top": lambda T, L, w, k: (L // (k + 1)) * T + L * min(T, w),
 }
 
 
@@ -259,6 +293,12 @@ def test_interleave_right_answers_pass(answer, capsys):
 def test_interleave_mistake_is_named(key):
     phrase_key = "global_first" if key in ("global_ceil", "global_rounded") else key
     names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
+
+
+@pytest.mark.parametrize("key", ["leftover", "w_plus_1", "max", "local_on_top"])
+def test_interleave_named_mistake_fails_the_hidden_test(key):
+    wrong = INTERLEAVE_WRONG[key]
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=wrong)
 
 
 def test_interleave_swapped_fails_the_hidden_test():
@@ -298,6 +338,7 @@ BASE_PHRASES = {
     "pair_after": "turns exactly once, so only", "pair_before": "one too many",
     "wrong_end": "counts the pairs from the wrong end", "inverted": "the exponent is upside down",
     "d_pairs": "counts d pairs", "pi": "a full turn is 2 pi radians, not pi",
+    "times_two_pi": "2 pi went to the wrong side", "negative": "the exponent has the wrong sign",
 }
 
 
@@ -342,6 +383,8 @@ BASE_WRONG = {
     "inverted": lambda d, L, n: (L / (2 * np.pi)) ** (2 * (d // 2 - n - 1) / d),
     "d_pairs": lambda d, L, n: (L / (2 * np.pi)) ** (d / (2 * (d - n - 1))),
     "pi": lambda d, L, n: (L / np.pi) ** (d / (2 * (d // 2 - n - 1))),
+    "times_two_pi": lambda d, L, n: (L * 2 * np.pi) ** (d / (2 * (d // 2 - n - 1))),
+    "negative": lambda d, L, n: (L / (2 * np.pi)) ** (-d / (2 * (d // 2 - n - 1))),
 }
 
 
@@ -374,3 +417,19 @@ def base_shortcut(d, trained_length, unseen):
 def test_base_shortcut_through_the_package_fails_check_and_hidden_test():
     assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_base, base_shortcut)
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=base_shortcut)
+
+
+def base_shortcut_getattr(d, trained_length, unseen):
+    """The same search, the package's function fetched by a name built at run time."""
+    frequencies = getattr(sa.llm, "rope_" + "frequencies")
+    lo, hi = 1.0, 1e30
+    for _ in range(200):
+        mid = np.sqrt(lo * hi)
+        wavelengths = 2 * np.pi / frequencies(d, mid)[0].double().numpy()
+        lo, hi = (mid, hi) if np.sum(wavelengths > trained_length) <= unseen else (lo, mid)
+    return lo
+
+
+def test_base_shortcut_through_getattr_fails_check_and_hidden_test():
+    assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_base, base_shortcut_getattr)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=base_shortcut_getattr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cmath
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +37,11 @@ def rotates(fn: Callable[..., Any]) -> bool:
     """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``,
     a function of the learner's named ``rope``, or a cosine or sine, found by name or, under any other name, as
     the object itself (the coefficients need no angle: an answer that turns q by an angle and reads the score
-    off has skipped the derivation)."""
+    off has skipped the derivation). ``sa.llm.rotary`` reached by any other route (getattr on a built string)
+    is caught when the answer runs."""
+    q, k = np.random.default_rng(0).normal(size=(2, 8))
+    if calls_while_running(fn, [(q, k)], llm.rotary):
+        return True
     for f in learners_functions(fn):
         if f is not fn and getattr(f, "__name__", "") == "rope":
             return True
@@ -118,8 +123,13 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "c has a minus sign: c_i is what a rotation by 0 leaves, the plain dot product of the pair, "
             "a1 b1 + a2 b2, not a1 b1 - a2 b2.": a1 * b1 - a2 * b2,
             "c misses a2 b2: c_i is the dot product of the pair, both features, a1 b1 + a2 b2.": a1 * b1,
+            "c has the wrong sign: a rotation by 0 leaves the pair's plain dot product, + (a1 b1 + a2 b2).":
+                -(a1 * b1 + a2 * b2),
             "c is half the pair's dot product: a rotation by 0 leaves a1 b1 + a2 b2 itself, with no factor "
             "1/2.": (a1 * b1 + a2 * b2) / 2,
+            "c is twice the pair's dot product: R(phi)^T R(psi) = R(psi - phi) is one rotation, by the offset, "
+            "and a rotation by 0 leaves a1 b1 + a2 b2 once, not once for the query's turn and once for the "
+            "key's.": 2 * (a1 * b1 + a2 * b2),
         })
         check_array(got[1], s, f"s from {call}", mistakes={
             "the sine coefficient has the wrong sign, a2 b1 - a1 b2: either q and k were swapped (a is the "
@@ -133,6 +143,12 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "a1 b2 - a2 b1; return (c, s) in that order.": c,
             "the cross term has a plus sign: the rotation's sin term enters the two features with opposite "
             "signs, so s_i = a1 b2 - a2 b1, not a1 b2 + a2 b1.": a1 * b2 + a2 * b1,
+            "s is twice the cross term: R(phi)^T R(psi) = R(psi - phi) is one rotation, by the offset, so "
+            "a1 b2 - a2 b1 enters once, not once for the query's turn and once for the key's.": 2 * s,
+            "s misses - a2 b1: the rotation's sin term mixes both features, so s_i = a1 b2 - a2 b1.": a1 * b2,
+            "s misses a1 b2: the rotation's sin term mixes both features, so s_i = a1 b2 - a2 b1.": -a2 * b1,
+            "s is half the cross term: the rotation's sin term adds a1 b2 - a2 b1 itself, with no factor "
+            "1/2.": s / 2,
         })
     q, k = rng.normal(size=(2, 16))
     c, s = (np.asarray(x, dtype=float) for x in rope_coefficients(q.copy(), k.copy()))
@@ -163,50 +179,103 @@ def _interleave(T: int, layers: int, window: int, k: int, *, cap: bool = True, g
     return total
 
 
+def _interleave_mistakes(T: int, layers: int, window: int, k: int, *,
+                         keep_all: bool = False) -> list[tuple[str, float | None]]:
+    """Each typical mistake's count for one case, by the message that names it. A mistake is named only where
+    it matches the learner's answer on every case the answer returned a number for (see below), so two
+    mistakes that agree on one case are told apart by the others."""
+    right = _interleave(T, layers, window, k)
+    local = min(T, window)
+
+    def with_globals(n_global: float, per_local: float = local) -> float:
+        return n_global * T + (layers - n_global) * per_local
+
+    k1 = k + 1
+    too_many = ("that counts one global layer too many, ceil(layers / (local_per_global + 1)): as if the pattern "
+                "began with its global layer, or with layers / (local_per_global + 1) rounded up or to the "
+                "nearest. The pattern starts with local_per_global local layers, so only complete patterns end "
+                "in a global one: layers // (local_per_global + 1) of them (layers local_per_global, "
+                "2 local_per_global + 1, ... counting from 0).")
+    out: list[tuple[str, float | None]] = [
+        ("a local layer never holds more tokens than the text has: min(T, window).",
+         _interleave(T, layers, window, k, cap=False)),
+        (too_many, _interleave(T, layers, window, k, global_first=True)),
+        (too_many, with_globals(round(layers / k1))),
+        ("a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.",
+         _interleave(T, layers, window, k, window_minus_one=True)),
+        ("a local layer holds window tokens during a step (the newest one and the window - 1 kept before it), "
+         "not window + 1.", with_globals(layers // k1 if k else layers, min(T, window + 1))),
+        ("every layer was counted as global.", layers * T),
+        ("max(T, window) should be min(T, window): a local layer holds at most window tokens, and fewer when "
+         "the text is shorter.", with_globals(layers // k1, max(T, window))),
+        ("the global layers' T was added on top of all the layers counted as local: a layer is local or "
+         "global, so only the layers - layers // (local_per_global + 1) local ones hold min(T, window).",
+         layers // k1 * T + layers * local),
+        ("that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
+         "token's key and value together once per layer.", 2 * right),
+    ]
+    out.append(("local_per_global = 0 means every layer is global: there are no local layers, so each of "
+                "the layers holds all T tokens.", layers * local if k == 0 else right))
+    n_g = layers // k1
+    out += [
+        ("local and global were swapped: the global layers, layers // (local_per_global + 1) of them, hold "
+         "all T tokens, and the other, local layers at most min(T, window).", n_g * local + (layers - n_g) * T),
+        ("every layer was counted as local.", layers * local),
+        ("layers // local_per_global misses the + 1: one pattern is local_per_global local layers and then "
+         "its global one, local_per_global + 1 layers, so there are layers // (local_per_global + 1) global "
+         "layers.", with_globals(layers // k) if k else None),   # None: no count to compare (it divides by 0)
+        ("layers / (local_per_global + 1) is not a whole number of global layers: count only complete "
+         "patterns, layers // (local_per_global + 1).", with_globals(layers / k1)),
+        ("the leftover layers, layers % (local_per_global + 1), were counted as global: the layers after the "
+         "last complete pattern begin a new pattern, which starts with its local layers, so they are "
+         "local. There are layers // (local_per_global + 1) global layers.",
+         with_globals(layers // k1 + layers % k1)),
+    ]
+    if keep_all:
+        return list(out)
+    return [(text, value) for text, value in out if value is not None and value != right]
+
+
+def _number(got: Any) -> float | None:
+    try:
+        return float(np.asarray(got).item()) if hasattr(got, "__array__") else float(got)
+    except (TypeError, ValueError):
+        return None
+
+
 def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
-    """Exercise 2: tokens held in the caches of all layers: min(T, window) per local layer, T per global."""
+    """Exercise 2: tokens held in the caches of all layers: min(T, window) per local layer, T per global. A
+    typical mistake is named only where its count matches the answer's on every case the answer returns a
+    number for: one case alone can match two mistakes (layers // 5 and layers // 6 + layers % 6 are both 12 at
+    62 layers)."""
     if not callable(interleave_cache):
         raise ExerciseError("interleave_cache should be a function: write it in the answer cell above.")
-    for T, layers, window, k in _INTERLEAVE_CASES:
-        call = f"interleave_cache(T={T}, layers={layers}, window={window}, local_per_global={k})"
+    results: list[tuple[Any, BaseException | None]] = []
+    for case in _INTERLEAVE_CASES:
         try:
-            got = interleave_cache(T, layers, window, k)
-        except Exception as exc:
+            results.append((interleave_cache(*case), None))
+        except Exception as exc:  # noqa: BLE001  (reported below, in the order of the cases)
+            results.append((None, exc))
+    numbers = [(case, _number(got)) for case, (got, exc) in zip(_INTERLEAVE_CASES, results, strict=True)
+               if exc is None and _number(got) is not None]
+
+    def fits(index: int) -> bool:
+        """Whether mistake number ``index`` (in every case's list, the same mistake at the same place) gives
+        the answer's count on every case."""
+        for case, got in numbers:
+            table = dict(enumerate(_interleave_mistakes(*case, keep_all=True)))
+            if table[index][1] is not None and not np.isclose(got, table[index][1]):
+                return False
+        return True
+
+    for (T, layers, window, k), (got, exc) in zip(_INTERLEAVE_CASES, results, strict=True):
+        call = f"interleave_cache(T={T}, layers={layers}, window={window}, local_per_global={k})"
+        if exc is not None:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
-        hints = {
-            "a local layer never holds more tokens than the text has: min(T, window).":
-                _interleave(T, layers, window, k, cap=False),
-            "that counts one global layer too many, ceil(layers / (local_per_global + 1)): as if the pattern "
-            "began with its global layer, or with layers / (local_per_global + 1) rounded up or to the nearest. "
-            "The pattern starts with local_per_global local layers, so only complete patterns end in a global "
-            "one: layers // (local_per_global + 1) of them (layers local_per_global, 2 local_per_global + 1, ... "
-            "counting from 0).": _interleave(T, layers, window, k, global_first=True),
-            "a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.":
-                _interleave(T, layers, window, k, window_minus_one=True),
-            "every layer was counted as global.": layers * T,
-        }
-        if k:
-            n_g = layers // (k + 1)
-            hints["local and global were swapped: the global layers, layers // (local_per_global + 1) of them, "
-                  "hold all T tokens, and the other, local layers at most min(T, window)."] = (
-                n_g * min(T, window) + (layers - n_g) * T)
-        hints["that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
-              "token's key and value together once per layer."] = 2 * _interleave(T, layers, window, k)
-        if k == 0:
-            hints["local_per_global = 0 means every layer is global: there are no local layers, so each of the "
-                  "layers holds all T tokens."] = layers * min(T, window)
-        if k:
-            hints["every layer was counted as local."] = layers * min(T, window)
-            n_wrong = layers // k
-            hints["layers // local_per_global misses the + 1: one pattern is local_per_global local layers and "
-                  "then its global one, local_per_global + 1 layers, so there are layers // (local_per_global "
-                  "+ 1) global layers."] = n_wrong * T + (layers - n_wrong) * min(T, window)
-            n_global = layers / (k + 1)
-            hints["layers / (local_per_global + 1) is not a whole number of global layers: count only "
-                  "complete patterns, layers // (local_per_global + 1)."] = (
-                n_global * T + (layers - n_global) * min(T, window))
         right = _interleave(T, layers, window, k)
-        hints = {e: v for e, v in hints.items() if v != right}
+        hints = {text: wrong for index, (text, wrong) in enumerate(_interleave_mistakes(T, layers, window, k,
+                                                                                         keep_all=True))
+                 if wrong is not None and wrong != right and fits(index)}
         check_value(got, right, call, hints=hints)
     full = 62 * 131072
     passed(f"with 5 local layers of 1,024 to 1 global, 62 layers at T = 131,072 hold "
@@ -214,8 +283,36 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
 
 
 # ------------------------------------ exercise 3: the largest base for a number of pairs short of a turn
+def calls_while_running(fn: Callable[..., Any], calls: list[tuple[Any, ...]], target: Callable[..., Any]) -> bool:
+    """Whether running ``fn`` on each argument tuple in ``calls`` enters ``target`` (a Python function), by
+    whatever route: a name, an alias, ``getattr`` on a string built at run time. Watched with a profile hook,
+    so it judges what the code does, not what it is called; errors of the answer are left to the check."""
+    code, seen = target.__code__, []
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code is code:
+            seen.append(True)
+
+    before = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        for args in calls:
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001, S112  (a wrong answer's error is the check's to report)
+                continue
+            if seen:
+                break
+    finally:
+        sys.setprofile(before)
+    return bool(seen)
+
+
 def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, calls ``sa.llm.rope_frequencies``."""
+    """Whether ``fn``, or a function of the learner's that it reaches, calls ``sa.llm.rope_frequencies``: by
+    name or object in its code, or, by any other route, when it runs."""
+    if calls_while_running(fn, [(64, 4096, 10), (16, 256, 3)], llm.rope_frequencies):
+        return True
     for f in learners_functions(fn):
         if any(obj is llm.rope_frequencies for obj in used_objects(f).values()):
             return True
@@ -246,7 +343,8 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
     if not callable(rope_base):
         raise ExerciseError("rope_base should be a function: write it in the answer cell above.")
     if uses_rope_frequencies(rope_base):
-        raise ExerciseError("rope_base calls sa.llm.rope_frequencies: invert theta_i = base^(-2i/d) yourself.")
+        raise ExerciseError("rope_base calls sa.llm.rope_frequencies (by name or by another route, such as "
+                            "getattr): invert theta_i = base^(-2i/d) yourself.")
     for d, L, n in _BASE_CASES:
         call = f"rope_base(d={d}, trained_length={L}, unseen={n})"
         try:
@@ -279,6 +377,11 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
             f"i = d/2 - unseen - 1 = {i}.": float((L / (2 * np.pi)) ** (d / (2 * (d - n - 1)))),
             "a full turn is 2 pi radians, not pi: solve 2 pi base^(2i/d) = L, so base = (L / 2 pi)^(d / 2i), "
             "not (L / pi)^(d / 2i).": float((L / np.pi) ** (d / (2 * i))),
+            "2 pi went to the wrong side: 2 pi base^(2i/d) = L gives base^(2i/d) = L / 2 pi, not L * 2 pi.":
+                float((L * 2 * np.pi) ** (d / (2 * i))),
+            "the exponent has the wrong sign, as if theta_i = base^(-2i/d) were the wavelength: the wavelength "
+            "is 2 pi / theta_i = 2 pi base^(+2i/d), so base = (L / 2 pi)^(+d / 2i).":
+                float((L / (2 * np.pi)) ** (-d / (2 * i))),
         }
         taken = list(hints.values())
         for text, value in others.items():     # only where it differs from every hint named already
