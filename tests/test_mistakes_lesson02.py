@@ -328,11 +328,16 @@ def test_one_sided_bad_input_is_named(answer, said):
 
 
 # ---------------------------------------------------------------- more mistakes, each named for what it is
-def test_scores_rounded_to_one_decimal_are_told_to_keep_digits():
-    """The right logarithms rounded to one decimal: the form is right, the digits too few."""
-    scores = [-1.4, -0.4, -3.0]
+@pytest.mark.parametrize(("scores", "digits"), [
+    ([-1.4, -0.4, -3.0], "(1 decimal)"),                   # ln(alpha_j) rounded to one decimal
+    ([-1.0, 0.0, -3.0], "(0 decimals)"),                   # ... to whole numbers
+    ([1.6, 2.6, 0.0], "(1 decimal)"),                      # ln(alpha_j / alpha_grows), one decimal
+    ([-1.38, -0.36, -3.0], "coarsely:"),                   # rounded unevenly
+])
+def test_scores_rounded_too_coarsely_are_told_to_keep_digits(scores, digits):
+    """The right logarithms rounded: the form is right, the digits too few (not 'which function...')."""
     text = _message(lambda s: check_notes_scores(s, 1.35), scores)
-    assert "right form" in text and "rounded too coarsely" in text, text
+    assert "right form" in text and "rounded too coarsely" in text and digits in text, text
     assert "undoes the exponential" not in text, text
     assert not [k for k, p in SCORES.items() if p in text], text
     assert not _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=1.35)

@@ -206,12 +206,13 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         raise ExerciseError(
             f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
             f"{_fmt(NOTES_BANK)}.")
-    off = s - np.log(NOTES_BANK)
-    if np.abs(off - off.mean()).max() < 0.1:   # ln(alpha_j) + a constant, rounded too coarsely
+    digits = _rounded_logs(s)
+    if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
         raise ExerciseError(
             f"{said}: close, but not the row asked for, {_fmt(NOTES_BANK)}. Your scores have the right form "
-            "(the logarithms of the weights, plus any constant), but they are rounded too coarsely: keep more "
-            "digits (three decimals), or let np.log compute them.")
+            "(the logarithms of the weights, plus any constant), but they are rounded too coarsely"
+            + (f" ({digits} decimal{'' if digits == 1 else 's'})" if digits >= 0 else "")
+            + ": keep three decimals, or let np.log compute them.")
     factor = _log_factor(w)
     if factor is not None:
         raise ExerciseError(
@@ -221,6 +222,18 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     raise ExerciseError(
         f"{said}, not the row asked for, {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
         "(section 3, From scores to weights) and solve it for the score: which function undoes the exponential, and what else may the scores contain?")
+
+
+def _rounded_logs(s: np.ndarray) -> int | None:
+    """The number of decimals if ``s`` is ln(alpha_j) + c (c = 0, or the minus log of one weight) rounded
+    to 0, 1 or 2 decimals; -1 if it lies within such rounding of ln(alpha_j) + some constant; else None."""
+    logs = np.log(NOTES_BANK)
+    for digits in (0, 1, 2):
+        for c in (0.0, *(-logs)):
+            if np.allclose(s, np.round(logs + c, digits), atol=1e-9):
+                return digits
+    off = s - logs
+    return -1 if np.abs(off - off.mean()).max() < 0.06 else None
 
 
 def _log_factor(w: np.ndarray) -> float | None:
