@@ -111,7 +111,8 @@ def test_student_copy_has_no_solution_no_hidden_test_no_output(path, released):
                         assert line not in copy.source, f"{path.name}: solution line {line!r} in student copy"
             if cell.cell_type == "code":
                 stub = [line.strip() for line in copy.source.splitlines()]
-                assert "# YOUR CODE HERE" in stub and "..." in stub, f"{path.name}: no stub: {copy.source!r}"
+                assert all(line in stub for line in lessons.CODE_STUB.split("\n")), (
+                    f"{path.name}: no stub: {copy.source!r}")
         elif lessons.is_graded(cell):
             assert copy.source.strip() == HIDDEN.sub("", cell.source).strip(), (
                 f"{path.name}: test {gid} differs from the source without its hidden tests"

@@ -325,3 +325,71 @@ def test_one_sided_right_answers_pass_the_check_and_the_hidden_test(answer, caps
 def test_one_sided_bad_input_is_named(answer, said):
     text = _message(lambda a: check_one_sided(*a), answer)
     assert said in text and not [k for k, p in ONE_SIDED.items() if p in text], text
+
+
+# ---------------------------------------------------------------- more mistakes, each named for what it is
+@pytest.mark.parametrize(("scores", "digits"), [
+    ([-1.4, -0.4, -3.0], "(1 decimal)"),                   # ln(alpha_j) rounded to one decimal
+    ([-1.0, 0.0, -3.0], "(0 decimals)"),                   # ... to whole numbers
+    ([1.6, 2.6, 0.0], "(1 decimal)"),                      # ln(alpha_j / alpha_grows), one decimal
+    ([-1.38, -0.36, -3.0], "coarsely:"),                   # rounded unevenly
+])
+def test_scores_rounded_too_coarsely_are_told_to_keep_digits(scores, digits):
+    """The right logarithms rounded: the form is right, the digits too few (not 'which function...')."""
+    text = _message(lambda s: check_notes_scores(s, 1.35), scores)
+    assert "right form" in text and "rounded too coarsely" in text and digits in text, text
+    assert "undoes the exponential" not in text, text
+    assert not [k for k, p in SCORES.items() if p in text], text
+    assert not _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=1.35)
+
+
+def test_orthogonal_words_are_told_omega_13_is_zero_not_equal_sums():
+    """x_1 across x_3: omega_13 = 0 is the blocker (e^0 against word 1's own e^4), not the equal row sums."""
+    x_1, x_3 = [2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    assert "omega_13 = x_1 . x_3 = 0.00" in text and "right angles" in text and "54.60" in text, text
+    assert "equal row sums" not in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
+
+
+def test_both_bars_missed_names_both_and_the_one_fix():
+    """x_3 only a little longer than x_1: row 1 and row 3 both miss, and a longer x_3 fixes both."""
+    x_1, x_3 = [0.0, 1.0, 0.0, 0.0], [0.0, 1.5, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    assert "both miss" in text and "only 0.486" in text and "word 1 0.266" in text, text
+    assert "a longer x_3" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
+
+
+def test_both_bars_missed_without_a_longer_x_3_fix_says_what_differs():
+    """x_1 nearly as long as x_3: no stretch of x_3 within the bound helps, so the message names the sums."""
+    x_1, x_3 = [0.0, 2.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    assert "equal row sums" in text, text          # the same word twice: equal rows
+    x_1, x_3 = [0.0, 1.5, 0.0, 0.0], [0.0, 1.6, 0.0, 0.0]   # stretched to 2, x_3 still leaves alpha_31 0.255
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    assert "both miss" in text and "a longer x_3" not in text and "S_3 / S_1" in text, text
+
+
+@pytest.mark.parametrize(("check", "grade_id", "names", "answer"), [
+    (check_bank_mix, "l02-mix-test", ("alpha_mix",), np.array([[0.5], [0.2], [0.3]])),          # a column
+    (lambda s: check_notes_scores(s, 1.35), "l02-scores-test", ("notes_scores",), np.log([NOTES])),
+    (lambda g: check_notes_scores(np.log(NOTES), g), "l02-scores-test", ("bank_gain",), np.array([[1.35]])),
+    (lambda x: check_one_sided(x, [0.0, 2.0, 0.0, 0.0]), "l02-asym-test", ("x_1",),
+     np.array([[0.0], [1.0], [0.0], [0.0]])),
+])
+def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, names, answer, capsys):
+    """np.linalg.solve(M, b) with b a column returns shape (3, 1): its numbers are right, and the visible
+    check and the hidden test (which reshapes) agree that it passes."""
+    _right_answer_passes(check, answer, capsys)
+    given = {"alpha_mix": None, "notes_scores": np.log(NOTES), "bank_gain": 1.35,
+             "x_1": [0.0, 1.0, 0.0, 0.0], "x_3": [0.0, 2.0, 0.0, 0.0]}
+    given[names[0]] = answer
+    keys = {"l02-mix-test": ["alpha_mix"], "l02-scores-test": ["notes_scores", "bank_gain"],
+            "l02-asym-test": ["x_1", "x_3"]}[grade_id]
+    assert _hidden_passes(grade_id, **{k: given[k] for k in keys})
+
+
+def test_a_wrong_column_is_still_named():
+    text = _message(check_bank_mix, np.array([[0.2], [0.5], [0.3]]))
+    _names_only(text, "order", MIX)

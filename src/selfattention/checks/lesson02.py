@@ -45,6 +45,8 @@ def _vector(got: Any, name: str, size: int, what: str) -> np.ndarray:
         v = np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got, dtype=float)
     except (TypeError, ValueError):
         raise ExerciseError(f"{name} should be {what}, but it is a {type(got).__name__}: {got!r:.80}") from None
+    if v.size == size and v.ndim > 1 and max(v.shape) == size:   # a row or column: its numbers, in order
+        v = v.reshape(size)                                           # (the hidden test reshapes it too)
     if v.shape != (size,):
         raise ExerciseError(f"{name} has shape {v.shape}; it should be {what}, shape ({size},).")
     if not np.isfinite(v).all():
@@ -204,6 +206,13 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         raise ExerciseError(
             f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
             f"{_fmt(NOTES_BANK)}.")
+    digits = _rounded_logs(s)
+    if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
+        raise ExerciseError(
+            f"{said}: close, but not the row asked for, {_fmt(NOTES_BANK)}. Your scores have the right form "
+            "(the logarithms of the weights, plus any constant), but they are rounded too coarsely"
+            + (f" ({digits} decimal{'' if digits == 1 else 's'})" if digits >= 0 else "")
+            + ": keep three decimals, or let np.log compute them.")
     factor = _log_factor(w)
     if factor is not None:
         raise ExerciseError(
@@ -213,6 +222,18 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
     raise ExerciseError(
         f"{said}, not the row asked for, {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
         "(section 3, From scores to weights) and solve it for the score: which function undoes the exponential, and what else may the scores contain?")
+
+
+def _rounded_logs(s: np.ndarray) -> int | None:
+    """The number of decimals if ``s`` is ln(alpha_j) + c (c = 0, or the minus log of one weight) rounded
+    to 0, 1 or 2 decimals; -1 if it lies within such rounding of ln(alpha_j) + some constant; else None."""
+    logs = np.log(NOTES_BANK)
+    for digits in (0, 1, 2):
+        for c in (0.0, *(-logs)):
+            if np.allclose(s, np.round(logs + c, digits), atol=1e-9):
+                return digits
+    off = s - logs
+    return -1 if np.abs(off - off.mean()).max() < 0.06 else None
 
 
 def _log_factor(w: np.ndarray) -> float | None:
@@ -314,6 +335,8 @@ ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 def _toy_word(got: Any, name: str) -> np.ndarray:
     v = _to_array(got, name, empty=f"{name} has no value yet: write 4 numbers (finance, nature, food, tech).",
                   not_numbers=f"{name} should be 4 numbers, but it is a {type(got).__name__}.")
+    if v.size == 4 and v.ndim > 1 and max(v.shape) == 4:   # a row or column, as the hidden test reshapes it
+        v = v.reshape(4)
     if v.shape != (4,):
         raise ExerciseError(f"{name} has shape {v.shape}: give 4 numbers (finance, nature, food, tech).")
     if not np.isfinite(v).all():
@@ -346,6 +369,13 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
                f"large score |x_3|^2 = {omega[2, 2]:.2f}, word 1's row only {omega[0, 0]:.2f}. Symmetric scores, "
                "one-sided weights.")
         return
+    if a13 <= ONE_SIDED_HIGH and omega[0, 2] <= 0 and (v1.any() and v3.any()):
+        raise ExerciseError(
+            f"{said}: omega_13 = x_1 . x_3 = {omega[0, 2]:.2f} is not above 0, because x_1 "
+            + ("is at right angles to x_3" if abs(omega[0, 2]) < 1e-12 else "points away from x_3")
+            + f". Then e^omega_13 = {np.exp(omega[0, 2]):.2f} is at most 1, while word 1's own score "
+            f"puts e^omega_11 = {np.exp(omega[0, 0]):.2f} in the same row: word 3 cannot get more than half. "
+            "Point x_1 partly the way x_3 points.")
     if abs(a13 - a31) < 1e-3:
         raise ExerciseError(
             f"{said}: equal, because the two rows have equal row sums (S_1 = S_3). The weights share the "
@@ -361,21 +391,38 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
             "omega_13 = x_1 . x_3 = 0 and e^omega_13 = 1, while word 1's own score gives at least e^0 = 1 in "
             "the same row: word 3 cannot get more than half. Give both words a length, x_1 pointing partly "
             "the way x_3 points.")
-    if a13 <= ONE_SIDED_HIGH and omega[0, 2] <= 0:
-        raise ExerciseError(
-            f"{said}: omega_13 = x_1 . x_3 = {omega[0, 2]:.2f} is not above 0, because x_1 points away from x_3 "
-            f"(or across it). Then e^omega_13 = {np.exp(omega[0, 2]):.2f} is at most 1, while word 1's own score "
-            "gives at least e^0 = 1 in the same row: word 3 cannot get more than half. Point x_1 partly the "
-            "way x_3 points.")
     if a13 <= ONE_SIDED_HIGH:
         rest = float(np.exp(omega[0, 0]) + np.exp(omega[0, 1]))
+        row_1 = (f"word 1 gives word 3 only {a13:.3f}. In row 1, e^omega_13 = {np.exp(omega[0, 2]):.2f} must "
+                 f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with "
+                 "bank compete with word 3")
+        if a31 < ONE_SIDED_LOW:
+            raise ExerciseError(f"{said}: {row_1}.")
+        longer = _longer_x3_fixes_both(v1, v3)
         raise ExerciseError(
-            f"{said}: word 1 gives word 3 only {a13:.3f}. In row 1, e^omega_13 = {np.exp(omega[0, 2]):.2f} must "
-            f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with bank "
-            "compete with word 3.")
+            f"{said}: both miss. {row_1[0].upper()}{row_1[1:]}. And word 3 still gives word 1 {a31:.3f}, not "
+            "below 0.2."
+            + (" One change fixes both: a longer x_3, in the direction it has, raises omega_13 in row 1 and "
+               "fills row 3's sum S_3 with its own score |x_3|^2, which grows faster." if longer else
+               " Both weights have the numerator e^omega_13, so alpha_13 / alpha_31 = S_3 / S_1: word 3's row "
+               "needs the larger sum (a larger own score |x_3|^2), word 1's the smaller."))
     raise ExerciseError(
         f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. alpha_13 / alpha_31 = S_3 / S_1 is only "
         f"{ratio:.2f}. Two levers raise it: a larger own score |x_3|^2 (now {omega[2, 2]:.2f}) fills S_3"
         + (", though x_3 already reaches the bound of 2 on one coordinate (the others can still lengthen it),"
            if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
+
+
+def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
+    """Whether x_3 stretched in its own direction (every coordinate still within [-2, 2]) meets both bars."""
+    if not v3.any():
+        return False
+    for scale in np.linspace(1.0, ONE_SIDED_BOUND / np.abs(v3).max(), 41)[1:]:
+        X = np.stack([v1, _BANK, scale * v3])
+        omega = X @ X.T
+        e = np.exp(omega - omega.max(axis=1, keepdims=True))
+        A = e / e.sum(axis=1, keepdims=True)
+        if A[0, 2] > ONE_SIDED_HIGH and A[2, 0] < ONE_SIDED_LOW:
+            return True
+    return False

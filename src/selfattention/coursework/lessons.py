@@ -56,8 +56,9 @@ _LESSON_NAME = re.compile(r"^(\d\d)_\w+$")
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 #: What a code solution becomes in a learner's copy: it runs without error, so the test cell
-#: right after it can say what to do.
-CODE_STUB = "# YOUR CODE HERE\n..."
+#: right after it can say what to do. ``pass``, not ``...``: a blank cell ending in ``...`` would
+#: print "Ellipsis" when run.
+CODE_STUB = "# YOUR CODE HERE\npass"
 #: nbgrader's placeholder for a written answer.
 ANSWER_STUB = "YOUR ANSWER HERE"
 
