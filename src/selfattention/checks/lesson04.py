@@ -448,7 +448,7 @@ _FUSED_PARTS = ("W_Q", "W_K", "W_V")   # fused(x) = [Q | K | V]: output columns 
 
 def check_fused_key(W_K_fused: Any, fused: Any) -> None:
     """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``fused``, an ``nn.Linear(5, 9, bias=False)`` whose
-    output is [Q | K | V] side by side (as GPT-2's c_attn): ``X_toy @ W_K_fused`` gives ``fused(x)[:, 3:6]``.
+    output is [Q | K | V] side by side (as nanoGPT's c_attn): ``x @ W_K_fused`` gives ``fused(x)[:, 3:6]``.
     nn.Linear stores ``weight`` as (9, 5), so the answer is rows 3-5 of ``weight``, transposed."""
     if W_K_fused is None or W_K_fused is Ellipsis:
         raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
@@ -457,7 +457,7 @@ def check_fused_key(W_K_fused: Any, fused: Any) -> None:
     right = weight[3:6].T                                               # (d_in, d_k) = (5, 3)
     near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
     if near(W, right):
-        passed("X_toy @ W_K_fused gives the keys, columns 3-5 of fused(x): each output column comes from one "
+        passed("x @ W_K_fused gives the keys, columns 3-5 of fused(x): each output column comes from one "
                "row of weight, so W_K is rows 3-5 of weight, transposed.")
         return
     for b, part in enumerate(_FUSED_PARTS):
@@ -466,7 +466,7 @@ def check_fused_key(W_K_fused: Any, fused: Any) -> None:
             which = "" if part == "W_K" else f", and they are the rows of {part}, not of W_K"
             raise ExerciseError(
                 f"W_K_fused is rows {3 * b}-{3 * b + 2} of fused.weight as stored, shape (3, 5) = (d_k, d_in)"
-                f"{which}: nn.Linear stores the transpose of our matrix, so X_toy @ W_K_fused cannot even be "
+                f"{which}: nn.Linear stores the transpose of our matrix, so x @ W_K_fused cannot even be "
                 f"computed. Transpose it."
             )
         if part != "W_K" and near(W, block.T):
@@ -491,7 +491,7 @@ def check_fused_key(W_K_fused: Any, fused: Any) -> None:
             "W_K has one row per feature, (d_in, d_k) = (5, 3)."
         )
     if W.shape != right.shape:
-        raise ExerciseError(f"W_K_fused has shape {W.shape}; W_K is (d_in, d_k) = (5, 3), used as X_toy @ W_K.")
+        raise ExerciseError(f"W_K_fused has shape {W.shape}; W_K is (d_in, d_k) = (5, 3), used as x @ W_K.")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_K_fused contains NaN or infinite values.")
     if near(W, weight.reshape(5, 9)[:, 3:6]) or np.allclose(np.sort(W, axis=None), np.sort(right, axis=None),
@@ -502,7 +502,7 @@ def check_fused_key(W_K_fused: Any, fused: Any) -> None:
         )
     if np.allclose(_X_TOY @ W, _X_TOY @ right, atol=1e-6):
         raise ExerciseError(
-            "X_toy @ W_K_fused gives the layer's keys for these four words, but W_K_fused is not the layer's "
+            "x @ W_K_fused gives the layer's keys for these four words, but W_K_fused is not the layer's "
             "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four keys. "
             "Read the matrix from fused.weight."
         )
