@@ -1009,3 +1009,50 @@ def test_package_holds_no_reference_loop():
         lesson15._slipped_query_tile(np.zeros((2, 3)), np.zeros((8, 3)), np.zeros((8, 3)), np.zeros(2),
                                      np.zeros((2, 3)), np.zeros((2, 3)), 4)
     assert not hasattr(lesson15, "_causal_loop") and not hasattr(lesson15, "_query_tile")
+
+
+# exercise 3's starter code, its two lines filled as a learner might (finding 15-4: one decision)
+def _scaffolded(lines):
+    """query_tile_backward from the instructor's cell with its solution region replaced by ``lines``."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    text = lessons.source(cells[0])
+    first, last = text.index("        ### BEGIN SOLUTION"), text.index("### END SOLUTION")
+    body = "".join(f"        {line}\n" for line in lines)
+    text = text[:first] + body + text[text.index("\n", last) + 1:]
+    names = {"np": np}
+    exec(text, names)  # noqa: S102  (the lesson's own starter code)
+    return names["query_tile_backward"]
+
+
+@pytest.mark.parametrize("lines, key", [
+    (["P = np.exp(S - S.max(axis=1, keepdims=True))", "P = P / P.sum(axis=1, keepdims=True)",
+      "D = (dO * O).sum(axis=1)"], "tile_softmax"),
+    (["P = np.exp(S - L[:, None])", "D = (P * dP).sum(axis=1)"], "D_tile"),
+    (["P = np.exp(S - L[:, None])", "D = dO.sum(axis=1)"], "D_dO"),
+    (["P = np.exp(S - L)", "D = (dO * O).sum(axis=1)"], "L_axis"),
+    (["P = S - L[:, None]", "D = (dO * O).sum(axis=1)"], "no_exp"),
+    (["P = np.exp(S - L[:, None])", "D = (dO * O).sum()"], "D_scalar"),
+])
+def test_backward_starter_filled_wrong_is_named(lines, key):
+    answer = _scaffolded(lines)
+    names_only(message(checks.check_query_tile_backward, answer), key, BACKWARD_PHRASES)
+    try:   # the grader fails an answer whose hidden test raises, as well as one that asserts
+        hidden = hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
+    except ValueError:
+        hidden = False
+    assert not hidden
+
+
+@pytest.mark.parametrize("lines", [
+    ["P = np.exp(S - L[:, None])", "D = (dO * O).sum(axis=1, keepdims=True)"],
+    ["P = np.exp(S - L.reshape(-1, 1))", "D = np.einsum('ic,ic->i', dO, O)"],
+])
+def test_backward_starter_filled_right_passes(lines, capsys):
+    answer = _scaffolded(lines)
+    right_answer_passes(checks.check_query_tile_backward, answer, capsys)
+    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
