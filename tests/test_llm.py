@@ -390,7 +390,7 @@ def test_io_counts_follow_their_formulas_and_outputs_match_sdpa(T, d, b, causal)
     standard, flash = SlowMemory(Q=Q, K=K, V=V), SlowMemory(Q=Q, K=K, V=V)
     standard_attention_io(standard, causal)
     if causal:  # the causal loop is exercise 1's answer: the check keeps it, the package does not
-        from selfattention.checks.lesson15 import _causal_loop
+        from reference_lesson15 import causal_loop as _causal_loop
         _causal_loop(flash, b)
     else:
         flash_attention_io(flash, b)
@@ -403,7 +403,7 @@ def test_io_counts_follow_their_formulas_and_outputs_match_sdpa(T, d, b, causal)
 def test_causal_flash_loop_never_reads_a_tile_above_the_diagonal():
     T, b = 32, 8
     memory = SlowMemory(**{n: _rand(T, 4, seed=s).numpy() for n, s in (("Q", 1), ("K", 2), ("V", 3))})
-    from selfattention.checks.lesson15 import _causal_loop
+    from reference_lesson15 import causal_loop as _causal_loop
     _causal_loop(memory, b)
     query_tile = None
     for op, name, start, stop in memory.log:

@@ -15,7 +15,7 @@ FLASH_PHRASES = {
     "no_skip": "whose keys all come after its queries", "no_diagonal": "did not read its diagonal key tile",
     "no_mask": "were not masked", "unscaled": "are not scaled", "no_rescale": "exp(m_old - m_new)",
     "whole": "were read at once", "q_again": "each tile of queries must be read exactly once",
-    "o_often": "each tile of outputs must be written exactly once", "s_p": "went through slow memory",
+    "o_often": "times, once per key tile", "s_p": "went through slow memory",
     "one_softmax": "Keep no list of key tiles", "own_key": "reads its own key",
     "whole_mask": "grows as T^2", "torch": "uses PyTorch", "d_v_root": "divided by sqrt(d_v)",
     "tile_mean": "normalised on its own (divided by that tile's sum) and the tiles averaged",
@@ -356,7 +356,7 @@ class _Counter:
 
 def moved_by_own_counter(T, d, b):
     """The shortcut found in review: exercise 1's loop run through a hand-written counter."""
-    from selfattention.checks.lesson15 import _causal_loop
+    from reference_lesson15 import causal_loop as _causal_loop
     counter = _Counter(T, d)
     _causal_loop(counter, b)
     return counter.moved
@@ -945,3 +945,114 @@ def test_backward_more_slips_are_named(answer, phrase):
     with np.errstate(all="ignore"):
         assert not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
                                       query_tile_backward=answer)
+
+
+# ------------------------------------------------------------------- review fixes: 15-5, 15-6, 15-7
+def flash_deferred_write(memory, b):
+    """Each query tile's output kept in a (T, d_v) array and O written once, after every tile."""
+    T = memory.arrays["Q"].shape[0]
+    out = np.zeros((T, memory.arrays["V"].shape[1]))
+
+    class _Keep:
+        arrays = memory.arrays
+        read = staticmethod(memory.read)
+
+        @staticmethod
+        def write(name, rows, start=0):
+            out[start:start + len(rows)] = rows
+
+    from reference_lesson15 import causal_loop
+    causal_loop(_Keep, b)
+    memory.write("O", out, 0)
+
+
+def test_flash_deferred_write_is_named():
+    said = message(checks.check_causal_flash, flash_deferred_write)
+    assert "were written in one piece" in said and "O rows 0..7" in said, said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test",
+                                  causal_flash=flash_deferred_write, sa=sa)
+
+
+@pytest.mark.parametrize("answer, phrase", [
+    (lambda T, d, b: T * T * d / b, "follow 0 T d + 1 T^2 d / b on four sizes. Its T^2 d / b term is right"),
+    (lambda T, d, b: 2 * T * d + T * T * d / (2 * b), "follow 2 T d + 0.5 T^2 d / b"),
+    (lambda T, d, b: 3 * T * d + T * T * d / (2 * b), "Its T^2 d / b term is off"),
+    (lambda T, d, b: 3 * T * d + T * T * d / b + T * T, "are not of the form a T d + c T^2 d / b"),
+])
+def test_moved_other_counts_are_named_by_their_terms(answer, phrase):
+    said = message(checks.check_causal_elements_moved, answer)
+    assert phrase in said, said
+    assert "3 T d + T^2 d / b" not in said   # the message never gives the count away
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=answer)
+
+
+def test_moved_fit_to_the_checks_sizes_fails_the_hidden_test():
+    """A table of the visible check's sizes passes it; the hidden test asks for other sizes."""
+    from selfattention.checks.lesson15 import _MOVED_CASES
+
+    table = {case: 3 * case[0] * case[1] + case[0] ** 2 * case[1] / case[2] for case in _MOVED_CASES}
+
+    def fitted(T, d, b):
+        return table.get((T, d, b), 3 * T * d + T * T * d / b + (T * d if T < 1024 else 0))
+
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=fitted)
+
+
+def test_package_holds_no_reference_loop():
+    """The check's loops compute slips only: called with none switched on they refuse."""
+    from selfattention.checks import lesson15
+
+    memory = sa.llm.SlowMemory(**{n: np.zeros((8, 3)) for n in "QKV"})
+    with pytest.raises(ValueError, match="none was switched on"):
+        lesson15._slipped_loop(memory, 4)
+    with pytest.raises(ValueError, match="none was switched on"):
+        lesson15._slipped_query_tile(np.zeros((2, 3)), np.zeros((8, 3)), np.zeros((8, 3)), np.zeros(2),
+                                     np.zeros((2, 3)), np.zeros((2, 3)), 4)
+    assert not hasattr(lesson15, "_causal_loop") and not hasattr(lesson15, "_query_tile")
+
+
+# exercise 3's starter code, its two lines filled as a learner might (finding 15-4: one decision)
+def _scaffolded(lines):
+    """query_tile_backward from the instructor's cell with its solution region replaced by ``lines``."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    text = lessons.source(cells[0])
+    first, last = text.index("        ### BEGIN SOLUTION"), text.index("### END SOLUTION")
+    body = "".join(f"        {line}\n" for line in lines)
+    text = text[:first] + body + text[text.index("\n", last) + 1:]
+    names = {"np": np}
+    exec(text, names)  # noqa: S102  (the lesson's own starter code)
+    return names["query_tile_backward"]
+
+
+@pytest.mark.parametrize("lines, key", [
+    (["P = np.exp(S - S.max(axis=1, keepdims=True))", "P = P / P.sum(axis=1, keepdims=True)",
+      "D = (dO * O).sum(axis=1)"], "tile_softmax"),
+    (["P = np.exp(S - L[:, None])", "D = (P * dP).sum(axis=1)"], "D_tile"),
+    (["P = np.exp(S - L[:, None])", "D = dO.sum(axis=1)"], "D_dO"),
+    (["P = np.exp(S - L)", "D = (dO * O).sum(axis=1)"], "L_axis"),
+    (["P = S - L[:, None]", "D = (dO * O).sum(axis=1)"], "no_exp"),
+    (["P = np.exp(S - L[:, None])", "D = (dO * O).sum()"], "D_scalar"),
+])
+def test_backward_starter_filled_wrong_is_named(lines, key):
+    answer = _scaffolded(lines)
+    names_only(message(checks.check_query_tile_backward, answer), key, BACKWARD_PHRASES)
+    try:   # the grader fails an answer whose hidden test raises, as well as one that asserts
+        hidden = hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
+    except ValueError:
+        hidden = False
+    assert not hidden
+
+
+@pytest.mark.parametrize("lines", [
+    ["P = np.exp(S - L[:, None])", "D = (dO * O).sum(axis=1, keepdims=True)"],
+    ["P = np.exp(S - L.reshape(-1, 1))", "D = np.einsum('ic,ic->i', dO, O)"],
+])
+def test_backward_starter_filled_right_passes(lines, capsys):
+    answer = _scaffolded(lines)
+    right_answer_passes(checks.check_query_tile_backward, answer, capsys)
+    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
