@@ -574,7 +574,7 @@ def _private_safe_softmax(s, m):
 
 
 def test_safe_private_safe_softmax_is_refused_by_check_and_hidden_test():
-    """torch._safe_softmax already zeroes a row with no allowed key: what the exercise asks the learner to do."""
+    """torch._safe_softmax already zeroes a row with no allowed key: what the exercise asks for."""
     msg = _message(check_safe_weights, _private_safe_softmax)
     assert "ready-made attention or masked softmax" in msg
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test",
