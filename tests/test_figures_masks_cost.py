@@ -283,3 +283,16 @@ def test_print_reorderings_one_causal_layer_ignores_the_order_of_the_words_befor
     rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()[1:]]
     assert [r[1].strip() for r in rows] == ["0", "5"]         # 5 other orders of 3 distinct words
     assert rows[0][2].strip() == "0" and float(rows[1][2]) > 0
+
+
+def test_first_token_accuracy_needs_positions():
+    """Without positions every order is one multiset: no better than a constant answer; a fixed random table
+    lets the layer name the first token."""
+    import pytest
+
+    from selfattention.positional import first_token_accuracy
+
+    assert first_token_accuracy("none", 0) <= 0.25
+    assert first_token_accuracy("random table", 0) >= 0.8
+    with pytest.raises(ValueError, match="positions must be one of"):
+        first_token_accuracy("rope", 0)

@@ -31,7 +31,7 @@ DECODER = {
     "diagonal": "the diagonal is masked too",
     "not boolean": "a mask is boolean",
     "pad self": "the padding queries may attend to themselves",
-    "lengths as pads": "lengths was read as the number of padding tokens",
+    "lengths as pads": "lengths[b] is the number of REAL tokens",
     "arange positions": "shifted by the number of padding tokens",
     "positions from 1": "the positions start at 1",
     "positions down": "the positions count down",
@@ -45,6 +45,10 @@ DECODER = {
     "triu and queries": "two slips: np.triu was used where",
     "counted padding": "counted the padding instead of the real tokens",
     "cumsum axis 0": "the running count went down the batch (axis 0)",
+    "positions lengths as pads": "np.arange(T) - lengths[:, None] subtracts",
+    "no batch axis": "with the batch axis missing",
+    "positions None": "returned None as its positions",
+    "no causal, both": "masked on both queries and keys",
 }
 
 
@@ -104,6 +108,13 @@ DECODER_WRONG["counted padding"] = lambda lengths, T: (_right_mask(lengths, T),
                                                        np.cumsum(~_real(lengths, T), 1))
 DECODER_WRONG["cumsum axis 0"] = lambda lengths, T: (_right_mask(lengths, T),
                                                      np.cumsum(_real(lengths, T), axis=0) - 1)
+DECODER_WRONG["positions lengths as pads"] = lambda lengths, T: (
+    _right_mask(lengths, T), np.arange(T)[None, :] - np.asarray(lengths)[:, None])
+DECODER_WRONG["no batch axis"] = lambda lengths, T: (sa.causal_mask(T) & _real(lengths, T),
+                                                     np.cumsum(_real(lengths, T), 1) - 1)
+DECODER_WRONG["no causal, both"] = lambda lengths, T: (
+    _real(lengths, T)[:, :, None] & _real(lengths, T)[:, None, :], _positions(lengths, T))
+DECODER_WRONG["positions None"] = lambda lengths, T: (_right_mask(lengths, T), None)
 DECODER_WRONG["one mask"] = lambda lengths, T: (   # the longest sequence's mask for every row
     sa.causal_mask(T) & (np.arange(T) >= T - max(lengths)), _positions(lengths, T))
 
@@ -246,7 +257,7 @@ def test_shift_row_vector_answer_gets_the_row_vector_hint():
 
     msg = _message(check_shift_matrix, row_vector)
     _names_only(msg, "transpose", SHIFT)
-    assert "row vector, pair @ M" in msg
+    assert "a matrix built for a row, pair @ M" in msg
 
 
 def _shift_closed(k, theta):
@@ -298,7 +309,7 @@ def _shift_by_hand(k, theta):
 @pytest.mark.parametrize("fit", [_shift_solved, _shift_solve, _shift_lstsq, _shift_from_encoding])
 def test_shift_numerical_fit_is_refused_by_check_and_hidden_test(fit):
     msg = _message(check_shift_matrix, fit)
-    assert "fits M_delta numerically from the encodings at two positions" in msg
+    assert "fits M_delta numerically" in msg and "instead of deriving it" in msg
     assert not any(phrase in msg for phrase in SHIFT.values()), msg
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=fit)
 
@@ -317,7 +328,8 @@ def test_shift_textbook_rotation_names_the_sin_cos_order():
         return np.array([[c, -s], [s, c]])
 
     msg = _message(check_shift_matrix, textbook)
-    assert "the textbook rotation" in msg and "(sin, cos), sine first" in msg, msg
+    assert "the textbook rotation" in msg and "the column is (sin, cos)" in msg, msg
+    assert len(msg) < 450, msg
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=textbook)
 
 
@@ -379,7 +391,8 @@ SAFE = {
     "soft then mask": "took part of the weight",
     "overflow": "exp(score) overflows",
     "float mask": "ADDED to the scores",
-    "times mask": "the scores were multiplied by the mask",
+    "times mask": "and exp(0) = 1 still gets weight",
+    "times mask then mask": "multiplying the weights by the mask afterwards",
     "additive inf": "an additive -inf mask",
     "discarded nan": "still flows back",
     "renormalised": "no masked score dominates",
@@ -407,6 +420,7 @@ SAFE_WRONG = {
     # a float attn_mask in F.scaled_dot_product_attention is added to the scores: mask.float() masks nothing
     "float mask": lambda s, m: torch.softmax(s + m.float().to(s.dtype), dim=-1),
     "times mask": lambda s, m: torch.softmax(s * m, dim=-1),
+    "times mask then mask": lambda s, m: torch.softmax(s * m, -1) * m,
     "wrong axis": lambda s, m: torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=0)),
     # the NaN of an empty row replaced, but the mask ADDED as 0 / -inf: NaN gradients reach the masked scores
     "additive inf": lambda s, m: torch.nan_to_num(
@@ -535,4 +549,42 @@ def test_safe_nan_rows_hint_comes_in_stages():
 
 def test_safe_wrong_axis_fails_hidden_test():
     wrong = SAFE_WRONG["wrong axis"]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+@pytest.mark.parametrize("key", ["positions lengths as pads", "positions None"])
+def test_decoder_review_slips_fail_the_hidden_test(key):
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                                  decoder_inputs=DECODER_WRONG[key])
+
+
+def test_decoder_missing_batch_axis_fails_the_hidden_test():
+    with pytest.raises(ValueError):
+        hidden_test_passes("09_positions_and_masks", "l09-decoder-test",
+                           decoder_inputs=DECODER_WRONG["no batch axis"])
+
+
+def test_safe_times_mask_then_mask_fails_hidden_test():
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test",
+                                  safe_weights=SAFE_WRONG["times mask then mask"])
+
+
+def _private_safe_softmax(s, m):
+    return torch._safe_softmax(s.masked_fill(~m, float("-inf")), -1)
+
+
+def test_safe_private_safe_softmax_is_refused_by_check_and_hidden_test():
+    """torch._safe_softmax already zeroes a row with no allowed key: what the exercise asks for."""
+    msg = _message(check_safe_weights, _private_safe_softmax)
+    assert "ready-made attention or masked softmax" in msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test",
+                                  safe_weights=_private_safe_softmax)
+
+
+def test_safe_fill_zero_then_mask_is_named_and_fails_hidden_test():
+    def wrong(s, m):
+        return torch.softmax(s.masked_fill(~m, 0.0), -1) * m
+
+    _names_only(_message(check_safe_weights, wrong), "times mask then mask", SAFE)
+    assert "or filled with 0" in _message(check_safe_weights, wrong)
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)

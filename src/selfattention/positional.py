@@ -84,3 +84,49 @@ def print_reorderings(layer: Callable[[NDArray[np.float64]], NDArray[np.float64]
         size = f"{max(moved):.2g}" if moved else "0"
         print(f"{n:>{len(head[0])}} | {len(moved):>{len(head[1])}} | {size:>{len(head[2])}} | "
               f"{np.abs(ref).max():>{len(head[3])}.2f}")
+
+
+def first_token_accuracy(positions: str, seed: int, steps: int = 80) -> float:
+    """Train one attention layer (``SelfAttention``, d = 16, outputs averaged, then a linear readout) for
+    ``steps`` Adam steps to name the FIRST of 5 distinct tokens (V = 5; 80 of their 120 orders for training),
+    and return its accuracy on the 40 held-out orders. ``positions`` is what is added to the token vectors:
+    "none", "sinusoids", "learned table" (trained with the rest) or "random table" (fixed). Without positions
+    every order is the same multiset, so the model cannot beat a constant answer. About 0.1 s on a CPU."""
+    import torch
+
+    from .layers import SelfAttention
+
+    T = V = 5
+    d = 16
+    orders = torch.tensor(list(itertools.permutations(range(V))))           # (120, 5): every order
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    table = {"none": torch.zeros(T, d),
+             "sinusoids": torch.tensor(sinusoidal_positional_encoding(T, d), dtype=torch.float32),
+             "learned table": torch.nn.Parameter(0.1 * torch.randn(T, d, generator=gen)),
+             "random table": torch.randn(T, d, generator=gen)}
+    if positions not in table:
+        raise ValueError(f"positions must be one of {sorted(table)}, got {positions!r}")
+    pos = table[positions]
+    emb, attn, head = torch.nn.Embedding(V, d), SelfAttention(d, d), torch.nn.Linear(d, V)
+    params = [*emb.parameters(), *attn.parameters(), *head.parameters()]
+    params += [pos] if isinstance(pos, torch.nn.Parameter) else []
+    opt = torch.optim.Adam(params, lr=3e-2)
+    split = torch.randperm(len(orders), generator=gen)
+    train, test = orders[split[:80]], orders[split[80:]]
+
+    def logits(x: torch.Tensor) -> torch.Tensor:                           # (n, 5) tokens -> (n, V)
+        return head(attn(emb(x) + pos)[0].mean(dim=1))
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)                   # tiny matrices: one thread is fastest, and the same everywhere
+    try:
+        for _ in range(steps):
+            loss = torch.nn.functional.cross_entropy(logits(train), train[:, 0])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            return float((logits(test).argmax(dim=-1) == test[:, 0]).float().mean())
+    finally:
+        torch.set_num_threads(threads)

@@ -9,8 +9,9 @@ other named mistake (``tests/test_mistakes_lesson09.py`` feeds each one), and in
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,10 @@ from ._engine import (
     code_names,
     learners_functions,
     passed,
+    stand_ins,
 )
-from .lesson03 import ReadyMadeCalled, ready_made_blocked
+from .lesson03 import ReadyMadeCalled
+from .lesson03 import ready_made_blocked as _ready_made_blocked
 
 __all__ = ["check_decoder_inputs", "check_decoder_mask", "check_shift_matrix", "check_safe_weights"]
 
@@ -92,6 +95,9 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "lengths was read as the number of padding tokens: lengths[b] is the number of REAL tokens, so the "
         "real tokens are at positions T - lengths[b], ..., T - 1.":
             _lower(T)[None] & (np.arange(T)[None, :] >= np.asarray(lengths)[:, None])[:, None, :],
+        "the causal part is missing: the padding was masked on both queries and keys, but every real query "
+        "still sees the real tokens after it. Combine with the causal mask (key j <= query i).":
+            real[:, :, None] & real[:, None, :],
         PADS_FROM_MAX: _lower(T)[None] & (np.arange(T)[None, :] >= _from_max(lengths))[:, None, :],
     }
 
@@ -120,6 +126,9 @@ def _positions_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "they grow from 0 at the first real token to n - 1 at the last.":
             np.where(real, T - 1 - np.arange(T)[None, :], 0),
         PADS_FROM_MAX: np.where(real, np.arange(T)[None, :] - _from_max(lengths), 0),
+        "lengths was read as the number of padding tokens: np.arange(T) - lengths[:, None] subtracts the real "
+        "tokens' count. Sequence b has T - lengths[b] padding tokens; subtract that.":
+            np.where(real, np.arange(T)[None, :] - np.asarray(lengths)[:, None], 0),
     } | {
         f"every real token of a sequence got the same position{extra}: the running count counted the "
         "padding instead of the real tokens (np.cumsum(~real) stops growing where the real tokens begin). "
@@ -146,6 +155,14 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         except Exception as exc:  # noqa: BLE001  (the learner's code crashed: say where, and why if we know)
             text = str(exc)
             shapes = set(re.findall(r"\((\d+),\)", text)) if "broadcast" in text else set()
+            tables = {tuple(int(n) for n in re.findall(r"\d+", m)) for m in re.findall(r"\(([\d,\s]*)\)", text)}
+            if "broadcast" in text and tables == {(T, T), (len(lengths), T)}:
+                raise ExerciseError(
+                    f"decoder_inputs raised {type(exc).__name__}{_learner_line(exc)} on {what}: {text.strip()}. "
+                    f"The ({T}, {T}) causal mask met the ({len(lengths)}, {T}) table of real tokens with the batch "
+                    "axis missing: NumPy lines up the last axes, so it read that table's sequences as queries. "
+                    "Give it a query axis, real[:, None, :], shape (batch, 1, T), to get one (T, T) mask per "
+                    "sequence.") from None
             if shapes == {str(T), str(len(lengths))}:
                 raise ExerciseError(
                     f"decoder_inputs raised {type(exc).__name__}{_learner_line(exc)} on {what}: {text.strip()}. "
@@ -170,7 +187,11 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         raise ExerciseError(text) from None
     for lengths, T in _decoder_cases()[::-1]:             # T above every length first: offsets all differ
         what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
-        positions = np.asarray(both(lengths.copy(), T)[1])
+        positions = both(lengths.copy(), T)[1]
+        if positions is None or positions is Ellipsis:
+            raise ExerciseError(f"decoder_inputs returned {positions} as its positions ({what}): the mask is "
+                                "right; return the (batch, T) positions as the second array.")
+        positions = np.asarray(positions)
         real = _real_keys(lengths, T)
         if positions.shape != real.shape:
             raise ExerciseError(f"the positions have shape {positions.shape} on {what}; expected "
@@ -247,13 +268,10 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
         back = ("negative delta is handled wrong: your matrix for delta = -2 is the one for delta = +2. Use delta itself in the "
                 "angle, delta * theta: a negative angle turns the pair back.")
     else:
-        back = ("your matrix moves the encoding BACK by delta positions: it is [[cos, -sin], [sin, cos]] of delta theta, "
-                "the textbook rotation, which turns a column (cos, sin) forward. The course's pair is the other "
-                "way round, (sin, cos), sine first, and in that order the textbook matrix turns it backwards. "
-                "Derive the rows from sin(a + b) = sin a cos b + cos a sin b (first row, the sine) and "
-                "cos(a + b) = cos a cos b - sin a sin b (second row), coefficients of sin a first. (If you built "
-                "it for a row vector, pair @ M, as the course writes X W, that M is the transpose of M_delta, which "
-                "multiplies the column, M_delta @ pair.)")
+        back = ("your matrix moves the encoding BACK by delta positions: it is [[cos, -sin], [sin, cos]] of delta "
+                "theta, the transpose of M_delta. Both the textbook rotation (made for a column (cos, sin)) and a "
+                "matrix built for a row, pair @ M, give it. Here the column is (sin, cos), multiplied as "
+                "M_delta @ pair: row 1 from sin(a + b), row 2 from cos(a + b), coefficient of sin a first.")
     return {
         "the second row follows the formula's reading order, [cos, -sin]: M_delta multiplies the column "
         "[sin(i theta), cos(i theta)], so each row holds the coefficient of sin(i theta) first, then that of "
@@ -291,9 +309,9 @@ def _shift_cases() -> list[tuple[int, float]]:
 # numerical solve or the package's encoding, and tries theta = 0, where every position has the same pair and no
 # matrix can be solved from them, while the closed form gives the identity.
 _SOLVERS = {"inv", "pinv", "lstsq", "tensorinv", "tensorsolve"}
-FITTED = ("shift_matrix fits M_delta numerically from the encodings at two positions ({}): that finds numbers, it "
-          "does not derive M_delta, and it breaks where the pairs do not move (theta = 0). Write the entries from "
-          "the two angle-addition formulas, in cos(delta theta) and sin(delta theta).")
+FITTED = ("shift_matrix fits M_delta numerically ({}) instead of deriving it: where the pairs do not move "
+          "(theta = 0) the positions it is fitted on no longer determine it. Write the entries from the "
+          "two angle-addition formulas, in cos(delta theta) and sin(delta theta).")
 STILL_PAIR = ("for theta = 0 (a pair that never turns: every position has the same pair) shift_matrix {}; M_delta "
               "must be the identity there. A matrix solved from the pairs at two positions does not exist when "
               "the two pairs are equal: derive the entries from the angle-addition formulas instead.")
@@ -360,9 +378,9 @@ NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -
 WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not over the keys: each query's "
               "weights over its keys, the last axis, sum to 1. Use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
-READY_MADE = ("safe_weights called a ready-made attention (F.scaled_dot_product_attention or the like) while it "
-              "ran: turning the scores and the mask into weights is the exercise. Write it with torch.softmax and "
-              "the mask (masked_fill, torch.where).")
+READY_MADE = ("safe_weights called a ready-made attention or masked softmax (F.scaled_dot_product_attention, "
+              "torch._safe_softmax or the like) while it ran: turning the scores and the mask into weights is the "
+              "exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
                 "0, in that row too (multiply by the mask, or use torch.where).")
@@ -378,7 +396,11 @@ FLOAT_MASK = ("the mask was turned into numbers and ADDED to the scores: a 0/1 f
               "That is what a float attn_mask does in F.scaled_dot_product_attention and nn.MultiheadAttention: "
               "it is added to the scores. Use the boolean mask to choose (torch.where, masked_fill), or add "
               "-inf (not 0) where the mask is False.")
-TIMES_MASK = ("the scores were multiplied by the mask: a masked score becomes 0, not -inf, and exp(0) = 1 still "
+TIMES_MASK_THEN_MASK = ("the masked scores became 0 (scores multiplied by the mask, or filled with 0), not -inf, so exp(0) = 1 "
+                        "takes part of each row's weight, and multiplying the weights by the mask afterwards throws "
+                        "that part away (the rows sum to less than 1). Fill the masked scores with -inf (or "
+                        "torch.finfo(scores.dtype).min) instead of multiplying.")
+TIMES_MASK = ("the masked scores became 0 (scores multiplied by the mask, or filled with 0), not -inf, and exp(0) = 1 still "
               "gets weight. Fill the masked scores with -inf (or torch.finfo(scores.dtype).min) instead.")
 NOT_TENSOR = ("return a torch tensor computed with torch operations from scores, so that gradients reach the "
               "scores (a NumPy array, .detach() or .item() cuts the gradient).")
@@ -403,6 +425,16 @@ RENORM_DOMINATED = ("the softmax was taken over all the scores, masked ones incl
                     "no masked score dominates: a masked score about 104 or more above the allowed ones (in "
                     "float32; 745 in float64) makes exp underflow the allowed weights to exactly 0 before the "
                     "division, and the row comes out all 0. Fill the masked scores before the softmax.")
+
+
+@contextlib.contextmanager
+def ready_made_blocked() -> Iterator[None]:
+    """Lesson 03's ready-made attentions blocked, and PyTorch's ``_safe_softmax`` (a softmax that already
+    returns 0 on a row with no allowed key, which is what Exercise 3 asks the learner to build)."""
+    torch = _torch()
+    with _ready_made_blocked(), stand_ins([(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",))],
+                                          ReadyMadeCalled):
+        yield
 
 
 def _adds_a_constant_to(out: Any, leaf: Any) -> bool:
@@ -509,6 +541,9 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                 raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK}")
             if torch.allclose(got.detach().to(multiplied.dtype), multiplied, rtol=1e-4, atol=1e-7):
                 raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK}")
+            if (torch.allclose(got.detach().to(multiplied.dtype), multiplied * case[1], rtol=1e-4, atol=1e-7)
+                    and not torch.allclose(multiplied * case[1], expected.detach(), rtol=1e-4, atol=1e-7)):
+                raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK_THEN_MASK}")
             empty = ~case[1].expand_as(expected).any(dim=-1)
             if (~empty).any() and not bool(torch.isfinite(got.detach()[~empty]).all()):
                 raise ExerciseError(f"{name} is not right yet: {OVERFLOW} (on {what})")
