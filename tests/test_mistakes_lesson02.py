@@ -126,6 +126,14 @@ def test_a_wrong_bank_gain_fails_the_hidden_test(key):
     assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=GAIN_WRONG[key])
 
 
+@pytest.mark.parametrize("gain", [1.3, 1.33, 1.37])
+def test_a_gain_rounded_too_coarsely_is_told_to_keep_decimals(gain):
+    """The right gain typed with too few decimals (weight 0.895 to 0.902): told so, not asked about odds."""
+    text = _message(with_right_scores, gain)
+    assert "close, keep more decimals" in text and "Which odds" not in text, text
+    assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=gain)
+
+
 @pytest.mark.parametrize("gain", [
     np.log(0.9 * 0.3 / (0.1 * 0.7)),                # solved from 0.7 e^g / (0.7 e^g + 0.3) = 0.9
     np.log(0.90 / 0.10) - np.log(0.70 / 0.30),      # the odds of bank against the rest, before and after
@@ -201,6 +209,8 @@ MIX = {
     "sum not 1": "and they sum to",
     "misses the target": "Your weights sum to 1, so that equation holds",
     "a point": "like a point z",
+    "rescaled afterwards": "Rescaling them to sum to 1 moved bank' off the target",
+    "swapped coordinates": "finance and nature swapped",
 }
 MIX_WRONG = {
     "per cent": [50.0, 20.0, 30.0],                                  # shares written as per cent
@@ -212,6 +222,8 @@ MIX_WRONG = {
     "sum not 1": [0.25, 0.88, 0.0],                                  # the target's coordinates as weights
     "misses the target": [1 / 3, 1 / 3, 1 / 3],                      # equal shares: the mean of the three
     "a point": [0.25, 0.88, 0.0, 0.0],                               # the target itself
+    "rescaled afterwards": (lambda w: w / w.sum())(np.linalg.lstsq(RBF.T, TARGET, rcond=None)[0]),
+    "swapped coordinates": np.linalg.solve(np.vstack([RBF[:, 0], RBF[:, 1], np.ones(3)]), [0.88, 0.25, 1.0]),
 }
 
 

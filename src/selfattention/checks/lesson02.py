@@ -101,6 +101,10 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                    "which bank's odds (its weight over the other two's) must grow.")
             return
         then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
+        if abs(g - BANK_GAIN) < 0.055:   # the right gain, rounded too coarsely to reach 0.900
+            raise ExerciseError(
+                f"notes_scores is right, but {then}: close, keep more decimals. Your gain is within "
+                f"{abs(g - BANK_GAIN):.2f} of the exact one; compute it with np.log rather than typing it rounded.")
         if abs(g - np.log(0.9 / 0.7)) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
@@ -302,6 +306,11 @@ def check_bank_mix(alpha_mix: Any) -> None:
             f"{said}, not on the target {_fmt(MIX_TARGET)}: your M has one row per word (its finance, nature, 1), "
             "the transpose of the system. In z_2 = sum_j alpha_2j x_j each equation is one coordinate, so M needs "
             "one row per equation (finance, nature, sum) and one column per word.")
+    if np.allclose(z[:2], MIX_TARGET[1::-1], atol=_MIX_TOL):
+        raise ExerciseError(
+            f"{said}: finance and nature swapped. Your equations ask for finance {MIX_TARGET[1]:g} and nature "
+            f"{MIX_TARGET[0]:g}; the target is finance {MIX_TARGET[0]:g}, nature {MIX_TARGET[1]:g}: the "
+            "right-hand side must list them in the order of M's rows.")
     if (a < -1e-9).any():
         neg = [w for w, x in zip(_RBF_WORDS, a, strict=True) if x < -1e-9]
         raise ExerciseError(
@@ -320,6 +329,13 @@ def check_bank_mix(alpha_mix: Any) -> None:
             "shares. Write one equation per nonzero coordinate of z_2 = sum_j alpha_2j x_j, and section 1's "
             "rule for the third.")
     off = z - MIX_TARGET
+    scale = float(z[:2] @ MIX_TARGET[:2] / (z[:2] @ z[:2])) if z[:2].any() else 0.0
+    if abs(scale - 1) > _MIX_TOL and np.allclose(scale * z, MIX_TARGET, atol=_MIX_TOL):
+        raise ExerciseError(
+            f"{said}, not on the target {_fmt(MIX_TARGET)}: your weights are the weights that land on the target, "
+            f"divided by {1 / scale:.4g}. Rescaling them to sum to 1 moved bank' off the target, to {scale:.4g} "
+            "times its coordinates. Sum-to-one must be one of the equations solved together with finance and "
+            "nature, not imposed afterwards.")
     raise ExerciseError(
         f"{said}, not on the target {_fmt(MIX_TARGET)}: off by {off[0]:+.3f} in finance and {off[1]:+.3f} in "
         "nature. Your weights sum to 1, so that equation holds; now make finance and nature match: "
