@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_bank_mix, check_notes_scores, check_one_sided
+from selfattention.checks import check_bank_mix, check_bank_prediction, check_notes_scores, check_one_sided
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
@@ -126,6 +126,14 @@ def test_a_wrong_bank_gain_fails_the_hidden_test(key):
     assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=GAIN_WRONG[key])
 
 
+@pytest.mark.parametrize("gain", [1.3, 1.33, 1.37])
+def test_a_gain_rounded_too_coarsely_is_told_to_keep_decimals(gain):
+    """The right gain typed with too few decimals (weight 0.895 to 0.902): told so, not asked about odds."""
+    text = _message(with_right_scores, gain)
+    assert "close, keep more decimals" in text and "Which odds" not in text, text
+    assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=gain)
+
+
 @pytest.mark.parametrize("gain", [
     np.log(0.9 * 0.3 / (0.1 * 0.7)),                # solved from 0.7 e^g / (0.7 e^g + 0.3) = 0.9
     np.log(0.90 / 0.10) - np.log(0.70 / 0.30),      # the odds of bank against the rest, before and after
@@ -201,6 +209,8 @@ MIX = {
     "sum not 1": "and they sum to",
     "misses the target": "Your weights sum to 1, so that equation holds",
     "a point": "like a point z",
+    "rescaled afterwards": "Rescaling them to sum to 1 moved bank' off the target",
+    "swapped coordinates": "finance and nature swapped",
 }
 MIX_WRONG = {
     "per cent": [50.0, 20.0, 30.0],                                  # shares written as per cent
@@ -212,6 +222,8 @@ MIX_WRONG = {
     "sum not 1": [0.25, 0.88, 0.0],                                  # the target's coordinates as weights
     "misses the target": [1 / 3, 1 / 3, 1 / 3],                      # equal shares: the mean of the three
     "a point": [0.25, 0.88, 0.0, 0.0],                               # the target itself
+    "rescaled afterwards": (lambda w: w / w.sum())(np.linalg.lstsq(RBF.T, TARGET, rcond=None)[0]),
+    "swapped coordinates": np.linalg.solve(np.vstack([RBF[:, 0], RBF[:, 1], np.ones(3)]), [0.88, 0.25, 1.0]),
 }
 
 
@@ -393,3 +405,46 @@ def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, n
 def test_a_wrong_column_is_still_named():
     text = _message(check_bank_mix, np.array([[0.2], [0.5], [0.3]]))
     _names_only(text, "order", MIX)
+
+
+# ---------------------------------------------------------------- section 4: the prediction
+PREDICT = {
+    "swapped": "right words, wrong order",
+    "no bank": "you left out bank itself",
+    "cosine": "but a score is a dot product, length times alignment",
+    "low score": "which is the largest after bank's own?",
+    "not a word": "is not a word of *a bank near the river*",
+    "twice": "twice",
+}
+PREDICT_WRONG = {
+    "swapped": ["river", "bank"],        # the context word first: "a word does not attend to itself"
+    "no bank": ["river", "the"],         # the two best-scoring *other* words
+    "cosine": ["bank", "the"],           # "the" has the higher cosine with bank than river has
+    "low score": ["bank", "near"],       # a word that sounds river-like but scores 0.21
+    "not a word": ["bank", "water"],
+    "twice": ["bank", "bank"],
+}
+
+
+@pytest.mark.parametrize("key", sorted(PREDICT_WRONG))
+def test_prediction_mistake_is_named(key):
+    _names_only(_message(check_bank_prediction, PREDICT_WRONG[key]), key, PREDICT)
+
+
+@pytest.mark.parametrize("key", sorted(PREDICT_WRONG))
+def test_the_hidden_prediction_test_refuses_what_the_check_refuses(key):
+    assert not _hidden_passes("l02-predict-test", bank_top2=PREDICT_WRONG[key])
+
+
+@pytest.mark.parametrize("answer", [["bank", "river"], ("Bank", "River"), "bank, river",
+                                    np.array(["bank", "river"])])
+def test_prediction_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(check_bank_prediction, answer, capsys)
+    assert _hidden_passes("l02-predict-test", bank_top2=answer)
+
+
+@pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), (["bank"], "holds 1 word;"),
+                                              (3, "should be two words")])
+def test_prediction_bad_input_is_named(answer, said):
+    text = _message(check_bank_prediction, answer)
+    assert said in text and not [k for k, p in PREDICT.items() if p in text], text

@@ -369,17 +369,22 @@ def one_query_pipeline(words: Sequence[str], X: ArrayLike, i: int, *,
     return fig, list(axes)
 
 
-def softmax_of_two(gaps: ArrayLike, shares: ArrayLike, *, band: float | None = None) -> tuple[Figure, Axes]:
+def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = None, *,
+                   band: float | None = None) -> tuple[Figure, Axes]:
     """The weight of the second of two scores [0, s] against the gap s, next to the hard argmax (0 below
     s = 0, 1 above, an open dot at 1/2 for the tie at s = 0): softmax as a smooth argmax.
 
     Inputs:
-        gaps: the gaps s, shape (n,), increasing; shares: the second weight softmax([0, s])[1] at each gap,
-        shape (n,). band: if given, the gaps |s| <= band are shaded.
+        gaps: the gaps s, shape (n,), increasing (default: -6 to 6 in steps of 0.1); shares: the second
+        weight softmax([0, s])[1] at each gap, shape (n,) (default: computed from ``gaps``). band: if given,
+        the gaps |s| <= band are shaded.
     Returns:
         the figure and its Axes.
     """
-    gaps, shares = _array("gaps", gaps, 1), _array("shares", shares, 1)
+    gaps = _array("gaps", np.linspace(-6, 6, 121) if gaps is None else gaps, 1)
+    if shares is None:
+        shares = 1 / (1 + np.exp(-gaps))   # softmax([0, s])[1] = e^s / (1 + e^s)
+    shares = _array("shares", shares, 1)
     if gaps.shape != shares.shape:
         raise ValueError(f"gaps has shape {gaps.shape} and shares {shares.shape}; expected the same shape")
     fig, ax = plt.subplots(figsize=(12, 4.6))
