@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import ROOT, Config, Log, Results, load_average
+from .memory import PEAKS
 
 NAME, TITLE = "hubload", "## A class on a JupyterHub: learners at once"
 
@@ -82,13 +83,12 @@ def quarter_gib_up(n: float) -> int:
     return math.ceil(n / (GIB / 4)) * (GIB // 4)
 
 
-def advice(server: int, peak: int) -> tuple[int, int]:
-    """(guarantee, limit) in bytes for one learner from the measured peaks of the hungriest learner: the
-    server alone (``server``) and the server with the lesson's kernel (``peak``). Guarantee: the measured
-    peak times HEADROOM; limit: the server and KERNELS_OPEN such kernels, times HEADROOM; each rounded up to
-    a quarter GiB."""
-    kernel = max(0, peak - server)
-    return quarter_gib_up(peak * HEADROOM), quarter_gib_up((server + KERNELS_OPEN * kernel) * HEADROOM)
+def advice(server: int, kernel: int) -> tuple[int, int]:
+    """(guarantee, limit) in bytes for one learner: the server (``server``, measured on the hub) with one
+    kernel of ``kernel`` bytes, and with KERNELS_OPEN of them (a learner who leaves one lesson's kernel
+    running and opens the next), each times HEADROOM, rounded up to a quarter GiB."""
+    return (quarter_gib_up((server + kernel) * HEADROOM),
+            quarter_gib_up((server + KERNELS_OPEN * kernel) * HEADROOM))
 
 
 class MemorySampler(threading.Thread):
@@ -317,14 +317,27 @@ def lines(cfg: Config, res: Results) -> list[str]:
         f"{max(hwm.values()) / MIB:.0f} |",
         "",
     ]
-    guarantee, limit = advice(server[hungriest], peak[hungriest])
-    out += [
-        f"**Per learner on a hub: guarantee {guarantee / GIB:g} GiB, limit {limit / GIB:g} GiB** (the "
-        f"hungriest learner: {peak[hungriest] / MIB:.0f} MiB at peak, of which "
-        f"{server[hungriest] / MIB:.0f} MiB the server; guarantee: that peak times {HEADROOM}; limit: the "
-        f"server and {KERNELS_OPEN} such kernels, times {HEADROOM}; rounded up to a quarter GiB). Section 1 "
-        "gives each lesson's kernel alone: a lesson whose kernel is larger than this one's needs more "
-        "(`docs/instructors.md`, section 2).",
-        "",
-    ]
+    kernel = peak[hungriest] - server[hungriest]
+    alone = {name: max(runs) for name, runs in PEAKS.items()}  # section 1 in this run: each kernel alone
+    here = f"{lesson}.ipynb"
+    out.append(f"The hungriest learner held {peak[hungriest] / MIB:.0f} MiB at peak: "
+               f"{server[hungriest] / MIB:.0f} MiB their server, {kernel / MIB:.0f} MiB the lesson's kernel"
+               + (f" ({here}'s kernel alone, section 1: {alone[here] / MIB:.0f} MiB)." if here in alone
+                  else "."))
+    out.append("")
+    guarantee, limit = advice(server[hungriest], kernel)
+    out += [f"**Per learner on a hub, for {lesson}: guarantee {guarantee / GIB:g} GiB, limit "
+            f"{limit / GIB:g} GiB** (the server and one such kernel, and the server and {KERNELS_OPEN}, each "
+            f"times {HEADROOM}, rounded up to a quarter GiB).", ""]
+    if alone:
+        largest = max(alone, key=lambda k: alone[k])
+        biggest = max(kernel, alone[largest])
+        guarantee, limit = advice(server[hungriest], biggest)
+        out += [f"**Per learner on a hub, for every lesson: guarantee {guarantee / GIB:g} GiB, limit "
+                f"{limit / GIB:g} GiB**: the same with the largest lesson's kernel, {largest} "
+                f"({biggest / MIB:.0f} MiB, section 1), and the server as measured here "
+                "(`docs/instructors.md`, section 2).", ""]
+    else:
+        out += ["Section 1 did not run with this one: a lesson whose kernel is larger than this one's needs "
+                "more (`docs/instructors.md`, section 2).", ""]
     return out

@@ -32,10 +32,10 @@ def test_percentiles_and_the_guides_figures() -> None:
     loads = [float(i) for i in range(1, 101)]
     assert hub_load.percentile(loads, 0.5) == 50 and hub_load.percentile(loads, 0.95) == 95
     assert hub_load.percentile([3.0], 0.95) == 3.0
-    # A server of 200 MiB and a peak of 600 MiB (its kernel 400 MiB): guarantee 900 MiB -> 1 GiB;
+    # A server of 200 MiB and a kernel of 400 MiB: guarantee 600 x 1.5 = 900 MiB -> 1 GiB;
     # limit (200 + 2 x 400) x 1.5 = 1500 MiB -> 1.5 GiB.
-    assert hub_load.advice(200 * MIB, 600 * MIB) == (GIB, int(1.5 * GIB))
-    assert hub_load.advice(200 * MIB, 100 * MIB)[1] == hub_load.quarter_gib_up(300 * MIB)  # no kernel
+    assert hub_load.advice(200 * MIB, 400 * MIB) == (GIB, int(1.5 * GIB))
+    assert hub_load.advice(200 * MIB, 0) == (GIB // 2, GIB // 2)  # 300 MiB rounded up
 
 
 def _measured(problems: dict[str, str]) -> dict:
@@ -54,7 +54,8 @@ def _measured(problems: dict[str, str]) -> dict:
     }
 
 
-def test_the_report_from_made_up_figures() -> None:
+def test_the_report_from_made_up_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_load, "PEAKS", {})  # section 1 did not run
     res = Results()
     res.hub_load = _measured({})
     text = "\n".join(hub_load.lines(_cfg(), res))
@@ -64,8 +65,18 @@ def test_the_report_from_made_up_figures() -> None:
     assert "**Kernels that died: 0 of 4**." in text
     assert "The lesson took 35.0 s (median over learners; slowest 50.0 s)" in text
     assert "| server and the lesson's kernel, peak | 530 | 600 |" in text
-    # The hungriest learner: 600 MiB, server 200 MiB -> guarantee 900 -> 1 GiB, limit 1500 -> 1.5 GiB.
-    assert "**Per learner on a hub: guarantee 1 GiB, limit 1.5 GiB**" in text
+    # The hungriest learner: 600 MiB, server 200 MiB, kernel 400 MiB -> guarantee 1 GiB, limit 1.5 GiB.
+    assert "200 MiB their server, 400 MiB the lesson's kernel." in text
+    assert "**Per learner on a hub, for 02_basic_self_attention: guarantee 1 GiB, limit 1.5 GiB**" in text
+    assert "for every lesson" not in text and "Section 1 did not run" in text
+    # With section 1 in the same run: its largest kernel (800 MiB) gives the figures for every lesson:
+    # guarantee (200 + 800) x 1.5 = 1500 MiB -> 1.5 GiB, limit (200 + 1600) x 1.5 = 2700 MiB -> 2.75 GiB.
+    monkeypatch.setattr(hub_load, "PEAKS", {"02_basic_self_attention.ipynb": [390 * MIB, 380 * MIB],
+                                            "14_long.ipynb": [800 * MIB]})
+    text = "\n".join(hub_load.lines(_cfg(), res))
+    assert "(02_basic_self_attention.ipynb's kernel alone, section 1: 390 MiB)" in text
+    assert "**Per learner on a hub, for every lesson: guarantee 1.5 GiB, limit 2.75 GiB**" in text
+    assert "14_long.ipynb (800 MiB, section 1)" in text
     res.hub_load = _measured({"l03": "KernelError: l03's kernel: dead"})
     text = "\n".join(hub_load.lines(_cfg(), res))
     assert "**Kernels that died: 1 of 4**: l03: KernelError: l03's kernel: dead." in text
