@@ -90,6 +90,10 @@ def test_the_guide_quotes_the_config_file_verbatim():
 def test_the_config_holds_the_guides_memory_and_exchange():
     single = load_config()["singleuser"]
     assert single["memory"] == {"limit": "2.75G", "guarantee": "1.5G"}  # section 2's figures
+    # ... which are make bench's, measured on a hub (benchmarks/hub_load.py).
+    results = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    measured = re.search(r"on a hub, for every lesson: guarantee ([\d.]+) GiB, limit ([\d.]+) GiB", results)
+    assert measured and single["memory"] == {"limit": f"{measured[2]}G", "guarantee": f"{measured[1]}G"}
     nbgrader = single["extraFiles"]["nbgrader-config"]
     assert nbgrader["mountPath"] == "/etc/jupyter/nbgrader_config.py"
     assert re.search(r'c\.CourseDirectory\.course_id = "[^"]+"', nbgrader["stringData"])
