@@ -13,6 +13,7 @@ module             measures
 ``blockwise``      full against block-wise (online-softmax) attention: time and peak memory against T
 ``grading``        the cost of grading a submission sealed off (bubblewrap) against not isolated
 ``class_grading``  sealed submissions graded per minute with JOBS = 1 and 2: how long a class takes
+``hub_load``       a class on a JupyterHub at once: page loads while loaded, kernels, memory per learner
 ``widgets``        widget redraw latency in JupyterLab and in its live slideshow (Chromium, via ``labdriver``)
 ``testloop``       ``make check`` and ``make test``, timed (``--full`` only)
 =================  ==========================================================================================

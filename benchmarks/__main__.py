@@ -16,11 +16,11 @@ from pathlib import Path
 
 import torch
 
-from . import attention, blockwise, class_grading, grading, lessons, report, sdpa, testloop, widgets
+from . import attention, blockwise, class_grading, grading, hub_load, lessons, report, sdpa, testloop, widgets
 from .common import HERE, ROOT, Config, Results, load_average, machine_description, target_rows
 
 #: The sections, in the order of RESULTS.md (each: NAME, TITLE, run, lines).
-SECTIONS = (lessons, attention, blockwise, sdpa, grading, class_grading, widgets, testloop)
+SECTIONS = (lessons, attention, blockwise, sdpa, grading, class_grading, hub_load, widgets, testloop)
 
 
 def make_config(args: argparse.Namespace) -> Config:
@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             res.load_samples.append(load_average()[0])
         log(section.TITLE.lstrip("# "))
         section.run(cfg, res, log)
-        if section is widgets or section is testloop:  # the browser and make test load both cores
+        if section in (widgets, hub_load, testloop):  # the browser, the hub and make test load both cores
             continue
         res.load_after = load_average()
     res.seconds = time.perf_counter() - start

@@ -75,6 +75,7 @@ class Results:
     make_check: dict[str, float | int] | None = None  # ... and make check's
     isolation: dict[str, float] = field(default_factory=dict)  # grading: seconds sealed off vs not
     class_grading: dict[str, Any] = field(default_factory=dict)  # grading a class: class_grading.py
+    hub_load: dict[str, Any] = field(default_factory=dict)  # a class on a hub at once: hub_load.py
     widget_lines: list[str] = field(default_factory=list)  # section 4, as widgets.py wrote it
     attention: dict[str, dict[int, float]] = field(default_factory=dict)  # method -> T -> seconds
     attention_repeats: dict[str, dict[int, int]] = field(default_factory=dict)

@@ -1,41 +1,30 @@
 """A real JupyterHub with real users: an instructor and three learners as distinct local accounts.
 
-The hub (``pip install '.[hub]'``), its proxy (configurable-http-proxy, from ``tools/hub/package.json``,
-installed by ``npm ci`` into ``tools/hub/node_modules``) and every single-user server listen on 127.0.0.1
-only. Users log in with a password (JupyterHub's DummyAuthenticator, one shared password: a test
-authenticator, never for a real class). The spawner is LocalProcessSpawner, each server run as its own user
-(``tests/hub_spawner.py``); learners' servers get the course's learner configuration
+The hub, its proxy and the servers are :mod:`labdriver.hub`'s (shared with ``benchmarks/hub_load.py``): on
+127.0.0.1 only, a test authenticator (one shared password), LocalProcessSpawner with each server run as its
+own user (``labdriver/hub_spawner.py``); learners' servers get the course's learner configuration
 (``src/selfattention/coursework/learner_config``: no nbgrader instructor tools), the instructor's does not.
 
 The second test hands out the lessons as docs/instructors.md's section 3 does, with nbgitpuller's link (the
 repository served by ``git daemon`` on 127.0.0.1), and checks that an instructor's fix reaches the class while
 a learner's answer is kept.
 
-The tests create the accounts (``useradd``, homes of mode 0700 as The Littlest JupyterHub makes them) and
-removes them, their homes and their processes afterwards, also when it fails; it needs root (skipped
-otherwise, with the reason); each takes under 90 s.
+The tests create the accounts (``useradd``, homes of mode 0700 as The Littlest JupyterHub makes them; names
+start with ``$HUB_USER_PREFIX``, default ``sa``) and remove them, their homes and their processes afterwards,
+also when a test fails; they need root (skipped otherwise, with the reason); each takes under 90 s but the
+graded round (about 2 minutes).
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import http.cookiejar
 import json
 import os
 import pwd
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
-import sys
-import tempfile
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -43,248 +32,40 @@ import pytest
 from conftest import ROOT
 from tiny_lesson import COURSE_ID, LESSON, write_lesson
 
-HUB_TOOLS = ROOT / "tools" / "hub"
-LEARNER_CONFIG = ROOT / "src" / "selfattention" / "coursework" / "learner_config"
+from labdriver.hub import (
+    LEARNER_CONFIG,
+    Hub,
+    account_names,
+    free_port,
+    local_accounts,
+    login,
+    run_code,
+    running_hub,
+    start_servers,
+    why_not,
+)
+
 DEADLINE_S = 90  # the whole test, hub start to cleanup
-PASSWORD = secrets.token_urlsafe(12)
-
-
-def _why_not() -> str | None:
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "the hub test creates local users: it needs root"
-    for tool in ("useradd", "userdel", "bwrap", "setpriv", "npm", "node"):
-        if shutil.which(tool) is None:
-            return f"the hub test needs {tool} (tools/system-deps.sh)"
-    try:
-        import jupyterhub  # noqa: F401
-    except ImportError:
-        return "JupyterHub is not installed: pip install -e '.[hub]' (make test installs it)"
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _proxy_command() -> Path:
-    """configurable-http-proxy from tools/hub's lock file (``npm ci`` when it is missing or stale)."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import npm_files
-    finally:
-        sys.path.pop(0)
-    npm_files.ensure_node_modules(HUB_TOOLS, "the hub test")
-    return HUB_TOOLS / "node_modules" / ".bin" / "configurable-http-proxy"
-
-
-class Hub:
-    """A running hub: its URL, the test service's token, and calls to its REST API and the servers'."""
-
-    def __init__(self, url: str, token: str, shared: Path) -> None:
-        self.url, self.token, self.shared = url, token, shared
-
-    def api(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Authorization": f"token {self.token}"})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, response.read()
-        except urllib.error.HTTPError as error:
-            return error.code, error.read()
-        except urllib.error.URLError as error:  # not listening (yet)
-            return 0, str(error).encode()
-
-    def json(self, method: str, path: str, body: dict | None = None) -> dict:
-        status, text = self.api(method, path, body)
-        assert 200 <= status < 300, (method, path, status, text[:500])
-        return json.loads(text) if text else {}
-
-
-def _run_code(hub: Hub, user: str, code: str, timeout_s: float = 30) -> str:
-    """Run ``code`` in a new kernel of ``user``'s server (its REST and websocket API, through the proxy);
-    returns what it printed."""
-    from tornado.httpclient import HTTPRequest
-    from tornado.websocket import websocket_connect
-
-    kernel = hub.json("POST", f"/user/{user}/api/kernels", {"name": "python3"})["id"]
-
-    async def execute() -> str:
-        ws_url = hub.url.replace("http://", "ws://") + f"/user/{user}/api/kernels/{kernel}/channels"
-        conn = await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {hub.token}"}))
-        msg_id = uuid.uuid4().hex
-        conn.write_message(json.dumps({
-            "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex,
-                       "msg_type": "execute_request", "version": "5.3"},
-            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": True},
-        }))
-        printed, replied, idle = [], False, False
-        while not (replied and idle):  # the reply (shell) and the outputs (iopub) come in either order
-            raw = await conn.read_message()
-            assert raw is not None, "the kernel's websocket closed"
-            msg = json.loads(raw)
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if msg["msg_type"] == "stream":
-                printed.append(msg["content"]["text"])
-            elif msg["msg_type"] == "error":
-                content = msg["content"]
-                raise AssertionError(f"{user}'s kernel: {content['ename']}: {content['evalue']}")
-            elif msg["msg_type"] == "execute_reply":
-                replied = True
-            elif msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
-                idle = True
-        conn.close()
-        return "".join(printed)
-
-    def run() -> str:
-        return asyncio.run(asyncio.wait_for(execute(), timeout=timeout_s))
-
-    try:
-        # A thread and an event loop of its own: in a test process that has started Chromium, Playwright's
-        # sync API owns this thread's event loop, and running (or stopping) it here breaks both.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(run).result()
-    finally:
-        hub.api("DELETE", f"/user/{user}/api/kernels/{kernel}")
-
-
-def _login(hub_url: str, user: str, password: str) -> tuple[int, str]:
-    """Log in through the hub's form as a person would: (status of the form's POST, where it sent them)."""
-    jar = http.cookiejar.CookieJar()
-
-    class NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: object, **kwargs: object) -> None:
-            return None
-
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
-    with opener.open(hub_url + "/hub/login", timeout=30) as page:
-        page.read()
-    xsrf = next(c.value for c in jar if c.name == "_xsrf")
-    form = urllib.parse.urlencode({"username": user, "password": password, "_xsrf": xsrf}).encode()
-    try:
-        with opener.open(hub_url + "/hub/login", data=form, timeout=30) as response:
-            return response.status, response.headers.get("Location", "")
-    except urllib.error.HTTPError as error:
-        return error.code, error.headers.get("Location", "")
-
-
-def _kill_users_processes(uids: set[int]) -> None:
-    import psutil
-
-    procs = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in uids]
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(procs, timeout=10)
 
 
 @pytest.fixture
 def accounts(request: pytest.FixtureRequest) -> Iterator[dict[str, pwd.struct_passwd]]:
     """An instructor and three learners, made for this test and removed after it, whatever happens."""
-    if why := _why_not():
+    if why := why_not():
         if request.config.getoption("--strict-system") and os.geteuid() == 0:
             pytest.fail(f"{why} (--strict-system: make test installs it first)")
         pytest.skip(why)
-    tag = secrets.token_hex(3)
-    names = [f"sa{tag}-teach", *(f"sa{tag}-learn{i}" for i in (1, 2, 3))]
-    made: list[str] = []
-    try:
-        for name in names:
-            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--key", "HOME_MODE=0700",
-                            name], check=True, capture_output=True)
-            made.append(name)
-        yield {name: pwd.getpwnam(name) for name in names}
-    finally:
-        uids = set()
-        for name in made:
-            try:
-                uids.add(pwd.getpwnam(name).pw_uid)
-            except KeyError:
-                pass
-        _kill_users_processes(uids)
-        for name in made:
-            subprocess.run(["userdel", "--remove", name], capture_output=True)
+    with local_accounts(account_names(["teach", "learn1", "learn2", "learn3"])) as made:
+        yield made
 
 
 @pytest.fixture
 def hub(accounts: dict[str, pwd.struct_passwd], tmp_path: Path) -> Iterator[Hub]:
-    """JupyterHub on 127.0.0.1 with its proxy, the accounts allowed, a service token for the test."""
-    instructor, *learners = accounts
-    port, token = _free_port(), secrets.token_hex(32)
-    bin_dir = Path(sys.executable).parent
-    # What every server shares, as docs/instructors.md section 4 sets it up: nbgrader's exchange, a folder
-    # every user can read and write, and the nbgrader configuration every server reads (on a hub's
-    # machine /etc/jupyter; here a folder on every server's JUPYTER_CONFIG_PATH). Under /tmp, not in
-    # tmp_path, which only root can enter.
-    shared = Path(tempfile.mkdtemp(prefix="sa-hub-", dir="/tmp"))
-    shared.chmod(0o755)
-    (shared / "exchange").mkdir()
-    (shared / "exchange").chmod(0o777)
-    (shared / "config").mkdir(mode=0o755)
-    (shared / "config" / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.course_id = {COURSE_ID!r}\n"
-        f"c.Exchange.root = {str(shared / 'exchange')!r}\n", encoding="utf-8")
-    (shared / "config" / "nbgrader_config.py").chmod(0o644)
-    config = tmp_path / "jupyterhub_config.py"
-    config.write_text(f"""
-c = get_config()  # noqa
-c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
-c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = {_free_port()}
-c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{_free_port()}"
-c.ConfigurableHTTPProxy.command = [{str(_proxy_command())!r}]
-c.JupyterHub.db_url = "sqlite:///{tmp_path / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = {str(tmp_path / 'cookie_secret')!r}
-c.JupyterHub.authenticator_class = "dummy"
-c.DummyAuthenticator.password = {PASSWORD!r}
-c.Authenticator.allowed_users = {set(accounts)!r}
-c.JupyterHub.spawner_class = "hub_spawner.CourseSpawner"
-c.CourseSpawner.server_cmd = [{str(bin_dir / 'jupyterhub-singleuser')!r}]
-c.CourseSpawner.readable = [{str(LEARNER_CONFIG)!r}]
-# As docs/instructors.md gives it: learners' servers read the course's learner configuration.
-INSTRUCTORS = {{{instructor!r}}}
-LEARNER_CONFIG = {str(LEARNER_CONFIG)!r}
-SHARED_CONFIG = {str(shared / 'config')!r}
-c.Spawner.environment = {{
-    "JUPYTER_CONFIG_PATH": lambda spawner: (SHARED_CONFIG if spawner.user.name in INSTRUCTORS
-                                            else LEARNER_CONFIG + ":" + SHARED_CONFIG),
-}}
-c.Spawner.default_url = "/lab"
-c.Spawner.start_timeout = 60
-c.Spawner.http_timeout = 60
-c.JupyterHub.services = [{{"name": "course-test", "api_token": {token!r}}}]
-c.JupyterHub.load_roles = [{{"name": "course-test", "services": ["course-test"],
-    "scopes": ["admin:users", "admin:servers", "access:servers", "read:users"]}}]
-""", encoding="utf-8")
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-           "PYTHONPATH": str(ROOT / "tests")}
-    log = open(tmp_path / "jupyterhub.log", "wb")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen([str(bin_dir / "jupyterhub"), "-f", str(config)], cwd=tmp_path, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    running = Hub(f"http://127.0.0.1:{port}", token, shared)
-    try:
-        deadline = time.monotonic() + 30
-        while running.api("GET", "/hub/api/")[0] != 200:
-            assert proc.poll() is None, (tmp_path / "jupyterhub.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "the hub did not answer within 30 s"
-            time.sleep(0.5)
+    """JupyterHub on 127.0.0.1 with its proxy, the accounts allowed (the first the instructor), a service
+    token for the test."""
+    instructor, *_learners = accounts
+    with running_hub(accounts, [instructor], tmp_path, course_id=COURSE_ID) as running:
         yield running
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the hub stops the servers it started (cleanup_servers)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-        shutil.rmtree(shared, ignore_errors=True)
 
 
 WHOAMI = """
@@ -326,9 +107,9 @@ def test_a_hub_with_an_instructor_and_three_learners_as_distinct_users(
     instructor, *learners = accounts
 
     # Logging in: the right password lets a learner in, a wrong one does not.
-    status, location = _login(hub.url, learners[0], PASSWORD)
+    status, location, _ = login(hub.url, learners[0], hub.password)
     assert status == 302 and "/hub/login" not in location, (status, location)
-    assert _login(hub.url, learners[0], PASSWORD + "x")[0] == 403
+    assert login(hub.url, learners[0], hub.password + "x")[0] == 403
 
     # Every server, started through the hub's REST API, becomes ready.
     for name in accounts:
@@ -341,7 +122,7 @@ def test_a_hub_with_an_instructor_and_three_learners_as_distinct_users(
     # Each server runs as its own user, in that user's home, and cannot list another's home.
     for i, name in enumerate(accounts):
         other = accounts[list(accounts)[(i + 1) % len(accounts)]].pw_dir
-        seen = json.loads(_run_code(hub, name, WHOAMI.format(other=other)).strip().splitlines()[-1])
+        seen = json.loads(run_code(hub, name, WHOAMI.format(other=other)).strip().splitlines()[-1])
         assert seen["user"] == name, seen
         assert seen["cwd"] == accounts[name].pw_dir, seen
         assert seen["other_home"] == "denied", f"{name} can list {other}"
@@ -399,7 +180,7 @@ def course_repository(tmp_path: Path) -> Iterator[tuple[str, Publish]]:
         _git(work, "push", "--quiet", "origin", "main")
 
     publish(lambda w: (w / "README.md").write_text("The course's lessons, learner copies.\n"), "The lessons")
-    port = _free_port()
+    port = free_port()
     daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={served}",
                                "--listen=127.0.0.1", f"--port={port}", str(served)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -413,16 +194,6 @@ def course_repository(tmp_path: Path) -> Iterator[tuple[str, Publish]]:
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=10)
-
-
-def _start_servers(hub: Hub, names: list[str], within_s: float = 60) -> None:
-    start = time.monotonic()
-    for name in names:
-        assert hub.api("POST", f"/hub/api/users/{name}/server")[0] in (201, 202)
-    for name in names:
-        while not hub.json("GET", f"/hub/api/users/{name}")["servers"].get("", {}).get("ready"):
-            assert time.monotonic() - start < within_s, f"{name}'s server did not start within {within_s} s"
-            time.sleep(0.5)
 
 
 def _click_pull_link(hub: Hub, user: str, repo: str) -> list[dict]:
@@ -448,7 +219,7 @@ def test_an_instructors_fix_reaches_the_class_and_no_learners_edit_is_lost(
     start = time.monotonic()
     repo, publish = course_repository
     _instructor, editor, untouched, *_ = accounts
-    _start_servers(hub, [editor, untouched])
+    start_servers(hub, [editor, untouched])
     lesson = "self-attention/student/00_roadmap.ipynb"
 
     # First click: each learner gets the lesson in their home, as their own file.
@@ -510,7 +281,7 @@ print(json.dumps(seen))
 def _nbgrader(hub: Hub, user: str, cwd: str | Path, *args: str) -> str:
     """An nbgrader command run by ``user``, in a kernel of their own server (so as that user, with the
     configuration their server reads); returns its log."""
-    out = json.loads(_run_code(hub, user, NBGRADER.format(args=list(args), cwd=str(cwd)),
+    out = json.loads(run_code(hub, user, NBGRADER.format(args=list(args), cwd=str(cwd)),
                                timeout_s=120).strip().splitlines()[-1])
     assert out["rc"] == 0, (user, args, out["log"])
     return out["log"]
@@ -538,7 +309,7 @@ def test_a_graded_round_through_the_exchange_as_distinct_users(
     (home / ".jupyter" / "nbgrader_config.py").write_text(
         f"c = get_config()\nc.CourseDirectory.root = {str(build)!r}\n", encoding="utf-8")
     subprocess.run(["chown", "-R", f"{instructor}:", str(course), str(home / ".jupyter")], check=True)
-    _start_servers(hub, list(accounts))
+    start_servers(hub, list(accounts))
 
     _nbgrader(hub, instructor, build, "release_assignment", LESSON)
     answers = dict(zip(learners, ("x = 3", "x = 4", None), strict=True))  # right, wrong, blank
@@ -557,7 +328,7 @@ def test_a_graded_round_through_the_exchange_as_distinct_users(
     exchange = hub.shared / "exchange" / COURSE_ID
     private = {"the submissions": str(exchange / "inbound"), "the instructor's home": str(home),
                "another learner's home": accounts[learners[1]].pw_dir}
-    seen = json.loads(_run_code(hub, learners[0], LISTS.format(paths=private)).strip().splitlines()[-1])
+    seen = json.loads(run_code(hub, learners[0], LISTS.format(paths=private)).strip().splitlines()[-1])
     assert seen == dict.fromkeys(private, "denied"), seen
 
     # The instructor collects; the course's grader grades what was collected, sealed (make grade).
@@ -583,7 +354,7 @@ def test_a_graded_round_through_the_exchange_as_distinct_users(
         assert "HIDDEN TESTS" not in text and "assert float(x) == 3.0" not in text, f"{name}'s page"
         assert (answer or "No response.") in text, f"{name}'s page lacks their answer"
         assert name in text and all(other not in text for other in learners if other != name), name
-    seen = json.loads(_run_code(hub, learners[0], LISTS.format(
+    seen = json.loads(run_code(hub, learners[0], LISTS.format(
         paths={"the feedback": str(exchange / "feedback")})).strip().splitlines()[-1])
     assert seen == {"the feedback": "denied"}, seen
     assert time.monotonic() - start < 480  # about 2 minutes on a quiet machine; the bound: 2 busy cores

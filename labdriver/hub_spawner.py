@@ -1,5 +1,5 @@
-"""The spawner of the hub test (``tests/test_hub.py``): JupyterHub's LocalProcessSpawner, each server run as
-its own local user.
+"""The spawner of the course's hub (``labdriver/hub.py``, for ``tests/test_hub.py`` and
+``benchmarks/hub_load.py``): JupyterHub's LocalProcessSpawner, each server run as its own local user.
 
 The difference from LocalProcessSpawner is how the server becomes its user. LocalProcessSpawner switches
 user in the child before it runs ``jupyterhub-singleuser``; that needs the hub's Python to be readable by
