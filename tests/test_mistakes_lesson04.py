@@ -199,6 +199,33 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "or outweigh it" in text, text
 
 
+def test_apple_rows_aimed_at_sam_say_where_they_point():
+    """Food row [3, 0, 0], fruit [0, 0, 0]: q_apple = (3, 0, 2) goes to Sam. Cancelling red alone is not
+    enough: the message also says the rows only apple has point along the person axis, not at ate's key."""
+    W = W_Q.copy()
+    W[2] = [3, 0, 0]
+    text = message(check_apple, (W, 0.5))
+    assert "most to 'Sam' (0.68)" in text and "The red row of W_Q" in text, text
+    assert "add [3.0, 0.0, 0.0], along the person axis (Sam's key)" in text, text
+    assert "nothing along the action axis" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                  predicted_weight=0.5)
+
+
+def test_apple_rows_aimed_at_ate_but_too_short_say_nothing_about_aim():
+    W = W_Q.copy()
+    W[2], W[3] = [0, 1, 0], [0, 0, -2]                                  # q_apple = (0, 1, 0): 0.48 only
+    text = message(check_apple, (W, 0.5))
+    assert "far enough" in text and "along the action axis" not in text, text
+
+
+def test_apple_a_tie_names_no_word_that_gets_most():
+    W = W_Q.copy()
+    W[2] = [0, 0, -2]                                                   # q_apple = 0: 0.25 each
+    text = message(check_apple, (W, 0.25))
+    assert "most to" not in text and "nothing along the action axis" in text, text
+
+
 # ------------------------------------------------------------------ Exercise 4: different weights, one output
 # v_ate = v_apple = (1, 0), v_Sam = (0, 1)
 V_GOOD = np.array([[0, 1], [1, 0], [1, 0], [0, 0], [0, 0]], dtype=float)

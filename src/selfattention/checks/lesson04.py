@@ -94,17 +94,28 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         scores = new_q[apple] @ (_X_TOY @ _W_K).T
         where = (f"with W_Q_apple, 'apple' scores {np.round(scores, 2).tolist()} and gives 'ate' "
                  f"{weights[ate]:.2f} of its attention")
-        where += "" if top == "ate" else f", and most to '{top}' ({weights.max():.2f})"
+        unique = np.sum(weights >= weights.max() - 1e-9) == 1   # a tie has no single word that gets most
+        where += "" if top == "ate" or not unique else f", and most to '{top}' ({weights.max():.2f})"
+        own = W[2] + W[3]                      # what the rows only 'apple' has (food, fruit) add
+        axes = ("person", "action", "food")
+        aim = ""
+        if own[ate] <= 1e-9:                   # nothing (or less than nothing) towards the key of 'ate'
+            big = int(own.argmax())
+            toward = (f", along the {axes[big]} axis ({'Sam' if big == 0 else 'apple'}'s key)"
+                      if own[big] > 1e-9 and big != ate else "")
+            aim = (f" The rows only 'apple' has (food + fruit) add {np.round(own, 2).tolist()}{toward}, and "
+                   f"{'nothing' if abs(own[ate]) <= 1e-9 else 'a negative amount'} along the action axis, "
+                   f"where the key of 'ate' is [0, 1, 0].")
         if scores[apple] > 0:
             raise ExerciseError(
                 f"{where}; it should give 'ate' at least 0.8. 'apple' still scores itself {scores[apple]:.2g}: its "
                 f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
                 f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it, or outweigh it, with the "
-                f"rows only 'apple' has."
+                f"rows only 'apple' has.{aim}"
             )
         raise ExerciseError(
             f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
-            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out."
+            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out.{aim}"
         )
     if predicted_weight is None or predicted_weight is Ellipsis:
         raise ExerciseError(
