@@ -581,6 +581,7 @@ FUSED_MISTAKES = {
     "shape": "W_K is (d_in, d_k) = (5, 3)",
     "fits keys": "many matrices fit these four keys",
     "other": "differs by up to",
+    "other columns": "the keys are columns 3, 4 and 5",
 }
 
 
@@ -619,6 +620,9 @@ def test_fused_right_answers(capsys):
         # the shortcut: solve for a matrix that gives the four keys, without reading the weight
         (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),
         (2 * CW[:, 3:6], "other"),
+        (CW[:, 4:7], "other columns"),                                 # one column off
+        (CW[:, 1::3], "other columns"),                                # every third column, as if interleaved
+        (CW[:, [5, 4, 3]], "other columns"),                           # the key columns, reversed
     ],
 )
 def test_fused_mistakes_are_named(answer, mistake):

@@ -486,6 +486,14 @@ def check_fused_key(W_K_fused: Any, c_attn: Any) -> None:
                 f"W_K_fused is {part}: columns {cols} of c_attn make columns {cols} of x @ c_attn, the "
                 f"{'queries' if part == 'W_Q' else 'values'}. [Q | K | V]: the keys are the middle three."
             )
+    if W.shape == right.shape and np.all(np.isfinite(W)):
+        found = [next((c for c in range(weight.shape[1]) if np.allclose(W[:, j], weight[:, c], atol=1e-6)), None)
+                 for j in range(W.shape[1])]
+        if all(c is not None for c in found):          # columns of c_attn, but not the keys' three
+            raise ExerciseError(
+                f"W_K_fused is columns {found} of c_attn. [Q | K | V] puts the 3 query columns first, then the "
+                f"3 key columns, then the 3 value columns: the keys are columns 3, 4 and 5, in that order."
+            )
     if W.shape in (weight.shape, weight.T.shape):
         raise ExerciseError(
             f"W_K_fused is the whole fused weight, shape {W.shape}: it makes q, k and v at once. Keep only the "
