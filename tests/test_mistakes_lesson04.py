@@ -199,6 +199,33 @@ def test_apple_uncancelled_red_names_the_cause():
     assert "or outweigh it" in text, text
 
 
+def test_apple_rows_aimed_at_sam_say_where_they_point():
+    """Food row [3, 0, 0], fruit [0, 0, 0]: q_apple = (3, 0, 2) goes to Sam. Cancelling red alone is not
+    enough: the message also says the rows only apple has point along the person axis, not at ate's key."""
+    W = W_Q.copy()
+    W[2] = [3, 0, 0]
+    text = message(check_apple, (W, 0.5))
+    assert "most to 'Sam' (0.68)" in text and "The red row of W_Q" in text, text
+    assert "add [3.0, 0.0, 0.0], along the person axis (Sam's key)" in text, text
+    assert "nothing along the action axis" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                  predicted_weight=0.5)
+
+
+def test_apple_rows_aimed_at_ate_but_too_short_say_nothing_about_aim():
+    W = W_Q.copy()
+    W[2], W[3] = [0, 1, 0], [0, 0, -2]                                  # q_apple = (0, 1, 0): 0.48 only
+    text = message(check_apple, (W, 0.5))
+    assert "far enough" in text and "along the action axis" not in text, text
+
+
+def test_apple_a_tie_names_no_word_that_gets_most():
+    W = W_Q.copy()
+    W[2] = [0, 0, -2]                                                   # q_apple = 0: 0.25 each
+    text = message(check_apple, (W, 0.25))
+    assert "most to" not in text and "nothing along the action axis" in text, text
+
+
 # ------------------------------------------------------------------ Exercise 4: different weights, one output
 # v_ate = v_apple = (1, 0), v_Sam = (0, 1)
 V_GOOD = np.array([[0, 1], [1, 0], [1, 0], [0, 0], [0, 0]], dtype=float)
@@ -535,40 +562,42 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     assert not next_hidden(answer[0], K_NEXT)
 
 
-# ------------------------------------------------------------------ Exercise 5: W_K inside a fused layer
+# ------------------------------------------------------------------ Exercise 5: W_K inside a fused weight
 torch.manual_seed(1)
-FUSED = torch.nn.Linear(5, 9, bias=False)                            # as the lesson's answer cell makes it
-FW = FUSED.weight.detach().numpy().astype(float)                     # (3 d_k, d_in) = (9, 5)
-KEYS_FUSED = X_TOY @ FW[3:6].T                                       # (T, d_k) = (4, 3)
+C_ATTN = torch.randn(5, 9)                                           # as the lesson's answer cell makes it
+CW = C_ATTN.numpy().astype(float)                                    # (d_in, 3 d_k) = (5, 9), GPT-2's layout
+KEYS_FUSED = X_TOY @ CW[:, 3:6]                                      # (T, d_k) = (4, 3)
 
 FUSED_MISTAKES = {
     "no value": "has no value yet",
-    "not transposed": "nn.Linear stores the transpose",
-    "rows of another": "not of W_K",
+    "transposed anyway": "nothing to undo",
+    "columns of another": "not of W_K",
     "W_Q": "W_K_fused is W_Q",
     "W_V": "W_K_fused is W_V",
     "whole": "the whole fused weight",
-    "feature axis": "slices the feature axis",
-    "reshaped": "reshape keeps the numbers",
+    "rows": "takes rows 3-5 of c_attn",
+    "reshaped": "right numbers in the wrong places",
     "per word": "those are the keys themselves",
     "shape": "W_K is (d_in, d_k) = (5, 3)",
     "fits keys": "many matrices fit these four keys",
     "other": "differs by up to",
+    "other columns": "the keys are columns 3, 4 and 5",
 }
 
 
 def check_fused(answer):
-    checks.check_fused_key(answer, FUSED)
+    checks.check_fused_key(answer, C_ATTN)
 
 
 def fused_hidden(W):
-    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, fused=FUSED)
+    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, c_attn=C_ATTN)
 
 
 def test_fused_right_answers(capsys):
-    """Rows 3-5 transposed (the tensor, as the model answer), columns 3-5 of weight.T in NumPy, and the
-    transposed weight cut into [q | k | v] by reshape (the middle third)."""
-    for W in (FUSED.weight[3:6].T, FW.T[:, 3:6], FW.T.reshape(5, 3, 3)[:, 1, :], FW[3:6].T.tolist()):
+    """Columns 3-5 (the tensor, as the model answer), the same in NumPy or as a list, the weight cut into
+    [q | k | v] by reshape (the middle third), and transposed twice."""
+    for W in (C_ATTN[:, 3:6], CW[:, 3:6], CW.reshape(5, 3, 3)[:, 1, :], CW[:, 3:6].tolist(), C_ATTN.T[3:6].T,
+              C_ATTN.split(3, dim=1)[1]):
         right_answer_passes(check_fused, W, capsys)
         assert fused_hidden(W)
 
@@ -577,20 +606,23 @@ def test_fused_right_answers(capsys):
     ("answer", "mistake"),
     [
         (None, "no value"),
-        (FUSED.weight[3:6], "not transposed"),                         # the stored (d_k, d_in) block
-        (FW[0:3].T, "W_Q"),                                            # order: the first third is Q
-        (FW[6:9].T, "W_V"),
-        (FW, "whole"),
-        (FW.T, "whole"),
-        (FW[:, 3:6], "feature axis"),                                  # columns instead of rows
-        (FW.T[3:6], "feature axis"),
-        (FW[3:6].reshape(5, 3), "reshaped"),                           # reshape instead of transpose
-        (FW.reshape(5, 9)[:, 3:6], "reshaped"),
+        (C_ATTN[:, 3:6].T, "transposed anyway"),                      # nn.Linear's rule, applied anyway
+        (C_ATTN.T[3:6], "transposed anyway"),
+        (CW[:, 0:3], "W_Q"),                                          # order: the first third is Q
+        (CW[:, 6:9], "W_V"),
+        (CW, "whole"),
+        (CW.T, "whole"),
+        (CW[3:6], "rows"),                                            # rows instead of columns: (2, 9)
+        (CW[3:6].T, "rows"),                                          # nn.Linear's recipe, weight[3:6].T
+        (CW[:, 3:6].T.reshape(5, 3), "reshaped"),                     # reshape instead of a slice
         (KEYS_FUSED, "per word"),
         (np.zeros((5, 4)), "shape"),
-        # the shortcut: solve for a matrix that gives the four keys, without reading the layer
+        # the shortcut: solve for a matrix that gives the four keys, without reading the weight
         (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),
-        (2 * FW[3:6].T, "other"),
+        (2 * CW[:, 3:6], "other"),
+        (CW[:, 4:7], "other columns"),                                 # one column off
+        (CW[:, 1::3], "other columns"),                                # every third column, as if interleaved
+        (CW[:, [5, 4, 3]], "other columns"),                           # the key columns, reversed
     ],
 )
 def test_fused_mistakes_are_named(answer, mistake):
@@ -599,10 +631,10 @@ def test_fused_mistakes_are_named(answer, mistake):
         assert not fused_hidden(answer)
 
 
-@pytest.mark.parametrize(("answer", "part"), [(FW[0:3], "W_Q"), (FW[6:9], "W_V")])
-def test_fused_untransposed_rows_of_another_part_name_both_mistakes(answer, part):
+@pytest.mark.parametrize(("answer", "part"), [(CW[:, 0:3].T, "W_Q"), (CW[:, 6:9].T, "W_V")])
+def test_fused_transposed_columns_of_another_part_name_both_mistakes(answer, part):
     text = message(check_fused, answer)
-    assert f"the rows of {part}, not of W_K" in text and "nn.Linear stores the transpose" in text, text
+    assert f"the columns of {part}, not of W_K" in text and "nothing to undo" in text, text
     assert not fused_hidden(answer)
 
 

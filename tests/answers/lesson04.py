@@ -23,9 +23,8 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
-    # "nn.Linear stores weight as (d_out, d_in): our W_Q is its weight.T": transpose the whole weight, then
-    # take its columns 3-5, the keys' share of fused(x) = [Q | K | V].
+    # c_attn is (5, 9) = (d_in, 3 d_k), the way x @ W uses it: cut it into [Q | K | V] and keep the middle.
     "l04-fused-answer": """
-W_K_fused = fused.weight.T[:, 3:6]
+W_Q_c, W_K_fused, W_V_c = c_attn.split(3, dim=1)
 """,
 }

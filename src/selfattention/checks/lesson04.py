@@ -1,6 +1,6 @@
 """Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
 at the word that happens to come next, with two query/key axes, and make two words whose weights differ
-receive the same output; read W_K out of a PyTorch layer that makes q, k and v at once.
+receive the same output; read W_K out of a weight that makes q, k and v at once.
 
 Every named mistake gives a result different from the right answer and from every other named mistake.
 """
@@ -94,17 +94,28 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
         scores = new_q[apple] @ (_X_TOY @ _W_K).T
         where = (f"with W_Q_apple, 'apple' scores {np.round(scores, 2).tolist()} and gives 'ate' "
                  f"{weights[ate]:.2f} of its attention")
-        where += "" if top == "ate" else f", and most to '{top}' ({weights.max():.2f})"
+        unique = np.sum(weights >= weights.max() - 1e-9) == 1   # a tie has no single word that gets most
+        where += "" if top == "ate" or not unique else f", and most to '{top}' ({weights.max():.2f})"
+        own = W[2] + W[3]                      # what the rows only 'apple' has (food, fruit) add
+        axes = ("person", "action", "food")
+        aim = ""
+        if own[ate] <= 1e-9:                   # nothing (or less than nothing) towards the key of 'ate'
+            big = int(own.argmax())
+            toward = (f", along the {axes[big]} axis ({'Sam' if big == 0 else 'apple'}'s key)"
+                      if own[big] > 1e-9 and big != ate else "")
+            aim = (f" The rows only 'apple' has (food + fruit) add {np.round(own, 2).tolist()}{toward}, and "
+                   f"{'nothing' if abs(own[ate]) <= 1e-9 else 'a negative amount'} along the action axis, "
+                   f"where the key of 'ate' is [0, 1, 0].")
         if scores[apple] > 0:
             raise ExerciseError(
                 f"{where}; it should give 'ate' at least 0.8. 'apple' still scores itself {scores[apple]:.2g}: its "
                 f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
                 f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it, or outweigh it, with the "
-                f"rows only 'apple' has."
+                f"rows only 'apple' has.{aim}"
             )
         raise ExerciseError(
             f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
-            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out."
+            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out.{aim}"
         )
     if predicted_weight is None or predicted_weight is Ellipsis:
         raise ExerciseError(
@@ -446,69 +457,77 @@ _FEATURES = ("person", "action", "food", "fruit", "red")
 _FUSED_PARTS = ("W_Q", "W_K", "W_V")   # fused(x) = [Q | K | V]: output columns 0-2, 3-5, 6-8
 
 
-def check_fused_key(W_K_fused: Any, fused: Any) -> None:
-    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``fused``, an ``nn.Linear(5, 9, bias=False)`` whose
-    output is [Q | K | V] side by side (as nanoGPT's c_attn): ``x @ W_K_fused`` gives ``fused(x)[:, 3:6]``.
-    nn.Linear stores ``weight`` as (9, 5), so the answer is rows 3-5 of ``weight``, transposed."""
+def check_fused_key(W_K_fused: Any, c_attn: Any) -> None:
+    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``c_attn``, a (5, 9) weight laid out as GPT-2's
+    ``c_attn`` (a ``Conv1D``): ``x @ c_attn`` is [Q | K | V] side by side. Stored as (d_in, 3 d_k), it is
+    used as it stands, not transposed, so the answer is its columns 3-5."""
     if W_K_fused is None or W_K_fused is Ellipsis:
         raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
-    weight = fused.weight.detach().cpu().numpy().astype(float)          # (3 d_k, d_in) = (9, 5)
+    weight = _to_array(c_attn, "c_attn")                                # (d_in, 3 d_k) = (5, 9)
     W = _to_array(W_K_fused, "W_K_fused")
-    right = weight[3:6].T                                               # (d_in, d_k) = (5, 3)
+    right = weight[:, 3:6]                                              # (d_in, d_k) = (5, 3)
     near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
     if near(W, right):
-        passed("x @ W_K_fused gives the keys, columns 3-5 of fused(x): each output column comes from one "
-               "row of weight, so W_K is rows 3-5 of weight, transposed.")
+        passed("x @ W_K_fused gives the keys, columns 3-5 of x @ c_attn. c_attn is stored (d_in, 3 d_k), "
+               "the way x @ W uses it, so no transpose: unlike nn.Linear's weight, (d_out, d_in).")
         return
     for b, part in enumerate(_FUSED_PARTS):
-        block = weight[3 * b:3 * b + 3]                                  # (3, 5)
-        if near(W, block):
-            which = "" if part == "W_K" else f", and they are the rows of {part}, not of W_K"
+        block = weight[:, 3 * b:3 * b + 3]                               # (5, 3)
+        cols = f"{3 * b}-{3 * b + 2}"
+        if near(W, block.T):
+            which = "" if part == "W_K" else f", and they are the columns of {part}, not of W_K"
             raise ExerciseError(
-                f"W_K_fused is rows {3 * b}-{3 * b + 2} of fused.weight as stored, shape (3, 5) = (d_k, d_in)"
-                f"{which}: nn.Linear stores the transpose of our matrix, so x @ W_K_fused cannot even be "
-                f"computed. Transpose it."
+                f"W_K_fused is columns {cols} of c_attn, transposed to shape (3, 5){which}. c_attn has shape "
+                f"(5, 9) = (d_in, 3 d_k): its rows are already the 5 input features, as x @ W needs, so there is "
+                f"nothing to undo. The transpose belongs to nn.Linear, whose weight is stored (d_out, d_in)."
             )
-        if part != "W_K" and near(W, block.T):
-            cols = f"{3 * b}-{3 * b + 2}"
+        if part != "W_K" and near(W, block):
             raise ExerciseError(
-                f"W_K_fused is {part}: rows {cols} of weight make output columns {cols} of fused(x), the "
-                f"{'queries' if part == 'W_Q' else 'values'}. The keys are output columns 3-5."
+                f"W_K_fused is {part}: columns {cols} of c_attn make columns {cols} of x @ c_attn, the "
+                f"{'queries' if part == 'W_Q' else 'values'}. [Q | K | V]: the keys are the middle three."
+            )
+    if W.shape == right.shape and np.all(np.isfinite(W)):
+        found = [next((c for c in range(weight.shape[1]) if np.allclose(W[:, j], weight[:, c], atol=1e-6)), None)
+                 for j in range(W.shape[1])]
+        if all(c is not None for c in found):          # columns of c_attn, but not the keys' three
+            raise ExerciseError(
+                f"W_K_fused is columns {found} of c_attn. [Q | K | V] puts the 3 query columns first, then the "
+                f"3 key columns, then the 3 value columns: the keys are columns 3, 4 and 5, in that order."
             )
     if W.shape in (weight.shape, weight.T.shape):
         raise ExerciseError(
             f"W_K_fused is the whole fused weight, shape {W.shape}: it makes q, k and v at once. Keep only the "
             f"part that makes the keys, (d_in, d_k) = (5, 3)."
         )
-    if near(W, weight[:, 3:6]) or near(W, weight.T[3:6]) or near(W, weight[:, 3:6].T) or near(W, weight.T[3:6].T):
+    if near(W, weight[3:6]) or near(W, weight[3:6].T) or near(W, weight.T[:, 3:6]) or near(W, weight.T[:, 3:6].T):
         raise ExerciseError(
-            f"W_K_fused, shape {W.shape}, slices the feature axis of fused.weight: in weight (9, 5) the 9 "
-            f"outputs are the rows and the 5 features (person .. red) the columns. The keys are outputs 3-5."
+            f"W_K_fused, shape {W.shape}, takes rows 3-5 of c_attn, but in c_attn (5, 9) the rows are the 5 "
+            f"input features (person .. red) and the columns the 9 outputs [Q | K | V]. The keys are output "
+            f"columns 3-5."
         )
     if W.shape == (len(WORDS), 3):
         raise ExerciseError(
-            "W_K_fused has shape (4, 3), one row per word: those are the keys themselves, fused(x)[:, 3:6]. "
+            "W_K_fused has shape (4, 3), one row per word: those are the keys themselves, (x @ c_attn)[:, 3:6]. "
             "W_K has one row per feature, (d_in, d_k) = (5, 3)."
         )
     if W.shape != right.shape:
         raise ExerciseError(f"W_K_fused has shape {W.shape}; W_K is (d_in, d_k) = (5, 3), used as x @ W_K.")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_K_fused contains NaN or infinite values.")
-    if near(W, weight.reshape(5, 9)[:, 3:6]) or np.allclose(np.sort(W, axis=None), np.sort(right, axis=None),
-                                                            atol=1e-6):
+    if np.allclose(np.sort(W, axis=None), np.sort(right, axis=None), atol=1e-6):
         raise ExerciseError(
-            "W_K_fused holds the right numbers in the wrong places: reshape keeps the numbers in their stored "
-            "order and cuts them into new rows, so the features get mixed up. Transpose (.T) instead."
+            "W_K_fused holds the right numbers in the wrong places: a reshape keeps the numbers in their stored "
+            "order and cuts them into new rows, so the features get mixed up. Slice the columns instead."
         )
     if np.allclose(_X_TOY @ W, _X_TOY @ right, atol=1e-6):
         raise ExerciseError(
             "x @ W_K_fused gives the layer's keys for these four words, but W_K_fused is not the layer's "
             "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four keys. "
-            "Read the matrix from fused.weight."
+            "Read the matrix from c_attn."
         )
     row = int(np.abs(W - right).max(axis=1).argmax())
     raise ExerciseError(
-        f"W_K_fused is not the W_K inside fused: row {row} ({_FEATURES[row]}) differs by up to "
-        f"{np.abs(W - right)[row].max():.3g} from it. fused(x) puts q, k and v side by side: which rows of "
-        f"fused.weight (stored as (9, d_in)) make the keys?"
+        f"W_K_fused is not the W_K inside c_attn: row {row} ({_FEATURES[row]}) differs by up to "
+        f"{np.abs(W - right)[row].max():.3g} from it. x @ c_attn puts q, k and v side by side: which columns "
+        f"of c_attn make the keys?"
     )
