@@ -1,7 +1,8 @@
 """Widgets of lessons 02 and 03 (basic self-attention on the real static embedding table).
 
 Each builder returns a widget: a sentence box, a focus-word menu (its options follow the sentence; the focus
-stays on the same word while the sentence still has it) and an output area. The figure is built once; a change redraws its data and shows it once (:func:`show`).
+stays on the same word while the sentence still has it) and an output area. The figure is built once; a change
+redraws its data and shows it once (:func:`show`).
 
 - :func:`one_word` (lesson 02): the focus word's scores and weights as bars, its contextual vector as a sum;
 - :func:`sentence_map` (lesson 03): the whole weight matrix of the sentence, the focus row framed.
