@@ -175,6 +175,29 @@ def test_a_widget_redraws_one_figure_and_its_menu_follows_the_sentence(builder, 
     assert len(shown) == 3, "nothing drawn for a sentence that cannot be drawn"
 
 
+@pytest.mark.parametrize("builder", [explorers.one_word, explorers.sentence_map])
+def test_the_focus_stays_on_its_word_when_the_sentence_changes(builder, shown):
+    """A word added in front shifts every index: the focus follows its word, not its old position; a repeated
+    word keeps its occurrence; a word no longer there leaves the index as it was."""
+    sentence, menu = builder(Table(), ["river bank flows"], focus=1).children[0].children
+    for new, focus in [("a river bank flows", 2), ("the bank near a bank", 1), ("a bank near the bank", 1),
+                       ("money grows", 1)]:
+        sentence.value = new
+        assert menu.value == focus, (new, menu.value)
+    menu.value = 0
+    sentence.value = "a bank near a bank"       # money is gone: index 0 stays, now "a"
+    menu.value = 3
+    sentence.value = "bank a a"                 # the second "a": its second occurrence
+    assert menu.value == 2
+
+
+def test_the_score_bars_are_labelled_with_their_values():
+    fig, score_bars, _ = figures.score_weight_bars(WORDS, X @ X[1] - 0.5, core.softmax(X @ X[1]))
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels == [f"{s:.2f}" for s in X @ X[1] - 0.5]
+    assert [b.get_height() for b in score_bars] == pytest.approx(X @ X[1] - 0.5)
+
+
 def test_a_widget_names_a_first_sentence_it_cannot_draw():
     with pytest.raises(ValueError, match="value 'bank': Type 2 to 8 words"):
         explorers.one_word(Table(), ["bank"])

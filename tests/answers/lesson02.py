@@ -1,10 +1,6 @@
 """Lesson 02: right answers written from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Section 4: bank's own score |x_2|^2 = 0.98 beats river's 0.77; typed as one string.
-    "l02-predict-answer": """
-bank_top2 = "Bank, river"
-""",
     # Section 3: only differences of scores matter, so fix grows' score at 0 and take logarithms of ratios.
     "l02-scores-answer": """
 weights = np.array([0.25, 0.70, 0.05])

@@ -18,7 +18,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_bank_prediction", "check_notes_scores", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_notes_scores", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -56,60 +56,6 @@ def _vector(got: Any, name: str, size: int, what: str) -> np.ndarray:
 
 def _fmt(x: np.ndarray) -> str:
     return str(np.round(np.asarray(x, dtype=float), 3).tolist())
-
-
-# --------------------------------------------------------------------------- the prediction of section 4
-#: *a bank near the river* on the toy vectors, and bank's scores omega_2j (bank . each word).
-_ABNTR = ("a", "bank", "near", "the", "river")
-_ABNTR_X = np.array([[0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0.0, 0.0], [0.0, 0.3, 0.0, 0.1], [0.2, 0.1, 0.0, 0.1],
-                     [0.1, 1.0, 0.0, 0.0]])
-
-
-def check_bank_prediction(bank_top2: Any) -> None:
-    """Section 4's prediction: the two words (largest first) that get bank's largest weights in
-    *a bank near the river*, on the toy vectors: bank itself (own score 0.98), then river (0.77).
-    Names the mistake from the words given: the word's own score left out, the order, cosine for score."""
-    if bank_top2 is None or bank_top2 is Ellipsis:
-        raise ExerciseError('bank_top2 has no value yet: replace `None` with two words, e.g. ["near", "a"].')
-    if isinstance(bank_top2, str):
-        bank_top2 = bank_top2.replace(",", " ").split()
-    try:
-        words = [str(w).strip().strip("'\"").lower() for w in bank_top2]
-    except TypeError:
-        raise ExerciseError(f"bank_top2 should be two words, but it is a {type(bank_top2).__name__}.") from None
-    if len(words) != 2:
-        raise ExerciseError(f"bank_top2 holds {len(words)} word{'' if len(words) == 1 else 's'}; give two: the largest weight's word first.")
-    unknown = [w for w in words if w not in _ABNTR]
-    if unknown:
-        raise ExerciseError(f"{unknown[0]!r} is not a word of *a bank near the river*: pick two of "
-                            + ", ".join(_ABNTR) + ".")
-    if words[0] == words[1]:
-        raise ExerciseError(f"you named {words[0]!r} twice: give two different words of the sentence.")
-    omega = _ABNTR_X @ _ABNTR_X[1]
-    cos = omega / (np.linalg.norm(_ABNTR_X, axis=1) * np.linalg.norm(_ABNTR_X[1]))
-    score = {w: float(omega[j]) for j, w in enumerate(_ABNTR)}
-    top = [_ABNTR[j] for j in np.argsort(-omega)[:2]]
-    if words == top:
-        passed(f"bank's largest weight goes to {top[0]} (score {score[top[0]]:.2f}), the second to {top[1]} "
-               f"({score[top[1]]:.2f}). The next cells print every weight.")
-        return
-    if words == top[::-1]:
-        raise ExerciseError(
-            f"right words, wrong order: bank's own score x_2 . x_2 = {score['bank']:.2f} is above its score "
-            f"with river, {score['river']:.2f}, and softmax keeps the order of the scores.")
-    if "bank" not in words:
-        raise ExerciseError(
-            "you left out bank itself: the sentence includes bank, so its row has bank's own score "
-            f"x_2 . x_2 = {score['bank']:.2f}, the largest in the row. A word attends to itself too.")
-    other = words[0] if words[1] == "bank" else words[1]
-    if cos[_ABNTR.index(other)] > cos[_ABNTR.index("river")]:
-        raise ExerciseError(
-            f"{other} is better aligned with bank than river is (cosine {cos[_ABNTR.index(other)]:.2f} against "
-            f"{cos[_ABNTR.index('river')]:.2f}), but a score is a dot product, length times alignment: "
-            f"{other}'s score is {score[other]:.2f}, as its vector is short.")
-    raise ExerciseError(
-        f"{other}'s score with bank is {score[other]:.2f}: compute x_2 . x_j for each word j of the sentence "
-        "(section 2): which is the largest after bank's own?")
 
 
 # --------------------------------------------------------------------------- exercise 1
@@ -387,7 +333,7 @@ def check_bank_mix(alpha_mix: Any) -> None:
     if abs(scale - 1) > _MIX_TOL and np.allclose(scale * z, MIX_TARGET, atol=_MIX_TOL):
         raise ExerciseError(
             f"{said}, not on the target {_fmt(MIX_TARGET)}: your weights are the weights that land on the target, "
-            f"divided by {1 / scale:.4g}. Rescaling them to sum to 1 moved bank' off the target, to {scale:.4g} "
+            f"divided by {scale:.4g}. Rescaling them to sum to 1 moved bank' off the target, to {1 / scale:.4g} "
             "times its coordinates. Sum-to-one must be one of the equations solved together with finance and "
             "nature, not imposed afterwards.")
     raise ExerciseError(

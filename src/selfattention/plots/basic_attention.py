@@ -77,6 +77,7 @@ def plane(
     title: str | None = None,
     shade: Sequence[Sequence[str]] = (),
     shade_colors: Sequence[str] = (),
+    label_at: Mapping[str, tuple[float, float]] | None = None,
 ) -> Axes:
     """Draw named vectors as arrows from the origin in the plane of two of their coordinates.
 
@@ -99,7 +100,11 @@ def plane(
         p = v[list(dims)]
         color = (colors or {}).get(name, PALETTE[k % len(PALETTE)])
         ax.annotate("", xy=p, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": color, "lw": 2.5})
-        ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
+        if label_at and name in label_at:
+            ax.annotate(name, xy=p, xytext=label_at[name], color=color, fontsize=FONT, va="center",
+                        arrowprops={"arrowstyle": "-", "color": color, "lw": 0.8})
+        else:
+            ax.text(p[0], p[1], f" {name}", color=color, fontsize=FONT, va="bottom")
         points.append(p)
     at = dict(zip(vectors, points, strict=True))
     for k, group in enumerate(shade):
@@ -126,18 +131,21 @@ def plane(
 WORD_COLORS: dict[str, str] = {
     "money": "tab:orange", "grows": "tab:green", "bank": "tab:gray", "river": "tab:blue", "flows": "tab:cyan",
     "a": "tab:olive", "near": "tab:pink", "the": "tab:red",
-    "bank' (money sentence)": "tab:purple", "bank' (river sentence)": "tab:brown",
+    "bank′ (money sentence)": "tab:purple", "bank′ (river sentence)": "tab:brown",
 }
 
 
 def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
     """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
-    (``toy``: word -> vector of shape (d,), d >= 2) and the two bank' (each of shape (d,)) in the
-    finance/nature plane, each bank' inside the shaded triangle of its sentence, tinted in its colour."""
+    (``toy``: word -> vector of shape (d,), d >= 2) and the two bank′ (each of shape (d,)) in the
+    finance/nature plane, each bank′ inside the shaded triangle of its sentence, tinted in its colour."""
     vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
-    vectors |= {"bank' (money sentence)": bank_money, "bank' (river sentence)": bank_river}
+    money, river = "bank′ (money sentence)", "bank′ (river sentence)"
+    vectors |= {money: bank_money, river: bank_river}
+    # Both labels sit outside the two triangles, clear of bank's label, each joined to its tip.
     return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
-                 shade_colors=[WORD_COLORS["bank' (money sentence)"], WORD_COLORS["bank' (river sentence)"]],
+                 shade_colors=[WORD_COLORS[money], WORD_COLORS[river]],
+                 label_at={money: (0.92, 0.55), river: (0.62, 0.98)},
                  title="bank′ from typed-in weights")
 
 
@@ -173,8 +181,8 @@ def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLik
 
 def update_score_weight_bars(fig: Figure, score_bars: BarContainer, weight_bars: BarContainer,
                              words: Sequence[str], scores: ArrayLike, weights: ArrayLike) -> None:
-    """Redraw the bars of :func:`score_weight_bars` in place for a row of T words (T <= number of bars);
-    the bars past T are emptied."""
+    """Redraw the bars of :func:`score_weight_bars` in place for a row of T words (T <= number of bars),
+    each bar labelled with its value; the bars past T are emptied."""
     scores, weights = _array("scores", scores, 1), _array("weights", weights, 1)
     n = len(score_bars)
     if not len(words) == scores.shape[0] == weights.shape[0] <= n:
@@ -191,9 +199,12 @@ def update_score_weight_bars(fig: Figure, score_bars: BarContainer, weight_bars:
         ax.set_xlim(-0.6, len(words) - 0.4)
     low, high = min(0.0, float(scores.min())), max(0.0, float(scores.max()))
     span = max(high - low, 1e-9)
-    left.set_ylim(low - 0.1 * span * (low < 0), high + 0.15 * span)
-    for text in list(right.texts):
+    left.set_ylim(low - 0.15 * span * (low < 0), high + 0.15 * span)
+    for text in list(left.texts) + list(right.texts):
         text.remove()
+    for k, s in enumerate(scores):   # a negative score's label below its bar
+        left.text(k, float(s) + (0.02 if s >= 0 else -0.02) * span, f"{float(s):.2f}", ha="center",
+                  va="bottom" if s >= 0 else "top", fontsize=FONT)
     for k, w in enumerate(weights):
         right.text(k, float(w) + 0.02, f"{float(w):.2f}", ha="center", va="bottom", fontsize=FONT)
 

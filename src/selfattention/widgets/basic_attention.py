@@ -1,7 +1,8 @@
 """Widgets of lessons 02 and 03 (basic self-attention on the real static embedding table).
 
-Each builder returns a widget: a sentence box, a focus-word menu (its options follow the sentence) and an
-output area. The figure is built once; a change redraws its data and shows it once (:func:`show`).
+Each builder returns a widget: a sentence box, a focus-word menu (its options follow the sentence; the focus
+stays on the same word while the sentence still has it) and an output area. The figure is built once; a change
+redraws its data and shows it once (:func:`show`).
 
 - :func:`one_word` (lesson 02): the focus word's scores and weights as bars, its contextual vector as a sum;
 - :func:`sentence_map` (lesson 03): the whole weight matrix of the sentence, the focus row framed.
@@ -70,10 +71,10 @@ def _controls(sentences: Sequence[str], value: str, focus: int, max_words: int,
             else:
                 draw(words, min(int(menu.value or 0), len(words) - 1))
 
-    def new_sentence(_: Any) -> None:
+    def new_sentence(change: Any) -> None:
         words, problem = words_of(box.value, table, max_words)
         if not problem:
-            keep = min(int(menu.value or 0), len(words) - 1)
+            keep = _same_word(words_of(change["old"], table, max_words)[0], int(menu.value or 0), words)
             state["busy"] = True
             menu.options = label_options(words)
             menu.value = keep
@@ -89,6 +90,16 @@ def _controls(sentences: Sequence[str], value: str, focus: int, max_words: int,
     menu.observe(redraw, "value")
     redraw()
     return ipw.VBox([ipw.HBox([box, menu]), out])
+
+
+def _same_word(old: list[str], k: int, words: list[str]) -> int:
+    """The focus index in ``words`` after the sentence changed from ``old`` with focus ``k``: the same word
+    (its same occurrence when it repeats, else its last) when the new sentence still has it, else ``k``
+    (within the new length)."""
+    if k < len(old) and old[k] in words:
+        where = [j for j, w in enumerate(words) if w == old[k]]
+        return where[min(old[:k].count(old[k]), len(where) - 1)]
+    return min(k, len(words) - 1)
 
 
 def _matrix(table: Table, words: list[str]) -> NDArray[np.float64]:
