@@ -433,3 +433,31 @@ def test_scores_per_head_counts_prefill_then_one_row_per_step():
     # prompt 3, 3 new tokens: with a cache 3 x 3, then 1 x 4 and 1 x 5; without, 3 x 3 + 4 x 4 + 5 x 5
     assert sa.llm.scores_per_head(3, 3, cache=True) == 9 + 4 + 5
     assert sa.llm.scores_per_head(3, 3, cache=False) == 9 + 16 + 25
+
+
+def test_next_token_losses_match_one_cross_entropy_per_position():
+    model = sa.llm.load_llama(seed=0)
+    ids = model.encode("Beautiful is better than ugly.")                  # (1, T + 1)
+    got = sa.llm.next_token_losses(model, ids)
+    assert got.shape == (1, ids.shape[1] - 1)
+    with torch.no_grad():
+        want = torch.nn.functional.cross_entropy(model(ids[:, :-1])[0], ids[0, 1:]).item()
+    assert np.isclose(got.mean(), want, atol=1e-5)
+
+
+def test_clue_beyond_finds_places_the_span_before_does_not_fix():
+    text = "abXcdabYcd"                        # "ab" is followed once by X, once by Y; nothing else repeats
+    got = sa.llm.clue_beyond(text, span=2, before=4)
+    assert sorted(s[-1] for s in got) == ["X", "Y"] and all(len(s) == 5 for s in got)
+    assert "cdabX" in got                     # the loop has no edge: before place 2 come "cd", "ab"
+    with pytest.raises(ValueError):
+        sa.llm.clue_beyond(text, span=5, before=4)
+
+
+def test_stretch_means_and_table_average_each_input_over_each_stretch():
+    losses = np.zeros((2, 3, 8))
+    losses[..., 4:] = np.arange(6).reshape(2, 3, 1)                       # second half: 0..5 per input
+    means = sa.llm.stretch_means(losses, [(0, 3), (4, 7)])
+    assert means.shape == (2, 6) and np.allclose(means[0], 0) and np.allclose(means[1], np.arange(6))
+    table = sa.llm.stretch_table({"run": losses}, [(0, 3), (4, 7)])
+    assert "4-7: 2.500 (0.000-5.000)" in table and "above 0-3 at 5/6" in table
