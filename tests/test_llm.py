@@ -461,3 +461,16 @@ def test_stretch_means_and_table_average_each_input_over_each_stretch():
     assert means.shape == (2, 6) and np.allclose(means[0], 0) and np.allclose(means[1], np.arange(6))
     table = sa.llm.stretch_table({"run": losses}, [(0, 3), (4, 7)])
     assert "4-7: 2.500 (0.000-5.000)" in table and "above 0-3 at 5/6" in table
+
+
+def test_first_token_ratio_and_weight_on_first_read_a_planted_sink():
+    T = 16
+    gap = torch.arange(T)[:, None] - torch.arange(T)[None, :]                # query - key
+    by_distance = torch.where(gap >= 0, torch.exp(-gap / 5.0), torch.zeros(()))   # depends on distance only
+    weights = by_distance[None, None].repeat(1, 2, 1, 1)                        # (1, 2, T, T)
+    weights[0, 1, :, 0] += 1.0                                                   # head 1 parks on token 0
+    ratio = sa.llm.first_token_ratio(weights, torch.arange(4, 8), keys=4)
+    assert ratio.shape == (2,) and np.isclose(ratio[0].item(), 1.0) and ratio[1] > 3
+    share = sa.llm.weight_on_first(weights[:, :1], slice(8, 16), first=2)
+    want = torch.exp(-torch.arange(8, 16) / 5.0) + torch.exp(-torch.arange(7, 15) / 5.0)   # keys 0 and 1
+    assert np.isclose(share, want.mean())

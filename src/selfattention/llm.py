@@ -47,6 +47,8 @@ __all__ = [
     "clue_beyond",
     "stretch_means",
     "stretch_table",
+    "first_token_ratio",
+    "weight_on_first",
     "llama_weights",
     "character_match",
     "scores_per_head",
@@ -825,6 +827,22 @@ def stretch_table(runs: dict[str, NDArray[np.float64]], stretches: Sequence[tupl
         rises = f"above {first} at {(means[-1] > means[0]).sum()}/{means.shape[1]}"
         lines.append(f"{name:{width}s}  " + "  ".join(cells) + "  " + rises)
     return "\n".join(lines)
+
+
+def first_token_ratio(weights: Tensor, distances: Tensor, keys: int = 64) -> Tensor:
+    """Whether heads park on token 0: ``weights`` (n, heads, T, T) attention weights (query, key);
+    ``distances`` (D,) query-to-key distances. Returns (heads,): the mean weight token 0 gets from the queries
+    at those distances from it, divided by the mean weight keys 1..``keys`` get from the same distances (a
+    sink stands far above 1; distance alone gives about 1)."""
+    first = weights[..., distances, 0].mean(dim=(0, 2))                                     # (heads,)
+    same = torch.stack([weights[..., distances + j, j] for j in range(1, keys + 1)]).mean(dim=(0, 1, 3))
+    return first / same
+
+
+def weight_on_first(weights: Tensor, queries: slice, first: int = 4) -> float:
+    """The mean share of attention that the ``queries`` (a slice of positions) give to the ``first`` tokens:
+    ``weights`` (n, heads, T, T), each query's weights on keys 0..first-1 summed, then averaged."""
+    return weights[..., queries, :first].sum(dim=-1).mean().item()
 
 
 def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:
