@@ -243,3 +243,10 @@ def test_rope_pairs_turning_draws_one_circle_per_pair_titled_by_wavelength():
     assert len(axes) == 2
     assert "turn every 6" in axes[0].get_title() and "turn every 19,869" in axes[1].get_title()
     plt.close(fig)
+
+
+def test_window_reach_titles_each_panel_with_l_times_w_minus_1_plus_1():
+    fig = llm_plots.window_reach(T=24, window=5, layers=3)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["1 layer: reach 5", "2 layers: reach 9", "3 layers: reach 13"]
+    plt.close(fig)

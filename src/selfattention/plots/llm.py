@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 __all__ = ["FONT", "loss_curves", "prefill_decode",
            "block_map", "loss_by_position", "io_counts", "io_ratio",
            "matmul_tile_for", "per_entry_moves", "standard_same_m", "tile_grid", "decode_costs",
-           "decode_rates", "rope_turns", "rope_pairs_turning", "H100"]
+           "decode_rates", "rope_turns", "rope_pairs_turning", "window_reach", "H100"]
 
 #: Font size (pt) of every figure here.
 FONT = 14
@@ -368,6 +368,27 @@ def rope_pairs_turning(d: int = 16, base: float = 10_000.0, pairs: Sequence[int]
             ax.set_yticks([])
         fig.suptitle(f"RoPE, d_k = {d}, base {base:,.0f}: one pair's direction at positions "
                      f"{pos[0]:.0f} to {pos[-1]:.0f}")
+    return fig
+
+
+def window_reach(T: int = 24, window: int = 5, layers: int = 3) -> Figure:
+    """One panel per number of stacked layers l = 1..``layers``: which tokens (columns) each token (row) can
+    read from through l layers of a causal sliding window of ``window``, a band that widens to l(w-1)+1."""
+    ones = np.ones((T, T), dtype=int)
+    mask = np.tril(ones) - np.tril(ones, -window)                             # (T, T) one layer's window
+    paths = np.eye(T, dtype=int)
+    with plt.rc_context(_style()):
+        fig, axes = plt.subplots(1, layers, figsize=(10, 3.6), layout="constrained")
+        for layer, ax in enumerate(np.atleast_1d(axes), start=1):
+            paths = (mask @ paths > 0).astype(int)              # (T, T) reachable in `layer` layers
+            ax.imshow(paths, cmap="Blues", vmin=0, vmax=1.4)
+            ax.set_title(f"{layer} layer{'s' if layer > 1 else ''}: reach {int(paths[-1].sum())}")
+            ax.set_xlabel("key (read from)")
+            if layer == 1:
+                ax.set_ylabel("query")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"sliding window w = {window}, T = {T}")
     return fig
 
 
