@@ -433,3 +433,44 @@ def test_scores_per_head_counts_prefill_then_one_row_per_step():
     # prompt 3, 3 new tokens: with a cache 3 x 3, then 1 x 4 and 1 x 5; without, 3 x 3 + 4 x 4 + 5 x 5
     assert sa.llm.scores_per_head(3, 3, cache=True) == 9 + 4 + 5
     assert sa.llm.scores_per_head(3, 3, cache=False) == 9 + 16 + 25
+
+
+def test_next_token_losses_match_one_cross_entropy_per_position():
+    model = sa.llm.load_llama(seed=0)
+    ids = model.encode("Beautiful is better than ugly.")                  # (1, T + 1)
+    got = sa.llm.next_token_losses(model, ids)
+    assert got.shape == (1, ids.shape[1] - 1)
+    with torch.no_grad():
+        want = torch.nn.functional.cross_entropy(model(ids[:, :-1])[0], ids[0, 1:]).item()
+    assert np.isclose(got.mean(), want, atol=1e-5)
+
+
+def test_clue_beyond_finds_places_the_span_before_does_not_fix():
+    text = "abXcdabYcd"                        # "ab" is followed once by X, once by Y; nothing else repeats
+    got = sa.llm.clue_beyond(text, span=2, before=4)
+    assert sorted(s[-1] for s in got) == ["X", "Y"] and all(len(s) == 5 for s in got)
+    assert "cdabX" in got                     # the loop has no edge: before place 2 come "cd", "ab"
+    with pytest.raises(ValueError):
+        sa.llm.clue_beyond(text, span=5, before=4)
+
+
+def test_stretch_means_and_table_average_each_input_over_each_stretch():
+    losses = np.zeros((2, 3, 8))
+    losses[..., 4:] = np.arange(6).reshape(2, 3, 1)                       # second half: 0..5 per input
+    means = sa.llm.stretch_means(losses, [(0, 3), (4, 7)])
+    assert means.shape == (2, 6) and np.allclose(means[0], 0) and np.allclose(means[1], np.arange(6))
+    table = sa.llm.stretch_table({"run": losses}, [(0, 3), (4, 7)])
+    assert "4-7: 2.500 (0.000-5.000)" in table and "above 0-3 at 5/6" in table
+
+
+def test_first_token_ratio_and_weight_on_first_read_a_planted_sink():
+    T = 16
+    gap = torch.arange(T)[:, None] - torch.arange(T)[None, :]                # query - key
+    by_distance = torch.where(gap >= 0, torch.exp(-gap / 5.0), torch.zeros(()))   # depends on distance only
+    weights = by_distance[None, None].repeat(1, 2, 1, 1)                        # (1, 2, T, T)
+    weights[0, 1, :, 0] += 1.0                                                   # head 1 parks on token 0
+    ratio = sa.llm.first_token_ratio(weights, torch.arange(4, 8), keys=4)
+    assert ratio.shape == (2,) and np.isclose(ratio[0].item(), 1.0) and ratio[1] > 3
+    share = sa.llm.weight_on_first(weights[:, :1], slice(8, 16), first=2)
+    want = torch.exp(-torch.arange(8, 16) / 5.0) + torch.exp(-torch.arange(7, 15) / 5.0)   # keys 0 and 1
+    assert np.isclose(share, want.mean())

@@ -235,3 +235,18 @@ def test_decode_rates_draws_each_g_and_the_compute_bound_line():
     assert fits[0] > fits[1] > 0                         # g = 8 fits more sequences than g = 64
     assert ax.get_legend()._loc == 4                     # lower right, off the compute-bound line
     legible(fig)
+
+
+def test_rope_pairs_turning_draws_one_circle_per_pair_titled_by_wavelength():
+    fig = llm_plots.rope_pairs_turning(d=16, pairs=(0, 7), positions=range(0, 9))
+    axes = fig.axes
+    assert len(axes) == 2
+    assert "turn every 6" in axes[0].get_title() and "turn every 19,869" in axes[1].get_title()
+    plt.close(fig)
+
+
+def test_window_reach_titles_each_panel_with_l_times_w_minus_1_plus_1():
+    fig = llm_plots.window_reach(T=24, window=5, layers=3)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["1 layer: reach 5", "2 layers: reach 9", "3 layers: reach 13"]
+    plt.close(fig)

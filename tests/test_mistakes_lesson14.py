@@ -12,7 +12,7 @@ from selfattention import checks
 
 # ------------------------------------------------------------------------------- exercise 1
 ROPE_PHRASES = {
-    "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2i, 2i + 1)",
+    "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2u, 2u + 1)",
     "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
     "whole_dot": "not the dot product of the whole", "cross_plus": "the cross term has a plus sign",
     "c_minus": "c has a minus sign", "c_half": "c misses a2 b2",
@@ -334,7 +334,7 @@ def test_interleave_shortcut_with_a_fixed_ratio_fails():
 
 # ------------------------------------------------------------------------------- exercise 3
 BASE_PHRASES = {
-    "mixed": "square root of the right base", "half_exponent": "not -i/d", "no_two_pi": "not base^(2i/d) = L",
+    "mixed": "square root of the right base", "half_exponent": "not -u/d", "no_two_pi": "not base^(2u/d) = L",
     "pair_after": "turns exactly once, so only", "pair_before": "one too many",
     "wrong_end": "counts the pairs from the wrong end", "inverted": "the exponent is upside down",
     "d_pairs": "counts d pairs", "pi": "a full turn is 2 pi radians, not pi",
@@ -433,3 +433,76 @@ def base_shortcut_getattr(d, trained_length, unseen):
 def test_base_shortcut_through_getattr_fails_check_and_hidden_test():
     assert "calls sa.llm.rope_frequencies" in message(checks.check_rope_base, base_shortcut_getattr)
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=base_shortcut_getattr)
+
+
+# ------------------------------------------------------------ added cases: behaviour, not names
+def rope_right_times_cos0(q, k):
+    """A right answer that names a cosine, of 0: a constant 1, no rotation, so it passes."""
+    a1, a2, b1, b2 = _pairs(q, k)
+    return (a1 * b1 + a2 * b2) * np.cos(0), a1 * b2 - a2 * b1
+
+
+def rope_right_conjugate(q, k):
+    """A right answer through complex numbers: conj(a) b, with no angle."""
+    a1, a2, b1, b2 = _pairs(q, k)
+    z = np.conj(a1 + 1j * a2) * (b1 + 1j * b2)
+    return z.real, z.imag
+
+
+@pytest.mark.parametrize("answer", [rope_right_times_cos0, rope_right_conjugate])
+def test_rope_right_answers_naming_cos_or_complex_pass_check_and_hidden_test(answer, capsys):
+    right_answer_passes(checks.check_rope_coefficients, answer, capsys)
+    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=answer)
+
+
+@pytest.mark.parametrize("form", ["real", "complex"])
+def test_rope_complex_product_without_the_conjugate_is_named(form):
+    def product(q, k):
+        a1, a2, b1, b2 = _pairs(q, k)
+        if form == "complex":
+            z = (a1 + 1j * a2) * (b1 + 1j * b2)
+            return z.real, z.imag
+        return a1 * b1 - a2 * b2, a1 * b2 + a2 * b1
+    text = message(checks.check_rope_coefficients, product)
+    assert "the conjugate of a is missing" in text and "c has a minus sign" not in text
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=product)
+
+
+def test_a_complex_exponential_of_an_angle_is_refused():
+    def turned(q, k):
+        a1, a2, b1, b2 = _pairs(q, k)
+        z = np.conj((a1 + 1j * a2) * np.exp(1j * 0.5)) * (b1 + 1j * b2) * np.exp(1j * 0.5)
+        return z.real, z.imag
+    assert "rotates q and k" in message(checks.check_rope_coefficients, turned)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=turned)
+
+
+def test_interleave_global_first_and_no_min_names_both_with_whole_numbers():
+    def both(T, layers, window, k):
+        return sum(T if layer % (k + 1) == 0 else window for layer in range(layers))
+    text = message(checks.check_interleave_cache, both)
+    assert "two slips" in text and "one global layer too many" in text and "min(T, window)" in text
+    assert "= 1,494,016 is not right yet" in text and "e+06" not in text
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=both)
+
+
+def test_interleave_swapped_and_no_min_names_both():
+    def both(T, layers, window, k):
+        n_global = layers // (k + 1)
+        return n_global * window + (layers - n_global) * T
+    text = message(checks.check_interleave_cache, both)
+    assert "two slips" in text and "local and global were swapped" in text and "min(T, window)" in text
+
+
+def test_interleave_success_leaves_the_saving_to_the_learner(capsys):
+    checks.check_interleave_cache(interleave_right)
+    assert "%" not in capsys.readouterr().out
+
+
+def test_base_two_slips_at_once_are_both_named():
+    """No 2 pi and pair d/2 - unseen (one too far): both slips named, and the hidden test fails."""
+    def both(d, trained_length, unseen):
+        return trained_length ** (d / (2 * (d // 2 - unseen)))
+    text = message(checks.check_rope_base, both)
+    assert "two slips" in text and "no 2 pi" in text and "pair d/2 - unseen = " in text
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=both)

@@ -43,6 +43,12 @@ __all__ = [
     "rotary",
     "rope_frequencies",
     "stepwise_losses",
+    "next_token_losses",
+    "clue_beyond",
+    "stretch_means",
+    "stretch_table",
+    "first_token_ratio",
+    "weight_on_first",
     "llama_weights",
     "character_match",
     "scores_per_head",
@@ -767,6 +773,76 @@ def stepwise_losses(model: LlamaDecoder, ids: Tensor, score_from: int, **attenti
                                dim=1)[0]  # (T, vocab)
             out.append(nn.functional.cross_entropy(logits[score_from:], row[score_from + 1:]).item())
     return out
+
+
+def next_token_losses(model: LlamaDecoder, ids: Tensor, **attention: Any) -> NDArray[np.float64]:
+    """The loss (nats) of each next token in one pass: ``ids`` (n, T + 1) token ids; returns (n, T), entry
+    [r, t] the cross-entropy of predicting ``ids[r, t + 1]`` from ``ids[r, :t + 1]``, with the keyword
+    arguments of :meth:`LlamaDecoder.forward` (``window``, ``sinks``). The model keeps its weights as
+    usual."""
+    with torch.no_grad():
+        logits = model(ids[:, :-1], **attention)                               # (n, T, vocab)
+        ce = nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
+    return ce.numpy().astype(np.float64)
+
+
+def clue_beyond(text: str, span: int = 15, before: int = 200) -> list[str]:
+    """Places whose character the ``span`` characters before them do not fix: reading ``text`` as a loop (no
+    edge), each place p whose ``span`` preceding characters also occur elsewhere followed by another
+    character. Returns, per such place, a string of ``before + 1`` characters: the ``before`` characters up
+    to p, then the character at p."""
+    n = len(text)
+    if not 0 < span <= before or span >= n:
+        raise ValueError(f"need 0 < span <= before and span < len(text), got span={span}, before={before}")
+    base = n * (before // n + 1)                       # p's place in the looped text, with `before` behind it
+    loop = text * (before // n + 2)
+
+    def clue(p: int) -> bool:
+        tail = loop[base + p - span:base + p]
+        return any(loop[base + q - span:base + q] == tail and loop[base + q] != loop[base + p]
+                   for q in range(n))
+
+    return [loop[base + p - before:base + p + 1] for p in range(n) if clue(p)]
+
+
+def stretch_means(losses: NDArray[np.float64], stretches: Sequence[tuple[int, int]]) -> NDArray[np.float64]:
+    """``losses`` (..., T) per-position losses (e.g. seeds x inputs x T); ``stretches``: (first, last)
+    positions, both included. Returns (len(stretches), N), N the product of the leading sizes: each input's
+    mean over each stretch."""
+    flat = np.asarray(losses, dtype=float).reshape(-1, np.shape(losses)[-1])
+    return np.stack([flat[:, first:last + 1].mean(axis=1) for first, last in stretches])
+
+
+def stretch_table(runs: dict[str, NDArray[np.float64]], stretches: Sequence[tuple[int, int]]) -> str:
+    """A table with one line per run (name -> (..., T) losses): per stretch, the mean over all inputs and, in
+    brackets, the lowest and highest input's mean; last, at how many inputs the last stretch's mean is above
+    the first's."""
+    width = max(len(name) for name in runs)
+    lines = []
+    for name, losses in runs.items():
+        means = stretch_means(losses, stretches)                        # (stretches, inputs)
+        cells = [f"{a}-{b}: {m.mean():.3f} ({m.min():.3f}-{m.max():.3f})"
+                 for (a, b), m in zip(stretches, means, strict=True)]
+        first = f"{stretches[0][0]}-{stretches[0][1]}"
+        rises = f"above {first} at {(means[-1] > means[0]).sum()}/{means.shape[1]}"
+        lines.append(f"{name:{width}s}  " + "  ".join(cells) + "  " + rises)
+    return "\n".join(lines)
+
+
+def first_token_ratio(weights: Tensor, distances: Tensor, keys: int = 64) -> Tensor:
+    """Whether heads park on token 0: ``weights`` (n, heads, T, T) attention weights (query, key);
+    ``distances`` (D,) query-to-key distances. Returns (heads,): the mean weight token 0 gets from the queries
+    at those distances from it, divided by the mean weight keys 1..``keys`` get from the same distances (a
+    sink stands far above 1; distance alone gives about 1)."""
+    first = weights[..., distances, 0].mean(dim=(0, 2))                                     # (heads,)
+    same = torch.stack([weights[..., distances + j, j] for j in range(1, keys + 1)]).mean(dim=(0, 1, 3))
+    return first / same
+
+
+def weight_on_first(weights: Tensor, queries: slice, first: int = 4) -> float:
+    """The mean share of attention that the ``queries`` (a slice of positions) give to the ``first`` tokens:
+    ``weights`` (n, heads, T, T), each query's weights on keys 0..first-1 summed, then averaged."""
+    return weights[..., queries, :first].sum(dim=-1).mean().item()
 
 
 def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:

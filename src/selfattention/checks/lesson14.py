@@ -4,6 +4,7 @@ cache of a local/global interleave of layers, and the largest RoPE base that lea
 from __future__ import annotations
 
 import cmath
+import itertools
 import math
 import sys
 from collections.abc import Callable
@@ -27,30 +28,75 @@ __all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_base
 
 
 # ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
-_ANGLE_NAMES = {"rotary", "cos", "sin", "exp", "polar"}
-# the same functions as objects, whatever name the learner imports them under (from numpy import cos as c_)
-_ANGLE_OBJECTS = (llm.rotary, np.cos, np.sin, np.exp, math.cos, math.sin, math.exp, cmath.exp, cmath.rect,
-                  torch.cos, torch.sin, torch.exp, torch.polar)
+# functions that turn by an angle, and where the angle is among their arguments (0: the first; 1: rect, polar)
+_ANGLE_FUNCTIONS = [(np, "cos", 0), (np, "sin", 0), (np, "exp", 0), (math, "cos", 0), (math, "sin", 0),
+                    (cmath, "cos", 0), (cmath, "sin", 0), (cmath, "exp", 0), (cmath, "rect", 1),
+                    (torch, "cos", 0), (torch, "sin", 0), (torch, "exp", 0), (torch, "polar", 1),
+                    (torch.Tensor, "cos", 0), (torch.Tensor, "sin", 0), (torch.Tensor, "exp", 0)]
+
+
+def _is_angle(value: Any, name: str) -> bool:
+    """Whether ``value`` passed to cos, sin, exp, rect or polar is a rotation angle: an array of angles, or
+    one angle that is not 0 (cos(0) = 1 is a constant, no rotation); for exp, an imaginary part that is not 0."""
+    try:
+        arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value)
+    except Exception:  # noqa: BLE001  (something that is no number: not an angle we can read)
+        return True
+    if name == "exp":
+        if not np.iscomplexobj(arr):
+            return False
+        arr = arr.imag
+    return bool(arr.size > 1 or (arr.size == 1 and arr.item() != 0))
+
+
+def _turns_by_an_angle(fn: Callable[..., Any], q: np.ndarray, k: np.ndarray) -> bool:
+    """Whether running ``fn(q, k)`` calls a cosine, sine, complex exponential, rect or polar on an angle
+    (see ``_is_angle``), under whatever name the learner's code reaches it: judged by what the code does."""
+    seen: list[bool] = []
+    originals = {id(getattr(owner, name)): (getattr(owner, name), name, place) for owner, name, place in
+                 _ANGLE_FUNCTIONS}
+
+    def spy(original: Any, name: str, place: int) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > place and _is_angle(args[place], name):
+                seen.append(True)
+            return original(*args, **kwargs)
+        return wrapper
+
+    patched = [(owner, name, getattr(owner, name)) for owner, name, _ in _ANGLE_FUNCTIONS]
+    scopes = [f.__globals__ for f in learners_functions(fn) if hasattr(f, "__globals__")]
+    renamed: list[tuple[dict[str, Any], str, Any]] = []
+    try:
+        for owner, name, original in patched:
+            setattr(owner, name, spy(original, name, originals[id(original)][2]))
+        for scope in scopes:      # from numpy import cos as c_: the learner's own name for it
+            for key, value in list(scope.items()):
+                if id(value) in originals and originals[id(value)][0] is value:
+                    original, name, place = originals[id(value)]
+                    renamed.append((scope, key, value))
+                    scope[key] = spy(original, name, place)
+        try:
+            fn(q.copy(), k.copy())
+        except Exception:  # noqa: BLE001, S110  (a wrong answer's error is the check's to report)
+            pass
+    finally:
+        for owner, name, original in patched:
+            setattr(owner, name, original)
+        for scope, key, value in renamed:
+            scope[key] = value
+    return bool(seen)
 
 
 def rotates(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, calls the package's ``sa.llm.rotary``,
-    a function of the learner's named ``rope``, or a cosine or sine, found by name or, under any other name, as
-    the object itself (the coefficients need no angle: an answer that turns q by an angle and reads the score
-    off has skipped the derivation). ``sa.llm.rotary`` reached by any other route (getattr on a built string)
-    is caught when the answer runs."""
+    """Whether ``fn``, run on a query and a key, turns them: it calls the package's ``sa.llm.rotary`` (by any
+    route), or a cosine, sine, complex exponential, ``cmath.rect`` or ``torch.polar`` on an angle, under any
+    name (the coefficients need no angle: an answer that turns q and reads the score off has skipped the
+    derivation). Judged by what it does, not by the names in its code: ``np.cos(0)``, a constant 1, is no
+    rotation."""
     q, k = np.random.default_rng(0).normal(size=(2, 8))
     if calls_while_running(fn, [(q, k)], llm.rotary):
         return True
-    for f in learners_functions(fn):
-        if f is not fn and getattr(f, "__name__", "") == "rope":
-            return True
-        if any(obj is fun for obj in used_objects(f).values() for fun in _ANGLE_OBJECTS):
-            return True
-        code = getattr(f, "__code__", None)
-        if code is not None and _ANGLE_NAMES & code_names(code):
-            return True
-    return False
+    return _turns_by_an_angle(fn, q, k)
 
 
 def _coefficients(q: np.ndarray, k: np.ndarray, *, sign: float = 1.0,
@@ -76,14 +122,14 @@ def _rotated_score(q: np.ndarray, k: np.ndarray, m: float, n: float, base: float
 
 
 def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
-    """Exercise 1: per pair i, c_i = a . b and s_i = a1 b2 - a2 b1, so that the score of q at m and k at n is
-    sum_i c_i cos((m - n) theta_i) + s_i sin((m - n) theta_i)."""
+    """Exercise 1: per pair u, c_u = a . b and s_u = a1 b2 - a2 b1, so that the score of q at m and k at n is
+    sum_u c_u cos((m - n) theta_u) + s_u sin((m - n) theta_u)."""
     if not callable(rope_coefficients):
         raise ExerciseError("rope_coefficients should be a function: write it in the answer cell above.")
     if rotates(rope_coefficients):
-        raise ExerciseError("rope_coefficients rotates q and k (it calls the lesson's rope, sa.llm.rotary, a "
-                            "cosine or a sine): the coefficients need no angle at all; derive them pair by pair from "
-                            "R(phi)^T R(psi) = R(psi - phi).")
+        raise ExerciseError("rope_coefficients rotates q and k (it calls sa.llm.rotary, or a cosine or sine "
+                            "of an angle, as the lesson's rope does): the coefficients need no angle at all; derive "
+                            "them pair by pair from R(phi)^T R(psi) = R(psi - phi).")
     rng = np.random.default_rng(1414)
     for d in (4, 16, 8):
         q, k = rng.normal(size=(2, d))
@@ -99,9 +145,9 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             table = None
         if (table is not None and table.shape == (d // 2, 2) and not np.allclose(table, np.stack([c, s]))
                 and np.allclose(table, np.stack([c, s], axis=1))):
-            raise ExerciseError(f"{call} returned one (c_i, s_i) pair per feature pair, as list(zip(c, s)) "
-                                "does: the values are right, the layout is not. Return two arrays, every c_i "
-                                "in the first and every s_i in the second: (c, s).")
+            raise ExerciseError(f"{call} returned one (c_u, s_u) pair per feature pair, as list(zip(c, s)) "
+                                "does: the values are right, the layout is not. Return two arrays, every c_u "
+                                "in the first and every s_u in the second: (c, s).")
         if isinstance(got, np.ndarray) and got.shape == (d // 2,):
             raise ExerciseError(f"{call} returned one array of d/2 = {d // 2} numbers: both coefficients are "
                                 "needed, c for the cosine and s for the sine; return the tuple (c, s).")
@@ -113,16 +159,24 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
                                 f"{type(got).__name__} {got!r:.80}.")
         a1, a2, b1, b2 = q[: d // 2], q[d // 2:], k[: d // 2], k[d // 2:]
         ca, sa_ = _coefficients(q, k, adjacent=True)
-        pairing = ("features were paired as (2i, 2i + 1); section 1 pairs feature i with feature i + d/2.")
+        pairing = ("features were paired as (2u, 2u + 1); section 1 pairs feature u with feature u + d/2.")
+        got_c, got_s = (np.asarray(g, dtype=float) if np.shape(g) == (d // 2,) else None for g in got)
+        if (got_c is not None and got_s is not None and np.allclose(got_c, a1 * b1 - a2 * b2)
+                and np.allclose(got_s, a1 * b2 + a2 * b1)):
+            raise ExerciseError(f"{call} returned the complex product (a1 + i a2)(b1 + i b2) of each pair: the "
+                                "query's rotation enters transposed, R(phi)^T = R(-phi), so the score is the real "
+                                "part of conj(a) b e^{i(n - m) theta_u}: the conjugate of a is missing, which "
+                                "flips both the minus in c and the plus in s (c = a1 b1 + a2 b2, "
+                                "s = a1 b2 - a2 b1).")
         check_array(got[0], c, f"c from {call}", mistakes={
             pairing: ca,
-            "those are the sine coefficients: c_i multiplies cos(offset theta_i), and a rotation by 0 leaves "
+            "those are the sine coefficients: c_u multiplies cos(offset theta_u), and a rotation by 0 leaves "
             "the plain dot product of the pair, a1 b1 + a2 b2; return (c, s) in that order.": s,
-            "c_i is one number per pair, the dot product of that pair only (a1 b1 + a2 b2), not the dot "
+            "c_u is one number per pair, the dot product of that pair only (a1 b1 + a2 b2), not the dot "
             "product of the whole vectors.": np.full(d // 2, q @ k),
-            "c has a minus sign: c_i is what a rotation by 0 leaves, the plain dot product of the pair, "
+            "c has a minus sign: c_u is what a rotation by 0 leaves, the plain dot product of the pair, "
             "a1 b1 + a2 b2, not a1 b1 - a2 b2.": a1 * b1 - a2 * b2,
-            "c misses a2 b2: c_i is the dot product of the pair, both features, a1 b1 + a2 b2.": a1 * b1,
+            "c misses a2 b2: c_u is the dot product of the pair, both features, a1 b1 + a2 b2.": a1 * b1,
             "c has the wrong sign: a rotation by 0 leaves the pair's plain dot product, + (a1 b1 + a2 b2).":
                 -(a1 * b1 + a2 * b2),
             "c is half the pair's dot product: a rotation by 0 leaves a1 b1 + a2 b2 itself, with no factor "
@@ -135,18 +189,18 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
             "the sine coefficient has the wrong sign, a2 b1 - a1 b2: either q and k were swapped (a is the "
             "pair in q, b the pair in k; c is the same either way, so only s shows it), or the offset was taken "
             "as n - m. Both give this. With a from q and offset m - n, the query's position minus the key's, "
-            "s_i = a1 b2 - a2 b1.": -s,
+            "s_u = a1 b2 - a2 b1.": -s,
             pairing: sa_,
-            "s is zero: the rotation R((n - m) theta_i) also mixes the two features of a pair, which adds "
-            "(a1 b2 - a2 b1) sin(offset theta_i).": np.zeros(d // 2),
-            "those are the cosine coefficients: s_i multiplies sin(offset theta_i), the cross term "
+            "s is zero: the rotation R((n - m) theta_u) also mixes the two features of a pair, which adds "
+            "(a1 b2 - a2 b1) sin(offset theta_u).": np.zeros(d // 2),
+            "those are the cosine coefficients: s_u multiplies sin(offset theta_u), the cross term "
             "a1 b2 - a2 b1; return (c, s) in that order.": c,
             "the cross term has a plus sign: the rotation's sin term enters the two features with opposite "
-            "signs, so s_i = a1 b2 - a2 b1, not a1 b2 + a2 b1.": a1 * b2 + a2 * b1,
+            "signs, so s_u = a1 b2 - a2 b1, not a1 b2 + a2 b1.": a1 * b2 + a2 * b1,
             "s is twice the cross term: R(phi)^T R(psi) = R(psi - phi) is one rotation, by the offset, so "
             "a1 b2 - a2 b1 enters once, not once for the query's turn and once for the key's.": 2 * s,
-            "s misses - a2 b1: the rotation's sin term mixes both features, so s_i = a1 b2 - a2 b1.": a1 * b2,
-            "s misses a1 b2: the rotation's sin term mixes both features, so s_i = a1 b2 - a2 b1.": -a2 * b1,
+            "s misses - a2 b1: the rotation's sin term mixes both features, so s_u = a1 b2 - a2 b1.": a1 * b2,
+            "s misses a1 b2: the rotation's sin term mixes both features, so s_u = a1 b2 - a2 b1.": -a2 * b1,
             "s is half the cross term: the rotation's sin term adds a1 b2 - a2 b1 itself, with no factor "
             "1/2.": s / 2,
         })
@@ -157,7 +211,7 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
     for m, n in [(5, 2), (105, 102), (5, 4)]:
         mine = float(np.sum(c * np.cos((m - n) * theta) + s * np.sin((m - n) * theta)))
         parts.append(f"({m}, {n}) {mine:.4f} = {_rotated_score(q, k, m, n):.4f}")
-    passed("the score is sum_i c_i cos(offset theta_i) + s_i sin(offset theta_i) with c, s fixed by q and k, "
+    passed("the score is sum_u c_u cos(offset theta_u) + s_u sin(offset theta_u) with c, s fixed by q and k, "
            "so positions enter only as m - n. Yours against rotating the vectors (query, key positions; "
            "d = 16): " + ", ".join(parts) + ".")
 
@@ -231,6 +285,14 @@ def _interleave_mistakes(T: int, layers: int, window: int, k: int, *,
          "local. There are layers // (local_per_global + 1) global layers.",
          with_globals(layers // k1 + layers % k1)),
     ]
+    out.append(("two slips: the pattern was begun with its global layer (layer 0 global, one global layer "
+                "too many: there are layers // (local_per_global + 1) global layers, layers local_per_global, "
+                "2 local_per_global + 1, ...), and the local layers hold window tokens even when the text is "
+                "shorter: min(T, window).", _interleave(T, layers, window, k, cap=False, global_first=True)))
+    out.append(("two slips: local and global were swapped (the layers // (local_per_global + 1) global layers "
+                "hold all T tokens, the others are local), and the local layers hold window tokens even when "
+                "the text is shorter: min(T, window).",
+                n_g * window + (layers - n_g) * T))
     if keep_all:
         return list(out)
     return [(text, value) for text, value in out if value is not None and value != right]
@@ -276,10 +338,23 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         hints = {text: wrong for index, (text, wrong) in enumerate(_interleave_mistakes(T, layers, window, k,
                                                                                          keep_all=True))
                  if wrong is not None and wrong != right and fits(index)}
-        check_value(got, right, call, hints=hints)
-    full = 62 * 131072
-    passed(f"with 5 local layers of 1,024 to 1 global, 62 layers at T = 131,072 hold "
-           f"{_interleave(131072, 62, 1024, 5) / full:.1%} of the tokens of 62 global layers.")
+        _check_count(got, right, call, hints)
+    passed("each local layer holds min(T, window) tokens, each of the layers // (local_per_global + 1) global "
+           "ones all T.")
+
+
+def _check_count(got: Any, right: int, call: str, hints: dict[str, float]) -> None:
+    """``check_value`` for a count of tokens: a whole number is printed whole, with thousands separators."""
+    value = _number(got)
+    if value is not None and not np.isclose(value, right) and value == int(value):
+        shown = f"{int(value):,}"
+        for text, wrong in hints.items():
+            if np.isclose(value, wrong):
+                raise ExerciseError(f"{call} = {shown} is not right yet: {text}")
+        raise ExerciseError(f"{call} = {shown}, but the right count is not that, and it matches none of the "
+                            "usual slips: count the global layers (layers // (local_per_global + 1)), give each "
+                            "T tokens and each other layer min(T, window).")
+    check_value(got, right, call, hints=hints)
 
 
 # ------------------------------------ exercise 3: the largest base for a number of pairs short of a turn
@@ -324,8 +399,8 @@ def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
 
 def _largest_base(d: int, L: float, unseen: int, *, exponent: float = 2.0, two_pi: bool = True,
                   shift: int = 0) -> float:
-    """The base at which pair i = d/2 - unseen - 1 (the slowest pair allowed a full turn) has wavelength L:
-    2 pi base^(2i/d) = L. Any larger base leaves unseen + 1 pairs short of a turn."""
+    """The base at which pair u = d/2 - unseen - 1 (the slowest pair allowed a full turn) has wavelength L:
+    2 pi base^(2u/d) = L. Any larger base leaves unseen + 1 pairs short of a turn."""
     i = d // 2 - unseen - 1 + shift
     return float(((L / (2 * np.pi)) if two_pi else L) ** (d / (exponent * i)))
 
@@ -338,13 +413,13 @@ _BASE_CASES = [(128, 8192, 20), (16, 256, 3), (64, 32768, 6)]
 
 def check_rope_base(rope_base: Callable[..., Any]) -> None:
     """Exercise 3: the largest base at which at most ``unseen`` pairs complete no full turn within the trained
-    length: pair i = d/2 - unseen - 1 must still turn once, 2 pi base^(2i/d) = L, so
-    base = (L / 2 pi)^(d / 2i)."""
+    length: pair u = d/2 - unseen - 1 must still turn once, 2 pi base^(2u/d) = L, so
+    base = (L / 2 pi)^(d / 2u)."""
     if not callable(rope_base):
         raise ExerciseError("rope_base should be a function: write it in the answer cell above.")
     if uses_rope_frequencies(rope_base):
         raise ExerciseError("rope_base calls sa.llm.rope_frequencies (by name or by another route, such as "
-                            "getattr): invert theta_i = base^(-2i/d) yourself.")
+                            "getattr): invert theta_u = base^(-2u/d) yourself.")
     for d, L, n in _BASE_CASES:
         call = f"rope_base(d={d}, trained_length={L}, unseen={n})"
         try:
@@ -354,12 +429,12 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
         i = d // 2 - n - 1
         hints = {
             "that is the square root of the right base: the exponent doubled, as base ** (-2 * "
-            "np.arange(0, d, 2) / d) does (np.arange(0, d, 2) already counts 2i, one entry per pair); "
-            "theta_i = base^(-2i/d) with i = 0, ..., d/2 - 1.": _largest_base(d, L, n, exponent=4.0),
-            "the exponent is -2i/d, not -i/d: 2 pi base^(2i/d) = L gives base = (L / 2 pi)^(d / 2i).":
+            "np.arange(0, d, 2) / d) does (np.arange(0, d, 2) already counts 2u, one entry per pair); "
+            "theta_u = base^(-2u/d) with u = 0, ..., d/2 - 1.": _largest_base(d, L, n, exponent=4.0),
+            "the exponent is -2u/d, not -u/d: 2 pi base^(2u/d) = L gives base = (L / 2 pi)^(d / 2u).":
                 _largest_base(d, L, n, exponent=1.0),
-            "a wavelength is 2 pi / theta_i positions (one full turn is 2 pi radians), so solve "
-            "2 pi base^(2i/d) = L, not base^(2i/d) = L.": _largest_base(d, L, n, two_pi=False),
+            "a wavelength is 2 pi / theta_u positions (one full turn is 2 pi radians), so solve "
+            "2 pi base^(2u/d) = L, not base^(2u/d) = L.": _largest_base(d, L, n, two_pi=False),
             f"at that base pair {i + 1} turns exactly once, so only {n - 1} pairs stay short of a turn: the "
             f"largest base lets pair d/2 - unseen - 1 = {i}, the slowest one still turning, turn exactly "
             "once.": _largest_base(d, L, n, shift=1),
@@ -368,21 +443,32 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
                 _largest_base(d, L, n, shift=-1),
         }
         others = {
-            f"i = unseen counts the pairs from the wrong end: the pairs short of a turn are the slowest, the "
-            f"last unseen ones (i = d/2 - unseen, ..., d/2 - 1), so the slowest still turning is i = d/2 - "
+            f"u = unseen counts the pairs from the wrong end: the pairs short of a turn are the slowest, the "
+            f"last unseen ones (u = d/2 - unseen, ..., d/2 - 1), so the slowest still turning is u = d/2 - "
             f"unseen - 1 = {i}, not {n}.": float((L / (2 * np.pi)) ** (d / (2 * n))),
-            "the exponent is upside down: 2 pi base^(2i/d) = L gives base = (L / 2 pi)^(d / 2i), not "
-            "(L / 2 pi)^(2i / d).": float((L / (2 * np.pi)) ** (2 * i / d)),
-            f"i = d - unseen - 1 counts d pairs: there are d/2 of them, so the slowest still turning is "
-            f"i = d/2 - unseen - 1 = {i}.": float((L / (2 * np.pi)) ** (d / (2 * (d - n - 1)))),
-            "a full turn is 2 pi radians, not pi: solve 2 pi base^(2i/d) = L, so base = (L / 2 pi)^(d / 2i), "
-            "not (L / pi)^(d / 2i).": float((L / np.pi) ** (d / (2 * i))),
-            "2 pi went to the wrong side: 2 pi base^(2i/d) = L gives base^(2i/d) = L / 2 pi, not L * 2 pi.":
+            "the exponent is upside down: 2 pi base^(2u/d) = L gives base = (L / 2 pi)^(d / 2u), not "
+            "(L / 2 pi)^(2u / d).": float((L / (2 * np.pi)) ** (2 * i / d)),
+            f"u = d - unseen - 1 counts d pairs: there are d/2 of them, so the slowest still turning is "
+            f"u = d/2 - unseen - 1 = {i}.": float((L / (2 * np.pi)) ** (d / (2 * (d - n - 1)))),
+            "a full turn is 2 pi radians, not pi: solve 2 pi base^(2u/d) = L, so base = (L / 2 pi)^(d / 2u), "
+            "not (L / pi)^(d / 2u).": float((L / np.pi) ** (d / (2 * i))),
+            "2 pi went to the wrong side: 2 pi base^(2u/d) = L gives base^(2u/d) = L / 2 pi, not L * 2 pi.":
                 float((L * 2 * np.pi) ** (d / (2 * i))),
-            "the exponent has the wrong sign, as if theta_i = base^(-2i/d) were the wavelength: the wavelength "
-            "is 2 pi / theta_i = 2 pi base^(+2i/d), so base = (L / 2 pi)^(+d / 2i).":
+            "the exponent has the wrong sign, as if theta_u = base^(-2u/d) were the wavelength: the wavelength "
+            "is 2 pi / theta_u = 2 pi base^(+2u/d), so base = (L / 2 pi)^(+d / 2u).":
                 float((L / (2 * np.pi)) ** (-d / (2 * i))),
         }
+        slips = {("exponent", 4.0): "the exponent doubled (base ** (-2 * np.arange(0, d, 2) / d) counts 2u twice)",
+                 ("exponent", 1.0): "the exponent -u/d instead of -2u/d",
+                 ("two_pi", False): "no 2 pi (a wavelength is 2 pi / theta_u: solve 2 pi base^(2u/d) = L)",
+                 ("shift", 1): f"pair d/2 - unseen = {i + 1} instead of d/2 - unseen - 1 = {i} (one pair too "
+                               "few left short of a turn)",
+                 ("shift", -1): f"pair d/2 - unseen - 2 = {i - 1} instead of d/2 - unseen - 1 = {i} (one pair "
+                                "too many left short of a turn)"}
+        for (key1, v1), (key2, v2) in itertools.combinations(slips, 2):
+            if key1 != key2:
+                hints[f"two slips: {slips[(key1, v1)]}, and {slips[(key2, v2)]}."] = _largest_base(
+                    d, L, n, **{key1: v1, key2: v2})
         taken = list(hints.values())
         for text, value in others.items():     # only where it differs from every hint named already
             if all(not np.isclose(value, v, rtol=1e-4) for v in taken):
@@ -390,7 +476,7 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
                 taken.append(value)
         check_value(got, _largest_base(d, L, n), call, hints=hints, rtol=1e-4)
     b = _largest_base(128, 4096, 18)
-    passed(f"base = (L / 2 pi)^(d / 2i) with i = d/2 - unseen - 1. Llama 2's shape (d = 128, 4,096 tokens) keeps "
+    passed(f"base = (L / 2 pi)^(d / 2u) with u = d/2 - unseen - 1. Llama 2's shape (d = 128, 4,096 tokens) keeps "
            f"at most 18 pairs short of a turn for any base up to {b:,.0f}: its 10,000 is just inside, and a base "
            f"{b / 1e4 - 1:.1%} larger would leave a 19th short. Llama 3's 500,000 at 8,192 tokens leaves "
            f"{int(np.sum(2 * np.pi * 5e5 ** (2 * np.arange(64) / 128) > 8192))} of 64 short.")

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 __all__ = ["FONT", "loss_curves", "prefill_decode",
            "block_map", "loss_by_position", "io_counts", "io_ratio",
            "matmul_tile_for", "per_entry_moves", "standard_same_m", "tile_grid", "decode_costs",
-           "decode_rates", "rope_turns", "H100"]
+           "decode_rates", "rope_turns", "rope_pairs_turning", "window_reach", "H100"]
 
 #: Font size (pt) of every figure here.
 FONT = 14
@@ -341,6 +341,57 @@ def decode_rates(n_params: float, layers: int, d_k: int, T: int, kv_heads: Seque
     return fig
 
 
+def rope_pairs_turning(d: int = 16, base: float = 10_000.0, pairs: Sequence[int] = (0, 1, 3, 7),
+                       positions: Sequence[int] = tuple(range(0, 33, 4))) -> Figure:
+    """One unit circle per RoPE pair: where the pair's direction points at each position p (angle
+    p theta_u, theta_u = base^(-2u/d)), coloured from the first position (light) to the last (dark), so
+    fast pairs are seen to spin and slow ones to creep. Each title gives the pair and its wavelength
+    2 pi / theta_u."""
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    pos = np.asarray(positions, dtype=float)
+    with plt.rc_context(_style()):
+        fig, axes = plt.subplots(1, len(pairs), figsize=(10, 3.2), layout="constrained")
+        for ax, u in zip(np.atleast_1d(axes), pairs, strict=True):
+            circle = np.linspace(0, 2 * np.pi, 200)
+            ax.plot(np.cos(circle), np.sin(circle), color="0.8", lw=1)
+            angle = pos * theta[u]
+            ax.plot(np.cos(angle), np.sin(angle), color="0.6", lw=1)
+            ax.scatter(np.cos(angle), np.sin(angle), c=pos, cmap="viridis_r", s=45, zorder=3)
+            for p, a, up in ((pos[0], angle[0], -14), (pos[-1], angle[-1], 4)):   # first below, last above
+                ax.annotate(f"p={p:.0f}", (np.cos(a), np.sin(a)), textcoords="offset points", xytext=(4, up),
+                            fontsize=FONT - 3)
+            ax.set_title(f"pair {u}: turn every {2 * np.pi / theta[u]:,.0f}", fontsize=FONT - 1)
+            ax.set_aspect("equal")
+            ax.set_xlim(-1.3, 1.3)
+            ax.set_ylim(-1.3, 1.3)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"RoPE, d_k = {d}, base {base:,.0f}: one pair's direction at positions "
+                     f"{pos[0]:.0f} to {pos[-1]:.0f}")
+    return fig
+
+
+def window_reach(T: int = 24, window: int = 5, layers: int = 3) -> Figure:
+    """One panel per number of stacked layers l = 1..``layers``: which tokens (columns) each token (row) can
+    read from through l layers of a causal sliding window of ``window``, a band that widens to l(w-1)+1."""
+    ones = np.ones((T, T), dtype=int)
+    mask = np.tril(ones) - np.tril(ones, -window)                             # (T, T) one layer's window
+    paths = np.eye(T, dtype=int)
+    with plt.rc_context(_style()):
+        fig, axes = plt.subplots(1, layers, figsize=(10, 3.6), layout="constrained")
+        for layer, ax in enumerate(np.atleast_1d(axes), start=1):
+            paths = (mask @ paths > 0).astype(int)              # (T, T) reachable in `layer` layers
+            ax.imshow(paths, cmap="Blues", vmin=0, vmax=1.4)
+            ax.set_title(f"{layer} layer{'s' if layer > 1 else ''}: reach {int(paths[-1].sum())}")
+            ax.set_xlabel("key (read from)")
+            if layer == 1:
+                ax.set_ylabel("query")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"sliding window w = {window}, T = {T}")
+    return fig
+
+
 def rope_turns(inv_freq_trained: ArrayLike, inv_freq_new: ArrayLike, trained_length: int, new_length: int,
                ax: plt.Axes) -> None:
     """On ``ax``: the turns (angle / 2 pi) each RoPE pair makes over the trained length (grey) and, with the
@@ -353,5 +404,5 @@ def rope_turns(inv_freq_trained: ArrayLike, inv_freq_new: ArrayLike, trained_len
     ax.bar(pairs + 0.2, new, width=0.4, color="tab:blue", label=f"now: {new_length:,} tokens")
     ax.axhline(1, color="tab:red", ls=":", lw=2, label="one whole turn")
     ax.set_yscale("log")
-    ax.set_xlabel("pair i (fast to slow)")
+    ax.set_xlabel("pair u (fast to slow)")
     ax.set_ylabel("turns over the context")

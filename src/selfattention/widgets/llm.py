@@ -112,7 +112,7 @@ def rope_explorer(d: int = 128, base: float = 10000.0, trained_length: int = 409
         unseen = int(beyond.sum())
         print(f"{scaling} x{factor}: neighbours differ by {inv_freq[0]:.3f} rad in pair 0 (trained 1.000); "
               f"{unseen} of {d // 2} pairs reach angles never seen in training; "
-              f"attention factor {attention:.3f}")
+              f"queries and keys scaled by {attention:.3f} (YaRN; 1 elsewhere)")
 
     widgets.interact(
         draw,
