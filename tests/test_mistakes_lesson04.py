@@ -200,7 +200,6 @@ def test_apple_uncancelled_red_names_the_cause():
 
 
 # ------------------------------------------------------------------ Exercise 4: different weights, one output
-C_RIGHT = (math.exp(2) - 1) / (math.exp(2) + 3)                        # 0.615
 # v_ate = v_apple = (1, 0), v_Sam = (0, 1)
 V_GOOD = np.array([[0, 1], [1, 0], [1, 0], [0, 0], [0, 0]], dtype=float)
 V_TARGET = X_TOY @ V_GOOD                                                # the values per word, (4, 2)
@@ -215,14 +214,6 @@ def values_design(rows):
 
 
 VALUES = {
-    "no c": "predicted_c has no value yet",
-    "sam only": "Sam's weight on 'ate' alone",
-    "sign": "the sign flipped",
-    "hard": "treats the weights as 1 and 0",
-    "zero weight": "the weight of a word scored 0",
-    "scaled": "uses 1/sqrt(d_k)",
-    "zeros left out": "leaves the two words scored 0 out",
-    "other c": "subtract the two weight rows",
     "transposed": "rows and columns are swapped",
     "per word": "those are the values V themselves",
     "shape": "it should be (d_in, d_v) = (5, 2)",
@@ -230,89 +221,75 @@ VALUES = {
     "all equal": "every word hands over the same value",
     "sam too close": "give Sam a value at least 0.4 from v_ate",
     "red cancels": "your v_red cancels most of what v_Sam adds",
-    "own values": "their own values barely count",
+    "own values": "enter z_Sam and z_red alike and cancel",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
     "unchanged": "still the lesson's W_V",
+    "no value": "W_V_new has no value yet",
 }
 W_V_LESSON = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)   # the lesson's own W_V
 
 
-def check_values(answer):
-    checks.check_values(*answer)
+def check_values(W):
+    checks.check_values(W)
 
 
-def values_hidden(W, c):
-    return hidden_test_passes("04_learnable_projections", "l04-values-test", W_V_new=W, predicted_c=c)
+def values_hidden(W):
+    return hidden_test_passes("04_learnable_projections", "l04-values-test", W_V_new=W)
 
 
 def test_values_right_answers(capsys):
     other = values_design({1: [0, 1], 3: [0, 1], 0: [2, 0]})                   # the answers file's design
     split = values_design({1: [1, 1], 2: [0.5, 0.5], 3: [0.5, 0.5], 4: [0, 0], 0: [-1, 0]})
-    for W, c in ((V_GOOD, C_RIGHT), (other, round(C_RIGHT, 2)), (split, 0.711 - 0.096)):
-        right_answer_passes(check_values, (W, c), capsys)
-        assert values_hidden(W, c)
+    for W in (V_GOOD, other, split):
+        right_answer_passes(check_values, W, capsys)
+        assert values_hidden(W)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        ((V_GOOD, None), "no c"),
-        ((V_GOOD, 0.711), "sam only"),
-        ((V_GOOD, -C_RIGHT), "sign"),
-        ((V_GOOD, 1), "hard"),
-        ((V_GOOD, 0.096), "zero weight"),
-        ((V_GOOD, 0.352), "scaled"),
-        ((V_GOOD, (math.exp(2) - 1) / (math.exp(2) + 1)), "zeros left out"),
-        ((V_GOOD, 0.5), "other c"),
-        ((V_GOOD.T, C_RIGHT), "transposed"),
-        ((V_TARGET, C_RIGHT), "per word"),                              # the values, not W_V
-        ((np.zeros((5, 3)), C_RIGHT), "shape"),
-        ((V_GOOD * 4, C_RIGHT), "too large"),
-        ((np.zeros((5, 2)), C_RIGHT), "all equal"),                      # the shortcut: every value zero
+        (None, "no value"),
+        (V_GOOD.T, "transposed"),
+        (V_TARGET, "per word"),                              # the values, not W_V
+        (np.zeros((5, 3)), "shape"),
+        (V_GOOD * 4, "too large"),
+        (np.zeros((5, 2)), "all equal"),                      # the shortcut: every value zero
         # v_Sam = v_ate = v_apple = (1, 0), v_red = 0: not all equal, but red's factor is only 0.014
-        ((values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "sam too close"),
-        ((values_design({0: [1.2, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT), "sam too close"),
+        (values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), "sam too close"),
+        (values_design({0: [1.2, 0], 1: [1, 0], 2: [1, 0]}), "sam too close"),
         # v_Sam 0.5 from v_ate (0.064 on its own), v_red 3 away on the same axis takes 0.040 back
-        ((values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), C_RIGHT), "red cancels"),
-        ((values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), C_RIGHT), "own values"),  # v_Sam = v_red
-        ((values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT), "apple rows"),  # apple's red row kept
-        ((values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), C_RIGHT), "other design"),
-        ((W_V_LESSON, C_RIGHT), "unchanged"),           # handed in as given: its zero fruit row = action row
+        (values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), "red cancels"),
+        (values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), "own values"),  # v_Sam = v_red
+        (values_design({0: [1, 0], 4: [1, 0]}), "own values"),             # v_Sam = v_red, the rest zero
+        (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), "apple rows"),  # apple's red row kept
+        (values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), "other design"),
+        (values_design({0: [1, 0], 1: [1, 0]}), "other design"),           # v_Sam = v_ate, v_apple = 0
+        (W_V_LESSON, "unchanged"),           # handed in as given: its zero fruit row = action row
     ],
 )
 def test_values_mistakes_are_named(answer, mistake):
     names_only(message(check_values, answer), mistake, VALUES)
 
 
+def test_values_own_values_message_names_both_words_weights():
+    """v_Sam = v_red: both Sam and red give Sam 0.096 and red 0.096, so their own values cancel."""
+    text = message(check_values, values_design({0: [1, 0], 4: [1, 0]}))
+    assert "both give Sam 0.096 and red 0.096" in text and "each gets" not in text, text
+
+
 @pytest.mark.parametrize(
     "answer",
-    [(np.zeros((5, 2)), C_RIGHT), (values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}), C_RIGHT),
-     (values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), C_RIGHT),
-     (V_TARGET, C_RIGHT), (V_GOOD.T, C_RIGHT), (V_GOOD * 4, C_RIGHT),
-     (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), C_RIGHT),
-     (V_GOOD, 0.711), (V_GOOD, -C_RIGHT), (V_GOOD, 1), (V_GOOD, 0.352), (W_V_LESSON, C_RIGHT)],
+    [np.zeros((5, 2)), values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}),
+     values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), values_design({0: [1, 0], 4: [1, 0]}),
+     V_TARGET, V_GOOD.T, V_GOOD * 4, values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), W_V_LESSON],
 )
 def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
     """The shortcut (equal values everywhere, so every word receives the same) and the named wrong designs
-    and predictions fail both."""
+    fail both."""
     message(check_values, answer)
     with np.errstate(all="ignore"):
-        assert not values_hidden(*answer)
-
-
-def test_values_wrong_predictions_are_apart():
-    """Each named wrong c lies more than the tolerance 0.01 from the right one and from every other."""
-    e2 = math.exp(2)
-    wrong = [0.711, -C_RIGHT, 1.0, 0.096, 0.352, (e2 - 1) / (e2 + 1), C_RIGHT]
-    for i, a in enumerate(wrong):
-        for b in wrong[i + 1:]:
-            assert abs(a - b) > 0.02
-
-
-def test_values_a_wrong_c_is_not_told_c():
-    text = message(check_values, (V_GOOD, 0.5))
-    assert f"{C_RIGHT:.3f}" not in text and f"{C_RIGHT:.2f}" not in text, text
+        assert not values_hidden(answer)
 
 
 def test_apple_a_rough_guess_is_not_named_as_a_mistake():
@@ -528,7 +505,23 @@ def test_next_word_names_three_words_that_look_at_themselves():
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]))
     assert "'Sam', 'ate' and 'red' each look most at itself" in text, text
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]))
-    assert "'Sam', 'ate' and 'red' each look at the word before it" in text, text
+    assert "'Sam', 'ate' and 'red' each look most at the word before it" in text, text
+
+
+def test_next_word_self_looking_words_are_the_ones_named():
+    """Queries 3 times each word's own key: Sam, ate and red look at themselves, apple (whose red row points
+    at red's key) at red. The message names the three, then apple's own pick, not 'apple' as looking at
+    itself."""
+    text = message(check_next, (np.array([[3, 0], [0, 3], [0, 0], [0, 0], [-3, 0]], dtype=float), K_NEXT))
+    head = "'Sam', 'ate' and 'red' each look most at itself (Sam 0.91, ate 0.91, red 0.91)"
+    assert text.startswith(head), text
+    assert "'apple' gives most to 'red'" in text, text
+    assert not next_hidden(np.array([[3, 0], [0, 3], [0, 0], [0, 0], [-3, 0]], dtype=float), K_NEXT)
+
+
+def test_next_word_pass_message_says_most_of_its_attention(capsys):
+    checks.check_next_word(Q_NEXT, K_NEXT)
+    assert "gives most of its attention to the word that happens to come next" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -542,76 +535,79 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     assert not next_hidden(answer[0], K_NEXT)
 
 
-# ------------------------------------------------------------------ Exercise 5: W_Q read back from a layer
-class _Layer(torch.nn.Module):
-    """What the lesson's SelfAttentionSteps(5, 3, 2) holds: three bias-free nn.Linear, W_query made first."""
+# ------------------------------------------------------------------ Exercise 5: W_K inside a fused layer
+torch.manual_seed(1)
+FUSED = torch.nn.Linear(5, 9, bias=False)                            # as the lesson's answer cell makes it
+FW = FUSED.weight.detach().numpy().astype(float)                     # (3 d_k, d_in) = (9, 5)
+KEYS_FUSED = X_TOY @ FW[3:6].T                                       # (T, d_k) = (4, 3)
 
-    def __init__(self) -> None:
-        super().__init__()
-        torch.manual_seed(0)
-        self.W_query = torch.nn.Linear(5, 3, bias=False)
-        self.W_key = torch.nn.Linear(5, 3, bias=False)
-        self.W_value = torch.nn.Linear(5, 2, bias=False)
-
-
-LAYER = _Layer()
-WEIGHT = LAYER.W_query.weight.detach().numpy().astype(float)        # (d_k, d_in) = (3, 5)
-QUERIES = X_TOY @ WEIGHT.T                                           # (T, d_k) = (4, 3)
-
-LAYER_MISTAKES = {
+FUSED_MISTAKES = {
     "no value": "has no value yet",
     "not transposed": "nn.Linear stores the transpose",
+    "rows of another": "not of W_K",
+    "W_Q": "W_K_fused is W_Q",
+    "W_V": "W_K_fused is W_V",
+    "whole": "the whole fused weight",
+    "feature axis": "slices the feature axis",
     "reshaped": "reshape keeps the numbers",
-    "key": "numbers of layer.W_key",
-    "value": "numbers of layer.W_value",
-    "per word": "those are the queries themselves",
-    "shape": "W_Q is (d_in, d_k) = (5, 3)",
-    "lesson's": "the lesson's hand-written W_Q",
-    "fits queries": "many matrices fit these four queries",
+    "per word": "those are the keys themselves",
+    "shape": "W_K is (d_in, d_k) = (5, 3)",
+    "fits keys": "many matrices fit these four keys",
     "other": "differs by up to",
 }
 
 
-def check_layer(answer):
-    checks.check_layer_matrix(answer, LAYER)
+def check_fused(answer):
+    checks.check_fused_key(answer, FUSED)
 
 
-def layer_hidden(W):
-    return hidden_test_passes("04_learnable_projections", "l04-layer-test", W_Q_layer=W, layer=LAYER)
+def fused_hidden(W):
+    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, fused=FUSED)
 
 
-def test_layer_right_answers(capsys):
-    """weight.T as NumPy (the lesson's words), and the tensor itself transposed (checks accept tensors)."""
-    for W in (LAYER.W_query.weight.detach().numpy().T, LAYER.W_query.weight.T, WEIGHT.T.tolist()):
-        right_answer_passes(check_layer, W, capsys)
-        assert layer_hidden(W)
+def test_fused_right_answers(capsys):
+    """Rows 3-5 transposed (the tensor, as the model answer), columns 3-5 of weight.T in NumPy, and the
+    transposed weight cut into [q | k | v] by reshape (the middle third)."""
+    for W in (FUSED.weight[3:6].T, FW.T[:, 3:6], FW.T.reshape(5, 3, 3)[:, 1, :], FW[3:6].T.tolist()):
+        right_answer_passes(check_fused, W, capsys)
+        assert fused_hidden(W)
 
 
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
         (None, "no value"),
-        (WEIGHT, "not transposed"),                                    # the transposed-weight mistake
-        (LAYER.W_query.weight, "not transposed"),
-        (WEIGHT.reshape(5, 3), "reshaped"),
-        (LAYER.W_key.weight.detach().numpy().T, "key"),
-        (LAYER.W_value.weight.detach().numpy().T, "value"),
-        (QUERIES, "per word"),
+        (FUSED.weight[3:6], "not transposed"),                         # the stored (d_k, d_in) block
+        (FW[0:3].T, "W_Q"),                                            # order: the first third is Q
+        (FW[6:9].T, "W_V"),
+        (FW, "whole"),
+        (FW.T, "whole"),
+        (FW[:, 3:6], "feature axis"),                                  # columns instead of rows
+        (FW.T[3:6], "feature axis"),
+        (FW[3:6].reshape(5, 3), "reshaped"),                           # reshape instead of transpose
+        (FW.reshape(5, 9)[:, 3:6], "reshaped"),
+        (KEYS_FUSED, "per word"),
         (np.zeros((5, 4)), "shape"),
-        (W_Q, "lesson's"),
-        # the shortcut: solve for a matrix that gives the four queries, without reading the layer
-        (np.linalg.lstsq(X_TOY, QUERIES, rcond=None)[0], "fits queries"),
-        (2 * WEIGHT.T, "other"),
+        # the shortcut: solve for a matrix that gives the four keys, without reading the layer
+        (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),
+        (2 * FW[3:6].T, "other"),
     ],
 )
-def test_layer_mistakes_are_named(answer, mistake):
-    names_only(message(check_layer, answer), mistake, LAYER_MISTAKES)
+def test_fused_mistakes_are_named(answer, mistake):
+    names_only(message(check_fused, answer), mistake, FUSED_MISTAKES)
     if answer is not None:
-        assert not layer_hidden(answer)
+        assert not fused_hidden(answer)
+
+
+@pytest.mark.parametrize(("answer", "part"), [(FW[0:3], "W_Q"), (FW[6:9], "W_V")])
+def test_fused_untransposed_rows_of_another_part_name_both_mistakes(answer, part):
+    text = message(check_fused, answer)
+    assert f"the rows of {part}, not of W_K" in text and "nn.Linear stores the transpose" in text, text
+    assert not fused_hidden(answer)
 
 
 def test_no_output_above_an_exercise_gives_its_answer():
-    """Exercise 1's weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0) and Exercise 4's c
+    """Exercise 1's weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0) and Exercise 4's weights
     (0.711 - 0.096) are not printed before the exercises: the demo queries point between two keys."""
     import json
 

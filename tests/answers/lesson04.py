@@ -9,12 +9,10 @@ W_Q_apple = W_Q.copy()
 W_Q_apple[3] = [0, 3, -2]
 predicted_weight = math.exp(3) / (math.exp(3) + 3)
 """,
-    # "z_i = sum_j alpha_ij v_j": Sam's query (0, 2, 0) scores the words 0, 2, 0, 0 and red's (0, 0, 2) scores
-    # them 0, 0, 0, 2, so Sam's weight on ate minus red's is e^2 / (e^2 + 3) - 1 / (e^2 + 3). "Each row enters
-    # every word that has its feature": v_ate = action row = (0, 1), v_apple = fruit row = (0, 1),
-    # v_Sam = (2, 0).
+    # "Start from z_Sam - z_red = sum_j (alpha_Sam,j - alpha_red,j) v_j": the rows differ on ate and apple
+    # only, so v_ate = v_apple. "Each row enters every word that has its feature": v_ate = action row =
+    # (0, 1), v_apple = fruit row = (0, 1), v_Sam = (2, 0).
     "l04-values-answer": """
-predicted_c = math.exp(2) / (math.exp(2) + 3) - 1 / (math.exp(2) + 3)
 W_V_new = np.zeros((5, 2))
 W_V_new[1] = [0, 1]
 W_V_new[3] = [0, 1]
@@ -25,9 +23,9 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
-    # "nn.Linear stores weight as (d_out, d_in): our W is weight.T"; ".detach().numpy() turns a result into
-    # NumPy": here transposed first, then turned into NumPy.
-    "l04-layer-answer": """
-W_Q_layer = layer.W_query.weight.T.detach().numpy()
+    # "nn.Linear stores weight as (d_out, d_in): our W_Q is its weight.T": transpose the whole weight, then
+    # take its columns 3-5, the keys' share of fused(x) = [Q | K | V].
+    "l04-fused-answer": """
+W_K_fused = fused.weight.T[:, 3:6]
 """,
 }

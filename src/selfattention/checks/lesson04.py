@@ -1,10 +1,8 @@
 """Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
 at the word that happens to come next, with two query/key axes, and make two words whose weights differ
-receive the same output; read the matrix W_Q back out of a PyTorch layer.
+receive the same output; read W_K out of a PyTorch layer that makes q, k and v at once.
 
-Every named mistake gives a result different from the right answer and from every other named mistake: in
-Exercise 4, each wrong c named (Sam's weight alone, the sign, hard weights, a zero-score weight, a 1/sqrt(d_k),
-the zero scores left out) lies more than the tolerance 0.01 from the right one and from the others.
+Every named mistake gives a result different from the right answer and from every other named mistake.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ import numpy as np
 
 from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_layer_matrix", "check_next_word", "check_values"]
+__all__ = ["check_apple_query", "check_fused_key", "check_next_word", "check_values"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -193,7 +191,6 @@ _NAMED_TOL = 0.015  # a wrong prediction is named only within 0.015 in log-odds 
 # ----------------------------------------------------------------- Exercise 4: different weights, one output
 
 _SAM, _ATE, _RED, _APPLE = 0, 1, 2, 3
-_C_TOL = 0.01       # predicted_c within 0.01 of (e^2 - 1) / (e^2 + 3) = 0.615
 _APART = 0.05       # z_ate must differ from z_Sam by at least this on some axis
 
 
@@ -201,43 +198,13 @@ def _fmt(v: np.ndarray) -> str:
     return "(" + ", ".join(f"{x:.3g}" for x in np.asarray(v, dtype=float).ravel()) + ")"
 
 
-def check_values(W_V_new: Any, predicted_c: Any) -> None:
-    """Exercise 4: c with z_Sam - z_red = c (v_ate - v_apple) under the lesson's W_Q and W_K, derived; and a
-    W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red while z_ate lies at least 0.05 away on some axis."""
+def check_values(W_V_new: Any) -> None:
+    """Exercise 4: a W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red under the lesson's W_Q and W_K
+    while z_ate lies at least 0.05 away on some axis. Sam's and red's weights differ only on 'ate' and
+    'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way: z_Sam - z_red = c (v_ate - v_apple)."""
     scores = (_X_TOY @ _W_Q) @ (_X_TOY @ _W_K).T
     alpha = reference_softmax(scores)                         # (4, 4), no scaling
     right = float(alpha[_SAM, _ATE] - alpha[_RED, _ATE])      # = (e^2 - 1) / (e^2 + 3)
-    if predicted_c is None or predicted_c is Ellipsis:
-        raise ExerciseError(
-            "predicted_c has no value yet: write z_Sam - z_red as the sum over the four words of "
-            "(Sam's weight - red's weight) times the word's value, and work out the factor of v_ate - v_apple."
-        )
-    try:
-        c = float(np.asarray(predicted_c, dtype=float))
-    except (TypeError, ValueError):
-        raise ExerciseError(f"predicted_c should be one number, but it is {predicted_c!r}.") from None
-    if abs(c - right) > _C_TOL:
-        e2 = math.exp(2)
-        wrong = {
-            "that is Sam's weight on 'ate' alone: red gives 'ate' some weight too, and the two weights are "
-            "subtracted.": float(alpha[_SAM, _ATE]),
-            "that has the sign flipped: Sam gives 'ate' more than red does, so v_ate enters z_Sam - z_red "
-            "with a plus.": -right,
-            "that treats the weights as 1 and 0: softmax gives every word some weight, and the zero scores "
-            "count e^0 = 1.": 1.0,
-            "that is the weight of a word scored 0: c is a difference of two weights.": float(alpha[_SAM, _SAM]),
-            "that uses 1/sqrt(d_k): this exercise, like the lesson's toy, leaves scaling out.":
-                (math.exp(2 / math.sqrt(3)) - 1) / (math.exp(2 / math.sqrt(3)) + 3),
-            "that leaves the two words scored 0 out of the sum: each still adds e^0 = 1.": (e2 - 1) / (e2 + 1),
-        }
-        for explanation, value in wrong.items():
-            if abs(c - value) <= _C_TOL:
-                raise ExerciseError(f"predicted_c = {c:.4g} is not c yet: {explanation}")
-        raise ExerciseError(
-            f"predicted_c = {c:.4g} is not c yet (this message does not print it: work it out). 'Sam' scores the "
-            f"four words {np.round(scores[_SAM], 2).tolist()} and 'red' {np.round(scores[_RED], 2).tolist()}: "
-            f"subtract the two weight rows word by word."
-        )
     if W_V_new is None or W_V_new is Ellipsis:
         raise ExerciseError("W_V_new has no value yet: write your (5, 2) matrix in the answer cell above.")
     W = _to_array(W_V_new, "W_V_new")
@@ -263,8 +230,8 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
     if np.allclose(W, _W_V):
         raise ExerciseError(
             f"W_V_new is still the lesson's W_V (person and food handed over): nothing was designed yet. With it, "
-            f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ. By your c, "
-            f"z_Sam - z_red = c (v_ate - v_apple): choose the rows of W_V_new with that in mind."
+            f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ. Write z_Sam - z_red as sum_j (alpha_Sam,j - "
+            f"alpha_red,j) v_j: on which words do the two weight rows differ?"
         )
     near = lambda a, b: bool(np.allclose(a, b, rtol=0.0, atol=1e-6))  # noqa: E731
     if near(Z[_SAM], Z[_RED]):
@@ -305,9 +272,9 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
     where = f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ"
     if near(V[_SAM], V[_RED]):
         raise ExerciseError(
-            f"{where}, though Sam and red hand over the same value: their own values barely count (each gets "
-            f"{alpha[_SAM, _SAM]:.3f} from both). Their weights differ on 'ate' and 'apple': by your c, "
-            f"z_Sam - z_red = c (v_ate - v_apple)."
+            f"{where}, though Sam and red hand over the same value: both give Sam {alpha[_SAM, _SAM]:.3f} and "
+            f"red {alpha[_RED, _RED]:.3f}, so v_Sam and v_red enter z_Sam and z_red alike and cancel. Their "
+            f"weights differ only on 'ate' and 'apple': z_Sam - z_red = {right:.3f} (v_ate - v_apple)."
         )
     if not near(V[_ATE], V[_APPLE]) and any(near(W[1], W[rows].sum(0)) for rows in ([2], [3], [4], [2, 3], [2, 4], [3, 4])):
         raise ExerciseError(
@@ -315,8 +282,8 @@ def check_values(W_V_new: Any, predicted_c: Any) -> None:
             f"value is the sum of the food, fruit and red rows of W_V_new, all three."
         )
     raise ExerciseError(
-        f"{where}: v_ate = {_fmt(V[_ATE])}, v_apple = {_fmt(V[_APPLE])}. By your c, z_Sam - z_red = "
-        f"c (v_ate - v_apple): which two values must agree?"
+        f"{where}: v_ate = {_fmt(V[_ATE])}, v_apple = {_fmt(V[_APPLE])}. Write z_Sam - z_red as "
+        f"sum_j (alpha_Sam,j - alpha_red,j) v_j: which weights differ, and so which two values must agree?"
     )
 
 
@@ -388,7 +355,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     A = _next_word_weights(Wq, Wk)
     right = A[np.arange(4), list(_NEXT)]
     if right.min() >= 0.8:
-        passed("each word gives the word that happens to come next " + ", ".join(
+        passed("each word gives most of its attention to the word that happens to come next: " + ", ".join(
             f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ". The pattern goes by "
             "content (person -> action -> colour -> food): reorder the words and it no longer follows the order; "
             "how a layer can see order: lesson 09.")
@@ -442,15 +409,23 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
         return "every word" if len(ks) == 4 else ", ".join(f"'{WORDS[k]}'" for k in ks[:-1]) + \
             f" and '{WORDS[ks[-1]]}' each"
 
+    def odd_one(ks: list[int]) -> str:   # the word (at most one) outside ks: where its attention goes
+        k = next((k for k in range(4) if k not in ks), None)
+        return "" if k is None else (f"; 'apple' gives most to '{WORDS[top[k]]}' ({A[k, top[k]]:.2f})"
+                                     if k == 3 else f"; '{WORDS[k]}' gives most to '{WORDS[top[k]]}' "
+                                     f"({A[k, top[k]]:.2f})")
+
     selves = [k for k in range(4) if top[k] == k]
     if len(selves) >= 3:  # a query aimed at its own key; apple's may differ, its red row being shared
-        raise ExerciseError(f"{where}: {who(selves)} {'looks' if len(selves) == 4 else 'look'} most at itself. "
-                            f"A word's query points where its own key points; point it at the next word's key "
-                            f"instead.")
+        own = ", ".join(f"{WORDS[k]} {A[k, k]:.2f}" for k in selves)
+        raise ExerciseError(f"{who(selves)} {'looks' if len(selves) == 4 else 'look'} most at itself ({own})"
+                            f"{odd_one(selves)}. A word's query points where its own key points; point it at "
+                            f"the next word's key instead.")
     before = [k for k in range(4) if top[k] == (k - 1) % 4]
     if len(before) >= 3:
-        raise ExerciseError(f"{where}: {who(before)} {'looks' if len(before) == 4 else 'look'} at the word "
-                            f"before it; turn the queries the other way.")
+        back = ", ".join(f"{WORDS[k]} -> {WORDS[(k - 1) % 4]} {A[k, (k - 1) % 4]:.2f}" for k in before)
+        raise ExerciseError(f"{who(before)} {'looks' if len(before) == 4 else 'look'} most at the word "
+                            f"before it ({back}){odd_one(before)}; turn the queries the other way.")
     if [k for k in range(4) if top[k] != _NEXT[k]] == [3]:
         if top[3] == 2:
             raise ExerciseError(f"{where}. Only 'apple' is wrong: the word after 'apple' is 'Sam' (the sentence "
@@ -465,60 +440,75 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
 
 
-# ----------------------------------------------------------------- Exercise 5: W_Q read back from nn.Linear
+# ----------------------------------------------------------------- Exercise 5: W_K out of a fused layer
 
 _FEATURES = ("person", "action", "food", "fruit", "red")
+_FUSED_PARTS = ("W_Q", "W_K", "W_V")   # fused(x) = [Q | K | V]: output columns 0-2, 3-5, 6-8
 
 
-def check_layer_matrix(W_Q_layer: Any, layer: Any) -> None:
-    """Exercise 5: the NumPy W_Q, (d_in, d_k) = (5, 3), that ``layer.W_query`` (an ``nn.Linear(5, 3,
-    bias=False)``, which stores ``weight`` as (d_k, d_in)) holds: ``X_toy @ W_Q_layer`` gives its queries."""
-    if W_Q_layer is None or W_Q_layer is Ellipsis:
-        raise ExerciseError("W_Q_layer has no value yet: write it in the answer cell above.")
-    weight = layer.W_query.weight.detach().cpu().numpy().astype(float)      # (d_k, d_in) = (3, 5)
-    W = _to_array(W_Q_layer, "W_Q_layer")
-    right = weight.T                                                        # (d_in, d_k) = (5, 3)
-    if W.shape == weight.shape and np.allclose(W, weight, atol=1e-6):
+def check_fused_key(W_K_fused: Any, fused: Any) -> None:
+    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``fused``, an ``nn.Linear(5, 9, bias=False)`` whose
+    output is [Q | K | V] side by side (as nanoGPT's c_attn): ``x @ W_K_fused`` gives ``fused(x)[:, 3:6]``.
+    nn.Linear stores ``weight`` as (9, 5), so the answer is rows 3-5 of ``weight``, transposed."""
+    if W_K_fused is None or W_K_fused is Ellipsis:
+        raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
+    weight = fused.weight.detach().cpu().numpy().astype(float)          # (3 d_k, d_in) = (9, 5)
+    W = _to_array(W_K_fused, "W_K_fused")
+    right = weight[3:6].T                                               # (d_in, d_k) = (5, 3)
+    near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
+    if near(W, right):
+        passed("x @ W_K_fused gives the keys, columns 3-5 of fused(x): each output column comes from one "
+               "row of weight, so W_K is rows 3-5 of weight, transposed.")
+        return
+    for b, part in enumerate(_FUSED_PARTS):
+        block = weight[3 * b:3 * b + 3]                                  # (3, 5)
+        if near(W, block):
+            which = "" if part == "W_K" else f", and they are the rows of {part}, not of W_K"
+            raise ExerciseError(
+                f"W_K_fused is rows {3 * b}-{3 * b + 2} of fused.weight as stored, shape (3, 5) = (d_k, d_in)"
+                f"{which}: nn.Linear stores the transpose of our matrix, so x @ W_K_fused cannot even be "
+                f"computed. Transpose it."
+            )
+        if part != "W_K" and near(W, block.T):
+            cols = f"{3 * b}-{3 * b + 2}"
+            raise ExerciseError(
+                f"W_K_fused is {part}: rows {cols} of weight make output columns {cols} of fused(x), the "
+                f"{'queries' if part == 'W_Q' else 'values'}. The keys are output columns 3-5."
+            )
+    if W.shape in (weight.shape, weight.T.shape):
         raise ExerciseError(
-            "W_Q_layer is layer.W_query.weight itself, shape (3, 5) = (d_k, d_in): nn.Linear stores the "
-            "transpose of our W_Q, so X_toy @ W_Q_layer cannot even be computed. Transpose it."
+            f"W_K_fused is the whole fused weight, shape {W.shape}: it makes q, k and v at once. Keep only the "
+            f"part that makes the keys, (d_in, d_k) = (5, 3)."
         )
-    for name in ("W_key", "W_value"):
-        other = getattr(layer, name, None)
-        theirs = None if other is None else other.weight.detach().cpu().numpy().astype(float)
-        if theirs is not None and any(m.shape == W.shape and np.allclose(W, m, atol=1e-6) for m in (theirs, theirs.T)):
-            raise ExerciseError(f"W_Q_layer holds the numbers of layer.{name}; the queries come from layer.W_query.")
-    if W.shape == (len(WORDS), right.shape[1]):
+    if near(W, weight[:, 3:6]) or near(W, weight.T[3:6]) or near(W, weight[:, 3:6].T) or near(W, weight.T[3:6].T):
         raise ExerciseError(
-            "W_Q_layer has shape (4, 3), one row per word: those are the queries themselves. W_Q has one row "
-            "per feature, (d_in, d_k) = (5, 3)."
+            f"W_K_fused, shape {W.shape}, slices the feature axis of fused.weight: in weight (9, 5) the 9 "
+            f"outputs are the rows and the 5 features (person .. red) the columns. The keys are outputs 3-5."
+        )
+    if W.shape == (len(WORDS), 3):
+        raise ExerciseError(
+            "W_K_fused has shape (4, 3), one row per word: those are the keys themselves, fused(x)[:, 3:6]. "
+            "W_K has one row per feature, (d_in, d_k) = (5, 3)."
         )
     if W.shape != right.shape:
-        raise ExerciseError(f"W_Q_layer has shape {W.shape}; W_Q is (d_in, d_k) = (5, 3), used as X_toy @ W_Q.")
+        raise ExerciseError(f"W_K_fused has shape {W.shape}; W_K is (d_in, d_k) = (5, 3), used as x @ W_K.")
     if not np.all(np.isfinite(W)):
-        raise ExerciseError("W_Q_layer contains NaN or infinite values.")
-    if np.allclose(W, right, atol=1e-6):
-        passed("X_toy @ W_Q_layer gives the layer's queries: W_Q is layer.W_query.weight transposed.")
-        return
-    if np.allclose(W, weight.reshape(right.shape), atol=1e-6):
+        raise ExerciseError("W_K_fused contains NaN or infinite values.")
+    if near(W, weight.reshape(5, 9)[:, 3:6]) or np.allclose(np.sort(W, axis=None), np.sort(right, axis=None),
+                                                            atol=1e-6):
         raise ExerciseError(
-            "W_Q_layer is layer.W_query.weight reshaped to (5, 3): reshape keeps the numbers in their stored "
-            "order and cuts them into new rows, so the features get mixed up. Transpose it (.T) instead."
-        )
-    if np.allclose(W, _W_Q):
-        raise ExerciseError(
-            "W_Q_layer is the lesson's hand-written W_Q; this layer holds its own (random) numbers in "
-            "layer.W_query.weight."
+            "W_K_fused holds the right numbers in the wrong places: reshape keeps the numbers in their stored "
+            "order and cuts them into new rows, so the features get mixed up. Transpose (.T) instead."
         )
     if np.allclose(_X_TOY @ W, _X_TOY @ right, atol=1e-6):
         raise ExerciseError(
-            "X_toy @ W_Q_layer gives the layer's queries for these four words, but W_Q_layer is not the layer's "
-            "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four "
-            "queries. Read the matrix from layer.W_query.weight."
+            "x @ W_K_fused gives the layer's keys for these four words, but W_K_fused is not the layer's "
+            "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four keys. "
+            "Read the matrix from fused.weight."
         )
     row = int(np.abs(W - right).max(axis=1).argmax())
     raise ExerciseError(
-        f"W_Q_layer is not the matrix layer.W_query holds: row {row} ({_FEATURES[row]}) differs by up to "
-        f"{np.abs(W - right)[row].max():.3g} from the layer's. Its numbers are in layer.W_query.weight, "
-        f"stored as (d_k, d_in)."
+        f"W_K_fused is not the W_K inside fused: row {row} ({_FEATURES[row]}) differs by up to "
+        f"{np.abs(W - right)[row].max():.3g} from it. fused(x) puts q, k and v side by side: which rows of "
+        f"fused.weight (stored as (9, d_in)) make the keys?"
     )
