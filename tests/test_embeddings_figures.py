@@ -39,6 +39,36 @@ def test_lookup_diagram_shows_the_numbers_it_is_given() -> None:
     plt.close("all")
 
 
+def test_groups_figure_marks_the_percentiles_and_every_cosine_of_each_group() -> None:
+    groups = {"synonyms": [0.5, 0.6, 0.4], "opposites": [0.45, 0.35]}
+    fig = plots.groups_figure(CHANCE, groups)
+    assert not small_texts(fig)
+    top, bottom = fig.axes
+    lines = sorted(line.get_xdata()[0] for line in top.lines)
+    np.testing.assert_allclose(lines, np.percentile(CHANCE, plots.PERCENTILES))
+    assert any("99th" in t.get_text() for t in top.texts)
+    assert [t.get_text() for t in bottom.get_yticklabels()] == ["synonyms (3)", "opposites (2)"]
+    dots = np.concatenate([c.get_offsets()[:, 0] for c in bottom.collections])
+    np.testing.assert_allclose(sorted(dots), sorted([0.5, 0.6, 0.4, 0.45, 0.35]))
+    with pytest.raises(ValueError, match="groups is empty"):
+        plots.groups_figure(CHANCE, {})
+    plt.close("all")
+
+
+def test_pca_plane_fixes_the_signs_and_reports_the_spread_kept() -> None:
+    from selfattention.data import pca_plane
+
+    rows = np.random.default_rng(0).normal(size=(8, 5)) + np.r_[[0.0] * 4, [3.0] * 4][:, None] * np.eye(5)[0]
+    centre, P2, kept = pca_plane(rows, 4)
+    assert P2.shape == (5, 2) and 0 < kept <= 1
+    assert (rows[4:].mean(0) - rows[:4].mean(0)) @ P2[:, 0] > 0 and P2[:, 1].sum() > 0
+    _, P2_again, _ = pca_plane(rows * 1.0, 4)
+    np.testing.assert_allclose(P2, P2_again)
+    np.testing.assert_allclose(centre, rows.mean(0))
+    with pytest.raises(ValueError, match="n_first is 8"):
+        pca_plane(rows, 8)
+
+
 def test_chance_figure_marks_the_percentiles_and_every_pair() -> None:
     pairs = {"bank ~ money": 0.398, "apple ~ juice": 0.169}
     fig = plots.chance_figure(CHANCE, pairs, controls={"a ~ b": 0.05, "c ~ d": -0.01},

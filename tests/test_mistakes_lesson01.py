@@ -53,7 +53,32 @@ def test_disagree_along_a_says_what_was_done_to_a(D: np.ndarray, did: str, says:
 
 @pytest.mark.parametrize("D", [2 * A, 0.5 * A, -A])
 def test_disagree_hidden_test_refuses_a_rescaled_a(D: np.ndarray) -> None:
-    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D)
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D, D_is="shorter")
+
+
+PREDICTION = {
+    "blank": "D_is has no value yet",
+    "longer": "your own D has |D| = 3.162, shorter than |A| = 4.123",
+    "not the word": "it should be the word \"longer\" or \"shorter\"",
+}
+PREDICTION_WRONG = {"blank": None, "longer": "longer", "not the word": "smaller"}
+
+
+@pytest.mark.parametrize("mistake", sorted(PREDICTION_WRONG))
+def test_disagree_prediction_names_the_mistake(mistake: str) -> None:
+    """D = [3, 1], found by integer trial, is right; the prediction "longer or shorter" is graded too."""
+    D = np.array([3.0, 1.0])
+    said = message(lambda d_is: checks.check_dot_cosine_disagree(D, d_is), PREDICTION_WRONG[mistake])
+    names_only(said, mistake, PREDICTION)
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D,
+                                  D_is=PREDICTION_WRONG[mistake])
+
+
+@pytest.mark.parametrize("D_is", ["shorter", " Shorter"])
+def test_disagree_prediction_right(D_is: str, capsys: pytest.CaptureFixture[str]) -> None:
+    checks.check_dot_cosine_disagree(np.array([3.0, 1.0]), D_is)
+    assert capsys.readouterr().out.startswith("Correct:")
+    assert hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=np.array([3.0, 1.0]), D_is=D_is)
 
 
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
@@ -103,7 +128,8 @@ RANKINGS = {
     "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is the dot product's ranking",
     "dot given the cosine ranking": "is the cosine's ranking, not the ranking by the plain dot product; the",
     "distance given the cosine ranking": "by_distance = ['dust', 'shore', 'cash'] is the cosine's ranking",
-    "unit distance given the raw distance": "is the Euclidean distance's ranking, not the ranking by the",
+    "unit distance given the raw distance": "the rows of toy_rows were not scaled to length 1",
+    "cosine with columns scaled": "by scaling the COLUMNS of toy_rows",
     "dot and cosine swapped": "by_dot and by_cosine look swapped",
     "a wrong list": "is not the ranking by",
     "row numbers": "map the indices through toy_words",
@@ -124,7 +150,8 @@ RANKINGS_WRONG = {
     "cosine given the dot ranking": dict(by_cosine=DOT),       # the shortcut: one ranking for every measure
     "dot given the cosine ranking": dict(by_dot=COSINE),
     "distance given the cosine ranking": dict(by_distance=COSINE),
-    "unit distance given the raw distance": dict(by_unit_distance=DISTANCE),
+    "unit distance given the raw distance": dict(by_unit_distance=DISTANCE),   # or toy_rows - unit bank
+    "cosine with columns scaled": dict(by_cosine=["shore", "river", "cash"]),  # toy_rows / norm(axis=0)
     "dot and cosine swapped": dict(by_dot=COSINE, by_cosine=DOT),
     "a wrong list": dict(by_dot=["money", "cash", "river"]),
     "row numbers": dict(by_dot=[3, 4, 1]),                      # np.argsort's indices, not mapped to words
@@ -208,6 +235,7 @@ OUTVOTE = {
     "leans to finance": "leans to finance",
     "a punctuation mark": "punctuation and not a word",
     "several words in one string": "is several words in one string",
+    "numbers, not words": "(of type int), which is not a word",
 }
 OUTVOTE_WRONG = {
     "blank": None,
@@ -225,6 +253,7 @@ OUTVOTE_WRONG = {
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
     "a punctuation mark": ["river", "pond", "river", ",", "bank", "money"],   # "river , bank".split()
     "several words in one string": ["the river", "pond", "river", "bank", "money"],
+    "numbers, not words": [1, 2, 3],                              # row numbers, not words
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
              "a compound of a judge word", "a judge word's letters, another meaning",
@@ -278,7 +307,8 @@ def test_outvote_punctuation_is_dropped_before_judging() -> None:
 
 
 @pytest.mark.parametrize("mistake", SHORTCUTS + ["leans to finance", "not in the table", "length",
-                                                 "a punctuation mark", "several words in one string"])
+                                                 "a punctuation mark", "several words in one string",
+                                                 "numbers, not words"])
 def test_outvote_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None:
     assert not hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=OUTVOTE_WRONG[mistake])
 
@@ -328,7 +358,8 @@ def test_rankings_toy_table_tells_manhattan_from_euclid() -> None:
 
 
 @pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
-                                     "first word skipped", "Manhattan distance", "distance from the origin"])
+                                     "first word skipped", "Manhattan distance", "distance from the origin",
+                                     "cosine with columns scaled", "unit distance given the raw distance"])
 def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
     answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
     assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .validation import positive_int
 
@@ -34,6 +34,7 @@ __all__ = [
     "OPPOSITES",
     "CosineGroups",
     "cosine_groups",
+    "pca_plane",
 ]
 
 #: The example sentences the source lectures use, carried through the course.
@@ -428,12 +429,18 @@ class CosineGroups:
     unit: NDArray[np.float32]
     groups: dict[str, NDArray[np.floating]]
 
-    def summary(self) -> str:
-        """One line per group: n, median, 10-90% range, share above the 99th percentile of random pairs."""
+    def summary(self, names: Sequence[str] | None = None) -> str:
+        """One line per group (all, or those in ``names``): n, median, 10-90% range, share above the 99th
+        percentile of random pairs."""
         high = np.percentile(self.groups["random pairs"], 99)
+        names = list(self.groups) if names is None else list(names)
+        unknown = [name for name in names if name not in self.groups]
+        if unknown:
+            raise ValueError(f"names has {unknown}; expected some of {list(self.groups)}")
         return "\n".join(f"{name:14s} n = {len(c):5d}   median {np.median(c):6.3f}   10-90% "
-                         f"{np.percentile(c, 10):6.3f} to {np.percentile(c, 90):.3f}   above {high:.3f}: "
-                         f"{np.mean(c > high):5.1%}" for name, c in self.groups.items())
+                         f"{np.percentile(c, 10):6.3f} to {np.percentile(c, 90):.3f}   above the 99th "
+                         f"percentile ({high:.3f}): {np.mean(c > high):5.1%}"
+                         for name, c in ((n, self.groups[n]) for n in names))
 
 
 def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0) -> CosineGroups:
@@ -462,3 +469,26 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
               for name, pairs in [("synonyms", synonyms), ("opposites", opposites),
                                   ("other pairings", unlisted)]}
     return CosineGroups(whole=whole, unit=unit, groups={**groups, "random pairs": chance})
+
+
+def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """The plane of principal component analysis for ``rows`` (shape (n, d)): centre them, take the SVD
+    X_c = U S P^T and keep the first two columns of P. An SVD may return either sign of a direction, so the
+    signs are fixed: direction 1 points from the mean of the first ``n_first`` rows to the mean of the others,
+    direction 2 has a positive sum.
+
+    Returns:
+        (centre (d,), directions (d, 2), the share of the rows' spread the two directions keep).
+    """
+    cloud = np.asarray(rows, dtype=np.float64)
+    if cloud.ndim != 2 or cloud.shape[0] < 3:
+        raise ValueError(f"rows has shape {cloud.shape}; expected (n, d) with n >= 3")
+    if not 0 < n_first < cloud.shape[0]:
+        raise ValueError(f"n_first is {n_first}; expected 1 to {cloud.shape[0] - 1} "
+                         f"(rows has {cloud.shape[0]})")
+    centre = cloud.mean(axis=0)
+    _, S, Pt = np.linalg.svd(cloud - centre, full_matrices=False)
+    P2 = Pt[:2].T.copy()
+    P2[:, 0] *= np.sign((cloud[n_first:].mean(0) - cloud[:n_first].mean(0)) @ P2[:, 0]) or 1.0
+    P2[:, 1] *= np.sign(P2[:, 1].sum()) or 1.0
+    return centre, P2, float((S[:2] ** 2).sum() / (S ** 2).sum())

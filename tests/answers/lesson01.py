@@ -11,8 +11,8 @@
 
 ANSWERS = {
     "l01-disagree-answer": """
-# Prediction: shorter, since |D| |C| cos(theta) must stay 11 while cos(theta) grows.
 D = np.array([3.0, 1.0])      # 3*3 + 1*2 = 11, and it points close to C
+D_is = "Shorter"              # |D| |C| cos(theta) must stay 11 while cos(theta) grows
 """,
     "l01-neighbours-answer": """
 unit_rows = toy_rows / np.linalg.norm(toy_rows, axis=1, keepdims=True)

@@ -30,8 +30,12 @@ def _rounding_hint(dot: float, target: float) -> str:
     return ""
 
 
-def check_dot_cosine_disagree(D: Any) -> None:
-    """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740)."""
+_NOT_GIVEN = object()  # exercise 1's prediction, when a caller (an older record) passes D alone
+
+
+def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
+    """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740), and the
+    prediction ``D_is``, "longer" or "shorter" than A (it must be "shorter": |D| |C| cos = 11 with a larger cos)."""
     if D is None or D is Ellipsis:
         raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
     try:
@@ -71,6 +75,18 @@ def check_dot_cosine_disagree(D: Any) -> None:
         raise ExerciseError(f"D . C = {target:g} as asked, but cos(D, C) = {cos:.3f}; it must be above "
                             f"{DISAGREE_MIN_COS}: turn D more towards C, keeping D . C = {target:g}.")
     shorter = "shorter" if np.linalg.norm(d) < np.linalg.norm(_A) else "longer"
+    if D_is is not _NOT_GIVEN:
+        said = D_is.strip().lower() if isinstance(D_is, str) else D_is
+        if said is None or said is Ellipsis:
+            raise ExerciseError("D is right, but D_is has no value yet: set it to \"longer\" or \"shorter\", "
+                                "your prediction of D's length against A's.")
+        if said not in ("longer", "shorter"):
+            raise ExerciseError(f"D is right, but D_is = {D_is!r:.40}; it should be the word \"longer\" or "
+                                "\"shorter\".")
+        if said != "shorter":
+            raise ExerciseError(f"D is right, but D_is = {said!r}: your own D has |D| = {np.linalg.norm(d):.3f}, "
+                                f"shorter than |A| = {np.linalg.norm(_A):.3f}. Any such D is: D . C = |D| |C| "
+                                "cos(theta) stays 11 while cos(theta) grows, so |D| must shrink.")
     passed(f"D . C = {dot:.3f} = A . C, but cos(D, C) = {cos:.3f} against cos(A, C) = {_reference_cosine(_A, _C):.3f}; "
            f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
 
@@ -92,6 +108,11 @@ _MEASURES = {  # name -> (what it is, score of each word: higher is nearer)
 
 _LENGTHS = np.linalg.norm(_TOY_ROWS, axis=1)               # distance from the origin: a mistake for by_distance
 _MANHATTAN = -np.abs(_TOY_ROWS - _TOY_BANK).sum(axis=1)   # the L1 distance: a mistake for by_distance
+_BY_COLUMN = _TOY_ROWS / np.linalg.norm(_TOY_ROWS, axis=0)  # columns scaled, not rows: a mistake for (b), (d)
+_COLUMN_SCALED = {  # the ranking each of (b) and (d) gets with the columns scaled to length 1 instead of the rows
+    "by_cosine": _BY_COLUMN @ _TOY_BANK / np.linalg.norm(_TOY_BANK),
+    "by_unit_distance": -np.linalg.norm(_BY_COLUMN - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1),
+}
 
 
 def _top(name: str, k: int = 3, farthest: bool = False) -> list[str]:
@@ -159,6 +180,15 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
         raise ExerciseError(f"{name} = {words} is the ranking by the Manhattan (L1) distance, the sum of the "
                             "absolute differences; the Euclidean distance squares the differences, adds them and "
                             "takes the square root: np.linalg.norm(toy_rows - toy_bank, axis=1).")
+    if name in _COLUMN_SCALED and words == [_TOY_WORDS[j] for j in np.argsort(-_COLUMN_SCALED[name],
+                                                                             kind="stable")[:3]]:
+        raise ExerciseError(f"{name} = {words} is what you get by scaling the COLUMNS of toy_rows to length 1 "
+                            "(axis=0); each ROW is a word and must be scaled by its own length: "
+                            "np.linalg.norm(toy_rows, axis=1, keepdims=True).")
+    if name == "by_unit_distance" and words == _top("by_distance"):
+        raise ExerciseError(f"{name} = {words} is the ranking by the distance to rows of their own lengths: the "
+                            "rows of toy_rows were not scaled to length 1 (scaling \"bank\" alone does not change "
+                            "this order). Divide every row by its own length first.")
     # Another measure's ranking: say whose, where that gives nothing away (the learner gave the same list for
     # that measure too, or swapped the two lists), so a misplaced list is not taken for a wrong computation.
     for other in _MEASURES:
@@ -272,6 +302,10 @@ def check_outvote(sentence: Any) -> None:
         raw = [str(w).strip().lower() for w in sentence]
     except TypeError:
         raise ExerciseError(f"sentence should be a list of words, but it is a {type(sentence).__name__}.") from None
+    not_text = [w for w in sentence if not isinstance(w, str)]
+    if not_text:
+        raise ExerciseError(f"sentence holds {not_text[0]!r} (of type {type(not_text[0]).__name__}), "
+                            "which is not a word. Write each word as a string in quotes, e.g. ['the', 'river', 'bank', ...].")
     words = [w.strip(PUNCTUATION) for w in raw]                      # "bank," is "bank"
     low, high = OUTVOTE_LENGTH
     given = f"sentence = {words}"

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
 __all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "lookup_diagram", "draw_chance",
-           "chance_figure", "draw_plane", "plane_figure", "cosine_map"]
+           "chance_figure", "groups_figure", "draw_plane", "plane_figure", "cosine_map"]
 
 WIDTH = 12.0  # inches: a figure drawn across a slide
 FONT = 15  # points
@@ -147,6 +147,35 @@ def chance_figure(chance: ArrayLike, pairs: Mapping[str, float], controls: Mappi
     chance_values = np.asarray(chance, dtype=float)
     bottom.set_xlim(min(float(np.percentile(chance_values, 0.1)), values.min()) - 0.02,
                     max(float(np.percentile(chance_values, 99.9)), values.max()) + 0.05)
+    fig.tight_layout(h_pad=0.3)
+    return fig
+
+
+def groups_figure(chance: ArrayLike, groups: Mapping[str, ArrayLike]) -> Figure:
+    """Groups of pair cosines read against chance: above, the histogram of the random-pair cosines ``chance``
+    (shape (n,)) with its median, 95th and 99th percentiles; below, one row of dots per group of ``groups``
+    (``{"synonyms": (n,) cosines}``), labelled with the group's name and size.
+
+    Returns:
+        the figure (12 x 5.5 inches).
+    """
+    if not groups:
+        raise ValueError("groups is empty; expected {name: cosines}")
+    rows = {f"{name} ({len(np.atleast_1d(c))})": _array(f"groups[{name!r}]", c, 1)
+            for name, c in groups.items()}
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH, 5.5), sharex=True,
+                                      height_ratios=[2.0, 0.5 * len(rows)])
+    marks = draw_chance(top, chance)
+    for value in marks.values():
+        bottom.axvline(value, color="black", ls="--", lw=1.2)
+    y = np.arange(len(rows))[::-1]
+    for level, values in zip(y, rows.values(), strict=True):
+        bottom.scatter(values, np.full(len(values), level), color="tab:red", s=60, alpha=0.7, zorder=3)
+    bottom.set_yticks(y, list(rows), fontsize=FONT)
+    bottom.set_ylim(-0.6, len(rows) - 0.4)
+    bottom.set_xlabel("cosine similarity", fontsize=FONT)
+    bottom.tick_params(labelsize=FONT)
+    bottom.grid(axis="y", alpha=0.3)
     fig.tight_layout(h_pad=0.3)
     return fig
 
