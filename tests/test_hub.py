@@ -192,8 +192,9 @@ def accounts(request: pytest.FixtureRequest) -> Iterator[dict[str, pwd.struct_pa
         if request.config.getoption("--strict-system") and os.geteuid() == 0:
             pytest.fail(f"{why} (--strict-system: make test installs it first)")
         pytest.skip(why)
-    tag = secrets.token_hex(3)
-    names = [f"sa{tag}-teach", *(f"sa{tag}-learn{i}" for i in (1, 2, 3))]
+    # HUB_TEST_USER_PREFIX: the accounts' first letters, to tell apart the accounts of runs sharing a machine.
+    tag = os.environ.get("HUB_TEST_USER_PREFIX", "sa") + secrets.token_hex(3)
+    names = [f"{tag}-teach", *(f"{tag}-learn{i}" for i in (1, 2, 3))]
     made: list[str] = []
     try:
         for name in names:
@@ -233,6 +234,7 @@ def hub(accounts: dict[str, pwd.struct_passwd], tmp_path: Path) -> Iterator[Hub]
         f"c.Exchange.root = {str(shared / 'exchange')!r}\n", encoding="utf-8")
     (shared / "config" / "nbgrader_config.py").chmod(0o644)
     config = tmp_path / "jupyterhub_config.py"
+    username_map = {name.lower(): name for name in accounts if name != name.lower()}
     config.write_text(f"""
 c = get_config()  # noqa
 c.JupyterHub.bind_url = "http://127.0.0.1:{port}"
@@ -245,6 +247,7 @@ c.JupyterHub.cookie_secret_file = {str(tmp_path / 'cookie_secret')!r}
 c.JupyterHub.authenticator_class = "dummy"
 c.DummyAuthenticator.password = {PASSWORD!r}
 c.Authenticator.allowed_users = {set(accounts)!r}
+c.Authenticator.username_map = {username_map!r}  # the hub lowercases names; the accounts keep theirs
 c.JupyterHub.spawner_class = "hub_spawner.CourseSpawner"
 c.CourseSpawner.server_cmd = [{str(bin_dir / 'jupyterhub-singleuser')!r}]
 c.CourseSpawner.readable = [{str(LEARNER_CONFIG)!r}]
