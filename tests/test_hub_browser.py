@@ -11,7 +11,8 @@ server, as in a terminal there: ``nbgrader release_assignment`` and ``collect``,
 ``nbgrader release_feedback``. Each learner then clicks Fetch Feedback and "(view feedback)", opens the page
 the file browser shows and reads it: their score, the message their check gave, their answer, no test cell
 and no other learner's name. No learner's kernel can list the submissions, the feedback, the instructor's
-home or another learner's home.
+home or another learner's home, and their server's contents API (what the file browser reads) refuses the
+instructor's source and the submissions.
 
 When it fails, what each person saw is printed, and each learner's page is saved in ``test-artifacts/``.
 """
@@ -19,6 +20,7 @@ When it fails, what each person saw is printed, and each learner's page is saved
 from __future__ import annotations
 
 import json
+import os
 import pwd
 import re
 import shutil
@@ -173,6 +175,19 @@ def _listed(hub: Hub, user: str, paths: dict[str, str]) -> dict[str, str]:
     return json.loads(_run_code(hub, user, LISTS.format(paths=paths)).strip().splitlines()[-1])
 
 
+def _through_the_file_browser(page: sync_api.Page, hub: Hub, name: str, home: Path,
+                              paths: list[Path]) -> list[int]:
+    """What the learner's browser gets from their server's contents API (what the file browser reads) for
+    each of ``paths``, named from their home ("../.."); their own lesson, the control, must be 200."""
+
+    def status(relative: str) -> int:  # one URL segment ("/" encoded): no ".." for the URL parser to fold
+        url = f"{hub.url}/user/{name}/api/contents/{urllib.parse.quote(relative, safe='')}"
+        return page.request.get(url).status
+
+    assert status(f"{LESSON}/{LESSON}.ipynb") == 200
+    return [status(os.path.relpath(path, home)) for path in paths]
+
+
 @pytest.mark.slow
 def test_a_graded_round_in_chromium_as_each_person_does_it(
         hub: Hub, accounts: dict[str, pwd.struct_passwd], course_repository: tuple, pw: object) -> None:
@@ -222,6 +237,13 @@ def test_a_graded_round_in_chromium_as_each_person_does_it(
         private = {"the submissions": str(exchange / "inbound"), "the instructor's home": str(home),
                    "another learner's home": accounts[learners[1]].pw_dir}
         assert _listed(hub, learners[0], private) == dict.fromkeys(private, "denied")
+        source = course / "notebooks" / f"{LESSON}.ipynb"
+        first = learners[0]
+        statuses = _through_the_file_browser(pages[first], hub, first, Path(accounts[first].pw_dir),
+                                             [source, exchange / "inbound"])
+        saw(first)(f"the contents API (the file browser) answers {statuses} for the instructor's source and "
+                   "the submissions")
+        assert statuses == [404, 404]
 
         # The instructor collects; the course's grader grades what was collected, sealed (make grade).
         _nbgrader(hub, instructor, build, "collect", LESSON)
