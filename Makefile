@@ -52,7 +52,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
-# The hub extra (JupyterHub, for tests/test_hub.py), added by make test only.
+# The hub extra (JupyterHub, for tests/test_hub.py and test_hub_browser.py), added by make test only.
 $(HUB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[hub]'
 	@touch $@
