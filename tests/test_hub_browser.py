@@ -19,6 +19,7 @@ When it fails, what each person saw is printed, and each learner's page is saved
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -67,7 +68,7 @@ ANSWERS = (
 BLANK_MESSAGE = ANSWERS[2][1]
 LOCAL = re.compile(r"^(http://127\.0\.0\.1[:/]|data:|blob:|about:)")
 STEP_MS = 120_000  # the longest a page may take for one step (a server's start, a lesson's run)
-DEADLINE_S = 360  # the whole round: about 3 minutes on 2 quiet cores
+DEADLINE_S = 480  # the whole round: measured 2 to 5 minutes on 2 shared cores (load average 4 to 9)
 
 
 def _guide_link(hub: Hub, repo: str) -> str:
@@ -268,7 +269,8 @@ def test_a_graded_round_in_chromium_as_each_person_does_it(
             [fetched] = (Path(accounts[name].pw_dir) / LESSON / "feedback").glob(f"*/{LESSON}.html")
             assert fetched.stat().st_uid == accounts[name].pw_uid, f"{name}'s page is not theirs"
             assert f"Score: {points} / 1" in text, (name, text[:300])
-            assert message in text or (points and "correct" in text), (name, message, text)
+            [result] = [line for line in text.splitlines() if line.startswith("Result:")]
+            assert result == "Result: correct" if points else message in result, (name, result)
             assert answer is None or answer in text, (name, answer, text)
             assert "HIDDEN TESTS" not in text and "check_warmup_weights" not in text, f"{name}'s page"
             assert name in text and all(other not in text for other in learners if other != name), name
@@ -278,7 +280,8 @@ def test_a_graded_round_in_chromium_as_each_person_does_it(
     except BaseException:
         ARTIFACTS.mkdir(exist_ok=True)
         for name, page in pages.items():
-            page.screenshot(path=str(ARTIFACTS / f"hub-{name.rsplit('-', 1)[-1]}-failure.png"))
+            with contextlib.suppress(sync_api.Error):  # the test's own error is the one to report
+                page.screenshot(path=str(ARTIFACTS / f"hub-{name.rsplit('-', 1)[-1]}-failure.png"))
         raise
     finally:
         print("What each person saw:\n" + "\n".join(seen))
