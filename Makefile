@@ -26,7 +26,8 @@ MAX_PROCESSES      ?= 256
 DISK_LIMIT         ?= 512M
 JUPYTER_LAB        ?= $(BIN)/jupyter lab
 COURSEWORK          = $(BIN)/python -m selfattention.coursework --notebooks $(NOTEBOOKS)
-# The learner's lab hides nbgrader's instructor tools (Formgrader, Create Assignment, course list, menu).
+# The learner's lab hides nbgrader's instructor tools (Formgrader, Create Assignment, course list); its
+# Nbgrader menu keeps one item, Assignment List, the one way to the Assignments tab.
 LEARNER_CONFIG     := $(abspath src/selfattention/coursework/learner_config)
 LAB_ENV             = JUPYTER_CONFIG_PATH=$(LEARNER_CONFIG)$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 # Two pytest workers (pytest-xdist), each test file and notebook on one worker; TEST_JOBS=1: one process.
@@ -51,7 +52,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[lab,test,site]'
 	@touch $@
-# The hub extra (JupyterHub, for tests/test_hub.py), added by make test only.
+# The hub extra (JupyterHub, for tests/test_hub.py and test_hub_browser.py), added by make test only.
 $(HUB_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[hub]'
 	@touch $@

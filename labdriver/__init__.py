@@ -350,6 +350,15 @@ def cell(page: object, index: int) -> object:
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
+def type_into_cell(page: object, index: int, text: str) -> None:
+    """Replace the code of cell ``index`` by ``text``, typing in its editor as a learner would."""
+    editor = cell(page, index).locator(".cm-content")
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.insert_text(text)
+
+
 # --- the live slideshow (jupyterlab-rise) -------------------------------------------------------
 
 

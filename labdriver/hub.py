@@ -325,3 +325,38 @@ def start_servers(hub: Hub, names: Sequence[str], within_s: float = 60) -> float
             assert time.monotonic() - start < within_s, f"{name}'s server did not start within {within_s} s"
             time.sleep(0.5)
     return time.monotonic() - start
+
+
+NBGRADER = """
+import json, subprocess, sys
+done = subprocess.run([sys.executable, "-m", "nbgrader", *{args!r}], cwd={cwd!r}, capture_output=True,
+                      text=True)
+print(json.dumps({{"rc": done.returncode, "log": (done.stdout + done.stderr)[-1500:]}}))
+"""
+
+LISTS = """
+import json, os
+seen = {{}}
+for name, path in {paths!r}.items():
+    try:
+        os.listdir(path)
+        seen[name] = "listed"
+    except PermissionError:
+        seen[name] = "denied"
+print(json.dumps(seen))
+"""
+
+
+def nbgrader(hub: Hub, user: str, cwd: str | Path, *args: str) -> str:
+    """An nbgrader command run by ``user``, in a kernel of their own server (so as that user, with the
+    configuration their server reads); returns its log."""
+    out = json.loads(run_code(hub, user, NBGRADER.format(args=list(args), cwd=str(cwd)),
+                              timeout_s=120).strip().splitlines()[-1])
+    assert out["rc"] == 0, (user, args, out["log"])
+    return out["log"]
+
+
+def listed(hub: Hub, user: str, paths: dict[str, str]) -> dict[str, str]:
+    """What ``user``'s own kernel gets when it lists each folder of ``paths`` (named): "listed" or
+    "denied"."""
+    return json.loads(run_code(hub, user, LISTS.format(paths=paths)).strip().splitlines()[-1])

@@ -52,6 +52,7 @@ FILE_TIERS = {
     "test_grading.py": ("grading",),
     "test_going_deeper_lesson03.py": ("notebooks",),
     "test_grading_rounds.py": ("grading",),
+    "test_hub_browser.py": ("browser",),
     "test_rise.py": ("browser",),
     "test_site.py": ("browser",),
     "test_slides.py": ("browser",),

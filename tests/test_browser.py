@@ -30,6 +30,7 @@ from labdriver import (
     run_cells,
     save,
     saved_notebook,
+    type_into_cell,
 )
 from selfattention.coursework import lessons
 
@@ -221,15 +222,6 @@ def test_blank_copy_runs_to_the_end_and_its_widget_responds(
 WARMUP = "00_roadmap.ipynb"
 WRONG = "apple_weights = [0.2, 0.5, 0.3]"
 RIGHT = "apple_weights = [0.1, 0.4, 0.5]"
-
-
-def type_into_cell(page: object, index: int, text: str) -> None:
-    """Replace the code of cell ``index`` by ``text``, typing in its editor as a learner would."""
-    editor = cell(page, index).locator(".cm-content")
-    editor.scroll_into_view_if_needed()
-    editor.click()
-    page.keyboard.press("ControlOrMeta+a")
-    page.keyboard.insert_text(text)
 
 
 def test_exercise_feedback_in_a_working_copy(lab: LabServer, browser_context: object) -> None:

@@ -7,12 +7,12 @@ own user (``labdriver/hub_spawner.py``); learners' servers get the course's lear
 
 The second test hands out the lessons as docs/instructors.md's section 3 does, with nbgitpuller's link (the
 repository served by ``git daemon`` on 127.0.0.1), and checks that an instructor's fix reaches the class while
-a learner's answer is kept.
+a learner's answer is kept. The graded round of section 4 (nbgrader's exchange, the course's sealed grader and
+feedback pages) is ``tests/test_hub_browser.py``: in Chromium, on this module's fixtures and helpers.
 
 The tests create the accounts (``useradd``, homes of mode 0700 as The Littlest JupyterHub makes them; names
 start with ``$HUB_USER_PREFIX``, default ``sa``) and remove them, their homes and their processes afterwards,
-also when a test fails; they need root (skipped otherwise, with the reason); each takes under 90 s but the
-graded round (about 2 minutes).
+also when a test fails; they need root (skipped otherwise, with the reason); each takes under 90 s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from tiny_lesson import COURSE_ID, LESSON, write_lesson
+from tiny_lesson import COURSE_ID
 
 from labdriver.hub import (
     LEARNER_CONFIG,
@@ -257,104 +257,3 @@ def test_an_instructors_fix_reaches_the_class_and_no_learners_edit_is_lost(
           f"{'A sentence the instructor fixed.' in sources[0]}")
     assert time.monotonic() - start < DEADLINE_S
 
-
-NBGRADER = """
-import json, subprocess, sys
-done = subprocess.run([sys.executable, "-m", "nbgrader", *{args!r}], cwd={cwd!r}, capture_output=True,
-                      text=True)
-print(json.dumps({{"rc": done.returncode, "log": (done.stdout + done.stderr)[-1500:]}}))
-"""
-
-LISTS = """
-import json, os
-seen = {{}}
-for name, path in {paths!r}.items():
-    try:
-        os.listdir(path)
-        seen[name] = "listed"
-    except PermissionError:
-        seen[name] = "denied"
-print(json.dumps(seen))
-"""
-
-
-def _nbgrader(hub: Hub, user: str, cwd: str | Path, *args: str) -> str:
-    """An nbgrader command run by ``user``, in a kernel of their own server (so as that user, with the
-    configuration their server reads); returns its log."""
-    out = json.loads(run_code(hub, user, NBGRADER.format(args=list(args), cwd=str(cwd)),
-                               timeout_s=120).strip().splitlines()[-1])
-    assert out["rc"] == 0, (user, args, out["log"])
-    return out["log"]
-
-
-@pytest.mark.slow
-def test_a_graded_round_through_the_exchange_as_distinct_users(
-        hub: Hub, accounts: dict[str, pwd.struct_passwd]) -> None:
-    """docs/instructors.md, section 4, with an instructor and three learners as their own users: release,
-    fetch, answer (right, wrong, blank), submit, collect, the course's sealed grader, its feedback pages
-    released and fetched. No learner can list the submissions, the feedback or another person's home."""
-    from selfattention.coursework.course import generate_student_versions
-    from selfattention.coursework.feedback import write_feedback
-    from selfattention.coursework.grading import RunPolicy, grade_all
-
-    start = time.monotonic()
-    instructor, *learners = accounts
-    home = Path(accounts[instructor].pw_dir)
-    course, build = home / "course", home / "course" / "build"
-
-    # The instructor's private copy of the course: the lesson, `make release`, their nbgrader settings.
-    write_lesson(course / "notebooks")
-    generate_student_versions(build, [course / "notebooks" / f"{LESSON}.ipynb"])
-    (home / ".jupyter").mkdir()
-    (home / ".jupyter" / "nbgrader_config.py").write_text(
-        f"c = get_config()\nc.CourseDirectory.root = {str(build)!r}\n", encoding="utf-8")
-    subprocess.run(["chown", "-R", f"{instructor}:", str(course), str(home / ".jupyter")], check=True)
-    start_servers(hub, list(accounts))
-
-    _nbgrader(hub, instructor, build, "release_assignment", LESSON)
-    answers = dict(zip(learners, ("x = 3", "x = 4", None), strict=True))  # right, wrong, blank
-    copy = f"{LESSON}/{LESSON}.ipynb"
-    for name, answer in answers.items():
-        _nbgrader(hub, name, accounts[name].pw_dir, "fetch_assignment", LESSON)
-        if answer:  # answered in JupyterLab and saved (the contents API)
-            model = hub.json("GET", f"/user/{name}/api/contents/{copy}")
-            [cell] = [c for c in model["content"]["cells"]
-                      if c["cell_type"] == "code" and c["metadata"].get("nbgrader", {}).get("solution")]
-            cell["source"] = answer
-            hub.json("PUT", f"/user/{name}/api/contents/{copy}",
-                     {"type": "notebook", "format": "json", "content": model["content"]})
-        _nbgrader(hub, name, accounts[name].pw_dir, "submit", LESSON)
-
-    exchange = hub.shared / "exchange" / COURSE_ID
-    private = {"the submissions": str(exchange / "inbound"), "the instructor's home": str(home),
-               "another learner's home": accounts[learners[1]].pw_dir}
-    seen = json.loads(run_code(hub, learners[0], LISTS.format(paths=private)).strip().splitlines()[-1])
-    assert seen == dict.fromkeys(private, "denied"), seen
-
-    # The instructor collects; the course's grader grades what was collected, sealed (make grade).
-    _nbgrader(hub, instructor, build, "collect", LESSON)
-    for name in learners:
-        collected = build / "submitted" / name / LESSON / f"{LESSON}.ipynb"
-        assert collected.exists(), f"nothing collected from {name}"
-        (course / "submissions" / name).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(collected, course / "submissions" / name / f"{LESSON}.ipynb")
-    rows = {row.learner: row for row in grade_all(course / "notebooks", course / "submissions", build,
-                                                  course / "grades.csv", RunPolicy(), say=lambda line: None)}
-    assert [rows[name].auto_score for name in learners] == [1, 0, 0], rows
-
-    # Feedback: the course's pages, released by the instructor, each fetched by its learner.
-    write_feedback(build, course / "feedback", say=lambda line: None)
-    subprocess.run(["chown", "-R", f"{instructor}:", str(course)], check=True)
-    _nbgrader(hub, instructor, build, "release_feedback", LESSON)
-    for name, answer in answers.items():
-        _nbgrader(hub, name, accounts[name].pw_dir, "fetch_feedback", LESSON)
-        [page] = (Path(accounts[name].pw_dir) / LESSON / "feedback").glob(f"*/{LESSON}.html")
-        text = page.read_text(encoding="utf-8")
-        assert page.stat().st_uid == accounts[name].pw_uid
-        assert "HIDDEN TESTS" not in text and "assert float(x) == 3.0" not in text, f"{name}'s page"
-        assert (answer or "No response.") in text, f"{name}'s page lacks their answer"
-        assert name in text and all(other not in text for other in learners if other != name), name
-    seen = json.loads(run_code(hub, learners[0], LISTS.format(
-        paths={"the feedback": str(exchange / "feedback")})).strip().splitlines()[-1])
-    assert seen == {"the feedback": "denied"}, seen
-    assert time.monotonic() - start < 480  # about 2 minutes on a quiet machine; the bound: 2 busy cores

@@ -1,5 +1,6 @@
-"""A tiny lesson of the course's format, for the tests of graded rounds (``test_grading_rounds.py``, the
-hub test): one autograded exercise (1 point) and one written answer (2 points), made in seconds."""
+"""A tiny lesson of the course's format, for the tests of graded rounds (``test_grading_rounds.py``; the hub
+tests take its course id): one autograded exercise (1 point) and one written answer (2 points), made in
+seconds."""
 
 from __future__ import annotations
 
