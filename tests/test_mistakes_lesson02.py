@@ -129,7 +129,7 @@ def test_a_wrong_bank_gain_fails_the_hidden_test(key):
 
 
 def test_a_gain_rounded_too_coarsely_is_told_to_keep_decimals():
-    """The right gain 1.3499 rounded to its own one decimal (1.3: weight 0.895): told so, not asked about odds."""
+    """The right gain 1.3499 rounded to its own one decimal (1.3: weight 0.895): told so, not about odds."""
     gain = 1.3
     text = _message(with_right_scores, gain)
     assert "close, keep more decimals" in text and "Which odds" not in text, text
