@@ -30,6 +30,7 @@ SCORES = {
     "doubled": "times 2",
     "river row": "bank's row of *river bank flows*",
     "money row": "the row of *money*",
+    "logit": "inverse of the two-way sigmoid",
 }
 SCORES_WRONG = {
     "weights": NOTES.copy(),                            # "the weights are the scores"
@@ -41,6 +42,7 @@ SCORES_WRONG = {
     "doubled": 2 * np.log(NOTES),                     # "any scores with the right ratios"
     "river row": np.log([0.20, 0.78, 0.02]),
     "money row": np.log([0.70, 0.20, 0.10]),
+    "logit": np.log(NOTES / (1 - NOTES)),              # the sigmoid's inverse, from section 3's figure
 }
 
 
@@ -126,11 +128,20 @@ def test_a_wrong_bank_gain_fails_the_hidden_test(key):
     assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=GAIN_WRONG[key])
 
 
-@pytest.mark.parametrize("gain", [1.3, 1.33, 1.37])
-def test_a_gain_rounded_too_coarsely_is_told_to_keep_decimals(gain):
-    """The right gain typed with too few decimals (weight 0.895 to 0.902): told so, not asked about odds."""
+def test_a_gain_rounded_too_coarsely_is_told_to_keep_decimals():
+    """The right gain 1.3499 rounded to its own one decimal (1.3: weight 0.895): told so, not about odds."""
+    gain = 1.3
     text = _message(with_right_scores, gain)
     assert "close, keep more decimals" in text and "Which odds" not in text, text
+    assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=gain)
+
+
+@pytest.mark.parametrize(("gain", "lands"), [(1.4, "0.904"), (1.33, "0.898"), (1.37, "0.902")])
+def test_a_near_gain_that_is_not_the_rounded_one_is_not_called_rounded(gain, lands):
+    """1.4 or 1.33 (a trial value) is near the gain but not it rounded: told where the weight lands."""
+    text = _message(with_right_scores, gain)
+    assert f"weight becomes {lands}, not 0.90: close, but not the gain" in text, text
+    assert "rounded" not in text.replace("nor that gain rounded", "") and "Which odds" not in text, text
     assert not _hidden_passes("l02-scores-test", notes_scores=np.log(NOTES), bank_gain=gain)
 
 

@@ -101,10 +101,16 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                    "which bank's odds (its weight over the other two's) must grow.")
             return
         then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
-        if abs(g - BANK_GAIN) < 0.055:   # the right gain, rounded too coarsely to reach 0.900
+        if abs(g - BANK_GAIN) < 0.055:   # near the right gain: rounded from it, or a trial value
+            places = next((d for d in range(7) if abs(g - round(g, d)) < 1e-9), 7)   # decimals typed
+            if abs(round(BANK_GAIN, places) - g) < 1e-9:   # the exact gain rounded at its own decimals
+                raise ExerciseError(
+                    f"notes_scores is right, but {then}: close, keep more decimals. Your gain is the exact one "
+                    f"rounded to {places} decimal{'' if places == 1 else 's'}; compute it with np.log rather "
+                    "than typing it rounded.")
             raise ExerciseError(
-                f"notes_scores is right, but {then}: close, keep more decimals. Your gain is within "
-                f"{abs(g - BANK_GAIN):.2f} of the exact one; compute it with np.log rather than typing it rounded.")
+                f"notes_scores is right, but {then}: close, but not the gain that gives 0.90 (nor that gain "
+                "rounded). Write bank's new weight with the factor e^g on its exponential and solve for g.")
         if abs(g - np.log(0.9 / 0.7)) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
@@ -210,6 +216,11 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
         raise ExerciseError(
             f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
             f"{_fmt(NOTES_BANK)}.")
+    if same(np.log(NOTES_BANK / (1 - NOTES_BANK))):
+        raise ExerciseError(
+            f"you took ln(a / (1 - a)) of each weight: {said}. That is the inverse of the two-way sigmoid of "
+            "section 3's figure; for a row of three the inverse of softmax is ln of each weight plus any "
+            "constant.")
     digits = _rounded_logs(s)
     if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
         raise ExerciseError(
