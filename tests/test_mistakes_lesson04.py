@@ -475,7 +475,7 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (one_hot_axes(), "d_k"),
         ((Q_NEXT, K_NEXT[:, :1]), "sizes"),
         ((K_NEXT * 3, K_NEXT), "itself"),
-        ((np.array([[0, 3], [-3, 0], [0, 0], [3, 0], [0, -3]], dtype=float), K_NEXT), "per word"),  # fruit row
+        ((np.array([[0, 3], [-3, 0], [0, 0], [3, 0], [0, -3]], dtype=float), K_NEXT), "per word"),  # row 3
         (keys_and_queries(KEYS, 3 * np.roll(KEYS, 1, axis=0)), "previous"),
         ((Q_NEXT / 3, K_NEXT), "too small"),
         (apple_wrong(), "wrap"),
