@@ -248,7 +248,7 @@ VALUES = {
     "all equal": "every word hands over the same value",
     "sam too close": "give Sam a value at least 0.4 from v_ate",
     "red cancels": "your v_red cancels most of what v_Sam adds",
-    "own values": "enter z_Sam and z_red alike and cancel",
+    "own values": "your v_Sam = v_red is not needed",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
     "unchanged": "still the lesson's W_V",
@@ -290,6 +290,8 @@ def test_values_right_answers(capsys):
         (values_design({0: [1, 1], 4: [1, 1], 1: [0, 1]}), "own values"),  # v_Sam = v_red
         (values_design({0: [1, 0], 4: [1, 0]}), "own values"),             # v_Sam = v_red, the rest zero
         (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), "apple rows"),  # apple's red row kept
+        (np.ones((5, 2)), "apple rows"),                  # v_ate = (1, 1), v_apple = (3, 3); v_Sam = v_red
+        (values_design({0: [1, 0], 1: [0, 1], 4: [1, 0]}), "own values"),  # v_ate = (0, 1), v_apple = (1, 0)
         (values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), "other design"),
         (values_design({0: [1, 0], 1: [1, 0]}), "other design"),           # v_Sam = v_ate, v_apple = 0
         (W_V_LESSON, "unchanged"),           # handed in as given: its zero fruit row = action row
@@ -299,17 +301,18 @@ def test_values_mistakes_are_named(answer, mistake):
     names_only(message(check_values, answer), mistake, VALUES)
 
 
-def test_values_own_values_message_names_both_words_weights():
-    """v_Sam = v_red: both Sam and red give Sam 0.096 and red 0.096, so their own values cancel."""
+def test_values_own_values_message_leads_with_ate_and_apple():
+    """v_Sam = v_red cancels anyway: the message leads with the values that differ, v_ate and v_apple."""
     text = message(check_values, values_design({0: [1, 0], 4: [1, 0]}))
-    assert "both give Sam 0.096 and red 0.096" in text and "each gets" not in text, text
+    assert text.startswith("z_Sam") and "because v_ate = (0, 0) but v_apple = (1, 0)" in text, text
 
 
 @pytest.mark.parametrize(
     "answer",
     [np.zeros((5, 2)), values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}),
      values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), values_design({0: [1, 0], 4: [1, 0]}),
-     V_TARGET, V_GOOD.T, V_GOOD * 4, values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), W_V_LESSON],
+     V_TARGET, V_GOOD.T, V_GOOD * 4, values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), W_V_LESSON,
+     np.ones((5, 2)), values_design({0: [1, 0], 1: [0, 1], 4: [1, 0]})],
 )
 def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
     """The shortcut (equal values everywhere, so every word receives the same) and the named wrong designs
@@ -472,6 +475,7 @@ def test_next_word_zero_query_is_named_when_another_row_fails_worse():
         (one_hot_axes(), "d_k"),
         ((Q_NEXT, K_NEXT[:, :1]), "sizes"),
         ((K_NEXT * 3, K_NEXT), "itself"),
+        ((np.array([[0, 3], [-3, 0], [0, 0], [3, 0], [0, -3]], dtype=float), K_NEXT), "per word"),  # row 3
         (keys_and_queries(KEYS, 3 * np.roll(KEYS, 1, axis=0)), "previous"),
         ((Q_NEXT / 3, K_NEXT), "too small"),
         (apple_wrong(), "wrap"),
@@ -555,7 +559,8 @@ def test_next_word_pass_message_says_most_of_its_attention(capsys):
     "answer",
     [keys_edited(), red_forgotten(), on_one_line(), (Q_NEXT / 3, K_NEXT), apple_wrong(), zero_query(),
      scrambled(), red_query_forgotten(), apple_at_ate(), zero_query_not_worst(), (per_word(), K_NEXT),
-     (3 * np.roll(KEYS, -1, axis=0), K_NEXT)],
+     (3 * np.roll(KEYS, -1, axis=0), K_NEXT),
+     (np.array([[0, 3], [-3, 0], [0, 0], [3, 0], [0, -3]], dtype=float), K_NEXT)],
 )
 def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_next, answer)
@@ -575,9 +580,10 @@ FUSED_MISTAKES = {
     "W_Q": "W_K_fused is W_Q",
     "W_V": "W_K_fused is W_V",
     "whole": "the whole fused weight",
-    "rows": "takes rows 3-5 of c_attn",
+    "rows": "takes rows 3-4 (there is no row 5) of c_attn",
     "reshaped": "right numbers in the wrong places",
     "per word": "those are the keys themselves",
+    "word rows": "not the 4 words: keep all 5 rows",
     "shape": "W_K is (d_in, d_k) = (5, 3)",
     "fits keys": "many matrices fit these four keys",
     "other": "differs by up to",
@@ -616,6 +622,7 @@ def test_fused_right_answers(capsys):
         (CW[3:6].T, "rows"),                                          # nn.Linear's recipe, weight[3:6].T
         (CW[:, 3:6].T.reshape(5, 3), "reshaped"),                     # reshape instead of a slice
         (KEYS_FUSED, "per word"),
+        (CW[:4, 3:6], "word rows"),                                    # the key columns, one row per word
         (np.zeros((5, 4)), "shape"),
         # the shortcut: solve for a matrix that gives the four keys, without reading the weight
         (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),

@@ -281,16 +281,16 @@ def check_values(W_V_new: Any) -> None:
         )
         return
     where = f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ"
-    if near(V[_SAM], V[_RED]):
-        raise ExerciseError(
-            f"{where}, though Sam and red hand over the same value: both give Sam {alpha[_SAM, _SAM]:.3f} and "
-            f"red {alpha[_RED, _RED]:.3f}, so v_Sam and v_red enter z_Sam and z_red alike and cancel. Their "
-            f"weights differ only on 'ate' and 'apple': z_Sam - z_red = {right:.3f} (v_ate - v_apple)."
-        )
-    if not near(V[_ATE], V[_APPLE]) and any(near(W[1], W[rows].sum(0)) for rows in ([2], [3], [4], [2, 3], [2, 4], [3, 4])):
+    if not near(V[_ATE], V[_APPLE]) and np.abs(W[1]).max() > 1e-9 and any(near(W[1], W[rows].sum(0)) for rows in ([2], [3], [4], [2, 3], [2, 4], [3, 4])):
         raise ExerciseError(
             f"{where}: v_ate = {_fmt(V[_ATE])} but v_apple = {_fmt(V[_APPLE])}. 'apple' has three features, so its "
             f"value is the sum of the food, fruit and red rows of W_V_new, all three."
+        )
+    if near(V[_SAM], V[_RED]):
+        raise ExerciseError(
+            f"{where} because v_ate = {_fmt(V[_ATE])} but v_apple = {_fmt(V[_APPLE])}: Sam's and red's weights "
+            f"differ only on 'ate' and 'apple', so z_Sam - z_red = {right:.3f} (v_ate - v_apple). Make those two "
+            f"values equal (your v_Sam = v_red is not needed: those terms cancel anyway)."
         )
     raise ExerciseError(
         f"{where}: v_ate = {_fmt(V[_ATE])}, v_apple = {_fmt(V[_APPLE])}. Write z_Sam - z_red as "
@@ -384,6 +384,16 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
             f"row per word. But W_Q_next has one row per feature (person, action, food, fruit, red): row 2 is "
             f"food and row 3 fruit, red's query is row 4 ({np.round(Wq[4], 2).tolist()}), and apple's is rows 2 + "
             f"3 + 4 = {np.round(Q[3], 2).tolist()}. Set each row so that these sums point at the next word's key."
+        )
+    fruit = Wq[3] @ K.T                       # row 3 read as if it were apple's (word 3's) own query
+    if (failing == [3] and np.abs(Wq[2]).max() <= 1e-9 and np.linalg.norm(Wq[4]) > 1e-9
+            and fruit[0] > fruit[1:].max() + 1e-9):
+        raise ExerciseError(
+            f"'apple' gives 'Sam' {right[3]:.2f} of its attention. Row 3 (fruit) of W_Q_next, "
+            f"{np.round(Wq[3], 2).tolist()}, points at Sam's key, as if it were apple's row: one row per "
+            f"word. But W_Q_next has one row per feature, and 'apple' is red too: its query is food + fruit + "
+            f"red = {np.round(Q[3], 2).tolist()}, red's row (red's own query) included. That sum must point at "
+            f"Sam's key."
         )
     for k in failing:  # a zero query fails whatever the keys: name it first, wherever it is
         if np.allclose(Q[k], 0.0):
@@ -499,11 +509,19 @@ def check_fused_key(W_K_fused: Any, c_attn: Any) -> None:
             f"W_K_fused is the whole fused weight, shape {W.shape}: it makes q, k and v at once. Keep only the "
             f"part that makes the keys, (d_in, d_k) = (5, 3)."
         )
-    if near(W, weight[3:6]) or near(W, weight[3:6].T) or near(W, weight.T[:, 3:6]) or near(W, weight.T[:, 3:6].T):
+    taken = weight[3:6]                                                 # rows 3-4 only: c_attn has 5 rows
+    if near(W, taken) or near(W, taken.T):
+        last = min(5, weight.shape[0] - 1)
+        rows = f"rows 3-{last}" + (" (there is no row 5)" if last < 5 else "")
         raise ExerciseError(
-            f"W_K_fused, shape {W.shape}, takes rows 3-5 of c_attn, but in c_attn (5, 9) the rows are the 5 "
+            f"W_K_fused, shape {W.shape}, takes {rows} of c_attn, but in c_attn (5, 9) the rows are the 5 "
             f"input features (person .. red) and the columns the 9 outputs [Q | K | V]. The keys are output "
             f"columns 3-5."
+        )
+    if W.shape == (len(WORDS), 3) and near(W, right[:len(WORDS)]):
+        raise ExerciseError(
+            f"W_K_fused is rows 0-{len(WORDS) - 1} of the key columns 3-5, shape {W.shape}: one row per word? "
+            f"c_attn's rows are the 5 input features (person .. red), not the 4 words: keep all 5 rows."
         )
     if W.shape == (len(WORDS), 3):
         raise ExerciseError(
