@@ -89,6 +89,9 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
             _lower(T)[None] & _real_keys(lengths, T, shift=-1)[:, None, :],
         "the diagonal is masked too: a token may attend to itself (key j <= query i, not j < i).":
             _lower(T, -1)[None] & real[:, None, :],
+        "one key too many above the diagonal: each query also sees the key right after it (np.tril(..., 1) "
+        "keeps the first diagonal above the main one). A query may see keys j <= i only: np.tril(...) with "
+        "no offset.": _lower(T, 1)[None] & real[:, None, :],
         "the padding queries may attend to themselves: a padding position is never a key anyone may attend, "
         "itself included. Their rows stay all False (Exercise 3 handles such rows).":
             (_lower(T)[None] & real[:, None, :]) | (np.eye(T, dtype=bool)[None] & ~real[:, :, None]),
@@ -183,7 +186,8 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
     try:
         check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask")
     except ExerciseError as err:  # "the result of the mask ..." reads badly: it is the mask decoder_inputs returned
-        text = str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
+        text = (str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
+                .replace("at index (", "at index (sequence, query, key) = (", 1))
         raise ExerciseError(text) from None
     for lengths, T in _decoder_cases()[::-1]:             # T above every length first: offsets all differ
         what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
@@ -379,8 +383,8 @@ WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not
               "weights over its keys, the last axis, sum to 1. Use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
 READY_MADE = ("safe_weights called a ready-made attention or masked softmax (F.scaled_dot_product_attention, "
-              "torch._safe_softmax or the like) while it ran: turning the scores and the mask into weights is the "
-              "exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
+              "torch.masked.softmax, torch._safe_softmax or the like) while it ran: turning the scores and the "
+              "mask into weights is the exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
                 "0, in that row too (multiply by the mask, or use torch.where).")
@@ -391,6 +395,13 @@ SOFT_THEN_MASK = ("the masked weights are exactly 0, but rows with allowed keys 
                   "scores were filled with a value that is not low enough (like -10), took part of the weight "
                   "in the softmax, and multiplying by the mask then threw that part away. Fill with -inf or a "
                   "value so low that exp gives exactly 0 (torch.finfo(scores.dtype).min), then mask.")
+FILL_NOT_BELOW = ("the masked weights are exactly 0, but rows with allowed keys sum to less than 1: your weights "
+                  "match masked scores filled with {0:.4g}, and a fill of {0:.4g} is not below every allowed "
+                  "score (here they go down to {1:.4g}), so the masked keys took part of the weight in the "
+                  "softmax and multiplying by the mask threw that part away. What counts is the gap between the "
+                  "fill and the allowed scores, whatever they are: fill with -inf or "
+                  "torch.finfo(scores.dtype).min, then mask.")
+FLOAT_MASK_ZEROED = ("Zeroing those weights afterwards (* mask) leaves each row summing to less than 1.")
 FLOAT_MASK = ("the mask was turned into numbers and ADDED to the scores: a 0/1 float mask adds 1 to the allowed "
               "scores and 0 to the masked ones, so the masked keys keep most of their weight; it masks nothing. "
               "That is what a float attn_mask does in F.scaled_dot_product_attention and nn.MultiheadAttention: "
@@ -427,13 +438,21 @@ RENORM_DOMINATED = ("the softmax was taken over all the scores, masked ones incl
                     "division, and the row comes out all 0. Fill the masked scores before the softmax.")
 
 
+_MASKED_API = ("softmax", "log_softmax", "softmin", "normalize", "masked_tensor", "as_masked_tensor")
+
+
 @contextlib.contextmanager
 def ready_made_blocked() -> Iterator[None]:
-    """Lesson 03's ready-made attentions blocked, and PyTorch's ``_safe_softmax`` (a softmax that already
-    returns 0 on a row with no allowed key, which is what Exercise 3 asks the learner to build)."""
+    """Lesson 03's ready-made attentions blocked, PyTorch's ``_safe_softmax`` (a softmax that already returns 0 on
+    a row with no allowed key, which is what Exercise 3 asks the learner to build) and ``torch.masked``'s masked
+    softmaxes."""
+    import torch.masked._ops as masked_ops  # the helpers every torch.masked softmax runs, however it was imported
+
     torch = _torch()
-    with _ready_made_blocked(), stand_ins([(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",))],
-                                          ReadyMadeCalled):
+
+    places = [(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",)), (torch.masked, _MASKED_API),
+              (masked_ops, ("_combine_input_and_mask", "_canonical_dim"))]
+    with _ready_made_blocked(), stand_ins(places, ReadyMadeCalled):
         yield
 
 
@@ -453,6 +472,24 @@ def _adds_a_constant_to(out: Any, leaf: Any) -> bool:
                 return True
         todo.extend(f for f, _ in nexts)
     return False
+
+
+def _implied_fill(got: Any, scores: Any, mask: Any) -> float | None:
+    """The one fill value c with got == softmax(scores.masked_fill(~mask, c)) * mask, read from the rows that have
+    both allowed and masked keys, or None when those rows do not agree on one (or do not tell)."""
+    torch = _torch()
+    fills = []
+    for w, s, m in zip(got.reshape(-1, got.shape[-1]), scores.expand_as(got).reshape(-1, got.shape[-1]),
+                       mask.reshape(-1, got.shape[-1]), strict=True):
+        total = float(w[m].sum()) if m.any() else 0.0
+        if not m.any() or m.all() or not 1e-300 < total < 1 - 1e-6:
+            continue
+        j = int(torch.where(m, w, -1.0).argmax())
+        log_z = float(s[j]) - float(torch.log(w[j]))           # log of the softmax's denominator
+        fills.append(log_z + float(np.log1p(-total)) - float(np.log(int((~m).sum()))))
+    if not fills or max(fills) - min(fills) > 1e-3 * max(1.0, abs(fills[0])):
+        return None
+    return float(np.mean(fills))
 
 
 def _torch():
@@ -485,6 +522,8 @@ def _safe_cases() -> list[tuple[Any, Any]]:
                      torch.tensor(30.0, dtype=torch.float64)), odd),              # allowed scores far below -10
         (torch.tensor([[0.0, 200.0, 1.0], [0.5, -1.0, 2.0]]),                     # float32: a masked score
          torch.tensor([[True, False, True], [True, False, True]])),               # dominates its row by 200
+        (torch.where(odd, torch.randn(4, 4, generator=gen, dtype=torch.float64) - 300.0,
+                     torch.randn(4, 4, generator=gen, dtype=torch.float64)), odd),   # allowed scores near -300
     ]
 
 
@@ -539,9 +578,12 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                 multiplied = torch.softmax(case[0] * case[1], dim=-1)
             if torch.allclose(got.detach().to(added.dtype), added, rtol=1e-4, atol=1e-7):
                 raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK}")
+            if (torch.allclose(got.detach().to(added.dtype), added * case[1], rtol=1e-4, atol=0.0)  # tiny weights
+                    and not torch.allclose(added * case[1], expected.detach(), rtol=1e-4, atol=1e-7)):  # count too
+                raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK} {FLOAT_MASK_ZEROED}")
             if torch.allclose(got.detach().to(multiplied.dtype), multiplied, rtol=1e-4, atol=1e-7):
                 raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK}")
-            if (torch.allclose(got.detach().to(multiplied.dtype), multiplied * case[1], rtol=1e-4, atol=1e-7)
+            if (torch.allclose(got.detach().to(multiplied.dtype), multiplied * case[1], rtol=1e-4, atol=0.0)
                     and not torch.allclose(multiplied * case[1], expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK_THEN_MASK}")
             empty = ~case[1].expand_as(expected).any(dim=-1)
@@ -561,8 +603,8 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                     "in float64), or multiply by the mask.")
             with torch.no_grad():
                 zeroed = torch.softmax(case[0], dim=-1) * case[1]
-                renormalised = zeroed / zeroed.sum(dim=-1, keepdim=True).clamp_min(1e-30)
-            if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=1e-7)
+                renormalised = zeroed / zeroed.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(zeroed.dtype).tiny)
+            if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=0.0)
                     and not torch.allclose(renormalised, expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {RENORM_DOMINATED}")
             with torch.no_grad():
@@ -574,7 +616,12 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
             sums = got.detach()[~empty].sum(dim=-1)
             if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4
-                    and not torch.allclose(got.detach(), after, rtol=1e-4)):
+                    and not torch.allclose(got.detach(), after, rtol=1e-4, atol=0.0)):
+                fill = _implied_fill(got.detach().to(torch.float64), case[0].to(torch.float64),
+                                     case[1].expand_as(expected))
+                if fill is not None:
+                    lowest = float(case[0][case[1].expand_as(case[0])].min())
+                    raise ExerciseError(f"{name} is not right yet on {what}: {FILL_NOT_BELOW.format(fill, lowest)}")
                 raise ExerciseError(f"{name} is not right yet on {what}: {SOFT_THEN_MASK}")
         check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
                     mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},
