@@ -650,3 +650,23 @@ def test_decoder_generic_difference_names_its_axes():
         return m, _positions(lengths, T)
 
     assert "at index (sequence, query, key) = (0, 0, 0)" in _message(check_decoder_inputs, wrong)
+
+
+def _turn(angle):
+    return np.array([[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])
+
+
+SHIFT_ANGLES = {
+    "both rows": lambda delta, theta: _turn(delta * theta / 2),                   # half the angle
+    "the second row": lambda delta, theta: np.array([_turn(delta * theta)[0], _turn(theta)[1]]),
+    "the first row": lambda delta, theta: np.array([_turn(float(delta))[0], _turn(delta * theta)[1]]),
+}
+
+
+@pytest.mark.parametrize("where", sorted(SHIFT_ANGLES))
+def test_shift_wrong_angle_is_located_and_fails_hidden_test(where):
+    msg = _message(check_shift_matrix, SHIFT_ANGLES[where])
+    assert f"it has M_delta's form, [[cos, sin], [-sin, cos]], but {where} turn" in msg
+    assert "differs from the right answer" not in msg
+    wrong = SHIFT_ANGLES[where]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=wrong)

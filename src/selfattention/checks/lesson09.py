@@ -305,7 +305,7 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
 
 
 def _shift_cases() -> list[tuple[int, float]]:
-    return [(1, 1.0), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
+    return [(3, 0.7), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
 
 
 # A matrix solved from the pairs at two positions (A @ inv(B)) is right wherever those pairs differ, so values
@@ -335,13 +335,44 @@ def fits_numerically(shift_matrix: Callable[..., Any]) -> str | None:
     return None
 
 
+def _wrong_angles(shift_matrix: Callable[[int, float], Any]) -> str | None:
+    """On the first case it gets wrong: whether ``shift_matrix`` returned M_delta's form, [[cos a, sin a],
+    [-sin b, cos b]], with an angle other than delta * theta in one row or both; None when it did not."""
+    for delta, theta in _shift_cases():
+        try:
+            got = np.asarray(shift_matrix(delta, theta), dtype=float)
+        except Exception:  # noqa: BLE001  (check_function has said why)
+            return None
+        if got.shape != (2, 2) or np.allclose(got, _shift_reference(delta, theta)):
+            continue
+        if not np.allclose([got[0] @ got[0], got[1] @ got[1]], 1.0, atol=1e-6):
+            return None
+        a, b = np.arctan2(got[0, 1], got[0, 0]), np.arctan2(-got[1, 0], got[1, 1])
+        if not (np.isclose(got[0, 0], np.cos(a)) and np.isclose(got[1, 1], np.cos(b))):
+            return None
+        right = np.angle(np.exp(1j * delta * theta))          # delta * theta, taken into (-pi, pi]
+        off = [not np.isclose(np.angle(np.exp(1j * (x - right))), 0.0, atol=1e-6) for x in (a, b)]
+        where = "both rows" if all(off) else "the first row" if off[0] else "the second row"
+        angles = f"{a:.4g}" if all(off) and np.isclose(a, b) else f"{a:.4g} and {b:.4g}"
+        return (f"shift_matrix is not right yet for delta = {delta}, theta = {theta:.4g}: it has M_delta's form, "
+                f"[[cos, sin], [-sin, cos]], but {where} turn{'s' if where != 'both rows' else ''} by an angle "
+                f"other than delta * theta (rows turn by {angles} rad, delta * theta is {right:.4g} rad taken "
+                "into (-pi, pi]). Both rows use the same angle, delta * theta.")
+    return None
+
+
 def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
     """Exercise 2: the 2x2 matrix M_delta with [sin((i+delta)w), cos((i+delta)w)] = M_delta [sin(i w), cos(i w)] for every i, for
     any frequency w, 0 included; derived, not fitted from encodings."""
     if callable(shift_matrix) and (used := fits_numerically(shift_matrix)):
         raise ExerciseError(FITTED.format(used))
-    check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
-                   describe=lambda c: f"delta = {c[0]}, theta = {c[1]:.4g}")
+    try:
+        check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
+                       describe=lambda c: f"delta = {c[0]}, theta = {c[1]:.4g}")
+    except ExerciseError as err:
+        if "differs from the right answer" in str(err) and (named := _wrong_angles(shift_matrix)):
+            raise ExerciseError(named) from None
+        raise
     delta, theta = 5, 0.3
     pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
     moved = pairs[:-delta] @ np.asarray(shift_matrix(delta, theta), dtype=float).T
