@@ -427,8 +427,7 @@ SOFT_THEN_MASK = ("the masked weights are exactly 0, but rows with allowed keys 
                   "in the softmax, and multiplying by the mask then threw that part away. Fill with -inf or a "
                   "value so low that exp gives exactly 0 (torch.finfo(scores.dtype).min), then mask.")
 FILL_NOT_BELOW = ("the masked weights are exactly 0, but rows with allowed keys sum to less than 1: your weights "
-                  "match masked scores filled with {0:.4g}, and a fill of {0:.4g} is not below every allowed "
-                  "score (here they go down to {1:.4g}), so the masked keys took part of the weight in the "
+                  "match masked scores filled with {0:.4g}, and {2}, so the masked keys took part of the weight in the "
                   "softmax and multiplying by the mask threw that part away. What counts is the gap between the "
                   "fill and the allowed scores, whatever they are: fill with -inf or "
                   "torch.finfo(scores.dtype).min, then mask.")
@@ -652,7 +651,11 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                                      case[1].expand_as(expected))
                 if fill is not None:
                     lowest = float(case[0][case[1].expand_as(case[0])].min())
-                    raise ExerciseError(f"{name} is not right yet on {what}: {FILL_NOT_BELOW.format(fill, lowest)}")
+                    where = (f"a fill of {fill:.4g} is not below every allowed score (here they go down to "
+                             f"{lowest:.4g})" if fill >= lowest else f"a fill of {fill:.4g} is only "
+                             f"{lowest - fill:.3g} below the lowest allowed score ({lowest:.4g}), too little "
+                             "for exp to give exactly 0")
+                    raise ExerciseError(f"{name} is not right yet on {what}: {FILL_NOT_BELOW.format(fill, lowest, where)}")
                 raise ExerciseError(f"{name} is not right yet on {what}: {SOFT_THEN_MASK}")
         check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
                     mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},
