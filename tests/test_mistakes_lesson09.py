@@ -588,3 +588,85 @@ def test_safe_fill_zero_then_mask_is_named_and_fails_hidden_test():
     _names_only(_message(check_safe_weights, wrong), "times mask then mask", SAFE)
     assert "or filled with 0" in _message(check_safe_weights, wrong)
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def _masked_softmax(s, m):
+    return torch.nan_to_num(torch.masked.softmax(s, dim=-1, mask=m), nan=0.0) * m
+
+
+def _masked_softmax_imported(s, m):
+    from torch.masked import softmax
+
+    return torch.nan_to_num(softmax(s, dim=-1, mask=m), nan=0.0) * m
+
+
+@pytest.mark.parametrize("wrong", [_masked_softmax, _masked_softmax_imported])
+def test_safe_torch_masked_softmax_is_refused_by_check_and_hidden_test(wrong):
+    assert "torch.masked.softmax" in _message(check_safe_weights, wrong)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+@pytest.mark.parametrize("fill", [-100.0, -50.0])
+def test_safe_fixed_fill_above_allowed_scores_is_named_and_fails_hidden_test(fill):
+    def wrong(s, m):
+        return torch.softmax(s.masked_fill(~m, fill), -1) * m
+
+    def where_wrong(s, m):
+        return torch.where(m, torch.softmax(torch.where(m, s, fill), -1), 0.0)
+
+    for answer in (wrong, where_wrong):
+        msg = _message(check_safe_weights, answer)
+        _names_only(msg, "soft then mask", SAFE)
+        assert f"a fill of {fill:.4g} is not below every allowed score" in msg
+        assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=answer)
+
+
+def test_safe_float_mask_then_times_mask_is_named_and_fails_hidden_test():
+    def wrong(s, m):
+        return torch.softmax(s + m.to(s.dtype), -1) * m
+
+    msg = _message(check_safe_weights, wrong)
+    _names_only(msg, "float mask", SAFE)
+    assert "Zeroing those weights afterwards" in msg
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def test_decoder_tril_one_above_is_named_and_fails_hidden_test():
+    def wrong(lengths, T):
+        real = np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
+        return np.tril(np.ones((T, T), bool), 1) & real[:, None, :], _positions(lengths, T)
+
+    msg = _message(check_decoder_inputs, wrong)
+    assert "one key too many above the diagonal" in msg
+    assert not [k for k, phrase in DECODER.items() if phrase in msg]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=wrong)
+
+
+def test_decoder_generic_difference_names_its_axes():
+    def wrong(lengths, T):
+        real = np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
+        m = np.tril(np.ones((T, T), bool))[None] & real[:, None, :]
+        m[0, 0, 0] = True
+        return m, _positions(lengths, T)
+
+    assert "at index (sequence, query, key) = (0, 0, 0)" in _message(check_decoder_inputs, wrong)
+
+
+def _turn(angle):
+    return np.array([[np.cos(angle), np.sin(angle)], [-np.sin(angle), np.cos(angle)]])
+
+
+SHIFT_ANGLES = {
+    "both rows": lambda delta, theta: _turn(delta * theta / 2),                   # half the angle
+    "the second row": lambda delta, theta: np.array([_turn(delta * theta)[0], _turn(theta)[1]]),
+    "the first row": lambda delta, theta: np.array([_turn(float(delta))[0], _turn(delta * theta)[1]]),
+}
+
+
+@pytest.mark.parametrize("where", sorted(SHIFT_ANGLES))
+def test_shift_wrong_angle_is_located_and_fails_hidden_test(where):
+    msg = _message(check_shift_matrix, SHIFT_ANGLES[where])
+    assert f"it has M_delta's form, [[cos, sin], [-sin, cos]], but {where} turn" in msg
+    assert "differs from the right answer" not in msg
+    wrong = SHIFT_ANGLES[where]
+    assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=wrong)

@@ -89,6 +89,9 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
             _lower(T)[None] & _real_keys(lengths, T, shift=-1)[:, None, :],
         "the diagonal is masked too: a token may attend to itself (key j <= query i, not j < i).":
             _lower(T, -1)[None] & real[:, None, :],
+        "one key too many above the diagonal: each query also sees the key right after it (np.tril(..., 1) "
+        "keeps the first diagonal above the main one). A query may see keys j <= i only: np.tril(...) with "
+        "no offset.": _lower(T, 1)[None] & real[:, None, :],
         "the padding queries may attend to themselves: a padding position is never a key anyone may attend, "
         "itself included. Their rows stay all False (Exercise 3 handles such rows).":
             (_lower(T)[None] & real[:, None, :]) | (np.eye(T, dtype=bool)[None] & ~real[:, :, None]),
@@ -183,7 +186,8 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
     try:
         check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask")
     except ExerciseError as err:  # "the result of the mask ..." reads badly: it is the mask decoder_inputs returned
-        text = str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
+        text = (str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
+                .replace("at index (", "at index (sequence, query, key) = (", 1))
         raise ExerciseError(text) from None
     for lengths, T in _decoder_cases()[::-1]:             # T above every length first: offsets all differ
         what = f"lengths {lengths.tolist()} padded on the left to T = {T}"
@@ -301,7 +305,7 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
 
 
 def _shift_cases() -> list[tuple[int, float]]:
-    return [(1, 1.0), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
+    return [(3, 0.7), (3, 0.1), (-2, 0.5), (7, 10000 ** (-2 * 1 / 8)), (40, 10000 ** (-2 * 3 / 8))]
 
 
 # A matrix solved from the pairs at two positions (A @ inv(B)) is right wherever those pairs differ, so values
@@ -331,13 +335,44 @@ def fits_numerically(shift_matrix: Callable[..., Any]) -> str | None:
     return None
 
 
+def _wrong_angles(shift_matrix: Callable[[int, float], Any]) -> str | None:
+    """On the first case it gets wrong: whether ``shift_matrix`` returned M_delta's form, [[cos a, sin a],
+    [-sin b, cos b]], with an angle other than delta * theta in one row or both; None when it did not."""
+    for delta, theta in _shift_cases():
+        try:
+            got = np.asarray(shift_matrix(delta, theta), dtype=float)
+        except Exception:  # noqa: BLE001  (check_function has said why)
+            return None
+        if got.shape != (2, 2) or np.allclose(got, _shift_reference(delta, theta)):
+            continue
+        if not np.allclose([got[0] @ got[0], got[1] @ got[1]], 1.0, atol=1e-6):
+            return None
+        a, b = np.arctan2(got[0, 1], got[0, 0]), np.arctan2(-got[1, 0], got[1, 1])
+        if not (np.isclose(got[0, 0], np.cos(a)) and np.isclose(got[1, 1], np.cos(b))):
+            return None
+        right = np.angle(np.exp(1j * delta * theta))          # delta * theta, taken into (-pi, pi]
+        off = [not np.isclose(np.angle(np.exp(1j * (x - right))), 0.0, atol=1e-6) for x in (a, b)]
+        where = "both rows" if all(off) else "the first row" if off[0] else "the second row"
+        angles = f"{a:.4g}" if all(off) and np.isclose(a, b) else f"{a:.4g} and {b:.4g}"
+        return (f"shift_matrix is not right yet for delta = {delta}, theta = {theta:.4g}: it has M_delta's form, "
+                f"[[cos, sin], [-sin, cos]], but {where} turn{'s' if where != 'both rows' else ''} by an angle "
+                f"other than delta * theta (rows turn by {angles} rad, delta * theta is {right:.4g} rad taken "
+                "into (-pi, pi]). Both rows use the same angle, delta * theta.")
+    return None
+
+
 def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
     """Exercise 2: the 2x2 matrix M_delta with [sin((i+delta)w), cos((i+delta)w)] = M_delta [sin(i w), cos(i w)] for every i, for
     any frequency w, 0 included; derived, not fitted from encodings."""
     if callable(shift_matrix) and (used := fits_numerically(shift_matrix)):
         raise ExerciseError(FITTED.format(used))
-    check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
-                   describe=lambda c: f"delta = {c[0]}, theta = {c[1]:.4g}")
+    try:
+        check_function(shift_matrix, _shift_reference, _shift_cases(), "shift_matrix", mistakes=_shift_mistakes,
+                       describe=lambda c: f"delta = {c[0]}, theta = {c[1]:.4g}")
+    except ExerciseError as err:
+        if "differs from the right answer" in str(err) and (named := _wrong_angles(shift_matrix)):
+            raise ExerciseError(named) from None
+        raise
     delta, theta = 5, 0.3
     pairs = np.stack([np.sin(np.arange(20) * theta), np.cos(np.arange(20) * theta)], axis=1)  # (20, 2)
     moved = pairs[:-delta] @ np.asarray(shift_matrix(delta, theta), dtype=float).T
@@ -379,8 +414,8 @@ WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not
               "weights over its keys, the last axis, sum to 1. Use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
 READY_MADE = ("safe_weights called a ready-made attention or masked softmax (F.scaled_dot_product_attention, "
-              "torch._safe_softmax or the like) while it ran: turning the scores and the mask into weights is the "
-              "exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
+              "torch.masked.softmax, torch._safe_softmax or the like) while it ran: turning the scores and the "
+              "mask into weights is the exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
                 "0, in that row too (multiply by the mask, or use torch.where).")
@@ -391,6 +426,12 @@ SOFT_THEN_MASK = ("the masked weights are exactly 0, but rows with allowed keys 
                   "scores were filled with a value that is not low enough (like -10), took part of the weight "
                   "in the softmax, and multiplying by the mask then threw that part away. Fill with -inf or a "
                   "value so low that exp gives exactly 0 (torch.finfo(scores.dtype).min), then mask.")
+FILL_NOT_BELOW = ("the masked weights are exactly 0, but rows with allowed keys sum to less than 1: your weights "
+                  "match masked scores filled with {0:.4g}, and {2}, so the masked keys took part of the weight in the "
+                  "softmax and multiplying by the mask threw that part away. What counts is the gap between the "
+                  "fill and the allowed scores, whatever they are: fill with -inf or "
+                  "torch.finfo(scores.dtype).min, then mask.")
+FLOAT_MASK_ZEROED = ("Zeroing those weights afterwards (* mask) leaves each row summing to less than 1.")
 FLOAT_MASK = ("the mask was turned into numbers and ADDED to the scores: a 0/1 float mask adds 1 to the allowed "
               "scores and 0 to the masked ones, so the masked keys keep most of their weight; it masks nothing. "
               "That is what a float attn_mask does in F.scaled_dot_product_attention and nn.MultiheadAttention: "
@@ -427,13 +468,21 @@ RENORM_DOMINATED = ("the softmax was taken over all the scores, masked ones incl
                     "division, and the row comes out all 0. Fill the masked scores before the softmax.")
 
 
+_MASKED_API = ("softmax", "log_softmax", "softmin", "normalize", "masked_tensor", "as_masked_tensor")
+
+
 @contextlib.contextmanager
 def ready_made_blocked() -> Iterator[None]:
-    """Lesson 03's ready-made attentions blocked, and PyTorch's ``_safe_softmax`` (a softmax that already
-    returns 0 on a row with no allowed key, which is what Exercise 3 asks the learner to build)."""
+    """Lesson 03's ready-made attentions blocked, PyTorch's ``_safe_softmax`` (a softmax that already returns 0 on
+    a row with no allowed key, which is what Exercise 3 asks the learner to build) and ``torch.masked``'s masked
+    softmaxes."""
+    import torch.masked._ops as masked_ops  # the helpers every torch.masked softmax runs, however it was imported
+
     torch = _torch()
-    with _ready_made_blocked(), stand_ins([(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",))],
-                                          ReadyMadeCalled):
+
+    places = [(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",)), (torch.masked, _MASKED_API),
+              (masked_ops, ("_combine_input_and_mask", "_canonical_dim"))]
+    with _ready_made_blocked(), stand_ins(places, ReadyMadeCalled):
         yield
 
 
@@ -453,6 +502,24 @@ def _adds_a_constant_to(out: Any, leaf: Any) -> bool:
                 return True
         todo.extend(f for f, _ in nexts)
     return False
+
+
+def _implied_fill(got: Any, scores: Any, mask: Any) -> float | None:
+    """The one fill value c with got == softmax(scores.masked_fill(~mask, c)) * mask, read from the rows that have
+    both allowed and masked keys, or None when those rows do not agree on one (or do not tell)."""
+    torch = _torch()
+    fills = []
+    for w, s, m in zip(got.reshape(-1, got.shape[-1]), scores.expand_as(got).reshape(-1, got.shape[-1]),
+                       mask.reshape(-1, got.shape[-1]), strict=True):
+        total = float(w[m].sum()) if m.any() else 0.0
+        if not m.any() or m.all() or not 1e-300 < total < 1 - 1e-6:
+            continue
+        j = int(torch.where(m, w, -1.0).argmax())
+        log_z = float(s[j]) - float(torch.log(w[j]))           # log of the softmax's denominator
+        fills.append(log_z + float(np.log1p(-total)) - float(np.log(int((~m).sum()))))
+    if not fills or max(fills) - min(fills) > 1e-3 * max(1.0, abs(fills[0])):
+        return None
+    return float(np.mean(fills))
 
 
 def _torch():
@@ -485,6 +552,8 @@ def _safe_cases() -> list[tuple[Any, Any]]:
                      torch.tensor(30.0, dtype=torch.float64)), odd),              # allowed scores far below -10
         (torch.tensor([[0.0, 200.0, 1.0], [0.5, -1.0, 2.0]]),                     # float32: a masked score
          torch.tensor([[True, False, True], [True, False, True]])),               # dominates its row by 200
+        (torch.where(odd, torch.randn(4, 4, generator=gen, dtype=torch.float64) - 300.0,
+                     torch.randn(4, 4, generator=gen, dtype=torch.float64)), odd),   # allowed scores near -300
     ]
 
 
@@ -539,9 +608,12 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                 multiplied = torch.softmax(case[0] * case[1], dim=-1)
             if torch.allclose(got.detach().to(added.dtype), added, rtol=1e-4, atol=1e-7):
                 raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK}")
+            if (torch.allclose(got.detach().to(added.dtype), added * case[1], rtol=1e-4, atol=0.0)  # tiny weights
+                    and not torch.allclose(added * case[1], expected.detach(), rtol=1e-4, atol=1e-7)):  # count too
+                raise ExerciseError(f"{name} is not right yet on {what}: {FLOAT_MASK} {FLOAT_MASK_ZEROED}")
             if torch.allclose(got.detach().to(multiplied.dtype), multiplied, rtol=1e-4, atol=1e-7):
                 raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK}")
-            if (torch.allclose(got.detach().to(multiplied.dtype), multiplied * case[1], rtol=1e-4, atol=1e-7)
+            if (torch.allclose(got.detach().to(multiplied.dtype), multiplied * case[1], rtol=1e-4, atol=0.0)
                     and not torch.allclose(multiplied * case[1], expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {TIMES_MASK_THEN_MASK}")
             empty = ~case[1].expand_as(expected).any(dim=-1)
@@ -561,8 +633,8 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                     "in float64), or multiply by the mask.")
             with torch.no_grad():
                 zeroed = torch.softmax(case[0], dim=-1) * case[1]
-                renormalised = zeroed / zeroed.sum(dim=-1, keepdim=True).clamp_min(1e-30)
-            if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=1e-7)
+                renormalised = zeroed / zeroed.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(zeroed.dtype).tiny)
+            if (torch.allclose(got.detach().to(renormalised.dtype), renormalised, rtol=1e-4, atol=0.0)
                     and not torch.allclose(renormalised, expected.detach(), rtol=1e-4, atol=1e-7)):
                 raise ExerciseError(f"{name} is not right yet on {what}: {RENORM_DOMINATED}")
             with torch.no_grad():
@@ -574,7 +646,16 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
             after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
             sums = got.detach()[~empty].sum(dim=-1)
             if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4
-                    and not torch.allclose(got.detach(), after, rtol=1e-4)):
+                    and not torch.allclose(got.detach(), after, rtol=1e-4, atol=0.0)):
+                fill = _implied_fill(got.detach().to(torch.float64), case[0].to(torch.float64),
+                                     case[1].expand_as(expected))
+                if fill is not None:
+                    lowest = float(case[0][case[1].expand_as(case[0])].min())
+                    where = (f"a fill of {fill:.4g} is not below every allowed score (here they go down to "
+                             f"{lowest:.4g})" if fill >= lowest else f"a fill of {fill:.4g} is only "
+                             f"{lowest - fill:.3g} below the lowest allowed score ({lowest:.4g}), too little "
+                             "for exp to give exactly 0")
+                    raise ExerciseError(f"{name} is not right yet on {what}: {FILL_NOT_BELOW.format(fill, lowest, where)}")
                 raise ExerciseError(f"{name} is not right yet on {what}: {SOFT_THEN_MASK}")
         check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
                     mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},

@@ -58,7 +58,7 @@ def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int
             clock.plot(pe[:n, 2 * c], pe[:n, 2 * c + 1], "o", ms=7, alpha=0.8, label=f"pair c = {c}")
         for p in range(1, min(n, 4)):                  # pair 0 turns by 1 radian: number its first steps
             x, y = pe[p, 0], pe[p, 1]
-            clock.annotate(str(p), (x, y), xytext=(1.12 * x - 0.05, 1.12 * y - 0.05), fontsize=FONT)
+            clock.annotate(str(p), (x, y), xytext=(1.2 * x - 0.04, 1.2 * y - 0.04), fontsize=FONT)
         clock.plot(pe[0, 0], pe[0, 1], "ks", ms=10)
         clock.annotate("i = 0", (pe[0, 0], pe[0, 1]), xytext=(0.15, 1.12), fontsize=FONT)
         clock.set_xlabel("sine column 2c")
