@@ -58,7 +58,7 @@ def test_disagree_hidden_test_refuses_a_rescaled_a(D: np.ndarray) -> None:
 
 PREDICTION = {
     "blank": "D_is has no value yet",
-    "longer": "your own D has |D| = 3.162, shorter than |A| = 4.123",
+    "longer": "is not what your D shows: compute |D| and |A| and compare them",
     "not the word": "it should be the word \"longer\" or \"shorter\"",
 }
 PREDICTION_WRONG = {"blank": None, "longer": "longer", "not the word": "smaller"}
@@ -70,6 +70,7 @@ def test_disagree_prediction_names_the_mistake(mistake: str) -> None:
     D = np.array([3.0, 1.0])
     said = message(lambda d_is: checks.check_dot_cosine_disagree(D, d_is), PREDICTION_WRONG[mistake])
     names_only(said, mistake, PREDICTION)
+    assert "shorter" not in said.replace('"longer" or "shorter"', ""), said   # keeps the answer back
     assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D,
                                   D_is=PREDICTION_WRONG[mistake])
 
@@ -168,6 +169,15 @@ RANKINGS_WRONG = {
     "Manhattan distance": dict(by_distance=MANHATTAN),      # np.abs(toy_rows - toy_bank).sum(axis=1)
     "distance from the origin": dict(by_distance=LENGTH),   # np.linalg.norm(toy_rows, axis=1)
 }
+
+
+def test_rankings_wrong_list_names_the_first_wrong_place() -> None:
+    """A list no named mistake explains is told where it first goes wrong, with the measure's values."""
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": ["dust", "shore", "river"]})
+    assert "at place 3, 'cash' (0.933) is nearer than 'river' (0.774)" in said, said
+    wrong = {**RIGHT, "by_distance": ["shore", "money", "river"]}
+    said = message(lambda a: checks.check_rankings(**a), wrong)
+    assert "at place 2, 'cash' (0.608) is nearer than 'money' (0.791)" in said, said
 
 
 @pytest.mark.parametrize("mistake", sorted(RANKINGS_WRONG))

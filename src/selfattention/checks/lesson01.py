@@ -35,7 +35,8 @@ _NOT_GIVEN = object()  # exercise 1's prediction, when a caller (an older record
 
 def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
     """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740), and the
-    prediction ``D_is``, "longer" or "shorter" than A (it must be "shorter": |D| |C| cos = 11 with a larger cos)."""
+    prediction ``D_is``, "longer" or "shorter" than A (it must be "shorter": |D| |C| cos = 11 with a larger cos); a
+    wrong prediction is told to compare the lengths, without being told the answer."""
     if D is None or D is Ellipsis:
         raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
     try:
@@ -84,9 +85,9 @@ def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
             raise ExerciseError(f"D is right, but D_is = {D_is!r:.40}; it should be the word \"longer\" or "
                                 "\"shorter\".")
         if said != "shorter":
-            raise ExerciseError(f"D is right, but D_is = {said!r}: your own D has |D| = {np.linalg.norm(d):.3f}, "
-                                f"shorter than |A| = {np.linalg.norm(_A):.3f}. Any such D is: D . C = |D| |C| "
-                                "cos(theta) stays 11 while cos(theta) grows, so |D| must shrink.")
+            raise ExerciseError(f"D is right, but D_is = {said!r} is not what your D shows: compute |D| and |A| "
+                                "and compare them, then check it against D . C = |D| |C| cos(theta), which stays "
+                                "11 while cos(theta) grows.")
     passed(f"D . C = {dot:.3f} = A . C, but cos(D, C) = {cos:.3f} against cos(A, C) = {_reference_cosine(_A, _C):.3f}; "
            f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
 
@@ -196,7 +197,17 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
             swapped = answers.get(other) == expected and words != expected
             raise ExerciseError(f"{name} = {words} is {_OWNER[other]} ranking, not the ranking by {what}"
                                 + (f"; {name} and {other} look swapped." if swapped else "; " + _WHY[name]))
-    raise ExerciseError(f"{name} = {words} is not the ranking by {what}; " + _WHY[name])
+    raise ExerciseError(f"{name} = {words} is not the ranking by {what}: {_first_wrong_place(name, words, expected)}; "
+                        + _WHY[name])
+
+
+def _first_wrong_place(name: str, words: list[str], expected: list[str]) -> str:
+    """The first place where ``words`` departs from ``expected``, with both words' values under the measure."""
+    i = next(i for i, (w, e) in enumerate(zip(words, expected, strict=True)) if w != e)
+    sign = -1.0 if "distance" in name else 1.0            # distances are stored negated (higher is nearer)
+    value = {w: sign * float(_MEASURES[name][1][_TOY_WORDS.index(w)]) for w in (words[i], expected[i])}
+    return (f"at place {i + 1}, {expected[i]!r} ({value[expected[i]]:.3f}) is nearer than "
+            f"{words[i]!r} ({value[words[i]]:.3f})")
 
 
 _WHY = {

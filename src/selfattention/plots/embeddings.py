@@ -105,10 +105,12 @@ def draw_chance(ax: Axes, chance: ArrayLike, *, bins: int = 60) -> dict[int, flo
         raise ValueError(f"chance has {chance.size} cosines; expected at least 100 random pairs")
     ax.hist(chance, bins=bins, color="lightgray", edgecolor="gray")
     marks = {p: float(np.percentile(chance, p)) for p in PERCENTILES}
-    for height, (p, value) in zip((0.97, 0.97, 0.72), marks.items(), strict=True):
+    # median and 95th labelled left of their lines, at two heights, the 99th right: no label crosses a line
+    for height, (p, value) in zip((0.97, 0.72, 0.97), marks.items(), strict=True):
         ax.axvline(value, color="black", ls="--", lw=1.2)
-        ax.text(value, height, f" {p}th: {value:.3f}" if p != 50 else f"median {value:.3f} ",
-                transform=ax.get_xaxis_transform(), ha="left" if p != 50 else "right", va="top",
+        ax.text(value, height, f"{p}th: {value:.3f} " if p == 95 else f" {p}th: {value:.3f}" if p != 50
+                else f"median {value:.3f} ",
+                transform=ax.get_xaxis_transform(), ha="left" if p == 99 else "right", va="top",
                 fontsize=FONT, bbox={"facecolor": "white", "edgecolor": "none", "pad": 1, "alpha": 0.8})
     ax.set_ylabel("random pairs", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
