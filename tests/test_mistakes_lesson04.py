@@ -52,6 +52,7 @@ APPLE = {
     "linear": "by the sum of the scores",
     "itself": "gives itself",
     "one": "would leave nothing for the other three words",
+    "decimals": "right to the decimals you gave",
 }
 
 
@@ -323,10 +324,10 @@ def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
 
 
 def test_apple_a_rough_guess_is_not_named_as_a_mistake():
-    """A guess near a named mistake's value but not at it gets the general message, not that mistake."""
+    """A rough guess gets the general message; 0.9 for 0.870 is right to its one decimal, and says so."""
     no_red = math.exp(3) / (math.exp(3) + 2 + math.exp(-2))            # GOOD without red's row: 0.9058
-    text = message(check_apple, (GOOD, 0.9))
-    names_only(text, "other", APPLE)
+    names_only(message(check_apple, (GOOD, 0.8)), "other", APPLE)
+    names_only(message(check_apple, (GOOD, 0.9)), "decimals", APPLE)        # 0.870 to one decimal
     names_only(message(check_apple, (GOOD, round(no_red, 3))), "no red", APPLE)
 
 
@@ -658,3 +659,23 @@ def test_no_output_above_an_exercise_gives_its_answer():
                       for c in cells[:first] if c["cell_type"] == "code" for o in c.get("outputs", []))
     for number in ("0.711", "0.096", "0.615", "0.948", "0.87"):
         assert number not in printed, number
+
+
+def test_fused_unseeded_c_attn_is_named():
+    """Dropping the seed line makes another c_attn: the check names it, as the hidden test refuses it."""
+    other = torch.randn(5, 9)
+    text = message(lambda a: checks.check_fused_key(*a), (other[:, 3:6], other))
+    assert "torch.manual_seed(1)" in text and "put back the seed line" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=other[:, 3:6],
+                                  c_attn=other)
+
+
+def test_apple_prediction_right_to_its_own_decimals_is_named():
+    """0.9 for a weight of 0.9074: right to one decimal, so the message says so and asks for 3 decimals."""
+    W = W_Q.copy()
+    W[2], W[3] = [-3, 3, 0], [0, 0, -2]
+    text = message(check_apple, (W, 0.9))
+    names_only(text, "decimals", APPLE)
+    assert "give 3 decimals" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                  predicted_weight=0.9)

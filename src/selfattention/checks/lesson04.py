@@ -166,6 +166,12 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             f"to the softmax's sum ({others}; e^0 is 1, not 0), so 'ate' gets less than all of it even with "
             f"the highest score, {scores[ate]:.3g}. Divide e^{scores[ate]:.3g} by the sum over all four words."
         )
+    given = np.format_float_positional(p, trim="-").partition(".")[2]    # the decimals the learner wrote
+    if 0 < p < 1 and len(given) <= 2 and abs(round(right, len(given)) - p) < 1e-9:
+        raise ExerciseError(
+            f"predicted_weight = {p:.4g} is right to the decimals you gave; give 3 decimals (the check judges "
+            f"the weight by its log-odds, log(w / (1 - w)), to within 0.05)."
+        )
     for explanation, value in wrong.items():   # named only when the answer matches that mistake closely
         if not _same_weight(value, right) and _same_weight(p, value, _NAMED_TOL):
             raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
@@ -474,6 +480,14 @@ def check_fused_key(W_K_fused: Any, c_attn: Any) -> None:
     if W_K_fused is None or W_K_fused is Ellipsis:
         raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
     weight = _to_array(c_attn, "c_attn")                                # (d_in, 3 d_k) = (5, 9)
+    import torch  # only this exercise needs it
+
+    seeded = torch.randn(5, 9, generator=torch.Generator().manual_seed(1)).numpy()    # as the seed line makes
+    if weight.shape != seeded.shape or not np.allclose(weight, seeded, atol=1e-6):
+        raise ExerciseError(
+            "c_attn is not the tensor the answer cell's torch.manual_seed(1) makes: put back the seed line "
+            "above it, as given. The check and the hidden test both compare with the seeded c_attn."
+        )
     W = _to_array(W_K_fused, "W_K_fused")
     right = weight[:, 3:6]                                              # (d_in, d_k) = (5, 3)
     near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
