@@ -458,10 +458,13 @@ def _verdict(scores, gain):
 def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
     """Over rounded scores and gains, the visible check passes exactly when the hidden test does."""
     exact = np.log(NOTES)
+    verdicts = set()
     gains = [round(np.log(27 / 7) + d, p) for p in (2, 3, 4) for d in np.arange(-0.02, 0.021, 0.001)]
     for places in (2, 3, 4):
         scores = np.round(exact, places)
         for gain in gains:
-            seen = _verdict(scores, gain)
-            assert seen == _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=gain), (scores, gain)
+            hidden = _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=gain)
+            assert _verdict(scores, gain) == hidden, (scores, gain)
+            verdicts.add(hidden)
     capsys.readouterr()
+    assert verdicts == {True, False}   # the sweep holds answers of both kinds
