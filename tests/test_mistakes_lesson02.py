@@ -31,6 +31,8 @@ SCORES = {
     "river row": "bank's row of *river bank flows*",
     "money row": "the row of *money*",
     "logit": "inverse of the two-way sigmoid",
+    "weights x10": "scaling the weights is not their scores",
+    "toy scores": "the toy vectors' scores",
 }
 SCORES_WRONG = {
     "weights": NOTES.copy(),                            # "the weights are the scores"
@@ -43,6 +45,8 @@ SCORES_WRONG = {
     "river row": np.log([0.20, 0.78, 0.02]),
     "money row": np.log([0.70, 0.20, 0.10]),
     "logit": np.log(NOTES / (1 - NOTES)),              # the sigmoid's inverse, from section 3's figure
+    "weights x10": 10 * NOTES,                        # "scores are the weights, only larger"
+    "toy scores": np.array([0.77, 0.98, 0.56]),       # section 3's toy scores of bank, copied
 }
 
 
@@ -156,7 +160,7 @@ def test_bank_gain_right_answers(gain, capsys):
 
 @pytest.mark.parametrize(("scores", "gain", "shown"), [
     (np.log(NOTES), 1.36,
-     "e^1.360 = 3.896, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857 (your gain is rounded"),
+     "e^1.360 = 3.896, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857 (the exact one is"),
     (np.log(NOTES), 1.34, "e^1.340 = 3.819, close to (0.90 / 0.10) / (0.70 / 0.30) = 3.857"),
     (np.log(NOTES), np.log(27 / 7), "e^1.350 = 3.857 = (0.90 / 0.10) / (0.70 / 0.30)"),
     (np.array([-1.386, -0.357, -2.996]), 1.35, "1.029 above money's, close to ln(0.70 / 0.25) = 1.030"),
@@ -432,3 +436,35 @@ def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, n
 def test_a_wrong_column_is_still_named():
     text = _message(check_bank_mix, np.array([[0.2], [0.5], [0.3]]))
     _names_only(text, "order", MIX)
+
+
+def test_gain_on_rounded_scores_is_judged_on_those_scores():
+    """The check applies the gain to the learner's own scores, as the hidden test does: 1.339 on these
+    rounded scores gives 0.89896, so both refuse it, and 1.339 is not called a rounding of 1.3499."""
+    scores = np.array([-1.386, -0.357, -2.996])
+    text = _message(lambda g: check_notes_scores(scores, g), 1.339)
+    assert "0.899, not 0.90" in text and "nor that gain rounded" in text, text
+    assert not _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=1.339)
+
+
+def _verdict(scores, gain):
+    try:
+        check_notes_scores(scores, gain)
+    except AssertionError:
+        return False
+    return True
+
+
+def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
+    """Over rounded scores and gains, the visible check passes exactly when the hidden test does."""
+    exact = np.log(NOTES)
+    verdicts = set()
+    gains = [round(np.log(27 / 7) + d, p) for p in (2, 3, 4) for d in np.arange(-0.02, 0.021, 0.001)]
+    for places in (2, 3, 4):
+        scores = np.round(exact, places)
+        for gain in gains:
+            hidden = _hidden_passes("l02-scores-test", notes_scores=scores, bank_gain=gain)
+            assert _verdict(scores, gain) == hidden, (scores, gain)
+            verdicts.add(hidden)
+    capsys.readouterr()
+    assert verdicts == {True, False}   # the sweep holds answers of both kinds

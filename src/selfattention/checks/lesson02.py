@@ -30,6 +30,8 @@ _TOY: dict[str, np.ndarray] = {
 #: The typed-in weights for "bank" in *money bank grows* (money, bank, grows).
 NOTES_BANK = np.array([0.25, 0.70, 0.05])
 #: Their other rows: "money" in *money bank grows*, "bank" in *river bank flows*.
+#: Section 3's toy scores of bank in *money bank grows* (a mistake to name, not an answer).
+_TOY_BANK_SCORES = np.array([0.77, 0.98, 0.56])
 _NOTES_MONEY = np.array([0.70, 0.20, 0.10])
 _NOTES_RIVER_BANK = np.array([0.20, 0.78, 0.02])
 
@@ -60,8 +62,6 @@ def _fmt(x: np.ndarray) -> str:
 
 # --------------------------------------------------------------------------- exercise 1
 _UNSET = object()
-#: The gain that lifts bank's weight from 0.70 to 0.90: 0.7 e^g / (0.7 e^g + 0.3) = 0.9.
-BANK_GAIN = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))
 
 
 def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
@@ -88,22 +88,26 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             raise ExerciseError(f"bank_gain holds {np.size(one)} numbers; it should be a single number: the "
                                 "amount added to bank's score alone.")
         g = float(_vector(one, "bank_gain", 1, "a single number")[0])
-        e = np.exp(np.log(NOTES_BANK) + [0.0, g, 0.0])
+        e = np.exp(s - s.max())   # the gain acts on the learner's own scores, as the hidden test computes it
+        e[1] *= np.exp(g)
         got = float(e[1] / e.sum())
+        gain = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))   # solved here from the exercise's numbers
+        places = next((d for d in range(7) if abs(g - round(g, d)) < 1e-9), 7)   # decimals typed
+        rounded = places < 7 and abs(round(gain, places) - g) < 1e-9   # the exact gain rounded at its decimals
         if abs(got - 0.9) < 1e-3:
-            factor, exact = f"{np.exp(g):.3f}", f"{np.exp(BANK_GAIN):.3f}"   # e^g, and the exact (0.9/0.1)/(0.7/0.3)
+            factor, exact = f"{np.exp(g):.3f}", f"{np.exp(gain):.3f}"   # e^g, and the exact (0.9/0.1)/(0.7/0.3)
             if factor == exact:
                 why = f"e^{g:.3f} = {factor} = (0.90 / 0.10) / (0.70 / 0.30)"
-            else:   # a rounded gain: within the tolerance, but its e^g is not the exact factor at these digits
-                why = (f"e^{g:.3f} = {factor}, close to (0.90 / 0.10) / (0.70 / 0.30) = {exact} (your gain is "
-                       f"rounded; the exact one is ln({exact}) = {BANK_GAIN:.4f})")
+            else:   # within the tolerance, but its e^g is not the exact factor at these digits
+                why = (f"e^{g:.3f} = {factor}, close to (0.90 / 0.10) / (0.70 / 0.30) = {exact} ("
+                       + ("your gain is rounded; " if rounded else "")
+                       + f"the exact one is ln({exact}) = {gain:.4f})")
             passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: {why}, the factor by "
                    "which bank's odds (its weight over the other two's) must grow.")
             return
         then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
-        if abs(g - BANK_GAIN) < 0.055:   # near the right gain: rounded from it, or a trial value
-            places = next((d for d in range(7) if abs(g - round(g, d)) < 1e-9), 7)   # decimals typed
-            if abs(round(BANK_GAIN, places) - g) < 1e-9:   # the exact gain rounded at its own decimals
+        if abs(g - gain) < 0.055:   # near the right gain: rounded from it, or a trial value
+            if rounded:
                 raise ExerciseError(
                     f"notes_scores is right, but {then}: close, keep more decimals. Your gain is the exact one "
                     f"rounded to {places} decimal{'' if places == 1 else 's'}; compute it with np.log rather "
@@ -120,7 +124,7 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 f"notes_scores is right, but {then}: you set bank's odds (its weight over the other "
                 "two's) to 9 (0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score "
                 "multiplies the odds by e^g: e^g is the new odds over the old.")
-        if abs(g - np.exp(BANK_GAIN)) < 1e-3:
+        if abs(g - np.exp(gain)) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} = (0.90 / 0.10) / (0.70 / 0.30) is the factor by "
                 "which bank's odds (its weight over the other two's) must grow, but you forgot the log: a score "
@@ -135,7 +139,7 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 f"notes_scores is right, but {then}: {g:.3f} = 0.90 / 0.70 is the ratio of the two weights, "
                 "not a score. A score raised by g multiplies bank's odds (its weight over the other two's) by "
                 "e^g: take the log of the factor the odds must grow by.")
-        if abs(g - (s[1] + BANK_GAIN)) < 1e-3 and abs(s[1]) > 1e-3:
+        if abs(g - (s[1] + gain)) < 1e-3 and abs(s[1]) > 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
                 f"the number added to bank's score ({s[1]:.3f} in your notes_scores).")
@@ -149,18 +153,18 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
                 f"notes_scores is right, but {then}: ln(0.90 x 0.30 / 0.70) = {g:.3f} divides the target weight "
                 "0.90 by bank's old odds 0.70 / 0.30, but the target must be odds too: the other two's weight "
                 "becomes 0.10, so bank's new odds are 0.90 / 0.10.")
-        if abs(g + BANK_GAIN) < 1e-3:
+        if abs(g + gain) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: your gain has the wrong sign. Lowering bank's score shrinks "
                 "its weight; the gain that raises it to 0.90 is positive.")
-        if abs(g - np.log10(np.exp(BANK_GAIN))) < 1e-3:
+        if abs(g - np.log10(np.exp(gain))) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is the base-10 logarithm of the factor "
-                f"{np.exp(BANK_GAIN):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
-        if abs(g - np.log2(np.exp(BANK_GAIN))) < 1e-3:
+                f"{np.exp(gain):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
+        if abs(g - np.log2(np.exp(gain))) < 1e-3:
             raise ExerciseError(
                 f"notes_scores is right, but {then}: {g:.3f} is the base-2 logarithm of the factor "
-                f"{np.exp(BANK_GAIN):.3f}. Softmax uses e^x, not 2^x, so the gain is the natural logarithm of that "
+                f"{np.exp(gain):.3f}. Softmax uses e^x, not 2^x, so the gain is the natural logarithm of that "
                 "factor, np.log.")
         if abs(g - np.log(0.9 / 0.3)) < 1e-3:
             raise ExerciseError(
@@ -221,6 +225,14 @@ def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
             f"you took ln(a / (1 - a)) of each weight: {said}. That is the inverse of the two-way sigmoid of "
             "section 3's figure; for a row of three the inverse of softmax is ln of each weight plus any "
             "constant.")
+    if np.allclose(s, 10 * NOTES_BANK, atol=0.05) or np.allclose(s, 100 * NOTES_BANK, atol=0.5):
+        raise ExerciseError(
+            f"your scores are the weights scaled: {said}. Softmax is not linear: scaling the weights is not "
+            "their scores. Undo the exponential with the logarithm, np.log.")
+    if np.allclose(s, _TOY_BANK_SCORES, atol=0.01):
+        raise ExerciseError(
+            f"these are the toy vectors' scores for bank in *money bank grows*: {said}. The exercise asks for "
+            f"scores that give the notes' weights, {_fmt(NOTES_BANK)}: work backwards from those weights.")
     digits = _rounded_logs(s)
     if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
         raise ExerciseError(
@@ -266,7 +278,6 @@ def _log_factor(w: np.ndarray) -> float | None:
 _RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])
 _RBF_WORDS = ("river", "bank", "flows")
 MIX_TARGET = np.array([0.25, 0.88, 0.0, 0.0])
-MIX_WEIGHTS = np.array([0.5, 0.2, 0.3])
 _MIX_TOL = 1e-3
 
 
