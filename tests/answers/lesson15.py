@@ -35,10 +35,17 @@ tiles = T // b
 kv = sum(2 * b * d * (n + 1) for n in range(tiles))
 return T * d + T * d + kv
 """,
-    # exercise 3, the tile's two lines: section 2's step 2, "P = e^(S - L)", and step 3,
-    # "D_i = sum_c dO_ic O_ic, from the stored output"
+    # exercise 3, the loop body from section 2's steps: 2. "S = q k^T / sqrt(d) and P = e^(S - L)"; 3. "dV =
+    # P^T dO and dP = dO V^T", "D_i = sum_c dO_ic O_ic, from the stored output", dS = P o (dP - D); 4. "dQ =
+    # dS K / sqrt(d) and dK = dS^T Q / sqrt(d)", this tile's rows of dK and dV, dq summed over the tiles
     "l15-backward-answer": """
-P = np.exp(S - L.reshape(-1, 1))
-D = np.einsum("ic,ic->i", dO, O)
+scale = 1 / np.sqrt(d)
+W = np.exp(q @ k.T * scale - L.reshape(-1, 1))
+G = dO @ v.T
+rowdot = np.einsum("ic,ic->i", dO, O)
+dScores = W * (G - rowdot.reshape(-1, 1))
+dV[j:j + b] = W.T @ dO
+dK[j:j + b] = dScores.T @ q * scale
+dq = dq + dScores @ k * scale
 """,
 }

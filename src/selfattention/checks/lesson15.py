@@ -852,6 +852,27 @@ def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tu
     return None
 
 
+def _global_arrays_problem(fn: Callable[..., Any]) -> str | None:
+    """Name the arrays a function reads from the notebook's globals instead of computing them itself (a
+    ``P`` or ``D`` left over from a demonstration cell), or None."""
+    import dis
+
+    names, codes = [], [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+        names.extend(ins.argval for ins in dis.get_instructions(code)
+                     if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names)
+    arrays = [n for n in names if isinstance(fn.__globals__.get(n), np.ndarray)
+              or type(fn.__globals__.get(n)).__name__ == "Tensor"]
+    if not arrays:
+        return None
+    shapes = ", ".join(f"{n} {tuple(fn.__globals__[n].shape)}" for n in arrays)
+    return (f"your function reads {', '.join(arrays)} from the notebook's globals ({shapes}), not from its own "
+            f"lines: an array the loop needs is used but never assigned inside it. Compute each one in the loop "
+            f"body from the tile (for example P = e^(S - L[:, None]) and D from dO and O).")
+
+
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
     """Exercise 3: one query tile's backward loop over the key tiles (read from slow memory a tile at a time),
     from the stored L, O and dO: dq summed over the tiles, each key tile's dK and dV shares. Every query tile's
@@ -862,6 +883,9 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
         raise ExerciseError("query_tile_backward uses PyTorch: write it in NumPy from section 2's rules. "
                             "Autograd on the query rows would give the gradients without the loop the "
                             "exercise asks for.")
+    problem = _global_arrays_problem(query_tile_backward)
+    if problem:
+        raise ExerciseError(problem)
     for case, bq, b in _backward_cases():
         T = len(case["Q"])
         dQ, dK, dV = np.zeros_like(case["Q"]), np.zeros_like(case["K"]), np.zeros_like(case["V"])
@@ -877,6 +901,13 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
             except ExerciseError:
                 raise
             except Exception as exc:
+                d_v = dO.shape[1]
+                if isinstance(exc, ValueError) and (f"({d_v},1)" in str(exc) or f"({d_v},)" in str(exc)):
+                    raise ExerciseError(
+                        f"query_tile_backward raised ValueError on {what}: {exc}. An array of {d_v} entries "
+                        f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
+                        f"queries, giving one number per column. D_i sums row i over its columns: "
+                        f"(dO * O).sum(axis=1), one number per query.") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
             problem = _backward_reads_problem(memory, b)
             if problem:
@@ -885,6 +916,10 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                 raise ExerciseError("query_tile_backward should return three arrays, (dq, dK, dV): "
                                     f"it returned {type(got).__name__}.")
             mine = [np.asarray(g, dtype=float) for g in got]
+            if all(a.size and not a.any() for a in mine):
+                raise ExerciseError(f"on {what}: your dq, dK and dV are all zeros, as the starter code made "
+                                    "them: the loop body must fill this tile's rows j:j + b of dV and dK and "
+                                    "add its share to dq (dq += ...).")
             right = _right_query_tile(q, case["K"], case["V"], L, O, dO)
             order = _returned_order(mine, right)
             if order is not None:
