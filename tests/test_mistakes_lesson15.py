@@ -1108,3 +1108,43 @@ def test_backward_D_over_the_wrong_axis_is_named():
     answer = _scaffolded(_body(D="D = (dO * O).sum(axis=0)"))
     assert "D was summed over axis 0, the queries" in message(checks.check_query_tile_backward, answer)
     assert _hidden_fails(answer)
+
+
+# finding 15-9: a mask that compares positions counted from two different starts
+def _flash_masked_by(mask):
+    """Section 1's tiled_attention made causal, key tiles skipped as asked, with the mask line ``mask``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            m = np.full((len(q), 1), -np.inf)
+            ell, o = np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                s[mask(i, j, len(q), len(k))] = -np.inf
+                m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+                ell = ell * np.exp(m - m_new) + np.exp(s - m_new).sum(axis=1, keepdims=True)
+                o = o * np.exp(m - m_new) + np.exp(s - m_new) @ v
+                m = m_new
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+@pytest.mark.parametrize(("mask", "phrase"), [
+    (lambda i, j, nq, nk: np.arange(nk)[None, :] > np.arange(i, i + nq)[:, None],
+     "the mask compares a key's place within its tile (0..b-1) with the query's place in the whole sequence"),
+    (lambda i, j, nq, nk: np.arange(j, j + nk)[None, :] > np.arange(nq)[:, None],
+     "the mask compares a key's place in the whole sequence with the query's place within its tile"),
+])
+def test_flash_mask_in_two_frames_is_named(mask, phrase):
+    answer = _flash_masked_by(mask)
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and not [k for k, p in FLASH_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_flash_same_frame_mask_passes(capsys):   # the control: the same loop, one frame on both sides
+    answer = _flash_masked_by(lambda i, j, nq, nk: np.arange(j, j + nk)[None, :] > np.arange(i, i + nq)[:, None])
+    right_answer_passes(checks.check_causal_flash, answer, capsys)

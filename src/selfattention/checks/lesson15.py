@@ -105,6 +105,24 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
     return out
 
 
+def _mixed_frames(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int, *, keys_local: bool) -> np.ndarray:
+    """Exercise 1's output when the mask compares positions in two frames: a key's place within its tile
+    against the query's place in the sequence (``keys_local``), or the other way round; key tiles up to the
+    diagonal read, as asked. Rows whose every key is hidden come out NaN."""
+    T, d = Q.shape
+    out = np.full((T, V.shape[1]), np.nan)
+    for i in range(0, T, b):
+        last = min(i + b, T)
+        s = Q[i:last] @ K[:last].T / np.sqrt(d)
+        key = np.arange(last) % b if keys_local else np.arange(last)
+        query = np.arange(i, last) if keys_local else np.arange(last - i)
+        s = np.where(key[None, :] > query[:, None], -np.inf, s)
+        with np.errstate(all="ignore"):
+            w = np.exp(s - s.max(axis=1, keepdims=True))
+            out[i:last] = (w / w.sum(axis=1, keepdims=True)) @ V[:last]
+    return out
+
+
 def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
                  normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
@@ -523,6 +541,12 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "the mask compares positions within the tile (the same np.tri(b) on every tile), so it also hides "
             "keys of earlier tiles that every query of this tile may read. Compare positions in the whole "
             "sequence: key j + c is masked when j + c > i + r.": _causal(Q, K, V, local_of=b),
+            "the mask compares a key's place within its tile (0..b-1) with the query's place in the whole "
+            "sequence: both sides must count from the same start. Key j + c is masked when j + c > i + r.":
+                _mixed_frames(Q, K, V, b, keys_local=True),
+            "the mask compares a key's place in the whole sequence with the query's place within its tile "
+            "(0..b-1): both sides must count from the same start. Key j + c is masked when j + c > i + r.":
+                _mixed_frames(Q, K, V, b, keys_local=False),
             "when a tile raises a row's maximum, the running sum and output must be multiplied by "
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
             "the running sum ℓ was rescaled by exp(m - m') when the maximum rose, but the output o was not: "
