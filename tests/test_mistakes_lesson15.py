@@ -1148,3 +1148,18 @@ def test_flash_mask_in_two_frames_is_named(mask, phrase):
 def test_flash_same_frame_mask_passes(capsys):   # the control: the same loop, one frame on both sides
     answer = _flash_masked_by(lambda i, j, nq, nk: np.arange(j, j + nk)[None, :] > np.arange(i, i + nq)[:, None])
     right_answer_passes(checks.check_causal_flash, answer, capsys)
+
+
+# exercise 1's starter: section 1's loop with the start of the key-tile body left blank
+def test_flash_blank_starter_is_named():
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-flash-answer"]
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    names = {"np": np}
+    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
+    said = message(checks.check_causal_flash, names["causal_flash"])
+    assert "before reading any key tile" in said and "the start of the key-tile loop is still to write" in said

@@ -505,6 +505,11 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
                     f"values are as wide as the queries: something sized with d (Q's width) holds values or "
                     f"outputs, such as acc = np.zeros((len(q), d)). Outputs have V's width, d_v = "
                     f"memory.arrays['V'].shape[1].") from None
+            if isinstance(exc, NameError) and not any(name == "K" for _, name, _, _ in memory.log):
+                raise ExerciseError(
+                    f"causal_flash raised NameError on {what} before reading any key tile ({exc}): the start of "
+                    f"the key-tile loop is still to write. Skip a tile the mask hides entirely, else read k and "
+                    f"v, compute the scores s and mask them.") from None
             i = _skipped_diagonal(memory.log, b)
             if i is not None:
                 raise ExerciseError(
