@@ -1043,7 +1043,8 @@ def _body(**swap):
 def _hidden_fails(answer):
     try:   # the grader fails an answer whose hidden test raises, as well as one that asserts
         with np.errstate(all="ignore"):
-            return not hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
+            return not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                          query_tile_backward=answer)
     except (ValueError, NameError, TypeError):
         return True
 
@@ -1146,7 +1147,8 @@ def test_flash_mask_in_two_frames_is_named(mask, phrase):
 
 
 def test_flash_same_frame_mask_passes(capsys):   # the control: the same loop, one frame on both sides
-    answer = _flash_masked_by(lambda i, j, nq, nk: np.arange(j, j + nk)[None, :] > np.arange(i, i + nq)[:, None])
+    answer = _flash_masked_by(lambda i, j, nq, nk:
+                              np.arange(j, j + nk)[None, :] > np.arange(i, i + nq)[:, None])
     right_answer_passes(checks.check_causal_flash, answer, capsys)
 
 
@@ -1162,4 +1164,5 @@ def test_flash_blank_starter_is_named():
     names = {"np": np}
     exec(blank, names)  # noqa: S102  (the lesson's own starter code)
     said = message(checks.check_causal_flash, names["causal_flash"])
-    assert "before reading any key tile" in said and "the start of the key-tile loop is still to write" in said
+    assert "before reading any key tile" in said
+    assert "the start of the key-tile loop is still to write" in said
