@@ -1011,9 +1011,10 @@ def test_package_holds_no_reference_loop():
     assert not hasattr(lesson15, "_causal_loop") and not hasattr(lesson15, "_query_tile")
 
 
-# exercise 3's starter code, its two lines filled as a learner might (finding 15-4: one decision)
-def _scaffolded(lines):
-    """query_tile_backward from the instructor's cell with its solution region replaced by ``lines``."""
+# exercise 3's starter code, its loop body written as a learner might (finding 15-2: the body is the task)
+def _scaffolded(lines, extra=None):
+    """query_tile_backward from the instructor's cell with its solution region replaced by ``lines``, defined
+    among the globals ``extra`` (a notebook's leftover arrays)."""
     from mistakes import NOTEBOOKS
 
     from selfattention.coursework import lessons
@@ -1024,35 +1025,144 @@ def _scaffolded(lines):
     first, last = text.index("        ### BEGIN SOLUTION"), text.index("### END SOLUTION")
     body = "".join(f"        {line}\n" for line in lines)
     text = text[:first] + body + text[text.index("\n", last) + 1:]
-    names = {"np": np}
+    names = {"np": np, **(extra or {})}
     exec(text, names)  # noqa: S102  (the lesson's own starter code)
     return names["query_tile_backward"]
 
 
+_BODY = {"S": "S = q @ k.T / np.sqrt(d)", "P": "P = np.exp(S - L[:, None])", "dP": "dP = dO @ v.T",
+         "D": "D = (dO * O).sum(axis=1)", "dS": "dS = P * (dP - D[:, None])", "dV": "dV[j:j + b] = P.T @ dO",
+         "dK": "dK[j:j + b] = dS.T @ q / np.sqrt(d)", "dq": "dq += dS @ k / np.sqrt(d)"}
+
+
+def _body(**swap):
+    """The loop body, section 2's steps in order, with the lines named in ``swap`` written otherwise."""
+    return [swap.get(key, line) for key, line in _BODY.items() if swap.get(key, line)]
+
+
+def _hidden_fails(answer):
+    try:   # the grader fails an answer whose hidden test raises, as well as one that asserts
+        with np.errstate(all="ignore"):
+            return not hidden_test_passes("15_io_aware_attention", "l15-backward-test",
+                                          query_tile_backward=answer)
+    except (ValueError, NameError, TypeError):
+        return True
+
+
 @pytest.mark.parametrize("lines, key", [
-    (["P = np.exp(S - S.max(axis=1, keepdims=True))", "P = P / P.sum(axis=1, keepdims=True)",
-      "D = (dO * O).sum(axis=1)"], "tile_softmax"),
-    (["P = np.exp(S - L[:, None])", "D = (P * dP).sum(axis=1)"], "D_tile"),
-    (["P = np.exp(S - L[:, None])", "D = dO.sum(axis=1)"], "D_dO"),
-    (["P = np.exp(S - L)", "D = (dO * O).sum(axis=1)"], "L_axis"),
-    (["P = S - L[:, None]", "D = (dO * O).sum(axis=1)"], "no_exp"),
-    (["P = np.exp(S - L[:, None])", "D = (dO * O).sum()"], "D_scalar"),
+    (_body(P="P = np.exp(S - S.max(axis=1, keepdims=True)); P = P / P.sum(axis=1, keepdims=True)"),
+     "tile_softmax"),
+    (_body(D="D = (P * dP).sum(axis=1)"), "D_tile"),
+    (_body(D="D = dO.sum(axis=1)"), "D_dO"),
+    (_body(P="P = np.exp(S - L)"), "L_axis"),
+    (_body(P="P = S - L[:, None]"), "no_exp"),
+    (_body(D="D = (dO * O).sum()", dS="dS = P * (dP - D)"), "D_scalar"),
+    (_body(dV="dV[j:j + b] = P @ dO"), "no_transpose"),
+    (_body(dK="dK[j:j + b] = P.T @ q / np.sqrt(d)"), "dK_from_P"),
+    (_body(dq="dq = dS @ k / np.sqrt(d)"), "not_summed"),
+    (_body(dS="dS = dP - D[:, None]"), "dS_no_P"),
+    (_body(S="S = q @ k.T"), "unscaled"),
 ])
 def test_backward_starter_filled_wrong_is_named(lines, key):
     answer = _scaffolded(lines)
     names_only(message(checks.check_query_tile_backward, answer), key, BACKWARD_PHRASES)
-    try:   # the grader fails an answer whose hidden test raises, as well as one that asserts
-        hidden = hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
-    except ValueError:
-        hidden = False
-    assert not hidden
+    assert _hidden_fails(answer)
 
 
 @pytest.mark.parametrize("lines", [
-    ["P = np.exp(S - L[:, None])", "D = (dO * O).sum(axis=1, keepdims=True)"],
-    ["P = np.exp(S - L.reshape(-1, 1))", "D = np.einsum('ic,ic->i', dO, O)"],
+    _body(D="D = (dO * O).sum(axis=1, keepdims=True)", dS="dS = P * (dP - D)"),
+    ["P = np.exp(q @ k.T / np.sqrt(d) - L.reshape(-1, 1))", "D = np.einsum('ic,ic->i', dO, O)",
+     "dS = P * (dO @ v.T - D[:, None])", "dV[j:j + b] = P.T @ dO", "dq = dq + dS @ k / np.sqrt(d)",
+     "dK[j:j + b] = (q.T @ dS).T / np.sqrt(d)"],
 ])
 def test_backward_starter_filled_right_passes(lines, capsys):
     answer = _scaffolded(lines)
     right_answer_passes(checks.check_query_tile_backward, answer, capsys)
     assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
+
+
+# finding 15-1: a body that uses an array left in the notebook's globals (a demonstration's P or D)
+_LEFTOVERS = {"P": np.ones((8, 8)), "D": np.ones(8), "V": np.ones((8, 4))}
+
+
+@pytest.mark.parametrize(("lines", "name"), [
+    (_body(D="Di = (dO * O).sum(axis=1)"), "D"),
+    (_body(P="", S="", dP="dP = dO @ V.T"), "V, P"),
+    (_body(dP="dP = dO @ V.T"), "V"),
+])
+def test_backward_global_arrays_are_named(lines, name):
+    answer = _scaffolded(lines, dict(_LEFTOVERS))
+    said = message(checks.check_query_tile_backward, answer)
+    assert f"your function reads {name} from the notebook's globals" in said
+    assert _hidden_fails(answer)
+
+
+@pytest.mark.parametrize("lines", [["pass"], ["P = np.exp(q @ k.T / np.sqrt(d) - L[:, None])"]])
+def test_backward_blank_body_is_named(lines):
+    answer = _scaffolded(lines, dict(_LEFTOVERS))
+    assert "your dq, dK and dV are all zeros, as the starter code made them" in message(
+        checks.check_query_tile_backward, answer)
+    assert _hidden_fails(answer)
+
+
+def test_backward_D_over_the_wrong_axis_is_named():
+    answer = _scaffolded(_body(D="D = (dO * O).sum(axis=0)"))
+    assert "D was summed over axis 0, the queries" in message(checks.check_query_tile_backward, answer)
+    assert _hidden_fails(answer)
+
+
+# finding 15-9: a mask that compares positions counted from two different starts
+def _flash_masked_by(mask):
+    """Section 1's tiled_attention made causal, key tiles skipped as asked, with the mask line ``mask``."""
+    def causal_flash(memory, b):
+        T, d = memory.arrays["Q"].shape
+        for i in range(0, T, b):
+            q = memory.read("Q", i, i + b)
+            m = np.full((len(q), 1), -np.inf)
+            ell, o = np.zeros((len(q), 1)), 0.0
+            for j in range(0, i + len(q), b):
+                k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+                s = q @ k.T / np.sqrt(d)
+                s[mask(i, j, len(q), len(k))] = -np.inf
+                m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+                ell = ell * np.exp(m - m_new) + np.exp(s - m_new).sum(axis=1, keepdims=True)
+                o = o * np.exp(m - m_new) + np.exp(s - m_new) @ v
+                m = m_new
+            memory.write("O", o / ell, i)
+    return causal_flash
+
+
+@pytest.mark.parametrize(("mask", "phrase"), [
+    (lambda i, j, nq, nk: np.arange(nk)[None, :] > np.arange(i, i + nq)[:, None],
+     "the mask compares a key's place within its tile (0..b-1) with the query's place in the whole sequence"),
+    (lambda i, j, nq, nk: np.arange(j, j + nk)[None, :] > np.arange(nq)[:, None],
+     "the mask compares a key's place in the whole sequence with the query's place within its tile"),
+])
+def test_flash_mask_in_two_frames_is_named(mask, phrase):
+    answer = _flash_masked_by(mask)
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and not [k for k, p in FLASH_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_flash_same_frame_mask_passes(capsys):   # the control: the same loop, one frame on both sides
+    answer = _flash_masked_by(lambda i, j, nq, nk:
+                              np.arange(j, j + nk)[None, :] > np.arange(i, i + nq)[:, None])
+    right_answer_passes(checks.check_causal_flash, answer, capsys)
+
+
+# exercise 1's starter: section 1's loop with the start of the key-tile body left blank
+def test_flash_blank_starter_is_named():
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-flash-answer"]
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    names = {"np": np}
+    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
+    said = message(checks.check_causal_flash, names["causal_flash"])
+    assert "before reading any key tile" in said
+    assert "the start of the key-tile loop is still to write" in said

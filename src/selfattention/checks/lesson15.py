@@ -105,6 +105,24 @@ def _no_rescale(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> np.ndarr
     return out
 
 
+def _mixed_frames(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int, *, keys_local: bool) -> np.ndarray:
+    """Exercise 1's output when the mask compares positions in two frames: a key's place within its tile
+    against the query's place in the sequence (``keys_local``), or the other way round; key tiles up to the
+    diagonal read, as asked. Rows whose every key is hidden come out NaN."""
+    T, d = Q.shape
+    out = np.full((T, V.shape[1]), np.nan)
+    for i in range(0, T, b):
+        last = min(i + b, T)
+        s = Q[i:last] @ K[:last].T / np.sqrt(d)
+        key = np.arange(last) % b if keys_local else np.arange(last)
+        query = np.arange(i, last) if keys_local else np.arange(last - i)
+        s = np.where(key[None, :] > query[:, None], -np.inf, s)
+        with np.errstate(all="ignore"):
+            w = np.exp(s - s.max(axis=1, keepdims=True))
+            out[i:last] = (w / w.sum(axis=1, keepdims=True)) @ V[:last]
+    return out
+
+
 def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
                  normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
@@ -487,6 +505,11 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
                     f"values are as wide as the queries: something sized with d (Q's width) holds values or "
                     f"outputs, such as acc = np.zeros((len(q), d)). Outputs have V's width, d_v = "
                     f"memory.arrays['V'].shape[1].") from None
+            if isinstance(exc, NameError) and not any(name == "K" for _, name, _, _ in memory.log):
+                raise ExerciseError(
+                    f"causal_flash raised NameError on {what} before reading any key tile ({exc}): the start of "
+                    f"the key-tile loop is still to write. Skip a tile the mask hides entirely, else read k and "
+                    f"v, compute the scores s and mask them.") from None
             i = _skipped_diagonal(memory.log, b)
             if i is not None:
                 raise ExerciseError(
@@ -523,6 +546,12 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "the mask compares positions within the tile (the same np.tri(b) on every tile), so it also hides "
             "keys of earlier tiles that every query of this tile may read. Compare positions in the whole "
             "sequence: key j + c is masked when j + c > i + r.": _causal(Q, K, V, local_of=b),
+            "the mask compares a key's place within its tile (0..b-1) with the query's place in the whole "
+            "sequence: both sides must count from the same start. Key j + c is masked when j + c > i + r.":
+                _mixed_frames(Q, K, V, b, keys_local=True),
+            "the mask compares a key's place in the whole sequence with the query's place within its tile "
+            "(0..b-1): both sides must count from the same start. Key j + c is masked when j + c > i + r.":
+                _mixed_frames(Q, K, V, b, keys_local=False),
             "when a tile raises a row's maximum, the running sum and output must be multiplied by "
             "exp(m_old - m_new) before the new tile is added; here they were not.": _no_rescale(Q, K, V, b),
             "the running sum ℓ was rescaled by exp(m - m') when the maximum rose, but the output o was not: "
@@ -852,6 +881,27 @@ def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tu
     return None
 
 
+def _global_arrays_problem(fn: Callable[..., Any]) -> str | None:
+    """Name the arrays a function reads from the notebook's globals instead of computing them itself (a
+    ``P`` or ``D`` left over from a demonstration cell), or None."""
+    import dis
+
+    names, codes = [], [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+        names.extend(ins.argval for ins in dis.get_instructions(code)
+                     if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval not in names)
+    arrays = [n for n in names if isinstance(fn.__globals__.get(n), np.ndarray)
+              or type(fn.__globals__.get(n)).__name__ == "Tensor"]
+    if not arrays:
+        return None
+    shapes = ", ".join(f"{n} {tuple(fn.__globals__[n].shape)}" for n in arrays)
+    return (f"your function reads {', '.join(arrays)} from the notebook's globals ({shapes}), not from its own "
+            f"lines: an array the loop needs is used but never assigned inside it. Compute each one in the loop "
+            f"body from the tile (for example P = e^(S - L[:, None]) and D from dO and O).")
+
+
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
     """Exercise 3: one query tile's backward loop over the key tiles (read from slow memory a tile at a time),
     from the stored L, O and dO: dq summed over the tiles, each key tile's dK and dV shares. Every query tile's
@@ -862,6 +912,9 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
         raise ExerciseError("query_tile_backward uses PyTorch: write it in NumPy from section 2's rules. "
                             "Autograd on the query rows would give the gradients without the loop the "
                             "exercise asks for.")
+    problem = _global_arrays_problem(query_tile_backward)
+    if problem:
+        raise ExerciseError(problem)
     for case, bq, b in _backward_cases():
         T = len(case["Q"])
         dQ, dK, dV = np.zeros_like(case["Q"]), np.zeros_like(case["K"]), np.zeros_like(case["V"])
@@ -877,6 +930,13 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
             except ExerciseError:
                 raise
             except Exception as exc:
+                d_v = dO.shape[1]
+                if isinstance(exc, ValueError) and (f"({d_v},1)" in str(exc) or f"({d_v},)" in str(exc)):
+                    raise ExerciseError(
+                        f"query_tile_backward raised ValueError on {what}: {exc}. An array of {d_v} entries "
+                        f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
+                        f"queries, giving one number per column. D_i sums row i over its columns: "
+                        f"(dO * O).sum(axis=1), one number per query.") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
             problem = _backward_reads_problem(memory, b)
             if problem:
@@ -885,6 +945,10 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                 raise ExerciseError("query_tile_backward should return three arrays, (dq, dK, dV): "
                                     f"it returned {type(got).__name__}.")
             mine = [np.asarray(g, dtype=float) for g in got]
+            if all(a.size and not a.any() for a in mine):
+                raise ExerciseError(f"on {what}: your dq, dK and dV are all zeros, as the starter code made "
+                                    "them: the loop body must fill this tile's rows j:j + b of dV and dK and "
+                                    "add its share to dq (dq += ...).")
             right = _right_query_tile(q, case["K"], case["V"], L, O, dO)
             order = _returned_order(mine, right)
             if order is not None:
