@@ -533,3 +533,16 @@ def test_rope_base_smaller_than_largest_is_named():
         return 0.99 * (trained_length / (2 * np.pi)) ** (d / (2 * (d // 2 - unseen - 1)))
     assert "a larger base still qualifies: find the largest" in message(checks.check_rope_base, smaller)
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=smaller)
+
+
+def test_rope_polar_answer_from_answers_passes(capsys):
+    """tests/answers/lesson14.py's polar-form answer, run as a learner's function: check and hidden test."""
+    import textwrap
+
+    from answers.lesson14 import ANSWERS
+    scope = {"np": np}
+    body = textwrap.indent(textwrap.dedent(ANSWERS["l14-rope-answer-polar"]).strip("\n"), "    ")
+    exec("def rope_coefficients(q, k):\n" + body, scope)   # noqa: S102  (a learner's cell)
+    polar = scope["rope_coefficients"]
+    right_answer_passes(checks.check_rope_coefficients, polar, capsys)
+    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=polar)
