@@ -84,12 +84,21 @@ def _wrong(kind):
 ROPE_WRONG = {kind: _wrong(kind) for kind in ROPE_PHRASES}
 
 
-@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
+def rope_right_polar(q, k):
+    """Another right answer: each pair in polar form, conj(a) b = |a| |b| e^{i (angle b - angle a)}; its
+    cosine and sine take angles read off q and k, no rotation by an offset."""
+    a1, a2, b1, b2 = _pairs(q, k)
+    ra, rb = np.hypot(a1, a2), np.hypot(b1, b2)
+    pa, pb = np.arctan2(a2, a1), np.arctan2(b2, b1)
+    return ra * rb * np.cos(pb - pa), ra * rb * np.sin(pb - pa)
+
+
+@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices, rope_right_polar])
 def test_rope_right_answers_pass(answer, capsys):
     right_answer_passes(checks.check_rope_coefficients, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices])
+@pytest.mark.parametrize("answer", [rope_right, rope_right_matrices, rope_right_polar])
 def test_rope_right_answers_pass_the_hidden_test(answer):
     assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=answer)
 
@@ -494,11 +503,6 @@ def test_interleave_swapped_and_no_min_names_both():
     assert "two slips" in text and "local and global were swapped" in text and "min(T, window)" in text
 
 
-def test_interleave_success_leaves_the_saving_to_the_learner(capsys):
-    checks.check_interleave_cache(interleave_right)
-    assert "%" not in capsys.readouterr().out
-
-
 def test_base_two_slips_at_once_are_both_named():
     """No 2 pi and pair d/2 - unseen (one too far): both slips named, and the hidden test fails."""
     def both(d, trained_length, unseen):
@@ -506,3 +510,39 @@ def test_base_two_slips_at_once_are_both_named():
     text = message(checks.check_rope_base, both)
     assert "two slips" in text and "no 2 pi" in text and "pair d/2 - unseen = " in text
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=both)
+
+
+def test_interleave_share_instead_of_count_is_named():
+    """Returning Gemma 3's share (0.1678) instead of the count of cached tokens."""
+    def share(T, layers, window, local_per_global):
+        n_global = layers // (local_per_global + 1) if local_per_global else layers
+        return (n_global * T + (layers - n_global) * min(T, window)) / (layers * T)
+    assert "return a count of cached tokens, not the share" in message(checks.check_interleave_cache, share)
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=share)
+
+
+def test_interleave_success_gives_the_gemma_share_after_the_prediction(capsys):
+    """The learner predicted the share before running the check: the success message then gives it."""
+    checks.check_interleave_cache(interleave_right)
+    assert "16.8% of what 62 global layers would hold" in capsys.readouterr().out
+
+
+def test_rope_base_smaller_than_largest_is_named():
+    """A base that still qualifies but is not the largest: 0.99 times the right one."""
+    def smaller(d, trained_length, unseen):
+        return 0.99 * (trained_length / (2 * np.pi)) ** (d / (2 * (d // 2 - unseen - 1)))
+    assert "a larger base still qualifies: find the largest" in message(checks.check_rope_base, smaller)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=smaller)
+
+
+def test_rope_polar_answer_from_answers_passes(capsys):
+    """tests/answers/lesson14.py's polar-form answer, run as a learner's function: check and hidden test."""
+    import textwrap
+
+    from answers.lesson14 import ANSWERS
+    scope = {"np": np}
+    body = textwrap.indent(textwrap.dedent(ANSWERS["l14-rope-answer-polar"]).strip("\n"), "    ")
+    exec("def rope_coefficients(q, k):\n" + body, scope)   # noqa: S102  (a learner's cell)
+    polar = scope["rope_coefficients"]
+    right_answer_passes(checks.check_rope_coefficients, polar, capsys)
+    assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=polar)

@@ -13,6 +13,15 @@ for i in range(h):
     s[i] = -(a2 * b1 - a1 * b2)
 return c, s
 """,
+    # the same answer in polar form, per pair conj(a) b = |a| |b| e^{i (angle b - angle a)}: cosine and sine
+    # of angles read off q and k, no rotation. No cell has this id, so grading skips it; it is checked, as
+    # check and hidden test, by tests/test_mistakes_lesson14.py::test_rope_polar_answer_from_answers_passes
+    "l14-rope-answer-polar": """
+h = len(q) // 2
+ra, rb = np.hypot(q[:h], q[h:]), np.hypot(k[:h], k[h:])
+pa, pb = np.arctan2(q[h:], q[:h]), np.arctan2(k[h:], k[:h])
+return ra * rb * np.cos(pb - pa), ra * rb * np.sin(pb - pa)
+""",
     # "a local layer holds at most window tokens, a global one all T"; "layer local_per_global is the first
     # global one"
     "l14-interleave-answer": """

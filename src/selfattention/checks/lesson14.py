@@ -35,31 +35,35 @@ _ANGLE_FUNCTIONS = [(np, "cos", 0), (np, "sin", 0), (np, "exp", 0), (math, "cos"
                     (torch.Tensor, "cos", 0), (torch.Tensor, "sin", 0), (torch.Tensor, "exp", 0)]
 
 
-def _is_angle(value: Any, name: str) -> bool:
-    """Whether ``value`` passed to cos, sin, exp, rect or polar is a rotation angle: an array of angles, or
-    one angle that is not 0 (cos(0) = 1 is a constant, no rotation); for exp, an imaginary part that is not 0."""
+def _angle(value: Any, name: str) -> np.ndarray | None:
+    """The angle in ``value`` passed to cos, sin, exp, rect or polar, as an array (for exp, the imaginary
+    part), or None where it turns by nothing: cos(0) = 1 is a constant, no rotation. Something that is no
+    number comes back as an empty array, an angle we cannot read."""
     try:
         arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value)
     except Exception:  # noqa: BLE001  (something that is no number: not an angle we can read)
-        return True
+        return np.array([])
     if name == "exp":
         if not np.iscomplexobj(arr):
-            return False
+            return None
         arr = arr.imag
-    return bool(arr.size > 1 or (arr.size == 1 and arr.item() != 0))
+    if arr.size > 1 or (arr.size == 1 and arr.item() != 0):
+        return np.array(arr, dtype=float, copy=True)
+    return None
 
 
-def _turns_by_an_angle(fn: Callable[..., Any], q: np.ndarray, k: np.ndarray) -> bool:
-    """Whether running ``fn(q, k)`` calls a cosine, sine, complex exponential, rect or polar on an angle
-    (see ``_is_angle``), under whatever name the learner's code reaches it: judged by what the code does."""
-    seen: list[bool] = []
+def _angles_taken(fn: Callable[..., Any], q: np.ndarray, k: np.ndarray) -> list[np.ndarray]:
+    """The angles that running ``fn(q, k)`` passes to a cosine, sine, complex exponential, rect or polar
+    (see ``_angle``), under whatever name the learner's code reaches them: judged by what the code does."""
+    seen: list[np.ndarray] = []
     originals = {id(getattr(owner, name)): (getattr(owner, name), name, place) for owner, name, place in
                  _ANGLE_FUNCTIONS}
 
     def spy(original: Any, name: str, place: int) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > place and _is_angle(args[place], name):
-                seen.append(True)
+            angle = _angle(args[place], name) if len(args) > place else None
+            if angle is not None:
+                seen.append(angle)
             return original(*args, **kwargs)
         return wrapper
 
@@ -84,19 +88,26 @@ def _turns_by_an_angle(fn: Callable[..., Any], q: np.ndarray, k: np.ndarray) -> 
             setattr(owner, name, original)
         for scope, key, value in renamed:
             scope[key] = value
-    return bool(seen)
+    return seen
 
 
 def rotates(fn: Callable[..., Any]) -> bool:
     """Whether ``fn``, run on a query and a key, turns them: it calls the package's ``sa.llm.rotary`` (by any
-    route), or a cosine, sine, complex exponential, ``cmath.rect`` or ``torch.polar`` on an angle, under any
-    name (the coefficients need no angle: an answer that turns q and reads the score off has skipped the
-    derivation). Judged by what it does, not by the names in its code: ``np.cos(0)``, a constant 1, is no
-    rotation."""
+    route), or a cosine, sine, complex exponential, ``cmath.rect`` or ``torch.polar`` on a rotation angle,
+    under any name (the coefficients need no angle: an answer that turns q and reads the score off has
+    skipped the derivation). Judged by what it does: a rotation angle (a position times theta_u, a quarter
+    turn) is the same whatever q and k are, so ``fn`` runs on two different pairs and an angle counts only
+    where both runs pass it. Angles read off q and k themselves (their polar form) differ between the runs
+    and are no rotation; ``np.cos(0)``, a constant 1, is none either."""
     q, k = np.random.default_rng(0).normal(size=(2, 8))
     if calls_while_running(fn, [(q, k)], llm.rotary):
         return True
-    return _turns_by_an_angle(fn, q, k)
+    first = _angles_taken(fn, q, k)
+    if not first:
+        return False
+    second = _angles_taken(fn, *np.random.default_rng(1).normal(size=(2, 8)))
+    return any(a.size == 0 or b.size == 0 or (a.shape == b.shape and np.allclose(a, b))
+               for a in first for b in second)
 
 
 def _coefficients(q: np.ndarray, k: np.ndarray, *, sign: float = 1.0,
@@ -128,8 +139,9 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
         raise ExerciseError("rope_coefficients should be a function: write it in the answer cell above.")
     if rotates(rope_coefficients):
         raise ExerciseError("rope_coefficients rotates q and k (it calls sa.llm.rotary, or a cosine or sine "
-                            "of an angle, as the lesson's rope does): the coefficients need no angle at all; derive "
-                            "them pair by pair from R(phi)^T R(psi) = R(psi - phi).")
+                            "of a rotation angle, one that q and k do not set, as the lesson's rope does): "
+                            "the coefficients need no angle at all; derive them pair by pair from "
+                            "R(phi)^T R(psi) = R(psi - phi).")
     rng = np.random.default_rng(1414)
     for d in (4, 16, 8):
         q, k = rng.normal(size=(2, d))
@@ -338,9 +350,14 @@ def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
         hints = {text: wrong for index, (text, wrong) in enumerate(_interleave_mistakes(T, layers, window, k,
                                                                                          keep_all=True))
                  if wrong is not None and wrong != right and fits(index)}
+        hints[f"that is the share of {layers} global layers' cache, count / (layers T): return a count of "
+              "cached tokens, not the share."] = right / (layers * T)
         _check_count(got, right, call, hints)
+    T, layers, window, k = _INTERLEAVE_CASES[0]
+    kept = _interleave(T, layers, window, k)
     passed("each local layer holds min(T, window) tokens, each of the layers // (local_per_global + 1) global "
-           "ones all T.")
+           f"ones all T. Gemma 3's pattern at T = {T:,}: {kept:,} tokens, {kept / (layers * T):.1%} of what "
+           f"{layers} global layers would hold.")
 
 
 def _check_count(got: Any, right: int, call: str, hints: dict[str, float]) -> None:
@@ -474,7 +491,17 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
             if all(not np.isclose(value, v, rtol=1e-4) for v in taken):
                 hints[text] = value
                 taken.append(value)
-        check_value(got, _largest_base(d, L, n), call, hints=hints, rtol=1e-4)
+        right = _largest_base(d, L, n)
+        value = _number(got)
+        if value is not None and value < right * (1 - 1e-4) and not any(
+                np.isclose(value, v, rtol=1e-4) for v in hints.values()):
+            short = int(np.sum(2 * np.pi * value ** (2 * np.arange(d // 2) / d) > L))
+            if short <= n:
+                raise ExerciseError(f"{call} = {value:,.6g} leaves {short} pairs short of a turn, within "
+                                    f"unseen = {n}, but a larger base still qualifies: find the largest, where "
+                                    f"pair d/2 - unseen - 1 = {d // 2 - n - 1} turns exactly once in "
+                                    "trained_length tokens.")
+        check_value(got, right, call, hints=hints, rtol=1e-4)
     b = _largest_base(128, 4096, 18)
     passed(f"base = (L / 2 pi)^(d / 2u) with u = d/2 - unseen - 1. Llama 2's shape (d = 128, 4,096 tokens) keeps "
            f"at most 18 pairs short of a turn for any base up to {b:,.0f}: its 10,000 is just inside, and a base "

@@ -360,14 +360,17 @@ def rope_pairs_turning(d: int = 16, base: float = 10_000.0, pairs: Sequence[int]
             for p, a, up in ((pos[0], angle[0], -14), (pos[-1], angle[-1], 4)):   # first below, last above
                 ax.annotate(f"p={p:.0f}", (np.cos(a), np.sin(a)), textcoords="offset points", xytext=(4, up),
                             fontsize=FONT - 3)
-            ax.set_title(f"pair {u}: turn every {2 * np.pi / theta[u]:,.0f}", fontsize=FONT - 1)
+            step = (pos[1] - pos[0]) * theta[u] if len(pos) > 1 else 0.0   # radians between two dots
+            ax.set_title(f"pair {u}: turn every {2 * np.pi / theta[u]:,.0f}\n{step:.2f} rad per dot",
+                         fontsize=FONT - 1)
             ax.set_aspect("equal")
             ax.set_xlim(-1.3, 1.3)
             ax.set_ylim(-1.3, 1.3)
             ax.set_xticks([])
             ax.set_yticks([])
+        every = f", every {pos[1] - pos[0]:.0f}" if len(pos) > 1 else ""
         fig.suptitle(f"RoPE, d_k = {d}, base {base:,.0f}: one pair's direction at positions "
-                     f"{pos[0]:.0f} to {pos[-1]:.0f}")
+                     f"{pos[0]:.0f} to {pos[-1]:.0f}{every}")
     return fig
 
 
