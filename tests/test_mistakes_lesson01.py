@@ -172,12 +172,13 @@ RANKINGS_WRONG = {
 
 
 def test_rankings_wrong_list_names_the_first_wrong_place() -> None:
-    """A list no named mistake explains is told where it first goes wrong, with the measure's values."""
+    """A list no named mistake explains is told where it first goes wrong, with its own word's value under the
+    measure, never the right word (which would let a learner guess the list place by place)."""
     said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": ["dust", "shore", "river"]})
-    assert "at place 3, 'cash' (0.933) is nearer than 'river' (0.774)" in said, said
+    assert "place 3 is the first wrong one: 'river' has 0.774" in said and "cash" not in said, said
     wrong = {**RIGHT, "by_distance": ["shore", "money", "river"]}
     said = message(lambda a: checks.check_rankings(**a), wrong)
-    assert "at place 2, 'cash' (0.608) is nearer than 'money' (0.791)" in said, said
+    assert "place 2 is the first wrong one: 'money' has 0.791" in said and "cash" not in said, said
 
 
 @pytest.mark.parametrize("mistake", sorted(RANKINGS_WRONG))

@@ -202,12 +202,13 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
 
 
 def _first_wrong_place(name: str, words: list[str], expected: list[str]) -> str:
-    """The first place where ``words`` departs from ``expected``, with both words' values under the measure."""
+    """The first place where ``words`` departs from ``expected``, with the learner's word's value under the
+    measure; the right word is not named, so the message cannot be used to guess the list place by place."""
     i = next(i for i, (w, e) in enumerate(zip(words, expected, strict=True)) if w != e)
     sign = -1.0 if "distance" in name else 1.0            # distances are stored negated (higher is nearer)
-    value = {w: sign * float(_MEASURES[name][1][_TOY_WORDS.index(w)]) for w in (words[i], expected[i])}
-    return (f"at place {i + 1}, {expected[i]!r} ({value[expected[i]]:.3f}) is nearer than "
-            f"{words[i]!r} ({value[words[i]]:.3f})")
+    mine = sign * float(_MEASURES[name][1][_TOY_WORDS.index(words[i])])
+    return (f"place {i + 1} is the first wrong one: {words[i]!r} has {mine:.3f} under this measure, and another "
+            "row is nearer; compute the measure for every row and sort")
 
 
 _WHY = {
