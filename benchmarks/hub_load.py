@@ -28,6 +28,7 @@ How many learners: :data:`TARGET_LEARNERS`, fewer where half the machine's avail
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
 import os
 import statistics
@@ -99,8 +100,18 @@ class MemorySampler(threading.Thread):
         self.uids, self.phase, self.samples = uids, "start", 0
         self.peaks: dict[str, dict[str, int]] = {"start": {}, "idle": {}, "lesson": {}}
         self.done = threading.Event()
+        self.lock = threading.Lock()  # sample() runs here and, at each phase change, on the caller's thread
+
+    def enter(self, phase: str) -> None:
+        """Start ``phase`` with one sample of its own, so a phase shorter than SAMPLE_S still has a peak."""
+        self.phase = phase
+        self.sample()
 
     def sample(self) -> None:
+        with self.lock:
+            self._sample()
+
+    def _sample(self) -> None:
         import psutil
 
         sums: dict[str, int] = dict.fromkeys(self.uids.values(), 0)
@@ -178,7 +189,7 @@ def run(cfg: Config, res: Results, log: Log) -> None:
         sampler.start()
         try:
             out["servers_ready_s"] = start_servers(hub, names, within_s=900)
-            sampler.phase = "idle"
+            sampler.enter("idle")
             log(f"  servers ready in {out['servers_ready_s']:.0f} s; idle page loads")
 
             def hub_home() -> int:
@@ -200,7 +211,7 @@ def run(cfg: Config, res: Results, log: Log) -> None:
             idle: dict[str, list[float]] = {}
             failures: list[str] = []
             page_loads(pages, threading.Event(), idle, failures, count=3 if cfg.quick else 20)
-            sampler.phase = "lesson"
+            sampler.enter("lesson")
             log(f"  {n} learners run {lesson}'s {len(cells)} code cells at once")
             loaded: dict[str, list[float]] = {}
             stop = threading.Event()
@@ -208,7 +219,10 @@ def run(cfg: Config, res: Results, log: Log) -> None:
             loader.start()
             start = time.perf_counter()
             try:
-                results = asyncio.run(_class_runs(hub, names, cells))
+                # A thread and an event loop of its own: in a process where a loop already runs (a test
+                # process that has started Chromium through Playwright's sync API), asyncio.run refuses.
+                with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+                    results = pool.submit(asyncio.run, _class_runs(hub, names, cells)).result()
             finally:
                 stop.set()
                 loader.join(timeout=120)

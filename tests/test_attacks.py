@@ -378,8 +378,9 @@ def test_a_submission_that_is_not_a_regular_file_keeps_its_learners_row(tmp_path
 @pytest.mark.browser
 @pytest.mark.needs_chromium
 def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
-    """``make lab`` as a learner runs it: no Formgrader (server or page), no Create Assignment,
-    no nbgrader menu, in the page config and in the browser."""
+    """``make lab`` as a learner runs it: no Formgrader (server or page), no Create Assignment, no Course
+    List, in the page config and in the browser; nbgrader's menu stays, holding only the Assignment List (the
+    learners' one way to the Assignments tab: nbgrader's own Assignments plugin adds no menu entry)."""
     import urllib.error
     import urllib.request
 
@@ -410,8 +411,9 @@ def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
         found = re.search(r'<script id="jupyter-config-data"[^>]*>(.*?)</script>', page, re.S)
         assert found, page[:2000]
         config = json.loads(found.group(1))
-        for plugin in ("formgrader", "create-assignment", "course-list", "menu"):
+        for plugin in ("formgrader", "create-assignment", "course-list"):
             assert f"@jupyter/nbgrader:{plugin}" in config["disabledExtensions"], config["disabledExtensions"]
+        assert "@jupyter/nbgrader:menu" not in config["disabledExtensions"], config["disabledExtensions"]
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(f"{base}/formgrader?token={token}", timeout=10)
         assert missing.value.code == 404
@@ -427,7 +429,13 @@ def test_learners_lab_hides_formgrader_and_create_assignment(tmp_path, pw):
             tab.wait_for_selector(".lm-MenuBar-itemLabel", timeout=120_000)
             tab.wait_for_timeout(3000)  # every extension activated
             menus = tab.locator(".lm-MenuBar-itemLabel").all_inner_texts()
-            assert "File" in menus and not any("nbgrader" in m.lower() for m in menus), menus
+            assert "File" in menus, menus
+            [nbgrader] = [m for m in menus if "nbgrader" in m.lower()]
+            tab.locator(".lm-MenuBar-itemLabel", has_text=nbgrader).click()
+            tab.wait_for_selector(".lm-Menu-itemLabel", timeout=30_000)
+            items = [i for i in tab.locator(".lm-Menu-itemLabel").all_inner_texts() if i.strip()]
+            assert items == ["Assignment List"], items
+            tab.keyboard.press("Escape")
             tab.keyboard.press("Control+Shift+C")  # the command palette lists every command
             tab.wait_for_timeout(1000)
             palette = " ".join(tab.locator(".lm-CommandPalette-itemLabel").all_inner_texts()).lower()

@@ -258,7 +258,7 @@ def test_answer_cell_becomes_the_learners_version_and_a_folded_model_answer():
     ]}
     cells = build.site_notebook(nb)["cells"]
     assert [build.source_of(c) for c in cells[:2]] == [
-        "def f(x):\n    '''x: (T,)'''\n    # YOUR CODE HERE\n    ...",
+        "def f(x):\n    '''x: (T,)'''\n    # YOUR CODE HERE\n    pass",
         "def f(x):\n    '''x: (T,)'''\n    return x * 2",
     ]
     assert {"hide-cell", "solution"} <= set(cells[1]["metadata"]["tags"])
