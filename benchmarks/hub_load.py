@@ -28,7 +28,6 @@ How many learners: :data:`TARGET_LEARNERS`, fewer where half the machine's avail
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import math
 import os
 import statistics
@@ -49,6 +48,7 @@ TARGET_LEARNERS = 20
 PLANNED_PER_LEARNER = 2**29  # 0.5 GiB: a server and one kernel of an early lesson (section 1's figures)
 LESSON, QUICK_LESSON = "02_basic_self_attention", "00_roadmap"
 SAMPLE_S = 0.5
+CLASS_RUN_S = 1200  # all learners at once; each learner's own run is bounded at 900 s (_learner_run)
 #: The guide's figures: headroom on the measured peak, and a second kernel (a learner who leaves one
 #: lesson's kernel running and opens the next).
 HEADROOM = 1.5
@@ -164,7 +164,15 @@ def run(cfg: Config, res: Results, log: Log) -> None:
     """Measure into ``res.hub_load``; only the reason where a hub with local users cannot run here."""
     import psutil
 
-    from labdriver.hub import account_names, local_accounts, login, running_hub, start_servers, why_not
+    from labdriver.hub import (
+        account_names,
+        in_own_loop,
+        local_accounts,
+        login,
+        running_hub,
+        start_servers,
+        why_not,
+    )
 
     if why := why_not():
         res.hub_load = {"unavailable": why}
@@ -219,10 +227,7 @@ def run(cfg: Config, res: Results, log: Log) -> None:
             loader.start()
             start = time.perf_counter()
             try:
-                # A thread and an event loop of its own: in a process where a loop already runs (a test
-                # process that has started Chromium through Playwright's sync API), asyncio.run refuses.
-                with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-                    results = pool.submit(asyncio.run, _class_runs(hub, names, cells)).result()
+                results = in_own_loop(_class_runs(hub, names, cells), timeout_s=CLASS_RUN_S)
             finally:
                 stop.set()
                 loader.join(timeout=120)

@@ -195,14 +195,11 @@ def kill_users_processes(uids: Iterable[int]) -> None:
     """Kill every process of these users and wait (at most 10 s) for them to end."""
     import psutil
 
+    from selfattention.coursework.runner import kill_and_wait
+
     uids = set(uids)
-    procs = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real in uids]
-    for p in procs:
-        try:
-            p.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(procs, timeout=10)
+    kill_and_wait([p for p in psutil.process_iter(["uids"])
+                   if p.info["uids"] and p.info["uids"].real in uids])
 
 
 def account_names(roles: Sequence[str]) -> list[str]:

@@ -293,6 +293,13 @@ def kill_tree(pid: int) -> None:
         procs = [*parent.children(recursive=True), parent]
     except psutil.Error:  # already gone
         return
+    kill_and_wait(procs)
+
+
+def kill_and_wait(procs: list[Any]) -> None:
+    """Kill each of ``procs`` (psutil processes; any already gone is skipped); wait up to 10 s for them."""
+    import psutil
+
     for proc in procs:
         try:
             proc.kill()
