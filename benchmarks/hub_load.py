@@ -256,6 +256,8 @@ async def _class_runs(hub: Any, names: list[str], cells: list[str]) -> dict[str,
 async def _learner_run(hub: Any, name: str, cells: list[str]) -> tuple[float, str, str]:
     """One learner: a new kernel, the lesson's cells, then the checks that the kernel lived through it; the
     kernel is left running (its memory is read after every learner is done)."""
+    from tornado.httpclient import HTTPClientError
+
     from labdriver.hub import KernelError, execute
 
     start = time.perf_counter()
@@ -271,7 +273,7 @@ async def _learner_run(hub: Any, name: str, cells: list[str]) -> tuple[float, st
         if status != 200 or b'"dead"' in text:
             return seconds, f"kernel gone after the lesson ({status})", kernel
         return seconds, "", kernel
-    except (KernelError, asyncio.TimeoutError, OSError) as error:
+    except (KernelError, HTTPClientError, asyncio.TimeoutError, OSError) as error:  # counted, not raised
         return time.perf_counter() - start, f"{type(error).__name__}: {error}", kernel
 
 

@@ -96,6 +96,9 @@ class Hub:
         return json.loads(text) if text else {}
 
 
+CONNECT_S = 300  # the longest a kernel's websocket may take to open
+
+
 class KernelError(AssertionError):
     """A cell raised in the kernel (its name and value), or the kernel went away."""
 
@@ -108,8 +111,11 @@ async def execute(hub: Hub, user: str, kernel: str, codes: Sequence[str]) -> lis
     from tornado.websocket import websocket_connect
 
     ws_url = hub.url.replace("http://", "ws://") + f"/user/{user}/api/kernels/{kernel}/channels"
-    conn = await websocket_connect(HTTPRequest(ws_url, headers={"Authorization": f"token {hub.token}"}),
-                                   max_message_size=64 * 2**20)
+    # Tornado's 20 s defaults are too short on a busy machine: the server answers the upgrade only once the
+    # kernel has replied to its first request. The caller's own deadline (``in_own_loop``) still bounds it.
+    request = HTTPRequest(ws_url, headers={"Authorization": f"token {hub.token}"},
+                          connect_timeout=CONNECT_S, request_timeout=CONNECT_S)
+    conn = await websocket_connect(request, max_message_size=64 * 2**20)
     session, printed = uuid.uuid4().hex, []
     try:
         for code in codes:
