@@ -568,43 +568,46 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     assert not next_hidden(answer[0], K_NEXT)
 
 
-# ------------------------------------------------------------------ Exercise 5: W_K inside a fused weight
+# ------------------------------------------------------------------ Exercise 5: W_K inside a fused nn.Linear
 torch.manual_seed(1)
-C_ATTN = torch.randn(5, 9)                                           # as the lesson's answer cell makes it
-CW = C_ATTN.numpy().astype(float)                                    # (d_in, 3 d_k) = (5, 9), GPT-2's layout
-KEYS_FUSED = X_TOY @ CW[:, 3:6]                                      # (T, d_k) = (4, 3)
+QKV = torch.nn.Linear(5, 9, bias=False)                             # as the lesson's setup cell makes it
+QW = QKV.weight.detach().numpy().astype(float)                       # (3 d_k, d_in) = (9, 5)
+KEYS_FUSED = X_TOY @ QW[3:6].T                                       # (T, d_k) = (4, 3)
 
 FUSED_MISTAKES = {
     "no value": "has no value yet",
-    "transposed anyway": "nothing to undo",
-    "columns of another": "not of W_K",
+    "not transposed": "without transposing",
+    "of another part": "not the keys",
     "W_Q": "W_K_fused is W_Q",
     "W_V": "W_K_fused is W_V",
+    "columns": "columns 3-4 of qkv.weight",
+    "rows of weight.T": "rows 3-4 of qkv.weight.T",
     "whole": "the whole fused weight",
-    "rows": "takes rows 3-4 (there is no row 5) of c_attn",
     "reshaped": "right numbers in the wrong places",
     "per word": "those are the keys themselves",
-    "word rows": "not the 4 words: keep all 5 rows",
-    "shape": "W_K is (d_in, d_k) = (5, 3)",
+    "shape": "Which shape does that need?",
     "fits keys": "many matrices fit these four keys",
     "other": "differs by up to",
-    "other columns": "the keys are columns 3, 4 and 5",
+    "other rows": "the keys are rows 3, 4 and 5",
+    "outputs": "the queries, keys and values themselves",
+    "scaled": "but scaled",
+    "layer": "a whole layer, not a matrix",
 }
 
 
 def check_fused(answer):
-    checks.check_fused_key(answer, C_ATTN)
+    checks.check_fused_key(answer, QKV)
 
 
 def fused_hidden(W):
-    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, c_attn=C_ATTN)
+    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, qkv=QKV)
 
 
 def test_fused_right_answers(capsys):
-    """Columns 3-5 (the tensor, as the model answer), the same in NumPy or as a list, the weight cut into
-    [q | k | v] by reshape (the middle third), and transposed twice."""
-    for W in (C_ATTN[:, 3:6], CW[:, 3:6], CW.reshape(5, 3, 3)[:, 1, :], CW[:, 3:6].tolist(), C_ATTN.T[3:6].T,
-              C_ATTN.split(3, dim=1)[1]):
+    """Rows 3-5 transposed (the model answer), the lesson's own words "our W is weight.T" then the key
+    columns, the same in NumPy or as a list, and the weight cut into [q | k | v] by split."""
+    for W in (QKV.weight[3:6].T, QKV.weight.T[:, 3:6], QW.T[:, 3:6], QW[3:6].T.tolist(),
+              QKV.weight.split(3, dim=0)[1].T, QW.reshape(3, 3, 5)[1].T):
         right_answer_passes(check_fused, W, capsys)
         assert fused_hidden(W)
 
@@ -613,37 +616,50 @@ def test_fused_right_answers(capsys):
     ("answer", "mistake"),
     [
         (None, "no value"),
-        (C_ATTN[:, 3:6].T, "transposed anyway"),                      # nn.Linear's rule, applied anyway
-        (C_ATTN.T[3:6], "transposed anyway"),
-        (CW[:, 0:3], "W_Q"),                                          # order: the first third is Q
-        (CW[:, 6:9], "W_V"),
-        (CW, "whole"),
-        (CW.T, "whole"),
-        (CW[3:6], "rows"),                                            # rows instead of columns: (2, 9)
-        (CW[3:6].T, "rows"),                                          # nn.Linear's recipe, weight[3:6].T
-        (CW[:, 3:6].T.reshape(5, 3), "reshaped"),                     # reshape instead of a slice
+        (QKV.weight[3:6], "not transposed"),                          # nn.Linear's weight used as stored
+        (QW[3:6], "not transposed"),
+        (QW[0:3].T, "W_Q"),                                           # order: the first third is Q
+        (QW[6:9].T, "W_V"),
+        (QW[:, 3:6], "columns"),                                      # GPT-2's (d_in, d_out) cut
+        (QW.T[3:6], "rows of weight.T"),                              # transposed, then rows
+        (QW, "whole"),
+        (QW.T, "whole"),
+        (QW[3:6].reshape(5, 3), "reshaped"),                          # reshape instead of a transpose
         (KEYS_FUSED, "per word"),
-        (CW[:4, 3:6], "word rows"),                                    # the key columns, one row per word
         (np.zeros((5, 4)), "shape"),
+        (QW[3:5].T, "shape"),                                         # two rows only
         # the shortcut: solve for a matrix that gives the four keys, without reading the weight
         (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),
-        (2 * CW[:, 3:6], "other"),
-        (CW[:, 4:7], "other columns"),                                 # one column off
-        (CW[:, 1::3], "other columns"),                                # every third column, as if interleaved
-        (CW[:, [5, 4, 3]], "other columns"),                           # the key columns, reversed
+        (2 * QW[3:6].T, "scaled"),
+        (QW[3:6].T + np.eye(5, 3), "other"),                          # a matrix of its own
+        (QW[4:7].T, "other rows"),                                    # one row off
+        (QW[1::3].T, "other rows"),                                   # every third row, as if interleaved
+        (QW[[5, 4, 3]].T, "other rows"),                              # the key rows, reversed
+        (X_TOY @ QW.T, "outputs"),                                    # qkv(x): every output, per word
+        (QW[3:6].T / math.sqrt(3), "scaled"),                         # the 1/sqrt(d_k) of scores, put here
+        (QKV, "layer"),                                               # the layer itself
+        (QW.reshape(5, 9)[:, 3:6], "reshaped"),                       # reshaped to (d_in, d_out), then cut
     ],
 )
 def test_fused_mistakes_are_named(answer, mistake):
     names_only(message(check_fused, answer), mistake, FUSED_MISTAKES)
-    if answer is not None:
+    if answer is not None and mistake != "layer":
         assert not fused_hidden(answer)
 
 
-@pytest.mark.parametrize(("answer", "part"), [(CW[:, 0:3].T, "W_Q"), (CW[:, 6:9].T, "W_V")])
-def test_fused_transposed_columns_of_another_part_name_both_mistakes(answer, part):
+@pytest.mark.parametrize(("answer", "part"), [(QW[0:3], "queries"), (QW[6:9], "values")])
+def test_fused_untransposed_rows_of_another_part_name_both_mistakes(answer, part):
     text = message(check_fused, answer)
-    assert f"the columns of {part}, not of W_K" in text and "nothing to undo" in text, text
+    assert f"they make the {part}, not the keys" in text and "without transposing" in text, text
     assert not fused_hidden(answer)
+
+
+def test_fused_check_leaves_the_learners_random_state_alone():
+    torch.manual_seed(7)
+    expected = torch.rand(3)
+    torch.manual_seed(7)
+    checks.check_fused_key(QKV.weight[3:6].T, QKV)
+    assert torch.equal(torch.rand(3), expected)
 
 
 def test_no_output_above_an_exercise_gives_its_answer():
@@ -661,13 +677,13 @@ def test_no_output_above_an_exercise_gives_its_answer():
         assert number not in printed, number
 
 
-def test_fused_unseeded_c_attn_is_named():
-    """Dropping the seed line makes another c_attn: the check names it, as the hidden test refuses it."""
-    other = torch.randn(5, 9)
-    text = message(lambda a: checks.check_fused_key(*a), (other[:, 3:6], other))
-    assert "torch.manual_seed(1)" in text and "put back the seed line" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=other[:, 3:6],
-                                  c_attn=other)
+def test_fused_unseeded_layer_is_named():
+    """A qkv made without the seed line is another layer: the check names it; the hidden test refuses it."""
+    other = torch.nn.Linear(5, 9, bias=False)
+    text = message(lambda a: checks.check_fused_key(*a), (other.weight[3:6].T, other))
+    assert "torch.manual_seed(1)" in text and "run that cell again" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=other.weight[3:6].T,
+                                  qkv=other)
 
 
 def test_apple_prediction_right_to_its_own_decimals_is_named():

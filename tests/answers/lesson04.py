@@ -23,8 +23,10 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
-    # c_attn is (5, 9) = (d_in, 3 d_k), the way x @ W uses it: cut it into [Q | K | V] and keep the middle.
+    # "nn.Linear holds weight of shape (d_out, d_in): our W_Q is its weight.T": take the whole W = weight.T,
+    # (d_in, 9), whose columns are the outputs [Q | K | V], and keep the key columns.
     "l04-fused-answer": """
-W_Q_c, W_K_fused, W_V_c = c_attn.split(3, dim=1)
+W_all = qkv.weight.T
+W_K_fused = W_all[:, 3:6]
 """,
 }

@@ -1,6 +1,6 @@
 """Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
 at the word that happens to come next, with two query/key axes, and make two words whose weights differ
-receive the same output; read W_K out of a weight that makes q, k and v at once.
+receive the same output; read W_K out of one nn.Linear that makes q, k and v at once.
 
 Every named mistake gives a result different from the right answer and from every other named mistake.
 """
@@ -467,99 +467,124 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
 
 
-# ----------------------------------------------------------------- Exercise 5: W_K out of a fused layer
+# ----------------------------------------------------------------- Exercise 5: W_K out of a fused nn.Linear
 
 _FEATURES = ("person", "action", "food", "fruit", "red")
-_FUSED_PARTS = ("W_Q", "W_K", "W_V")   # fused(x) = [Q | K | V]: output columns 0-2, 3-5, 6-8
+_FUSED_PARTS = ("W_Q", "W_K", "W_V")   # qkv(x) = [Q | K | V]: outputs 0-2, 3-5, 6-8 = rows 0-2, 3-5, 6-8 of weight
 
 
-def check_fused_key(W_K_fused: Any, c_attn: Any) -> None:
-    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``c_attn``, a (5, 9) weight laid out as GPT-2's
-    ``c_attn`` (a ``Conv1D``): ``x @ c_attn`` is [Q | K | V] side by side. Stored as (d_in, 3 d_k), it is
-    used as it stands, not transposed, so the answer is its columns 3-5."""
-    if W_K_fused is None or W_K_fused is Ellipsis:
-        raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
-    weight = _to_array(c_attn, "c_attn")                                # (d_in, 3 d_k) = (5, 9)
+def _seeded_qkv_weight() -> np.ndarray:
+    """The weight, (3 d_k, d_in) = (9, 5), of the ``nn.Linear(5, 9, bias=False)`` the lesson's setup cell makes
+    after ``torch.manual_seed(1)``; the learner's random state is left as it was."""
     import torch  # only this exercise needs it
 
-    seeded = torch.randn(5, 9, generator=torch.Generator().manual_seed(1)).numpy()    # as the seed line makes
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        return torch.nn.Linear(5, 9, bias=False).weight.detach().numpy().astype(float)
+
+
+def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
+    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``qkv``, one ``nn.Linear(5, 9, bias=False)`` whose
+    output is [Q | K | V] side by side. Its ``weight`` is stored (d_out, d_in) = (9, 5) and used as
+    x @ weight.T, so the answer is rows 3-5 of ``weight``, transposed."""
+    if W_K_fused is None or W_K_fused is Ellipsis:
+        raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
+    weight = _to_array(getattr(qkv, "weight", qkv), "qkv.weight")       # (3 d_k, d_in) = (9, 5)
+    seeded = _seeded_qkv_weight()
     if weight.shape != seeded.shape or not np.allclose(weight, seeded, atol=1e-6):
         raise ExerciseError(
-            "c_attn is not the tensor the answer cell's torch.manual_seed(1) makes: put back the seed line "
-            "above it, as given. The check and the hidden test both compare with the seeded c_attn."
+            "qkv is not the layer the setup cell above makes with torch.manual_seed(1): run that cell again, "
+            "as given, then your answer cell. The check and the hidden test both use the seeded layer."
         )
+    if hasattr(W_K_fused, "weight") and callable(W_K_fused):
+        raise ExerciseError("W_K_fused is a whole layer, not a matrix: read W_K_fused out of qkv.weight, so that "
+                            "x @ W_K_fused gives the keys.")
     W = _to_array(W_K_fused, "W_K_fused")
-    right = weight[:, 3:6]                                              # (d_in, d_k) = (5, 3)
+    right = weight[3:6].T                                               # (d_in, d_k) = (5, 3)
     near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
     if near(W, right):
-        passed("x @ W_K_fused gives the keys, columns 3-5 of x @ c_attn. c_attn is stored (d_in, 3 d_k), "
-               "the way x @ W uses it, so no transpose: unlike nn.Linear's weight, (d_out, d_in).")
+        passed("x @ W_K_fused gives the keys, qkv(x)[:, 3:6]. qkv.weight is stored (d_out, d_in) = (9, 5), one "
+               "row per output: the keys are rows 3-5, transposed to (d_in, d_k) for x @ W_K.")
         return
     for b, part in enumerate(_FUSED_PARTS):
-        block = weight[:, 3 * b:3 * b + 3]                               # (5, 3)
-        cols = f"{3 * b}-{3 * b + 2}"
-        if near(W, block.T):
-            which = "" if part == "W_K" else f", and they are the columns of {part}, not of W_K"
+        block = weight[3 * b:3 * b + 3]                                  # (3, 5): rows of one part
+        rows = f"{3 * b}-{3 * b + 2}"
+        if near(W, block):
+            which = "" if part == "W_K" else f", and they make the {_NAMES[part]}, not the keys"
             raise ExerciseError(
-                f"W_K_fused is columns {cols} of c_attn, transposed to shape (3, 5){which}. c_attn has shape "
-                f"(5, 9) = (d_in, 3 d_k): its rows are already the 5 input features, as x @ W needs, so there is "
-                f"nothing to undo. The transpose belongs to nn.Linear, whose weight is stored (d_out, d_in)."
+                f"W_K_fused is rows {rows} of qkv.weight as stored, shape (3, 5): you used weight without "
+                f"transposing{which}. nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T, so "
+                f"x @ W_K needs W_K = weight[...].T, shape (d_in, d_k) = (5, 3)."
             )
-        if part != "W_K" and near(W, block):
+        if part != "W_K" and near(W, block.T):
             raise ExerciseError(
-                f"W_K_fused is {part}: columns {cols} of c_attn make columns {cols} of x @ c_attn, the "
-                f"{'queries' if part == 'W_Q' else 'values'}. [Q | K | V]: the keys are the middle three."
+                f"W_K_fused is {part}: rows {rows} of qkv.weight make outputs {rows} of qkv(x), the "
+                f"{_NAMES[part]}. [Q | K | V]: the keys are the middle three outputs."
             )
+    if near(W, weight[:, 3:6]):
+        raise ExerciseError(
+            "W_K_fused is columns 3-4 of qkv.weight, shape (9, 2): there is no column 5. In nn.Linear's weight, "
+            "(d_out, d_in) = (9, 5), the columns are the 5 input features (person .. red) and the rows the 9 "
+            "outputs [Q | K | V]. (A column cut fits a weight stored (d_in, d_out), as GPT-2's c_attn is.)"
+        )
+    if W.shape == (2, 9) and near(W, weight.T[3:6]):
+        raise ExerciseError(
+            "W_K_fused is rows 3-4 of qkv.weight.T, shape (2, 9) (weight.T has only 5 rows, the input features). "
+            "After the transpose the outputs [Q | K | V] are the columns: keep columns 3-5."
+        )
     if W.shape == right.shape and np.all(np.isfinite(W)):
-        found = [next((c for c in range(weight.shape[1]) if np.allclose(W[:, j], weight[:, c], atol=1e-6)), None)
+        found = [next((r for r in range(weight.shape[0]) if np.allclose(W[:, j], weight[r], atol=1e-6)), None)
                  for j in range(W.shape[1])]
-        if all(c is not None for c in found):          # columns of c_attn, but not the keys' three
+        if all(r is not None for r in found):          # rows of weight, transposed, but not the keys' three
             raise ExerciseError(
-                f"W_K_fused is columns {found} of c_attn. [Q | K | V] puts the 3 query columns first, then the "
-                f"3 key columns, then the 3 value columns: the keys are columns 3, 4 and 5, in that order."
+                f"W_K_fused is rows {found} of qkv.weight, transposed. [Q | K | V] puts the 3 query outputs first, "
+                f"then the 3 key outputs, then the 3 value outputs: the keys are rows 3, 4 and 5, in that order."
             )
     if W.shape in (weight.shape, weight.T.shape):
         raise ExerciseError(
             f"W_K_fused is the whole fused weight, shape {W.shape}: it makes q, k and v at once. Keep only the "
-            f"part that makes the keys, (d_in, d_k) = (5, 3)."
+            f"part that makes the keys, outputs 3-5."
         )
-    taken = weight[3:6]                                                 # rows 3-4 only: c_attn has 5 rows
-    if near(W, taken) or near(W, taken.T):
-        last = min(5, weight.shape[0] - 1)
-        rows = f"rows 3-{last}" + (" (there is no row 5)" if last < 5 else "")
+    keys = _X_TOY @ right                                               # (T, d_k) = (4, 3)
+    if near(W, _X_TOY @ weight.T):
         raise ExerciseError(
-            f"W_K_fused, shape {W.shape}, takes {rows} of c_attn, but in c_attn (5, 9) the rows are the 5 "
-            f"input features (person .. red) and the columns the 9 outputs [Q | K | V]. The keys are output "
-            f"columns 3-5."
+            "W_K_fused has shape (4, 9), one row per word: that is qkv(x), the queries, keys and values "
+            "themselves. W_K is a matrix with one row per input feature, such that x @ W_K gives the keys."
         )
-    if W.shape == (len(WORDS), 3) and near(W, right[:len(WORDS)]):
+    if W.shape == keys.shape and near(W, keys):
         raise ExerciseError(
-            f"W_K_fused is rows 0-{len(WORDS) - 1} of the key columns 3-5, shape {W.shape}: one row per word? "
-            f"c_attn's rows are the 5 input features (person .. red), not the 4 words: keep all 5 rows."
-        )
-    if W.shape == (len(WORDS), 3):
-        raise ExerciseError(
-            "W_K_fused has shape (4, 3), one row per word: those are the keys themselves, (x @ c_attn)[:, 3:6]. "
-            "W_K has one row per feature, (d_in, d_k) = (5, 3)."
+            "W_K_fused has shape (4, 3), one row per word: those are the keys themselves, qkv(x)[:, 3:6]. "
+            "W_K has one row per input feature, so that x @ W_K gives them."
         )
     if W.shape != right.shape:
-        raise ExerciseError(f"W_K_fused has shape {W.shape}; W_K is (d_in, d_k) = (5, 3), used as x @ W_K.")
+        raise ExerciseError(f"W_K_fused has shape {W.shape}: x @ W_K_fused must give the keys, (T, d_k) = "
+                            f"(4, 3), from x, (T, d_in) = (4, 5). Which shape does that need?")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_K_fused contains NaN or infinite values.")
-    if np.allclose(np.sort(W, axis=None), np.sort(right, axis=None), atol=1e-6):
+    if near(W, weight.reshape(5, 9)[:, 3:6]) or np.allclose(np.sort(W, axis=None), np.sort(right, axis=None),
+                                                            atol=1e-6):
         raise ExerciseError(
             "W_K_fused holds the right numbers in the wrong places: a reshape keeps the numbers in their stored "
-            "order and cuts them into new rows, so the features get mixed up. Slice the columns instead."
+            "order and cuts them into new rows, so the features get mixed up. Transpose (.T) instead."
         )
-    if np.allclose(_X_TOY @ W, _X_TOY @ right, atol=1e-6):
+    scale = float(np.sum(W * right) / np.sum(right * right))
+    if not np.isclose(scale, 1.0) and np.allclose(W, scale * right, atol=1e-6):
+        raise ExerciseError(
+            f"W_K_fused is {scale:.3g} times the W_K inside qkv: the right rows, transposed, but scaled. Take "
+            f"the weight as it stands: the layer computes x @ weight.T and nothing more."
+        )
+    if np.allclose(_X_TOY @ W, keys, atol=1e-6):
         raise ExerciseError(
             "x @ W_K_fused gives the layer's keys for these four words, but W_K_fused is not the layer's "
             "matrix: food and fruit appear only together (in 'apple'), so many matrices fit these four keys. "
-            "Read the matrix from c_attn."
+            "Read the matrix from qkv.weight."
         )
     row = int(np.abs(W - right).max(axis=1).argmax())
     raise ExerciseError(
-        f"W_K_fused is not the W_K inside c_attn: row {row} ({_FEATURES[row]}) differs by up to "
-        f"{np.abs(W - right)[row].max():.3g} from it. x @ c_attn puts q, k and v side by side: which columns "
-        f"of c_attn make the keys?"
+        f"W_K_fused is not the W_K inside qkv: row {row} ({_FEATURES[row]}) differs by up to "
+        f"{np.abs(W - right)[row].max():.3g} from it. qkv(x) puts q, k and v side by side: which part of "
+        f"qkv.weight makes the keys, and how does nn.Linear use its weight?"
     )
+
+
+_NAMES = {"W_Q": "queries", "W_K": "keys", "W_V": "values"}
