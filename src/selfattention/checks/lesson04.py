@@ -525,7 +525,7 @@ def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
         raise ExerciseError(
             "W_K_fused is columns 3-4 of qkv.weight, shape (9, 2): there is no column 5. In nn.Linear's weight, "
             "(d_out, d_in) = (9, 5), the columns are the 5 input features (person .. red) and the rows the 9 "
-            "outputs [Q | K | V]. (A column cut fits a weight stored (d_in, d_out), as GPT-2's c_attn is.)"
+            "outputs [Q | K | V]. (A column cut would fit a weight stored (d_in, d_out); nn.Linear's is not.)"
         )
     if W.shape == (2, 9) and near(W, weight.T[3:6]):
         raise ExerciseError(
