@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_bank_mix, check_notes_scores, check_one_sided
+from selfattention.checks import check_bank_mix, check_contextual_vectors, check_notes_scores, check_one_sided
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
@@ -468,3 +468,96 @@ def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
             verdicts.add(hidden)
     capsys.readouterr()
     assert verdicts == {True, False}   # the sweep holds answers of both kinds
+
+
+# ---------------------------------------------------------------- exercise 1: every word's contextual vector
+FORWARD = {
+    "weights": "these are the weights alpha_ij",
+    "scores": "these are the scores omega_ij",
+    "weighted scores": "you weighted the scores, not the vectors",
+    "no softmax": "forgot the softmax",
+    "raw exp": "never divided by the row's sum",
+    "unnormalised rows": "right in ratio but do not sum to 1",
+    "divided scores": "without exponentiating first",
+    "columns": "normalised each column",
+    "whole matrix": "over the whole (T, T) matrix",
+    "plain average": "plain average",
+    "cosines": "your scores are cosines",
+    "coordinates": "compare coordinates",
+    "transposed": "Z is transposed",
+    "static": "Z equals X",
+    "one row": "returns one word's vector",
+    "overflow": "overflows",
+    "shortcut": "a ready-made attention",
+    "tuple": "returns a tuple",
+    "zeros": "returns all zeros",
+}
+
+
+def _scores(X):
+    X = np.asarray(X, dtype=float)
+    return X @ X.T
+
+
+FORWARD_WRONG = {   # each a function of X, as a learner would write it
+    "weights": lambda X: sa.softmax(_scores(X)),
+    "scores": lambda X: _scores(X),
+    "weighted scores": lambda X: sa.softmax(_scores(X)) @ _scores(X),
+    "no softmax": lambda X: _scores(X) @ X,
+    "raw exp": lambda X: np.exp(_scores(X)) @ X,
+    "unnormalised rows": lambda X: np.exp(_scores(X) - _scores(X).max(axis=1, keepdims=True)) @ X,
+    "divided scores": lambda X: (_scores(X) / _scores(X).sum(axis=1, keepdims=True)) @ X,
+    "columns": lambda X: sa.softmax(_scores(X), axis=0) @ X,
+    "whole matrix": lambda X: sa.softmax(_scores(X).ravel()).reshape(len(X), len(X)) @ X,
+    "plain average": lambda X: np.tile(np.mean(X, axis=0), (len(X), 1)),
+    "cosines": lambda X: sa.softmax(_scores(X / np.linalg.norm(X, axis=1, keepdims=True))) @ X,
+    "coordinates": lambda X: X @ sa.softmax(X.T @ X),
+    "transposed": lambda X: (sa.softmax(_scores(X)) @ X).T,
+    "static": lambda X: X.copy(),
+    "one row": lambda X: sa.softmax(X @ X[1]) @ X,
+    "overflow": lambda X: np.exp(_scores(X)) / np.exp(_scores(X)).sum(axis=1, keepdims=True) @ X,
+    "tuple": lambda X: (sa.softmax(_scores(X)) @ X, sa.softmax(_scores(X))),
+    "zeros": lambda X: np.zeros_like(X),
+}
+
+
+def forward_shortcut(X):
+    return sa.basic_self_attention(X)[0]
+
+
+def forward_shortcut_hidden(X):   # reaches the packaged attention by a route its code does not name
+    import importlib
+    return getattr(importlib.import_module("selfattention"), "basic_" + "self_attention")(X)[0]
+
+
+@pytest.mark.parametrize("key", sorted(FORWARD_WRONG))
+def test_forward_mistake_is_named(key):
+    _names_only(_message(check_contextual_vectors, FORWARD_WRONG[key]), key, FORWARD)
+    assert not hidden_test_passes("02_basic_self_attention", "l02-forward-test",
+                                  contextual_vectors=FORWARD_WRONG[key])
+
+
+@pytest.mark.parametrize("shortcut", [forward_shortcut, forward_shortcut_hidden])
+def test_forward_shortcut_fails_check_and_hidden_test(shortcut):
+    assert "ready-made attention" in _message(check_contextual_vectors, shortcut)
+    assert not hidden_test_passes("02_basic_self_attention", "l02-forward-test", contextual_vectors=shortcut)
+
+
+def forward_loop(X):   # the lesson's words: each word's scores, their softmax, the weighted sum
+    X = np.asarray(X, dtype=float)
+    Z = np.zeros_like(X)
+    for i in range(len(X)):
+        Z[i] = sa.softmax(X @ X[i]) @ X
+    return Z
+
+
+def forward_matrix(X):   # all rows at once, softmax written out with the shift by each row's maximum
+    omega = X @ X.T
+    e = np.exp(omega - omega.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)) @ X
+
+
+@pytest.mark.parametrize("answer", [forward_loop, forward_matrix])
+def test_forward_right_answers(answer, capsys):
+    _right_answer_passes(check_contextual_vectors, answer, capsys)
+    assert hidden_test_passes("02_basic_self_attention", "l02-forward-test", contextual_vectors=answer)
