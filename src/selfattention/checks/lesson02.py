@@ -61,131 +61,24 @@ def _fmt(x: np.ndarray) -> str:
     return str(np.round(np.asarray(x, dtype=float), 3).tolist())
 
 
-# --------------------------------------------------------------------------- exercise 1
+# --------------------------------------------------------------------------- exercise 2
 _UNSET = object()
 
 
-def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
+def check_notes_scores(notes_scores: Any) -> None:
     """Exercise 2: three scores (money, bank, grows) whose softmax is bank's typed-in row
-    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences), and,
-    when given, ``bank_gain``: the number added to bank's score alone that makes bank's weight 0.90."""
+    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences)."""
     s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
     w = reference_softmax(s)
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
         ln_ratio = f"{np.log(0.70 / 0.25):.3f}"
-        first = (f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
-                 + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
-                    f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
-                 + ", whatever number your three scores start from.")
-        if bank_gain is _UNSET:
-            passed(first)
-            return
-        one = bank_gain
-        if one is not None and not isinstance(one, str) and np.ndim(one) == 0:
-            one = [one]                                   # a plain number, as the exercise asks
-        if np.size(one) != 1 and not isinstance(one, str) and one is not None and one is not Ellipsis:
-            raise ExerciseError(f"bank_gain holds {np.size(one)} numbers; it should be a single number: the "
-                                "amount added to bank's score alone.")
-        g = float(_vector(one, "bank_gain", 1, "a single number")[0])
-        e = np.exp(s - s.max())   # the gain acts on the learner's own scores, as the hidden test computes it
-        e[1] *= np.exp(g)
-        got = float(e[1] / e.sum())
-        gain = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))   # solved here from the exercise's numbers
-        places = next((d for d in range(7) if abs(g - round(g, d)) < 1e-9), 7)   # decimals typed
-        rounded = places < 7 and abs(round(gain, places) - g) < 1e-9   # the exact gain rounded at its decimals
-        if abs(got - 0.9) < 1e-3:
-            factor, exact = f"{np.exp(g):.3f}", f"{np.exp(gain):.3f}"   # e^g, and the exact (0.9/0.1)/(0.7/0.3)
-            if factor == exact:
-                why = f"e^{g:.3f} = {factor} = (0.90 / 0.10) / (0.70 / 0.30)"
-            else:   # within the tolerance, but its e^g is not the exact factor at these digits
-                why = (f"e^{g:.3f} = {factor}, close to (0.90 / 0.10) / (0.70 / 0.30) = {exact} ("
-                       + ("your gain is rounded; " if rounded else "")
-                       + f"the exact one is ln({exact}) = {gain:.4f})")
-            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: {why}, the factor by "
-                   "which bank's odds (its weight over the other two's) must grow.")
-            return
-        then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
-        if abs(g - gain) < 0.055:   # near the right gain: rounded from it, or a trial value
-            if rounded:
-                raise ExerciseError(
-                    f"notes_scores is right, but {then}: close, keep more decimals. Your gain is the exact one "
-                    f"rounded to {places} decimal{'' if places == 1 else 's'}; compute it with np.log rather "
-                    "than typing it rounded.")
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: close, but not the gain that gives 0.90 (nor that gain "
-                "rounded). Write bank's new weight with the factor e^g on its exponential and solve for g.")
-        if abs(g - np.log(0.9 / 0.7)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
-                "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
-        if abs(g - np.log(0.9 / 0.1)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you set bank's odds (its weight over the other "
-                "two's) to 9 (0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score "
-                "multiplies the odds by e^g: e^g is the new odds over the old.")
-        if abs(g - np.exp(gain)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} = (0.90 / 0.10) / (0.70 / 0.30) is the factor by "
-                "which bank's odds (its weight over the other two's) must grow, but you forgot the log: a score "
-                "raised by g multiplies the odds by e^g, so the gain is the logarithm of that factor.")
-        if abs(g - (np.log(0.9 / 0.1) - np.log(0.70 / 0.25))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: your old odds, 0.70 / 0.25, are bank against money only. "
-                "The new odds 0.90 / 0.10 are bank against the other two together, so the old ones must be "
-                "too: 0.70 / 0.30.")
-        if abs(g - 0.9 / 0.7) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} = 0.90 / 0.70 is the ratio of the two weights, "
-                "not a score. A score raised by g multiplies bank's odds (its weight over the other two's) by "
-                "e^g: take the log of the factor the odds must grow by.")
-        if abs(g - (s[1] + gain)) < 1e-3 and abs(s[1]) > 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
-                f"the number added to bank's score ({s[1]:.3f} in your notes_scores).")
-        if abs(g - np.log(0.9)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90) = {g:.3f} is the log of the target weight. The "
-                "gain is the log of a ratio of odds: the factor e^g by which bank's odds (its weight over the "
-                "other two's) must grow, from 0.70 / 0.30 to 0.90 / 0.10.")
-        if abs(g - np.log(0.9 * 0.3 / 0.7)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90 x 0.30 / 0.70) = {g:.3f} divides the target weight "
-                "0.90 by bank's old odds 0.70 / 0.30, but the target must be odds too: the other two's weight "
-                "becomes 0.10, so bank's new odds are 0.90 / 0.10.")
-        if abs(g + gain) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: your gain has the wrong sign. Lowering bank's score shrinks "
-                "its weight; the gain that raises it to 0.90 is positive.")
-        if abs(g - np.log10(np.exp(gain))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is the base-10 logarithm of the factor "
-                f"{np.exp(gain):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
-        if abs(g - np.log2(np.exp(gain))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is the base-2 logarithm of the factor "
-                f"{np.exp(gain):.3f}. Softmax uses e^x, not 2^x, so the gain is the natural logarithm of that "
-                "factor, np.log.")
-        if abs(g - np.log(0.9 / 0.3)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90 / 0.30) = {g:.3f} sets bank's new odds against the "
-                "other two's old weight, 0.30, but their weight falls to 0.10 as bank's rises to 0.90. The odds "
-                "(bank's weight over the other two's) go from 0.70 / 0.30 to 0.90 / 0.10.")
-        if abs(g - 0.2) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
-                "score. A score is not a weight; softmax exponentiates it first.")
-        if g <= 0:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: a gain of {g:.3g} lowers bank's score, so its weight falls "
-                "below 0.70. Raising the weight to 0.90 takes a positive gain: write bank's new weight with the "
-                "factor e^g on its exponential and solve for g.")
-        raise ExerciseError(
-            f"notes_scores is right, but {then}: your gain multiplies bank's odds (its weight over the other "
-            f"two's) by e^{g:.3g} = {np.exp(g):.3g}, from 0.70 / 0.30 to {got / (1 - got):.3g}, "
-            + ("too much" if got > 0.9 else "too little")
-            + ". Which odds does a weight of 0.90 mean, and by what factor must 0.70 / 0.30 grow to reach them?")
+        passed(f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
+               + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
+                  f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
+               + ", whatever number your three scores start from.")
+        return
 
     def same(scores: np.ndarray) -> bool:
         return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
@@ -274,7 +167,7 @@ def _log_factor(w: np.ndarray) -> float | None:
     return None
 
 
-# --------------------------------------------------------------------------- exercise 2
+# --------------------------------------------------------------------------- exercise 3
 #: *river bank flows*, rows river, bank, flows; the point bank' must land on, and the weights that put it there.
 _RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])
 _RBF_WORDS = ("river", "bank", "flows")
@@ -365,8 +258,8 @@ def check_bank_mix(alpha_mix: Any) -> None:
         "sum_j alpha_2j x_j[finance] = 0.25, and the same for nature.")
 
 
-# --------------------------------------------------------------------------- exercise 3
-#: The toy "bank" between the two designed words, and the bars of exercise 3.
+# --------------------------------------------------------------------------- exercise 4
+#: The toy "bank" between the two designed words, and the bars of exercise 4.
 _BANK = np.array([0.7, 0.7, 0.0, 0.0])
 ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 
@@ -523,6 +416,11 @@ def _forward_mistakes(X: np.ndarray) -> list[tuple[np.ndarray, str]]:
         (reference_softmax(O / np.outer(norms, norms), axis=-1) @ X,
          "your scores are cosines, but omega_ij = x_i . x_j is the dot product: a vector's length counts "
          "too (section 2)"),
+        (reference_softmax(O / np.sqrt(X.shape[1]), axis=-1) @ X,
+         "you divided the scores by sqrt(d_model): that scaling comes with lesson 06; basic self-attention "
+         "takes the dot products as they are"),
+        (np.diag(A)[:, None] * X, "each row of your Z is the word's own vector times its own weight alpha_ii: "
+                                  "step 3 sums over every word j, alpha_ij x_j"),
         (X, "Z equals X: every word kept its static vector. Each z_i must mix all the words' vectors"),
         (X @ reference_softmax(X.T @ X, axis=-1), "your scores compare coordinates (X^T X is d_model x "
                                                   "d_model), not words: omega_ij = x_i . x_j is X X^T, "
