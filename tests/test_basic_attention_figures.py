@@ -156,7 +156,7 @@ def shown(monkeypatch: pytest.MonkeyPatch) -> list:
 @pytest.mark.parametrize("builder", [explorers.one_word, explorers.sentence_map])
 def test_a_widget_redraws_one_figure_and_its_menu_follows_the_sentence(builder, shown, capsys):
     box = builder(Table(), ["money bank grows", "a bank near the river"], focus=1)
-    sentence, menu = box.children[0].children
+    sentence, menu, *_ = box.children[0].children
     assert len(shown) == 1 and [label for label, _ in menu.options] == ["1 money", "2 bank", "3 grows"]
     sentence.value = "a bank near the river"
     assert len(shown) == 2, "one redraw per change"
@@ -179,7 +179,7 @@ def test_a_widget_redraws_one_figure_and_its_menu_follows_the_sentence(builder, 
 def test_the_focus_stays_on_its_word_when_the_sentence_changes(builder, shown):
     """A word added in front shifts every index: the focus follows its word, not its old position; a repeated
     word keeps its occurrence; a word no longer there leaves the index as it was."""
-    sentence, menu = builder(Table(), ["river bank flows"], focus=1).children[0].children
+    sentence, menu, *_ = builder(Table(), ["river bank flows"], focus=1).children[0].children
     for new, focus in [("a river bank flows", 2), ("the bank near a bank", 1), ("a bank near the bank", 1),
                        ("money grows", 1)]:
         sentence.value = new
@@ -189,6 +189,32 @@ def test_the_focus_stays_on_its_word_when_the_sentence_changes(builder, shown):
     menu.value = 3
     sentence.value = "bank a a"                 # the second "a": its second occurrence
     assert menu.value == 2
+
+
+def test_the_scale_slider_goes_from_the_plain_average_to_the_top_word(shown, capsys):
+    """c = 0: every weight 1/T and z_i the plain average; a large c: the top score's word alone; c = 1 is
+    basic self-attention."""
+    box = explorers.one_word(Table(), ["a bank near the river"], focus=1)
+    _, _, scale = box.children[0].children
+    _, A = core.basic_self_attention(X)
+    at_one = "weights:    " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True))
+    assert at_one in capsys.readouterr().out
+    scale.value = 0.0
+    out = capsys.readouterr().out
+    assert "  ".join(f"{w} 0.200" for w in WORDS) in out and "with the plain average 1.000" in out
+    scale.value = 4.0
+    top = WORDS[int(np.argmax(X @ X[1]))]
+    assert f"with {top} (top score)" in capsys.readouterr().out
+    assert len(shown) == 3
+
+
+def test_the_scale_sweep_starts_uniform_and_ends_on_the_top_word():
+    fig, (left, right) = figures.score_scale_sweep(WORDS, X, 1)
+    first = [line.get_ydata()[0] for line in left.lines[: len(WORDS)]]
+    assert first == pytest.approx([1 / len(WORDS)] * len(WORDS))
+    assert right.lines[0].get_ydata()[0] == pytest.approx(1.0)          # c = 0: the plain average
+    assert right.lines[1].get_ydata()[-1] > right.lines[1].get_ydata()[0]   # towards the top word
+    assert_legible(fig)
 
 
 def test_the_score_bars_are_labelled_with_their_values():

@@ -7,6 +7,7 @@ typical mistakes of its exercise in words, computed from what the learner return
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_notes_scores", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_contextual_vectors", "check_notes_scores", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -60,131 +61,24 @@ def _fmt(x: np.ndarray) -> str:
     return str(np.round(np.asarray(x, dtype=float), 3).tolist())
 
 
-# --------------------------------------------------------------------------- exercise 1
+# --------------------------------------------------------------------------- exercise 2
 _UNSET = object()
 
 
-def check_notes_scores(notes_scores: Any, bank_gain: Any = _UNSET) -> None:
-    """Exercise 1: three scores (money, bank, grows) whose softmax is bank's typed-in row
-    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences), and,
-    when given, ``bank_gain``: the number added to bank's score alone that makes bank's weight 0.90."""
+def check_notes_scores(notes_scores: Any) -> None:
+    """Exercise 2: three scores (money, bank, grows) whose softmax is bank's typed-in row
+    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences)."""
     s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
     w = reference_softmax(s)
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
         gap = s[1] - s[0]
         ln_ratio = f"{np.log(0.70 / 0.25):.3f}"
-        first = (f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
-                 + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
-                    f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
-                 + ", whatever number your three scores start from.")
-        if bank_gain is _UNSET:
-            passed(first)
-            return
-        one = bank_gain
-        if one is not None and not isinstance(one, str) and np.ndim(one) == 0:
-            one = [one]                                   # a plain number, as the exercise asks
-        if np.size(one) != 1 and not isinstance(one, str) and one is not None and one is not Ellipsis:
-            raise ExerciseError(f"bank_gain holds {np.size(one)} numbers; it should be a single number: the "
-                                "amount added to bank's score alone.")
-        g = float(_vector(one, "bank_gain", 1, "a single number")[0])
-        e = np.exp(s - s.max())   # the gain acts on the learner's own scores, as the hidden test computes it
-        e[1] *= np.exp(g)
-        got = float(e[1] / e.sum())
-        gain = float(np.log(0.9 * 0.3 / (0.1 * 0.7)))   # solved here from the exercise's numbers
-        places = next((d for d in range(7) if abs(g - round(g, d)) < 1e-9), 7)   # decimals typed
-        rounded = places < 7 and abs(round(gain, places) - g) < 1e-9   # the exact gain rounded at its decimals
-        if abs(got - 0.9) < 1e-3:
-            factor, exact = f"{np.exp(g):.3f}", f"{np.exp(gain):.3f}"   # e^g, and the exact (0.9/0.1)/(0.7/0.3)
-            if factor == exact:
-                why = f"e^{g:.3f} = {factor} = (0.90 / 0.10) / (0.70 / 0.30)"
-            else:   # within the tolerance, but its e^g is not the exact factor at these digits
-                why = (f"e^{g:.3f} = {factor}, close to (0.90 / 0.10) / (0.70 / 0.30) = {exact} ("
-                       + ("your gain is rounded; " if rounded else "")
-                       + f"the exact one is ln({exact}) = {gain:.4f})")
-            passed(f"{first} And adding {g:.3f} to bank's score makes its weight {got:.3f}: {why}, the factor by "
-                   "which bank's odds (its weight over the other two's) must grow.")
-            return
-        then = f"with bank's score raised by {g:.3g}, bank's weight becomes {got:.3f}, not 0.90"
-        if abs(g - gain) < 0.055:   # near the right gain: rounded from it, or a trial value
-            if rounded:
-                raise ExerciseError(
-                    f"notes_scores is right, but {then}: close, keep more decimals. Your gain is the exact one "
-                    f"rounded to {places} decimal{'' if places == 1 else 's'}; compute it with np.log rather "
-                    "than typing it rounded.")
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: close, but not the gain that gives 0.90 (nor that gain "
-                "rounded). Write bank's new weight with the factor e^g on its exponential and solve for g.")
-        if abs(g - np.log(0.9 / 0.7)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you made bank's exponential 0.90 / 0.70 times larger, "
-                "and the sum it is divided by grows with it. The other two exponentials stay as they are.")
-        if abs(g - np.log(0.9 / 0.1)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you set bank's odds (its weight over the other "
-                "two's) to 9 (0.90 / 0.10), but they were already 0.70 / 0.30 = 7/3. Raising the score "
-                "multiplies the odds by e^g: e^g is the new odds over the old.")
-        if abs(g - np.exp(gain)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} = (0.90 / 0.10) / (0.70 / 0.30) is the factor by "
-                "which bank's odds (its weight over the other two's) must grow, but you forgot the log: a score "
-                "raised by g multiplies the odds by e^g, so the gain is the logarithm of that factor.")
-        if abs(g - (np.log(0.9 / 0.1) - np.log(0.70 / 0.25))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: your old odds, 0.70 / 0.25, are bank against money only. "
-                "The new odds 0.90 / 0.10 are bank against the other two together, so the old ones must be "
-                "too: 0.70 / 0.30.")
-        if abs(g - 0.9 / 0.7) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} = 0.90 / 0.70 is the ratio of the two weights, "
-                "not a score. A score raised by g multiplies bank's odds (its weight over the other two's) by "
-                "e^g: take the log of the factor the odds must grow by.")
-        if abs(g - (s[1] + gain)) < 1e-3 and abs(s[1]) > 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is bank's new score, not the gain. bank_gain is "
-                f"the number added to bank's score ({s[1]:.3f} in your notes_scores).")
-        if abs(g - np.log(0.9)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90) = {g:.3f} is the log of the target weight. The "
-                "gain is the log of a ratio of odds: the factor e^g by which bank's odds (its weight over the "
-                "other two's) must grow, from 0.70 / 0.30 to 0.90 / 0.10.")
-        if abs(g - np.log(0.9 * 0.3 / 0.7)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90 x 0.30 / 0.70) = {g:.3f} divides the target weight "
-                "0.90 by bank's old odds 0.70 / 0.30, but the target must be odds too: the other two's weight "
-                "becomes 0.10, so bank's new odds are 0.90 / 0.10.")
-        if abs(g + gain) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: your gain has the wrong sign. Lowering bank's score shrinks "
-                "its weight; the gain that raises it to 0.90 is positive.")
-        if abs(g - np.log10(np.exp(gain))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is the base-10 logarithm of the factor "
-                f"{np.exp(gain):.3f}. Softmax uses e^x, so the gain is its natural logarithm, np.log.")
-        if abs(g - np.log2(np.exp(gain))) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: {g:.3f} is the base-2 logarithm of the factor "
-                f"{np.exp(gain):.3f}. Softmax uses e^x, not 2^x, so the gain is the natural logarithm of that "
-                "factor, np.log.")
-        if abs(g - np.log(0.9 / 0.3)) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: ln(0.90 / 0.30) = {g:.3f} sets bank's new odds against the "
-                "other two's old weight, 0.30, but their weight falls to 0.10 as bank's rises to 0.90. The odds "
-                "(bank's weight over the other two's) go from 0.70 / 0.30 to 0.90 / 0.10.")
-        if abs(g - 0.2) < 1e-3:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: you added the change of weight (0.90 - 0.70) to the "
-                "score. A score is not a weight; softmax exponentiates it first.")
-        if g <= 0:
-            raise ExerciseError(
-                f"notes_scores is right, but {then}: a gain of {g:.3g} lowers bank's score, so its weight falls "
-                "below 0.70. Raising the weight to 0.90 takes a positive gain: write bank's new weight with the "
-                "factor e^g on its exponential and solve for g.")
-        raise ExerciseError(
-            f"notes_scores is right, but {then}: your gain multiplies bank's odds (its weight over the other "
-            f"two's) by e^{g:.3g} = {np.exp(g):.3g}, from 0.70 / 0.30 to {got / (1 - got):.3g}, "
-            + ("too much" if got > 0.9 else "too little")
-            + ". Which odds does a weight of 0.90 mean, and by what factor must 0.70 / 0.30 grow to reach them?")
+        passed(f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
+               + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
+                  f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
+               + ", whatever number your three scores start from.")
+        return
 
     def same(scores: np.ndarray) -> bool:
         return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
@@ -273,7 +167,7 @@ def _log_factor(w: np.ndarray) -> float | None:
     return None
 
 
-# --------------------------------------------------------------------------- exercise 2
+# --------------------------------------------------------------------------- exercise 3
 #: *river bank flows*, rows river, bank, flows; the point bank' must land on, and the weights that put it there.
 _RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])
 _RBF_WORDS = ("river", "bank", "flows")
@@ -286,7 +180,7 @@ def _mix_words(a: np.ndarray) -> str:
 
 
 def check_bank_mix(alpha_mix: Any) -> None:
-    """Exercise 2: bank's three weights (river, bank, flows) in *river bank flows* that put
+    """Exercise 3: bank's three weights (river, bank, flows) in *river bank flows* that put
     bank' = sum_j alpha_j x_j on [0.25, 0.88, 0, 0]. Finance and nature give two linear equations; the
     weights summing to 1 gives the third, so [0.5, 0.2, 0.3] is the only answer. Names the typical mistakes,
     computed from the weights returned."""
@@ -364,8 +258,8 @@ def check_bank_mix(alpha_mix: Any) -> None:
         "sum_j alpha_2j x_j[finance] = 0.25, and the same for nature.")
 
 
-# --------------------------------------------------------------------------- exercise 3
-#: The toy "bank" between the two designed words, and the bars of exercise 3.
+# --------------------------------------------------------------------------- exercise 4
+#: The toy "bank" between the two designed words, and the bars of exercise 4.
 _BANK = np.array([0.7, 0.7, 0.0, 0.0])
 ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 
@@ -383,7 +277,7 @@ def _toy_word(got: Any, name: str) -> np.ndarray:
 
 
 def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
-    """Exercise 3: toy vectors x_1, x_3 (every coordinate in [-2, 2]) for the sentence (x_1, bank, x_3) with
+    """Exercise 4: toy vectors x_1, x_3 (every coordinate in [-2, 2]) for the sentence (x_1, bank, x_3) with
     alpha_13 > 0.5 but alpha_31 < 0.2. Both weights have the numerator e^omega_13; they differ by the row sums,
     alpha_13 / alpha_31 = S_3 / S_1. Names the typical mistakes."""
     v1 = _toy_word(x_1, "x_1")
@@ -464,3 +358,139 @@ def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
         if A[0, 2] > ONE_SIDED_HIGH and A[2, 0] < ONE_SIDED_LOW:
             return True
     return False
+
+
+# --------------------------------------------------------------------------- exercise 1: every word's z_i
+def _forward_cases() -> list[tuple[str, np.ndarray]]:
+    """The inputs the check feeds: the toy sentence of section 4, T < d_model and T > d_model (so a (T, T)
+    result cannot pass for a (T, d_model) one), and scores in the hundreds (a softmax without the shift
+    overflows there)."""
+    rng = np.random.default_rng(2)
+    toy = np.stack([np.array(v, dtype=float) for v in (
+        [0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0.0, 0.0], [0.0, 0.3, 0.0, 0.1], [0.2, 0.1, 0.0, 0.1],
+        [0.1, 1.0, 0.0, 0.0])])
+    return [("the toy sentence *a bank near the river* (T = 5, d_model = 4)", toy),
+            ("a random X of shape (3, 6)", rng.normal(size=(3, 6))),
+            ("a random X of shape (6, 2)", rng.normal(size=(6, 2))),
+            ("a random X of shape (4, 3) with scores in the hundreds", 20.0 * rng.normal(size=(4, 3)))]
+
+
+def _forward_reference(X: np.ndarray) -> np.ndarray:
+    return reference_softmax(X @ X.T, axis=-1) @ X
+
+
+def _forward_mistakes(X: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """Each plausible wrong result for input X, with the words that name its mistake."""
+    O = X @ X.T                                   # (T, T) scores
+    A = reference_softmax(O, axis=-1)             # (T, T) weights, rows sum to 1
+    with np.errstate(all="ignore"):
+        E = np.exp(O)
+        by_sum = O / O.sum(axis=1, keepdims=True)
+    T = len(X)
+    norms = np.linalg.norm(X, axis=1)
+    Zr = A @ X
+    return [
+        (Zr.T, "Z is transposed: it has shape (d_model, T). Row i of Z must be word i's vector z_i"),
+        (A, "these are the weights alpha_ij (T, T), step 2. Step 3 is still to do: row i of Z is the sum of "
+            "the vectors x_j, each times its weight"),
+        (O, "these are the scores omega_ij (T, T), step 1 only. Softmax each row into weights, then sum the "
+            "vectors with those weights"),
+        (A @ O, "you weighted the scores, not the vectors: step 3 sums the vectors x_j (rows of X), each "
+                "times its weight, so each z_i has d_model numbers"),
+        ((A * O).sum(axis=1), "you weighted the scores, not the vectors: step 3 sums the vectors x_j (rows "
+                              "of X), each times its weight, so each z_i has d_model numbers"),
+        (O @ X, "you used the scores themselves as the weights and forgot the softmax: they are neither >= 0 "
+                "nor summing to 1 (section 2)"),
+        (E @ X, "you took e^omega but never divided by the row's sum, so the weights do not sum to 1: that "
+                "division is the second half of softmax"),
+        (by_sum @ X, "you divided the scores by their row's sum without exponentiating first: a negative "
+                     "score then gets a negative \"share\" (section 2). Softmax takes e^omega first"),
+        (A.T @ X, "your softmax normalised each column of the scores, not each row: word i's weights are row "
+                  "i, alpha_i1 ... alpha_iT, and it is each row that must sum to 1 (sa.softmax's default "
+                  "axis=-1 does rows)"),
+        (reference_softmax(O.reshape(-1)).reshape(T, T) @ X,
+         "your softmax ran over the whole (T, T) matrix of scores at once, so all T * T weights sum to 1 "
+         "together; each word's row must sum to 1 on its own"),
+        (np.full((T, T), 1.0 / T) @ X, "every row is the plain average of the words (weights 1/T, lesson 01): "
+                                       "the weights must come from the scores, through softmax"),
+        (reference_softmax(O / np.outer(norms, norms), axis=-1) @ X,
+         "your scores are cosines, but omega_ij = x_i . x_j is the dot product: a vector's length counts "
+         "too (section 2)"),
+        (reference_softmax(O / np.sqrt(X.shape[1]), axis=-1) @ X,
+         "you divided the scores by sqrt(d_model): that scaling comes with lesson 06; basic self-attention "
+         "takes the dot products as they are"),
+        (np.diag(A)[:, None] * X, "each row of your Z is the word's own vector times its own weight alpha_ii: "
+                                  "step 3 sums over every word j, alpha_ij x_j"),
+        (X, "Z equals X: every word kept its static vector. Each z_i must mix all the words' vectors"),
+        (X @ reference_softmax(X.T @ X, axis=-1), "your scores compare coordinates (X^T X is d_model x "
+                                                  "d_model), not words: omega_ij = x_i . x_j is X X^T, "
+                                                  "shape (T, T)"),
+    ]
+
+
+def check_contextual_vectors(contextual_vectors: Callable[[np.ndarray], Any]) -> None:
+    """Exercise 1: ``contextual_vectors(X)``, X (T, d_model) -> Z (T, d_model), row i = z_i =
+    sum_j softmax_j(x_i . x_j) x_j, the three steps of section 4 for every word; no ready-made attention."""
+    from .lesson03 import ReadyMadeCalled, ready_made, ready_made_blocked
+
+    name = "contextual_vectors"
+    if not callable(contextual_vectors):
+        raise ExerciseError(f"{name} should be a function of X, but it is a {type(contextual_vectors).__name__}: "
+                            "run the cell that defines it.")
+    shortcut = ready_made(contextual_vectors)
+    if shortcut is not None:
+        raise ExerciseError(f"{name} calls {shortcut}, a ready-made attention: the exercise asks you to write "
+                            "the three steps (scores, softmax, weighted sum) yourself; sa.softmax is allowed.")
+    for what, X in _forward_cases():
+        try:
+            with np.errstate(all="ignore"), ready_made_blocked():
+                got = contextual_vectors(X.copy())
+        except ReadyMadeCalled:
+            raise ExerciseError(f"{name} reached a ready-made attention while it ran: write the three steps "
+                                "yourself; sa.softmax is allowed.") from None
+        except Exception as exc:  # noqa: BLE001  (the learner's code may raise anything)
+            from ._engine import _learner_line
+            raise ExerciseError(f"{name} raised {type(exc).__name__}{_learner_line(exc)} on {what}: "
+                                f"{exc}") from None
+        if got is None:
+            raise ExerciseError(f"{name} returns None: end it with `return Z`.")
+        if isinstance(got, tuple):
+            raise ExerciseError(f"{name} returns a tuple of {len(got)}; return Z alone, shape (T, d_model).")
+        try:
+            Z = np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got, dtype=float)
+        except (TypeError, ValueError):
+            raise ExerciseError(f"{name} returns a {type(got).__name__}, not an array of numbers.") from None
+        want = _forward_reference(X)
+        if Z.shape == want.shape and np.isfinite(Z).all() and np.allclose(Z, want, atol=1e-6):
+            continue
+        for wrong, why in _forward_mistakes(X):
+            if Z.shape == wrong.shape and np.isfinite(Z).all() and np.allclose(Z, wrong, atol=1e-6):
+                raise ExerciseError(f"On {what}, {why}.")
+        T, d = X.shape
+        if Z.shape == want.shape and np.isfinite(Z).all():   # each row a multiple of z_i: weights not summing to 1
+            c = np.einsum("td,td->t", Z, want) / np.einsum("td,td->t", want, want)
+            if np.allclose(Z, c[:, None] * want, atol=1e-6) and (c > 0).all() and not np.allclose(c, 1.0):
+                raise ExerciseError(
+                    f"On {what}, each row of your Z is z_i times a number other than 1 (row 1 times "
+                    f"{c[0]:.3g}): the weights are right in ratio but do not sum to 1. Divide the "
+                    "exponentials by their row's sum: the second half of softmax.")
+        if Z.shape == (d,) and any(np.allclose(Z, row, atol=1e-6) for row in want):
+            raise ExerciseError(f"On {what}, {name} returns one word's vector, shape ({d},): Z must hold every "
+                                f"word's z_i, one row each, shape ({T}, {d}).")
+        if Z.shape != want.shape:
+            raise ExerciseError(f"On {what}, {name} returns shape {Z.shape}; Z must have one row z_i per word, "
+                                f"shape (T, d_model) = ({T}, {d}).")
+        if not np.isfinite(Z).all():
+            bad = sorted({int(r) + 1 for r in np.argwhere(~np.isfinite(Z))[:, 0]})
+            raise ExerciseError(
+                f"On {what}, rows {bad} of Z hold nan or inf: e^omega of a score in the hundreds overflows "
+                "(section 3). Subtract each row's largest score first, or use sa.softmax, which does.")
+        if not np.abs(Z).any():
+            raise ExerciseError(f"{name} returns all zeros on {what}: fill in Z's rows.")
+        wrong_rows = [int(r) + 1 for r in range(T) if not np.allclose(Z[r], want[r], atol=1e-6)]
+        raise ExerciseError(
+            f"On {what}, rows {wrong_rows} of your Z are not sum_j softmax_j(x_i . x_j) x_j (rows counted from "
+            "1). Check each step for one of those words: its scores x_i . x_j over every j, their softmax, then "
+            "the weighted sum of the rows of X.")
+    passed(f"{name} gives every word its z_i on {len(_forward_cases())} inputs, scores in the hundreds included: "
+           "each row took its own softmax over its own T scores, and row 2 of the toy sentence is section 4's z_2.")

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "FONT",
+    "score_scale_sweep",
     "ROW_LABEL",
     "COLUMN_LABEL",
     "plane",
@@ -441,3 +442,53 @@ def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
         span = f"{v.min():+.3f}..{v.max():+.3f}" if len(v) > 1 else ""
         side = f"{np.sum(v > reference)} / {np.sum(v < reference)}" if len(v) > 1 else ""
         print(f"{condition:34s} {len(v):4d}  {v.mean():+9.3f}  {span:15s} {side}")
+
+
+def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *,
+                      scales: ArrayLike | None = None) -> tuple[Figure, np.ndarray]:
+    """What lesson 02's explorer slider does, drawn once: every score of word ``i`` multiplied by c before the
+    softmax. Left, the weights alpha_ij(c) = softmax_j(c omega_ij), one line per word; right, the cosine of
+    z_i(c) = sum_j alpha_ij(c) x_j with the plain average of the rows (c = 0) and with the word of the
+    largest score (c -> infinity).
+
+    Inputs:
+        words: the T words; X: their vectors, shape (T, d_model); i: the focus word (0-based);
+        scales: the values of c (default 0 to 4).
+    Returns:
+        the figure and its two axes.
+    """
+    X = _array("X", X, 2)
+    if len(words) != X.shape[0] or not 0 <= i < X.shape[0]:
+        raise ValueError(f"words has {len(words)} words, X has shape {X.shape} and i = {i}; expected one row "
+                         "of X per word and 0 <= i < T")
+    cs = np.linspace(0.0, 4.0, 81) if scales is None else _array("scales", scales, 1)
+    scores = X @ X[i]                                            # (T,)
+    shifted = cs[:, None] * scores[None, :]                      # (C, T)
+    A = np.exp(shifted - shifted.max(axis=1, keepdims=True))
+    A = A / A.sum(axis=1, keepdims=True)                         # (C, T): one row of weights per c
+    Z = A @ X                                                    # (C, d_model)
+    top = int(np.argmax(scores))
+
+    def cos(U: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return (U @ v) / (np.linalg.norm(U, axis=1) * np.linalg.norm(v))
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6))
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.86, wspace=0.25)
+    left, right = axes
+    for j, w in enumerate(words):
+        left.plot(cs, A[:, j], lw=2.5 if j == top else 1.5, label=f"{j + 1} {w}")
+    left.set_xlabel("c (every score times c)", fontsize=FONT)
+    left.set_ylabel(rf"$\alpha_{{{i + 1}j}}$", fontsize=FONT)
+    left.set_title(f"weights of word {i + 1}, {words[i]}", fontsize=FONT)
+    left.set_ylim(0, 1)
+    left.legend(fontsize=FONT, ncol=2, loc="center right", handlelength=1.2, columnspacing=0.8)
+    right.plot(cs, cos(Z, X.mean(axis=0)), lw=2, label="with the plain average")
+    right.plot(cs, cos(Z, X[top]), lw=2, label=f"with {words[top]} (top score)")
+    right.set_xlabel("c", fontsize=FONT)
+    right.set_title(rf"cosine of $z_{{{i + 1}}}(c)$", fontsize=FONT)
+    right.set_ylim(min(0.0, float(cos(Z, X.mean(axis=0)).min()), float(cos(Z, X[top]).min())) - 0.02, 1.02)
+    right.legend(fontsize=FONT, loc="lower right")
+    for ax in axes:
+        ax.axvline(1.0, color="gray", ls="--", lw=1)
+        ax.tick_params(labelsize=FONT)
+    return fig, axes

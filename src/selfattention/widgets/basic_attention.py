@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core import basic_self_attention
+from ..core import basic_self_attention, softmax
 from ..plots import basic_attention as figures
 from . import show
 
@@ -47,8 +47,10 @@ def words_of(sentence: str, table: Table, max_words: int) -> tuple[list[str], st
 
 
 def _controls(sentences: Sequence[str], value: str, focus: int, max_words: int,
-              table: Table, draw: Callable[[list[str], int], None]) -> ipw.VBox:
-    """The sentence box, the focus menu and the output, wired to ``draw(words, focus)``."""
+              table: Table, draw: Callable[[list[str], int], None],
+              extra: Sequence[ipw.ValueWidget] = ()) -> ipw.VBox:
+    """The sentence box, the focus menu (and any ``extra`` controls) and the output, wired to
+    ``draw(words, focus)``."""
     if not sentences:
         raise ValueError("sentences is empty; expected at least one example sentence")
     box = ipw.Combobox(value=value, options=list(sentences), description="sentence", ensure_option=False,
@@ -88,8 +90,10 @@ def _controls(sentences: Sequence[str], value: str, focus: int, max_words: int,
     menu.value = min(focus, len(words) - 1)
     box.observe(new_sentence, "value")
     menu.observe(redraw, "value")
+    for control in extra:
+        control.observe(redraw, "value")
     redraw()
-    return ipw.VBox([ipw.HBox([box, menu]), out])
+    return ipw.VBox([ipw.HBox([box, menu, *extra]), out])
 
 
 def _same_word(old: list[str], k: int, words: list[str]) -> int:
@@ -108,9 +112,11 @@ def _matrix(table: Table, words: list[str]) -> NDArray[np.float64]:
 
 def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
              max_words: int = 8) -> ipw.VBox:
-    """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j and
-    weights alpha_ij, both printed to three decimals, and its contextual vector written as the weighted sum of
-    the words.
+    """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j times
+    the slider's c and of its weights alpha_ij = softmax_j(c omega_ij), both printed to three decimals, its
+    contextual vector written as the weighted sum of the words, and that vector's cosine with the plain
+    average (what c = 0 gives) and with the word of the largest score (what a large c gives). c = 1 is basic
+    self-attention.
 
     Inputs:
         table: the static embedding table; sentences: example sentences for the box's list;
@@ -120,19 +126,29 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
     fig, score_bars, weight_bars = figures.score_weight_bars(["."] * 2, np.zeros(2), np.zeros(2),
                                                              max_words=max_words)
     plt.close(fig)
+    scale = ipw.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="scores x c",
+                            continuous_update=False)
 
     def draw(words: list[str], i: int) -> None:
+        c = float(scale.value)
         X = _matrix(table, words)                        # (T, d)
-        scores = X @ X[i]                                # (T,)
-        _, A = basic_self_attention(X)
-        figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, A[i])
+        scores = c * (X @ X[i])                          # (T,): the scores softmax reads
+        alpha = softmax(scores)                          # (T,)
+        z = alpha @ X                                    # (d,)
+        figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha)
+        fig.axes[0].set_title(rf"scores $\times$ c = {c:g}", fontsize=figures.FONT)
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
-        print("scores: ", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
-        print("weights:", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, A[i], strict=True)))
-        print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(A[i], words, strict=True)))
+        print("scores x c:", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
+        print("weights:   ", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, alpha, strict=True)))
+        print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(alpha, words, strict=True)))
+        top = int(np.argmax(X @ X[i]))
+        mean = X.mean(axis=0)
+        cos = [float(z @ v / (np.linalg.norm(z) * np.linalg.norm(v))) for v in (mean, X[top])]
+        print(f"cosine of {words[i]}' with the plain average {cos[0]:.3f}, with {words[top]} (top score) "
+              f"{cos[1]:.3f}")
 
-    return _controls(sentences, first, focus, max_words, table, draw)
+    return _controls(sentences, first, focus, max_words, table, draw, extra=[scale])
 
 
 def sentence_map(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
