@@ -39,6 +39,14 @@ FIRST = {
     "torch eps": "eps = 1e-5, PyTorch's default",
     "rmsnorm": "that is RMSNorm",
     "centred only": "centred (mean subtracted) but not divided",
+    "no beta": "beta is missing",
+    "no gamma": "gamma is missing",
+    "norm before position and type": "applied to the word rows alone",
+    "norm before position": "the position rows were added after the LayerNorm",
+    "type rows summed": "type_table.sum(0) adds both",
+    "whole array": "over the whole (T, d_model) array",
+    "whole type table": "the whole type_table",
+    "var without keepdims": "one number per token",
 }
 
 
@@ -92,16 +100,54 @@ FIRST_WRONG = {
     "rmsnorm": lambda ids, w, p, t, gamma, beta, eps=1e-12: _rms(w[ids] + p[:len(ids)] + t[0], gamma, beta,
                                                                  eps),
     "centred only": lambda *a: _first(*a, use_eps=False, centred_only=True),
+    "no beta": lambda ids, w, p, t, gamma, beta, eps=1e-12: _first(ids, w, p, t, gamma, beta, eps) - beta,
+    "no gamma": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
+        w[ids] + p[:len(ids)] + t[0], 1.0, beta, eps),
+    "norm before position and type": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids], gamma, beta, eps) + p[:len(ids)] + t[0]),
+    "norm before position": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids] + t[0], gamma, beta, eps) + p[np.arange(len(ids))]),
+    "type rows summed": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
+        w[ids] + p[:len(ids)] + t.sum(0), gamma, beta, eps),
+    "whole array": lambda ids, w, p, t, gamma, beta, eps=1e-12: _whole_array(w[ids] + p[:len(ids)] + t[0],
+                                                                             gamma, beta, eps),
+    "whole type table": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(w[ids] + p[:len(ids)] + t,
+                                                                                 gamma, beta, eps),
+    "var without keepdims": lambda ids, w, p, t, gamma, beta, eps=1e-12: _no_keepdims(
+        w[ids] + p[:len(ids)] + t[0], gamma, beta, eps),
 }
+
+
+def _layer_norm(h, gamma, beta, eps):
+    mu, var = h.mean(axis=-1, keepdims=True), h.var(axis=-1, keepdims=True)
+    return gamma * (h - mu) / np.sqrt(var + eps) + beta
+
+
+def _whole_array(h, gamma, beta, eps):
+    return gamma * (h - h.mean()) / np.sqrt(h.var() + eps) + beta
+
+
+def _no_keepdims(h, gamma, beta, eps):
+    return gamma * (h - h.mean(axis=-1, keepdims=True)) / np.sqrt(h.var(axis=-1) + eps) + beta
+
+
+def _hidden_fails(grade_id, **answer):
+    """The hidden test rejects the answer: an assertion fails, or the answer itself raises (a broadcast)."""
+    try:
+        return not hidden_test_passes(LESSON, grade_id, **answer)
+    except ValueError:
+        return True
 
 
 def _rms(h, gamma, beta, eps):
     return gamma * h / np.sqrt((h**2).mean(axis=-1, keepdims=True) + eps) + beta
 
 
-@pytest.mark.parametrize("key", ["torch eps", "rmsnorm", "centred only"])
+@pytest.mark.parametrize("key", ["torch eps", "rmsnorm", "centred only", "no beta", "no gamma",
+                                 "norm before position and type", "norm before position", "type rows summed",
+                                 "whole array", "whole type table", "var without keepdims"])
 def test_first_input_mistake_fails_the_hidden_test(key):
-    assert not hidden_test_passes(LESSON, "l11-input-test", first_layer_input=FIRST_WRONG[key])
+    assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 
 
 def test_first_input_right_answers_pass_the_hidden_test():
@@ -235,6 +281,10 @@ EMBEDDING = {
     "tokens normalised": "each token was normalised before the mean",
     "max pooling": "that is max pooling",
     "sum not unit": "a multiple of the right one, by a different factor",
+    "normalised over sentences": "normalised across the sentences (axis=0)",
+    "norm without keepdims": "the length lost it",
+    "count without keepdims": "the count of real tokens lost it",
+    "mask without new axis": "the mask needs a last axis of length 1",
 }
 
 
@@ -261,7 +311,18 @@ EMBEDDING_WRONG = {
     "tokens normalised": lambda h, m: _unit(_mean_real(_unit(h), m)),
     "max pooling": lambda h, m: _unit(np.where(m[..., None] == 1, h, -np.inf).max(axis=1)),
     "sum not unit": lambda h, m: (h * m[..., None]).sum(axis=1),
+    "normalised over sentences": lambda h, m: _mean_real(h, m) / np.linalg.norm(_mean_real(h, m), axis=0,
+                                                                                 keepdims=True),
+    "norm without keepdims": lambda h, m: _mean_real(h, m) / np.linalg.norm(_mean_real(h, m), axis=-1),
+    "count without keepdims": lambda h, m: _unit((h * m[..., None]).sum(axis=1) / m.sum(axis=1)),
+    "mask without new axis": lambda h, m: _unit((h * m).sum(axis=1) / m.sum(axis=1, keepdims=True)),
 }
+
+
+@pytest.mark.parametrize("key", ["normalised over sentences", "norm without keepdims",
+                                 "count without keepdims", "mask without new axis"])
+def test_embedding_mistake_fails_the_hidden_test(key):
+    assert _hidden_fails("l11-embedding-test", sentence_embedding=EMBEDDING_WRONG[key])
 
 
 def test_embedding_row_multiples_never_mention_softmax():

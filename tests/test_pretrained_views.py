@@ -437,3 +437,15 @@ def test_parking_controls_match_the_maps_and_shuffle_only_the_words(model: data.
     np.testing.assert_allclose(held["a random word"][0, 2], A[:, 1:T - 1, j].mean(-1), rtol=1e-6)
     with pytest.raises(ValueError, match="sentences"):
         inside.parking_controls(model, [])
+
+
+def test_sign_flip_p_and_sense_topic_effects() -> None:
+    from selfattention import pretrained_stats as stats
+    assert stats.sign_flip_p([1.0, 2.0, 3.0]) == 2 / 8             # all positive, or all negative
+    assert stats.sign_flip_p([1.0, -1.0]) == 1.0
+    with pytest.raises(ValueError, match="differences"):
+        stats.sign_flip_p(np.zeros(21))
+    leans = {("river", "nature"): [0.0], ("river", "finance"): [1.0],
+             ("money", "nature"): [2.0], ("money", "finance"): [5.0]}
+    sense, topic = stats.sense_topic_effects(leans)
+    assert sense.tolist() == [3.0] and topic.tolist() == [2.0]

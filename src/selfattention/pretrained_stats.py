@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["BANK_CELLS", "apple_tech_move", "apple_tech_moves", "cell_table", "cosine", "cosines",
-           "difference_p", "gap", "gap_test", "lean_centres", "pair_masks", "permutation_p",
-           "strongest_other", "unit"]
+__all__ = ["BANK_CELLS", "apple_tech_move", "apple_tech_moves", "bank_cell_leans", "cell_table", "cosine",
+           "cosines", "difference_p", "gap", "gap_test", "lean_centres", "pair_masks", "permutation_p",
+           "sense_topic_effects", "sign_flip_p", "stand_in_leans", "strongest_other", "unit"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -223,7 +223,7 @@ def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float
     return float(apple_tech_moves(model, centres).mean())
 
 
-def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = 'lean of "bank"') -> str:
+def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = "money lean") -> str:
     """Lesson 11's 2 x 2 table: ``leans`` maps (sense, topic) to one lean per sentence; returns the table as
     text, each cell's mean and range (min to max), senses in rows, topics in columns."""
     senses = list(dict.fromkeys(k[0] for k in leans))
@@ -245,3 +245,59 @@ def unit(vectors: ArrayLike) -> np.ndarray:
     if v.ndim == 0 or v.shape[-1] == 0:
         raise ValueError(f"vectors must have a last axis of length >= 1, got shape {v.shape}")
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def bank_cell_leans(model: Any, word: str, money: Sequence[str],
+                    river: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
+    """Lesson 11's 2 x 2 design with ``word`` in bank's place (``word="bank"`` for bank itself).
+
+    The money lean of a last-layer vector h is cos(h, c_money) - cos(h, c_river), where c_money and
+    c_river are the unit means of ``word``'s vectors in the sentences ``money`` and ``river`` (section 2's
+    8 + 8, "bank" replaced by ``word``).
+
+    Returns:
+        (sense, topic) -> (8,) the money lean of ``word`` in each of :data:`BANK_CELLS`' sentences.
+    """
+    def vectors(sentences: Sequence[str]) -> np.ndarray:
+        return unit(model.contextual_vectors([s.replace("bank", word) for s in sentences], word).numpy())
+
+    to_money, to_river = unit(vectors(money).mean(0)), unit(vectors(river).mean(0))
+    return {cell: vectors(S) @ to_money - vectors(S) @ to_river for cell, S in BANK_CELLS.items()}
+
+
+def sense_topic_effects(leans: dict[tuple[str, str], ArrayLike]) -> tuple[np.ndarray, np.ndarray]:
+    """The two effects of :func:`bank_cell_leans`' table, sentence by sentence.
+
+    Sense effect: money minus river sense, averaged over the two topics; topic effect: finance minus nature
+    words, averaged over the two senses.
+
+    Returns:
+        (sense effect, topic effect), each (8,), one value per sentence.
+    """
+    L = {k: np.asarray(v, dtype=float) for k, v in leans.items()}
+    sense = (L["money", "nature"] + L["money", "finance"] - L["river", "nature"] - L["river", "finance"]) / 2
+    topic = (L["river", "finance"] + L["money", "finance"] - L["river", "nature"] - L["money", "nature"]) / 2
+    return sense, topic
+
+
+def sign_flip_p(differences: ArrayLike) -> float:
+    """Exact two-sided sign-flip test of paired differences (n <= 20): the share of the 2**n ways to flip
+    their signs whose mean is at least as far from 0 as the observed mean."""
+    d = np.asarray(differences, dtype=float).ravel()
+    if not 1 <= d.size <= 20:
+        raise ValueError(f"differences must hold 1 to 20 values, got {d.size}")
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=d.size)))        # (2**n, n)
+    return float(np.mean(np.abs(signs @ d) >= abs(d.sum()) - 1e-12))
+
+
+def stand_in_leans(lean: Callable[[Sequence[str], str], np.ndarray], groups: dict[str, Sequence[str]],
+                   words: Sequence[str], target: str = "apple") -> dict[str, np.ndarray]:
+    """Each word of ``words`` in ``target``'s place in every sentence of each group.
+
+    ``lean(sentences, word)`` gives (n,) leans of ``word`` in the sentences.
+
+    Returns:
+        group -> (len(words), n) leans, one row per word.
+    """
+    return {g: np.array([lean([s.replace(target, w) for s in S], w) for w in words])
+            for g, S in groups.items()}

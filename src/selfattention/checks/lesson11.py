@@ -10,12 +10,13 @@ by 0 without its eps; padding that holds huge values).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed
+from ._engine import ExerciseError, _learner_line, check_function, passed
 
 __all__ = [
     "check_first_layer_input",
@@ -56,6 +57,17 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
     return _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
 
 
+def _beta_only(case: tuple) -> np.ndarray:
+    """The normalised sum plus beta, without gamma."""
+    return _first_input(*case, affine=False) + case[5]
+
+
+def _whole_norm(case: tuple) -> np.ndarray:
+    """LayerNorm's formula with the mean and variance of the whole (T, d_model) array."""
+    h = _first_input(*case, norm=False)
+    return case[4] * (h - h.mean()) / np.sqrt(h.var() + case[6]) + case[5]
+
+
 FIRST_EPS = ("the eps inside the square root is missing: a token whose summed vector is constant has variance "
              "0, and (h - mean) / sqrt(0) is 0/0. Divide by sqrt(var + eps).")
 
@@ -83,6 +95,20 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "(its bias): gamma * normalised + beta.": _first_input(*case[:4], case[5], case[4], *case[6:]),
         "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its features "
         "(axis=-1).": _first_input(*case, axis=0),
+        "beta is missing: LayerNorm ends with gamma * normalised + beta (the LayerNorm's bias).":
+            _first_input(*case) - case[5],
+        "gamma is missing: LayerNorm multiplies the normalised vector by gamma (the LayerNorm's weight), then "
+        "adds beta.": _beta_only(case),
+        "the LayerNorm was applied to the word rows alone, before the position and token-type rows were added; "
+        "it normalises their sum: LayerNorm(word_table[ids] + position rows + type_table[0]).":
+            _layer_norm(case[1][case[0]], case[4], case[5], case[6]) + case[2][:len(case[0])] + case[3][0],
+        "the position rows were added after the LayerNorm; it normalises the sum of all three rows: "
+        "LayerNorm(word_table[ids] + position rows + type_table[0]).":
+            _layer_norm(case[1][case[0]] + case[3][0], case[4], case[5], case[6]) + case[2][:len(case[0])],
+        "type_table.sum(0) adds both token-type rows; every token of a single sentence has token type 0: add "
+        "type_table[0] only.": _first_input(*case[:3], case[3].sum(0, keepdims=True), *case[4:]),
+        "LayerNorm normalised over the whole (T, d_model) array at once; it normalises each token's vector over "
+        "its own features (axis=-1, keepdims=True).": _whole_norm(case),
         "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
             _first_input(*case, ddof=1),
         "that is LayerNorm with eps = 1e-5, PyTorch's default (nn.LayerNorm, F.layer_norm): this model's eps is "
@@ -120,11 +146,40 @@ def _nan_only_in_row(fn: Callable[..., Any], case: tuple, row: int) -> bool:
             and np.isfinite(np.delete(got, row, axis=0)).all())
 
 
+def _shapes_of(exc: BaseException) -> set[tuple[int, ...]]:
+    """The shapes a NumPy broadcasting error names, e.g. {(4, 5), (4,)}."""
+    return {tuple(int(n) for n in m.replace(" ", "").split(",") if n)
+            for m in re.findall(r"\(([0-9, ]*)\)", str(exc))}
+
+
+def _first_broadcast_mistake(first_layer_input: Callable[..., Any], case: tuple) -> str | None:
+    """The mistake behind a NumPy broadcasting error on ``case``, named from the two shapes it reports, or None."""
+    T, d = len(case[0]), case[1].shape[1]
+    try:
+        with np.errstate(all="ignore"):
+            first_layer_input(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case])
+    except ValueError as exc:
+        shapes, where = _shapes_of(exc), _learner_line(exc)
+        if shapes == {(T, d), (2, d)}:
+            return (f"the whole type_table, shape (2, {d}), was added to the ({T}, {d}) sum{where}; every token "
+                    "of a single sentence has token type 0: add type_table[0], one row.")
+        if shapes == {(T, d), (T,)}:
+            return (f"a mean or variance of shape ({T},), one number per token, met the ({T}, {d}) array{where}; "
+                    "NumPy lines up the last axes, so keep the reduced axis: keepdims=True.")
+    except Exception:
+        return None
+    return None
+
+
 def check_first_layer_input(first_layer_input: Callable[..., Any]) -> None:
     """Exercise 1: LayerNorm(word_table[ids] + position_table[:T] + type_table[0]), (T, d_model)."""
     cases = _first_cases()
     if callable(first_layer_input) and _nan_only_in_row(first_layer_input, cases[-1], 2):
         raise ExerciseError(f"the result of first_layer_input is not right yet: {FIRST_EPS}")
+    if callable(first_layer_input):
+        named = _first_broadcast_mistake(first_layer_input, cases[0])
+        if named:
+            raise ExerciseError(f"first_layer_input raised a broadcasting error: {named}")
     check_function(
         first_layer_input, _first_input, cases, "first_layer_input", mistakes=_first_mistakes,
         describe=lambda c: (f"ids={c[0].tolist()}, tables of {c[1].shape[0]}, {c[2].shape[0]} and 2 rows, "
@@ -252,6 +307,9 @@ def _embedding_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _embedding(hidden, inner),
         "each token was normalised before the mean; average the raw vectors, then normalise once.":
             _embedding(_unit(hidden), mask),
+        "each feature was normalised across the sentences (axis=0); each sentence's own vector is divided by "
+        "its length: np.linalg.norm(mean, axis=-1, keepdims=True).": mean / np.linalg.norm(mean, axis=0,
+                                                                                            keepdims=True),
         "that is max pooling; this model averages (mean pooling).":
             _unit(np.where(np.asarray(mask)[..., None] > 0, hidden, -np.inf).max(axis=1)),
     }
@@ -267,8 +325,65 @@ def _embedding_cases() -> list[tuple]:
     return [(h1, m1), (h2, m2)]
 
 
+def _which_divisor(sentence_embedding: Callable[..., Any]) -> str:
+    """Which per-sentence divisor lost its axis, told from the learner's result on a batch whose size equals
+    d_model (3), where the division broadcasts without an error."""
+    rng = np.random.default_rng(7)
+    hidden = rng.normal(size=(3, 5, 3)) + 0.3
+    mask = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 1, 1, 1, 0]])
+    m = mask[..., None].astype(float)
+    total, count = (hidden * m).sum(axis=1), m[..., 0].sum(axis=1)
+    mean = total / count[:, None]
+    norm_lost = mean / np.linalg.norm(mean, axis=-1)                # the length divides column-wise
+    count_lost = _unit(total / count)                               # the token count divides column-wise
+    both = (total / count) / np.linalg.norm(total / count, axis=-1)
+    norm_fix = "np.linalg.norm(mean, axis=-1, keepdims=True)"
+    count_fix = "mask.sum(axis=1, keepdims=True), the real tokens per sentence"
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+    except Exception:
+        got = None
+    if got is not None and got.shape == (3, 3):
+        if np.allclose(got, norm_lost, atol=1e-6):
+            return f"the length lost it: {norm_fix}."
+        if np.allclose(got, count_lost, atol=1e-6):
+            return f"the count of real tokens lost it: {count_fix}."
+        if np.allclose(got, both, atol=1e-6):
+            return f"both the count and the length lost it: {count_fix}, and {norm_fix}."
+    return f"keepdims=True, e.g. {norm_fix} or {count_fix}."
+
+
+def _broadcast_mistake(sentence_embedding: Callable[..., Any], case: tuple) -> str | None:
+    """The mistake behind a NumPy broadcasting error on ``case``, named from the two shapes it reports, or None."""
+    hidden, mask = case
+    B, T, d = hidden.shape
+    try:
+        with np.errstate(all="ignore"):
+            sentence_embedding(hidden.copy(), mask.copy())
+    except ValueError as exc:
+        shapes, where = _shapes_of(exc), _learner_line(exc)
+        if shapes == {(B, d), (B,)}:
+            which = _which_divisor(sentence_embedding)
+            return (f"an array of shape ({B}, {d}), one vector per sentence, was divided by one of shape ({B},), "
+                    f"one number per sentence{where}; NumPy lines up the last axes, so that number needs its own "
+                    f"axis: {which}")
+        if shapes == {(B, T, d), (B, T)}:
+            return (f"hidden, of shape ({B}, {T}, {d}), was multiplied by the mask, of shape ({B}, {T}){where}; "
+                    "NumPy lines up the last axes, so the mask needs a last axis of length 1 to scale each "
+                    "token's whole vector: mask[..., None], of shape (B, T, 1).")
+    except Exception:
+        return None
+    return None
+
+
 def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
     """Exercise 3: mean over the real tokens, then unit length; (B, T, d), (B, T) -> (B, d)."""
+    if callable(sentence_embedding):
+        for case in _embedding_cases():
+            named = _broadcast_mistake(sentence_embedding, case)
+            if named:
+                raise ExerciseError(f"sentence_embedding raised a broadcasting error: {named}")
     try:
         check_function(
             sentence_embedding, _embedding, _embedding_cases(), "sentence_embedding",
