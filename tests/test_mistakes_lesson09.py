@@ -123,7 +123,8 @@ DECODER_WRONG["one mask"] = lambda lengths, T: (   # the longest sequence's mask
     sa.causal_mask(T) & (np.arange(T) >= T - max(lengths)), _positions(lengths, T))
 
 
-DECODER_WRONG["swapaxes"] = lambda lengths, T: (np.swapaxes(_right_mask(lengths, T), 1, 2), _positions(lengths, T))
+DECODER_WRONG["swapaxes"] = lambda lengths, T: (np.swapaxes(_right_mask(lengths, T), 1, 2),
+                                                _positions(lengths, T))
 DECODER_WRONG[".T"] = lambda lengths, T: (_right_mask(lengths, T).T, _positions(lengths, T))
 DECODER_WRONG["batch and queries"] = lambda lengths, T: (_right_mask(lengths, T).swapaxes(0, 1),
                                                          _positions(lengths, T))
@@ -693,7 +694,8 @@ def test_shift_wrong_angle_is_located_and_fails_hidden_test(where):
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=wrong)
 
 
-@pytest.mark.parametrize("key", ["uniform", "additive 1e9", "float32", "float32 and back", "float16 and back"])
+@pytest.mark.parametrize("key", ["uniform", "additive 1e9", "float32", "float32 and back",
+                                 "float16 and back"])
 def test_safe_empty_rows_and_precision_fail_the_hidden_test(key):
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=SAFE_WRONG[key])
 
@@ -704,7 +706,7 @@ def test_safe_uniform_message_shows_the_row_returned():
 
 
 def test_safe_float32_cast_at_the_end_fails_the_hidden_test():
-    """Right weights, cast to float32 only at the end: the check names the dtype, the hidden test refuses it."""
+    """Right weights, cast to float32 at the end: the check names the dtype, the hidden test refuses it."""
     def wrong(s, m):
         return torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)).float()
 
@@ -713,7 +715,7 @@ def test_safe_float32_cast_at_the_end_fails_the_hidden_test():
 
 
 def _package_weights(s, m):
-    """The package's own masked weights: identity keys and scale 1 turn q k^T into the scores themselves."""
+    """The package's masked weights: identity keys and scale 1 turn q k^T into the scores themselves."""
     return sa.layers.attention_weights(s, torch.eye(s.shape[-1], dtype=s.dtype), m, scale=1.0)
 
 
