@@ -95,8 +95,8 @@ def mask_explorer(scores: ArrayLike, labels: Sequence[str],
         texts = mask_plots.draw_weights(ax, np.zeros((T, T)), ["<pad>"] * T, title=" ")
         fig.colorbar(ax.images[0], ax=ax, shrink=0.8, label="attention weight")
         fig.canvas.draw()  # the first drawing is the slow one: done before the first change
-        # the layout engine stays on: each drawing lays out again around the tick labels it has ("<pad>", turned
-        # 45 degrees, is longer than "x2"), so the key axis's label is never pushed off the bottom
+        # the layout engine stays on: each drawing lays out again around its tick labels ("<pad>", turned 45
+        # degrees, is longer than "x2"), so the key axis's label is never pushed off the bottom
 
     def update(mask: str, fill: str) -> None:
         w = masked_weights(s, masks[mask], fill)
