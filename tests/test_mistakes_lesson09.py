@@ -722,3 +722,13 @@ def _package_weights(s, m):
 def test_safe_package_attention_weights_is_refused_by_check_and_hidden_test():
     assert "ready-made attention" in _message(check_safe_weights, _package_weights)
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=_package_weights)
+
+
+def test_decoder_answer_from_the_given_real_table_passes(capsys):
+    """The starter gives real, (batch, T); an answer built on it passes the check and the hidden test."""
+    def answer(lengths, T):
+        real = np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
+        return sa.causal_mask(T) & real[:, None, :], np.maximum(np.cumsum(real, axis=1) - 1, 0)
+
+    _passes(check_decoder_inputs, answer, capsys)
+    assert hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=answer)
