@@ -49,6 +49,10 @@ DECODER = {
     "no batch axis": "with the batch axis missing",
     "positions None": "returned None as its positions",
     "no causal, both": "masked on both queries and keys",
+    "swapaxes": "its last two axes swapped",
+    ".T": "reverses ALL the axes",
+    "batch and queries": "its axes are (query, sequence, key)",
+    "positions .T": "transposed: .T put the positions first",
 }
 
 
@@ -117,6 +121,14 @@ DECODER_WRONG["no causal, both"] = lambda lengths, T: (
 DECODER_WRONG["positions None"] = lambda lengths, T: (_right_mask(lengths, T), None)
 DECODER_WRONG["one mask"] = lambda lengths, T: (   # the longest sequence's mask for every row
     sa.causal_mask(T) & (np.arange(T) >= T - max(lengths)), _positions(lengths, T))
+
+
+DECODER_WRONG["swapaxes"] = lambda lengths, T: (np.swapaxes(_right_mask(lengths, T), 1, 2),
+                                                _positions(lengths, T))
+DECODER_WRONG[".T"] = lambda lengths, T: (_right_mask(lengths, T).T, _positions(lengths, T))
+DECODER_WRONG["batch and queries"] = lambda lengths, T: (_right_mask(lengths, T).swapaxes(0, 1),
+                                                         _positions(lengths, T))
+DECODER_WRONG["positions .T"] = lambda lengths, T: (_right_mask(lengths, T), _positions(lengths, T).T)
 
 
 @pytest.mark.parametrize("key", sorted(DECODER_WRONG))
@@ -381,7 +393,11 @@ def test_shift_shortcut_fails():
 # ---------------------------------------------------------------- exercise 3: safe masked weights
 SAFE = {
     "nan": "came out NaN",
-    "uniform": "gets equal weights 1/T",
+    "uniform": "gets equal weights 1/",
+    "additive 1e9": "the softmax of that row's own scores",
+    "float32": "computed in another precision",
+    "float32 and back": "right only to about 7 digits",
+    "float16 and back": "right only to about 3 digits",
     "after softmax": "the mask was applied after the softmax",
     "inverted": "the mask is read the wrong way round",
     "soft": "small but not exactly 0",
@@ -425,6 +441,11 @@ SAFE_WRONG = {
     # the NaN of an empty row replaced, but the mask ADDED as 0 / -inf: NaN gradients reach the masked scores
     "additive inf": lambda s, m: torch.nan_to_num(
         torch.softmax(s + torch.zeros_like(s).masked_fill(~m, float("-inf")), dim=-1)),
+    # -1e9 ADDED: a row with no allowed key moves as a whole, and keeps the softmax of its own scores
+    "additive 1e9": lambda s, m: torch.softmax(s + (~m) * -1e9, dim=-1),
+    "float32": lambda s, m: torch.nan_to_num(torch.softmax(s.float().masked_fill(~m, float("-inf")), dim=-1)),
+    "float32 and back": lambda s, m: (torch.softmax(s.float().masked_fill(~m, -1e9), -1) * m).to(s.dtype),
+    "float16 and back": lambda s, m: (torch.softmax(s.half().masked_fill(~m, -6e4), -1) * m).to(s.dtype),
 }
 
 
@@ -514,7 +535,8 @@ def test_decoder_counted_padding_minus_one_is_named_and_fails_hidden_test():
     assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=wrong)
 
 
-@pytest.mark.parametrize("key", ["triu and queries", "counted padding", "cumsum axis 0"])
+@pytest.mark.parametrize("key", ["triu and queries", "counted padding", "cumsum axis 0", "swapaxes", ".T",
+                                 "batch and queries", "positions .T"])
 def test_decoder_new_named_slips_fail_the_hidden_test(key):
     wrong = DECODER_WRONG[key]
     assert not hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=wrong)
@@ -670,3 +692,43 @@ def test_shift_wrong_angle_is_located_and_fails_hidden_test(where):
     assert "differs from the right answer" not in msg
     wrong = SHIFT_ANGLES[where]
     assert not hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=wrong)
+
+
+@pytest.mark.parametrize("key", ["uniform", "additive 1e9", "float32", "float32 and back",
+                                 "float16 and back"])
+def test_safe_empty_rows_and_precision_fail_the_hidden_test(key):
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=SAFE_WRONG[key])
+
+
+def test_safe_uniform_message_shows_the_row_returned():
+    msg = _message(check_safe_weights, SAFE_WRONG["uniform"])
+    assert "came out [0.2, 0.2, 0.2, 0.2, 0.2]" in msg and "equal weights 1/5" in msg
+
+
+def test_safe_float32_cast_at_the_end_fails_the_hidden_test():
+    """Right weights, cast to float32 at the end: the check names the dtype, the hidden test refuses it."""
+    def wrong(s, m):
+        return torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1)).float()
+
+    _names_only(_message(check_safe_weights, wrong), "float32", SAFE)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def _package_weights(s, m):
+    """The package's masked weights: identity keys and scale 1 turn q k^T into the scores themselves."""
+    return sa.layers.attention_weights(s, torch.eye(s.shape[-1], dtype=s.dtype), m, scale=1.0)
+
+
+def test_safe_package_attention_weights_is_refused_by_check_and_hidden_test():
+    assert "ready-made attention" in _message(check_safe_weights, _package_weights)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=_package_weights)
+
+
+def test_decoder_answer_from_the_given_real_table_passes(capsys):
+    """The starter gives real, (batch, T); an answer built on it passes the check and the hidden test."""
+    def answer(lengths, T):
+        real = np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
+        return sa.causal_mask(T) & real[:, None, :], np.maximum(np.cumsum(real, axis=1) - 1, 0)
+
+    _passes(check_decoder_inputs, answer, capsys)
+    assert hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=answer)

@@ -10,7 +10,9 @@ other named mistake (``tests/test_mistakes_lesson09.py`` feeds each one), and in
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -184,7 +186,8 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         return got[0], got[1]
 
     try:
-        check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask")
+        check_decoder_mask(lambda lengths, T: both(lengths, T)[0], name="the mask",
+                           transposes=_transposes(decoder_inputs))
     except ExerciseError as err:  # "the result of the mask ..." reads badly: it is the mask decoder_inputs returned
         text = (str(err).replace("the result of the mask", "the mask decoder_inputs returned", 1)
                 .replace("at index (", "at index (sequence, query, key) = (", 1))
@@ -198,8 +201,10 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
         positions = np.asarray(positions)
         real = _real_keys(lengths, T)
         if positions.shape != real.shape:
+            flipped = (" (transposed: .T put the positions first; the batch axis comes first, one row per "
+                       "sequence)" if positions.shape == real.shape[::-1] else "")
             raise ExerciseError(f"the positions have shape {positions.shape} on {what}; expected "
-                                f"{real.shape}: one position per token of each sequence.")
+                                f"{real.shape}: one position per token of each sequence{flipped}.")
         if positions.dtype.kind not in "iu":
             raise ExerciseError(f"the positions hold {positions.dtype} values on {what}; positions are integers, "
                                 "indices into the encoding's rows (a float such as 2.0 cannot index a table): "
@@ -219,9 +224,44 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
            "real tokens before it, as without padding, in a batch of different lengths.")
 
 
-def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: str = "decoder_mask") -> None:
-    """Exercise 1's mask: (batch, T, T) boolean mask of a causal decoder on a batch padded on the left."""
+_AXES = ("sequence", "query", "key")
+_TRANSPOSES = {"swapaxes", "transpose", "T", "mT", "moveaxis", "rollaxis", "permute"}
+
+
+def _permuted_axes(arr: np.ndarray, reference: np.ndarray, transposes: bool) -> str | None:
+    """Why ``arr`` holds the right mask's values with its axes in another order, or None when it does not."""
+    if arr.ndim != 3 or sorted(arr.shape) != sorted(reference.shape):
+        return None
+    for perm in itertools.permutations(range(3)):
+        if perm == (0, 1, 2) or reference.transpose(perm).shape != arr.shape:
+            continue
+        if not np.array_equal(arr.astype(bool), reference.transpose(perm)):
+            continue
+        if perm == (0, 2, 1):
+            if not transposes:
+                return None                     # np.triu and padding on the rows give the same array: named below
+            return ("the mask is the right one with its last two axes swapped (a swapaxes(1, 2), .transpose or "
+                    ".mT too many): entry [b, i, j] must say whether query i may attend key j, so the queries are "
+                    "the middle axis and the keys the last. Remove the swap.")
+        order = ", ".join(_AXES[k] for k in perm)
+        how = (" .T (or np.transpose with no axes) reverses ALL the axes of a 3-D array; to swap two axes name them "
+               "(np.swapaxes(mask, 1, 2))." if perm == (2, 1, 0) else "")
+        return (f"the mask holds the right values, but its axes are ({order}), shape {arr.shape}: they must be "
+                f"(sequence, query, key), shape {reference.shape}.{how}")
+    return None
+
+
+def _transposes(fn: Callable[..., Any]) -> bool:
+    """Whether the learner's code (``fn`` and the helpers of theirs it reaches) swaps or reorders axes."""
+    return any(_TRANSPOSES & code_names(f.__code__) for f in learners_functions(fn) if hasattr(f, "__code__"))
+
+
+def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: str = "decoder_mask",
+                       transposes: bool | None = None) -> None:
+    """Exercise 1's mask: (batch, T, T) boolean mask of a causal decoder on a batch padded on the left;
+    ``transposes``: whether the learner's code reorders axes (read from ``decoder_mask`` when None)."""
     if callable(decoder_mask):
+        transposes = _transposes(decoder_mask) if transposes is None else transposes
         for lengths, T in _decoder_cases()[:1]:
             try:
                 got = decoder_mask(lengths.copy(), T)
@@ -229,6 +269,8 @@ def check_decoder_mask(decoder_mask: Callable[[np.ndarray, int], Any], *, name: 
                 break
             arr = got.detach().cpu().numpy() if hasattr(got, "detach") else np.asarray(got) if got is not None \
                 and got is not Ellipsis else None
+            if arr is not None and (why := _permuted_axes(arr, _decoder_reference(lengths, T), transposes)):
+                raise ExerciseError(f"{why} (on lengths {lengths.tolist()} padded on the left to T = {T})")
             if arr is not None and arr.shape == (len(lengths), 1, T):
                 raise ExerciseError(
                     f"{'the mask decoder_inputs returned' if name == 'the mask' else name} has shape {arr.shape}, that of a padding mask alone (what sa.padding_mask returns, "
@@ -414,7 +456,7 @@ WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not
               "weights over its keys, the last axis, sum to 1. Use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
 READY_MADE = ("safe_weights called a ready-made attention or masked softmax (F.scaled_dot_product_attention, "
-              "torch.masked.softmax, torch._safe_softmax or the like) while it ran: turning the scores and the "
+              "torch.masked.softmax, torch._safe_softmax, sa.layers.attention_weights or the like) while it ran: turning the scores and the "
               "mask into weights is the exercise. Write it with torch.softmax and the mask (masked_fill, torch.where).")
 UNIFORM_ROWS = ("a row whose keys are all masked gets equal weights 1/T on masked keys: a large finite fill "
                 "(-1e9, torch.finfo(...).min) makes every score of that row equal. Masked weights must be exactly "
@@ -468,6 +510,7 @@ RENORM_DOMINATED = ("the softmax was taken over all the scores, masked ones incl
                     "division, and the row comes out all 0. Fill the masked scores before the softmax.")
 
 
+_SA_WEIGHTS = ("attention_weights", "SelfAttention", "MultiHeadAttention")   # the package's own masked weights
 _MASKED_API = ("softmax", "log_softmax", "softmin", "normalize", "masked_tensor", "as_masked_tensor")
 
 
@@ -482,6 +525,9 @@ def ready_made_blocked() -> Iterator[None]:
 
     places = [(torch, ("_safe_softmax",)), (torch.ops.aten, ("_safe_softmax",)), (torch.masked, _MASKED_API),
               (masked_ops, ("_combine_input_and_mask", "_canonical_dim"))]
+    places += [(module, _SA_WEIGHTS) for name, module in list(sys.modules.items())   # sa.layers.attention_weights
+               if (name == "selfattention" or name.startswith("selfattention."))
+               and not name.startswith("selfattention.checks")]
     with _ready_made_blocked(), stand_ins(places, ReadyMadeCalled):
         yield
 
@@ -571,6 +617,29 @@ def _safe_mistakes(case: tuple[Any, Any]) -> dict[str, Any]:
     }
 
 
+def _empty_row_named(got: Any, case: tuple[Any, Any], empty: Any) -> str:
+    """What a row with no allowed key holds, where it is not all 0 (and no other row leaks): said from the row
+    the learner returned."""
+    torch = _torch()
+    index = tuple(int(k) for k in torch.nonzero(empty & (got.detach() != 0).any(dim=-1))[0])
+    row = got.detach()[index].to(torch.float64)
+    original = torch.softmax(case[0].expand_as(got)[index].to(torch.float64), dim=-1)
+    shown = f"row {index[-1] if len(index) == 1 else index} has no allowed key and came out {np.round(row.numpy(), 3).tolist()}"
+    if torch.allclose(row, torch.full_like(row, 1.0 / row.numel()), rtol=1e-4, atol=1e-7):
+        return (f"{shown}: it gets equal weights 1/{row.numel()}, not 0. A finite fill (-1e9, torch.finfo(...).min) "
+                "makes every score of that row the same number, and the softmax, which subtracts the row's largest "
+                "score, turns equal scores into equal weights. Masked weights must be exactly 0, in that row too: "
+                "multiply the weights by the mask, or use torch.where.")
+    if torch.allclose(row, original, rtol=1e-4, atol=1e-7):
+        return (f"{shown}: the softmax of that row's own scores, as if nothing were masked. Adding a finite amount "
+                "(-1e9) to every masked score lowers every score of that row by the same, and the softmax only sees "
+                "differences between scores. Masked weights must be exactly 0, in that row too: multiply the "
+                "weights by the mask, or use torch.where.")
+    return (f"{shown}, summing to {float(row.sum()):.3g}: a row with no allowed key must be all 0. Its weights came "
+            "from masked scores, which only a zero after the softmax can remove: multiply the weights by the mask, "
+            "or use torch.where.")
+
+
 def _describe(case: tuple[Any, Any]) -> str:
     s, m = case
     empty = int((~m.any(dim=-1)).sum())
@@ -602,6 +671,10 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
         if not isinstance(got, torch.Tensor):
             raise ExerciseError(f"{name} is a {type(got).__name__}, not a torch tensor: {NOT_TENSOR}")
         expected = _safe_reference(case[0], case[1])
+        if got.is_floating_point() and got.dtype != case[0].dtype:
+            raise ExerciseError(f"{name} is a {got.dtype} tensor on {what}: the weights were computed in another precision "
+                                f"than the scores (a cast such as .float() or .double() on the way). Keep the scores' "
+                                f"dtype, {case[0].dtype}, throughout: torch.softmax and masked_fill keep it.")
         if got.shape == expected.shape:
             with torch.no_grad():
                 added = torch.softmax(case[0] + case[1].to(case[0].dtype), dim=-1)
@@ -625,6 +698,8 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                 raise ExerciseError(f"{name} is not right yet: {hint} (on {what})")
             masked = ~case[1].expand_as(expected) & ~empty[..., None]   # masked keys of rows with a real key
             leak = got.detach()[masked]
+            if empty.any() and bool((leak == 0).all()) and bool((got.detach()[empty] != 0).any()):
+                raise ExerciseError(f"{name} is not right yet on {what}: {_empty_row_named(got, case, empty)}")
             if bool((leak != 0).any()) and float(leak.abs().max()) < 0.05:
                 raise ExerciseError(
                     f"{name} puts small but not exactly 0 weight on masked keys (largest "
@@ -657,6 +732,18 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                              "for exp to give exactly 0")
                     raise ExerciseError(f"{name} is not right yet on {what}: {FILL_NOT_BELOW.format(fill, lowest, where)}")
                 raise ExerciseError(f"{name} is not right yet on {what}: {SOFT_THEN_MASK}")
+        for low, digits, rtol in ((torch.float32, 7, 1e-6), (torch.float16, 3, 2e-3)):
+            if (low == case[0].dtype or torch.finfo(low).eps < torch.finfo(case[0].dtype).eps
+                    or got.shape != expected.shape
+                    or torch.allclose(got.detach().to(expected.dtype), expected, rtol=1e-5, atol=1e-8)):
+                continue
+            with torch.no_grad():
+                lowered = _safe_reference(case[0].to(low), case[1]).to(case[0].dtype)
+            if torch.allclose(got.detach().to(lowered.dtype), lowered, rtol=rtol, atol=rtol * 1e-3):
+                raise ExerciseError(f"{name} is right only to about {digits} digits on {what}: the weights were "
+                                    f"computed in {low} (a .to({low}) or the like on the way) and cast back to "
+                                    f"{case[0].dtype}, which keeps the dtype but not the precision. Keep the "
+                                    "scores' dtype throughout.")
         check_array(got.detach().to(torch.float64).numpy(), expected.detach().to(torch.float64).numpy(), name,
                     mistakes={k: v.to(torch.float64).numpy() for k, v in _safe_mistakes(case).items()},
                     rtol=1e-4 if case[0].dtype == torch.float32 else 1e-5)

@@ -54,8 +54,13 @@ def encoding_map(pe: ArrayLike, *, title: str | None = None, pairs: Sequence[int
         fig.colorbar(image, ax=ax, label="value", pad=0.01)
         turn = np.linspace(0, 2 * np.pi, 200)
         clock.plot(np.sin(turn), np.cos(turn), color="0.8", lw=1)
-        for c in pairs:
-            clock.plot(pe[:n, 2 * c], pe[:n, 2 * c + 1], "o", ms=7, alpha=0.8, label=f"pair c = {c}")
+        # one marker shape and size per pair, the largest hollow: where two pairs' points meet on the circle
+        # (pair 4's first steps fall on pair 0's), both stay visible
+        looks = [("o", 13, "none"), ("s", 8, None), ("^", 6, None), ("D", 5, None), ("v", 5, None)]
+        for k, c in enumerate(pairs):
+            marker, size, face = looks[k % len(looks)]
+            clock.plot(pe[:n, 2 * c], pe[:n, 2 * c + 1], marker, ls="none", ms=size, mew=2,
+                       **({"mfc": face} if face else {}), label=f"pair c = {c}")
         for p in range(1, min(n, 4)):                  # pair 0 turns by 1 radian: number its first steps
             x, y = pe[p, 0], pe[p, 1]
             clock.annotate(str(p), (x, y), xytext=(1.2 * x - 0.04, 1.2 * y - 0.04), fontsize=FONT)

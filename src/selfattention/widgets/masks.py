@@ -92,11 +92,11 @@ def mask_explorer(scores: ArrayLike, labels: Sequence[str],
     with plt.rc_context(mask_plots._RC):
         fig, ax = plt.subplots(figsize=(8.5, 6.5), layout="constrained")
         plt.close(fig)
-        # laid out once with the longest tick labels, so that "<pad>" never pushes the axis label off
         texts = mask_plots.draw_weights(ax, np.zeros((T, T)), ["<pad>"] * T, title=" ")
         fig.colorbar(ax.images[0], ax=ax, shrink=0.8, label="attention weight")
         fig.canvas.draw()  # the first drawing is the slow one: done before the first change
-        fig.set_layout_engine("none")  # keep the layout just computed: a redraw does not lay out again
+        # the layout engine stays on: each drawing lays out again around its tick labels ("<pad>", turned 45
+        # degrees, is longer than "x2"), so the key axis's label is never pushed off the bottom
 
     def update(mask: str, fill: str) -> None:
         w = masked_weights(s, masks[mask], fill)
