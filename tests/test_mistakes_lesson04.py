@@ -29,7 +29,7 @@ X_TOY = np.array([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 1], [0, 0, 1, 1
 W_Q = np.array([[0, 2, 0], [1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 2]], dtype=float)
 GOOD = W_Q.copy()
 GOOD[2], GOOD[3] = [0, 3, 0], [0, 0, -2]  # q_apple = [0, 3, 0]: scores 0, 3, 0, 0
-RIGHT = math.exp(3) / (math.exp(3) + 3)
+NEEDED = math.log(12)  # e^s / (e^s + 3) = 0.8
 
 
 APPLE = {
@@ -38,21 +38,12 @@ APPLE = {
     "unchanged": "still the lesson's W_Q",
     "other query": "changed too",
     "too little": "it should give 'ate' at least 0.8",
-    "no prediction": "predicted_weight has no value yet",
-    "score": "that is the score",
-    "scaled": "with 1/sqrt(d_k)",
-    "old W_Q": "with the lesson's unchanged W_Q",
-    "percent": "looks like a percentage",
-    "no red": "leaves out red's row",
-    "own term": "apple included",
-    "zero scores": "a score of 0 still gets e^0 = 1",
-    "other": "the weight is e^(score of ate)",
-    "coarse": "too coarse",
-    "exp only": "e^(score of ate) alone",
-    "linear": "by the sum of the scores",
-    "itself": "gives itself",
-    "one": "would leave nothing for the other three words",
-    "decimals": "right to the decimals you gave",
+    "no score": "needed_score has no value yet",
+    "weight": "is the weight 'ate' should get, not its score",
+    "exp": "is e^s, not the score s",
+    "one other": "it counts one other word",
+    "scaled": "before dividing by sqrt(d_k)",
+    "other": "not it yet",
 }
 
 
@@ -61,11 +52,11 @@ def check_apple(answer):
 
 
 def test_apple_right_answers(capsys):
-    right_answer_passes(check_apple, (GOOD, RIGHT), capsys)
+    right_answer_passes(check_apple, (GOOD, NEEDED), capsys)
     other = W_Q.copy()
     other[2], other[3] = [0, 3, 0], [0, 3, -2]  # q_apple = [0, 6, 0], every entry within [-3, 3]
-    right_answer_passes(check_apple, (other, math.exp(6) / (math.exp(6) + 3)), capsys)
-    right_answer_passes(check_apple, (GOOD, round(RIGHT, 2)), capsys)
+    right_answer_passes(check_apple, (other, np.log(0.8 / 0.2 * 3)), capsys)
+    right_answer_passes(check_apple, (GOOD, 2.485), capsys)     # derived, written with 3 decimals
 
 
 def red_changed() -> np.ndarray:
@@ -75,52 +66,17 @@ def red_changed() -> np.ndarray:
     return W
 
 
-def food_only() -> np.ndarray:
-    """Food row [0, 3, 0], fruit row [0, 2, 0]: q_apple = [0, 5, 2], scores 0, 5, 0, 2 (0.941), which passes;
-    the likely prediction forgets red's row and takes scores 0, 5, 0, 0 (0.980)."""
-    W = W_Q.copy()
-    W[2], W[3] = [0, 3, 0], [0, 2, 0]
-    return W
-
-
 def huge() -> np.ndarray:
-    """The dodge: a huge query makes the weight 1.000, so 'predicting' 1.0 needs no softmax at all."""
+    """The dodge: a huge query makes the weight 1.000 whatever the softmax."""
     W = W_Q.copy()
     W[2], W[3] = [0, 100, 0], [0, 0, -2]  # q_apple = [0, 100, 0]
     return W
 
 
-def test_apple_huge_entries_do_not_pass_with_a_prediction_of_one():
-    text = message(check_apple, (huge(), 1.0))
+def test_apple_huge_entries_do_not_pass():
+    text = message(check_apple, (huge(), NEEDED))
     names_only(text, "too large", APPLE)
     assert "entry of 100" in text, text
-
-
-def test_apple_largest_query_within_the_cap_still_needs_the_softmax():
-    """Within [-3, 3] the plain largest query [0, 6, 0] gives 0.993: 1.0 is not close enough."""
-    W = W_Q.copy()
-    W[2], W[3] = [0, 3, 0], [0, 3, -2]
-    assert "predicted_weight = 1" in message(check_apple, (W, 1.0))
-
-
-@pytest.mark.parametrize("guess", [0.5, 0.7, 0.95])
-def test_apple_a_wrong_prediction_is_not_told_the_weight(guess):
-    """The prediction is the exercise: a miss gets the scores and the rule, never the weight to paste back."""
-    text = message(check_apple, (GOOD, guess))
-    assert "the weight is e^(score of ate)" in text, text
-    for shown in (f"{RIGHT:.2f}", f"{RIGHT:.3f}", f"{RIGHT:.4g}", f"{RIGHT:.3g}"):
-        assert shown not in text, (shown, text)
-
-
-def test_apple_prediction_without_red_says_what_red_adds():
-    text = message(check_apple, (food_only(), math.exp(5) / (math.exp(5) + 3)))
-    assert "[0.0, 0.0, 2.0]" in text and "adds 2 to its score of itself" in text, text
-
-
-def weak_red() -> np.ndarray:
-    W = W_Q.copy()
-    W[2], W[3] = [0, 3, 0], [0, 0, -1]  # q_apple = [0, 3, 1]: scores 0, 3, 0, 1 (0.81)
-    return W
 
 
 def weak() -> np.ndarray:
@@ -132,69 +88,60 @@ def weak() -> np.ndarray:
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
-        ((GOOD.T, RIGHT), "linear layout"),
-        ((W_Q.copy(), RIGHT), "unchanged"),
-        ((red_changed(), RIGHT), "other query"),
-        ((weak(), 0.68), "too little"),
-        ((GOOD, None), "no prediction"),
-        ((GOOD, 3.0), "score"),
-        ((GOOD, float(softmax(np.array([0, 3, 0, 0]) / math.sqrt(3))[1])), "scaled"),
-        ((GOOD, float(softmax(np.array([0.0, 0, 0, 2]))[1])), "old W_Q"),
-        ((GOOD, 100 * RIGHT), "percent"),
-        ((GOOD, 0.5), "other"),
-        ((food_only(), math.exp(5) / (math.exp(5) + 3)), "no red"),
-        ((GOOD, math.exp(3) / (math.exp(3) + 2 + math.exp(-2))), "no red"),
-        ((GOOD, math.exp(3) / (math.exp(3) + 2)), "own term"),
-        ((food_only(), math.exp(5) / (math.exp(5) + math.exp(2))), "zero scores"),
-        ((GOOD, math.exp(3)), "exp only"),
-        ((weak_red(), 0.75), "linear"),   # scores 0, 3, 0, 1: 3 / 4
-        ((GOOD, 1 / (math.exp(3) + 3)), "itself"),
-        ((GOOD, 1.0), "one"),      # dropped zeros, e^0 read as 0, or all to the top score: not guessed
-        ((weak_red(), 1.0), "one"),
+        ((GOOD.T, NEEDED), "linear layout"),
+        ((W_Q.copy(), NEEDED), "unchanged"),
+        ((red_changed(), NEEDED), "other query"),
+        ((weak(), NEEDED), "too little"),
+        ((GOOD, None), "no score"),
+        ((GOOD, 0.8), "weight"),                            # the target weight written as the score
+        ((GOOD, 12.0), "exp"),                              # e^s = 12, the log not taken
+        ((GOOD, math.log(0.8 / 0.2)), "one other"),         # e^s / (e^s + 1) = 0.8
+        ((GOOD, math.sqrt(3) * NEEDED), "scaled"),
+        ((GOOD, 2.5), "other"),                             # read off the widget (step 0.5): 0.802
+        ((GOOD, 3.0), "other"),                             # the score the design reaches, not the needed one
+        ((GOOD, math.log(2.4)), "other"),                   # e^s / 3 = 0.8
+        ((GOOD, -1.0), "other"),
     ],
 )
 def test_apple_mistakes_are_named(answer, mistake):
     names_only(message(check_apple, answer), mistake, APPLE)
 
 
-def test_apple_a_prediction_of_one_is_refused_by_the_hidden_test_and_names_no_cause():
-    text = message(check_apple, (GOOD, 1.0))
-    assert "'Sam' e^0, 'red' e^0, 'apple' e^0" in text and "dropped" not in text, text
+@pytest.mark.parametrize(("score", "weight"),
+                         [(2.5, "0.802"), (3.0, "0.870"), (math.log(2.4), "0.444")])
+def test_apple_a_wrong_score_is_told_the_weight_it_gives(score, weight):
+    """The message computes what the learner's own score would give, never the needed score itself."""
+    text = message(check_apple, (GOOD, score))
+    assert f"= {weight}, not exactly 0.8" in text, text
+    assert "2.48" not in text and "log 12" not in text, text
+
+
+def test_apple_the_shortcut_computed_from_the_design_fails_both():
+    """Copying the lesson's one-liner gives the weight (0.87) of the design, not a score: refused."""
+    K = X_TOY @ np.vstack([np.eye(3), np.zeros((2, 3))])
+    shortcut = float(softmax((X_TOY @ GOOD)[3] @ K.T)[1])
+    text = message(check_apple, (GOOD, shortcut))
+    assert "not it yet" in text, text
     assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
-                                  predicted_weight=1.0)
+                                  needed_score=shortcut)
 
 
-def extreme() -> np.ndarray:
-    """Food and fruit rows [-3, 3, -3]: q_apple = [-6, 6, -4], scores -6, 6, 0, -4: 'ate' gets 0.99748, within
-    0.005 of 1, so a rounded 1.0 passed a plain tolerance."""
-    W = W_Q.copy()
-    W[2], W[3] = [-3, 3, -3], [-3, 3, -3]
-    return W
+@pytest.mark.parametrize("score", [0.8, 12.0, 2.5, math.log(4)])
+def test_apple_hidden_test_refuses_a_wrong_score(score):
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
+                                  needed_score=score)
 
 
-EXTREME = math.exp(6) / (math.exp(6) + math.exp(-6) + math.exp(0) + math.exp(-4))  # as the lesson writes it
-
-
-def test_apple_weight_near_one_is_judged_in_log_odds(capsys):
-    right_answer_passes(check_apple, (extreme(), EXTREME), capsys)
-    right_answer_passes(check_apple, (extreme(), 0.9975), capsys)       # 1 - w right to about 1%
-    for coarse in (1.0, 0.997, 0.999):
-        text = message(check_apple, (extreme(), coarse))
-        names_only(text, "coarse", APPLE)
-        assert f"{EXTREME:.4g}" not in text, text   # the message does not give the weight away
-    assert "never exactly 1" in message(check_apple, (extreme(), 1.0))
-
-
-def test_apple_hidden_test_refuses_a_rounded_one():
+def test_apple_hidden_test_passes_right_answers():
     lesson, gid = "04_learnable_projections", "l04-apple-test"
-    assert hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=EXTREME)
-    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, predicted_weight=round(RIGHT, 2))
-    assert not hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=1.0)
-    assert not hidden_test_passes(lesson, gid, W_Q_apple=extreme(), predicted_weight=0.997)
+    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, needed_score=NEEDED)
+    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, needed_score=2.485)
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=weak(),
+                                  needed_score=NEEDED)
 
 
 def test_apple_uncancelled_red_names_the_cause():
-    text = message(check_apple, (weak(), 0.68))
+    text = message(check_apple, (weak(), NEEDED))
     assert "still scores itself 2" in text and "The red row of W_Q" in text, text
     assert "and most to" not in text, text
     assert "or outweigh it" in text, text
@@ -205,25 +152,25 @@ def test_apple_rows_aimed_at_sam_say_where_they_point():
     enough: the message also says the rows only apple has point along the person axis, not at ate's key."""
     W = W_Q.copy()
     W[2] = [3, 0, 0]
-    text = message(check_apple, (W, 0.5))
+    text = message(check_apple, (W, NEEDED))
     assert "most to 'Sam' (0.68)" in text and "The red row of W_Q" in text, text
     assert "add [3.0, 0.0, 0.0], along the person axis (Sam's key)" in text, text
     assert "nothing along the action axis" in text, text
     assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                  predicted_weight=0.5)
+                                  needed_score=NEEDED)
 
 
 def test_apple_rows_aimed_at_ate_but_too_short_say_nothing_about_aim():
     W = W_Q.copy()
     W[2], W[3] = [0, 1, 0], [0, 0, -2]                                  # q_apple = (0, 1, 0): 0.48 only
-    text = message(check_apple, (W, 0.5))
+    text = message(check_apple, (W, NEEDED))
     assert "far enough" in text and "along the action axis" not in text, text
 
 
 def test_apple_a_tie_names_no_word_that_gets_most():
     W = W_Q.copy()
     W[2] = [0, 0, -2]                                                   # q_apple = 0: 0.25 each
-    text = message(check_apple, (W, 0.25))
+    text = message(check_apple, (W, NEEDED))
     assert "most to" not in text and "nothing along the action axis" in text, text
 
 
@@ -244,7 +191,7 @@ def values_design(rows):
 VALUES = {
     "transposed": "rows and columns are swapped",
     "per word": "those are the values V themselves",
-    "shape": "it should be (d_in, d_v) = (5, 2)",
+    "shape": "it should be (d_model, d_v) = (5, 2)",
     "too large": "keep every entry between",
     "all equal": "every word hands over the same value",
     "sam too close": "give Sam a value at least 0.4 from v_ate",
@@ -324,11 +271,9 @@ def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
 
 
 def test_apple_a_rough_guess_is_not_named_as_a_mistake():
-    """A rough guess gets the general message; 0.9 for 0.870 is right to its one decimal, and says so."""
-    no_red = math.exp(3) / (math.exp(3) + 2 + math.exp(-2))            # GOOD without red's row: 0.9058
-    names_only(message(check_apple, (GOOD, 0.8)), "other", APPLE)
-    names_only(message(check_apple, (GOOD, 0.9)), "decimals", APPLE)        # 0.870 to one decimal
-    names_only(message(check_apple, (GOOD, round(no_red, 3))), "no red", APPLE)
+    """A guess near no named mistake gets the general message with the weight its own score gives."""
+    names_only(message(check_apple, (GOOD, 2.0)), "other", APPLE)
+    names_only(message(check_apple, (GOOD, 1.5)), "other", APPLE)      # near log 4 = 1.386, but not it
 
 
 # ------------------------------------------------------------------ Exercise 2: the next word, d_k = 2
@@ -571,7 +516,7 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
 # ------------------------------------------------------------------ Exercise 5: W_K inside a fused nn.Linear
 torch.manual_seed(1)
 QKV = torch.nn.Linear(5, 9, bias=False)                             # as the lesson's setup cell makes it
-QW = QKV.weight.detach().numpy().astype(float)                       # (3 d_k, d_in) = (9, 5)
+QW = QKV.weight.detach().numpy().astype(float)                       # (3 d_k, d_model) = (9, 5)
 KEYS_FUSED = X_TOY @ QW[3:6].T                                       # (T, d_k) = (4, 3)
 
 FUSED_MISTAKES = {
@@ -620,7 +565,7 @@ def test_fused_right_answers(capsys):
         (QW[3:6], "not transposed"),
         (QW[0:3].T, "W_Q"),                                           # order: the first third is Q
         (QW[6:9].T, "W_V"),
-        (QW[:, 3:6], "columns"),                                      # GPT-2's (d_in, d_out) cut
+        (QW[:, 3:6], "columns"),                                      # GPT-2's (d_model, d_out) cut
         (QW.T[3:6], "rows of weight.T"),                              # transposed, then rows
         (QW, "whole"),
         (QW.T, "whole"),
@@ -638,7 +583,7 @@ def test_fused_right_answers(capsys):
         (X_TOY @ QW.T, "outputs"),                                    # qkv(x): every output, per word
         (QW[3:6].T / math.sqrt(3), "scaled"),                         # the 1/sqrt(d_k) of scores, put here
         (QKV, "layer"),                                               # the layer itself
-        (QW.reshape(5, 9)[:, 3:6], "reshaped"),                       # reshaped to (d_in, d_out), then cut
+        (QW.reshape(5, 9)[:, 3:6], "reshaped"),                       # reshaped to (d_model, d_out), then cut
     ],
 )
 def test_fused_mistakes_are_named(answer, mistake):
@@ -663,8 +608,9 @@ def test_fused_check_leaves_the_learners_random_state_alone():
 
 
 def test_no_output_above_an_exercise_gives_its_answer():
-    """Exercise 1's weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0) and Exercise 4's weights
-    (0.711 - 0.096) are not printed before the exercises: the demo queries point between two keys."""
+    """Exercise 1's score (log 12 = 2.485), its weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0)
+    and Exercise 4's weights (0.711 - 0.096) are not printed before the exercises: the demo queries
+    point between two keys."""
     import json
 
     from mistakes import NOTEBOOKS
@@ -673,7 +619,7 @@ def test_no_output_above_an_exercise_gives_its_answer():
     first = next(i for i, c in enumerate(cells) if "### Exercise 1" in "".join(c["source"]))
     printed = "".join(o.get("text", "") if isinstance(o.get("text", ""), str) else "".join(o["text"])
                       for c in cells[:first] if c["cell_type"] == "code" for o in c.get("outputs", []))
-    for number in ("0.711", "0.096", "0.615", "0.948", "0.87"):
+    for number in ("0.711", "0.096", "0.615", "0.948", "0.87", "2.48", "2.49"):
         assert number not in printed, number
 
 
@@ -684,14 +630,3 @@ def test_fused_unseeded_layer_is_named():
     assert "torch.manual_seed(1)" in text and "run that cell again" in text, text
     assert not hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=other.weight[3:6].T,
                                   qkv=other)
-
-
-def test_apple_prediction_right_to_its_own_decimals_is_named():
-    """0.9 for a weight of 0.9074: right to one decimal, so the message says so and asks for 3 decimals."""
-    W = W_Q.copy()
-    W[2], W[3] = [-3, 3, 0], [0, 0, -2]
-    text = message(check_apple, (W, 0.9))
-    names_only(text, "decimals", APPLE)
-    assert "give 3 decimals" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                  predicted_weight=0.9)

@@ -2,12 +2,13 @@
 answers): graded by tests/test_grading.py, each must get full marks."""
 
 ANSWERS = {
-    # "A word's query is the sum of the rows of W_Q for its features": change the fruit row alone (entries
-    # within [-3, 3]) so that q_apple = food + fruit + red = [0, 0, 0] + [0, 3, -2] + [0, 0, 2] = [0, 3, 0].
+    # e^s / (e^s + 3) = 0.8 solved as s = log(0.8 * 3 / 0.2), written with numpy. "A word's query is the sum
+    # of the rows of W_Q for its features": change the fruit row alone (entries within [-3, 3]) so that
+    # q_apple = food + fruit + red = [0, 0, 0] + [0, 3, -2] + [0, 0, 2] = [0, 3, 0].
     "l04-apple-answer": """
+needed_score = np.log(0.8 * 3 / 0.2)
 W_Q_apple = W_Q.copy()
 W_Q_apple[3] = [0, 3, -2]
-predicted_weight = math.exp(3) / (math.exp(3) + 3)
 """,
     # "Start from z_Sam - z_red = sum_j (alpha_Sam,j - alpha_red,j) v_j": the rows differ on ate and apple
     # only, so v_ate = v_apple. "Each row enters every word that has its feature": v_ate = action row =
@@ -23,8 +24,8 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
-    # "nn.Linear holds weight of shape (d_out, d_in): our W_Q is its weight.T": take the whole W = weight.T,
-    # (d_in, 9), whose columns are the outputs [Q | K | V], and keep the key columns.
+    # "nn.Linear holds weight of shape (d_out, d_model): our W_Q is its weight.T": take all of W = weight.T,
+    # (d_model, 9), whose columns are the outputs [Q | K | V], and keep the key columns.
     "l04-fused-answer": """
 W_all = qkv.weight.T
 W_K_fused = W_all[:, 3:6]

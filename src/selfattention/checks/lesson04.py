@@ -1,4 +1,4 @@
-"""Checks for lesson 04 (learnable projections): design a query and predict its weight, make each word look
+"""Checks for lesson 04 (learnable projections): derive the score a weight of 0.8 needs, design a query, make each word look
 at the word that happens to come next, with two query/key axes, and make two words whose weights differ
 receive the same output; read W_K out of one nn.Linear that makes q, k and v at once.
 
@@ -16,7 +16,7 @@ from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
 __all__ = ["check_apple_query", "check_fused_key", "check_next_word", "check_values"]
 
-# The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_in = 5).
+# The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_model = 5).
 WORDS = ("Sam", "ate", "red", "apple")
 _X_TOY = np.array(
     [
@@ -56,14 +56,66 @@ def _toy_weights(W_q: np.ndarray) -> np.ndarray:
 _CAP = 3.0  # Exercise 1 keeps every entry of W_Q_apple in [-3, 3]: the weight stays below 0.998
 
 
-def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
-    """Exercise 1: a W_Q (5, 3), entries in [-3, 3], with which 'apple' gives >= 0.8 of its attention to 'ate'
-    while the other three words keep their queries; and the weight predicted before running it."""
+_NEEDED = math.log(12.0)  # e^s / (e^s + 3) = 0.8  <=>  e^s = 12
+_SCORE_TOL = 0.005       # needed_score within 0.005 of log 12: a score of 2.5 read off the widget is not it
+
+
+def _weight_at(s: float) -> float:
+    """The weight 'ate' gets when it scores s and the other three words score 0."""
+    return 1.0 / (1.0 + 3.0 * math.exp(-s)) if s > -700 else 0.0
+
+
+def _check_needed_score(needed_score: Any) -> float:
+    """The first step of Exercise 1: the score s with e^s / (e^s + 3) = 0.8, derived by hand."""
+    if needed_score is None or needed_score is Ellipsis:
+        raise ExerciseError(
+            "needed_score has no value yet: first work out by hand the score s of 'ate' that gives it exactly "
+            "0.8 when the other three words score 0, and write it as an expression."
+        )
+    try:
+        s = float(np.asarray(needed_score, dtype=float))
+    except (TypeError, ValueError):
+        raise ExerciseError(
+            f"needed_score should be a number, but it is a {type(needed_score).__name__}."
+        ) from None
+    if not math.isfinite(s):
+        raise ExerciseError(f"needed_score is {s}: it should be a finite score.")
+    if abs(s - _NEEDED) <= _SCORE_TOL:
+        return s
+    near = lambda v: abs(s - v) <= 1e-3 * max(1.0, abs(v))  # noqa: E731
+    if near(0.8):
+        raise ExerciseError(
+            "needed_score = 0.8 is the weight 'ate' should get, not its score: find the score s with "
+            "e^s / (e^s + 3 e^0) = 0.8 (the other three words score 0)."
+        )
+    if near(12.0):
+        raise ExerciseError("needed_score = 12 is e^s, not the score s: take its logarithm.")
+    if near(math.log(4.0)):
+        raise ExerciseError(
+            f"needed_score = {s:.4g} solves e^s / (e^s + 1) = 0.8: it counts one other word, but three (Sam, red "
+            f"and apple itself) each add e^0 = 1 to the sum."
+        )
+    if near(math.sqrt(3.0) * _NEEDED):
+        raise ExerciseError(
+            f"needed_score = {s:.4g} is the score before dividing by sqrt(d_k): this exercise leaves scaling out."
+        )
+    w = _weight_at(s)
+    raise ExerciseError(
+        f"needed_score = {s:.4g} is not it yet: with that score for 'ate' and 0 for the other three, 'ate' gets "
+        f"e^s / (e^s + 3) = {w:.3f}, not exactly 0.8. Solve e^s / (e^s + 3) = 0.8 for s by hand."
+    )
+
+
+def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
+    """Exercise 1: first the score s with which 'ate' gets exactly 0.8 when the other three words score 0
+    (log 12, derived by hand); then a W_Q (5, 3), entries in [-3, 3], with which 'apple' gives >= 0.8 of its
+    attention to 'ate' while the other three words keep their queries."""
+    s_needed = _check_needed_score(needed_score)
     W = _to_array(W_Q_apple, "W_Q_apple")
     if W.shape == _W_Q.T.shape:
         raise ExerciseError(
             "W_Q_apple has shape (3, 5): its rows and columns are swapped. Here a projection "
-            "is (d_in, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
+            "is (d_model, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
         )
     if W.shape != _W_Q.shape:
         raise ExerciseError(f"W_Q_apple has shape {W.shape}; it should have the shape of W_Q, (5, 3).")
@@ -117,92 +169,11 @@ def check_apple_query(W_Q_apple: Any, predicted_weight: Any) -> None:
             f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
             f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out.{aim}"
         )
-    if predicted_weight is None or predicted_weight is Ellipsis:
-        raise ExerciseError(
-            "predicted_weight has no value yet: before running anything, work out by hand the weight "
-            "'apple' gives 'ate' with your W_Q_apple and write it there."
-        )
-    try:
-        p = float(np.asarray(predicted_weight, dtype=float))
-    except (TypeError, ValueError):
-        raise ExerciseError(
-            f"predicted_weight should be a number, but it is a {type(predicted_weight).__name__}."
-        ) from None
-    right = float(weights[ate])
-    if _same_weight(p, right):
-        scores = (_X_TOY @ W)[apple] @ (_X_TOY @ _W_K).T
-        passed(
-            f"'apple' now scores {np.round(scores, 2).tolist()} and gives 'ate' {right:.4g}; you predicted "
-            f"{p:.4g}."
-        )
-        return
     scores = new_q[apple] @ (_X_TOY @ _W_K).T
-    k_apple = (_X_TOY @ _W_K)[apple]
-    no_red = reference_softmax((new_q[apple] - W[4]) @ (_X_TOY @ _W_K).T)[ate]
-    wrong = {
-        f"that leaves out red's row: 'apple' is red too, so red's row of W_Q_apple ({W[4].round(2).tolist()}) "
-        f"is part of its query and adds {W[4] @ k_apple:.3g} to its score of itself.": no_red,
-        "that is the score q_apple . k_ate, not the weight: apply softmax over the four scores.":
-            scores[ate],
-        "that is the weight with 1/sqrt(d_k): this exercise leaves scaling out.":
-            reference_softmax(scores / np.sqrt(3))[ate],
-        "that sums e^score over three words: the softmax runs over all four words, apple included (its "
-        "score of itself).": reference_softmax(scores[:3])[ate],
-        "that leaves out the words with score 0: a score of 0 still gets e^0 = 1 in the sum.":
-            reference_softmax(np.where(scores != 0, scores, -np.inf))[ate] if np.any(scores != 0) else right,
-        "that is the weight 'apple' gave 'ate' with the lesson's unchanged W_Q.": _toy_weights(_W_Q)[apple, ate],
-        "that looks like a percentage: write the weight as a number between 0 and 1.": 100 * right,
-        "that is e^(score of ate) alone: divide it by the sum of e^score over all four words.":
-            math.exp(scores[ate]),
-        "that divides the score of 'ate' by the sum of the scores: the softmax divides e^score by the sum of "
-        "e^score.": scores[ate] / scores.sum() if scores.sum() > 0 else right,
-        "that is the weight 'apple' gives itself, not the weight it gives 'ate'.": float(weights[apple]),
-    }
-    if abs(p - 1) < 1e-9 and abs(p - right) > 0.005:   # 1.0: several mistakes give it, so none is guessed
-        others = ", ".join(f"'{w}' e^{s:.3g}" for i, (w, s) in enumerate(zip(WORDS, scores, strict=True))
-                           if i != ate)
-        raise ExerciseError(
-            f"predicted_weight = 1.0 would leave nothing for the other three words, but each still adds e^score "
-            f"to the softmax's sum ({others}; e^0 is 1, not 0), so 'ate' gets less than all of it even with "
-            f"the highest score, {scores[ate]:.3g}. Divide e^{scores[ate]:.3g} by the sum over all four words."
-        )
-    given = np.format_float_positional(p, trim="-").partition(".")[2]    # the decimals the learner wrote
-    if 0 < p < 1 and len(given) <= 2 and abs(round(right, len(given)) - p) < 1e-9:
-        raise ExerciseError(
-            f"predicted_weight = {p:.4g} is right to the decimals you gave; give 3 decimals (the check judges "
-            f"the weight by its log-odds, log(w / (1 - w)), to within 0.05)."
-        )
-    for explanation, value in wrong.items():   # named only when the answer matches that mistake closely
-        if not _same_weight(value, right) and _same_weight(p, value, _NAMED_TOL):
-            raise ExerciseError(f"predicted_weight = {p:.4g} is not the weight yet: {explanation}")
-    if abs(p - right) <= 0.005:
-        left = "a softmax weight is never exactly 1: the other words' e^score still count" if p >= 1 else \
-            f"it says {1 - p:.3g} is left for the other three words"
-        raise ExerciseError(
-            f"predicted_weight = {p:.4g} is close, but too coarse: {left}. Near 1 the weight is judged by its "
-            f"log-odds, log(w / (1 - w)), to within 0.05; write it with more digits, or as an expression."
-        )
-    raise ExerciseError(
-        f"predicted_weight = {p:.4g} is not the weight W_Q_apple gives 'ate' yet (this message does not print "
-        f"it: work it out). The scores of 'apple' are {np.round(scores, 2).tolist()}: the weight is "
-        f"e^(score of ate) / (sum of e^score over all four words)."
+    passed(
+        f"you derived needed_score = {s_needed:.4g} (e^s = 12), and 'apple' now scores "
+        f"{np.round(scores, 2).tolist()}: it gives 'ate' {weights[ate]:.3g}."
     )
-
-
-def _same_weight(a: float, b: float, tol: float | None = None) -> bool:
-    """Two weights agree when their log-odds log(w / (1 - w)) differ by at most 0.05 (so near 1, 1 - w must be
-    right to about 5%, and a rounded 1.0 is not the weight 0.9975); numbers outside (0, 1), such as a score or a
-    percentage, within half a percent."""
-    if 0 < a < 1 and 0 < b < 1:
-        return abs(math.log(a / (1 - a)) - math.log(b / (1 - b))) <= (_LOG_ODDS_TOL if tol is None else tol)
-    if (0 < a < 1) != (0 < b < 1):
-        return False
-    return abs(a - b) <= 0.005 * max(1.0, abs(b))
-
-
-_LOG_ODDS_TOL = 0.05
-_NAMED_TOL = 0.015  # a wrong prediction is named only within 0.015 in log-odds of that mistake's value (0.3%)
-
 
 
 # ----------------------------------------------------------------- Exercise 4: different weights, one output
@@ -228,15 +199,15 @@ def check_values(W_V_new: Any) -> None:
     if W.shape == (2, 5):
         raise ExerciseError(
             "W_V_new has shape (2, 5): its rows and columns are swapped. Here a projection is "
-            "(d_in, d_v) = (5, 2), one row per feature, used as X_toy @ W_V_new."
+            "(d_model, d_v) = (5, 2), one row per feature, used as X_toy @ W_V_new."
         )
     if W.shape == (4, 2):
         raise ExerciseError(
             "W_V_new has shape (4, 2), one row per word: those are the values V themselves. W_V has one row "
-            "per feature, (d_in, d_v) = (5, 2), and a word's value is the sum of the rows for its features."
+            "per feature, (d_model, d_v) = (5, 2), and a word's value is the sum of the rows for its features."
         )
     if W.shape != (5, 2):
-        raise ExerciseError(f"W_V_new has shape {W.shape}; it should be (d_in, d_v) = (5, 2).")
+        raise ExerciseError(f"W_V_new has shape {W.shape}; it should be (d_model, d_v) = (5, 2).")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_V_new contains NaN or infinite values.")
     if np.abs(W).max() > _CAP + 1e-9:
@@ -329,21 +300,21 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
         if W.ndim == 2 and W.shape == (4, 2):
             raise ExerciseError(
                 f"{name} has shape (4, 2), one row per word (T x d_k): those are the {what} themselves. "
-                f"{name} has one row per feature (person, action, food, fruit, red), (d_in, d_k) = (5, 2), and a "
+                f"{name} has one row per feature (person, action, food, fruit, red), (d_model, d_k) = (5, 2), and a "
                 f"word's row of X_toy @ {name} is the sum of the rows for its features."
             )
         if W.ndim == 2 and W.shape == (2, 4):
             raise ExerciseError(
                 f"{name} has shape (2, 4), one column per word: those are the {what} themselves, transposed. "
-                f"{name} has one row per feature, (d_in, d_k) = (5, 2), used as X_toy @ {name}."
+                f"{name} has one row per feature, (d_model, d_k) = (5, 2), used as X_toy @ {name}."
             )
         if W.ndim == 2 and W.shape[1] == 5 and W.shape[0] != 5:
             raise ExerciseError(
                 f"{name} has shape {W.shape}: its rows and columns are swapped. Here a projection "
-                f"is (d_in, d_k) = (5, 2), used as X_toy @ {name}."
+                f"is (d_model, d_k) = (5, 2), used as X_toy @ {name}."
             )
         if W.ndim != 2 or W.shape[0] != 5:
-            raise ExerciseError(f"{name} has shape {W.shape}; it should be (d_in, d_k) = (5, 2).")
+            raise ExerciseError(f"{name} has shape {W.shape}; it should be (d_model, d_k) = (5, 2).")
         if not np.all(np.isfinite(W)):
             raise ExerciseError(f"{name} contains NaN or infinite values.")
     if Wq.shape[1] != Wk.shape[1]:
@@ -474,7 +445,7 @@ _FUSED_PARTS = ("W_Q", "W_K", "W_V")   # qkv(x) = [Q | K | V]: outputs 0-2, 3-5,
 
 
 def _seeded_qkv_weight() -> np.ndarray:
-    """The weight, (3 d_k, d_in) = (9, 5), of the ``nn.Linear(5, 9, bias=False)`` the lesson's setup cell makes
+    """The weight, (3 d_k, d_model) = (9, 5), of the ``nn.Linear(5, 9, bias=False)`` the lesson's setup cell makes
     after ``torch.manual_seed(1)``; the learner's random state is left as it was."""
     import torch  # only this exercise needs it
 
@@ -484,12 +455,12 @@ def _seeded_qkv_weight() -> np.ndarray:
 
 
 def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
-    """Exercise 5: the W_K, (d_in, d_k) = (5, 3), inside ``qkv``, one ``nn.Linear(5, 9, bias=False)`` whose
-    output is [Q | K | V] side by side. Its ``weight`` is stored (d_out, d_in) = (9, 5) and used as
+    """Exercise 5: the W_K, (d_model, d_k) = (5, 3), inside ``qkv``, one ``nn.Linear(5, 9, bias=False)`` whose
+    output is [Q | K | V] side by side. Its ``weight`` is stored (d_out, d_model) = (9, 5) and used as
     x @ weight.T, so the answer is rows 3-5 of ``weight``, transposed."""
     if W_K_fused is None or W_K_fused is Ellipsis:
         raise ExerciseError("W_K_fused has no value yet: write it in the answer cell above.")
-    weight = _to_array(getattr(qkv, "weight", qkv), "qkv.weight")       # (3 d_k, d_in) = (9, 5)
+    weight = _to_array(getattr(qkv, "weight", qkv), "qkv.weight")       # (3 d_k, d_model) = (9, 5)
     seeded = _seeded_qkv_weight()
     if weight.shape != seeded.shape or not np.allclose(weight, seeded, atol=1e-6):
         raise ExerciseError(
@@ -500,11 +471,11 @@ def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
         raise ExerciseError("W_K_fused is a whole layer, not a matrix: read W_K_fused out of qkv.weight, so that "
                             "x @ W_K_fused gives the keys.")
     W = _to_array(W_K_fused, "W_K_fused")
-    right = weight[3:6].T                                               # (d_in, d_k) = (5, 3)
+    right = weight[3:6].T                                               # (d_model, d_k) = (5, 3)
     near = lambda a, b: a.shape == b.shape and bool(np.allclose(a, b, atol=1e-6))  # noqa: E731
     if near(W, right):
-        passed("x @ W_K_fused gives the keys, qkv(x)[:, 3:6]. qkv.weight is stored (d_out, d_in) = (9, 5), one "
-               "row per output: the keys are rows 3-5, transposed to (d_in, d_k) for x @ W_K.")
+        passed("x @ W_K_fused gives the keys, qkv(x)[:, 3:6]. qkv.weight is stored (d_out, d_model) = (9, 5), one "
+               "row per output: the keys are rows 3-5, transposed to (d_model, d_k) for x @ W_K.")
         return
     for b, part in enumerate(_FUSED_PARTS):
         block = weight[3 * b:3 * b + 3]                                  # (3, 5): rows of one part
@@ -513,8 +484,8 @@ def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
             which = "" if part == "W_K" else f", and they make the {_NAMES[part]}, not the keys"
             raise ExerciseError(
                 f"W_K_fused is rows {rows} of qkv.weight as stored, shape (3, 5): you used weight without "
-                f"transposing{which}. nn.Linear stores weight as (d_out, d_in) and computes x @ weight.T, so "
-                f"x @ W_K needs W_K = weight[...].T, shape (d_in, d_k) = (5, 3)."
+                f"transposing{which}. nn.Linear stores weight as (d_out, d_model) and computes x @ weight.T, so "
+                f"x @ W_K needs W_K = weight[...].T, shape (d_model, d_k) = (5, 3)."
             )
         if part != "W_K" and near(W, block.T):
             raise ExerciseError(
@@ -524,8 +495,8 @@ def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
     if near(W, weight[:, 3:6]):
         raise ExerciseError(
             "W_K_fused is columns 3-4 of qkv.weight, shape (9, 2): there is no column 5. In nn.Linear's weight, "
-            "(d_out, d_in) = (9, 5), the columns are the 5 input features (person .. red) and the rows the 9 "
-            "outputs [Q | K | V]. (A column cut would fit a weight stored (d_in, d_out); nn.Linear's is not.)"
+            "(d_out, d_model) = (9, 5), the columns are the 5 input features (person .. red) and the rows the 9 "
+            "outputs [Q | K | V]. (A column cut would fit a weight stored (d_model, d_out); nn.Linear's is not.)"
         )
     if W.shape == (2, 9) and near(W, weight.T[3:6]):
         raise ExerciseError(
@@ -558,7 +529,7 @@ def check_fused_key(W_K_fused: Any, qkv: Any) -> None:
         )
     if W.shape != right.shape:
         raise ExerciseError(f"W_K_fused has shape {W.shape}: x @ W_K_fused must give the keys, (T, d_k) = "
-                            f"(4, 3), from x, (T, d_in) = (4, 5). Which shape does that need?")
+                            f"(4, 3), from x, (T, d_model) = (4, 5). Which shape does that need?")
     if not np.all(np.isfinite(W)):
         raise ExerciseError("W_K_fused contains NaN or infinite values.")
     if near(W, weight.reshape(5, 9)[:, 3:6]) or np.allclose(np.sort(W, axis=None), np.sort(right, axis=None),
