@@ -34,6 +34,7 @@ __all__ = [
     "OPPOSITES",
     "CosineGroups",
     "cosine_groups",
+    "SENSE_PROBES",
     "pca_plane",
 ]
 
@@ -415,45 +416,68 @@ OPPOSITES = ("light dark, hot cold, big small, up down, good bad, rich poor, ear
              "win lose, love hate, black white, young old, fast slow, high low, north south, buy sell")
 
 
+#: Lesson 01's ambiguous words: word -> (4 probe words of one sense, 4 of the other, a control word that has
+#: only one of the two senses). Probes and controls were chosen by meaning; probes missing from the table
+#: were replaced. Of the 37 candidate controls tried (salary, debt, frog, tuna, tractor, ...), none
+#: had a weaker sense cosine as high as the lowest ambiguous word's ("bat", 0.198); the highest were "frog"
+#: and "violin" (0.187), and "violin" is kept.
+SENSE_PROBES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "bank": (("money", "loan", "cash", "deposit"), ("river", "shore", "stream", "lake"), "wallet"),
+    "bat": (("owl", "rat", "wings", "cave"), ("baseball", "batting", "innings", "wicket"), "sparrow"),
+    "crane": (("bird", "heron", "swan", "duck"), ("lift", "construction", "machinery", "truck"), "eagle"),
+    "spring": (("summer", "winter", "autumn", "season"), ("coil", "elastic", "bounce", "metal"), "june"),
+    "seal": (("whale", "dolphin", "shark", "otter"), ("stamp", "wax", "closure", "lid"), "octopus"),
+    "mouse": (("rat", "rabbit", "cat", "cheese"), ("keyboard", "click", "computer", "screen"), "squirrel"),
+    "pitcher": (("baseball", "inning", "catcher", "batter"), ("jug", "water", "pour", "vase"), "shortstop"),
+    "apple": (("banana", "cherry", "fruit", "grape"), ("microsoft", "google", "software", "computer"),
+              "pear"),
+    "bass": (("fish", "trout", "salmon", "fishing"), ("guitar", "drums", "music", "bassist"), "violin"),
+    "jaguar": (("leopard", "tiger", "lion", "cat"), ("car", "ferrari", "porsche", "vehicle"), "panther"),
+}
+
+
 @dataclass(frozen=True)
 class CosineGroups:
     """Lesson 01's groups of word pairs in a static table and their cosines.
 
     Attributes:
         whole: row numbers of the whole words (letters only); ``unit``: (V, d) rows scaled to length 1;
-        ``groups``: name -> (n,) cosines, for "synonyms", "opposites", "other pairings" (the same words
-        paired otherwise) and "random pairs" (ASCII whole words of 2+ letters, never a word with itself).
+        ``frequent``: row numbers of the frequent words the random pairs are drawn from;
+        ``groups``: name -> (n,) cosines, for "synonyms", "opposites" and "random pairs".
     """
 
     whole: NDArray[np.intp]
     unit: NDArray[np.float32]
+    frequent: NDArray[np.intp]
     groups: dict[str, NDArray[np.floating]]
 
     def summary(self, names: Sequence[str] | None = None) -> str:
-        """One line per group (all, or those in ``names``): n, median, 10-90% range, share above the 99th
-        percentile of random pairs."""
+        """One line per group (all, or those in ``names``): n, min, median, max, 10-90% range, share above
+        the 99th percentile of random pairs."""
         high = np.percentile(self.groups["random pairs"], 99)
         names = list(self.groups) if names is None else list(names)
         unknown = [name for name in names if name not in self.groups]
         if unknown:
             raise ValueError(f"names has {unknown}; expected some of {list(self.groups)}")
-        return "\n".join(f"{name:14s} n = {len(c):5d}   median {np.median(c):6.3f}   10-90% "
-                         f"{np.percentile(c, 10):6.3f} to {np.percentile(c, 90):.3f}   above the 99th "
-                         f"percentile ({high:.3f}): {np.mean(c > high):5.1%}"
+        return "\n".join(f"{name:12s} n = {len(c):5d}   min {c.min():6.3f}   median {np.median(c):6.3f}   "
+                         f"max {c.max():.3f}   10-90% {np.percentile(c, 10):6.3f} to "
+                         f"{np.percentile(c, 90):.3f}   above the 99th percentile ({high:.3f}): "
+                         f"{np.mean(c > high):5.1%}"
                          for name, c in ((n, self.groups[n]) for n in names))
 
 
-def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0) -> CosineGroups:
-    """Cosines of :data:`SYNONYMS`, :data:`OPPOSITES`, every other pairing of their words, and
-    ``n_random`` random pairs of ASCII whole words (2+ letters; a word with itself dropped), drawn with
-    ``seed``."""
+def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0,
+                  n_frequent: int = 5_000) -> CosineGroups:
+    """Cosines of :data:`SYNONYMS`, :data:`OPPOSITES`, and ``n_random`` random pairs drawn with ``seed`` from
+    the ``n_frequent`` ASCII whole words (2+ letters) listed first in the table (a WordPiece table lists its
+    tokens roughly from most to least frequent). A random pair never pairs a word with itself and is never
+    one of the listed synonym or opposite pairs; pairs are drawn until there are exactly ``n_random``."""
     positive_int("n_random", n_random)
+    positive_int("n_frequent", n_frequent)
     whole = np.flatnonzero([t.isalpha() for t in table.vocab])
     plain = [i for i in whole if table.vocab[i].isascii() and len(table.vocab[i]) > 1]
+    frequent = np.array(plain[:n_frequent])
     unit = table.vectors / np.linalg.norm(table.vectors, axis=1, keepdims=True)
-    first, second = np.random.default_rng(seed).choice(plain, size=(2, n_random))
-    keep = first != second
-    chance = np.sum(unit[first[keep]] * unit[second[keep]], axis=1)
 
     def cos(u: str, v: str) -> float:
         a, b = table.vector(u), table.vector(v)
@@ -461,14 +485,18 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
 
     synonyms = [tuple(p.split()) for p in SYNONYMS.split(", ")]
     opposites = [tuple(p.split()) for p in OPPOSITES.split(", ")]
-    listed = set(synonyms + opposites)
-    words = sorted({w for pair in listed for w in pair})
-    unlisted = [(u, v) for u in words for v in words
-                if u < v and (u, v) not in listed and (v, u) not in listed]
+    listed = {frozenset((table.index[u], table.index[v])) for u, v in synonyms + opposites}
+    rng = np.random.default_rng(seed)
+    first, second = np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp)
+    while first.size < n_random:
+        a, b = rng.choice(frequent, size=(2, n_random))
+        keep = np.array([x != y and frozenset((x, y)) not in listed for x, y in zip(a, b, strict=True)])
+        first, second = np.concatenate([first, a[keep]]), np.concatenate([second, b[keep]])
+    first, second = first[:n_random], second[:n_random]
+    chance = np.sum(unit[first] * unit[second], axis=1)
     groups = {name: np.array([cos(u, v) for u, v in pairs])
-              for name, pairs in [("synonyms", synonyms), ("opposites", opposites),
-                                  ("other pairings", unlisted)]}
-    return CosineGroups(whole=whole, unit=unit, groups={**groups, "random pairs": chance})
+              for name, pairs in [("synonyms", synonyms), ("opposites", opposites)]}
+    return CosineGroups(whole=whole, unit=unit, frequent=frequent, groups={**groups, "random pairs": chance})
 
 
 def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:

@@ -8,15 +8,17 @@ and at most 6 inches high.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "lookup_diagram", "draw_chance",
-           "chance_figure", "groups_figure", "draw_plane", "plane_figure", "cosine_map"]
+           "chance_figure", "groups_figure", "draw_plane", "plane_figure", "cluster_plane_figure",
+           "cosine_map"]
 
 WIDTH = 12.0  # inches: a figure drawn across a slide
 FONT = 15  # points
@@ -258,3 +260,26 @@ def cosine_map(cosines: ArrayLike, labels: Sequence[str], *, vmin: float, vmax: 
     bar.ax.tick_params(labelsize=FONT)
     fig.tight_layout()
     return fig
+
+
+def cluster_plane_figure(table: Any, clusters: Mapping[str, Sequence[str]], colours: Mapping[str, str],
+                         centre: ArrayLike, P2: ArrayLike, word: str, control: Sequence[str],
+                         control_label: str = "control words") -> Figure:
+    """Lesson 01's fruit/tech plane: every word of ``clusters`` (name -> words), ``word`` as a red star and
+    the ``control`` words as gray crosses, each row of ``table`` (a
+    :class:`~selfattention.data.StaticEmbeddings`) projected as (x_w - centre) @ P2, with ``centre`` (d,)
+    and ``P2`` (d, 2) from :func:`selfattention.data.pca_plane`.
+
+    Returns:
+        the figure of :func:`plane_figure`.
+    """
+    centre, P2 = np.asarray(centre, dtype=np.float64), np.asarray(P2, dtype=np.float64)
+    if P2.ndim != 2 or P2.shape[1] != 2 or centre.shape != (P2.shape[0],):
+        raise ValueError(f"centre has shape {centre.shape} and P2 {P2.shape}; expected (d,) and (d, 2)")
+
+    def project(w: str) -> NDArray[np.float64]:
+        return (table.vector(w).astype(np.float64) - centre) @ P2
+
+    return plane_figure({n: {w: project(w) for w in ws} for n, ws in clusters.items()}, colours,
+                        (word, project(word)), control=[project(w) for w in control],
+                        control_label=control_label, offsets={"strawberry": (-6, -10), "intel": (4, -20)})
