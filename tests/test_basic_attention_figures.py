@@ -69,6 +69,26 @@ def test_score_weight_bars_show_the_row_and_redraw_a_shorter_one_in_place():
     assert [t.get_text() for t in fig.axes[1].get_xticklabels()][:3] == ["river", "bank", ""]
 
 
+def test_score_bars_keep_a_fixed_span_when_asked():
+    """The explorer's slider scales the scores by c; with score_range the panel does not rescale."""
+    scores = X @ X[1]
+    fig, score_bars, weight_bars = figures.score_weight_bars(WORDS, scores, np.ones(5) / 5, max_words=8)
+    spans = []
+    for c in (0.0, 1.0, 4.0):
+        figures.update_score_weight_bars(fig, score_bars, weight_bars, WORDS, c * scores, np.ones(5) / 5,
+                                         score_range=(4 * scores.min(), 4 * scores.max()))
+        spans.append(fig.axes[0].get_ylim())
+    assert spans[0] == spans[1] == spans[2] and spans[0][1] >= 4 * scores.max()
+
+
+def test_the_scale_sweep_takes_the_word_colours_and_a_title():
+    fig, (left, _) = figures.score_scale_sweep(WORDS, X, 1, colors=figures.WORD_COLORS, title="real table")
+    assert fig._suptitle.get_text() == "real table"
+    for line, w in zip(left.lines, WORDS, strict=False):
+        if w in figures.WORD_COLORS:
+            assert matplotlib.colors.same_color(line.get_color(), figures.WORD_COLORS[w])
+
+
 def test_score_weight_bars_name_mismatched_lengths():
     with pytest.raises(ValueError, match="expected one score and one weight per word"):
         figures.score_weight_bars(WORDS, np.zeros(5), np.zeros(4))

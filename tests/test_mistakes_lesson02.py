@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_bank_mix, check_contextual_vectors, check_notes_scores, check_one_sided
+from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_notes_scores, check_one_sided
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
@@ -338,98 +338,59 @@ def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
     assert verdicts == {True, False}   # the sweep holds answers of both kinds
 
 
-# ---------------------------------------------------------------- exercise 1: every word's contextual vector
-FORWARD = {
-    "weights": "these are the weights alpha_ij",
-    "scores": "these are the scores omega_ij",
-    "weighted scores": "you weighted the scores, not the vectors",
-    "no softmax": "forgot the softmax",
-    "raw exp": "never divided by the row's sum",
-    "unnormalised rows": "right in ratio but do not sum to 1",
-    "divided scores": "without exponentiating first",
-    "columns": "normalised each column",
-    "whole matrix": "over the whole (T, T) matrix",
-    "plain average": "plain average",
-    "cosines": "your scores are cosines",
-    "coordinates": "compare coordinates",
-    "transposed": "Z is transposed",
-    "static": "Z equals X",
-    "scaled": "divided the scores by sqrt(d_model)",
-    "own vector only": "the word's own vector times its own weight",
-    "one row": "returns one word's vector",
-    "overflow": "overflows",
-    "shortcut": "a ready-made attention",
-    "tuple": "returns a tuple",
-    "zeros": "returns all zeros",
+# ---------------------------------------------------------------- exercise 1: word 1's top weight elsewhere
+ELSEWHERE = {
+    "longest": "Word 1 is the longest vector",
+    "not aligned": "not long enough for its angle",
+    "zero": "word 1 is the zero vector",
+    "small win": "but only by",
+    "other row": "the exercise asks about word 1",
+    "transposed": "it looks transposed",
+    "shape": "three words of two coordinates",
+    "not finite": "NaN or infinite",
+    "empty": "has no value yet",
+    "text": "is text (a string)",
+}
+ELSEWHERE_WRONG = {   # as a learner would write them
+    "longest": np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),      # word 1 longest: its own score must win
+    "not aligned": np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.5]]),  # a longer neighbour, at right angles
+    "zero": np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),          # all of word 1's scores 0: a tie
+    "small win": np.array([[1.0, 0.0], [1.02, 0.0], [0.0, 1.0]]),    # word 2 wins, by 0.008
+    "transposed": np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),      # one column per word
+    "shape": np.array([[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]),   # toy-like 4 dims
+    "not finite": np.array([[np.inf, 0.0], [1.0, 0.0], [0.0, 1.0]]),
+    "empty": None,
+    "text": "[[1, 0], [2, 0], [0, 1]]",
 }
 
 
-def _scores(X):
-    X = np.asarray(X, dtype=float)
-    return X @ X.T
+@pytest.mark.parametrize("key", sorted(ELSEWHERE_WRONG))
+def test_elsewhere_mistake_is_named(key):
+    _names_only(_message(check_attends_elsewhere, ELSEWHERE_WRONG[key]), key, ELSEWHERE)
+    if ELSEWHERE_WRONG[key] is not None and key != "text":
+        assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test",
+                                      X_design=ELSEWHERE_WRONG[key])
 
 
-FORWARD_WRONG = {   # each a function of X, as a learner would write it
-    "weights": lambda X: sa.softmax(_scores(X)),
-    "scores": lambda X: _scores(X),
-    "weighted scores": lambda X: sa.softmax(_scores(X)) @ _scores(X),
-    "no softmax": lambda X: _scores(X) @ X,
-    "raw exp": lambda X: np.exp(_scores(X)) @ X,
-    "unnormalised rows": lambda X: np.exp(_scores(X) - _scores(X).max(axis=1, keepdims=True)) @ X,
-    "divided scores": lambda X: (_scores(X) / _scores(X).sum(axis=1, keepdims=True)) @ X,
-    "columns": lambda X: sa.softmax(_scores(X), axis=0) @ X,
-    "whole matrix": lambda X: sa.softmax(_scores(X).ravel()).reshape(len(X), len(X)) @ X,
-    "plain average": lambda X: np.tile(np.mean(X, axis=0), (len(X), 1)),
-    "cosines": lambda X: sa.softmax(_scores(X / np.linalg.norm(X, axis=1, keepdims=True))) @ X,
-    "coordinates": lambda X: X @ sa.softmax(X.T @ X),
-    "transposed": lambda X: (sa.softmax(_scores(X)) @ X).T,
-    "static": lambda X: X.copy(),
-    "scaled": lambda X: sa.softmax(_scores(X) / np.sqrt(X.shape[1])) @ X,
-    "own vector only": lambda X: np.diag(sa.softmax(_scores(X)))[:, None] * X,
-    "one row": lambda X: sa.softmax(X @ X[1]) @ X,
-    "overflow": lambda X: np.exp(_scores(X)) / np.exp(_scores(X)).sum(axis=1, keepdims=True) @ X,
-    "tuple": lambda X: (sa.softmax(_scores(X)) @ X, sa.softmax(_scores(X))),
-    "zeros": lambda X: np.zeros_like(X),
-}
+def test_elsewhere_own_weight_still_largest_gives_the_numbers():
+    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["not aligned"])
+    assert "its weights [0.665, 0.245, 0.09]" in msg and "omega_11 = 1.00" in msg
 
 
-def forward_shortcut(X):
-    return sa.basic_self_attention(X)[0]
+def test_elsewhere_built_for_the_wrong_row():
+    """The long word first and a shorter one after it in the same direction: it is word 2 that attends
+    elsewhere; word 1 is the longest, so the message says both."""
+    X = np.array([[2.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
+    msg = _message(check_attends_elsewhere, X)
+    assert ELSEWHERE["other row"] in msg and ELSEWHERE["longest"] in msg
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X)
 
 
-def forward_shortcut_hidden(X):   # reaches the packaged attention by a route its code does not name
-    import importlib
-    return getattr(importlib.import_module("selfattention"), "basic_" + "self_attention")(X)[0]
-
-
-@pytest.mark.parametrize("key", sorted(FORWARD_WRONG))
-def test_forward_mistake_is_named(key):
-    _names_only(_message(check_contextual_vectors, FORWARD_WRONG[key]), key, FORWARD)
-    assert not hidden_test_passes("02_basic_self_attention", "l02-forward-test",
-                                  contextual_vectors=FORWARD_WRONG[key])
-
-
-@pytest.mark.parametrize("shortcut", [forward_shortcut, forward_shortcut_hidden])
-def test_forward_shortcut_fails_check_and_hidden_test(shortcut):
-    assert "ready-made attention" in _message(check_contextual_vectors, shortcut)
-    assert not hidden_test_passes("02_basic_self_attention", "l02-forward-test", contextual_vectors=shortcut)
-
-
-def forward_loop(X):   # the lesson's words: each word's scores, their softmax, the weighted sum
-    X = np.asarray(X, dtype=float)
-    Z = np.zeros_like(X)
-    for i in range(len(X)):
-        Z[i] = sa.softmax(X @ X[i]) @ X
-    return Z
-
-
-def forward_matrix(X):   # all rows at once, softmax written out with the shift by each row's maximum
-    omega = X @ X.T
-    e = np.exp(omega - omega.max(axis=1, keepdims=True))
-    return (e / e.sum(axis=1, keepdims=True)) @ X
-
-
-@pytest.mark.parametrize("answer", [forward_loop, forward_matrix])
-def test_forward_right_answers(answer, capsys):
-    _right_answer_passes(check_contextual_vectors, answer, capsys)
-    assert hidden_test_passes("02_basic_self_attention", "l02-forward-test", contextual_vectors=answer)
+@pytest.mark.parametrize("X", [
+    [[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]],                 # a longer neighbour, same direction, as a list
+    np.array([[0.5, 0.5], [1.2, 1.0], [-1.0, 0.0]]),     # a longer neighbour, a nearby direction
+    np.array([[0.0, -1.0], [0.3, 0.2], [0.1, -1.8]]),    # word 3 wins, word 2 shorter
+])
+def test_elsewhere_right_answers(X, capsys):
+    _right_answer_passes(check_attends_elsewhere, X, capsys)
+    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X)

@@ -1,12 +1,11 @@
 """Lesson 02: right answers written from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Exercise 1, inside contextual_vectors(X): section 4's three steps for every word at once, softmax
-    # written out with section 3's shift by each row's largest score.
-    "l02-forward-answer": """
-omega = X @ X.T                                          # step 1: row i holds word i's scores, (T, T)
-e = np.exp(omega - omega.max(axis=1, keepdims=True))     # step 2, shifted so that nothing overflows
-Z = (e / e.sum(axis=1, keepdims=True)) @ X               # each row sums to 1; step 3: (T, d_model)
+    # Exercise 1: omega_1j > omega_11 = |x_1|^2 needs |x_j| cos > |x_1|: word 3 points word 1's way, 1.5 times
+    # as long; word 2 elsewhere.
+    "l02-elsewhere-answer": """
+x_1 = np.array([0.6, 0.8])
+X_design = np.stack([x_1, np.array([-1.0, 0.2]), 1.5 * x_1])
 """,
     # Section 3: only differences of scores matter, so fix grows' score at 0 and take logarithms of ratios.
     "l02-scores-answer": """

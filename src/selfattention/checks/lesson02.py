@@ -7,7 +7,6 @@ typical mistakes of its exercise in words, computed from what the learner return
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_contextual_vectors", "check_notes_scores", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_attends_elsewhere", "check_notes_scores", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -360,137 +359,68 @@ def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
     return False
 
 
-# --------------------------------------------------------------------------- exercise 1: every word's z_i
-def _forward_cases() -> list[tuple[str, np.ndarray]]:
-    """The inputs the check feeds: the toy sentence of section 4, T < d_model and T > d_model (so a (T, T)
-    result cannot pass for a (T, d_model) one), and scores in the hundreds (a softmax without the shift
-    overflows there)."""
-    rng = np.random.default_rng(2)
-    toy = np.stack([np.array(v, dtype=float) for v in (
-        [0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0.0, 0.0], [0.0, 0.3, 0.0, 0.1], [0.2, 0.1, 0.0, 0.1],
-        [0.1, 1.0, 0.0, 0.0])])
-    return [("the toy sentence *a bank near the river* (T = 5, d_model = 4)", toy),
-            ("a random X of shape (3, 6)", rng.normal(size=(3, 6))),
-            ("a random X of shape (6, 2)", rng.normal(size=(6, 2))),
-            ("a random X of shape (4, 3) with scores in the hundreds", 20.0 * rng.normal(size=(4, 3)))]
+# --------------------------------------------------------------------------- exercise 1: own score beaten
+#: How far above its own weight word 1's largest weight must be (a tie, or a rounding, is not a design).
+ELSEWHERE_MARGIN = 0.05
 
 
-def _forward_reference(X: np.ndarray) -> np.ndarray:
-    return reference_softmax(X @ X.T, axis=-1) @ X
-
-
-def _forward_mistakes(X: np.ndarray) -> list[tuple[np.ndarray, str]]:
-    """Each plausible wrong result for input X, with the words that name its mistake."""
-    O = X @ X.T                                   # (T, T) scores
-    A = reference_softmax(O, axis=-1)             # (T, T) weights, rows sum to 1
-    with np.errstate(all="ignore"):
-        E = np.exp(O)
-        by_sum = O / O.sum(axis=1, keepdims=True)
-    T = len(X)
-    norms = np.linalg.norm(X, axis=1)
-    Zr = A @ X
-    return [
-        (Zr.T, "Z is transposed: it has shape (d_model, T). Row i of Z must be word i's vector z_i"),
-        (A, "these are the weights alpha_ij (T, T), step 2. Step 3 is still to do: row i of Z is the sum of "
-            "the vectors x_j, each times its weight"),
-        (O, "these are the scores omega_ij (T, T), step 1 only. Softmax each row into weights, then sum the "
-            "vectors with those weights"),
-        (A @ O, "you weighted the scores, not the vectors: step 3 sums the vectors x_j (rows of X), each "
-                "times its weight, so each z_i has d_model numbers"),
-        ((A * O).sum(axis=1), "you weighted the scores, not the vectors: step 3 sums the vectors x_j (rows "
-                              "of X), each times its weight, so each z_i has d_model numbers"),
-        (O @ X, "you used the scores themselves as the weights and forgot the softmax: they are neither >= 0 "
-                "nor summing to 1 (section 2)"),
-        (E @ X, "you took e^omega but never divided by the row's sum, so the weights do not sum to 1: that "
-                "division is the second half of softmax"),
-        (by_sum @ X, "you divided the scores by their row's sum without exponentiating first: a negative "
-                     "score then gets a negative \"share\" (section 2). Softmax takes e^omega first"),
-        (A.T @ X, "your softmax normalised each column of the scores, not each row: word i's weights are row "
-                  "i, alpha_i1 ... alpha_iT, and it is each row that must sum to 1 (sa.softmax's default "
-                  "axis=-1 does rows)"),
-        (reference_softmax(O.reshape(-1)).reshape(T, T) @ X,
-         "your softmax ran over the whole (T, T) matrix of scores at once, so all T * T weights sum to 1 "
-         "together; each word's row must sum to 1 on its own"),
-        (np.full((T, T), 1.0 / T) @ X, "every row is the plain average of the words (weights 1/T, lesson 01): "
-                                       "the weights must come from the scores, through softmax"),
-        (reference_softmax(O / np.outer(norms, norms), axis=-1) @ X,
-         "your scores are cosines, but omega_ij = x_i . x_j is the dot product: a vector's length counts "
-         "too (section 2)"),
-        (reference_softmax(O / np.sqrt(X.shape[1]), axis=-1) @ X,
-         "you divided the scores by sqrt(d_model): that scaling comes with lesson 06; basic self-attention "
-         "takes the dot products as they are"),
-        (np.diag(A)[:, None] * X, "each row of your Z is the word's own vector times its own weight alpha_ii: "
-                                  "step 3 sums over every word j, alpha_ij x_j"),
-        (X, "Z equals X: every word kept its static vector. Each z_i must mix all the words' vectors"),
-        (X @ reference_softmax(X.T @ X, axis=-1), "your scores compare coordinates (X^T X is d_model x "
-                                                  "d_model), not words: omega_ij = x_i . x_j is X X^T, "
-                                                  "shape (T, T)"),
-    ]
-
-
-def check_contextual_vectors(contextual_vectors: Callable[[np.ndarray], Any]) -> None:
-    """Exercise 1: ``contextual_vectors(X)``, X (T, d_model) -> Z (T, d_model), row i = z_i =
-    sum_j softmax_j(x_i . x_j) x_j, the three steps of section 4 for every word; no ready-made attention."""
-    from .lesson03 import ReadyMadeCalled, ready_made, ready_made_blocked
-
-    name = "contextual_vectors"
-    if not callable(contextual_vectors):
-        raise ExerciseError(f"{name} should be a function of X, but it is a {type(contextual_vectors).__name__}: "
-                            "run the cell that defines it.")
-    shortcut = ready_made(contextual_vectors)
-    if shortcut is not None:
-        raise ExerciseError(f"{name} calls {shortcut}, a ready-made attention: the exercise asks you to write "
-                            "the three steps (scores, softmax, weighted sum) yourself; sa.softmax is allowed.")
-    for what, X in _forward_cases():
-        try:
-            with np.errstate(all="ignore"), ready_made_blocked():
-                got = contextual_vectors(X.copy())
-        except ReadyMadeCalled:
-            raise ExerciseError(f"{name} reached a ready-made attention while it ran: write the three steps "
-                                "yourself; sa.softmax is allowed.") from None
-        except Exception as exc:  # noqa: BLE001  (the learner's code may raise anything)
-            from ._engine import _learner_line
-            raise ExerciseError(f"{name} raised {type(exc).__name__}{_learner_line(exc)} on {what}: "
-                                f"{exc}") from None
-        if got is None:
-            raise ExerciseError(f"{name} returns None: end it with `return Z`.")
-        if isinstance(got, tuple):
-            raise ExerciseError(f"{name} returns a tuple of {len(got)}; return Z alone, shape (T, d_model).")
-        try:
-            Z = np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got, dtype=float)
-        except (TypeError, ValueError):
-            raise ExerciseError(f"{name} returns a {type(got).__name__}, not an array of numbers.") from None
-        want = _forward_reference(X)
-        if Z.shape == want.shape and np.isfinite(Z).all() and np.allclose(Z, want, atol=1e-6):
-            continue
-        for wrong, why in _forward_mistakes(X):
-            if Z.shape == wrong.shape and np.isfinite(Z).all() and np.allclose(Z, wrong, atol=1e-6):
-                raise ExerciseError(f"On {what}, {why}.")
-        T, d = X.shape
-        if Z.shape == want.shape and np.isfinite(Z).all():   # each row a multiple of z_i: weights not summing to 1
-            c = np.einsum("td,td->t", Z, want) / np.einsum("td,td->t", want, want)
-            if np.allclose(Z, c[:, None] * want, atol=1e-6) and (c > 0).all() and not np.allclose(c, 1.0):
-                raise ExerciseError(
-                    f"On {what}, each row of your Z is z_i times a number other than 1 (row 1 times "
-                    f"{c[0]:.3g}): the weights are right in ratio but do not sum to 1. Divide the "
-                    "exponentials by their row's sum: the second half of softmax.")
-        if Z.shape == (d,) and any(np.allclose(Z, row, atol=1e-6) for row in want):
-            raise ExerciseError(f"On {what}, {name} returns one word's vector, shape ({d},): Z must hold every "
-                                f"word's z_i, one row each, shape ({T}, {d}).")
-        if Z.shape != want.shape:
-            raise ExerciseError(f"On {what}, {name} returns shape {Z.shape}; Z must have one row z_i per word, "
-                                f"shape (T, d_model) = ({T}, {d}).")
-        if not np.isfinite(Z).all():
-            bad = sorted({int(r) + 1 for r in np.argwhere(~np.isfinite(Z))[:, 0]})
-            raise ExerciseError(
-                f"On {what}, rows {bad} of Z hold nan or inf: e^omega of a score in the hundreds overflows "
-                "(section 3). Subtract each row's largest score first, or use sa.softmax, which does.")
-        if not np.abs(Z).any():
-            raise ExerciseError(f"{name} returns all zeros on {what}: fill in Z's rows.")
-        wrong_rows = [int(r) + 1 for r in range(T) if not np.allclose(Z[r], want[r], atol=1e-6)]
+def check_attends_elsewhere(X_design: Any) -> None:
+    """Exercise 1: ``X_design``, three words of two coordinates, shape (3, 2), in which word 1's largest
+    weight alpha_1j = softmax_j(x_1 . x_j) is on another word, at least ``ELSEWHERE_MARGIN`` above its own."""
+    name = "X_design"
+    if X_design is None or X_design is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace `None` with three vectors of two numbers, "
+                            "np.array([[..., ...], [..., ...], [..., ...]]).")
+    if isinstance(X_design, str):
+        raise ExerciseError(f"{name} is text (a string), not numbers: write the numbers without quotes.")
+    X = _to_array(X_design, name, not_numbers=f"{name} should be an array of numbers, shape (3, 2), but it is "
+                                              f"a {type(X_design).__name__}.")
+    if X.shape == (2, 3):
+        raise ExerciseError(f"{name} has shape (2, 3): it looks transposed. Each ROW is one word's vector, so "
+                            "three rows of two numbers, shape (3, 2).")
+    if X.shape != (3, 2):
+        raise ExerciseError(f"{name} has shape {X.shape}; it should hold three words of two coordinates each, "
+                            "one row per word: shape (3, 2).")
+    if not np.isfinite(X).all():
+        raise ExerciseError(f"{name} contains NaN or infinite values; use ordinary finite numbers.")
+    omega = X @ X.T                                   # (3, 3) scores
+    A = reference_softmax(omega, axis=-1)             # (3, 3) weights, rows sum to 1
+    lengths = np.linalg.norm(X, axis=1)
+    row = A[0]
+    j = int(np.argmax(row[1:])) + 1                   # word 1's strongest other word (0-based)
+    gap = float(row[j] - row[0])
+    if gap >= ELSEWHERE_MARGIN:
+        cos = float(omega[0, j] / (lengths[0] * lengths[j]))
+        passed(f"word 1's weights are {_fmt(row)}: word {j + 1} gets {row[j]:.3f}, word 1 only {row[0]:.3f}. "
+               f"Its score omega_1{j + 1} = |x_1| |x_{j + 1}| cos = {lengths[0]:.2f} x {lengths[j]:.2f} x {cos:.2f} "
+               f"= {omega[0, j]:.2f} beats the own score omega_11 = |x_1|^2 = {omega[0, 0]:.2f}, because "
+               f"|x_{j + 1}| cos = {lengths[j] * cos:.2f} > |x_1| = {lengths[0]:.2f}: a longer neighbour in a "
+               "similar direction. The converse: since cos <= 1, a word at least as long as every other keeps "
+               "its own score, and so its own weight, the largest.")
+        return
+    numbers = (f"word 1's scores are {_fmt(omega[0])} and its weights {_fmt(row)}")
+    if not lengths[0]:
+        raise ExerciseError(f"{name}: word 1 is the zero vector, so all its scores are 0 and its weights all "
+                            "1/3: a tie, not another word winning. Give word 1 a direction and a neighbour "
+                            "that beats its own score.")
+    if gap > 0:
+        raise ExerciseError(f"{name}: {numbers}. Word {j + 1} does win, but only by {gap:.3f}; make it win by "
+                            f"{ELSEWHERE_MARGIN} or more: a longer neighbour, or one better aligned with word 1.")
+    others = [k for k in (1, 2) if np.argmax(A[k]) != k and A[k].max() - A[k, k] >= ELSEWHERE_MARGIN]
+    wrong_row = (f" (Word {others[0] + 1}'s largest weight is on another word: row {others[0] + 1} works, but "
+                 "the exercise asks about word 1, the first row, index 0.)") if others else ""
+    if lengths[0] >= lengths[1:].max() - 1e-12:
         raise ExerciseError(
-            f"On {what}, rows {wrong_rows} of your Z are not sum_j softmax_j(x_i . x_j) x_j (rows counted from "
-            "1). Check each step for one of those words: its scores x_i . x_j over every j, their softmax, then "
-            "the weighted sum of the rows of X.")
-    passed(f"{name} gives every word its z_i on {len(_forward_cases())} inputs, scores in the hundreds included: "
-           "each row took its own softmax over its own T scores, and row 2 of the toy sentence is section 4's z_2.")
+            f"{name}: {numbers}: its own weight is still the largest. Word 1 is the longest vector (|x_1| = "
+            f"{lengths[0]:.2f}, the others {_fmt(lengths[1:])}), and then no design can work: omega_1j = |x_1| "
+            "|x_j| cos <= |x_1| |x_j| <= |x_1|^2 = omega_11. Make another word longer than word 1."
+            + wrong_row)
+    longer = [j for j in (1, 2) if lengths[j] > lengths[0]]
+    k = max(longer, key=lambda j: omega[0, j])        # the longer word with the best score
+    cos = float(omega[0, k] / (lengths[0] * lengths[k]))
+    raise ExerciseError(
+        f"{name}: {numbers}: its own weight is still the largest. Word {k + 1} is longer than word 1 "
+        f"(|x_{k + 1}| = {lengths[k]:.2f} > |x_1| = {lengths[0]:.2f}) but not long enough for its angle: "
+        f"|x_{k + 1}| cos = {lengths[k]:.2f} x {cos:.2f} = {lengths[k] * cos:.2f} does not exceed |x_1|, so "
+        f"omega_1{k + 1} = {omega[0, k]:.2f} stays below omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1, "
+        "or lengthen it." + wrong_row)

@@ -181,9 +181,11 @@ def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLik
 
 
 def update_score_weight_bars(fig: Figure, score_bars: BarContainer, weight_bars: BarContainer,
-                             words: Sequence[str], scores: ArrayLike, weights: ArrayLike) -> None:
+                             words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
+                             score_range: tuple[float, float] | None = None) -> None:
     """Redraw the bars of :func:`score_weight_bars` in place for a row of T words (T <= number of bars),
-    each bar labelled with its value; the bars past T are emptied."""
+    each bar labelled with its value; the bars past T are emptied. ``score_range`` (low, high), when given,
+    fixes the score panel's span (so bars can be compared as a slider moves); else the scores set it."""
     scores, weights = _array("scores", scores, 1), _array("weights", weights, 1)
     n = len(score_bars)
     if not len(words) == scores.shape[0] == weights.shape[0] <= n:
@@ -199,6 +201,8 @@ def update_score_weight_bars(fig: Figure, score_bars: BarContainer, weight_bars:
         ax.set_xticks(range(n), labels, rotation=40, ha="right", fontsize=FONT)
         ax.set_xlim(-0.6, len(words) - 0.4)
     low, high = min(0.0, float(scores.min())), max(0.0, float(scores.max()))
+    if score_range is not None:
+        low, high = min(low, float(score_range[0]), 0.0), max(high, float(score_range[1]), 0.0)
     span = max(high - low, 1e-9)
     left.set_ylim(low - 0.15 * span * (low < 0), high + 0.15 * span)
     for text in list(left.texts) + list(right.texts):
@@ -444,8 +448,9 @@ def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
         print(f"{condition:34s} {len(v):4d}  {v.mean():+9.3f}  {span:15s} {side}")
 
 
-def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *,
-                      scales: ArrayLike | None = None) -> tuple[Figure, np.ndarray]:
+def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: ArrayLike | None = None,
+                      colors: Mapping[str, str] | None = None, title: str | None = None
+                      ) -> tuple[Figure, np.ndarray]:
     """What lesson 02's explorer slider does, drawn once: every score of word ``i`` multiplied by c before the
     softmax. Left, the weights alpha_ij(c) = softmax_j(c omega_ij), one line per word; right, the cosine of
     z_i(c) = sum_j alpha_ij(c) x_j with the plain average of the rows (c = 0) and with the word of the
@@ -453,7 +458,8 @@ def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *,
 
     Inputs:
         words: the T words; X: their vectors, shape (T, d_model); i: the focus word (0-based);
-        scales: the values of c (default 0 to 4).
+        scales: the values of c (default 0 to 4); colors: word -> colour (e.g. ``WORD_COLORS``);
+        title: a title over both panels (e.g. which table the vectors come from).
     Returns:
         the figure and its two axes.
     """
@@ -475,15 +481,20 @@ def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *,
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.6))
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17, top=0.86, wspace=0.25)
     left, right = axes
-    for j, w in enumerate(words):
-        left.plot(cs, A[:, j], lw=2.5 if j == top else 1.5, label=f"{j + 1} {w}")
+    styles = ["-", "--", "-.", ":"]
+    for j, w in enumerate(words):   # equal weights overlap: each word its own dash, thinner ones drawn on top
+        left.plot(cs, A[:, j], lw=3 if j == top else max(3.6 - 0.5 * j, 1.5), ls=styles[j % len(styles)],
+                  zorder=3 + j, color=(colors or {}).get(w), label=f"{j + 1} {w}")
     left.set_xlabel("c (every score times c)", fontsize=FONT)
     left.set_ylabel(rf"$\alpha_{{{i + 1}j}}$", fontsize=FONT)
     left.set_title(f"weights of word {i + 1}, {words[i]}", fontsize=FONT)
     left.set_ylim(0, 1)
-    left.legend(fontsize=FONT, ncol=2, loc="center right", handlelength=1.2, columnspacing=0.8)
-    right.plot(cs, cos(Z, X.mean(axis=0)), lw=2, label="with the plain average")
-    right.plot(cs, cos(Z, X[top]), lw=2, label=f"with {words[top]} (top score)")
+    left.legend(fontsize=FONT, ncol=2, loc="center right", handlelength=1.8, columnspacing=0.8)
+    if title:
+        fig.suptitle(title, fontsize=FONT)
+    right.plot(cs, cos(Z, X.mean(axis=0)), lw=2, color="black", label="with the plain average")
+    right.plot(cs, cos(Z, X[top]), lw=2, color=(colors or {}).get(words[top], "tab:orange"),
+               label=f"with {words[top]} (top score)")
     right.set_xlabel("c", fontsize=FONT)
     right.set_title(rf"cosine of $z_{{{i + 1}}}(c)$", fontsize=FONT)
     right.set_ylim(min(0.0, float(cos(Z, X.mean(axis=0)).min()), float(cos(Z, X[top]).min())) - 0.02, 1.02)

@@ -135,7 +135,9 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
         scores = c * (X @ X[i])                          # (T,): the scores softmax reads
         alpha = softmax(scores)                          # (T,)
         z = alpha @ X                                    # (d,)
-        figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha)
+        at_max = scale.max * (X @ X[i])                # the panel's fixed span: the scores at the largest c
+        figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha,
+                                         score_range=(float(at_max.min()), float(at_max.max())))
         fig.axes[0].set_title(rf"scores $\times$ c = {c:g}", fontsize=figures.FONT)
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
