@@ -507,3 +507,19 @@ def test_rope_polar_answer_from_answers_passes(capsys):
     polar = scope["rope_coefficients"]
     right_answer_passes(checks.check_rope_coefficients, polar, capsys)
     assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=polar)
+
+
+def test_rope_one_number_per_feature_is_named():
+    def per_feature(q, k):
+        return q * k, np.zeros(len(q))
+    text = message(checks.check_rope_coefficients, per_feature)
+    assert "c has d = 4 numbers, one per feature" in text
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=per_feature)
+
+
+def test_rope_lengths_product_is_named():
+    def lengths(q, k):
+        h = len(q) // 2
+        return np.hypot(q[:h], q[h:]) * np.hypot(k[:h], k[h:]), np.zeros(h)
+    assert "the product of the two lengths" in message(checks.check_rope_coefficients, lengths)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=lengths)

@@ -180,6 +180,16 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
                                 "part of conj(a) b e^{sqrt(-1) (j - i) theta_u}: the conjugate of a is missing, which "
                                 "flips both the minus in c and the plus in s (c = a1 b1 + a2 b2, "
                                 "s = a1 b2 - a2 b1).")
+        if np.shape(got[0]) == (d,) or np.shape(got[1]) == (d,):
+            which = "c" if np.shape(got[0]) == (d,) else "s"
+            raise ExerciseError(f"{call}: {which} has d = {d} numbers, one per feature, but a pair u is feature u "
+                                "and feature u + d/2 together: c and s hold d/2 numbers each, one per pair "
+                                "(c_u = a1 b1 + a2 b2 with a1 = q[u], a2 = q[u + d/2]).")
+        norms = np.hypot(a1, a2) * np.hypot(b1, b2)
+        if got_c is not None and np.allclose(got_c, norms) and not np.allclose(norms, c):
+            raise ExerciseError(f"c from {call} is each pair's |a| |b|, the product of the two lengths: c_u is "
+                                "|a| |b| times the cosine of the angle from a to b, which is the pair's dot product "
+                                "a1 b1 + a2 b2.")
         check_array(got[0], c, f"c from {call}", mistakes={
             pairing: ca,
             "those are the sine coefficients: c_u multiplies cos(offset theta_u), and a rotation by 0 leaves "
