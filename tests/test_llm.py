@@ -505,3 +505,14 @@ def test_llama_rope_clip_scores_far_keys_at_the_clipped_distance(llama):
                 llama(ids[:, :1], KVCache(llama.num_layers))
         finally:
             llama.rope_clip = None
+
+
+def test_fine_tune_is_seeded_and_changes_the_weights():
+    """Two fine-tunes with one seed give the same weights, different from the loaded ones; eval mode after."""
+    text = zen_of_python()
+    a, b = (sa.llm.fine_tune(load_llama(0), text, length=64, steps=2, seed=5) for _ in range(2))
+    fresh = load_llama(0)
+    assert not a.training
+    for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0, msg=name)
+    assert any(not torch.equal(p, r) for p, r in zip(a.parameters(), fresh.parameters(), strict=True))

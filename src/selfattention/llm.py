@@ -52,6 +52,8 @@ __all__ = [
     "stretching_report",
     "sink_report",
     "sink_position_report",
+    "fine_tune",
+    "fine_tune_report",
     "first_token_ratio",
     "weight_on_first",
     "llama_weights",
@@ -959,6 +961,59 @@ def sink_position_report(models: Sequence[LlamaDecoder], ids: Tensor) -> str:
                   f"cache > no sinks {(by_cache > no_sinks).sum()}/{n}")
         lines.append(f"seed {seed}: by text {_mean_range(by_text)}, by cache {_mean_range(by_cache)}, "
                      f"no sinks {_mean_range(no_sinks)}; {counts}")
+    return "\n".join(lines)
+
+
+def fine_tune(model: LlamaDecoder, text: str, length: int, steps: int, *, lr: float = 1e-3, batch: int = 2,
+              seed: int = 0) -> LlamaDecoder:
+    """Continue training ``model`` in place (with its ``rope_scaling``) on ``steps`` batches of ``batch``
+    random windows of ``length + 1`` characters of ``text`` read as a loop, all positions at once under the
+    causal mask (AdamW, ``lr``; draws seeded by ``seed``). Returns the model, in eval mode."""
+    torch.manual_seed(seed)
+    data = torch.tensor([model.vocab.index(c) for c in text])
+    looped = torch.cat([data] * (length // len(data) + 2))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    draws = torch.Generator().manual_seed(seed)
+    model.train()
+    for _ in range(steps):
+        starts = torch.randint(0, len(data), (batch,), generator=draws)
+        windows = looped[starts[:, None] + torch.arange(length + 1)]             # (batch, length + 1)
+        logits = model(windows[:, :-1])                                          # (batch, length, vocab)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, len(model.vocab)), windows[:, 1:].reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def fine_tune_report(seeds: Sequence[int], inputs: dict[str, Tensor], factor: float, trained_length: int,
+                     steps: int) -> str:
+    """Each seed's model fine-tuned for ``steps`` steps on the text at ``factor`` x ``trained_length``
+    characters, unstretched and stretched by ``factor`` with PI ("linear") and NTK-aware scaling. ``inputs``:
+    name -> (n, T + 1) ids. Per rule and inputs: the mean loss over seeds x n inputs (range) on positions
+    0-(trained_length - 1) and from trained_length on, and at how many inputs the rule's loss from
+    trained_length on is below the unstretched fine-tune's (same seed, same input)."""
+    text, length = zen_of_python(), int(factor * trained_length)
+    past: dict[str, dict[str, NDArray[np.float64]]] = {}
+    lines = []
+    for scaling in (None, "linear", "ntk"):
+        runs: dict[str, list[NDArray[np.float64]]] = {name: [] for name in inputs}
+        for seed in seeds:
+            model = load_llama(seed)
+            if scaling is not None:
+                model.rope_scaling = {"scaling": scaling, "factor": factor, "trained_length": trained_length}
+            fine_tune(model, text, length, steps, seed=seed)
+            for name, ids in inputs.items():
+                runs[name].append(next_token_losses(model, ids))
+        label = scaling or "none"
+        for name, losses in runs.items():
+            both = np.concatenate(losses)                                        # (seeds x n, T)
+            inside, after = both[:, :trained_length].mean(axis=1), both[:, trained_length:].mean(axis=1)
+            past.setdefault(name, {})[label] = after
+            below = "" if scaling is None else (f", below none at {(after < past[name]['none']).sum()}/"
+                                                f"{len(after)}")
+            lines.append(f"{label:6s} {name:13s} 0-{trained_length - 1} {_mean_range(inside)}, "
+                         f"{trained_length}-{both.shape[1] - 1} {_mean_range(after)}{below}")
     return "\n".join(lines)
 
 
