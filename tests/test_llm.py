@@ -474,3 +474,45 @@ def test_first_token_ratio_and_weight_on_first_read_a_planted_sink():
     share = sa.llm.weight_on_first(weights[:, :1], slice(8, 16), first=2)
     want = torch.exp(-torch.arange(8, 16) / 5.0) + torch.exp(-torch.arange(7, 15) / 5.0)   # keys 0 and 1
     assert np.isclose(share, want.mean())
+
+
+def test_llama_rope_clip_scores_far_keys_at_the_clipped_distance(llama):
+    """rope_clip = D: layer 0's weights are those of scores whose offset is min(i - j, D), computed by
+    rotating q and k by hand; None and a clip beyond the text change nothing; a cache is refused."""
+    ids = llama.encode(zen_of_python()[:40])
+    clip = 7
+    with torch.no_grad():
+        plain = llama(ids)
+        block = llama.blocks[0]
+        q, k, _ = block.qkv(llama.embed(ids))                        # (1, h, T, d_k), (1, g, T, d_k)
+        k = k.repeat_interleave(2, dim=1)
+        T = ids.shape[1]
+        want = torch.empty(1, q.shape[1], T, T)
+        for i in range(T):
+            for j in range(i + 1):
+                offset = min(i - j, clip)
+                want[..., i, j] = (rotary(q[..., i:i + 1, :], torch.tensor([float(offset)]))
+                                   @ k[..., j:j + 1, :].transpose(-2, -1))[..., 0, 0]
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        want = torch.softmax((want / 4.0).masked_fill(~causal, float("-inf")), dim=-1)     # d_k = 16
+        try:
+            llama.rope_clip = clip
+            llama(ids)
+            torch.testing.assert_close(llama.last_weights[0], want, rtol=1e-4, atol=1e-5)
+            llama.rope_clip = T
+            torch.testing.assert_close(llama(ids), plain)
+            with pytest.raises(ValueError, match="rope_clip"):
+                llama(ids[:, :1], KVCache(llama.num_layers))
+        finally:
+            llama.rope_clip = None
+
+
+def test_fine_tune_is_seeded_and_changes_the_weights():
+    """Two fine-tunes with one seed give the same weights, different from the loaded ones; eval mode after."""
+    text = zen_of_python()
+    a, b = (sa.llm.fine_tune(load_llama(0), text, length=64, steps=2, seed=5) for _ in range(2))
+    fresh = load_llama(0)
+    assert not a.training
+    for (name, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0, msg=name)
+    assert any(not torch.equal(p, r) for p, r in zip(a.parameters(), fresh.parameters(), strict=True))

@@ -110,13 +110,13 @@ def test_rope_mistake_is_named(key):
 
 
 def test_rope_q_and_k_swapped_is_named_as_either_cause():
-    """Swapping q and k leaves c and flips s, exactly as the offset n - m does: the message names both."""
+    """Swapping q and k leaves c and flips s, exactly as the offset j - i does: the message names both."""
     def swapped(q, k):
         return rope_right(k, q)
 
     text = message(checks.check_rope_coefficients, swapped)
     names_only(text, "sign", ROPE_PHRASES)
-    assert "q and k were swapped" in text and "n - m" in text
+    assert "q and k were swapped" in text and "j - i" in text
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=swapped)
 
 
@@ -239,106 +239,99 @@ def turned(q, k):
 
 
 # ------------------------------------------------------------------------------- exercise 2
-INTERLEAVE_PHRASES = {
-    "uncapped": "never holds more tokens than the text", "global_first": "one global layer too many",
-    "fraction": "is not a whole number of global layers",
-    "w_minus_1": "not window - 1", "all_global": "every layer was counted as global",
-    "all_local": "every layer was counted as local", "no_plus_one": "misses the + 1",
-    "zero_local": "0 means every layer is global",
-    "kv_twice": "keys and values were counted apart", "swapped": "local and global were swapped",
-    "leftover": "the leftover layers", "w_plus_1": "not window + 1", "max": "max(T, window) should be",
-    "local_on_top": "T was added on top of all the layers",
+BUDGET_PHRASES = {
+    "charged_T": "each global layer was charged all T tokens",
+    "no_local": "the local layers' caches were left out",
+    "uncapped": "never holds more tokens than the text",
+    "over_layers": "more global layers than the model has",
+    "ceil": "rounded up", "fraction": "not a whole number of layers", "strict": "not < budget",
+    "no_baseline": "all-local model's cache was not taken", "local_count": "the number of local layers",
 }
 
 
-def interleave_right(T, layers, window, local_per_global):
-    period = local_per_global + 1
-    n_global = layers // period
-    return n_global * T + (layers - n_global) * min(T, window)
+def budget_right(T, layers, window, budget):
+    local = min(T, window)
+    if T <= window:
+        return layers
+    return min(layers, (budget - layers * local) // (T - local))
 
 
-def interleave_right_loop(T, layers, window, local_per_global):
-    return sum(T if layer % (local_per_global + 1) == local_per_global else min(window, T)
-               for layer in range(layers))
+def budget_right_loop(T, layers, window, budget):
+    """Add global layers one at a time while the caches still fit: the lesson's rule, no formula."""
+    g = 0
+    while g < layers and (g + 1) * T + (layers - g - 1) * min(T, window) <= budget:
+        g += 1
+    return g
 
 
-def _loop(T, layers, window, k, *, cap=True, first=False, minus=False):
-    total = 0
-    for layer in range(layers):
-        is_global = (layer % (k + 1) == 0) if first else (layer % (k + 1) == k)
-        w = window - 1 if minus else window
-        total += T if is_global else (min(T, w) if cap else w)
-    return total
+def _spare(T, L, w, b):
+    return b - L * min(T, w)
 
 
-INTERLEAVE_WRONG = {
-    "uncapped": lambda T, L, w, k: _loop(T, L, w, k, cap=False),
-    "global_first": lambda T, L, w, k: _loop(T, L, w, k, first=True),
-    "w_minus_1": lambda T, L, w, k: _loop(T, L, w, k, minus=True),
-    "all_global": lambda T, L, w, k: L * T,
-    "all_local": lambda T, L, w, k: L * min(T, w),
-    "global_ceil": lambda T, L, w, k: -(-L // (k + 1)) * T + (L + (L // -(k + 1))) * min(T, w),
-    "fraction": lambda T, L, w, k: L / (k + 1) * T + (L - L / (k + 1)) * min(T, w),
-    "global_rounded": lambda T, L, w, k: round(L / (k + 1)) * T + (L - round(L / (k + 1))) * min(T, w),
-    "no_plus_one": lambda T, L, w, k: (L // k) * T + (L - L // k) * min(T, w),
-    "kv_twice": lambda T, L, w, k: 2 * interleave_right(T, L, w, k),
-    "zero_local": lambda T, L, w, k: L * min(T, w) if k == 0 else interleave_right(T, L, w, k),
-    "swapped": lambda T, L, w, k: (L // (k + 1)) * min(T, w) + (L - L // (k + 1)) * T,
-    # layers // 6 + layers % 6 = 12 global layers at 62 layers, as layers // 5 is: other cases tell them apart
-    "leftover": lambda T, L, w, k: ((L // (k + 1) + L % (k + 1)) * T
-                                    + (L - L // (k + 1) - L % (k + 1)) * min(T, w)),
-    "w_plus_1": lambda T, L, w, k: (L // (k + 1)) * T + (L - L // (k + 1)) * min(T, w + 1),
-    "max": lambda T, L, w, k: (L // (k + 1)) * T + (L - L // (k + 1)) * max(T, w),
-    "local_on_top": lambda T, L, w, k: (L // (k + 1)) * T + L * min(T, w),
+BUDGET_WRONG = {
+    "charged_T": lambda T, L, w, b: min(L, _spare(T, L, w, b) // T),
+    "no_local": lambda T, L, w, b: min(L, b // T),
+    "uncapped": lambda T, L, w, b: min(L, (b - L * w) // (T - w)),
+    "over_layers": lambda T, L, w, b: _spare(T, L, w, b) // (T - min(T, w)) if T > w else L,
+    "ceil": lambda T, L, w, b: min(L, -(-_spare(T, L, w, b) // (T - min(T, w)))) if T > w else L,
+    "fraction": lambda T, L, w, b: min(L, _spare(T, L, w, b) / (T - min(T, w))) if T > w else L,
+    "strict": lambda T, L, w, b: max(g for g in range(L + 1) if g * T + (L - g) * min(T, w) < b),
+    "no_baseline": lambda T, L, w, b: min(L, b // (T - min(T, w))) if T > w else L,
+    "local_count": lambda T, L, w, b: L - budget_right(T, L, w, b),
 }
 
 
-@pytest.mark.parametrize("answer", [interleave_right, interleave_right_loop])
-def test_interleave_right_answers_pass(answer, capsys):
-    right_answer_passes(checks.check_interleave_cache, answer, capsys)
+@pytest.mark.parametrize("answer", [budget_right, budget_right_loop])
+def test_budget_right_answers_pass(answer, capsys):
+    right_answer_passes(checks.check_global_layers_within, answer, capsys)
+    assert hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=answer)
 
 
-@pytest.mark.parametrize("key", list(INTERLEAVE_WRONG))
-def test_interleave_mistake_is_named(key):
-    phrase_key = "global_first" if key in ("global_ceil", "global_rounded") else key
-    names_only(message(checks.check_interleave_cache, INTERLEAVE_WRONG[key]), phrase_key, INTERLEAVE_PHRASES)
+@pytest.mark.parametrize("key", list(BUDGET_WRONG))
+def test_budget_mistake_is_named_and_fails_the_hidden_test(key):
+    names_only(message(checks.check_global_layers_within, BUDGET_WRONG[key]), key, BUDGET_PHRASES)
+    wrong = BUDGET_WRONG[key]
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=wrong)
 
 
-@pytest.mark.parametrize("key", ["leftover", "w_plus_1", "max", "local_on_top"])
-def test_interleave_named_mistake_fails_the_hidden_test(key):
-    wrong = INTERLEAVE_WRONG[key]
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=wrong)
+def test_budget_division_by_zero_when_the_text_fits_the_window_is_explained():
+    def naive(T, layers, window, budget):
+        return min(layers, (budget - layers * min(T, window)) // (T - min(T, window)))
+    text = message(checks.check_global_layers_within, naive)
+    assert "raised ZeroDivisionError" in text and "a local layer holds all T tokens" in text
+    with pytest.raises(ZeroDivisionError):
+        hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=naive)
 
 
-def test_interleave_swapped_fails_the_hidden_test():
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test",
-                                  interleave_cache=INTERLEAVE_WRONG["swapped"])
+@pytest.mark.parametrize("off", [-1, 1])
+def test_budget_an_unnamed_count_is_told_its_own_cache(off):
+    def wrong(T, layers, window, budget):
+        return max(0, min(layers, budget_right(T, layers, window, budget) + off))
+    text = message(checks.check_global_layers_within, wrong)
+    assert ("one more fits" if off < 0 else "more than the budget") in text
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=wrong)
 
 
-def test_interleave_a_zero_ratio_counted_local_fails_the_hidden_test():
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test",
-                                  interleave_cache=INTERLEAVE_WRONG["zero_local"])
+def test_budget_a_token_count_instead_of_layers_is_told_the_layer_limit():
+    def tokens(T, layers, window, budget):
+        g = budget_right(T, layers, window, budget)
+        return g * T + (layers - g) * min(T, window)
+    assert "has at most 62 global layers" in message(checks.check_global_layers_within, tokens)
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=tokens)
 
 
-def test_interleave_right_answers_pass_the_hidden_test():
-    for answer in (interleave_right, interleave_right_loop):
-        assert hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=answer)
-
-
-def test_interleave_a_rounded_count_fails_check_and_hidden_test_alike():
-    """round(layers / (k + 1)) is right on 62, 12, 26 and 8 layers; 34 layers at 5:1 (Gemma 3 4B's shape, in
-    the hidden test too) tells it apart."""
-    rounded = INTERLEAVE_WRONG["global_rounded"]
-    assert "one global layer too many" in message(checks.check_interleave_cache, rounded)
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=rounded)
-
-
-def test_interleave_shortcut_with_a_fixed_ratio_fails():
-    """A rule of thumb (a sixth of the layers global, whatever the pattern) does not pass."""
-    def rule(T, layers, window, local_per_global):
-        return layers / 6 * T + layers * 5 / 6 * min(T, window)
+def test_budget_shortcut_with_a_fixed_ratio_fails():
+    """A rule of thumb (a sixth of the layers global, as Gemma 3 has, whatever the budget) does not pass."""
+    def rule(T, layers, window, budget):
+        return layers // 6
     with pytest.raises(checks.ExerciseError):
-        checks.check_interleave_cache(rule)
+        checks.check_global_layers_within(rule)
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=rule)
+
+
+def test_budget_success_gives_the_gemma_answer_after_the_prediction(capsys):
+    checks.check_global_layers_within(budget_right)
+    assert "afford 10 global layers" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------------------- exercise 3
@@ -486,23 +479,6 @@ def test_a_complex_exponential_of_an_angle_is_refused():
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=turned)
 
 
-def test_interleave_global_first_and_no_min_names_both_with_whole_numbers():
-    def both(T, layers, window, k):
-        return sum(T if layer % (k + 1) == 0 else window for layer in range(layers))
-    text = message(checks.check_interleave_cache, both)
-    assert "two slips" in text and "one global layer too many" in text and "min(T, window)" in text
-    assert "= 1,494,016 is not right yet" in text and "e+06" not in text
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=both)
-
-
-def test_interleave_swapped_and_no_min_names_both():
-    def both(T, layers, window, k):
-        n_global = layers // (k + 1)
-        return n_global * window + (layers - n_global) * T
-    text = message(checks.check_interleave_cache, both)
-    assert "two slips" in text and "local and global were swapped" in text and "min(T, window)" in text
-
-
 def test_base_two_slips_at_once_are_both_named():
     """No 2 pi and pair d/2 - unseen (one too far): both slips named, and the hidden test fails."""
     def both(d, trained_length, unseen):
@@ -510,21 +486,6 @@ def test_base_two_slips_at_once_are_both_named():
     text = message(checks.check_rope_base, both)
     assert "two slips" in text and "no 2 pi" in text and "pair d/2 - unseen = " in text
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=both)
-
-
-def test_interleave_share_instead_of_count_is_named():
-    """Returning Gemma 3's share (0.1678) instead of the count of cached tokens."""
-    def share(T, layers, window, local_per_global):
-        n_global = layers // (local_per_global + 1) if local_per_global else layers
-        return (n_global * T + (layers - n_global) * min(T, window)) / (layers * T)
-    assert "return a count of cached tokens, not the share" in message(checks.check_interleave_cache, share)
-    assert not hidden_test_passes("14_long_context", "l14-interleave-test", interleave_cache=share)
-
-
-def test_interleave_success_gives_the_gemma_share_after_the_prediction(capsys):
-    """The learner predicted the share before running the check: the success message then gives it."""
-    checks.check_interleave_cache(interleave_right)
-    assert "16.8% of what 62 global layers would hold" in capsys.readouterr().out
 
 
 def test_rope_base_smaller_than_largest_is_named():
@@ -546,3 +507,19 @@ def test_rope_polar_answer_from_answers_passes(capsys):
     polar = scope["rope_coefficients"]
     right_answer_passes(checks.check_rope_coefficients, polar, capsys)
     assert hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=polar)
+
+
+def test_rope_one_number_per_feature_is_named():
+    def per_feature(q, k):
+        return q * k, np.zeros(len(q))
+    text = message(checks.check_rope_coefficients, per_feature)
+    assert "c has d = 4 numbers, one per feature" in text
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=per_feature)
+
+
+def test_rope_lengths_product_is_named():
+    def lengths(q, k):
+        h = len(q) // 2
+        return np.hypot(q[:h], q[h:]) * np.hypot(k[:h], k[h:]), np.zeros(h)
+    assert "the product of the two lengths" in message(checks.check_rope_coefficients, lengths)
+    assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=lengths)

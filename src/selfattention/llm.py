@@ -47,6 +47,13 @@ __all__ = [
     "clue_beyond",
     "stretch_means",
     "stretch_table",
+    "zen_inputs",
+    "loss_runs",
+    "stretching_report",
+    "sink_report",
+    "sink_position_report",
+    "fine_tune",
+    "fine_tune_report",
     "first_token_ratio",
     "weight_on_first",
     "llama_weights",
@@ -610,14 +617,19 @@ class _LlamaBlock(nn.Module):
         return q, k, v
 
     def forward(self, x: Tensor, positions: Tensor, key_positions: Tensor, cache: KVCache | None, layer: int,
-                window: int | None, sinks: int, rope_positions: str, rope: tuple[Tensor, float]
-                ) -> tuple[Tensor, Tensor]:
+                window: int | None, sinks: int, rope_positions: str, rope: tuple[Tensor, float],
+                clip: int | None = None) -> tuple[Tensor, Tensor]:
         """x: (batch, T_new, d_model) at ``positions`` (T_new,) -> (batch, T_new, d_model) and the
         attention weights (batch, h, T_new, T_keys); ``key_positions`` (T_keys,) are the positions of the
-        keys read (cached ones first). ``rope``: (inv_freq, scale) for :func:`rotary`."""
+        keys read (cached ones first). ``rope``: (inv_freq, scale) for :func:`rotary`. ``clip``: a query
+        and key more than ``clip`` apart score as if ``clip`` apart (no cache)."""
         batch, T_new, _ = x.shape
         q, k, v = self.qkv(x)
         inv_freq, scale = rope
+        if clip is not None:  # the score at offset `clip`: the query turned by clip, the key not at all
+            far = (rotary(q, torch.full((T_new,), float(clip)), inv_freq=inv_freq, scale=scale)
+                   @ k.repeat_interleave(self.num_heads // self.num_kv_heads, dim=-3).transpose(-2, -1)
+                   * scale)                                                       # (batch, h, T_new, T_new)
         if rope_positions == "text":  # rotate by the position in the text; keys are cached rotated
             q = rotary(q, positions, inv_freq=inv_freq, scale=scale)
             k = rotary(k, positions, inv_freq=inv_freq, scale=scale)
@@ -630,7 +642,10 @@ class _LlamaBlock(nn.Module):
         mask = attention_mask(positions, key_positions, window, sinks)
         k = k.repeat_interleave(self.num_heads // self.num_kv_heads, dim=-3)  # (batch, h, T_keys, d_k)
         v = v.repeat_interleave(self.num_heads // self.num_kv_heads, dim=-3)
-        scores = (q @ k.transpose(-2, -1) / math.sqrt(self.d_k)).masked_fill(~mask, float("-inf"))
+        scores = q @ k.transpose(-2, -1)
+        if clip is not None:
+            scores = torch.where(positions[:, None] - key_positions[None, :] > clip, far, scores)
+        scores = (scores / math.sqrt(self.d_k)).masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # (batch, h, T_new, T_keys)
         z = (weights @ v).transpose(1, 2).reshape(batch, T_new, -1)
         x = x + self.W_out(z)
@@ -667,6 +682,9 @@ class LlamaDecoder(nn.Module):
         self.last_weights: list[Tensor] = []  # each layer's attention weights of the last call
         #: None, or keyword arguments of :func:`rope_frequencies` (scaling, factor, trained_length)
         self.rope_scaling: dict[str, object] | None = None
+        #: None, or a distance D: a query and key further apart than D score as if D apart (ReRoPE; one pass
+        #: without a cache only), so no distance is longer than D while every key is still read
+        self.rope_clip: int | None = None
 
     encode = TinyDecoder.encode
     decode = TinyDecoder.decode
@@ -688,10 +706,13 @@ class LlamaDecoder(nn.Module):
         positions = torch.arange(start, start + T_new)
         key_positions = positions if cache is None else cache.key_positions(T_new)
         rope = rope_frequencies(self.d_k, self.rope_base, **(self.rope_scaling or {}))
+        if self.rope_clip is not None and (cache is not None or rope_positions != "text"):
+            raise ValueError("rope_clip works in one pass over the text: no cache, rope_positions='text'")
         x = self.embed(ids)
         self.last_weights = []
         for layer, block in enumerate(self.blocks):
-            x, weights = block(x, positions, key_positions, cache, layer, window, sinks, rope_positions, rope)
+            x, weights = block(x, positions, key_positions, cache, layer, window, sinks, rope_positions, rope,
+                               clip=self.rope_clip)
             self.last_weights.append(weights)
         if cache is not None and window is not None:
             newest = cache.seen - 1
@@ -843,6 +864,157 @@ def weight_on_first(weights: Tensor, queries: slice, first: int = 4) -> float:
     """The mean share of attention that the ``queries`` (a slice of positions) give to the ``first`` tokens:
     ``weights`` (n, heads, T, T), each query's weights on keys 0..first-1 summed, then averaged."""
     return weights[..., queries, :first].sum(dim=-1).mean().item()
+
+
+def zen_inputs(model: LlamaDecoder, text: str, length: int = 769, n: int = 8) -> tuple[Tensor, Tensor]:
+    """Two sets of ``n`` inputs of ``length`` tokens each, (n, length) token ids: the text (read as a loop)
+    from ``n`` evenly spaced starts, and the text's lines in ``n`` random orders (rng seeds 0..n-1), each
+    order repeated until ``length`` is reached."""
+    starts = range(0, len(text), -(-len(text) // n))
+    loop = text * (length // len(text) + 2)
+    ids = torch.cat([model.encode(loop[s:s + length]) for s in starts])
+    lines = text.splitlines()
+    orders = [np.random.default_rng(s).permutation(len(lines)) for s in range(n)]
+    shuffled = torch.cat([model.encode((("\n".join(lines[i] for i in o) + "\n") * (length // len(text) + 2))
+                                       [:length]) for o in orders])
+    return ids, shuffled
+
+
+def _losses_with(model: LlamaDecoder, ids: Tensor, attention: dict[str, Any]) -> NDArray[np.float64]:
+    """:func:`next_token_losses` with ``attention``'s keywords; ``rope_scaling`` and ``rope_clip`` among them
+    are set on the model for this call only."""
+    attention = dict(attention)
+    saved = model.rope_scaling, model.rope_clip
+    model.rope_scaling = attention.pop("rope_scaling", model.rope_scaling)
+    model.rope_clip = attention.pop("rope_clip", model.rope_clip)
+    try:
+        return next_token_losses(model, ids, **attention)
+    finally:
+        model.rope_scaling, model.rope_clip = saved
+
+
+def loss_runs(models: Sequence[LlamaDecoder], inputs: dict[str, Tensor],
+              attention: dict[str, dict[str, Any]]) -> dict[str, NDArray[np.float64]]:
+    """Every model on every set of inputs under every attention setting. ``inputs``: name -> (n, T + 1) ids;
+    ``attention``: name -> keywords of :meth:`LlamaDecoder.forward` (``window``, ``sinks``) or the model's
+    ``rope_scaling`` / ``rope_clip``. Returns "inputs, attention" -> (len(models), n, T) losses."""
+    return {f"{inputs_name}, {name}": np.stack([_losses_with(m, rows, kw) for m in models])
+            for inputs_name, rows in inputs.items() for name, kw in attention.items()}
+
+
+def stretching_report(models: Sequence[LlamaDecoder], ids: Tensor, factor: float, trained_length: int) -> str:
+    """Per model (seed): the mean loss inside and past ``trained_length`` on ``ids`` (n, T + 1), unstretched,
+    then stretched by ``factor`` with each of PI ("linear"), NTK-aware and YaRN scaling; past it, the range
+    over the n inputs and at how many inputs the stretched model's mean is below the unstretched one's."""
+    lines = []
+    for seed, model in enumerate(models):
+        none = _losses_with(model, ids, {})
+        past = none[:, trained_length:].mean(axis=1)                            # (n,) one mean per input
+        lines.append(f"seed {seed}, none   : 0-{trained_length - 1} {none[:, :trained_length].mean():.3f}, "
+                     f"{trained_length}-{none.shape[1] - 1} {past.mean():.3f}")
+        for scaling in ("linear", "ntk", "yarn"):
+            rope = {"scaling": scaling, "factor": factor, "trained_length": trained_length}
+            stretched = _losses_with(model, ids, {"rope_scaling": rope})
+            by_text = stretched[:, trained_length:].mean(axis=1)
+            lines.append(f"   {scaling:6s} x{factor:g}: 0-{trained_length - 1} "
+                         f"{stretched[:, :trained_length].mean():.3f}, {trained_length}-{none.shape[1] - 1} "
+                         f"{by_text.mean():.3f} ({by_text.min():.3f}-{by_text.max():.3f}), below none at "
+                         f"{(by_text < past).sum()}/{len(by_text)} starts")
+    return "\n".join(lines)
+
+
+def _mean_range(v: NDArray[np.float64]) -> str:
+    return f"{v.mean():.3f} ({v.min():.3f}-{v.max():.3f})"
+
+
+def sink_report(models: Sequence[LlamaDecoder], ids: Tensor) -> str:
+    """Per model (seed), on ``ids`` (n, T + 1), T >= 256: the per-head range of :func:`first_token_ratio`
+    (token 0 against keys 1-64, from distances 64-191, full attention); the loss on positions 64-255 with a
+    window of 8, without and with the first 4 tokens kept (mean and range over the n inputs, and at how many
+    inputs keeping them is worse); the share of weight the first 4 tokens then take."""
+    lines = []
+    for seed, model in enumerate(models):
+        next_token_losses(model, ids)                                  # full attention, keeping its weights
+        ratio = first_token_ratio(torch.cat(model.last_weights, dim=1), torch.arange(64, 192))  # (heads,)
+        ce = [next_token_losses(model, ids, window=8, sinks=s)[:, 64:256].mean(axis=1) for s in (0, 4)]
+        kept = weight_on_first(torch.cat(model.last_weights, dim=1), slice(64, 256), first=4)
+        worse = f"worse at {(ce[1] > ce[0]).sum()}/{len(ce[0])} starts; they take {kept:.0%} of the weight"
+        lines.append(f"seed {seed}: token 0 / same distance, per head {ratio.min():.2f}-{ratio.max():.2f}; "
+                     f"loss at window 8: {_mean_range(ce[0])} / {_mean_range(ce[1])} without / with the "
+                     f"first 4 ({worse})")
+    return "\n".join(lines)
+
+
+def sink_position_report(models: Sequence[LlamaDecoder], ids: Tensor) -> str:
+    """Per model (seed), on ``ids`` (n, T + 1), T >= 512: the loss on positions 256-511 under a window of 128
+    with 4 sinks, the sinks' keys numbered by place in the text (one pass) and by place in the cache (fed one
+    token at a time, as StreamingLLM does), and with no sinks; mean and range over the n inputs, and at how
+    many inputs the cache numbering is below the text's and above no sinks."""
+    lines = []
+    for seed, model in enumerate(models):
+        by_text = next_token_losses(model, ids, window=128, sinks=4)[:, 256:512].mean(axis=1)        # (n,)
+        by_cache = np.array(stepwise_losses(model, ids[:, :513], 256, window=128, sinks=4,
+                                            rope_positions="cache"))                                # (n,)
+        no_sinks = next_token_losses(model, ids, window=128)[:, 256:512].mean(axis=1)                 # (n,)
+        n = len(by_text)
+        counts = (f"cache < text {(by_cache < by_text).sum()}/{n}, "
+                  f"cache > no sinks {(by_cache > no_sinks).sum()}/{n}")
+        lines.append(f"seed {seed}: by text {_mean_range(by_text)}, by cache {_mean_range(by_cache)}, "
+                     f"no sinks {_mean_range(no_sinks)}; {counts}")
+    return "\n".join(lines)
+
+
+def fine_tune(model: LlamaDecoder, text: str, length: int, steps: int, *, lr: float = 1e-3, batch: int = 2,
+              seed: int = 0) -> LlamaDecoder:
+    """Continue training ``model`` in place (with its ``rope_scaling``) on ``steps`` batches of ``batch``
+    random windows of ``length + 1`` characters of ``text`` read as a loop, all positions at once under the
+    causal mask (AdamW, ``lr``; draws seeded by ``seed``). Returns the model, in eval mode."""
+    torch.manual_seed(seed)
+    data = torch.tensor([model.vocab.index(c) for c in text])
+    looped = torch.cat([data] * (length // len(data) + 2))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    draws = torch.Generator().manual_seed(seed)
+    model.train()
+    for _ in range(steps):
+        starts = torch.randint(0, len(data), (batch,), generator=draws)
+        windows = looped[starts[:, None] + torch.arange(length + 1)]             # (batch, length + 1)
+        logits = model(windows[:, :-1])                                          # (batch, length, vocab)
+        loss = nn.functional.cross_entropy(logits.reshape(-1, len(model.vocab)), windows[:, 1:].reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def fine_tune_report(seeds: Sequence[int], inputs: dict[str, Tensor], factor: float, trained_length: int,
+                     steps: int) -> str:
+    """Each seed's model fine-tuned for ``steps`` steps on the text at ``factor`` x ``trained_length``
+    characters, unstretched and stretched by ``factor`` with PI ("linear") and NTK-aware scaling. ``inputs``:
+    name -> (n, T + 1) ids. Per rule and inputs: the mean loss over seeds x n inputs (range) on positions
+    0-(trained_length - 1) and from trained_length on, and at how many inputs the rule's loss from
+    trained_length on is below the unstretched fine-tune's (same seed, same input)."""
+    text, length = zen_of_python(), int(factor * trained_length)
+    past: dict[str, dict[str, NDArray[np.float64]]] = {}
+    lines = []
+    for scaling in (None, "linear", "ntk"):
+        runs: dict[str, list[NDArray[np.float64]]] = {name: [] for name in inputs}
+        for seed in seeds:
+            model = load_llama(seed)
+            if scaling is not None:
+                model.rope_scaling = {"scaling": scaling, "factor": factor, "trained_length": trained_length}
+            fine_tune(model, text, length, steps, seed=seed)
+            for name, ids in inputs.items():
+                runs[name].append(next_token_losses(model, ids))
+        label = scaling or "none"
+        for name, losses in runs.items():
+            both = np.concatenate(losses)                                        # (seeds x n, T)
+            inside, after = both[:, :trained_length].mean(axis=1), both[:, trained_length:].mean(axis=1)
+            past.setdefault(name, {})[label] = after
+            below = "" if scaling is None else (f", below none at {(after < past[name]['none']).sum()}/"
+                                                f"{len(after)}")
+            lines.append(f"{label:6s} {name:13s} 0-{trained_length - 1} {_mean_range(inside)}, "
+                         f"{trained_length}-{both.shape[1] - 1} {_mean_range(after)}{below}")
+    return "\n".join(lines)
 
 
 def llama_weights(hidden: int, intermediate: int, layers: int, heads: int, kv_heads: int, vocab: int) -> int:

@@ -2,7 +2,7 @@
 
 ANSWERS = {
     # "pair i is (feature i, feature i + d/2)"; "R(phi)^T R(psi) = R(psi - phi)": a^T R(phi) b written
-    # out with phi = -(m - n) theta_i gives cos(phi) (a1 b1 + a2 b2) + sin(phi) (a2 b1 - a1 b2)
+    # out with phi = -(i - j) theta_u gives cos(phi) (a1 b1 + a2 b2) + sin(phi) (a2 b1 - a1 b2)
     "l14-rope-answer": """
 h = len(q) // 2
 c = np.zeros(h)
@@ -22,16 +22,14 @@ ra, rb = np.hypot(q[:h], q[h:]), np.hypot(k[:h], k[h:])
 pa, pb = np.arctan2(q[h:], q[:h]), np.arctan2(k[h:], k[:h])
 return ra * rb * np.cos(pb - pa), ra * rb * np.sin(pb - pa)
 """,
-    # "a local layer holds at most window tokens, a global one all T"; "layer local_per_global is the first
-    # global one"
+    # "a local layer holds at most min(T, window) tokens, a global one all T": try 0, 1, ... global layers and
+    # keep the most whose caches fit
     "l14-interleave-answer": """
-total = 0
-for layer in range(layers):
-    if local_per_global == 0 or layer % (local_per_global + 1) == local_per_global:
-        total += T
-    else:
-        total += min(window, T)
-return total
+best = 0
+for g in range(layers + 1):
+    if g * T + (layers - g) * min(T, window) <= budget:
+        best = g
+return best
 """,
     # "Pair i turns once every wavelength lambda_i = 2 pi / theta_i tokens", theta_i = base^(-2i/d): the
     # slowest pair still allowed a full turn, i = d/2 - unseen - 1, has a wavelength of exactly trained_length

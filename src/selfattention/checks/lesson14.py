@@ -1,5 +1,5 @@
 """Checks for lesson 14 (long context): a RoPE score's coefficients per pair, fixed for every offset, the
-cache of a local/global interleave of layers, and the largest RoPE base that leaves a given number of pairs short of a turn."""
+most global layers a cache budget affords, and the largest RoPE base that leaves a given number of pairs short of a turn."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_rope_coefficients", "check_interleave_cache", "check_rope_base", "rotates", "uses_rope_frequencies"]
+__all__ = ["check_rope_coefficients", "check_global_layers_within", "check_rope_base", "rotates", "uses_rope_frequencies"]
 
 
 # ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
@@ -121,7 +121,7 @@ def _coefficients(q: np.ndarray, k: np.ndarray, *, sign: float = 1.0,
 
 
 def _rotated_score(q: np.ndarray, k: np.ndarray, m: float, n: float, base: float = 10_000.0) -> float:
-    """The score of q rotated at position m and k at n, by rotating them (what the coefficients replace)."""
+    """The score of q rotated at position m and k at n (query and key positions), by rotating them (what the coefficients replace)."""
     d = len(q)
     theta = base ** (-2 * np.arange(d // 2) / d)
 
@@ -133,8 +133,8 @@ def _rotated_score(q: np.ndarray, k: np.ndarray, m: float, n: float, base: float
 
 
 def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
-    """Exercise 1: per pair u, c_u = a . b and s_u = a1 b2 - a2 b1, so that the score of q at m and k at n is
-    sum_u c_u cos((m - n) theta_u) + s_u sin((m - n) theta_u)."""
+    """Exercise 1: per pair u, c_u = a . b and s_u = a1 b2 - a2 b1, so that the score of q at i and k at j is
+    sum_u c_u cos((i - j) theta_u) + s_u sin((i - j) theta_u)."""
     if not callable(rope_coefficients):
         raise ExerciseError("rope_coefficients should be a function: write it in the answer cell above.")
     if rotates(rope_coefficients):
@@ -177,9 +177,19 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
                 and np.allclose(got_s, a1 * b2 + a2 * b1)):
             raise ExerciseError(f"{call} returned the complex product (a1 + i a2)(b1 + i b2) of each pair: the "
                                 "query's rotation enters transposed, R(phi)^T = R(-phi), so the score is the real "
-                                "part of conj(a) b e^{i(n - m) theta_u}: the conjugate of a is missing, which "
+                                "part of conj(a) b e^{sqrt(-1) (j - i) theta_u}: the conjugate of a is missing, which "
                                 "flips both the minus in c and the plus in s (c = a1 b1 + a2 b2, "
                                 "s = a1 b2 - a2 b1).")
+        if np.shape(got[0]) == (d,) or np.shape(got[1]) == (d,):
+            which = "c" if np.shape(got[0]) == (d,) else "s"
+            raise ExerciseError(f"{call}: {which} has d = {d} numbers, one per feature, but a pair u is feature u "
+                                "and feature u + d/2 together: c and s hold d/2 numbers each, one per pair "
+                                "(c_u = a1 b1 + a2 b2 with a1 = q[u], a2 = q[u + d/2]).")
+        norms = np.hypot(a1, a2) * np.hypot(b1, b2)
+        if got_c is not None and np.allclose(got_c, norms) and not np.allclose(norms, c):
+            raise ExerciseError(f"c from {call} is each pair's |a| |b|, the product of the two lengths: c_u is "
+                                "|a| |b| times the cosine of the angle from a to b, which is the pair's dot product "
+                                "a1 b1 + a2 b2.")
         check_array(got[0], c, f"c from {call}", mistakes={
             pairing: ca,
             "those are the sine coefficients: c_u multiplies cos(offset theta_u), and a rotation by 0 leaves "
@@ -200,10 +210,10 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
         check_array(got[1], s, f"s from {call}", mistakes={
             "the sine coefficient has the wrong sign, a2 b1 - a1 b2: either q and k were swapped (a is the "
             "pair in q, b the pair in k; c is the same either way, so only s shows it), or the offset was taken "
-            "as n - m. Both give this. With a from q and offset m - n, the query's position minus the key's, "
+            "as j - i. Both give this. With a from q and offset i - j, the query's position minus the key's, "
             "s_u = a1 b2 - a2 b1.": -s,
             pairing: sa_,
-            "s is zero: the rotation R((n - m) theta_u) also mixes the two features of a pair, which adds "
+            "s is zero: the rotation R((j - i) theta_u) also mixes the two features of a pair, which adds "
             "(a1 b2 - a2 b1) sin(offset theta_u).": np.zeros(d // 2),
             "those are the cosine coefficients: s_u multiplies sin(offset theta_u), the cross term "
             "a1 b2 - a2 b1; return (c, s) in that order.": c,
@@ -224,90 +234,8 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
         mine = float(np.sum(c * np.cos((m - n) * theta) + s * np.sin((m - n) * theta)))
         parts.append(f"({m}, {n}) {mine:.4f} = {_rotated_score(q, k, m, n):.4f}")
     passed("the score is sum_u c_u cos(offset theta_u) + s_u sin(offset theta_u) with c, s fixed by q and k, "
-           "so positions enter only as m - n. Yours against rotating the vectors (query, key positions; "
+           "so positions enter only as i - j. Yours against rotating the vectors (query, key positions; "
            "d = 16): " + ", ".join(parts) + ".")
-
-
-# --------------------------------------------------- exercise 2: the cache of a local/global interleave
-# the last: 34 / 6 = 5.67, so a count rounded to the nearest (6) is told from the right one (5)
-# (8192, 8, 1024, 0): a ratio of 0 with T > window, where every layer global and every layer local differ
-_INTERLEAVE_CASES = [(131072, 62, 1024, 5), (500, 12, 1024, 1), (8192, 26, 512, 5), (8192, 8, 1024, 0),
-                     (32768, 34, 1024, 5)]
-
-
-def _interleave(T: int, layers: int, window: int, k: int, *, cap: bool = True, global_first: bool = False,
-                window_minus_one: bool = False) -> int:
-    total = 0
-    for layer in range(layers):
-        is_global = k == 0 or ((layer % (k + 1) == 0) if global_first else ((layer + 1) % (k + 1) == 0))
-        w = window - 1 if window_minus_one else window
-        total += T if is_global else (min(T, w) if cap else w)
-    return total
-
-
-def _interleave_mistakes(T: int, layers: int, window: int, k: int, *,
-                         keep_all: bool = False) -> list[tuple[str, float | None]]:
-    """Each typical mistake's count for one case, by the message that names it. A mistake is named only where
-    it matches the learner's answer on every case the answer returned a number for (see below), so two
-    mistakes that agree on one case are told apart by the others."""
-    right = _interleave(T, layers, window, k)
-    local = min(T, window)
-
-    def with_globals(n_global: float, per_local: float = local) -> float:
-        return n_global * T + (layers - n_global) * per_local
-
-    k1 = k + 1
-    too_many = ("that counts one global layer too many, ceil(layers / (local_per_global + 1)): as if the pattern "
-                "began with its global layer, or with layers / (local_per_global + 1) rounded up or to the "
-                "nearest. The pattern starts with local_per_global local layers, so only complete patterns end "
-                "in a global one: layers // (local_per_global + 1) of them (layers local_per_global, "
-                "2 local_per_global + 1, ... counting from 0).")
-    out: list[tuple[str, float | None]] = [
-        ("a local layer never holds more tokens than the text has: min(T, window).",
-         _interleave(T, layers, window, k, cap=False)),
-        (too_many, _interleave(T, layers, window, k, global_first=True)),
-        (too_many, with_globals(round(layers / k1))),
-        ("a local layer holds window tokens (the newest one and the window - 1 before it), not window - 1.",
-         _interleave(T, layers, window, k, window_minus_one=True)),
-        ("a local layer holds window tokens during a step (the newest one and the window - 1 kept before it), "
-         "not window + 1.", with_globals(layers // k1 if k else layers, min(T, window + 1))),
-        ("every layer was counted as global.", layers * T),
-        ("max(T, window) should be min(T, window): a local layer holds at most window tokens, and fewer when "
-         "the text is shorter.", with_globals(layers // k1, max(T, window))),
-        ("the global layers' T was added on top of all the layers counted as local: a layer is local or "
-         "global, so only the layers - layers // (local_per_global + 1) local ones hold min(T, window).",
-         layers // k1 * T + layers * local),
-        ("that is twice the count: keys and values were counted apart. The exercise counts tokens, each "
-         "token's key and value together once per layer.", 2 * right),
-    ]
-    out.append(("local_per_global = 0 means every layer is global: there are no local layers, so each of "
-                "the layers holds all T tokens.", layers * local if k == 0 else right))
-    n_g = layers // k1
-    out += [
-        ("local and global were swapped: the global layers, layers // (local_per_global + 1) of them, hold "
-         "all T tokens, and the other, local layers at most min(T, window).", n_g * local + (layers - n_g) * T),
-        ("every layer was counted as local.", layers * local),
-        ("layers // local_per_global misses the + 1: one pattern is local_per_global local layers and then "
-         "its global one, local_per_global + 1 layers, so there are layers // (local_per_global + 1) global "
-         "layers.", with_globals(layers // k) if k else None),   # None: no count to compare (it divides by 0)
-        ("layers / (local_per_global + 1) is not a whole number of global layers: count only complete "
-         "patterns, layers // (local_per_global + 1).", with_globals(layers / k1)),
-        ("the leftover layers, layers % (local_per_global + 1), were counted as global: the layers after the "
-         "last complete pattern begin a new pattern, which starts with its local layers, so they are "
-         "local. There are layers // (local_per_global + 1) global layers.",
-         with_globals(layers // k1 + layers % k1)),
-    ]
-    out.append(("two slips: the pattern was begun with its global layer (layer 0 global, one global layer "
-                "too many: there are layers // (local_per_global + 1) global layers, layers local_per_global, "
-                "2 local_per_global + 1, ...), and the local layers hold window tokens even when the text is "
-                "shorter: min(T, window).", _interleave(T, layers, window, k, cap=False, global_first=True)))
-    out.append(("two slips: local and global were swapped (the layers // (local_per_global + 1) global layers "
-                "hold all T tokens, the others are local), and the local layers hold window tokens even when "
-                "the text is shorter: min(T, window).",
-                n_g * window + (layers - n_g) * T))
-    if keep_all:
-        return list(out)
-    return [(text, value) for text, value in out if value is not None and value != right]
 
 
 def _number(got: Any) -> float | None:
@@ -317,61 +245,109 @@ def _number(got: Any) -> float | None:
         return None
 
 
-def check_interleave_cache(interleave_cache: Callable[..., Any]) -> None:
-    """Exercise 2: tokens held in the caches of all layers: min(T, window) per local layer, T per global. A
-    typical mistake is named only where its count matches the answer's on every case the answer returns a
-    number for: one case alone can match two mistakes (layers // 5 and layers // 6 + layers % 6 are both 12 at
-    62 layers)."""
-    if not callable(interleave_cache):
-        raise ExerciseError("interleave_cache should be a function: write it in the answer cell above.")
-    results: list[tuple[Any, BaseException | None]] = []
-    for case in _INTERLEAVE_CASES:
+# ------------------------------------------- exercise 2: how many global layers fit in a cache budget
+# (T, layers, window, budget); each case tells some mistakes apart (see the comments)
+_BUDGET_CASES = [
+    (131072, 62, 1024, 2_000_000),     # 14 global layers (Gemma 3's shape)
+    (2048, 16, 1024, 30_000),          # T near window: dividing by T (6), ignoring the local layers (14) differ
+    (4096, 40, 2048, 122_880),         # exactly 20 global layers fill it (< gives 19); ignoring locals gives 30
+    (4096, 8, 1024, 1_000_000),        # the budget covers more than every layer: at most 8
+    (500, 12, 1024, 7_000),            # T < window: a local layer holds T too, so every layer may be global
+]
+
+
+def _affordable(T: int, layers: int, window: int, budget: int) -> int:
+    """The most global layers g with g T + (layers - g) min(T, window) <= budget."""
+    return max(g for g in range(layers + 1) if g * T + (layers - g) * min(T, window) <= budget)
+
+
+def _budget_mistakes(T: int, layers: int, window: int, budget: int) -> dict[str, float | None]:
+    """Each typical slip's answer for one case (None where the slip has no number there, e.g. it divides
+    by 0), by the message that names it."""
+    local = min(T, window)
+    spare = budget - layers * local
+
+    def safe(f: Callable[[], float]) -> float | None:
         try:
-            results.append((interleave_cache(*case), None))
+            return float(f())
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+
+    return {
+        "each global layer was charged all T tokens, but it replaces a local layer that already held "
+        "min(T, window) of them: making a layer global adds T - min(T, window) tokens to the cache.":
+            safe(lambda: min(layers, spare // T)),
+        "the local layers' caches were left out: the budget has to hold them too, (layers - g) min(T, window) "
+        "tokens beside the g global layers' g T.": safe(lambda: min(layers, budget // T)),
+        "a local layer was given window tokens, but it never holds more tokens than the text: min(T, window).":
+            safe(lambda: min(layers, (budget - layers * window) // (T - window))) if window > T else None,
+        "that is more global layers than the model has layers: the answer is at most layers.":
+            safe(lambda: spare // (T - local)) if T > local and spare // (T - local) > layers else None,
+        "that count was rounded up, and its caches overflow the budget: the global layers must fit, so round "
+        "down (//).": safe(lambda: min(layers, -(-spare // (T - local)))) if T > local else None,
+        "that is not a whole number of layers: round down (//) to the most global layers that fit.":
+            safe(lambda: spare / (T - local)) if T > local and spare / (T - local) < layers else None,
+        "the all-local model's cache was not taken from the budget first: every layer already holds min(T, "
+        "window) tokens, and only what is left, budget - layers min(T, window), pays T - min(T, window) per "
+        "global layer.": safe(lambda: min(layers, budget // (T - local))) if T > local else None,
+        "that is the number of local layers, layers - g: return g, the global ones.":
+            float(layers - _affordable(T, layers, window, budget)),
+        "a design whose caches hold exactly budget tokens fits: the test is <= budget, not < budget.":
+            (float(_affordable(T, layers, window, budget) - 1)
+             if _affordable(T, layers, window, budget) * T + (layers - _affordable(T, layers, window, budget))
+             * local == budget else None),
+    }
+
+
+def check_global_layers_within(global_layers_within: Callable[..., Any]) -> None:
+    """Exercise 2: the most global layers g whose caches fit the budget, g T + (layers - g) min(T, window) <=
+    budget, so g = (budget - layers min(T, window)) // (T - min(T, window)), at most layers (all of them where
+    T <= window). A slip is named only where it gives the answer's number on every case it returned one for."""
+    if not callable(global_layers_within):
+        raise ExerciseError("global_layers_within should be a function: write it in the answer cell above.")
+    results: list[tuple[Any, BaseException | None]] = []
+    for case in _BUDGET_CASES:
+        try:
+            results.append((global_layers_within(*case), None))
         except Exception as exc:  # noqa: BLE001  (reported below, in the order of the cases)
             results.append((None, exc))
-    numbers = [(case, _number(got)) for case, (got, exc) in zip(_INTERLEAVE_CASES, results, strict=True)
+    numbers = [(case, _number(got)) for case, (got, exc) in zip(_BUDGET_CASES, results, strict=True)
                if exc is None and _number(got) is not None]
 
-    def fits(index: int) -> bool:
-        """Whether mistake number ``index`` (in every case's list, the same mistake at the same place) gives
-        the answer's count on every case."""
-        for case, got in numbers:
-            table = dict(enumerate(_interleave_mistakes(*case, keep_all=True)))
-            if table[index][1] is not None and not np.isclose(got, table[index][1]):
-                return False
-        return True
+    def fits(text: str) -> bool:
+        return all(_budget_mistakes(*case)[text] is None or np.isclose(got, _budget_mistakes(*case)[text])
+                   for case, got in numbers)
 
-    for (T, layers, window, k), (got, exc) in zip(_INTERLEAVE_CASES, results, strict=True):
-        call = f"interleave_cache(T={T}, layers={layers}, window={window}, local_per_global={k})"
+    for (T, layers, window, budget), (got, exc) in zip(_BUDGET_CASES, results, strict=True):
+        call = f"global_layers_within(T={T}, layers={layers}, window={window}, budget={budget})"
+        if isinstance(exc, ZeroDivisionError) and T <= window:
+            raise ExerciseError(f"{call} raised ZeroDivisionError: with T = {T} no longer than the window, a "
+                                "local layer holds all T tokens as a global one does, so making a layer global "
+                                "costs nothing: every layer fits, the answer is layers.") from None
         if exc is not None:
             raise ExerciseError(f"{call} raised {type(exc).__name__}: {exc}") from None
-        right = _interleave(T, layers, window, k)
-        hints = {text: wrong for index, (text, wrong) in enumerate(_interleave_mistakes(T, layers, window, k,
-                                                                                         keep_all=True))
-                 if wrong is not None and wrong != right and fits(index)}
-        hints[f"that is the share of {layers} global layers' cache, count / (layers T): return a count of "
-              "cached tokens, not the share."] = right / (layers * T)
-        _check_count(got, right, call, hints)
-    T, layers, window, k = _INTERLEAVE_CASES[0]
-    kept = _interleave(T, layers, window, k)
-    passed("each local layer holds min(T, window) tokens, each of the layers // (local_per_global + 1) global "
-           f"ones all T. Gemma 3's pattern at T = {T:,}: {kept:,} tokens, {kept / (layers * T):.1%} of what "
-           f"{layers} global layers would hold.")
-
-
-def _check_count(got: Any, right: int, call: str, hints: dict[str, float]) -> None:
-    """``check_value`` for a count of tokens: a whole number is printed whole, with thousands separators."""
-    value = _number(got)
-    if value is not None and not np.isclose(value, right) and value == int(value):
-        shown = f"{int(value):,}"
-        for text, wrong in hints.items():
-            if np.isclose(value, wrong):
-                raise ExerciseError(f"{call} = {shown} is not right yet: {text}")
-        raise ExerciseError(f"{call} = {shown}, but the right count is not that, and it matches none of the "
-                            "usual slips: count the global layers (layers // (local_per_global + 1)), give each "
-                            "T tokens and each other layer min(T, window).")
-    check_value(got, right, call, hints=hints)
+        right = _affordable(T, layers, window, budget)
+        hints = {text: wrong for text, wrong in _budget_mistakes(T, layers, window, budget).items()
+                 if wrong is not None and wrong != right and fits(text)}
+        value = _number(got)
+        if value is not None and not np.isclose(value, right) and not any(np.isclose(value, w)
+                                                                          for w in hints.values()):
+            if value > layers:
+                raise ExerciseError(f"{call} = {value:,.6g}, but a model of {layers} layers has at most {layers} "
+                                    "global layers: return a number of layers, at most layers.")
+            if value == int(value) and 0 <= value <= layers:
+                cost = int(value) * T + (layers - int(value)) * min(T, window)
+                verdict = "more than the budget" if cost > budget else "within the budget, but one more fits"
+                raise ExerciseError(f"{call} = {int(value)}: {int(value)} global layers and {layers - int(value)} "
+                                    f"local ones cache {cost:,} tokens, {verdict}. Each global layer adds "
+                                    "T - min(T, window) tokens to an all-local model's layers min(T, window).")
+        check_value(got, right, call, hints=hints)
+    T, layers, window = 131072, 62, 1024
+    own = 10 * T + 52 * window
+    passed("g global layers cache g T + (layers - g) min(T, window) tokens, so g = (budget - layers min(T, "
+           "window)) // (T - min(T, window)), at most layers. Gemma 3's 62 layers at T = 131,072 with a budget "
+           f"of its own cache, {own:,} tokens, afford {_affordable(T, layers, window, own)} global layers "
+           f"(its 5 local : 1 global pattern), {own / (layers * T):.1%} of what 62 global layers would hold.")
 
 
 # ------------------------------------ exercise 3: the largest base for a number of pairs short of a turn
