@@ -195,6 +195,23 @@ def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
+def held_out_centre_leans(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The tech lean of each word that makes the centres, in "the ___ was on the table", with that word left
+    out of its own centre (the mean of the other 7, at unit length; the other centre whole), so that no word
+    is measured against a centre it helped to make. Returns (tech words' (8,) leans, fruit words' (8,))."""
+    def vectors(words: Sequence[str]) -> np.ndarray:
+        return unit(np.array([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words],
+                             dtype=float))
+
+    tech, fruit = vectors(TECH_WORDS), vectors(FRUIT_WORDS)
+    out = []
+    for own, other, sign in ((tech, fruit, 1.0), (fruit, tech, -1.0)):
+        rest = unit(other.mean(0))
+        out.append(np.array([sign * (own[i] @ unit(np.delete(own, i, 0).mean(0)) - own[i] @ rest)
+                             for i in range(len(own))]))
+    return out[0], out[1]
+
+
 def apple_tech_moves(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Lesson 11's move of "apple" towards tech, sentence by sentence: its lean (cosine to the tech centre
     minus cosine to the fruit centre) in each of the 8 technology sentences minus its mean lean in the 8
