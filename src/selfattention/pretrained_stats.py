@@ -14,7 +14,8 @@ from numpy.typing import ArrayLike
 
 __all__ = ["BANK_CELLS", "apple_tech_move", "apple_tech_moves", "bank_cell_leans", "cell_table", "cosine",
            "cosines", "difference_p", "gap", "gap_test", "lean_centres", "pair_masks", "permutation_p",
-           "sense_topic_effects", "sign_flip_p", "stand_in_leans", "strongest_other", "unit"]
+           "sense_topic_effects", "sign_flip_p", "stand_in_leans", "strongest_other", "unit",
+           "held_out_centre_leans", "link_weights"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -193,6 +194,18 @@ def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
         c = np.mean([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words], axis=0)
         out.append(c / np.linalg.norm(c))
     return out[0], out[1]
+
+
+def link_weights(model: Any, sentences: Sequence[str], word: str, targets: set[str] | frozenset[str]) -> np.ndarray:
+    """The weight alpha_ij that ``word``'s token i puts on token j, the first token of each sentence that is in
+    ``targets``, in every head of every layer. Returns (len(sentences), layers, heads)."""
+    out = []
+    for s in sentences:
+        r = model.run(s)
+        i = r["tokens"].index(word)
+        j = next(k for k, t in enumerate(r["tokens"]) if t in targets)
+        out.append(np.stack([A.numpy()[:, i, j] for A in r["attentions"]]))
+    return np.array(out, dtype=float)
 
 
 def held_out_centre_leans(model: Any) -> tuple[np.ndarray, np.ndarray]:
