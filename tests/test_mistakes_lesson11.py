@@ -159,8 +159,9 @@ def _rms(h, gamma, beta, eps):
 
 @pytest.mark.parametrize("key", ["torch eps", "rmsnorm", "centred only", "no beta", "no gamma",
                                  "norm before position and type", "norm before position", "type rows summed",
-                                 "whole array", "whole type table", "var without keepdims", "each table normed",
-                                 "each table standardised", "beta inside gamma", "beta multiplied"])
+                                 "whole array", "whole type table", "var without keepdims",
+                                 "each table normed", "each table standardised", "beta inside gamma",
+                                 "beta multiplied"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 

@@ -196,9 +196,10 @@ def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def link_weights(model: Any, sentences: Sequence[str], word: str, targets: set[str] | frozenset[str]) -> np.ndarray:
-    """The weight alpha_ij that ``word``'s token i puts on token j, the first token of each sentence that is in
-    ``targets``, in every head of every layer. Returns (len(sentences), layers, heads)."""
+def link_weights(model: Any, sentences: Sequence[str], word: str,
+                 targets: set[str] | frozenset[str]) -> np.ndarray:
+    """The weight alpha_ij that ``word``'s token i puts on token j, the first token of each sentence that is
+    in ``targets``, in every head of every layer. Returns (len(sentences), layers, heads)."""
     out = []
     for s in sentences:
         r = model.run(s)
