@@ -327,6 +327,7 @@ EMBEDDING = {
     "sep dropped": "[SEP] was left out of the mean",
     "cls dropped": "[CLS] was left out of the mean",
     "batch flattened": "one vector for the whole batch",
+    "pooled over sentences": "over axis 0, the",
 }
 
 
@@ -362,6 +363,7 @@ EMBEDDING_WRONG = {
     "sep dropped": lambda h, m: _unit(_mean_real(h, _drop_last_real(m))),
     "cls dropped": lambda h, m: _unit(_mean_real(h[:, 1:], m[:, 1:])),
     "batch flattened": lambda h, m: _unit(h[m.astype(bool)].mean(0)),
+    "pooled over sentences": lambda h, m: _unit((h * m[..., None]).sum(axis=0)),
 }
 
 
@@ -373,7 +375,8 @@ def _drop_last_real(mask):
 
 @pytest.mark.parametrize("key", ["normalised over sentences", "norm without keepdims",
                                  "count without keepdims", "mask without new axis", "norm without axis",
-                                 "sep dropped", "cls dropped", "batch flattened"])
+                                 "sep dropped", "cls dropped", "batch flattened",
+                                 "pooled over sentences"])
 def test_embedding_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-embedding-test", sentence_embedding=EMBEDDING_WRONG[key])
 

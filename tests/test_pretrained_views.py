@@ -468,3 +468,26 @@ def test_sign_flip_p_and_sense_topic_effects() -> None:
              ("money", "nature"): [2.0], ("money", "finance"): [5.0]}
     sense, topic = stats.sense_topic_effects(leans)
     assert sense.tolist() == [3.0] and topic.tolist() == [2.0]
+
+
+def test_link_weights_are_the_models_own_attention_weights(model) -> None:
+    from selfattention import pretrained_stats as stats
+
+    w = stats.link_weights(model, ["i love apple phones"], "apple", {"phones"})
+    run = model.run("i love apple phones")
+    i, j = run["tokens"].index("apple"), run["tokens"].index("phones")
+    assert w.shape == (1, 6, 12)
+    np.testing.assert_allclose(w[0, 2], run["attentions"][2].numpy()[:, i, j], atol=1e-7)
+
+
+def test_held_out_centre_leans_leave_each_word_out_of_its_own_centre(model) -> None:
+    """Lesson 11's yardstick: each centre word against a centre of the other 7; all 16 on their own side."""
+    from selfattention import pretrained_stats as stats
+
+    tech, fruit = stats.held_out_centre_leans(model)
+    assert tech.shape == fruit.shape == (8,)
+    assert tech.min() > 0.17 and fruit.max() < -0.2
+    full_tech, full_fruit = stats.lean_centres(model)
+    v = model.contextual_vector("the phone was on the table", "phone").numpy().astype(float)
+    v = v / np.linalg.norm(v)
+    assert v @ full_tech - v @ full_fruit > tech[0] + 0.1       # a centre holding the word flatters it

@@ -426,6 +426,17 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
             named = _broadcast_mistake(sentence_embedding, case)
             if named:
                 raise ExerciseError(f"sentence_embedding raised a broadcasting error: {named}")
+        hidden, mask = _embedding_cases()[0]
+        try:
+            with np.errstate(all="ignore"):
+                shape = np.shape(sentence_embedding(hidden.copy(), mask.copy()))
+        except Exception:
+            shape = None
+        if shape == hidden.shape[1:]:
+            raise ExerciseError(
+                f"sentence_embedding returned shape {shape}, one vector per token position: it averaged or summed "
+                f"over axis 0, the {hidden.shape[0]} sentences. Average over axis 1, each sentence's tokens, to "
+                f"get ({hidden.shape[0]}, {hidden.shape[2]}).")
         if _batch_flattened(sentence_embedding, _embedding_cases()[0]):
             raise ExerciseError(
                 "sentence_embedding returned one vector for the whole batch: hidden[mask] with a boolean mask "
