@@ -47,6 +47,10 @@ FIRST = {
     "whole array": "over the whole (T, d_model) array",
     "whole type table": "the whole type_table",
     "var without keepdims": "one number per token",
+    "each table normed": "each table's rows were normalised before they were summed",
+    "each table standardised": "each table's rows were normalised (mean and variance)",
+    "beta inside gamma": "beta was added before the multiplication by gamma",
+    "beta multiplied": "multiplied by beta instead of adding it",
 }
 
 
@@ -115,6 +119,16 @@ FIRST_WRONG = {
                                                                                  gamma, beta, eps),
     "var without keepdims": lambda ids, w, p, t, gamma, beta, eps=1e-12: _no_keepdims(
         w[ids] + p[:len(ids)] + t[0], gamma, beta, eps),
+    "each table normed": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids], gamma, beta, eps) + _layer_norm(p[:len(ids)], gamma, beta, eps)
+        + _layer_norm(np.tile(t[0], (len(ids), 1)), gamma, beta, eps)),
+    "each table standardised": lambda ids, w, p, t, gamma, beta, eps=1e-12: gamma * (
+        _layer_norm(w[ids], 1.0, 0.0, eps) + _layer_norm(p[:len(ids)], 1.0, 0.0, eps)
+        + _layer_norm(np.tile(t[0], (len(ids), 1)), 1.0, 0.0, eps)) + beta,
+    "beta inside gamma": lambda ids, w, p, t, gamma, beta, eps=1e-12: gamma * (
+        _layer_norm(w[ids] + p[:len(ids)] + t[0], 1.0, 0.0, eps) + beta),
+    "beta multiplied": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma, 0.0, eps) * beta),
 }
 
 
@@ -145,7 +159,9 @@ def _rms(h, gamma, beta, eps):
 
 @pytest.mark.parametrize("key", ["torch eps", "rmsnorm", "centred only", "no beta", "no gamma",
                                  "norm before position and type", "norm before position", "type rows summed",
-                                 "whole array", "whole type table", "var without keepdims"])
+                                 "whole array", "whole type table", "var without keepdims",
+                                 "each table normed", "each table standardised", "beta inside gamma",
+                                 "beta multiplied"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 
@@ -190,6 +206,7 @@ SENSES = {
     "unit centroid": "scaled to unit length before the mean",
     "one nearest": "1-nearest neighbour",
     "median": "the median of the vectors",
+    "senses 0 and 1": "only senses 0 and 1 were compared",
 }
 
 
@@ -233,7 +250,28 @@ SENSES_WRONG = {
     "unit centroid": lambda v, y: _senses(v, y, units=True),
     "one nearest": lambda v, y: _nearest_sentence(v, y),
     "median": lambda v, y: _median_centroid(v, y),
+    "senses 0 and 1": lambda v, y: _two_senses(v, y),
 }
+
+
+def _two_senses(vectors, labels):
+    """The right rule with the senses hard-coded to (0, 1), as if there were always two."""
+    vectors, labels = np.asarray(vectors, dtype=float), np.asarray(labels)
+    out = []
+    for i in range(len(vectors)):
+        keep = np.arange(len(vectors)) != i
+        centres = [vectors[keep & (labels == k)].mean(0) for k in (0, 1)]
+        out.append(int(np.argmax([_unit(c) @ _unit(vectors[i]) for c in centres])))
+    return np.array(out)
+
+
+def test_senses_hard_coded_to_two_fails_the_hidden_test():
+    """The hidden test has a three-sense case too, so it agrees with the visible check."""
+    assert _hidden_fails("l11-senses-test", held_out_senses=_two_senses)
+
+
+def test_senses_right_answer_passes_the_hidden_test():
+    assert hidden_test_passes(LESSON, "l11-senses-test", held_out_senses=lambda v, y: _senses(v, y))
 
 
 def _nearest_sentence(vectors, labels):
@@ -280,11 +318,16 @@ EMBEDDING = {
     "columns cut": "by cutting the first and last columns",
     "tokens normalised": "each token was normalised before the mean",
     "max pooling": "that is max pooling",
-    "sum not unit": "a multiple of the right one, by a different factor",
+    "sum not unit": "a multiple of the right one: the direction is right",
     "normalised over sentences": "normalised across the sentences (axis=0)",
     "norm without keepdims": "the length lost it",
     "count without keepdims": "the count of real tokens lost it",
     "mask without new axis": "the mask needs a last axis of length 1",
+    "norm without axis": "one length for the whole batch",
+    "sep dropped": "[SEP] was left out of the mean",
+    "cls dropped": "[CLS] was left out of the mean",
+    "batch flattened": "one vector for the whole batch",
+    "pooled over sentences": "over axis 0, the",
 }
 
 
@@ -316,11 +359,24 @@ EMBEDDING_WRONG = {
     "norm without keepdims": lambda h, m: _mean_real(h, m) / np.linalg.norm(_mean_real(h, m), axis=-1),
     "count without keepdims": lambda h, m: _unit((h * m[..., None]).sum(axis=1) / m.sum(axis=1)),
     "mask without new axis": lambda h, m: _unit((h * m).sum(axis=1) / m.sum(axis=1, keepdims=True)),
+    "norm without axis": lambda h, m: _mean_real(h, m) / np.linalg.norm(_mean_real(h, m)),
+    "sep dropped": lambda h, m: _unit(_mean_real(h, _drop_last_real(m))),
+    "cls dropped": lambda h, m: _unit(_mean_real(h[:, 1:], m[:, 1:])),
+    "batch flattened": lambda h, m: _unit(h[m.astype(bool)].mean(0)),
+    "pooled over sentences": lambda h, m: _unit((h * m[..., None]).sum(axis=0)),
 }
 
 
+def _drop_last_real(mask):
+    m = mask.astype(float).copy()
+    m[np.arange(len(m)), m.sum(axis=1).astype(int) - 1] = 0
+    return m
+
+
 @pytest.mark.parametrize("key", ["normalised over sentences", "norm without keepdims",
-                                 "count without keepdims", "mask without new axis"])
+                                 "count without keepdims", "mask without new axis", "norm without axis",
+                                 "sep dropped", "cls dropped", "batch flattened",
+                                 "pooled over sentences"])
 def test_embedding_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-embedding-test", sentence_embedding=EMBEDDING_WRONG[key])
 

@@ -140,6 +140,25 @@ def test_lean_explorer_draws_each_tokens_lean_in_one_figure(model, shown, capsys
         explorers.lean_explorer(model, np.ones(3), fruit, sentence="x")
 
 
+def test_lean_explorer_band_follows_the_typed_word(model, shown, capsys) -> None:
+    """With neutral sentences, the band is the typed word's own range there, "star" put in apple's place."""
+    rng = np.random.default_rng(1)
+    tech, fruit = rng.normal(size=384), rng.normal(size=384)
+    neutral = ["i said apple twice", "she wrote apple down"]
+    widget = explorers.lean_explorer(model, tech, fruit, sentence="i love apple phones", neutral=neutral)
+    word_box = widget.children[1]
+    assert word_box.description == "word"
+    widget.children[0].value = "i love star phones"
+    word_box.value = "star"
+    H = model.contextual_vectors([s.replace("apple", "star") for s in neutral], "star").numpy().astype(float)
+    lean = np.array([_unit(h) @ _unit(tech) - _unit(h) @ _unit(fruit) for h in H])
+    out = capsys.readouterr().out.splitlines()[-1]
+    assert out.startswith("'star' (star): lean") and f"{lean.min():+.3f} to {lean.max():+.3f}" in out
+    assert "not in this sentence" not in out
+    with pytest.raises(ValueError, match="must hold"):
+        explorers.lean_explorer(model, tech, fruit, sentence="x", neutral=["no such word"])
+
+
 def test_lean_explorer_colours_the_pieces_of_a_cut_word(model, shown) -> None:
     explorers.lean_explorer(model, np.ones(384), -np.ones(384), sentence="my macbook crashed", word="macbook")
     ax = shown[-1].axes[0]
@@ -336,7 +355,7 @@ def test_move_strips_subtract_each_words_own_baseline() -> None:
     ax = pictures.move_strips(word, controls)
     values = [c.get_offsets()[:, 1] for c in ax.collections]
     assert np.allclose(values[0], [0.0, 2.0])          # apple, tech: minus apple's neutral mean 1
-    assert np.allclose(values[1], [1.0, 1.0])          # each noun minus its own neutral mean, then averaged
+    assert np.allclose(values[1], [1.0, 1.0])          # each noun's mean minus its own neutral mean
     assert np.allclose(values[2], [-1.0, 1.0])
     plt.close("all")
     with pytest.raises(ValueError, match="baseline"):
@@ -449,3 +468,26 @@ def test_sign_flip_p_and_sense_topic_effects() -> None:
              ("money", "nature"): [2.0], ("money", "finance"): [5.0]}
     sense, topic = stats.sense_topic_effects(leans)
     assert sense.tolist() == [3.0] and topic.tolist() == [2.0]
+
+
+def test_link_weights_are_the_models_own_attention_weights(model) -> None:
+    from selfattention import pretrained_stats as stats
+
+    w = stats.link_weights(model, ["i love apple phones"], "apple", {"phones"})
+    run = model.run("i love apple phones")
+    i, j = run["tokens"].index("apple"), run["tokens"].index("phones")
+    assert w.shape == (1, 6, 12)
+    np.testing.assert_allclose(w[0, 2], run["attentions"][2].numpy()[:, i, j], atol=1e-7)
+
+
+def test_held_out_centre_leans_leave_each_word_out_of_its_own_centre(model) -> None:
+    """Lesson 11's yardstick: each centre word against a centre of the other 7; all 16 on their own side."""
+    from selfattention import pretrained_stats as stats
+
+    tech, fruit = stats.held_out_centre_leans(model)
+    assert tech.shape == fruit.shape == (8,)
+    assert tech.min() > 0.17 and fruit.max() < -0.2
+    full_tech, full_fruit = stats.lean_centres(model)
+    v = model.contextual_vector("the phone was on the table", "phone").numpy().astype(float)
+    v = v / np.linalg.norm(v)
+    assert v @ full_tech - v @ full_fruit > tech[0] + 0.1       # a centre holding the word flatters it

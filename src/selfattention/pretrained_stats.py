@@ -14,7 +14,8 @@ from numpy.typing import ArrayLike
 
 __all__ = ["BANK_CELLS", "apple_tech_move", "apple_tech_moves", "bank_cell_leans", "cell_table", "cosine",
            "cosines", "difference_p", "gap", "gap_test", "lean_centres", "pair_masks", "permutation_p",
-           "sense_topic_effects", "sign_flip_p", "stand_in_leans", "strongest_other", "unit"]
+           "sense_topic_effects", "sign_flip_p", "stand_in_leans", "strongest_other", "unit",
+           "held_out_centre_leans", "link_weights"]
 
 
 def _labels(labels: ArrayLike) -> np.ndarray:
@@ -192,6 +193,36 @@ def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
     for words in (TECH_WORDS, FRUIT_WORDS):
         c = np.mean([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words], axis=0)
         out.append(c / np.linalg.norm(c))
+    return out[0], out[1]
+
+
+def link_weights(model: Any, sentences: Sequence[str], word: str,
+                 targets: set[str] | frozenset[str]) -> np.ndarray:
+    """The weight alpha_ij that ``word``'s token i puts on token j, the first token of each sentence that is
+    in ``targets``, in every head of every layer. Returns (len(sentences), layers, heads)."""
+    out = []
+    for s in sentences:
+        r = model.run(s)
+        i = r["tokens"].index(word)
+        j = next(k for k, t in enumerate(r["tokens"]) if t in targets)
+        out.append(np.stack([A.numpy()[:, i, j] for A in r["attentions"]]))
+    return np.array(out, dtype=float)
+
+
+def held_out_centre_leans(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The tech lean of each word that makes the centres, in "the ___ was on the table", with that word left
+    out of its own centre (the mean of the other 7, at unit length; the other centre whole), so that no word
+    is measured against a centre it helped to make. Returns (tech words' (8,) leans, fruit words' (8,))."""
+    def vectors(words: Sequence[str]) -> np.ndarray:
+        return unit(np.array([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words],
+                             dtype=float))
+
+    tech, fruit = vectors(TECH_WORDS), vectors(FRUIT_WORDS)
+    out = []
+    for own, other, sign in ((tech, fruit, 1.0), (fruit, tech, -1.0)):
+        rest = unit(other.mean(0))
+        out.append(np.array([sign * (own[i] @ unit(np.delete(own, i, 0).mean(0)) - own[i] @ rest)
+                             for i in range(len(own))]))
     return out[0], out[1]
 
 

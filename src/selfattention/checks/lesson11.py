@@ -117,7 +117,25 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "token's mean, then divides by sqrt(var + eps).": _first_input(*case, centre=False),
         "the vector was centred (mean subtracted) but not divided by its standard deviation: LayerNorm divides "
         "by sqrt(var + eps).": _first_input(*case, scale=False),
+        "each table's rows were normalised before they were summed; LayerNorm comes once, after the sum: "
+        "LayerNorm(word_table[ids] + position rows + type_table[0]).": _each_table_normed(case, affine_each=True),
+        "each table's rows were normalised (mean and variance) before they were summed; the sum is normalised "
+        "once: LayerNorm(word_table[ids] + position rows + type_table[0]).": _each_table_normed(case),
+        "beta was added before the multiplication by gamma (gamma * (normalised + beta)); LayerNorm scales "
+        "first, then shifts: gamma * normalised + beta.": case[4] * (_first_input(*case, affine=False) + case[5]),
+        "the normalised vector was multiplied by beta instead of adding it; LayerNorm ends with gamma * "
+        "normalised + beta.": _first_input(*case, affine=False) * case[4] * case[5],
     }
+
+
+def _each_table_normed(case: tuple, *, affine_each: bool = False) -> np.ndarray:
+    """Each table's rows standardised on their own, then summed (and scaled and shifted once, or each time)."""
+    ids, word_table, position_table, type_table, gamma, beta, eps = case
+    T = len(ids)
+    parts = [word_table[ids], position_table[:T], np.tile(type_table[0], (T, 1))]
+    if affine_each:
+        return sum(_layer_norm(h, gamma, beta, eps) for h in parts)
+    return gamma * sum(_layer_norm(h, 1.0, 0.0, eps) for h in parts) + beta
 
 
 def _first_cases() -> list[tuple]:
@@ -195,15 +213,16 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def _senses(vectors: np.ndarray, labels: np.ndarray, *, hold_out: bool = True, score: str = "cosine",
-            centroid_of_units: bool = False, nearest: bool = True, median: bool = False) -> np.ndarray:
+            centroid_of_units: bool = False, nearest: bool = True, median: bool = False,
+            senses: tuple[int, ...] | None = None) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=float)
     labels = np.asarray(labels)
-    k = int(labels.max()) + 1
+    senses = tuple(range(int(labels.max()) + 1)) if senses is None else senses
     out = np.empty(len(vectors), dtype=float)
     for i, v in enumerate(vectors):
         keep = np.arange(len(vectors)) != i if hold_out else np.ones(len(vectors), dtype=bool)
         scores = []
-        for c in range(k):
+        for c in senses:
             members = vectors[keep & (labels == c)]
             if score == "mean cosine":
                 scores.append(float((_unit(members) @ _unit(v)).mean()))
@@ -219,7 +238,7 @@ def _senses(vectors: np.ndarray, labels: np.ndarray, *, hold_out: bool = True, s
                 scores.append(float(centre @ v))
             else:                                           # "distance": the nearest is the smallest
                 scores.append(-float(np.linalg.norm(centre - v)))
-        out[i] = int(np.argmax(scores) if nearest else np.argmin(scores))
+        out[i] = senses[int(np.argmax(scores) if nearest else np.argmin(scores))]
     return out
 
 
@@ -242,6 +261,9 @@ def _senses_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "compares with each sense's centroid, the mean of its other vectors.": _senses(*case, score="nearest one"),
         "that centroid is the median of the vectors, feature by feature; the rule uses their mean.":
             _senses(*case, median=True),
+        **({f"only senses 0 and 1 were compared, but these labels hold {int(labels.max()) + 1} senses: loop over "
+            "every sense in labels (np.unique(labels)), not a fixed (0, 1).": _senses(*case, senses=(0, 1))}
+           if labels.max() > 1 else {}),
     }
 
 
@@ -277,12 +299,12 @@ def _embedding(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return _unit(_mean_real(hidden, mask))
 
 
-def _without_special(mask: np.ndarray) -> np.ndarray:
-    """The mask with each sentence's first and last real token ([CLS] and [SEP]) set to 0."""
+def _without_special(mask: np.ndarray, *, first: bool = True, last: bool = True) -> np.ndarray:
+    """The mask with each sentence's first and/or last real token ([CLS], [SEP]) set to 0."""
     m = np.array(mask, dtype=float)
     for row in m:
         real = np.flatnonzero(row)
-        row[[real[0], real[-1]]] = 0.0
+        row[[real[0]] * first + [real[-1]] * last] = 0.0
     return m
 
 
@@ -310,6 +332,13 @@ def _embedding_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "each feature was normalised across the sentences (axis=0); each sentence's own vector is divided by "
         "its length: np.linalg.norm(mean, axis=-1, keepdims=True).": mean / np.linalg.norm(mean, axis=0,
                                                                                             keepdims=True),
+        "the mean was divided by one length for the whole batch (np.linalg.norm without an axis gives the norm "
+        "of the whole (B, d_model) array), so every sentence's vector is off by the same factor: give each "
+        "sentence its own length, np.linalg.norm(mean, axis=-1, keepdims=True).": mean / np.linalg.norm(mean),
+        "[SEP] was left out of the mean; it is a real token (mask 1), like [CLS], and counts.":
+            _embedding(hidden, _without_special(mask, first=False)),
+        "[CLS] was left out of the mean; it is a real token (mask 1), like [SEP], and counts.":
+            _embedding(hidden, _without_special(mask, last=False)),
         "that is max pooling; this model averages (mean pooling).":
             _unit(np.where(np.asarray(mask)[..., None] > 0, hidden, -np.inf).max(axis=1)),
     }
@@ -377,6 +406,19 @@ def _broadcast_mistake(sentence_embedding: Callable[..., Any], case: tuple) -> s
     return None
 
 
+def _batch_flattened(sentence_embedding: Callable[..., Any], case: tuple) -> bool:
+    """Whether the answer returns ONE vector for the whole batch: the mean of every real token of every sentence
+    (what hidden[mask.astype(bool)].mean(0) gives), at unit length or not."""
+    hidden, mask = case
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+    except Exception:
+        return False
+    pooled = hidden[np.asarray(mask) > 0].mean(axis=0)
+    return got.shape == pooled.shape and any(np.allclose(got, v, atol=1e-6) for v in (pooled, _unit(pooled)))
+
+
 def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
     """Exercise 3: mean over the real tokens, then unit length; (B, T, d), (B, T) -> (B, d)."""
     if callable(sentence_embedding):
@@ -384,6 +426,23 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
             named = _broadcast_mistake(sentence_embedding, case)
             if named:
                 raise ExerciseError(f"sentence_embedding raised a broadcasting error: {named}")
+        hidden, mask = _embedding_cases()[0]
+        try:
+            with np.errstate(all="ignore"):
+                shape = np.shape(sentence_embedding(hidden.copy(), mask.copy()))
+        except Exception:
+            shape = None
+        if shape == hidden.shape[1:]:
+            raise ExerciseError(
+                f"sentence_embedding returned shape {shape}, one vector per token position: it averaged or summed "
+                f"over axis 0, the {hidden.shape[0]} sentences. Average over axis 1, each sentence's tokens, to "
+                f"get ({hidden.shape[0]}, {hidden.shape[2]}).")
+        if _batch_flattened(sentence_embedding, _embedding_cases()[0]):
+            raise ExerciseError(
+                "sentence_embedding returned one vector for the whole batch: hidden[mask] with a boolean mask "
+                "gathers the real tokens of ALL sentences into one (n, d_model) array, so its mean mixes the "
+                "sentences. Keep the batch axis: weight hidden by mask[..., None], sum over axis=1 and divide by "
+                "each sentence's count of real tokens (or loop over the sentences).")
     try:
         check_function(
             sentence_embedding, _embedding, _embedding_cases(), "sentence_embedding",
@@ -398,9 +457,9 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
         if "softmax" not in text:
             raise
         raise ExerciseError(
-            "each sentence's vector is a multiple of the right one, by a different factor each time, so the "
-            "scaling to length 1 is missing or wrong: average the real tokens, then divide each sentence's mean "
-            "by its Euclidean length, np.linalg.norm(mean, axis=-1, keepdims=True)." + text[text.rfind(" (on "):]
+            "each sentence's vector is a multiple of the right one: the direction is right, but the scaling to "
+            "length 1 is missing or wrong: average the real tokens, then divide each sentence's mean by its own "
+            "Euclidean length, np.linalg.norm(mean, axis=-1, keepdims=True)." + text[text.rfind(" (on "):]
         ) from None
     passed("mean over the real tokens ([CLS] and [SEP] included), then unit length: the model's own "
            "sentence embedding.")

@@ -130,8 +130,8 @@ def move_strips(
 ) -> Axes:
     """Lesson 11's moves as strips: each value minus the same word's mean in the ``baseline`` group.
 
-    ``word[group]`` is the word's ``(n,)`` leans, one per sentence; ``controls[control][group]`` the
-    ``(k, n)`` leans of ``k`` words in its place, drawn as their mean over the ``k`` words per sentence.
+    ``word[group]`` is the word's ``(n,)`` leans, one dot per sentence; ``controls[control][group]`` the
+    ``(k, n)`` leans of ``k`` words in its place, one dot per word: its mean move over the ``n`` sentences.
 
     Returns:
         the Axes drawn on.
@@ -141,13 +141,13 @@ def move_strips(
     w = {g: _array(v, f"word[{g!r}]", 1) for g, v in word.items()}
     groups: dict[str, dict[str, np.ndarray]] = {}
     for g in w:
-        groups[g] = {f'"{name}"': w[g] - w[baseline].mean()}
+        groups[g] = {f'"{name}" (a dot per sentence)': w[g] - w[baseline].mean()}
         for c, leans in controls.items():
             v, base = _array(leans[g], f"controls[{c!r}][{g!r}]", 2), _array(leans[baseline], c, 2)
-            moved = (v - base.mean(axis=1, keepdims=True)).mean(0)
-            groups[g][f"{c} (mean of {v.shape[0]} per sentence)"] = moved
+            moved = v.mean(axis=1) - base.mean(axis=1)                     # (k,): each word's mean move
+            groups[g][f"{c} (a dot per word)"] = moved
     ax = strips(groups, ylabel=ylabel, ax=ax,
-                title=f"each dot: a sentence's lean minus the word's mean {baseline} lean")
+                title=f"move: lean minus the same word's mean {baseline} lean")
     lo, hi = ax.get_ylim()
     ax.set_ylim(lo, hi + 0.6 * (hi - lo))  # room above every value for the legend
     ax.legend(fontsize=FONT, loc="upper right")

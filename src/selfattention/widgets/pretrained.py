@@ -32,10 +32,12 @@ def _unit(v: Any, name: str, d: int) -> np.ndarray:
 
 
 def lean_explorer(model: Any, tech: Any, fruit: Any, *, sentence: str, word: str = "apple",
-                  band: tuple[float, float] | None = None, max_tokens: int = 20) -> widgets.interactive:
-    """A text box: type a sentence, see each token's lean cos(h, tech) - cos(h, fruit) in the model's last
-    layer, one bar per token (the pieces of ``word`` in orange), with ``band`` (for example the range of the
-    word's lean in neutral sentences) shaded.
+                  band: tuple[float, float] | None = None, neutral: Sequence[str] | None = None,
+                  max_tokens: int = 20) -> widgets.interactive:
+    """Two text boxes, a sentence and a word: each token's lean cos(h, tech) - cos(h, fruit) in the model's
+    last layer, one bar per token (the pieces of the word in orange). With ``neutral`` (sentences that hold
+    ``word``), the grey band is the typed word's own range of leans over those sentences, the word put in
+    ``word``'s place; otherwise ``band``, if given, is shaded while the word is ``word``.
 
     Inputs:
         model: a :class:`selfattention.data.PretrainedModel`; tech, fruit: (d_model,) directions.
@@ -46,21 +48,34 @@ def lean_explorer(model: Any, tech: Any, fruit: Any, *, sentence: str, word: str
     tech_u, fruit_u = _unit(tech, "tech", d), _unit(fruit, "fruit", d)
     if not isinstance(max_tokens, int) or max_tokens < 3:
         raise ValueError(f"max_tokens must be an integer of at least 3, got {max_tokens!r}")
+    if neutral is not None and not all(word in s.split() for s in neutral):
+        raise ValueError(f"every neutral sentence must hold {word!r}, got {list(neutral)}")
+    target = word
     fig, ax = plt.subplots(figsize=(10, 4.6), layout="constrained")
     plt.close(fig)
     bars = ax.bar(range(max_tokens), np.zeros(max_tokens), color="tab:blue")
-    if band is not None:
-        ax.axhspan(*band, color="tab:grey", alpha=0.25, label=f'"{word}" in the neutral sentences')
-        ax.legend(fontsize=FONT, loc="upper right")
+    shade: list[Any] = []
     ax.axhline(0, color="black", lw=0.8)
     ax.set_ylim(-0.6, 0.6)
     ax.set_ylabel("lean: cos(tech) - cos(fruit)", fontsize=FONT)
     ax.tick_params(labelsize=FONT)
     ax.grid(axis="y", alpha=0.3)
 
-    def update(sentence: str) -> None:
-        if not sentence.strip():
-            print("Type a sentence and press Enter.")
+    def leans(sentences: Sequence[str], w: str) -> np.ndarray:
+        H = model.contextual_vectors(list(sentences), w).numpy().astype(float)
+        H = H / np.linalg.norm(H, axis=1, keepdims=True)
+        return H @ tech_u - H @ fruit_u
+
+    def band_for(w: str) -> tuple[float, float] | None:
+        if neutral is not None:
+            v = leans([" ".join(w if t == target else t for t in s.split()) for s in neutral], w)
+            return float(v.min()), float(v.max())
+        return band if w == target else None
+
+    def update(sentence: str, word: str) -> None:
+        word = word.strip().lower()
+        if not sentence.strip() or not word:
+            print("Type a sentence and a word, and press Enter.")
             return
         result = model.run(sentence)
         tokens = result["tokens"][:max_tokens]
@@ -77,6 +92,16 @@ def lean_explorer(model: Any, tech: Any, fruit: Any, *, sentence: str, word: str
         for i, bar in enumerate(bars):
             bar.set_visible(i < len(tokens))
             bar.set_color("tab:orange" if start <= i < stop else "tab:blue")
+        while shade:
+            shade.pop().remove()
+        legend = ax.get_legend()
+        if legend is not None:
+            legend.remove()
+        lo_hi = band_for(word)
+        if lo_hi is not None:
+            shade.append(ax.axhspan(*lo_hi, color="tab:grey", alpha=0.25,
+                                    label=f'"{word}" in the neutral sentences'))
+            ax.legend(fontsize=FONT, loc="upper right")
         ax.set_xlim(-0.6, len(tokens) - 0.4)
         ax.set_xticks(range(len(tokens)), tokens, rotation=40, ha="right")
         ax.set_title(f"lean of each token of {sentence!r}"[:90], fontsize=FONT)
@@ -84,14 +109,17 @@ def lean_explorer(model: Any, tech: Any, fruit: Any, *, sentence: str, word: str
         if len(result["tokens"]) > max_tokens:
             print(f"Only the first {max_tokens} tokens are drawn.")
         if stop:
-            print(f"{word!r} ({' '.join(tokens[start:stop])}): lean {lean[start:stop].mean():+.3f}; "
+            where = "" if lo_hi is None else f" (neutral sentences: {lo_hi[0]:+.3f} to {lo_hi[1]:+.3f})"
+            print(f"{word!r} ({' '.join(tokens[start:stop])}): lean {lean[start:stop].mean():+.3f}{where}; "
                   f"the other tokens' mean: {np.delete(lean, range(start, stop)).mean():+.3f}")
         else:
             print(f"{word!r} is not in this sentence; every token's lean is drawn.")
 
     box = widgets.Text(value=sentence, description="sentence", continuous_update=False,
                        layout=widgets.Layout(width="640px"))
-    return widgets.interactive(update, sentence=box)
+    word_box = widgets.Text(value=word, description="word", continuous_update=False,
+                            layout=widgets.Layout(width="300px"))
+    return widgets.interactive(update, sentence=box, word=word_box)
 
 
 def value_norms(model: Any, result: dict[str, Any], layer: int) -> np.ndarray:
