@@ -1026,9 +1026,12 @@ def _scaffolded(lines, extra=None):
     cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
              if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
     text = lessons.source(cells[0])
-    first, last = text.index("        ### BEGIN SOLUTION"), text.index("### END SOLUTION")
+    # the whole loop body after the reads is replaced (the given lines around the answer region too), so that
+    # ``lines`` is a complete body written as a learner might write it
+    first = text.index("\n", text.index('memory.read("V", j, j + b)')) + 1
+    last = text.index("    return dq, dK, dV")
     body = "".join(f"        {line}\n" for line in lines)
-    text = text[:first] + body + text[text.index("\n", last) + 1:]
+    text = text[:first] + body + text[last:]
     names = {"np": np, **(extra or {})}
     exec(text, names)  # noqa: S102  (the lesson's own starter code)
     return names["query_tile_backward"]
@@ -1278,3 +1281,31 @@ def test_exercise_3_states_the_memory_rule_its_check_enforces():
                    if "### Exercise 3" in lessons.source(c))
     assert "returned whole" in text and "refuses a loop that builds a whole row of scores" in text
     assert "whole row of scores" in message(checks.check_query_tile_backward, backward_concatenated_with_L)
+
+
+def test_backward_blank_starter_is_named():
+    """The learner's copy as handed out: the given lines use P and D before the learner has written them."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    names = {"np": np}
+    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
+    said = message(checks.check_query_tile_backward, names["query_tile_backward"])
+    assert "P is not defined yet" in said and "P = " not in said
+
+
+def test_backward_answer_region_holds_only_p_and_d():
+    """Exercise 3 asks for the two lines the stored L and O make possible; the rest of the body is given."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    text = lessons.source(cells[0])
+    region = text[text.index("### BEGIN SOLUTION"):text.index("### END SOLUTION")]
+    assert [line.split("=")[0].strip() for line in region.splitlines()[1:] if line.strip()] == ["P", "D"]

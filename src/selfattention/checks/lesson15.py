@@ -1005,6 +1005,11 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                         f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
                         f"queries, giving one number per column. D_i sums row i over its columns: "
                         f"(dO * O).sum(axis=1), one number per query.") from None
+                if isinstance(exc, NameError) and getattr(exc, "name", None) in ("P", "D"):
+                    raise ExerciseError(
+                        f"query_tile_backward raised NameError on {what}: {exc.name} is not defined yet. The "
+                        f"given lines after your answer use this tile's P (b_q, b) and D (b_q,): your lines "
+                        f"compute both, from the stored L and O.") from None
                 if isinstance(exc, ValueError) and "could not broadcast" in str(exc) and (
                         str(exc).count(",") >= 3):
                     raise ExerciseError(
