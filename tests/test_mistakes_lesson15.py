@@ -1221,7 +1221,8 @@ def causal_flash(memory, b):
 def test_flash_review_mask_and_scale_slips_are_named(answer, phrases):
     said = message(checks.check_causal_flash, answer)
     assert all(p in said for p in phrases), said
-    assert "subtract each row's maximum" not in said and not [k for k, p in FLASH_PHRASES.items() if p in said]
+    assert "subtract each row's maximum" not in said
+    assert not [k for k, p in FLASH_PHRASES.items() if p in said]
     with np.errstate(all="ignore"):
         assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
 
@@ -1272,13 +1273,13 @@ def test_backward_review_crashes_are_named(lines, phrase):
 
 
 def test_exercise_3_states_the_memory_rule_its_check_enforces():
-    """dK and dV are returned whole (allowed: they stand for slow memory); a whole row of scores is refused."""
+    """dK and dV are returned whole (they stand for slow memory); a whole row of scores is refused."""
     from mistakes import NOTEBOOKS
 
     from selfattention.coursework import lessons
 
-    text = "".join(lessons.source(c) for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
-                   if "### Exercise 3" in lessons.source(c))
+    cells = lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+    text = "".join(lessons.source(c) for c in cells if "### Exercise 3" in lessons.source(c))
     assert "returned whole" in text and "refuses a loop that builds a whole row of scores" in text
     assert "whole row of scores" in message(checks.check_query_tile_backward, backward_concatenated_with_L)
 
