@@ -1280,6 +1280,7 @@ def test_exercise_3_states_the_memory_rule_its_check_enforces():
 
     cells = lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
     text = "".join(lessons.source(c) for c in cells if "### Exercise 3" in lessons.source(c))
+    text = " ".join(text.split())
     assert "returned whole" in text and "refuses a loop that builds a whole row of scores" in text
     assert "whole row of scores" in message(checks.check_query_tile_backward, backward_concatenated_with_L)
 
