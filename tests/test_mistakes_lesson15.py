@@ -386,10 +386,14 @@ def test_moved_mistake_is_named(key):
     names_only(message(checks.check_causal_elements_moved, MOVED_WRONG[key]), named, MOVED_PHRASES)
 
 
-def test_moved_half_the_tiles_names_the_diagonal_first():
-    """Causal reads half the key/value tiles: N^2/2 instead of N(N + 1)/2; the message says so first."""
-    text = message(checks.check_causal_elements_moved, MOVED_WRONG["half"])
-    assert text.index("N^2/2 of the N^2") < text.index("O's write") and "diagonal tiles included" in text
+def test_moved_without_o_names_the_missing_write_first():
+    """O's write left out gives 2 T d + T^2 d / b, as N^2/2 tiles with Q and O do: the message names the
+    missing write first (the lesson's derivation, summed over the query tiles, ends there), then the other."""
+    text = message(checks.check_causal_elements_moved, MOVED_WRONG["no_o"])
+    assert text.index("O's write (or Q's read) is missing") < text.index("N^2/2 of the N^2")
+    assert "diagonal tiles included" in text
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test",
+                                  causal_elements_moved=MOVED_WRONG["no_o"], sa=sa)
 
 
 @pytest.mark.parametrize("key", ["one_row_more", "keys_and_scores", "simulated", "counted_tile_by_tile"])
@@ -933,7 +937,7 @@ def test_moved_m_or_l_per_query_is_named():
 def test_moved_without_q_says_q_or_o():
     def no_q(T, d, b):
         return 2 * T * d + T * T * d / b
-    assert "Leaving out Q's read or O's write" in message(checks.check_causal_elements_moved, no_q)
+    assert "O's write (or Q's read) is missing" in message(checks.check_causal_elements_moved, no_q)
 
 
 @pytest.mark.parametrize(("answer", "phrase"), [
@@ -1022,9 +1026,12 @@ def _scaffolded(lines, extra=None):
     cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
              if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
     text = lessons.source(cells[0])
-    first, last = text.index("        ### BEGIN SOLUTION"), text.index("### END SOLUTION")
+    # the whole loop body after the reads is replaced (the given lines around the answer region too), so that
+    # ``lines`` is a complete body written as a learner might write it
+    first = text.index("\n", text.index('memory.read("V", j, j + b)')) + 1
+    last = text.index("    return dq, dK, dV")
     body = "".join(f"        {line}\n" for line in lines)
-    text = text[:first] + body + text[text.index("\n", last) + 1:]
+    text = text[:first] + body + text[last:]
     names = {"np": np, **(extra or {})}
     exec(text, names)  # noqa: S102  (the lesson's own starter code)
     return names["query_tile_backward"]
@@ -1166,3 +1173,141 @@ def test_flash_blank_starter_is_named():
     said = message(checks.check_causal_flash, names["causal_flash"])
     assert "before reading any key tile" in said
     assert "the start of the key-tile loop is still to write" in said
+
+
+# latest review, exercise 1: a reversed mask (its NaN named from the rows it gave), masked scores set to 0 or
+# NaN, and a scale by the tile size or by sqrt(d) the wrong way round
+def _flash_with(mask_line, scale="np.sqrt(d)"):
+    """Section 1's loop made causal as asked (tiles above the diagonal skipped), with ``mask_line`` applied
+    to the tile's scores s and the scores divided by ``scale``."""
+    code = f'''
+def causal_flash(memory, b):
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m = np.full((len(q), 1), -np.inf)
+        ell, o = np.zeros((len(q), 1)), 0.0
+        for j in range(0, T, b):
+            if j > i + len(q) - 1:
+                continue
+            k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
+            key, query = np.arange(j, j + len(k))[None, :], np.arange(i, i + len(q))[:, None]
+            s = q @ k.T / {scale}
+            {mask_line}
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            ell = ell * np.exp(m - m_new) + np.exp(s - m_new).sum(axis=1, keepdims=True)
+            o = o * np.exp(m - m_new) + np.exp(s - m_new) @ v
+            m = m_new
+        memory.write("O", o / ell, i)
+'''
+    names = {"np": np}
+    exec(code, names)  # noqa: S102  (a learner's cell)
+    return names["causal_flash"]
+
+
+@pytest.mark.parametrize(("answer", "phrases"), [
+    (_flash_with("s[key < query] = -np.inf"),
+     ["rows 4, 5, 6, 7 of O are NaN", "hid the keys before each query", "exp(-inf - (-inf)) is NaN"]),
+    (_flash_with("s = np.where(query > key, -np.inf, s)"),
+     ["rows 4, 5, 6, 7 of O are NaN", "the reverse of the causal mask"]),
+    (_flash_with("s[key <= query] = -np.inf"),
+     ["rows 3, 4, 5, 6, 7 of O are NaN", "hid each query's own key and those before it"]),
+    (_flash_with("s[key > query] = 0"), ["the masked scores were set to 0, not -inf"]),
+    (_flash_with("s[key > query] = np.nan"), ["the masked scores were set to NaN"]),
+    (_flash_with("s[key > query] = -np.inf", scale="np.sqrt(b)"), ["divided by sqrt(b), the tile size"]),
+    (_flash_with("s[key > query] = -np.inf", scale="np.sqrt(len(k))"), ["divided by sqrt(b), the tile size"]),
+    (_flash_with("s[key > query] = -np.inf", scale="(1 / np.sqrt(d))"), ["multiplied by sqrt(d)"]),
+])
+def test_flash_review_mask_and_scale_slips_are_named(answer, phrases):
+    said = message(checks.check_causal_flash, answer)
+    assert all(p in said for p in phrases), said
+    assert "subtract each row's maximum" not in said
+    assert not [k for k, p in FLASH_PHRASES.items() if p in said]
+    with np.errstate(all="ignore"):
+        assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+@pytest.mark.parametrize("mask_line", ["s[key > query] = -np.inf", "s = np.where(key > query, -1e9, s)"])
+def test_flash_review_controls_pass(mask_line, capsys):   # the same loop, the mask the right way round
+    answer = _flash_with(mask_line)
+    right_answer_passes(checks.check_causal_flash, answer, capsys)
+    assert hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_flash_other_nan_names_its_rows_not_the_maximum():
+    """A NaN no named slip explains: the message gives the rows and the loop's own causes of NaN."""
+    answer = _flash_with("s[key > query] = -np.inf\n            s[:, :1] = -np.inf")
+    said = message(checks.check_causal_flash, answer)
+    assert "of O are NaN or infinite" in said and "exp(-inf - (-inf))" in said
+    assert "subtract each row's maximum" not in said
+
+
+# latest review, exercise 3: dK unscaled, D as one number, D from dP, and four more
+@pytest.mark.parametrize(("lines", "phrase"), [
+    (_body(dK="dK[j:j + b] = dS.T @ q"), "dK is not divided by sqrt(d) (dq is)"),
+    (_body(D="D = dP.sum(1)"), "D was taken as the row sums of dP over this tile's keys"),
+    (_body(D="D = np.sum(dP, axis=0)"), "D was taken as the column sums of dP"),
+    (_body(D="D = (dO * O).mean(axis=1)"), "D is the mean of dO * O over each row"),
+    (_body(dV="dV[j:j + b] = P.T @ dO / np.sqrt(d)"), "dV was divided by sqrt(d)"),
+])
+def test_backward_review_slips_are_named(lines, phrase):
+    answer = _scaffolded(lines)
+    said = message(checks.check_query_tile_backward, answer)
+    assert phrase in said and "differs from the right answer" not in said, said
+    assert not [k for k, p in BACKWARD_PHRASES.items() if p in said]
+    assert _hidden_fails(answer)
+
+
+@pytest.mark.parametrize(("lines", "phrase"), [
+    (_body(D="D = np.sum(dO * O)"), "D must be one number per query row"),
+    (_body(D="D = np.sum(dO * O, axis=1, keepdims=True)"), "summed with keepdims=True"),
+])
+def test_backward_review_crashes_are_named(lines, phrase):
+    answer = _scaffolded(lines)
+    assert phrase in message(checks.check_query_tile_backward, answer)
+    try:
+        failed = _hidden_fails(answer)
+    except IndexError:   # the hidden test raises: the grader fails the answer
+        failed = True
+    assert failed
+
+
+def test_exercise_3_states_the_memory_rule_its_check_enforces():
+    """dK and dV are returned whole (they stand for slow memory); a whole row of scores is refused."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+    text = "".join(lessons.source(c) for c in cells if "### Exercise 3" in lessons.source(c))
+    text = " ".join(text.split())
+    assert "returned whole" in text and "refuses a loop that builds a whole row of scores" in text
+    assert "whole row of scores" in message(checks.check_query_tile_backward, backward_concatenated_with_L)
+
+
+def test_backward_blank_starter_is_named():
+    """The learner's copy as handed out: the given lines use P and D before the learner has written them."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    names = {"np": np}
+    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
+    said = message(checks.check_query_tile_backward, names["query_tile_backward"])
+    assert "P is not defined yet" in said and "P = " not in said
+
+
+def test_backward_answer_region_holds_only_p_and_d():
+    """Exercise 3 asks for the two lines the stored L and O make possible; the rest of the body is given."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
+    text = lessons.source(cells[0])
+    region = text[text.index("### BEGIN SOLUTION"):text.index("### END SOLUTION")]
+    assert [line.split("=")[0].strip() for line in region.splitlines()[1:] if line.strip()] == ["P", "D"]

@@ -126,7 +126,7 @@ def _mixed_frames(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int, *, keys_l
 def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
                  normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
-                 raw_exp: bool = False, rescale_ell: bool = True) -> None:
+                 raw_exp: bool = False, rescale_ell: bool = True, mask: str = "after") -> None:
     """The causal tiled loop with one of the slips a learner makes, switched on (it refuses to run with none,
     so the package holds no answer to exercise 1): ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
@@ -135,18 +135,22 @@ def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_m
     ``normalise_each`` divides o by ℓ after every tile and resets ℓ to 1; ``mask_after_exp`` takes the maximum
     over every score, masked ones included, and zeroes the masked exponentials; ``tile_max`` takes each tile's
     exponentials relative to that tile's own maximum and adds them unrescaled; ``raw_exp`` keeps no maximum
-    (np.exp of the raw scores); ``rescale_ell`` False rescales o but not ℓ."""
+    (np.exp of the raw scores); ``rescale_ell`` False rescales o but not ℓ; ``root`` "b" scales by sqrt(b), the
+    tile size; ``mask`` "before" hides the keys before each query (the mask reversed), "before_own" those
+    before it and its own, "zero" sets the masked scores to 0 instead of -inf, "nan" to NaN."""
     _require_slip(_slipped_loop, locals())
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
-    scale = np.sqrt(d_v if root == "d_v" else d)
+    scale = np.sqrt({"d_v": d_v, "b": b}.get(root, d))
     for i in range(0, T, b):
         q = memory.read("Q", i, i + b)
         rows = np.arange(i, i + len(q))[:, None]
         m, total, acc = np.full((len(q), 1), -np.inf), np.zeros((len(q), 1)), np.zeros((len(q), d_v))
         for j in range(0, rows[-1, 0] + 1, b):
             k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
-            s = np.where(np.arange(j, j + len(k))[None, :] <= rows, q @ k.T / scale, -np.inf)
+            keys = np.arange(j, j + len(k))[None, :]
+            hidden = {"before": keys < rows, "before_own": keys <= rows}.get(mask, keys > rows)
+            s = np.where(hidden, {"zero": 0.0, "nan": np.nan}.get(mask, -np.inf), q @ k.T / scale)
             if mask_after_exp:
                 raw, keep = q @ k.T / scale, np.isfinite(s)
                 new_m = np.maximum(m, raw.max(axis=1, keepdims=True))
@@ -370,6 +374,39 @@ _RESCALE_SLIPS = {
 }
 
 
+def _nan_rows(out: np.ndarray) -> str:
+    rows = np.flatnonzero(~np.isfinite(out).all(axis=1))
+    return ", ".join(str(r) for r in rows[:6]) + (", ..." if len(rows) > 6 else "")
+
+
+def _mask_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> str | None:
+    """Name a mask that hides the wrong keys (the keys before each query, with or without its own) or sets
+    them to 0 instead of -inf, from the output the loop wrote; None when the output is none of these."""
+    right = _causal(Q, K, V)
+    for switch, side in (("before", "the keys before each query, key position < query position"),
+                         ("before_own", "each query's own key and those before it, key position <= query "
+                                        "position")):
+        slip = _slip(Q, K, V, b, mask=switch)
+        if np.isfinite(out).all() or not np.allclose(out, slip, equal_nan=True):
+            continue
+        rows = _nan_rows(out)
+        return (f"rows {rows} of O are NaN: your mask hid {side}, and kept "
+                f"the keys after it: the reverse of the causal mask. For those queries every score of the first key "
+                f"tile they read is -inf, so m stays -inf and exp(s - m) = exp(-inf - (-inf)) is NaN. Hide the "
+                f"keys after the query: key position > query position.")
+    slip = _slip(Q, K, V, b, mask="nan")
+    if not np.isfinite(out).all() and np.allclose(out, slip, equal_nan=True):
+        return (f"rows {_nan_rows(out)} of O are NaN: the masked scores were set to NaN, and NaN spreads through "
+                f"the maximum, np.exp and the sums into every row with a masked key. Set them to -inf, whose "
+                f"e^(s - m) is exactly 0.")
+    slip = _slip(Q, K, V, b, mask="zero")
+    if not np.allclose(slip, right) and np.allclose(out, slip):
+        return ("the masked scores were set to 0, not -inf: e^(0 - m) is not 0, so the keys after each query "
+                "still get weight (a score of 0 is an ordinary score). Set them to -inf, so that their "
+                "e^(s - m) is exactly 0.")
+    return None
+
+
 def _rescale_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int) -> str | None:
     """Name a slip in the order or direction of the online softmax's rescale (NaN where it gives NaN), or
     None."""
@@ -528,7 +565,7 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             raise ExerciseError(f"nothing was written to O (on {what}): write each tile's output with "
                                 f"memory.write('O', rows, i).")
         problem = _pattern_problem(memory.log, T, b) or _rescale_problem(memory.arrays["O"][:T], Q, K, V, b) or (
-            _own_key_problem(memory.arrays["O"][:T], Q, K, V))
+            _own_key_problem(memory.arrays["O"][:T], Q, K, V)) or _mask_problem(memory.arrays["O"][:T], Q, K, V, b)
         if problem:
             raise ExerciseError(f"{problem} (on {what})")
         out, stale = memory.arrays["O"][:T], _slip(Q, K, V, b, stale_max=True)
@@ -543,6 +580,8 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "the scores are not scaled: divide them by sqrt(d_k).": _causal(Q, K, V, scale=False),
             "the scores were divided by sqrt(d_v), the width of the values: divide by sqrt(d), the width of "
             "the queries and keys (memory.arrays['Q'].shape[1]).": _slip(Q, K, V, b, root="d_v"),
+            "the scores were divided by sqrt(b), the tile size: the scale belongs to the width of q and k, so "
+            "divide by sqrt(d) (memory.arrays['Q'].shape[1]), whatever the tiles.": _slip(Q, K, V, b, root="b"),
             "the mask compares positions within the tile (the same np.tri(b) on every tile), so it also hides "
             "keys of earlier tiles that every query of this tile may read. Compare positions in the whole "
             "sequence: key j + c is masked when j + c > i + r.": _causal(Q, K, V, local_of=b),
@@ -558,6 +597,8 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "o' = o exp(m - m') + the tile's e^(s - m') v.": _slip(Q, K, V, b, rescale_o=False),
             "the output o was rescaled by exp(m - m') when the maximum rose, but the running sum ℓ was not: "
             "ℓ' = ℓ exp(m - m') + the tile's sum of e^(s - m').": _slip(Q, K, V, b, rescale_ell=False),
+            "the scores were multiplied by sqrt(d): divide them, S = q k^T / sqrt(d).": _causal(
+                Q * Q.shape[1], K, V),
             "the scores were divided by d, not by sqrt(d): S = q k^T / sqrt(d).": _causal(Q * np.sqrt(
                 1 / np.sqrt(Q.shape[1])), K * np.sqrt(1 / np.sqrt(Q.shape[1])), V),
             "each key tile's softmax was normalised on its own (divided by that tile's sum) and the tiles "
@@ -567,7 +608,15 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
             "added: a query's weights are one softmax over all its keys. Keep the unnormalised sums ℓ and o "
             "across the tiles and divide o by ℓ once, at the end.": _slip(Q, K, V, b, tile_softmax="sum"),
         }
-        check_array(memory.arrays["O"][:T], _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
+        out = memory.arrays["O"][:T]
+        if not np.isfinite(out).all() and not any(np.allclose(out, w, equal_nan=True) for w in mistakes.values()):
+            raise ExerciseError(
+                f"rows {_nan_rows(out)} of O are NaN or infinite (on {what}). In this loop that comes from a key "
+                f"tile where every score of a query is -inf while its m is still -inf (exp(-inf - (-inf)) is "
+                f"NaN), or from ℓ = 0 at the end: check which keys your mask sets to -inf. The causal mask hides "
+                f"only keys after the query (key position > query position), so key 0, in the first tile each "
+                f"query reads, is never hidden.")
+        check_array(out, _causal(Q, K, V), f"the output O (on {what})", mistakes=mistakes)
     problem = _fast_memory_problem(causal_flash)
     if problem:
         raise ExerciseError(problem)
@@ -679,9 +728,11 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
                 2 * T * d + b * d * N * (N - 1),
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
-            "that counts N^2/2 of the N^2 key/value tiles (N = T/b, the number of query tiles): the causal loop "
-            "reads N(N + 1)/2 of them, the diagonal tiles included (query tile n reads key tiles 0..n). Leaving "
-            "out Q's read or O's write (T d numbers) gives the same count.": 2 * T * d + T**2 * d / b,
+            "that is T d short: O's write (or Q's read) is missing. The key/value tiles give T d + T^2 d / b "
+            "(query tile n reads tiles 0..n, 2 b d numbers each), Q is read once (T d) and O is written once "
+            "(T d): 3 T d + T^2 d / b. The same number comes from counting N^2/2 of the N^2 key/value tiles "
+            "(N = T/b, the number of query tiles) with Q and O: the causal loop reads N(N + 1)/2 of them, the "
+            "diagonal tiles included.": 2 * T * d + T**2 * d / b,
             "that counts (N + 1)(N + 2)/2 key/value tiles (N = T/b, the number of query tiles), one row of tiles "
             "too many: query tile n, for n = 0 .. N - 1, reads key tiles 0..n, so N(N + 1)/2 tiles in all.":
                 2 * T * d + 2 * b * d * (N + 1) * (N + 2) / 2,
@@ -768,7 +819,8 @@ def _slipped_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarr
                 D: str = "rows", D_axis: int = 0, dS_scaled: bool = False, grad_scale: str = "d",
                 accumulate: bool = True, exp_P: bool = True, dS_P: bool = True,
                 dK_from: str = "dS", dq_scaled: bool = True, dV_from: str = "P",
-                L_sign: int = -1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                L_sign: int = -1, dK_scaled: bool = True,
+                dV_scaled: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with one of the slips a
     learner makes switched on (it refuses to run with none)."""
     _require_slip(_slipped_query_tile, locals())
@@ -790,19 +842,22 @@ def _slipped_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarr
         if D == "none":
             dS = P * dP
         else:
-            Di = {"rows": Dv, "scalar": np.full(len(q), Dv.sum()), "dO": dO.sum(axis=1)}.get(
+            Di = {"rows": Dv, "scalar": np.full(len(q), Dv.sum()), "dO": dO.sum(axis=1),
+                  "dP": dP.sum(axis=1), "dP0": dP.sum(axis=0), "mean": (dO * O).mean(axis=1)}.get(
                 D, (P * dP).sum(axis=1))
             dS = (P if dS_P else 1.0) * (dP - (Di[:, None] if D_axis == 0 else Di[None, :]))
         if dS_scaled:
             dS = dS / np.sqrt(d)
         if dV_from == "dS":
             dV[j:j + b] = dS.T @ dO
+        if dV_scaled:
+            dV[j:j + b] /= np.sqrt(d)
         dq = (dq if accumulate else 0.0) + dS @ k / (root if dq_scaled else 1.0)
-        dK[j:j + b] = (dS if dK_from == "dS" else P).T @ q / root
+        dK[j:j + b] = (dS if dK_from == "dS" else P).T @ q / (root if dK_scaled else 1.0)
     return dq, dK, dV
 
 
-_SQUARE_ONLY = {"L_axis", "no_transpose", "D_axis"}
+_SQUARE_ONLY = {"L_axis", "no_transpose", "D_axis", "D_dP_columns"}
 
 _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
@@ -830,6 +885,19 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                   "comes from the scores' gradient: dK = dS^T q / sqrt(d).", {"dK_from": "P"}),
     "dq_unscaled": ("dq is not divided by sqrt(d) (dK is): S = q k^T / sqrt(d), so dq = dS k / sqrt(d).",
                     {"dq_scaled": False}),
+    "dK_unscaled": ("dK is not divided by sqrt(d) (dq is): S = q k^T / sqrt(d), so dK = dS^T q / sqrt(d).",
+                    {"dK_scaled": False}),
+    "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij, each dP weighted "
+             "by its P and summed over all of row i's keys, which the stored output gives as "
+             "rowsum(dO * O) ((dO * O).sum(axis=1)); a tile's dP alone is neither weighted nor whole.",
+             {"D": "dP"}),
+    "D_dP_columns": ("D was taken as the column sums of dP (axis 0, over the queries): D_i belongs to query "
+                     "i and is sum_j P_ij dP_ij over all of its keys, which the stored output gives as "
+                     "rowsum(dO * O) ((dO * O).sum(axis=1)).", {"D": "dP0"}),
+    "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i = sum_c dO_ic O_ic, "
+               "(dO * O).sum(axis=1).", {"D": "mean"}),
+    "dV_scaled": ("dV was divided by sqrt(d): values enter through O = P V, not through the scaled scores, so "
+                  "no 1/sqrt(d) reaches them: dV = P^T dO.", {"dV_scaled": True}),
     "dV_from_dS": ("dV was built from dS: values enter through O = P V, not through the scores, so dV = P^T dO.",
                    {"dV_from": "dS"}),
     "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, so it divides: "
@@ -937,6 +1005,23 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                         f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
                         f"queries, giving one number per column. D_i sums row i over its columns: "
                         f"(dO * O).sum(axis=1), one number per query.") from None
+                if isinstance(exc, NameError) and getattr(exc, "name", None) in ("P", "D"):
+                    raise ExerciseError(
+                        f"query_tile_backward raised NameError on {what}: {exc.name} is not defined yet. The "
+                        f"given lines after your answer use this tile's P (b_q, b) and D (b_q,): your lines "
+                        f"compute both, from the stored L and O.") from None
+                if isinstance(exc, ValueError) and "could not broadcast" in str(exc) and (
+                        str(exc).count(",") >= 3):
+                    raise ExerciseError(
+                        f"query_tile_backward raised ValueError on {what}: {exc}. An array of three dimensions "
+                        f"was made, as D[:, None] does when D is already a column (summed with keepdims=True, "
+                        f"shape (b_q, 1)): use one or the other, so that dP - D is (b_q, b).") from None
+                if isinstance(exc, IndexError) and ("0-dimensional" in str(exc) or "scalar" in str(exc)):
+                    raise ExerciseError(
+                        f"query_tile_backward raised IndexError on {what}: {str(exc).rstrip('.')}. A single number "
+                        f"was indexed, as D[:, None] does when D = np.sum(dO * O) is summed with no axis: that "
+                        f"adds up the whole tile. D must be one number per query row: "
+                        f"(dO * O).sum(axis=1).") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
             problem = _backward_reads_problem(memory, b)
             if problem:

@@ -13,6 +13,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter
 
 from ..llm import rope_frequencies
 from ..plots import llm as llm_plots
@@ -136,6 +137,7 @@ def io_explorer(d: int = 64, T: int = 65536) -> None:
         chosen = ax.axvline(65536, color="tab:red", lw=1.5, label="chosen M")
         llm_plots._log2_ticks(ax, Ms)
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.set_xlabel("fast memory M (numbers)")
         ax.set_ylabel("times fewer moved by tiling")
         ax.legend(loc="upper left", fontsize=llm_plots.FONT - 2)
@@ -152,7 +154,8 @@ def io_explorer(d: int = 64, T: int = 65536) -> None:
         uneven.set_ydata([g[0] for g in got])
         even.set_ydata([g[1] for g in got])
         chosen.set_xdata([M, M])
-        ax.set_ylim(0.1, 30)
+        shown = [r for g in got for r in g[:2]]
+        ax.set_ylim(min(shown) / 1.5, max(shown) * 1.5)   # every point inside the axes, whatever d
         ax.set_title(f"d = {d}, T = {T:,}", fontsize=llm_plots.FONT)
         show(fig)
         one, two, b = ratios(M, d)
@@ -166,7 +169,8 @@ def io_explorer(d: int = 64, T: int = 65536) -> None:
     widgets.interact(
         draw,
         M=widgets.SelectionSlider(options=[16384, 65536, 262144, 1048576], value=65536,
-                                  description="fast memory M", continuous_update=False),
+                                  description="fast memory M", continuous_update=False,
+                                  style={"description_width": "initial"}),   # the label whole, not cut
         d=widgets.SelectionSlider(options=[32, 64, 128], value=d, description="d",
                                   continuous_update=False),
     )
