@@ -735,7 +735,7 @@ def test_decoder_answer_from_the_given_real_table_passes(capsys):
 
 
 def test_safe_float_mask_message_gives_the_share_the_masked_keys_kept():
-    """The float-mask message states the masked keys' share of the weight, computed from the answer's weights."""
+    """The float-mask message states the masked keys' share of the weight, from the answer's weights."""
     from selfattention.checks.lesson09 import _safe_cases
 
     wrong = SAFE_WRONG["float mask"]

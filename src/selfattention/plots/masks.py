@@ -180,9 +180,10 @@ def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: 
 
 def dot_products_by_offset(tables: Sequence[ArrayLike], titles: Sequence[str], starts: Sequence[int],
                            offsets: int = 20) -> Figure:
-    """For each (T, d) table of position vectors, one panel with one line per start position i in ``starts``:
-    the dot product of rows i and i + delta against the offset delta, from -``offsets`` to ``offsets`` (the rows
-    must exist). A table whose dot products depend on the offset alone draws all its lines on top of each other.
+    """For each (T, d) table of position vectors, one panel with one line per start position i in
+    ``starts``: the dot product of rows i and i + delta against the offset delta, from -``offsets`` to
+    ``offsets`` (the rows must exist). A table whose dot products depend on the offset alone draws all its
+    lines on top of each other.
 
     Returns the figure (11 x 4.6 inches), panels sharing the y axis.
     """
