@@ -746,3 +746,14 @@ def test_safe_float_mask_message_gives_the_share_the_masked_keys_kept():
     assert f"the masked keys still got {share:.0%} of the weight" in msg and "most of their weight" not in msg
     assert 0.05 < share < 0.95
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def test_safe_float_mask_renormalised_names_the_discarded_zero_over_zero():
+    """A 0/1 float mask added, zeroed and renormalised gives the right weights; its NaN gradient comes from
+    the 0/0 of an empty row's renormalisation, not from an additive -inf mask."""
+    def wrong(s, m):
+        w = torch.softmax(s + m.to(s.dtype), dim=-1) * m
+        return torch.nan_to_num(w / w.sum(dim=-1, keepdim=True))
+
+    _names_only(_message(check_safe_weights, wrong), "discarded nan", SAFE)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
