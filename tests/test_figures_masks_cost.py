@@ -296,3 +296,21 @@ def test_first_token_accuracy_needs_positions():
     assert first_token_accuracy("random table", 0) >= 0.8
     with pytest.raises(ValueError, match="positions must be one of"):
         first_token_accuracy("rope", 0)
+
+
+def test_dot_products_by_offset_overlap_for_sinusoids_only():
+    pe = sa.sinusoidal_positional_encoding(64, 32)
+    fig = mask_plots.dot_products_by_offset([pe, np.random.default_rng(1).normal(size=(64, 32))], ["a", "b"],
+                                            starts=range(20, 28))
+    sine, rand = ([line.get_ydata() for line in ax.lines[:8]] for ax in fig.axes[:2])
+    assert np.ptp(np.array(sine), axis=0).max() < 1e-9 and np.ptp(np.array(rand), axis=0).max() > 1.0
+    legible(fig)
+    with pytest.raises(ValueError, match="leave the tables' rows"):
+        mask_plots.dot_products_by_offset([pe], ["a"], starts=[5])
+
+
+def test_position_maps_zoom_circles_the_key_before_each_query():
+    fig = mask_plots.position_maps([np.eye(64, k=-1), np.eye(64)], ["a", "b"], fitted=40, zoom=(50, 6))
+    zoom = fig.axes[2]
+    assert list(zoom.lines[0].get_xdata()) == [49, 50, 51, 52, 53, 54]     # circles on (i, i - 1)
+    legible(fig)

@@ -732,3 +732,28 @@ def test_decoder_answer_from_the_given_real_table_passes(capsys):
 
     _passes(check_decoder_inputs, answer, capsys)
     assert hidden_test_passes("09_positions_and_masks", "l09-decoder-test", decoder_inputs=answer)
+
+
+def test_safe_float_mask_message_gives_the_share_the_masked_keys_kept():
+    """The float-mask message states the masked keys' share of the weight, from the answer's weights."""
+    from selfattention.checks.lesson09 import _safe_cases
+
+    wrong = SAFE_WRONG["float mask"]
+    s, m = _safe_cases()[0]                                      # the first case the check tries
+    w, mm = wrong(s, m), m.expand_as(s)
+    share = float((w * ~mm).sum(dim=-1)[mm.any(dim=-1)].mean())  # weight left on masked keys, rows with a key
+    msg = _message(check_safe_weights, wrong)
+    assert f"the masked keys still got {share:.0%} of the weight" in msg and "most of their weight" not in msg
+    assert 0.05 < share < 0.95
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def test_safe_float_mask_renormalised_names_the_discarded_zero_over_zero():
+    """A 0/1 float mask added, zeroed and renormalised gives the right weights; its NaN gradient comes from
+    the 0/0 of an empty row's renormalisation, not from an additive -inf mask."""
+    def wrong(s, m):
+        w = torch.softmax(s + m.to(s.dtype), dim=-1) * m
+        return torch.nan_to_num(w / w.sum(dim=-1, keepdim=True))
+
+    _names_only(_message(check_safe_weights, wrong), "discarded nan", SAFE)
+    assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)

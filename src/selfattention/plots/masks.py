@@ -15,7 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["FONT", "encoding_map", "weight_maps", "draw_weights", "set_weight_texts", "position_maps"]
+__all__ = ["FONT", "encoding_map", "weight_maps", "draw_weights", "set_weight_texts", "position_maps",
+           "dot_products_by_offset"]
 
 #: Smallest text size of these figures, in points (11-inch figures: 15 pt is 24 px on a 1280-px slide).
 FONT = 15
@@ -138,7 +139,8 @@ def weight_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], labels: Se
     return _side_by_side(matrices, titles, draw)
 
 
-def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: int) -> Figure:
+def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: int,
+                  zoom: tuple[int, int] | None = None) -> Figure:
     """Draw n (T, T) weight matrices side by side as images on one colour scale (0 to 1), without numbers in
     the squares (T is large), with a dashed line under query ``fitted - 1``: the rows above it are the
     positions a matrix was fitted on, the rows below were never seen by the fit.
@@ -154,4 +156,52 @@ def position_maps(matrices: Sequence[ArrayLike], titles: Sequence[str], fitted: 
         ax.set_xlabel("key position j")
         ax.set_ylabel("query position i" if i == 0 else "")
 
-    return _side_by_side(matrices, titles, draw)
+    if zoom is None:
+        return _side_by_side(matrices, titles, draw)
+    row, n = zoom
+
+    def draw_zoom(ax: Axes, i: int, m: ArrayLike, title: str) -> None:
+        if i < len(matrices):
+            return draw(ax, i, m, title)
+        w = _array(matrices[0], "matrices[0]", 2)
+        lo = max(row - 3, 0)
+        ax.imshow(w[row:row + n, lo:row + n + 1], cmap="Blues", vmin=0.0, vmax=1.0,
+                  extent=(lo - 0.5, row + n + 0.5, row + n - 0.5, row - 0.5))
+        queries = np.arange(row, row + n)
+        ax.plot(queries - 1, queries, ls="none", marker="o", ms=14, mfc="none", mec="tab:orange", mew=2,
+                label="key i - 1")
+        ax.plot(queries, queries, ls="none", marker="x", ms=8, color="0.5", label="key i")
+        ax.legend(loc="lower left", fontsize=FONT - 2, handlelength=1)
+        ax.set_title(title)
+        ax.set_xlabel("key position j")
+
+    return _side_by_side([*matrices, matrices[0]], [*titles, f"{titles[0]}, zoomed"], draw_zoom)
+
+
+def dot_products_by_offset(tables: Sequence[ArrayLike], titles: Sequence[str], starts: Sequence[int],
+                           offsets: int = 20) -> Figure:
+    """For each (T, d) table of position vectors, one panel with one line per start position i in
+    ``starts``: the dot product of rows i and i + delta against the offset delta, from -``offsets`` to
+    ``offsets`` (the rows must exist). A table whose dot products depend on the offset alone draws all its
+    lines on top of each other.
+
+    Returns the figure (11 x 4.6 inches), panels sharing the y axis.
+    """
+    arrays = [_array(t, f"tables[{n}]", 2) for n, t in enumerate(tables)]
+    if not arrays or len(arrays) != len(titles):
+        raise ValueError(f"tables has {len(arrays)} entries and titles {len(titles)}; "
+                         "expected one title per table, at least one table")
+    deltas = np.arange(-offsets, offsets + 1)
+    if min(starts) - offsets < 0 or max(starts) + offsets >= min(a.shape[0] for a in arrays):
+        raise ValueError(f"starts {list(starts)} +- {offsets} leave the tables' rows")
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(1, len(arrays), figsize=(11, 4.6), layout="constrained", sharey=True,
+                                 squeeze=False)
+        for n, (a, ax, title) in enumerate(zip(arrays, axes[0], titles, strict=True)):
+            for i in starts:
+                ax.plot(deltas, a[i + deltas] @ a[i], lw=1.5, alpha=0.7)
+            ax.axhline(0.0, color="0.7", lw=1)
+            ax.set_title(title)
+            ax.set_xlabel("offset delta = j - i")
+            ax.set_ylabel(f"row i . row i + delta ({len(starts)} values of i)" if n == 0 else "")
+    return fig
