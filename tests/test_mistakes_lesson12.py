@@ -42,6 +42,7 @@ ABLATION = {
     "median": "you took the median",
     "too wide": "one column too wide",
     "d_k from T": "d_k was computed from the number of tokens",
+    "bias twice": "b_O was added twice",
 }
 
 
@@ -105,6 +106,7 @@ ABLATION_WRONG = {
     "too wide": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, start=h * (c.shape[1] // n),
                                                  width=c.shape[1] // n + 1),
     "d_k from T": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, width=c.shape[0] // n),
+    "bias twice": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n) + b,
 }
 
 
@@ -299,6 +301,7 @@ RATIO = {
     "transposed": "the weights are transposed",
     "whole x": "the norm of the whole x",
     "heads summed": "the heads were summed before the norm",
+    "mean length": "the mean length of x's tokens",
 }
 
 
@@ -315,6 +318,7 @@ RATIO_WRONG = {
     "transposed": lambda w, vW, x: np.linalg.norm(np.transpose(w, (0, 2, 1)) @ vW, axis=-1)
     / np.linalg.norm(x, axis=-1),
     "whole x": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x),
+    "mean length": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1).mean(),
     "heads summed": lambda w, vW, x: np.broadcast_to(np.linalg.norm(_o(w, vW).sum(0), axis=-1)
                                                      / np.linalg.norm(x, axis=-1), np.shape(w)[:2]).copy(),
 }

@@ -91,6 +91,8 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "you multiplied by W_O transposed (context @ W_O.T, the layout nn.Linear stores); W_O is given in the "
         "course's layout: context @ W_O.": _ablated(*case, transposed=True),
         "the bias b_O is missing: the attention output is context @ W_O + b_O.": _ablated(*case, bias=False),
+        "b_O was added twice; the attention output is context @ W_O + b_O, with the bias once.":
+            _ablated(*case) + case[3],
         "the slice is num_heads wide; each head has d_k = d_model // num_heads features.":
             _ablated(*case, width=case[5]),
         "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
@@ -303,6 +305,8 @@ def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "o^h = weights @ vW.": norm(np.swapaxes(weights, 1, 2) @ vW) / norm(x),
         "that divides by the norm of the whole x (all T tokens at once, one number): divide by each token's "
         "own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / np.linalg.norm(x),
+        "that divides by the mean length of x's tokens (one number); divide each token's ratio by its own "
+        "length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).mean(),
         "the heads were summed before the norm (the whole attention output); the exercise asks for each head "
         "h apart, ||o_i^h||.": np.broadcast_to(norm((weights @ vW).sum(0)) / norm(x), weights.shape[:2]),
     }
