@@ -197,6 +197,7 @@ def removal_against_yardstick(
     marked_label: str,
     other_label: str,
     xlabel: str = "change of the sentence embedding, 1 - cos (log scale)",
+    spread: ArrayLike | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """Each head's removal (one dot per head, rows by layer, ``marked`` heads in their own colour) against
@@ -205,6 +206,8 @@ def removal_against_yardstick(
     Inputs:
         changes: (num_layers, num_heads) changes; marked: (num_layers, num_heads) booleans;
         yardstick: ``{kind of pair: (n,) changes}``.
+        spread: optional (num_layers, num_heads, n) changes sentence by sentence: each head's range, from its
+            smallest to its largest, is a thin line through its dot (heads a little apart vertically).
     Returns:
         the Axes drawn on.
     """
@@ -220,8 +223,15 @@ def removal_against_yardstick(
     for layer in range(c.shape[0]):
         for m, colour, name in ((mark[layer], "tab:orange", marked_label),
                                 (~mark[layer], "tab:blue", other_label)):
-            ax.scatter(c[layer][m], np.full(int(m.sum()), layer), s=55, color=colour, alpha=0.8,
+            y = layer + (0.0 if spread is None else (np.flatnonzero(m) - (c.shape[1] - 1) / 2) * 0.035)
+            ax.scatter(c[layer][m], np.full(int(m.sum()), layer) + y - layer, s=55, color=colour, alpha=0.8,
                        label=name if layer == 0 else None, zorder=3)
+            if spread is not None:
+                each = _array(spread, "spread", 3)
+                if each.shape[:2] != c.shape:
+                    raise ValueError(f"spread has shape {each.shape}; expected {c.shape} + (n,)")
+                ax.hlines(y, each[layer][m].min(-1), each[layer][m].max(-1), color=colour, alpha=0.5, lw=1,
+                          zorder=2)
     for k, (kind, values) in enumerate(yardstick.items()):
         v = _array(values, f"yardstick[{kind!r}]", 1)
         ax.scatter(v, np.full(v.size, c.shape[0] + k), s=70, marker="D", color="tab:green",
