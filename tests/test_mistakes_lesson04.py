@@ -44,6 +44,7 @@ APPLE = {
     "one other": "it counts one other word",
     "scaled": "before dividing by sqrt(d_k)",
     "other": "not it yet",
+    "queries": "those are the queries themselves",
 }
 
 
@@ -164,7 +165,62 @@ def test_apple_rows_aimed_at_ate_but_too_short_say_nothing_about_aim():
     W = W_Q.copy()
     W[2], W[3] = [0, 1, 0], [0, 0, -2]                                  # q_apple = (0, 1, 0): 0.48 only
     text = message(check_apple, (W, NEEDED))
-    assert "far enough" in text and "along the action axis" not in text, text
+    assert "needs a score of at least that, and it scores 1." in text, text
+    assert "The rows only 'apple' has" not in text and "The red row" not in text, text
+
+
+def test_apple_too_short_is_told_its_own_needed_score():
+    """Food row [0, 2, -2] cancels red: q_apple = (0, 2, 0), 'ate' scores 2 < log 12. The message sets the
+    score against the learner's own needed_score (2.485, derived), not a generic hint."""
+    W = W_Q.copy()
+    W[2] = [0, 2, -2]
+    text = message(check_apple, (W, NEEDED))
+    names_only(text, "too little", APPLE)
+    assert "You derived needed_score = 2.485" in text and "it scores 2." in text, text
+    text = message(check_apple, (W, 2.485))
+    assert "needed_score = 2.485" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                  needed_score=NEEDED)
+
+
+def test_apple_query_between_sam_and_ate_names_sam():
+    W = W_Q.copy()
+    W[2] = [2, 2, -2]                                                   # q_apple = (2, 2, 0): Sam ties ate
+    text = message(check_apple, (W, NEEDED))
+    names_only(text, "too little", APPLE)
+    assert "points along the person axis too" in text and "'Sam' scores 2" in text, text
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                  needed_score=NEEDED)
+
+
+def boundary() -> np.ndarray:
+    """log 12 split between the food and fruit rows: 'ate' scores log 12 up to rounding (weight 0.7999...)."""
+    W = W_Q.copy()
+    W[2], W[3] = [0, -0.29531772575250836, -1], [0, 2.7802243755405085, -1]
+    return W
+
+
+def test_apple_exactly_0_8_passes_both(capsys):
+    """'At least 0.8' with a score of exactly log 12: floating-point rounding gives 0.7999999999999997,
+    which the check and the hidden test both accept."""
+    right_answer_passes(check_apple, (boundary(), NEEDED), capsys)
+    assert hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=boundary(),
+                              needed_score=NEEDED)
+    for a in np.linspace(-3, 3, 301):                                  # every way of splitting log 12
+        W = W_Q.copy()
+        W[2], W[3] = [0, a, -1], [0, NEEDED - a, -1]
+        if abs(NEEDED - a) <= 3:
+            right_answer_passes(check_apple, (W, NEEDED), capsys)
+            assert hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
+                                      needed_score=NEEDED)
+
+
+def test_apple_the_queries_are_named_as_queries():
+    good_queries = X_TOY @ GOOD                                          # (4, 3): one row per word
+    text = message(check_apple, (good_queries, NEEDED))
+    names_only(text, "queries", APPLE)
+    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=good_queries,
+                                  needed_score=NEEDED)
 
 
 def test_apple_a_tie_names_no_word_that_gets_most():
@@ -307,6 +363,7 @@ NEXT = {
     "word columns": "one column per word",
     "per word": "one row per word. But W_Q_next has one row per feature",
     "other": "four points in the plane",
+    "one word aims elsewhere": "point the query there",
 }
 
 KEYS = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=float)
@@ -494,6 +551,17 @@ def test_next_word_self_looking_words_are_the_ones_named():
     assert text.startswith(head), text
     assert "'apple' gives most to 'red'" in text, text
     assert not next_hidden(np.array([[3, 0], [0, 3], [0, 0], [0, 0], [-3, 0]], dtype=float), K_NEXT)
+
+
+def test_next_word_one_word_aimed_elsewhere_names_its_query():
+    """Every row right but ate's action row, aimed at apple's key: the message names ate's query, the key it
+    points to and the key of the word after 'ate'."""
+    W = np.array([[0, 3], [0, -3], [3, 3], [0, 0], [0, -3]], dtype=float)
+    text = message(check_next, (W, K_NEXT))
+    names_only(text, "one word aims elsewhere", NEXT)
+    assert "The query of 'ate' is its action row of W_Q_next (row 1), [0.0, -3.0]" in text, text
+    assert "towards the key of 'apple', [0.0, -1.0]" in text and "'red', whose key is [-1.0, 0.0]" in text, text
+    assert not next_hidden(W, K_NEXT)
 
 
 def test_next_word_pass_message_says_most_of_its_attention(capsys):

@@ -58,6 +58,7 @@ _CAP = 3.0  # Exercise 1 keeps every entry of W_Q_apple in [-3, 3]: the weight s
 
 _NEEDED = math.log(12.0)  # e^s / (e^s + 3) = 0.8  <=>  e^s = 12
 _SCORE_TOL = 0.005       # needed_score within 0.005 of log 12: a score of 2.5 read off the widget is not it
+_WEIGHT_TOL = 1e-9       # "at least 0.8": a score of exactly log 12, rounded in floating point, still counts
 
 
 def _weight_at(s: float) -> float:
@@ -117,6 +118,12 @@ def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
             "W_Q_apple has shape (3, 5): its rows and columns are swapped. Here a projection "
             "is (d_model, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
         )
+    if W.shape == (4, 3):
+        raise ExerciseError(
+            "W_Q_apple has shape (4, 3), one row per word (T x d_k): those are the queries themselves, such as "
+            "X_toy @ W_Q. W_Q_apple has one row per feature (person, action, food, fruit, red), (d_model, d_k) = "
+            "(5, 3), and a word's query is the sum of the rows for its features."
+        )
     if W.shape != _W_Q.shape:
         raise ExerciseError(f"W_Q_apple has shape {W.shape}; it should have the shape of W_Q, (5, 3).")
     if not np.all(np.isfinite(W)):
@@ -141,7 +148,7 @@ def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
                 f"Change only the rows of features that 'apple' alone has (food, fruit)."
             )
     weights = _toy_weights(W)[apple]
-    if weights[ate] < 0.8:
+    if weights[ate] < 0.8 - _WEIGHT_TOL:
         top = WORDS[int(weights.argmax())]
         scores = new_q[apple] @ (_X_TOY @ _W_K).T
         where = (f"with W_Q_apple, 'apple' scores {np.round(scores, 2).tolist()} and gives 'ate' "
@@ -164,6 +171,20 @@ def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
                 f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
                 f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it, or outweigh it, with the "
                 f"rows only 'apple' has.{aim}"
+            )
+        if scores[ate] > 1e-9 and scores[0] > 1e-9:       # aimed between ate and Sam (apple's own: above)
+            raise ExerciseError(
+                f"{where}; it should give 'ate' at least 0.8. The query of 'apple', "
+                f"{np.round(new_q[apple], 2).tolist()}, points along the person axis too, where Sam's key is "
+                f"[1, 0, 0]: 'Sam' scores {scores[0]:.3g}, and its weight comes out of what 'ate' gets. Point "
+                f"the query along the action axis alone, where the key of 'ate' is [0, 1, 0]."
+            )
+        others = np.delete(scores, ate)
+        if scores[ate] > 0 and np.allclose(others, 0.0):   # aimed at ate alone, but not far enough
+            raise ExerciseError(
+                f"{where}; it should give 'ate' at least 0.8. You derived needed_score = {s_needed:.4g}: with "
+                f"the other three words at 0, 'ate' needs a score of at least that, and it scores "
+                f"{scores[ate]:.3g}. Lengthen apple's query along the action axis."
             )
         raise ExerciseError(
             f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
@@ -342,7 +363,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
         plt.show()
     A = _next_word_weights(Wq, Wk)
     right = A[np.arange(4), list(_NEXT)]
-    if right.min() >= 0.8:
+    if right.min() >= 0.8 - 1e-9:
         passed("each word gives most of its attention to the word that happens to come next: " + ", ".join(
             f"{WORDS[i]} -> {WORDS[j]} {right[i]:.2f}" for i, j in enumerate(_NEXT)) + ". The pattern goes by "
             "content (person -> action -> colour -> food): reorder the words and it no longer follows the order; "
@@ -351,7 +372,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     Q, K = _X_TOY @ Wq, _X_TOY @ Wk
     S = Q @ K.T
     top = A.argmax(axis=1)
-    failing = [k for k in range(4) if right[k] < 0.8]
+    failing = [k for k in range(4) if right[k] < 0.8 - 1e-9]
     aims = (Wq[:4] @ K.T).argmax(axis=1)      # the word each of the first four rows, read alone, points at
     red_aims_apple = np.linalg.norm(Wq[4]) > 1e-9 and int((Wq[4] @ K.T).argmax()) == 3
     if (np.all(aims == list(_NEXT)) and np.all(np.linalg.norm(Wq[:4], axis=1) > 1e-9)
@@ -433,6 +454,16 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
             f"{where}. Only 'apple' fails: it scores {np.round(S[3], 2).tolist()} (Sam, ate, red, apple). Its "
             f"query is the sum of its rows of W_Q_next, {rows} = {np.round(Q[3], 2).tolist()}, red's row "
             f"included: that sum must point at Sam's key.")
+    wrong = [k for k in range(4) if top[k] != _NEXT[k]]
+    if len(wrong) == 1 and wrong[0] != 3:            # one word's own row aims elsewhere (apple's is above)
+        k = wrong[0]
+        row = {0: (0, "person"), 1: (1, "action"), 2: (4, "red")}[k]
+        raise ExerciseError(
+            f"{where}. The query of '{WORDS[k]}' is its {row[1]} row of W_Q_next (row {row[0]}), "
+            f"{np.round(Q[k], 2).tolist()}: it points towards the key of '{WORDS[top[k]]}', "
+            f"{(np.round(K[top[k]], 2) + 0.0).tolist()}. The word after '{WORDS[k]}' is "
+            f"'{WORDS[_NEXT[k]]}', whose key is {(np.round(K[_NEXT[k]], 2) + 0.0).tolist()}: point the query "
+            f"there.")
     raise ExerciseError(f"{where}. The keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query is the sum of "
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
