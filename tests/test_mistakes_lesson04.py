@@ -560,7 +560,8 @@ def test_next_word_one_word_aimed_elsewhere_names_its_query():
     text = message(check_next, (W, K_NEXT))
     names_only(text, "one word aims elsewhere", NEXT)
     assert "The query of 'ate' is its action row of W_Q_next (row 1), [0.0, -3.0]" in text, text
-    assert "towards the key of 'apple', [0.0, -1.0]" in text and "'red', whose key is [-1.0, 0.0]" in text, text
+    assert "towards the key of 'apple', [0.0, -1.0]" in text, text
+    assert "'red', whose key is [-1.0, 0.0]" in text, text
     assert not next_hidden(W, K_NEXT)
 
 
