@@ -563,6 +563,11 @@ def test_next_word_one_word_aimed_elsewhere_names_its_query():
     assert "towards the key of 'apple', [0.0, -1.0]" in text, text
     assert "'red', whose key is [-1.0, 0.0]" in text, text
     assert not next_hidden(W, K_NEXT)
+    W = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [3, 0]], dtype=float)   # red's row aimed at Sam
+    text = message(check_next, (W, K_NEXT))
+    names_only(text, "one word aims elsewhere", NEXT)
+    assert "The query of 'red' is its red row" in text and "enters apple's query too" in text, text
+    assert not next_hidden(W, K_NEXT)
 
 
 def test_next_word_pass_message_says_most_of_its_attention(capsys):

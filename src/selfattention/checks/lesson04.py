@@ -463,7 +463,7 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
             f"{np.round(Q[k], 2).tolist()}: it points towards the key of '{WORDS[top[k]]}', "
             f"{(np.round(K[top[k]], 2) + 0.0).tolist()}. The word after '{WORDS[k]}' is "
             f"'{WORDS[_NEXT[k]]}', whose key is {(np.round(K[_NEXT[k]], 2) + 0.0).tolist()}: point the query "
-            f"there.")
+            f"there" + (" (red's row enters apple's query too)." if k == 2 else "."))
     raise ExerciseError(f"{where}. The keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query is the sum of "
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
