@@ -136,7 +136,7 @@ WORD_COLORS: dict[str, str] = {
 }
 
 
-def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
+def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
     """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank′ (each of shape (d,)) in the
     finance/nature plane, each bank′ inside the shaded triangle of its sentence, tinted in its colour."""
