@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_typed_scores, check_one_sided
+from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_one_sided, check_typed_scores
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
