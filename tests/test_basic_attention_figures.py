@@ -217,7 +217,7 @@ def test_the_scale_slider_goes_from_the_plain_average_to_the_top_word(shown, cap
     box = explorers.one_word(Table(), ["a bank near the river"], focus=1)
     _, _, scale = box.children[0].children
     _, A = core.basic_self_attention(X)
-    at_one = "weights:    " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True))
+    at_one = "weights:       " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True))
     assert at_one in capsys.readouterr().out
     scale.value = 0.0
     out = capsys.readouterr().out
