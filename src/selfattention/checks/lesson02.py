@@ -402,8 +402,7 @@ def check_attends_elsewhere(X_design: Any) -> None:
                f"Its score omega_1{j + 1} = |x_1| |x_{j + 1}| cos = {lengths[0]:.2f} x {lengths[j]:.2f} x {cos:.2f} "
                f"= {omega[0, j]:.2f} beats the own score omega_11 = |x_1|^2 = {omega[0, 0]:.2f}, because "
                f"|x_{j + 1}| cos = {lengths[j] * cos:.2f} > |x_1| = {lengths[0]:.2f}: a longer neighbour in a "
-               "similar direction. The converse: since cos <= 1, a word at least as long as every other keeps "
-               "its own score, and so its own weight, the largest.")
+               "similar direction.")
         return
     numbers = (f"word 1's scores are {_fmt(omega[0])} and its weights {_fmt(row)}")
     if not lengths[0]:
