@@ -57,6 +57,28 @@ def test_typed_scores_mistake_is_named(key):
     _names_only(_message(check_typed_scores, SCORES_WRONG[key]), key, SCORES)
 
 
+def test_copied_scores_fail_the_hidden_test_and_ask_for_the_typed_in_weights():
+    for key in ("toy scores", "real scores"):
+        text = _message(check_typed_scores, SCORES_WRONG[key])
+        assert "the typed-in weights, [0.25, 0.7, 0.05]" in text and "notes" not in text, text
+        assert not _hidden_passes("l02-scores-test", typed_scores=SCORES_WRONG[key])
+
+
+@pytest.mark.parametrize(("scores", "key"), [
+    ([0.7, 1.8, -0.1], "real scores"),   # section 2's real scores, rounded to one decimal
+    ([0.8, 1.0, 0.6], "toy scores"),     # the toy scores, rounded to one decimal
+])
+def test_copied_scores_rounded_are_still_named(scores, key):
+    _names_only(_message(check_typed_scores, scores), key, SCORES)
+    assert not _hidden_passes("l02-scores-test", typed_scores=scores)
+
+
+def test_elsewhere_tie_with_the_own_score_is_not_called_below():
+    """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
+    msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
+    assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg
+
+
 def test_typed_scores_with_bank_first_are_in_the_wrong_order():
     """The largest weight written first: bank, money, grows."""
     _names_only(_message(check_typed_scores, np.log([0.70, 0.25, 0.05])), "reversed", SCORES)
