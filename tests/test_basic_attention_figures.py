@@ -217,7 +217,7 @@ def test_the_scale_slider_goes_from_the_plain_average_to_the_top_word(shown, cap
     box = explorers.one_word(Table(), ["a bank near the river"], focus=1)
     _, _, scale = box.children[0].children
     _, A = core.basic_self_attention(X)
-    at_one = "weights:    " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True))
+    at_one = "weights:       " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True))
     assert at_one in capsys.readouterr().out
     scale.value = 0.0
     out = capsys.readouterr().out
@@ -327,7 +327,7 @@ def test_lesson_02_figures_give_each_word_one_colour():
     """river, bank and the rest keep their colour from the plane to the pipeline."""
     toy = {"money": [1.0, 0.1, 0, 0], "grows": [0.5, 0.3, 0.1, 0], "bank": [0.7, 0.7, 0, 0],
            "river": [0.1, 1.0, 0, 0], "flows": [0.2, 0.8, 0, 0]}
-    ax = figures.notes_plane(toy, [0.765, 0.53, 0.005, 0], [0.57, 0.762, 0, 0])
+    ax = figures.bank_plane(toy, [0.765, 0.53, 0.005, 0], [0.57, 0.762, 0, 0])
     label = {t.get_text().strip(): t.get_color() for t in ax.texts}
     assert len(ax.patches) == 2                                 # the two shaded triangles
     fig, axes = figures.one_query_pipeline(WORDS, X, 1, colors=figures.WORD_COLORS)

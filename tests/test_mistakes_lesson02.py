@@ -15,11 +15,11 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_notes_scores, check_one_sided
+from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_one_sided, check_typed_scores
 
 NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
 
-# ---------------------------------------------------------------- exercise 2: scores for the notes' weights
+# ---------------------------------------------------------------- exercise 2: scores for the typed-in weights
 SCORES = {
     "weights": "these are the weights themselves",
     "exp": "you exponentiated the weights",
@@ -33,6 +33,7 @@ SCORES = {
     "logit": "inverse of the two-way sigmoid",
     "weights x10": "scaling the weights is not their scores",
     "toy scores": "the toy vectors' scores",
+    "real scores": "the real table's scores",
 }
 SCORES_WRONG = {
     "weights": NOTES.copy(),                            # "the weights are the scores"
@@ -47,17 +48,40 @@ SCORES_WRONG = {
     "logit": np.log(NOTES / (1 - NOTES)),              # the sigmoid's inverse, from section 3's figure
     "weights x10": 10 * NOTES,                        # "scores are the weights, only larger"
     "toy scores": np.array([0.77, 0.98, 0.56]),       # section 3's toy scores of bank, copied
+    "real scores": np.array([0.693, 1.789, -0.08]),   # section 2's real scores of bank, copied
 }
 
 
 @pytest.mark.parametrize("key", sorted(SCORES_WRONG))
-def test_notes_scores_mistake_is_named(key):
-    _names_only(_message(check_notes_scores, SCORES_WRONG[key]), key, SCORES)
+def test_typed_scores_mistake_is_named(key):
+    _names_only(_message(check_typed_scores, SCORES_WRONG[key]), key, SCORES)
 
 
-def test_notes_scores_with_bank_first_are_in_the_wrong_order():
+def test_copied_scores_fail_the_hidden_test_and_ask_for_the_typed_in_weights():
+    for key in ("toy scores", "real scores"):
+        text = _message(check_typed_scores, SCORES_WRONG[key])
+        assert "the typed-in weights, [0.25, 0.7, 0.05]" in text and "notes" not in text, text
+        assert not _hidden_passes("l02-scores-test", typed_scores=SCORES_WRONG[key])
+
+
+@pytest.mark.parametrize(("scores", "key"), [
+    ([0.7, 1.8, -0.1], "real scores"),   # section 2's real scores, rounded to one decimal
+    ([0.8, 1.0, 0.6], "toy scores"),     # the toy scores, rounded to one decimal
+])
+def test_copied_scores_rounded_are_still_named(scores, key):
+    _names_only(_message(check_typed_scores, scores), key, SCORES)
+    assert not _hidden_passes("l02-scores-test", typed_scores=scores)
+
+
+def test_elsewhere_tie_with_the_own_score_is_not_called_below():
+    """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
+    msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
+    assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg
+
+
+def test_typed_scores_with_bank_first_are_in_the_wrong_order():
     """The largest weight written first: bank, money, grows."""
-    _names_only(_message(check_notes_scores, np.log([0.70, 0.25, 0.05])), "reversed", SCORES)
+    _names_only(_message(check_typed_scores, np.log([0.70, 0.25, 0.05])), "reversed", SCORES)
 
 
 @pytest.mark.parametrize("answer", [
@@ -65,14 +89,14 @@ def test_notes_scores_with_bank_first_are_in_the_wrong_order():
     np.log(NOTES / 0.05),                           # another constant: grows gets score 0
     [-1.386, -0.357, -2.996],                       # typed in, rounded to three decimals
 ])
-def test_notes_scores_right_answers(answer, capsys):
-    _right_answer_passes(check_notes_scores, answer, capsys)
+def test_typed_scores_right_answers(answer, capsys):
+    _right_answer_passes(check_typed_scores, answer, capsys)
 
 
-def test_notes_scores_guessed_by_hand_fails_and_says_why():
+def test_typed_scores_guessed_by_hand_fails_and_says_why():
     """A shortcut: scores guessed until the order looks right, without inverting softmax. The message asks
     for the derivation without handing over its result."""
-    text = _message(check_notes_scores, [1.0, 2.0, 0.0])
+    text = _message(check_typed_scores, [1.0, 2.0, 0.0])
     assert "solve it for the score" in text and "ln(alpha" not in text, text
     assert not [k for k, p in SCORES.items() if p in text], text
 
@@ -81,13 +105,13 @@ def test_notes_scores_guessed_by_hand_fails_and_says_why():
     (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("bank", "should be three scores"),
     ([np.nan, 1.0, 0.0], "NaN or infinite"),
 ])
-def test_notes_scores_bad_input_is_named(answer, said):
-    text = _message(check_notes_scores, answer)
+def test_typed_scores_bad_input_is_named(answer, said):
+    text = _message(check_typed_scores, answer)
     assert said in text and not [k for k, p in SCORES.items() if p in text], text
 
 
-def test_notes_scores_typed_as_text_are_named_as_text():
-    text = _message(check_notes_scores, ["-1.386", "-0.357", "-2.996"])
+def test_typed_scores_typed_as_text_are_named_as_text():
+    text = _message(check_typed_scores, ["-1.386", "-0.357", "-2.996"])
     assert "is text (a string)" in text and not [k for k, p in SCORES.items() if p in text], text
 
 
@@ -259,11 +283,11 @@ def test_one_sided_bad_input_is_named(answer, said):
 ])
 def test_scores_rounded_too_coarsely_are_told_to_keep_digits(scores, digits):
     """The right logarithms rounded: the form is right, the digits too few (not 'which function...')."""
-    text = _message(check_notes_scores, scores)
+    text = _message(check_typed_scores, scores)
     assert "right form" in text and "rounded too coarsely" in text and digits in text, text
     assert "undoes the exponential" not in text, text
     assert not [k for k, p in SCORES.items() if p in text], text
-    assert not _hidden_passes("l02-scores-test", notes_scores=scores)
+    assert not _hidden_passes("l02-scores-test", typed_scores=scores)
 
 
 def test_orthogonal_words_are_told_omega_13_is_zero_not_equal_sums():
@@ -296,7 +320,7 @@ def test_both_bars_missed_without_a_longer_x_3_fix_says_what_differs():
 
 @pytest.mark.parametrize(("check", "grade_id", "names", "answer"), [
     (check_bank_mix, "l02-mix-test", ("alpha_mix",), np.array([[0.5], [0.2], [0.3]])),          # a column
-    (check_notes_scores, "l02-scores-test", ("notes_scores",), np.log([NOTES])),
+    (check_typed_scores, "l02-scores-test", ("typed_scores",), np.log([NOTES])),
     (lambda x: check_one_sided(x, [0.0, 2.0, 0.0, 0.0]), "l02-asym-test", ("x_1",),
      np.array([[0.0], [1.0], [0.0], [0.0]])),
 ])
@@ -304,10 +328,10 @@ def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, n
     """np.linalg.solve(M, b) with b a column returns shape (3, 1): its numbers are right, and the visible
     check and the hidden test (which reshapes) agree that it passes."""
     _right_answer_passes(check, answer, capsys)
-    given = {"alpha_mix": None, "notes_scores": np.log(NOTES),
+    given = {"alpha_mix": None, "typed_scores": np.log(NOTES),
              "x_1": [0.0, 1.0, 0.0, 0.0], "x_3": [0.0, 2.0, 0.0, 0.0]}
     given[names[0]] = answer
-    keys = {"l02-mix-test": ["alpha_mix"], "l02-scores-test": ["notes_scores"],
+    keys = {"l02-mix-test": ["alpha_mix"], "l02-scores-test": ["typed_scores"],
             "l02-asym-test": ["x_1", "x_3"]}[grade_id]
     assert _hidden_passes(grade_id, **{k: given[k] for k in keys})
 
@@ -319,7 +343,7 @@ def test_a_wrong_column_is_still_named():
 
 def _verdict(scores):
     try:
-        check_notes_scores(scores)
+        check_typed_scores(scores)
     except AssertionError:
         return False
     return True
@@ -331,7 +355,7 @@ def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
     for exact in (np.log(NOTES), np.log(NOTES / 0.05)):
         for places in (0, 1, 2, 3, 4):
             scores = np.round(exact, places)
-            hidden = _hidden_passes("l02-scores-test", notes_scores=scores)
+            hidden = _hidden_passes("l02-scores-test", typed_scores=scores)
             assert _verdict(scores) == hidden, scores
             verdicts.add(hidden)
     capsys.readouterr()
@@ -342,6 +366,8 @@ def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
 ELSEWHERE = {
     "longest": "Word 1 is the longest vector",
     "not aligned": "not long enough for its angle",
+    "right angles": "at right angles to it",
+    "points away": "points away from it",
     "zero": "word 1 is the zero vector",
     "small win": "but only by",
     "other row": "the exercise asks about word 1",
@@ -353,7 +379,9 @@ ELSEWHERE = {
 }
 ELSEWHERE_WRONG = {   # as a learner would write them
     "longest": np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),      # word 1 longest: its own score must win
-    "not aligned": np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.5]]),  # a longer neighbour, at right angles
+    "not aligned": np.array([[1.0, 0.0], [0.5, 2.0], [0.0, -1.0]]),  # a longer neighbour, too far turned
+    "right angles": np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.5]]),  # a longer neighbour, at right angles
+    "points away": np.array([[1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]]),   # a longer neighbour, opposite
     "zero": np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),          # all of word 1's scores 0: a tie
     "small win": np.array([[1.0, 0.0], [1.02, 0.0], [0.0, 1.0]]),    # word 2 wins, by 0.008
     "transposed": np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),      # one column per word
@@ -373,8 +401,25 @@ def test_elsewhere_mistake_is_named(key):
 
 
 def test_elsewhere_own_weight_still_largest_gives_the_numbers():
-    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["not aligned"])
+    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["right angles"])
     assert "its weights [0.665, 0.245, 0.09]" in msg and "omega_11 = 1.00" in msg
+
+
+@pytest.mark.parametrize("X", [
+    [[1.0, 0.0], [0.0, 3.0], [0.0, -1.0]],    # at right angles: no length gives a score above 0
+    [[1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]],    # pointing away: the score is negative
+    [[1.0, 0.0], [-1.0, 3.0], [0.5, 0.0]],    # partly away
+])
+def test_elsewhere_neighbour_at_cos_not_above_0_is_only_told_to_turn(X):
+    """Lengthening cannot help when cos <= 0: the message says to turn the word, never to lengthen it."""
+    msg = _message(check_attends_elsewhere, X)
+    assert "Turn it towards word 1." in msg and "lengthen" not in msg and "never above 0" in msg, msg
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=np.array(X))
+
+
+def test_elsewhere_neighbour_with_cos_above_0_may_be_lengthened():
+    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["not aligned"])
+    assert "or lengthen it" in msg and "|x_2| cos = 2.06 x 0.24 = 0.50" in msg, msg
 
 
 def test_elsewhere_built_for_the_wrong_row():

@@ -10,7 +10,7 @@ X_design = np.stack([x_1, np.array([-1.0, 0.2]), 1.5 * x_1])
     # Section 3: only differences of scores matter, so fix grows' score at 0 and take logarithms of ratios.
     "l02-scores-answer": """
 weights = np.array([0.25, 0.70, 0.05])
-notes_scores = np.log(weights / weights[2])
+typed_scores = np.log(weights / weights[2])
 """,
     # Exercise 3: z_2 = sum_j alpha_j x_j, coordinate by coordinate, plus "weights sum to 1", by elimination:
     # with alpha_bank = 1 - alpha_river - alpha_flows, finance and nature leave two equations in two unknowns.

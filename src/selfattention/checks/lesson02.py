@@ -18,7 +18,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_attends_elsewhere", "check_notes_scores", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_attends_elsewhere", "check_typed_scores", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -32,6 +32,8 @@ NOTES_BANK = np.array([0.25, 0.70, 0.05])
 #: Their other rows: "money" in *money bank grows*, "bank" in *river bank flows*.
 #: Section 3's toy scores of bank in *money bank grows* (a mistake to name, not an answer).
 _TOY_BANK_SCORES = np.array([0.77, 0.98, 0.56])
+#: Section 2's real scores of bank in *money bank grows* (lesson 01's table), also a mistake to name.
+_REAL_BANK_SCORES = np.array([0.693, 1.789, -0.080])
 _NOTES_MONEY = np.array([0.70, 0.20, 0.10])
 _NOTES_RIVER_BANK = np.array([0.20, 0.78, 0.02])
 
@@ -64,10 +66,10 @@ def _fmt(x: np.ndarray) -> str:
 _UNSET = object()
 
 
-def check_notes_scores(notes_scores: Any) -> None:
+def check_typed_scores(typed_scores: Any) -> None:
     """Exercise 2: three scores (money, bank, grows) whose softmax is bank's typed-in row
     [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences)."""
-    s = _vector(notes_scores, "notes_scores", 3, "three scores (for money, bank, grows)")
+    s = _vector(typed_scores, "typed_scores", 3, "three scores (for money, bank, grows)")
     w = reference_softmax(s)
     said = f"softmax of your scores is {_fmt(w)}"
     if np.allclose(w, NOTES_BANK, atol=1e-3):
@@ -122,10 +124,15 @@ def check_notes_scores(notes_scores: Any) -> None:
         raise ExerciseError(
             f"your scores are the weights scaled: {said}. Softmax is not linear: scaling the weights is not "
             "their scores. Undo the exponential with the logarithm, np.log.")
-    if np.allclose(s, _TOY_BANK_SCORES, atol=0.01):
+    if np.allclose(s, _TOY_BANK_SCORES, atol=0.051):    # as printed, or rounded to 1 decimal
         raise ExerciseError(
             f"these are the toy vectors' scores for bank in *money bank grows*: {said}. The exercise asks for "
-            f"scores that give the notes' weights, {_fmt(NOTES_BANK)}: work backwards from those weights.")
+            f"scores that give the typed-in weights, {_fmt(NOTES_BANK)}: work backwards from those weights.")
+    if np.allclose(s, _REAL_BANK_SCORES, atol=0.051):   # as printed, or rounded to 1 decimal
+        raise ExerciseError(
+            f"these are the real table's scores for bank in *money bank grows* (section 2): {said}. The exercise "
+            f"asks for scores that give the typed-in weights, {_fmt(NOTES_BANK)}: work backwards from those "
+            "weights.")
     digits = _rounded_logs(s)
     if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
         raise ExerciseError(
@@ -157,7 +164,7 @@ def _rounded_logs(s: np.ndarray) -> int | None:
 
 
 def _log_factor(w: np.ndarray) -> float | None:
-    """c if the weights ``w`` are the notes' row raised to a power c > 0, c != 1 (the scores are c ln(alpha_j)
+    """c if the weights ``w`` are the typed-in row raised to a power c > 0, c != 1 (the scores are c ln(alpha_j)
     plus a constant), else None."""
     got, want = np.log(w) - np.log(w).mean(), np.log(NOTES_BANK) - np.log(NOTES_BANK).mean()
     c = float(got @ want / (want @ want))
@@ -395,8 +402,7 @@ def check_attends_elsewhere(X_design: Any) -> None:
                f"Its score omega_1{j + 1} = |x_1| |x_{j + 1}| cos = {lengths[0]:.2f} x {lengths[j]:.2f} x {cos:.2f} "
                f"= {omega[0, j]:.2f} beats the own score omega_11 = |x_1|^2 = {omega[0, 0]:.2f}, because "
                f"|x_{j + 1}| cos = {lengths[j] * cos:.2f} > |x_1| = {lengths[0]:.2f}: a longer neighbour in a "
-               "similar direction. The converse: since cos <= 1, a word at least as long as every other keeps "
-               "its own score, and so its own weight, the largest.")
+               "similar direction.")
         return
     numbers = (f"word 1's scores are {_fmt(omega[0])} and its weights {_fmt(row)}")
     if not lengths[0]:
@@ -418,9 +424,16 @@ def check_attends_elsewhere(X_design: Any) -> None:
     longer = [j for j in (1, 2) if lengths[j] > lengths[0]]
     k = max(longer, key=lambda j: omega[0, j])        # the longer word with the best score
     cos = float(omega[0, k] / (lengths[0] * lengths[k]))
+    if cos <= 1e-12:   # at right angles or pointing away: no length can help
+        raise ExerciseError(
+            f"{name}: {numbers}: its own weight is still the largest. Word {k + 1} is longer than word 1 "
+            f"(|x_{k + 1}| = {lengths[k]:.2f} > |x_1| = {lengths[0]:.2f}) but "
+            + ("at right angles to it (cos = 0)" if abs(cos) <= 1e-12 else f"points away from it (cos = {cos:.2f})")
+            + f", so omega_1{k + 1} = |x_1| |x_{k + 1}| cos = {omega[0, k]:.2f} is never above 0, however long "
+            f"word {k + 1} gets, while omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1." + wrong_row)
     raise ExerciseError(
         f"{name}: {numbers}: its own weight is still the largest. Word {k + 1} is longer than word 1 "
         f"(|x_{k + 1}| = {lengths[k]:.2f} > |x_1| = {lengths[0]:.2f}) but not long enough for its angle: "
         f"|x_{k + 1}| cos = {lengths[k]:.2f} x {cos:.2f} = {lengths[k] * cos:.2f} does not exceed |x_1|, so "
-        f"omega_1{k + 1} = {omega[0, k]:.2f} stays below omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1, "
+        f"omega_1{k + 1} = {omega[0, k]:.2f} is not above omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1, "
         "or lengthen it." + wrong_row)

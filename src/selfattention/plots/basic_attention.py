@@ -136,7 +136,7 @@ WORD_COLORS: dict[str, str] = {
 }
 
 
-def notes_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
+def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
     """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank′ (each of shape (d,)) in the
     finance/nature plane, each bank′ inside the shaded triangle of its sentence, tinted in its colour."""
@@ -451,14 +451,14 @@ def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
 def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: ArrayLike | None = None,
                       colors: Mapping[str, str] | None = None, title: str | None = None
                       ) -> tuple[Figure, np.ndarray]:
-    """What lesson 02's explorer slider does, drawn once: every score of word ``i`` multiplied by c before the
-    softmax. Left, the weights alpha_ij(c) = softmax_j(c omega_ij), one line per word; right, the cosine of
-    z_i(c) = sum_j alpha_ij(c) x_j with the plain average of the rows (c = 0) and with the word of the
-    largest score (c -> infinity).
+    """What lesson 02's explorer slider does, drawn once: every score of word ``i`` multiplied by beta
+    before the softmax. Left, the weights alpha_ij(beta) = softmax_j(beta omega_ij), one line per word; right,
+    the cosine of z_i(beta) = sum_j alpha_ij(beta) x_j with the plain average of the rows (beta = 0) and with
+    the word of the largest score (beta -> infinity). A vertical line marks beta = 1.
 
     Inputs:
         words: the T words; X: their vectors, shape (T, d_model); i: the focus word (0-based);
-        scales: the values of c (default 0 to 4); colors: word -> colour (e.g. ``WORD_COLORS``);
+        scales: the values of beta (default 0 to 4); colors: word -> colour (e.g. ``WORD_COLORS``);
         title: a title over both panels (e.g. which table the vectors come from).
     Returns:
         the figure and its two axes.
@@ -471,7 +471,7 @@ def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: Arr
     scores = X @ X[i]                                            # (T,)
     shifted = cs[:, None] * scores[None, :]                      # (C, T)
     A = np.exp(shifted - shifted.max(axis=1, keepdims=True))
-    A = A / A.sum(axis=1, keepdims=True)                         # (C, T): one row of weights per c
+    A = A / A.sum(axis=1, keepdims=True)                         # (C, T): one row of weights per beta
     Z = A @ X                                                    # (C, d_model)
     top = int(np.argmax(scores))
 
@@ -485,7 +485,7 @@ def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: Arr
     for j, w in enumerate(words):   # equal weights overlap: each word its own dash, thinner ones drawn on top
         left.plot(cs, A[:, j], lw=3 if j == top else max(3.6 - 0.5 * j, 1.5), ls=styles[j % len(styles)],
                   zorder=3 + j, color=(colors or {}).get(w), label=f"{j + 1} {w}")
-    left.set_xlabel("c (every score times c)", fontsize=FONT)
+    left.set_xlabel(r"$\beta$ (every score times $\beta$)", fontsize=FONT)
     left.set_ylabel(rf"$\alpha_{{{i + 1}j}}$", fontsize=FONT)
     left.set_title(f"weights of word {i + 1}, {words[i]}", fontsize=FONT)
     left.set_ylim(0, 1)
@@ -495,8 +495,8 @@ def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: Arr
     right.plot(cs, cos(Z, X.mean(axis=0)), lw=2, color="black", label="with the plain average")
     right.plot(cs, cos(Z, X[top]), lw=2, color=(colors or {}).get(words[top], "tab:orange"),
                label=f"with {words[top]} (top score)")
-    right.set_xlabel("c", fontsize=FONT)
-    right.set_title(rf"cosine of $z_{{{i + 1}}}(c)$", fontsize=FONT)
+    right.set_xlabel(r"$\beta$", fontsize=FONT)
+    right.set_title(rf"cosine of $z_{{{i + 1}}}(\beta)$", fontsize=FONT)
     right.set_ylim(min(0.0, float(cos(Z, X.mean(axis=0)).min()), float(cos(Z, X[top]).min())) - 0.02, 1.02)
     right.legend(fontsize=FONT, loc="lower right")
     for ax in axes:

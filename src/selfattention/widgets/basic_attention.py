@@ -112,11 +112,11 @@ def _matrix(table: Table, words: list[str]) -> NDArray[np.float64]:
 
 def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
              max_words: int = 8) -> ipw.VBox:
-    """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j times
-    the slider's c and of its weights alpha_ij = softmax_j(c omega_ij), both printed to three decimals, its
-    contextual vector written as the weighted sum of the words, and that vector's cosine with the plain
-    average (what c = 0 gives) and with the word of the largest score (what a large c gives). c = 1 is basic
-    self-attention.
+    """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j
+    times the slider's beta and of its weights alpha_ij = softmax_j(beta omega_ij), both printed to three
+    decimals, its contextual vector written as the weighted sum of the words, and that vector's cosine with
+    the plain average (what beta = 0 gives) and with the word of the largest score (what a large beta gives).
+    beta = 1 is basic self-attention.
 
     Inputs:
         table: the static embedding table; sentences: example sentences for the box's list;
@@ -126,23 +126,23 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
     fig, score_bars, weight_bars = figures.score_weight_bars(["."] * 2, np.zeros(2), np.zeros(2),
                                                              max_words=max_words)
     plt.close(fig)
-    scale = ipw.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="scores x c",
+    scale = ipw.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="scores x β",
                             continuous_update=False)
 
     def draw(words: list[str], i: int) -> None:
-        c = float(scale.value)
+        beta = float(scale.value)
         X = _matrix(table, words)                        # (T, d)
-        scores = c * (X @ X[i])                          # (T,): the scores softmax reads
+        scores = beta * (X @ X[i])                       # (T,): the scores softmax reads
         alpha = softmax(scores)                          # (T,)
         z = alpha @ X                                    # (d,)
-        at_max = scale.max * (X @ X[i])                # the panel's fixed span: the scores at the largest c
+        at_max = scale.max * (X @ X[i])                # the panel's fixed span: the scores at beta's largest
         figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha,
                                          score_range=(float(at_max.min()), float(at_max.max())))
-        fig.axes[0].set_title(rf"scores $\times$ c = {c:g}", fontsize=figures.FONT)
+        fig.axes[0].set_title(rf"scores $\times$ $\beta$ = {beta:g}", fontsize=figures.FONT)
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
-        print("scores x c:", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
-        print("weights:   ", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, alpha, strict=True)))
+        print("scores x beta:", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
+        print("weights:      ", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, alpha, strict=True)))
         print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(alpha, words, strict=True)))
         top = int(np.argmax(X @ X[i]))
         mean = X.mean(axis=0)
