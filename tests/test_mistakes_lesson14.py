@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mistakes import hidden_test_passes, message, names_only, right_answer_passes
+from mistakes import hidden_test, hidden_test_passes, message, names_only, right_answer_passes
 
 import selfattention as sa
 from selfattention import checks
@@ -15,10 +15,11 @@ ROPE_PHRASES = {
     "sign": "the sine coefficient has the wrong sign", "adjacent": "paired as (2u, 2u + 1)",
     "zero_sine": "s is zero", "swapped": "return (c, s) in that order",
     "whole_dot": "not the dot product of the whole", "cross_plus": "the cross term has a plus sign",
-    "c_minus": "c has a minus sign", "c_half": "c misses a2 b2",
+    "c_minus": "c has a minus sign", "c_half": "c uses the first feature of each pair only",
     "s_twice": "s is twice the cross term", "c_twice": "c is twice the pair's dot product",
     "s_half": "s is half the cross term", "c_negative": "c has the wrong sign",
-    "s_no_a2b1": "s misses - a2 b1", "s_no_a1b2": "s misses a1 b2",
+    "s_no_a2b1": "s uses the first feature of q's pair only",
+    "s_no_a1b2": "s uses the second feature of q's pair only",
 }
 
 
@@ -523,3 +524,84 @@ def test_rope_lengths_product_is_named():
         return np.hypot(q[:h], q[h:]) * np.hypot(k[:h], k[h:]), np.zeros(h)
     assert "the product of the two lengths" in message(checks.check_rope_coefficients, lengths)
     assert not hidden_test_passes("14_long_context", "l14-rope-test", rope_coefficients=lengths)
+
+
+# ------------------------------------------------------------ findings of the latest review
+ROPE_FORMULAS = ("a1 b1 + a2 b2", "a1 b2 - a2 b1", "a1 b2 + a2 b1", "a1 b1 - a2 b2")
+
+
+@pytest.mark.parametrize("key", list(ROPE_WRONG))
+def test_rope_messages_name_the_slip_without_the_formula(key):
+    """A message names what the answer got wrong; it never writes out the coefficients it asks for."""
+    text = message(checks.check_rope_coefficients, ROPE_WRONG[key])
+    assert not any(formula in text for formula in ROPE_FORMULAS), text
+
+
+def test_budget_loop_charging_local_layers_the_window_is_named():
+    """A loop that adds global layers while (g + 1) T + (layers - g - 1) window fits: with T shorter than the
+    window it stops at once, as a local layer is charged more than the text holds."""
+    def loop(T, layers, window, budget):
+        g = 0
+        while g < layers and (g + 1) * T + (layers - g - 1) * window <= budget:
+            g += 1
+        return g
+
+    def loop_minus_one(T, layers, window, budget):
+        for g in range(layers + 1):
+            if g * T + (layers - g) * window > budget:
+                return g - 1
+        return layers
+
+    for wrong in (loop, loop_minus_one):
+        text = message(checks.check_global_layers_within, wrong)
+        assert "A local layer was charged more than min(T, window) tokens" in text, text
+        assert "all 12 layers fit" in text
+
+
+def test_budget_closed_form_dividing_by_T_uncapped_is_named():
+    """(budget - layers min(T, window)) // T, not capped at layers: the per-layer cost named, and the cap."""
+    def divide_by_T(T, layers, window, budget):
+        return (budget - layers * min(T, window)) // T
+    text = message(checks.check_global_layers_within, divide_by_T)
+    names_only(text, "charged_T", BUDGET_PHRASES)
+    assert "not capped at layers" in text
+    assert not hidden_test_passes("14_long_context", "l14-interleave-test", global_layers_within=divide_by_T)
+
+
+def _recorded(grade_id, monkeypatch, **names):
+    """What the hidden test of ``grade_id`` hands the grader: (value, atol, rtol)."""
+    from selfattention.coursework import results
+    seen = []
+    monkeypatch.setattr(results, "record", lambda gid, value, *, atol=1e-8, rtol=1e-5, judge=None:
+                        seen.append((results.to_plain(value), atol, rtol)))
+    exec(hidden_test("14_long_context", grade_id), dict(names))   # noqa: S102  (the lesson's own test code)
+    return seen[0]
+
+
+@pytest.mark.parametrize("rounding", [round, int])
+def test_base_rounded_to_a_whole_number_passes_check_and_hidden_record(rounding, capsys, monkeypatch):
+    """A base rounded to a whole number is a right answer: the visible check, the hidden asserts and the
+    recorded value (compared with the instructor's at the recorded tolerance) all accept it."""
+    from selfattention.coursework.results import compare
+
+    def rounded(d, trained_length, unseen):
+        return rounding(base_right(d, trained_length, unseen))
+    right_answer_passes(checks.check_rope_base, rounded, capsys)
+    expected, _, _ = _recorded("l14-turns-test", monkeypatch, rope_base=base_right)
+    got, atol, rtol = _recorded("l14-turns-test", monkeypatch, rope_base=rounded)
+    assert compare(expected, got, atol, rtol) is None
+
+
+def test_base_off_by_more_than_rounding_fails_check_and_hidden_record(monkeypatch):
+    """Two whole units above the largest base: refused by both."""
+    from selfattention.coursework.results import compare
+
+    def above(d, trained_length, unseen):
+        return base_right(d, trained_length, unseen) + 2
+    assert "pairs short of a turn, more than unseen" in message(checks.check_rope_base, above)
+    expected, _, _ = _recorded("l14-turns-test", monkeypatch, rope_base=base_right)
+    try:
+        got, atol, rtol = _recorded("l14-turns-test", monkeypatch, rope_base=above)
+    except AssertionError:                                  # the hidden asserts refuse it already
+        return
+    assert compare(expected, got, atol, rtol) is not None
