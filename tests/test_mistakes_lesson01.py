@@ -171,7 +171,8 @@ RANKINGS_WRONG = {
     "Manhattan distance": dict(by_distance=MANHATTAN),      # np.abs(toy_rows - toy_bank).sum(axis=1)
     "distance from the origin": dict(by_distance=LENGTH),   # np.linalg.norm(toy_rows, axis=1)
     # toy_rows @ toy_bank / (np.linalg.norm(toy_rows, axis=1) ** 2 * np.linalg.norm(toy_bank))
-    "cosine over squared lengths": dict(by_cosine=top3(TOY_ROWS @ X_BANK / np.linalg.norm(TOY_ROWS, axis=1) ** 2)),
+    "cosine over squared lengths": dict(
+        by_cosine=top3(TOY_ROWS @ X_BANK / np.linalg.norm(TOY_ROWS, axis=1) ** 2)),
     # toy_rows / np.linalg.norm(toy_rows): one number for the whole table
     "unit distance, rows not each of length 1": dict(by_unit_distance=top3(
         np.linalg.norm(TOY_ROWS / np.linalg.norm(TOY_ROWS) - X_BANK / np.linalg.norm(X_BANK), axis=1),
@@ -180,11 +181,12 @@ RANKINGS_WRONG = {
 
 
 def test_rankings_cosine_norm_without_axis_is_named() -> None:
-    """np.linalg.norm(toy_rows) without axis=1 is one number: the cosine list comes out as the dot product's."""
+    """np.linalg.norm(toy_rows) without axis=1 is one number: the cosine list is the dot product's."""
     wrong = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS) * np.linalg.norm(X_BANK)))
     said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": wrong})
     assert "is the dot product's ranking" in said and "without axis=1" in said, said
-    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **{**RIGHT, "by_cosine": wrong})
+    wrong_answer = {**RIGHT, "by_cosine": wrong}
+    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **wrong_answer)
 
 
 @pytest.mark.parametrize("name", ["by_distance", "by_unit_distance"])
@@ -301,7 +303,7 @@ OUTVOTE_WRONG = {
     "a punctuation mark": ["river", "pond", "river", ",", "bank", "money"],   # "river , bank".split()
     "several words in one string": ["the river", "pond", "river", "bank", "money"],
     "numbers, not words": [1, 2, 3],                              # row numbers, not words
-    "a repeated word": ["river", "river", "bank", "money"],      # the shortcut: +0.047 without a vote computed
+    "a repeated word": ["river", "river", "bank", "money"],      # the shortcut: +0.047, no vote computed
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
              "a compound of a judge word", "a judge word's letters, another meaning",
@@ -410,7 +412,8 @@ def test_rankings_toy_table_tells_manhattan_from_euclid() -> None:
 @pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
                                      "first word skipped", "Manhattan distance", "distance from the origin",
                                      "cosine with columns scaled", "unit distance given the raw distance",
-                                     "cosine over squared lengths", "unit distance, rows not each of length 1"])
+                                     "cosine over squared lengths",
+                                     "unit distance, rows not each of length 1"])
 def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
     answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
     assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)
