@@ -247,7 +247,8 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
 
     Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
     order, a wrong length, row numbers instead of words, and for by_distance the Manhattan (L1) distance or the
-    rows' own lengths are each named; another measure's ranking is named as
+    rows' own lengths are each named, as are a norm without axis=1 or over axis=0, a division by the squared
+    length, and rows not each scaled to length 1; another measure's ranking is named as
     such where that gives nothing away (the learner gave it for that measure too, or swapped two lists); any
     other wrong list is told it is not the ranking asked for, with why that measure ranks as it does.
     """
