@@ -146,6 +146,8 @@ RANKINGS = {
     "a string": "should be a list of three words",
     "Manhattan distance": "is the ranking by the Manhattan (L1) distance",
     "distance from the origin": "ranks the rows by their own length",
+    "cosine over squared lengths": "dividing each dot product by the row's length SQUARED",
+    "unit distance, rows not each of length 1": "when the rows are not each scaled to length 1",
 }
 RANKINGS_WRONG = {
     "cosine given the dot ranking": dict(by_cosine=DOT),       # the shortcut: one ranking for every measure
@@ -168,7 +170,42 @@ RANKINGS_WRONG = {
     "a string": dict(by_cosine="dust, shore, cash"),
     "Manhattan distance": dict(by_distance=MANHATTAN),      # np.abs(toy_rows - toy_bank).sum(axis=1)
     "distance from the origin": dict(by_distance=LENGTH),   # np.linalg.norm(toy_rows, axis=1)
+    # toy_rows @ toy_bank / (np.linalg.norm(toy_rows, axis=1) ** 2 * np.linalg.norm(toy_bank))
+    "cosine over squared lengths": dict(
+        by_cosine=top3(TOY_ROWS @ X_BANK / np.linalg.norm(TOY_ROWS, axis=1) ** 2)),
+    # toy_rows / np.linalg.norm(toy_rows): one number for the whole table
+    "unit distance, rows not each of length 1": dict(by_unit_distance=top3(
+        np.linalg.norm(TOY_ROWS / np.linalg.norm(TOY_ROWS) - X_BANK / np.linalg.norm(X_BANK), axis=1),
+        nearest_is_high=False)),
 }
+
+
+def test_rankings_cosine_norm_without_axis_is_named() -> None:
+    """np.linalg.norm(toy_rows) without axis=1 is one number: the cosine list is the dot product's."""
+    wrong = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS) * np.linalg.norm(X_BANK)))
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": wrong})
+    assert "is the dot product's ranking" in said and "without axis=1" in said, said
+    wrong_answer = {**RIGHT, "by_cosine": wrong}
+    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **wrong_answer)
+
+
+@pytest.mark.parametrize("name", ["by_distance", "by_unit_distance"])
+def test_rankings_distance_over_axis_0_is_named(name: str) -> None:
+    """np.linalg.norm(... , axis=0) gives one number per column: nearest3 returns rows 0 and 1 only."""
+    unit = TOY_ROWS / np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
+    diff = (TOY_ROWS - X_BANK) if name == "by_distance" else unit - X_BANK / np.linalg.norm(X_BANK)
+    wrong = top3(np.linalg.norm(diff, axis=0), nearest_is_high=False)[:2]
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, name: wrong})
+    assert "a norm over axis=0 gives one number per COLUMN" in said, said
+    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **{**RIGHT, name: wrong})
+
+
+def test_rankings_unit_distance_over_squared_lengths_is_named() -> None:
+    lengths = np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
+    wrong = top3(np.linalg.norm(TOY_ROWS / lengths ** 2 - X_BANK / (X_BANK @ X_BANK), axis=1),   # x / |x|^2
+                 nearest_is_high=False)
+    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_unit_distance": wrong})
+    assert "by their lengths squared" in said, said
 
 
 def test_rankings_wrong_list_names_the_first_wrong_place() -> None:
@@ -247,6 +284,7 @@ OUTVOTE = {
     "a punctuation mark": "punctuation and not a word",
     "several words in one string": "is several words in one string",
     "numbers, not words": "(of type int), which is not a word",
+    "a repeated word": "uses 'river' more than once",
 }
 OUTVOTE_WRONG = {
     "blank": None,
@@ -257,18 +295,19 @@ OUTVOTE_WRONG = {
     "judge's words": ["water", "shore", "bank", "money"],         # the shortcut: let the judge's words vote
     "a judge word's plural": ["lakes", "streams", "bank", "money"],  # the same shortcut through other forms
     "a judge word's stem": ["waters", "river", "bank", "money", "financial"],
-    "a judge word's letters, another meaning": ["cashew", "river", "river", "bank", "money"],
-    "a judge word at the end": ["upstream", "river", "river", "bank", "money"],
+    "a judge word's letters, another meaning": ["cashew", "river", "pond", "bank", "money"],
+    "a judge word at the end": ["upstream", "river", "pond", "bank", "money"],
     "not in the table": ["kayaking", "river", "fish", "bank", "money"],
     "a compound of a judge word": ["lakeside", "river", "bank", "money"],
     "leans to finance": ["river", "bank", "money"],              # one river word is not enough
     "a punctuation mark": ["river", "pond", "river", ",", "bank", "money"],   # "river , bank".split()
     "several words in one string": ["the river", "pond", "river", "bank", "money"],
     "numbers, not words": [1, 2, 3],                              # row numbers, not words
+    "a repeated word": ["river", "river", "bank", "money"],      # the shortcut: +0.047, no vote computed
 }
 SHORTCUTS = ["no money", "judge's words", "a judge word's plural", "a judge word's stem",
              "a compound of a judge word", "a judge word's letters, another meaning",
-             "a judge word at the end"]
+             "a judge word at the end", "a repeated word"]
 
 
 @pytest.mark.parametrize("mistake", sorted(OUTVOTE_WRONG))
@@ -284,18 +323,21 @@ def test_outvote_finance_lean_gives_the_votes(mistake: str) -> None:
 
 
 @pytest.mark.parametrize("sentence, shown", [
-    ("river bank money bank".split(), "river +0.276, bank -0.235, money -0.271, bank -0.235), sum to -0.465"),
-    ("money money river bank".split(), "money -0.271, money -0.271, river +0.276, bank -0.235), sum to -0.5"),
+    ("river bank money bank".split(), "uses 'bank' more than once"),
+    ("money money river bank".split(), "uses 'money' more than once"),
+    ("bank money the the the".split(), "uses 'the' more than once"),
+    (["bank", "money", "river", "River."], "uses 'river' more than once"),
+    ("money river bank".split(), "money -0.271, river +0.276, bank -0.235), sum to -0.230"),
 ])
-def test_outvote_votes_show_every_word_repeats_included(sentence: list[str], shown: str) -> None:
+def test_outvote_votes_in_order_and_repeats_named(sentence: list[str], shown: str) -> None:
     said = message(checks.check_outvote, sentence)
     assert shown in said, said
 
 
 @pytest.mark.parametrize("sentence, drop", [
     (["river", "bank", "money"], None),              # only bank and money vote for finance
-    (["river", "river", "bank", "money", "lent", "dollar"], "take out 'lent', 'dollar', which vote"),
-    (["credible", "river", "river", "bank", "money"], "take out 'credible', which votes for finance"),
+    (["river", "pond", "bank", "money", "lent", "dollar"], "take out 'lent', 'dollar', which vote"),
+    (["credible", "river", "pond", "bank", "money"], "take out 'credible', which votes for finance"),
 ])
 def test_outvote_finance_lean_names_only_words_that_may_go(sentence: list[str], drop: str | None) -> None:
     said = message(checks.check_outvote, sentence)
@@ -336,7 +378,7 @@ def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, ba
     the stems financ, saving, mortgag, mudd, wherever and whatever it means ("lakes", "blake", "upstream",
     "cashew", "financial"); "credible" holds "credi", not "credit"; "river" does not hold "riverside". Check
     and hidden test bar the same words."""
-    sentence = [word, "river", "river", "pond", "bank", "money"]
+    sentence = [word, "sea", "ocean", "boat", "bank", "money"]
     try:
         checks.check_outvote(sentence)
         check_passes = True
@@ -348,12 +390,11 @@ def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, ba
 
 RIGHT_SENTENCES = [
     ["river", "fish", "boat", "bank", "money"],
-    "the pond and river near the bank money".split(),
-    ["River", "River", "Bank", "Money"],                        # capitals, a repeated word
+    "the pond and river near a bank money".split(),
+    ["River", "Pond", "Bank", "Money"],                         # capitals: +0.037
     ("sea", "river", "pond", "bank", "money"),                  # a tuple
     ["rivers", "river", "fish", "bank", "money"],               # "river" is no form of "riverside"
-    ["river", "river", "bank", "money"],                        # a repeat counts twice: +0.047
-    ["credible", "river", "river", "pond", "bank", "money"],    # "credible" holds no judge word whole
+    ["credible", "river", "sea", "pond", "bank", "money"],      # "credible" holds no judge word whole
     ["the", "river,", "pond", "bank,", "money."],              # "...".split() of a written sentence
 ]
 
@@ -370,7 +411,9 @@ def test_rankings_toy_table_tells_manhattan_from_euclid() -> None:
 
 @pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
                                      "first word skipped", "Manhattan distance", "distance from the origin",
-                                     "cosine with columns scaled", "unit distance given the raw distance"])
+                                     "cosine with columns scaled", "unit distance given the raw distance",
+                                     "cosine over squared lengths",
+                                     "unit distance, rows not each of length 1"])
 def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
     answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
     assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)

@@ -114,6 +114,10 @@ _COLUMN_SCALED = {  # the ranking each of (b) and (d) gets with the columns scal
     "by_cosine": _BY_COLUMN @ _TOY_BANK / np.linalg.norm(_TOY_BANK),
     "by_unit_distance": -np.linalg.norm(_BY_COLUMN - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1),
 }
+# Each dot product divided by the row's length squared: a mistake for (b) and (d).
+_SQUARED = _TOY_ROWS @ _TOY_BANK / (_LENGTHS ** 2 * np.linalg.norm(_TOY_BANK))
+# Rows not each brought to length 1 (one norm for the whole table, or each row over its squared length): (d).
+_NOT_UNIT = -np.linalg.norm(_TOY_ROWS / np.linalg.norm(_TOY_ROWS) - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1)
 
 
 def _top(name: str, k: int = 3, farthest: bool = False) -> list[str]:
@@ -154,6 +158,9 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
     if "bank" in words:
         raise ExerciseError(f"{name} holds 'bank' itself: every measure ranks a word nearest to itself, so leave "
                             "it out and list the three nearest OTHER words.")
+    if len(words) == 2 and set(words) == set(_TOY_WORDS[:2]) and "distance" in name:
+        raise ExerciseError(f"{name} = {words} holds 2 words, rows 0 and 1: a norm over axis=0 gives one number "
+                            "per COLUMN, and the toy table has two; take it over axis=1, one distance per row.")
     if len(words) != 3:
         raise ExerciseError(f"{name} holds {len(words)} words; it should hold the three nearest, nearest first.")
     if words == _top(name, k=4)[1:] and not any(words == _top(other) for other in _MEASURES):
@@ -185,6 +192,20 @@ def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
                                                                              kind="stable")[:3]]:
         raise ExerciseError(f"{name} = {words} is what you get by scaling the COLUMNS of toy_rows to length 1 "
                             "(axis=0); each ROW is a word and must be scaled by its own length: "
+                            "np.linalg.norm(toy_rows, axis=1, keepdims=True).")
+    if name == "by_cosine" and words == _top("by_dot"):
+        raise ExerciseError(f"{name} = {words} is the dot product's ranking: the lengths were not divided out row "
+                            "by row. np.linalg.norm(toy_rows) without axis=1 is one number for the whole table, "
+                            "which leaves the dot product's order; divide each dot product by that row's own "
+                            "length, np.linalg.norm(toy_rows, axis=1).")
+    if name in _COLUMN_SCALED and words == [_TOY_WORDS[j] for j in np.argsort(-_SQUARED, kind="stable")[:3]]:
+        raise ExerciseError(f"{name} = {words} is what dividing each dot product by the row's length SQUARED "
+                            "gives (|x_j|^2, e.g. x_j . x_j); the cosine divides by each length once: "
+                            "x_j . x_bank / (|x_j| |x_bank|).")
+    if name == "by_unit_distance" and words == [_TOY_WORDS[j] for j in np.argsort(-_NOT_UNIT, kind="stable")[:3]]:
+        raise ExerciseError(f"{name} = {words} is what the distance gives when the rows are not each scaled to "
+                            "length 1: divided by one norm of the whole table (np.linalg.norm without axis=1) "
+                            "or by their lengths squared. Divide every row by its own length: "
                             "np.linalg.norm(toy_rows, axis=1, keepdims=True).")
     if name == "by_unit_distance" and words == _top("by_distance"):
         raise ExerciseError(f"{name} = {words} is the ranking by the distance to rows of their own lengths: the "
@@ -226,7 +247,8 @@ def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distan
 
     Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
     order, a wrong length, row numbers instead of words, and for by_distance the Manhattan (L1) distance or the
-    rows' own lengths are each named; another measure's ranking is named as
+    rows' own lengths are each named, as are a norm without axis=1 or over axis=0, a division by the squared
+    length, and rows not each scaled to length 1; another measure's ranking is named as
     such where that gives nothing away (the learner gave it for that measure too, or swapped two lists); any
     other wrong list is told it is not the ranking asked for, with why that measure ranks as it does.
     """
@@ -301,9 +323,9 @@ def check_outvote(sentence: Any) -> None:
     Punctuation at either end of a word is dropped ("bank," is "bank"), as in the hidden test.
     Named mistakes: no value, one string instead of a list, a punctuation mark as a word, several words in one
     string, a wrong length, no "bank", no "money", a word of the
-    judge lists or a word that contains one (the shortcut; the message says which letters, whatever the word means), a word the table does not hold whole, and a mean that leans
+    judge lists or a word that contains one (the shortcut; the message says which letters, whatever the word means), a word the table does not hold whole, a word used twice, and a mean that leans
     to finance (with the sum of the votes x_j . r). Every message after the first two shows the learner's list
-    as given, repeats included, and the votes are listed word by word in that order, so the sum can be checked.
+    as given, and the votes are listed word by word in that order, so the sum can be checked.
     """
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace None with a list of words.")
@@ -335,6 +357,10 @@ def check_outvote(sentence: Any) -> None:
     if "money" not in words:
         raise ExerciseError(f"{given} has no \"money\": the exercise asks you to outvote it, so it must be in "
                             "the sentence too.")
+    repeated = [w for w in dict.fromkeys(words) if words.count(w) > 1]
+    if repeated:
+        raise ExerciseError(f"{given} uses {', '.join(repr(w) for w in repeated)} more than once: each word may "
+                            "appear only once, so find distinct words whose votes x_j . r you have computed.")
     listed = [w for w in dict.fromkeys(words) if w in RIVER_SIDE or w in FINANCE]
     if listed:
         raise ExerciseError(f"{given}: {', '.join(repr(w) for w in listed)} "
@@ -358,7 +384,7 @@ def check_outvote(sentence: Any) -> None:
                             "with `word in E`.")
     votes = {w: float(table.vector(w).astype(np.float64) @ d) for w in words}
     total = sum(votes[w] for w in words)
-    shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given, repeats included
+    shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given
     if total <= 0:
         against = [w for w in dict.fromkeys(words) if votes[w] < 0 and w not in ("bank", "money")]
         drop = (f", or take out {', '.join(repr(w) for w in against)}, which "
