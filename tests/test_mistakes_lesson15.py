@@ -1311,3 +1311,155 @@ def test_backward_answer_region_holds_only_p_and_d():
     text = lessons.source(cells[0])
     region = text[text.index("### BEGIN SOLUTION"):text.index("### END SOLUTION")]
     assert [line.split("=")[0].strip() for line in region.splitlines()[1:] if line.strip()] == ["P", "D"]
+
+
+# review round: exercise 1's starter among the notebook's globals (section 2's demonstration leaves Q, K, V
+# and its PyTorch tensors), a missing k, v or s named as such, a global array named before PyTorch
+def _section_2_globals():
+    """The globals section 2's demonstration cell leaves in the notebook, as it runs there."""
+    import torch
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+    demo = next(lessons.source(c) for c in cells if "dS_all = " in lessons.source(c))
+    names = {"np": np, "torch": torch, "sa": sa}
+    exec(demo, names)  # noqa: S102  (the lesson's own cell)
+    return {k: v for k, v in names.items() if not k.startswith("__")}
+
+
+_FLASH_START = '''
+def causal_flash(memory, b):
+    T, d = memory.arrays["Q"].shape
+    for i in range(0, T, b):
+        q = memory.read("Q", i, i + b)
+        m = np.full((len(q), 1), -np.inf)
+        ell, o = np.zeros((len(q), 1)), 0.0
+        for j in range(0, T, b):
+{body}
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            ell = ell * np.exp(m - m_new) + np.exp(s - m_new).sum(axis=1, keepdims=True)
+            o = o * np.exp(m - m_new) + np.exp(s - m_new) @ v
+            m = m_new
+        memory.write("O", o / ell, i)
+'''
+_SKIP = "if j > i + len(q) - 1: continue"
+_MASK = "s = np.where(np.arange(j, j + len(k))[None, :] > np.arange(i, i + len(q))[:, None], -np.inf, s)"
+
+
+def _flash_body(lines, extra=None):
+    """Exercise 1's starter with ``lines`` as the start of the key-tile loop, defined among ``extra``."""
+    body = "".join(f"            {line}\n" for line in lines)
+    names = {"np": np, **(extra if extra is not None else _section_2_globals())}
+    exec(_FLASH_START.format(body=body), names)  # noqa: S102  (a learner's cell)
+    return names["causal_flash"]
+
+
+def _flash_hidden_fails(answer):
+    try:
+        with np.errstate(all="ignore"):
+            return not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer,
+                                          sa=sa)
+    except (NameError, ValueError, TypeError, IndexError):
+        return True
+
+
+def test_section_2_leaves_no_tile_names_for_exercise_1():
+    import torch
+
+    leftover = _section_2_globals()
+    assert not {"q", "k", "v", "s"} & set(leftover)
+    assert any(isinstance(v, torch.Tensor) for v in leftover.values())   # its tensors are there, renamed
+
+
+def test_flash_blank_starter_among_the_notebooks_globals_is_named():
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-flash-answer"]
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    names = _section_2_globals()
+    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
+    said = message(checks.check_causal_flash, names["causal_flash"])
+    assert "the start of the key-tile loop is still to write" in said and "PyTorch" not in said
+
+
+@pytest.mark.parametrize(("lines", "phrase"), [
+    ([_SKIP, 'k = memory.read("K", j, j + b)', "s = q @ k.T / np.sqrt(d)", _MASK],
+     "v is not defined. The given lines after your answer use this tile's k, v and scores s"),
+    ([_SKIP, 'v = memory.read("V", j, j + b)', "s = q @ k.T / np.sqrt(d)", _MASK],
+     "k is not defined. The given lines after your answer use this tile's k, v and scores s"),
+    ([_SKIP, 'k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)',
+      "scores = q @ k.T / np.sqrt(d)"],
+     "s is not defined. The given lines after your answer use this tile's k, v and scores s"),
+    ([_SKIP, 'v = memory.read("V", j, j + b)', "s = q @ K[j:j + b].T / np.sqrt(d)",
+      "s = np.where(np.arange(j, j + s.shape[1])[None, :] > np.arange(i, i + len(q))[:, None], -np.inf, s)"],
+     "your function reads K from the notebook's globals (K (8, 4))"),
+    ([_SKIP, 'k = memory.read("K", j, j + b)', "v = V[j:j + b]", "s = q @ k.T / np.sqrt(d)", _MASK],
+     "your function reads V from the notebook's globals (V (8, 4))"),
+    ([_SKIP, 'k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)',
+      'rows = len(memory.read("K", j, j + b))', "s = q @ k.T / np.sqrt(d)", _MASK],
+     "read the key tiles starting at rows [0, 0]; it needs each of the tiles starting at rows [0] once: the "
+     "key tile at row 0 was read 2 times"),
+])
+def test_flash_missing_or_global_tile_is_named(lines, phrase):
+    answer = _flash_body(lines)
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and "PyTorch" not in said, said
+    assert _flash_hidden_fails(answer)
+
+
+def test_flash_global_tensor_is_named_before_pytorch():
+    """A tensor left in the globals under a tile's name is an array the loop never assigned, not PyTorch."""
+    import torch
+
+    answer = _flash_body([_SKIP, 'k = memory.read("K", j, j + b)', "s = q @ k.T / np.sqrt(d)", _MASK],
+                         {"v": torch.zeros(8, 4)})
+    said = message(checks.check_causal_flash, answer)
+    assert "your function reads v from the notebook's globals" in said and "uses PyTorch" not in said
+
+
+# review round: P from L written as if L were the sum, or without L
+@pytest.mark.parametrize(("line", "phrase"), [
+    ("P = np.exp(S) / L[:, None]", "P was taken as e^S / L: L is a log-sum-exp"),
+    ("P = np.exp(S - np.log(L[:, None]))", "P was taken as e^S / L: L is a log-sum-exp"),
+    ("P = np.exp(S)", "P was taken as e^S, with L left out"),
+])
+def test_backward_L_as_a_sum_or_left_out_is_named(line, phrase):
+    answer = _scaffolded(_body(P=line))
+    said = message(checks.check_query_tile_backward, answer)
+    assert phrase in said and "normalisation is missing" not in said, said
+    assert _hidden_fails(answer)
+
+
+def test_backward_e_S_over_e_L_passes(capsys):   # P = e^S / e^L, the same weights written otherwise
+    answer = _scaffolded(_body(P="P = np.exp(S) / np.exp(L)[:, None]"))
+    right_answer_passes(checks.check_query_tile_backward, answer, capsys)
+    assert hidden_test_passes("15_io_aware_attention", "l15-backward-test", query_tile_backward=answer)
+
+
+# review round: a count T d short is named from the answer's own form where it tells (N = T // b)
+def test_moved_half_the_tiles_with_o_leads_with_the_half():
+    def half_with_o(T, d, b):
+        N = T // b
+        return 2 * T * d + 2 * b * d * N * N / 2
+    said = message(checks.check_causal_elements_moved, half_with_o)
+    assert said.index("N^2/2 of the N^2") < said.index("3 T d + T^2 d / b") and "is missing" not in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test",
+                                  causal_elements_moved=half_with_o)
+
+
+def test_moved_t_d_short_in_an_undecidable_form_names_both():
+    said = message(checks.check_causal_elements_moved, lambda T, d, b: 2 * T * d + T * T * d / b)
+    assert "two slips give it" in said and "N^2/2 of the N^2" in said and "O's write (or Q's read)" in said
+
+
+def test_moved_half_the_tiles_without_o_is_among_the_named():
+    def half_no_o(T, d, b):
+        return T * d + b * d * (T // b) ** 2
+    said = message(checks.check_causal_elements_moved, half_no_o)
+    assert "counts half of the N^2 tiles (N^2/2, N = T/b) and leaves out O's write" in said
+    assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=half_no_o)

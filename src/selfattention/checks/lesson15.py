@@ -250,9 +250,13 @@ def _pattern_problem(log: list[tuple[str, str, int, int]], T: int, b: int) -> st
             return (f"the query tile at row {i} did not read its diagonal key tile (rows {i}..{last}): it holds each "
                     f"query's own key and the keys just before it. Only tiles with every key after every query "
                     f"are skipped.")
-        if sorted(got) != list(range(0, i + 1, b)):
-            return (f"the query tile at row {i} read the key tiles starting at {got}; it needs each of the tiles "
-                    f"0, b, ..., {i} once.")
+        needed = list(range(0, i + 1, b))
+        if sorted(got) != needed:
+            twice = sorted({j for j in got if got.count(j) > 1})
+            again = (f": the key tile at row {twice[0]} was read {got.count(twice[0])} times. Read each tile once "
+                     f"and use its k and v from fast memory") if twice else ""
+            return (f"the query tile at row {i} read the key tiles starting at rows {got}; it needs each of the "
+                    f"tiles starting at rows {needed} once{again}.")
     if v_reads != k_reads:
         return f"K was read {k_reads} times but V {v_reads} times: each key tile needs its value tile once."
     return None
@@ -521,6 +525,11 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
     if copies_package_loop(causal_flash):
         raise ExerciseError("causal_flash is a copy of the package's sa.llm.flash_attention_io, which does what "
                             "the exercise asks you to write: write the loop yourself.")
+    problem = _global_arrays_problem(
+        causal_flash, "k = memory.read('K', j, j + b) and v = memory.read('V', j, j + b), then the scores s "
+        "from q and k")
+    if problem:
+        raise ExerciseError(problem)
     if uses_torch(causal_flash):
         raise ExerciseError(
             "causal_flash uses PyTorch: write the loop in NumPy. The check measures what the "
@@ -542,11 +551,17 @@ def check_causal_flash(causal_flash: Callable[..., Any]) -> None:
                     f"values are as wide as the queries: something sized with d (Q's width) holds values or "
                     f"outputs, such as acc = np.zeros((len(q), d)). Outputs have V's width, d_v = "
                     f"memory.arrays['V'].shape[1].") from None
-            if isinstance(exc, NameError) and not any(name == "K" for _, name, _, _ in memory.log):
+            if isinstance(exc, NameError) and not any(name in "KV" for _, name, _, _ in memory.log):
                 raise ExerciseError(
                     f"causal_flash raised NameError on {what} before reading any key tile ({exc}): the start of "
                     f"the key-tile loop is still to write. Skip a tile the mask hides entirely, else read k and "
                     f"v, compute the scores s and mask them.") from None
+            if isinstance(exc, NameError) and getattr(exc, "name", None) in ("k", "v", "s"):
+                line = {"k": "k = memory.read('K', j, j + b)", "v": "v = memory.read('V', j, j + b)",
+                        "s": "s = q @ k.T / np.sqrt(d), then masked"}[exc.name]
+                raise ExerciseError(
+                    f"causal_flash raised NameError on {what}: {exc.name} is not defined. The given lines after "
+                    f"your answer use this tile's k, v and scores s: your lines assign all three ({line}).") from None
             i = _skipped_diagonal(memory.log, b)
             if i is not None:
                 raise ExerciseError(
@@ -696,10 +711,36 @@ def _fitted_count_problem(causal_elements_moved: Callable[..., Any]) -> str:
             "once.")
 
 
+def _short_by_td(causal_elements_moved: Callable[..., Any]) -> str:
+    """The message for a count T d short, 2 T d + T^2 d / b. Two slips give it when T is a multiple of b:
+    N^2/2 key/value tiles with Q and O, or N(N + 1)/2 tiles with O's write (or Q's read) left out. On
+    T = 100, b = 32 (N = T // b = 3, a part tile left over) the two differ, so an answer written with
+    N = T // b tells which it made; one written with T/b or T^2 d / b cannot, and both are named."""
+    T, d, b = 100, 8, 32
+    N = T // b
+    half = ("N^2/2 of the N^2 key/value tiles were counted (N = T/b, the number of query tiles): the causal "
+            "loop reads N(N + 1)/2 of them, since query tile n reads tiles 0..n, its diagonal tile in full")
+    no_o = ("O's write (or Q's read) is missing. The key/value tiles give T d + T^2 d / b (query tile n reads "
+            "tiles 0..n, 2 b d numbers each), Q is read once (T d) and O is written once (T d)")
+    try:
+        with _without_package_loop(memory=True), np.errstate(all="ignore"):
+            got = float(call_within_steps(causal_elements_moved, T, d, b))
+    except Exception:
+        got = float("nan")
+    if np.isclose(got, 2 * T * d + b * d * N * N):
+        return f"that is T d short: {half}. With Q read once and O written once (T d each): 3 T d + T^2 d / b."
+    if np.isclose(got, T * d + b * d * N * (N + 1)):
+        return (f"that is T d short: {no_o}: 3 T d + T^2 d / b. The same number comes from counting N^2/2 of "
+                f"the N^2 key/value tiles (N = T/b, the number of query tiles) with Q and O: the causal loop "
+                f"reads N(N + 1)/2 of them, the diagonal tiles included.")
+    return (f"that is T d short of 3 T d + T^2 d / b, and two slips give it. Either {half}; or {no_o}.")
+
+
 def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> None:
     """Exercise 2: the elements the causal tiled loop moves, 3 T d + T^2 d / b (T a multiple of b)."""
     if not callable(causal_elements_moved):
         raise ExerciseError("causal_elements_moved should be a function: write it in the answer cell above.")
+    short_by_td = _short_by_td(causal_elements_moved)
     for T, d, b in _MOVED_CASES:
         try:
             with _without_package_loop(memory=True):
@@ -724,15 +765,12 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
             "that is the count of the loop without the mask (every key tile for every query tile, "
             "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
             "that leaves out the diagonal tiles (query tile n reads key tiles 0..n, n + 1 of them), or else it "
-            "leaves out Q's read and O's write (T d numbers each): both mistakes give T d + T^2 d / b.":
+            "leaves out Q's read and O's write (T d numbers each), or else it counts half of the N^2 tiles "
+            "(N^2/2, N = T/b) and leaves out O's write: each of these gives T d + T^2 d / b.":
                 2 * T * d + b * d * N * (N - 1),
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
-            "that is T d short: O's write (or Q's read) is missing. The key/value tiles give T d + T^2 d / b "
-            "(query tile n reads tiles 0..n, 2 b d numbers each), Q is read once (T d) and O is written once "
-            "(T d): 3 T d + T^2 d / b. The same number comes from counting N^2/2 of the N^2 key/value tiles "
-            "(N = T/b, the number of query tiles) with Q and O: the causal loop reads N(N + 1)/2 of them, the "
-            "diagonal tiles included.": 2 * T * d + T**2 * d / b,
+            short_by_td: 2 * T * d + T**2 * d / b,
             "that counts (N + 1)(N + 2)/2 key/value tiles (N = T/b, the number of query tiles), one row of tiles "
             "too many: query tile n, for n = 0 .. N - 1, reads key tiles 0..n, so N(N + 1)/2 tiles in all.":
                 2 * T * d + 2 * b * d * (N + 1) * (N + 2) / 2,
@@ -820,7 +858,7 @@ def _slipped_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarr
                 accumulate: bool = True, exp_P: bool = True, dS_P: bool = True,
                 dK_from: str = "dS", dq_scaled: bool = True, dV_from: str = "P",
                 L_sign: int = -1, dK_scaled: bool = True,
-                dV_scaled: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                dV_scaled: bool = False, L_use: str = "exponent") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One query tile's backward loop over the key tiles: (dq, dK share, dV share), with one of the slips a
     learner makes switched on (it refuses to run with none)."""
     _require_slip(_slipped_query_tile, locals())
@@ -837,6 +875,8 @@ def _slipped_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarr
             P = reference_softmax(S)
         if not exp_P:
             P = S - L[:, None]
+        if L_use != "exponent":  # "divide": e^S / L; "none": e^S
+            P = np.exp(S) / (L[:, None] if L_use == "divide" else 1.0)
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
         if D == "none":
@@ -865,6 +905,11 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                      "P = e^(S - L[:, None]).", {"from_L": False}),
     "no_exp": ("P was taken as S - L[:, None], the logarithm of the weights: the weights are "
                "P = e^(S - L[:, None]), since L_i = log sum_j e^(S_ij).", {"exp_P": False}),
+    "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), not the sum itself, "
+                  "so it is subtracted in the exponent: P = e^(S - L[:, None]) (that is e^S / e^L).",
+                  {"L_use": "divide"}),
+    "L_unused": ("P was taken as e^S, with L left out: L_i = log sum_j e^(S_ij) is row i's log-sum-exp, "
+                 "subtracted in the exponent to normalise the row: P = e^(S - L[:, None]).", {"L_use": "none"}),
     "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
                  {"scale": False}),
     "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
@@ -949,9 +994,11 @@ def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tu
     return None
 
 
-def _global_arrays_problem(fn: Callable[..., Any]) -> str | None:
+def _global_arrays_problem(fn: Callable[..., Any], example: str = "for example P = e^(S - L[:, None]) and D "
+                           "from dO and O") -> str | None:
     """Name the arrays a function reads from the notebook's globals instead of computing them itself (a
-    ``P`` or ``D`` left over from a demonstration cell), or None."""
+    ``P`` or ``D`` left over from a demonstration cell, a whole ``K``), or None; ``example`` says what the
+    loop body should compute instead."""
     import dis
 
     names, codes = [], [fn.__code__]
@@ -967,7 +1014,7 @@ def _global_arrays_problem(fn: Callable[..., Any]) -> str | None:
     shapes = ", ".join(f"{n} {tuple(fn.__globals__[n].shape)}" for n in arrays)
     return (f"your function reads {', '.join(arrays)} from the notebook's globals ({shapes}), not from its own "
             f"lines: an array the loop needs is used but never assigned inside it. Compute each one in the loop "
-            f"body from the tile (for example P = e^(S - L[:, None]) and D from dO and O).")
+            f"body from the tile ({example}).")
 
 
 def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:

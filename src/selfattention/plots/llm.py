@@ -226,8 +226,8 @@ def io_ratio(M_values: ArrayLike, d_values: Sequence[int], T: int) -> Figure:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
         ax.set_xlabel("fast memory M (numbers)")
-        ax.set_ylabel("standard / tiled count")
-        ax.set_title(f"T = {T:,}")
+        ax.set_ylabel("standard floor (any M) / tiled (in M)")
+        ax.set_title(f"T = {T:,}; standard's floor assumes unlimited fast memory")
         ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))   # beside the axes: no line hidden
     return fig
 
