@@ -328,6 +328,8 @@ EMBEDDING = {
     "cls dropped": "[CLS] was left out of the mean",
     "batch flattened": "one vector for the whole batch",
     "pooled over sentences": "over axis 0, the",
+    "mask inverted": "the mask is inverted",
+    "zero count": "a division by 0",
 }
 
 
@@ -364,6 +366,8 @@ EMBEDDING_WRONG = {
     "cls dropped": lambda h, m: _unit(_mean_real(h[:, 1:], m[:, 1:])),
     "batch flattened": lambda h, m: _unit(h[m.astype(bool)].mean(0)),
     "pooled over sentences": lambda h, m: _unit((h * m[..., None]).sum(axis=0)),
+    "mask inverted": lambda h, m: _unit(_mean_real(h, 1 - m)),
+    "zero count": lambda h, m: _unit((h * m[..., None]).sum(axis=1) / (m == 0).sum(axis=1, keepdims=True)),
 }
 
 
@@ -376,7 +380,7 @@ def _drop_last_real(mask):
 @pytest.mark.parametrize("key", ["normalised over sentences", "norm without keepdims",
                                  "count without keepdims", "mask without new axis", "norm without axis",
                                  "sep dropped", "cls dropped", "batch flattened",
-                                 "pooled over sentences"])
+                                 "pooled over sentences", "mask inverted", "zero count"])
 def test_embedding_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-embedding-test", sentence_embedding=EMBEDDING_WRONG[key])
 
@@ -387,6 +391,19 @@ def test_embedding_row_multiples_never_mention_softmax():
                   lambda h, m: 3.0 * _unit(_mean_real(h, m)),
                   lambda h, m: _mean_real(h, m) / _mean_real(h, m).sum(axis=1, keepdims=True)):
         assert "softmax" not in _message(check_sentence_embedding, wrong)
+
+
+def test_embedding_same_factor_for_every_row_is_named_as_length():
+    """Every row 3 times the right one: the message names the length, with the factor."""
+    msg = _message(check_sentence_embedding, lambda h, m: 3.0 * _unit(_mean_real(h, m)))
+    assert EMBEDDING["sum not unit"] in msg and "3, 3 times" in msg, msg
+
+
+def test_embedding_nan_rows_are_not_called_a_scaling_mistake():
+    """A NaN row (the mask inverted, or a 0/0) is named as such, never as rows that are multiples."""
+    for wrong in (EMBEDDING_WRONG["mask inverted"], lambda h, m: np.full((h.shape[0], h.shape[2]), np.nan)):
+        msg = _message(check_sentence_embedding, wrong)
+        assert "NaN" in msg and EMBEDDING["sum not unit"] not in msg, msg
 
 
 @pytest.mark.parametrize("key", sorted(EMBEDDING_WRONG))

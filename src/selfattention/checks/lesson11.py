@@ -419,6 +419,52 @@ def _batch_flattened(sentence_embedding: Callable[..., Any], case: tuple) -> boo
     return got.shape == pooled.shape and any(np.allclose(got, v, atol=1e-6) for v in (pooled, _unit(pooled)))
 
 
+def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
+    """The factor of each row, if every row of the answer on the first case is a multiple (other than
+    all 1) of the right row; else None."""
+    hidden, mask = _embedding_cases()[0]
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+    except Exception:
+        return None
+    want = _embedding(hidden, mask)
+    if got.shape != want.shape or not np.isfinite(got).all():
+        return None
+    factors = (got * want).sum(axis=-1)                      # the right rows have length 1
+    if np.isclose(factors, 0.0).any() or not np.allclose(got, factors[:, None] * want, rtol=1e-6, atol=1e-9):
+        return None
+    return None if np.allclose(factors, 1.0) else [float(c) for c in factors]
+
+
+def _nan_rows(sentence_embedding: Callable[..., Any]) -> str | None:
+    """A message naming the sentences whose vectors hold NaN or infinite values, and why if it can tell; or None."""
+    for hidden, mask in _embedding_cases():
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+        except Exception:
+            return None
+        if got.shape != (hidden.shape[0], hidden.shape[2]) or np.isfinite(got).all():
+            continue
+        bad = np.flatnonzero(~np.isfinite(got).all(axis=1))
+        real = np.asarray(mask).sum(axis=1)
+        pads = hidden.shape[1] - real
+        rows = ", ".join(f"{int(b)} ({int(real[b])} real tokens, {int(pads[b])} padding)" for b in bad)
+        start = (f"sentence_embedding gives NaN or infinite values in row(s) {rows}, on hidden of shape "
+                 f"{hidden.shape}: ")
+        with np.errstate(all="ignore"):
+            inverted = _embedding(hidden, 1 - np.asarray(mask))
+        good = np.setdiff1d(np.arange(len(got)), bad)
+        if (set(bad.tolist()) == set(np.flatnonzero(pads == 0).tolist())
+                and np.allclose(got[good], inverted[good], rtol=1e-6, atol=1e-9)):
+            return start + ("the mask is inverted: you averaged the padding only (mask == 0), so a sentence with "
+                            "no padding divides 0 by 0 tokens. Average the real tokens, where mask == 1.")
+        return start + ("a division by 0: a count of 0 tokens or a vector of length 0 (0/0 is NaN). Count the real "
+                        "tokens of each sentence (mask == 1) and divide each sentence's mean by its own length.")
+    return None
+
+
 def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
     """Exercise 3: mean over the real tokens, then unit length; (B, T, d), (B, T) -> (B, d)."""
     if callable(sentence_embedding):
@@ -443,6 +489,10 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
                 "gathers the real tokens of ALL sentences into one (n, d_model) array, so its mean mixes the "
                 "sentences. Keep the batch axis: weight hidden by mask[..., None], sum over axis=1 and divide by "
                 "each sentence's count of real tokens (or loop over the sentences).")
+    if callable(sentence_embedding):
+        named = _nan_rows(sentence_embedding)
+        if named:
+            raise ExerciseError(named)
     try:
         check_function(
             sentence_embedding, _embedding, _embedding_cases(), "sentence_embedding",
@@ -451,15 +501,28 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
                                 "padding tokens"),
         )
     except ExerciseError as err:
-        # The engine's generic message for rows that are multiples of the right ones speaks of softmax; here
-        # such rows mean the direction is right and the final scaling to length 1 is missing or wrong.
+        # Rows that are multiples of the right ones (the engine speaks of softmax there, or of a plain difference
+        # when the factor is the same for every row) mean the direction is right and the scaling to length 1 is not.
         text = str(err)
-        if "softmax" not in text:
+        generic = "by a different factor each time" in text or "differs from the right answer" in text
+        factors = _row_factors(sentence_embedding) if generic else None
+        if factors is None:
             raise
+        listed = ", ".join(f"{c:.3g}" for c in factors)
+        if np.allclose(factors, -1.0):
+            raise ExerciseError("each sentence's vector is the right one times -1: a minus sign flipped it; the "
+                                "embedding is +mean / its length." + text[text.rfind(" (on "):]) from None
+        if min(factors) < 0:
+            raise ExerciseError(
+                f"each sentence's vector is a multiple of the right one, by {listed}, some negative, so those point "
+                "the opposite way: the mean was divided by something other than its length (a sum of its features "
+                "can be negative). Divide each sentence's mean by its own Euclidean length, np.linalg.norm(mean, "
+                "axis=-1, keepdims=True)." + text[text.rfind(" (on "):]) from None
         raise ExerciseError(
             "each sentence's vector is a multiple of the right one: the direction is right, but the scaling to "
-            "length 1 is missing or wrong: average the real tokens, then divide each sentence's mean by its own "
-            "Euclidean length, np.linalg.norm(mean, axis=-1, keepdims=True)." + text[text.rfind(" (on "):]
+            f"length 1 is missing or wrong (your rows are {listed} times the right ones): average the real tokens, "
+            "then divide each sentence's mean by its own Euclidean length, np.linalg.norm(mean, axis=-1, "
+            "keepdims=True)." + text[text.rfind(" (on "):]
         ) from None
     passed("mean over the real tokens ([CLS] and [SEP] included), then unit length: the model's own "
            "sentence embedding.")
