@@ -51,6 +51,9 @@ FIRST = {
     "each table standardised": "each table's rows were normalised (mean and variance)",
     "beta inside gamma": "beta was added before the multiplication by gamma",
     "beta multiplied": "multiplied by beta instead of adding it",
+    "type after norm": "the token-type row was added after the LayerNorm",
+    "positions reversed": "the position rows are in reverse order",
+    "variance of word rows": "the variance was taken from the word rows alone",
 }
 
 
@@ -129,7 +132,19 @@ FIRST_WRONG = {
         _layer_norm(w[ids] + p[:len(ids)] + t[0], 1.0, 0.0, eps) + beta),
     "beta multiplied": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
         _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma, 0.0, eps) * beta),
+    "type after norm": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids] + p[:len(ids)], gamma, beta, eps) + t[0]),
+    "positions reversed": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
+        w[ids] + p[:len(ids)][::-1] + t[0], gamma, beta, eps),
+    "variance of word rows": lambda ids, w, p, t, gamma, beta, eps=1e-12: _word_rows_variance(
+        w[ids] + p[:len(ids)] + t[0], w[ids], gamma, beta, eps),
 }
+
+
+def _word_rows_variance(h, words, gamma, beta, eps):
+    """The sum centred by its own mean, divided by the standard deviation of the word rows."""
+    return gamma * (h - h.mean(axis=-1, keepdims=True)) / np.sqrt(words.var(axis=-1, keepdims=True) + eps) + beta
+
 
 
 def _layer_norm(h, gamma, beta, eps):
@@ -161,7 +176,8 @@ def _rms(h, gamma, beta, eps):
                                  "norm before position and type", "norm before position", "type rows summed",
                                  "whole array", "whole type table", "var without keepdims",
                                  "each table normed", "each table standardised", "beta inside gamma",
-                                 "beta multiplied"])
+                                 "beta multiplied", "type after norm", "positions reversed",
+                                 "variance of word rows"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 
@@ -268,6 +284,29 @@ def _two_senses(vectors, labels):
 def test_senses_hard_coded_to_two_fails_the_hidden_test():
     """The hidden test has a three-sense case too, so it agrees with the visible check."""
     assert _hidden_fails("l11-senses-test", held_out_senses=_two_senses)
+
+
+def _shifted_hold_out(vectors, labels, shift):
+    """The right rule, but the sentence left out is i + shift (an off-by-one), not i."""
+    vectors, labels = np.asarray(vectors, dtype=float), np.asarray(labels)
+    out = []
+    for i in range(len(vectors)):
+        keep = np.arange(len(vectors)) != i + shift
+        centres = [vectors[keep & (labels == k)].mean(0) for k in np.unique(labels)]
+        out.append(int(np.argmax([_unit(c) @ _unit(vectors[i]) for c in centres])))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shift", [-1, 1])
+def test_senses_off_by_one_hold_out_is_named(shift):
+    msg = _message(check_held_out_senses, lambda v, y: _shifted_hold_out(v, y, shift))
+    assert f"is i {'-' if shift < 0 else '+'} 1, not i" in msg, msg
+    assert not any(phrase in msg for phrase in SENSES.values()), msg
+
+
+@pytest.mark.parametrize("shift", [-1, 1])
+def test_senses_off_by_one_hold_out_fails_the_hidden_test(shift):
+    assert _hidden_fails("l11-senses-test", held_out_senses=lambda v, y: _shifted_hold_out(v, y, shift))
 
 
 def test_senses_right_answer_passes_the_hidden_test():

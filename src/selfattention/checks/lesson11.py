@@ -105,6 +105,13 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "the position rows were added after the LayerNorm; it normalises the sum of all three rows: "
         "LayerNorm(word_table[ids] + position rows + type_table[0]).":
             _layer_norm(case[1][case[0]] + case[3][0], case[4], case[5], case[6]) + case[2][:len(case[0])],
+        "the token-type row was added after the LayerNorm; it normalises the sum of all three rows: "
+        "LayerNorm(word_table[ids] + position rows + type_table[0]).":
+            _layer_norm(case[1][case[0]] + case[2][:len(case[0])], case[4], case[5], case[6]) + case[3][0],
+        "the position rows are in reverse order: the token at position t gets row t, so rows 0 to T-1 in order, "
+        "position_table[:T].": _first_input(case[0], case[1], case[2][:len(case[0])][::-1], *case[3:]),
+        "the variance was taken from the word rows alone; LayerNorm's mean and variance are both those of the "
+        "summed vector (word + position + token-type rows).": _word_variance(case),
         "type_table.sum(0) adds both token-type rows; every token of a single sentence has token type 0: add "
         "type_table[0] only.": _first_input(*case[:3], case[3].sum(0, keepdims=True), *case[4:]),
         "LayerNorm normalised over the whole (T, d_model) array at once; it normalises each token's vector over "
@@ -126,6 +133,13 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "the normalised vector was multiplied by beta instead of adding it; LayerNorm ends with gamma * "
         "normalised + beta.": _first_input(*case, affine=False) * case[4] * case[5],
     }
+
+
+def _word_variance(case: tuple) -> np.ndarray:
+    """The sum centred by its own mean but divided by the standard deviation of the word rows alone."""
+    ids, word_table, position_table, type_table, gamma, beta, eps = case
+    h = word_table[ids] + position_table[:len(ids)] + type_table[0]
+    return gamma * (h - h.mean(-1, keepdims=True)) / np.sqrt(word_table[ids].var(-1, keepdims=True) + eps) + beta
 
 
 def _each_table_normed(case: tuple, *, affine_each: bool = False) -> np.ndarray:
@@ -214,13 +228,13 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def _senses(vectors: np.ndarray, labels: np.ndarray, *, hold_out: bool = True, score: str = "cosine",
             centroid_of_units: bool = False, nearest: bool = True, median: bool = False,
-            senses: tuple[int, ...] | None = None) -> np.ndarray:
+            senses: tuple[int, ...] | None = None, shift: int = 0) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=float)
     labels = np.asarray(labels)
     senses = tuple(range(int(labels.max()) + 1)) if senses is None else senses
     out = np.empty(len(vectors), dtype=float)
     for i, v in enumerate(vectors):
-        keep = np.arange(len(vectors)) != i if hold_out else np.ones(len(vectors), dtype=bool)
+        keep = np.arange(len(vectors)) != i + shift if hold_out else np.ones(len(vectors), dtype=bool)
         scores = []
         for c in senses:
             members = vectors[keep & (labels == c)]
@@ -280,8 +294,29 @@ def _senses_cases() -> list[tuple]:
     return cases
 
 
+def _matches_on_every_case(held_out_senses: Callable[..., Any], wrong: Callable[..., Any]) -> bool:
+    """Whether the answer gives ``wrong``'s predictions, and not the right ones, on every case."""
+    for vectors, labels in _senses_cases():
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(held_out_senses(vectors.copy(), labels.copy()), dtype=float)
+        except Exception:
+            return False
+        want = wrong(vectors, labels)
+        if got.shape != want.shape or not np.array_equal(got, want) or np.array_equal(got, _senses(vectors, labels)):
+            return False
+    return True
+
+
 def check_held_out_senses(held_out_senses: Callable[..., Any]) -> None:
     """Exercise 2: for each vector, the label of the nearest centroid (cosine) of the OTHER vectors, (n,)."""
+    if callable(held_out_senses):
+        for shift in (-1, 1):
+            if _matches_on_every_case(held_out_senses, lambda v, y, s=shift: _senses(v, y, shift=s)):
+                raise ExerciseError(
+                    f"the result of held_out_senses is not right yet: the sentence left out of the centroids is "
+                    f"i {'-' if shift < 0 else '+'} 1, not i (an off-by-one in the hold-out), so sentence i's own "
+                    "vector stays in its centroid. Leave out exactly sentence i: np.arange(n) != i.")
     check_function(
         held_out_senses, _senses, _senses_cases(), "held_out_senses", mistakes=_senses_mistakes,
         describe=lambda c: f"{len(c[0])} vectors of length {c[0].shape[1]}, labels {c[1].tolist()}",
