@@ -143,7 +143,8 @@ FIRST_WRONG = {
 
 def _word_rows_variance(h, words, gamma, beta, eps):
     """The sum centred by its own mean, divided by the standard deviation of the word rows."""
-    return gamma * (h - h.mean(axis=-1, keepdims=True)) / np.sqrt(words.var(axis=-1, keepdims=True) + eps) + beta
+    spread = np.sqrt(words.var(axis=-1, keepdims=True) + eps)
+    return gamma * (h - h.mean(axis=-1, keepdims=True)) / spread + beta
 
 
 
