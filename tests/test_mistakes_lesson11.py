@@ -51,6 +51,9 @@ FIRST = {
     "each table standardised": "each table's rows were normalised (mean and variance)",
     "beta inside gamma": "beta was added before the multiplication by gamma",
     "beta multiplied": "multiplied by beta instead of adding it",
+    "type after norm": "the token-type row was added after the LayerNorm",
+    "positions reversed": "the position rows are in reverse order",
+    "variance of word rows": "the variance was taken from the word rows alone",
 }
 
 
@@ -129,7 +132,20 @@ FIRST_WRONG = {
         _layer_norm(w[ids] + p[:len(ids)] + t[0], 1.0, 0.0, eps) + beta),
     "beta multiplied": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
         _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma, 0.0, eps) * beta),
+    "type after norm": lambda ids, w, p, t, gamma, beta, eps=1e-12: (
+        _layer_norm(w[ids] + p[:len(ids)], gamma, beta, eps) + t[0]),
+    "positions reversed": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
+        w[ids] + p[:len(ids)][::-1] + t[0], gamma, beta, eps),
+    "variance of word rows": lambda ids, w, p, t, gamma, beta, eps=1e-12: _word_rows_variance(
+        w[ids] + p[:len(ids)] + t[0], w[ids], gamma, beta, eps),
 }
+
+
+def _word_rows_variance(h, words, gamma, beta, eps):
+    """The sum centred by its own mean, divided by the standard deviation of the word rows."""
+    spread = np.sqrt(words.var(axis=-1, keepdims=True) + eps)
+    return gamma * (h - h.mean(axis=-1, keepdims=True)) / spread + beta
+
 
 
 def _layer_norm(h, gamma, beta, eps):
@@ -161,7 +177,8 @@ def _rms(h, gamma, beta, eps):
                                  "norm before position and type", "norm before position", "type rows summed",
                                  "whole array", "whole type table", "var without keepdims",
                                  "each table normed", "each table standardised", "beta inside gamma",
-                                 "beta multiplied"])
+                                 "beta multiplied", "type after norm", "positions reversed",
+                                 "variance of word rows"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 
@@ -270,6 +287,29 @@ def test_senses_hard_coded_to_two_fails_the_hidden_test():
     assert _hidden_fails("l11-senses-test", held_out_senses=_two_senses)
 
 
+def _shifted_hold_out(vectors, labels, shift):
+    """The right rule, but the sentence left out is i + shift (an off-by-one), not i."""
+    vectors, labels = np.asarray(vectors, dtype=float), np.asarray(labels)
+    out = []
+    for i in range(len(vectors)):
+        keep = np.arange(len(vectors)) != i + shift
+        centres = [vectors[keep & (labels == k)].mean(0) for k in np.unique(labels)]
+        out.append(int(np.argmax([_unit(c) @ _unit(vectors[i]) for c in centres])))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shift", [-1, 1])
+def test_senses_off_by_one_hold_out_is_named(shift):
+    msg = _message(check_held_out_senses, lambda v, y: _shifted_hold_out(v, y, shift))
+    assert f"is i {'-' if shift < 0 else '+'} 1, not i" in msg, msg
+    assert not any(phrase in msg for phrase in SENSES.values()), msg
+
+
+@pytest.mark.parametrize("shift", [-1, 1])
+def test_senses_off_by_one_hold_out_fails_the_hidden_test(shift):
+    assert _hidden_fails("l11-senses-test", held_out_senses=lambda v, y: _shifted_hold_out(v, y, shift))
+
+
 def test_senses_right_answer_passes_the_hidden_test():
     assert hidden_test_passes(LESSON, "l11-senses-test", held_out_senses=lambda v, y: _senses(v, y))
 
@@ -328,6 +368,8 @@ EMBEDDING = {
     "cls dropped": "[CLS] was left out of the mean",
     "batch flattened": "one vector for the whole batch",
     "pooled over sentences": "over axis 0, the",
+    "mask inverted": "the mask is inverted",
+    "zero count": "a division by 0",
 }
 
 
@@ -364,6 +406,8 @@ EMBEDDING_WRONG = {
     "cls dropped": lambda h, m: _unit(_mean_real(h[:, 1:], m[:, 1:])),
     "batch flattened": lambda h, m: _unit(h[m.astype(bool)].mean(0)),
     "pooled over sentences": lambda h, m: _unit((h * m[..., None]).sum(axis=0)),
+    "mask inverted": lambda h, m: _unit(_mean_real(h, 1 - m)),
+    "zero count": lambda h, m: _unit((h * m[..., None]).sum(axis=1) / (m == 0).sum(axis=1, keepdims=True)),
 }
 
 
@@ -376,7 +420,7 @@ def _drop_last_real(mask):
 @pytest.mark.parametrize("key", ["normalised over sentences", "norm without keepdims",
                                  "count without keepdims", "mask without new axis", "norm without axis",
                                  "sep dropped", "cls dropped", "batch flattened",
-                                 "pooled over sentences"])
+                                 "pooled over sentences", "mask inverted", "zero count"])
 def test_embedding_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-embedding-test", sentence_embedding=EMBEDDING_WRONG[key])
 
@@ -387,6 +431,19 @@ def test_embedding_row_multiples_never_mention_softmax():
                   lambda h, m: 3.0 * _unit(_mean_real(h, m)),
                   lambda h, m: _mean_real(h, m) / _mean_real(h, m).sum(axis=1, keepdims=True)):
         assert "softmax" not in _message(check_sentence_embedding, wrong)
+
+
+def test_embedding_same_factor_for_every_row_is_named_as_length():
+    """Every row 3 times the right one: the message names the length, with the factor."""
+    msg = _message(check_sentence_embedding, lambda h, m: 3.0 * _unit(_mean_real(h, m)))
+    assert EMBEDDING["sum not unit"] in msg and "3, 3 times" in msg, msg
+
+
+def test_embedding_nan_rows_are_not_called_a_scaling_mistake():
+    """A NaN row (the mask inverted, or a 0/0) is named as such, never as rows that are multiples."""
+    for wrong in (EMBEDDING_WRONG["mask inverted"], lambda h, m: np.full((h.shape[0], h.shape[2]), np.nan)):
+        msg = _message(check_sentence_embedding, wrong)
+        assert "NaN" in msg and EMBEDDING["sum not unit"] not in msg, msg
 
 
 @pytest.mark.parametrize("key", sorted(EMBEDDING_WRONG))

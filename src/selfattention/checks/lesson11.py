@@ -105,6 +105,13 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "the position rows were added after the LayerNorm; it normalises the sum of all three rows: "
         "LayerNorm(word_table[ids] + position rows + type_table[0]).":
             _layer_norm(case[1][case[0]] + case[3][0], case[4], case[5], case[6]) + case[2][:len(case[0])],
+        "the token-type row was added after the LayerNorm; it normalises the sum of all three rows: "
+        "LayerNorm(word_table[ids] + position rows + type_table[0]).":
+            _layer_norm(case[1][case[0]] + case[2][:len(case[0])], case[4], case[5], case[6]) + case[3][0],
+        "the position rows are in reverse order: the token at position t gets row t, so rows 0 to T-1 in order, "
+        "position_table[:T].": _first_input(case[0], case[1], case[2][:len(case[0])][::-1], *case[3:]),
+        "the variance was taken from the word rows alone; LayerNorm's mean and variance are both those of the "
+        "summed vector (word + position + token-type rows).": _word_variance(case),
         "type_table.sum(0) adds both token-type rows; every token of a single sentence has token type 0: add "
         "type_table[0] only.": _first_input(*case[:3], case[3].sum(0, keepdims=True), *case[4:]),
         "LayerNorm normalised over the whole (T, d_model) array at once; it normalises each token's vector over "
@@ -126,6 +133,13 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "the normalised vector was multiplied by beta instead of adding it; LayerNorm ends with gamma * "
         "normalised + beta.": _first_input(*case, affine=False) * case[4] * case[5],
     }
+
+
+def _word_variance(case: tuple) -> np.ndarray:
+    """The sum centred by its own mean but divided by the standard deviation of the word rows alone."""
+    ids, word_table, position_table, type_table, gamma, beta, eps = case
+    h = word_table[ids] + position_table[:len(ids)] + type_table[0]
+    return gamma * (h - h.mean(-1, keepdims=True)) / np.sqrt(word_table[ids].var(-1, keepdims=True) + eps) + beta
 
 
 def _each_table_normed(case: tuple, *, affine_each: bool = False) -> np.ndarray:
@@ -214,13 +228,13 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def _senses(vectors: np.ndarray, labels: np.ndarray, *, hold_out: bool = True, score: str = "cosine",
             centroid_of_units: bool = False, nearest: bool = True, median: bool = False,
-            senses: tuple[int, ...] | None = None) -> np.ndarray:
+            senses: tuple[int, ...] | None = None, shift: int = 0) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=float)
     labels = np.asarray(labels)
     senses = tuple(range(int(labels.max()) + 1)) if senses is None else senses
     out = np.empty(len(vectors), dtype=float)
     for i, v in enumerate(vectors):
-        keep = np.arange(len(vectors)) != i if hold_out else np.ones(len(vectors), dtype=bool)
+        keep = np.arange(len(vectors)) != i + shift if hold_out else np.ones(len(vectors), dtype=bool)
         scores = []
         for c in senses:
             members = vectors[keep & (labels == c)]
@@ -280,8 +294,29 @@ def _senses_cases() -> list[tuple]:
     return cases
 
 
+def _matches_on_every_case(held_out_senses: Callable[..., Any], wrong: Callable[..., Any]) -> bool:
+    """Whether the answer gives ``wrong``'s predictions, and not the right ones, on every case."""
+    for vectors, labels in _senses_cases():
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(held_out_senses(vectors.copy(), labels.copy()), dtype=float)
+        except Exception:
+            return False
+        want = wrong(vectors, labels)
+        if got.shape != want.shape or not np.array_equal(got, want) or np.array_equal(got, _senses(vectors, labels)):
+            return False
+    return True
+
+
 def check_held_out_senses(held_out_senses: Callable[..., Any]) -> None:
     """Exercise 2: for each vector, the label of the nearest centroid (cosine) of the OTHER vectors, (n,)."""
+    if callable(held_out_senses):
+        for shift in (-1, 1):
+            if _matches_on_every_case(held_out_senses, lambda v, y, s=shift: _senses(v, y, shift=s)):
+                raise ExerciseError(
+                    f"the result of held_out_senses is not right yet: the sentence left out of the centroids is "
+                    f"i {'-' if shift < 0 else '+'} 1, not i (an off-by-one in the hold-out), so sentence i's own "
+                    "vector stays in its centroid. Leave out exactly sentence i: np.arange(n) != i.")
     check_function(
         held_out_senses, _senses, _senses_cases(), "held_out_senses", mistakes=_senses_mistakes,
         describe=lambda c: f"{len(c[0])} vectors of length {c[0].shape[1]}, labels {c[1].tolist()}",
@@ -419,6 +454,52 @@ def _batch_flattened(sentence_embedding: Callable[..., Any], case: tuple) -> boo
     return got.shape == pooled.shape and any(np.allclose(got, v, atol=1e-6) for v in (pooled, _unit(pooled)))
 
 
+def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
+    """The factor of each row, if every row of the answer on the first case is a multiple (other than
+    all 1) of the right row; else None."""
+    hidden, mask = _embedding_cases()[0]
+    try:
+        with np.errstate(all="ignore"):
+            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+    except Exception:
+        return None
+    want = _embedding(hidden, mask)
+    if got.shape != want.shape or not np.isfinite(got).all():
+        return None
+    factors = (got * want).sum(axis=-1)                      # the right rows have length 1
+    if np.isclose(factors, 0.0).any() or not np.allclose(got, factors[:, None] * want, rtol=1e-6, atol=1e-9):
+        return None
+    return None if np.allclose(factors, 1.0) else [float(c) for c in factors]
+
+
+def _nan_rows(sentence_embedding: Callable[..., Any]) -> str | None:
+    """A message naming the sentences whose vectors hold NaN or infinite values, and why if it can tell; or None."""
+    for hidden, mask in _embedding_cases():
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
+        except Exception:
+            return None
+        if got.shape != (hidden.shape[0], hidden.shape[2]) or np.isfinite(got).all():
+            continue
+        bad = np.flatnonzero(~np.isfinite(got).all(axis=1))
+        real = np.asarray(mask).sum(axis=1)
+        pads = hidden.shape[1] - real
+        rows = ", ".join(f"{int(b)} ({int(real[b])} real tokens, {int(pads[b])} padding)" for b in bad)
+        start = (f"sentence_embedding gives NaN or infinite values in row(s) {rows}, on hidden of shape "
+                 f"{hidden.shape}: ")
+        with np.errstate(all="ignore"):
+            inverted = _embedding(hidden, 1 - np.asarray(mask))
+        good = np.setdiff1d(np.arange(len(got)), bad)
+        if (set(bad.tolist()) == set(np.flatnonzero(pads == 0).tolist())
+                and np.allclose(got[good], inverted[good], rtol=1e-6, atol=1e-9)):
+            return start + ("the mask is inverted: you averaged the padding only (mask == 0), so a sentence with "
+                            "no padding divides 0 by 0 tokens. Average the real tokens, where mask == 1.")
+        return start + ("a division by 0: a count of 0 tokens or a vector of length 0 (0/0 is NaN). Count the real "
+                        "tokens of each sentence (mask == 1) and divide each sentence's mean by its own length.")
+    return None
+
+
 def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
     """Exercise 3: mean over the real tokens, then unit length; (B, T, d), (B, T) -> (B, d)."""
     if callable(sentence_embedding):
@@ -443,6 +524,10 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
                 "gathers the real tokens of ALL sentences into one (n, d_model) array, so its mean mixes the "
                 "sentences. Keep the batch axis: weight hidden by mask[..., None], sum over axis=1 and divide by "
                 "each sentence's count of real tokens (or loop over the sentences).")
+    if callable(sentence_embedding):
+        named = _nan_rows(sentence_embedding)
+        if named:
+            raise ExerciseError(named)
     try:
         check_function(
             sentence_embedding, _embedding, _embedding_cases(), "sentence_embedding",
@@ -451,15 +536,28 @@ def check_sentence_embedding(sentence_embedding: Callable[..., Any]) -> None:
                                 "padding tokens"),
         )
     except ExerciseError as err:
-        # The engine's generic message for rows that are multiples of the right ones speaks of softmax; here
-        # such rows mean the direction is right and the final scaling to length 1 is missing or wrong.
+        # Rows that are multiples of the right ones (the engine speaks of softmax there, or of a plain difference
+        # when the factor is the same for every row) mean the direction is right and the scaling to length 1 is not.
         text = str(err)
-        if "softmax" not in text:
+        generic = "by a different factor each time" in text or "differs from the right answer" in text
+        factors = _row_factors(sentence_embedding) if generic else None
+        if factors is None:
             raise
+        listed = ", ".join(f"{c:.3g}" for c in factors)
+        if np.allclose(factors, -1.0):
+            raise ExerciseError("each sentence's vector is the right one times -1: a minus sign flipped it; the "
+                                "embedding is +mean / its length." + text[text.rfind(" (on "):]) from None
+        if min(factors) < 0:
+            raise ExerciseError(
+                f"each sentence's vector is a multiple of the right one, by {listed}, some negative, so those point "
+                "the opposite way: the mean was divided by something other than its length (a sum of its features "
+                "can be negative). Divide each sentence's mean by its own Euclidean length, np.linalg.norm(mean, "
+                "axis=-1, keepdims=True)." + text[text.rfind(" (on "):]) from None
         raise ExerciseError(
             "each sentence's vector is a multiple of the right one: the direction is right, but the scaling to "
-            "length 1 is missing or wrong: average the real tokens, then divide each sentence's mean by its own "
-            "Euclidean length, np.linalg.norm(mean, axis=-1, keepdims=True)." + text[text.rfind(" (on "):]
+            f"length 1 is missing or wrong (your rows are {listed} times the right ones): average the real tokens, "
+            "then divide each sentence's mean by its own Euclidean length, np.linalg.norm(mean, axis=-1, "
+            "keepdims=True)." + text[text.rfind(" (on "):]
         ) from None
     passed("mean over the real tokens ([CLS] and [SEP] included), then unit length: the model's own "
            "sentence embedding.")
