@@ -45,6 +45,7 @@ ABLATION = {
     "bias twice": "b_O was added twice",
     "context and pool": "the sentence's tokens and the pool's together",
     "W_O columns": "block of W_O by columns",
+    "mean added": "the pool's mean was added",
 }
 
 
@@ -61,6 +62,8 @@ def _ablate(context, pool, W_O, b_O, head, num_heads, *, how="mean", start=None,
         c[:, start:start + width] = c[:, start:start + width].mean(axis=0)
     elif how == "centred":
         c[:, start:start + width] -= mean
+    elif how == "mean added":
+        c[:, start:start + width] += mean
     elif how == "zero":
         c[:, start:start + width] = 0
     elif how == "scalar":
@@ -120,6 +123,7 @@ ABLATION_WRONG = {
     "bias twice": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n) + b,
     "context and pool": lambda c, P, W, b, h, n: _ablate(c, np.concatenate([c, P]), W, b, h, n),
     "W_O columns": lambda c, P, W, b, h, n: _ablate_columns(c, P, W, b, h, n),
+    "mean added": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, how="mean added"),
 }
 
 
@@ -143,7 +147,8 @@ def test_ablation_right_answers_pass(capsys):
     assert out.count("Correct:") == 3, out
 
 
-@pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero", "context and pool", "W_O columns"])
+@pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero", "context and pool",
+                                 "W_O columns", "mean added"])
 def test_ablation_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=ABLATION_WRONG[key])
 
@@ -206,6 +211,7 @@ FFN = {
     "b_1 after gelu": "b_1 was added after the GELU",
     "gelu without half": "that GELU lacks the factor 1/2",
     "rmsnorm": "that is RMSNorm",
+    "no std": "did not divide by the standard deviation",
 }
 
 
@@ -273,13 +279,16 @@ FFN_WRONG = {
     "erf without sqrt 2": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z))),
     "gamma beta swapped": lambda *a: _ffn(*a, swapped=True),
     "b_1 after gelu": lambda *a: _ffn(*a, b_1_after=True),
-    "gelu without half": lambda *a: _ffn(*a, act=lambda z: z * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))),
+    "gelu without half": lambda *a: _ffn(*a, act=lambda z: 2 * _erf_gelu(z)),
     "rmsnorm": lambda *a: _ffn(*a, rms=True),
+    "no std": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: gamma * (
+        (h := x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2) - h.mean(-1, keepdims=True)) + beta,
 }
 
 
 @pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
-                                 "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm"])
+                                 "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
+                                 "no std"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
     with np.errstate(all="ignore"):
@@ -323,6 +332,8 @@ RATIO = {
     "heads summed": "the heads were summed before the norm",
     "mean length": "the mean length of x's tokens",
     "longest length": "the longest token's length",
+    "length change": "how much token i's length changes",
+    "length after": "the length after the head is added",
 }
 
 
@@ -340,8 +351,10 @@ RATIO_WRONG = {
     / np.linalg.norm(x, axis=-1),
     "whole x": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x),
     "mean length": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1).mean(),
-    "longest length": lambda w, vW, x: (torch.as_tensor(np.asarray(w)) @ torch.as_tensor(np.asarray(vW))).norm(
-        dim=-1).numpy() / torch.as_tensor(np.asarray(x)).norm(dim=-1).max().item(),
+    "longest length": lambda w, vW, x: (w @ vW).norm(dim=-1) / x.norm(dim=-1).max(),   # torch, as section 3
+    "length change": lambda w, vW, x: (np.linalg.norm(x + _o(w, vW), axis=-1) - np.linalg.norm(x, axis=-1))
+    / np.linalg.norm(x, axis=-1),
+    "length after": lambda w, vW, x: np.linalg.norm(x + _o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
     "heads summed": lambda w, vW, x: np.broadcast_to(np.linalg.norm(_o(w, vW).sum(0), axis=-1)
                                                      / np.linalg.norm(x, axis=-1), np.shape(w)[:2]).copy(),
 }

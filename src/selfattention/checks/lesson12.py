@@ -60,6 +60,8 @@ def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.nda
         c[:, part] = c[:, part] - P[:, part].mean(axis=0)
     elif how == "both":                                 # the mean over the sentence's and the pool's tokens
         c[:, part] = np.concatenate([c[:, part], P[:, part]]).mean(axis=0)
+    elif how == "added":
+        c[:, part] = c[:, part] + P[:, part].mean(axis=0)
     elif how == "zero":
         c[:, part] = 0.0
     elif how == "median":
@@ -107,6 +109,8 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "you cut head `head`'s block of W_O by columns (W_O[:, columns]); in context @ W_O the head's features "
         "meet W_O's rows: the output is the whole context, the slice replaced, @ W_O + b_O.":
             _columns_block(*case),
+        "the pool's mean was added to the head's slice; mean-ablation puts it in the slice's place: "
+        "kept[:, columns] = pool[:, columns].mean(axis=0).": _ablated(*case, how="added"),
         "you multiplied by W_O transposed (context @ W_O.T, the layout nn.Linear stores); W_O is given in the "
         "course's layout: context @ W_O.": _ablated(*case, transposed=True),
         "the bias b_O is missing: the attention output is context @ W_O + b_O.": _ablated(*case, bias=False),
@@ -180,8 +184,11 @@ def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
                residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
                affine: bool = True, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
                act_last: bool = False, swapped: bool = False, b_1_after: bool = False,
-               eps_on_std: bool = False, rms: bool = False) -> np.ndarray:
+               eps_on_std: bool = False, rms: bool = False, no_std: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if no_std:
+        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
+        return g * (h - h.mean(-1, keepdims=True)) + b
     if rms:
         h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
         return g * h / np.sqrt((h**2).mean(-1, keepdims=True) + eps) + b
@@ -238,6 +245,8 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ffn_block(*case, act=lambda z: 2.0 * gelu(z)),
         "that is RMSNorm (divided by the root mean square, the mean not subtracted); this model uses "
         "LayerNorm: gamma * (h - mean) / sqrt(var + eps) + beta.": _ffn_block(*case, rms=True),
+        "LayerNorm did not divide by the standard deviation: (h - mean) / np.sqrt(var + eps), then gamma and "
+        "beta.": _ffn_block(*case, no_std=True),
         "gamma and beta are swapped: LayerNorm ends with gamma * normalised + beta (gamma scales, beta shifts).":
             _ffn_block(*case, swapped=True),
         "b_1 was added after the GELU (GELU(x1 W_1) + b_1); it goes inside: GELU(x1 W_1 + b_1).":
@@ -333,6 +342,11 @@ def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / np.linalg.norm(x),
         "that divides by the mean length of x's tokens (one number); divide each token's ratio by its own "
         "length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).mean(),
+        "that is how much token i's length changes, (||x_i + o_i^h|| - ||x_i||) / ||x_i||; the exercise asks "
+        "for the length of the vector the head adds, ||o_i^h|| / ||x_i||.":
+            (norm(x + weights @ vW) - norm(x)) / norm(x),
+        "that is ||x_i + o_i^h|| / ||x_i||, the length after the head is added; the exercise asks for the "
+        "length of the vector the head adds, ||o_i^h|| / ||x_i||.": norm(x + weights @ vW) / norm(x),
         "that divides by the longest token's length (one number, ||x||.max()); divide each token's ratio by "
         "its own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).max(),
         "the heads were summed before the norm (the whole attention output); the exercise asks for each head "
@@ -394,7 +408,8 @@ def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parke
         head_to_residual, _head_ratio, _head_ratio_cases(), "head_to_residual", mistakes=_head_ratio_mistakes,
         describe=lambda c: f"weights of shape {c[0].shape}, vW of shape {c[1].shape}, x of shape {c[2].shape}",
     )
-    passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW.")
+    passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW: the length of the "
+           "vector added to x_i, which the sum of the shares overstates, since the vectors partly cancel.")
     if weights is not None and vW is not None and x is not None:
         measured = np.median(_head_ratio(weights, vW, x), axis=-1)
         for head, guess, name in ((heads[0], predicted_parked, "predicted_parked"),
@@ -407,3 +422,4 @@ def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parke
             else:
                 said = f"your prediction {v:.3f} ({v / measured[head]:.1f} times the measured value)"
             print(f"Head {head}: measured median {measured[head]:.3f}; {said}.")
+        print("One sentence, one layer: a size, not a law.")
