@@ -43,6 +43,9 @@ ABLATION = {
     "too wide": "one column too wide",
     "d_k from T": "d_k was computed from the number of tokens",
     "bias twice": "b_O was added twice",
+    "context and pool": "the sentence's tokens and the pool's together",
+    "W_O columns": "block of W_O by columns",
+    "mean added": "the pool's mean was added",
 }
 
 
@@ -59,6 +62,8 @@ def _ablate(context, pool, W_O, b_O, head, num_heads, *, how="mean", start=None,
         c[:, start:start + width] = c[:, start:start + width].mean(axis=0)
     elif how == "centred":
         c[:, start:start + width] -= mean
+    elif how == "mean added":
+        c[:, start:start + width] += mean
     elif how == "zero":
         c[:, start:start + width] = 0
     elif how == "scalar":
@@ -88,6 +93,15 @@ def _ablate_strided(context, pool, W_O, b_O, head, num_heads):
     return c @ W_O + b_O
 
 
+def _ablate_columns(context, pool, W_O, b_O, head, num_heads):
+    """The head's mean sent through W_O[:, columns] (transposed to fit) instead of W_O's rows."""
+    d_k = context.shape[1] // num_heads
+    cols = slice(head * d_k, (head + 1) * d_k)
+    rest = context.copy()
+    rest[:, cols] = 0
+    return rest @ W_O + pool[:, cols].mean(axis=0) @ W_O[:, cols].T + b_O
+
+
 ABLATION_WRONG = {
     "zero": lambda *a: _ablate(*a, how="zero"),
     "own sentence": lambda *a: _ablate(*a, how="own sentence"),
@@ -107,6 +121,9 @@ ABLATION_WRONG = {
                                                  width=c.shape[1] // n + 1),
     "d_k from T": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, width=c.shape[0] // n),
     "bias twice": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n) + b,
+    "context and pool": lambda c, P, W, b, h, n: _ablate(c, np.concatenate([c, P]), W, b, h, n),
+    "W_O columns": lambda c, P, W, b, h, n: _ablate_columns(c, P, W, b, h, n),
+    "mean added": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, how="mean added"),
 }
 
 
@@ -130,7 +147,8 @@ def test_ablation_right_answers_pass(capsys):
     assert out.count("Correct:") == 3, out
 
 
-@pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero"])
+@pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero", "context and pool",
+                                 "W_O columns", "mean added"])
 def test_ablation_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=ABLATION_WRONG[key])
 
@@ -191,6 +209,9 @@ FFN = {
     "erf without sqrt 2": "that GELU uses erf(z)",
     "gamma beta swapped": "gamma and beta are swapped",
     "b_1 after gelu": "b_1 was added after the GELU",
+    "gelu without half": "that GELU lacks the factor 1/2",
+    "rmsnorm": "that is RMSNorm",
+    "no std": "did not divide by the standard deviation",
 }
 
 
@@ -212,8 +233,11 @@ def _tanh_gelu(z):
 
 def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
          axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False, layer_norm=True,
-         act_last=False, fixed_eps=None, eps_on_std=False, swapped=False, b_1_after=False):
+         act_last=False, fixed_eps=None, eps_on_std=False, swapped=False, b_1_after=False, rms=False):
     eps = eps if fixed_eps is None else fixed_eps
+    if rms:
+        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
+        return gamma * h / np.sqrt((h ** 2).mean(-1, keepdims=True) + eps) + beta
     if swapped:
         gamma, beta = beta, gamma
     def norm(h, axis=axis):
@@ -255,11 +279,16 @@ FFN_WRONG = {
     "erf without sqrt 2": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z))),
     "gamma beta swapped": lambda *a: _ffn(*a, swapped=True),
     "b_1 after gelu": lambda *a: _ffn(*a, b_1_after=True),
+    "gelu without half": lambda *a: _ffn(*a, act=lambda z: 2 * _erf_gelu(z)),
+    "rmsnorm": lambda *a: _ffn(*a, rms=True),
+    "no std": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: gamma * (
+        (h := x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2) - h.mean(-1, keepdims=True)) + beta,
 }
 
 
 @pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
-                                 "gamma beta swapped", "b_1 after gelu"])
+                                 "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
+                                 "no std"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
     with np.errstate(all="ignore"):
@@ -302,6 +331,9 @@ RATIO = {
     "whole x": "the norm of the whole x",
     "heads summed": "the heads were summed before the norm",
     "mean length": "the mean length of x's tokens",
+    "longest length": "the longest token's length",
+    "length change": "how much token i's length changes",
+    "length after": "the length after the head is added",
 }
 
 
@@ -319,6 +351,10 @@ RATIO_WRONG = {
     / np.linalg.norm(x, axis=-1),
     "whole x": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x),
     "mean length": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1).mean(),
+    "longest length": lambda w, vW, x: (w @ vW).norm(dim=-1) / x.norm(dim=-1).max(),   # torch, as section 3
+    "length change": lambda w, vW, x: (np.linalg.norm(x + _o(w, vW), axis=-1) - np.linalg.norm(x, axis=-1))
+    / np.linalg.norm(x, axis=-1),
+    "length after": lambda w, vW, x: np.linalg.norm(x + _o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
     "heads summed": lambda w, vW, x: np.broadcast_to(np.linalg.norm(_o(w, vW).sum(0), axis=-1)
                                                      / np.linalg.norm(x, axis=-1), np.shape(w)[:2]).copy(),
 }
@@ -349,7 +385,8 @@ def _tensor_style(weights, vW, x):
     return (weights @ vW).norm(dim=-1) / x.norm(dim=-1)
 
 
-GUESSES = [(7.8, 12.3), (12.7, 8.1), (0.12, 0.08), (0.0062, 0.015), (0.4, 0.6), (None, None), (0.035, 0.04)]
+GUESSES = [(7.8, 12.3), (12.7, 8.1), (0.12, 0.08), (0.0062, 0.015), (0.4, 0.6), (None, None), (0.035, 0.04),
+           (0.0, 0.1)]
 
 
 @pytest.mark.parametrize("guess", GUESSES)
@@ -401,3 +438,15 @@ def test_ratio_shortcut_of_one_number_per_head_fails():
     assert "shape" in msg and not any(p in msg for p in RATIO.values())
     assert not hidden_test_passes(LESSON, RATIO_ID, head_to_residual=shortcut, predicted_parked=0.08,
                                   predicted_other=0.12)
+
+
+def test_a_prediction_of_zero_is_recorded(capsys):
+    """A guess of 0 (the head adds nothing) is a prediction, not a missing one."""
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(5), size=(12, 5))
+    vW, x = rng.normal(size=(12, 5, 7)), 10 * rng.normal(size=(5, 7))
+    check_head_to_residual(_right, 0.0, 0.1, w, vW, x)
+    out = capsys.readouterr().out
+    assert "no prediction recorded" not in out, out
+    assert "Head 7: measured median" in out and "your prediction 0:" in out
+    assert f"your prediction 0.100 ({0.1 / np.median(_right(w, vW, x)[10]):.1f} times" in out

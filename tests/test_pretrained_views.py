@@ -458,6 +458,24 @@ def test_parking_controls_match_the_maps_and_shuffle_only_the_words(model: data.
         inside.parking_controls(model, [])
 
 
+def test_position_zero_controls_match_the_maps_and_move_only_cls(model: data.PretrainedModel) -> None:
+    from selfattention import inside
+    s = "the dog chased the ball across the park."
+    got = inside.position_zero_controls(model, [s])
+    assert set(got) == {"intact", "[CLS] removed", "[CLS] at the end", "[CLS] at the end, on [CLS]"}
+    assert all(v.shape == (1, model.num_layers, model.num_heads) for v in got.values())
+    np.testing.assert_allclose(got["intact"], inside.where_weight_goes(model, [s])["[CLS]"], rtol=1e-5)
+    ids = model.tokenizer(s)["input_ids"]
+    with torch.no_grad():
+        run = model.model(input_ids=torch.tensor([ids[1:] + ids[:1]]), output_attentions=True)
+    A = run.attentions[3][0].numpy()                       # words, [SEP], [CLS]
+    k = len(ids) - 2
+    np.testing.assert_allclose(got["[CLS] at the end, on [CLS]"][0, 3], A[:, 1:k, -1].mean(-1), rtol=1e-5)
+    np.testing.assert_allclose(got["[CLS] at the end"][0, 3], A[:, 1:k, 0].mean(-1), rtol=1e-5)
+    with pytest.raises(ValueError, match="sentences"):
+        inside.position_zero_controls(model, [])
+
+
 def test_sign_flip_p_and_sense_topic_effects() -> None:
     from selfattention import pretrained_stats as stats
     assert stats.sign_flip_p([1.0, 2.0, 3.0]) == 2 / 8             # all positive, or all negative

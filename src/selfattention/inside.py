@@ -230,6 +230,42 @@ def where_weight_goes(model: Any, sentences: Sequence[str]) -> dict[str, np.ndar
     return weight
 
 
+def position_zero_controls(model: Any, sentences: Sequence[str]) -> dict[str, np.ndarray]:
+    """Lesson 12's test of [CLS] against position 0: for every head, the weight on position 0 averaged over
+    the real tokens as queries other than the one at position 0, on each sentence as the model reads it, with
+    [CLS] left out (a word then sits at position 0), and with [CLS] moved after [SEP]; in the last case also
+    the weight on [CLS] at its new place. The model was trained with [CLS] at position 0 only: the two
+    rearranged inputs are ones it never saw.
+
+    Returns:
+        ``{"intact": ..., "[CLS] removed": ..., "[CLS] at the end": ..., "[CLS] at the end, on [CLS]": ...}``,
+        each ``(n, layers, heads)``.
+    """
+    import torch
+
+    if not sentences:
+        raise ValueError("sentences must hold at least one sentence, got none")
+    names = ["intact", "[CLS] removed", "[CLS] at the end", "[CLS] at the end, on [CLS]"]
+    out = {name: np.zeros((len(sentences), model.num_layers, model.num_heads)) for name in names}
+
+    def weights(ids: list[int]) -> np.ndarray:                          # (layers, heads, T, T)
+        with torch.no_grad():
+            run = model.model(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids),
+                              dtype=torch.long), output_attentions=True)
+        return np.stack([a[0].numpy() for a in run.attentions])
+
+    for n, s in enumerate(sentences):
+        ids = model.tokenizer(s)["input_ids"]
+        cls, words, sep = ids[0], ids[1:-1], ids[-1]
+        k = len(words)
+        out["intact"][n] = weights(ids)[:, :, 1:k + 1, 0].mean(-1)        # queries: the words
+        out["[CLS] removed"][n] = weights(words + [sep])[:, :, 1:k, 0].mean(-1)   # the words after the first
+        moved = weights(words + [sep, cls])[:, :, 1:k]
+        out["[CLS] at the end"][n] = moved[..., 0].mean(-1)
+        out["[CLS] at the end, on [CLS]"][n] = moved[..., -1].mean(-1)
+    return out
+
+
 def what_heads_add(model: Any, sentences: Sequence[str]) -> dict[str, np.ndarray]:
     """For every head and sentence, over the real tokens i (as queries): [CLS]'s share of the norms
     ``alpha_ij ||v_j W_O^h||`` (their sum over j is 1), and the mean length of the head's output

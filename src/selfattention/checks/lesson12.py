@@ -58,6 +58,10 @@ def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.nda
         c[:, part] = c[:, part].mean(axis=0)
     elif how == "centred":                              # the mean subtracted from the slice, not put in its place
         c[:, part] = c[:, part] - P[:, part].mean(axis=0)
+    elif how == "both":                                 # the mean over the sentence's and the pool's tokens
+        c[:, part] = np.concatenate([c[:, part], P[:, part]]).mean(axis=0)
+    elif how == "added":
+        c[:, part] = c[:, part] + P[:, part].mean(axis=0)
     elif how == "zero":
         c[:, part] = 0.0
     elif how == "median":
@@ -75,6 +79,18 @@ def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.nda
     return c @ (W_O.T if transposed else W_O) + (b_O if bias else 0.0)
 
 
+def _columns_block(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.ndarray, head: int,
+                   num_heads: int) -> np.ndarray:
+    """The head's mean sent through W_O's columns instead of its rows: the other heads @ W_O, plus the mean
+    slice @ W_O[:, columns].T (W_O is square, so the shapes fit), plus b_O."""
+    d_k = context.shape[-1] // num_heads
+    part = slice(head * d_k, (head + 1) * d_k)
+    rest = np.array(context, dtype=float)
+    rest[:, part] = 0.0
+    mean = np.array(pool, dtype=float)[:, part].mean(axis=0)
+    return rest @ W_O + mean @ W_O[:, part].T + b_O
+
+
 def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
     d_k = case[0].shape[1] // case[5]
     return {
@@ -88,6 +104,13 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "(head+1)*d_k - 1.": _ablated(*case, how="all heads"),
         "the other heads were removed (set to 0); keep them, and replace only the one head's slice by its "
         "mean.": _ablated(*case, how="keep only"),
+        "you took the mean over the sentence's tokens and the pool's together; the mean comes from the dataset "
+        "alone: pool[:, columns].mean(axis=0).": _ablated(*case, how="both"),
+        "you cut head `head`'s block of W_O by columns (W_O[:, columns]); in context @ W_O the head's features "
+        "meet W_O's rows: the output is the whole context, the slice replaced, @ W_O + b_O.":
+            _columns_block(*case),
+        "the pool's mean was added to the head's slice; mean-ablation puts it in the slice's place: "
+        "kept[:, columns] = pool[:, columns].mean(axis=0).": _ablated(*case, how="added"),
         "you multiplied by W_O transposed (context @ W_O.T, the layout nn.Linear stores); W_O is given in the "
         "course's layout: context @ W_O.": _ablated(*case, transposed=True),
         "the bias b_O is missing: the attention output is context @ W_O + b_O.": _ablated(*case, bias=False),
@@ -161,8 +184,14 @@ def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
                residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
                affine: bool = True, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
                act_last: bool = False, swapped: bool = False, b_1_after: bool = False,
-               eps_on_std: bool = False) -> np.ndarray:
+               eps_on_std: bool = False, rms: bool = False, no_std: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if no_std:
+        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
+        return g * (h - h.mean(-1, keepdims=True)) + b
+    if rms:
+        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
+        return g * h / np.sqrt((h**2).mean(-1, keepdims=True) + eps) + b
     if swapped:
         g, b = beta, gamma
     if b_1_after:
@@ -212,6 +241,12 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "(h - mean) / np.sqrt(var + eps).": _ffn_block(*case, eps_on_std=True),
         "that GELU uses erf(z); the exact GELU is 0.5 z (1 + erf(z / sqrt(2))), with z divided by sqrt(2).":
             _ffn_block(*case, act=_gelu_no_sqrt2),
+        "that GELU lacks the factor 1/2: the exact GELU is 0.5 z (1 + erf(z / sqrt(2))).":
+            _ffn_block(*case, act=lambda z: 2.0 * gelu(z)),
+        "that is RMSNorm (divided by the root mean square, the mean not subtracted); this model uses "
+        "LayerNorm: gamma * (h - mean) / sqrt(var + eps) + beta.": _ffn_block(*case, rms=True),
+        "LayerNorm did not divide by the standard deviation: (h - mean) / np.sqrt(var + eps), then gamma and "
+        "beta.": _ffn_block(*case, no_std=True),
         "gamma and beta are swapped: LayerNorm ends with gamma * normalised + beta (gamma scales, beta shifts).":
             _ffn_block(*case, swapped=True),
         "b_1 was added after the GELU (GELU(x1 W_1) + b_1); it goes inside: GELU(x1 W_1 + b_1).":
@@ -307,6 +342,13 @@ def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / np.linalg.norm(x),
         "that divides by the mean length of x's tokens (one number); divide each token's ratio by its own "
         "length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).mean(),
+        "that is how much token i's length changes, (||x_i + o_i^h|| - ||x_i||) / ||x_i||; the exercise asks "
+        "for the length of the vector the head adds, ||o_i^h|| / ||x_i||.":
+            (norm(x + weights @ vW) - norm(x)) / norm(x),
+        "that is ||x_i + o_i^h|| / ||x_i||, the length after the head is added; the exercise asks for the "
+        "length of the vector the head adds, ||o_i^h|| / ||x_i||.": norm(x + weights @ vW) / norm(x),
+        "that divides by the longest token's length (one number, ||x||.max()); divide each token's ratio by "
+        "its own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).max(),
         "the heads were summed before the norm (the whole attention output); the exercise asks for each head "
         "h apart, ||o_i^h||.": np.broadcast_to(norm((weights @ vW).sum(0)) / norm(x), weights.shape[:2]),
     }
@@ -366,12 +408,18 @@ def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parke
         head_to_residual, _head_ratio, _head_ratio_cases(), "head_to_residual", mistakes=_head_ratio_mistakes,
         describe=lambda c: f"weights of shape {c[0].shape}, vW of shape {c[1].shape}, x of shape {c[2].shape}",
     )
-    passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW.")
+    passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW: the length of the "
+           "vector added to x_i, which the sum of the shares overstates, since the vectors partly cancel.")
     if weights is not None and vW is not None and x is not None:
         measured = np.median(_head_ratio(weights, vW, x), axis=-1)
         for head, guess, name in ((heads[0], predicted_parked, "predicted_parked"),
                                   (heads[1], predicted_other, "predicted_other")):
             v = _number(guess)
-            said = (f"your prediction {v:.3f} ({v / measured[head]:.1f} times the measured value)" if v
-                    else f"no prediction recorded in {name}")
+            if v is None:
+                said = f"no prediction recorded in {name}"
+            elif v == 0:
+                said = "your prediction 0: a head that adds nothing"
+            else:
+                said = f"your prediction {v:.3f} ({v / measured[head]:.1f} times the measured value)"
             print(f"Head {head}: measured median {measured[head]:.3f}; {said}.")
+        print("One sentence, one layer: a size, not a law.")
