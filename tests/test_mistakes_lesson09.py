@@ -413,6 +413,8 @@ SAFE = {
     "discarded nan": "still flows back",
     "renormalised": "no masked score dominates",
     "wrong axis": "not over the keys",
+    "transposed mask": "the mask was read transposed",
+    "flattened": "at once (a reshape or flatten before it)",
 }
 
 
@@ -446,6 +448,10 @@ SAFE_WRONG = {
     "float32": lambda s, m: torch.nan_to_num(torch.softmax(s.float().masked_fill(~m, float("-inf")), dim=-1)),
     "float32 and back": lambda s, m: (torch.softmax(s.float().masked_fill(~m, -1e9), -1) * m).to(s.dtype),
     "float16 and back": lambda s, m: (torch.softmax(s.half().masked_fill(~m, -6e4), -1) * m).to(s.dtype),
+    "transposed mask": lambda s, m: torch.nan_to_num(
+        torch.softmax(s.masked_fill(~m.transpose(-1, -2), float("-inf")), dim=-1), nan=0.0),
+    "flattened": lambda s, m: torch.nan_to_num(
+        torch.softmax(s.masked_fill(~m, float("-inf")).reshape(-1), dim=0).reshape(s.shape), nan=0.0),
 }
 
 
@@ -757,3 +763,49 @@ def test_safe_float_mask_renormalised_names_the_discarded_zero_over_zero():
 
     _names_only(_message(check_safe_weights, wrong), "discarded nan", SAFE)
     assert not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+
+
+def _fails_hidden_safe(wrong):
+    try:
+        return not hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=wrong)
+    except RuntimeError:                          # a shape error in the hidden test fails it too
+        return True
+
+
+@pytest.mark.parametrize("key", ["transposed mask", "flattened"])
+def test_safe_new_named_slips_fail_the_hidden_test(key):
+    assert _fails_hidden_safe(SAFE_WRONG[key])
+
+
+@pytest.mark.parametrize(("dim", "named"), [(1, "dim=1 (dim=-2 counted from the end)"),
+                                            (-2, "dim=0 (dim=-2 counted from the end)"),
+                                            (0, "dim=0 (dim=-2 counted from the end)")])
+def test_safe_softmax_over_the_queries_names_the_axis_and_fails_hidden_test(dim, named):
+    """On 2-D scores dim=1 is the keys' axis: only a batched case refuses a softmax over the queries."""
+    def wrong(s, m):
+        return torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=dim), nan=0.0)
+
+    msg = _message(check_safe_weights, wrong)
+    assert named in msg and "not over the keys" in msg, msg
+    assert _fails_hidden_safe(wrong)
+
+
+def test_safe_right_answers_pass_the_batched_hidden_case():
+    def smallest_number(s, m):
+        return torch.where(m, torch.softmax(s.masked_fill(~m, torch.finfo(s.dtype).min), dim=-1), 0.0)
+
+    assert hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=smallest_number)
+    def nan_replaced(s, m):
+        return torch.nan_to_num(torch.softmax(s.masked_fill(~m, float("-inf")), dim=-1), nan=0.0)
+
+    assert hidden_test_passes("09_positions_and_masks", "l09-safe-test", safe_weights=nan_replaced)
+
+
+def test_shift_nested_list_is_accepted_by_check_and_hidden_test(capsys):
+    """The exercise accepts a nested list in words; the check and the hidden test agree."""
+    def as_list(delta, theta):
+        c, s = np.cos(delta * theta), np.sin(delta * theta)
+        return [[c, s], [-s, c]]
+
+    _passes(check_shift_matrix, as_list, capsys)
+    assert hidden_test_passes("09_positions_and_masks", "l09-shift-test", shift_matrix=as_list)

@@ -452,8 +452,12 @@ NAN_ROWS = ("a row whose keys are all masked came out NaN: softmax of a row of -
             "(the padding queries of a left-padded causal batch); give them weight 0 everywhere, for example "
             "with torch.nan_to_num or torch.where, or fill with a large finite negative number and zero the "
             "masked weights afterwards.")
-WRONG_AXIS = ("the softmax was taken over dim={} (the queries or the batch), not over the keys: each query's "
-              "weights over its keys, the last axis, sum to 1. Use dim=-1.")
+WRONG_AXIS = ("the softmax was taken over dim={} (dim={} counted from the end), an axis of the queries or the "
+              "batch, not over the keys: each query's weights over its keys, the last axis, sum to 1. Use dim=-1.")
+TRANSPOSED_MASK = ("the mask was read transposed (mask.T or mask.transpose(-1, -2)): mask[..., i, j] says whether "
+                   "query i may attend to key j, lined up with scores[..., i, j] as given. Use the mask as it comes.")
+FLATTENED = ("the softmax was taken over {} at once (a reshape or flatten before it), not over each query's keys: "
+             "each row of weights, the last axis, sums to 1. Keep the scores' shape and use dim=-1.")
 _NAN_ROWS_SEEN = {"count": 0}        # the first NaN-row message says what went wrong; later ones give the recipe
 READY_MADE = ("safe_weights called a ready-made attention or masked softmax (F.scaled_dot_product_attention, "
               "torch.masked.softmax, torch._safe_softmax, sa.layers.attention_weights or the like) while it ran: turning the scores and the "
@@ -740,7 +744,17 @@ def check_safe_weights(safe_weights: Callable[[Any, Any], Any]) -> None:
                 for dim in range(filled.dim() - 1):                 # softmax over the queries or the batch
                     other = torch.nan_to_num(torch.softmax(filled, dim=dim), nan=0.0)
                     if torch.allclose(got.detach().to(other.dtype), other, rtol=1e-4, atol=1e-7):
-                        raise ExerciseError(f"{name} is not right yet on {what}: {WRONG_AXIS.format(dim)}")
+                        raise ExerciseError(f"{name} is not right yet on {what}: {WRONG_AXIS.format(dim, dim - filled.dim())}")
+                flats = {"all the entries": filled.reshape(-1), "each query-key matrix": filled.flatten(-2)}
+                for over, flat in flats.items():                    # the softmax over several axes together
+                    other = torch.nan_to_num(torch.softmax(flat, dim=-1), nan=0.0).reshape(filled.shape)
+                    if torch.allclose(got.detach().to(other.dtype), other, rtol=1e-4, atol=1e-7):
+                        raise ExerciseError(f"{name} is not right yet on {what}: {FLATTENED.format(over)}")
+                turned = case[1].expand_as(case[0]).transpose(-1, -2)
+                if turned.shape == case[0].shape and not torch.equal(turned, case[1].expand_as(case[0])):
+                    other = torch.nan_to_num(torch.softmax(case[0].masked_fill(~turned, float("-inf")), dim=-1), nan=0.0)
+                    if torch.allclose(got.detach().to(other.dtype), other, rtol=1e-4, atol=1e-7):
+                        raise ExerciseError(f"{name} is not right yet on {what}: {TRANSPOSED_MASK}")
             after = (torch.softmax(case[0], dim=-1) * case[1]).to(got.dtype)
             sums = got.detach()[~empty].sum(dim=-1)
             if (bool((leak == 0).all()) and float((1 - sums).max()) > 1e-4
