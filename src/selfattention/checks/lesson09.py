@@ -537,36 +537,33 @@ def ready_made_blocked() -> Iterator[None]:
         yield
 
 
-def _adds_a_constant_to(out: Any, leaf: Any) -> bool:
-    """Whether the autograd graph of ``out`` adds (or subtracts) a tensor that needs no gradient to ``leaf``
-    itself: an additive mask, scores + a tensor of 0 and -inf."""
+def _graph_nodes(out: Any) -> Iterator[Any]:
+    """Every node of the autograd graph of ``out``, each once (depth first from ``out.grad_fn``)."""
     seen, todo = set(), [out.grad_fn]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        nexts = list(node.next_functions)
+        yield node
+        todo.extend(f for f, _ in node.next_functions)
+
+
+def _adds_a_constant_to(out: Any, leaf: Any) -> bool:
+    """Whether the autograd graph of ``out`` adds (or subtracts) a tensor that needs no gradient to ``leaf``
+    itself: an additive mask, scores + a tensor of 0 and -inf."""
+    for node in _graph_nodes(out):
         if type(node).__name__ in ("AddBackward0", "SubBackward0", "AddBackward1", "SubBackward1"):
+            nexts = list(node.next_functions)
             leaves = [getattr(f, "variable", None) for f, _ in nexts if f is not None]
             if any(v is leaf for v in leaves) and (len(nexts) < 2 or any(f is None for f, _ in nexts)):
                 return True
-        todo.extend(f for f, _ in nexts)
     return False
 
 
 def _has_node(out: Any, kind: str) -> bool:
     """Whether the autograd graph of ``out`` holds a node whose type name starts with ``kind``."""
-    seen, todo = set(), [out.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if type(node).__name__.startswith(kind):
-            return True
-        todo.extend(f for f, _ in node.next_functions)
-    return False
+    return any(type(node).__name__.startswith(kind) for node in _graph_nodes(out))
 
 
 def _masked_share(weights: Any, mask: Any) -> float:
