@@ -24,7 +24,8 @@ D_K = D_MODEL // NUM_HEADS
 BLOCK_D_K, BLOCK_SIZE = 64, 128
 
 # Targets (issue 10).
-LESSON_LIMIT_S, LESSON_07_LIMIT_S = 20.0, 40.0
+# The lessons that load the pretrained model (lessons 11 and 12) get the longer limit.
+LESSON_LIMIT_S, PRETRAINED_LIMIT_S, PRETRAINED_LESSONS = 20.0, 40.0, ("11_", "12_")
 CHECK_LIMIT_S, TEST_LIMIT_S = 120.0, 480.0  # the test loop, on 2 cores (issue 24)
 MHA_RATIO_LIMIT, MHA_TARGET_T = 1.5, 512
 BLOCK_DIFF_LIMIT, BLOCK_MEMORY_LIMIT = 1e-5, 0.10
@@ -200,11 +201,17 @@ def verdict(ok: bool | None) -> str:
 
 
 def lesson_limit(name: str) -> float:
-    return LESSON_07_LIMIT_S if name.startswith("07_") else LESSON_LIMIT_S
+    return PRETRAINED_LIMIT_S if name.startswith(PRETRAINED_LESSONS) else LESSON_LIMIT_S
+
+
+LESSONS_TARGET = (f"every lesson cold ≤ {LESSON_LIMIT_S:.0f} s (lessons 11-12, which load the pretrained "
+                  f"model, ≤ {PRETRAINED_LIMIT_S:.0f} s)")
 
 
 def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
-    """(target, measured figure, met?, why / what would meet it) for each target of the issue."""
+    """(target, measured figure, met?, why / what would meet it) for each target of the issue: one row per
+    target, its first cell the same whether or not this run measured it (``update_targets`` finds rows
+    by it)."""
     rows: list[tuple[str, str, bool | None, str]] = []
 
     # Lessons.
@@ -218,15 +225,12 @@ def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
             notes.append("over the limit: " + ", ".join(f"{n} ({m:.1f} s)" for n, m in slow.items()))
         if res.lesson_errors:
             notes.append("did not run to the end: " + ", ".join(res.lesson_errors))
-        rows.append(
-            (f"every lesson cold ≤ {LESSON_LIMIT_S:.0f} s (lesson 11 ≤ {LESSON_07_LIMIT_S:.0f} s)",
-             figure, not slow and not res.lesson_errors, "; ".join(notes))
-        )
+        rows.append((LESSONS_TARGET, figure, not slow and not res.lesson_errors, "; ".join(notes)))
     elif res.lesson_errors:
-        rows.append(("every lesson cold ≤ 20 s (lesson 11 ≤ 40 s)", "no lesson ran to the end", False,
+        rows.append((LESSONS_TARGET, "no lesson ran to the end", False,
                      "did not run to the end: " + ", ".join(res.lesson_errors)))
     else:
-        rows.append(("every lesson cold ≤ 20 s (lesson 11 ≤ 40 s)", "not measured in this run", None, ""))
+        rows.append((LESSONS_TARGET, "not measured in this run", None, ""))
 
     # The test loop (section 5).
     target = (f"`make check` ≤ {CHECK_LIMIT_S / 60:.0f} min and `make test` ≤ {TEST_LIMIT_S / 60:.0f} min "
@@ -259,10 +263,12 @@ def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
              f"{ratio:.2f}x ({ours_t * 1e3:.1f} ms vs {ref_t * 1e3:.1f} ms)", ratio <= MHA_RATIO_LIMIT, why)
         )
     else:
-        rows.append((f"our MultiHeadAttention within {MHA_RATIO_LIMIT}x at T = {MHA_TARGET_T}",
-                     "not measured in this run", None, ""))
+        rows.append((f"our MultiHeadAttention within {MHA_RATIO_LIMIT}x of nn.MultiheadAttention "
+                     f"(need_weights=True) at T = {MHA_TARGET_T}", "not measured in this run", None, ""))
 
     # Block-wise attention.
+    block_target = (f"block-wise: max abs diff ≤ {BLOCK_DIFF_LIMIT:.0e} and peak memory ≤ "
+                    f"{BLOCK_MEMORY_LIMIT:.0%} of full at T = 8192")
     if res.block_diff:
         T = max(res.block_diff)
         diff = res.block_diff[T]
@@ -270,11 +276,12 @@ def target_rows(res: Results) -> list[tuple[str, str, bool | None, str]]:
         ok = diff <= BLOCK_DIFF_LIMIT and mem <= BLOCK_MEMORY_LIMIT
         full_size = T == 8192
         rows.append(
-            (f"block-wise: max abs diff ≤ {BLOCK_DIFF_LIMIT:.0e} and peak memory ≤ "
-             f"{BLOCK_MEMORY_LIMIT:.0%} of full at T = 8192",
+            (block_target,
              f"at T = {T}: max abs diff {diff:.1e}, peak memory {mem:.1%} of full",
              ok if full_size else None, "" if full_size else f"largest T in this run is {T}, not 8192"),
         )
+    else:
+        rows.append((block_target, "not measured in this run", None, ""))
     return rows
 
 

@@ -18,11 +18,11 @@ from .common import (
     BLOCK_D_K,
     BUSY_LOAD_PER_CORE,
     D_MODEL,
-    LESSON_07_LIMIT_S,
     LESSON_LIMIT_S,
     METHODS,
     MHA_RATIO_LIMIT,
     NUM_HEADS,
+    PRETRAINED_LIMIT_S,
     REFERENCE,
     RETURNS_WEIGHTS,
     Config,
@@ -107,18 +107,21 @@ def replace_sections(path: Path, parts: Sequence[list[str]]) -> None:
 
 
 def update_targets(path: Path, rows: Sequence[tuple[str, str, bool | None, str]]) -> None:
-    """Replace, in ``path``'s Targets table, the row of each target measured in this run (``ok`` not None),
-    found by its first cell; other rows are kept as they are."""
+    """Rewrite ``path``'s Targets table as exactly ``rows`` (``target_rows``), in their order: a target
+    this run measured (``ok`` not None) gets its new row; one it did not keeps its earlier row, found by
+    its first cell, or says "not measured". A row whose target is no longer among ``rows`` is dropped (a
+    renamed target used to leave its stale row behind)."""
     if not path.exists():
         return
     text = path.read_text(encoding="utf-8")
-    for target, figure, ok, why in rows:
-        if ok is None:
-            continue
-        line = f"| {target} | {figure} | {verdict(ok)} | {why} |"
-        found = re.search(rf"^\| {re.escape(target)} \|.*$", text, re.M)
-        text = text.replace(found.group(0), line) if found else text
-    path.write_text(text, encoding="utf-8")
+    table = re.search(r"^## Targets\n\n\| target \|.*\n\|---.*\n((?:\|.*\n?)*)", text, re.M)
+    if table is None:
+        return
+    old = {line.split(" | ")[0][2:]: line for line in table.group(1).splitlines()}
+    new = [f"| {t} | {figure} | {verdict(ok)} | {why} |" if ok is not None or t not in old else old[t]
+           for t, figure, ok, why in rows]
+    body = "\n".join(new) + ("\n" if table.group(1).endswith("\n") else "")
+    path.write_text(text[:table.start(1)] + body + text[table.end(1):], encoding="utf-8")
 
 
 def _t_ticks(ax: object, Ts: Sequence[int]) -> None:
@@ -147,8 +150,9 @@ def write_plot(cfg: Config, res: Results, path: Path) -> None:
         bars = ax.barh([n.removesuffix(".ipynb") for n in names], medians, color=colours)
         ax.bar_label(bars, [f"{m:.1f} s" for m in medians], padding=3, fontsize=8)
         ax.axvline(LESSON_LIMIT_S, color="grey", ls="--", label=f"{LESSON_LIMIT_S:.0f} s limit")
-        ax.axvline(LESSON_07_LIMIT_S, color="grey", ls=":", label=f"{LESSON_07_LIMIT_S:.0f} s (lesson 11)")
-        ax.set_xlim(0, max(max(medians), LESSON_07_LIMIT_S) * 1.15)
+        ax.axvline(PRETRAINED_LIMIT_S, color="grey", ls=":",
+                   label=f"{PRETRAINED_LIMIT_S:.0f} s (lessons 11-12)")
+        ax.set_xlim(0, max(max(medians), PRETRAINED_LIMIT_S) * 1.15)
         ax.invert_yaxis()
         ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.12), ncol=2, fontsize=8)
     else:

@@ -84,14 +84,22 @@ def test_test_loop_section_and_its_target_row(tmp_path: Path) -> None:
     lines = testloop.lines(None, res)
     assert lines[0] == testloop.TITLE
     assert any("| `make test` | 500 s (8.3 min) | 450 s | 700 s |" in line for line in lines), lines
-    [row] = [r for r in target_rows(res) if "make check" in r[0]]
+    rows = target_rows(res)
+    [row] = [r for r in rows if "make check" in r[0]]
+    [lessons] = [r for r in rows if r[0].startswith("every lesson cold")]
     results = tmp_path / "RESULTS.md"
-    table = f"| {row[0]} | not measured | not measured |  |\n| other | x | y | z |\n"
-    results.write_text(f"## Targets\n\n{table}", encoding="utf-8")
-    report.update_targets(results, target_rows(res))
+    table = (f"| {row[0]} | not measured | not measured |  |\n| a renamed target | x | y | z |\n"
+             f"| {lessons[0]} | 9.0 s | **met** | earlier run |\n")
+    head = "## Targets\n\n| target | measured | verdict | note |\n|---|---|---|---|\n"
+    results.write_text(f"{head}{table}\n## 1. Next\n", encoding="utf-8")
+    report.update_targets(results, rows)
     text = results.read_text(encoding="utf-8")
     assert "make check 90 s; make test 450.0 s of pytest" in text and "**met**" in text
-    assert "| other | x |" in text
+    assert "| a renamed target |" not in text, "a target the code no longer has must not stay in the table"
+    assert f"| {lessons[0]} | 9.0 s | **met** | earlier run |" in text, "a target not measured keeps its row"
+    cells = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ")]
+    assert cells[1:] == [r[0] for r in rows], "one row per target, in order"
+    assert text.endswith("\n## 1. Next\n")
 
 
 def test_gpu_section_reports_its_rows_or_why_it_timed_none(monkeypatch: pytest.MonkeyPatch) -> None:
