@@ -209,8 +209,10 @@ def _fmt(v: np.ndarray) -> str:
 
 def check_values(W_V_new: Any) -> None:
     """Exercise 4: a W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red under the lesson's W_Q and W_K
-    while z_ate lies at least 0.05 away on some axis. Sam's and red's weights differ only on 'ate' and
-    'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way: z_Sam - z_red = c (v_ate - v_apple)."""
+    while z_ate lies at least 0.05 away on some axis, and every word but one hands over a nonzero value (so
+    v_ate = v_apple = 0 with only Sam's row set, which needs no design, is refused). Sam's and red's weights
+    differ only on 'ate' and 'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way:
+    z_Sam - z_red = c (v_ate - v_apple)."""
     scores = (_X_TOY @ _W_Q) @ (_X_TOY @ _W_K).T
     alpha = reference_softmax(scores)                         # (4, 4), no scaling
     right = float(alpha[_SAM, _ATE] - alpha[_RED, _ATE])      # = (e^2 - 1) / (e^2 + 3)
