@@ -255,6 +255,8 @@ VALUES = {
     "own values": "your v_Sam = v_red is not needed",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
+    "wrong pair": "does not need those two values to agree",
+    "idle": "hand over nothing",
     "unchanged": "still the lesson's W_V",
     "no value": "W_V_new has no value yet",
 }
@@ -296,13 +298,36 @@ def test_values_right_answers(capsys):
         (values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), "apple rows"),  # apple's red row kept
         (np.ones((5, 2)), "apple rows"),                  # v_ate = (1, 1), v_apple = (3, 3); v_Sam = v_red
         (values_design({0: [1, 0], 1: [0, 1], 4: [1, 0]}), "own values"),  # v_ate = (0, 1), v_apple = (1, 0)
-        (values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), "other design"),
-        (values_design({0: [1, 0], 1: [1, 0]}), "other design"),           # v_Sam = v_ate, v_apple = 0
+        (values_design({0: [1, 0], 1: [0, 1], 2: [2, 0]}), "other design"),  # no two values equal
+        (values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}), "wrong pair"),  # v_Sam = v_ate
+        (values_design({0: [1, 0], 1: [1, 0]}), "wrong pair"),             # v_Sam = v_ate, v_apple = 0
+        # v_ate = v_red = (1, 0): the red row copies the action row, as if the rows differed on ate and red
+        (np.array([[0, 1], [1, 0], [0, 1], [0, 0], [1, 0]], dtype=float), "wrong pair"),
+        (values_design({0: [1, 0], 4: [0, 1]}), "wrong pair"),             # v_red = v_apple = (0, 1)
+        # the shortcut: only the person row set, v_ate = v_apple = 0; z_Sam = z_red, z_ate 0.129 away
+        (values_design({0: [1, 0]}), "idle"),
+        (values_design({0: [3, 0], 4: [0, 0]}), "idle"),
+        (values_design({0: [1, 0], 2: [1, 0], 3: [-1, 0]}), "idle"),     # apple's rows cancel: v_apple = 0
         (W_V_LESSON, "unchanged"),           # handed in as given: its zero fruit row = action row
     ],
 )
 def test_values_mistakes_are_named(answer, mistake):
     names_only(message(check_values, answer), mistake, VALUES)
+
+
+def test_values_wrong_pair_names_the_pair_not_apples_rows():
+    """v_ate = v_red (the red row copies the action row): the message names that pair, not apple's rows."""
+    text = message(check_values, np.array([[0, 1], [1, 0], [0, 1], [0, 0], [1, 0]], dtype=float))
+    assert "you made v_ate = v_red = (1, 0)" in text and "food, fruit and red rows" not in text, text
+
+
+def test_values_person_row_alone_is_refused_by_check_and_hidden_test():
+    """The shortcut: only Sam's row set. Sam's and red's rows agree on Sam (0.096 each), so z_Sam = z_red
+    without any design; both the check and the hidden test refuse it."""
+    W = values_design({0: [1, 0]})
+    text = message(check_values, W)
+    assert "'ate', 'red' and 'apple' hand over nothing" in text, text
+    assert not values_hidden(W)
 
 
 def test_values_own_values_message_leads_with_ate_and_apple():
@@ -316,7 +341,9 @@ def test_values_own_values_message_leads_with_ate_and_apple():
     [np.zeros((5, 2)), values_design({0: [1, 0], 1: [1, 0], 2: [1, 0]}),
      values_design({0: [0.5, 0], 2: [-3, 0], 4: [3, 0]}), values_design({0: [1, 0], 4: [1, 0]}),
      V_TARGET, V_GOOD.T, V_GOOD * 4, values_design({1: [1, 0], 2: [1, 0], 4: [0, 1]}), W_V_LESSON,
-     np.ones((5, 2)), values_design({0: [1, 0], 1: [0, 1], 4: [1, 0]})],
+     np.ones((5, 2)), values_design({0: [1, 0], 1: [0, 1], 4: [1, 0]}),
+     np.array([[0, 1], [1, 0], [0, 1], [0, 0], [1, 0]], dtype=float), values_design({0: [1, 0]}),
+     values_design({0: [1, 0], 2: [1, 0], 3: [-1, 0]})],
 )
 def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
     """The shortcut (equal values everywhere, so every word receives the same) and the named wrong designs

@@ -209,8 +209,10 @@ def _fmt(v: np.ndarray) -> str:
 
 def check_values(W_V_new: Any) -> None:
     """Exercise 4: a W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red under the lesson's W_Q and W_K
-    while z_ate lies at least 0.05 away on some axis. Sam's and red's weights differ only on 'ate' and
-    'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way: z_Sam - z_red = c (v_ate - v_apple)."""
+    while z_ate lies at least 0.05 away on some axis, and every word but one hands over a nonzero value (so
+    v_ate = v_apple = 0 with only Sam's row set, which needs no design, is refused). Sam's and red's weights
+    differ only on 'ate' and 'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way:
+    z_Sam - z_red = c (v_ate - v_apple)."""
     scores = (_X_TOY @ _W_Q) @ (_X_TOY @ _W_K).T
     alpha = reference_softmax(scores)                         # (4, 4), no scaling
     right = float(alpha[_SAM, _ATE] - alpha[_RED, _ATE])      # = (e^2 - 1) / (e^2 + 3)
@@ -271,6 +273,16 @@ def check_values(W_V_new: Any) -> None:
                 f"{alpha[_SAM, _RED]:.3f}. Yours: v_Sam - v_ate = {_fmt(d_sam.round(3))}, v_red - v_ate = "
                 f"{_fmt(d_red.round(3))}; {advice}"
             )
+        # the shortcut: v_ate = v_apple = 0, only Sam's row (or Sam's and red's) set
+        idle = [f"'{w}'" for w, v in zip(WORDS, V, strict=True) if np.abs(v).max() <= 1e-9]
+        if len(idle) >= 2:
+            idle = [", ".join(idle[:-1]), idle[-1]]
+            raise ExerciseError(
+                f"z_Sam = z_red = {_fmt(Z[_SAM].round(3))}, but {' and '.join(idle)} hand over nothing (a value "
+                f"of 0): outputs that mix mostly zeros agree without any design. The exercise asks every word but "
+                f"one to hand over a nonzero value. Write z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j: "
+                f"on which words do the two weight rows differ, and what must their values do?"
+            )
         passed(
             f"'Sam' and 'red' both receive {_fmt(Z[_SAM].round(3))}, though Sam gives 'ate' {alpha[_SAM, _ATE]:.3f} "
             f"and red gives it {alpha[_RED, _ATE]:.3f}: z_Sam - z_red = {right:.3f} (v_ate - v_apple) and "
@@ -279,7 +291,10 @@ def check_values(W_V_new: Any) -> None:
         )
         return
     where = f"z_Sam = {_fmt(Z[_SAM].round(3))} and z_red = {_fmt(Z[_RED].round(3))} differ"
-    if not near(V[_ATE], V[_APPLE]) and np.abs(W[1]).max() > 1e-9 and any(near(W[1], W[rows].sum(0)) for rows in ([2], [3], [4], [2, 3], [2, 4], [3, 4])):
+    # v_ate set to some of apple's rows, food or fruit among them (the red row alone is v_red: a wrong pair)
+    if not near(V[_ATE], V[_APPLE]) and np.abs(W[1]).max() > 1e-9 and any(
+            near(W[1], W[rows].sum(0)) and np.abs(W[[r for r in rows if r != 4]]).max() > 1e-9
+            for rows in ([2], [3], [2, 3], [2, 4], [3, 4])):
         raise ExerciseError(
             f"{where}: v_ate = {_fmt(V[_ATE])} but v_apple = {_fmt(V[_APPLE])}. 'apple' has three features, so its "
             f"value is the sum of the food, fruit and red rows of W_V_new, all three."
@@ -289,6 +304,15 @@ def check_values(W_V_new: Any) -> None:
             f"{where} because v_ate = {_fmt(V[_ATE])} but v_apple = {_fmt(V[_APPLE])}: Sam's and red's weights "
             f"differ only on 'ate' and 'apple', so z_Sam - z_red = {right:.3f} (v_ate - v_apple). Make those two "
             f"values equal (your v_Sam = v_red is not needed: those terms cancel anyway)."
+        )
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)
+             if (a, b) not in ((_SAM, _RED), (_ATE, _APPLE)) and near(V[a], V[b]) and np.abs(V[a]).max() > 1e-9]
+    if pairs:              # two values made equal, but not the two the weight rows differ on
+        a, b = pairs[0]
+        raise ExerciseError(
+            f"{where}: you made v_{WORDS[a]} = v_{WORDS[b]} = {_fmt(V[a])}, but z_Sam = z_red does not need "
+            f"those two values to agree. Write z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
+            f"the two weight rows word by word: the values that must agree belong to the words where they differ."
         )
     raise ExerciseError(
         f"{where}: v_ate = {_fmt(V[_ATE])}, v_apple = {_fmt(V[_APPLE])}. Write z_Sam - z_red as "
