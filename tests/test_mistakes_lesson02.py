@@ -218,7 +218,7 @@ def _hidden_passes(grade_id: str, **answer) -> bool:
 ONE_SIDED = {
     "equal": "equal row sums",
     "swapped": "the roles are swapped",
-    "brute force": "beyond 2",
+    "brute force": "longer than 2",
     "row 1": "word 1 gives word 3 only",
     "row 3": "word 3 still gives word 1",
     "points away": "because x_1 points away from x_3",
@@ -239,8 +239,18 @@ def test_x_3_at_the_bound_is_told_the_other_lever():
     """x_3 already reaches 2: the message names a shorter x_1 too, not only a larger |x_3|^2."""
     text = _message(lambda a: check_one_sided(*a), ([0.0, 1.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]))
     _names_only(text, "row 3", ONE_SIDED)
-    assert "already reaches the bound of 2 on one coordinate" in text and "a shorter x_1" in text, text
+    assert "already has the largest length allowed, 2" in text and "a shorter x_1" in text, text
     assert not _hidden_passes("l02-asym-test", x_1=[0.0, 1.5, 0.0, 0.0], x_3=[0.0, 2.0, 0.0, 0.0])
+
+
+def test_every_coordinate_at_2_is_brute_force_too():
+    """x_3 = [2, 2, 2, 2] keeps each coordinate within 2 but has length 4 (own score 16): the shortcut the
+    length bound shuts, refused by the check and the hidden test."""
+    x_1, x_3 = [0.0, 1.0, 0.0, 0.0], [2.0, 2.0, 2.0, 2.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    _names_only(text, "brute force", ONE_SIDED)
+    assert "x_3 = [2.0, 2.0, 2.0, 2.0] has length 4" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
 
 
 @pytest.mark.parametrize("key", sorted(ONE_SIDED_WRONG))

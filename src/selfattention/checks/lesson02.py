@@ -283,16 +283,17 @@ def _toy_word(got: Any, name: str) -> np.ndarray:
 
 
 def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
-    """Exercise 4: toy vectors x_1, x_3 (every coordinate in [-2, 2]) for the sentence (x_1, bank, x_3) with
+    """Exercise 4: toy vectors x_1, x_3 (each of length at most 2) for the sentence (x_1, bank, x_3) with
     alpha_13 > 0.5 but alpha_31 < 0.2. Both weights have the numerator e^omega_13; they differ by the row sums,
     alpha_13 / alpha_31 = S_3 / S_1. Names the typical mistakes."""
     v1 = _toy_word(x_1, "x_1")
     v3 = _toy_word(None if x_3 is _UNSET else x_3, "x_3")
-    big = max(np.abs(v1).max(), np.abs(v3).max())
-    if big > ONE_SIDED_BOUND + 1e-9:
-        raise ExerciseError(
-            f"a coordinate of {big:.3g} is beyond 2: a huge vector wins any row by brute force. Within [-2, 2] "
-            "the row sums must do it: the two weights share the numerator e^omega_13, so what else differs?")
+    for name, v in (("x_1", v1), ("x_3", v3)):
+        if np.linalg.norm(v) > ONE_SIDED_BOUND + 1e-9:
+            raise ExerciseError(
+                f"{name} = {_fmt(v)} has length {np.linalg.norm(v):.3g}, longer than 2: a huge vector wins any "
+                "row by brute force. With lengths at most 2 the row sums must do it: the two weights share the "
+                "numerator e^omega_13, so what else differs?")
     X = np.stack([v1, _BANK, v3])
     omega = X @ X.T
     e = np.exp(omega - omega.max())
@@ -347,16 +348,16 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
     raise ExerciseError(
         f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. alpha_13 / alpha_31 = S_3 / S_1 is only "
         f"{ratio:.2f}. Two levers raise it: a larger own score |x_3|^2 (now {omega[2, 2]:.2f}) fills S_3"
-        + (", though x_3 already reaches the bound of 2 on one coordinate (the others can still lengthen it),"
-           if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
+        + (", though x_3 already has the largest length allowed, 2,"
+           if np.linalg.norm(v3) >= ONE_SIDED_BOUND - 1e-9 else "")
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
 
 
 def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
-    """Whether x_3 stretched in its own direction (every coordinate still within [-2, 2]) meets both bars."""
+    """Whether x_3 stretched in its own direction (to length at most 2) meets both bars."""
     if not v3.any():
         return False
-    for scale in np.linspace(1.0, ONE_SIDED_BOUND / np.abs(v3).max(), 41)[1:]:
+    for scale in np.linspace(1.0, max(1.0, ONE_SIDED_BOUND / np.linalg.norm(v3)), 41)[1:]:
         X = np.stack([v1, _BANK, scale * v3])
         omega = X @ X.T
         e = np.exp(omega - omega.max(axis=1, keepdims=True))
