@@ -218,7 +218,7 @@ def _hidden_passes(grade_id: str, **answer) -> bool:
 ONE_SIDED = {
     "equal": "equal row sums",
     "swapped": "the roles are swapped",
-    "brute force": "beyond 2",
+    "brute force": "longer than 2",
     "row 1": "word 1 gives word 3 only",
     "row 3": "word 3 still gives word 1",
     "points away": "because x_1 points away from x_3",
@@ -239,8 +239,18 @@ def test_x_3_at_the_bound_is_told_the_other_lever():
     """x_3 already reaches 2: the message names a shorter x_1 too, not only a larger |x_3|^2."""
     text = _message(lambda a: check_one_sided(*a), ([0.0, 1.5, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]))
     _names_only(text, "row 3", ONE_SIDED)
-    assert "already reaches the bound of 2 on one coordinate" in text and "a shorter x_1" in text, text
+    assert "already has the largest length allowed, 2" in text and "a shorter x_1" in text, text
     assert not _hidden_passes("l02-asym-test", x_1=[0.0, 1.5, 0.0, 0.0], x_3=[0.0, 2.0, 0.0, 0.0])
+
+
+def test_every_coordinate_at_2_is_brute_force_too():
+    """x_3 = [2, 2, 2, 2] keeps each coordinate within 2 but has length 4 (own score 16): the shortcut the
+    length bound shuts, refused by the check and the hidden test."""
+    x_1, x_3 = [0.0, 1.0, 0.0, 0.0], [2.0, 2.0, 2.0, 2.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    _names_only(text, "brute force", ONE_SIDED)
+    assert "x_3 = [2.0, 2.0, 2.0, 2.0] has length 4" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
 
 
 @pytest.mark.parametrize("key", sorted(ONE_SIDED_WRONG))
@@ -397,7 +407,7 @@ def test_elsewhere_mistake_is_named(key):
     _names_only(_message(check_attends_elsewhere, ELSEWHERE_WRONG[key]), key, ELSEWHERE)
     if ELSEWHERE_WRONG[key] is not None and key != "text":
         assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test",
-                                      X_design=ELSEWHERE_WRONG[key])
+                                      X_design=ELSEWHERE_WRONG[key], L_tie=4.0)
 
 
 def test_elsewhere_own_weight_still_largest_gives_the_numbers():
@@ -414,7 +424,8 @@ def test_elsewhere_neighbour_at_cos_not_above_0_is_only_told_to_turn(X):
     """Lengthening cannot help when cos <= 0: the message says to turn the word, never to lengthen it."""
     msg = _message(check_attends_elsewhere, X)
     assert "Turn it towards word 1." in msg and "lengthen" not in msg and "never above 0" in msg, msg
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=np.array(X))
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=np.array(X),
+                                      L_tie=4.0)
 
 
 def test_elsewhere_neighbour_with_cos_above_0_may_be_lengthened():
@@ -428,7 +439,7 @@ def test_elsewhere_built_for_the_wrong_row():
     X = np.array([[2.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
     msg = _message(check_attends_elsewhere, X)
     assert ELSEWHERE["other row"] in msg and ELSEWHERE["longest"] in msg
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X)
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X, L_tie=4.0)
 
 
 @pytest.mark.parametrize("X", [
@@ -438,4 +449,52 @@ def test_elsewhere_built_for_the_wrong_row():
 ])
 def test_elsewhere_right_answers(X, capsys):
     _right_answer_passes(check_attends_elsewhere, X, capsys)
-    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X)
+    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X, L_tie=4.0)
+
+
+# ---------------------------------------------------------------- exercise 1: the derived tie length
+TIE = {
+    "as long as x_1": "as long as x_1",
+    "multiplied": "you multiplied by cos 60 deg",
+    "factor left out": "leaving out the factor |x_1|",
+    "sine": "you used sin 60 deg",
+    "radians": "reads 60 as radians",
+    "other": "do not tie",
+    "empty": "has no value yet",
+    "text": "is text (a string)",
+    "shape": "it should be one number",
+}
+TIE_WRONG = {   # as a learner would write them
+    "as long as x_1": 2.0,                                      # no cosine (or L^2 |x_1| cos = |x_1|^2)
+    "multiplied": 2.0 * np.cos(np.pi / 3),                      # |x_1| cos 60 deg
+    "factor left out": 4.0 / np.cos(np.pi / 3),                 # |x_1|^2 / cos 60 deg
+    "sine": 2.0 / np.sin(np.pi / 3),
+    "radians": 2.0 / np.cos(60),
+    "other": 3.0,
+    "empty": None,
+    "text": "4",
+    "shape": [4.0, 4.0],
+}
+DESIGN = np.array([[2.0, 0.0], [2.5, 2.5 * np.sqrt(3)], [0.0, 1.0]])   # word 2 at 60 degrees, length 5
+
+
+@pytest.mark.parametrize("key", sorted(TIE_WRONG))
+def test_tie_length_mistake_is_named(key):
+    """A wrong L_tie is named for its mistake, whatever the design, and never told the value."""
+    text = _message(lambda L: check_attends_elsewhere(DESIGN, L), TIE_WRONG[key])
+    _names_only(text, key, TIE)
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN,
+                                  L_tie=TIE_WRONG[key])
+
+
+@pytest.mark.parametrize("L", [4, 4.0, np.float64(4.0), np.array([4.0]), 2.0 / np.cos(np.radians(60))])
+def test_tie_length_right_answers_pass(L, capsys):
+    _right_answer_passes(lambda x: check_attends_elsewhere(DESIGN, x), L, capsys)
+    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN, L_tie=L)
+
+
+def test_the_design_alone_does_not_pass_without_the_derivation():
+    """The shortcut: a working design with the derivation left blank fails the check and the hidden test."""
+    assert "L_tie has no value yet" in _message(lambda L: check_attends_elsewhere(DESIGN, L), None)
+    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN,
+                                  L_tie=None)

@@ -1,9 +1,11 @@
 """Lesson 02: right answers written from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Exercise 1: omega_1j > omega_11 = |x_1|^2 needs |x_j| cos > |x_1|: word 3 points word 1's way, 1.5 times
-    # as long; word 2 elsewhere.
+    # Exercise 1: omega_12 = |x_1| L cos 60 deg ties omega_11 = |x_1|^2 at L = omega_11 / (|x_1| cos 60 deg).
+    # Design: omega_1j > omega_11 needs |x_j| cos > |x_1|: word 3 points word 1's way, 1.5 times as long.
     "l02-elsewhere-answer": """
+x_tie = np.array([2.0, 0.0])
+L_tie = (x_tie @ x_tie) / (np.linalg.norm(x_tie) * np.cos(np.deg2rad(60)))
 x_1 = np.array([0.6, 0.8])
 X_design = np.stack([x_1, np.array([-1.0, 0.2]), 1.5 * x_1])
 """,

@@ -283,16 +283,17 @@ def _toy_word(got: Any, name: str) -> np.ndarray:
 
 
 def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
-    """Exercise 4: toy vectors x_1, x_3 (every coordinate in [-2, 2]) for the sentence (x_1, bank, x_3) with
+    """Exercise 4: toy vectors x_1, x_3 (each of length at most 2) for the sentence (x_1, bank, x_3) with
     alpha_13 > 0.5 but alpha_31 < 0.2. Both weights have the numerator e^omega_13; they differ by the row sums,
     alpha_13 / alpha_31 = S_3 / S_1. Names the typical mistakes."""
     v1 = _toy_word(x_1, "x_1")
     v3 = _toy_word(None if x_3 is _UNSET else x_3, "x_3")
-    big = max(np.abs(v1).max(), np.abs(v3).max())
-    if big > ONE_SIDED_BOUND + 1e-9:
-        raise ExerciseError(
-            f"a coordinate of {big:.3g} is beyond 2: a huge vector wins any row by brute force. Within [-2, 2] "
-            "the row sums must do it: the two weights share the numerator e^omega_13, so what else differs?")
+    for name, v in (("x_1", v1), ("x_3", v3)):
+        if np.linalg.norm(v) > ONE_SIDED_BOUND + 1e-9:
+            raise ExerciseError(
+                f"{name} = {_fmt(v)} has length {np.linalg.norm(v):.3g}, longer than 2: a huge vector wins any "
+                "row by brute force. With lengths at most 2 the row sums must do it: the two weights share the "
+                "numerator e^omega_13, so what else differs?")
     X = np.stack([v1, _BANK, v3])
     omega = X @ X.T
     e = np.exp(omega - omega.max())
@@ -347,16 +348,16 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
     raise ExerciseError(
         f"{said}: word 3 still gives word 1 {a31:.3f}, not below 0.2. alpha_13 / alpha_31 = S_3 / S_1 is only "
         f"{ratio:.2f}. Two levers raise it: a larger own score |x_3|^2 (now {omega[2, 2]:.2f}) fills S_3"
-        + (", though x_3 already reaches the bound of 2 on one coordinate (the others can still lengthen it),"
-           if np.abs(v3).max() >= ONE_SIDED_BOUND - 1e-9 else "")
+        + (", though x_3 already has the largest length allowed, 2,"
+           if np.linalg.norm(v3) >= ONE_SIDED_BOUND - 1e-9 else "")
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
 
 
 def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
-    """Whether x_3 stretched in its own direction (every coordinate still within [-2, 2]) meets both bars."""
+    """Whether x_3 stretched in its own direction (to length at most 2) meets both bars."""
     if not v3.any():
         return False
-    for scale in np.linspace(1.0, ONE_SIDED_BOUND / np.abs(v3).max(), 41)[1:]:
+    for scale in np.linspace(1.0, max(1.0, ONE_SIDED_BOUND / np.linalg.norm(v3)), 41)[1:]:
         X = np.stack([v1, _BANK, scale * v3])
         omega = X @ X.T
         e = np.exp(omega - omega.max(axis=1, keepdims=True))
@@ -371,9 +372,70 @@ def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
 ELSEWHERE_MARGIN = 0.05
 
 
-def check_attends_elsewhere(X_design: Any) -> None:
-    """Exercise 1: ``X_design``, three words of two coordinates, shape (3, 2), in which word 1's largest
-    weight alpha_1j = softmax_j(x_1 . x_j) is on another word, at least ``ELSEWHERE_MARGIN`` above its own."""
+#: Exercise 1's derivation: word 1 is x_1 = [2, 0]; word 2 is L [cos 60 deg, sin 60 deg].
+TIE_X1_LENGTH, TIE_ANGLE = 2.0, np.pi / 3
+
+
+def _tie_length(L_tie: Any) -> str:
+    """Exercise 1's derivation: the length L of x_2 = L [cos 60 deg, sin 60 deg] at which omega_12 = omega_11
+    for x_1 = [2, 0], i.e. |x_1| L cos 60 deg = |x_1|^2, L = |x_1| / cos 60 deg. Returns the sentence for the
+    success line, or raises an ExerciseError that names the mistake (never the value)."""
+    name = "L_tie"
+    if L_tie is None or L_tie is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace `None` with the length L you derived (a number).")
+    if isinstance(L_tie, str):
+        raise ExerciseError(f"{name} is text (a string), {L_tie!r:.40}, not a number: write the number itself, "
+                            "without quotes.")
+    L = _to_array(L_tie, name, not_numbers=f"{name} should be one number, but it is a {type(L_tie).__name__}.")
+    if L.size != 1:
+        raise ExerciseError(f"{name} has shape {L.shape}: it should be one number, the length L of x_2.")
+    L = float(L.reshape(-1)[0])
+    if not np.isfinite(L):
+        raise ExerciseError(f"{name} is {L}: use an ordinary finite number.")
+    n1, c = TIE_X1_LENGTH, np.cos(TIE_ANGLE)
+    right = n1 / c
+    omega_11, omega_12 = n1 ** 2, n1 * L * c
+    said = f"{name} = {L:.4g}"
+    if abs(L - right) < 1e-3:
+        return (f"L_tie = {L:.3f}: omega_12 = |x_1| L cos 60 deg = {n1:g} x {L:.3f} x {c:.1f} = {omega_12:.3f} "
+                f"equals omega_11 = |x_1|^2 = {omega_11:.3f}, so alpha_12 = alpha_11; a longer x_2 wins word 1's row.")
+
+    def near(value: float) -> bool:
+        return abs(L - value) < 1e-3
+
+    if near(n1):
+        raise ExerciseError(
+            f"{said} makes x_2 as long as x_1, but equal lengths tie the scores only when the words point the same "
+            "way: at 60 degrees, omega_12 = |x_1| L cos 60 deg falls short of |x_1|^2. Keep the cosine in omega_12 "
+            "and solve omega_12 = omega_11 for L.")
+    if near(n1 * c):
+        raise ExerciseError(
+            f"{said}: you multiplied by cos 60 deg where solving needs a division: from |x_1| L cos 60 deg = "
+            "|x_1|^2, divide both sides by |x_1| cos 60 deg.")
+    if near(n1 ** 2 / c):
+        raise ExerciseError(
+            f"{said}: you set L cos 60 deg equal to omega_11 = |x_1|^2, leaving out the factor |x_1| of "
+            "omega_12 = |x_1| |x_2| cos theta_12.")
+    if near(n1 / np.sin(TIE_ANGLE)):
+        raise ExerciseError(
+            f"{said}: you used sin 60 deg. A score is the two lengths times the cosine of the angle between the "
+            "words, omega_12 = |x_1| |x_2| cos theta_12.")
+    if near(n1 / np.cos(60.0)) or near(abs(n1 / np.cos(60.0))):
+        raise ExerciseError(
+            f"{said}: np.cos(60) reads 60 as radians (about 3438 degrees). 60 degrees is np.radians(60), "
+            "or np.pi / 3.")
+    raise ExerciseError(
+        f"{said}: then omega_12 = |x_1| L cos 60 deg = {omega_12:.3f} and omega_11 = |x_1|^2 = {omega_11:.3f} do not "
+        "tie. Write both scores for x_1 = [2, 0] and x_2 = L [cos 60 deg, sin 60 deg] and solve "
+        "omega_12 = omega_11 for L.")
+
+
+def check_attends_elsewhere(X_design: Any, L_tie: Any = _UNSET) -> None:
+    """Exercise 1: ``L_tie``, the length of x_2 = L [cos 60 deg, sin 60 deg] at which its score with
+    x_1 = [2, 0] ties x_1's own score (checked first when given), and ``X_design``, three words of two
+    coordinates, shape (3, 2), in which word 1's largest weight alpha_1j = softmax_j(x_1 . x_j) is on another
+    word, at least ``ELSEWHERE_MARGIN`` above its own."""
+    tie = "" if L_tie is _UNSET else _tie_length(L_tie) + " X_design: "
     name = "X_design"
     if X_design is None or X_design is Ellipsis:
         raise ExerciseError(f"{name} has no value yet: replace `None` with three vectors of two numbers, "
@@ -398,7 +460,7 @@ def check_attends_elsewhere(X_design: Any) -> None:
     gap = float(row[j] - row[0])
     if gap >= ELSEWHERE_MARGIN:
         cos = float(omega[0, j] / (lengths[0] * lengths[j]))
-        passed(f"word 1's weights are {_fmt(row)}: word {j + 1} gets {row[j]:.3f}, word 1 only {row[0]:.3f}. "
+        passed(f"{tie}word 1's weights are {_fmt(row)}: word {j + 1} gets {row[j]:.3f}, word 1 only {row[0]:.3f}. "
                f"Its score omega_1{j + 1} = |x_1| |x_{j + 1}| cos = {lengths[0]:.2f} x {lengths[j]:.2f} x {cos:.2f} "
                f"= {omega[0, j]:.2f} beats the own score omega_11 = |x_1|^2 = {omega[0, 0]:.2f}, because "
                f"|x_{j + 1}| cos = {lengths[j] * cos:.2f} > |x_1| = {lengths[0]:.2f}: a longer neighbour in a "
