@@ -247,6 +247,7 @@ BUDGET_PHRASES = {
     "over_layers": "more global layers than the model has",
     "ceil": "rounded up", "fraction": "not a whole number of layers", "strict": "not < budget",
     "no_baseline": "all-local model's cache was not taken", "local_count": "the number of local layers",
+    "window_minus_one": "charged window - 1 tokens",
 }
 
 
@@ -279,6 +280,9 @@ BUDGET_WRONG = {
     "strict": lambda T, L, w, b: max(g for g in range(L + 1) if g * T + (L - g) * min(T, w) < b),
     "no_baseline": lambda T, L, w, b: min(L, b // (T - min(T, w))) if T > w else L,
     "local_count": lambda T, L, w, b: L - budget_right(T, L, w, b),
+    # "between steps a generating model keeps the last w - 1 keys": a local layer charged w - 1, not w
+    "window_minus_one": lambda T, L, w, b: (min(L, (b - L * min(T, w - 1)) // (T - min(T, w - 1)))
+                                            if T > w - 1 else L),
 }
 
 
@@ -350,28 +354,11 @@ def base_right(d, trained_length, unseen):
     return (trained_length / (2 * np.pi)) ** (d / (2 * i))
 
 
-def base_right_search(d, trained_length, unseen):
-    """Another right answer: bisect the base on log scale until one more pair would fall short."""
-    def short(base):
-        return np.sum(2 * np.pi / base ** (-2 * np.arange(d // 2) / d) > trained_length)
-    lo, hi = 1.0, 1e30
-    for _ in range(200):
-        mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if short(mid) <= unseen else (lo, mid)
-    return lo
-
-
 def _base(d, L, n, *, mixed=False, exponent=2.0, two_pi=True, shift=0):
-    """Wrong answers as a learner writes them: a bisection on a slipped wavelength formula, or the inversion
-    at the wrong pair."""
-    if mixed:
-        def short(base):
-            return np.sum(2 * np.pi / base ** (-2 * np.arange(0, d, 2) / d) > L)
-        lo, hi = 1.0, 1e30
-        for _ in range(200):
-            mid = np.sqrt(lo * hi)
-            lo, hi = (mid, hi) if short(mid) <= n else (lo, mid)
-        return lo
+    """Wrong answers as a learner writes them: the inversion with a slipped exponent or at the wrong pair."""
+    if mixed:                                     # section 1's np.arange(0, d, 2) counts 2u: 2u taken for u
+        two_u = np.arange(0, d, 2)[d // 2 - n - 1]
+        return (L / (2 * np.pi)) ** (d / (2 * two_u))
     i = d // 2 - n - 1 + shift
     return ((L / (2 * np.pi)) if two_pi else L) ** (d / (exponent * i))
 
@@ -391,12 +378,18 @@ BASE_WRONG = {
 }
 
 
-@pytest.mark.parametrize("answer", [base_right, base_right_search])
+def base_right_log(d, trained_length, unseen):
+    """Another right answer: take logs of 2 pi base^(2u/d) = L at the slowest pair still turning."""
+    u = d // 2 - 1 - unseen
+    return float(np.exp(d / (2 * u) * np.log(trained_length / (2 * np.pi))))
+
+
+@pytest.mark.parametrize("answer", [base_right, base_right_log])
 def test_base_right_answers_pass(answer, capsys):
     right_answer_passes(checks.check_rope_base, answer, capsys)
 
 
-@pytest.mark.parametrize("answer", [base_right, base_right_search])
+@pytest.mark.parametrize("answer", [base_right, base_right_log])
 def test_base_right_answers_pass_the_hidden_test(answer):
     assert hidden_test_passes("14_long_context", "l14-turns-test", rope_base=answer)
 
@@ -405,6 +398,51 @@ def test_base_right_answers_pass_the_hidden_test(answer):
 def test_base_mistake_is_named(key):
     names_only(message(checks.check_rope_base, BASE_WRONG[key]), key, BASE_PHRASES)
     assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=BASE_WRONG[key])
+
+
+def base_search_bisect(d, trained_length, unseen):
+    """The shortcut: bisect the base on log scale until one more pair would fall short (nothing inverted)."""
+    def short(base):
+        return np.sum(2 * np.pi / base ** (-2 * np.arange(d // 2) / d) > trained_length)
+    lo, hi = 1.0, 1e30
+    for _ in range(200):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if short(mid) <= unseen else (lo, mid)
+    return lo
+
+
+def base_search_tolerance(d, trained_length, unseen):
+    """The same shortcut stopping at a tolerance, its test in a helper of its own."""
+    lo, hi = 1.0, 1e12
+    while hi - lo > 1e-6 * lo:
+        mid = (lo + hi) / 2
+        if _short_at(mid, d, trained_length) <= unseen:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _short_at(base, d, trained_length):
+    return int(np.sum(2 * np.pi * base ** (2 * np.arange(d // 2) / d) > trained_length))
+
+
+@pytest.mark.parametrize("search", [base_search_bisect, base_search_tolerance])
+def test_base_search_fails_check_and_hidden_test(search):
+    phrases = {**BASE_PHRASES, "search": "searches for the base"}
+    names_only(message(checks.check_rope_base, search), "search", phrases)
+    assert not hidden_test_passes("14_long_context", "l14-turns-test", rope_base=search)
+
+
+def test_base_loop_over_pairs_is_no_search(capsys):
+    """A right answer that loops over the pairs to find the slowest still turning is not a search."""
+    def per_pair(d, trained_length, unseen):
+        u = 0
+        for pair in range(d // 2):
+            if pair < d // 2 - unseen:
+                u = pair
+        return (trained_length / (2 * np.pi)) ** (d / (2 * u))
+    right_answer_passes(checks.check_rope_base, per_pair, capsys)
 
 
 def base_shortcut(d, trained_length, unseen):

@@ -24,7 +24,8 @@ from ._engine import (
     used_objects,
 )
 
-__all__ = ["check_rope_coefficients", "check_global_layers_within", "check_rope_base", "rotates", "uses_rope_frequencies"]
+__all__ = ["check_rope_coefficients", "check_global_layers_within", "check_rope_base", "rotates", "searches",
+           "uses_rope_frequencies"]
 
 
 # ------------------------------------------------ exercise 1: a RoPE score as a function of the offset
@@ -254,6 +255,7 @@ _BUDGET_CASES = [
     (4096, 40, 2048, 122_880),         # exactly 20 global layers fill it (< gives 19); ignoring locals gives 30
     (4096, 8, 1024, 1_000_000),        # the budget covers more than every layer: at most 8
     (500, 12, 1024, 7_000),            # T < window: a local layer holds T too, so every layer may be global
+    (2100, 64, 2048, 131_488),         # exactly 8 global layers fill it; a local layer of window - 1 gives 9
 ]
 
 
@@ -286,6 +288,10 @@ def _budget_mistakes(T: int, layers: int, window: int, budget: int) -> dict[str,
         "tokens beside the g global layers' g T.": safe(lambda: min(layers, budget // T)),
         "a local layer was given window tokens, but it never holds more tokens than the text: min(T, window).":
             safe(lambda: min(layers, (budget - layers * window) // (T - window))) if window > T else None,
+        "a local layer was charged window - 1 tokens, what it keeps between steps: during a step it also holds "
+        "the newest token's key, window in all (at most T), and the budget must hold that.":
+            safe(lambda: min(layers, (budget - layers * min(T, window - 1)) // (T - min(T, window - 1))))
+            if T > window - 1 else None,
         "that is more global layers than the model has layers: the answer is at most layers.":
             safe(lambda: spare // (T - local)) if T > local and spare // (T - local) > layers else None,
         "that count was rounded up, and its caches overflow the budget: the global layers must fit, so round "
@@ -400,6 +406,36 @@ def uses_rope_frequencies(fn: Callable[..., Any]) -> bool:
     return False
 
 
+def searches(fn: Callable[..., Any], limit: int = 16) -> bool:
+    """Whether ``fn`` finds the base by searching (bisection, a scan, Newton's method, a root finder calling
+    a function of the learner's) instead of inverting the formula: on ``fn(8, 10**6, 1)``, a shape with 4
+    pairs, some line of the learner's code runs more than ``limit`` times. A loop over the pairs runs at
+    most 4 times there; a search precise enough to pass the check needs 17 steps or more. Watched with a
+    trace hook on the learner's own files, so any name or helper counts; a search done inside a library
+    (one vectorised grid) is not seen."""
+    files = {f.__code__.co_filename for f in learners_functions(fn) if hasattr(f, "__code__")}
+    counts: dict[tuple[str, int], int] = {}
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            key = (frame.f_code.co_filename, frame.f_lineno)
+            counts[key] = counts.get(key, 0) + 1
+        return local
+
+    def hook(frame: Any, event: str, arg: Any) -> Any:
+        return local if event == "call" and frame.f_code.co_filename in files else None
+
+    before = sys.gettrace()
+    sys.settrace(hook)
+    try:
+        fn(8, 10**6, 1)
+    except Exception:  # noqa: BLE001, S110  (a wrong answer's error is the check's to report)
+        pass
+    finally:
+        sys.settrace(before)
+    return max(counts.values(), default=0) > limit
+
+
 def _largest_base(d: int, L: float, unseen: int, *, exponent: float = 2.0, two_pi: bool = True,
                   shift: int = 0) -> float:
     """The base at which pair u = d/2 - unseen - 1 (the slowest pair allowed a full turn) has wavelength L:
@@ -423,6 +459,11 @@ def check_rope_base(rope_base: Callable[..., Any]) -> None:
     if uses_rope_frequencies(rope_base):
         raise ExerciseError("rope_base calls sa.llm.rope_frequencies (by name or by another route, such as "
                             "getattr): invert theta_u = base^(-2u/d) yourself.")
+    if searches(rope_base):
+        raise ExerciseError("rope_base searches for the base (one of its lines ran over and over on a single "
+                            "call, as a bisection or a scan does): the answer needs no search. Find the "
+                            "slowest pair that must still turn once, set its wavelength equal to "
+                            "trained_length, and solve that equation for the base by hand.")
     for d, L, n in _BASE_CASES:
         call = f"rope_base(d={d}, trained_length={L}, unseen={n})"
         try:
