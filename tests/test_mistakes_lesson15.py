@@ -1471,3 +1471,44 @@ def test_moved_half_the_tiles_without_o_is_among_the_named():
     said = message(checks.check_causal_elements_moved, half_no_o)
     assert "counts half of the N^2 tiles (N^2/2, N = T/b) and leaves out O's write" in said
     assert not hidden_test_passes("15_io_aware_attention", "l15-moved-test", causal_elements_moved=half_no_o)
+
+
+# review round: a large negative fill such as -1e30 is as right as -inf; with the wrong comparison it is named
+@pytest.mark.parametrize("mask_line", ["s[key > query] = -1e30", "s = np.where(key > query, -torch.inf, s)"])
+def test_flash_finite_fill_and_torch_constant_pass(mask_line, capsys):
+    import torch
+
+    answer = _flash_with(mask_line)
+    answer.__globals__["torch"] = torch
+    right_answer_passes(checks.check_causal_flash, answer, capsys)
+    assert hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+@pytest.mark.parametrize(("mask_line", "phrase"), [
+    ("s[key >= query] = -1e30", "hid each query's own key too"),
+    ("s[key < query] = -1e30", "hid the keys before each query"),
+    ("s[key <= query] = -1e9", "hid each query's own key and those before it")])
+def test_flash_finite_fill_with_the_wrong_comparison_is_named(mask_line, phrase):
+    answer = _flash_with(mask_line)
+    said = message(checks.check_causal_flash, answer)
+    assert phrase in said and "-1e30 works as well as -inf" in said, said
+    assert not [k for k, p in FLASH_PHRASES.items() if p in said]
+    assert not hidden_test_passes("15_io_aware_attention", "l15-flash-test", causal_flash=answer, sa=sa)
+
+
+def test_importing_torch_is_no_shortcut_but_computing_with_it_is():
+    """Only a PyTorch function or tensor counts: a bare import, or torch.inf, computes nothing."""
+    from selfattention.checks.lesson15 import uses_torch
+
+    def imports_only(memory, b):
+        import torch  # noqa: F401
+        return np.exp(0.0)
+
+    def constant(memory, b):
+        return -__import__("torch").inf
+
+    def computes(memory, b):
+        import torch.nn.functional as F  # noqa: N812
+        return F.softmax
+
+    assert not uses_torch(imports_only) and not uses_torch(constant) and uses_torch(computes)
