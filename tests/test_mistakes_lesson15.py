@@ -1162,16 +1162,9 @@ def test_flash_same_frame_mask_passes(capsys):   # the control: the same loop, o
 
 # exercise 1's starter: section 1's loop with the start of the key-tile body left blank
 def test_flash_blank_starter_is_named():
-    from mistakes import NOTEBOOKS
+    from mistakes import starter_names
 
-    from selfattention.coursework import lessons
-
-    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
-             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-flash-answer"]
-    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
-    names = {"np": np}
-    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
-    said = message(checks.check_causal_flash, names["causal_flash"])
+    said = message(checks.check_causal_flash, starter_names("l15-flash-answer")["causal_flash"])
     assert "before reading any key tile" in said
     assert "the start of the key-tile loop is still to write" in said
 
@@ -1288,16 +1281,10 @@ def test_exercise_3_states_the_memory_rule_its_check_enforces():
 
 def test_backward_blank_starter_is_named():
     """The learner's copy as handed out: the given lines use P and D before the learner has written them."""
-    from mistakes import NOTEBOOKS
+    from mistakes import starter_names
 
-    from selfattention.coursework import lessons
-
-    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
-             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-backward-answer"]
-    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
-    names = {"np": np}
-    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
-    said = message(checks.check_query_tile_backward, names["query_tile_backward"])
+    blank = starter_names("l15-backward-answer")["query_tile_backward"]
+    said = message(checks.check_query_tile_backward, blank)
     assert "P is not defined yet" in said and "P = " not in said
 
 
@@ -1375,16 +1362,10 @@ def test_section_2_leaves_no_tile_names_for_exercise_1():
 
 
 def test_flash_blank_starter_among_the_notebooks_globals_is_named():
-    from mistakes import NOTEBOOKS
+    from mistakes import starter_names
 
-    from selfattention.coursework import lessons
-
-    cells = [c for c in lessons.read_lesson(NOTEBOOKS / "15_io_aware_attention.ipynb")["cells"]
-             if lessons.is_code_answer(c) and lessons.grade_id(c) == "l15-flash-answer"]
-    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
-    names = _section_2_globals()
-    exec(blank, names)  # noqa: S102  (the lesson's own starter code)
-    said = message(checks.check_causal_flash, names["causal_flash"])
+    blank = starter_names("l15-flash-answer", _section_2_globals())["causal_flash"]
+    said = message(checks.check_causal_flash, blank)
     assert "the start of the key-tile loop is still to write" in said and "PyTorch" not in said
 
 
