@@ -1493,3 +1493,15 @@ def test_importing_torch_is_no_shortcut_but_computing_with_it_is():
         return F.softmax
 
     assert not uses_torch(imports_only) and not uses_torch(constant) and uses_torch(computes)
+
+
+def test_backward_messages_never_give_the_two_graded_lines():
+    """Exercise 3 grades P and D: no message of its check writes either line out."""
+    from selfattention.checks import lesson15
+
+    texts = [text for text, _ in lesson15._BACKWARD_SLIPS.values()]
+    texts += [message(checks.check_query_tile_backward, _scaffolded(_body(P="P = np.exp(S)")))]
+    texts += [message(checks.check_query_tile_backward, _scaffolded(_body(D="D = dO.sum(axis=1)")))]
+    for text in texts:
+        assert "L[:, None])" not in text.replace("dP - D[:, None]", "") and "(dO * O).sum(axis=1)" not in text
+        assert "rowsum(dO * O)" not in text, text

@@ -969,29 +969,29 @@ _SQUARE_ONLY = {"L_axis", "no_transpose", "D_axis", "D_dP_columns"}
 
 _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
-                     "softmax of the tile). P's entries belong to each query's softmax over all its keys: "
-                     "P = e^(S - L[:, None]).", {"from_L": False}),
-    "no_exp": ("P was taken as S - L[:, None], the logarithm of the weights: the weights are "
-               "P = e^(S - L[:, None]), since L_i = log sum_j e^(S_ij).", {"exp_P": False}),
-    "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), not the sum itself, "
-                  "so it is subtracted in the exponent: P = e^(S - L[:, None]) (that is e^S / e^L).",
-                  {"L_use": "divide"}),
-    "L_unused": ("P was taken as e^S, with L left out: L_i = log sum_j e^(S_ij) is row i's log-sum-exp, "
-                 "subtracted in the exponent to normalise the row: P = e^(S - L[:, None]).", {"L_use": "none"}),
+                     "softmax of the tile). P's entries belong to each query's softmax over all its keys, "
+                     "whose normaliser the stored L holds (section 2, step 2).", {"from_L": False}),
+    "no_exp": ("P was taken as S - L, the logarithm of the weights, not the weights: L_i is a logarithm, "
+               "log sum_j e^(S_ij) (section 2, step 2).", {"exp_P": False}),
+    "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), the logarithm of "
+                  "row i's sum, not the sum itself (section 2, step 2).", {"L_use": "divide"}),
+    "L_unused": ("P was taken as e^S, with L left out: these weights are not normalised, and L_i, row i's "
+                 "log-sum-exp, is what normalises row i (section 2, step 2).", {"L_use": "none"}),
     "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
                  {"scale": False}),
-    "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
-               "L[:, None].", {"L_axis": 1}),
+    "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it applies to row i of the "
+               "scores, not to column i.", {"L_axis": 1}),
     "no_transpose": ("dV's share is P^T dO, not P dO: key j's value gets the gradient of every query that read "
                      "it, weighted by P_ij, so sum over the queries (rows of P).", {"transpose": False}),
-    "no_D": ("D is missing: dS = P * (dP - D[:, None]), with D_i = rowsum(dO_i * O_i); P * dP alone forgets "
-             "that the weights of a row sum to 1.", {"D": "none"}),
+    "no_D": ("D is missing: dS = P * (dP - D[:, None]); P * dP alone forgets that the weights of a row sum "
+             "to 1 (section 2, step 3).", {"D": "none"}),
     "D_tile": ("D computed from each key tile alone (rowsum of P * dP over its keys): D_i sums over all of row "
-               "i's keys, which is why it is taken as rowsum(dO * O) from the stored output.", {"D": "tile"}),
+               "i's keys, which one tile does not see; section 2, step 3 says what gives the whole row's.",
+               {"D": "tile"}),
     "D_scalar": ("D is one number, the sum of dO * O over the whole tile: D_i is one number per query, "
-                 "the sum over row i alone, (dO * O).sum(axis=1).", {"D": "scalar"}),
-    "D_dO": ("D was taken as the row sums of dO alone: D_i = sum_c dO_ic O_ic, the stored output O times its "
-             "gradient, summed over row i ((dO * O).sum(axis=1)).", {"D": "dO"}),
+                 "summed over row i alone.", {"D": "scalar"}),
+    "D_dO": ("D was taken as the row sums of dO alone: the stored output O is missing from it (section 2, "
+             "step 3).", {"D": "dO"}),
     "dS_no_P": ("dS was taken as dP - D: the factor P is missing. Each score's gradient is its weight times "
                 "(dP - D): dS = P * (dP - D[:, None]), lesson 06's alpha * (g - alpha . g).", {"dS_P": False}),
     "dK_from_P": ("dK was built from P: P^T q. Keys enter through the scores, S = q k^T / sqrt(d), so dK "
@@ -1000,21 +1000,19 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                     {"dq_scaled": False}),
     "dK_unscaled": ("dK is not divided by sqrt(d) (dq is): S = q k^T / sqrt(d), so dK = dS^T q / sqrt(d).",
                     {"dK_scaled": False}),
-    "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij, each dP weighted "
-             "by its P and summed over all of row i's keys, which the stored output gives as "
-             "rowsum(dO * O) ((dO * O).sum(axis=1)); a tile's dP alone is neither weighted nor whole.",
-             {"D": "dP"}),
+    "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij weights each dP "
+             "by its P and sums over all of row i's keys, which one tile does not see; a tile's dP alone is "
+             "neither weighted nor whole (section 2, step 3).", {"D": "dP"}),
     "D_dP_columns": ("D was taken as the column sums of dP (axis 0, over the queries): D_i belongs to query "
-                     "i and is sum_j P_ij dP_ij over all of its keys, which the stored output gives as "
-                     "rowsum(dO * O) ((dO * O).sum(axis=1)).", {"D": "dP0"}),
-    "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i = sum_c dO_ic O_ic, "
-               "(dO * O).sum(axis=1).", {"D": "mean"}),
+                     "i and sums over all of its keys (section 2, step 3).", {"D": "dP0"}),
+    "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i is a sum over row i's columns.",
+               {"D": "mean"}),
     "dV_scaled": ("dV was divided by sqrt(d): values enter through O = P V, not through the scaled scores, so "
                   "no 1/sqrt(d) reaches them: dV = P^T dO.", {"dV_scaled": True}),
     "dV_from_dS": ("dV was built from dS: values enter through O = P V, not through the scores, so dV = P^T dO.",
                    {"dV_from": "dS"}),
-    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, so it divides: "
-               "P = e^(S - L[:, None]).", {"L_sign": 1}),
+    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, which divides, so "
+               "in the exponent it has the other sign.", {"L_sign": 1}),
     "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
                "D[:, None].", {"D_axis": 1}),
     "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
@@ -1062,8 +1060,8 @@ def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tu
     return None
 
 
-def _global_arrays_problem(fn: Callable[..., Any], example: str = "for example P = e^(S - L[:, None]) and D "
-                           "from dO and O") -> str | None:
+def _global_arrays_problem(fn: Callable[..., Any], example: str = "for example P and D from this tile's scores "
+                           "and the stored L, O and dO") -> str | None:
     """Name the arrays a function reads from the notebook's globals instead of computing them itself (a
     ``P`` or ``D`` left over from a demonstration cell, a whole ``K``), or None; ``example`` says what the
     loop body should compute instead."""
@@ -1119,7 +1117,7 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                         f"query_tile_backward raised ValueError on {what}: {exc}. An array of {d_v} entries "
                         f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
                         f"queries, giving one number per column. D_i sums row i over its columns: "
-                        f"(dO * O).sum(axis=1), one number per query.") from None
+                        f"one number per query.") from None
                 if isinstance(exc, NameError) and getattr(exc, "name", None) in ("P", "D"):
                     raise ExerciseError(
                         f"query_tile_backward raised NameError on {what}: {exc.name} is not defined yet. The "
@@ -1135,8 +1133,8 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                     raise ExerciseError(
                         f"query_tile_backward raised IndexError on {what}: {str(exc).rstrip('.')}. A single number "
                         f"was indexed, as D[:, None] does when D = np.sum(dO * O) is summed with no axis: that "
-                        f"adds up the whole tile. D must be one number per query row: "
-                        f"(dO * O).sum(axis=1).") from None
+                        f"adds up the whole tile. D must be one number per query row, "
+                        f"summed over that row alone.") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
             problem = _backward_reads_problem(memory, b)
             if problem:
@@ -1263,12 +1261,12 @@ def _L_problem(query_tile_backward: Callable[..., Any]) -> str | None:
         return None
     if np.allclose(got[1], got[0]):
         return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV did not change, where "
-                f"P = e^(S - L) makes it e^(-c) = {np.exp(-_L_SHIFT):.3f} times as large. Your weights do not "
-                f"come from the stored L (a fresh softmax of the scores, for example): recompute each tile's "
-                f"P = e^(S - L[:, None]).")
+                f"weights recomputed from L make it e^(-c) = {np.exp(-_L_SHIFT):.3f} times as large. Your "
+                f"weights do not come from the stored L (a fresh softmax of the scores, for example): recompute "
+                f"each tile's P from the L you are given (section 2, step 2).")
     return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV should be e^(-c) = "
-            f"{np.exp(-_L_SHIFT):.3f} times as large (P = e^(S - L)), and it is not: recompute each tile's "
-            f"P = e^(S - L[:, None]) from the L you are given.")
+            f"{np.exp(-_L_SHIFT):.3f} times as large, as weights recomputed from L are, and it is not: "
+            f"recompute each tile's P from the L you are given (section 2, step 2).")
 
 
 def backward_ignores_L(query_tile_backward: Callable[..., Any]) -> bool:
