@@ -66,3 +66,19 @@ def hidden_test_passes(lesson: str, grade_id: str, **names: Any) -> bool:
     except AssertionError:
         return False
     return True
+
+
+def starter_names(grade_id: str, names: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The names the learner's blank copy of answer cell ``grade_id`` defines (``"l15-flash-answer"``: lesson
+    15's notebook), its solution replaced by the stub as in a student copy, run among ``names`` (default: just
+    ``np``)."""
+    lesson = grade_id.split("-")[0].removeprefix("l")
+    (path,) = NOTEBOOKS.glob(f"{lesson}_*.ipynb")
+    cells = [c for c in lessons.read_lesson(path)["cells"]
+             if lessons.is_code_answer(c) and lessons.grade_id(c) == grade_id]
+    if not cells:
+        raise KeyError(f"grade_id: {path.stem} has no answer cell {grade_id!r}")
+    blank = lessons.solution_parts(lessons.source(cells[0]), lessons.CODE_STUB)[0]
+    scope = {"np": np} if names is None else names
+    exec(blank, scope)  # noqa: S102  (the lesson's own starter code)
+    return scope

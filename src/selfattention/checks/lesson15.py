@@ -16,7 +16,6 @@ from ._engine import (
     ExerciseError,
     check_array,
     check_value,
-    code_names,
     learners_functions,
     passed,
     reference_softmax,
@@ -126,7 +125,8 @@ def _mixed_frames(Q: np.ndarray, K: np.ndarray, V: np.ndarray, b: int, *, keys_l
 def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_max: bool = False,
                  tile_softmax: str | None = None, root: str = "d", rescale: str = "before",
                  normalise_each: bool = False, mask_after_exp: bool = False, tile_max: bool = False,
-                 raw_exp: bool = False, rescale_ell: bool = True, mask: str = "after") -> None:
+                 raw_exp: bool = False, rescale_ell: bool = True, mask: str = "after",
+                 fill: float = -np.inf) -> None:
     """The causal tiled loop with one of the slips a learner makes, switched on (it refuses to run with none,
     so the package holds no answer to exercise 1): ``rescale_o`` False rescales the running
     sum but not the output; ``stale_max`` keeps the first tile's maximum; ``tile_softmax`` ("mean" or "sum")
@@ -137,7 +137,8 @@ def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_m
     exponentials relative to that tile's own maximum and adds them unrescaled; ``raw_exp`` keeps no maximum
     (np.exp of the raw scores); ``rescale_ell`` False rescales o but not ℓ; ``root`` "b" scales by sqrt(b), the
     tile size; ``mask`` "before" hides the keys before each query (the mask reversed), "before_own" those
-    before it and its own, "zero" sets the masked scores to 0 instead of -inf, "nan" to NaN."""
+    before it and its own, "own" hides the keys after it and its own, "zero" sets the masked scores to 0 instead
+    of -inf, "nan" to NaN; ``fill`` is the number masked scores are set to (-1e30 is as right as -inf)."""
     _require_slip(_slipped_loop, locals())
     T, d = memory.arrays["Q"].shape
     d_v = memory.arrays["V"].shape[1]
@@ -149,8 +150,8 @@ def _slipped_loop(memory: SlowMemory, b: int, *, rescale_o: bool = True, stale_m
         for j in range(0, rows[-1, 0] + 1, b):
             k, v = memory.read("K", j, j + b), memory.read("V", j, j + b)
             keys = np.arange(j, j + len(k))[None, :]
-            hidden = {"before": keys < rows, "before_own": keys <= rows}.get(mask, keys > rows)
-            s = np.where(hidden, {"zero": 0.0, "nan": np.nan}.get(mask, -np.inf), q @ k.T / scale)
+            hidden = {"before": keys < rows, "before_own": keys <= rows, "own": keys >= rows}.get(mask, keys > rows)
+            s = np.where(hidden, {"zero": 0.0, "nan": np.nan}.get(mask, fill), q @ k.T / scale)
             if mask_after_exp:
                 raw, keep = q @ k.T / scale, np.isfinite(s)
                 new_m = np.maximum(m, raw.max(axis=1, keepdims=True))
@@ -317,20 +318,68 @@ def _fast_memory_problem(causal_flash: Callable[..., Any]) -> str | None:
             f"ordinary softmax at the end: update m, ℓ and o as each key tile passes.")
 
 
-def uses_torch(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn``, or a function of the learner's that it reaches, refers to PyTorch (the module, or
-    anything defined in it, such as ``F`` or ``torch.softmax``). Exercise 1's fast memory is measured with
-    tracemalloc, which sees NumPy's allocations and not PyTorch's, so the loop is asked for in NumPy."""
+def _torch_compute_used(code: Any, scope: dict[str, Any]) -> bool:
+    """Whether ``code`` (or a function nested in it) reaches something of PyTorch that computes: a function, a
+    class or a tensor, by a global name, an import or an attribute chain such as ``torch.nn.functional.softmax``.
+    A bare ``import torch`` and constants such as ``torch.inf`` compute nothing and are not counted."""
+    import dis
+    import importlib
+    import types
+
     def from_torch(obj: Any) -> bool:
-        name = getattr(obj, "__name__", None) if isinstance(obj, type(np)) else getattr(obj, "__module__", None)
+        name = getattr(obj, "__name__", None) if isinstance(obj, types.ModuleType) else getattr(
+            type(obj), "__module__", None) if not callable(obj) else getattr(obj, "__module__", None)
         return isinstance(name, str) and (name == "torch" or name.startswith("torch."))
 
-    def imports_torch(f: Callable[..., Any]) -> bool:  # "import torch" inside the function: a name, no global
-        code = getattr(f, "__code__", None)
-        return code is not None and any(n == "torch" or n.startswith("torch.") for n in code_names(code))
+    def computes(obj: Any) -> bool:
+        return not isinstance(obj, (types.ModuleType, int, float, complex, str, type(None)))
 
-    return any(imports_torch(f) or any(from_torch(obj) for obj in used_objects(f).values())
-               for f in learners_functions(fn))
+    local: dict[str, Any] = {}
+    top: Any = None          # the PyTorch object the last instruction left, when it left one
+    imported: Any = None     # the module of the last import statement
+    for ins in dis.get_instructions(code):
+        op, arg = ins.opname, ins.argval
+        if op == "IMPORT_NAME":
+            root = str(arg).split(".")[0]
+            imported = top = importlib.import_module(root) if root == "torch" else None
+        elif op == "IMPORT_FROM":
+            base = top if isinstance(top, types.ModuleType) and hasattr(top, arg) else imported
+            top = getattr(base, arg, None) if base is not None else None
+            if top is not None and computes(top):
+                return True
+        elif op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE"):
+            obj = local.get(arg, scope.get(arg))
+            top = obj if obj is not None and from_torch(obj) else None
+            if top is not None and computes(top):
+                return True
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and top is not None:
+            top = getattr(top, arg, None)
+            if top is not None and computes(top):
+                return True
+        elif op in ("STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"):
+            if top is not None:
+                local[arg] = top
+            else:
+                local.pop(arg, None)
+            top = None
+        elif op not in ("SWAP", "POP_TOP", "RESUME", "CACHE", "EXTENDED_ARG", "NOP"):
+            top = None
+    return any(_torch_compute_used(c, scope) for c in code.co_consts if hasattr(c, "co_code"))
+
+
+def uses_torch(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``, or a function of the learner's that it reaches, computes with PyTorch (a function or a
+    tensor of it, such as ``F.softmax`` or ``torch.tensor``); importing it, or a constant such as ``torch.inf``,
+    does not count. Exercise 1's fast memory is measured with tracemalloc, which sees NumPy's allocations and
+    not PyTorch's, so the loop is asked for in NumPy."""
+    found = False
+    for f in learners_functions(fn):
+        code = getattr(f, "__code__", None)
+        if code is not None:
+            scope = dict(getattr(f, "__globals__", {}))
+            scope.update(used_objects(f))
+            found = found or _torch_compute_used(code, scope)
+    return found
 
 
 def holds_more_than_tiles(causal_flash: Callable[..., Any]) -> bool:
@@ -398,6 +447,17 @@ def _mask_problem(out: np.ndarray, Q: np.ndarray, K: np.ndarray, V: np.ndarray, 
                 f"the keys after it: the reverse of the causal mask. For those queries every score of the first key "
                 f"tile they read is -inf, so m stays -inf and exp(s - m) = exp(-inf - (-inf)) is NaN. Hide the "
                 f"keys after the query: key position > query position.")
+    for switch, side in (("own", "each query's own key too, key position >= query position"),
+                         ("before", "the keys before each query, key position < query position, and kept "
+                                    "those after it"),
+                         ("before_own", "each query's own key and those before it, key position <= query "
+                                        "position, and kept those after it")):
+        slip = _slip(Q, K, V, b, mask=switch, fill=-1e30)
+        if np.isfinite(out).all() and np.allclose(out, slip):
+            return (f"your mask hid {side}. A large negative score such as -1e30 works as well as -inf here, "
+                    f"but it hid the wrong keys: a query whose every key in a tile is hidden then gives those "
+                    f"keys equal weights instead of none. Hide only the keys after the query: key position > "
+                    f"query position.")
     slip = _slip(Q, K, V, b, mask="nan")
     if not np.isfinite(out).all() and np.allclose(out, slip, equal_nan=True):
         return (f"rows {_nan_rows(out)} of O are NaN: the masked scores were set to NaN, and NaN spreads through "
@@ -711,36 +771,47 @@ def _fitted_count_problem(causal_elements_moved: Callable[..., Any]) -> str:
             "once.")
 
 
-def _short_by_td(causal_elements_moved: Callable[..., Any]) -> str:
-    """The message for a count T d short, 2 T d + T^2 d / b. Two slips give it when T is a multiple of b:
-    N^2/2 key/value tiles with Q and O, or N(N + 1)/2 tiles with O's write (or Q's read) left out. On
-    T = 100, b = 32 (N = T // b = 3, a part tile left over) the two differ, so an answer written with
-    N = T // b tells which it made; one written with T/b or T^2 d / b cannot, and both are named."""
+def _short_message(causal_elements_moved: Callable[..., Any], short: int) -> str:
+    """The message for a count ``short`` T d short of the right one (1 or 2). Several slips give each when T is
+    a multiple of b; on T = 100, b = 32 (N = T // b = 3, a part tile left over) they differ, so an answer
+    written with N = T // b tells which it made, and the message names that one. One written with T/b cannot
+    tell: the message then names what is observed, the missing T d, and how to get the slip named."""
     T, d, b = 100, 8, 32
     N = T // b
-    half = ("N^2/2 of the N^2 key/value tiles were counted (N = T/b, the number of query tiles): the causal "
-            "loop reads N(N + 1)/2 of them, since query tile n reads tiles 0..n, its diagonal tile in full")
-    no_o = ("O's write (or Q's read) is missing. The key/value tiles give T d + T^2 d / b (query tile n reads "
-            "tiles 0..n, 2 b d numbers each), Q is read once (T d) and O is written once (T d)")
+    half = ("that counts N^2/2 of the N^2 key/value tiles (N = T/b, the number of query tiles): query tile n "
+            "reads tiles 0..n, n + 1 of them, its diagonal tile in full, which is more than half")
+    slips = {
+        1: {2 * T * d + b * d * N * N: f"{half}.",
+            T * d + b * d * N * (N + 1): "O's write (or Q's read) is missing: besides the key/value tiles, Q is "
+                                         "read once and O is written once, T d numbers each."},
+        2: {2 * T * d + b * d * N * (N - 1): "that leaves out the diagonal tiles: query tile n reads key/value "
+                                             "tiles 0..n, n + 1 of them, its diagonal tile included (the mask "
+                                             "hides only part of it).",
+            b * d * N * (N + 1): "Q's read and O's write are both missing: besides the key/value tiles, Q is read "
+                                 "once and O is written once, T d numbers each.",
+            T * d + b * d * N * N: "that counts half of the N^2 tiles (N^2/2, N = T/b) and leaves out O's write: "
+                                   "query tile n reads key/value tiles 0..n, its diagonal tile in full, and O is "
+                                   "written once (T d numbers)."},
+    }[short]
     try:
         with _without_package_loop(memory=True), np.errstate(all="ignore"):
             got = float(call_within_steps(causal_elements_moved, T, d, b))
     except Exception:
         got = float("nan")
-    if np.isclose(got, 2 * T * d + b * d * N * N):
-        return f"that is T d short: {half}. With Q read once and O written once (T d each): 3 T d + T^2 d / b."
-    if np.isclose(got, T * d + b * d * N * (N + 1)):
-        return (f"that is T d short: {no_o}: 3 T d + T^2 d / b. The same number comes from counting N^2/2 of "
-                f"the N^2 key/value tiles (N = T/b, the number of query tiles) with Q and O: the causal loop "
-                f"reads N(N + 1)/2 of them, the diagonal tiles included.")
-    return (f"that is T d short of 3 T d + T^2 d / b, and two slips give it. Either {half}; or {no_o}.")
+    for value, text in slips.items():
+        if np.isclose(got, value):
+            return text
+    what = "T d" if short == 1 else "2 T d"
+    return (f"your count is {what} short: {'one T x d array' if short == 1 else 'two T x d arrays'} of "
+            f"numbers too few. Written with T/b, the count cannot show where they went missing; write "
+            f"N = T // b for the number of query tiles and run this check again to have the slip named.")
 
 
 def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> None:
     """Exercise 2: the elements the causal tiled loop moves, 3 T d + T^2 d / b (T a multiple of b)."""
     if not callable(causal_elements_moved):
         raise ExerciseError("causal_elements_moved should be a function: write it in the answer cell above.")
-    short_by_td = _short_by_td(causal_elements_moved)
+    short_by_td, short_by_2td = _short_message(causal_elements_moved, 1), _short_message(causal_elements_moved, 2)
     for T, d, b in _MOVED_CASES:
         try:
             with _without_package_loop(memory=True):
@@ -764,10 +835,7 @@ def check_causal_elements_moved(causal_elements_moved: Callable[..., Any]) -> No
         hints = {
             "that is the count of the loop without the mask (every key tile for every query tile, "
             "2 T d + 2 T^2 d / b); the causal loop reads only the tiles up to the diagonal.": 2 * T * d + 2 * T**2 * d / b,
-            "that leaves out the diagonal tiles (query tile n reads key tiles 0..n, n + 1 of them), or else it "
-            "leaves out Q's read and O's write (T d numbers each), or else it counts half of the N^2 tiles "
-            "(N^2/2, N = T/b) and leaves out O's write: each of these gives T d + T^2 d / b.":
-                2 * T * d + b * d * N * (N - 1),
+            short_by_2td: T * d + T**2 * d / b,
             "only the keys are counted: every key tile read comes with its value tile, 2 b d numbers in all.":
                 2 * T * d + b * d * N * (N + 1) / 2,
             short_by_td: 2 * T * d + T**2 * d / b,
@@ -901,29 +969,29 @@ _SQUARE_ONLY = {"L_axis", "no_transpose", "D_axis", "D_dP_columns"}
 
 _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
-                     "softmax of the tile). P's entries belong to each query's softmax over all its keys: "
-                     "P = e^(S - L[:, None]).", {"from_L": False}),
-    "no_exp": ("P was taken as S - L[:, None], the logarithm of the weights: the weights are "
-               "P = e^(S - L[:, None]), since L_i = log sum_j e^(S_ij).", {"exp_P": False}),
-    "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), not the sum itself, "
-                  "so it is subtracted in the exponent: P = e^(S - L[:, None]) (that is e^S / e^L).",
-                  {"L_use": "divide"}),
-    "L_unused": ("P was taken as e^S, with L left out: L_i = log sum_j e^(S_ij) is row i's log-sum-exp, "
-                 "subtracted in the exponent to normalise the row: P = e^(S - L[:, None]).", {"L_use": "none"}),
+                     "softmax of the tile). P's entries belong to each query's softmax over all its keys, "
+                     "whose normaliser the stored L holds (section 2, step 2).", {"from_L": False}),
+    "no_exp": ("P was taken as S - L, the logarithm of the weights, not the weights: L_i is a logarithm, "
+               "log sum_j e^(S_ij) (section 2, step 2).", {"exp_P": False}),
+    "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), the logarithm of "
+                  "row i's sum, not the sum itself (section 2, step 2).", {"L_use": "divide"}),
+    "L_unused": ("P was taken as e^S, with L left out: these weights are not normalised, and L_i, row i's "
+                 "log-sum-exp, is what normalises row i (section 2, step 2).", {"L_use": "none"}),
     "unscaled": ("the scores are not scaled: S = q k^T / sqrt(d), as in the forward pass that computed L.",
                  {"scale": False}),
-    "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it subtracts from row i: "
-               "L[:, None].", {"L_axis": 1}),
+    "L_axis": ("L laid along the keys (L[None, :]): L_i belongs to query i, so it applies to row i of the "
+               "scores, not to column i.", {"L_axis": 1}),
     "no_transpose": ("dV's share is P^T dO, not P dO: key j's value gets the gradient of every query that read "
                      "it, weighted by P_ij, so sum over the queries (rows of P).", {"transpose": False}),
-    "no_D": ("D is missing: dS = P * (dP - D[:, None]), with D_i = rowsum(dO_i * O_i); P * dP alone forgets "
-             "that the weights of a row sum to 1.", {"D": "none"}),
+    "no_D": ("D is missing: dS = P * (dP - D[:, None]); P * dP alone forgets that the weights of a row sum "
+             "to 1 (section 2, step 3).", {"D": "none"}),
     "D_tile": ("D computed from each key tile alone (rowsum of P * dP over its keys): D_i sums over all of row "
-               "i's keys, which is why it is taken as rowsum(dO * O) from the stored output.", {"D": "tile"}),
+               "i's keys, which one tile does not see; section 2, step 3 says what gives the whole row's.",
+               {"D": "tile"}),
     "D_scalar": ("D is one number, the sum of dO * O over the whole tile: D_i is one number per query, "
-                 "the sum over row i alone, (dO * O).sum(axis=1).", {"D": "scalar"}),
-    "D_dO": ("D was taken as the row sums of dO alone: D_i = sum_c dO_ic O_ic, the stored output O times its "
-             "gradient, summed over row i ((dO * O).sum(axis=1)).", {"D": "dO"}),
+                 "summed over row i alone.", {"D": "scalar"}),
+    "D_dO": ("D was taken as the row sums of dO alone: the stored output O is missing from it (section 2, "
+             "step 3).", {"D": "dO"}),
     "dS_no_P": ("dS was taken as dP - D: the factor P is missing. Each score's gradient is its weight times "
                 "(dP - D): dS = P * (dP - D[:, None]), lesson 06's alpha * (g - alpha . g).", {"dS_P": False}),
     "dK_from_P": ("dK was built from P: P^T q. Keys enter through the scores, S = q k^T / sqrt(d), so dK "
@@ -932,21 +1000,19 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                     {"dq_scaled": False}),
     "dK_unscaled": ("dK is not divided by sqrt(d) (dq is): S = q k^T / sqrt(d), so dK = dS^T q / sqrt(d).",
                     {"dK_scaled": False}),
-    "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij, each dP weighted "
-             "by its P and summed over all of row i's keys, which the stored output gives as "
-             "rowsum(dO * O) ((dO * O).sum(axis=1)); a tile's dP alone is neither weighted nor whole.",
-             {"D": "dP"}),
+    "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij weights each dP "
+             "by its P and sums over all of row i's keys, which one tile does not see; a tile's dP alone is "
+             "neither weighted nor whole (section 2, step 3).", {"D": "dP"}),
     "D_dP_columns": ("D was taken as the column sums of dP (axis 0, over the queries): D_i belongs to query "
-                     "i and is sum_j P_ij dP_ij over all of its keys, which the stored output gives as "
-                     "rowsum(dO * O) ((dO * O).sum(axis=1)).", {"D": "dP0"}),
-    "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i = sum_c dO_ic O_ic, "
-               "(dO * O).sum(axis=1).", {"D": "mean"}),
+                     "i and sums over all of its keys (section 2, step 3).", {"D": "dP0"}),
+    "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i is a sum over row i's columns.",
+               {"D": "mean"}),
     "dV_scaled": ("dV was divided by sqrt(d): values enter through O = P V, not through the scaled scores, so "
                   "no 1/sqrt(d) reaches them: dV = P^T dO.", {"dV_scaled": True}),
     "dV_from_dS": ("dV was built from dS: values enter through O = P V, not through the scores, so dV = P^T dO.",
                    {"dV_from": "dS"}),
-    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, so it divides: "
-               "P = e^(S - L[:, None]).", {"L_sign": 1}),
+    "L_plus": ("P was taken as e^(S + L): L_i is the log of row i's softmax denominator, which divides, so "
+               "in the exponent it has the other sign.", {"L_sign": 1}),
     "D_axis": ("D laid along the keys (D[None, :]): D_i belongs to query i, so it subtracts from row i: "
                "D[:, None].", {"D_axis": 1}),
     "dS_scaled": ("dq and dK are exactly half the right ones: 1/sqrt(d) was applied twice, to dS and again in "
@@ -994,8 +1060,8 @@ def _returned_order(mine: list[np.ndarray], right: tuple[np.ndarray, ...]) -> tu
     return None
 
 
-def _global_arrays_problem(fn: Callable[..., Any], example: str = "for example P = e^(S - L[:, None]) and D "
-                           "from dO and O") -> str | None:
+def _global_arrays_problem(fn: Callable[..., Any], example: str = "for example P and D from this tile's scores "
+                           "and the stored L, O and dO") -> str | None:
     """Name the arrays a function reads from the notebook's globals instead of computing them itself (a
     ``P`` or ``D`` left over from a demonstration cell, a whole ``K``), or None; ``example`` says what the
     loop body should compute instead."""
@@ -1051,7 +1117,7 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                         f"query_tile_backward raised ValueError on {what}: {exc}. An array of {d_v} entries "
                         f"(d_v, the columns of dO and O) met a tile of scores: D was summed over axis 0, the "
                         f"queries, giving one number per column. D_i sums row i over its columns: "
-                        f"(dO * O).sum(axis=1), one number per query.") from None
+                        f"one number per query.") from None
                 if isinstance(exc, NameError) and getattr(exc, "name", None) in ("P", "D"):
                     raise ExerciseError(
                         f"query_tile_backward raised NameError on {what}: {exc.name} is not defined yet. The "
@@ -1067,8 +1133,8 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                     raise ExerciseError(
                         f"query_tile_backward raised IndexError on {what}: {str(exc).rstrip('.')}. A single number "
                         f"was indexed, as D[:, None] does when D = np.sum(dO * O) is summed with no axis: that "
-                        f"adds up the whole tile. D must be one number per query row: "
-                        f"(dO * O).sum(axis=1).") from None
+                        f"adds up the whole tile. D must be one number per query row, "
+                        f"summed over that row alone.") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
             problem = _backward_reads_problem(memory, b)
             if problem:
@@ -1195,12 +1261,12 @@ def _L_problem(query_tile_backward: Callable[..., Any]) -> str | None:
         return None
     if np.allclose(got[1], got[0]):
         return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV did not change, where "
-                f"P = e^(S - L) makes it e^(-c) = {np.exp(-_L_SHIFT):.3f} times as large. Your weights do not "
-                f"come from the stored L (a fresh softmax of the scores, for example): recompute each tile's "
-                f"P = e^(S - L[:, None]).")
+                f"weights recomputed from L make it e^(-c) = {np.exp(-_L_SHIFT):.3f} times as large. Your "
+                f"weights do not come from the stored L (a fresh softmax of the scores, for example): recompute "
+                f"each tile's P from the L you are given (section 2, step 2).")
     return (f"a control: with every stored L_i raised by c = {_L_SHIFT:g} your dV should be e^(-c) = "
-            f"{np.exp(-_L_SHIFT):.3f} times as large (P = e^(S - L)), and it is not: recompute each tile's "
-            f"P = e^(S - L[:, None]) from the L you are given.")
+            f"{np.exp(-_L_SHIFT):.3f} times as large, as weights recomputed from L are, and it is not: "
+            f"recompute each tile's P from the L you are given (section 2, step 2).")
 
 
 def backward_ignores_L(query_tile_backward: Callable[..., Any]) -> bool:
