@@ -25,6 +25,16 @@ __all__ = [
 ]
 
 
+def _result(fn: Callable[..., Any], case: tuple) -> np.ndarray | None:
+    """The learner's ``fn`` on copies of ``case`` (so it cannot change the check's inputs), as a float array; None
+    when it raises. NumPy's warnings (0/0 and the like) are silenced: the checks name their cause."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case]), dtype=float)
+    except Exception:
+        return None
+
+
 def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int = -1, ddof: int = 0,
                 use_eps: bool = True) -> np.ndarray:
     mean = h.mean(axis=axis, keepdims=True)
@@ -186,15 +196,7 @@ def _ignores_eps(first_layer_input: Callable[..., Any], cases: list[tuple]) -> b
     """Whether the answer is LayerNorm with an eps of its own: its result does not change with the eps argument,
     is close to the right one where eps is 1e-12 (relative error below 1e-2), yet is not PyTorch's 1e-5 (a
     mistake named on its own)."""
-    def call(case: tuple) -> np.ndarray | None:
-        try:
-            with np.errstate(all="ignore"):
-                return np.asarray(first_layer_input(*[np.copy(a) if isinstance(a, np.ndarray) else a
-                                                      for a in case]), dtype=float)
-        except Exception:
-            return None
-
-    small, large = call(cases[0]), call(cases[-1])
+    small, large = _result(first_layer_input, cases[0]), _result(first_layer_input, cases[-1])
     want = _first_input(*cases[0])
     if small is None or large is None or small.shape != want.shape or large.shape != want.shape:
         return False
@@ -209,11 +211,8 @@ def _near_miss(first_layer_input: Callable[..., Any], cases: list[tuple]) -> str
     """For a result close to the right one (within 0.5% of its largest value), a sentence giving the size of
     the largest difference, so that two values printed alike are not read as equal; else ""."""
     for case in cases:
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(first_layer_input(*[np.copy(a) if isinstance(a, np.ndarray) else a
-                                                     for a in case]), dtype=float)
-        except Exception:
+        got = _result(first_layer_input, case)
+        if got is None:
             return ""
         want = _first_input(*case)
         if got.shape != want.shape or np.allclose(got, want, rtol=1e-5, atol=1e-8):
@@ -227,12 +226,8 @@ def _near_miss(first_layer_input: Callable[..., Any], cases: list[tuple]) -> str
 
 
 def _nan_only_in_row(fn: Callable[..., Any], case: tuple, row: int) -> bool:
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case]), dtype=float)
-    except Exception:
-        return False
-    return (got.ndim == 2 and got.shape[0] > row and not np.isfinite(got[row]).all()
+    got = _result(fn, case)
+    return (got is not None and got.ndim == 2 and got.shape[0] > row and not np.isfinite(got[row]).all()
             and np.isfinite(np.delete(got, row, axis=0)).all())
 
 
@@ -369,10 +364,8 @@ def _senses_cases() -> list[tuple]:
 def _matches_on_every_case(held_out_senses: Callable[..., Any], wrong: Callable[..., Any]) -> bool:
     """Whether the answer gives ``wrong``'s predictions, and not the right ones, on every case."""
     for vectors, labels in _senses_cases():
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(held_out_senses(vectors.copy(), labels.copy()), dtype=float)
-        except Exception:
+        got = _result(held_out_senses, (vectors, labels))
+        if got is None:
             return False
         want = wrong(vectors, labels)
         if got.shape != want.shape or not np.array_equal(got, want) or np.array_equal(got, _senses(vectors, labels)):
@@ -475,11 +468,7 @@ def _which_divisor(sentence_embedding: Callable[..., Any]) -> str:
     both = (total / count) / np.linalg.norm(total / count, axis=-1)
     norm_fix = "np.linalg.norm(mean, axis=-1, keepdims=True)"
     count_fix = "mask.sum(axis=1, keepdims=True), the real tokens per sentence"
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
-        got = None
+    got = _result(sentence_embedding, (hidden, mask))
     if got is not None and got.shape == (3, 3):
         if np.allclose(got, norm_lost, atol=1e-6):
             return f"the length lost it: {norm_fix}."
@@ -517,10 +506,8 @@ def _batch_flattened(sentence_embedding: Callable[..., Any], case: tuple) -> boo
     """Whether the answer returns ONE vector for the whole batch: the mean of every real token of every sentence
     (what hidden[mask.astype(bool)].mean(0) gives), at unit length or not."""
     hidden, mask = case
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
+    got = _result(sentence_embedding, case)
+    if got is None:
         return False
     pooled = hidden[np.asarray(mask) > 0].mean(axis=0)
     return got.shape == pooled.shape and any(np.allclose(got, v, atol=1e-6) for v in (pooled, _unit(pooled)))
@@ -530,10 +517,8 @@ def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
     """The factor of each row, if every row of the answer on the first case is a multiple (other than
     all 1) of the right row; else None."""
     hidden, mask = _embedding_cases()[0]
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
+    got = _result(sentence_embedding, (hidden, mask))
+    if got is None:
         return None
     want = _embedding(hidden, mask)
     if got.shape != want.shape or not np.isfinite(got).all():
@@ -547,10 +532,8 @@ def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
 def _nan_rows(sentence_embedding: Callable[..., Any]) -> str | None:
     """A message naming the sentences whose vectors hold NaN or infinite values, and why if it can tell; or None."""
     for hidden, mask in _embedding_cases():
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-        except Exception:
+        got = _result(sentence_embedding, (hidden, mask))
+        if got is None:
             return None
         if got.shape != (hidden.shape[0], hidden.shape[2]) or np.isfinite(got).all():
             continue
