@@ -54,6 +54,9 @@ FIRST = {
     "type after norm": "the token-type row was added after the LayerNorm",
     "positions reversed": "the position rows are in reverse order",
     "variance of word rows": "the variance was taken from the word rows alone",
+    "variance not std": "divided by the variance, var + eps, instead of the standard deviation",
+    "type rows averaged": "type_table.mean(0) is the mean vector of both token-type rows",
+    "own eps": "ignores its eps argument",
 }
 
 
@@ -138,7 +141,38 @@ FIRST_WRONG = {
         w[ids] + p[:len(ids)][::-1] + t[0], gamma, beta, eps),
     "variance of word rows": lambda ids, w, p, t, gamma, beta, eps=1e-12: _word_rows_variance(
         w[ids] + p[:len(ids)] + t[0], w[ids], gamma, beta, eps),
+    "variance not std": lambda ids, w, p, t, gamma, beta, eps=1e-12: _by_variance(
+        w[ids] + p[:len(ids)] + t[0], gamma, beta, eps),
+    "type rows averaged": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
+        w[ids] + p[:len(ids)] + t.mean(0), gamma, beta, eps),
+    # an eps of the learner's own, written into the formula: the check's cases with eps=1e-12 cannot see 1e-12
+    "own eps": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma,
+                                                                        beta, 1e-12),
 }
+
+
+@pytest.mark.parametrize("own", [1e-6, 1e-9, 1e-3])
+def test_first_input_any_eps_of_its_own_is_named(own):
+    def answer(ids, w, p, t, gamma, beta, eps=1e-12):
+        return _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma, beta, own)
+
+    _names_only(_message(check_first_layer_input, answer), "own eps", FIRST)
+
+
+def _by_variance(h, gamma, beta, eps):
+    """The centred sum divided by its variance plus eps, without the square root."""
+    mu = h.mean(axis=-1, keepdims=True)
+    return gamma * (h - mu) / (((h - mu) ** 2).mean(axis=-1, keepdims=True) + eps) + beta
+
+
+def test_first_input_near_miss_prints_the_size_of_the_difference():
+    """An answer a little off everywhere (eps + 1e-3 where eps is asked, so it still uses the argument) gets
+    the size of its largest difference, not only two values that print alike."""
+    def near(ids, w, p, t, gamma, beta, eps=1e-12):
+        return _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma, beta, eps + 1e-3)
+
+    msg = _message(check_first_layer_input, near)
+    assert "differ from the right ones by at most" in msg and not any(p in msg for p in FIRST.values()), msg
 
 
 def _word_rows_variance(h, words, gamma, beta, eps):
@@ -178,7 +212,7 @@ def _rms(h, gamma, beta, eps):
                                  "whole array", "whole type table", "var without keepdims",
                                  "each table normed", "each table standardised", "beta inside gamma",
                                  "beta multiplied", "type after norm", "positions reversed",
-                                 "variance of word rows"])
+                                 "variance of word rows", "variance not std", "type rows averaged"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 
@@ -224,6 +258,7 @@ SENSES = {
     "one nearest": "1-nearest neighbour",
     "median": "the median of the vectors",
     "senses 0 and 1": "only senses 0 and 1 were compared",
+    "labels returned": "returned the labels it was given",
 }
 
 
@@ -268,6 +303,7 @@ SENSES_WRONG = {
     "one nearest": lambda v, y: _nearest_sentence(v, y),
     "median": lambda v, y: _median_centroid(v, y),
     "senses 0 and 1": lambda v, y: _two_senses(v, y),
+    "labels returned": lambda v, y: np.asarray(y).copy(),       # a shortcut: no prediction at all
 }
 
 
@@ -343,9 +379,9 @@ def test_senses_right_answers_pass(capsys):
 
 
 def test_senses_shortcut_returning_the_labels_fails():
-    """Returning the true labels skips the test the exercise asks for: the check must not pass it."""
-    msg = _message(check_held_out_senses, lambda v, y: np.asarray(y).copy())
-    assert "held_out_senses" in msg and not any(p in msg for p in SENSES.values())
+    """Returning the true labels skips the test the exercise asks for: the check names that shortcut."""
+    msg = _message(check_held_out_senses, lambda v, y: np.asarray(y).tolist())
+    _names_only(msg, "labels returned", SENSES)
 
 
 # ---------------------------------------------------------------- exercise 3: sentence embedding

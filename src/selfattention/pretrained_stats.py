@@ -161,6 +161,16 @@ APPLE_NEUTRAL = ("apple is an english word", "apple was the next word", "say app
                  "write apple on the board", "i said apple twice", "i wrote down apple",
                  "she spelled out apple", "we spelled out the word apple")
 
+LINK_FRAMES = ("the apple phones were muddy after the football match",
+               "my apple phones fell in the river by the farm",
+               "our apple phones got wet in the storm last night",
+               "his apple phones sat beside the soup and bread",
+               "your apple phones played loud music at the wedding",
+               "their apple phones went with the soldiers to war",
+               "the apple phones lay by the patient in the hospital",
+               "her apple phones came along on the beach holiday")
+"""Lesson 11's test of a layer-0 link: "apple phones" at tokens 2 and 3 of 8 sentences on 8 topics (sport, a
+farm, weather, food, a wedding, war, a hospital, a holiday)."""
 
 _BANK_STARTS = ("the", "we sat by the", "she walked to the", "they met at the", "he waited near the",
                 "i stood beside the", "the old", "everyone went to the")
@@ -186,14 +196,51 @@ bank", "savings bank"), the words after it the topic; sentence i of the four cel
 sits at the same token position in all four."""
 
 
-def lean_centres(model: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Lesson 11's tech and fruit centres: the mean last-layer vector of each of 8 words in "the ___ was on
-    the table", at unit length. Returns two (d_model,) arrays: (tech, fruit)."""
+def lean_centres(model: Any, layer: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """Lesson 11's tech and fruit centres: the mean vector at hidden state ``layer`` (default: the last
+    layer's output) of each of 8 words in "the ___ was on the table", at unit length. Returns two (d_model,)
+    arrays: (tech, fruit)."""
     out = []
     for words in (TECH_WORDS, FRUIT_WORDS):
-        c = np.mean([model.contextual_vector(f"the {w} was on the table", w).numpy() for w in words], axis=0)
+        c = np.mean([model.contextual_vector(f"the {w} was on the table", w, layer).numpy() for w in words],
+                    axis=0)
         out.append(c / np.linalg.norm(c))
     return out[0], out[1]
+
+
+def leans_at(model: Any, sentences: Sequence[str], word: str, layer: int) -> np.ndarray:
+    """The tech lean, cos(h, c_tech) - cos(h, c_fruit), of ``word`` in each sentence at hidden state
+    ``layer``, with both centres (:func:`lean_centres`) taken at that same hidden state.
+    Returns (len(sentences),)."""
+    tech, fruit = lean_centres(model, layer)
+    v = unit(model.contextual_vectors(list(sentences), word, layer).numpy().astype(float))
+    return v @ tech - v @ fruit
+
+
+def pair_score(model: Any, sentence: str, word: str, target: str, layer: int,
+               head: int) -> tuple[float, float]:
+    """One head's score omega_ij = q_i . k_j / sqrt(d_k) from ``word``'s token i to ``target``'s token j
+    (first occurrences, whole tokens) in ``sentence``, and its weight alpha_ij (the softmax of row i of the
+    scores).
+
+    Returns:
+        (omega_ij, alpha_ij).
+    """
+    import torch
+
+    r = model.run(sentence)
+    tokens = r["tokens"]
+    for w in (word, target):
+        if w not in tokens:
+            raise ValueError(f"{w!r} is not a whole token of {sentence!r}; its tokens are {tokens}")
+    i, j = tokens.index(word), tokens.index(target)
+    attention = model.model.encoder.layer[layer].attention.self
+    d_k = int(attention.attention_head_size)
+    cols = slice(head * d_k, (head + 1) * d_k)
+    with torch.no_grad():
+        x = r["hidden"][layer]                                           # (T, d_model), what enters the layer
+        q, k = attention.query(x)[i, cols], attention.key(x)[j, cols]
+    return float(q @ k) / float(np.sqrt(d_k)), float(r["attentions"][layer][head, i, j])
 
 
 def link_weights(model: Any, sentences: Sequence[str], word: str,

@@ -25,6 +25,16 @@ __all__ = [
 ]
 
 
+def _result(fn: Callable[..., Any], case: tuple) -> np.ndarray | None:
+    """The learner's ``fn`` on copies of ``case`` (so it cannot change the check's inputs), as a float array; None
+    when it raises. NumPy's warnings (0/0 and the like) are silenced: the checks name their cause."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case]), dtype=float)
+    except Exception:
+        return None
+
+
 def _layer_norm(h: np.ndarray, gamma: Any, beta: Any, eps: float, *, axis: int = -1, ddof: int = 0,
                 use_eps: bool = True) -> np.ndarray:
     mean = h.mean(axis=axis, keepdims=True)
@@ -37,7 +47,7 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
                  gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, word: bool = True,
                  position: int | None = 0, token_type: int | None = 0, norm: bool = True, affine: bool = True,
                  axis: int = -1, ddof: int = 0, position_by_id: bool = False, centre: bool = True,
-                 scale: bool = True) -> np.ndarray:
+                 scale: bool = True, root: bool = True) -> np.ndarray:
     ids = np.asarray(ids)
     T = len(ids)
     h = word_table[ids] if word else np.zeros((T, word_table.shape[1]))
@@ -54,6 +64,8 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
         return g * h / np.sqrt((h**2).mean(axis=axis, keepdims=True) + eps) + b
     if not scale:                                                # centred only, not divided by the std
         return g * (h - h.mean(axis=axis, keepdims=True)) + b
+    if not root:                                                 # divided by the variance, not its square root
+        return g * (h - h.mean(axis=axis, keepdims=True)) / (h.var(axis=axis, keepdims=True) + eps) + b
     return _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
 
 
@@ -124,6 +136,11 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "token's mean, then divides by sqrt(var + eps).": _first_input(*case, centre=False),
         "the vector was centred (mean subtracted) but not divided by its standard deviation: LayerNorm divides "
         "by sqrt(var + eps).": _first_input(*case, scale=False),
+        "the centred vector was divided by the variance, var + eps, instead of the standard deviation, its "
+        "square root: LayerNorm divides by sqrt(var + eps).": _first_input(*case, root=False),
+        "type_table.mean(0) is the mean vector of both token-type rows; every token of a single sentence has "
+        "token type 0: add the row type_table[0] itself.": _first_input(*case[:3], case[3].mean(0, keepdims=True),
+                                                                         *case[4:]),
         "each table's rows were normalised before they were summed; LayerNorm comes once, after the sum: "
         "LayerNorm(word_table[ids] + position rows + type_table[0]).": _each_table_normed(case, affine_each=True),
         "each table's rows were normalised (mean and variance) before they were summed; the sum is normalised "
@@ -165,16 +182,52 @@ def _first_cases() -> list[tuple]:
     word_table = word_table.copy()
     word_table[ids[2]] = 0.75 - position_table[2] - type_table[0]
     cases.append((ids, word_table, position_table, type_table, gamma, beta, eps))
+    # A large eps, so that an answer which ignores its eps argument (a number of its own in the sqrt) gives a
+    # visibly different result.
+    cases.append((*cases[0][:6], EPS_CASE))
     return cases
 
 
-def _nan_only_in_row(fn: Callable[..., Any], case: tuple, row: int) -> bool:
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case]), dtype=float)
-    except Exception:
+EPS_CASE = 0.5
+"""The eps of the check's last case: far from 1e-12, so an answer that ignores its eps argument is told apart."""
+
+
+def _ignores_eps(first_layer_input: Callable[..., Any], cases: list[tuple]) -> bool:
+    """Whether the answer is LayerNorm with an eps of its own: its result does not change with the eps argument,
+    is close to the right one where eps is 1e-12 (relative error below 1e-2), yet is not PyTorch's 1e-5 (a
+    mistake named on its own)."""
+    small, large = _result(first_layer_input, cases[0]), _result(first_layer_input, cases[-1])
+    want = _first_input(*cases[0])
+    if small is None or large is None or small.shape != want.shape or large.shape != want.shape:
         return False
-    return (got.ndim == 2 and got.shape[0] > row and not np.isfinite(got[row]).all()
+    if np.allclose(small, _first_input(*cases[0][:6], 1e-5), rtol=1e-5, atol=1e-8):
+        return False
+    return (np.allclose(small, large, rtol=1e-9, atol=1e-12)
+            and np.abs(small - want).max() <= 1e-2 * np.abs(want).max()
+            and not np.allclose(large, _first_input(*cases[-1]), rtol=1e-5, atol=1e-8))
+
+
+def _near_miss(first_layer_input: Callable[..., Any], cases: list[tuple]) -> str:
+    """For a result close to the right one (within 0.5% of its largest value), a sentence giving the size of
+    the largest difference, so that two values printed alike are not read as equal; else ""."""
+    for case in cases:
+        got = _result(first_layer_input, case)
+        if got is None:
+            return ""
+        want = _first_input(*case)
+        if got.shape != want.shape or np.allclose(got, want, rtol=1e-5, atol=1e-8):
+            continue
+        diff = float(np.abs(got - want).max())
+        if np.isfinite(diff) and diff < 5e-3 * float(np.abs(want).max()):
+            return (f" Your values differ from the right ones by at most {diff:.3g} (4 digits may print them "
+                    "alike): a small term differs, for example the eps inside the square root.")
+        return ""
+    return ""
+
+
+def _nan_only_in_row(fn: Callable[..., Any], case: tuple, row: int) -> bool:
+    got = _result(fn, case)
+    return (got is not None and got.ndim == 2 and got.shape[0] > row and not np.isfinite(got[row]).all()
             and np.isfinite(np.delete(got, row, axis=0)).all())
 
 
@@ -206,17 +259,28 @@ def _first_broadcast_mistake(first_layer_input: Callable[..., Any], case: tuple)
 def check_first_layer_input(first_layer_input: Callable[..., Any]) -> None:
     """Exercise 1: LayerNorm(word_table[ids] + position_table[:T] + type_table[0]), (T, d_model)."""
     cases = _first_cases()
-    if callable(first_layer_input) and _nan_only_in_row(first_layer_input, cases[-1], 2):
+    if callable(first_layer_input) and _nan_only_in_row(first_layer_input, cases[2], 2):
         raise ExerciseError(f"the result of first_layer_input is not right yet: {FIRST_EPS}")
     if callable(first_layer_input):
         named = _first_broadcast_mistake(first_layer_input, cases[0])
         if named:
             raise ExerciseError(f"first_layer_input raised a broadcasting error: {named}")
-    check_function(
-        first_layer_input, _first_input, cases, "first_layer_input", mistakes=_first_mistakes,
-        describe=lambda c: (f"ids={c[0].tolist()}, tables of {c[1].shape[0]}, {c[2].shape[0]} and 2 rows, "
-                            f"d_model={c[1].shape[1]}" + (", a token with variance 0" if c is cases[-1] else "")),
-    )
+        if _ignores_eps(first_layer_input, cases):
+            raise ExerciseError(
+                f"first_layer_input ignores its eps argument: called with eps={EPS_CASE} it returns what it returns "
+                "with eps=1e-12, so it uses an eps of its own. Use the eps it is given: sqrt(var + eps).")
+    try:
+        check_function(
+            first_layer_input, _first_input, cases, "first_layer_input", mistakes=_first_mistakes,
+            describe=lambda c: (f"ids={c[0].tolist()}, tables of {c[1].shape[0]}, {c[2].shape[0]} and 2 rows, "
+                                f"d_model={c[1].shape[1]}, eps={c[6]:g}"
+                                + (", a token with variance 0" if c is cases[2] else "")),
+        )
+    except ExerciseError as err:
+        text = str(err)
+        if "differs from the right answer" not in text:
+            raise
+        raise ExerciseError(text + _near_miss(first_layer_input, cases)) from None
     passed("word row + position row (from 0) + token-type row 0, then LayerNorm over the features: "
            "hidden[0].")
 
@@ -275,6 +339,9 @@ def _senses_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "compares with each sense's centroid, the mean of its other vectors.": _senses(*case, score="nearest one"),
         "that centroid is the median of the vectors, feature by feature; the rule uses their mean.":
             _senses(*case, median=True),
+        "held_out_senses returned the labels it was given; it must predict each sentence's sense from its "
+        "cosines with the centroids of the other sentences (the labels only say which vectors make each "
+        "centroid).": np.asarray(labels, dtype=float),
         **({f"only senses 0 and 1 were compared, but these labels hold {int(labels.max()) + 1} senses: loop over "
             "every sense in labels (np.unique(labels)), not a fixed (0, 1).": _senses(*case, senses=(0, 1))}
            if labels.max() > 1 else {}),
@@ -297,10 +364,8 @@ def _senses_cases() -> list[tuple]:
 def _matches_on_every_case(held_out_senses: Callable[..., Any], wrong: Callable[..., Any]) -> bool:
     """Whether the answer gives ``wrong``'s predictions, and not the right ones, on every case."""
     for vectors, labels in _senses_cases():
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(held_out_senses(vectors.copy(), labels.copy()), dtype=float)
-        except Exception:
+        got = _result(held_out_senses, (vectors, labels))
+        if got is None:
             return False
         want = wrong(vectors, labels)
         if got.shape != want.shape or not np.array_equal(got, want) or np.array_equal(got, _senses(vectors, labels)):
@@ -403,11 +468,7 @@ def _which_divisor(sentence_embedding: Callable[..., Any]) -> str:
     both = (total / count) / np.linalg.norm(total / count, axis=-1)
     norm_fix = "np.linalg.norm(mean, axis=-1, keepdims=True)"
     count_fix = "mask.sum(axis=1, keepdims=True), the real tokens per sentence"
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
-        got = None
+    got = _result(sentence_embedding, (hidden, mask))
     if got is not None and got.shape == (3, 3):
         if np.allclose(got, norm_lost, atol=1e-6):
             return f"the length lost it: {norm_fix}."
@@ -445,10 +506,8 @@ def _batch_flattened(sentence_embedding: Callable[..., Any], case: tuple) -> boo
     """Whether the answer returns ONE vector for the whole batch: the mean of every real token of every sentence
     (what hidden[mask.astype(bool)].mean(0) gives), at unit length or not."""
     hidden, mask = case
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
+    got = _result(sentence_embedding, case)
+    if got is None:
         return False
     pooled = hidden[np.asarray(mask) > 0].mean(axis=0)
     return got.shape == pooled.shape and any(np.allclose(got, v, atol=1e-6) for v in (pooled, _unit(pooled)))
@@ -458,10 +517,8 @@ def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
     """The factor of each row, if every row of the answer on the first case is a multiple (other than
     all 1) of the right row; else None."""
     hidden, mask = _embedding_cases()[0]
-    try:
-        with np.errstate(all="ignore"):
-            got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-    except Exception:
+    got = _result(sentence_embedding, (hidden, mask))
+    if got is None:
         return None
     want = _embedding(hidden, mask)
     if got.shape != want.shape or not np.isfinite(got).all():
@@ -475,10 +532,8 @@ def _row_factors(sentence_embedding: Callable[..., Any]) -> list[float] | None:
 def _nan_rows(sentence_embedding: Callable[..., Any]) -> str | None:
     """A message naming the sentences whose vectors hold NaN or infinite values, and why if it can tell; or None."""
     for hidden, mask in _embedding_cases():
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(sentence_embedding(hidden.copy(), mask.copy()), dtype=float)
-        except Exception:
+        got = _result(sentence_embedding, (hidden, mask))
+        if got is None:
             return None
         if got.shape != (hidden.shape[0], hidden.shape[2]) or np.isfinite(got).all():
             continue
