@@ -105,167 +105,112 @@ def test_disagree_right_answers(D: np.ndarray, capsys: pytest.CaptureFixture[str
     assert out.startswith("Correct:") and "shorter than |A|" in out, out
 
 
-# ---------------------------------------------------------------- exercise 2: four rankings of the neighbours
-TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
-TOY_ROWS = np.array([[0.75, 0.25], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
-X_BANK = np.array([1.0, 1.0])
-
-
-def top3(scores, nearest_is_high=True):
-    order = np.argsort(-scores if nearest_is_high else scores)
-    return [TOY_WORDS[j] for j in order[:3]]
-
-
-DOT = top3(TOY_ROWS @ X_BANK)
-COSINE = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS, axis=1) * np.linalg.norm(X_BANK)))
-DISTANCE = top3(np.linalg.norm(TOY_ROWS - X_BANK, axis=1), nearest_is_high=False)
-UNIT_ROWS = TOY_ROWS / np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
-UNIT = top3(np.linalg.norm(UNIT_ROWS - X_BANK / np.linalg.norm(X_BANK), axis=1), nearest_is_high=False)
-MANHATTAN = top3(np.abs(TOY_ROWS - X_BANK).sum(axis=1), nearest_is_high=False)   # L1: shore, cash, river
-LENGTH = top3(np.linalg.norm(TOY_ROWS, axis=1), nearest_is_high=False)           # from the origin
-RIGHT = dict(by_dot=DOT, by_cosine=COSINE, by_distance=DISTANCE, by_unit_distance=UNIT)
-
-RANKINGS = {
-    "cosine given the dot ranking": "by_cosine = ['giant', 'shore', 'cash'] is the dot product's ranking",
-    "dot given the cosine ranking": "is the cosine's ranking, not the ranking by the plain dot product; the",
-    "distance given the cosine ranking": "by_distance = ['dust', 'shore', 'cash'] is the cosine's ranking",
-    "unit distance given the raw distance": "the rows of toy_rows were not scaled to length 1",
-    "cosine with columns scaled": "by scaling the COLUMNS of toy_rows",
-    "dot and cosine swapped": "by_dot and by_cosine look swapped",
-    "a wrong list": "is not the ranking by",
-    "row numbers": "map the indices through toy_words",
-    "farthest by distance": "FARTHEST words by the Euclidean distance between the rows as given; nearest",
-    "keeps bank": "'bank' itself",
-    "wrong order": "wrong order",
-    "argsort's last three": "has the right three words, but reversed: nearest last",
-    "argsort's last three distances": "farthest last: the smallest distance is the nearest",
-    "first word skipped": "skips the nearest word, 'shore'",
-    "too few": "holds 2 words",
-    "blank": "no value yet",
-    "not a word": "not a word of the toy table",
-    "a string": "should be a list of three words",
-    "Manhattan distance": "is the ranking by the Manhattan (L1) distance",
-    "distance from the origin": "ranks the rows by their own length",
-    "cosine over squared lengths": "dividing each dot product by the row's length SQUARED",
-    "unit distance, rows not each of length 1": "when the rows are not each scaled to length 1",
+# ------------------------------------------------------------ exercise 2: probes for the hand sense of "palm"
+PROBES = {
+    "blank": "palm_probes has no value yet",
+    "one string": "palm_probes is one string",
+    "not words": "which is not a word",
+    "too few": "has 2 words",
+    "a repeated word": "uses 'hand' more than once",
+    "made from the word": "contains \"palm\", the word under test",
+    "the control as a probe": "holds \"oak\", the control",
+    "not in the table": "is not a whole word of the table",
+    "the tree sense": "the control \"oak\", a tree with no hand sense, scores above",
+    "unrelated words": "is no nearer your probes than 1 in 100 random words",
 }
-RANKINGS_WRONG = {
-    "cosine given the dot ranking": dict(by_cosine=DOT),       # the shortcut: one ranking for every measure
-    "dot given the cosine ranking": dict(by_dot=COSINE),
-    "distance given the cosine ranking": dict(by_distance=COSINE),
-    "unit distance given the raw distance": dict(by_unit_distance=DISTANCE),   # or toy_rows - unit bank
-    "cosine with columns scaled": dict(by_cosine=["shore", "river", "cash"]),  # toy_rows / norm(axis=0)
-    "dot and cosine swapped": dict(by_dot=COSINE, by_cosine=DOT),
-    "a wrong list": dict(by_dot=["money", "cash", "river"]),
-    "row numbers": dict(by_dot=[3, 4, 1]),                      # np.argsort's indices, not mapped to words
-    "farthest by distance": dict(by_distance=["giant", "dust", "river"]),   # largest distance first
-    "keeps bank": dict(by_cosine=["bank", "dust", "shore"]),
-    "wrong order": dict(by_distance=["cash", "shore", "money"]),
-    "argsort's last three": dict(by_dot=DOT[::-1]),             # [toy_words[j] for j in np.argsort(s)[-3:]]
-    "argsort's last three distances": dict(by_distance=["river", "dust", "giant"]),   # np.argsort(d)[-3:]
-    "first word skipped": dict(by_distance=["cash", "money", "river"]),   # np.argsort(d)[1:4]
-    "too few": dict(by_dot=["giant", "shore"]),
-    "blank": dict(by_unit_distance=None),
-    "not a word": dict(by_dot=["giant", "shore", "coins"]),
-    "a string": dict(by_cosine="dust, shore, cash"),
-    "Manhattan distance": dict(by_distance=MANHATTAN),      # np.abs(toy_rows - toy_bank).sum(axis=1)
-    "distance from the origin": dict(by_distance=LENGTH),   # np.linalg.norm(toy_rows, axis=1)
-    # toy_rows @ toy_bank / (np.linalg.norm(toy_rows, axis=1) ** 2 * np.linalg.norm(toy_bank))
-    "cosine over squared lengths": dict(
-        by_cosine=top3(TOY_ROWS @ X_BANK / np.linalg.norm(TOY_ROWS, axis=1) ** 2)),
-    # toy_rows / np.linalg.norm(toy_rows): one number for the whole table
-    "unit distance, rows not each of length 1": dict(by_unit_distance=top3(
-        np.linalg.norm(TOY_ROWS / np.linalg.norm(TOY_ROWS) - X_BANK / np.linalg.norm(X_BANK), axis=1),
-        nearest_is_high=False)),
+PROBES_WRONG = {
+    "blank": None,
+    "one string": "hand fingers wrist",
+    "not words": [1, 2, 3],
+    "too few": ["hand", "wrist"],
+    "a repeated word": ["hand", "hand", "wrist"],
+    "made from the word": ["palms", "hand", "wrist"],          # the shortcut: found by spelling, not by sense
+    "the control as a probe": ["oak", "hand", "wrist"],
+    "not in the table": ["knuckle", "hand", "wrist"],          # WordPiece splits "knuckle"
+    "the tree sense": ["coconut", "tree", "tropical", "leaves"],  # the other sense: "oak" is near it too
+    "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
 }
+PROBE_SHORTCUTS = ["made from the word", "the control as a probe", "the tree sense"]
 
 
-def test_rankings_cosine_norm_without_axis_is_named() -> None:
-    """np.linalg.norm(toy_rows) without axis=1 is one number: the cosine list is the dot product's."""
-    wrong = top3(TOY_ROWS @ X_BANK / (np.linalg.norm(TOY_ROWS) * np.linalg.norm(X_BANK)))
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": wrong})
-    assert "is the dot product's ranking" in said and "without axis=1" in said, said
-    wrong_answer = {**RIGHT, "by_cosine": wrong}
-    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **wrong_answer)
+@pytest.mark.parametrize("mistake", sorted(PROBES_WRONG))
+def test_probes_name_the_mistake(mistake: str) -> None:
+    names_only(message(checks.check_sense_probes, PROBES_WRONG[mistake]), mistake, PROBES)
 
 
-@pytest.mark.parametrize("name", ["by_distance", "by_unit_distance"])
-def test_rankings_distance_over_axis_0_is_named(name: str) -> None:
-    """np.linalg.norm(... , axis=0) gives one number per column: nearest3 returns rows 0 and 1 only."""
-    unit = TOY_ROWS / np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
-    diff = (TOY_ROWS - X_BANK) if name == "by_distance" else unit - X_BANK / np.linalg.norm(X_BANK)
-    wrong = top3(np.linalg.norm(diff, axis=0), nearest_is_high=False)[:2]
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, name: wrong})
-    assert "a norm over axis=0 gives one number per COLUMN" in said, said
-    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **{**RIGHT, name: wrong})
+def test_probes_tree_words_that_also_miss_palm_are_named_by_the_control() -> None:
+    said = message(checks.check_sense_probes, ["tree", "trees", "leaf", "forest"])
+    names_only(said, "the tree sense", PROBES)
 
 
-def test_rankings_unit_distance_over_squared_lengths_is_named() -> None:
-    lengths = np.linalg.norm(TOY_ROWS, axis=1, keepdims=True)
-    wrong = top3(np.linalg.norm(TOY_ROWS / lengths ** 2 - X_BANK / (X_BANK @ X_BANK), axis=1),   # x / |x|^2
-                 nearest_is_high=False)
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_unit_distance": wrong})
-    assert "by their lengths squared" in said, said
+@pytest.mark.parametrize("mistake", sorted(set(PROBES_WRONG) - {"blank", "not words"}))
+def test_probes_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-probes-test",
+                                  palm_probes=PROBES_WRONG[mistake])
 
 
-def test_rankings_wrong_list_names_the_first_wrong_place() -> None:
-    """A list no named mistake explains is told where it first goes wrong, with its own word's value under the
-    measure, never the right word (which would let a learner guess the list place by place)."""
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": ["dust", "shore", "river"]})
-    assert "place 3 is the first wrong one: 'river' has 0.774" in said and "cash" not in said, said
-    wrong = {**RIGHT, "by_distance": ["shore", "money", "river"]}
-    said = message(lambda a: checks.check_rankings(**a), wrong)
-    assert "place 2 is the first wrong one: 'money' has 0.791" in said and "cash" not in said, said
-
-
-@pytest.mark.parametrize("mistake", sorted(RANKINGS_WRONG))
-def test_rankings_name_the_mistake(mistake: str) -> None:
-    answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
-    names_only(message(lambda a: checks.check_rankings(**a), answer), mistake, RANKINGS)
-
-
-def test_rankings_unit_distance_hint_derives_the_cosine() -> None:
-    wrong = {**RIGHT, "by_unit_distance": ["cash", "money", "shore"]}
-    said = message(lambda a: checks.check_rankings(**a), wrong)
-    assert "2 - 2 cos(u, v)" in said, said
-
-
-def computed() -> dict:
-    """A second right answer: every ranking computed, as a learner would with the toy rows."""
-    unit_bank = X_BANK / np.linalg.norm(X_BANK)
-    scores = {"by_dot": TOY_ROWS @ X_BANK, "by_cosine": UNIT_ROWS @ unit_bank,
-              "by_distance": -np.linalg.norm(TOY_ROWS - X_BANK, axis=1),
-              "by_unit_distance": -np.linalg.norm(UNIT_ROWS - unit_bank, axis=1)}
-    return {name: [TOY_WORDS[j] for j in np.argsort(-s)[:3]] for name, s in scores.items()}
-
-
-@pytest.mark.parametrize("answer", [
-    dict(by_dot=["giant", "shore", "cash"], by_cosine=["dust", "shore", "cash"],
-         by_distance=["shore", "cash", "money"], by_unit_distance=["dust", "shore", "cash"]),   # typed
-    computed(),
-    {k: tuple(w.capitalize() for w in v) for k, v in RIGHT.items()},                        # tuples, capitals
+@pytest.mark.parametrize("probes", [
+    ["hand", "fingers", "wrist", "thumb"],
+    ("Hands", "grip", "fist"),                                  # a tuple, capitals
+    ["glove", "hand", "thumb", "fingers", "skin"],
 ])
-def test_rankings_right_answers(answer, capsys: pytest.CaptureFixture[str]) -> None:
-    right_answer_passes(lambda a: checks.check_rankings(**a), answer, capsys)
-
-
-@pytest.mark.parametrize("answer", [
-    dict(by_dot=COSINE, by_cosine=["shore", "cash", "money"], by_unit_distance=["shore", "cash", "money"]),
-    dict(by_cosine=DISTANCE, by_distance=["river", "cash", "money"]),
-])
-def test_rankings_name_another_measure_only_where_that_gives_nothing_away(answer: dict) -> None:
-    """A list that is another measure's ranking is named as such only if the learner holds that ranking
-    already (same list there, or two lists swapped); otherwise naming it would hand over an answer."""
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, **answer})
-    assert "is not the ranking by" in said and "'s ranking" not in said, said
-
-
-def test_rankings_index_array_is_called_row_numbers() -> None:
-    said = message(lambda a: checks.check_rankings(**a), {**RIGHT, "by_cosine": np.array([5, 4, 1])})
-    assert "by_cosine = [5, 4, 1] holds row numbers" in said, said
+def test_probes_right_answers(probes, capsys: pytest.CaptureFixture[str]) -> None:
+    right_answer_passes(checks.check_sense_probes, probes, capsys)
+    assert hidden_test_passes("01_static_embeddings", "l01-probes-test", palm_probes=probes)
 
 
 # ---------------------------------------------------------------- exercise 3: outvote "money"
+RIVER_SIDE = ["shore", "stream", "water", "lake", "canal", "creek", "flood", "muddy", "fishing", "riverside"]
+FINANCE = ["loan", "cash", "deposit", "mortgage", "credit", "finance", "loans", "savings", "account",
+           "payment"]
+
+
+def votes_of(sentence, how: str = "right") -> dict:
+    """Each word's vote x_j . r, computed from the lesson's words (r = toward_river), or with a named slip."""
+    from selfattention.data import load_static_embeddings, mean_unit_row
+
+    table = load_static_embeddings()
+    r = mean_unit_row(table, RIVER_SIDE) - mean_unit_row(table, FINANCE)
+    words = [w.strip(".,").lower() for w in sentence]
+    rows = {w: table.vector(w).astype(np.float64) if w in table.index else np.zeros(len(r)) for w in words}
+    vote = {"right": lambda x: x @ r, "unit rows": lambda x: x / np.linalg.norm(x) @ r,
+            "divided by T": lambda x: x @ r / len(words), "wrong sign": lambda x: -(x @ r)}[how]
+    return {w: float(vote(x)) for w, x in rows.items()}
+
+
+SENTENCE = ["river", "fish", "boat", "bank", "money"]
+VOTES = {
+    "votes blank": "votes has no value yet",
+    "votes not a dict": "votes should be a dict",
+    "a word's vote missing": "missing 'boat'",
+    "unit rows": "the rows were scaled to length 1 first",
+    "divided by T": "each vote was divided by the number of words T",
+    "wrong sign": "the votes have the wrong sign",
+    "one vote typed wrong": "the vote of 'fish' is not x_j . r",
+}
+VOTES_WRONG = {
+    "votes blank": None,
+    "votes not a dict": [0.1, 0.2, 0.3, -0.2, -0.3],
+    "a word's vote missing": {w: v for w, v in votes_of(SENTENCE).items() if w != "boat"},
+    "unit rows": votes_of(SENTENCE, "unit rows"),
+    "divided by T": votes_of(SENTENCE, "divided by T"),
+    "wrong sign": votes_of(SENTENCE, "wrong sign"),
+    "one vote typed wrong": {**votes_of(SENTENCE), "fish": 0.5},   # the shortcut: a vote typed, not computed
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(VOTES_WRONG))
+def test_outvote_votes_name_the_mistake(mistake: str) -> None:
+    names_only(message(lambda v: checks.check_outvote(SENTENCE, v), VOTES_WRONG[mistake]), mistake, VOTES)
+
+
+@pytest.mark.parametrize("mistake", ["a word's vote missing", "unit rows", "divided by T", "wrong sign",
+                                     "one vote typed wrong"])
+def test_outvote_hidden_test_refuses_wrong_votes(mistake: str) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=SENTENCE,
+                                  votes=VOTES_WRONG[mistake])
+
+
 OUTVOTE = {
     "blank": "no value yet",
     "one string": "is one string",
@@ -385,7 +330,8 @@ def test_outvote_check_and_hidden_test_apply_the_stated_rule_alike(word: str, ba
     except checks.ExerciseError:
         check_passes = False
     assert check_passes is not barred
-    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence) is not barred
+    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence,
+                              votes=votes_of(sentence)) is not barred
 
 
 RIGHT_SENTENCES = [
@@ -402,18 +348,6 @@ RIGHT_SENTENCES = [
 @pytest.mark.parametrize("sentence", RIGHT_SENTENCES)
 def test_outvote_right_answers(sentence, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_outvote, sentence, capsys)
-    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence)
-
-
-def test_rankings_toy_table_tells_manhattan_from_euclid() -> None:
-    assert MANHATTAN != DISTANCE, (MANHATTAN, DISTANCE)
-
-
-@pytest.mark.parametrize("mistake", ["argsort's last three", "argsort's last three distances",
-                                     "first word skipped", "Manhattan distance", "distance from the origin",
-                                     "cosine with columns scaled", "unit distance given the raw distance",
-                                     "cosine over squared lengths",
-                                     "unit distance, rows not each of length 1"])
-def test_rankings_hidden_test_refuses_the_argsort_slips(mistake: str) -> None:
-    answer = {**RIGHT, **RANKINGS_WRONG[mistake]}
-    assert not hidden_test_passes("01_static_embeddings", "l01-neighbours-test", **answer)
+    right_answer_passes(lambda a: checks.check_outvote(*a), (sentence, votes_of(sentence)), capsys)
+    assert hidden_test_passes("01_static_embeddings", "l01-outvote-test", sentence=sentence,
+                              votes=votes_of(sentence))

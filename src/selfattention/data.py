@@ -35,6 +35,10 @@ __all__ = [
     "CosineGroups",
     "cosine_groups",
     "SENSE_PROBES",
+    "mean_unit_row",
+    "sense_chance",
+    "sense_cosine",
+    "weaker_sense",
     "pca_plane",
 ]
 
@@ -423,7 +427,7 @@ OPPOSITES = ("light dark, hot cold, big small, up down, good bad, rich poor, ear
 #: and "violin" (0.187), and "violin" is kept.
 SENSE_PROBES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "bank": (("money", "loan", "cash", "deposit"), ("river", "shore", "stream", "lake"), "wallet"),
-    "bat": (("owl", "rat", "wings", "cave"), ("baseball", "batting", "innings", "wicket"), "sparrow"),
+    "bat": (("owl", "rat", "wings", "cave"), ("baseball", "umpire", "innings", "wicket"), "sparrow"),
     "crane": (("bird", "heron", "swan", "duck"), ("lift", "construction", "machinery", "truck"), "eagle"),
     "spring": (("summer", "winter", "autumn", "season"), ("coil", "elastic", "bounce", "metal"), "june"),
     "seal": (("whale", "dolphin", "shark", "otter"), ("stamp", "wax", "closure", "lid"), "octopus"),
@@ -431,7 +435,7 @@ SENSE_PROBES: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
     "pitcher": (("baseball", "inning", "catcher", "batter"), ("jug", "water", "pour", "vase"), "shortstop"),
     "apple": (("banana", "cherry", "fruit", "grape"), ("microsoft", "google", "software", "computer"),
               "pear"),
-    "bass": (("fish", "trout", "salmon", "fishing"), ("guitar", "drums", "music", "bassist"), "violin"),
+    "bass": (("fish", "trout", "salmon", "fishing"), ("guitar", "drums", "music", "band"), "violin"),
     "jaguar": (("leopard", "tiger", "lion", "cat"), ("car", "ferrari", "porsche", "vehicle"), "panther"),
 }
 
@@ -497,6 +501,45 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
     groups = {name: np.array([cos(u, v) for u, v in pairs])
               for name, pairs in [("synonyms", synonyms), ("opposites", opposites)]}
     return CosineGroups(whole=whole, unit=unit, frequent=frequent, groups={**groups, "random pairs": chance})
+
+
+def mean_unit_row(table: StaticEmbeddings, words: Sequence[str]) -> NDArray[np.float64]:
+    """The mean of the rows of ``words``, each first scaled to length 1: shape (d,), float64."""
+    if len(words) == 0:
+        raise ValueError("words is empty; expected at least one word of the table")
+    rows = np.stack([table.vector(w).astype(np.float64) for w in words])
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).mean(axis=0)
+
+
+def sense_cosine(table: StaticEmbeddings, word: str, probes: Sequence[str]) -> float:
+    """Lesson 01's sense cosine: cos(x_word, mean unit row of ``probes``)."""
+    x, m = table.vector(word).astype(np.float64), mean_unit_row(table, probes)
+    return float(x @ m / (np.linalg.norm(x) * np.linalg.norm(m)))
+
+
+def weaker_sense(table: StaticEmbeddings, word: str, probes_1: Sequence[str],
+                 probes_2: Sequence[str]) -> float:
+    """The smaller of ``word``'s two sense cosines, with ``probes_1`` and with ``probes_2``."""
+    return min(sense_cosine(table, word, probes_1), sense_cosine(table, word, probes_2))
+
+
+def sense_chance(table: StaticEmbeddings, frequent: ArrayLike, probes: Mapping[str, tuple] = SENSE_PROBES,
+                 n_words: int = 300, seed: int = 0) -> NDArray[np.float64]:
+    """The weaker-sense score (:func:`weaker_sense`) of ``n_words`` random words drawn with ``seed`` from the
+    row numbers ``frequent``, against each word's two probe sets in ``probes`` (word -> (probes 1, probes 2,
+    ...)): shape (len(probes) * n_words,), the chance spread a word's score is read against."""
+    positive_int("n_words", n_words)
+    rows = np.asarray(frequent)
+    if n_words > rows.size:
+        raise ValueError(f"n_words is {n_words}; frequent holds only {rows.size} rows")
+    sample = np.random.default_rng(seed).choice(rows, size=n_words, replace=False)
+    x = table.vectors[sample].astype(np.float64)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    scores = []
+    for p1, p2, *_ in probes.values():
+        m1, m2 = mean_unit_row(table, p1), mean_unit_row(table, p2)
+        scores.append(np.minimum(x @ m1 / np.linalg.norm(m1), x @ m2 / np.linalg.norm(m2)))
+    return np.concatenate(scores)
 
 
 def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:

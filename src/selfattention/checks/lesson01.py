@@ -1,5 +1,5 @@
-"""Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, four
-rankings of neighbours, and a sentence whose mean row outvotes "money" for the river sense of "bank"."""
+"""Checks for lesson 01 (static embeddings): a vector on which the dot product and the cosine disagree, probe
+words that find one sense of "palm" and not the control "oak", and a sentence whose mean row outvotes "money" for the river sense of "bank"."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from ._engine import ExerciseError, passed
 
-__all__ = ["check_dot_cosine_disagree", "check_outvote", "check_rankings"]
+__all__ = ["check_dot_cosine_disagree", "check_outvote", "check_sense_probes"]
 
 # The lesson's hand-checkable 2-D vectors: A . C = 11, B . C = 26.
 _A, _B, _C = np.array([1.0, 4.0]), np.array([4.0, 7.0]), np.array([3.0, 2.0])
@@ -92,179 +92,103 @@ def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
            f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
 
 
-# Exercise 2's toy table: the neighbours of "bank" = [1, 1] among six words. "giant" is long and points elsewhere,
-# "dust" is tiny (length 0.0145) and points almost exactly like "bank".
-_TOY_WORDS = ["money", "cash", "river", "giant", "shore", "dust"]
-_TOY_ROWS = np.array([[0.75, 0.25], [0.9, 0.4], [0.1, 1.0], [6.0, -1.5], [0.5, 1.0], [1e-2, 1.05e-2]])
-_TOY_BANK = np.array([1.0, 1.0])
-_MEASURES = {  # name -> (what it is, score of each word: higher is nearer)
-    "by_dot": ("the plain dot product", _TOY_ROWS @ _TOY_BANK),
-    "by_cosine": ("the cosine", _TOY_ROWS @ _TOY_BANK / (np.linalg.norm(_TOY_ROWS, axis=1) * np.linalg.norm(_TOY_BANK))),
-    "by_distance": ("the Euclidean distance between the rows as given", -np.linalg.norm(_TOY_ROWS - _TOY_BANK, axis=1)),
-    "by_unit_distance": ("the distance between the rows scaled to length 1",
-                         -np.linalg.norm(_TOY_ROWS / np.linalg.norm(_TOY_ROWS, axis=1, keepdims=True)
-                                         - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1)),
-}
+# ---- exercise 2: probes that find the hand sense of "palm" and not the control "oak"
+
+SENSE_WORD, SENSE_CONTROL = "palm", "oak"
+PROBE_COUNT = (3, 6)      # the learner chooses 3 to 6 probe words
+CHANCE_WORDS = 300        # random frequent words the probes' chance level is read from
 
 
-_LENGTHS = np.linalg.norm(_TOY_ROWS, axis=1)               # distance from the origin: a mistake for by_distance
-_MANHATTAN = -np.abs(_TOY_ROWS - _TOY_BANK).sum(axis=1)   # the L1 distance: a mistake for by_distance
-_BY_COLUMN = _TOY_ROWS / np.linalg.norm(_TOY_ROWS, axis=0)  # columns scaled, not rows: a mistake for (b), (d)
-_COLUMN_SCALED = {  # the ranking each of (b) and (d) gets with the columns scaled to length 1 instead of the rows
-    "by_cosine": _BY_COLUMN @ _TOY_BANK / np.linalg.norm(_TOY_BANK),
-    "by_unit_distance": -np.linalg.norm(_BY_COLUMN - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1),
-}
-# Each dot product divided by the row's length squared: a mistake for (b) and (d).
-_SQUARED = _TOY_ROWS @ _TOY_BANK / (_LENGTHS ** 2 * np.linalg.norm(_TOY_BANK))
-# Rows not each brought to length 1 (one norm for the whole table, or each row over its squared length): (d).
-_NOT_UNIT = -np.linalg.norm(_TOY_ROWS / np.linalg.norm(_TOY_ROWS) - _TOY_BANK / np.linalg.norm(_TOY_BANK), axis=1)
+@lru_cache(maxsize=1)
+def _sense_table() -> tuple[Any, np.ndarray]:
+    """The lesson's table and CHANCE_WORDS random frequent words (seed 0), as unit rows (float64)."""
+    from ..data import cosine_groups, load_static_embeddings
+
+    table = load_static_embeddings()
+    frequent = cosine_groups(table, n_random=1).frequent
+    sample = np.random.default_rng(0).choice(frequent, size=CHANCE_WORDS, replace=False)
+    rows = table.vectors[sample].astype(np.float64)
+    return table, rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def _top(name: str, k: int = 3, farthest: bool = False) -> list[str]:
-    scores = _MEASURES[name][1]
-    order = np.argsort(scores if farthest else -scores, kind="stable")
-    return [_TOY_WORDS[j] for j in order[:k]]
+def _as_probe_words(probes: Any) -> list[str]:
+    if probes is None or probes is Ellipsis:
+        raise ExerciseError("palm_probes has no value yet: replace None with a list of 3 to 6 words.")
+    if isinstance(probes, (str, bytes)):
+        raise ExerciseError(f"palm_probes is one string, {probes!r:.60}: make it a list of words, such as "
+                            "['first', 'second', 'third'].")
+    try:
+        items = list(probes)
+    except TypeError:
+        raise ExerciseError(f"palm_probes should be a list of words, but it is a {type(probes).__name__}.") from None
+    not_text = [w for w in items if not isinstance(w, str)]
+    if not_text:
+        raise ExerciseError(f"palm_probes holds {not_text[0]!r} (of type {type(not_text[0]).__name__}), which is "
+                            "not a word: write each word as a string in quotes.")
+    return [w.strip().lower() for w in items]
 
 
-def _as_words(got: Any, name: str) -> list[str]:
-    if got is None or got is Ellipsis:
-        raise ExerciseError(f"{name} has no value yet: set it to a list of three words, nearest first.")
-    if isinstance(got, np.ndarray):
-        got = got.tolist()
-    if isinstance(got, str) or not isinstance(got, (list, tuple)):
-        raise ExerciseError(f"{name} should be a list of three words such as ['money', 'cash', 'river'], but it is "
-                            f"a {type(got).__name__}.")
-    if got and all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 0 <= w < len(_TOY_WORDS)
-                   for w in got):
-        raise ExerciseError(f"{name} = {[int(w) for w in got]} holds row numbers, not words: map the indices "
-                            "through toy_words, e.g. [toy_words[j] for j in order[:3]].")
-    words = [str(w).strip().lower() if isinstance(w, str) else w for w in got]
-    unknown = [w for w in words if w not in _TOY_WORDS and w != "bank"]
-    if unknown:
-        raise ExerciseError(f"{name} holds {unknown[0]!r}, which is not a word of the toy table "
-                            f"({', '.join(_TOY_WORDS)}).")
-    return words
+def check_sense_probes(palm_probes: Any) -> None:
+    """Exercise 2: 3 to 6 distinct whole words of the table for the hand sense of "palm", such that the sense
+    cosine of "palm" with their mean unit row is above their chance level (the 99th percentile of the cosines of
+    CHANCE_WORDS random frequent words with that mean row) and that of the one-sense control "oak" (a tree) is
+    not.
 
-
-_OWNER = {"by_dot": "the dot product's", "by_cosine": "the cosine's", "by_distance": "the Euclidean distance's",
-          "by_unit_distance": "the unit-row distance's"}
-
-
-def _judge(name: str, words: list[str], answers: dict[str, list[str]]) -> None:
-    what, _ = _MEASURES[name]
-    expected = _top(name)
-    if words == expected:
-        return
-    if "bank" in words:
-        raise ExerciseError(f"{name} holds 'bank' itself: every measure ranks a word nearest to itself, so leave "
-                            "it out and list the three nearest OTHER words.")
-    if len(words) == 2 and set(words) == set(_TOY_WORDS[:2]) and "distance" in name:
-        raise ExerciseError(f"{name} = {words} holds 2 words, rows 0 and 1: a norm over axis=0 gives one number "
-                            "per COLUMN, and the toy table has two; take it over axis=1, one distance per row.")
-    if len(words) != 3:
-        raise ExerciseError(f"{name} holds {len(words)} words; it should hold the three nearest, nearest first.")
-    if words == _top(name, k=4)[1:] and not any(words == _top(other) for other in _MEASURES):
-        raise ExerciseError(f"{name} = {words} skips the nearest word, {_top(name)[0]!r}: the toy table has no "
-                            "row for \"bank\", so nothing needs to be left out; keep the first three.")
-    if words == expected[::-1]:
-        raise ExerciseError(f"{name} = {words} has the right three words, but reversed: nearest last. np.argsort "
-                            "and sorted() go from small to large, so [-3:] of an ascending order ends with the "
-                            "nearest; list the nearest first (reverse it with [::-1]).")
-    if words == _top(name, farthest=True)[::-1]:
-        raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}, farthest last: "
-                            + ("the smallest distance is the nearest, so take the first three of an ascending "
-                               "order, not the last." if "distance" in name else
-                               "the largest score is the nearest, so take the last three of an ascending order "
-                               "reversed, or the first three of a descending one."))
-    if words == _top(name, farthest=True):
-        raise ExerciseError(f"{name} = {words} lists the three FARTHEST words by {what}; nearest means the "
-                            + ("smallest distance." if "distance" in name else "largest score."))
-    if sorted(words) == sorted(expected):
-        raise ExerciseError(f"{name} has the right three words in the wrong order; list the nearest first.")
-    if name == "by_distance" and words == [_TOY_WORDS[j] for j in np.argsort(_LENGTHS, kind="stable")[:3]]:
-        raise ExerciseError(f"{name} = {words} ranks the rows by their own length, their distance from the origin; "
-                            "the distance asked for is from \"bank\": the length of x_bank - x_j.")
-    if name == "by_distance" and words == [_TOY_WORDS[j] for j in np.argsort(-_MANHATTAN, kind="stable")[:3]]:
-        raise ExerciseError(f"{name} = {words} is the ranking by the Manhattan (L1) distance, the sum of the "
-                            "absolute differences; the Euclidean distance squares the differences, adds them and "
-                            "takes the square root: np.linalg.norm(toy_rows - toy_bank, axis=1).")
-    if name in _COLUMN_SCALED and words == [_TOY_WORDS[j] for j in np.argsort(-_COLUMN_SCALED[name],
-                                                                             kind="stable")[:3]]:
-        raise ExerciseError(f"{name} = {words} is what you get by scaling the COLUMNS of toy_rows to length 1 "
-                            "(axis=0); each ROW is a word and must be scaled by its own length: "
-                            "np.linalg.norm(toy_rows, axis=1, keepdims=True).")
-    if name == "by_cosine" and words == _top("by_dot"):
-        raise ExerciseError(f"{name} = {words} is the dot product's ranking: the lengths were not divided out row "
-                            "by row. np.linalg.norm(toy_rows) without axis=1 is one number for the whole table, "
-                            "which leaves the dot product's order; divide each dot product by that row's own "
-                            "length, np.linalg.norm(toy_rows, axis=1).")
-    if name in _COLUMN_SCALED and words == [_TOY_WORDS[j] for j in np.argsort(-_SQUARED, kind="stable")[:3]]:
-        raise ExerciseError(f"{name} = {words} is what dividing each dot product by the row's length SQUARED "
-                            "gives (|x_j|^2, e.g. x_j . x_j); the cosine divides by each length once: "
-                            "x_j . x_bank / (|x_j| |x_bank|).")
-    if name == "by_unit_distance" and words == [_TOY_WORDS[j] for j in np.argsort(-_NOT_UNIT, kind="stable")[:3]]:
-        raise ExerciseError(f"{name} = {words} is what the distance gives when the rows are not each scaled to "
-                            "length 1: divided by one norm of the whole table (np.linalg.norm without axis=1) "
-                            "or by their lengths squared. Divide every row by its own length: "
-                            "np.linalg.norm(toy_rows, axis=1, keepdims=True).")
-    if name == "by_unit_distance" and words == _top("by_distance"):
-        raise ExerciseError(f"{name} = {words} is the ranking by the distance to rows of their own lengths: the "
-                            "rows of toy_rows were not scaled to length 1 (scaling \"bank\" alone does not change "
-                            "this order). Divide every row by its own length first.")
-    # Another measure's ranking: say whose, where that gives nothing away (the learner gave the same list for
-    # that measure too, or swapped the two lists), so a misplaced list is not taken for a wrong computation.
-    for other in _MEASURES:
-        if other != name and words == _top(other) and answers.get(other) in (words, expected):
-            swapped = answers.get(other) == expected and words != expected
-            raise ExerciseError(f"{name} = {words} is {_OWNER[other]} ranking, not the ranking by {what}"
-                                + (f"; {name} and {other} look swapped." if swapped else "; " + _WHY[name]))
-    raise ExerciseError(f"{name} = {words} is not the ranking by {what}: {_first_wrong_place(name, words, expected)}; "
-                        + _WHY[name])
-
-
-def _first_wrong_place(name: str, words: list[str], expected: list[str]) -> str:
-    """The first place where ``words`` departs from ``expected``, with the learner's word's value under the
-    measure; the right word is not named, so the message cannot be used to guess the list place by place."""
-    i = next(i for i, (w, e) in enumerate(zip(words, expected, strict=True)) if w != e)
-    sign = -1.0 if "distance" in name else 1.0            # distances are stored negated (higher is nearer)
-    mine = sign * float(_MEASURES[name][1][_TOY_WORDS.index(words[i])])
-    return (f"place {i + 1} is the first wrong one: {words[i]!r} has {mine:.3f} under this measure, and another "
-            "row is nearer; compute the measure for every row and sort")
-
-
-_WHY = {
-    "by_dot": "the dot product grows with the lengths, so a long row can win while pointing elsewhere.",
-    "by_cosine": "the cosine divides both lengths out and keeps only the direction, however short a row is.",
-    "by_distance": "the distance counts a difference in length as much as one in direction, so very short and "
-                   "very long rows are both far.",
-    "by_unit_distance": "for rows of length 1, |u - v|^2 = |u|^2 + |v|^2 - 2 u . v = 2 - 2 cos(u, v): work out "
-                        "which of the other rankings that gives.",
-}
-
-
-def check_rankings(by_dot: Any, by_cosine: Any, by_distance: Any, by_unit_distance: Any) -> None:
-    """Exercise 2: the three nearest neighbours of "bank" in the toy table by four measures, nearest first.
-
-    Each list is judged on its own: "bank" itself kept, the three farthest words, the right words in the wrong
-    order, a wrong length, row numbers instead of words, and for by_distance the Manhattan (L1) distance or the
-    rows' own lengths are each named, as are a norm without axis=1 or over axis=0, a division by the squared
-    length, and rows not each scaled to length 1; another measure's ranking is named as
-    such where that gives nothing away (the learner gave it for that measure too, or swapped two lists); any
-    other wrong list is told it is not the ranking asked for, with why that measure ranks as it does.
+    Named mistakes: no value, one string, a non-word, a wrong count, a word used twice, a probe that contains
+    "palm" (the shortcut: it finds the spelling, not the sense), the control "oak" as a probe, a word the table
+    does not hold whole, probes that "palm" is no nearer than chance (unrelated or common words), and probes that
+    "oak" is near too (the tree sense, or words near everything).
     """
-    given = {"by_dot": by_dot, "by_cosine": by_cosine, "by_distance": by_distance,
-             "by_unit_distance": by_unit_distance}
-    answers = {name: _as_words(got, name) for name, got in given.items()}
-    for name, words in answers.items():
-        _judge(name, words, answers)
-    passed("by dot product " + ", ".join(_top("by_dot")) + "; by cosine " + ", ".join(_top("by_cosine"))
-           + "; by distance " + ", ".join(_top("by_distance")) + "; by distance between unit rows "
-           + ", ".join(_top("by_unit_distance")) + ". Why: the dot product puts \"giant\" first, over four times "
-           "longer than \"bank\" though it points 59 degrees away; the cosine puts the tiny \"dust\" first, as it "
-           "points almost exactly like \"bank\"; the distance buries both (\"dust\" sits near the origin, 1.4 from "
-           "\"bank\") and brings in \"money\", as it asks for the same length and direction. For rows of length 1, "
-           "|u - v|^2 = 2 - 2 cos(u, v), so (d) is the cosine's list (with \"bank\" left unscaled, too: "
-           "|u - b|^2 = 1 + |b|^2 - 2 |b| cos(u, b)). Were your predictions right?")
+    words = _as_probe_words(palm_probes)
+    given = f"palm_probes = {words}"
+    low, high = PROBE_COUNT
+    if not low <= len(words) <= high:
+        raise ExerciseError(f"{given} has {len(words)} word{'s' * (len(words) != 1)}: the exercise "
+                            f"asks for {low} to {high}.")
+    repeated = [w for w in dict.fromkeys(words) if words.count(w) > 1]
+    if repeated:
+        raise ExerciseError(f"{given} uses {', '.join(repr(w) for w in repeated)} more than once: a repeated "
+                            "probe only weighs one word double; use distinct words.")
+    circular = [w for w in words if SENSE_WORD in w]
+    if circular:
+        raise ExerciseError(f"{given}: {', '.join(repr(w) for w in circular)} contains \"palm\", the word under "
+                            "test. A probe made from the word itself is near it by spelling and by every sense at "
+                            "once, so it says nothing about which sense the row holds; choose probes independent "
+                            "of the word.")
+    if SENSE_CONTROL in words:
+        raise ExerciseError(f"{given} holds \"oak\", the control: the control must be judged by the probes, not "
+                            "be one of them.")
+    table, random_unit = _sense_table()
+    unknown = [w for w in words if not (w.isalpha() and w in table)]
+    if unknown:
+        raise ExerciseError(f"{given}: {', '.join(repr(w) for w in unknown)} "
+                            f"{'is not a whole word' if len(unknown) == 1 else 'are not whole words'} of the table "
+                            "(letters only, held whole, not split into pieces); check with `word in E`.")
+    rows = np.stack([table.vector(w).astype(np.float64) for w in words])
+    mean = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).mean(axis=0)
+    mean /= np.linalg.norm(mean)
+    chance = float(np.percentile(random_unit @ mean, 99))
+
+    def score(word: str) -> float:
+        x = table.vector(word).astype(np.float64)
+        return float(x @ mean / np.linalg.norm(x))
+
+    palm, oak = score(SENSE_WORD), score(SENSE_CONTROL)
+    numbers = f"(palm {palm:+.3f}, oak {oak:+.3f}, chance level of your probes {chance:+.3f})"
+    if oak > chance:
+        raise ExerciseError(f"{given}: the control \"oak\", a tree with no hand sense, scores above the chance "
+                            f"level of your probes {numbers}. Probes that a tree is near too (trees, leaves, "
+                            "plants, or words near everything) cannot tell the hand sense from the tree sense; "
+                            "keep only words of the hand.")
+    if palm <= chance:
+        raise ExerciseError(f"{given}: the row of \"palm\" is no nearer your probes than 1 in 100 random words "
+                            f"{numbers}, so these probes find no sense of \"palm\". Words that are common or "
+                            "unrelated to the hand pull the mean row toward nothing in particular; choose words "
+                            "used where a hand is.")
+    passed(f"the sense cosine of \"palm\" with your probes is {palm:+.3f}, above their chance level "
+           f"{chance:+.3f} (the 99th percentile of {CHANCE_WORDS} random frequent words), and the control \"oak\" "
+           f"scores {oak:+.3f}, below it: the row of \"palm\" holds the hand sense, the control does not. Probes "
+           "from the tree sense would have lifted \"oak\" too. Was your prediction right?")
 
 
 # ---- exercise 3: a sentence with "bank" and "money" whose mean row still leans to the river side
@@ -315,7 +239,50 @@ def _where(word: str, part: str) -> str:
     return "ends with" if word.endswith(part) else "contains"
 
 
-def check_outvote(sentence: Any) -> None:
+VOTE_TOLERANCE = 1e-3  # a vote x_j . r may differ by this much (float32 rows)
+
+
+def _judge_votes(words: list[str], votes: Any, table: Any, d: np.ndarray) -> None:
+    """Exercise 3's votes: a dict word -> x_j . r for every word of the sentence; each typical slip named."""
+    if votes is None or votes is Ellipsis:
+        raise ExerciseError("The sentence is fine, but votes has no value yet: make it a dict {word: its vote "
+                            "x_j . r} for every word of your sentence.")
+    if not isinstance(votes, dict):
+        raise ExerciseError(f"votes should be a dict {{word: x_j . r}}, but it is a {type(votes).__name__}.")
+    got = {str(k).strip().lower().strip(PUNCTUATION): v for k, v in votes.items()}
+    missing = [w for w in dict.fromkeys(words) if w not in got]
+    extra = [w for w in got if w not in words]
+    if missing or extra:
+        raise ExerciseError("votes should hold one vote for each word of your sentence and no other: "
+                            + "; ".join(part for part in (
+                                f"missing {', '.join(repr(w) for w in missing)}" if missing else "",
+                                f"not in the sentence {', '.join(repr(w) for w in extra)}" if extra else "")
+                                if part) + ".")
+    try:
+        mine = np.array([float(got[w]) for w in words])
+    except (TypeError, ValueError):
+        raise ExerciseError("every vote should be one number, x_j . r.") from None
+    rows = np.stack([table.vector(w).astype(np.float64) for w in words])
+    right = rows @ d
+    if np.allclose(mine, right, rtol=0, atol=VOTE_TOLERANCE):
+        return
+    slips = {
+        "the rows were scaled to length 1 first: a vote uses the row as it is, x_j . r, and its length counts": (
+            rows / np.linalg.norm(rows, axis=1, keepdims=True)) @ d,
+        "each vote was divided by the number of words T: the vote is x_j . r itself; only the mean divides their "
+        "sum by T (which cannot change its sign)": right / len(words),
+        "the votes have the wrong sign: r = toward_river points from finance to the river side, so a river word "
+        "votes above 0": -right,
+    }
+    for what, values in slips.items():
+        if np.allclose(mine, values, rtol=0, atol=VOTE_TOLERANCE):
+            raise ExerciseError(f"The sentence is fine, but {what}.")
+    wrong = [w for w, a, b in zip(words, mine, right, strict=True) if abs(a - b) > VOTE_TOLERANCE]
+    raise ExerciseError(f"The sentence is fine, but the vote of {', '.join(repr(w) for w in wrong)} is not x_j . r "
+                        "(the word's row times toward_river): compute each vote from the table, do not type it.")
+
+
+def check_outvote(sentence: Any, votes: Any = _NOT_GIVEN) -> None:
     """Exercise 3: a list of 3 to 8 whole words of the table, with "bank" and "money" and none of the 20 words of
     the two judge lists nor a word whose letters contain one (or a stem of STEMS) anywhere, whose mean row z
     leans to the river side: z . r > 0, r = toward_river.
@@ -326,6 +293,9 @@ def check_outvote(sentence: Any) -> None:
     judge lists or a word that contains one (the shortcut; the message says which letters, whatever the word means), a word the table does not hold whole, a word used twice, and a mean that leans
     to finance (with the sum of the votes x_j . r). Every message after the first two shows the learner's list
     as given, and the votes are listed word by word in that order, so the sum can be checked.
+    ``votes`` (word -> x_j . r, for every word of the sentence; older records pass the sentence alone) is judged
+    before the lean: a missing or extra word, rows scaled to length 1, votes divided by T, and the wrong sign are
+    named; any other wrong vote is named by its word.
     """
     if sentence is None or sentence is Ellipsis:
         raise ExerciseError("sentence has no value yet: replace None with a list of words.")
@@ -382,6 +352,8 @@ def check_outvote(sentence: Any) -> None:
                             f"{'is not a whole word' if len(unknown) == 1 else 'are not whole words'} of the table "
                             "(letters only, and in the table whole, not split by WordPiece into pieces); check "
                             "with `word in E`.")
+    if votes is not _NOT_GIVEN:
+        _judge_votes(words, votes, table, d)
     votes = {w: float(table.vector(w).astype(np.float64) @ d) for w in words}
     total = sum(votes[w] for w in words)
     shown = ", ".join(f"{w} {votes[w]:+.3f}" for w in words)          # every word as given

@@ -201,8 +201,7 @@ def draw_plane(ax: Axes, points: Mapping[str, Mapping[str, ArrayLike]], colours:
                         fontsize=FONT, ha="right" if dx < 0 else "left")
     ax.set_xlabel("direction 1 (fruit <-> tech)", fontsize=FONT)
     ax.set_ylabel("direction 2", fontsize=FONT)
-    ax.set_xticks([])
-    ax.set_yticks([])
+    ax.tick_params(labelsize=FONT)
     ax.grid(alpha=0.3)
 
 
@@ -266,7 +265,7 @@ def cluster_plane_figure(table: Any, clusters: Mapping[str, Sequence[str]], colo
                          centre: ArrayLike, P2: ArrayLike, word: str, control: Sequence[str],
                          control_label: str = "control words") -> Figure:
     """Lesson 01's fruit/tech plane: every word of ``clusters`` (name -> words), ``word`` as a red star and
-    the ``control`` words as gray crosses, each row of ``table`` (a
+    the ``control`` words as gray crosses (the first one named), each row of ``table`` (a
     :class:`~selfattention.data.StaticEmbeddings`) projected as (x_w - centre) @ P2, with ``centre`` (d,)
     and ``P2`` (d, 2) from :func:`selfattention.data.pca_plane`.
 
@@ -280,6 +279,12 @@ def cluster_plane_figure(table: Any, clusters: Mapping[str, Sequence[str]], colo
     def project(w: str) -> NDArray[np.float64]:
         return (table.vector(w).astype(np.float64) - centre) @ P2
 
-    return plane_figure({n: {w: project(w) for w in ws} for n, ws in clusters.items()}, colours,
-                        (word, project(word)), control=[project(w) for w in control],
-                        control_label=control_label, offsets={"strawberry": (-6, -10), "intel": (4, -20)})
+    fig = plane_figure({n: {w: project(w) for w in ws} for n, ws in clusters.items()}, colours,
+                       (word, project(word)), control=[project(w) for w in control],
+                       control_label=control_label, offsets={"strawberry": (-6, -10), "intel": (4, -20)})
+    if control:                                   # name the first control word ("bank") by its cross
+        x, y = project(control[0])
+        fig.axes[0].annotate(control[0], (x, y), xytext=(30, -40), textcoords="offset points",
+                             color="dimgray", fontsize=FONT,
+                             arrowprops={"arrowstyle": "-", "color": "dimgray"})
+    return fig
