@@ -47,6 +47,7 @@ ABLATION = {
     "W_O columns": "block of W_O by columns",
     "mean added": "the pool's mean was added",
     "counted from the last": "counting the heads from the last one",
+    "times 100": "exactly 100 times the right answer",
 }
 
 
@@ -127,6 +128,7 @@ ABLATION_WRONG = {
     "mean added": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, how="mean added"),
     "counted from the last": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n,
                                                              start=(n - 1 - h) * (c.shape[1] // n)),
+    "times 100": lambda *a: 100 * _ablate(*a),
 }
 
 
@@ -219,6 +221,7 @@ FFN = {
     "LN(LN(x1) + FFN(x1))": "before the residual as well",
     "LN(LN(x1) + FFN(LN(x1)))": "before the feed-forward and the residual",
     "library": "calls PyTorch's",
+    "times 100": "exactly 100 times the right answer",
 }
 
 
@@ -305,6 +308,7 @@ FFN_WRONG = {
     "library": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: torch.nn.functional.layer_norm(
         torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2), x1.shape[-1:],
         torch.from_numpy(gamma), torch.from_numpy(beta), eps).numpy(),
+    "times 100": lambda *a: 100 * _ffn(*a),
 }
 
 

@@ -181,6 +181,7 @@ def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
         check_function(
             mean_ablated_output, _ablated, [case], "mean_ablated_output",
             mistakes=_ablation_mistakes, atol=1e-6 * float(np.abs(_ablated(*case)).max()),
+            any_scale=True,
             describe=lambda c: (f"context of shape {c[0].shape}, pool of shape {c[1].shape}, num_heads={c[5]} "
                                 f"(d_k={c[0].shape[1] // c[5]}), head={c[4]}"
                                 + (", huge values" if np.abs(c[0]).max() > 1e3 else "")),
@@ -371,7 +372,7 @@ def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
                 np.delete(got, 1, axis=0)).all():
             raise ExerciseError(f"the result of feed_forward_block is not right yet: {EPS_MISSING}")
     check_function(
-        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes,
+        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes, any_scale=True,
         describe=lambda c: (f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}, eps={c[7]:g}"
                             + (", a token with variance 0" if not c[3].any() else "")),
     )
@@ -474,6 +475,7 @@ def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parke
         head_to_residual = _tensors_or_arrays(head_to_residual)
     check_function(
         head_to_residual, _head_ratio, _head_ratio_cases(), "head_to_residual", mistakes=_head_ratio_mistakes,
+        any_scale=True,
         describe=lambda c: f"weights of shape {c[0].shape}, vW of shape {c[1].shape}, x of shape {c[2].shape}",
     )
     passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW: the length of the "
