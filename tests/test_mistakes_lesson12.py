@@ -46,6 +46,8 @@ ABLATION = {
     "context and pool": "the sentence's tokens and the pool's together",
     "W_O columns": "block of W_O by columns",
     "mean added": "the pool's mean was added",
+    "counted from the last": "counting the heads from the last one",
+    "times 100": "exactly 100 times the right answer",
 }
 
 
@@ -124,6 +126,9 @@ ABLATION_WRONG = {
     "context and pool": lambda c, P, W, b, h, n: _ablate(c, np.concatenate([c, P]), W, b, h, n),
     "W_O columns": lambda c, P, W, b, h, n: _ablate_columns(c, P, W, b, h, n),
     "mean added": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, how="mean added"),
+    "counted from the last": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n,
+                                                             start=(n - 1 - h) * (c.shape[1] // n)),
+    "times 100": lambda *a: 100 * _ablate(*a),
 }
 
 
@@ -212,6 +217,11 @@ FFN = {
     "gelu without half": "that GELU lacks the factor 1/2",
     "rmsnorm": "that is RMSNorm",
     "no std": "did not divide by the standard deviation",
+    "all entries": "over all entries of the matrix",
+    "LN(LN(x1) + FFN(x1))": "before the residual as well",
+    "LN(LN(x1) + FFN(LN(x1)))": "before the feed-forward and the residual",
+    "library": "calls PyTorch's",
+    "times 100": "exactly 100 times the right answer",
 }
 
 
@@ -231,10 +241,19 @@ def _tanh_gelu(z):
     return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
 
 
-def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_torch_gelu, residual=True, pre_norm=False,
+def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_erf_gelu, residual=True, pre_norm=False,
          axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False, layer_norm=True,
-         act_last=False, fixed_eps=None, eps_on_std=False, swapped=False, b_1_after=False, rms=False):
+         act_last=False, fixed_eps=None, eps_on_std=False, swapped=False, b_1_after=False, rms=False,
+         all_entries=False, norm_x1=False, norm_ffn_input=False):
     eps = eps if fixed_eps is None else fixed_eps
+    if all_entries:
+        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
+        return gamma * (h - h.mean()) / np.sqrt(h.var() + eps) + beta
+    if norm_x1:
+        def ln(v):
+            return gamma * (v - v.mean(-1, keepdims=True)) / np.sqrt(v.var(-1, keepdims=True) + eps) + beta
+        n1 = ln(x1)
+        return ln(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2)
     if rms:
         h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
         return gamma * h / np.sqrt((h ** 2).mean(-1, keepdims=True) + eps) + beta
@@ -283,12 +302,19 @@ FFN_WRONG = {
     "rmsnorm": lambda *a: _ffn(*a, rms=True),
     "no std": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: gamma * (
         (h := x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2) - h.mean(-1, keepdims=True)) + beta,
+    "all entries": lambda *a: _ffn(*a, all_entries=True),
+    "LN(LN(x1) + FFN(x1))": lambda *a: _ffn(*a, norm_x1=True),
+    "LN(LN(x1) + FFN(LN(x1)))": lambda *a: _ffn(*a, norm_x1=True, norm_ffn_input=True),
+    "library": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: torch.nn.functional.layer_norm(
+        torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2), x1.shape[-1:],
+        torch.from_numpy(gamma), torch.from_numpy(beta), eps).numpy(),
+    "times 100": lambda *a: 100 * _ffn(*a),
 }
 
 
 @pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
                                  "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
-                                 "no std"])
+                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
     with np.errstate(all="ignore"):
@@ -304,9 +330,13 @@ def test_ffn_mistake_is_named(key):
     _names_only(_message(check_feed_forward_block, FFN_WRONG[key]), key, FFN)
 
 
+def _torch_erf_gelu(z):
+    return (0.5 * torch.from_numpy(z) * (1 + torch.erf(torch.from_numpy(z) / math.sqrt(2)))).numpy()
+
+
 def test_ffn_right_answers_pass(capsys):
     check_feed_forward_block(lambda *a: _ffn(*a))
-    check_feed_forward_block(lambda *a: _ffn(*a, act=_erf_gelu))
+    check_feed_forward_block(lambda *a: _ffn(*a, act=_torch_erf_gelu))   # torch's erf is allowed
     out = capsys.readouterr().out
     assert out.count("Correct:") == 2, out
 
@@ -318,6 +348,25 @@ def test_ffn_shortcut_through_torch_layer_norm_without_gamma_fails():
         return torch.nn.functional.layer_norm(h, h.shape[-1:], eps=eps).numpy()
 
     _names_only(_message(check_feed_forward_block, shortcut), "no gamma beta", FFN)
+
+
+def test_ffn_shortcut_through_torch_gelu_and_layer_norm_fails():
+    """F.gelu and F.layer_norm (with gamma and beta) give the right numbers but skip what the exercise
+    teaches."""
+    _names_only(_message(check_feed_forward_block, FFN_WRONG["library"]), "library", FFN)
+
+
+def test_ffn_shortcut_through_torch_modules_fails():
+    """nn.GELU and nn.LayerNorm, reached at run time through the module, are seen too."""
+    def shortcut(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12):
+        norm = torch.nn.LayerNorm(x1.shape[-1], eps=eps, dtype=torch.float64)
+        with torch.no_grad():
+            norm.weight.copy_(torch.from_numpy(gamma))
+            norm.bias.copy_(torch.from_numpy(beta))
+            z = torch.nn.GELU()(torch.from_numpy(x1 @ W_1 + b_1)).numpy()
+            return norm(torch.from_numpy(x1 + z @ W_2 + b_2)).numpy()
+
+    _names_only(_message(check_feed_forward_block, shortcut), "library", FFN)
 
 
 # ---------------------------------------------------------------- exercise 3: one head against the residual
@@ -334,6 +383,7 @@ RATIO = {
     "longest length": "the longest token's length",
     "length change": "how much token i's length changes",
     "length after": "the length after the head is added",
+    "percentage": "that is a percentage",
 }
 
 
@@ -355,6 +405,7 @@ RATIO_WRONG = {
     "length change": lambda w, vW, x: (np.linalg.norm(x + _o(w, vW), axis=-1) - np.linalg.norm(x, axis=-1))
     / np.linalg.norm(x, axis=-1),
     "length after": lambda w, vW, x: np.linalg.norm(x + _o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
+    "percentage": lambda w, vW, x: 100 * np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
     "heads summed": lambda w, vW, x: np.broadcast_to(np.linalg.norm(_o(w, vW).sum(0), axis=-1)
                                                      / np.linalg.norm(x, axis=-1), np.shape(w)[:2]).copy(),
 }

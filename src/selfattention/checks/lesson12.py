@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, check_function, passed
+from ._engine import (
+    ExerciseError,
+    check_function,
+    is_learners,
+    learners_functions,
+    passed,
+    stand_ins,
+    used_objects,
+)
 
 __all__ = [
     "check_mean_ablated_output",
@@ -120,6 +128,8 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ablated(*case, width=case[5]),
         "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
             _ablated(*case, start=(case[4] - 1) * d_k),
+        "you replaced head num_heads-1-head, counting the heads from the last one; head h is counted from the "
+        "first, features h*d_k to (h+1)*d_k - 1.": _ablated(*case, start=(case[5] - 1 - case[4]) * d_k),
         "you returned the context with the head replaced, without W_O: the attention output is that context "
         "@ W_O + b_O.": _ablated(*case, project=False),
         "you took the median over the pool's tokens; mean-ablation uses their mean, pool[:, columns].mean(axis=0).":
@@ -141,7 +151,8 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
 def _ablation_cases() -> list[tuple]:
     rng = np.random.default_rng(120)
     cases = []
-    for T, N, d_model, num_heads, head, scale in ((4, 9, 6, 3, 1, 1.0), (5, 11, 12, 4, 2, 1.0),
+    # head is never 0; in the second case head - 1, head and num_heads - 1 - head are three different heads.
+    for T, N, d_model, num_heads, head, scale in ((4, 9, 6, 3, 1, 1.0), (5, 11, 12, 4, 1, 1.0),
                                                   (3, 7, 12, 2, 1, 1e6)):
         context = rng.normal(size=(T, d_model)) * scale
         pool = (rng.normal(size=(N, d_model)) + rng.normal(size=d_model)) * scale   # its mean is not context's
@@ -170,6 +181,7 @@ def check_mean_ablated_output(mean_ablated_output: Callable[..., Any]) -> None:
         check_function(
             mean_ablated_output, _ablated, [case], "mean_ablated_output",
             mistakes=_ablation_mistakes, atol=1e-6 * float(np.abs(_ablated(*case)).max()),
+            any_scale=True,
             describe=lambda c: (f"context of shape {c[0].shape}, pool of shape {c[1].shape}, num_heads={c[5]} "
                                 f"(d_k={c[0].shape[1] // c[5]}), head={c[4]}"
                                 + (", huge values" if np.abs(c[0]).max() > 1e3 else "")),
@@ -184,8 +196,12 @@ def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
                residual: bool = True, pre_norm: bool = False, axis: int = -1, ddof: int = 0,
                affine: bool = True, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
                act_last: bool = False, swapped: bool = False, b_1_after: bool = False,
-               eps_on_std: bool = False, rms: bool = False, no_std: bool = False) -> np.ndarray:
+               eps_on_std: bool = False, rms: bool = False, no_std: bool = False, norm_x1: bool = False,
+               norm_ffn_input: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if norm_x1:                                         # LN(LN(x1) + FFN(.)): a LayerNorm too many
+        n1 = _layer_norm(x1, g, b, eps)
+        return _layer_norm(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2, g, b, eps)
     if no_std:
         h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
         return g * (h - h.mean(-1, keepdims=True)) + b
@@ -259,6 +275,15 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_tanh),
         "LayerNorm normalised over the tokens (axis 0); it normalises each token's vector over its "
         "features (axis=-1).": _ffn_block(*case, axis=0),
+        "LayerNorm normalised over all entries of the matrix at once (one mean and one variance for every "
+        "token); it normalises each token's vector on its own, over its features (axis=-1).":
+            _ffn_block(*case, axis=None),
+        "a LayerNorm was applied to x1 before the residual as well, LayerNorm(LayerNorm(x1) + FFN(x1)); x1 "
+        "already leaves the attention block normalised, and post-norm normalises once, after the addition: "
+        "LayerNorm(x1 + FFN(x1)).": _ffn_block(*case, norm_x1=True),
+        "a LayerNorm was applied to x1 before the feed-forward and the residual, LayerNorm(LayerNorm(x1) + "
+        "FFN(LayerNorm(x1))); post-norm normalises once, after the addition: LayerNorm(x1 + FFN(x1)).":
+            _ffn_block(*case, norm_x1=True, norm_ffn_input=True),
         "the variance was divided by d_model - 1 (ddof=1); LayerNorm uses the plain mean of squares (ddof=0).":
             _ffn_block(*case, ddof=1),
         "gamma and beta are not applied: LayerNorm ends with gamma * normalised + beta.":
@@ -295,6 +320,43 @@ def _ffn_cases() -> list[tuple]:
     return cases
 
 
+class _LibraryCalled(Exception):
+    """Raised by the stand-ins of PyTorch's GELU and LayerNorm while a learner's feed_forward_block runs."""
+
+
+#: PyTorch's ready-made GELU and LayerNorm: where they live, and how a message names them.
+_LIBRARY_PLACES = (("torch.nn.functional", ("gelu", "layer_norm")), ("torch", ("layer_norm", "native_layer_norm")),
+                   ("torch._C._nn", ("gelu",)))
+
+
+def _library_norm_or_gelu(fn: Callable[..., Any], case: tuple) -> str | None:
+    """Which of PyTorch's GELU and LayerNorm ``fn`` uses, in words, or None: a name its code (or a helper of
+    the learner's it reaches) is bound to, or a call by any other route (nn.GELU, nn.LayerNorm, F.gelu looked
+    up at run time), seen by running ``fn`` once with those functions replaced by stand-ins."""
+    import sys
+
+    import torch  # noqa: F401 - the places below must exist
+
+    shown = {"gelu": "PyTorch's GELU (F.gelu or nn.GELU)", "layer_norm": "PyTorch's LayerNorm (F.layer_norm or "
+             "nn.LayerNorm)", "native_layer_norm": "PyTorch's LayerNorm (F.layer_norm or nn.LayerNorm)"}
+    modules = [(sys.modules.get(name), attrs) for name, attrs in _LIBRARY_PLACES]
+    objects = {id(getattr(m, a)): a for m, attrs in modules if m is not None for a in attrs if hasattr(m, a)}
+    objects |= {id(torch.nn.GELU): "gelu", id(torch.nn.LayerNorm): "layer_norm"}
+    home = getattr(fn, "__module__", None)
+    for f in learners_functions(fn):
+        for g in used_objects(f).values():
+            if not is_learners(g, home) and id(g) in objects:
+                return shown[objects[id(g)]]
+    try:
+        with np.errstate(all="ignore"), stand_ins(modules, _LibraryCalled):
+            fn(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in case])
+    except _LibraryCalled:
+        return "PyTorch's GELU or LayerNorm (F.gelu, F.layer_norm, nn.GELU or nn.LayerNorm)"
+    except Exception:   # noqa: BLE001 - it ran without error in the check; nothing to add here
+        return None
+    return None
+
+
 def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
     """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model)."""
     cases = _ffn_cases()
@@ -310,10 +372,15 @@ def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
                 np.delete(got, 1, axis=0)).all():
             raise ExerciseError(f"the result of feed_forward_block is not right yet: {EPS_MISSING}")
     check_function(
-        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes,
+        feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes, any_scale=True,
         describe=lambda c: (f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}, eps={c[7]:g}"
                             + (", a token with variance 0" if not c[3].any() else "")),
     )
+    library = _library_norm_or_gelu(feed_forward_block, cases[0])
+    if library:
+        raise ExerciseError(f"the result is right, but feed_forward_block calls {library}: writing GELU and "
+                            "LayerNorm from section 1's formulas is the exercise. Compute them with NumPy "
+                            "(erf as the exercise says).")
     passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
 
 
@@ -349,6 +416,8 @@ def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "length of the vector the head adds, ||o_i^h|| / ||x_i||.": norm(x + weights @ vW) / norm(x),
         "that divides by the longest token's length (one number, ||x||.max()); divide each token's ratio by "
         "its own length ||x_i||, np.linalg.norm(x, axis=-1).": norm(weights @ vW) / norm(x).max(),
+        "that is a percentage (the ratio times 100); the exercise asks for the fraction itself, ||o_i^h|| / "
+        "||x_i||.": 100.0 * norm(weights @ vW) / norm(x),
         "the heads were summed before the norm (the whole attention output); the exercise asks for each head "
         "h apart, ||o_i^h||.": np.broadcast_to(norm((weights @ vW).sum(0)) / norm(x), weights.shape[:2]),
     }
@@ -406,6 +475,7 @@ def check_head_to_residual(head_to_residual: Callable[..., Any], predicted_parke
         head_to_residual = _tensors_or_arrays(head_to_residual)
     check_function(
         head_to_residual, _head_ratio, _head_ratio_cases(), "head_to_residual", mistakes=_head_ratio_mistakes,
+        any_scale=True,
         describe=lambda c: f"weights of shape {c[0].shape}, vW of shape {c[1].shape}, x of shape {c[2].shape}",
     )
     passed("one ratio per head and token, ||o_i^h|| / ||x_i||, with o^h = weights @ vW: the length of the "
