@@ -73,6 +73,13 @@ def test_copied_scores_rounded_are_still_named(scores, key):
     assert not _hidden_passes("l02-scores-test", typed_scores=scores)
 
 
+def test_elsewhere_tie_up_to_float_error_is_named_a_tie_not_a_tiny_win():
+    """x_2 = 4 [cos 60 deg, sin 60 deg]: the exact tie; float error must not make it 'win by 0.000'."""
+    X = np.array([[2.0, 0.0], 4 * np.array([np.cos(np.radians(60)), np.sin(np.radians(60))]), [0.0, 1.0]])
+    msg = _message(check_attends_elsewhere, X)
+    assert "ties word 1's own weight" in msg and "only by" not in msg and "0.000" not in msg, msg
+
+
 def test_elsewhere_tie_with_the_own_score_is_not_called_below():
     """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
     msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
@@ -380,6 +387,7 @@ ELSEWHERE = {
     "points away": "points away from it",
     "zero": "word 1 is the zero vector",
     "small win": "but only by",
+    "tie": "ties word 1's own weight",
     "other row": "the exercise asks about word 1",
     "transposed": "it looks transposed",
     "shape": "three words of two coordinates",
@@ -394,6 +402,7 @@ ELSEWHERE_WRONG = {   # as a learner would write them
     "points away": np.array([[1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]]),   # a longer neighbour, opposite
     "zero": np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),          # all of word 1's scores 0: a tie
     "small win": np.array([[1.0, 0.0], [1.02, 0.0], [0.0, 1.0]]),    # word 2 wins, by 0.008
+    "tie": np.array([[2.0, 0.0], [2.0, 2.0 * 3 ** 0.5], [0.0, 1.0]]),  # x_2 of length 4 at 60 deg: a tie
     "transposed": np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),      # one column per word
     "shape": np.array([[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]),   # toy-like 4 dims
     "not finite": np.array([[np.inf, 0.0], [1.0, 0.0], [0.0, 1.0]]),

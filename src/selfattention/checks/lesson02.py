@@ -471,6 +471,12 @@ def check_attends_elsewhere(X_design: Any, L_tie: Any = _UNSET) -> None:
         raise ExerciseError(f"{name}: word 1 is the zero vector, so all its scores are 0 and its weights all "
                             "1/3: a tie, not another word winning. Give word 1 a direction and a neighbour "
                             "that beats its own score.")
+    if abs(gap) < 1e-6:   # an exact tie, up to float error: not a win, and not a loss either
+        raise ExerciseError(
+            f"{name}: {numbers}: word {j + 1} ties word 1's own weight, it does not beat it: omega_1{j + 1} = "
+            f"{omega[0, j]:.2f} is not above omega_11 = {omega[0, 0]:.2f}, because |x_{j + 1}| cos equals |x_1| "
+            f"exactly, the tie. Make word {j + 1} longer or better aligned with word 1, so that it wins by "
+            f"{ELSEWHERE_MARGIN} or more.")
     if gap > 0:
         raise ExerciseError(f"{name}: {numbers}. Word {j + 1} does win, but only by {gap:.3f}; make it win by "
                             f"{ELSEWHERE_MARGIN} or more: a longer neighbour, or one better aligned with word 1.")

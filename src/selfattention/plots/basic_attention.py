@@ -452,7 +452,7 @@ def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
 
 
 def own_score_study(static, pairs: Mapping[str, tuple[str, str]], *, draws: int = 8, seed: int = 0) -> dict:
-    """Lesson 02's Going deeper experiment: how close a neighbour's score comes to a word's own score.
+    """Lesson 03's Going deeper experiment: how close a neighbour's score comes to a word's own score.
 
     ``static`` is lesson 01's table (``.vector(word)`` of shape (d_model,), ``.vectors`` of shape
     (V, d_model)); ``pairs`` maps each ambiguous word to two context words. Each word is put in two
