@@ -153,7 +153,7 @@ def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: fl
                         arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
             # the label sits beyond the arrow's tip, along its direction, so it never lies on its own arrow
             u = Q[i] / max(float(np.linalg.norm(Q[i])), 1e-12)
-            ax.annotate(f"q {word}", tuple(Q[i]), xytext=tuple(14 * u), textcoords="offset points",
+            ax.annotate(f" q {word}", tuple(Q[i]), xytext=tuple(10 * u), textcoords="offset points",
                         color=colour, fontsize=size, ha="left" if u[0] > 0.3 else "right" if u[0] < -0.3 else
                         "center", va="bottom" if u[1] > 0.3 else "top" if u[1] < -0.3 else "center")
         ax.plot(*K[i], "o", color=colour, ms=12)
