@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 from selfattention import checks
@@ -330,10 +329,12 @@ def test_values_person_row_alone_is_refused_by_check_and_hidden_test():
     assert not values_hidden(W)
 
 
-def test_values_own_values_message_leads_with_ate_and_apple():
-    """v_Sam = v_red cancels anyway: the message leads with the values that differ, v_ate and v_apple."""
+def test_values_own_values_message_names_the_mistake_without_the_fix():
+    """v_Sam = v_red cancels anyway: the message says so and asks where the weight rows differ, without naming
+    the two words (ate, apple) whose values must agree."""
     text = message(check_values, values_design({0: [1, 0], 4: [1, 0]}))
-    assert text.startswith("z_Sam") and "because v_ate = (0, 0) but v_apple = (1, 0)" in text, text
+    assert text.startswith("z_Sam") and "your v_Sam = v_red is not needed" in text, text
+    assert "v_ate" not in text and "v_apple" not in text and "equal" not in text, text
 
 
 @pytest.mark.parametrize(
@@ -614,100 +615,6 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
     assert not next_hidden(answer[0], K_NEXT)
 
 
-# ------------------------------------------------------------------ Exercise 5: W_K inside a fused nn.Linear
-torch.manual_seed(1)
-QKV = torch.nn.Linear(5, 9, bias=False)                             # as the lesson's setup cell makes it
-QW = QKV.weight.detach().numpy().astype(float)                       # (3 d_k, d_model) = (9, 5)
-KEYS_FUSED = X_TOY @ QW[3:6].T                                       # (T, d_k) = (4, 3)
-
-FUSED_MISTAKES = {
-    "no value": "has no value yet",
-    "not transposed": "without transposing",
-    "of another part": "not the keys",
-    "W_Q": "W_K_fused is W_Q",
-    "W_V": "W_K_fused is W_V",
-    "columns": "columns 3-4 of qkv.weight",
-    "rows of weight.T": "rows 3-4 of qkv.weight.T",
-    "whole": "the whole fused weight",
-    "reshaped": "right numbers in the wrong places",
-    "per word": "those are the keys themselves",
-    "shape": "Which shape does that need?",
-    "fits keys": "many matrices fit these four keys",
-    "other": "differs by up to",
-    "other rows": "the keys are rows 3, 4 and 5",
-    "outputs": "the queries, keys and values themselves",
-    "scaled": "but scaled",
-    "layer": "a whole layer, not a matrix",
-}
-
-
-def check_fused(answer):
-    checks.check_fused_key(answer, QKV)
-
-
-def fused_hidden(W):
-    return hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=W, qkv=QKV)
-
-
-def test_fused_right_answers(capsys):
-    """Rows 3-5 transposed (the model answer), the lesson's own words "our W is weight.T" then the key
-    columns, the same in NumPy or as a list, and the weight cut into [q | k | v] by split."""
-    for W in (QKV.weight[3:6].T, QKV.weight.T[:, 3:6], QW.T[:, 3:6], QW[3:6].T.tolist(),
-              QKV.weight.split(3, dim=0)[1].T, QW.reshape(3, 3, 5)[1].T):
-        right_answer_passes(check_fused, W, capsys)
-        assert fused_hidden(W)
-
-
-@pytest.mark.parametrize(
-    ("answer", "mistake"),
-    [
-        (None, "no value"),
-        (QKV.weight[3:6], "not transposed"),                          # nn.Linear's weight used as stored
-        (QW[3:6], "not transposed"),
-        (QW[0:3].T, "W_Q"),                                           # order: the first third is Q
-        (QW[6:9].T, "W_V"),
-        (QW[:, 3:6], "columns"),                                      # GPT-2's (d_model, d_out) cut
-        (QW.T[3:6], "rows of weight.T"),                              # transposed, then rows
-        (QW, "whole"),
-        (QW.T, "whole"),
-        (QW[3:6].reshape(5, 3), "reshaped"),                          # reshape instead of a transpose
-        (KEYS_FUSED, "per word"),
-        (np.zeros((5, 4)), "shape"),
-        (QW[3:5].T, "shape"),                                         # two rows only
-        # the shortcut: solve for a matrix that gives the four keys, without reading the weight
-        (np.linalg.lstsq(X_TOY, KEYS_FUSED, rcond=None)[0], "fits keys"),
-        (2 * QW[3:6].T, "scaled"),
-        (QW[3:6].T + np.eye(5, 3), "other"),                          # a matrix of its own
-        (QW[4:7].T, "other rows"),                                    # one row off
-        (QW[1::3].T, "other rows"),                                   # every third row, as if interleaved
-        (QW[[5, 4, 3]].T, "other rows"),                              # the key rows, reversed
-        (X_TOY @ QW.T, "outputs"),                                    # qkv(x): every output, per word
-        (QW[3:6].T / math.sqrt(3), "scaled"),                         # the 1/sqrt(d_k) of scores, put here
-        (QKV, "layer"),                                               # the layer itself
-        (QW.reshape(5, 9)[:, 3:6], "reshaped"),                       # reshaped to (d_model, d_out), then cut
-    ],
-)
-def test_fused_mistakes_are_named(answer, mistake):
-    names_only(message(check_fused, answer), mistake, FUSED_MISTAKES)
-    if answer is not None and mistake != "layer":
-        assert not fused_hidden(answer)
-
-
-@pytest.mark.parametrize(("answer", "part"), [(QW[0:3], "queries"), (QW[6:9], "values")])
-def test_fused_untransposed_rows_of_another_part_name_both_mistakes(answer, part):
-    text = message(check_fused, answer)
-    assert f"they make the {part}, not the keys" in text and "without transposing" in text, text
-    assert not fused_hidden(answer)
-
-
-def test_fused_check_leaves_the_learners_random_state_alone():
-    torch.manual_seed(7)
-    expected = torch.rand(3)
-    torch.manual_seed(7)
-    checks.check_fused_key(QKV.weight[3:6].T, QKV)
-    assert torch.equal(torch.rand(3), expected)
-
-
 def test_no_output_above_an_exercise_gives_its_answer():
     """Exercise 1's score (log 12 = 2.485), its weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0)
     and Exercise 4's weights (0.711 - 0.096) are not printed before the exercises: the demo queries
@@ -724,10 +631,10 @@ def test_no_output_above_an_exercise_gives_its_answer():
         assert number not in printed, number
 
 
-def test_fused_unseeded_layer_is_named():
-    """A qkv made without the seed line is another layer: the check names it; the hidden test refuses it."""
-    other = torch.nn.Linear(5, 9, bias=False)
-    text = message(lambda a: checks.check_fused_key(*a), (other.weight[3:6].T, other))
-    assert "torch.manual_seed(1)" in text and "run that cell again" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-fused-test", W_K_fused=other.weight[3:6].T,
-                                  qkv=other)
+def test_values_near_miss_prints_the_difference_rounding_would_hide():
+    """v_apple = (1.001, 0) against v_ate = (1, 0): z_Sam and z_red differ by 6e-4, which 3 digits hide; the
+    message shows digits that differ and the size of the gap, and names no other mistake."""
+    text = message(check_values, values_design({0: [0, 1], 1: [1, 0], 2: [1, 0], 3: [0.001, 0]}))
+    assert "by up to 0.00061" in text and "(1.001, 0)" in text, text
+    names_only(text, "other design", VALUES)
+    assert not values_hidden(values_design({0: [0, 1], 1: [1, 0], 2: [1, 0], 3: [0.001, 0]}))

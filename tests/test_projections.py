@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from selfattention.projections import mutual, own_top
+from selfattention.projections import mutual, own_top, shared_vs_separate
 
 
 def test_own_top_and_mutual_on_hand_made_scores():
@@ -26,3 +26,28 @@ def test_shared_projection_never_has_a_mutual_pair():
 def test_bad_shapes_are_named():
     with pytest.raises(ValueError, match="shape"):
         own_top(np.zeros((3, 4)))
+
+
+def test_shared_vs_separate_shapes_and_the_shared_rule():
+    rng = np.random.default_rng(1)
+    Xs = [rng.normal(size=(T, 16)) for T in (4, 6, 7)]
+    out = shared_vs_separate(Xs, d_k=2, draws=5, seed=3)
+    assert set(out) == {"one shared W", "separate W_Q, W_K"}
+    for shares in out.values():
+        assert shares["own top"].shape == shares["mutual"].shape == (5,)
+        assert np.all((shares["own top"] >= 0) & (shares["own top"] <= 1))
+    assert np.all(out["one shared W"]["mutual"] == 0)                 # ||x_i W - x_j W||^2 >= 0
+    # d_k = 1: a row's top is the largest- or the smallest-key word: at most 2 own-top words per sentence
+    one = shared_vs_separate(Xs, d_k=1, draws=5, seed=3)["one shared W"]["own top"]
+    assert np.all(one <= np.mean([2 / len(X) for X in Xs]) + 1e-12)
+    # the same seed gives the same draws; a wider d_k puts more words' own score on top with one shared W
+    assert np.array_equal(shared_vs_separate(Xs, 2, 5, 3)["separate W_Q, W_K"]["mutual"],
+                          out["separate W_Q, W_K"]["mutual"])
+    assert shared_vs_separate(Xs, d_k=64, draws=5)["one shared W"]["own top"].mean() > one.mean() + 0.3
+
+
+def test_shared_vs_separate_names_bad_input():
+    with pytest.raises(ValueError, match="d_model"):
+        shared_vs_separate([np.zeros((3, 4)), np.zeros((3, 5))], d_k=2)
+    with pytest.raises(ValueError, match="d_k"):
+        shared_vs_separate([np.zeros((3, 4))], d_k=0)

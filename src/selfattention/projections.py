@@ -1,8 +1,10 @@
 """Lesson 04's measurements on score matrices (learnable projections): how often a word scores itself highest,
 and how often two words each score the other above themselves (a *mutual preference*).
 
-Both take a stack of score matrices ``S`` of shape ``(..., T, T)``, one per random draw, with
-``S[..., i, j] = omega_ij``, and return one share per matrix, shape ``(...,)``.
+``own_top`` and ``mutual`` take a stack of score matrices ``S`` of shape ``(..., T, T)``, one per random
+draw, with ``S[..., i, j] = omega_ij``, and return one share per matrix, shape ``(...,)``.
+``shared_vs_separate`` runs the lesson's experiment: both shares, averaged over sentences, for random draws
+of one shared W and of separate W_Q, W_K.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["mutual", "own_top"]
+__all__ = ["mutual", "own_top", "shared_vs_separate"]
 
 
 def _scores(S: ArrayLike) -> NDArray[np.float64]:
@@ -35,3 +37,27 @@ def mutual(S: ArrayLike) -> NDArray[np.float64]:
     prefers = S > np.diagonal(S, axis1=-2, axis2=-1)[..., None]   # prefers[..., i, j]: omega_ij > omega_ii
     both = prefers & np.swapaxes(prefers, -1, -2)
     return np.triu(both, 1).sum(axis=(-2, -1)) / math.comb(S.shape[-1], 2)
+
+
+def shared_vs_separate(Xs: list[ArrayLike], d_k: int, draws: int = 8, seed: int = 0
+                       ) -> dict[str, dict[str, NDArray[np.float64]]]:
+    """Own top and mutual shares, averaged over the sentences ``Xs`` (each ``(T, d_model)``), for ``draws``
+    random projections ``(d_model, d_k)`` with entries N(0, 1/d_model).
+
+    Returns ``{"one shared W": {"own top": (draws,), "mutual": (draws,)}, "separate W_Q, W_K": {...}}``:
+    with one shared W the scores are ``(X W)(X W)^T``; with separate ones ``(X W_Q)(X W_K)^T``, where W_Q is
+    the shared draw and W_K a second, independent one (the control)."""
+    Xs = [np.asarray(X, dtype=float) for X in Xs]
+    if not Xs or any(X.ndim != 2 or X.shape[1] != Xs[0].shape[1] for X in Xs):
+        raise ValueError(f"Xs should be sentences (T, d_model) of one d_model; got shapes "
+                         f"{[X.shape for X in Xs]}")
+    if d_k < 1 or draws < 1:
+        raise ValueError(f"d_k and draws should be at least 1; got d_k={d_k}, draws={draws}")
+    d_model = Xs[0].shape[1]
+    W_a, W_b = np.random.default_rng(seed).normal(size=(2, draws, d_model, d_k)) / np.sqrt(d_model)
+    out = {}
+    for name, W_other in (("one shared W", W_a), ("separate W_Q, W_K", W_b)):
+        S = [(X @ W_a) @ np.swapaxes(X @ W_other, -1, -2) for X in Xs]     # (draws, T, T) per sentence
+        out[name] = {"own top": np.mean([own_top(s) for s in S], axis=0),
+                     "mutual": np.mean([mutual(s) for s in S], axis=0)}
+    return out

@@ -24,10 +24,4 @@ W_V_new[0] = [2, 0]
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
 """,
-    # "nn.Linear holds weight of shape (d_out, d_model): our W_Q is its weight.T": take all of W = weight.T,
-    # (d_model, 9), whose columns are the outputs [Q | K | V], and keep the key columns.
-    "l04-fused-answer": """
-W_all = qkv.weight.T
-W_K_fused = W_all[:, 3:6]
-""",
 }

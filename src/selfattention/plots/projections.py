@@ -151,7 +151,11 @@ def keys_and_queries(Q: ArrayLike, K: ArrayLike, words: Sequence[str], width: fl
         if queries is None or word in queries:
             ax.annotate("", xy=tuple(Q[i]), xytext=(0, 0),
                         arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.5})
-            ax.text(*Q[i], f" q {word}", color=colour, fontsize=size, ha="left", va="bottom")
+            # the label sits beyond the arrow's tip, along its direction, so it never lies on its own arrow
+            u = Q[i] / max(float(np.linalg.norm(Q[i])), 1e-12)
+            ax.annotate(f" q {word}", tuple(Q[i]), xytext=tuple(10 * u), textcoords="offset points",
+                        color=colour, fontsize=size, ha="left" if u[0] > 0.3 else "right" if u[0] < -0.3 else
+                        "center", va="bottom" if u[1] > 0.3 else "top" if u[1] < -0.3 else "center")
         ax.plot(*K[i], "o", color=colour, ms=12)
         ax.annotate(f"k {word}", tuple(K[i]), xytext=(6, -6), textcoords="offset points", color=colour,
                     fontsize=size, ha="left", va="top", fontweight="bold")
