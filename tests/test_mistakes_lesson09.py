@@ -222,7 +222,8 @@ SHIFT = {
     "delta plus theta": "the angle is delta + theta",
     "reading order": "the formula's reading order",
     "rows swapped": "the rows are swapped",
-    "sin cos swapped": "sin(delta theta) and cos(delta theta) are swapped",
+    "sin cos swapped": "sin(delta theta) and cos(delta theta) are swapped: in",
+    "sin cos swapped both rows": "are swapped in both rows",
     "abs k": "negative delta is handled wrong",
 }
 
@@ -239,6 +240,7 @@ SHIFT_WRONG = {
     "reading order": lambda k, w: _m(np.cos(k * w), np.sin(k * w), np.cos(k * w), -np.sin(k * w)),
     "rows swapped": lambda k, w: _m(-np.sin(k * w), np.cos(k * w), np.cos(k * w), np.sin(k * w)),
     "sin cos swapped": lambda k, w: _m(np.sin(k * w), np.cos(k * w), -np.cos(k * w), np.sin(k * w)),
+    "sin cos swapped both rows": lambda k, w: _m(np.sin(k * w), np.cos(k * w), np.cos(k * w), -np.sin(k * w)),
     "first-row sign": lambda k, w: _m(np.cos(k * w), -np.sin(k * w), -np.sin(k * w), np.cos(k * w)),
     "degrees": lambda k, w: _m(np.cos(np.deg2rad(k * w)), np.sin(np.deg2rad(k * w)),
                                -np.sin(np.deg2rad(k * w)), np.cos(np.deg2rad(k * w))),

@@ -327,6 +327,10 @@ def _shift_mistakes(case: tuple[int, float]) -> dict[str, np.ndarray]:
             np.array([[-s, c], [c, s]]),
         "sin(delta theta) and cos(delta theta) are swapped: in sin(a + b) = sin a cos b + cos a sin b the coefficient "
         "of sin a (= sin(i theta)) is cos b (= cos(delta theta)).": np.array([[s, c], [-c, s]]),
+        "sin(delta theta) and cos(delta theta) are swapped in both rows, [[sin, cos], [cos, -sin]]: in "
+        "sin(a + b) = sin a cos b + cos a sin b the coefficient of sin a (= sin(i theta)) is cos b "
+        "(= cos(delta theta)), and in cos(a + b) = cos a cos b - sin a sin b it is -sin b.":
+            np.array([[s, c], [c, -s]]),
         back: _rotation(delta * theta, transpose=True),
     } | {
         "a sign is wrong: cos(a + b) = cos a cos b - sin a sin b, with a minus, so the second row is "
