@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from selfattention.projections import mutual, own_top, shared_vs_separate
+from selfattention.projections import mutual, own_top, shared_vs_separate, shared_with_common_direction
 
 
 def test_own_top_and_mutual_on_hand_made_scores():
@@ -51,3 +51,18 @@ def test_shared_vs_separate_names_bad_input():
         shared_vs_separate([np.zeros((3, 4)), np.zeros((3, 5))], d_k=2)
     with pytest.raises(ValueError, match="d_k"):
         shared_vs_separate([np.zeros((3, 4))], d_k=0)
+
+
+def test_a_shared_w_reading_the_common_direction_moves_own_scores_off_the_top():
+    # words = a large common part + small own parts: a random shared W keeps each own score on top,
+    # a shared W with a column along the common direction does not, and neither is ever mutual
+    rng = np.random.default_rng(2)
+    common = rng.normal(size=64)
+    Xs = [common * rng.uniform(0.5, 1.5, size=(T, 1)) * 0.1 + rng.normal(size=(T, 64)) for T in (5, 6, 7)]
+    out = shared_with_common_direction(Xs, d_k=16, scale=30.0, draws=4, seed=0)
+    assert out["own top"].shape == out["mutual"].shape == (4,)
+    assert np.all(out["mutual"] == 0)
+    rand = shared_vs_separate(Xs, d_k=16, draws=4, seed=0)["one shared W"]["own top"]
+    assert out["own top"].mean() < rand.mean() - 0.3
+    with pytest.raises(ValueError, match="zero mean"):
+        shared_with_common_direction([np.array([[1.0, 0.0], [-1.0, 0.0]])], d_k=1)

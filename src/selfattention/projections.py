@@ -4,7 +4,9 @@ and how often two words each score the other above themselves (a *mutual prefere
 ``own_top`` and ``mutual`` take a stack of score matrices ``S`` of shape ``(..., T, T)``, one per random
 draw, with ``S[..., i, j] = omega_ij``, and return one share per matrix, shape ``(...,)``.
 ``shared_vs_separate`` runs the lesson's experiment: both shares, averaged over sentences, for random draws
-of one shared W and of separate W_Q, W_K.
+of one shared W and of separate W_Q, W_K. ``shared_with_common_direction`` is its control: a shared W that is
+not random (random columns plus one that reads the words' common direction), whose own top falls to chance
+while mutual stays at 0.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["mutual", "own_top", "shared_vs_separate"]
+__all__ = ["mutual", "own_top", "shared_vs_separate", "shared_with_common_direction"]
 
 
 def _scores(S: ArrayLike) -> NDArray[np.float64]:
@@ -39,6 +41,14 @@ def mutual(S: ArrayLike) -> NDArray[np.float64]:
     return np.triu(both, 1).sum(axis=(-2, -1)) / math.comb(S.shape[-1], 2)
 
 
+def _sentences(Xs: list[ArrayLike]) -> list[NDArray[np.float64]]:
+    Xs = [np.asarray(X, dtype=float) for X in Xs]
+    if not Xs or any(X.ndim != 2 or X.shape[1] != Xs[0].shape[1] for X in Xs):
+        raise ValueError(f"Xs should be sentences (T, d_model) of one d_model; got shapes "
+                         f"{[X.shape for X in Xs]}")
+    return Xs
+
+
 def shared_vs_separate(Xs: list[ArrayLike], d_k: int, draws: int = 8, seed: int = 0
                        ) -> dict[str, dict[str, NDArray[np.float64]]]:
     """Own top and mutual shares, averaged over the sentences ``Xs`` (each ``(T, d_model)``), for ``draws``
@@ -47,10 +57,7 @@ def shared_vs_separate(Xs: list[ArrayLike], d_k: int, draws: int = 8, seed: int 
     Returns ``{"one shared W": {"own top": (draws,), "mutual": (draws,)}, "separate W_Q, W_K": {...}}``:
     with one shared W the scores are ``(X W)(X W)^T``; with separate ones ``(X W_Q)(X W_K)^T``, where W_Q is
     the shared draw and W_K a second, independent one (the control)."""
-    Xs = [np.asarray(X, dtype=float) for X in Xs]
-    if not Xs or any(X.ndim != 2 or X.shape[1] != Xs[0].shape[1] for X in Xs):
-        raise ValueError(f"Xs should be sentences (T, d_model) of one d_model; got shapes "
-                         f"{[X.shape for X in Xs]}")
+    Xs = _sentences(Xs)
     if d_k < 1 or draws < 1:
         raise ValueError(f"d_k and draws should be at least 1; got d_k={d_k}, draws={draws}")
     d_model = Xs[0].shape[1]
@@ -61,3 +68,26 @@ def shared_vs_separate(Xs: list[ArrayLike], d_k: int, draws: int = 8, seed: int 
         out[name] = {"own top": np.mean([own_top(s) for s in S], axis=0),
                      "mutual": np.mean([mutual(s) for s in S], axis=0)}
     return out
+
+
+def shared_with_common_direction(Xs: list[ArrayLike], d_k: int = 64, scale: float = 10.0, draws: int = 8,
+                                 seed: int = 0) -> dict[str, NDArray[np.float64]]:
+    """Own top and mutual shares, averaged over the sentences ``Xs`` (each ``(T, d_model)``), for ``draws``
+    shared projections ``W`` of shape ``(d_model, d_k + 1)``: ``d_k`` random columns, entries N(0, 1/d_model),
+    plus one column ``scale * u``, where ``u`` is the unit vector along the mean of every word in ``Xs``.
+
+    Scores are ``(X W)(X W)^T``: one shared W, so symmetric and never mutual, but not random.
+    Returns ``{"own top": (draws,), "mutual": (draws,)}``."""
+    Xs = _sentences(Xs)
+    if d_k < 0 or draws < 1:
+        raise ValueError(f"d_k should be at least 0 and draws at least 1; got d_k={d_k}, draws={draws}")
+    mean = np.concatenate(Xs).mean(axis=0)                                  # (d_model,)
+    if not np.linalg.norm(mean) > 0:
+        raise ValueError("the words in Xs have a zero mean: there is no common direction to read")
+    u = mean / np.linalg.norm(mean)
+    d_model = Xs[0].shape[1]
+    W_rand = np.random.default_rng(seed).normal(size=(draws, d_model, d_k)) / np.sqrt(d_model)
+    W = np.concatenate([W_rand, np.broadcast_to(scale * u[:, None], (draws, d_model, 1))], axis=-1)
+    S = [(X @ W) @ np.swapaxes(X @ W, -1, -2) for X in Xs]                 # (draws, T, T) per sentence
+    return {"own top": np.mean([own_top(s) for s in S], axis=0),
+            "mutual": np.mean([mutual(s) for s in S], axis=0)}
