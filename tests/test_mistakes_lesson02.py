@@ -229,7 +229,7 @@ ONE_SIDED = {
     "row 1": "word 1 gives word 3 only",
     "row 3": "word 3 still gives word 1",
     "points away": "because x_1 points away from x_3",
-    "zero vector": "is the zero vector",
+    "zero vector": "the zero vector, so omega_13",
 }
 ONE_SIDED_WRONG = {
     "equal": ([0.0, 1.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]),        # the same word twice: symmetric rows
@@ -240,6 +240,15 @@ ONE_SIDED_WRONG = {
     "points away": ([0.0, 0.0, 0.0, -1.0], [0.0, 0.0, 0.0, 2.0]),  # omega_13 = -2 < 0
     "zero vector": ([0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]),   # x_3 = 0: omega_13 = 0
 }
+
+
+def test_two_zero_vectors_are_told_the_zero_vector_not_equal_sums():
+    """x_1 = x_3 = 0 makes the rows equal too, but the zero length is what to fix: that message."""
+    zero = [0.0, 0.0, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (zero, zero))
+    _names_only(text, "zero vector", ONE_SIDED)
+    assert "x_1 and x_3 are the zero vector" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=zero, x_3=zero)
 
 
 def test_x_3_at_the_bound_is_told_the_other_lever():

@@ -315,6 +315,14 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
             + f". Then e^omega_13 = {np.exp(omega[0, 2]):.2f} is at most 1, while word 1's own score "
             f"puts e^omega_11 = {np.exp(omega[0, 0]):.2f} in the same row: word 3 cannot get more than half. "
             "Point x_1 partly the way x_3 points.")
+    # A zero vector first: two zero vectors also give equal rows, but the zero length is the cause.
+    zero = [name for name, v in (("x_1", v1), ("x_3", v3)) if not v.any()]
+    if zero and a13 <= ONE_SIDED_HIGH:
+        raise ExerciseError(
+            f"{said}: {' and '.join(zero)} {'is' if len(zero) == 1 else 'are'} the zero vector, so "
+            "omega_13 = x_1 . x_3 = 0 and e^omega_13 = 1, while word 1's own score gives at least e^0 = 1 in "
+            "the same row: word 3 cannot get more than half. Give both words a length, x_1 pointing partly "
+            "the way x_3 points.")
     if abs(a13 - a31) < 1e-3:
         raise ExerciseError(
             f"{said}: equal, because the two rows have equal row sums (S_1 = S_3). The weights share the "
@@ -323,13 +331,6 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
         raise ExerciseError(
             f"{said}: the roles are swapped, word 3 gives word 1 most of its row. Asked: word 1 gives word 3 "
             "more than half, word 3 gives word 1 less than 0.2.")
-    zero = [name for name, v in (("x_1", v1), ("x_3", v3)) if not v.any()]
-    if zero and a13 <= ONE_SIDED_HIGH:
-        raise ExerciseError(
-            f"{said}: {' and '.join(zero)} {'is' if len(zero) == 1 else 'are'} the zero vector, so "
-            "omega_13 = x_1 . x_3 = 0 and e^omega_13 = 1, while word 1's own score gives at least e^0 = 1 in "
-            "the same row: word 3 cannot get more than half. Give both words a length, x_1 pointing partly "
-            "the way x_3 points.")
     if a13 <= ONE_SIDED_HIGH:
         rest = float(np.exp(omega[0, 0]) + np.exp(omega[0, 1]))
         row_1 = (f"word 1 gives word 3 only {a13:.3f}. In row 1, e^omega_13 = {np.exp(omega[0, 2]):.2f} must "
