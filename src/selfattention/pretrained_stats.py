@@ -309,7 +309,8 @@ def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float
 
 def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = "money lean") -> str:
     """Lesson 11's 2 x 2 table: ``leans`` maps (sense, topic) to one lean per sentence; returns the table as
-    text, each cell's mean and range (min to max), senses in rows, topics in columns."""
+    text, each cell's mean and range (min to max), the cue word's sense in rows ("river cue", "money cue"),
+    topics in columns."""
     senses = list(dict.fromkeys(k[0] for k in leans))
     topics = list(dict.fromkeys(k[1] for k in leans))
     missing = [(s, t) for s in senses for t in topics if (s, t) not in leans]
@@ -356,7 +357,8 @@ def sense_topic_effects(leans: dict[tuple[str, str], ArrayLike]) -> tuple[np.nda
     words, averaged over the two senses.
 
     Returns:
-        (sense effect, topic effect), each (8,), one value per sentence.
+        (sense effect, topic effect), each (8,), one value per sentence. Lesson 11 calls the first the cue
+        effect: a cue word next to "bank" sets its sense.
     """
     L = {k: np.asarray(v, dtype=float) for k, v in leans.items()}
     sense = (L["money", "nature"] + L["money", "finance"] - L["river", "nature"] - L["river", "finance"]) / 2
@@ -501,3 +503,22 @@ def effect_table(effect: dict[str, tuple[np.ndarray, np.ndarray]], word: str = "
                      f"{(b_cue > cue).sum()} of {len(cue)}), topic {b_topic.mean() - topic.mean():+.3f}")
         lines.append(line)
     return "\n".join(lines)
+
+
+def state_lean_table(by_state: dict[str, dict[str, np.ndarray]], name: str = "apple",
+                     group: str = "technology", baseline: str = "neutral") -> str:
+    """Lesson 11: per hidden state, the word's move (``group``'s mean lean minus ``baseline``'s) with its
+    permutation test, and its lean in ``group``'s sentences (mean and range)."""
+    lines = []
+    for state, leans in by_state.items():
+        t, b = np.asarray(leans[group], dtype=float), np.asarray(leans[baseline], dtype=float)
+        lines.append(f"{state}: {name} moves {t.mean() - b.mean():+.3f} (p = {difference_p(t, b):.5f}); its "
+                     f"lean in {group} sentences {t.mean():+.3f} ({t.min():+.3f} to {t.max():+.3f})")
+    return "\n".join(lines)
+
+
+def free_tech_leans(model: Any, layer: int, words: Sequence[str] = ("device", "camera", "monitor")) -> str:
+    """Lesson 11: the tech lean at hidden state ``layer`` of tech words that are in no centre, each in
+    "the ___ was on the table", as a range."""
+    free = [float(leans_at(model, [f"the {w} was on the table"], w, layer=layer)[0]) for w in words]
+    return f"hidden[{layer}]: tech words in no centre lean {min(free):+.3f} to {max(free):+.3f}"
