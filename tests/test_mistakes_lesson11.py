@@ -57,6 +57,7 @@ FIRST = {
     "variance not std": "divided by the variance, var + eps, instead of the standard deviation",
     "type rows averaged": "type_table.mean(0) is the mean vector of both token-type rows",
     "own eps": "ignores its eps argument",
+    "eps outside the root": "eps belongs inside the square root",
 }
 
 
@@ -145,6 +146,9 @@ FIRST_WRONG = {
         w[ids] + p[:len(ids)] + t[0], gamma, beta, eps),
     "type rows averaged": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(
         w[ids] + p[:len(ids)] + t.mean(0), gamma, beta, eps),
+    # the Annotated Transformer's form: (h - mean) / (std + eps); alike at eps = 1e-12, apart at eps = 0.5
+    "eps outside the root": lambda ids, w, p, t, gamma, beta, eps=1e-12: _std_plus_eps(
+        w[ids] + p[:len(ids)] + t[0], gamma, beta, eps),
     # an eps of the learner's own, written into the formula: the check's cases with eps=1e-12 cannot see 1e-12
     "own eps": lambda ids, w, p, t, gamma, beta, eps=1e-12: _layer_norm(w[ids] + p[:len(ids)] + t[0], gamma,
                                                                         beta, 1e-12),
@@ -173,6 +177,12 @@ def test_first_input_near_miss_prints_the_size_of_the_difference():
 
     msg = _message(check_first_layer_input, near)
     assert "differ from the right ones by at most" in msg and not any(p in msg for p in FIRST.values()), msg
+
+
+def _std_plus_eps(h, gamma, beta, eps):
+    """The centred sum divided by its standard deviation plus eps (eps outside the square root)."""
+    mu = h.mean(axis=-1, keepdims=True)
+    return gamma * (h - mu) / (np.sqrt(((h - mu) ** 2).mean(axis=-1, keepdims=True)) + eps) + beta
 
 
 def _word_rows_variance(h, words, gamma, beta, eps):
@@ -212,7 +222,8 @@ def _rms(h, gamma, beta, eps):
                                  "whole array", "whole type table", "var without keepdims",
                                  "each table normed", "each table standardised", "beta inside gamma",
                                  "beta multiplied", "type after norm", "positions reversed",
-                                 "variance of word rows", "variance not std", "type rows averaged"])
+                                 "variance of word rows", "variance not std", "type rows averaged",
+                                 "eps outside the root", "own eps"])
 def test_first_input_mistake_fails_the_hidden_test(key):
     assert _hidden_fails("l11-input-test", first_layer_input=FIRST_WRONG[key])
 

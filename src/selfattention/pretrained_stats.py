@@ -153,6 +153,12 @@ PLAIN_NOUNS = ("box", "paper", "glass", "wood", "metal", "plastic", "stone", "to
                "river", "hill")
 """Lesson 11's pool of control nouns: everyday words the tokenizer keeps whole, with no fruit, food, plant or
 technology sense ("window", "key", "button", "card", "cloud" left out for their computing senses)."""
+BRANDS = ("nike", "disney", "toyota", "pepsi", "ford", "starbucks", "honda", "heinz", "kellogg", "audi",
+          "nissan", "lego", "volvo", "ferrari", "porsche", "boeing", "mazda", "guinness", "hilton",
+          "marriott", "sony", "google", "samsung", "dell", "intel", "nokia", "microsoft", "amazon", "ibm",
+          "netflix", "motorola", "nintendo")
+"""Company names the tokenizer keeps whole (one token each), technology companies and others: a pool for
+lesson 11's Exercise 4."""
 APPLE_FOOD = ("apple pie is my favourite dessert", "apple juice spilled everywhere",
               "the apple fell from the tree", "the apple tasted sweet and crisp", "i love apple juice",
               "she peeled the apple", "he baked the apple crumble tonight",
@@ -303,7 +309,8 @@ def apple_tech_move(model: Any, centres: tuple[np.ndarray, np.ndarray]) -> float
 
 def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = "money lean") -> str:
     """Lesson 11's 2 x 2 table: ``leans`` maps (sense, topic) to one lean per sentence; returns the table as
-    text, each cell's mean and range (min to max), senses in rows, topics in columns."""
+    text, each cell's mean and range (min to max), the cue word's sense in rows ("river cue", "money cue"),
+    topics in columns."""
     senses = list(dict.fromkeys(k[0] for k in leans))
     topics = list(dict.fromkeys(k[1] for k in leans))
     missing = [(s, t) for s in senses for t in topics if (s, t) not in leans]
@@ -313,7 +320,7 @@ def cell_table(leans: dict[tuple[str, str], ArrayLike], title: str = "money lean
     for s in senses:
         cells = [np.asarray(leans[s, t], dtype=float) for t in topics]
         text = [f"{c.mean():+.3f} ({c.min():+.3f} to {c.max():+.3f})" for c in cells]
-        lines.append(f"{s + ' sense':16}" + "".join(f"{t:>30}" for t in text))
+        lines.append(f"{s + ' cue':16}" + "".join(f"{t:>30}" for t in text))
     return "\n".join(lines)
 
 
@@ -350,7 +357,8 @@ def sense_topic_effects(leans: dict[tuple[str, str], ArrayLike]) -> tuple[np.nda
     words, averaged over the two senses.
 
     Returns:
-        (sense effect, topic effect), each (8,), one value per sentence.
+        (sense effect, topic effect), each (8,), one value per sentence. Lesson 11 calls the first the cue
+        effect: a cue word next to "bank" sets its sense.
     """
     L = {k: np.asarray(v, dtype=float) for k, v in leans.items()}
     sense = (L["money", "nature"] + L["money", "finance"] - L["river", "nature"] - L["river", "finance"]) / 2
@@ -379,3 +387,138 @@ def stand_in_leans(lean: Callable[[Sequence[str], str], np.ndarray], groups: dic
     """
     return {g: np.array([lean([s.replace(target, w) for s in S], w) for w in words])
             for g, S in groups.items()}
+
+
+# ---------------------------------------------------------------- lesson 11's printed tables
+def pair_table(cos: ArrayLike, pairs: dict[str, np.ndarray], others: ArrayLike) -> str:
+    """Lesson 11, section 2: per pair group, its number of pairs, last-state mean and range and ``hidden[0]``
+    mean; then the baseline ``others`` (cosines of different words from different sentences).
+
+    Inputs:
+        cos: (L, n, n) cosines per state (:func:`cosines`); pairs: name -> (n, n) mask (:func:`pair_masks`).
+    """
+    c = np.asarray(cos, dtype=float)
+    lines = []
+    for name, mask in pairs.items():
+        last, first = c[-1][mask], c[0][mask]
+        lines.append(f"{name}: {last.size} pairs, last layer mean {last.mean():.3f} (range {last.min():.3f} "
+                     f"to {last.max():.3f}); hidden[0] mean {first.mean():.3f}")
+    o = np.asarray(others, dtype=float)
+    lines.append(f"baseline: {o.size} pairs of different words from different sentences, last layer mean "
+                 f"{o.mean():.3f} (range {o.min():.3f} to {o.max():.3f})")
+    return "\n".join(lines)
+
+
+def gap_table(cos_by_name: dict[str, ArrayLike], labels: ArrayLike) -> str:
+    """One line per entry: :func:`gap_test` of its (n, n) cosines against ``labels``, as a count of the
+    labellings that reach the gap and as p."""
+    lines = []
+    for name, c in cos_by_name.items():
+        g, p, n = gap_test(c, labels)
+        lines.append(f"{name}: gap {g:+.3f}, {p * n:5.0f} of {n} labellings reach it (p = {p:.5f})")
+    return "\n".join(lines)
+
+
+def nearest_start(lean: Callable[[Sequence[str], str], np.ndarray], words: Sequence[str], start: float,
+                  k: int = 8, sentences: Sequence[str] = APPLE_NEUTRAL, target: str = "apple") -> list[str]:
+    """The ``k`` words whose mean lean in ``sentences`` (each in ``target``'s place) is nearest ``start``,
+    chosen before any move is measured."""
+    mean = {w: float(lean([s.replace(target, w) for s in sentences], w).mean()) for w in words}
+    return sorted(mean, key=lambda w: abs(mean[w] - start))[:k]
+
+
+def lean_table(word: dict[str, np.ndarray], groups: dict[str, Sequence[str]],
+               stand_in: dict[str, dict[str, np.ndarray]], controls: dict[str, Sequence[str]],
+               name: str = "apple", baseline: str = "neutral") -> str:
+    """Lesson 11, section 3: the word's lean in each sentence of each group, then each control list's
+    starting (``baseline``) leans against the word's."""
+    lines = [f"{g:10} (e.g. {S[4]!r}) {name}'s lean in each sentence: {np.round(word[g], 2)}"
+             for g, S in groups.items()]
+    for c, words in controls.items():
+        first = np.asarray(stand_in[c][baseline]).mean(axis=1)
+        lines.append(f"mean {baseline} lean: {name} {word[baseline].mean():+.3f}; {c} {first.min():+.3f} to "
+                     f"{first.max():+.3f} {list(words)}")
+    return "\n".join(lines)
+
+
+def centre_check(model: Any, lean: Callable[[Sequence[str], str], np.ndarray],
+                 free: Sequence[str] = ("device", "camera", "monitor")) -> str:
+    """Lesson 11: the centres' own words, each against a centre made without it, and tech words in no centre
+    (in "the ___ was on the table"): how far a word that is tech leans."""
+    tech, fruit = held_out_centre_leans(model)
+    alone = [round(float(lean([f"the {w} was on the table"], w)[0]), 2) for w in free]
+    return (f"the centres' words, each against a centre made without it: tech {np.round(tech, 2)} fruit "
+            f"{np.round(fruit, 2)}\ntech words in no centre: {alone}")
+
+
+def move_table(word: dict[str, np.ndarray], stand_in: dict[str, dict[str, np.ndarray]], name: str = "apple",
+               baseline: str = "neutral", toward: Sequence[tuple[str, int]] = (("technology", 1),
+                                                                                ("food", -1))) -> str:
+    """Lesson 11, section 3: the baseline's spread; each move (a group's mean lean minus the baseline's),
+    its permutation test, and each control list's moves (each word against its own baseline)."""
+    b = np.asarray(word[baseline], dtype=float)
+    lines = [f"{name}'s {baseline} lean (the baseline): mean {b.mean():+.3f}, range {b.min():+.3f} to "
+             f"{b.max():+.3f}, sd {b.std():.3f}"]
+    for g, sign in toward:
+        move = word[g].mean() - b.mean()
+        lines.append(f"{g}: {name} moves {move:+.3f} (p = {difference_p(sign * word[g], sign * b):.5f})")
+        for c, leans in stand_in.items():
+            moves = np.asarray(leans[g]).mean(axis=1) - np.asarray(leans[baseline]).mean(axis=1)
+            lines.append(f"   the {len(moves)} {c} move {moves.min():+.3f} to {moves.max():+.3f} (mean "
+                         f"{moves.mean():+.3f}); {(sign * moves >= sign * move).sum()} of {len(moves)} as "
+                         f"far as {name}")
+    return "\n".join(lines)
+
+
+def head_table(model: Any, groups: dict[str, Sequence[str]], layer: int, head: int, nouns: Sequence[str],
+               word: str = "apple") -> str:
+    """Lesson 11, section 4: per group, the largest weight ``word`` puts on another word in one head (mean and
+    range), its weight on [CLS], the matched nouns' largest weight in its place, and the word chosen."""
+    lines = []
+    for g, S in groups.items():
+        found = [strongest_other(model, s, word, layer, head) for s in S]          # (weight, token, on [CLS])
+        top = np.array([f[0] for f in found])
+        per_noun = np.array([[strongest_other(model, s.replace(word, w), w, layer, head)[0] for s in S]
+                             for w in nouns]).mean(axis=1)
+        on_cls = np.mean([f[2] for f in found])
+        lines.append(f"{g:10} {word}: largest weight on another word {top.mean():.2f} ({top.min():.2f} to "
+                     f"{top.max():.2f}), on [CLS] {on_cls:.2f} | matched nouns in its place: per noun "
+                     f"{per_noun.min():.2f} to {per_noun.max():.2f}")
+        lines.append(f"           the word {word} weighs most: {[f[1] for f in found]}")
+    return "\n".join(lines)
+
+
+def effect_table(effect: dict[str, tuple[np.ndarray, np.ndarray]], word: str = "bank") -> str:
+    """Lesson 11's 2 x 2 design: per word, the cue effect (money minus river cue word next to it) and the
+    topic effect (finance minus nature words after it), mean and range over the sentences; for each control
+    word, ``word``'s cue effect minus its own (the part of the cue effect that is ``word``'s own) and in how
+    many sentences ``word``'s effects are larger."""
+    b_cue, b_topic = effect[word]
+    lines = []
+    for w, (cue, topic) in effect.items():
+        line = (f"{w:6} cue effect {cue.mean():+.3f} ({cue.min():+.3f} to {cue.max():+.3f}), topic "
+                f"{topic.mean():+.3f} ({topic.min():+.3f} to {topic.max():+.3f})")
+        if w != word:
+            line += (f" | {word} minus it: cue {b_cue.mean() - cue.mean():+.3f} ({word} larger in "
+                     f"{(b_cue > cue).sum()} of {len(cue)}), topic {b_topic.mean() - topic.mean():+.3f}")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def state_lean_table(by_state: dict[str, dict[str, np.ndarray]], name: str = "apple",
+                     group: str = "technology", baseline: str = "neutral") -> str:
+    """Lesson 11: per hidden state, the word's move (``group``'s mean lean minus ``baseline``'s) with its
+    permutation test, and its lean in ``group``'s sentences (mean and range)."""
+    lines = []
+    for state, leans in by_state.items():
+        t, b = np.asarray(leans[group], dtype=float), np.asarray(leans[baseline], dtype=float)
+        lines.append(f"{state}: {name} moves {t.mean() - b.mean():+.3f} (p = {difference_p(t, b):.5f}); its "
+                     f"lean in {group} sentences {t.mean():+.3f} ({t.min():+.3f} to {t.max():+.3f})")
+    return "\n".join(lines)
+
+
+def free_tech_leans(model: Any, layer: int, words: Sequence[str] = ("device", "camera", "monitor")) -> str:
+    """Lesson 11: the tech lean at hidden state ``layer`` of tech words that are in no centre, each in
+    "the ___ was on the table", as a range."""
+    free = [float(leans_at(model, [f"the {w} was on the table"], w, layer=layer)[0]) for w in words]
+    return f"hidden[{layer}]: tech words in no centre lean {min(free):+.3f} to {max(free):+.3f}"

@@ -47,7 +47,7 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
                  gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-12, *, word: bool = True,
                  position: int | None = 0, token_type: int | None = 0, norm: bool = True, affine: bool = True,
                  axis: int = -1, ddof: int = 0, position_by_id: bool = False, centre: bool = True,
-                 scale: bool = True, root: bool = True) -> np.ndarray:
+                 scale: bool = True, root: bool = True, eps_outside: bool = False) -> np.ndarray:
     ids = np.asarray(ids)
     T = len(ids)
     h = word_table[ids] if word else np.zeros((T, word_table.shape[1]))
@@ -64,6 +64,9 @@ def _first_input(ids: np.ndarray, word_table: np.ndarray, position_table: np.nda
         return g * h / np.sqrt((h**2).mean(axis=axis, keepdims=True) + eps) + b
     if not scale:                                                # centred only, not divided by the std
         return g * (h - h.mean(axis=axis, keepdims=True)) + b
+    if eps_outside:                                              # (h - mean) / (std + eps)
+        c = h - h.mean(axis=axis, keepdims=True)
+        return g * c / (np.sqrt(h.var(axis=axis, keepdims=True)) + eps) + b
     if not root:                                                 # divided by the variance, not its square root
         return g * (h - h.mean(axis=axis, keepdims=True)) / (h.var(axis=axis, keepdims=True) + eps) + b
     return _layer_norm(h, g, b, eps, axis=axis, ddof=ddof)
@@ -136,6 +139,8 @@ def _first_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "token's mean, then divides by sqrt(var + eps).": _first_input(*case, centre=False),
         "the vector was centred (mean subtracted) but not divided by its standard deviation: LayerNorm divides "
         "by sqrt(var + eps).": _first_input(*case, scale=False),
+        "eps was added to the standard deviation, (h - mean) / (std + eps); eps belongs inside the square root: "
+        "divide by sqrt(var + eps), not std + eps.": _first_input(*case, eps_outside=True),
         "the centred vector was divided by the variance, var + eps, instead of the standard deviation, its "
         "square root: LayerNorm divides by sqrt(var + eps).": _first_input(*case, root=False),
         "type_table.mean(0) is the mean vector of both token-type rows; every token of a single sentence has "

@@ -141,11 +141,13 @@ def move_strips(
     w = {g: _array(v, f"word[{g!r}]", 1) for g, v in word.items()}
     groups: dict[str, dict[str, np.ndarray]] = {}
     for g in w:
-        groups[g] = {f'"{name}" (a dot per sentence)': w[g] - w[baseline].mean()}
+        groups[g] = {f'"{name}": one dot per sentence': w[g] - w[baseline].mean()}
         for c, leans in controls.items():
+            if g == baseline:                  # each control word minus itself: 0 by construction, not drawn
+                continue
             v, base = _array(leans[g], f"controls[{c!r}][{g!r}]", 2), _array(leans[baseline], c, 2)
             moved = v.mean(axis=1) - base.mean(axis=1)                     # (k,): each word's mean move
-            groups[g][f"{c} (a dot per word)"] = moved
+            groups[g][f"{c}: one dot per word"] = moved
     ax = strips(groups, ylabel=ylabel, ax=ax,
                 title=f"move: lean minus the same word's mean {baseline} lean")
     lo, hi = ax.get_ylim()
