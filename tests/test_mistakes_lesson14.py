@@ -336,7 +336,8 @@ def test_budget_shortcut_with_a_fixed_ratio_fails():
 
 def test_budget_success_gives_the_gemma_answer_after_the_prediction(capsys):
     checks.check_global_layers_within(budget_right)
-    assert "afford 10 global layers" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "16 GiB holds 2,097,152 tokens" in out and "afford 15 global layers" in out and "the 10 of" in out
 
 
 # ------------------------------------------------------------------------------- exercise 3
@@ -643,3 +644,20 @@ def test_base_off_by_more_than_rounding_fails_check_and_hidden_record(monkeypatc
     except AssertionError:                                  # the hidden asserts refuse it already
         return
     assert compare(expected, got, atol, rtol) is not None
+
+
+def test_base_instructor_answer_refuses_unseen_out_of_range():
+    """The instructor's answer divides by the slowest turning pair's index: it names the allowed range
+    instead of dividing by zero (unseen = d/2 - 1 leaves no pair that must turn) or by a negative index."""
+    from mistakes import NOTEBOOKS
+
+    from selfattention.coursework import lessons
+
+    cell = lessons.grade_cells(lessons.read_lesson(NOTEBOOKS / "14_long_context.ipynb"))["l14-turns-answer"]
+    scope = {"np": np}
+    exec(lessons.source(cell), scope)   # noqa: S102  (the lesson's own answer cell)
+    rope_base = scope["rope_base"]
+    assert np.isclose(rope_base(8, 4096, 2), (4096 / (2 * np.pi)) ** 4)   # the last allowed: pair 1 turns
+    for unseen in (3, 4, -1):
+        with pytest.raises(ValueError, match=r"unseen must be in 0\.\.2 for d = 8"):
+            rope_base(8, 4096, unseen)

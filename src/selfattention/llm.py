@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import timeit
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -824,6 +825,44 @@ def clue_beyond(text: str, span: int = 15, before: int = 200) -> list[str]:
                    for q in range(n))
 
     return [loop[base + p - before:base + p + 1] for p in range(n) if clue(p)]
+
+
+def clue_table(models: Sequence[LlamaDecoder], groups: dict[str, Sequence[str]],
+               windows: Sequence[int | None] = (8, 32, None), context: int = 15) -> str:
+    """Each model (seed) on each group of snippets (name -> strings of equal length, e.g. from
+    :func:`clue_beyond`), scored on its last character under each window (None: full attention). One line per
+    group and seed: the target's mean loss as a multiple of the mean loss on the characters before it, per
+    window, under a line per group that says how many of its targets share the most common ``context``
+    characters before them. A last line, per seed, compares the last two groups at ``windows[0]``: the mean
+    target loss of the last minus that of the one before (nats), with the range of each."""
+    lines, finals = [], {}
+    for name, snippets in groups.items():
+        snippets = sorted(snippets)
+        shared = max(Counter(s[-1 - context:-1] for s in snippets).values())
+        rows = torch.cat([models[0].encode(s) for s in snippets])             # (targets, length)
+        for seed, model in enumerate(models):
+            cells = []
+            for w in windows:
+                ce = next_token_losses(model, rows, window=w)                     # (targets, length - 1)
+                label = f"window {w}" if w else "full"
+                cells.append(f"{label} {ce[:, -1].mean() / ce[:, :-1].mean():.1f}x")
+                if w == windows[0]:
+                    finals[name, seed] = ce[:, -1]
+            lines.append(f"  seed {seed}: " + ", ".join(cells))
+        lines.insert(len(lines) - len(models), f"{name}: {len(rows)} targets, at most {shared} of them after "
+                                               f"the same {context} characters")
+    inner, outer = list(groups)[-2:]
+    diffs = []
+    for seed in range(len(models)):
+        a, b = finals[inner, seed], finals[outer, seed]
+        diffs.append(f"seed {seed} {b.mean() - a.mean():+.2f} ({_range(b)} vs {_range(a)})")
+    w0 = f"window {windows[0]}" if windows[0] else "full attention"
+    lines.append(f"{w0}, target loss {outer} minus {inner} (ranges): " + "; ".join(diffs))
+    return "\n".join(lines)
+
+
+def _range(v: NDArray[np.float64]) -> str:
+    return f"{v.min():.2f}-{v.max():.2f}"
 
 
 def stretch_means(losses: NDArray[np.float64], stretches: Sequence[tuple[int, int]]) -> NDArray[np.float64]:

@@ -237,7 +237,8 @@ def check_rope_coefficients(rope_coefficients: Callable[..., Any]) -> None:
         parts.append(f"({m}, {n}) {mine:.4f} = {_rotated_score(q, k, m, n):.4f}")
     passed("the score is sum_u c_u cos(offset theta_u) + s_u sin(offset theta_u) with c, s fixed by q and k, "
            "so positions enter only as i - j. Yours against rotating the vectors (query, key positions; "
-           "d = 16): " + ", ".join(parts) + ".")
+           "d = 16): " + ", ".join(parts) + ". A faster route to the same: read pair u as the complex number "
+           "a1 + a2 sqrt(-1); a turn by phi multiplies it by e^{phi sqrt(-1)}, and c_u + s_u sqrt(-1) = conj(a) b.")
 
 
 def _number(got: Any) -> float | None:
@@ -359,11 +360,14 @@ def check_global_layers_within(global_layers_within: Callable[..., Any]) -> None
                                     "T - min(T, window) tokens to an all-local model's layers min(T, window).")
         check_value(got, right, call, hints=hints)
     T, layers, window = 131072, 62, 1024
-    own = 10 * T + 52 * window
+    per_token = 2 * 16 * 128 * 2                # keys and values, 16 heads of d_k = 128, 2 bytes a number
+    budget = 16 * 2**30 // per_token            # 16 GiB, in tokens cached by one layer
+    g = _affordable(T, layers, window, budget)
     passed("g global layers cache g T + (layers - g) min(T, window) tokens, so g = (budget - layers min(T, "
-           "window)) // (T - min(T, window)), at most layers. Gemma 3's 62 layers at T = 131,072 with a budget "
-           f"of its own cache, {own:,} tokens, afford {_affordable(T, layers, window, own)} global layers "
-           f"(its 5 local : 1 global pattern), {own / (layers * T):.1%} of what 62 global layers would hold.")
+           f"window)) // (T - min(T, window)), at most layers. One token costs a layer {per_token:,} bytes "
+           f"(2 x 16 x 128 x 2), so 16 GiB holds {budget:,} tokens: Gemma 3's 62 layers at T = 131,072 afford "
+           f"{g} global layers there, against the {layers // 6} of its own 5 local : 1 global pattern; all 62 "
+           f"global would need {layers * T * per_token / 2**30:,.0f} GiB.")
 
 
 # ------------------------------------ exercise 3: the largest base for a number of pairs short of a turn
