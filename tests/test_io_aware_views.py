@@ -24,3 +24,13 @@ def test_causal_tile_grid_hatches_the_skipped_and_singles_out_no_row():
     plt.close(fig)
     with pytest.raises(ValueError, match="T=250"):
         io_aware.causal_tile_grid(250, 32)
+
+
+def test_memory_levels_label_the_cited_sizes_and_the_counted_arrow():
+    fig = io_aware.memory_levels()
+    texts = [t.get_text() for t in fig.findobj(Text) if t.get_text().strip()]
+    assert "80 GiB,\nread at 3.35 TB/s" in texts and "228 KB in each of\n132 compute units" in texts
+    assert any("SlowMemory counts" in t for t in texts)
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    assert min(sizes) * 1280 / (fig.get_size_inches()[0] * 72) >= 20
+    plt.close(fig)

@@ -9,9 +9,13 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from selfattention.plots.llm import FONT, _style
+from selfattention.plots.llm import FONT, H100, _style
 
-__all__ = ["causal_tile_grid"]
+__all__ = ["H100_ON_CHIP", "causal_tile_grid", "memory_levels"]
+
+#: One NVIDIA H100 SXM's on-chip memories (NVIDIA Hopper tuning guide and H100 datasheet): 132 streaming
+#: multiprocessors (compute units), each with up to 228 KB of shared memory (SRAM), and a 50 MB L2 cache.
+H100_ON_CHIP = {"sms": 132, "sram_bytes_per_sm": 228 * 1024, "l2_bytes": 50 * 10**6}
 
 
 def causal_tile_grid(T: int, b: int) -> Figure:
@@ -46,4 +50,32 @@ def causal_tile_grid(T: int, b: int) -> Figure:
             Patch(facecolor="tab:orange", edgecolor="gray", label="mask inside (diagonal)"),
             Patch(facecolor="white", edgecolor="gray", hatch="//", label="all keys after the queries")],
                   loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=FONT - 2)
+    return fig
+
+
+def memory_levels() -> Figure:
+    """The H100's memories as three boxes, slow to fast: HBM (its size and bandwidth, :data:`H100`), the L2
+    cache, and each compute unit's SRAM (:data:`H100_ON_CHIP`), with the arrow whose traffic lesson 15 counts
+    (every tile read into SRAM, or written from it). Spec-sheet figures, not measured."""
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    boxes = [(0.0, "HBM (slow memory)", f"{H100['memory_bytes'] / 2**30:.0f} GiB,\n"
+                                        f"read at {H100['bandwidth'] / 1e12:.2f} TB/s"),
+             (3.6, "L2 cache", f"{H100_ON_CHIP['l2_bytes'] / 1e6:.0f} MB,\nshared by all compute units"),
+             (7.2, "SRAM (fast memory, M)", f"{H100_ON_CHIP['sram_bytes_per_sm'] // 1024} KB in each of\n"
+                                            f"{H100_ON_CHIP['sms']} compute units")]
+    with plt.rc_context(_style()):
+        fig, ax = plt.subplots(figsize=(10, 3.4), layout="constrained")
+        for x, name, size in boxes:
+            ax.add_patch(FancyBboxPatch((x, 0.2), 3.0, 1.6, boxstyle="round,pad=0.05", facecolor="aliceblue",
+                                        edgecolor="tab:blue", lw=2))
+            ax.text(x + 1.5, 1.35, name, ha="center", va="center", fontsize=FONT, weight="bold")
+            ax.text(x + 1.5, 0.75, size, ha="center", va="center", fontsize=FONT - 1)
+        ax.add_patch(FancyArrowPatch((1.5, 2.0), (8.7, 2.0), connectionstyle="arc3,rad=-0.25",
+                                     arrowstyle="<|-|>", mutation_scale=22, lw=2, color="tab:red"))
+        ax.text(5.1, 3.05, "elements moved: what SlowMemory counts", ha="center", color="tab:red",
+                fontsize=FONT)
+        ax.set_xlim(-0.2, 10.4)
+        ax.set_ylim(0, 3.45)
+        ax.axis("off")
     return fig
