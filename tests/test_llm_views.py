@@ -73,14 +73,18 @@ def test_io_counts_follow_the_formulas_and_tiles_fit():
 
 def test_io_ratio_is_standard_over_tiled():
     M = np.array([16384.0, 65536.0])
-    fig = llm_plots.io_ratio(M, [64, 128], T=16384)
-    line = fig.axes[0].lines[2]                       # d = 128 (lines[0] is the dotted 1)
-    b = np.array([llm_plots.tile_for(16384, 128), llm_plots.tile_for(65536, 128)])
-    T, d = 16384, 128
-    np.testing.assert_allclose(line.get_ydata(), (4 * T * d + 4 * T**2) / (2 * T * d + 2 * T**2 * d / b))
-    assert line.get_ydata()[0] < 1 < line.get_ydata()[1]   # tiny tiles lose, larger ones win
+    fig = llm_plots.io_ratio(M, [64, 128])
+    lines = fig.axes[0].lines        # the dotted 1, one line per d (same M), then the grey references per d
+    d = 128
+    b = np.array([llm_plots.tile_for(16384, d), llm_plots.tile_for(65536, d)])
+    same_m = np.array([llm_plots.standard_same_m(16384, d), llm_plots.standard_same_m(65536, d)])
+    np.testing.assert_allclose(lines[2].get_ydata(), same_m / (2 * d / b))      # both held to one M
+    np.testing.assert_allclose(lines[4].get_ydata(), 4 / (2 * d / b))           # the grey reference
+    assert lines[2].get_ydata()[0] < 1 < lines[2].get_ydata()[1]   # tiny tiles lose, larger ones win
+    assert lines[4].get_linewidth() < lines[2].get_linewidth()
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_xticklabels()[0].get_text() == "$2^{14}$"
-    assert "1: both move the same" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "1: above it, tiling wins" in texts and texts.count("standard with unlimited memory") == 1
     legible(fig)
 
 

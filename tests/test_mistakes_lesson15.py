@@ -915,6 +915,8 @@ def _from_L(S, L):
 backward_dq_unscaled = _backward_with(_from_L, lambda P, dS, dO: P.T @ dO, lambda d: 1.0)
 backward_dV_from_dS = _backward_with(_from_L, lambda P, dS, dO: dS.T @ dO, np.sqrt)
 backward_L_added = _backward_with(lambda S, L: np.exp(S + L[:, None]), lambda P, dS, dO: P.T @ dO, np.sqrt)
+backward_tile_max = _backward_with(lambda S, L: np.exp(S - S.max(axis=1, keepdims=True)),
+                                   lambda P, dS, dO: P.T @ dO, np.sqrt)   # a per-tile max, never normalised
 
 
 @pytest.mark.parametrize(("answer", "phrase"), [(flash_ell_not_rescaled, "but the running sum ℓ was not"),
@@ -943,7 +945,8 @@ def test_moved_without_q_says_q_or_o():
 
 @pytest.mark.parametrize(("answer", "phrase"), [
     (backward_dq_unscaled, "dq is not divided by sqrt(d) (dK is)"),
-    (backward_dV_from_dS, "dV was built from dS"), (backward_L_added, "P was taken as e^(S + L)")])
+    (backward_dV_from_dS, "dV was built from dS"), (backward_L_added, "P was taken as e^(S + L)"),
+    (backward_tile_max, "largest score in this key tile")])
 def test_backward_more_slips_are_named(answer, phrase):
     said = message(checks.check_query_tile_backward, answer)
     assert phrase in said and not [k for k, p in BACKWARD_PHRASES.items() if p in said]

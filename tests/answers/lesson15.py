@@ -21,10 +21,10 @@ tiles = T // b
 kv = sum(2 * b * d * (n + 1) for n in range(tiles))
 return T * d + T * d + kv
 """,
-    # exercise 3, the two lines the stored values give (section 2, steps 2 and 3): "P = e^(S - L)" with L_i
-    # belonging to row i, and "D_i = sum_c dO_ic O_ic, from the stored output", one number per query
+    # exercise 3: "P = e^(S - L)" with L_i belonging to row i; D_i = sum_j P_ij dP_ij with dP_ij written out
+    # (step 3: dP_ij = sum_c dO_ic V_jc), the sum over j taken first (sum_j P_ij V_jc = O_ic, from O = PV)
     "l15-backward-answer": """
 P = np.exp(q @ k.T / d ** 0.5 - L.reshape(-1, 1))
-D = np.einsum("ic,ic->i", dO, O)
+D = np.einsum("ic,ic->i", dO, O)   # sum_c dO_ic (sum_j P_ij V_jc)
 """,
 }

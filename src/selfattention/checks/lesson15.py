@@ -913,7 +913,7 @@ def _backward_cases() -> list[tuple[dict[str, Any], int, int]]:
 
 def _right_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarray, O: np.ndarray,
                       dO: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One query tile's gradients from whole matrices (section 2's cell, no tiles): (dq, dK share, dV share)."""
+    """One query tile's gradients from whole matrices (no tiles): (dq, dK share, dV share)."""
     d = q.shape[1]
     P = np.exp(q @ K.T / np.sqrt(d) - L[:, None])
     dS = P * (dO @ V.T - (dO * O).sum(axis=1)[:, None])
@@ -943,7 +943,9 @@ def _slipped_query_tile(q: np.ndarray, K: np.ndarray, V: np.ndarray, L: np.ndarr
             P = reference_softmax(S)
         if not exp_P:
             P = S - L[:, None]
-        if L_use != "exponent":  # "divide": e^S / L; "none": e^S
+        if L_use == "tile_max":  # e^(S - this tile's row maxima): never normalised
+            P = np.exp(S - S.max(axis=1, keepdims=True))
+        elif L_use != "exponent":  # "divide": e^S / L; "none": e^S
             P = np.exp(S) / (L[:, None] if L_use == "divide" else 1.0)
         dV[j:j + b] = P.T @ dO if transpose else P @ dO
         dP = dO @ v.T
@@ -971,6 +973,10 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "tile_softmax": ("P was not recomputed from L: these weights sum to 1 over each key tile's keys alone (a "
                      "softmax of the tile). P's entries belong to each query's softmax over all its keys, "
                      "whose normaliser the stored L holds (section 2, step 2).", {"from_L": False}),
+    "tile_max": ("P was taken as e^(S - m) with m each row's largest score in this key tile: subtracting a "
+                 "maximum keeps e^ from overflowing but does not normalise, and one tile's maximum is not the "
+                 "row's. These are not the row's softmax weights; the stored L is what normalises them "
+                 "(section 2).", {"L_use": "tile_max"}),
     "no_exp": ("P was taken as S - L, the logarithm of the weights, not the weights: L_i is a logarithm, "
                "log sum_j e^(S_ij) (section 2, step 2).", {"exp_P": False}),
     "L_divides": ("P was taken as e^S / L: L is a log-sum-exp, L_i = log sum_j e^(S_ij), the logarithm of "
@@ -986,12 +992,14 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
     "no_D": ("D is missing: dS = P * (dP - D[:, None]); P * dP alone forgets that the weights of a row sum "
              "to 1 (section 2, step 3).", {"D": "none"}),
     "D_tile": ("D computed from each key tile alone (rowsum of P * dP over its keys): D_i sums over all of row "
-               "i's keys, which one tile does not see; section 2, step 3 says what gives the whole row's.",
+               "i's keys, which one tile does not see. Derive the whole row's sum from what the function is "
+               "given for its queries (exercise 3's hint).",
                {"D": "tile"}),
-    "D_scalar": ("D is one number, the sum of dO * O over the whole tile: D_i is one number per query, "
+    "D_scalar": ("D is one number, a sum over the whole tile: D_i is one number per query, "
                  "summed over row i alone.", {"D": "scalar"}),
-    "D_dO": ("D was taken as the row sums of dO alone: the stored output O is missing from it (section 2, "
-             "step 3).", {"D": "dO"}),
+    "D_dO": ("D was taken as the row sums of dO alone: that drops the weights P and the values from "
+             "D_i = sum_j P_ij dP_ij. Write dP_ij out in dO and V and sum over j first (exercise 3's hint).",
+             {"D": "dO"}),
     "dS_no_P": ("dS was taken as dP - D: the factor P is missing. Each score's gradient is its weight times "
                 "(dP - D): dS = P * (dP - D[:, None]), lesson 06's alpha * (g - alpha . g).", {"dS_P": False}),
     "dK_from_P": ("dK was built from P: P^T q. Keys enter through the scores, S = q k^T / sqrt(d), so dK "
@@ -1002,9 +1010,9 @@ _BACKWARD_SLIPS: dict[str, tuple[str, dict[str, Any]]] = {
                     {"dK_scaled": False}),
     "D_dP": ("D was taken as the row sums of dP over this tile's keys: D_i = sum_j P_ij dP_ij weights each dP "
              "by its P and sums over all of row i's keys, which one tile does not see; a tile's dP alone is "
-             "neither weighted nor whole (section 2, step 3).", {"D": "dP"}),
+             "neither weighted nor whole (exercise 3's hint).", {"D": "dP"}),
     "D_dP_columns": ("D was taken as the column sums of dP (axis 0, over the queries): D_i belongs to query "
-                     "i and sums over all of its keys (section 2, step 3).", {"D": "dP0"}),
+                     "i and sums over all of its keys.", {"D": "dP0"}),
     "D_mean": ("D is the mean of dO * O over each row, not its sum: D_i is a sum over row i's columns.",
                {"D": "mean"}),
     "dV_scaled": ("dV was divided by sqrt(d): values enter through O = P V, not through the scaled scores, so "
@@ -1122,7 +1130,7 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                     raise ExerciseError(
                         f"query_tile_backward raised NameError on {what}: {exc.name} is not defined yet. The "
                         f"given lines after your answer use this tile's P (b_q, b) and D (b_q,): your lines "
-                        f"compute both, from the stored L and O.") from None
+                        f"compute both, from the stored values you are given.") from None
                 if isinstance(exc, ValueError) and "could not broadcast" in str(exc) and (
                         str(exc).count(",") >= 3):
                     raise ExerciseError(
@@ -1132,7 +1140,7 @@ def check_query_tile_backward(query_tile_backward: Callable[..., Any]) -> None:
                 if isinstance(exc, IndexError) and ("0-dimensional" in str(exc) or "scalar" in str(exc)):
                     raise ExerciseError(
                         f"query_tile_backward raised IndexError on {what}: {str(exc).rstrip('.')}. A single number "
-                        f"was indexed, as D[:, None] does when D = np.sum(dO * O) is summed with no axis: that "
+                        f"was indexed, as D[:, None] does when D was summed with no axis: that "
                         f"adds up the whole tile. D must be one number per query row, "
                         f"summed over that row alone.") from None
                 raise ExerciseError(f"query_tile_backward raised {type(exc).__name__} on {what}: {exc}") from None
