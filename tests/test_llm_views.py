@@ -185,16 +185,6 @@ def test_per_entry_moves_match_exercise_4():
     assert round(h100["tiled"], 2) == 4.97 and round(h100["standard, same M"], 2) == 6.26   # c = 340 > d
 
 
-def test_tile_grid_outlines_one_query_tile_and_hatches_the_skipped():
-    fig = llm_plots.tile_grid(256, 32, 5)
-    ax = fig.axes[0]
-    hatched = [p for p in ax.patches if p.get_hatch() == "//"]
-    assert len(hatched) == 8 * 7 // 2
-    outline = [p for p in ax.patches if not p.get_fill()]
-    assert len(outline) == 1 and outline[0].get_width() == 6     # key tiles 0..5
-    legible(fig)
-
-
 def test_prefill_decode_draws_the_square_then_one_row_per_step():
     from matplotlib.patches import Rectangle
     fig = llm_plots.prefill_decode(prompt=5, steps=2)

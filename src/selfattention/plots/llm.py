@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 __all__ = ["FONT", "loss_curves", "prefill_decode",
            "block_map", "loss_by_position", "io_counts", "io_ratio",
-           "matmul_tile_for", "per_entry_moves", "standard_same_m", "tile_grid", "decode_costs",
+           "matmul_tile_for", "per_entry_moves", "standard_same_m", "decode_costs",
            "decode_rates", "rope_turns", "rope_pairs_turning", "window_reach", "H100"]
 
 #: Font size (pt) of every figure here.
@@ -269,40 +269,6 @@ def per_entry_moves(M: int, d: int) -> dict[str, float]:
     :func:`standard_same_m`."""
     return {"b": tile_for(M, d), "c": matmul_tile_for(M), "tiled": 2 * d / tile_for(M, d), "standard": 4.0,
             "standard, same M": standard_same_m(M, d)}
-
-
-def tile_grid(T: int, b: int, query_tile: int) -> Figure:
-    """The (T/b) x (T/b) grid of score tiles, query tiles down and key tiles across: the tiles above the
-    diagonal, which the causal loop skips, hatched; the key tiles that query tile ``query_tile`` reads
-    outlined; the diagonal tiles, which the mask cuts through, shaded darker."""
-    from matplotlib.patches import Patch, Rectangle
-
-    n = T // b
-    with plt.rc_context(_style()):
-        fig, ax = plt.subplots(figsize=(6.2, 5.4), layout="constrained")
-        for i in range(n):
-            for j in range(n):
-                if j > i:
-                    face, hatch = "white", "//"
-                else:
-                    face, hatch = ("tab:orange" if j == i else "moccasin"), None
-                ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="gray", hatch=hatch, lw=0.8))
-        ax.add_patch(Rectangle((0, query_tile), query_tile + 1, 1, fill=False, edgecolor="tab:blue", lw=3.5))
-        ax.set_xlim(0, n)
-        ax.set_ylim(n, 0)
-        ax.set_aspect("equal")
-        ax.set_xticks(np.arange(n) + 0.5, [str(k) for k in range(n)])
-        ax.set_yticks(np.arange(n) + 0.5, [str(k) for k in range(n)])
-        ax.set_xlabel(f"key tile (b = {b} keys each)")
-        ax.set_ylabel("query tile")
-        ax.set_title(f"T = {T}: {n} x {n} tiles of scores")
-        ax.legend(handles=[
-            Patch(facecolor="moccasin", edgecolor="gray", label="read, every key allowed"),
-            Patch(facecolor="tab:orange", edgecolor="gray", label="read, mask inside (diagonal)"),
-            Patch(facecolor="white", edgecolor="gray", hatch="//", label="skipped: all keys later"),
-            Patch(fill=False, edgecolor="tab:blue", lw=3, label=f"what query tile {query_tile} reads")],
-                  loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=FONT - 2)
-    return fig
 
 
 def decode_costs(n_params: float, cache_bytes_per_token: float, T: int, batches: ArrayLike,
