@@ -166,7 +166,7 @@ def test_ablation_right_answers_pass(capsys):
 
 
 @pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero", "context and pool",
-                                 "W_O columns", "mean added"])
+                                 "W_O columns", "mean added", "own features", "first T rows"])
 def test_ablation_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=ABLATION_WRONG[key])
 
@@ -332,7 +332,8 @@ FFN_WRONG = {
 
 @pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
                                  "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
-                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library"])
+                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library", "erf(z/2)",
+                                 "no beta"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
     with np.errstate(all="ignore"):
