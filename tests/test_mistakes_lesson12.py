@@ -48,6 +48,9 @@ ABLATION = {
     "mean added": "the pool's mean was added",
     "counted from the last": "counting the heads from the last one",
     "times 100": "exactly 100 times the right answer",
+    "d_k 32": "hard-coded to 32",
+    "own features": "averaged over its own d_k features",
+    "first T rows": "only the first T",
 }
 
 
@@ -95,6 +98,13 @@ def _ablate_strided(context, pool, W_O, b_O, head, num_heads):
     return c @ W_O + b_O
 
 
+def _ablate_own_features(context, pool, W_O, b_O, head, num_heads):
+    d_k = context.shape[1] // num_heads
+    c = context.copy()
+    c[:, head * d_k:(head + 1) * d_k] = c[:, head * d_k:(head + 1) * d_k].mean(axis=1, keepdims=True)
+    return c @ W_O + b_O
+
+
 def _ablate_columns(context, pool, W_O, b_O, head, num_heads):
     """The head's mean sent through W_O[:, columns] (transposed to fit) instead of W_O's rows."""
     d_k = context.shape[1] // num_heads
@@ -129,6 +139,9 @@ ABLATION_WRONG = {
     "counted from the last": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n,
                                                              start=(n - 1 - h) * (c.shape[1] // n)),
     "times 100": lambda *a: 100 * _ablate(*a),
+    "d_k 32": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, start=h * 32, width=32),
+    "own features": lambda c, P, W, b, h, n: _ablate_own_features(c, P, W, b, h, n),
+    "first T rows": lambda c, P, W, b, h, n: _ablate(c, P[: len(c)], W, b, h, n),
 }
 
 
@@ -153,7 +166,7 @@ def test_ablation_right_answers_pass(capsys):
 
 
 @pytest.mark.parametrize("key", ["median", "too wide", "d_k from T", "zero", "context and pool",
-                                 "W_O columns", "mean added"])
+                                 "W_O columns", "mean added", "own features", "first T rows"])
 def test_ablation_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=ABLATION_WRONG[key])
 
@@ -222,6 +235,8 @@ FFN = {
     "LN(LN(x1) + FFN(LN(x1)))": "before the feed-forward and the residual",
     "library": "calls PyTorch's",
     "times 100": "exactly 100 times the right answer",
+    "erf(z/2)": "that GELU uses erf(z / 2)",
+    "no beta": "beta is missing (gamma kept)",
 }
 
 
@@ -309,12 +324,16 @@ FFN_WRONG = {
         torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2), x1.shape[-1:],
         torch.from_numpy(gamma), torch.from_numpy(beta), eps).numpy(),
     "times 100": lambda *a: 100 * _ffn(*a),
+    "erf(z/2)": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z / 2))),
+    "no beta": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: _ffn(x1, W_1, b_1, W_2, b_2, gamma,
+                                                                         0 * beta, eps),
 }
 
 
 @pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
                                  "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
-                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library"])
+                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library", "erf(z/2)",
+                                 "no beta"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
     with np.errstate(all="ignore"):
@@ -384,6 +403,7 @@ RATIO = {
     "length change": "how much token i's length changes",
     "length after": "the length after the head is added",
     "percentage": "that is a percentage",
+    "not divided": "without dividing by ||x_i||",
 }
 
 
@@ -405,6 +425,7 @@ RATIO_WRONG = {
     "length change": lambda w, vW, x: (np.linalg.norm(x + _o(w, vW), axis=-1) - np.linalg.norm(x, axis=-1))
     / np.linalg.norm(x, axis=-1),
     "length after": lambda w, vW, x: np.linalg.norm(x + _o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
+    "not divided": lambda w, vW, x: np.linalg.norm(_o(w, vW), axis=-1),
     "percentage": lambda w, vW, x: 100 * np.linalg.norm(_o(w, vW), axis=-1) / np.linalg.norm(x, axis=-1),
     "heads summed": lambda w, vW, x: np.broadcast_to(np.linalg.norm(_o(w, vW).sum(0), axis=-1)
                                                      / np.linalg.norm(x, axis=-1), np.shape(w)[:2]).copy(),

@@ -27,24 +27,102 @@ FRESH = ("the dog chased the ball across the park.", "our teacher explained the 
          "he missed the bus, so he walked to school.", "the band played until midnight, and nobody left.")
 """Lesson 12's 12 new sentences, on which a head's removal is measured again."""
 
-_ORIGINALS = ("the cat sat on the mat", "she drank a cup of tea", "the train left at noon",
-              "he painted the door red", "we walked to the park", "the soup was too hot",
-              "my sister plays the violin", "the shop opens on monday")
-YARDSTICK = {
-    "one-word edit, new meaning (8 pairs)": (_ORIGINALS, (
-        "the dog sat on the mat", "she drank a cup of coffee", "the train left at midnight",
-        "he painted the door blue", "we drove to the park", "the soup was too cold",
-        "my sister plays the piano", "the shop opens on friday")),
-    "paraphrase (8 pairs)": (_ORIGINALS, (
-        "a cat was sitting on the rug", "she had some tea", "the train departed at midday",
-        "he gave the door a coat of red paint", "we went to the park on foot",
-        "the soup was far too warm to eat", "my sister is a violinist", "on monday the store opens")),
-    "unrelated (8 pairs)": (_ORIGINALS, (
-        "interest rates rose again", "the engine needs new oil", "penguins live in antarctica",
-        "the election results were delayed", "quantum computers use qubits", "the goalkeeper saved a penalty",
-        "the volcano erupted last year", "photosynthesis needs sunlight")),
-}
-"""Lesson 12's yardstick: kind -> (8 sentences, 8 partners), pair i being (sentences[i], partners[i])."""
+EDITS = ("the keys to the old cabinet are on the floor.", "she put her money in the drawer, then went home.",
+         "we had a picnic on the river bank in the rain.", "i love apple phones, but i drink orange juice.",
+         "after the storm, the schools were closed for a day.",
+         "my brother plays the guitar, and he sings well.", "the train was late, so we took a bus.",
+         "he read the letter twice before he laughed.", "the children cried when the clown fell over.",
+         "if it snows tomorrow, the match will be cancelled.",
+         "the library opens at nine, but the cafe opens later.",
+         "she fixed the bike, then she rode to school.",
+         "the cat chased the ball across the park.", "our teacher explained the lesson, and we took photos.",
+         "the coffee was cold, so he heated it again.", "they painted the fence green last summer.",
+         "when the phone rang, the students left the room.",
+         "the pilot landed the plane safely in the storm.",
+         "i lost my umbrella, and it started to snow.", "the baker sold every cake before noon.",
+         "she planted tomatoes, beans and carrots in autumn.", "the old bridge was closed after the flood.",
+         "he missed the bus, so he walked to work.", "the band played until midnight, and nobody danced.")
+"""Lesson 12's yardstick: ``EDITS[k]`` is ``(PROBES + FRESH)[k]`` with one word changed, so the meaning
+changes while length and punctuation stay."""
+
+POOL = ("a cat was sitting on the rug", "he gave the door a coat of red paint", "he painted the door blue",
+        "he painted the door red", "interest rates rose again", "my sister is a violinist",
+        "my sister plays the piano", "my sister plays the violin", "on monday the store opens",
+        "penguins live in antarctica", "photosynthesis needs sunlight", "quantum computers use qubits",
+        "she drank a cup of coffee", "she drank a cup of tea", "she had some tea", "the cat sat on the mat",
+        "the dog sat on the mat", "the election results were delayed", "the engine needs new oil",
+        "the goalkeeper saved a penalty", "the shop opens on friday", "the shop opens on monday",
+        "the soup was far too warm to eat", "the soup was too cold", "the soup was too hot",
+        "the train departed at midday", "the train left at midnight", "the train left at noon",
+        "the volcano erupted last year", "we drove to the park", "we walked to the park",
+        "we went to the park on foot")
+"""32 short sentences, none of PROBES, FRESH or EDITS: the dataset whose mean mean-ablation uses."""
+
+
+def yardstick(model: Any, sentences: Sequence[str] = PROBES + FRESH,
+              edits: Sequence[str] = EDITS) -> dict[str, np.ndarray]:
+    """``1 - cos`` between sentence embeddings: each sentence against its one-word edit, and, as an upper
+    control, sentence k of the first half against sentence k of the second half (unrelated, of like length).
+
+    Returns:
+        ``{"one-word edit (24 pairs)": (n,), "unrelated (12 pairs)": (n // 2,)}`` for n sentences.
+    """
+    if len(sentences) != len(edits) or len(sentences) % 2:
+        raise ValueError("sentences and edits must be of one even length, "
+                         f"got {len(sentences)} and {len(edits)}")
+    e = model.sentence_embeddings(list(sentences)).numpy()
+    n = len(sentences)
+    edit = 1 - (e * model.sentence_embeddings(list(edits)).numpy()).sum(-1)
+    other = 1 - (e[: n // 2] * e[n // 2:]).sum(-1)
+    return {f"one-word edit ({n} pairs)": edit, f"unrelated ({n // 2} pairs)": other}
+
+
+def parking_table(held: dict[str, np.ndarray], parked: Any) -> str:
+    """Section 2's table: per layer 1-5, the parked heads' mean weight in each column of ``held`` (from
+    :func:`parking_controls`; the mean over the sentences of each head, then its mean and range over the
+    heads), the other heads' weight on [CLS], and a last line per sentence over all parked heads."""
+    parked = np.asarray(parked, dtype=bool)
+    names = list(held)
+    lines = ["layer  parked" + "".join(f"{name:>24}" for name in names) + "    other heads on [CLS]"]
+    for l in range(1, parked.shape[0]):
+        cols = [held[name][:, l, parked[l]].mean(0) for name in names]
+        cols.append(held[names[0]][:, l, ~parked[l]].mean(0))
+        lines.append(f"{l:5}  {parked[l].sum():2} of {parked.shape[1]}"
+                     + "".join(f"{c.mean():12.2f} ({c.min():.2f} to {c.max():.2f})" for c in cols))
+    lines.append("per sentence, mean over the parked heads: " + "; ".join(
+        f"{name} {held[name][:, parked].mean(1).min():.2f} to {held[name][:, parked].mean(1).max():.2f}"
+        for name in names))
+    return "\n".join(lines)
+
+
+def removal_table(delta: Any, parked: Any, edit: Any, cls_weight: Any,
+                  held_out: slice = slice(12, 24)) -> str:
+    """Section 4's verdicts. ``delta`` (layers, heads, n): 1 - cos when each head is removed, sentence by
+    sentence; ``edit`` (n,): 1 - cos between each sentence and its own one-word edit; ``cls_weight``
+    (layers, heads): mean weight on [CLS]. Compares each sentence's largest head removal with that sentence's
+    edit (layers 0-4, then layer 5), gives the parked and other heads' medians (layers 0-4), and the rank
+    tests of :func:`rank_tests` on the ``held_out`` sentences, also within layers (each layer's mean taken
+    out of the weights and of the log changes)."""
+    from scipy.stats import spearmanr
+
+    d, k, e = np.asarray(delta), np.asarray(parked, dtype=bool), np.asarray(edit)
+    early = np.arange(d.shape[0])[:, None] < d.shape[0] - 1
+    c = d.mean(-1)
+    lines = []
+    for name, layers in (("layers 0-4", slice(0, -1)), ("layer 5", slice(-1, None))):
+        top = d[layers].reshape(-1, d.shape[-1]).max(0)                # each sentence's largest removal
+        lines.append(f"{name}: largest removal / the sentence's own edit, per sentence: median "
+                     f"{np.median(top / e):.2f} ({(top / e).min():.2f} to {(top / e).max():.2f}); above the "
+                     f"edit in {(top > e).sum()} of {e.size} sentences")
+    lines.append(f"median change, layers 0-4, over the {e.size} sentences: parked "
+                 f"{np.median(c[k & early]):.4f}, others {np.median(c[~k & early]):.4f}")
+    held = d[..., held_out].mean(-1)
+    w, logc = np.asarray(cls_weight)[1:5], np.log(held[1:5])
+    within = spearmanr((w - w.mean(1, keepdims=True)).ravel(), (logc - logc.mean(1, keepdims=True)).ravel())
+    rho, p, mw = rank_tests(cls_weight, held, k)
+    lines.append(f"layers 1-4, the 12 new sentences only: Spearman {rho:.2f} (p = {p:.4f}), Mann-Whitney "
+                 f"p = {mw:.4f}; within layers: Spearman {within.statistic:.2f} (p = {within.pvalue:.4f})")
+    return "\n".join(lines)
 
 
 def layer_parts(model: Any, sentence: str) -> dict[str, Any]:

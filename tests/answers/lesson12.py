@@ -21,8 +21,8 @@ variance = ((h - mean) ** 2).mean(-1, keepdims=True)
 return gamma * (h - mean) / np.sqrt(variance + eps) + beta
 """,
     "l12-ratio-answer": """
-predicted_parked = 0.8 / 11.6     # "in layer 2, median 0.84 for parked heads", ||x_i|| "about 11.6"
-predicted_other = 1.6 / 11.6      # "1.58 for others"
+predicted_parked = 0.8 / 11.6     # section 3: layer 2's parked median ||o_i^h|| 0.84, ||x_i|| 11.6
+predicted_other = 1.6 / 11.6      # and 1.58 for the other heads
 def head_to_residual(weights, vW, x):
     o = np.matmul(weights, vW)
     return np.sqrt((np.asarray(o) ** 2).sum(-1)) / np.sqrt((np.asarray(x) ** 2).sum(-1))

@@ -78,6 +78,10 @@ def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.nda
         c[:, part] = P[:, part].mean()
     elif how == "all heads":
         c[:] = P.mean(axis=0)
+    elif how == "own features":                       # each token's slice averaged over its own features
+        c[:, part] = c[:, part].mean(axis=1, keepdims=True)
+    elif how == "first rows":                         # only the first T rows of the pool
+        c[:, part] = P[: c.shape[0], part].mean(axis=0)
     elif how == "keep only":
         kept = P[:, part].mean(axis=0)
         c[:] = 0.0
@@ -141,6 +145,14 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ablated(*case, width=case[0].shape[0] // case[5]),
         "the slice was centred (the pool's mean subtracted); mean-ablation puts the mean in the slice's "
         "place, the same d_k vector for every token.": _ablated(*case, how="centred"),
+        f"no feature was replaced: your slice of context is empty, as when d_k is hard-coded to 32 (this model's "
+        f"value); these inputs have d_k = {d_k}: compute d_k = context.shape[1] // num_heads.":
+            _ablated(*case, width=32),
+        "each token's slice was averaged over its own d_k features (a mean over axis 1); the mean is over the "
+        "pool's tokens, pool[:, columns].mean(axis=0), one d_k vector.": _ablated(*case, how="own features"),
+        f"the mean was taken over only the first T = {case[0].shape[0]} rows of the pool (as many as the sentence "
+        "has tokens); average over all N of its rows: pool[:, columns].mean(axis=0).":
+            _ablated(*case, how="first rows"),
         "the slice starts at column head; head h's d_k features start at column h*d_k: "
         "context[:, head*d_k:(head+1)*d_k].": _ablated(*case, start=case[4]),
         "you took every num_heads-th column (head::num_heads); the heads are side by side, head h in the "
@@ -197,8 +209,10 @@ def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
                affine: bool = True, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
                act_last: bool = False, swapped: bool = False, b_1_after: bool = False,
                eps_on_std: bool = False, rms: bool = False, no_std: bool = False, norm_x1: bool = False,
-               norm_ffn_input: bool = False) -> np.ndarray:
+               norm_ffn_input: bool = False, no_beta: bool = False) -> np.ndarray:
     g, b = (gamma, beta) if affine else (1.0, 0.0)
+    if no_beta:
+        b = 0.0
     if norm_x1:                                         # LN(LN(x1) + FFN(.)): a LayerNorm too many
         n1 = _layer_norm(x1, g, b, eps)
         return _layer_norm(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2, g, b, eps)
@@ -246,6 +260,10 @@ def _gelu_no_sqrt2(z: np.ndarray) -> np.ndarray:
     return 0.5 * z * (1.0 + _erf(z))
 
 
+def _gelu_half(z: np.ndarray) -> np.ndarray:
+    return 0.5 * z * (1.0 + _erf(z / 2.0))
+
+
 def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
     eps = case[7]
     fixed = {f"the eps argument is not used: your result matches eps = {e:g}, but this call passed eps = {eps:g}. "
@@ -257,6 +275,9 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
         "(h - mean) / np.sqrt(var + eps).": _ffn_block(*case, eps_on_std=True),
         "that GELU uses erf(z); the exact GELU is 0.5 z (1 + erf(z / sqrt(2))), with z divided by sqrt(2).":
             _ffn_block(*case, act=_gelu_no_sqrt2),
+        "that GELU uses erf(z / 2); the exact GELU divides by the square root of 2: 0.5 z (1 + erf(z / sqrt(2))).":
+            _ffn_block(*case, act=_gelu_half),
+        "beta is missing (gamma kept): LayerNorm ends with gamma * normalised + beta.": _ffn_block(*case, no_beta=True),
         "that GELU lacks the factor 1/2: the exact GELU is 0.5 z (1 + erf(z / sqrt(2))).":
             _ffn_block(*case, act=lambda z: 2.0 * gelu(z)),
         "that is RMSNorm (divided by the root mean square, the mean not subtracted); this model uses "
@@ -357,8 +378,12 @@ def _library_norm_or_gelu(fn: Callable[..., Any], case: tuple) -> str | None:
     return None
 
 
-def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
-    """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model)."""
+def check_feed_forward_block(feed_forward_block: Callable[..., Any], attention_out: Any = None,
+                             bert_layer: Any = None, target: Any = None) -> None:
+    """Exercise 2: LayerNorm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2), (T, d_model). Given ``attention_out``
+    (T, d_model), section 1's attention block rebuilt with the course's code, the model's ``bert_layer`` and
+    its real output ``target``, a right answer then finishes the layer, and the check prints whether the whole
+    rebuilt layer matches the model to float32 rounding."""
     cases = _ffn_cases()
     if callable(feed_forward_block):
         x1 = cases[-1][0]
@@ -382,6 +407,16 @@ def check_feed_forward_block(feed_forward_block: Callable[..., Any]) -> None:
                             "LayerNorm from section 1's formulas is the exercise. Compute them with NumPy "
                             "(erf as the exercise says).")
     passed("feed-forward, residual and LayerNorm in the model's order (post-norm), with the exact GELU.")
+    if attention_out is not None and bert_layer is not None and target is not None:
+        def p(t: Any) -> np.ndarray:
+            return np.asarray(t.detach().numpy() if hasattr(t, "detach") else t, dtype=float)
+        got = np.asarray(feed_forward_block(
+            p(attention_out), p(bert_layer.intermediate.dense.weight).T, p(bert_layer.intermediate.dense.bias),
+            p(bert_layer.output.dense.weight).T, p(bert_layer.output.dense.bias),
+            p(bert_layer.output.LayerNorm.weight), p(bert_layer.output.LayerNorm.bias), 1e-12), dtype=float)
+        gap = float(np.abs(got - p(target)).max())
+        print("The whole layer rebuilt (our attention, the model's LayerNorm, your feed_forward_block) against "
+              f"the model's output: max |ours - model| < 1e-5: {gap < 1e-5}")
 
 
 # ---------------------------------------------------------------- exercise 3: one head against the residual
@@ -394,6 +429,8 @@ def _head_ratio_mistakes(case: tuple) -> dict[str, np.ndarray]:
     weights, vW, x = (np.asarray(a, dtype=float) for a in case)
     norm = lambda v: np.linalg.norm(v, axis=-1)  # noqa: E731
     return {
+        "you returned ||o_i^h|| without dividing by ||x_i||: the exercise asks for the length of what head h "
+        "adds as a fraction of token i's own length, np.linalg.norm(x, axis=-1).": norm(weights @ vW),
         "that is ||x_i|| / ||o_i^h||, the ratio upside down: the head's output goes on top.":
             norm(x) / norm(weights @ vW),
         "those are squared norms (sums of squares); take the square root, np.linalg.norm.":

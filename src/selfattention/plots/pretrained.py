@@ -222,18 +222,20 @@ def removal_against_yardstick(
     if ax is None:
         _, ax = plt.subplots(figsize=(10, 5.4), layout="constrained")
     rows = [f"remove a head of layer {layer}" for layer in range(c.shape[0])] + list(yardstick)
-    for layer in range(c.shape[0]):
-        for m, colour, name in ((mark[layer], "tab:orange", marked_label),
-                                (~mark[layer], "tab:blue", other_label)):
-            y = layer + (0.0 if spread is None else (np.flatnonzero(m) - (c.shape[1] - 1) / 2) * 0.035)
-            ax.scatter(c[layer][m], np.full(int(m.sum()), layer) + y - layer, s=55, color=colour, alpha=0.8,
-                       label=name if layer == 0 else None, zorder=3)
-            if spread is not None:
-                each = _array(spread, "spread", 3)
-                if each.shape[:2] != c.shape:
-                    raise ValueError(f"spread has shape {each.shape}; expected {c.shape} + (n,)")
+    each = None if spread is None else _array(spread, "spread", 3)
+    if each is not None and each.shape[:2] != c.shape:
+        raise ValueError(f"spread has shape {each.shape}; expected {c.shape} + (n,)")
+    for layer in range(c.shape[0]):            # the marked heads last, so their dots lie on top
+        for m, colour, name, z in ((~mark[layer], "tab:blue", other_label, 3),
+                                   (mark[layer], "tab:orange", marked_label, 4)):
+            y = layer + (0.0 if each is None else (np.flatnonzero(m) - (c.shape[1] - 1) / 2) * 0.035)
+            dots = "" if each is None else " (dot: mean)"
+            ax.scatter(c[layer][m], np.full(int(m.sum()), layer) + y - layer, s=55, color=colour, alpha=0.9,
+                       label=name + dots if layer == 0 else None, zorder=z)
+            if each is not None:
                 ax.hlines(y, each[layer][m].min(-1), each[layer][m].max(-1), color=colour, alpha=0.5, lw=1,
-                          zorder=2)
+                          zorder=z - 2, label=(f"line: a head's range over {each.shape[2]} sentences"
+                                               if layer == 0 and z == 3 else None))
     for k, (kind, values) in enumerate(yardstick.items()):
         v = _array(values, f"yardstick[{kind!r}]", 1)
         ax.scatter(v, np.full(v.size, c.shape[0] + k), s=70, marker="D", color="tab:green",
@@ -243,7 +245,7 @@ def removal_against_yardstick(
     ax.invert_yaxis()
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=FONT, loc="upper right")
+    ax.legend(fontsize=FONT, loc="upper center", bbox_to_anchor=(0.32, -0.16), ncol=2)
     _style(ax)
     return ax
 
