@@ -113,9 +113,10 @@ PROBES = {
     "too few": "has 2 words",
     "a repeated word": "uses 'hand' more than once",
     "made from the word": "contains \"palm\", the word under test",
-    "the control as a probe": "holds \"oak\", the control",
+    "a control as a probe": "a control: the controls must be judged",
     "not in the table": "is not a whole word of the table",
-    "the tree sense": "the control \"oak\", a tree with no hand sense, scores above",
+    "the tree sense": "score above the chance level of your probes",
+    "too general": "scores just under the chance level of your probes, by 0.013",
     "unrelated words": "is no nearer your probes than 1 in 100 random words",
 }
 PROBES_WRONG = {
@@ -125,12 +126,24 @@ PROBES_WRONG = {
     "too few": ["hand", "wrist"],
     "a repeated word": ["hand", "hand", "wrist"],
     "made from the word": ["palms", "hand", "wrist"],          # the shortcut: found by spelling, not by sense
-    "the control as a probe": ["oak", "hand", "wrist"],
+    "a control as a probe": ["oak", "hand", "wrist"],
     "not in the table": ["knuckle", "hand", "wrist"],          # WordPiece splits "knuckle"
-    "the tree sense": ["coconut", "tree", "tropical", "leaves"],  # the other sense: "oak" is near it too
+    "the tree sense": ["coconut", "tropical", "beach"],        # lifts "palm" above chance, and controls
+    "too general": ["body", "head", "arm", "leg"],             # related to the hand, but near many words
     "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
 }
-PROBE_SHORTCUTS = ["made from the word", "the control as a probe", "the tree sense"]
+PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense"]
+# Tree-sense probe sets, tropical and temperate: some lift "palm" above chance, yet each lifts a tree control.
+TREE_PROBES = [
+    ["coconut", "tropical", "beach"],
+    ["coconut", "date", "tropical", "oasis"],
+    ["coconut", "tree", "tropical", "leaves"],
+    ["oasis", "sand", "desert"],
+    ["date", "fig", "olive"],
+    ["coconut", "mango", "fruit"],
+    ["tree", "trees", "leaf", "forest"],
+    ["tree", "leaves", "trunk"],
+]
 
 
 @pytest.mark.parametrize("mistake", sorted(PROBES_WRONG))
@@ -138,9 +151,14 @@ def test_probes_name_the_mistake(mistake: str) -> None:
     names_only(message(checks.check_sense_probes, PROBES_WRONG[mistake]), mistake, PROBES)
 
 
-def test_probes_tree_words_that_also_miss_palm_are_named_by_the_control() -> None:
-    said = message(checks.check_sense_probes, ["tree", "trees", "leaf", "forest"])
-    names_only(said, "the tree sense", PROBES)
+@pytest.mark.parametrize("probes", TREE_PROBES)
+def test_probes_tree_words_are_named_by_a_control(probes: list[str]) -> None:
+    names_only(message(checks.check_sense_probes, probes), "the tree sense", PROBES)
+
+
+def test_probes_a_tropical_control_among_tree_words_is_named() -> None:
+    said = message(checks.check_sense_probes, ["coconut", "banana", "tropical"])
+    names_only(said, "a control as a probe", PROBES)
 
 
 @pytest.mark.parametrize("mistake", sorted(set(PROBES_WRONG) - {"blank", "not words"}))
@@ -149,10 +167,16 @@ def test_probes_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None
                                   palm_probes=PROBES_WRONG[mistake])
 
 
+@pytest.mark.parametrize("probes", TREE_PROBES[:3] + [["coconut", "banana", "tropical"]])
+def test_probes_hidden_test_refuses_tree_words(probes: list[str]) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-probes-test", palm_probes=probes)
+
+
 @pytest.mark.parametrize("probes", [
     ["hand", "fingers", "wrist", "thumb"],
     ("Hands", "grip", "fist"),                                  # a tuple, capitals
     ["glove", "hand", "thumb", "fingers", "skin"],
+    ["skin", "grip", "fist", "knuckles", "gloves"],
 ])
 def test_probes_right_answers(probes, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_sense_probes, probes, capsys)

@@ -14,7 +14,7 @@ D = np.array([3.0, 1.0])      # 3*3 + 1*2 = 11, and it points close to C
 D_is = "Shorter"              # |D| |C| cos(theta) must stay 11 while cos(theta) grows
 """,
     "l01-probes-answer": """
-# Prediction: tree words would not do: "oak" is a tree too, so it would sit near them.
+# Prediction: tree words would not do: oak or pine sits near temperate ones, bamboo near tropical ones.
 palm_probes = ["skin", "grip", "fist", "knuckles", "gloves"]
 assert sense_cosine(E, "palm", palm_probes) > sense_cosine(E, "oak", palm_probes)
 """,
