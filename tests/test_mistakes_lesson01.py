@@ -53,33 +53,41 @@ def test_disagree_along_a_says_what_was_done_to_a(D: np.ndarray, did: str, says:
 
 @pytest.mark.parametrize("D", [2 * A, 0.5 * A, -A])
 def test_disagree_hidden_test_refuses_a_rescaled_a(D: np.ndarray) -> None:
-    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D, D_is="shorter")
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D, D_longest=LONGEST)
 
 
+LONGEST = 11 / (np.sqrt(13) * 0.95)            # |D| = 11 / (|C| cos(theta)) at the smallest cosine allowed
 PREDICTION = {
-    "blank": "D_is has no value yet",
-    "longer": "is not what your D shows: compute |D| and |A| and compare them",
-    "not the word": "it should be the word \"longer\" or \"shorter\"",
+    "blank": "D_longest has no value yet",
+    "not a number": "is not a number",
+    "cosine 1": "at cosine 1: the shortest D can be",
+    "A's length": "is A's length",
+    "C . C for |C|": "divides by C . C",
+    "times the cosine": "multiplies by the cosine",
+    "other": "does not follow from D . C",
 }
-PREDICTION_WRONG = {"blank": None, "longer": "longer", "not the word": "smaller"}
+PREDICTION_WRONG = {"blank": None, "not a number": "shorter", "cosine 1": 11 / np.sqrt(13),
+                    "A's length": np.sqrt(17), "C . C for |C|": 11 / (13 * 0.95),
+                    "times the cosine": 11 * 0.95 / np.sqrt(13), "other": 5.0}
 
 
 @pytest.mark.parametrize("mistake", sorted(PREDICTION_WRONG))
 def test_disagree_prediction_names_the_mistake(mistake: str) -> None:
-    """D = [3, 1], found by integer trial, is right; the prediction "longer or shorter" is graded too."""
+    """D = [3, 1], found by integer trial, is right; the prediction, D's largest length, is graded too."""
     D = np.array([3.0, 1.0])
-    said = message(lambda d_is: checks.check_dot_cosine_disagree(D, d_is), PREDICTION_WRONG[mistake])
+    said = message(lambda longest: checks.check_dot_cosine_disagree(D, longest), PREDICTION_WRONG[mistake])
     names_only(said, mistake, PREDICTION)
-    assert "shorter" not in said.replace('"longer" or "shorter"', ""), said   # keeps the answer back
+    assert f"{LONGEST:.3f}" not in said and f"{LONGEST:.2f}" not in said, said   # keeps the answer back
     assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D,
-                                  D_is=PREDICTION_WRONG[mistake])
+                                  D_longest=PREDICTION_WRONG[mistake])
 
 
-@pytest.mark.parametrize("D_is", ["shorter", " Shorter"])
-def test_disagree_prediction_right(D_is: str, capsys: pytest.CaptureFixture[str]) -> None:
-    checks.check_dot_cosine_disagree(np.array([3.0, 1.0]), D_is)
+@pytest.mark.parametrize("D_longest", [LONGEST, 3.2115, np.float32(LONGEST)])
+def test_disagree_prediction_right(D_longest, capsys: pytest.CaptureFixture[str]) -> None:
+    checks.check_dot_cosine_disagree(np.array([3.0, 1.0]), D_longest)
     assert capsys.readouterr().out.startswith("Correct:")
-    assert hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=np.array([3.0, 1.0]), D_is=D_is)
+    assert hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=np.array([3.0, 1.0]),
+                              D_longest=D_longest)
 
 
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))

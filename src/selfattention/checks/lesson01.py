@@ -33,10 +33,10 @@ def _rounding_hint(dot: float, target: float) -> str:
 _NOT_GIVEN = object()  # exercise 1's prediction, when a caller (an older record) passes D alone
 
 
-def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
+def check_dot_cosine_disagree(D: Any, D_longest: Any = _NOT_GIVEN) -> None:
     """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740), and the
-    prediction ``D_is``, "longer" or "shorter" than A (it must be "shorter": |D| |C| cos = 11 with a larger cos); a
-    wrong prediction is told to compare the lengths, without being told the answer."""
+    prediction ``D_longest``, the largest length D may have (11 / (|C| 0.95), about 3.211); a wrong prediction
+    is told which slip it is (cosine 1, A's length, C . C for |C|, multiplying by the cosine), never the answer."""
     if D is None or D is Ellipsis:
         raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
     try:
@@ -76,20 +76,42 @@ def check_dot_cosine_disagree(D: Any, D_is: Any = _NOT_GIVEN) -> None:
         raise ExerciseError(f"D . C = {target:g} as asked, but cos(D, C) = {cos:.3f}; it must be above "
                             f"{DISAGREE_MIN_COS}: turn D more towards C, keeping D . C = {target:g}.")
     shorter = "shorter" if np.linalg.norm(d) < np.linalg.norm(_A) else "longer"
-    if D_is is not _NOT_GIVEN:
-        said = D_is.strip().lower() if isinstance(D_is, str) else D_is
-        if said is None or said is Ellipsis:
-            raise ExerciseError("D is right, but D_is has no value yet: set it to \"longer\" or \"shorter\", "
-                                "your prediction of D's length against A's.")
-        if said not in ("longer", "shorter"):
-            raise ExerciseError(f"D is right, but D_is = {D_is!r:.40}; it should be the word \"longer\" or "
-                                "\"shorter\".")
-        if said != "shorter":
-            raise ExerciseError(f"D is right, but D_is = {said!r} is not what your D shows: compute |D| and |A| "
-                                "and compare them, then check it against D . C = |D| |C| cos(theta), which stays "
-                                "11 while cos(theta) grows.")
+    longest = target / (np.linalg.norm(_C) * DISAGREE_MIN_COS)
+    if D_longest is not _NOT_GIVEN:
+        _judge_longest(D_longest, target)
     passed(f"D . C = {dot:.3f} = A . C, but cos(D, C) = {cos:.3f} against cos(A, C) = {_reference_cosine(_A, _C):.3f}; "
-           f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}.")
+           f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}, and no D may be longer "
+           f"than {longest:.3f}.")
+
+
+def _judge_longest(D_longest: Any, target: float) -> None:
+    """Exercise 1's prediction: the largest length D may have, |D| = 11 / (|C| * 0.95)."""
+    if D_longest is None or D_longest is Ellipsis:
+        raise ExerciseError("D is right, but D_longest has no value yet: set it to a number, the largest length D "
+                            "may have.")
+    try:
+        said = float(D_longest)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"D is right, but D_longest = {D_longest!r:.40} is not a number: give the largest "
+                            "length D may have, as a number.") from None
+    norm_c = float(np.linalg.norm(_C))
+    if abs(said - target / (norm_c * DISAGREE_MIN_COS)) < 2e-3:
+        return
+    known = [
+        (target / norm_c, "is the length of D along C, at cosine 1: the shortest D can be. The longest has the "
+                          "smallest cosine allowed"),
+        (float(np.linalg.norm(_A)), f"is A's length, but A's cosine is {_reference_cosine(_A, _C):.3f}, below "
+                                    f"{DISAGREE_MIN_COS}; the longest D has the smallest cosine allowed"),
+        (target / (float(_C @ _C) * DISAGREE_MIN_COS), "divides by C . C where the formula has the length "
+                                                        "|C|, the square root of C . C"),
+        (target * DISAGREE_MIN_COS / norm_c, "multiplies by the cosine, but D . C = |D| |C| cos(theta) = 11 "
+                                             "solved for |D| divides by it"),
+    ]
+    for value, why in known:
+        if abs(said - value) < 2e-3:
+            raise ExerciseError(f"D is right, but D_longest = {said:.3f} {why}.")
+    raise ExerciseError(f"D is right, but D_longest = {said:.3f} does not follow from D . C = |D| |C| cos(theta) "
+                        f"= {target:g}: solve it for |D|, at the cosine where |D| is largest.")
 
 
 # ---- exercise 2: probes that lift "palm" above chance and none of the tree controls
