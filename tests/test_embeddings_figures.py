@@ -29,6 +29,20 @@ def test_dot_product_cases_title_each_panel_with_its_dot_product_and_angle() -> 
     plt.close("all")
 
 
+def test_length_angle_figure_labels_lengths_dot_products_and_angles() -> None:
+    A, C = np.array([1.0, 4.0]), np.array([3.0, 2.0])
+    fig = plots.length_angle_figure({"A": A, "2A": 2 * A, "C": C}, "C")
+    assert not small_texts(fig)
+    text = " | ".join(t.get_text() for t in fig.axes[0].texts)
+    assert "A: length 4.12, A . C = 11, angle 42°" in text and "2A . C = 22, angle 42°" in text, text
+    assert "C: length 3.61" in text, text
+    with pytest.raises(ValueError, match="ref is 'D'"):
+        plots.length_angle_figure({"A": A}, "D")
+    with pytest.raises(ValueError, match=r"expected \(2,\) each"):
+        plots.length_angle_figure({"A": [1.0, 2.0, 3.0], "C": C}, "C")
+    plt.close("all")
+
+
 def test_lookup_diagram_shows_the_numbers_it_is_given() -> None:
     fig = plots.lookup_diagram(["bank", "money"], [2924, 2769], (30522, 384), 0.3978)
     assert not small_texts(fig)

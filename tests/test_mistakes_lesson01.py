@@ -53,33 +53,41 @@ def test_disagree_along_a_says_what_was_done_to_a(D: np.ndarray, did: str, says:
 
 @pytest.mark.parametrize("D", [2 * A, 0.5 * A, -A])
 def test_disagree_hidden_test_refuses_a_rescaled_a(D: np.ndarray) -> None:
-    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D, D_is="shorter")
+    assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D, D_longest=LONGEST)
 
 
+LONGEST = 11 / (np.sqrt(13) * 0.95)            # |D| = 11 / (|C| cos(theta)) at the smallest cosine allowed
 PREDICTION = {
-    "blank": "D_is has no value yet",
-    "longer": "is not what your D shows: compute |D| and |A| and compare them",
-    "not the word": "it should be the word \"longer\" or \"shorter\"",
+    "blank": "D_longest has no value yet",
+    "not a number": "is not a number",
+    "cosine 1": "at cosine 1: the shortest D can be",
+    "A's length": "is A's length",
+    "C . C for |C|": "divides by C . C",
+    "times the cosine": "multiplies by the cosine",
+    "other": "does not follow from D . C",
 }
-PREDICTION_WRONG = {"blank": None, "longer": "longer", "not the word": "smaller"}
+PREDICTION_WRONG = {"blank": None, "not a number": "shorter", "cosine 1": 11 / np.sqrt(13),
+                    "A's length": np.sqrt(17), "C . C for |C|": 11 / (13 * 0.95),
+                    "times the cosine": 11 * 0.95 / np.sqrt(13), "other": 5.0}
 
 
 @pytest.mark.parametrize("mistake", sorted(PREDICTION_WRONG))
 def test_disagree_prediction_names_the_mistake(mistake: str) -> None:
-    """D = [3, 1], found by integer trial, is right; the prediction "longer or shorter" is graded too."""
+    """D = [3, 1], found by integer trial, is right; the prediction, D's largest length, is graded too."""
     D = np.array([3.0, 1.0])
-    said = message(lambda d_is: checks.check_dot_cosine_disagree(D, d_is), PREDICTION_WRONG[mistake])
+    said = message(lambda longest: checks.check_dot_cosine_disagree(D, longest), PREDICTION_WRONG[mistake])
     names_only(said, mistake, PREDICTION)
-    assert "shorter" not in said.replace('"longer" or "shorter"', ""), said   # keeps the answer back
+    assert f"{LONGEST:.3f}" not in said and f"{LONGEST:.2f}" not in said, said   # keeps the answer back
     assert not hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=D,
-                                  D_is=PREDICTION_WRONG[mistake])
+                                  D_longest=PREDICTION_WRONG[mistake])
 
 
-@pytest.mark.parametrize("D_is", ["shorter", " Shorter"])
-def test_disagree_prediction_right(D_is: str, capsys: pytest.CaptureFixture[str]) -> None:
-    checks.check_dot_cosine_disagree(np.array([3.0, 1.0]), D_is)
+@pytest.mark.parametrize("D_longest", [LONGEST, 3.2115, np.float32(LONGEST)])
+def test_disagree_prediction_right(D_longest, capsys: pytest.CaptureFixture[str]) -> None:
+    checks.check_dot_cosine_disagree(np.array([3.0, 1.0]), D_longest)
     assert capsys.readouterr().out.startswith("Correct:")
-    assert hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=np.array([3.0, 1.0]), D_is=D_is)
+    assert hidden_test_passes("01_static_embeddings", "l01-disagree-test", D=np.array([3.0, 1.0]),
+                              D_longest=D_longest)
 
 
 @pytest.mark.parametrize("mistake", sorted(DISAGREE_WRONG))
@@ -113,9 +121,10 @@ PROBES = {
     "too few": "has 2 words",
     "a repeated word": "uses 'hand' more than once",
     "made from the word": "contains \"palm\", the word under test",
-    "the control as a probe": "holds \"oak\", the control",
+    "a control as a probe": "a control: the controls must be judged",
     "not in the table": "is not a whole word of the table",
-    "the tree sense": "the control \"oak\", a tree with no hand sense, scores above",
+    "the tree sense": "score above the chance level of your probes",
+    "too general": "scores just under the chance level of your probes, by 0.013",
     "unrelated words": "is no nearer your probes than 1 in 100 random words",
 }
 PROBES_WRONG = {
@@ -125,12 +134,24 @@ PROBES_WRONG = {
     "too few": ["hand", "wrist"],
     "a repeated word": ["hand", "hand", "wrist"],
     "made from the word": ["palms", "hand", "wrist"],          # the shortcut: found by spelling, not by sense
-    "the control as a probe": ["oak", "hand", "wrist"],
+    "a control as a probe": ["oak", "hand", "wrist"],
     "not in the table": ["knuckle", "hand", "wrist"],          # WordPiece splits "knuckle"
-    "the tree sense": ["coconut", "tree", "tropical", "leaves"],  # the other sense: "oak" is near it too
+    "the tree sense": ["coconut", "tropical", "beach"],        # lifts "palm" above chance, and controls
+    "too general": ["body", "head", "arm", "leg"],             # related to the hand, but near many words
     "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
 }
-PROBE_SHORTCUTS = ["made from the word", "the control as a probe", "the tree sense"]
+PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense"]
+# Tree-sense probe sets, tropical and temperate: some lift "palm" above chance, yet each lifts a tree control.
+TREE_PROBES = [
+    ["coconut", "tropical", "beach"],
+    ["coconut", "date", "tropical", "oasis"],
+    ["coconut", "tree", "tropical", "leaves"],
+    ["oasis", "sand", "desert"],
+    ["date", "fig", "olive"],
+    ["coconut", "mango", "fruit"],
+    ["tree", "trees", "leaf", "forest"],
+    ["tree", "leaves", "trunk"],
+]
 
 
 @pytest.mark.parametrize("mistake", sorted(PROBES_WRONG))
@@ -138,9 +159,14 @@ def test_probes_name_the_mistake(mistake: str) -> None:
     names_only(message(checks.check_sense_probes, PROBES_WRONG[mistake]), mistake, PROBES)
 
 
-def test_probes_tree_words_that_also_miss_palm_are_named_by_the_control() -> None:
-    said = message(checks.check_sense_probes, ["tree", "trees", "leaf", "forest"])
-    names_only(said, "the tree sense", PROBES)
+@pytest.mark.parametrize("probes", TREE_PROBES)
+def test_probes_tree_words_are_named_by_a_control(probes: list[str]) -> None:
+    names_only(message(checks.check_sense_probes, probes), "the tree sense", PROBES)
+
+
+def test_probes_a_tropical_control_among_tree_words_is_named() -> None:
+    said = message(checks.check_sense_probes, ["coconut", "banana", "tropical"])
+    names_only(said, "a control as a probe", PROBES)
 
 
 @pytest.mark.parametrize("mistake", sorted(set(PROBES_WRONG) - {"blank", "not words"}))
@@ -149,10 +175,16 @@ def test_probes_hidden_test_refuses_what_the_check_refuses(mistake: str) -> None
                                   palm_probes=PROBES_WRONG[mistake])
 
 
+@pytest.mark.parametrize("probes", TREE_PROBES[:3] + [["coconut", "banana", "tropical"]])
+def test_probes_hidden_test_refuses_tree_words(probes: list[str]) -> None:
+    assert not hidden_test_passes("01_static_embeddings", "l01-probes-test", palm_probes=probes)
+
+
 @pytest.mark.parametrize("probes", [
     ["hand", "fingers", "wrist", "thumb"],
     ("Hands", "grip", "fist"),                                  # a tuple, capitals
     ["glove", "hand", "thumb", "fingers", "skin"],
+    ["skin", "grip", "fist", "knuckles", "gloves"],
 ])
 def test_probes_right_answers(probes, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_sense_probes, probes, capsys)

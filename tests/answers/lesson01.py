@@ -1,7 +1,7 @@
 """Lesson 01, answered from the lesson's own words (other than the instructor's solutions):
 
 - Exercise 1: a vector turned towards C, checked by hand: D = [3, 1] has D . C = 9 + 2 = 11 and a cosine of
-  0.965.
+  0.965; the longest D solves |D| |C| cos(theta) = 11 at the smallest cosine allowed.
 - Exercise 2: words used where a hand is, tried with `sense_cosine` as the exercise says, none containing
   "palm".
 - Exercise 3: the hint's way: compute the votes x_j . r of a few candidate words with `toward_river`, then
@@ -11,10 +11,10 @@
 ANSWERS = {
     "l01-disagree-answer": """
 D = np.array([3.0, 1.0])      # 3*3 + 1*2 = 11, and it points close to C
-D_is = "Shorter"              # |D| |C| cos(theta) must stay 11 while cos(theta) grows
+D_longest = 11 / (np.linalg.norm(C) * 0.95)   # |D| |C| cos(theta) = 11, cos(theta) at least 0.95
 """,
     "l01-probes-answer": """
-# Prediction: tree words would not do: "oak" is a tree too, so it would sit near them.
+# Prediction: tree words would not do: oak or pine sits near temperate ones, bamboo near tropical ones.
 palm_probes = ["skin", "grip", "fist", "knuckles", "gloves"]
 assert sense_cosine(E, "palm", palm_probes) > sense_cosine(E, "oak", palm_probes)
 """,

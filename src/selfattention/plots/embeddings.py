@@ -1,5 +1,6 @@
-"""Figures of lesson 01 (static embeddings): the sign of a dot product, a table lookup, cosines read against
-random pairs, the fruit/tech plane, and one word's output vectors compared across sentences.
+"""Figures of lesson 01 (static embeddings): the sign of a dot product, lengths against angles, a table
+lookup, cosines read against random pairs, the fruit/tech plane, and one word's output vectors compared
+across sentences.
 
 Every figure is 12 inches wide with text of at least 15 pt (about 21 px when a slide draws it 1232 px wide),
 and at most 6 inches high.
@@ -16,9 +17,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "lookup_diagram", "draw_chance",
-           "chance_figure", "groups_figure", "draw_plane", "plane_figure", "cluster_plane_figure",
-           "cosine_map"]
+__all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "length_angle_figure", "lookup_diagram",
+           "draw_chance", "chance_figure", "groups_figure", "draw_plane", "plane_figure",
+           "cluster_plane_figure", "cosine_map"]
 
 WIDTH = 12.0  # inches: a figure drawn across a slide
 FONT = 15  # points
@@ -64,6 +65,43 @@ def dot_product_cases(u: ArrayLike, cases: Mapping[str, ArrayLike]) -> Figure:
         ax.set_xticks([])
         ax.set_yticks([])
         ax.set_title(f"{name}\nu . v = {u @ v:.2f}, angle {angle:.0f}°", fontsize=FONT)
+    fig.tight_layout()
+    return fig
+
+
+def length_angle_figure(vectors: Mapping[str, ArrayLike], ref: str) -> Figure:
+    """2-D arrows from the origin, each labelled with its length, its dot product with ``vectors[ref]`` and
+    its angle to it: the picture behind "a larger dot product need not mean a larger cosine".
+
+    Inputs:
+        vectors: ``{name: v of shape (2,)}``, one of them named ``ref`` (drawn in black).
+    Returns:
+        the figure (12 x 5.6 inches).
+    """
+    if ref not in vectors:
+        raise ValueError(f"ref is {ref!r}; expected one of {list(vectors)}")
+    arrays = {name: _array(name, v, 1) for name, v in vectors.items()}
+    bad = {name: a.shape for name, a in arrays.items() if a.shape != (2,)}
+    if bad:
+        raise ValueError(f"vectors has shapes {bad}; expected (2,) each")
+    r = arrays[ref]
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(WIDTH, 5.6))
+    for k, (name, v) in enumerate(arrays.items()):
+        colour = "black" if name == ref else colours[k % len(colours)]
+        ax.annotate("", xy=v, xytext=(0, 0), zorder=10 - np.linalg.norm(v),     # short arrows on top
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3, "mutation_scale": 22})
+        label = f" {name}: length {np.linalg.norm(v):.2f}"
+        if name != ref:
+            angle = np.degrees(np.arccos(np.clip(v @ r / (np.linalg.norm(v) * np.linalg.norm(r)), -1, 1)))
+            label += f", {name} . {ref} = {v @ r:.0f}, angle {angle:.0f}°"
+        ax.text(v[0], v[1], label, color=colour, fontsize=FONT, va="center")
+    top = 1.1 * max(np.abs(a).max() for a in arrays.values())
+    ax.set_xlim(-0.3, 1.8 * top)
+    ax.set_ylim(-0.3, top)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=FONT)
+    ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
 
