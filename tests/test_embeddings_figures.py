@@ -19,16 +19,6 @@ from selfattention.widgets import embeddings as embedding_widgets  # noqa: E402
 CHANCE = np.random.default_rng(0).normal(0.01, 0.08, size=5000)
 
 
-def test_dot_product_cases_title_each_panel_with_its_dot_product_and_angle() -> None:
-    fig = plots.dot_product_cases(np.array([2.0, 1.0]), {"aligned": [1.5, 1.2], "orthogonal": [-1.0, 2.0]})
-    assert not small_texts(fig)
-    titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["aligned\nu . v = 4.20, angle 12°", "orthogonal\nu . v = 0.00, angle 90°"]
-    with pytest.raises(ValueError, match=r"cases\['bad'\] has shape \(3,\); expected \(2,\)"):
-        plots.dot_product_cases(np.array([2.0, 1.0]), {"bad": [1.0, 2.0, 3.0]})
-    plt.close("all")
-
-
 def test_length_angle_figure_labels_lengths_dot_products_and_angles() -> None:
     A, C = np.array([1.0, 4.0]), np.array([3.0, 2.0])
     fig = plots.length_angle_figure({"A": A, "2A": 2 * A, "C": C}, "C")

@@ -17,7 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["WIDTH", "FONT", "PERCENTILES", "dot_product_cases", "length_angle_figure", "lookup_diagram",
+__all__ = ["WIDTH", "FONT", "PERCENTILES", "length_angle_figure", "lookup_diagram",
            "draw_chance", "chance_figure", "groups_figure", "draw_plane", "plane_figure",
            "cluster_plane_figure", "cosine_map"]
 
@@ -31,42 +31,6 @@ def _array(name: str, x: ArrayLike, ndim: int) -> np.ndarray:
     if a.ndim != ndim:
         raise ValueError(f"{name} has shape {a.shape}; expected {ndim} dimension(s)")
     return a
-
-
-def dot_product_cases(u: ArrayLike, cases: Mapping[str, ArrayLike]) -> Figure:
-    """One panel per case: the fixed 2-D vector ``u`` (blue) and a vector ``v`` (red), titled with the case's
-    name, u . v and the angle between them.
-
-    Inputs:
-        u: shape (2,); cases: ``{name: v of shape (2,)}``, e.g. aligned, orthogonal, opposite.
-    Returns:
-        the figure (12 x 4.6 inches).
-    """
-    u = _array("u", u, 1)
-    if u.shape != (2,) or not cases:
-        raise ValueError(f"u has shape {u.shape} and cases {len(cases)} entries; expected (2,) and at least "
-                         "one case")
-    fig, axes = plt.subplots(1, len(cases), figsize=(WIDTH, 4.6), squeeze=False)
-    top = 1.15 * max(np.abs(u).max(), *(np.abs(np.asarray(v, dtype=float)).max() for v in cases.values()))
-    for ax, (name, v) in zip(axes[0], cases.items(), strict=True):
-        v = _array(name, v, 1)
-        if v.shape != (2,):
-            raise ValueError(f"cases[{name!r}] has shape {v.shape}; expected (2,)")
-        angle = np.degrees(np.arccos(np.clip(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)), -1, 1)))
-        for vec, label, colour in ((u, "u", "tab:blue"), (v, "v", "tab:red")):
-            ax.annotate("", xy=vec, xytext=(0, 0),
-                        arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3, "mutation_scale": 22})
-            ax.text(vec[0], vec[1], f" {label}", color=colour, fontsize=FONT, fontweight="bold")
-        ax.set_xlim(-top, top)
-        ax.set_ylim(-top, top)
-        ax.set_aspect("equal")
-        ax.axhline(0, color="gray", lw=0.8)
-        ax.axvline(0, color="gray", lw=0.8)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.set_title(f"{name}\nu . v = {u @ v:.2f}, angle {angle:.0f}°", fontsize=FONT)
-    fig.tight_layout()
-    return fig
 
 
 def length_angle_figure(vectors: Mapping[str, ArrayLike], ref: str) -> Figure:
