@@ -17,8 +17,8 @@ SUBMISSIONS        ?= submissions
 GRADES             ?= grades/grades.csv
 FEEDBACK           ?= feedback
 # make grade's run policy: time, output, and the sandbox each submission's kernel runs in.
-CELL_TIMEOUT       ?= 60
-SUBMISSION_TIMEOUT ?= 300
+CELL_TIMEOUT       ?= 180
+SUBMISSION_TIMEOUT ?= 600
 JOBS               ?= 1
 ISOLATION          ?= bwrap
 MEMORY_LIMIT       ?= 2G

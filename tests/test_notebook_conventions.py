@@ -11,11 +11,13 @@ import importlib.util
 import keyword
 import re
 import sys
+from datetime import datetime
 
 import pytest
 from conftest import NOTEBOOKS, ROOT, load_notebook
 
 from selfattention.coursework import lessons
+from selfattention.coursework.policy import RunPolicy
 
 sys.path.insert(0, str(ROOT / "tools"))
 from lesson_load import MAX_MINUTES, lesson_load  # noqa: E402
@@ -88,6 +90,36 @@ def test_nothing_machine_specific_in_outputs(notebook):
             text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
             for pattern in (r"/tmp/", r"/root/", r"/home/\w+", r"0x[0-9a-f]{8,}", str(ROOT)):
                 assert not re.search(pattern, text), f"{path.name}: cell {i} output matches {pattern}"
+
+
+def _cell_seconds(cell: dict) -> float | None:
+    """Seconds the cell took when the notebook was last executed (nbclient records it), or None."""
+    stamps = cell.get("metadata", {}).get("execution", {})
+    if "iopub.execute_input" not in stamps or "shell.execute_reply" not in stamps:
+        return None
+    start, end = (datetime.fromisoformat(stamps[k].replace("Z", "+00:00"))
+                  for k in ("iopub.execute_input", "shell.execute_reply"))
+    return (end - start).total_seconds()
+
+
+def test_every_cell_fits_the_graders_default_time_limits(notebook):
+    """``make grade`` runs a learner's whole lesson under ``RunPolicy``'s default limits; the instructor's
+    copy, as last executed (often on a busy machine), uses at most half of each, so a correct submission is
+    not cut off on a grader that is slower or busier than that."""
+    path, nb = notebook
+    policy = RunPolicy()
+    seconds = {i: s for i, c in enumerate(nb["cells"])
+               if c["cell_type"] == "code" and (s := _cell_seconds(c)) is not None}
+    assert seconds, f"{path.name}: no cell records its execution time (execute it with nbconvert or nbclient)"
+    slowest = max(seconds, key=seconds.get)
+    assert seconds[slowest] <= policy.cell_timeout / 2, (
+        f"{path.name}: cell {slowest} took {seconds[slowest]:.0f} s; the grader stops a cell at "
+        f"{policy.cell_timeout} s: make it faster or raise the default"
+    )
+    total = sum(seconds.values())
+    assert total <= policy.submission_timeout / 2, (
+        f"{path.name}: {total:.0f} s in all; the grader stops a lesson at {policy.submission_timeout} s"
+    )
 
 
 def test_output_ignored_only_by_exception(notebook):

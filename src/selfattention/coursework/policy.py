@@ -49,8 +49,8 @@ class RunPolicy:
     ``"none"`` (not isolated: the kernel runs with the grader's rights; every CSV row says so).
     """
 
-    cell_timeout: int = 60  #: seconds per cell before it is interrupted
-    submission_timeout: int = 300  #: seconds per submission before its worker and kernel are killed
+    cell_timeout: int = 180  #: seconds per cell before it is interrupted
+    submission_timeout: int = 600  #: seconds per submission before its worker and kernel are killed
     max_output_bytes: int = 1_000_000  #: output kept per cell (characters; a figure is ~50 kB)
     isolation: str = "bwrap"
     memory: int = 2 << 30  #: bytes of memory for the kernel and all it starts
