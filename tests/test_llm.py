@@ -532,3 +532,31 @@ def test_clue_table_prints_ratios_per_seed_and_compares_the_last_two_groups(llam
                                                     window=4)[:, -1].mean() for group in (far, near))
     assert lines[-1].startswith("window 4, target loss far minus near (ranges): seed 0 ")
     assert f"seed 1 {far_loss - near_loss:+.2f} (" in lines[-1]
+
+
+def test_train_llama_with_a_window_never_reads_past_it_and_is_seeded():
+    a, b = (sa.llm.train_llama(0, window=4, steps=2) for _ in range(2))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))   # seeded
+    ids = a.encode(sa.llm.zen_of_python()[:12])                                      # (1, 12)
+    changed = ids.clone()
+    changed[0, 0] = (changed[0, 0] + 1) % len(a.vocab)
+    full = sa.llm.train_llama(0, steps=2)         # the same draws without the window train otherwise
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), full.parameters(), strict=True))
+    with torch.no_grad():                    # two layers of 4 reach 7 tokens: position 11 cannot see 0
+        assert torch.allclose(a(ids, window=4)[0, -1], a(changed, window=4)[0, -1])
+        assert not torch.allclose(a(ids)[0, -1], a(changed)[0, -1])
+
+
+def test_window_clue_table_prints_mean_and_range_per_column(llama):
+    lines = ["Beautiful is better than ugly.", "Explicit is better than implicit."]
+    groups = {"near": [s[:20] for s in lines]}
+    table = sa.llm.window_clue_table([llama], [llama], groups, window=4).splitlines()
+    assert table[0] == "target loss, nats: mean over 1 seeds x targets (range)"
+    rows = torch.cat([llama.encode(s[:20]) for s in sorted(groups["near"])])
+    windowed = sa.llm.next_token_losses(llama, rows, window=4)
+    full = sa.llm.next_token_losses(llama, rows)[:, -1]
+    assert table[2].startswith("near (2) ")
+    last = windowed[:, -1]
+    assert f"{last.mean():.3f} ({last.min():.2f}-{last.max():.2f})" in table[2]
+    assert f"{full.mean():.3f} ({full.min():.2f}-{full.max():.2f})" in table[2]
+    assert table[2].endswith(f"characters before: {windowed[:, :-1].mean():.3f}")
