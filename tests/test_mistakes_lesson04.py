@@ -638,3 +638,17 @@ def test_values_near_miss_prints_the_difference_rounding_would_hide():
     assert "by up to 0.00061" in text and "(1.001, 0)" in text, text
     names_only(text, "other design", VALUES)
     assert not values_hidden(values_design({0: [0, 1], 1: [1, 0], 2: [1, 0], 3: [0.001, 0]}))
+
+
+def test_apple_a_short_query_at_ate_is_told_its_score_is_below_the_needed_one():
+    """The query [0, 2, -2] scores 'ate' 2 and the others 0, 0, -2 (weight 0.78), not all 0: the message still
+    sets the score of 'ate' against the learner's needed_score, and the hidden test refuses it."""
+    W = W_Q.copy()
+    W[2], W[3] = [0, 2, -2], [0, 0, -2]   # q_apple = [0, 2, -2]
+    text = message(check_apple, (W, NEEDED))
+    names_only(text, "too little", APPLE)
+    assert "You derived needed_score = 2.485" in text and "it scores 2." in text, text
+    assert "[0.0, 2.0, 0.0, -2.0]" in text and "0.78 of its attention" in text, text
+    assert not hidden_test_passes(
+        "04_learnable_projections", "l04-apple-test", W_Q_apple=W, needed_score=NEEDED
+    )
