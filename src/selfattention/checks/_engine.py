@@ -298,6 +298,31 @@ def check_value(got: Any, expected: float, name: str, *, hints: Mapping[str, flo
     raise ExerciseError(f"{name} = {_fmt(value)}, but the right value is not that. Recheck your working.")
 
 
+def as_word_list(name: str, value: Any, example: str, *, wanted: str = "a list of words") -> list[Any]:
+    """The learner's list of words ``value`` (named ``name``) as a list, its items not yet checked; or an
+    ExerciseError for no value (None or ``...``: replace it with ``wanted``), one string instead of a list (make it
+    a list, such as ``example``) and something that is not a list at all."""
+    if value is None or value is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace None with {wanted}.")
+    if isinstance(value, (str, bytes)):
+        raise ExerciseError(f"{name} is one string, {value!r:.60}: make it a list of words, such as {example}.")
+    try:
+        return list(value)
+    except TypeError:
+        raise ExerciseError(f"{name} should be a list of words, but it is a {type(value).__name__}.") from None
+
+
+def as_predicted_number(value: Any, empty: str, not_a_number: str) -> float:
+    """A number the learner predicted, as a float; an ExerciseError with ``empty`` when it has no value yet (None
+    or ``...``), with ``not_a_number`` when ``float`` refuses it."""
+    if value is None or value is Ellipsis:
+        raise ExerciseError(empty)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ExerciseError(not_a_number) from None
+
+
 def _copied(case: Sequence[Any]) -> tuple[Any, ...]:
     try:
         return tuple(copy.deepcopy(tuple(case)))
