@@ -11,17 +11,30 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import inspect
+import os
 import re
 import signal
+import sys
+import sysconfig
 import threading
 import traceback
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ExerciseError", "call_with_time_limit", "check_array", "check_function", "check_value", "passed"]
+__all__ = [
+    "ExerciseError",
+    "call_with_time_limit",
+    "check_array",
+    "check_function",
+    "check_value",
+    "passed",
+    "refuses_references",
+]
 
 
 class ExerciseError(AssertionError):
@@ -38,7 +51,10 @@ def reference_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def passed(message: str) -> None:
-    """Print the one success line of a check."""
+    """Print the one success line of a check (unless the learner's code called a reference on the way, and
+    caught what that raised: then the check fails, see :func:`refusing_references`)."""
+    if _calls:
+        raise _ReferenceCalled
     print(f"Correct: {message}")
 
 
@@ -282,6 +298,31 @@ def check_value(got: Any, expected: float, name: str, *, hints: Mapping[str, flo
     raise ExerciseError(f"{name} = {_fmt(value)}, but the right value is not that. Recheck your working.")
 
 
+def as_word_list(name: str, value: Any, example: str, *, wanted: str = "a list of words") -> list[Any]:
+    """The learner's list of words ``value`` (named ``name``) as a list, its items not yet checked; or an
+    ExerciseError for no value (None or ``...``: replace it with ``wanted``), one string instead of a list (make it
+    a list, such as ``example``) and something that is not a list at all."""
+    if value is None or value is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace None with {wanted}.")
+    if isinstance(value, (str, bytes)):
+        raise ExerciseError(f"{name} is one string, {value!r:.60}: make it a list of words, such as {example}.")
+    try:
+        return list(value)
+    except TypeError:
+        raise ExerciseError(f"{name} should be a list of words, but it is a {type(value).__name__}.") from None
+
+
+def as_predicted_number(value: Any, empty: str, not_a_number: str) -> float:
+    """A number the learner predicted, as a float; an ExerciseError with ``empty`` when it has no value yet (None
+    or ``...``), with ``not_a_number`` when ``float`` refuses it."""
+    if value is None or value is Ellipsis:
+        raise ExerciseError(empty)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ExerciseError(not_a_number) from None
+
+
 def _copied(case: Sequence[Any]) -> tuple[Any, ...]:
     try:
         return tuple(copy.deepcopy(tuple(case)))
@@ -489,8 +530,6 @@ def lines_run(fn: Callable[..., Any], calls: Sequence[Sequence[Any]],
     the same lines whatever the sizes; a loop by any name (for, a comprehension, map with a lambda,
     functools.reduce, recursion, einsum or torch in a loop) runs more lines when the loop has more to do. This
     is how the checks tell a loop in Python by what it does, not by how it is written."""
-    import sys
-
     out: list[tuple[Any, int]] = []
     for i, args in enumerate((calls[0], *calls)):
         n = 0
@@ -511,3 +550,208 @@ def lines_run(fn: Callable[..., Any], calls: Sequence[Sequence[Any]],
         if i:
             out.append((got, n))
     return out
+
+
+# --------------------------------------------------------------------------- the checks' own code, off limits
+# The reference answers live in this package, so an answer could call them (``from selfattention.checks.lesson12
+# import _ablated``) and pass. Every module-level function of the package is therefore gated (its code is swapped
+# for a gate that calls the original): while a check runs, a call made from the learner's code (the nearest
+# caller that is not a library's is the learner's, not the check's) fails the check. The gate is on the function
+# object itself, so aliases, re-exports, ``getattr`` and imports made before the check are all seen, and nothing
+# else is slowed (no profile hook). Methods and nested functions (a stand-in, a callback the check hands over)
+# are not references and stay open; a check itself, called from an answer, is refused too.
+_CHECKS, _LIBRARY, _LEARNER = 0, 1, 2
+_CHECKS_DIRS = tuple(
+    {os.path.join(os.path.dirname(p), "") for p in (os.path.abspath(__file__), os.path.realpath(__file__))}
+)
+_LIBRARY_DIRS = tuple(
+    {
+        os.path.join(p, "")
+        for base in (
+            sys.prefix,
+            sys.base_prefix,
+            sys.exec_prefix,
+            *sysconfig.get_paths().values(),
+            os.path.dirname(_CHECKS_DIRS[0][:-1]),
+        )
+        for p in (os.path.abspath(base), os.path.realpath(base))
+    }
+)
+_GATE = "__checks_gate__"  # the global name, in each module of the package, of the gates' way back
+_kinds: dict[str, int] = {}
+_originals: dict[str, Callable[..., Any]] = {}  # "module.name" -> a copy of the gated function as it was
+_stand_ins: set[Any] = set()  # code of this package that a check hands to the learner's code (a stand-in)
+_calls: list[str] = []  # the references the learner's code called while the outermost check ran
+_depth = 0  # how many checks are running (a check may call another)
+
+
+class _ReferenceCalled(BaseException):
+    """Raised into the learner's code when it calls a reference; a BaseException, so ``except Exception`` in the
+    learner's code or around a check's call of it lets it through to :func:`refusing_references`."""
+
+
+def _file_kind(filename: str) -> int:
+    """Whether code of ``filename`` is this package's (_CHECKS), a library's or the course's (_LIBRARY), or the
+    learner's (_LEARNER: a notebook cell, a file of their own, ``exec``'d text)."""
+    kind = _kinds.get(filename)
+    if kind is None:
+        path = filename if filename.startswith("<") else os.path.abspath(filename)
+        if path.startswith(_CHECKS_DIRS):
+            kind = _CHECKS
+        elif filename.startswith("<frozen") or path.startswith(_LIBRARY_DIRS):
+            kind = _LIBRARY
+        else:
+            kind = _LEARNER
+        _kinds[filename] = kind
+    return kind
+
+
+def _refuse_if_learners(caller: Any, name: str) -> None:
+    """Called on entry to ``name`` (a reference, or a check) while a check runs: if the nearest frame from
+    ``caller`` on that is not a library's belongs to the learner's code, note ``name`` and stop the answer."""
+    while caller is not None:
+        kind = _file_kind(caller.f_code.co_filename)
+        if kind == _CHECKS:
+            return
+        if kind == _LEARNER:
+            _calls.append(name)
+            raise _ReferenceCalled
+        caller = caller.f_back
+
+
+def __checks_gate__(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # noqa: N807
+    """The gated function ``name``: refused when the learner's code calls it under a check, else the original."""
+    if _depth:
+        _refuse_if_learners(sys._getframe(2), name)
+    return _originals[name](*args, **kwargs)
+
+
+def _gate(fn: Any) -> None:
+    """Swap the code of ``fn``, a module-level function of the package, for a gate to a copy of it, which
+    ``fn.__wrapped__`` names (so ``inspect.signature`` and ``inspect.getsource`` see the function as written)."""
+    code = fn.__code__
+    name = f"{fn.__module__}.{fn.__qualname__}"
+    original = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    original.__kwdefaults__ = fn.__kwdefaults__
+    original.__dict__.update(fn.__dict__)
+    _originals[name] = original
+    text = "\n" * (code.co_firstlineno - 1) + f"def {fn.__name__}(*args, **kwargs):\n"
+    text += f"    return {_GATE}({name!r}, args, kwargs)\n"
+    scope: dict[str, Any] = {}
+    exec(compile(text, code.co_filename, "exec"), scope)  # noqa: S102
+    fn.__globals__[_GATE] = __checks_gate__
+    fn.__code__ = scope[fn.__name__].__code__
+    fn.__wrapped__ = original  # type: ignore[attr-defined]  # inspect.signature and getsource read the original
+
+
+def gate_references(module: Any, *, keep: Iterable[str] = ()) -> None:
+    """Gate every module-level function that ``module`` (of this package) defines, but those named in
+    ``keep``, stand-ins and functions with closures; a decorated one (``lru_cache``, ``contextmanager``) is
+    gated inside its decorator."""
+    for attr, value in list(vars(module).items()):
+        fn = value
+        while not isinstance(fn, types.FunctionType) and hasattr(fn, "__wrapped__"):
+            fn = fn.__wrapped__
+        if (
+            attr in keep
+            or not isinstance(fn, types.FunctionType)
+            or fn.__module__ != module.__name__
+            or "." in fn.__qualname__
+            or fn.__code__.co_freevars
+            or fn.__code__ in _stand_ins
+            or f"{fn.__module__}.{fn.__qualname__}" in _originals
+            or _file_kind(fn.__code__.co_filename) != _CHECKS
+        ):
+            continue
+        _gate(fn)
+
+
+def not_a_reference(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``fn``, a module-level function of a check that the learner's code is meant to reach (a stand-in
+    that raises the check's own message), as no reference: it is not gated."""
+    _stand_ins.add(fn.__code__)
+    return fn
+
+
+def reference_called_message(name: str) -> str:
+    """The learner's words for an answer that called the check's reference ``name``."""
+    return f"your answer calls the check's own reference `{name}`; write it from the lesson's steps."
+
+
+@contextlib.contextmanager
+def refusing_references() -> Iterator[None]:
+    """While the block runs, a call from the learner's code into a gated function of ``selfattention.checks``
+    fails it with :class:`ExerciseError` (:func:`reference_called_message`), whatever the block did with the
+    call (an answer that catches what the gate raises still fails)."""
+    global _depth
+    if _depth:  # a check inside a check: the outer one decides
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+        return
+    _calls.clear()
+    _depth = 1
+    try:
+        yield
+    except _ReferenceCalled:
+        pass
+    except Exception:
+        if not _calls:
+            raise
+    finally:
+        _depth = 0
+    if _calls:
+        name = _calls[0]
+        _calls.clear()
+        raise ExerciseError(reference_called_message(name))
+
+
+def refuses_references(check: Callable[..., Any]) -> Callable[..., Any]:
+    """``check``, run under :func:`refusing_references`; called from the learner's code under another check, it
+    is refused like a reference."""
+    name = f"{check.__module__}.{check.__qualname__}"
+
+    @functools.wraps(check)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _depth:
+            _refuse_if_learners(sys._getframe(1), name)
+        with refusing_references():
+            return check(*args, **kwargs)
+
+    guarded.refuses_references = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def refuse_references_in(module: Any) -> dict[str, Callable[..., Any]]:
+    """Gate the functions of ``module`` (:func:`gate_references`) and wrap each function of its ``__all__`` (its
+    checks, and the helpers its hidden tests call) in :func:`refuses_references`, in the module itself: returns
+    ``{name: wrapped}`` for the package to re-export."""
+    public = [name for name in getattr(module, "__all__", ()) if inspect.isfunction(getattr(module, name, None))]
+    gate_references(module, keep=public)
+    wrapped = {}
+    for name in public:
+        fn = getattr(module, name)
+        if fn.__module__ == module.__name__ and not hasattr(fn, "refuses_references"):
+            wrapped[name] = refuses_references(fn)
+            setattr(module, name, wrapped[name])
+    return wrapped
+
+
+# The engine's own functions are gated too (``reference_softmax`` is a reference), but for the gates' machinery.
+gate_references(
+    sys.modules[__name__],
+    keep=(
+        "__checks_gate__",
+        "_file_kind",
+        "_gate",
+        "_refuse_if_learners",
+        "gate_references",
+        "not_a_reference",
+        "reference_called_message",
+        "refuse_references_in",
+        "refuses_references",
+        "refusing_references",
+    ),
+)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, passed
+from ._engine import ExerciseError, as_predicted_number, as_word_list, passed
 
 __all__ = ["check_dot_cosine_disagree", "check_outvote", "check_sense_probes"]
 
@@ -86,14 +86,12 @@ def check_dot_cosine_disagree(D: Any, D_longest: Any = _NOT_GIVEN) -> None:
 
 def _judge_longest(D_longest: Any, target: float) -> None:
     """Exercise 1's prediction: the largest length D may have, |D| = 11 / (|C| * 0.95)."""
-    if D_longest is None or D_longest is Ellipsis:
-        raise ExerciseError("D is right, but D_longest has no value yet: set it to a number, the largest length D "
-                            "may have.")
-    try:
-        said = float(D_longest)
-    except (TypeError, ValueError):
-        raise ExerciseError(f"D is right, but D_longest = {D_longest!r:.40} is not a number: give the largest "
-                            "length D may have, as a number.") from None
+    said = as_predicted_number(
+        D_longest,
+        "D is right, but D_longest has no value yet: set it to a number, the largest length D may have.",
+        f"D is right, but D_longest = {D_longest!r:.40} is not a number: give the largest length D may have, as a "
+        "number.",
+    )
     norm_c = float(np.linalg.norm(_C))
     if abs(said - target / (norm_c * DISAGREE_MIN_COS)) < 2e-3:
         return
@@ -138,15 +136,7 @@ def _sense_table() -> tuple[Any, np.ndarray]:
 
 
 def _as_probe_words(probes: Any) -> list[str]:
-    if probes is None or probes is Ellipsis:
-        raise ExerciseError("palm_probes has no value yet: replace None with a list of 3 to 6 words.")
-    if isinstance(probes, (str, bytes)):
-        raise ExerciseError(f"palm_probes is one string, {probes!r:.60}: make it a list of words, such as "
-                            "['first', 'second', 'third'].")
-    try:
-        items = list(probes)
-    except TypeError:
-        raise ExerciseError(f"palm_probes should be a list of words, but it is a {type(probes).__name__}.") from None
+    items = as_word_list("palm_probes", probes, "['first', 'second', 'third']", wanted="a list of 3 to 6 words")
     not_text = [w for w in items if not isinstance(w, str)]
     if not_text:
         raise ExerciseError(f"palm_probes holds {not_text[0]!r} (of type {type(not_text[0]).__name__}), which is "
@@ -334,16 +324,9 @@ def check_outvote(sentence: Any, votes: Any = _NOT_GIVEN) -> None:
     before the lean: a missing or extra word, rows scaled to length 1, votes divided by T, and the wrong sign are
     named; any other wrong vote is named by its word.
     """
-    if sentence is None or sentence is Ellipsis:
-        raise ExerciseError("sentence has no value yet: replace None with a list of words.")
-    if isinstance(sentence, (str, bytes)):
-        raise ExerciseError(f"sentence is one string, {sentence!r:.60}: make it a list of words, such as "
-                            "['the', 'bank', ...] (sentence.split() does it).")
-    try:
-        raw = [str(w).strip().lower() for w in sentence]
-    except TypeError:
-        raise ExerciseError(f"sentence should be a list of words, but it is a {type(sentence).__name__}.") from None
-    not_text = [w for w in sentence if not isinstance(w, str)]
+    given_words = as_word_list("sentence", sentence, "['the', 'bank', ...] (sentence.split() does it)")
+    raw = [str(w).strip().lower() for w in given_words]
+    not_text = [w for w in given_words if not isinstance(w, str)]
     if not_text:
         raise ExerciseError(f"sentence holds {not_text[0]!r} (of type {type(not_text[0]).__name__}), "
                             "which is not a word. Write each word as a string in quotes, e.g. ['the', 'river', 'bank', ...].")

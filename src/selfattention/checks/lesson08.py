@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, check_array, passed
+from ._engine import ExerciseError, _to_array, as_predicted_number, check_array, passed
 
 __all__ = ["check_silence_head", "check_two_head_design", "check_gqa_prediction"]
 
@@ -339,14 +339,12 @@ def check_two_head_design(W_Q1: Any, W_K1: Any, W_Q2: Any, W_K2: Any, one_head_d
                             f"and the task asks each head to look by letter only (the digit is the answer to find, "
                             f"not a clue). Weights copied from a trained model read digits too; set those rows to 0.")
     if r["both_right"] == 1.0:
-        if one_head_distractor is None or one_head_distractor is Ellipsis:
-            raise ExerciseError("both heads are right; one_head_distractor is still empty: predict the mean weight "
-                                "ONE head with columns [W_Q1 | W_Q2] and [W_K1 | W_K2] gives the distractor item.")
-        try:
-            guess = float(one_head_distractor)
-        except (TypeError, ValueError):
-            raise ExerciseError(f"one_head_distractor should be one number, a weight between 0 and 1; got "
-                                f"{one_head_distractor!r:.60}") from None
+        guess = as_predicted_number(
+            one_head_distractor,
+            "both heads are right; one_head_distractor is still empty: predict the mean weight ONE head with "
+            "columns [W_Q1 | W_Q2] and [W_K1 | W_K2] gives the distractor item.",
+            f"one_head_distractor should be one number, a weight between 0 and 1; got {one_head_distractor!r:.60}",
+        )
         X, _, role = _design_data()
         ok, slip, v = distractor_verdict(r["mats"], guess, X, role)
         if not ok and 1 < guess <= 100 and distractor_verdict(r["mats"], guess / 100, X, role)[0]:

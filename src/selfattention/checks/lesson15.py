@@ -17,6 +17,7 @@ from ._engine import (
     check_array,
     check_value,
     learners_functions,
+    not_a_reference,
     passed,
     reference_softmax,
     used_objects,
@@ -31,6 +32,7 @@ _REFUSED = ("calls the package's sa.llm.flash_attention_io, which does what the 
             "(or to derive): write the loop yourself.")
 
 
+@not_a_reference
 def _refused(*args: Any, **kwargs: Any) -> None:
     # runs as the package function's code, with llm's globals: import what it needs here
     from selfattention.checks._engine import ExerciseError
@@ -39,6 +41,7 @@ def _refused(*args: Any, **kwargs: Any) -> None:
                         "asks you to write (or to derive): write the loop yourself.")
 
 
+@not_a_reference
 def _refuse_slow_memory(self: Any, *args: Any, **kwargs: Any) -> None:
     raise ExerciseError("your answer builds a SlowMemory and runs a loop through it to count the elements: "
                         "derive the count instead (which tiles does query tile n read?).")
