@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -18,7 +19,8 @@ from .plots import heads as head_plots
 
 __all__ = ["Heads", "lookup_data", "run", "train_seeds", "with_new_mlp_readouts",
            "with_best_linear_readouts", "accuracy_table", "blend_summary", "lighter_answer_sources",
-           "three_answers"]
+           "three_answers", "three_answer_runs", "digit_points", "is_corner", "corner_fractions",
+           "query_weights"]
 
 
 class Heads(nn.Module):
@@ -121,17 +123,26 @@ def lighter_answer_sources(group: Sequence, X: Tensor, where: Tensor) -> str:
             + ", ".join(f"{n} {frac[:, k].min():.2f}-{frac[:, k].max():.2f}" for k, n in enumerate(names)))
 
 
-def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
-                  offsets: Sequence[int] = (1, -1, 2)) -> str:
-    """Train each configuration (name -> (num_heads, d_k)) on three answers, once per seed. Report the range
-    over seeds of the fraction with all three right and, for models of several heads, per target, the range
-    over seeds of the fraction of held-out sequences in which that target's item is the heaviest of the four
-    items in at least one head, and the range over seeds of the least such fraction."""
+def three_answer_runs(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
+                      offsets: Sequence[int] = (1, -1, 2)) -> tuple[tuple, dict[str, list]]:
+    """The three-answer data (``lookup_data(offsets)``) and each configuration (name -> (num_heads, d_k))
+    trained on it once per seed: (data, name -> runs)."""
     data = lookup_data(offsets)
+    return data, {name: train_seeds(h, d_k, data, seeds) for name, (h, d_k) in configs.items()}
+
+
+def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
+                  offsets: Sequence[int] = (1, -1, 2), trained: tuple | None = None) -> str:
+    """Train each configuration (name -> (num_heads, d_k)) on three answers, once per seed (or take
+    ``trained`` from :func:`three_answer_runs`). Report the range over seeds of the fraction with all three
+    right and, for models of several heads, per target, the range over seeds of the fraction of held-out
+    sequences in which that target's item is the heaviest of the four items in at least one head, and the
+    range over seeds of the least such fraction."""
+    data, trained_runs = trained if trained is not None else three_answer_runs(configs, seeds, offsets)
     at = head_plots.role_positions(data[2], offsets)
     lines = []
-    for name, (h, d_k) in configs.items():
-        runs = train_seeds(h, d_k, data, seeds)
+    for name, (h, _) in configs.items():
+        runs = trained_runs[name]
         right = [r[2].all(1).float().mean().item() for r in runs]
         lines.append(f"{name:20} all three right, {len(runs)} seeds: {min(right):.3f} to {max(right):.3f}")
         if h > 1:
@@ -149,3 +160,65 @@ def three_answers(configs: dict[str, tuple[int, int]], seeds: Sequence[int],
                              f"{tops[:, t].max():.3f} of sequences (per seed: "
                              + ", ".join(f"{v:.3f}" for v in tops[:, t].tolist()) + ")")
     return "\n".join(lines)
+
+
+def digit_points(weights: Tensor, X: Tensor) -> np.ndarray:
+    """Each digit's point: the query token's weight, in each head, on the item that holds the digit; a digit
+    absent from the sequence sits at 0. ``weights`` (n, heads, T, T), ``X`` (n, T, 17) -> (n, 8, 2): a
+    single head's points get 0 as their second coordinate (they lie on a line)."""
+    w = np.asarray(weights[:, :, -1, :tasks.N_ITEMS], dtype=float)                  # (n, heads, items)
+    digits = np.asarray(X[:, :tasks.N_ITEMS, 8:16], dtype=float)                     # (n, items, 8)
+    points = np.einsum("nhi,nid->ndh", w, digits)
+    if points.shape[-1] == 1:
+        points = np.concatenate([points, np.zeros_like(points)], axis=-1)
+    return points[..., :2]
+
+
+def is_corner(points: np.ndarray, which: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Whether point ``which[n]`` of each set ``points[n]`` (n, m, 2) is a corner of the set: an extreme
+    point, one that no segment between other points of the set passes through. In the plane, p is a corner
+    exactly when the directions from p to the other points (duplicates of p left out) leave a gap over pi."""
+    out = np.zeros(len(points), dtype=bool)
+    for n, (pts, k) in enumerate(zip(points, which, strict=True)):
+        d = pts - pts[k]
+        d = d[np.linalg.norm(d, axis=1) > tol]
+        if len(d) == 0:
+            out[n] = True
+            continue
+        angles = np.sort(np.arctan2(d[:, 1], d[:, 0]))
+        gaps = np.append(np.diff(angles), 2 * np.pi - (angles[-1] - angles[0]))
+        out[n] = gaps.max() > np.pi + 1e-7
+    return out
+
+
+def corner_fractions(runs: Sequence, X: Tensor, where: Tensor, names: Sequence[str]) -> str:
+    """Per role (``names``: the roles of ``where``'s first columns, from ``role_positions``), the range over
+    the runs (seeds) of the fraction of sequences in which that item's digit is a corner of the digits' points
+    (:func:`digit_points`), and the fraction over all runs and sequences."""
+    digit = X[:, :tasks.N_ITEMS, 8:16].argmax(-1)                                   # (n, items)
+    rows = []
+    for r, name in enumerate(names):
+        which = torch.take_along_dim(digit, where[:, r:r + 1], dim=1)[:, 0].numpy()
+        per_run = [is_corner(digit_points(w, X), which).mean() for _, w, _ in runs]
+        rows.append(f"  {name:12} a corner on {min(per_run):.3f} to {max(per_run):.3f} of sequences per "
+                    f"seed; {np.mean(per_run):.3f} of all {len(runs) * len(X)}")
+    targets = [r for r, name in enumerate(names) if name != "distractor"]
+    every = []
+    for _, w, _ in runs:
+        points = digit_points(w, X)
+        on = [is_corner(points, torch.take_along_dim(digit, where[:, r:r + 1], dim=1)[:, 0].numpy())
+              for r in targets]
+        every.append(np.mean(np.all(on, axis=0)))
+    rows.append(f"  all {len(targets)} targets corners at once: on {min(every):.3f} to {max(every):.3f} "
+                f"of sequences per seed")
+    return "\n".join(rows)
+
+
+def query_weights(W_Q, W_K, X) -> np.ndarray:
+    """The query token's (last position's) weights (n, T) in one head with query and key matrices W_Q,
+    W_K ((17, d_k) arrays) on the sequences X (n, T, 17): scores q . k_j over sqrt(d_k), one softmax each."""
+    W_Q, W_K = np.asarray(W_Q, dtype=float), np.asarray(W_K, dtype=float)
+    X = np.asarray(X, dtype=float)
+    scores = np.einsum("nd,ntd->nt", X[:, -1] @ W_Q, X @ W_K) / np.sqrt(W_Q.shape[1])
+    e = np.exp(scores - scores.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)

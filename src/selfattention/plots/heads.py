@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 __all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
            "role_table", "print_rows", "cost_table", "role_maps", "summary",
            "summary_table", "range_table", "weight_gaps", "silencing",
-           "fit_linear_readout", "best_linear_readout", "binding_bars"]
+           "fit_linear_readout", "best_linear_readout", "binding_bars", "corner_picture"]
 
 WIDTH = 12.0  # inches: every figure of this module, so that FONT points are the same size on every slide
 FONT = 16  # points: 16/72 in of a 12-in figure drawn 1280 px wide is 23.7 px
@@ -465,3 +465,48 @@ def binding_bars(X, index: int, weights: dict, where) -> tuple[Figure, list[Axes
     fig.suptitle(f"{label}: the query's blend $\\sum_j \\alpha_j x_j$ (orange: next item, green: previous)",
                  fontsize=FONT)
     return fig, panels
+
+
+def corner_picture(index: int, panels: dict) -> tuple[Figure, list[Axes]]:
+    """Each digit of one lookup sequence as a point (its item's weight in head 1, in head 2; a digit absent
+    from the sequence at (0, 0)), with the corners of the point set joined: one panel per model.
+
+    Inputs:
+        index: the sequence shown in each panel.
+        panels: panel title -> (X (n, T, D_IN) lookup sequences, weights (n, heads, T, T) of a model of 1 or 2
+            heads, where (n, R) from :func:`role_positions`, names of where's first columns: the targets,
+            then "distractor"); a single head's points lie on the horizontal axis.
+    Returns:
+        the figure (WIDTH inches wide) and its panels.
+    """
+    from selfattention import headstudy, tasks
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH, 5.2), squeeze=False, layout="constrained")
+    for ax, (title, (X, weights, where, names)) in zip(axes[0], panels.items(), strict=True):
+        digit = X[index, : tasks.N_ITEMS, 8:16].argmax(-1)
+        pts = headstudy.digit_points(weights[index : index + 1], X[index : index + 1])[0]  # (8, 2)
+        corner = np.array([headstudy.is_corner(pts[None], np.array([d]))[0] for d in range(8)])
+        hull = pts[corner]
+        if len(hull) > 2:
+            c = hull.mean(0)
+            hull = hull[np.argsort(np.arctan2(hull[:, 1] - c[1], hull[:, 0] - c[0]))]
+            hull = np.vstack([hull, hull[:1]])
+        ax.plot(hull[:, 0], hull[:, 1], color="gray", lw=1.5, zorder=1)
+        ax.scatter(pts[:, 0], pts[:, 1], s=60, color="lightgray", edgecolor="black", zorder=2)
+        for r, name in enumerate(names):
+            d = int(digit[int(where[index, r])])
+            colour = "tab:red" if name == "distractor" else f"C{r}"
+            ax.scatter(*pts[d], s=130, color=colour, edgecolor="black", zorder=3,
+                       marker="o" if corner[d] else "X")
+            ax.annotate(f"{name} ({d})", pts[d], xytext=(4, -22 if r % 2 == 0 else 12),
+                        textcoords="offset points", fontsize=FONT - 4)
+        ax.set_xlim(-0.05, 1.05)
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_aspect("equal")
+        ax.set_title(f"{title}: {' '.join(tasks.token_labels(X[index]))}", fontsize=FONT - 2)
+        ax.set_xlabel("weight in head 1", fontsize=FONT - 2)
+        ax.set_ylabel("weight in head 2" if weights.shape[1] > 1 else "(one head: 0)", fontsize=FONT - 2)
+        ax.tick_params(labelsize=FONT - 4)
+    fig.suptitle("each digit a point (gray: other digits, absent at 0, 0); circles: corners, crosses: not",
+                 fontsize=FONT)
+    return fig, list(axes[0])
