@@ -733,7 +733,7 @@ def test_safe_package_attention_weights_is_refused_by_check_and_hidden_test():
 
 
 def test_decoder_answer_from_the_given_real_table_passes(capsys):
-    """The starter gives real, (batch, T); an answer built on it passes the check and the hidden test."""
+    """An answer that first builds real, (batch, T), passes the check and the hidden test."""
     def answer(lengths, T):
         real = np.arange(T)[None, :] >= T - np.asarray(lengths)[:, None]
         return sa.causal_mask(T) & real[:, None, :], np.maximum(np.cumsum(real, axis=1) - 1, 0)
@@ -804,7 +804,7 @@ def test_safe_right_answers_pass_the_batched_hidden_case():
 
 
 def test_shift_nested_list_is_accepted_by_check_and_hidden_test(capsys):
-    """The exercise accepts a nested list in words; the check and the hidden test agree."""
+    """A nested list is accepted: the check and the hidden test agree."""
     def as_list(delta, theta):
         c, s = np.cos(delta * theta), np.sin(delta * theta)
         return [[c, s], [-s, c]]

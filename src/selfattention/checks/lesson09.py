@@ -80,8 +80,8 @@ def _decoder_mistakes(case: tuple[np.ndarray, int]) -> dict[str, np.ndarray]:
         "the causal part points the wrong way: token i may see keys j <= i (on and below the diagonal, "
         "np.tril), not the keys after it.": _lower(T).T[None] & real[:, None, :],
         "two slips: np.triu was used where the causal part is np.tril (token i may see keys j <= i, on and "
-        "below the diagonal), and the padding was applied to the rows (queries, real[:, :, None]) instead of "
-        "the keys (columns, real[:, None, :]): a query must not attend TO a padding key.":
+        "below the diagonal), and the padding was applied to the rows (queries, axis 1 of the mask) instead of "
+        "the keys (columns, axis 2): a query must not attend TO a padding key.":
             _lower(T).T[None] & real[:, :, None],
         "one real token too few: the first real token of each sequence is masked. With left padding, a "
         "sequence of length n has its real tokens at positions T - n, ..., T - 1 (T - n included).":
@@ -166,7 +166,7 @@ def check_decoder_inputs(decoder_inputs: Callable[[np.ndarray, int], Any]) -> No
                     f"decoder_inputs raised {type(exc).__name__}{_learner_line(exc)} on {what}: {text.strip()}. "
                     f"The ({T}, {T}) causal mask met the ({len(lengths)}, {T}) table of real tokens with the batch "
                     "axis missing: NumPy lines up the last axes, so it read that table's sequences as queries. "
-                    "Give it a query axis, real[:, None, :], shape (batch, 1, T), to get one (T, T) mask per "
+                    "Give that table a query axis ([:, None, :], shape (batch, 1, T)) to get one (T, T) mask per "
                     "sequence.") from None
             if shapes == {str(T), str(len(lengths))}:
                 raise ExerciseError(
