@@ -1,5 +1,6 @@
 """Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 1's
-formula for the feed-forward half of the layer, Exercise 3's prediction and ratio), other than the model answer.
+formula for the feed-forward half of the layer, Exercise 3's prediction and ratio), other than the model
+answer.
 """
 
 ANSWERS = {
