@@ -81,3 +81,23 @@ def test_removal_figure_says_what_its_dots_and_lines_are_and_draws_marked_heads_
     dots = " (dot: mean)"
     assert z["parked on position 0" + dots] > z["other heads" + dots]
     plt.close("all")
+
+
+def test_course_attention_holds_the_layers_weights_and_reproduces_its_attention() -> None:
+    """The course's MultiHeadAttention with a layer's weights copied in gives the layer's own weights and
+    attention output (section 1 of lesson 12 compares them on a real input too)."""
+    import torch
+
+    from selfattention import data
+
+    model = data.load_pretrained()
+    bert_layer = model.model.encoder.layer[1]
+    ours = inside.course_attention(bert_layer)
+    assert torch.equal(ours.W_key.weight, bert_layer.attention.self.key.weight)
+    assert torch.equal(ours.W_out.bias, bert_layer.attention.output.dense.bias)
+    parts = inside.layer_parts(model, "the cat sat on the mat.")
+    with torch.no_grad():
+        out, weights = ours(parts["hidden"][1])
+    assert (weights - parts["attentions"][1]).abs().max() < 1e-5
+    assert (out - parts["attention"][1]).abs().max() < 1e-5
+

@@ -171,6 +171,17 @@ def test_ablation_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=ABLATION_WRONG[key])
 
 
+def test_ablation_with_d_k_hard_coded_to_32_fails_the_hidden_test():
+    """The model's d_k is 32; the hidden test feeds a second input with another d_k: a hard-coded 32 fails."""
+    def hard_coded(context, pool, W_O, b_O, head, num_heads):
+        c = np.array(context, dtype=float)
+        c[:, head * 32:(head + 1) * 32] = np.asarray(pool)[:, head * 32:(head + 1) * 32].mean(axis=0)
+        return c @ W_O + b_O
+
+    _names_only(_message(check_mean_ablated_output, hard_coded), "d_k 32", ABLATION)
+    assert not hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=hard_coded)
+
+
 def test_ablation_in_float32_passes_the_hidden_test_as_it_passes_the_check():
     assert hidden_test_passes(LESSON, "l12-mean-ablate-test", mean_ablated_output=_ablate_float32)
 
@@ -206,37 +217,29 @@ def test_ablation_by_the_sentences_own_mean_fails_the_hidden_test_too():
 
 
 # ---------------------------------------------------------------- exercise 2: feed-forward block
+FFN_ID = "l12-ffn-test"
 FFN = {
     "no residual": "the residual is missing",
     "pre-norm": "pre-norm arrangement",
     "relu": "that is ReLU",
     "tanh gelu": "tanh approximation of GELU",
-    "axis 0": "normalised over the tokens (axis 0)",
-    "ddof 1": "ddof=1",
-    "no gamma beta": "gamma and beta are not applied",
-    "no eps": "the eps inside the square root is missing",
     "sigmoid gelu": "sigmoid approximation of GELU",
     "no b_2": "the bias b_2 is missing",
     "residual after norm": "the residual was added after the LayerNorm",
     "no layernorm": "the final LayerNorm is missing",
     "no gelu": "the GELU is missing",
     "gelu after W_2": "the GELU was applied after W_2",
-    "eps 1e-5": "matches eps = 1e-05",
-    "eps 1e-12": "matches eps = 1e-12",
-    "eps on std": "eps was added to the standard deviation",
     "erf without sqrt 2": "that GELU uses erf(z)",
-    "gamma beta swapped": "gamma and beta are swapped",
     "b_1 after gelu": "b_1 was added after the GELU",
     "gelu without half": "that GELU lacks the factor 1/2",
-    "rmsnorm": "that is RMSNorm",
-    "no std": "did not divide by the standard deviation",
-    "all entries": "over all entries of the matrix",
     "LN(LN(x1) + FFN(x1))": "before the residual as well",
     "LN(LN(x1) + FFN(LN(x1)))": "before the feed-forward and the residual",
-    "library": "calls PyTorch's",
+    "own norm": "a LayerNorm of your own",
+    "library": "uses PyTorch's",
+    "module": "a module of the model or of PyTorch",
+    "reference": "the course's reference answer",
     "times 100": "exactly 100 times the right answer",
     "erf(z/2)": "that GELU uses erf(z / 2)",
-    "no beta": "beta is missing (gamma kept)",
 }
 
 
@@ -253,43 +256,46 @@ def _sigmoid_gelu(z):
 
 
 def _tanh_gelu(z):
-    return torch.nn.functional.gelu(torch.from_numpy(z), approximate="tanh").numpy()
+    return 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z ** 3)))
 
 
-def _ffn(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12, *, act=_erf_gelu, residual=True, pre_norm=False,
-         axis=-1, ddof=0, affine=True, use_eps=True, bias_2=True, residual_after=False, layer_norm=True,
-         act_last=False, fixed_eps=None, eps_on_std=False, swapped=False, b_1_after=False, rms=False,
-         all_entries=False, norm_x1=False, norm_ffn_input=False):
-    eps = eps if fixed_eps is None else fixed_eps
-    if all_entries:
-        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
-        return gamma * (h - h.mean()) / np.sqrt(h.var() + eps) + beta
+def _plain_norm(h):
+    return (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-12)
+
+
+def _ffn(x1, W_1, b_1, W_2, b_2, layer_norm, *, act=_erf_gelu, residual=True, pre_norm=False, bias_2=True,
+         residual_after=False, norm=True, act_last=False, b_1_after=False, norm_x1=False,
+         norm_ffn_input=False):
     if norm_x1:
-        def ln(v):
-            return gamma * (v - v.mean(-1, keepdims=True)) / np.sqrt(v.var(-1, keepdims=True) + eps) + beta
-        n1 = ln(x1)
-        return ln(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2)
-    if rms:
-        h = x1 + act(x1 @ W_1 + b_1) @ W_2 + b_2
-        return gamma * h / np.sqrt((h ** 2).mean(-1, keepdims=True) + eps) + beta
-    if swapped:
-        gamma, beta = beta, gamma
-    def norm(h, axis=axis):
-        mu = h.mean(axis=axis, keepdims=True)
-        var = ((h - mu) ** 2).sum(axis=axis, keepdims=True) / (h.shape[axis] - ddof)
-        out = (h - mu) / (np.sqrt(var) + eps if eps_on_std else np.sqrt(var + eps if use_eps else var))
-        return gamma * out + beta if affine else out
-
+        n1 = layer_norm(x1)
+        return layer_norm(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2)
     if pre_norm:
-        return x1 + act(norm(x1) @ W_1 + b_1) @ W_2 + b_2
+        return x1 + act(layer_norm(x1) @ W_1 + b_1) @ W_2 + b_2
     if act_last:
-        return norm(x1 + act((x1 @ W_1 + b_1) @ W_2 + b_2))
+        return layer_norm(x1 + act((x1 @ W_1 + b_1) @ W_2 + b_2))
     h = (act(x1 @ W_1) + b_1 if b_1_after else act(x1 @ W_1 + b_1)) @ W_2 + (b_2 if bias_2 else 0)
-    if not layer_norm:
+    if not norm:
         return x1 + h
     if residual_after:
-        return x1 + norm(h)
-    return norm(x1 + h if residual else h)
+        return x1 + layer_norm(h)
+    return layer_norm(x1 + h if residual else h)
+
+
+def _ffn_by_module(x1, W_1, b_1, W_2, b_2, layer_norm):
+    """The feed-forward through PyTorch's nn.Linear and nn.GELU modules, built from the given weights."""
+    first, second = torch.nn.Linear(*W_1.shape).double(), torch.nn.Linear(*W_2.shape).double()
+    with torch.no_grad():
+        first.weight.copy_(torch.from_numpy(W_1.T))
+        first.bias.copy_(torch.from_numpy(b_1))
+        second.weight.copy_(torch.from_numpy(W_2.T))
+        second.bias.copy_(torch.from_numpy(b_2))
+        return layer_norm(x1 + second(torch.nn.GELU()(first(torch.from_numpy(x1)))).numpy())
+
+
+def _ffn_by_reference(x1, W_1, b_1, W_2, b_2, layer_norm):
+    from selfattention.checks.lesson12 import _ffn_block
+
+    return _ffn_block(x1, W_1, b_1, W_2, b_2, layer_norm)
 
 
 FFN_WRONG = {
@@ -297,56 +303,34 @@ FFN_WRONG = {
     "pre-norm": lambda *a: _ffn(*a, pre_norm=True),
     "relu": lambda *a: _ffn(*a, act=lambda z: np.maximum(z, 0)),
     "tanh gelu": lambda *a: _ffn(*a, act=_tanh_gelu),
-    "axis 0": lambda *a: _ffn(*a, axis=0),
-    "ddof 1": lambda *a: _ffn(*a, ddof=1),
-    "no gamma beta": lambda *a: _ffn(*a, affine=False),
-    "no eps": lambda *a: _ffn(*a, use_eps=False),
     "sigmoid gelu": lambda *a: _ffn(*a, act=_sigmoid_gelu),
     "no b_2": lambda *a: _ffn(*a, bias_2=False),
     "residual after norm": lambda *a: _ffn(*a, residual_after=True),
-    "no layernorm": lambda *a: _ffn(*a, layer_norm=False),
+    "no layernorm": lambda *a: _ffn(*a, norm=False),
     "no gelu": lambda *a: _ffn(*a, act=lambda z: z),
     "gelu after W_2": lambda *a: _ffn(*a, act_last=True),
-    "eps 1e-5": lambda *a: _ffn(*a, fixed_eps=1e-5),
-    "eps 1e-12": lambda *a: _ffn(*a, fixed_eps=1e-12),
-    "eps on std": lambda *a: _ffn(*a, eps_on_std=True),
     "erf without sqrt 2": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z))),
-    "gamma beta swapped": lambda *a: _ffn(*a, swapped=True),
     "b_1 after gelu": lambda *a: _ffn(*a, b_1_after=True),
     "gelu without half": lambda *a: _ffn(*a, act=lambda z: 2 * _erf_gelu(z)),
-    "rmsnorm": lambda *a: _ffn(*a, rms=True),
-    "no std": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: gamma * (
-        (h := x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2) - h.mean(-1, keepdims=True)) + beta,
-    "all entries": lambda *a: _ffn(*a, all_entries=True),
     "LN(LN(x1) + FFN(x1))": lambda *a: _ffn(*a, norm_x1=True),
     "LN(LN(x1) + FFN(LN(x1)))": lambda *a: _ffn(*a, norm_x1=True, norm_ffn_input=True),
-    "library": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: torch.nn.functional.layer_norm(
-        torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2), x1.shape[-1:],
-        torch.from_numpy(gamma), torch.from_numpy(beta), eps).numpy(),
+    "own norm": lambda x1, W_1, b_1, W_2, b_2, layer_norm: _ffn(x1, W_1, b_1, W_2, b_2, _plain_norm),
+    "library": lambda *a: _ffn(*a, act=_torch_gelu),
+    "reference": _ffn_by_reference,
     "times 100": lambda *a: 100 * _ffn(*a),
     "erf(z/2)": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z / 2))),
-    "no beta": lambda x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12: _ffn(x1, W_1, b_1, W_2, b_2, gamma,
-                                                                         0 * beta, eps),
 }
-
-
-@pytest.mark.parametrize("key", ["no eps", "eps 1e-5", "eps 1e-12", "eps on std", "erf without sqrt 2",
-                                 "gamma beta swapped", "b_1 after gelu", "gelu without half", "rmsnorm",
-                                 "no std", "all entries", "LN(LN(x1) + FFN(x1))", "library", "erf(z/2)",
-                                 "no beta"])
-def test_ffn_mistake_fails_the_hidden_test(key):
-    """Check and hidden test agree: an eps left out or not taken from the argument fails both."""
-    with np.errstate(all="ignore"):
-        assert not hidden_test_passes(LESSON, "l12-ffn-test", feed_forward_block=FFN_WRONG[key])
-
-
-def test_ffn_right_answer_passes_the_hidden_test():
-    assert hidden_test_passes(LESSON, "l12-ffn-test", feed_forward_block=lambda *a: _ffn(*a, act=_erf_gelu))
 
 
 @pytest.mark.parametrize("key", sorted(FFN_WRONG))
 def test_ffn_mistake_is_named(key):
     _names_only(_message(check_feed_forward_block, FFN_WRONG[key]), key, FFN)
+
+
+@pytest.mark.parametrize("key", ["erf without sqrt 2", "b_1 after gelu", "gelu without half", "own norm",
+                                 "library", "reference", "erf(z/2)", "pre-norm", "no residual"])
+def test_ffn_mistake_fails_the_hidden_test(key):
+    assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=FFN_WRONG[key])
 
 
 def _torch_erf_gelu(z):
@@ -360,32 +344,57 @@ def test_ffn_right_answers_pass(capsys):
     assert out.count("Correct:") == 2, out
 
 
-def test_ffn_shortcut_through_torch_layer_norm_without_gamma_fails():
-    """F.layer_norm without its weight and bias skips the learned scale: named as such."""
-    def shortcut(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12):
-        h = torch.from_numpy(x1 + _torch_gelu(x1 @ W_1 + b_1) @ W_2 + b_2)
-        return torch.nn.functional.layer_norm(h, h.shape[-1:], eps=eps).numpy()
-
-    _names_only(_message(check_feed_forward_block, shortcut), "no gamma beta", FFN)
+def test_ffn_right_answers_pass_the_hidden_test():
+    assert hidden_test_passes(LESSON, FFN_ID, feed_forward_block=lambda *a: _ffn(*a))
+    assert hidden_test_passes(LESSON, FFN_ID, feed_forward_block=lambda *a: _ffn(*a, act=_torch_erf_gelu))
 
 
-def test_ffn_shortcut_through_torch_gelu_and_layer_norm_fails():
-    """F.gelu and F.layer_norm (with gamma and beta) give the right numbers but skip what the exercise
-    teaches."""
-    _names_only(_message(check_feed_forward_block, FFN_WRONG["library"]), "library", FFN)
+def test_ffn_through_torch_modules_fails():
+    """nn.Linear and nn.GELU built inside the answer are seen at run time, by check and hidden test."""
+    _names_only(_message(check_feed_forward_block, _ffn_by_module), "library", FFN)
+    assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=_ffn_by_module)
 
 
-def test_ffn_shortcut_through_torch_modules_fails():
-    """nn.GELU and nn.LayerNorm, reached at run time through the module, are seen too."""
-    def shortcut(x1, W_1, b_1, W_2, b_2, gamma, beta, eps=1e-12):
-        norm = torch.nn.LayerNorm(x1.shape[-1], eps=eps, dtype=torch.float64)
+def _models_gelu():
+    from selfattention import data
+
+    return data.load_pretrained().model.encoder.layer[2].intermediate
+
+
+def test_ffn_through_the_models_own_gelu_fails():
+    """The model's GELU module (bert_layer.intermediate.intermediate_act_fn), bound to torch's GELU when the
+    model was built, is seen at run time; the check names it and the hidden test refuses it."""
+    act = _models_gelu().intermediate_act_fn
+
+    def shortcut(x1, W_1, b_1, W_2, b_2, layer_norm):
+        return layer_norm(x1 + act(torch.from_numpy(x1 @ W_1 + b_1)).numpy() @ W_2 + b_2)
+
+    _names_only(_message(check_feed_forward_block, shortcut), "module", FFN)
+    assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=shortcut)
+
+
+def test_ffn_through_the_models_whole_modules_fails():
+    """bert_layer.intermediate and bert_layer.output run whole: refused by the check and the hidden test."""
+    intermediate = _models_gelu()
+
+    def shortcut(x1, W_1, b_1, W_2, b_2, layer_norm):
         with torch.no_grad():
-            norm.weight.copy_(torch.from_numpy(gamma))
-            norm.bias.copy_(torch.from_numpy(beta))
-            z = torch.nn.GELU()(torch.from_numpy(x1 @ W_1 + b_1)).numpy()
-            return norm(torch.from_numpy(x1 + z @ W_2 + b_2)).numpy()
+            inner = intermediate(torch.from_numpy(x1).float()).double().numpy()
+        return layer_norm(x1 + inner @ W_2 + b_2)
 
-    _names_only(_message(check_feed_forward_block, shortcut), "library", FFN)
+    _names_only(_message(check_feed_forward_block, shortcut), "module", FFN)
+    assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=shortcut)
+
+
+def test_ffn_reference_imported_at_the_top_fails():
+    """The reference bound to a global name of the learner's (imported in an earlier cell) is refused too."""
+    from selfattention.checks import lesson12
+
+    scope = {"ref": lesson12._ffn_block}
+    exec("def feed_forward_block(x1, W_1, b_1, W_2, b_2, layer_norm):\n"   # noqa: S102
+         "    return ref(x1, W_1, b_1, W_2, b_2, layer_norm)\n", scope)
+    _names_only(_message(check_feed_forward_block, scope["feed_forward_block"]), "reference", FFN)
+    assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=scope["feed_forward_block"])
 
 
 # ---------------------------------------------------------------- exercise 3: one head against the residual

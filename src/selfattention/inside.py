@@ -154,6 +154,27 @@ def layer_parts(model: Any, sentence: str) -> dict[str, Any]:
     return result
 
 
+def course_attention(bert_layer: Any) -> Any:
+    """The course's ``MultiHeadAttention(384, 12, bias=True)`` (:mod:`selfattention.layers`) holding the
+    attention weights of ``bert_layer``, one ``model.model.encoder.layer[l]``: ``W_query``, ``W_key``,
+    ``W_value`` and ``W_out`` copied from its query, key, value and output ``nn.Linear`` modules (both store
+    ``(out_features, in_features)``), weights and biases, in eval mode."""
+    import torch
+
+    from .layers import MultiHeadAttention
+
+    attention = bert_layer.attention
+    d_model = attention.self.query.in_features
+    ours = MultiHeadAttention(d_model=d_model, num_heads=attention.self.num_attention_heads, bias=True).eval()
+    pairs = [(ours.W_query, attention.self.query), (ours.W_key, attention.self.key),
+             (ours.W_value, attention.self.value), (ours.W_out, attention.output.dense)]
+    with torch.no_grad():
+        for mine, theirs in pairs:
+            mine.weight.copy_(theirs.weight)
+            mine.bias.copy_(theirs.bias)
+    return ours
+
+
 def head_vectors(model: Any, x: Any, layer: int) -> np.ndarray:
     """``v_j W_O^h`` for every head h and token j of ``layer``, from the layer's input ``x`` (T, 384):
     (num_heads, T, 384), ``v_j = x_j W_V^h + b_V^h`` (bias included), ``W_O^h`` the head's d_k rows of W_O."""

@@ -1,5 +1,6 @@
 """Lesson 12: each code exercise answered from the lesson's own words (Exercise 1's mean-ablation, section 1's
-formula for the second half of the layer, Exercise 3's prediction and ratio), other than the model answer.
+formula for the feed-forward half of the layer, Exercise 3's prediction and ratio), other than the model
+answer.
 """
 
 ANSWERS = {
@@ -15,10 +16,7 @@ import math
 erf = np.vectorize(math.erf)
 pre = x1 @ W_1 + b_1
 gelu = 0.5 * pre * (1 + erf(pre / math.sqrt(2)))
-h = x1 + gelu @ W_2 + b_2
-mean = h.mean(-1, keepdims=True)
-variance = ((h - mean) ** 2).mean(-1, keepdims=True)
-return gamma * (h - mean) / np.sqrt(variance + eps) + beta
+return layer_norm(x1 + gelu @ W_2 + b_2)
 """,
     "l12-ratio-answer": """
 predicted_parked = 0.8 / 11.6     # section 3: layer 2's parked median ||o_i^h|| 0.84, ||x_i|| 11.6
