@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training",
            "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
-           "score_spread", "saturation_table", "saturation_measures", "LookupRuns"]
+           "score_spread", "saturation_table", "saturation_measures", "q_gradient_line", "LookupRuns"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -257,6 +257,15 @@ def saturation_table(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks
             w, g, gq = (np.asarray(m[key][i]) for key in ("largest weight", "|dL/domega|", "|dL/dq|"))
             print(f"  divide by {name:9} {w.size:4}   {np.median(w):.3f} ({w.min():.2f}-{w.max():.2f})   "
                   f"{np.median(g):.0e} ({g.min():.0e}-{g.max():.0e})   {np.median(gq):.0e}")
+
+def q_gradient_line(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks: Sequence[int],
+                    names: Sequence[str] = ("none", "sqrt(d_k)")) -> None:
+    """Print, for each divisor in ``names``, the median |dL/dq| over the queries at every d_k of ``d_ks``
+    (``sat`` as :func:`saturation_measures` returns it)."""
+    print("median |dL/dq|  d_k =" + "".join(f"{d:>7}" for d in d_ks))
+    for name in names:
+        print(f"  divide by {name:10}" + "".join(f"{np.median(g):7.2g}" for g in sat[name]["|dL/dq|"]))
+
 
 def train_seeds(
     models: Sequence[torch.nn.Module],
