@@ -555,6 +555,27 @@ class LookupRuns:
         for s, model, c in zip(seeds, batch, checkpoints, strict=True):
             self.runs[variant, d_k, s], self.models[variant, d_k, s] = c, model
 
+    def train_rates(self, variant: str, divisor: float, d_k: int, seeds: Sequence[int], lrs: Sequence[float],
+                    default_lr: float = 0.05, **options: Any) -> None:
+        """:meth:`train` at each learning rate of ``lrs``, stored as :func:`sweep_table` reads them: under
+        ``variant`` at ``default_lr``, under ``f"{variant}, lr {lr}"`` otherwise."""
+        for lr in lrs:
+            name = variant if lr == default_lr else f"{variant}, lr {lr}"
+            self.train(name, divisor, d_k, seeds, lr=lr, **options)
+
+    def more_steps(self, variant: str, d_k: int, seeds: Sequence[int], steps: int = 400) -> np.ndarray:
+        """Train copies of the runs of ``variant`` at ``d_k`` among ``seeds`` that stalled (:meth:`stalled`)
+        ``steps`` more steps with a fresh Adam (:func:`train_seeds`'s defaults otherwise); the stored runs
+        stay as they are. Returns each copy's change of held-out accuracy, in the order of :meth:`stalled`."""
+        import copy
+
+        keys = [(variant, d_k, s) for s in self.stalled(variant, d_k, seeds)]
+        if not keys:
+            return np.zeros(0)
+        more = train_seeds([copy.deepcopy(self.models[k]) for k in keys], [self.data[k[2]] for k in keys],
+                           steps=steps, every=steps)
+        return np.array([m[-1][1] - self.runs[k][-1][1] for k, m in zip(keys, more, strict=True)])
+
     def reached(self, variant: str, d_k: int, seeds: Sequence[int], step: int | None = None) -> int:
         """How many runs of ``variant`` at ``d_k`` among ``seeds`` have held-out accuracy 1.0 (above 0.99) at
         ``step`` (the last checkpoint if None)."""
