@@ -265,3 +265,38 @@ def test_lookup_runs_store_each_seed_under_its_variant():
 def test_saturation_measures_give_500_values_per_d_k():
     sat = plots.saturation_measures([2, 4], T=16)
     assert set(sat) == set(NAMES) and all(len(v) == 2 and v[0].shape == (500,) for v in sat["none"].values())
+
+
+def test_train_rates_names_runs_as_the_sweep_table_reads_them(capsys):
+    lab = plots.LookupRuns(n_seeds=2)
+    lab.train_rates("d_k", 4.0, 4, range(2), (0.05, 0.01), steps=20)
+    assert sorted({key[0] for key in lab.runs}) == ["d_k", "d_k, lr 0.01"]
+    plots.sweep_table(lab.runs, ["d_k"], (0.01, 0.05), 4)
+    assert "of 2" in capsys.readouterr().out
+
+
+def test_more_steps_trains_copies_of_the_stalled_runs_only():
+    lab = plots.LookupRuns(n_seeds=2)
+    lab.train("none", 1.0, 4, seeds=range(2), steps=10)
+    before = {key: [p.detach().clone() for p in model.parameters()] for key, model in lab.models.items()}
+    change = lab.more_steps("none", 4, range(2), steps=10)
+    assert change.shape == (len(lab.stalled("none", 4, range(2))),)
+    for key, model in lab.models.items():  # the stored runs stay as they are
+        assert all(torch.equal(p, q) for p, q in zip(model.parameters(), before[key], strict=True))
+
+
+def test_q_gradient_line_prints_one_median_per_d_k(capsys):
+    sat = plots.saturation_measures([2, 4], T=16)
+    plots.q_gradient_line(sat, [2, 4])
+    lines = capsys.readouterr().out.splitlines()
+    medians = [f"{np.median(g):.2g}" for g in sat["none"]["|dL/dq|"]]
+    assert len(lines) == 3 and lines[1].split()[-2:] == medians
+
+
+def test_explore_divisor_builds_the_three_controls():
+    shown = scaling_widgets.explore_divisor([2, 64], T=16)
+    kinds = sorted(type(w).__name__ for w in shown.widget.children[:3])
+    assert kinds == ["Checkbox", "FloatLogSlider", "SelectionSlider"]
+    plt.close("all")
+    with pytest.raises(ValueError, match="d_ks"):
+        scaling_widgets.explore_divisor([])

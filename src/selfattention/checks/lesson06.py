@@ -38,7 +38,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 2: the standard deviation of W_Q's starting weights that gives sa.SelfAttention(32, 64)'s scaled
+# Exercise 1: the standard deviation of W_Q's starting weights that gives sa.SelfAttention(32, 64)'s scaled
 # scores variance 1, for unit-variance inputs, W_K keeping PyTorch's start. nn.Linear draws W_K uniform in
 # +-1/sqrt(d_in) (variance 1/(3 d_in)), so k[m] has variance 1/3; q[m] = sum_i x[i] W[i, m] has variance
 # d_in std_q^2. Var(q.k / sqrt(d_k)) = var_q var_k = 1 gives std_q = sqrt(3 / d_in) = sqrt(3/32).
@@ -140,7 +140,7 @@ def _measured_score_std(std_q: float) -> list[float]:
 
 
 def check_query_std(std_q: Any) -> None:
-    """Exercise 2: unit-variance inputs, d_in = 32, d_k = 64, W_K at PyTorch's start: std_q = sqrt(3/32)."""
+    """Exercise 1: unit-variance inputs, d_in = 32, d_k = 64, W_K at PyTorch's start: std_q = sqrt(3/32)."""
     try:
         check_value(std_q, _STD_Q, "std_q", hints=_query_std_hints(), rtol=1e-6, atol=1e-9)
     except ExerciseError:
@@ -163,7 +163,7 @@ def check_query_std(std_q: Any) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 3: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
+# Exercise 2: dL/domega from the weights alpha and g = dL/dalpha: dL/domega_l = alpha_l (g_l - alpha . g)
 
 
 def _score_gradient(alpha: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -352,7 +352,7 @@ _AUTOGRAD_MESSAGE = (
 
 
 def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]) -> None:
-    """Exercise 3: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
+    """Exercise 2: ``score_gradient(alpha, g)`` returns dL/domega = alpha * (g - alpha @ g), shape (T,)."""
     if callable(score_gradient):
         if _uses_autograd(score_gradient):
             raise ExerciseError(_AUTOGRAD_MESSAGE)
@@ -417,7 +417,7 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 1 (in section 3): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
+# Exercise 3 (before section 4's control): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
 
 
 _D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
@@ -529,7 +529,7 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
 
 
 def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
-    """Exercise 1 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
+    """Exercise 3 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
     ``scale`` computes the same weights and outputs as ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
     if scale is None:
         raise ExerciseError("unscaled still divides its scores by sqrt(d_k) (scale=None). The exercise asks for "
@@ -569,7 +569,7 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
 
 
 def check_unscaled_layer(unscaled: Any) -> None:
-    """Exercise 1: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
+    """Exercise 3: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
     if unscaled is None or unscaled is Ellipsis:
         raise ExerciseError("unscaled has no value yet: keep the line that creates it and set its weights.")
     parts = [getattr(unscaled, name, None) for name in ("W_query", "W_key", "W_value")]

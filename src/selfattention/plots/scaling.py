@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training",
            "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
-           "score_spread", "saturation_table", "saturation_measures", "LookupRuns"]
+           "score_spread", "saturation_table", "saturation_measures", "q_gradient_line", "LookupRuns"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -257,6 +257,15 @@ def saturation_table(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks
             w, g, gq = (np.asarray(m[key][i]) for key in ("largest weight", "|dL/domega|", "|dL/dq|"))
             print(f"  divide by {name:9} {w.size:4}   {np.median(w):.3f} ({w.min():.2f}-{w.max():.2f})   "
                   f"{np.median(g):.0e} ({g.min():.0e}-{g.max():.0e})   {np.median(gq):.0e}")
+
+def q_gradient_line(sat: Mapping[str, Mapping[str, Sequence[np.ndarray]]], d_ks: Sequence[int],
+                    names: Sequence[str] = ("none", "sqrt(d_k)")) -> None:
+    """Print, for each divisor in ``names``, the median |dL/dq| over the queries at every d_k of ``d_ks``
+    (``sat`` as :func:`saturation_measures` returns it)."""
+    print("median |dL/dq|  d_k =" + "".join(f"{d:>7}" for d in d_ks))
+    for name in names:
+        print(f"  divide by {name:10}" + "".join(f"{np.median(g):7.2g}" for g in sat[name]["|dL/dq|"]))
+
 
 def train_seeds(
     models: Sequence[torch.nn.Module],
@@ -545,6 +554,27 @@ class LookupRuns:
                                   snapshot=lambda m: score_spread(m, self.data[0][2]), **options)
         for s, model, c in zip(seeds, batch, checkpoints, strict=True):
             self.runs[variant, d_k, s], self.models[variant, d_k, s] = c, model
+
+    def train_rates(self, variant: str, divisor: float, d_k: int, seeds: Sequence[int], lrs: Sequence[float],
+                    default_lr: float = 0.05, **options: Any) -> None:
+        """:meth:`train` at each learning rate of ``lrs``, stored as :func:`sweep_table` reads them: under
+        ``variant`` at ``default_lr``, under ``f"{variant}, lr {lr}"`` otherwise."""
+        for lr in lrs:
+            name = variant if lr == default_lr else f"{variant}, lr {lr}"
+            self.train(name, divisor, d_k, seeds, lr=lr, **options)
+
+    def more_steps(self, variant: str, d_k: int, seeds: Sequence[int], steps: int = 400) -> np.ndarray:
+        """Train copies of the runs of ``variant`` at ``d_k`` among ``seeds`` that stalled (:meth:`stalled`)
+        ``steps`` more steps with a fresh Adam (:func:`train_seeds`'s defaults otherwise); the stored runs
+        stay as they are. Returns each copy's change of held-out accuracy, in the order of :meth:`stalled`."""
+        import copy
+
+        keys = [(variant, d_k, s) for s in self.stalled(variant, d_k, seeds)]
+        if not keys:
+            return np.zeros(0)
+        more = train_seeds([copy.deepcopy(self.models[k]) for k in keys], [self.data[k[2]] for k in keys],
+                           steps=steps, every=steps)
+        return np.array([m[-1][1] - self.runs[k][-1][1] for k, m in zip(keys, more, strict=True)])
 
     def reached(self, variant: str, d_k: int, seeds: Sequence[int], step: int | None = None) -> int:
         """How many runs of ``variant`` at ``d_k`` among ``seeds`` have held-out accuracy 1.0 (above 0.99) at

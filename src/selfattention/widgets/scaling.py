@@ -8,7 +8,8 @@ change of a control only moves the histogram's and the bars' data and redraws th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,7 +18,7 @@ from matplotlib.layout_engine import TightLayoutEngine
 
 from . import set_heights, set_histogram, show
 
-__all__ = ["divided_scores", "entropy"]
+__all__ = ["divided_scores", "entropy", "explore_divisor"]
 
 _SMALLEST_PT, _TITLE_PT = 15, 16
 _SCORE_RANGE = 100.0  # the histogram's x-axis, fixed: scores beyond +-100 are counted at the edge
@@ -99,3 +100,20 @@ def divided_scores(T: int = 16, n_queries: int = 500, d_v: int = 8) -> Callable[
 
     explore.figure = fig  # type: ignore[attr-defined]  # for tests and for saving a picture
     return explore
+
+
+def explore_divisor(d_ks: Sequence[int], T: int = 16) -> Any:
+    """Show :func:`divided_scores`'s figure with its controls: a slider over ``d_ks`` (starting at 64 when
+    it is one of them), a log slider for ``c`` from 0.1 to 100 and a box for ``c = sqrt(d_k)``. Returns
+    what ``ipywidgets.interact`` returns."""
+    import ipywidgets as widgets
+
+    d_ks = list(d_ks)
+    if not d_ks:
+        raise ValueError("d_ks is empty; expected lengths such as [2, 4, ..., 1024]")
+    return widgets.interact(
+        divided_scores(T=T),
+        d_k=widgets.SelectionSlider(options=d_ks, value=64 if 64 in d_ks else d_ks[0], description="d_k"),
+        c=widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=2, step=0.05, description="c"),
+        standard=widgets.Checkbox(value=False, description="c = sqrt(d_k)"),
+    )
