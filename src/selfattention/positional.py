@@ -37,16 +37,16 @@ def sinusoidal_positional_encoding(T: int, d: int, base: float = 10000.0) -> NDA
 
 
 def previous_token_head(E: NDArray[np.float64], fitted: int = 40,
-                        temperature: float = 2.0) -> NDArray[np.float64]:
+                        score_scale: float = 2.0) -> NDArray[np.float64]:
     """(T, T) softmax weights of a head whose ``W_Q W_K^T`` is fitted by least squares on positions
     0 .. ``fitted`` - 1 to map each position's vector (row of ``E``, (T, d)) to the one before it; query i
-    scores key j by ``temperature * E[i] W E[j]``. The temperature only sharpens the rows, it moves no
-    peak."""
+    scores key j by ``score_scale * E[i] W E[j]``. The scale multiplies the scores (a softmax temperature of
+    ``1 / score_scale``): it only sharpens the rows, it moves no peak."""
     E = np.asarray(E, dtype=float)
     if E.ndim != 2 or not 2 <= fitted <= E.shape[0]:
         raise ValueError(f"E must be (T, d) with 2 <= fitted <= T, got shape {E.shape} and fitted={fitted}")
     W, *_ = np.linalg.lstsq(E[1:fitted], E[:fitted - 1], rcond=None)   # (d, d): E[i] -> E[i - 1]
-    scores = temperature * E @ W @ E.T
+    scores = score_scale * E @ W @ E.T
     scores = scores - scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores)
     return weights / weights.sum(axis=-1, keepdims=True)

@@ -444,8 +444,8 @@ def check_shift_matrix(shift_matrix: Callable[[int, float], Any]) -> None:
             "every pair, (sin, cos) -> (-sin, -cos). At theta = pi every position's pair is (0, 1) or (0, -1), "
             "all on one line, so no matrix can be solved from encodings at two positions; the closed form in "
             "cos(delta theta) and sin(delta theta) gives -I.")
-    passed("M_delta moves every position's (sine, cosine) pair delta positions on, the same matrix for every i and "
-           "every frequency, theta = 0 and theta = pi included.")
+    passed("M_delta moves every position's (sine, cosine) pair delta positions on, the same matrix for every i (one "
+           "per frequency theta), theta = 0 and theta = pi included.")
 
 
 # ---------------------------------------------------------------- exercise 3: safe masked weights
