@@ -44,6 +44,7 @@ APPLE = {
     "scaled": "before dividing by sqrt(d_k)",
     "other": "not it yet",
     "queries": "those are the queries themselves",
+    "rounded": "rounded too coarsely",
 }
 
 
@@ -98,6 +99,8 @@ def weak() -> np.ndarray:
         ((GOOD, math.log(0.8 / 0.2)), "one other"),         # e^s / (e^s + 1) = 0.8
         ((GOOD, math.sqrt(3) * NEEDED), "scaled"),
         ((GOOD, 2.5), "other"),                             # read off the widget (step 0.5): 0.802
+        ((GOOD, 2.49), "rounded"),                          # log 12 = 2.4849 to two decimals: 0.801
+        ((GOOD, 2.479), "rounded"),
         ((GOOD, 3.0), "other"),                             # the score the design reaches, not the needed one
         ((GOOD, math.log(2.4)), "other"),                   # e^s / 3 = 0.8
         ((GOOD, -1.0), "other"),

@@ -101,6 +101,11 @@ def _check_needed_score(needed_score: Any) -> float:
             f"needed_score = {s:.4g} is the score before dividing by sqrt(d_k): this exercise leaves scaling out."
         )
     w = _weight_at(s)
+    if abs(s - _NEEDED) <= 2 * _SCORE_TOL:
+        raise ExerciseError(
+            f"needed_score = {s:.4g} gives e^s / (e^s + 3) = {w:.3f}: close, but rounded too coarsely (within "
+            f"{_SCORE_TOL:g} is asked). Write the exact expression, such as np.log(...), not a rounded number."
+        )
     raise ExerciseError(
         f"needed_score = {s:.4g} is not it yet: with that score for 'ate' and 0 for the other three, 'ate' gets "
         f"e^s / (e^s + 3) = {w:.3f}, not exactly 0.8. Solve e^s / (e^s + 3) = 0.8 for s by hand."
