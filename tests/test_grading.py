@@ -161,7 +161,7 @@ def graded_lessons(request, tmp_path_factory, released) -> tuple[dict[tuple[str,
         target = base / "submissions" / "right" / path.name
         target.write_text(json.dumps(right_answers(path, student)), encoding="utf-8")
     rows = grade_all(ROOT / "notebooks", base / "submissions", base / "course", base / "grades.csv",
-                     RunPolicy(cell_timeout=120, submission_timeout=600), say=lambda line: None, jobs=2)
+                     RunPolicy(), say=lambda line: None, jobs=2)
     return {(r.learner, r.lesson): r for r in rows}, base
 
 
