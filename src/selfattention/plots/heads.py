@@ -495,7 +495,7 @@ def corner_picture(index: int, panels: dict) -> tuple[Figure, list[Axes]]:
         ax.scatter(pts[:, 0], pts[:, 1], s=60, color="lightgray", edgecolor="black", zorder=2)
         for r, name in enumerate(names):
             d = int(digit[int(where[index, r])])
-            colour = "tab:red" if name == "distractor" else f"C{r}"
+            colour = "tab:red" if name == "distractor" else ("tab:orange", "tab:green", "tab:blue")[r]
             ax.scatter(*pts[d], s=130, color=colour, edgecolor="black", zorder=3,
                        marker="o" if corner[d] else "X")
             ax.annotate(f"{name} ({d})", pts[d], xytext=(4, -22 if r % 2 == 0 else 12),
