@@ -258,6 +258,7 @@ VALUES = {
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
     "wrong pair": "does not need those two values to agree",
+    "ate apple differ": "and those two values must agree",
     "idle": "hand over nothing",
     "unchanged": "still the lesson's W_V",
     "no value": "W_V_new has no value yet",
@@ -305,7 +306,13 @@ def test_values_right_answers(capsys):
         (values_design({0: [1, 0], 1: [1, 0]}), "wrong pair"),             # v_Sam = v_ate, v_apple = 0
         # v_ate = v_red = (1, 0): the red row copies the action row, as if the rows differed on ate and red
         (np.array([[0, 1], [1, 0], [0, 1], [0, 0], [1, 0]], dtype=float), "wrong pair"),
-        (values_design({0: [1, 0], 4: [0, 1]}), "wrong pair"),             # v_red = v_apple = (0, 1)
+        # zero food and fruit rows: v_red = v_apple = (0, 1) follows; the mistake is v_ate = 0 != v_apple
+        (values_design({0: [1, 0], 4: [0, 1]}), "ate apple differ"),
+        (values_design({0: [1, 0], 1: [2, 0], 4: [0, 1]}), "ate apple differ"),  # v_ate = (2, 0)
+        # v_Sam = v_apple = (1, 1), v_ate = (0, 1): the food row copies the action row, but the pair made
+        # equal is Sam and apple, not a missed apple row
+        (values_design({0: [1, 1], 1: [0, 1], 2: [0, 1], 3: [1, 0]}), "wrong pair"),
+        (values_design({0: [1, 0], 4: [1, 0], 2: [1, 0], 3: [-1, 0]}), "own values"),  # v_Sam = v_red
         # the shortcut: only the person row set, v_ate = v_apple = 0; z_Sam = z_red, z_ate 0.129 away
         (values_design({0: [1, 0]}), "idle"),
         (values_design({0: [3, 0], 4: [0, 0]}), "idle"),
@@ -655,3 +662,22 @@ def test_apple_a_short_query_at_ate_is_told_its_score_is_below_the_needed_one():
     assert not hidden_test_passes(
         "04_learnable_projections", "l04-apple-test", W_Q_apple=W, needed_score=NEEDED
     )
+
+
+def test_values_sam_apple_pair_is_named_not_apples_rows():
+    """v_Sam = v_apple = (1, 1), v_ate = (0, 1): the message names that pair, not apple's three features."""
+    text = message(check_values, values_design({0: [1, 1], 1: [0, 1], 2: [0, 1], 3: [1, 0]}))
+    assert "you made v_Sam = v_apple = (1, 1)" in text and "three features" not in text, text
+
+
+def test_values_zero_food_and_fruit_rows_name_v_ate_against_v_apple():
+    """Zero food and fruit rows make v_red = v_apple: the message names v_ate != v_apple, not that pair."""
+    text = message(check_values, values_design({0: [1, 0], 4: [0, 1]}))
+    assert "v_ate = (0, 0) but v_apple = (0, 1)" in text and "you made v_red" not in text, text
+
+
+def test_apple_passing_message_prints_e_to_the_learners_score(capsys):
+    """needed_score = 2.48 passes (within 0.005 of log 12 = 2.485): the message prints e^2.48, not 12."""
+    checks.check_apple_query(GOOD, 2.48)
+    out = capsys.readouterr().out
+    assert out.startswith("Correct:") and f"e^s = {math.exp(2.48):.3g}" in out and "e^s = 12)" not in out, out

@@ -197,7 +197,7 @@ def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
         )
     scores = new_q[apple] @ (_X_TOY @ _W_K).T
     passed(
-        f"you derived needed_score = {s_needed:.4g} (e^s = 12), and 'apple' now scores "
+        f"you derived needed_score = {s_needed:.4g} (e^s = {math.exp(s_needed):.3g}), and 'apple' now scores "
         f"{np.round(scores, 2).tolist()}: it gives 'ate' {weights[ate]:.3g}."
     )
 
@@ -310,7 +310,10 @@ def check_values(W_V_new: Any) -> None:
         where += f" (by up to {np.abs(Z[_SAM] - Z[_RED]).max():.2g}; the check allows 1e-6)"
     v_ate, v_apple = _fmt_pair(V[_ATE], V[_APPLE])
     # v_ate set to some of apple's rows, food or fruit among them (the red row alone is v_red: a wrong pair)
-    if not np.allclose(V[_ATE], V[_APPLE], rtol=0.0, atol=0.01) and np.abs(W[1]).max() > 1e-9 and any(
+    # ... unless v_apple equals v_Sam or v_red: then the learner equalised a wrong pair, named below
+    apple_paired = near(V[_APPLE], V[_SAM]) or near(V[_APPLE], V[_RED])
+    if not apple_paired and not np.allclose(V[_ATE], V[_APPLE], rtol=0.0, atol=0.01) and np.abs(
+            W[1]).max() > 1e-9 and any(
             near(W[1], W[rows].sum(0)) and np.abs(W[[r for r in rows if r != 4]]).max() > 1e-9
             for rows in ([2], [3], [2, 3], [2, 4], [3, 4])):
         raise ExerciseError(
@@ -326,12 +329,20 @@ def check_values(W_V_new: Any) -> None:
         )
     pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)
              if (a, b) not in ((_SAM, _RED), (_ATE, _APPLE)) and near(V[a], V[b]) and np.abs(V[a]).max() > 1e-9]
+    side_effect = near(W[2] + W[3], np.zeros(2))      # zero food and fruit rows: v_red = v_apple follows
+    pairs = [pair for pair in pairs if not (side_effect and pair == (_RED, _APPLE))]
     if pairs:              # two values made equal, but not the two the weight rows differ on
         a, b = pairs[0]
         raise ExerciseError(
             f"{where}: you made v_{WORDS[a]} = v_{WORDS[b]} = {_fmt(V[a])}, but z_Sam = z_red does not need "
             f"those two values to agree. Write z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
             f"the two weight rows word by word: the values that must agree belong to the words where they differ."
+        )
+    if side_effect and near(V[_RED], V[_APPLE]):
+        raise ExerciseError(
+            f"{where}: v_ate = {v_ate} but v_apple = {v_apple}, and those two values must agree. Your food and "
+            f"fruit rows add up to zero, so v_apple = v_red: that is allowed, but it is not what z_Sam = z_red "
+            f"needs. Sam's and red's weight rows differ on 'ate' and 'apple' only."
         )
     raise ExerciseError(
         f"{where}: v_ate = {v_ate}, v_apple = {v_apple}. Write z_Sam - z_red as "
