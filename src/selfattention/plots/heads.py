@@ -507,6 +507,6 @@ def corner_picture(index: int, panels: dict) -> tuple[Figure, list[Axes]]:
         ax.set_xlabel("weight in head 1", fontsize=FONT - 2)
         ax.set_ylabel("weight in head 2" if weights.shape[1] > 1 else "(one head: 0)", fontsize=FONT - 2)
         ax.tick_params(labelsize=FONT - 4)
-    fig.suptitle("each digit a point (gray: other digits, absent at 0, 0); circles: corners, crosses: not",
-                 fontsize=FONT)
+    fig.suptitle("each digit a point (gray: other digits; absent ones at 0, 0); "
+                 "named: circle = corner, cross = not", fontsize=FONT)
     return fig, list(axes[0])
