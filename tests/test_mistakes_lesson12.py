@@ -51,6 +51,9 @@ ABLATION = {
     "d_k 32": "hard-coded to 32",
     "own features": "averaged over its own d_k features",
     "first T rows": "only the first T",
+    "counted from 1 (head+1)": "as if the heads were counted from 1",
+    "d_k from pool": "the pool's number of tokens",
+    "first d_k of the pool mean": "the first d_k features (head 0's)",
 }
 
 
@@ -114,6 +117,14 @@ def _ablate_columns(context, pool, W_O, b_O, head, num_heads):
     return rest @ W_O + pool[:, cols].mean(axis=0) @ W_O[:, cols].T + b_O
 
 
+def _ablate_first_features(context, pool, W_O, b_O, head, num_heads):
+    """The pool's mean over all features, cut to its first d_k (head 0's), put in head `head`'s slice."""
+    d_k = context.shape[1] // num_heads
+    c = context.copy()
+    c[:, head * d_k:(head + 1) * d_k] = pool.mean(axis=0)[:d_k]
+    return c @ W_O + b_O
+
+
 ABLATION_WRONG = {
     "zero": lambda *a: _ablate(*a, how="zero"),
     "own sentence": lambda *a: _ablate(*a, how="own sentence"),
@@ -142,6 +153,10 @@ ABLATION_WRONG = {
     "d_k 32": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, start=h * 32, width=32),
     "own features": lambda c, P, W, b, h, n: _ablate_own_features(c, P, W, b, h, n),
     "first T rows": lambda c, P, W, b, h, n: _ablate(c, P[: len(c)], W, b, h, n),
+    "counted from 1 (head+1)": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n,
+                                                               start=(h + 1) * (c.shape[1] // n)),
+    "d_k from pool": lambda c, P, W, b, h, n: _ablate(c, P, W, b, h, n, width=P.shape[0] // n),
+    "first d_k of the pool mean": lambda c, P, W, b, h, n: _ablate_first_features(c, P, W, b, h, n),
 }
 
 
@@ -240,6 +255,9 @@ FFN = {
     "reference": "the course's reference answer",
     "times 100": "exactly 100 times the right answer",
     "erf(z/2)": "that GELU uses erf(z / 2)",
+    "no b_1": "the bias b_1 is missing",
+    "gelu without z": "that GELU lacks its factor z",
+    "b_2 after norm": "b_2 was added after the LayerNorm",
 }
 
 
@@ -319,6 +337,9 @@ FFN_WRONG = {
     "reference": _ffn_by_reference,
     "times 100": lambda *a: 100 * _ffn(*a),
     "erf(z/2)": lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + np.vectorize(math.erf)(z / 2))),
+    "no b_1": lambda x1, W_1, b_1, W_2, b_2, ln: _ffn(x1, W_1, 0 * b_1, W_2, b_2, ln),
+    "gelu without z": lambda *a: _ffn(*a, act=lambda z: 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))),
+    "b_2 after norm": lambda x1, W_1, b_1, W_2, b_2, ln: ln(x1 + _erf_gelu(x1 @ W_1 + b_1) @ W_2) + b_2,
 }
 
 
@@ -331,6 +352,14 @@ def test_ffn_mistake_is_named(key):
                                  "library", "reference", "erf(z/2)", "pre-norm", "no residual"])
 def test_ffn_mistake_fails_the_hidden_test(key):
     assert not hidden_test_passes(LESSON, FFN_ID, feed_forward_block=FFN_WRONG[key])
+
+
+def test_ffn_with_math_erf_on_an_array_is_told_to_vectorize():
+    """math.erf on an array raises a bare TypeError; the check points to np.vectorize or scipy.special.erf."""
+    msg = _message(check_feed_forward_block,
+                   lambda *a: _ffn(*a, act=lambda z: 0.5 * z * (1 + math.erf(z / math.sqrt(2)))))
+    assert "np.vectorize(math.erf)" in msg and "scipy.special.erf" in msg
+    assert not any(p in msg for p in FFN.values())
 
 
 def _torch_erf_gelu(z):

@@ -81,6 +81,8 @@ def _ablated(context: np.ndarray, pool: np.ndarray, W_O: np.ndarray, b_O: np.nda
         c[:] = P.mean(axis=0)
     elif how == "own features":                       # each token's slice averaged over its own features
         c[:, part] = c[:, part].mean(axis=1, keepdims=True)
+    elif how == "first features":                     # the pool's mean of the first d_k features (head 0's)
+        c[:, part] = P.mean(axis=0)[:width]
     elif how == "first rows":                         # only the first T rows of the pool
         c[:, part] = P[: c.shape[0], part].mean(axis=0)
     elif how == "keep only":
@@ -133,6 +135,13 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ablated(*case, width=case[5]),
         "you replaced head head-1: heads are counted from 0, so head h holds features h*d_k to (h+1)*d_k - 1.":
             _ablated(*case, start=(case[4] - 1) * d_k),
+        "you replaced head head+1, as if the heads were counted from 1; they are counted from 0: head h holds "
+        "features h*d_k to (h+1)*d_k - 1.": _ablated(*case, start=(case[4] + 1) * d_k),
+        f"d_k was computed from the pool's number of tokens (pool.shape[0] // num_heads = "
+        f"{case[1].shape[0] // case[5]}); d_k is d_model // num_heads = {d_k}, context.shape[1] // num_heads.":
+            _ablated(*case, width=case[1].shape[0] // case[5]),
+        "you put the pool's mean of the first d_k features (head 0's) into the head's slice; take the mean of "
+        "the head's own columns: pool[:, head*d_k:(head+1)*d_k].mean(axis=0).": _ablated(*case, how="first features"),
         "you replaced head num_heads-1-head, counting the heads from the last one; head h is counted from the "
         "first, features h*d_k to (h+1)*d_k - 1.": _ablated(*case, start=(case[5] - 1 - case[4]) * d_k),
         "you returned the context with the head replaced, without W_O: the attention output is that context "
@@ -164,8 +173,9 @@ def _ablation_mistakes(case: tuple) -> dict[str, np.ndarray]:
 def _ablation_cases() -> list[tuple]:
     rng = np.random.default_rng(120)
     cases = []
-    # head is never 0; in the second case head - 1, head and num_heads - 1 - head are three different heads.
-    for T, N, d_model, num_heads, head, scale in ((4, 9, 6, 3, 1, 1.0), (5, 11, 12, 4, 1, 1.0),
+    # head is never 0; in the second case head - 1, head, head + 1 and num_heads - 1 - head are four different
+    # heads; d_k, num_heads, T // num_heads and N // num_heads differ in every case.
+    for T, N, d_model, num_heads, head, scale in ((4, 16, 6, 3, 1, 1.0), (6, 13, 15, 5, 1, 1.0),
                                                   (3, 7, 12, 2, 1, 1e6)):
         context = rng.normal(size=(T, d_model)) * scale
         pool = (rng.normal(size=(N, d_model)) + rng.normal(size=d_model)) * scale   # its mean is not context's
@@ -217,9 +227,14 @@ def _ffn_block(x1: np.ndarray, W_1: np.ndarray, b_1: np.ndarray, W_2: np.ndarray
                layer_norm: Callable[[np.ndarray], np.ndarray], *, act: Callable = gelu, residual: bool = True,
                pre_norm: bool = False, bias_2: bool = True, residual_after: bool = False, norm: bool = True,
                act_last: bool = False, b_1_after: bool = False, norm_x1: bool = False,
-               norm_ffn_input: bool = False, own_norm: bool = False) -> np.ndarray:
+               norm_ffn_input: bool = False, own_norm: bool = False, bias_1: bool = True,
+               b_2_after: bool = False) -> np.ndarray:
     if own_norm:                                        # a LayerNorm of one's own, without gamma and beta
         layer_norm = _norm_with(1.0, 0.0, 1e-12)
+    if not bias_1:
+        b_1 = 0.0 * b_1
+    if b_2_after:                                       # b_2 added after the LayerNorm
+        return layer_norm(x1 + act(x1 @ W_1 + b_1) @ W_2) + b_2
     if norm_x1:                                         # LN(LN(x1) + FFN(.)): a LayerNorm too many
         n1 = layer_norm(x1)
         return layer_norm(n1 + act((n1 if norm_ffn_input else x1) @ W_1 + b_1) @ W_2 + b_2)
@@ -281,6 +296,13 @@ def _ffn_mistakes(case: tuple) -> dict[str, np.ndarray]:
             _ffn_block(*case, norm_x1=True, norm_ffn_input=True),
         "that is the sigmoid approximation of GELU, z sigmoid(1.702 z); this model uses the exact form "
         "0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=_gelu_sigmoid),
+        "the bias b_1 is missing: the first linear map is x1 W_1 + b_1, inside the GELU.":
+            _ffn_block(*case, bias_1=False),
+        "that GELU lacks its factor z: 0.5 (1 + erf(z / sqrt(2))) is only the weight GELU gives z; the exact GELU "
+        "is 0.5 z (1 + erf(z / sqrt(2))).": _ffn_block(*case, act=lambda z: 0.5 * (1.0 + _erf(z / math.sqrt(2.0)))),
+        "b_2 was added after the LayerNorm (layer_norm(x1 + GELU(x1 W_1 + b_1) W_2) + b_2); it belongs to the "
+        "second linear map, inside: layer_norm(x1 + GELU(x1 W_1 + b_1) W_2 + b_2).":
+            _ffn_block(*case, b_2_after=True),
         "the bias b_2 is missing: the feed-forward is GELU(x1 W_1 + b_1) W_2 + b_2.": _ffn_block(*case, bias_2=False),
         "the residual was added after the LayerNorm (x1 + layer_norm(FFN(x1))); it is added first: "
         "layer_norm(x1 + FFN(x1)).": _ffn_block(*case, residual_after=True),
@@ -389,6 +411,15 @@ def check_feed_forward_block(feed_forward_block: Callable[..., Any], attention_o
         if shortcut:
             raise ExerciseError(f"feed_forward_block uses {shortcut}: the GELU, the two matrix products and "
                                 "the residual are the exercise.")
+        try:
+            feed_forward_block(*[np.copy(a) if isinstance(a, np.ndarray) else a for a in cases[0]])
+        except TypeError as error:
+            if "converted to Python scalars" in str(error) or "must be real number" in str(error):
+                raise ExerciseError(f"feed_forward_block raised TypeError: {error}. A function of the math module "
+                                    "(math.erf?) got an array; it takes one number at a time: use "
+                                    "np.vectorize(math.erf)(z) or scipy.special.erf(z).") from None
+        except Exception:   # noqa: BLE001 - check_function reports the error in words
+            pass
     check_function(
         feed_forward_block, _ffn_block, cases, "feed_forward_block", mistakes=_ffn_mistakes, any_scale=True,
         describe=lambda c: f"x1 of shape {c[0].shape}, d_ff={c[1].shape[1]}",

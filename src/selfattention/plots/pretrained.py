@@ -225,6 +225,7 @@ def removal_against_yardstick(
     each = None if spread is None else _array(spread, "spread", 3)
     if each is not None and each.shape[:2] != c.shape:
         raise ValueError(f"spread has shape {each.shape}; expected {c.shape} + (n,)")
+    first_marked = int(np.flatnonzero(mark.any(axis=1))[0]) if mark.any() else -1
     for layer in range(c.shape[0]):            # the marked heads last, so their dots lie on top
         for m, colour, name, z in ((~mark[layer], "tab:blue", other_label, 3),
                                    (mark[layer], "tab:orange", marked_label, 4)):
@@ -232,10 +233,11 @@ def removal_against_yardstick(
             dots = "" if each is None else " (dot: mean)"
             ax.scatter(c[layer][m], np.full(int(m.sum()), layer) + y - layer, s=55, color=colour, alpha=0.9,
                        label=name + dots if layer == 0 else None, zorder=z)
-            if each is not None:
+            if each is not None:             # one legend entry for each colour's range lines
+                first = 0 if z == 3 else first_marked
                 ax.hlines(y, each[layer][m].min(-1), each[layer][m].max(-1), color=colour, alpha=0.5, lw=1,
-                          zorder=z - 2, label=(f"line: a head's range over {each.shape[2]} sentences"
-                                               if layer == 0 and z == 3 else None))
+                          zorder=z - 2, label=(f"line: range over {each.shape[2]} sentences, {name}"
+                                               if layer == first else None))
     for k, (kind, values) in enumerate(yardstick.items()):
         v = _array(values, f"yardstick[{kind!r}]", 1)
         ax.scatter(v, np.full(v.size, c.shape[0] + k), s=70, marker="D", color="tab:green",
