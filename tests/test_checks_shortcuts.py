@@ -83,6 +83,11 @@ def refused(check: Callable[..., Any], *args: Any) -> str:
     return str(err.value)
 
 
+#: Exercises whose check refuses the reference before the engine does, with the words it uses: lesson 12's
+#: feed-forward scan also runs in its hidden test, outside any check, where the engine's gate is not active.
+OWN_REFUSAL = {("12", "feed_forward_block"): "the course's reference answer (selfattention.checks)"}
+
+
 def test_every_function_exercise_is_listed() -> None:
     """Each check that takes the learner's function has a shortcut above (the value exercises have none)."""
     listed = {check for _, check, *_ in SHORTCUTS}
@@ -103,8 +108,11 @@ def test_a_shortcut_through_the_reference_is_refused(
     ref = getattr(importlib.import_module(f"selfattention.checks.lesson{lesson}"), reference)
     home = f"{ref.__module__}.{ref.__qualname__}"
     text = refused(getattr(checks, check), shortcut(lesson, name, reference), *more)
-    assert text == _engine.reference_called_message(home)
-    assert f"`{home}`" in text and "write it from the lesson's steps" in text
+    if (lesson, name) in OWN_REFUSAL:   # the lesson's own scan names it first (see OWN_REFUSAL)
+        assert OWN_REFUSAL[lesson, name] in text, text
+    else:
+        assert text == _engine.reference_called_message(home)
+        assert f"`{home}`" in text and "write it from the lesson's steps" in text
     assert sys.getprofile() is None
 
 
