@@ -560,3 +560,5 @@ def test_window_clue_table_prints_mean_and_range_per_column(llama):
     assert f"{last.mean():.3f} ({last.min():.2f}-{last.max():.2f})" in table[2]
     assert f"{full.mean():.3f} ({full.min():.2f}-{full.max():.2f})" in table[2]
     assert table[2].endswith(f"characters before: {windowed[:, :-1].mean():.3f}")
+    imposed = sa.llm.next_token_losses(llama, rows, window=4)[:, :-1].mean()
+    assert table[-1] == f"full, window imposed, characters before: {imposed:.3f}"

@@ -897,24 +897,30 @@ def window_clue_table(windowed: Sequence[LlamaDecoder], full: Sequence[LlamaDeco
     :func:`clue_beyond`), scored on each snippet's last character: the windowed models under their window,
     the full ones without one and, as a third column, with the window imposed at run time. Per group and
     column: the mean target loss in nats over seeds x targets (range over them), and, once per group, the
-    mean loss on the characters before the targets under the trained window."""
+    mean loss on the characters before the targets under the trained window; a last line gives the same
+    for the full models with the window imposed (one value per group, in order)."""
     width = max(len(name) for name in groups) + 6
     trained = f"trained with window {window}"
     head = f"{'':{width}s} {trained:>22s} {'full attention':>20s} {'full, window imposed':>22s}"
     lines = [f"target loss, nats: mean over {len(windowed)} seeds x targets (range)", head]
+    imposed_before = []
     for name, snippets in groups.items():
         rows = torch.cat([full[0].encode(s) for s in sorted(snippets)])               # (targets, length)
         cols: list[list[NDArray[np.float64]]] = [[], [], []]
-        before = []
+        before, imposed = [], []
         for w_model, f_model in zip(windowed, full, strict=True):
             ce = next_token_losses(w_model, rows, window=window)                      # (targets, length - 1)
             cols[0].append(ce[:, -1])
             before.append(ce[:, :-1].mean())
             cols[1].append(next_token_losses(f_model, rows)[:, -1])
-            cols[2].append(next_token_losses(f_model, rows, window=window)[:, -1])
+            ce_imposed = next_token_losses(f_model, rows, window=window)               # (targets, length - 1)
+            cols[2].append(ce_imposed[:, -1])
+            imposed.append(ce_imposed[:, :-1].mean())
         cells = [f"{np.concatenate(c).mean():.3f} ({_range(np.concatenate(c))})" for c in cols]
         lines.append(f"{name + f' ({len(rows)})':{width}s} {cells[0]:>22s} {cells[1]:>20s} {cells[2]:>22s}"
                      f"   characters before: {np.mean(before):.3f}")
+        imposed_before.append(f"{np.mean(imposed):.3f}")
+    lines.append("full, window imposed, characters before: " + ", ".join(imposed_before))
     return "\n".join(lines)
 
 
