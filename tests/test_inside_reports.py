@@ -76,7 +76,8 @@ def test_removal_figure_says_what_its_dots_and_lines_are_and_draws_marked_heads_
                                             spread=spread)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "parked on position 0 (dot: mean)" in labels
-    assert "line: a head's range over 24 sentences" in labels
+    assert "line: range over 24 sentences, parked on position 0" in labels
+    assert "line: range over 24 sentences, other heads" in labels
     z = {c.get_label(): c.get_zorder() for c in ax.collections if not c.get_label().startswith("_")}
     dots = " (dot: mean)"
     assert z["parked on position 0" + dots] > z["other heads" + dots]
