@@ -78,7 +78,7 @@ DRIVES = {
     "05_training_attention": Drive("training_viewer(", "step", "slider",
                                    expect="step   2: held-out accuracy"),
     # 64 -> 128 on "d_k": the line under the figure names the new length.
-    "06_scaling": Drive("widgets.interact(\n    explore", "d_k", "slider", expect="d_k = 128, c = 1.00"),
+    "06_scaling": Drive("scaling_widgets.explore_divisor(", "d_k", "slider", expect="d_k = 128, c = 1.00"),
     # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.42.
     "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
                                      "I love apple juice", expect="head 2: apple -> apple (0.42)"),
