@@ -80,7 +80,7 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "04_learnable_projections": [("query_designer(", [
         Control("person", "slider"), Control("action", "slider"), Control("food", "slider")])],
     "05_training_attention": [("training_viewer(", [Control("step", "slider")])],
-    "06_scaling": [("d_k=widgets.SelectionSlider", [Control("d_k", "slider"), Control("c", "slider"),
+    "06_scaling": [("scaling_widgets.explore_divisor(", [Control("d_k", "slider"), Control("c", "slider"),
                                                     Control("c = sqrt(d_k)", "check")])],
     "07_multi_head_attention": [("widgets.interact(show_heads", [Control("sentence", "select"),
                                                               Control("W_Q x", "slider")])],

@@ -23,3 +23,16 @@ def test_widget_section_replaces_itself_and_keeps_the_rest(tmp_path: Path) -> No
     text = results.read_text(encoding="utf-8")
     assert "| 07_multi_head_attention | head | lab | 255 | 260 | 2/3 | not met |" in text
     assert "**not met**" in text
+
+
+def test_every_widget_the_benchmark_drives_is_in_its_lesson() -> None:
+    """Each lesson's widget cell is found by a marker in its source; a lesson that rewrites the cell must
+    not leave the benchmark looking for code that is gone."""
+    import json
+
+    root = Path(__file__).resolve().parents[1] / "notebooks"
+    for lesson, cells in bench.WIDGETS.items():
+        nb = json.loads((root / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+        sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+        for marker, _ in cells:
+            assert any(marker in s for s in sources), f"{lesson}: no code cell contains {marker!r}"
