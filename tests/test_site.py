@@ -83,7 +83,12 @@ def secret_lines(nb: dict) -> set[str]:
     no secret when a page shows it; a line found nowhere else is.
     """
     course = "\n".join(shown_text(load_notebook(path)) for path in NOTEBOOKS)
-    return {line for line in build.hidden_test_lines(nb) if line not in course}
+    return {line for line in build.hidden_test_lines(nb) if line not in course and not _BARE.match(line)}
+
+
+#: A bare statement (``try:``, ``else:``, ``pass``) gives nothing away; pages' scripts hold them too.
+_BARE = re.compile(r"^\s*(try|else|finally|pass|break|continue|return|except(\s+\w+(\s+as\s+\w+)?)?)"
+                   r"\s*:?\s*$")
 
 
 def solution_texts(nb: dict) -> list[tuple[str, list[str]]]:
