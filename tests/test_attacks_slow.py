@@ -366,12 +366,11 @@ def test_gradebook_holds_the_verdicts_not_the_attackers_update(attacked):
             assert float(sub.score) == float(r["score"]) <= float(sub.max_score), (learner, lesson)
 
 
-def test_nothing_planted_in_the_graders_home_and_nothing_left_running(attacked):
-    psutil = pytest.importorskip("psutil")
-    assert not attacked["home_planted"]
-    assert not (Path.home() / ".ipython" / "profile_default" / "startup" / "00-plant.py").exists()
-    left = []
-    for proc in psutil.process_iter(["cmdline", "uids"]):
+def _sandbox_processes(psutil) -> dict[tuple[int, float], tuple[str, list[str]]]:
+    """Processes of ended sandboxes (or the attacker's daemon): (status, command line), keyed by
+    (pid, start time)."""
+    found = {}
+    for proc in psutil.process_iter(["cmdline", "uids", "create_time", "status"]):
         uid = proc.info["uids"].real if proc.info["uids"] else 0
         cmdline = proc.info["cmdline"] or []
         # a sandboxed process whose kernel's folder is gone (its grading ended); a kernel whose
@@ -379,7 +378,23 @@ def test_nothing_planted_in_the_graders_home_and_nothing_left_running(attacked):
         share = next((Path(a).parent for a in cmdline if a.endswith("kernel.json")), None)
         ended = share is None or not share.exists()
         if (BASE_UID <= uid < BASE_UID + 4000 and ended) or DAEMON in " ".join(cmdline):
-            left.append((proc.pid, cmdline))
+            found[(proc.pid, proc.info["create_time"])] = (proc.info["status"], cmdline)
+    return found
+
+
+def test_nothing_planted_in_the_graders_home_and_nothing_left_running(attacked):
+    psutil = pytest.importorskip("psutil")
+    assert not attacked["home_planted"]
+    assert not (Path.home() / ".ipython" / "profile_default" / "startup" / "00-plant.py").exists()
+    # A grading another test runs in parallel starts and ends sandboxed processes too (one that is
+    # exiting shows no command line). A leak is a process that stays: it must be there at every scan
+    # for 20 s. The attacker's daemon sleeps 600 s, so a daemon the grader failed to kill still fails.
+    left = _sandbox_processes(psutil)
+    deadline = time.monotonic() + 20
+    while left and time.monotonic() < deadline:
+        time.sleep(1)
+        now = _sandbox_processes(psutil)
+        left = {key: cmd for key, cmd in left.items() if key in now}
     assert not left, f"processes of the sandboxes outlived grading: {left}"
 
 
