@@ -108,6 +108,17 @@ def test_weight_maps_share_one_scale_from_0_to_1_and_write_every_weight():
     assert_legible(fig)
 
 
+def test_toy_and_real_maps_put_toy_first_and_refuse_different_sentences():
+    toy_out = {"a b c": core.basic_self_attention(X[:3]), "c d e": core.basic_self_attention(X[2:])}
+    real_out = {s: (Z, np.full((3, 3), 1 / 3)) for s, (Z, _) in toy_out.items()}
+    fig, axes = figures.toy_and_real_maps(toy_out, real_out)
+    assert [ax.get_title() for ax in axes] == ["toy:\na b c", "toy:\nc d e", "real:\na b c", "real:\nc d e"]
+    assert np.allclose(axes[0].images[0].get_array(), toy_out["a b c"][1])
+    assert np.allclose(axes[3].images[0].get_array(), 1 / 3)
+    with pytest.raises(ValueError, match="toy_out has sentences"):
+        figures.toy_and_real_maps(toy_out, {"c d e": real_out["c d e"]})
+
+
 def test_weight_map_labels_rows_as_attending_and_names_a_bad_shape():
     ax = figures.weight_map(np.eye(2), ["a", "b"])
     assert (ax.get_ylabel(), ax.get_xlabel()) == (figures.ROW_LABEL, figures.COLUMN_LABEL)

@@ -7,7 +7,7 @@ mask = np.arange(X.shape[1]) < np.asarray(lengths)[:, None]
 scores = np.where(mask[:, None, :], X @ X.transpose(0, 2, 1), -1e9)
 return sa.softmax(scores, axis=-1) @ X
 """,
-    # Section 6's rule by hand: flows' scores are dot products, a 0.10, river 0.82, bank 0.70, and its own
+    # Section 5's mask by hand: flows' scores are dot products, a 0.10, river 0.82, bank 0.70, and its own
     # score set to -inf before the softmax, so e^-inf = 0 and the other three share the row; the growth
     # factor read off one weight, masked over unmasked.
     "l03-mask-answer": """

@@ -29,6 +29,7 @@ __all__ = [
     "update_score_weight_bars",
     "weight_map",
     "weight_maps",
+    "toy_and_real_maps",
     "matrix_flow",
     "one_query_pipeline",
     "softmax_of_two",
@@ -273,6 +274,24 @@ def weight_maps(maps: Sequence[ArrayLike], words: Sequence[Sequence[str]], title
     bar.ax.tick_params(labelsize=FONT)
     bar.set_label(r"weight $\alpha_{ij}$", fontsize=FONT)
     return fig, axes
+
+
+def toy_and_real_maps(toy_out: Mapping[str, tuple], real_out: Mapping[str, tuple]
+                      ) -> tuple[Figure, list[Axes]]:
+    """Lesson 03's heatmaps: each sentence's weights with toy vectors, then with real ones, on one scale.
+
+    Inputs:
+        toy_out, real_out: sentence -> (Z, A), the same sentences in the same order; A is (T, T).
+    Returns:
+        :func:`weight_maps`'s figure and Axes, titled "toy:" or "real:" and the sentence.
+    """
+    if list(toy_out) != list(real_out):
+        raise ValueError(f"toy_out has sentences {list(toy_out)} but real_out has {list(real_out)}; "
+                         "expected the same sentences in the same order")
+    sentences = list(toy_out)
+    maps = [out[s][1] for out in (toy_out, real_out) for s in sentences]
+    titles = [f"{kind}:\n{s}" for kind in ("toy", "real") for s in sentences]
+    return weight_maps(maps, [s.split() for s in sentences] * 2, titles)
 
 
 def matrix_flow(matrices: Sequence[tuple[str, ArrayLike]], words: Sequence[str], *,
