@@ -15,114 +15,9 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_one_sided, check_typed_scores
+from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_one_sided
 
-NOTES = np.array([0.25, 0.70, 0.05])  # money, bank, grows
-
-# ---------------------------------------------------------------- exercise 2: scores for the typed-in weights
-SCORES = {
-    "weights": "these are the weights themselves",
-    "exp": "you exponentiated the weights",
-    "log10": "base-10 logarithm",
-    "log2": "base-2 logarithm",
-    "sign": "wrong sign",
-    "reversed": "wrong order",
-    "doubled": "times 2",
-    "river row": "bank's row of *river bank flows*",
-    "money row": "the row of *money*",
-    "logit": "inverse of the two-way sigmoid",
-    "weights x10": "scaling the weights is not their scores",
-    "toy scores": "the toy vectors' scores",
-    "real scores": "the real table's scores",
-}
-SCORES_WRONG = {
-    "weights": NOTES.copy(),                            # "the weights are the scores"
-    "exp": np.exp(NOTES),
-    "log10": np.log10(NOTES),
-    "log2": np.log2(NOTES),
-    "sign": -np.log(NOTES),
-    "reversed": np.log([0.05, 0.70, 0.25]),
-    "doubled": 2 * np.log(NOTES),                     # "any scores with the right ratios"
-    "river row": np.log([0.20, 0.78, 0.02]),
-    "money row": np.log([0.70, 0.20, 0.10]),
-    "logit": np.log(NOTES / (1 - NOTES)),              # the sigmoid's inverse, from section 3's figure
-    "weights x10": 10 * NOTES,                        # "scores are the weights, only larger"
-    "toy scores": np.array([0.77, 0.98, 0.56]),       # section 3's toy scores of bank, copied
-    "real scores": np.array([0.693, 1.789, -0.08]),   # section 2's real scores of bank, copied
-}
-
-
-@pytest.mark.parametrize("key", sorted(SCORES_WRONG))
-def test_typed_scores_mistake_is_named(key):
-    _names_only(_message(check_typed_scores, SCORES_WRONG[key]), key, SCORES)
-
-
-def test_copied_scores_fail_the_hidden_test_and_ask_for_the_typed_in_weights():
-    for key in ("toy scores", "real scores"):
-        text = _message(check_typed_scores, SCORES_WRONG[key])
-        assert "the typed-in weights, [0.25, 0.7, 0.05]" in text and "notes" not in text, text
-        assert not _hidden_passes("l02-scores-test", typed_scores=SCORES_WRONG[key])
-
-
-@pytest.mark.parametrize(("scores", "key"), [
-    ([0.7, 1.8, -0.1], "real scores"),   # section 2's real scores, rounded to one decimal
-    ([0.8, 1.0, 0.6], "toy scores"),     # the toy scores, rounded to one decimal
-])
-def test_copied_scores_rounded_are_still_named(scores, key):
-    _names_only(_message(check_typed_scores, scores), key, SCORES)
-    assert not _hidden_passes("l02-scores-test", typed_scores=scores)
-
-
-def test_elsewhere_tie_up_to_float_error_is_named_a_tie_not_a_tiny_win():
-    """x_2 = 4 [cos 60 deg, sin 60 deg]: the exact tie; float error must not make it 'win by 0.000'."""
-    X = np.array([[2.0, 0.0], 4 * np.array([np.cos(np.radians(60)), np.sin(np.radians(60))]), [0.0, 1.0]])
-    msg = _message(check_attends_elsewhere, X)
-    assert "ties word 1's own weight" in msg and "only by" not in msg and "0.000" not in msg, msg
-
-
-def test_elsewhere_tie_with_the_own_score_is_not_called_below():
-    """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
-    msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
-    assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg
-
-
-def test_typed_scores_with_bank_first_are_in_the_wrong_order():
-    """The largest weight written first: bank, money, grows."""
-    _names_only(_message(check_typed_scores, np.log([0.70, 0.25, 0.05])), "reversed", SCORES)
-
-
-@pytest.mark.parametrize("answer", [
-    np.log(NOTES),                                  # the derivation: omega_j = ln(alpha_j)
-    np.log(NOTES / 0.05),                           # another constant: grows gets score 0
-    [-1.386, -0.357, -2.996],                       # typed in, rounded to three decimals
-])
-def test_typed_scores_right_answers(answer, capsys):
-    _right_answer_passes(check_typed_scores, answer, capsys)
-
-
-def test_typed_scores_guessed_by_hand_fails_and_says_why():
-    """A shortcut: scores guessed until the order looks right, without inverting softmax. The message asks
-    for the derivation without handing over its result."""
-    text = _message(check_typed_scores, [1.0, 2.0, 0.0])
-    assert "solve it for the score" in text and "ln(alpha" not in text, text
-    assert not [k for k, p in SCORES.items() if p in text], text
-
-
-@pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0], "shape (2,)"), ("bank", "should be three scores"),
-    ([np.nan, 1.0, 0.0], "NaN or infinite"),
-])
-def test_typed_scores_bad_input_is_named(answer, said):
-    text = _message(check_typed_scores, answer)
-    assert said in text and not [k for k, p in SCORES.items() if p in text], text
-
-
-def test_typed_scores_typed_as_text_are_named_as_text():
-    text = _message(check_typed_scores, ["-1.386", "-0.357", "-2.996"])
-    assert "is text (a string)" in text and not [k for k, p in SCORES.items() if p in text], text
-
-
-# ---------------------------------------------------------------- exercise 3: put bank' where you want it
+# ---------------------------------------------------------------- exercise 2: put bank' where you want it
 RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])   # river, bank, flows
 TARGET = np.array([0.25, 0.88, 0.0, 0.0])
 MIX = {
@@ -221,7 +116,7 @@ def _hidden_passes(grade_id: str, **answer) -> bool:
     return hidden_test_passes("02_basic_self_attention", grade_id, **answer)
 
 
-# ---------------------------------------------------------------- exercise 4: one-sided attention
+# ---------------------------------------------------------------- exercise 3: one-sided attention
 ONE_SIDED = {
     "equal": "equal row sums",
     "swapped": "the roles are swapped",
@@ -301,21 +196,6 @@ def test_one_sided_bad_input_is_named(answer, said):
 
 
 # ---------------------------------------------------------------- more mistakes, each named for what it is
-@pytest.mark.parametrize(("scores", "digits"), [
-    ([-1.4, -0.4, -3.0], "(1 decimal)"),                   # ln(alpha_j) rounded to one decimal
-    ([-1.0, 0.0, -3.0], "(0 decimals)"),                   # ... to whole numbers
-    ([1.6, 2.6, 0.0], "(1 decimal)"),                      # ln(alpha_j / alpha_grows), one decimal
-    ([-1.38, -0.36, -3.0], "coarsely:"),                   # rounded unevenly
-])
-def test_scores_rounded_too_coarsely_are_told_to_keep_digits(scores, digits):
-    """The right logarithms rounded: the form is right, the digits too few (not 'which function...')."""
-    text = _message(check_typed_scores, scores)
-    assert "right form" in text and "rounded too coarsely" in text and digits in text, text
-    assert "undoes the exponential" not in text, text
-    assert not [k for k, p in SCORES.items() if p in text], text
-    assert not _hidden_passes("l02-scores-test", typed_scores=scores)
-
-
 def test_orthogonal_words_are_told_omega_13_is_zero_not_equal_sums():
     """x_1 across x_3: omega_13 = 0 is the blocker (e^0 against word 1's own e^4), not the equal row sums."""
     x_1, x_3 = [2.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]
@@ -346,7 +226,6 @@ def test_both_bars_missed_without_a_longer_x_3_fix_says_what_differs():
 
 @pytest.mark.parametrize(("check", "grade_id", "names", "answer"), [
     (check_bank_mix, "l02-mix-test", ("alpha_mix",), np.array([[0.5], [0.2], [0.3]])),          # a column
-    (check_typed_scores, "l02-scores-test", ("typed_scores",), np.log([NOTES])),
     (lambda x: check_one_sided(x, [0.0, 2.0, 0.0, 0.0]), "l02-asym-test", ("x_1",),
      np.array([[0.0], [1.0], [0.0], [0.0]])),
 ])
@@ -354,10 +233,10 @@ def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, n
     """np.linalg.solve(M, b) with b a column returns shape (3, 1): its numbers are right, and the visible
     check and the hidden test (which reshapes) agree that it passes."""
     _right_answer_passes(check, answer, capsys)
-    given = {"alpha_mix": None, "typed_scores": np.log(NOTES),
+    given = {"alpha_mix": None,
              "x_1": [0.0, 1.0, 0.0, 0.0], "x_3": [0.0, 2.0, 0.0, 0.0]}
     given[names[0]] = answer
-    keys = {"l02-mix-test": ["alpha_mix"], "l02-scores-test": ["typed_scores"],
+    keys = {"l02-mix-test": ["alpha_mix"],
             "l02-asym-test": ["x_1", "x_3"]}[grade_id]
     assert _hidden_passes(grade_id, **{k: given[k] for k in keys})
 
@@ -365,27 +244,6 @@ def test_a_row_or_column_passes_the_check_and_the_hidden_test(check, grade_id, n
 def test_a_wrong_column_is_still_named():
     text = _message(check_bank_mix, np.array([[0.2], [0.5], [0.3]]))
     _names_only(text, "order", MIX)
-
-
-def _verdict(scores):
-    try:
-        check_typed_scores(scores)
-    except AssertionError:
-        return False
-    return True
-
-
-def test_visible_verdict_equals_hidden_verdict_over_rounded_answers(capsys):
-    """Over scores rounded to 0 to 4 decimals, the visible check passes exactly when the hidden test does."""
-    verdicts = set()
-    for exact in (np.log(NOTES), np.log(NOTES / 0.05)):
-        for places in (0, 1, 2, 3, 4):
-            scores = np.round(exact, places)
-            hidden = _hidden_passes("l02-scores-test", typed_scores=scores)
-            assert _verdict(scores) == hidden, scores
-            verdicts.add(hidden)
-    capsys.readouterr()
-    assert verdicts == {True, False}   # the sweep holds answers of both kinds
 
 
 # ---------------------------------------------------------------- exercise 1: word 1's top weight elsewhere
@@ -516,3 +374,16 @@ def test_the_design_alone_does_not_pass_without_the_derivation():
     assert "L_tie has no value yet" in _message(lambda L: check_attends_elsewhere(DESIGN, L), None)
     assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN,
                                   L_tie=None)
+
+
+def test_elsewhere_tie_up_to_float_error_is_named_a_tie_not_a_tiny_win():
+    """x_2 = 4 [cos 60 deg, sin 60 deg]: the exact tie; float error must not make it 'win by 0.000'."""
+    X = np.array([[2.0, 0.0], 4 * np.array([np.cos(np.radians(60)), np.sin(np.radians(60))]), [0.0, 1.0]])
+    msg = _message(check_attends_elsewhere, X)
+    assert "ties word 1's own weight" in msg and "only by" not in msg and "0.000" not in msg, msg
+
+
+def test_elsewhere_tie_with_the_own_score_is_not_called_below():
+    """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
+    msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
+    assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg

@@ -9,12 +9,7 @@ L_tie = (x_tie @ x_tie) / (np.linalg.norm(x_tie) * np.cos(np.deg2rad(60)))
 x_1 = np.array([0.6, 0.8])
 X_design = np.stack([x_1, np.array([-1.0, 0.2]), 1.5 * x_1])
 """,
-    # Section 3: only differences of scores matter, so fix grows' score at 0 and take logarithms of ratios.
-    "l02-scores-answer": """
-weights = np.array([0.25, 0.70, 0.05])
-typed_scores = np.log(weights / weights[2])
-""",
-    # Exercise 3: z_2 = sum_j alpha_j x_j, coordinate by coordinate, plus "weights sum to 1", by elimination:
+    # Exercise 2: z_2 = sum_j alpha_j x_j, coordinate by coordinate, plus "weights sum to 1", by elimination:
     # with alpha_bank = 1 - alpha_river - alpha_flows, finance and nature leave two equations in two unknowns.
     "l02-mix-answer": """
 X_rbf = embed("river bank flows")
@@ -24,7 +19,7 @@ D = np.column_stack([river[:2] - bank[:2], flows[:2] - bank[:2]])   # (2, 2)
 a_river, a_flows = np.linalg.solve(D, target[:2] - bank[:2])
 alpha_mix = np.array([a_river, 1 - a_river - a_flows, a_flows])
 """,
-    # Exercise 4: both weights are e^omega_13 over a row sum, so word 3's row must have the larger sum: a long
+    # Exercise 3: both weights are e^omega_13 over a row sum, so word 3's row must have the larger sum: a long
     # word 3 (own score 4) and a shorter word 1 pointing the same way, on the food axis, away from bank.
     "l02-asym-answer": """
 x_1 = np.array([0.0, 0.0, 1.0, 0.0])

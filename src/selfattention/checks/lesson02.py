@@ -18,7 +18,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_attends_elsewhere", "check_typed_scores", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_attends_elsewhere", "check_bank_mix", "check_one_sided"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -27,15 +27,6 @@ _TOY: dict[str, np.ndarray] = {
     "grows": np.array([0.5, 0.3, 0.1, 0.0]),
     "river": np.array([0.1, 1.0, 0.0, 0.0]),
 }
-#: The typed-in weights for "bank" in *money bank grows* (money, bank, grows).
-NOTES_BANK = np.array([0.25, 0.70, 0.05])
-#: Their other rows: "money" in *money bank grows*, "bank" in *river bank flows*.
-#: Section 3's toy scores of bank in *money bank grows* (a mistake to name, not an answer).
-_TOY_BANK_SCORES = np.array([0.77, 0.98, 0.56])
-#: Section 2's real scores of bank in *money bank grows* (lesson 01's table), also a mistake to name.
-_REAL_BANK_SCORES = np.array([0.693, 1.789, -0.080])
-_NOTES_MONEY = np.array([0.70, 0.20, 0.10])
-_NOTES_RIVER_BANK = np.array([0.20, 0.78, 0.02])
 
 
 def _vector(got: Any, name: str, size: int, what: str) -> np.ndarray:
@@ -62,118 +53,10 @@ def _fmt(x: np.ndarray) -> str:
     return str(np.round(np.asarray(x, dtype=float), 3).tolist())
 
 
-# --------------------------------------------------------------------------- exercise 2
 _UNSET = object()
 
 
-def check_typed_scores(typed_scores: Any) -> None:
-    """Exercise 2: three scores (money, bank, grows) whose softmax is bank's typed-in row
-    [0.25, 0.70, 0.05] (any constant may be added to all three: the weights only see differences)."""
-    s = _vector(typed_scores, "typed_scores", 3, "three scores (for money, bank, grows)")
-    w = reference_softmax(s)
-    said = f"softmax of your scores is {_fmt(w)}"
-    if np.allclose(w, NOTES_BANK, atol=1e-3):
-        gap = s[1] - s[0]
-        ln_ratio = f"{np.log(0.70 / 0.25):.3f}"
-        passed(f"{said}, bank's row asked for. Bank's score is {gap:.3f} above money's, "
-               + (f"ln(0.70 / 0.25) = {ln_ratio}" if f"{gap:.3f}" == ln_ratio else
-                  f"close to ln(0.70 / 0.25) = {ln_ratio} (your scores are rounded)")
-               + ", whatever number your three scores start from.")
-        return
-
-    def same(scores: np.ndarray) -> bool:
-        return bool(np.allclose(w, reference_softmax(scores), atol=1e-3))
-
-    if same(NOTES_BANK):
-        raise ExerciseError(
-            f"these are the weights themselves (or the weights plus a constant): {said}, flatter than the "
-            "row asked for. Softmax exponentiates the scores, so undo it with the logarithm: np.log.")
-    if same(np.exp(NOTES_BANK)):
-        raise ExerciseError(
-            f"you exponentiated the weights: {said}. Softmax already exponentiates; to go back from weights "
-            "to scores take the logarithm (np.log), the inverse of np.exp.")
-    if same(np.log10(NOTES_BANK)):
-        raise ExerciseError(
-            f"you used the base-10 logarithm: {said}. Softmax uses e^x, so its inverse is the natural "
-            "logarithm, np.log.")
-    if same(np.log2(NOTES_BANK)):
-        raise ExerciseError(
-            f"you used the base-2 logarithm: {said}. Softmax uses e^x, so its inverse is the natural "
-            "logarithm, np.log.")
-    if same(-np.log(NOTES_BANK)):
-        raise ExerciseError(
-            f"your scores have the wrong sign: {said}; the largest weight needs the largest score.")
-    for order in itertools.permutations(range(3)):
-        if order != (0, 1, 2) and same(np.log(NOTES_BANK[list(order)])):
-            raise ExerciseError(
-                f"your scores are in the wrong order: {said}. The order is money, bank, grows.")
-    if same(np.log(_NOTES_RIVER_BANK)):
-        raise ExerciseError(
-            f"these give bank's row of *river bank flows*, {_fmt(_NOTES_RIVER_BANK)}: the exercise asks for "
-            f"*money bank grows*, {_fmt(NOTES_BANK)}.")
-    if same(np.log(_NOTES_MONEY)):
-        raise ExerciseError(
-            f"these give the row of *money*, {_fmt(_NOTES_MONEY)}: the exercise asks for the row of *bank*, "
-            f"{_fmt(NOTES_BANK)}.")
-    if same(np.log(NOTES_BANK / (1 - NOTES_BANK))):
-        raise ExerciseError(
-            f"you took ln(a / (1 - a)) of each weight: {said}. That is the inverse of the two-way sigmoid of "
-            "section 3's figure; for a row of three the inverse of softmax is ln of each weight plus any "
-            "constant.")
-    if np.allclose(s, 10 * NOTES_BANK, atol=0.05) or np.allclose(s, 100 * NOTES_BANK, atol=0.5):
-        raise ExerciseError(
-            f"your scores are the weights scaled: {said}. Softmax is not linear: scaling the weights is not "
-            "their scores. Undo the exponential with the logarithm, np.log.")
-    if np.allclose(s, _TOY_BANK_SCORES, atol=0.051):    # as printed, or rounded to 1 decimal
-        raise ExerciseError(
-            f"these are the toy vectors' scores for bank in *money bank grows*: {said}. The exercise asks for "
-            f"scores that give the typed-in weights, {_fmt(NOTES_BANK)}: work backwards from those weights.")
-    if np.allclose(s, _REAL_BANK_SCORES, atol=0.051):   # as printed, or rounded to 1 decimal
-        raise ExerciseError(
-            f"these are the real table's scores for bank in *money bank grows* (section 2): {said}. The exercise "
-            f"asks for scores that give the typed-in weights, {_fmt(NOTES_BANK)}: work backwards from those "
-            "weights.")
-    digits = _rounded_logs(s)
-    if digits is not None:   # ln(alpha_j) + a constant, rounded too coarsely
-        raise ExerciseError(
-            f"{said}: close, but not the row asked for, {_fmt(NOTES_BANK)}. Your scores have the right form "
-            "(the logarithms of the weights, plus any constant), but they are rounded too coarsely"
-            + (f" ({digits} decimal{'' if digits == 1 else 's'})" if digits >= 0 else "")
-            + ": keep three decimals, or let np.log compute them.")
-    factor = _log_factor(w)
-    if factor is not None:
-        raise ExerciseError(
-            f"your scores are the logarithms of the weights times {factor:.3g}: {said}. Adding the same number "
-            "to every score keeps the weights; multiplying every score by a number does not (it sharpens or "
-            "flattens the row).")
-    raise ExerciseError(
-        f"{said}, not the row asked for, {_fmt(NOTES_BANK)}. Write the softmax formula for one weight "
-        "(section 3, From scores to weights) and solve it for the score: which function undoes the exponential, and what else may the scores contain?")
-
-
-def _rounded_logs(s: np.ndarray) -> int | None:
-    """The number of decimals if ``s`` is ln(alpha_j) + c (c = 0, or the minus log of one weight) rounded
-    to 0, 1 or 2 decimals; -1 if it lies within such rounding of ln(alpha_j) + some constant; else None."""
-    logs = np.log(NOTES_BANK)
-    for digits in (0, 1, 2):
-        for c in (0.0, *(-logs)):
-            if np.allclose(s, np.round(logs + c, digits), atol=1e-9):
-                return digits
-    off = s - logs
-    return -1 if np.abs(off - off.mean()).max() < 0.06 else None
-
-
-def _log_factor(w: np.ndarray) -> float | None:
-    """c if the weights ``w`` are the typed-in row raised to a power c > 0, c != 1 (the scores are c ln(alpha_j)
-    plus a constant), else None."""
-    got, want = np.log(w) - np.log(w).mean(), np.log(NOTES_BANK) - np.log(NOTES_BANK).mean()
-    c = float(got @ want / (want @ want))
-    if c > 0 and abs(c - 1) > 0.01 and np.allclose(got, c * want, atol=2e-3):
-        return c
-    return None
-
-
-# --------------------------------------------------------------------------- exercise 3
+# --------------------------------------------------------------------------- exercise 2
 #: *river bank flows*, rows river, bank, flows; the point bank' must land on, and the weights that put it there.
 _RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])
 _RBF_WORDS = ("river", "bank", "flows")
@@ -186,7 +69,7 @@ def _mix_words(a: np.ndarray) -> str:
 
 
 def check_bank_mix(alpha_mix: Any) -> None:
-    """Exercise 3: bank's three weights (river, bank, flows) in *river bank flows* that put
+    """Exercise 2: bank's three weights (river, bank, flows) in *river bank flows* that put
     bank' = sum_j alpha_j x_j on [0.25, 0.88, 0, 0]. Finance and nature give two linear equations; the
     weights summing to 1 gives the third, so [0.5, 0.2, 0.3] is the only answer. Names the typical mistakes,
     computed from the weights returned."""
@@ -264,8 +147,8 @@ def check_bank_mix(alpha_mix: Any) -> None:
         "sum_j alpha_2j x_j[finance] = 0.25, and the same for nature.")
 
 
-# --------------------------------------------------------------------------- exercise 4
-#: The toy "bank" between the two designed words, and the bars of exercise 4.
+# --------------------------------------------------------------------------- exercise 3
+#: The toy "bank" between the two designed words, and the bars of exercise 3.
 _BANK = np.array([0.7, 0.7, 0.0, 0.0])
 ONE_SIDED_HIGH, ONE_SIDED_LOW, ONE_SIDED_BOUND = 0.5, 0.2, 2.0
 
@@ -283,7 +166,7 @@ def _toy_word(got: Any, name: str) -> np.ndarray:
 
 
 def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
-    """Exercise 4: toy vectors x_1, x_3 (each of length at most 2) for the sentence (x_1, bank, x_3) with
+    """Exercise 3: toy vectors x_1, x_3 (each of length at most 2) for the sentence (x_1, bank, x_3) with
     alpha_13 > 0.5 but alpha_31 < 0.2. Both weights have the numerator e^omega_13; they differ by the row sums,
     alpha_13 / alpha_31 = S_3 / S_1. Names the typical mistakes."""
     v1 = _toy_word(x_1, "x_1")
