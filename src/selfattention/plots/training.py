@@ -16,7 +16,8 @@ from .basic_attention import _hull
 from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
-           "report_learned", "next_letter_weight", "line_bound", "line_orders_on"]
+           "report_learned", "next_letter_weight", "line_bound", "line_orders_on", "letter_scores_and_values",
+           "maps_before_after"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -141,6 +142,32 @@ def runs_figure(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]]) 
     return accuracy_curves(runs, chance={"a guess among the 4 digits present": 0.25}, losses=losses,
                            loss_levels={r"$\ln 8$: all 8 digits equally likely": float(np.log(8)),
                                         r"$\ln 4$: the 4 present digits equally likely": float(np.log(4))})
+
+
+def letter_scores_and_values(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """What a trained ``tasks.ReadoutModel`` on ``sa.SelfAttention`` holds: the letter block (8, 8) of
+    M = W_Q W_K^T / sqrt(d_k) plus the flag's row (the letter part of the score a question ?s, row s, gives
+    an item with letter k, column k), and W_V then the readout (d_in, 8): each input feature's push on the
+    8 digit logits."""
+    import torch
+
+    att, n = model.attention, 8
+    with torch.no_grad():
+        M = att.W_query.weight.T @ att.W_key.weight / att.W_key.out_features ** 0.5   # (d_in, d_in)
+        to_logits = att.W_value.weight.T @ model.readout.weight.T                     # (d_in, 8)
+    return (M[:n, :n] + M[-1, :n]).numpy(), to_logits.numpy()
+
+
+def maps_before_after(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]],
+                      labels: Sequence[str]) -> Figure:
+    """The held-out example's weights (``checkpoint_on``'s snapshots) of start 0: parameter-free after
+    training, learned at its first and last checkpoints, drawn by ``projections.weights_compared``."""
+    from .projections import weights_compared
+
+    free, learned = runs["parameter-free"][0], runs["learned W_Q, W_K, W_V"][0]
+    maps = [free[-1][2][0], learned[0][2][0], learned[-1][2][0]]
+    titles = ["parameter-free", f"learned, step {learned[0][0]}", f"learned, step {learned[-1][0]}"]
+    return weights_compared(maps, titles, labels)
 
 
 def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Sequence[np.ndarray]) -> None:
