@@ -17,7 +17,7 @@ from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
            "report_learned", "next_letter_weight", "line_bound", "line_orders_on", "letter_scores_and_values",
-           "maps_before_after"]
+           "report_question_weights"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -144,6 +144,22 @@ def runs_figure(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]]) 
                                         r"$\ln 4$: the 4 present digits equally likely": float(np.log(4))})
 
 
+def report_question_weights(models: Sequence[Any], X: Any, roles: Mapping[str, Any]) -> None:
+    """Print the question token's mean weight on each kind of item (``roles``: ``tasks.item_roles``'s
+    masks (n, 4)) and on itself, as mean (min..max) over ``models``; X: (n, T, d_in) tensor."""
+    import torch
+
+    from ..tasks import spread
+
+    with torch.no_grad():
+        A_q = torch.stack([m(X)[1][:, -1] for m in models])          # (models, n, T)
+    n_items = next(iter(roles.values())).shape[1]
+    for role, mask in roles.items():
+        print(f"question token's weight on the {role:10}:",
+              spread([a[:, :n_items][mask].mean().item() for a in A_q]))
+    print("question token's weight on itself        :", spread(A_q[:, :, -1].mean(1).tolist()))
+
+
 def letter_scores_and_values(model: Any) -> tuple[np.ndarray, np.ndarray]:
     """What a trained ``tasks.ReadoutModel`` on ``sa.SelfAttention`` holds: the letter block (8, 8) of
     M = W_Q W_K^T / sqrt(d_k) plus the flag's row (the letter part of the score a question ?s, row s, gives
@@ -156,18 +172,6 @@ def letter_scores_and_values(model: Any) -> tuple[np.ndarray, np.ndarray]:
         M = att.W_query.weight.T @ att.W_key.weight / att.W_key.out_features ** 0.5   # (d_in, d_in)
         to_logits = att.W_value.weight.T @ model.readout.weight.T                     # (d_in, 8)
     return (M[:n, :n] + M[-1, :n]).numpy(), to_logits.numpy()
-
-
-def maps_before_after(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]],
-                      labels: Sequence[str]) -> Figure:
-    """The held-out example's weights (``checkpoint_on``'s snapshots) of start 0: parameter-free after
-    training, learned at its first and last checkpoints, drawn by ``projections.weights_compared``."""
-    from .projections import weights_compared
-
-    free, learned = runs["parameter-free"][0], runs["learned W_Q, W_K, W_V"][0]
-    maps = [free[-1][2][0], learned[0][2][0], learned[-1][2][0]]
-    titles = ["parameter-free", f"learned, step {learned[0][0]}", f"learned, step {learned[-1][0]}"]
-    return weights_compared(maps, titles, labels)
 
 
 def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Sequence[np.ndarray]) -> None:
