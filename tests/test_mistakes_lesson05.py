@@ -445,9 +445,11 @@ def test_circle_answers_the_check_refuses_fail_the_hidden_test(answer):
 
 
 def test_circle_answer_cell_comes_before_the_trained_d_k_2_model():
-    """Nothing trained with d_k = 2 exists yet when the learner builds theirs: the trainings run after."""
+    """Nothing trained with d_k = 2 exists yet when the learner builds theirs: the trainings run after
+    (in Going deeper)."""
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells]
     test = ids.index("l05-circle-test")
     before = "".join("".join(c["source"]) for c in cells[:test])
-    assert "trained[" not in before and "tasks.train" in "".join(cells[test + 1]["source"])
+    after = "".join("".join(c["source"]) for c in cells[test + 1 :])
+    assert "trained[" not in before and "SelfAttention(D_IN, d_k, d_v=16)" in after

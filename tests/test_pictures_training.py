@@ -121,6 +121,25 @@ def test_the_reports_read_tasks_train_checkpoints(capsys):
         training.checkpoint_on(data[2], data[3], 40)
 
 
+def test_start_model_report_question_weights_and_letter_scores_and_values(capsys):
+    import torch
+
+    import selfattention as sa
+    from selfattention import tasks
+
+    model = tasks.start_model(0, lambda: sa.SelfAttention(tasks.D_IN, 4, d_v=6), 6)
+    again = tasks.start_model(0, lambda: sa.SelfAttention(tasks.D_IN, 4, d_v=6), 6)
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
+    X = tasks.make_lookup_data(20, seed=3)[0]
+    training.report_question_weights([model, again], X, tasks.item_roles(X))
+    assert "weight on the target" in capsys.readouterr().out
+    block, to_logits = training.letter_scores_and_values(model)
+    att = model.attention
+    M = (att.W_query.weight.T @ att.W_key.weight).detach().numpy() / 2.0     # sqrt(d_k) = 2
+    assert block.shape == (8, 8) and to_logits.shape == (17, 8)
+    assert np.allclose(block, M[:8, :8] + M[16, :8], atol=1e-6)
+
+
 def test_line_bound_matches_hand_counts():
     # every letter present: a line has two ends, so at most two of the n asked letters find their next one
     assert training.line_bound(4, 4) == pytest.approx(2 / 4)

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from .validation import positive_int
 
 __all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "item_roles",
-           "UniformAttention", "ReadoutModel", "accuracy", "spread", "train"]
+           "UniformAttention", "ReadoutModel", "start_model", "accuracy", "spread", "train"]
 
 LETTERS = "ABCDEFGH"
 N_SYM = len(LETTERS)  # letters, and digits
@@ -125,6 +125,13 @@ class ReadoutModel(nn.Module):
         Z, A = self.attention(X)
         logits = self.readout(Z[:, -1])
         return (logits if self.answers == 1 else logits.view(-1, self.answers, N_SYM)), A
+
+
+def start_model(seed: int, make_attention: Callable[[], nn.Module], d_out: int) -> ReadoutModel:
+    """``ReadoutModel(make_attention(), d_out)`` from the random start ``seed``: the same seed, the same
+    initial weights."""
+    torch.manual_seed(seed)
+    return ReadoutModel(make_attention(), d_out)
 
 
 def spread(values: Sequence[float], digits: int = 3) -> str:

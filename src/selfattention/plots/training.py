@@ -16,7 +16,8 @@ from .basic_attention import _hull
 from .projections import legible
 
 __all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
-           "report_learned", "next_letter_weight", "line_bound", "line_orders_on"]
+           "report_learned", "next_letter_weight", "line_bound", "line_orders_on", "letter_scores_and_values",
+           "report_question_weights"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -141,6 +142,36 @@ def runs_figure(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]]) 
     return accuracy_curves(runs, chance={"a guess among the 4 digits present": 0.25}, losses=losses,
                            loss_levels={r"$\ln 8$: all 8 digits equally likely": float(np.log(8)),
                                         r"$\ln 4$: the 4 present digits equally likely": float(np.log(4))})
+
+
+def report_question_weights(models: Sequence[Any], X: Any, roles: Mapping[str, Any]) -> None:
+    """Print the question token's mean weight on each kind of item (``roles``: ``tasks.item_roles``'s
+    masks (n, 4)) and on itself, as mean (min..max) over ``models``; X: (n, T, d_in) tensor."""
+    import torch
+
+    from ..tasks import spread
+
+    with torch.no_grad():
+        A_q = torch.stack([m(X)[1][:, -1] for m in models])          # (models, n, T)
+    n_items = next(iter(roles.values())).shape[1]
+    for role, mask in roles.items():
+        print(f"question token's weight on the {role:10}:",
+              spread([a[:, :n_items][mask].mean().item() for a in A_q]))
+    print("question token's weight on itself        :", spread(A_q[:, :, -1].mean(1).tolist()))
+
+
+def letter_scores_and_values(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """What a trained ``tasks.ReadoutModel`` on ``sa.SelfAttention`` holds: the letter block (8, 8) of
+    M = W_Q W_K^T / sqrt(d_k) plus the flag's row (the letter part of the score a question ?s, row s, gives
+    an item with letter k, column k), and W_V then the readout (d_in, 8): each input feature's push on the
+    8 digit logits."""
+    import torch
+
+    att, n = model.attention, 8
+    with torch.no_grad():
+        M = att.W_query.weight.T @ att.W_key.weight / att.W_key.out_features ** 0.5   # (d_in, d_in)
+        to_logits = att.W_value.weight.T @ model.readout.weight.T                     # (d_in, 8)
+    return (M[:n, :n] + M[-1, :n]).numpy(), to_logits.numpy()
 
 
 def report_learned(after: Sequence[tuple[np.ndarray, np.ndarray]], before: Sequence[np.ndarray]) -> None:
