@@ -5,10 +5,8 @@ See tests/answers/__init__.py: each is graded by the real grader and must get fu
 
 ANSWERS = {
     # Exercise 1: the scores by hand from head 2's table, then c found by trying values, 0.01 apart.
-    "l07-head2-predict": """
-more_than_estimate = 4 > 2                   # four terms in the softmax's sum, not two: c must be larger
-""",
     "l07-head2-answer": """
+more_than_estimate = 4 > 2                   # four terms in the softmax's sum, not two: c must be larger
 apple_scores_2 = [0.3, 0.05, 1.5, 2.6]       # [2.0, 0.5] . k_j: 2.0 * 0.1 + 0.5 * 0.2, ...
 c = 1.0
 while sa.softmax(c * np.array(apple_scores_2) / math.sqrt(2))[3] <= 0.9:   # weight on "phones"
