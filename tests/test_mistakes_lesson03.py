@@ -458,6 +458,7 @@ MASK = {
     "river masked": "masks river, flows' largest score",
     "no a": "leaves out the word a",
     "cosines": "comes from cosines, not dot products",
+    "equal share": "out equally, adding 0.089",
 }
 _SCORES = np.array([0.10, 0.82, 0.70, 0.68])              # flows . (a, river, bank, flows), by hand
 _X4 = np.array([[0.1, 0.1, 0.1, 0.1], [0.1, 1.0, 0, 0], [0.7, 0.7, 0, 0], [0.2, 0.8, 0, 0]])
@@ -486,6 +487,7 @@ MASK_WRONG = {
     "no a": np.append(0.0, _softmax(np.array([0.82, 0.70, -np.inf]))),     # "a" left out of the sentence
     "cosines": _softmax(np.where(np.arange(4) == 3, -np.inf, (_X4 / np.linalg.norm(_X4, axis=1)[:, None])
                                  @ (_X4[3] / np.linalg.norm(_X4[3])))),   # cosines, not dot products
+    "equal share": np.array([0.150, 0.308, 0.273, 0.0]) + 0.268 / 3 * np.array([1, 1, 1, 0]),   # by hand
 }
 
 
@@ -508,10 +510,12 @@ def test_a_row_written_as_text_is_refused_by_the_check_and_the_hidden_test(answe
 RIGHT_ROWS = [_RIGHT_ROW,                                                  # -inf, then softmax
               list(_softmax(_SCORES) * [1, 1, 1, 0] / (1 - _softmax(_SCORES)[3])),   # renormalised
               _softmax(_HIDDEN)[3].round(3),                               # the whole masked map, row 4
-              [0.21, 0.42, 0.37, 0]]                                       # to 2 decimals, as the task allows
+              [0.21, 0.42, 0.37, 0],                                       # to 2 decimals, as the task allows
+              np.array([0.150, 0.308, 0.273, 0.0]) / (1 - 0.268)]         # by hand from the given row
 
 
-@pytest.mark.parametrize("answer", RIGHT_ROWS, ids=["softmax", "renormalised", "rounded", "2 decimals"])
+@pytest.mark.parametrize("answer", RIGHT_ROWS,
+                         ids=["softmax", "renormalised", "rounded", "2 decimals", "by hand"])
 def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
     _right_answer_passes(check_masked_row, answer, capsys)
     assert _hidden_passes("l03-mask-test", flows_row=answer, growth=_GROWTH)
@@ -629,7 +633,9 @@ _S_SUM = 0.53 + 0.35                     # the scores added instead of their exp
     ("summed scores", _S_SUM * _UNIT),                                  # length 0.88: below money's score
 ])
 def test_a_wrong_threshold_score_is_named(key, x_new):
-    _names_only(_message(check_grows_attends, x_new), key, DESIGN)
+    text = _message(check_grows_attends, x_new)
+    _names_only(text, key, DESIGN)
+    assert "1.137" not in text and "1.922" not in text, text   # the target score not given away
     assert not _hidden_passes("l03-design-test", x_new=x_new)
 
 

@@ -298,7 +298,7 @@ def _all_masked(fn: Callable[..., Any], case: Sequence[np.ndarray], toy: Sequenc
     except FloatingPointError as exc:
         if "multiply" in str(exc):
             what = "NaN" if np.isnan(got).all() else "0"
-            zeros = "" if what == "NaN" else " (sa.softmax gives a row with no finite score zeros)"
+            zeros = "" if what == "NaN" else " (sa.softmax returns zeros for a row with a NaN score, where NumPy's exp gives NaN)"
             raise ExerciseError(f"the result of self_attention_batch is not right yet: "
                                 f"{_ZERO_TIMES_INF.format(where=f'X of shape {X.shape}', what=what, zeros=zeros)}"
                                 ) from None
@@ -374,7 +374,7 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
                 "steps (scores, softmax, weighted sum) for a whole batch yourself.")
         if shortcut is not None:
             what = ("builds a ready-made mask for you" if re.search(r"(padding|causal)_mask", shortcut)
-                    else "is a ready-made attention, with the mask applied for you")
+                    else "is a ready-made attention: scores, softmax and weighted sum in one call")
             raise ExerciseError(
                 f"self_attention_batch calls {shortcut}, which {what}: building the (B, T) length mask "
                 "from lengths and applying it to the scores is the exercise. Write it yourself.")
@@ -557,8 +557,8 @@ _UNSET = object()
 
 
 def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
-    """Exercise 2: flows' row of weights in "a river bank flows" (toy vectors) when every score on the
-    diagonal of Omega is set to -inf: softmax of (0.10, 0.82, 0.70, -inf) = (0.205, 0.421, 0.374, 0), the
+    """Exercise 2, derived by hand from flows' unmasked row (0.150, 0.308, 0.273, 0.268): flows' row of weights in
+    "a river bank flows" (toy vectors) when every score on the diagonal of Omega is set to -inf: softmax of (0.10, 0.82, 0.70, -inf) = (0.205, 0.421, 0.374, 0), the
     unmasked row's other weights divided by 1 - 0.268; and, when given, ``growth``: that factor,
     1 / (1 - 0.268) = 1.366, by which every other weight grows. Refuses anything but 4 numbers (and one number
     for growth); names the typical mistakes."""
@@ -606,6 +606,10 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
          "score with itself."),
         (np.array([1, 1, 1, 0]) / 3, "flows_row gives the three other words equal weights: the mask removes "
          f"one weight, but the scores ({scores}) still decide the rest."),
+        (plain[k] + plain[k, k] / 3 * (np.arange(4) != k) - plain[k, k] * (np.arange(4) == k),
+         f"flows_row shares flows' unmasked weight, {plain[k, k]:.3f}, out equally, adding {plain[k, k] / 3:.3f} "
+         f"to each other weight: the mask shares it out in proportion, each other weight divided by "
+         f"1 - {plain[k, k]:.3f}."),
     ]
     d = len(_A_TOY)
     halved = np.where(np.arange(4) == k, -np.inf, omega[k] / np.sqrt(d))
@@ -667,8 +671,9 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
                             "round.")
     if abs(got.sum() - 1) > 1e-3:
         raise ExerciseError(f"flows_row sums to {got.sum():.3f}: a row of weights sums to 1.")
-    raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its scores are {scores}: set flows' "
-                        "own to -inf, then softmax, as section 5 does for padding.")
+    raise ExerciseError(f"flows_row = {_fmt(got)}, not flows' masked row. Its unmasked weights are "
+                        f"{_fmt(plain[k])}: with flows' own score at -inf, its weight goes to 0 and the other "
+                        "three share the row in proportion to their unmasked weights.")
 
 
 def _check_growth(growth: Any, taken: float) -> None:
@@ -784,12 +789,12 @@ def check_grows_attends(x_new: Any) -> None:
                      else f"x_new's length is {length:.3f}")
             raise ExerciseError(
                 f"you forgot the log: {which}, the value of e^omega itself. e^omega must equal e^{lead:.2f} + "
-                f"e^{own:.2f} = {exps:.3f}, so omega = log({exps:.3f}) = {needed:.3f}, not {exps:.3f}. "
+                f"e^{own:.2f} = {exps:.3f}, so omega is the log of that sum, not the sum itself. "
                 f"{said} {then}")
         if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
             raise ExerciseError(
                 f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
-                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}. {said} {then}")
+                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}: work out omega from that. {said} {then}")
         three = float(np.logaddexp.reduce([lead, own, float(_TOY["bank"] @ focus)]))   # bank counted too
         if abs(length - three / norm) <= 0.004 * three / norm:
             raise ExerciseError(
