@@ -387,3 +387,14 @@ def test_elsewhere_tie_with_the_own_score_is_not_called_below():
     """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
     msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
     assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg
+
+
+def test_row_1_near_miss_names_the_length_lever():
+    """x_1 = [0.3, 0, 0, 0], x_3 = [2, 0, 0, 0]: alpha_13 = 0.439 just misses; the message says a slightly
+    longer x_1 fixes it (a shorter x_3 would lower omega_13 too, so it is not named)."""
+    x_1, x_3 = [0.3, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    _names_only(text, "row 1", ONE_SIDED)
+    assert "only 0.439" in text and "a slightly longer x_1" in text and "shorter x_3" not in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
+    assert _hidden_passes("l02-asym-test", x_1=[0.6, 0.0, 0.0, 0.0], x_3=x_3)   # the lever named works

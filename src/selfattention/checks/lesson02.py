@@ -220,7 +220,13 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
                  f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with "
                  "bank compete with word 3")
         if a31 < ONE_SIDED_LOW:
-            raise ExerciseError(f"{said}: {row_1}.")
+            levers = _stretches_that_fix(v1, v3)
+            raise ExerciseError(
+                f"{said}: {row_1}."
+                + (f" Word 3's side already holds (alpha_31 < 0.2), and a change of length alone fixes row 1: "
+                   f"{' or '.join(levers)}, in the direction it has, meets both bars." if levers else
+                   " Point x_1 more the way x_3 points, and away from bank, so omega_13 beats omega_11 and "
+                   "omega_12."))
         longer = _longer_x3_fixes_both(v1, v3)
         raise ExerciseError(
             f"{said}: both miss. {row_1[0].upper()}{row_1[1:]}. And word 3 still gives word 1 {a31:.3f}, not "
@@ -235,6 +241,28 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
         + (", though x_3 already has the largest length allowed, 2,"
            if np.linalg.norm(v3) >= ONE_SIDED_BOUND - 1e-9 else "")
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
+
+
+def _meets_both(v1: np.ndarray, v3: np.ndarray) -> bool:
+    X = np.stack([v1, _BANK, v3])
+    omega = X @ X.T
+    e = np.exp(omega - omega.max(axis=1, keepdims=True))
+    A = e / e.sum(axis=1, keepdims=True)
+    return bool(A[0, 2] > ONE_SIDED_HIGH and A[2, 0] < ONE_SIDED_LOW)
+
+
+def _stretches_that_fix(v1: np.ndarray, v3: np.ndarray) -> list[str]:
+    """Which one-word change in length only (its direction kept, its length at most 2) meets both bars."""
+    found = []
+    for name, v, other, first in (("x_1", v1, v3, True), ("x_3", v3, v1, False)):
+        if not v.any():
+            continue
+        top = ONE_SIDED_BOUND / np.linalg.norm(v)
+        for label, scales in (("longer", np.linspace(1, top, 41)[1:] if top > 1 else []),
+                              ("shorter", np.linspace(1, 0, 41)[1:-1])):
+            if any(_meets_both(s * v, other) if first else _meets_both(other, s * v) for s in scales):
+                found.append(f"a {'slightly ' if label == 'longer' else ''}{label} {name}")
+    return found
 
 
 def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
