@@ -15,7 +15,7 @@ from mistakes import names_only as _names_only
 from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention as sa
-from selfattention.checks import check_attends_elsewhere, check_bank_mix, check_one_sided
+from selfattention.checks import check_bank_mix, check_one_sided, check_river_row
 
 # ---------------------------------------------------------------- exercise 2: put bank' where you want it
 RBF = np.array([[0.1, 1.0, 0.0, 0.0], [0.7, 0.7, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0]])   # river, bank, flows
@@ -246,88 +246,6 @@ def test_a_wrong_column_is_still_named():
     _names_only(text, "order", MIX)
 
 
-# ---------------------------------------------------------------- exercise 1: word 1's top weight elsewhere
-ELSEWHERE = {
-    "longest": "Word 1 is the longest vector",
-    "not aligned": "not long enough for its angle",
-    "right angles": "at right angles to it",
-    "points away": "points away from it",
-    "zero": "word 1 is the zero vector",
-    "small win": "but only by",
-    "tie": "ties word 1's own weight",
-    "other row": "the exercise asks about word 1",
-    "transposed": "it looks transposed",
-    "shape": "three words of two coordinates",
-    "not finite": "NaN or infinite",
-    "empty": "has no value yet",
-    "text": "is text (a string)",
-}
-ELSEWHERE_WRONG = {   # as a learner would write them
-    "longest": np.array([[2.0, 0.0], [1.0, 1.0], [0.0, 1.0]]),      # word 1 longest: its own score must win
-    "not aligned": np.array([[1.0, 0.0], [0.5, 2.0], [0.0, -1.0]]),  # a longer neighbour, too far turned
-    "right angles": np.array([[1.0, 0.0], [0.0, 2.0], [-1.0, 0.5]]),  # a longer neighbour, at right angles
-    "points away": np.array([[1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]]),   # a longer neighbour, opposite
-    "zero": np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),          # all of word 1's scores 0: a tie
-    "small win": np.array([[1.0, 0.0], [1.02, 0.0], [0.0, 1.0]]),    # word 2 wins, by 0.008
-    "tie": np.array([[2.0, 0.0], [2.0, 2.0 * 3 ** 0.5], [0.0, 1.0]]),  # x_2 of length 4 at 60 deg: a tie
-    "transposed": np.array([[1.0, 2.0, 0.0], [0.0, 0.0, 1.0]]),      # one column per word
-    "shape": np.array([[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]),   # toy-like 4 dims
-    "not finite": np.array([[np.inf, 0.0], [1.0, 0.0], [0.0, 1.0]]),
-    "empty": None,
-    "text": "[[1, 0], [2, 0], [0, 1]]",
-}
-
-
-@pytest.mark.parametrize("key", sorted(ELSEWHERE_WRONG))
-def test_elsewhere_mistake_is_named(key):
-    _names_only(_message(check_attends_elsewhere, ELSEWHERE_WRONG[key]), key, ELSEWHERE)
-    if ELSEWHERE_WRONG[key] is not None and key != "text":
-        assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test",
-                                      X_design=ELSEWHERE_WRONG[key], L_tie=4.0)
-
-
-def test_elsewhere_own_weight_still_largest_gives_the_numbers():
-    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["right angles"])
-    assert "its weights [0.665, 0.245, 0.09]" in msg and "omega_11 = 1.00" in msg
-
-
-@pytest.mark.parametrize("X", [
-    [[1.0, 0.0], [0.0, 3.0], [0.0, -1.0]],    # at right angles: no length gives a score above 0
-    [[1.0, 0.0], [-3.0, 0.0], [0.0, 1.0]],    # pointing away: the score is negative
-    [[1.0, 0.0], [-1.0, 3.0], [0.5, 0.0]],    # partly away
-])
-def test_elsewhere_neighbour_at_cos_not_above_0_is_only_told_to_turn(X):
-    """Lengthening cannot help when cos <= 0: the message says to turn the word, never to lengthen it."""
-    msg = _message(check_attends_elsewhere, X)
-    assert "Turn it towards word 1." in msg and "lengthen" not in msg and "never above 0" in msg, msg
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=np.array(X),
-                                      L_tie=4.0)
-
-
-def test_elsewhere_neighbour_with_cos_above_0_may_be_lengthened():
-    msg = _message(check_attends_elsewhere, ELSEWHERE_WRONG["not aligned"])
-    assert "or lengthen it" in msg and "|x_2| cos = 2.06 x 0.24 = 0.50" in msg, msg
-
-
-def test_elsewhere_built_for_the_wrong_row():
-    """The long word first and a shorter one after it in the same direction: it is word 2 that attends
-    elsewhere; word 1 is the longest, so the message says both."""
-    X = np.array([[2.0, 0.0], [1.0, 0.0], [0.0, 0.5]])
-    msg = _message(check_attends_elsewhere, X)
-    assert ELSEWHERE["other row"] in msg and ELSEWHERE["longest"] in msg
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X, L_tie=4.0)
-
-
-@pytest.mark.parametrize("X", [
-    [[1.0, 0.0], [2.0, 0.0], [0.0, 1.0]],                 # a longer neighbour, same direction, as a list
-    np.array([[0.5, 0.5], [1.2, 1.0], [-1.0, 0.0]]),     # a longer neighbour, a nearby direction
-    np.array([[0.0, -1.0], [0.3, 0.2], [0.1, -1.8]]),    # word 3 wins, word 2 shorter
-])
-def test_elsewhere_right_answers(X, capsys):
-    _right_answer_passes(check_attends_elsewhere, X, capsys)
-    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=X, L_tie=4.0)
-
-
 # ---------------------------------------------------------------- exercise 1: the derived tie length
 TIE = {
     "as long as x_1": "as long as x_1",
@@ -351,39 +269,117 @@ TIE_WRONG = {   # as a learner would write them
     "text": "4",
     "shape": [4.0, 4.0],
 }
-DESIGN = np.array([[2.0, 0.0], [2.5, 2.5 * np.sqrt(3)], [0.0, 1.0]])   # word 2 at 60 degrees, length 5
+# *the river flows near a bank*, toy table; river is word 2 (index 1): its right scores, weights and vector.
+TRFNAB = np.array([[0.2, 0.1, 0, 0.1], [0.1, 1.0, 0, 0], [0.2, 0.8, 0, 0], [0, 0.3, 0, 0.1],
+                   [0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0, 0]])
+OMEGA_R = TRFNAB @ TRFNAB[1]
+ALPHA_R = np.exp(OMEGA_R) / np.exp(OMEGA_R).sum()
+Z_R = ALPHA_R @ TRFNAB
+ROW = dict(omega_river=OMEGA_R, alpha_river=ALPHA_R, z_river=Z_R)
+
+
+def _tie(L):
+    return check_river_row(OMEGA_R, ALPHA_R, Z_R, L)
+
+
+def _hidden_row(**changed) -> bool:
+    answer = {**ROW, "L_tie": 4.0, **changed}
+    return hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", **answer)
 
 
 @pytest.mark.parametrize("key", sorted(TIE_WRONG))
 def test_tie_length_mistake_is_named(key):
     """A wrong L_tie is named for its mistake, whatever the design, and never told the value."""
-    text = _message(lambda L: check_attends_elsewhere(DESIGN, L), TIE_WRONG[key])
+    text = _message(_tie, TIE_WRONG[key])
     _names_only(text, key, TIE)
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN,
-                                  L_tie=TIE_WRONG[key])
+    assert not _hidden_row(L_tie=TIE_WRONG[key])
 
 
 @pytest.mark.parametrize("L", [4, 4.0, np.float64(4.0), np.array([4.0]), 2.0 / np.cos(np.radians(60))])
 def test_tie_length_right_answers_pass(L, capsys):
-    _right_answer_passes(lambda x: check_attends_elsewhere(DESIGN, x), L, capsys)
-    assert hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN, L_tie=L)
+    _right_answer_passes(_tie, L, capsys)
+    assert _hidden_row(L_tie=L)
 
 
-def test_the_design_alone_does_not_pass_without_the_derivation():
-    """The shortcut: a working design with the derivation left blank fails the check and the hidden test."""
-    assert "L_tie has no value yet" in _message(lambda L: check_attends_elsewhere(DESIGN, L), None)
-    assert not hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", X_design=DESIGN,
-                                  L_tie=None)
+def test_the_row_alone_does_not_pass_without_the_derivation():
+    """The river row right, the derivation left blank: the check and the hidden test both refuse it."""
+    assert "L_tie has no value yet" in _message(_tie, None)
+    assert not _hidden_row(L_tie=None)
 
 
-def test_elsewhere_tie_up_to_float_error_is_named_a_tie_not_a_tiny_win():
-    """x_2 = 4 [cos 60 deg, sin 60 deg]: the exact tie; float error must not make it 'win by 0.000'."""
-    X = np.array([[2.0, 0.0], 4 * np.array([np.cos(np.radians(60)), np.sin(np.radians(60))]), [0.0, 1.0]])
-    msg = _message(check_attends_elsewhere, X)
-    assert "ties word 1's own weight" in msg and "only by" not in msg and "0.000" not in msg, msg
+# ---------------------------------------------------------------- exercise 1: river's row, step by step
+_A_FULL = sa.softmax(TRFNAB @ TRFNAB.T, axis=-1)                 # every word's weights, rows sum to 1
+_OTHERS = [0, 2, 3, 4, 5]
+_ALPHA_NO_OWN = np.zeros(6)
+_ALPHA_NO_OWN[_OTHERS] = sa.softmax(OMEGA_R[_OTHERS])
+_N = np.linalg.norm(TRFNAB, axis=1)
+RIVER = {
+    "wrong index": "Python counts from 0",
+    "cosines": "are cosines, not scores",
+    "own score left out": "river's own score x_2 . x_2 is left out",
+    "score matrix": "the whole matrix",
+    "scores as weights": "scores used as weights",
+    "divided by their sum": "the scores divided by their sum, not a softmax",
+    "column": "a column of the weight matrix",
+    "own weight left out": "river's own weight is left out",
+    "own left out of the softmax": "river's own score is left out of the softmax",
+    "wrong axis": "you summed over the wrong axis",
+    "own vector left out": "river's own vector is left out of the sum",
+    "z from scores": "weights the words by their scores",
+    "equal weights": "equal weights",
+}
+RIVER_WRONG = {   # (omega_river, alpha_river, z_river), as a learner would write them
+    "wrong index": (TRFNAB @ TRFNAB[2], ALPHA_R, Z_R),                           # index 2 = word 3, flows
+    "cosines": (TRFNAB @ TRFNAB[1] / (_N * _N[1]), ALPHA_R, Z_R),                # lesson 01's cosine
+    "own score left out": (OMEGA_R[_OTHERS], ALPHA_R, Z_R),                      # j != i
+    "score matrix": (TRFNAB @ TRFNAB.T, ALPHA_R, Z_R),                           # every row at once
+    "scores as weights": (OMEGA_R, OMEGA_R, OMEGA_R @ TRFNAB),                   # no softmax
+    "divided by their sum": (OMEGA_R, OMEGA_R / OMEGA_R.sum(), Z_R),             # normalised, not softmax
+    "column": (OMEGA_R, _A_FULL[:, 1], _A_FULL[:, 1] @ TRFNAB),                  # A transposed / axis 0
+    "own weight left out": (OMEGA_R, ALPHA_R[_OTHERS], Z_R),                     # 5 weights
+    "own left out of the softmax": (OMEGA_R, _ALPHA_NO_OWN, _ALPHA_NO_OWN @ TRFNAB),
+    "wrong axis": (OMEGA_R, ALPHA_R, (ALPHA_R[:, None] * TRFNAB).sum(axis=1)),   # summed over coordinates
+    "own vector left out": (OMEGA_R, ALPHA_R, Z_R - ALPHA_R[1] * TRFNAB[1]),     # sum over j != i
+    "z from scores": (OMEGA_R, ALPHA_R, OMEGA_R @ TRFNAB),                       # scores in the weighted sum
+    "equal weights": (OMEGA_R, ALPHA_R, TRFNAB.mean(axis=0)),
+}
 
 
-def test_elsewhere_tie_with_the_own_score_is_not_called_below():
-    """|x_2| cos = |x_1| exactly: omega_12 equals omega_11, so the message must not say 'below'."""
-    msg = _message(check_attends_elsewhere, [[1.0, 0.0], [1.0, 1.0], [0.0, 0.1]])
-    assert "omega_12 = 1.00 is not above omega_11 = 1.00" in msg and "below" not in msg, msg
+@pytest.mark.parametrize("key", sorted(RIVER_WRONG))
+def test_river_row_mistake_is_named(key):
+    o, a, z = RIVER_WRONG[key]
+    _names_only(_message(lambda args: check_river_row(*args, 4.0), (o, a, z)), key, RIVER)
+    try:
+        passes = _hidden_row(omega_river=o, alpha_river=a, z_river=z)
+    except ValueError:                                   # a wrong size does not reshape
+        passes = False
+    assert not passes
+
+
+RIGHT_ROW = [
+    (OMEGA_R, ALPHA_R, Z_R),                                                     # step by step, as written
+    (list((TRFNAB @ TRFNAB.T)[1]), sa.softmax(TRFNAB @ TRFNAB.T, axis=-1)[1],   # every row, then river's
+     (sa.softmax(TRFNAB @ TRFNAB.T) @ TRFNAB)[1]),
+    (OMEGA_R.reshape(6, 1), ALPHA_R.reshape(1, 6), TRFNAB.T @ ALPHA_R),         # a column, a row, X^T alpha
+]
+
+
+@pytest.mark.parametrize("answer", RIGHT_ROW)
+def test_river_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(lambda args: check_river_row(*args, 4.0), answer, capsys)
+    assert _hidden_row(omega_river=answer[0], alpha_river=answer[1], z_river=answer[2])
+
+
+def test_river_row_left_blank_is_named():
+    assert "omega_river has no value yet" in _message(lambda a: check_river_row(*a), (None, None, None, None))
+
+
+def test_row_1_near_miss_names_the_length_lever():
+    """x_1 = [0.3, 0, 0, 0], x_3 = [2, 0, 0, 0]: alpha_13 = 0.439 just misses; the message says a slightly
+    longer x_1 fixes it (a shorter x_3 would lower omega_13 too, so it is not named)."""
+    x_1, x_3 = [0.3, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0]
+    text = _message(lambda a: check_one_sided(*a), (x_1, x_3))
+    _names_only(text, "row 1", ONE_SIDED)
+    assert "only 0.439" in text and "a slightly longer x_1" in text and "shorter x_3" not in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
+    assert _hidden_passes("l02-asym-test", x_1=[0.6, 0.0, 0.0, 0.0], x_3=x_3)   # the lever named works

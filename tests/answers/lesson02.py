@@ -1,13 +1,17 @@
 """Lesson 02: right answers written from the lesson's own words (not the instructor's solutions)."""
 
 ANSWERS = {
-    # Exercise 1: omega_12 = |x_1| L cos 60 deg ties omega_11 = |x_1|^2 at L = omega_11 / (|x_1| cos 60 deg).
-    # Design: omega_1j > omega_11 needs |x_j| cos > |x_1|: word 3 points word 1's way, 1.5 times as long.
+    # Exercise 1: section 4's three steps for river (row index 1) of the new sentence, written with the matrix
+    # of every score and sa.softmax; then omega_12 = |x_1| L cos 60 deg ties omega_11 = |x_1|^2 at
+    # L = omega_11 / (|x_1| cos 60 deg).
     "l02-elsewhere-answer": """
+X_r = embed("the river flows near a bank")
+Omega_r = X_r @ X_r.T
+omega_river = Omega_r[1]
+alpha_river = sa.softmax(omega_river)
+z_river = alpha_river @ X_r
 x_tie = np.array([2.0, 0.0])
 L_tie = (x_tie @ x_tie) / (np.linalg.norm(x_tie) * np.cos(np.deg2rad(60)))
-x_1 = np.array([0.6, 0.8])
-X_design = np.stack([x_1, np.array([-1.0, 0.2]), 1.5 * x_1])
 """,
     # Exercise 2: z_2 = sum_j alpha_j x_j, coordinate by coordinate, plus "weights sum to 1", by elimination:
     # with alpha_bank = 1 - alpha_river - alpha_flows, finance and nature leave two equations in two unknowns.

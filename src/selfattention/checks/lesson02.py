@@ -18,7 +18,7 @@ from ._engine import (
     reference_softmax,
 )
 
-__all__ = ["check_attends_elsewhere", "check_bank_mix", "check_one_sided"]
+__all__ = ["check_bank_mix", "check_one_sided", "check_river_row"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -220,7 +220,13 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
                  f"beat the rest, e^omega_11 + e^omega_12 = {rest:.2f}: word 1's own score and its score with "
                  "bank compete with word 3")
         if a31 < ONE_SIDED_LOW:
-            raise ExerciseError(f"{said}: {row_1}.")
+            levers = _stretches_that_fix(v1, v3)
+            raise ExerciseError(
+                f"{said}: {row_1}."
+                + (f" Word 3's side already holds (alpha_31 < 0.2), and a change of length alone fixes row 1: "
+                   f"{' or '.join(levers)}, in the direction it has, meets both bars." if levers else
+                   " Point x_1 more the way x_3 points, and away from bank, so omega_13 beats omega_11 and "
+                   "omega_12."))
         longer = _longer_x3_fixes_both(v1, v3)
         raise ExerciseError(
             f"{said}: both miss. {row_1[0].upper()}{row_1[1:]}. And word 3 still gives word 1 {a31:.3f}, not "
@@ -237,6 +243,28 @@ def check_one_sided(x_1: Any, x_3: Any = _UNSET) -> None:
         + f" and a shorter x_1 (own score |x_1|^2 = {omega[0, 0]:.2f}) keeps S_1 smaller.")
 
 
+def _meets_both(v1: np.ndarray, v3: np.ndarray) -> bool:
+    X = np.stack([v1, _BANK, v3])
+    omega = X @ X.T
+    e = np.exp(omega - omega.max(axis=1, keepdims=True))
+    A = e / e.sum(axis=1, keepdims=True)
+    return bool(A[0, 2] > ONE_SIDED_HIGH and A[2, 0] < ONE_SIDED_LOW)
+
+
+def _stretches_that_fix(v1: np.ndarray, v3: np.ndarray) -> list[str]:
+    """Which one-word change in length only (its direction kept, its length at most 2) meets both bars."""
+    found = []
+    for name, v, other, first in (("x_1", v1, v3, True), ("x_3", v3, v1, False)):
+        if not v.any():
+            continue
+        top = ONE_SIDED_BOUND / np.linalg.norm(v)
+        for label, scales in (("longer", np.linspace(1, top, 41)[1:] if top > 1 else []),
+                              ("shorter", np.linspace(1, 0, 41)[1:-1])):
+            if any(_meets_both(s * v, other) if first else _meets_both(other, s * v) for s in scales):
+                found.append(f"a {'slightly ' if label == 'longer' else ''}{label} {name}")
+    return found
+
+
 def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
     """Whether x_3 stretched in its own direction (to length at most 2) meets both bars."""
     if not v3.any():
@@ -251,11 +279,7 @@ def _longer_x3_fixes_both(v1: np.ndarray, v3: np.ndarray) -> bool:
     return False
 
 
-# --------------------------------------------------------------------------- exercise 1: own score beaten
-#: How far above its own weight word 1's largest weight must be (a tie, or a rounding, is not a design).
-ELSEWHERE_MARGIN = 0.05
-
-
+# --------------------------------------------------------------------------- exercise 1: the tie length
 #: Exercise 1's derivation: word 1 is x_1 = [2, 0]; word 2 is L [cos 60 deg, sin 60 deg].
 TIE_X1_LENGTH, TIE_ANGLE = 2.0, np.pi / 3
 
@@ -314,78 +338,120 @@ def _tie_length(L_tie: Any) -> str:
         "omega_12 = omega_11 for L.")
 
 
-def check_attends_elsewhere(X_design: Any, L_tie: Any = _UNSET) -> None:
-    """Exercise 1: ``L_tie``, the length of x_2 = L [cos 60 deg, sin 60 deg] at which its score with
-    x_1 = [2, 0] ties x_1's own score (checked first when given), and ``X_design``, three words of two
-    coordinates, shape (3, 2), in which word 1's largest weight alpha_1j = softmax_j(x_1 . x_j) is on another
-    word, at least ``ELSEWHERE_MARGIN`` above its own."""
-    tie = "" if L_tie is _UNSET else _tie_length(L_tie) + " X_design: "
-    name = "X_design"
-    if X_design is None or X_design is Ellipsis:
-        raise ExerciseError(f"{name} has no value yet: replace `None` with three vectors of two numbers, "
-                            "np.array([[..., ...], [..., ...], [..., ...]]).")
-    if isinstance(X_design, str):
-        raise ExerciseError(f"{name} is text (a string), not numbers: write the numbers without quotes.")
-    X = _to_array(X_design, name, not_numbers=f"{name} should be an array of numbers, shape (3, 2), but it is "
-                                              f"a {type(X_design).__name__}.")
-    if X.shape == (2, 3):
-        raise ExerciseError(f"{name} has shape (2, 3): it looks transposed. Each ROW is one word's vector, so "
-                            "three rows of two numbers, shape (3, 2).")
-    if X.shape != (3, 2):
-        raise ExerciseError(f"{name} has shape {X.shape}; it should hold three words of two coordinates each, "
-                            "one row per word: shape (3, 2).")
-    if not np.isfinite(X).all():
-        raise ExerciseError(f"{name} contains NaN or infinite values; use ordinary finite numbers.")
-    omega = X @ X.T                                   # (3, 3) scores
-    A = reference_softmax(omega, axis=-1)             # (3, 3) weights, rows sum to 1
-    lengths = np.linalg.norm(X, axis=1)
-    row = A[0]
-    j = int(np.argmax(row[1:])) + 1                   # word 1's strongest other word (0-based)
-    gap = float(row[j] - row[0])
-    if gap >= ELSEWHERE_MARGIN:
-        cos = float(omega[0, j] / (lengths[0] * lengths[j]))
-        passed(f"{tie}word 1's weights are {_fmt(row)}: word {j + 1} gets {row[j]:.3f}, word 1 only {row[0]:.3f}. "
-               f"Its score omega_1{j + 1} = |x_1| |x_{j + 1}| cos = {lengths[0]:.2f} x {lengths[j]:.2f} x {cos:.2f} "
-               f"= {omega[0, j]:.2f} beats the own score omega_11 = |x_1|^2 = {omega[0, 0]:.2f}, because "
-               f"|x_{j + 1}| cos = {lengths[j] * cos:.2f} > |x_1| = {lengths[0]:.2f}: a longer neighbour in a "
-               "similar direction.")
-        return
-    numbers = (f"word 1's scores are {_fmt(omega[0])} and its weights {_fmt(row)}")
-    if not lengths[0]:
-        raise ExerciseError(f"{name}: word 1 is the zero vector, so all its scores are 0 and its weights all "
-                            "1/3: a tie, not another word winning. Give word 1 a direction and a neighbour "
-                            "that beats its own score.")
-    if abs(gap) < 1e-6:   # an exact tie, up to float error: not a win, and not a loss either
+# --------------------------------------------------------------------------- exercise 1: river's row by hand
+#: *the river flows near a bank*, toy table; the focus is word 2, river (index 1).
+_TRFNAB_WORDS = ("the", "river", "flows", "near", "a", "bank")
+_TRFNAB = np.array([[0.2, 0.1, 0.0, 0.1], [0.1, 1.0, 0.0, 0.0], [0.2, 0.8, 0.0, 0.0], [0.0, 0.3, 0.0, 0.1],
+                    [0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0.0, 0.0]])
+_RIVER = 1
+_ROW_TOL = 1e-3
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, atol=_ROW_TOL))
+
+
+def _river_scores(got: Any) -> np.ndarray:
+    X, T = _TRFNAB, len(_TRFNAB_WORDS)
+    if got is not None and not isinstance(got, str) and np.shape(got) == (T, T):
+        raise ExerciseError("omega_river has shape (6, 6): every word's scores, the whole matrix. Give river's "
+                            "row only: its 6 scores omega_2j = x_2 . x_j, shape (6,).")
+    if got is not None and not isinstance(got, str) and np.size(got) == T - 1:
+        raise ExerciseError("omega_river holds 5 scores: river's own score x_2 . x_2 is left out. River's row has "
+                            "one score for every word of the sentence, river included: 6.")
+    o = _vector(got, "omega_river", T, "river's 6 scores, one per word of the sentence")
+    if _close(o, X @ X[_RIVER]):
+        return o
+    for k in range(T):
+        if k != _RIVER and _close(o, X @ X[k]):
+            raise ExerciseError(
+                f"omega_river {_fmt(o)} are the scores of word {k + 1}, {_TRFNAB_WORDS[k]!r}, not of river"
+                + (": Python counts from 0, so river, word 2, is row index 1." if k == 2 else
+                   ". River is word 2, row index 1 of the sentence's matrix."))
+    n = np.linalg.norm(X, axis=1)
+    if _close(o, X @ X[_RIVER] / (n * n[_RIVER])):
         raise ExerciseError(
-            f"{name}: {numbers}: word {j + 1} ties word 1's own weight, it does not beat it: omega_1{j + 1} = "
-            f"{omega[0, j]:.2f} is not above omega_11 = {omega[0, 0]:.2f}, because |x_{j + 1}| cos equals |x_1| "
-            f"exactly, the tie. Make word {j + 1} longer or better aligned with word 1, so that it wins by "
-            f"{ELSEWHERE_MARGIN} or more.")
-    if gap > 0:
-        raise ExerciseError(f"{name}: {numbers}. Word {j + 1} does win, but only by {gap:.3f}; make it win by "
-                            f"{ELSEWHERE_MARGIN} or more: a longer neighbour, or one better aligned with word 1.")
-    others = [k for k in (1, 2) if np.argmax(A[k]) != k and A[k].max() - A[k, k] >= ELSEWHERE_MARGIN]
-    wrong_row = (f" (Word {others[0] + 1}'s largest weight is on another word: row {others[0] + 1} works, but "
-                 "the exercise asks about word 1, the first row, index 0.)") if others else ""
-    if lengths[0] >= lengths[1:].max() - 1e-12:
-        raise ExerciseError(
-            f"{name}: {numbers}: its own weight is still the largest. Word 1 is the longest vector (|x_1| = "
-            f"{lengths[0]:.2f}, the others {_fmt(lengths[1:])}), and then no design can work: omega_1j = |x_1| "
-            "|x_j| cos <= |x_1| |x_j| <= |x_1|^2 = omega_11. Make another word longer than word 1."
-            + wrong_row)
-    longer = [j for j in (1, 2) if lengths[j] > lengths[0]]
-    k = max(longer, key=lambda j: omega[0, j])        # the longer word with the best score
-    cos = float(omega[0, k] / (lengths[0] * lengths[k]))
-    if cos <= 1e-12:   # at right angles or pointing away: no length can help
-        raise ExerciseError(
-            f"{name}: {numbers}: its own weight is still the largest. Word {k + 1} is longer than word 1 "
-            f"(|x_{k + 1}| = {lengths[k]:.2f} > |x_1| = {lengths[0]:.2f}) but "
-            + ("at right angles to it (cos = 0)" if abs(cos) <= 1e-12 else f"points away from it (cos = {cos:.2f})")
-            + f", so omega_1{k + 1} = |x_1| |x_{k + 1}| cos = {omega[0, k]:.2f} is never above 0, however long "
-            f"word {k + 1} gets, while omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1." + wrong_row)
+            f"omega_river {_fmt(o)} are cosines, not scores: a score is the dot product x_2 . x_j, which keeps "
+            "both lengths (lesson 01's cosine divides them out).")
     raise ExerciseError(
-        f"{name}: {numbers}: its own weight is still the largest. Word {k + 1} is longer than word 1 "
-        f"(|x_{k + 1}| = {lengths[k]:.2f} > |x_1| = {lengths[0]:.2f}) but not long enough for its angle: "
-        f"|x_{k + 1}| cos = {lengths[k]:.2f} x {cos:.2f} = {lengths[k] * cos:.2f} does not exceed |x_1|, so "
-        f"omega_1{k + 1} = {omega[0, k]:.2f} is not above omega_11 = {omega[0, 0]:.2f}. Turn it towards word 1, "
-        "or lengthen it." + wrong_row)
+        f"omega_river {_fmt(o)} are not river's scores: entry j should be x_2 . x_j, river's vector (row index 1) "
+        "dotted with word j's, for all 6 words in order.")
+
+
+def _river_weights(got: Any, omega: np.ndarray) -> np.ndarray:
+    X, T = _TRFNAB, len(_TRFNAB_WORDS)
+    right = reference_softmax(omega)
+    if got is not None and not isinstance(got, str) and np.size(got) == T - 1:
+        raise ExerciseError(
+            "alpha_river holds 5 weights: river's own weight is left out. Softmax runs over all T = 6 words, "
+            "river included (its own score is usually its largest).")
+    a = _vector(got, "alpha_river", T, "river's 6 weights, one per word")
+    if _close(a, right):
+        return a
+    said = f"alpha_river {_fmt(a)}"
+    if _close(a, omega):
+        raise ExerciseError(f"{said} are the scores themselves: scores used as weights, with no softmax. They "
+                            f"sum to {a.sum():.3f}, not 1; take e^omega_2j and divide by the row's sum.")
+    if omega.sum() and _close(a, omega / omega.sum()):
+        raise ExerciseError(f"{said}: the scores divided by their sum, not a softmax. Exponentiate first, "
+                            "e^omega_2j, then divide by the sum of the e^omega_2k.")
+    full = reference_softmax(X @ X.T, axis=-1)
+    if _close(a, full[:, _RIVER]):
+        raise ExerciseError(
+            f"{said} sum to {a.sum():.3f}, not 1: they are a column of the weight matrix, the weights the other "
+            "words give river (a transposed matrix, or a softmax over the wrong axis). River's weights are its "
+            "own row: the softmax of river's 6 scores, which sums to 1.")
+    others = [k for k in range(T) if k != _RIVER]
+    left_out = np.zeros(T)
+    left_out[others] = reference_softmax(omega[others])
+    if _close(a, left_out):
+        raise ExerciseError(f"{said}: river's own score is left out of the softmax (its weight is 0). The sum "
+                            "runs over all T = 6 words, river included.")
+    if abs(a.sum() - 1) >= _ROW_TOL:
+        raise ExerciseError(f"{said} sum to {a.sum():.3f}, not 1: weights are shares. Take the softmax of "
+                            "omega_river: e^omega_2j over the sum of e^omega_2k.")
+    raise ExerciseError(f"{said} sum to 1 but are not the softmax of omega_river: weight j should be "
+                        "e^omega_2j divided by the sum of e^omega_2k over the 6 words.")
+
+
+def _river_vector(got: Any, omega: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    X, T = _TRFNAB, len(_TRFNAB_WORDS)
+    if got is not None and not isinstance(got, str) and np.shape(got) == (T,):
+        z6 = np.asarray(got, dtype=float)
+        if _close(z6, (alpha[:, None] * X).sum(axis=1)) or _close(z6, X @ alpha[:4]):
+            raise ExerciseError(
+                f"z_river {_fmt(z6)} has 6 numbers, one per word: you summed over the wrong axis, over each "
+                "word's coordinates. z_2 = sum_j alpha_2j x_j sums over the words j, leaving the 4 coordinates.")
+        raise ExerciseError("z_river has 6 numbers, one per word; it should be a vector of the toy table, "
+                            "4 coordinates (finance, nature, food, tech): sum over the words j.")
+    z = _vector(got, "z_river", 4, "river's contextual vector, 4 coordinates")
+    if _close(z, alpha @ X):
+        return z
+    said = f"z_river {_fmt(z)}"
+    if _close(z, omega @ X):
+        raise ExerciseError(f"{said} weights the words by their scores, not by alpha_river: the sum needs the shares.")
+    if _close(z, alpha @ X - alpha[_RIVER] * X[_RIVER]):
+        raise ExerciseError(f"{said}: river's own vector is left out of the sum. j runs over all 6 words, "
+                            f"river included, with its weight {alpha[_RIVER]:.3f}.")
+    if _close(z, X.mean(axis=0)):
+        raise ExerciseError(f"{said} is the plain average of the 6 vectors: equal weights. Weight word j by "
+                            "alpha_2j.")
+    raise ExerciseError(f"{said} is not sum_j alpha_2j x_j: multiply each word's vector by its weight and add "
+                        "the 6 products.")
+
+
+def check_river_row(omega_river: Any, alpha_river: Any = _UNSET, z_river: Any = _UNSET,
+                    L_tie: Any = _UNSET) -> None:
+    """Exercise 1: river's row in *the river flows near a bank* (toy table), computed step by step: its scores
+    ``omega_river`` (6,), weights ``alpha_river`` (6,) and contextual vector ``z_river`` (4,); then ``L_tie``,
+    the length of x_2 = L [cos 60 deg, sin 60 deg] at which its score with x_1 = [2, 0] ties x_1's own (checked
+    when given). Each step is judged on the learner's own previous step, so a mistake is named where it is."""
+    omega = _river_scores(omega_river)
+    alpha = _river_weights(None if alpha_river is _UNSET else alpha_river, omega)
+    z = _river_vector(None if z_river is _UNSET else z_river, omega, alpha)
+    tie = "" if L_tie is _UNSET else " " + _tie_length(L_tie)
+    order = np.argsort(-alpha)
+    top = ", ".join(f"{_TRFNAB_WORDS[k]} {alpha[k]:.3f}" for k in order[:3])
+    passed(f"river's weights, largest first: {top}. Its own score |x_2|^2 = {omega[_RIVER]:.2f} is the largest, "
+           f"flows ({omega[2]:.2f}) and bank ({omega[5]:.2f}) close behind, so no weight reaches 0.3 and "
+           f"z_river = {_fmt(z)} mixes nature with some finance.{tie}")
