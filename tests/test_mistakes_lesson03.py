@@ -35,6 +35,7 @@ BATCH = {
     "zeroed after": "zeroed after the softmax",
     "raw scores": "multiplied the raw scores X X^T by X",
     "transposed": "your weights are transposed",
+    "batch axis": "your softmax ran over axis 0",
     "X.T": "X.T reverses all three axes",
     "keepdims": "needs keepdims=True",
     "tuple": "returned a tuple",
@@ -70,6 +71,10 @@ def raw_scores(X, lengths):
 
 def transposed(X, lengths):              # softmax down the columns of each (T, T) map
     return _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf), axis=1) @ X
+
+
+def over_the_batch(X, lengths):          # softmax across the sentences: axis=0 of (B, T, T)
+    return _softmax(np.where(_mask(X, lengths), X @ np.swapaxes(X, -1, -2), -np.inf), axis=0) @ X
 
 
 def with_X_T(X, lengths):                # the 2-D habit on a 3-D array
@@ -124,9 +129,9 @@ def library(X, lengths):                 # the lesson's function does the batch 
 
 
 BATCH_WRONG = {"no mask": no_mask, "raw scores": raw_scores,
-               "transposed": transposed, "X.T": with_X_T, "keepdims": no_keepdims, "tuple": returns_a_tuple,
-               "overflow": overflow, "loop": loop, "library": library, "sqrt(d)": scaled,
-               "off by one": off_by_one}
+               "transposed": transposed, "batch axis": over_the_batch, "X.T": with_X_T,
+               "keepdims": no_keepdims, "tuple": returns_a_tuple, "overflow": overflow, "loop": loop,
+               "library": library, "sqrt(d)": scaled, "off by one": off_by_one}
 
 
 @pytest.mark.parametrize("key", sorted(BATCH_WRONG))

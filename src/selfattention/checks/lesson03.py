@@ -443,6 +443,8 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
         one_more = np.arange(X.shape[1])[None, None, :] <= np.asarray(lengths)[:, None, None]   # off by one
         off_by_one = reference_softmax(np.where(one_more, omega, -np.inf)) @ X
         unmasked = reference_softmax(omega) @ X
+        with np.errstate(invalid="ignore"):                    # a column masked in every sentence: NaN
+            over_batch = reference_softmax(masked, axis=0) @ X
         found = {k: real_rows(X, lengths, v) for k, v in {
             padding: unmasked,
             "you multiplied the raw scores X X^T by X. Turn the scores into weights with softmax over the "
@@ -450,6 +452,8 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             "your weights are transposed: either the softmax went down the columns (use axis=-1, so each "
             "word's weights over the T words sum to 1) or you multiplied by A^T. Z = A @ X, with A[b, i, j] "
             "the weight word i gives to word j.": np.swapaxes(A, -1, -2) @ X,
+            "your softmax ran over axis 0, across the sentences of the batch: each word's weights must sum to 1 "
+            "over the T words of its own sentence, the last axis (axis=-1).": over_batch,
             "you divided the scores by sqrt(d_model), as scaled dot-product attention does: that scaling belongs "
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
                 reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
@@ -594,12 +598,12 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     hide_a = reference_softmax(np.where(np.arange(4) == 0, -np.inf, omega[k]))
     near = [
         (plain[k], f"flows_row = {_fmt(got)} is flows' row without the mask: its own weight, {plain[k, k]:.3f}, "
-         "is still there. Set flows' own score to -inf before the softmax."),
+         "is still there: under the mask it is 0, and the other three grow to fill the row."),
         (reference_softmax(np.where(np.arange(4) == k, 0.0, omega[k])),
          "flows_row gives flows a weight: you set its own score to 0, and e^0 = 1. A masked score is -inf, "
          "so that e^-inf = 0."),
-        (zeroed, f"flows_row sums to {got.sum():.3f}, not 1: you zeroed flows' own weight after the softmax "
-         "without sharing it out. Mask the score before the softmax, or divide by the new sum."),
+        (zeroed, f"flows_row sums to {got.sum():.3f}, not 1: you set flows' own weight to 0 "
+         "without sharing it out among the other three."),
         (masked[:, k], f"flows_row = {_fmt(got)} is flows' column: the weights the other words give flows. "
          "Asked: flows' row, the weights flows gives each word."),
         (hide_a, "flows_row hides a, not flows: the mask is on the diagonal, and flows' diagonal score is its "
@@ -793,8 +797,8 @@ def check_grows_attends(x_new: Any) -> None:
                 f"{said} {then}")
         if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
             raise ExerciseError(
-                f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, so half "
-                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f}: work out omega from that. {said} {then}")
+                f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, not by the "
+                f"score, so adding scores does not add their shares of the row. {said}")
         three = float(np.logaddexp.reduce([lead, own, float(_TOY["bank"] @ focus)]))   # bank counted too
         if abs(length - three / norm) <= 0.004 * three / norm:
             raise ExerciseError(
