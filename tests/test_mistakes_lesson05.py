@@ -316,7 +316,7 @@ def test_step_cases_keep_the_mistakes_apart():
         assert all(abs(a - b) > 0.1 for i, a in enumerate(factors) for b in factors[i + 1:]), lr
 
 
-@pytest.mark.parametrize("answer", [no_lr, doubled, halved, uphill, gradient_only])
+@pytest.mark.parametrize("answer", [no_lr, doubled, halved, uphill, gradient_only, naive_softmax])
 def test_step_named_mistakes_fail_the_hidden_test(answer):
     assert not hidden_test_passes("05_training_attention", "l05-sgd-test", sgd_step=answer)
 
@@ -345,7 +345,8 @@ CIRCLE = {
     "line": "lie on one line",
     "itself": "score the asked letter's own key highest",
     "previous": "the letter before the asked one",
-    "self": "looks mostly at itself",
+    "self": "the flag's key row raises its own score",
+    "digit self": "the question token has no digit",
     "some": "do not score the next letter's key highest",
     "digits": "the digit rows move the keys",
     "zero query": "gives every letter the same score",
@@ -371,6 +372,14 @@ def test_circle_right_answers(capsys):
 def swapped_pair():
     W_q, W_k = circle()
     W_q[[2, 5]] = W_q[[5, 2]]                         # ?C and ?F aimed at each other's next letter
+    return W_q, W_k
+
+
+def equal_digit_keys():
+    """Every digit's key row (6, 0), the flag's key row zero: the question token, which has no digit, keeps
+    its own score while the items' scores drop for queries pointing away from (6, 0)."""
+    W_q, W_k = circle()
+    W_k[8:16] = [6.0, 0.0]
     return W_q, W_k
 
 
@@ -417,6 +426,7 @@ def test_circle_zero_query_names_the_wrap_around():
         (circle(aim=0), "itself"),                        # each query at its own letter: the distractor
         (circle(aim=-1), "previous"),
         (circle(flag=60.0), "self"),                      # the flag's key row makes ?s look at itself
+        (equal_digit_keys(), "digit self"),               # one digit key for all: the items drop below ?s
         (swapped_pair(), "some"),
         (circle(digits=3.0), "digits"),
         (zero_query_h(), "zero query"),
@@ -431,8 +441,8 @@ def test_circle_mistakes_are_named(answer, mistake):
 @pytest.mark.parametrize(
     "answer",
     [circle(rq=1.0, rk=1.0), circle(line=True), circle(aim=0), circle(aim=-1), circle(flag=60.0),
-     swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1]), zero_query_h(), four_directions(),
-     tied_query()],
+     equal_digit_keys(), swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1]), zero_query_h(),
+     four_directions(), tied_query()],
 )
 def test_circle_answers_the_check_refuses_fail_the_hidden_test(answer):
     message(check_circle, answer)

@@ -254,8 +254,16 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
     head = f"held-out accuracy {acc:.3f}, mean weight on the target {on_target:.3f}"
     on_self = float(A[:, -1].mean())
     if on_self > 0.05 and on_self > 1 - on_target - on_self:   # more weight on itself than on the other items
-        raise ExerciseError(f"{head}: the question token looks mostly at itself. Its key is its letter's row "
-                            f"plus the flag's row of W_K2: keep the flag's key row small.")
+        queries = W_q[:_N_SYM] + W_q[_FLAG]                    # the question token ?s: letter s plus the flag
+        flag_up = np.clip(queries @ W_k[_FLAG], 0, None).sum()                       # raises ?s's own score
+        digit_down = np.clip(-(queries @ W_k[_N_SYM:_FLAG].T).mean(1), 0, None).sum()  # lowers the items'
+        if flag_up >= digit_down:
+            raise ExerciseError(f"{head}: the question token looks mostly at itself. Its key is its letter's row "
+                                f"plus the flag's row of W_K2: the flag's key row raises its own score. Keep "
+                                f"the flag's key row small.")
+        raise ExerciseError(f"{head}: the question token looks mostly at itself. An item's key is its letter's "
+                            f"row plus its digit's row of W_K2, but the question token has no digit: the digit "
+                            f"rows lower the items' scores against its own. Keep the digit rows zero.")
     if acc == 1.0:
         raise ExerciseError(f"{head}: every query points the right way, but the scores are too close together "
                             f"to give the target at least {_MIN_WEIGHT}. Lengthen the queries or the keys: a "
@@ -302,4 +310,4 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
         raise ExerciseError(f"{head}: the queries of ?{', ?'.join(wrong)} do not score the next letter's key "
                             f"highest. Query ?s is letter s's row of W_Q2 plus the flag's row.")
     raise ExerciseError(f"{head}: each query finds the next letter, but an item's key is its letter's row plus "
-                        f"its digit's row of W_K2: the digit rows move the keys. Keep them zero, or equal.")
+                        f"its digit's row of W_K2: the digit rows move the keys. Keep them zero.")
