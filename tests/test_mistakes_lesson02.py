@@ -103,6 +103,14 @@ def test_bank_mix_right_answers_pass_the_check_and_the_hidden_test(answer, capsy
     assert _hidden_passes("l02-mix-test", alpha_mix=answer)
 
 
+def test_bank_mix_success_says_dot_product_scores_cannot_give_these_weights(capsys):
+    check_bank_mix([0.5, 0.2, 0.3])
+    text = capsys.readouterr().out
+    river, own, flows = RBF @ RBF[1]   # bank's x.x scores: its own is the largest
+    assert own > max(river, flows) and "bank's own score would have to be the lowest" in text, text
+    assert np.argmin(np.log([0.5, 0.2, 0.3])) == 1   # omega_j = ln alpha_j + c: bank's the lowest
+
+
 @pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), ([0.5, 0.5], "has shape (2,)"),
                                               ("0.5 0.2 0.3", "is text (a string)"),
                                               ([0.5, np.nan, 0.3], "NaN or infinite")])

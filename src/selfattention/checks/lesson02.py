@@ -86,7 +86,9 @@ def check_bank_mix(alpha_mix: Any) -> None:
         passed(f"weights {_fmt(a)} put bank' at {_fmt(z)}. Finance and nature give two equations and the shares "
                "summing to 1 a third: three equations for three weights, so no other weights land there. All are "
                ">= 0 because the target lies inside the triangle of river, bank and flows; a point outside it "
-               "would need a negative weight, which softmax never gives.")
+               "would need a negative weight, which softmax never gives. Which scores would give these weights? "
+               "omega_j = ln alpha_j + c, so bank's own score would have to be the lowest, which x.x cannot do "
+               "(bank . bank = 0.98 beats river 0.77 and flows 0.70); lesson 04's projections can.")
         return
     if abs(total - 100) < 0.1 and np.allclose((a / 100) @ _RBF, MIX_TARGET, atol=_MIX_TOL):
         raise ExerciseError(

@@ -139,6 +139,9 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
         figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha,
                                          score_range=(float(at_max.min()), float(at_max.max())))
         fig.axes[0].set_title(rf"scores $\times$ $\beta$ = {beta:g}", fontsize=figures.FONT)
+        fig.axes[1].set_title(r"weights  $\alpha_{ij} = \mathrm{softmax}_j(\beta\,\omega_{ij})$",
+                              fontsize=figures.FONT)
+        fig.axes[1].set_ylim(0, 1.12)                    # headroom: a weight near 1 keeps its label clear
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
         print("scores x beta:", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
