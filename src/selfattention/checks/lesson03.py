@@ -586,7 +586,11 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     if not np.isfinite(got).all():
         raise ExerciseError(f"flows_row = {_fmt(got)} is not finite: e^-inf is 0, so the masked weight is 0; "
                             "did a row hold only -inf, or -inf minus -inf?")
-    if np.allclose(got, right, rtol=0, atol=ROUNDED):
+    # The task gives the unmasked row to 3 decimals; dividing those numbers by 1 - 0.268 and rounding to 2
+    # decimals can land 0.0051 from the exact row (0.150 / 0.732 = 0.2049 -> 0.20; exactly 0.2051): accept both.
+    given = plain[k].round(3)
+    by_hand = given * (np.arange(4) != k) / (1 - given[k])
+    if np.allclose(got, right, rtol=0, atol=ROUNDED) or np.allclose(got, by_hand, rtol=0, atol=ROUNDED):
         if growth is not _UNSET:
             _check_growth(growth, float(plain[k, k]))
         passed(f"flows' scores are {scores}; with its own score at -inf its weights are {_fmt(right)}. Masking "
