@@ -146,7 +146,7 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     """Exercise 3: a (4, 4) W_O for two heads of d_k = 2 (concatenation [head 1's 2 features | head 2's fruit,
     tech]) such that, for every token, output features 0-1 are head 1's output unchanged and output features
     2-3 depend on head 2 only through its tech feature (concatenation feature 3), not always 0. Many W_O do.
-    ``can_recover_fruit`` (True/False): can a later layer recover head 2's fruit feature from the output? No:
+    ``can_recover_fruit`` (True/False): can a linear read-out of the output recover head 2's fruit feature? No:
     row 2 of every such W_O is 0."""
     W = _to_array(W_O_mix, "W_O_mix")
     if W.shape != (4, 4):
@@ -199,11 +199,13 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     if can_recover_fruit:
         raise ExerciseError(
             f"your W_O_mix is right, but can_recover_fruit is not: row 2 of W_O, the only row head 2's fruit "
-            f"feature meets, is 0, so two tokens that differ only there get the same output, and no later "
-            f"layer can tell them apart (W_O_mix has rank {rank}, less than 4).")
+            f"feature meets, is 0, so two tokens that differ only there get the same output, and no "
+            f"read-out of it can tell them apart (W_O_mix has rank {rank}, less than 4).")
     passed(f"rows 0-1 (head 1's block W_O^(1)) write [I | 0], row 2 (head 2's fruit) writes nothing and row 3 "
            f"(head 2's tech) writes only into outputs 2-3: each head reaches the output through its own block "
-           f"of rows. Your W_O has rank {rank}: head 2's fruit feature is gone for good.")
+           f"of rows. Your W_O has rank {rank}: no linear read-out of this output recovers head 2's fruit feature "
+           f"(the inputs' fruit still travels on: head 1's values read it, and the residual stream carries X, "
+           f"lesson 11).")
 
 
 # ------------------------------------------------------------------ Exercise 2: the whole layer, batched
