@@ -396,7 +396,8 @@ def test_row_1_near_miss_names_the_length_lever():
 def test_river_weights_rounded_to_2_decimals_are_told_to_keep_3():
     """The right softmax, typed rounded to 2 decimals: named as rounding, not as a missing softmax."""
     text = _message(lambda args: check_river_row(*args, 4.0), (OMEGA_R, ALPHA_R.round(2), Z_R))
-    assert "rounded to 2 decimals" in text and "keep 3 decimals" in text and "Take the softmax" not in text, text
+    assert "rounded to 2 decimals" in text and "keep 3 decimals" in text, text
+    assert "Take the softmax" not in text, text
     assert not _hidden_row(alpha_river=ALPHA_R.round(2))
 
 
