@@ -391,3 +391,16 @@ def test_row_1_near_miss_names_the_length_lever():
     assert "only 0.439" in text and "a slightly longer x_1" in text and "shorter x_3" not in text, text
     assert not _hidden_passes("l02-asym-test", x_1=x_1, x_3=x_3)
     assert _hidden_passes("l02-asym-test", x_1=[0.6, 0.0, 0.0, 0.0], x_3=x_3)   # the lever named works
+
+
+def test_river_weights_rounded_to_2_decimals_are_told_to_keep_3():
+    """The right softmax, typed rounded to 2 decimals: named as rounding, not as a missing softmax."""
+    text = _message(lambda args: check_river_row(*args, 4.0), (OMEGA_R, ALPHA_R.round(2), Z_R))
+    assert "rounded to 2 decimals" in text and "keep 3 decimals" in text, text
+    assert "Take the softmax" not in text, text
+    assert not _hidden_row(alpha_river=ALPHA_R.round(2))
+
+
+def test_tie_success_states_the_general_rule(capsys):
+    _tie(4.0)
+    assert "|x_j| cos(theta_ij) > |x_i|" in capsys.readouterr().out

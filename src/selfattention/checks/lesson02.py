@@ -87,7 +87,7 @@ def check_bank_mix(alpha_mix: Any) -> None:
                "summing to 1 a third: three equations for three weights, so no other weights land there. All are "
                ">= 0 because the target lies inside the triangle of river, bank and flows; a point outside it "
                "would need a negative weight, which softmax never gives. Which scores would give these weights? "
-               "omega_j = ln alpha_j + c, so bank's own score would have to be the lowest, which x.x cannot do "
+               "omega_j = ln alpha_j + c, so bank's own score would have to be the lowest, which these vectors' dot products cannot give "
                "(bank . bank = 0.98 beats river 0.77 and flows 0.70); lesson 04's projections can.")
         return
     if abs(total - 100) < 0.1 and np.allclose((a / 100) @ _RBF, MIX_TARGET, atol=_MIX_TOL):
@@ -308,7 +308,10 @@ def _tie_length(L_tie: Any) -> str:
     said = f"{name} = {L:.4g}"
     if abs(L - right) < 1e-3:
         return (f"L_tie = {L:.3f}: omega_12 = |x_1| L cos 60 deg = {n1:g} x {L:.3f} x {c:.1f} = {omega_12:.3f} "
-                f"equals omega_11 = |x_1|^2 = {omega_11:.3f}, so alpha_12 = alpha_11; a longer x_2 wins word 1's row.")
+                f"equals omega_11 = |x_1|^2 = {omega_11:.3f}, so alpha_12 = alpha_11; a longer x_2 wins word 1's "
+                "row. "
+                "In general a neighbour j outscores word i itself when x_i . x_j > |x_i|^2, that is "
+                "when |x_j| cos(theta_ij) > |x_i|.")
 
     def near(value: float) -> bool:
         return abs(L - value) < 1e-3
@@ -391,6 +394,9 @@ def _river_weights(got: Any, omega: np.ndarray) -> np.ndarray:
     if _close(a, right):
         return a
     said = f"alpha_river {_fmt(a)}"
+    if a.shape == right.shape and np.allclose(a, right, atol=0.006):
+        raise ExerciseError(f"{said} are river's softmax weights rounded to 2 decimals (so they sum to "
+                            f"{a.sum():.3f}): keep 3 decimals or more, or use the array you computed.")
     if _close(a, omega):
         raise ExerciseError(f"{said} are the scores themselves: scores used as weights, with no softmax. They "
                             f"sum to {a.sum():.3f}, not 1; take e^omega_2j and divide by the row's sum.")
