@@ -140,7 +140,7 @@ PROBES_WRONG = {
     "the tree sense": ["coconut", "tropical", "beach"],        # lifts "palm" above chance, and controls
     "too general": ["body", "head", "arm", "leg"],             # related to the hand, but near many words
     "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
-    "filler": ["hand", "table", "car"],                        # the shortcut: one hand word carries two fillers
+    "filler": ["hand", "table", "car"],                        # the shortcut: one hand word carries two
 }
 PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense", "filler"]
 # Tree-sense probe sets, tropical and temperate: some lift "palm" above chance, yet each lifts a tree control.
@@ -211,7 +211,8 @@ def votes_of(sentence, how: str = "right") -> dict:
     rows = {w: table.vector(w).astype(np.float64) if w in table.index else np.zeros(len(r)) for w in words}
     vote = {"right": lambda x: x @ r, "unit rows": lambda x: x / np.linalg.norm(x) @ r,
             "divided by T": lambda x: x @ r / len(words), "wrong sign": lambda x: -(x @ r),
-            "another r": lambda x: x @ (mean_unit_row(table, RIVER_SIDE[:5]) - mean_unit_row(table, FINANCE[:5]))}[how]
+            "another r": lambda x: x @ (mean_unit_row(table, RIVER_SIDE[:5])
+                                        - mean_unit_row(table, FINANCE[:5]))}[how]
     return {w: float(vote(x)) for w, x in rows.items()}
 
 
