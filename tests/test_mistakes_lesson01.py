@@ -126,6 +126,7 @@ PROBES = {
     "the tree sense": "score above the chance level of your probes",
     "too general": "scores just under the chance level of your probes, by 0.013",
     "unrelated words": "is no nearer your probes than 1 in 100 random words",
+    "filler": "filler. Alone, 'table' (palm +0.143, chance +0.226), 'car'",
 }
 PROBES_WRONG = {
     "blank": None,
@@ -139,8 +140,9 @@ PROBES_WRONG = {
     "the tree sense": ["coconut", "tropical", "beach"],        # lifts "palm" above chance, and controls
     "too general": ["body", "head", "arm", "leg"],             # related to the hand, but near many words
     "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
+    "filler": ["hand", "table", "car"],                        # the shortcut: one hand word carries two
 }
-PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense"]
+PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense", "filler"]
 # Tree-sense probe sets, tropical and temperate: some lift "palm" above chance, yet each lifts a tree control.
 TREE_PROBES = [
     ["coconut", "tropical", "beach"],
@@ -185,6 +187,8 @@ def test_probes_hidden_test_refuses_tree_words(probes: list[str]) -> None:
     ("Hands", "grip", "fist"),                                  # a tuple, capitals
     ["glove", "hand", "thumb", "fingers", "skin"],
     ["skin", "grip", "fist", "knuckles", "gloves"],
+    ["hands", "wrist", "knuckles"],
+    ["finger", "thumb", "fist", "grip"],
 ])
 def test_probes_right_answers(probes, capsys: pytest.CaptureFixture[str]) -> None:
     right_answer_passes(checks.check_sense_probes, probes, capsys)
@@ -206,7 +210,9 @@ def votes_of(sentence, how: str = "right") -> dict:
     words = [w.strip(".,").lower() for w in sentence]
     rows = {w: table.vector(w).astype(np.float64) if w in table.index else np.zeros(len(r)) for w in words}
     vote = {"right": lambda x: x @ r, "unit rows": lambda x: x / np.linalg.norm(x) @ r,
-            "divided by T": lambda x: x @ r / len(words), "wrong sign": lambda x: -(x @ r)}[how]
+            "divided by T": lambda x: x @ r / len(words), "wrong sign": lambda x: -(x @ r),
+            "another r": lambda x: x @ (mean_unit_row(table, RIVER_SIDE[:5])
+                                        - mean_unit_row(table, FINANCE[:5]))}[how]
     return {w: float(vote(x)) for w, x in rows.items()}
 
 
@@ -219,6 +225,7 @@ VOTES = {
     "divided by T": "each vote was divided by the number of words T",
     "wrong sign": "the votes have the wrong sign",
     "one vote typed wrong": "the vote of 'fish' is not x_j . r",
+    "another r": "every vote differs from x_j . r with section 4's r",
 }
 VOTES_WRONG = {
     "votes blank": None,
@@ -228,6 +235,7 @@ VOTES_WRONG = {
     "divided by T": votes_of(SENTENCE, "divided by T"),
     "wrong sign": votes_of(SENTENCE, "wrong sign"),
     "one vote typed wrong": {**votes_of(SENTENCE), "fish": 0.5},   # the shortcut: a vote typed, not computed
+    "another r": votes_of(SENTENCE, "another r"),                  # r from 5 words of each list, not 10
 }
 
 

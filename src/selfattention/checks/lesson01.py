@@ -35,7 +35,7 @@ _NOT_GIVEN = object()  # exercise 1's prediction, when a caller (an older record
 
 def check_dot_cosine_disagree(D: Any, D_longest: Any = _NOT_GIVEN) -> None:
     """Exercise 1: a (2,) vector D with D . C = A . C = 11 but cos(D, C) > 0.95 (A's cosine is 0.740), and the
-    prediction ``D_longest``, the largest length D may have (11 / (|C| 0.95), about 3.211); a wrong prediction
+    prediction ``D_longest``, the length D can approach (11 / (|C| 0.95), about 3.211); a wrong prediction
     is told which slip it is (cosine 1, A's length, C . C for |C|, multiplying by the cosine), never the answer."""
     if D is None or D is Ellipsis:
         raise ExerciseError("D has no value yet: set it to a NumPy array of two numbers.")
@@ -80,16 +80,16 @@ def check_dot_cosine_disagree(D: Any, D_longest: Any = _NOT_GIVEN) -> None:
     if D_longest is not _NOT_GIVEN:
         _judge_longest(D_longest, target)
     passed(f"D . C = {dot:.3f} = A . C, but cos(D, C) = {cos:.3f} against cos(A, C) = {_reference_cosine(_A, _C):.3f}; "
-           f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}, and no D may be longer "
-           f"than {longest:.3f}.")
+           f"|D| = {np.linalg.norm(d):.3f} is {shorter} than |A| = {np.linalg.norm(_A):.3f}, and every such D is "
+           f"shorter than {longest:.3f}.")
 
 
 def _judge_longest(D_longest: Any, target: float) -> None:
-    """Exercise 1's prediction: the largest length D may have, |D| = 11 / (|C| * 0.95)."""
+    """Exercise 1's prediction: the length D can approach, |D| = 11 / (|C| * 0.95)."""
     said = as_predicted_number(
         D_longest,
-        "D is right, but D_longest has no value yet: set it to a number, the largest length D may have.",
-        f"D is right, but D_longest = {D_longest!r:.40} is not a number: give the largest length D may have, as a "
+        "D is right, but D_longest has no value yet: set it to a number, the length D can approach.",
+        f"D is right, but D_longest = {D_longest!r:.40} is not a number: give the length D can approach, as a "
         "number.",
     )
     norm_c = float(np.linalg.norm(_C))
@@ -154,7 +154,8 @@ def check_sense_probes(palm_probes: Any) -> None:
     "palm" (the shortcut: it finds the spelling, not the sense), a control as a probe, a word the table does not
     hold whole, probes that a tree control is near too (the tree sense, tropical or temperate, or words near
     everything), probes "palm" is near but just under the chance level (related, too general), and probes that
-    "palm" is no nearer than chance (unrelated or common words).
+    "palm" is no nearer than chance (unrelated or common words), and filler: a probe that alone does not lift
+    "palm" above its own chance level (one hand word carrying unrelated ones).
     """
     words = _as_probe_words(palm_probes)
     given = f"palm_probes = {words}"
@@ -211,6 +212,17 @@ def check_sense_probes(palm_probes: Any) -> None:
                             f"{numbers}, so these probes find no sense of \"palm\". Words that are common or "
                             "unrelated to the hand pull the mean row toward nothing in particular; choose words "
                             "used where a hand is.")
+    palm_unit = table.vector(SENSE_WORD).astype(np.float64)
+    palm_unit /= np.linalg.norm(palm_unit)
+    alone = {w: (float(palm_unit @ r) / np.linalg.norm(r), float(np.percentile(random_unit @ r, 99)) / np.linalg.norm(r))
+             for w, r in zip(words, rows, strict=True)}
+    filler = {w: sc for w, sc in alone.items() if sc[0] <= sc[1]}
+    if filler:
+        one = len(filler) == 1
+        raise ExerciseError(f"{given}: filler. Alone, {', '.join(f'{w!r} (palm {s:+.3f}, chance {c:+.3f})' for w, (s, c) in filler.items())} "
+                            f"{'does' if one else 'do'} not lift \"palm\" above {'its' if one else 'their'} own "
+                            "chance level: the set passes only on its other words. Every probe must find the hand "
+                            "sense by itself.")
     top = max(controls, key=controls.__getitem__)
     passed(f"your probes pass the test: the sense cosine of \"palm\" is {palm:+.3f}, above their chance level "
            f"{chance:+.3f} (the 99th percentile of {CHANCE_WORDS} random frequent words), and the highest of the "
@@ -305,8 +317,12 @@ def _judge_votes(words: list[str], votes: Any, table: Any, d: np.ndarray) -> Non
         if np.allclose(mine, values, rtol=0, atol=VOTE_TOLERANCE):
             raise ExerciseError(f"The sentence is fine, but {what}.")
     wrong = [w for w, a, b in zip(words, mine, right, strict=True) if abs(a - b) > VOTE_TOLERANCE]
+    if len(wrong) == len(words):
+        raise ExerciseError("The sentence is fine, but every vote differs from x_j . r with section 4's r: they "
+                            "were computed with another direction. Use toward_river itself (the mean unit row of "
+                            "the 10 river-side words minus that of the 10 finance words).")
     raise ExerciseError(f"The sentence is fine, but the vote of {', '.join(repr(w) for w in wrong)} is not x_j . r "
-                        "(the word's row times toward_river): compute each vote from the table, do not type it.")
+                        "(the word's row times toward_river): compute each vote from the table rather than typing it.")
 
 
 def check_outvote(sentence: Any, votes: Any = _NOT_GIVEN) -> None:
@@ -384,6 +400,7 @@ def check_outvote(sentence: Any, votes: Any = _NOT_GIVEN) -> None:
         raise ExerciseError(f"the mean row leans to finance: the votes x_j . r, one per word of your sentence "
                             f"({shown}), sum to {total:+.3f}, not above 0. Add words whose votes are large and "
                             f"positive{drop}.")
+    the = ', and "the" (+0.008) barely counts' if "the" in words else ""
     passed(f"the votes ({shown}) sum to {total:+.3f} > 0, so the mean row leans to the river side. \"bank\" and "
            "\"money\" alone vote -0.506 and \"river\" +0.276: in a plain mean it takes two or three such words to "
-           "outvote them, and \"the\" (+0.008) barely counts. Was your prediction right?")
+           f"outvote them{the}. Was your prediction right?")

@@ -61,7 +61,7 @@ def length_angle_figure(vectors: Mapping[str, ArrayLike], ref: str) -> Figure:
             label += f", {name} . {ref} = {v @ r:.0f}, angle {angle:.0f}°"
         ax.text(v[0], v[1], label, color=colour, fontsize=FONT, va="center")
     top = 1.1 * max(np.abs(a).max() for a in arrays.values())
-    ax.set_xlim(-0.3, 1.8 * top)
+    ax.set_xlim(-0.3, max(a[0] for a in arrays.values()) + 0.9 * top)   # room for the labels, no more
     ax.set_ylim(-0.3, top)
     ax.set_aspect("equal")
     ax.tick_params(labelsize=FONT)
