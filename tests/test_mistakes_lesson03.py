@@ -515,12 +515,13 @@ RIGHT_ROWS = [_RIGHT_ROW,                                                  # -in
               list(_softmax(_SCORES) * [1, 1, 1, 0] / (1 - _softmax(_SCORES)[3])),   # renormalised
               _softmax(_HIDDEN)[3].round(3),                               # the whole masked map, row 4
               [0.21, 0.42, 0.37, 0],                                       # to 2 decimals, as the task allows
-              [0.20, 0.42, 0.37, 0],                # by hand from the given row (0.150 / 0.732 = 0.2049), rounded
+              [0.20, 0.42, 0.37, 0],                # by hand (0.150 / 0.732 = 0.2049), rounded
               np.array([0.150, 0.308, 0.273, 0.0]) / (1 - 0.268)]         # by hand from the given row
 
 
 @pytest.mark.parametrize("answer", RIGHT_ROWS,
-                         ids=["softmax", "renormalised", "rounded", "2 decimals", "2 decimals by hand", "by hand"])
+                         ids=["softmax", "renormalised", "rounded", "2 decimals", "2 decimals by hand",
+                              "by hand"])
 def test_masked_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
     _right_answer_passes(check_masked_row, answer, capsys)
     assert _hidden_passes("l03-mask-test", flows_row=answer, growth=_GROWTH)
