@@ -345,7 +345,7 @@ CIRCLE = {
     "line": "lie on one line",
     "itself": "score the asked letter's own key highest",
     "previous": "the letter before the asked one",
-    "self": "the flag's key row raises its own score",
+    "self": "the flag's key row shifts its own score",
     "digit self": "the question token has no digit",
     "some": "do not score the next letter's key highest",
     "digits": "the digit rows move the keys",
@@ -377,7 +377,8 @@ def swapped_pair():
 
 def equal_digit_keys():
     """Every digit's key row (6, 0), the flag's key row zero: the question token, which has no digit, keeps
-    its own score while the items' scores drop for queries pointing away from (6, 0)."""
+    its own score while every item's score shifts by the same amount, down for queries pointing away from
+    (6, 0)."""
     W_q, W_k = circle()
     W_k[8:16] = [6.0, 0.0]
     return W_q, W_k
@@ -406,6 +407,25 @@ def tied_query():
     return W_q, W_k
 
 
+@pytest.mark.parametrize("digit_key", [(3.0, 0.0), (-3.0, 0.0), (30.0, 0.0)])
+def test_circle_equal_digit_keys_print_the_weight_on_itself(digit_key):
+    """All digit key rows equal: the target still gets about 0.6, so the message prints the question token's
+    own weight (about 0.35) instead of saying it looks mostly at itself."""
+    W_q, W_k = circle()
+    W_k[8:16] = digit_key
+    text = message(check_circle, (W_q, W_k))
+    assert "the question token has no digit" in text and "mostly" not in text, text
+    assert "gives itself 0.3" in text, text
+
+
+def test_circle_flag_key_prints_the_weight_on_itself():
+    W_q, W_k = circle()
+    W_k[16] = [5.0, 5.0]
+    text = message(check_circle, (W_q, W_k))
+    assert "the flag's key row" in text and "mostly" not in text, text
+    assert "gives itself 0.3" in text, text
+
+
 def test_circle_zero_query_names_the_wrap_around():
     text = message(check_circle, zero_query_h())
     wanted = "?H's query gives every letter the same score: aim it at A, the letter after H (wrap around)"
@@ -426,7 +446,7 @@ def test_circle_zero_query_names_the_wrap_around():
         (circle(aim=0), "itself"),                        # each query at its own letter: the distractor
         (circle(aim=-1), "previous"),
         (circle(flag=60.0), "self"),                      # the flag's key row makes ?s look at itself
-        (equal_digit_keys(), "digit self"),               # one digit key for all: the items drop below ?s
+        (equal_digit_keys(), "digit self"),               # one digit key for all: the items shift against ?s
         (swapped_pair(), "some"),
         (circle(digits=3.0), "digits"),
         (zero_query_h(), "zero query"),

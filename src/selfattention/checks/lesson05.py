@@ -258,12 +258,14 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
         flag_up = np.clip(queries @ W_k[_FLAG], 0, None).sum()                       # raises ?s's own score
         digit_down = np.clip(-(queries @ W_k[_N_SYM:_FLAG].T).mean(1), 0, None).sum()  # lowers the items'
         if flag_up >= digit_down:
-            raise ExerciseError(f"{head}: the question token looks mostly at itself. Its key is its letter's row "
-                                f"plus the flag's row of W_K2: the flag's key row raises its own score. Keep "
-                                f"the flag's key row small.")
-        raise ExerciseError(f"{head}: the question token looks mostly at itself. An item's key is its letter's "
-                            f"row plus its digit's row of W_K2, but the question token has no digit: the digit "
-                            f"rows lower the items' scores against its own. Keep the digit rows zero.")
+            raise ExerciseError(f"{head}: the question token gives itself {on_self:.2f} of its attention, more "
+                                f"than the three other items together. Its key is its letter's row plus the "
+                                f"flag's row of W_K2: the flag's key row shifts its own score against the "
+                                f"items'. Keep the flag's key row small.")
+        raise ExerciseError(f"{head}: the question token gives itself {on_self:.2f} of its attention, more than "
+                            f"the three other items together. An item's key is its letter's row plus its "
+                            f"digit's row of W_K2, but the question token has no digit: the digit rows shift "
+                            f"the items' scores against its own. Keep the digit rows zero.")
     if acc == 1.0:
         raise ExerciseError(f"{head}: every query points the right way, but the scores are too close together "
                             f"to give the target at least {_MIN_WEIGHT}. Lengthen the queries or the keys: a "
