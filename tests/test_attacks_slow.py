@@ -36,7 +36,7 @@ pytestmark = pytest.mark.needs_sandbox
 
 LESSON00 = ROOT / "notebooks" / "00_roadmap.ipynb"
 LESSON03 = ROOT / "notebooks" / "03_matrix_form.ipynb"
-LIMITS = {"MEMORY_LIMIT": "512M", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CELL_TIMEOUT": 30,
+LIMITS = {"MEMORY_LIMIT": "1G", "MAX_PROCESSES": 64, "DISK_LIMIT": "64M", "CELL_TIMEOUT": 30,
           "SUBMISSION_TIMEOUT": 180, "JOBS": 2}
 RIGHT = "apple_weights = [0.1, 0.4, 0.5]"
 DAEMON = f"sa-attack-daemon-{os.getpid()}"
@@ -164,7 +164,7 @@ for pid in range(1, 40000):
 MEMORY = """
 apple_weights = None
 chunks = []
-for _ in range(32):                       # 2 GiB at most, four times the limit
+for _ in range(32):                       # 2 GiB at most, twice the limit
     chunks.append(bytearray(64 << 20))
 """
 
@@ -317,7 +317,7 @@ EXPECTED = {
     "zz_after_plant": (0, ["apple_weights is None"]),
     "kill_others": (0, ["in answer cell warmup-answer", "Warm-up exercise (1 point): not run: "]),  # it dies
     "zz_victim": (1, ["all tests pass"]),
-    "memory": (0, ["more memory than the limit (512M) in answer cell warmup-answer",
+    "memory": (0, ["more memory than the limit (1G) in answer cell warmup-answer",
                    "Warm-up exercise (1 point): not run: "]),
     "fork_bomb": (0, ["Warm-up exercise (1 point): apple_weights is None"]),  # the verdict is kept
     "disk": (1, ["all tests pass"]),
@@ -342,7 +342,7 @@ def test_attack_outcome(attacked, learner):
     for word in words:
         assert word in got["reason"], f"{learner}: {word!r} not in {got['reason']!r}"
     assert "no error" not in got["reason"]
-    assert got["isolation"].startswith("bwrap (memory 512M, 64 processes, disk 64M)"), got
+    assert got["isolation"].startswith("bwrap (memory 1G, 64 processes, disk 64M)"), got
 
 
 def test_every_learner_graded_once_and_the_fifo_never_read(attacked):
