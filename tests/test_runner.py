@@ -157,3 +157,53 @@ def test_every_coursework_module_is_on_both_maps():
             continue
         assert f":mod:`.{path.stem}`" in coursework.__doc__, f"coursework/__init__ does not name {path.stem}"
         assert f"| `{path.name}` |" in architecture, f"docs/architecture.md's module table lacks {path.name}"
+
+
+def test_waits_for_a_reply_in_steps_and_keeps_a_finite_time_limit():
+    """jupyter/nbclient#312: one long wait can miss a reply after a widget cell. The wrapper asks in steps
+    of at most ``step`` seconds, returns the reply when one comes, and raises Empty at a caller's limit."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+    from queue import Empty
+    from types import SimpleNamespace
+
+    from selfattention.coursework.runner import wait_in_steps
+
+    def run(coroutine):  # in a thread of its own: another test (the browser's) may leave a loop running here
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+
+    asked: list[float | None] = []
+
+    async def get_msg(timeout=None):                  # the reply arrives on the third ask
+        asked.append(timeout)
+        if len(asked) < 3:
+            raise Empty
+        return {"msg_type": "execute_reply"}
+
+    kc = SimpleNamespace(shell_channel=SimpleNamespace(get_msg=get_msg))
+    wait_in_steps(kc, step=0.01)
+    assert run(kc.shell_channel.get_msg(timeout=None)) == {"msg_type": "execute_reply"}
+    assert asked == [0.01, 0.01, 0.01]                 # never one wait without a limit
+
+    async def never(timeout=None):                    # waits as long as it is told, then finds nothing
+        asked.append(timeout)
+        await asyncio.sleep(timeout)
+        raise Empty
+
+    kc = SimpleNamespace(shell_channel=SimpleNamespace(get_msg=never))
+    wait_in_steps(kc, step=0.01)
+    asked.clear()
+    with pytest.raises(Empty):
+        run(kc.shell_channel.get_msg(timeout=0.05))
+    assert 3 <= len(asked) <= 10 and all(t is not None and t <= 0.01 for t in asked)
+
+
+def test_execute_lesson_refuses_a_path_that_is_not_a_notebook(tmp_path, capsys):
+    import runpy
+
+    tool = runpy.run_path(str(ROOT / "tools" / "execute_lesson.py"))
+    with pytest.raises(SystemExit):
+        tool["main"]([str(tmp_path / "missing.ipynb")])
+    err = capsys.readouterr().err
+    assert f"notebooks: {tmp_path / 'missing.ipynb'} is not a file" in err

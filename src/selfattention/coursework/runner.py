@@ -109,6 +109,30 @@ def _error(ename: str, evalue: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def wait_in_steps(kc: Any, step: float = 1.0) -> None:
+    """Make ``kc``'s shell channel wait for a reply in steps of ``step`` seconds.
+
+    One long wait (nbclient waits with no timeout unless told one) can miss a reply that arrived after a
+    widget cell and sit there for good, or for the whole cell time limit (jupyter/nbclient#312, still open);
+    polling again each second picks the reply up. Every notebook this project executes goes through it:
+    the grader here, and ``tools/execute_lesson.py`` for a maintainer re-running a lesson.
+    """
+    channel = kc.shell_channel
+    long_wait = channel.get_msg
+
+    async def get_msg(timeout: float | None = None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = step if deadline is None else min(step, max(0.0, deadline - time.monotonic()))
+            try:
+                return await long_wait(timeout=wait)
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    channel.get_msg = get_msg
+
+
 class BoundedExecute(Execute):
     """nbgrader's Execute, keeping at most ``max_output_bytes`` of output per cell, and keeping what
     was run when the kernel stops.
@@ -158,23 +182,8 @@ class BoundedExecute(Execute):
         return f"the kernel stopped answering ({type(exc).__name__}: {str(exc)[:200]})"
 
     async def async_start_new_kernel_client(self) -> Any:
-        """Wait for replies in steps of a second: one long wait can miss a reply that arrived
-        after a widget cell and sit out the whole cell time limit (jupyter/nbclient#312)."""
         kc = await super().async_start_new_kernel_client()
-        channel = kc.shell_channel
-        long_wait = channel.get_msg
-
-        async def get_msg(timeout: float | None = None) -> dict:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while True:
-                step = 1.0 if deadline is None else min(1.0, max(0.0, deadline - time.monotonic()))
-                try:
-                    return await long_wait(timeout=step)
-                except Empty:
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise
-
-        channel.get_msg = get_msg
+        wait_in_steps(kc)
         if isinstance(self.km, sandbox.SandboxedKernelManager):
             self.km.seal()  # its sockets exist: its socket folder turns read-only for it
         return kc
