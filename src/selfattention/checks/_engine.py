@@ -522,14 +522,16 @@ def call_with_time_limit(fn: Callable[..., Any], args: Sequence[Any], seconds: f
 
 def lines_run(fn: Callable[..., Any], calls: Sequence[Sequence[Any]],
               guard: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
-              ) -> list[tuple[Any, int]]:
+              learner_only: bool = False) -> list[tuple[Any, int]]:
     """``fn(*args)`` for each ``args`` of ``calls``, with how many lines of Python code ran in it (in any
     function: the learner's, a lambda, a library's own Python), after one untraced warm-up call with the first
     ``args`` (first calls may import or cache): a list of (result, lines). Each call runs inside ``guard()``;
     an exception of ``fn`` propagates. Array code that handles a whole batch or every head in one operation runs
     the same lines whatever the sizes; a loop by any name (for, a comprehension, map with a lambda,
     functools.reduce, recursion, einsum or torch in a loop) runs more lines when the loop has more to do. This
-    is how the checks tell a loop in Python by what it does, not by how it is written."""
+    is how the checks tell a loop in Python by what it does, not by how it is written. With ``learner_only``,
+    only lines of the learner's own code count (a notebook cell, a file of theirs: not NumPy's or PyTorch's
+    Python, whose np.split runs lines once per piece though the learner wrote no loop)."""
     out: list[tuple[Any, int]] = []
     for i, args in enumerate((calls[0], *calls)):
         n = 0
@@ -542,7 +544,8 @@ def lines_run(fn: Callable[..., Any], calls: Sequence[Sequence[Any]],
         old = sys.gettrace()
         with guard():
             if i:
-                sys.settrace(lambda frame, event, arg: local)
+                sys.settrace(lambda frame, event, arg: local if not learner_only
+                             or _file_kind(frame.f_code.co_filename) == _LEARNER else None)
             try:
                 got = fn(*args)
             finally:
