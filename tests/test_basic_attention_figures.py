@@ -317,11 +317,13 @@ def test_softmax_of_two_draws_the_curve_next_to_the_argmax_step():
     argmax = np.where(gaps == 0, np.nan, (gaps > 0).astype(float))   # broken at the tie s = 0
     assert np.array_equal(step.get_ydata(), argmax, equal_nan=True)
     assert curve.get_ydata()[60] == pytest.approx(0.5) and ax.get_ylabel() and ax.get_xlabel()
+    assert any("convention" in t.get_text() for t in ax.get_legend().get_texts())   # the tie's 1/2
     assert_legible(fig)
     with pytest.raises(ValueError, match="gaps has shape"):
         figures.softmax_of_two(gaps, shares[:3])
     fig, ax = figures.softmax_of_two(gaps, shares, band=0.42)   # the shaded band of small gaps
-    assert len(ax.patches) == 1 and ax.patches[0].get_label() == r"gaps $|s| \leq 0.42$"
+    assert len(ax.patches) == 1
+    assert ax.patches[0].get_label() == r"$\pm$0.42: bank's largest score gap"
     assert_legible(fig)
     with pytest.raises(ValueError, match="band is"):
         figures.softmax_of_two(gaps, shares, band=-1)
@@ -381,3 +383,13 @@ def test_matched_pools_can_keep_only_words_without_a_lean():
     assert list(data.matched_pools(table, ["river"], **kw)["river"]) == ["near"]   # nearest score
     pools = data.matched_pools(table, ["river"], sense=(["water"], ["cash"]), max_lean=0.03, **kw)
     assert list(pools["river"]) == ["it"]   # near leans to cash; it is level
+
+
+def test_without_the_slider_the_explorer_shows_plain_basic_attention(shown, capsys):
+    """slider=False (lesson 02's core): no beta control, no beta in the panels, the weights of beta = 1."""
+    box = explorers.one_word(Table(), ["a bank near the river"], focus=1, slider=False)
+    assert len(box.children[0].children) == 2                      # the sentence and the focus word only
+    _, A = core.basic_self_attention(X)
+    out = capsys.readouterr().out
+    assert "weights:       " + "  ".join(f"{w} {a:.3f}" for w, a in zip(WORDS, A[1], strict=True)) in out
+    assert "beta" not in out and all("beta" not in ax.get_title() for ax in shown[-1].axes)

@@ -28,6 +28,29 @@ def model() -> Iterator[data.PretrainedModel]:
 # ----------------------------------------------------------------- static embeddings
 
 
+@pytest.mark.parametrize("word", ["bank", "palmtree", "macbook", "knuckle", "riverbank", "unbelievably"])
+def test_static_pieces_split_a_word_as_the_tokenizer_does(static: data.StaticEmbeddings,
+                                                           model: data.PretrainedModel, word: str) -> None:
+    assert static.pieces(word) == model.tokenizer.tokenize(word)
+
+
+def test_sense_chance_level_reads_the_probes_own_cosines_leaving_out_probes_and_word(
+        static: data.StaticEmbeddings) -> None:
+    frequent = data.cosine_groups(static, n_random=1).frequent
+    probes = ["river", "shore", "stream", "lake"]
+    level = data.sense_chance_level(static, frequent, "bank", probes)
+    assert level == data.sense_chance_level(static, frequent, "bank", probes)          # no sampling
+    kept = [i for i in frequent if static.vocab[i] not in probes + ["bank"]]
+    assert len(kept) == len(frequent) - 5                                              # all five are frequent
+    m = data.mean_unit_row(static, probes)
+    rows = static.vectors[kept].astype(np.float64)
+    by_hand = rows @ m / (np.linalg.norm(rows, axis=1) * np.linalg.norm(m))
+    assert abs(level - float(np.percentile(by_hand, 99))) < 1e-9
+    assert data.sense_cosine(static, "bank", probes) < level                # bank's river sense: just under
+    with pytest.raises(ValueError, match="percentile"):
+        data.sense_chance_level(static, frequent, "bank", probes, percentile=101)
+
+
 def test_static_table_size(static: data.StaticEmbeddings) -> None:
     assert len(static.vocab) == 30522
     assert static.vectors.shape == (30522, 384)

@@ -24,7 +24,8 @@ def test_length_angle_figure_labels_lengths_dot_products_and_angles() -> None:
     fig = plots.length_angle_figure({"A": A, "2A": 2 * A, "C": C}, "C")
     assert not small_texts(fig)
     text = " | ".join(t.get_text() for t in fig.axes[0].texts)
-    assert "A: length 4.12, A . C = 11, angle 42°" in text and "2A . C = 22, angle 42°" in text, text
+    assert "A: length 4.12, A . C = 11, angle 42° to C" in text, text
+    assert "2A . C = 22, angle 42° to C" in text, text
     assert "C: length 3.61" in text, text
     with pytest.raises(ValueError, match="ref is 'D'"):
         plots.length_angle_figure({"A": A}, "D")

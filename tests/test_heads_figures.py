@@ -24,7 +24,7 @@ def smallest_font_px(fig: Figure, slide_px: float = 1280.0) -> float:
 
 def test_every_figure_is_legible_from_the_back_of_a_room() -> None:
     """At least 20 px on a 1280-px slide, with some room for the slide's margins (1180 px)."""
-    figs = [plots.mha_diagram(),
+    figs = [plots.mha_diagram(), plots.split_merge_diagram(),
             plots.head_maps([np.eye(4)] * 2, ["a", "b"], list("wxyz"), list("wxyz"))[0],
             plots.query_bars(2, 5)[0]]
     for fig in figs:
@@ -32,6 +32,30 @@ def test_every_figure_is_legible_from_the_back_of_a_room() -> None:
         assert fig.get_figwidth() == plots.WIDTH
         assert smallest_font_px(fig, 1180.0) >= 20.0
         plt.close(fig)
+
+
+def test_split_merge_colours_each_head_where_the_lesson_says() -> None:
+    """Head m holds the m-th block of d_k columns of X W_Q and of the concatenation, and the m-th block of d_k
+    rows of W_O; the control: the other head's blocks have the other colour."""
+    from matplotlib.colors import to_hex
+
+    T, h, d_k = 4, 2, 2
+    fig = plots.split_merge_diagram(T, h, d_k)
+    cells = [(p.get_x(), p.get_y(), to_hex(p.get_facecolor())) for p in fig.axes[0].patches]
+    per_grid = [T * h * d_k, T * d_k, T * d_k, T * d_k, T * d_k, T * h * d_k, (h * d_k) ** 2, T * h * d_k]
+    assert len(cells) == sum(per_grid)
+    first, concat_at = cells[:per_grid[0]], sum(per_grid[:5])
+    concat, w_o = cells[concat_at:concat_at + per_grid[5]], cells[concat_at + per_grid[5]:][:per_grid[6]]
+    for grid in (first, concat):          # columns: head 1's d_k, then head 2's
+        xs = sorted({x for x, _, _ in grid})
+        for x, _, colour in grid:
+            assert colour == plots._HEAD_COLOURS[xs.index(x) // d_k]
+    ys = sorted({y for _, y, _ in w_o}, reverse=True)          # rows from the top
+    for _, y, colour in w_o:
+        assert colour == plots._HEAD_COLOURS[ys.index(y) // d_k]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="h = 9"):
+        plots.split_merge_diagram(4, 9, 2)
 
 
 def test_head_maps_share_one_colour_scale_and_write_every_weight() -> None:

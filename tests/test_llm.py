@@ -518,22 +518,6 @@ def test_fine_tune_is_seeded_and_changes_the_weights():
     assert any(not torch.equal(p, r) for p, r in zip(a.parameters(), fresh.parameters(), strict=True))
 
 
-def test_clue_table_prints_ratios_per_seed_and_compares_the_last_two_groups(llama):
-    lines = ["Beautiful is better than ugly.", "Explicit is better than implicit.", "Simple is better than "
-             "complex.", "Complex is better than complicated."]
-    near, far = [s[:20] for s in lines[:2]], [s[:20] for s in lines[2:]]       # 20 characters each
-    groups = {"near": near, "far": far}
-    table = sa.llm.clue_table([llama, llama], groups, windows=(4, None), context=5)
-    lines = table.splitlines()
-    assert lines[0] == "near: 2 targets, at most 1 of them after the same 5 characters"
-    assert lines[1].startswith("  seed 0: window 4 ") and ", full " in lines[1] and lines[1].endswith("x")
-    assert lines[2].replace("seed 1", "seed 0") == lines[1]           # the same model twice: the same ratios
-    far_loss, near_loss = (sa.llm.next_token_losses(llama, torch.cat([llama.encode(s) for s in group]),
-                                                    window=4)[:, -1].mean() for group in (far, near))
-    assert lines[-1].startswith("window 4, target loss far minus near (ranges): seed 0 ")
-    assert f"seed 1 {far_loss - near_loss:+.2f} (" in lines[-1]
-
-
 def test_train_llama_with_a_window_never_reads_past_it_and_is_seeded():
     a, b = (sa.llm.train_llama(0, window=4, steps=2) for _ in range(2))
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))   # seeded

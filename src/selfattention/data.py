@@ -36,9 +36,12 @@ __all__ = [
     "cosine_groups",
     "SENSE_PROBES",
     "mean_unit_row",
-    "sense_chance",
+    "own_cosines",
+    "OwnScores",
+    "own_scores",
+    "sense_chance_level",
     "sense_cosine",
-    "weaker_sense",
+    "sense_margin_table",
     "pca_plane",
 ]
 
@@ -101,6 +104,21 @@ class StaticEmbeddings:
                 f"{word!r} is not a single token of the vocabulary "
                 f"({len(self.vocab)} entries, lower case WordPiece)"
             ) from None
+
+    def pieces(self, word: str) -> list[str]:
+        """How WordPiece splits one lower-case ``word``: the longest entry that starts it, then, from where
+        that ends, the longest entry marked ``##``, and so on. A word held whole is one piece; ``["[UNK]"]``
+        if no split exists."""
+        out, start = [], 0
+        while start < len(word):
+            end = len(word)
+            while end > start and ("##" * (start > 0) + word[start:end]) not in self.index:
+                end -= 1
+            if end == start:
+                return ["[UNK]"]
+            out.append("##" * (start > 0) + word[start:end])
+            start = end
+        return out
 
     def neighbours(self, word: str, k: int = 10, whole_words: bool = True) -> list[tuple[str, float]]:
         """The ``k`` entries with the highest cosine similarity to ``word`` (itself excluded).
@@ -503,6 +521,67 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
     return CosineGroups(whole=whole, unit=unit, frequent=frequent, groups={**groups, "random pairs": chance})
 
 
+def own_cosines(X: ArrayLike) -> NDArray[np.float64]:
+    """For each word of one sentence, how near its contextual vector stays to its own static vector.
+
+    Inputs:
+        X: (T, d) static vectors of the sentence's words, row i the vector x_i.
+    Returns:
+        (2, T): row 0 cos(z_i, x_i) with basic self-attention's weights softmax_j(x_i . x_j); row 1
+        cos(z_i, x_i) with equal weights 1/T (z_i the plain mean of the rows).
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or len(X) < 2:
+        raise ValueError(f"X must have shape (T, d) with T >= 2, got shape {X.shape}")
+    scores = X @ X.T
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    out = []
+    for Z in (weights @ X, np.broadcast_to(X.mean(axis=0), X.shape)):
+        out.append(np.sum(Z * X, axis=1) / (np.linalg.norm(Z, axis=1) * np.linalg.norm(X, axis=1)))
+    return np.array(out)
+
+
+@dataclass(frozen=True)
+class OwnScores:
+    """Own scores against cross scores over the frequent whole words of a static table.
+
+    Attributes:
+        n_words: how many words; ``n_beaten``: words with some other word's score x_i . x_j above their own
+        |x_i|^2; ``norms``: (n_words,) the lengths |x_i|; ``cosines``: (n_words * (n_words - 1) / 2,) cosines
+        of all pairs; ``random_cosines``: the same for random vectors of the same lengths and dimension.
+    """
+
+    n_words: int
+    n_beaten: int
+    norms: NDArray[np.float64]
+    cosines: NDArray[np.float64]
+    random_cosines: NDArray[np.float64]
+
+
+def own_scores(table: StaticEmbeddings, n_words: int = 3_000, seed: int = 0) -> OwnScores:
+    """Check, over the ``n_words`` ASCII whole words (2+ letters) listed first in ``table``, whether any
+    word's own score |x_i|^2 is beaten by its score with another of them; random Gaussian vectors rescaled
+    to the same lengths (drawn with ``seed``) give the control cosines."""
+    positive_int("n_words", n_words)
+    rows = [i for i, t in enumerate(table.vocab) if t.isalpha() and t.isascii() and len(t) > 1][:n_words]
+    V = table.vectors[rows].astype(float)                        # (n, d)
+    norms = np.linalg.norm(V, axis=1)
+    scores = V @ V.T
+    own = np.diag(scores).copy()
+    np.fill_diagonal(scores, -np.inf)
+    upper = np.triu_indices(len(V), 1)
+    R = np.random.default_rng(seed).standard_normal(V.shape)
+    R *= (norms / np.linalg.norm(R, axis=1))[:, None]            # random directions, the same lengths
+
+    def pair_cosines(M: NDArray[np.float64]) -> NDArray[np.float64]:
+        unit = M / np.linalg.norm(M, axis=1, keepdims=True)
+        return (unit @ unit.T)[upper]
+
+    return OwnScores(n_words=len(rows), n_beaten=int((scores.max(axis=1) > own).sum()), norms=norms,
+                     cosines=pair_cosines(V), random_cosines=pair_cosines(R))
+
+
 def mean_unit_row(table: StaticEmbeddings, words: Sequence[str]) -> NDArray[np.float64]:
     """The mean of the rows of ``words``, each first scaled to length 1: shape (d,), float64."""
     if len(words) == 0:
@@ -517,29 +596,44 @@ def sense_cosine(table: StaticEmbeddings, word: str, probes: Sequence[str]) -> f
     return float(x @ m / (np.linalg.norm(x) * np.linalg.norm(m)))
 
 
-def weaker_sense(table: StaticEmbeddings, word: str, probes_1: Sequence[str],
-                 probes_2: Sequence[str]) -> float:
-    """The smaller of ``word``'s two sense cosines, with ``probes_1`` and with ``probes_2``."""
-    return min(sense_cosine(table, word, probes_1), sense_cosine(table, word, probes_2))
+def sense_chance_level(table: StaticEmbeddings, frequent: ArrayLike, word: str, probes: Sequence[str],
+                       percentile: float = 99.0) -> float:
+    """The chance level of ``word``'s sense cosine with ``probes``: the ``percentile`` of the cosines of the
+    mean unit row of ``probes`` with every row number in ``frequent`` (shape (n,)), leaving out the probes
+    themselves and ``word``. No sampling: the same arguments always give the same level."""
+    if not 0 <= percentile <= 100:
+        raise ValueError(f"percentile is {percentile}; expected 0 to 100")
+    left_out = {table.index[w] for w in [*probes, word]}
+    rows = np.array([i for i in np.asarray(frequent) if int(i) not in left_out], dtype=np.intp)
+    if rows.size == 0:
+        raise ValueError("frequent holds no row besides the probes and the word")
+    x = table.vectors[rows].astype(np.float64)
+    m = mean_unit_row(table, probes)
+    cosines = x @ m / (np.linalg.norm(x, axis=1) * np.linalg.norm(m))
+    return float(np.percentile(cosines, percentile))
 
 
-def sense_chance(table: StaticEmbeddings, frequent: ArrayLike, probes: Mapping[str, tuple] = SENSE_PROBES,
-                 n_words: int = 300, seed: int = 0) -> NDArray[np.float64]:
-    """The weaker-sense score (:func:`weaker_sense`) of ``n_words`` random words drawn with ``seed`` from the
-    row numbers ``frequent``, against each word's two probe sets in ``probes`` (word -> (probes 1, probes 2,
-    ...)): shape (len(probes) * n_words,), the chance spread a word's score is read against."""
-    positive_int("n_words", n_words)
-    rows = np.asarray(frequent)
-    if n_words > rows.size:
-        raise ValueError(f"n_words is {n_words}; frequent holds only {rows.size} rows")
-    sample = np.random.default_rng(seed).choice(rows, size=n_words, replace=False)
-    x = table.vectors[sample].astype(np.float64)
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    scores = []
-    for p1, p2, *_ in probes.values():
-        m1, m2 = mean_unit_row(table, p1), mean_unit_row(table, p2)
-        scores.append(np.minimum(x @ m1 / np.linalg.norm(m1), x @ m2 / np.linalg.norm(m2)))
-    return np.concatenate(scores)
+def sense_margin_table(table: StaticEmbeddings,
+                       pools: Sequence[ArrayLike]) -> tuple[str, dict[str, list[int]]]:
+    """Lesson 01's sense test for every word of :data:`SENSE_PROBES` and its one-sense control: each sense's
+    margin (sense cosine less chance level) against each pool of row numbers in ``pools`` (each shape (n,)).
+
+    Returns:
+        (the table as text, one line per word: its two margins per pool; for "ambiguous" and "one-sense", how
+        many of the 10 words have both senses present, margin above 0, per pool).
+    """
+    both = {"ambiguous": [0] * len(pools), "one-sense": [0] * len(pools)}
+    lines = []
+    for word, (probes1, probes2, control) in SENSE_PROBES.items():
+        for group, w in [("ambiguous", word), ("one-sense", control)]:
+            cells = []
+            for k, pool in enumerate(pools):
+                m1, m2 = (sense_cosine(table, w, p) - sense_chance_level(table, pool, w, p)
+                          for p in (probes1, probes2))
+                both[group][k] += int(min(m1, m2) > 0)
+                cells.append(f"{m1:+.2f} {m2:+.2f}")
+            lines.append(f"{w:10s}  " + "  |  ".join(cells))
+    return "\n".join(lines), both
 
 
 def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:

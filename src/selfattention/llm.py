@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 import os
 import timeit
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +53,6 @@ __all__ = [
     "loss_runs",
     "stretching_report",
     "sink_report",
-    "sink_position_report",
     "fine_tune",
     "fine_tune_report",
     "first_token_ratio",
@@ -829,40 +827,6 @@ def clue_beyond(text: str, span: int = 15, before: int = 200) -> list[str]:
     return [loop[base + p - before:base + p + 1] for p in range(n) if clue(p)]
 
 
-def clue_table(models: Sequence[LlamaDecoder], groups: dict[str, Sequence[str]],
-               windows: Sequence[int | None] = (8, 32, None), context: int = 15) -> str:
-    """Each model (seed) on each group of snippets (name -> strings of equal length, e.g. from
-    :func:`clue_beyond`), scored on its last character under each window (None: full attention). One line per
-    group and seed: the target's mean loss as a multiple of the mean loss on the characters before it, per
-    window, under a line per group that says how many of its targets share the most common ``context``
-    characters before them. A last line, per seed, compares the last two groups at ``windows[0]``: the mean
-    target loss of the last minus that of the one before (nats), with the range of each."""
-    lines, finals = [], {}
-    for name, snippets in groups.items():
-        snippets = sorted(snippets)
-        shared = max(Counter(s[-1 - context:-1] for s in snippets).values())
-        rows = torch.cat([models[0].encode(s) for s in snippets])             # (targets, length)
-        for seed, model in enumerate(models):
-            cells = []
-            for w in windows:
-                ce = next_token_losses(model, rows, window=w)                     # (targets, length - 1)
-                label = f"window {w}" if w else "full"
-                cells.append(f"{label} {ce[:, -1].mean() / ce[:, :-1].mean():.1f}x")
-                if w == windows[0]:
-                    finals[name, seed] = ce[:, -1]
-            lines.append(f"  seed {seed}: " + ", ".join(cells))
-        lines.insert(len(lines) - len(models), f"{name}: {len(rows)} targets, at most {shared} of them after "
-                                               f"the same {context} characters")
-    inner, outer = list(groups)[-2:]
-    diffs = []
-    for seed in range(len(models)):
-        a, b = finals[inner, seed], finals[outer, seed]
-        diffs.append(f"seed {seed} {b.mean() - a.mean():+.2f} ({_range(b)} vs {_range(a)})")
-    w0 = f"window {windows[0]}" if windows[0] else "full attention"
-    lines.append(f"{w0}, target loss {outer} minus {inner} (ranges): " + "; ".join(diffs))
-    return "\n".join(lines)
-
-
 def train_llama(seed: int, window: int | None = None, steps: int = 300, *, context: int = 256, batch: int = 4,
                 lr: float = 3e-3) -> LlamaDecoder:
     """A fresh :class:`LlamaDecoder` of :func:`load_llama`'s sizes, trained as ``tools/train_decoder.py``
@@ -1044,25 +1008,6 @@ def sink_report(models: Sequence[LlamaDecoder], ids: Tensor) -> str:
         lines.append(f"seed {seed}: token 0 / same distance, per head {ratio.min():.2f}-{ratio.max():.2f}; "
                      f"loss at window 8: {_mean_range(ce[0])} / {_mean_range(ce[1])} without / with the "
                      f"first 4 ({worse})")
-    return "\n".join(lines)
-
-
-def sink_position_report(models: Sequence[LlamaDecoder], ids: Tensor) -> str:
-    """Per model (seed), on ``ids`` (n, T + 1), T >= 512: the loss on positions 256-511 under a window of 128
-    with 4 sinks, the sinks' keys numbered by place in the text (one pass) and by place in the cache (fed one
-    token at a time, as StreamingLLM does), and with no sinks; mean and range over the n inputs, and at how
-    many inputs the cache numbering is below the text's and above no sinks."""
-    lines = []
-    for seed, model in enumerate(models):
-        by_text = next_token_losses(model, ids, window=128, sinks=4)[:, 256:512].mean(axis=1)        # (n,)
-        by_cache = np.array(stepwise_losses(model, ids[:, :513], 256, window=128, sinks=4,
-                                            rope_positions="cache"))                                # (n,)
-        no_sinks = next_token_losses(model, ids, window=128)[:, 256:512].mean(axis=1)                 # (n,)
-        n = len(by_text)
-        counts = (f"cache < text {(by_cache < by_text).sum()}/{n}, "
-                  f"cache > no sinks {(by_cache > no_sinks).sum()}/{n}")
-        lines.append(f"seed {seed}: by text {_mean_range(by_text)}, by cache {_mean_range(by_cache)}, "
-                     f"no sinks {_mean_range(no_sinks)}; {counts}")
     return "\n".join(lines)
 
 

@@ -21,7 +21,7 @@ from torch import Tensor, nn
 from .validation import positive_int
 
 __all__ = ["LETTERS", "N_SYM", "N_ITEMS", "D_IN", "make_lookup_data", "token_labels", "item_roles",
-           "UniformAttention", "ReadoutModel", "start_model", "accuracy", "spread", "train"]
+           "ParameterFree", "UniformAttention", "ReadoutModel", "start_model", "accuracy", "spread", "train"]
 
 LETTERS = "ABCDEFGH"
 N_SYM = len(LETTERS)  # letters, and digits
@@ -85,6 +85,17 @@ def item_roles(X: Tensor, offset: int = 1) -> dict[str, Tensor]:
     s = X[:, -1, :N_SYM].argmax(-1, keepdim=True)  # (n, 1): the query's letter
     target, distractor = letters == (s + offset) % N_SYM, letters == s
     return {"target": target, "distractor": distractor, "other": ~(target | distractor)}
+
+
+class ParameterFree(nn.Module):
+    """Lesson 03's parameter-free attention, nothing to train: ``forward(X)`` takes X (batch, T, d_in) and
+    returns Z = A X, shape (batch, T, d_in), and A = softmax(X X^T) row-wise, shape (batch, T, T)."""
+
+    def forward(self, X: Tensor) -> tuple[Tensor, Tensor]:
+        if X.ndim != 3:
+            raise ValueError(f"X must have shape (batch, T, d_in), got shape {tuple(X.shape)}")
+        A = torch.softmax(X @ X.transpose(-2, -1), dim=-1)
+        return A @ X, A
 
 
 class UniformAttention(nn.Module):

@@ -17,8 +17,6 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from ..core import softmax
-
 __all__ = [
     "FONT",
     "score_scale_sweep",
@@ -34,7 +32,6 @@ __all__ = [
     "one_query_pipeline",
     "softmax_of_two",
     "lean_table",
-    "own_score_study",
 ]
 
 #: Font size (points) of every text in these figures.
@@ -415,7 +412,7 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     Inputs:
         gaps: the gaps s, shape (n,), increasing (default: -6 to 6 in steps of 0.1); shares: the second
         weight softmax([0, s])[1] at each gap, shape (n,) (default: computed from ``gaps``). band: if given,
-        the gaps |s| <= band are shaded.
+        the gaps |s| <= band are shaded (in the lesson: the max - min gap of one word's scores).
     Returns:
         the figure and its Axes.
     """
@@ -431,11 +428,12 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     ax.plot(gaps, step, color="gray", lw=2.5, ls="--", label="argmax: all or nothing")
     ax.plot(gaps, shares, color="tab:blue", lw=3, label="softmax: weight of the second score")
     ax.scatter([0.0], [0.5], s=120, facecolors="white", edgecolors="gray", linewidths=2.5, zorder=3,
-               label="argmax at a tie: 1/2 each")
+               label="argmax at a tie: 1/2 each (a convention)")
     if band is not None:
         if not band > 0:
             raise ValueError(f"band is {band!r}; expected a positive gap or None")
-        ax.axvspan(-band, band, color="tab:orange", alpha=0.25, label=f"gaps $|s| \\leq {band:g}$")
+        ax.axvspan(-band, band, color="tab:orange", alpha=0.25,
+                   label=f"$\\pm${band:.2f}: bank's largest score gap")
     ax.set_xlabel("gap s between the two scores [0, s]", fontsize=FONT)
     ax.set_ylabel("weight of the second", fontsize=FONT)
     ax.set_ylim(-0.05, 1.05)
@@ -468,60 +466,6 @@ def lean_table(rows: Mapping[str, Sequence[float]], reference: float) -> None:
         span = f"{v.min():+.3f}..{v.max():+.3f}" if len(v) > 1 else ""
         side = f"{np.sum(v > reference)} / {np.sum(v < reference)}" if len(v) > 1 else ""
         print(f"{condition:34s} {len(v):4d}  {v.mean():+9.3f}  {span:15s} {side}")
-
-
-def own_score_study(static, pairs: Mapping[str, tuple[str, str]], *, draws: int = 8, seed: int = 0) -> dict:
-    """Lesson 03's Going deeper experiment: how close a neighbour's score comes to a word's own score.
-
-    ``static`` is lesson 01's table (``.vector(word)`` of shape (d_model,), ``.vectors`` of shape
-    (V, d_model)); ``pairs`` maps each ambiguous word to two context words. Each word is put in two
-    sentences *love <word> <context>* (3 words each, so 6 rows per word). Per row i: whether the own score
-    omega_ii is the row's largest, the ratio (best other score) / omega_ii, and the own weight alpha_ii.
-    Each word counts once, by its largest ratio over its six rows. The control swaps every word of a
-    sentence for a random word of the table whose length is within 100 length ranks of it, ``draws``
-    times, and averages. Prints the summary and returns its numbers: ``real`` and ``control`` (one ratio
-    per word), ``own_max``, ``own_weights``, ``need`` (per sentence, the smallest |x_i| / |x_j|, j != i)
-    and ``cos`` (every pair of words).
-    """
-    lengths = np.linalg.norm(static.vectors, axis=1)
-    by_length = np.argsort(lengths)
-    rng = np.random.default_rng(seed)
-
-    def like(w: str) -> np.ndarray:   # a random word whose length is within 100 ranks of w's
-        k = np.searchsorted(lengths[by_length], np.linalg.norm(static.vector(w)))
-        return static.vectors[by_length[np.clip(k + rng.integers(-100, 100), 0, len(by_length) - 1)]]
-
-    def rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        omega = X @ X.T
-        others = np.where(np.eye(len(X), dtype=bool), -np.inf, omega).max(axis=1)
-        return np.diag(omega) >= others, others / np.diag(omega), np.diag(softmax(omega))
-
-    def cosine(u: np.ndarray, v: np.ndarray) -> float:
-        return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
-
-    real, control, own_max, own_w, need, cos = [], [], [], [], [], []
-    for w, contexts in pairs.items():
-        Xs = [np.stack([static.vector(v) for v in ["love", w, c]]) for c in contexts]
-        r = [rows(X) for X in Xs]
-        own_max += [bool(m) for x in r for m in x[0]]
-        own_w += [float(a) for x in r for a in x[2]]
-        real.append(float(max(x[1].max() for x in r)))
-        cos += [cosine(X[k], X[j]) for X in Xs for k in range(3) for j in range(k)]
-        need += [min(np.linalg.norm(X, axis=1)[k] / np.linalg.norm(X[j]) for k in range(3) for j in range(3)
-                     if j != k) for X in Xs]
-        control.append(float(np.mean([max(rows(np.stack([like(v) for v in ["love", w, c]]))[1].max()
-                                          for c in contexts) for _ in range(draws)])))
-    n = len(pairs)
-    print(f"own score the row's largest: {sum(own_max)} of {len(own_max)} rows "
-          f"({n} words x 2 sentences x 3 words)")
-    for name, g in [("real sentences", real), ("length-matched random words", control)]:
-        print(f"largest other score / own score, {name:27s}: {np.mean(g):.2f} +- {np.std(g, ddof=1):.2f} "
-              f"(sd over {n} words), {min(g):.2f} to {max(g):.2f}")
-    print(f"a neighbour needs cos > |x_i| / |x_j| >= {min(need):.2f}; "
-          f"the largest cos of two words: {max(cos):.2f}")
-    print(f"own weights alpha_ii: {min(own_w):.2f} to {max(own_w):.2f}")
-    return {"real": real, "control": control, "own_max": own_max, "own_weights": own_w, "need": need,
-            "cos": cos}
 
 
 def score_scale_sweep(words: Sequence[str], X: ArrayLike, i: int, *, scales: ArrayLike | None = None,

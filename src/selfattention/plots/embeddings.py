@@ -13,6 +13,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike, NDArray
@@ -54,11 +55,13 @@ def length_angle_figure(vectors: Mapping[str, ArrayLike], ref: str) -> Figure:
     for k, (name, v) in enumerate(arrays.items()):
         colour = "black" if name == ref else colours[k % len(colours)]
         ax.annotate("", xy=v, xytext=(0, 0), zorder=10 - np.linalg.norm(v),     # short arrows on top
-                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3, "mutation_scale": 22})
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 3, "mutation_scale": 22,
+                                # a white outline keeps a short arrow visible over a longer one along it
+                                "path_effects": [patheffects.withStroke(linewidth=7, foreground="white")]})
         label = f" {name}: length {np.linalg.norm(v):.2f}"
         if name != ref:
             angle = np.degrees(np.arccos(np.clip(v @ r / (np.linalg.norm(v) * np.linalg.norm(r)), -1, 1)))
-            label += f", {name} . {ref} = {v @ r:.0f}, angle {angle:.0f}°"
+            label += f", {name} . {ref} = {v @ r:.0f}, angle {angle:.0f}° to {ref}"
         ax.text(v[0], v[1], label, color=colour, fontsize=FONT, va="center")
     top = 1.1 * max(np.abs(a).max() for a in arrays.values())
     ax.set_xlim(-0.3, max(a[0] for a in arrays.values()) + 0.9 * top)   # room for the labels, no more

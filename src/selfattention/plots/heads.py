@@ -7,7 +7,7 @@ the back of a room.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -15,7 +15,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-__all__ = ["WIDTH", "FONT", "mha_diagram", "head_maps", "query_bars", "role_positions", "by_role",
+__all__ = ["WIDTH", "FONT", "mha_diagram", "split_merge_diagram", "head_maps", "query_bars", "role_positions",
+           "by_role",
            "role_table", "print_rows", "cost_table", "role_maps", "summary",
            "summary_table", "range_table", "weight_gaps", "silencing",
            "fit_linear_readout", "best_linear_readout", "binding_bars", "corner_picture"]
@@ -62,6 +63,91 @@ def mha_diagram() -> Figure:
     ax.text(9.27, 2.95, "$\\times\\, W_O$", ha="center", va="center", fontsize=FONT)
     box(10.95, 2.2, "output\n$T \\times d_{model}$", "#dbe9f6")
     fig.suptitle("$h$ heads of width $d_k = d_{model} / h$, concatenated, then mixed by $W_O$", fontsize=FONT)
+    fig.tight_layout()
+    return fig
+
+
+#: One colour per head (up to 4 heads), for the split-and-merge picture.
+_HEAD_COLOURS = ("#fdae6b", "#6baed6", "#a1d99b", "#bcbddc")
+
+
+def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
+    """The shapes of one multi-head layer, as grids of cells coloured by head: X W_Q (T, d_model) is split
+    into (h, T, d_k) (a reshape to (T, h, d_k), then a transpose), each head attends on its own (T, d_k)
+    block, the merge gives back (T, h d_k) with head m in columns m d_k ... (m + 1) d_k - 1, and W_O
+    (h d_k, d_model) reads head m through its block of rows W_O^(m).
+    Defaults: the worked example (T = 4, h = 2, d_k = 2).
+
+    Returns the figure (WIDTH x 3.6 inches); nothing is shown.
+    """
+    if not (1 <= h <= len(_HEAD_COLOURS)) or T < 1 or d_k < 1:
+        raise ValueError(f"need 1 <= h <= {len(_HEAD_COLOURS)}, T >= 1 and d_k >= 1; got h = {h}, T = {T}, "
+                         f"d_k = {d_k}")
+    d = h * d_k
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    cell = 0.42
+
+    def grid(x: float, y: float, rows: int, cols: int, colour_of_col: Callable[[int], str] | None,
+             colour_of_row: Callable[[int], str] | None = None, size: float = cell) -> tuple[float, float]:
+        """A rows x cols grid of cells ``size`` wide, top-left corner at (x, y); returns (width, height)."""
+        for r in range(rows):
+            for c in range(cols):
+                colour = colour_of_row(r) if colour_of_row else colour_of_col(c)  # type: ignore[misc]
+                ax.add_patch(plt.Rectangle((x + c * size, y - (r + 1) * size), size, size, fc=colour,
+                                           ec="white", lw=1.5))
+        return cols * size, rows * size
+
+    def label(x: float, y: float, text: str) -> None:
+        ax.text(x, y, text, ha="center", va="top", fontsize=FONT)
+
+    def arrow(x0: float, x1: float, y: float, text: str) -> None:
+        ax.annotate("", xy=(x1, y), xytext=(x0, y),
+                    arrowprops={"arrowstyle": "->", "color": "gray", "lw": 1.5})
+        ax.text((x0 + x1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=FONT)
+
+    top, by_head = 3.2, (lambda c: _HEAD_COLOURS[c // d_k])
+    mid = top - T * cell / 2
+    x = 0.0
+    w, hgt = grid(x, top, T, d, by_head)                                    # X W_Q: (T, d_model)
+    label(x + w / 2, top - hgt - 0.15, f"$XW_Q$\n({T}, {d})")
+    x += w
+    arrow(x + 0.1, x + 1.1, mid, "split")
+    x += 1.2
+    gap = 0.25
+    stack_h = h * T * cell / 2 + (h - 1) * gap                              # heads drawn at half height
+    y0 = mid + stack_h / 2
+    for m in range(h):                                                       # (h, T, d_k), at half size
+        grid(x, y0 - m * (T * cell / 2 + gap), T, d_k, lambda c, m=m: _HEAD_COLOURS[m], size=cell / 2)
+    label(x + d_k * cell / 4, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
+    x += d_k * cell / 2
+    arrow(x + 0.15, x + 3.35, mid, "each head:\nsoftmax$(QK^\\top/\\sqrt{d_k})V$")
+    x += 3.5
+    for m in range(h):                                                       # each head's Z^(m): (T, d_k)
+        top_m = y0 - m * (T * cell / 2 + gap)
+        grid(x, top_m, T, d_k, lambda c, m=m: _HEAD_COLOURS[m], size=cell / 2)
+        ax.text(x + d_k * cell / 2 + 0.08, top_m - T * cell / 4, f"$Z^{{({m + 1})}}$",
+                ha="left", va="center", fontsize=FONT)
+    label(x + d_k * cell / 4, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
+    x += d_k * cell / 2 + 0.55
+    arrow(x + 0.1, x + 1.1, mid, "merge")
+    x += 1.2
+    w, hgt = grid(x, top, T, d, by_head)                                     # concat: (T, h d_k)
+    label(x + w / 2, top - hgt - 0.15, f"concat\n({T}, {h}$\\times${d_k})")
+    x += w
+    ax.text(x + 0.35, mid, "$\\times$", ha="center", va="center", fontsize=FONT)
+    x += 0.7
+    w, hgt = grid(x, top, d, d, None, lambda r: _HEAD_COLOURS[r // d_k])     # W_O: rows by head
+    label(x + w / 2, top - hgt - 0.15, f"$W_O$ ({d}, {d})\nrows of head $m$: $W_O^{{(m)}}$")
+    x += w
+    arrow(x + 0.1, x + 0.9, mid, "")
+    x += 1.0
+    w, hgt = grid(x, top, T, d, lambda c: "#d9d9d9")                         # output: (T, d_model)
+    label(x + w / 2, top - hgt - 0.15, f"output\n({T}, {d})")
+    ax.set(xlim=(-0.2, x + w + 0.2), ylim=(top - max(d, T) * cell - 1.0, top + 0.2))
+    fig.suptitle(f"Split and merge: $T = {T}$, $h = {h}$ heads of $d_k = {d_k}$; colour = head",
+                 fontsize=FONT)
     fig.tight_layout()
     return fig
 

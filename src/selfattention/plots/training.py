@@ -15,11 +15,29 @@ from numpy.typing import ArrayLike
 from .basic_attention import _hull
 from .projections import legible
 
-__all__ = ["accuracy_curves", "learned_matrices", "checkpoint_on", "report_runs", "runs_figure",
+__all__ = ["descent_figure", "accuracy_curves", "learned_matrices",
+           "checkpoint_on", "report_runs", "runs_figure",
            "report_learned", "next_letter_weight", "line_bound", "line_orders_on", "letter_scores_and_values",
            "report_question_weights"]
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
+
+
+def descent_figure(path: Sequence[tuple[float, float]], target: float | None = None) -> Figure:
+    """Gradient descent on one weight: the weight w (left) and the loss (right) against the step.
+    path: (w, loss) before each step, one pair per step; target: the best w, drawn dashed."""
+    pairs = np.asarray(path, dtype=float)          # (steps, 2)
+    w, loss = pairs[:, 0], pairs[:, 1]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    left.plot(w, "o-", color=COLOURS[0])
+    if target is not None:
+        left.axhline(target, ls="--", color="grey")
+    left.set(xlabel="step", ylabel="weight w", title="the weight")
+    right.plot(loss, "o-", color=COLOURS[1])
+    right.set(xlabel="step", ylabel="loss", title="the loss")
+    legible(fig)
+    fig.tight_layout()
+    return fig
 
 
 def accuracy_curves(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]],
@@ -87,7 +105,7 @@ def learned_matrices(letter_scores: ArrayLike, to_logits: ArrayLike, letters: Se
                          f"and ({2 * n + 1}, {d}) for {n} letters and {d} digits")
     fig, axes = plt.subplots(1, 2, figsize=(12, 6.2), layout="constrained", width_ratios=(1, 1))
     panels = (
-        (axes[0], scores, [f"?{c}" for c in letters], list(letters), "scores: asked letter vs item letter",
+        (axes[0], scores, [f"?{c}" for c in letters], list(letters), "letter part of the scores",
          "item's letter", "asked letter", "score"),
         (axes[1], logits, [*letters, *digits, "flag"], list(digits), "W_V then readout", "digit logit",
          "input feature", "added to the logit"),
@@ -119,8 +137,8 @@ def checkpoint_on(X_test: Any, y_test: Any, example: int) -> Any:
 def report_runs(models: Mapping[str, Sequence[Any]],
                 runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]],
                 data: tuple[Any, ...]) -> None:
-    """Print, per model, its weight count, held-out accuracy before and after training, training accuracy
-    after, and held-out loss after (each as mean (min..max) over the runs). runs: ``tasks.train``'s
+    """Print, per model, its count of trained weights, held-out accuracy before and after training, training
+    accuracy after, and held-out loss after (each as mean (min..max) over the runs). runs: ``tasks.train``'s
     checkpoints with ``checkpoint_on``'s snapshots; data: (X_train, y_train, X_test, y_test)."""
     import torch
 
@@ -130,9 +148,10 @@ def report_runs(models: Mapping[str, Sequence[Any]],
         before, after = (spread([h[k][1] for h in histories]) for k in (0, -1))
         with torch.no_grad():
             train_acc = spread([accuracy(m(data[0])[0], data[1]) for m in models[name]])
-        weights = sum(p.numel() for p in models[name][0].parameters())
-        print(f"{name}, {weights} weights:\n  held-out accuracy {before} before, {after} after; training "
-              f"accuracy after {train_acc}; held-out loss after {spread([h[-1][2][1] for h in histories])}")
+        weights = sum(p.numel() for p in models[name][0].parameters() if p.requires_grad)   # not frozen ones
+        loss = spread([h[-1][2][1] for h in histories])
+        print(f"{name}, {weights} trained weights:\n  held-out accuracy {before} before, {after} after; "
+              f"training accuracy after {train_acc}; held-out loss after {loss}")
 
 
 def runs_figure(runs: Mapping[str, Sequence[Sequence[tuple[int, float, Any]]]]) -> Figure:
@@ -211,8 +230,10 @@ def report_rings(after: Sequence[tuple[ArrayLike, ArrayLike]], before: Sequence[
     """Print, for the letters' keys (8, 2) of each model before and after training: how many are corners of
     their outline (their convex hull: a key inside it can never be any query's top key); the shortest over the
     longest distance from the origin; and, after training, how many queries ?s (8, 2) score the key of the
-    letter after s highest, and how many alphabet neighbours (A-B, ..., H-A) sit side by side round the
-    origin (8 when the ring runs A to H). after: (queries, keys) per trained model; before: keys."""
+    letter after s highest; and how many alphabet neighbours (A-B, ..., H-A) sit side by side round the
+    origin (8 when the ring runs A to H), before and after, with a random circular order's mean, 2n/(n-1):
+    each of the n pairs is side by side with probability 2/(n-1).
+    after: (queries, keys) per trained model; before: keys."""
     from ..tasks import spread
 
     def side_by_side(K: np.ndarray) -> int:
@@ -227,9 +248,12 @@ def report_rings(after: Sequence[tuple[ArrayLike, ArrayLike]], before: Sequence[
               f"distance from the origin {spread([x.min() / x.max() for x in r], 2)}")
     nxt = [int((np.argmax(np.asarray(Q, dtype=float) @ np.asarray(K, dtype=float).T, axis=1)
                 == (np.arange(len(Q)) + 1) % len(Q)).sum()) for Q, K in after]
-    print("after: queries whose top key is the next letter's (of 8)", nxt,
-          "| alphabet neighbours side by side round the origin (of 8)",
-          [side_by_side(np.asarray(K, dtype=float)) for _, K in after])
+    print("after: queries whose top key is the next letter's (of 8)", nxt)
+    n = len(np.asarray(before[0]))
+    start = [side_by_side(np.asarray(K, dtype=float)) for K in before]
+    print(f"alphabet neighbours side by side round the origin (of {n}): a random order {2 * n / (n - 1):.2f} "
+          f"on average; before training {spread(start, 2)}; "
+          f"after {[side_by_side(np.asarray(K, dtype=float)) for _, K in after]}")
 
 
 def next_letter_weight(model: Any, X: Any) -> float:

@@ -111,7 +111,7 @@ def _matrix(table: Table, words: list[str]) -> NDArray[np.float64]:
 
 
 def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
-             max_words: int = 8) -> ipw.VBox:
+             max_words: int = 8, slider: bool = True) -> ipw.VBox:
     """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j
     times the slider's beta and of its weights alpha_ij = softmax_j(beta omega_ij), both printed to three
     decimals, its contextual vector written as the weighted sum of the words, and that vector's cosine with
@@ -120,7 +120,8 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
 
     Inputs:
         table: the static embedding table; sentences: example sentences for the box's list;
-        value: the sentence shown first (default the first example); focus: its focus word (0-based).
+        value: the sentence shown first (default the first example); focus: its focus word (0-based);
+        slider: whether to show the beta slider (without it beta stays 1 and the panels name no beta).
     """
     first = value if value is not None else sentences[0]
     fig, score_bars, weight_bars = figures.score_weight_bars(["."] * 2, np.zeros(2), np.zeros(2),
@@ -135,16 +136,18 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
         scores = beta * (X @ X[i])                       # (T,): the scores softmax reads
         alpha = softmax(scores)                          # (T,)
         z = alpha @ X                                    # (d,)
-        at_max = scale.max * (X @ X[i])                # the panel's fixed span: the scores at beta's largest
+        at_max = (scale.max if slider else 1.0) * (X @ X[i])   # the panel's fixed span: beta at its largest
         figures.update_score_weight_bars(fig, score_bars, weight_bars, words, scores, alpha,
                                          score_range=(float(at_max.min()), float(at_max.max())))
-        fig.axes[0].set_title(rf"scores $\times$ $\beta$ = {beta:g}", fontsize=figures.FONT)
-        fig.axes[1].set_title(r"weights  $\alpha_{ij} = \mathrm{softmax}_j(\beta\,\omega_{ij})$",
+        fig.axes[0].set_title(rf"scores $\times$ $\beta$ = {beta:g}" if slider else r"scores $\omega_{ij}$",
                               fontsize=figures.FONT)
+        weights = r"\mathrm{softmax}_j(\beta\,\omega_{ij})" if slider else r"\mathrm{softmax}_j(\omega_{ij})"
+        fig.axes[1].set_title(rf"weights  $\alpha_{{ij}} = {weights}$", fontsize=figures.FONT)
         fig.axes[1].set_ylim(0, 1.12)                    # headroom: a weight near 1 keeps its label clear
         fig.suptitle(f"focus word {i + 1}: {words[i]}", fontsize=figures.FONT)
         show(fig)
-        print("scores x beta:", "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
+        print("scores x beta:" if slider else "scores:       ",
+              "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
         print("weights:      ", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, alpha, strict=True)))
         print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(alpha, words, strict=True)))
         top = int(np.argmax(X @ X[i]))
@@ -153,7 +156,7 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
         print(f"cosine of {words[i]}' with the plain average {cos[0]:.3f}, with {words[top]} (top score) "
               f"{cos[1]:.3f}")
 
-    return _controls(sentences, first, focus, max_words, table, draw, extra=[scale])
+    return _controls(sentences, first, focus, max_words, table, draw, extra=[scale] if slider else [])
 
 
 def sentence_map(table: Table, sentences: Sequence[str], *, value: str | None = None, focus: int = 1,
