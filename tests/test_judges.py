@@ -71,13 +71,7 @@ def test_design_exercises_accept_every_right_design_and_name_a_wrong_one() -> No
     for d in (along, turned):
         assert judge("check_dot_cosine_disagree", [d.tolist()]) is None
     assert "must equal" in judge("check_dot_cosine_disagree", [[1.0, 1.0]])
-    from selfattention.checks.lesson03 import _TOY  # lesson 03, exercise 3: the shortest x_new, within 0.5%
-    grows = _TOY["grows"]
-    shortest = np.log(np.exp(0.53) + np.exp(0.35)) / np.linalg.norm(grows)   # 1.922 along grows
-    for length in (shortest * 1.0001, shortest * 1.004):
-        x_new = length * grows / np.linalg.norm(grows)
-        assert judge("check_grows_attends", [x_new.tolist()]) is None
-    assert "off grows' direction" in judge("check_grows_attends", [[3.5, 2.1, 0.7, 1.0]])
-    twice = 2 * shortest * grows / np.linalg.norm(grows)
-    assert "longer than it needs to be" in judge("check_grows_attends", [twice.tolist()])
-    assert "points away" in judge("check_grows_attends", [[0.0, 0.0, 0.0, 0.0]])
+    for counts in ([8640000, 691200, 24], [8.64e6, 691200.0, 24.0]):   # lesson 03, exercise 3: two spellings
+        assert judge("check_layer_costs", counts) is None
+    assert "dropped the factor 2" in judge("check_layer_costs", [8640000, 691200, 48])
+    assert "not a whole number" in judge("check_layer_costs", [8640000, 691200.5, 24])

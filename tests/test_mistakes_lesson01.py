@@ -123,10 +123,12 @@ PROBES = {
     "made from the word": "contains \"palm\", the word under test",
     "a control as a probe": "a control: the controls must be judged",
     "not in the table": "is not a whole word of the table",
-    "the tree sense": "score above the chance level of your probes",
-    "too general": "scores just under the chance level of your probes, by 0.013",
-    "unrelated words": "is no nearer your probes than 1 in 100 random words",
-    "filler": "filler. Alone, 'table' (palm +0.143, chance +0.226), 'car'",
+    "the tree sense": "above the chance level of your probes (",
+    "too general": "scores just under the chance level of your probes, by 0.041",
+    "unrelated words": "is no nearer your probes than 1 in 100 frequent words",
+    "filler": "filler. Alone, 'table' (palm +0.143, chance +0.224), 'car'",
+    "all filler": "no probe finds the hand sense by itself",
+    "a place": "another sense of \"palm\": a place",
 }
 PROBES_WRONG = {
     "blank": None,
@@ -141,6 +143,8 @@ PROBES_WRONG = {
     "too general": ["body", "head", "arm", "leg"],             # related to the hand, but near many words
     "unrelated words": ["the", "and", "of", "to"],             # common words: near nothing in particular
     "filler": ["hand", "table", "car"],                        # the shortcut: one hand word carries two
+    "all filler": ["skin", "body", "touch"],                   # near the hand together, no word alone
+    "a place": ["springs", "beach", "florida"],                # Palm Springs: another sense, not the hand
 }
 PROBE_SHORTCUTS = ["made from the word", "a control as a probe", "the tree sense", "filler"]
 # Tree-sense probe sets, tropical and temperate: some lift "palm" above chance, yet each lifts a tree control.
@@ -182,11 +186,28 @@ def test_probes_hidden_test_refuses_tree_words(probes: list[str]) -> None:
     assert not hidden_test_passes("01_static_embeddings", "l01-probes-test", palm_probes=probes)
 
 
+@pytest.mark.parametrize("k", [3, 4, 5, 6])
+def test_probes_copied_from_the_neighbour_list_are_named(k: int) -> None:
+    """The shortcut: copying the top of "palm"'s neighbour list (leaving out words that contain "palm") takes
+    "coconut", a tree word, and the check names the tree sense."""
+    from selfattention.data import load_static_embeddings
+
+    near = [w for w, _ in load_static_embeddings().neighbours("palm", k=20) if "palm" not in w][:k]
+    assert "coconut" in near
+    names_only(message(checks.check_sense_probes, near), "the tree sense", PROBES)
+    assert not hidden_test_passes("01_static_embeddings", "l01-probes-test", palm_probes=near)
+
+
+def test_probes_a_word_that_alone_stays_under_its_own_chance_level_is_filler() -> None:
+    said = message(checks.check_sense_probes, ["skin", "grip", "fist"])   # skin +0.195 < its chance +0.214
+    names_only(said, "filler", {**PROBES, "filler": "filler. Alone, 'skin' (palm +0.195, chance +0.214)"})
+
+
 @pytest.mark.parametrize("probes", [
     ["hand", "fingers", "wrist", "thumb"],
     ("Hands", "grip", "fist"),                                  # a tuple, capitals
-    ["glove", "hand", "thumb", "fingers", "skin"],
-    ["skin", "grip", "fist", "knuckles", "gloves"],
+    ["glove", "hand", "thumb", "fingers", "wrist"],
+    ["grip", "fist", "knuckles", "gloves"],
     ["hands", "wrist", "knuckles"],
     ["finger", "thumb", "fist", "grip"],
 ])

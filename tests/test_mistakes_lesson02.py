@@ -104,11 +104,11 @@ def test_bank_mix_right_answers_pass_the_check_and_the_hidden_test(answer, capsy
 
 
 def test_bank_mix_success_says_dot_product_scores_cannot_give_these_weights(capsys):
-    check_bank_mix([0.5, 0.2, 0.3])
+    check_bank_mix([0.5, 0.2, 0.3], np.log(0.4), 0.21)
     text = capsys.readouterr().out
-    river, own, flows = RBF @ RBF[1]   # bank's x.x scores: its own is the largest
-    assert own > max(river, flows) and "bank's own score would have to be the lowest" in text, text
-    assert np.argmin(np.log([0.5, 0.2, 0.3])) == 1   # omega_j = ln alpha_j + c: bank's the lowest
+    river, own, flows = RBF @ RBF[1]   # bank's x.x scores: its own is above river's
+    assert own > river and "0.916 below its score with river" in text and "+0.21" in text, text
+    assert "the wrong sign" in text, text
 
 
 @pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), ([0.5, 0.5], "has shape (2,)"),
@@ -120,8 +120,124 @@ def test_bank_mix_bad_input_is_named(answer, said):
 
 
 # ---------------------------------------------------------------- the hidden tests agree with the checks
+RIGHT_GAP = float(np.log(0.2 / 0.5))   # omega_bank - omega_river that [0.5, 0.2, 0.3] needs
+PLAIN_GAP = float(RBF[1] @ RBF[1] - RBF[1] @ RBF[0])   # the gap plain scores x_2 . x_j give: +0.21
+
+
+def _ratio_s(x_1, x_3) -> float:
+    """S_3 / S_1 for the sentence x_1 bank x_3 (toy bank), the row sums of e^omega; nan if not 4 numbers."""
+    try:
+        X = np.stack([np.asarray(x_1, dtype=float).reshape(4), [0.7, 0.7, 0.0, 0.0],
+                      np.asarray(x_3, dtype=float).reshape(4)])
+    except (TypeError, ValueError):
+        return float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):   # a brute-force design overflows: no ratio then
+        S = np.exp(X @ X.T).sum(axis=1)
+        return float(S[2] / S[0])
+
+
 def _hidden_passes(grade_id: str, **answer) -> bool:
+    if grade_id == "l02-mix-test":   # the second part right, unless the test gives it
+        answer = {"gap_needed": RIGHT_GAP, "gap_plain": PLAIN_GAP, **answer}
+    if grade_id == "l02-asym-test":   # the derivation right for the design given, unless the test gives it
+        answer = {"ratio_S": _ratio_s(answer["x_1"], answer["x_3"]), **answer}
     return hidden_test_passes("02_basic_self_attention", grade_id, **answer)
+
+
+# ---------------------------------------------------------------- exercise 2, second part: the gaps
+GAP = {
+    "sign": "the sign is flipped",
+    "dot gap": "the gap plain dot products give",
+    "weight difference": "a difference of weights",
+    "ratio": "the ratio of the two weights itself",
+    "log10": "a base-10 log",
+    "other": "it does not give these weights",
+    "close": "close, but not close enough",
+}
+DOTS = RBF @ RBF[1]   # bank's scores: river, bank, flows
+GAP_WRONG = {   # as a learner would write them
+    "sign": float(np.log(0.5 / 0.2)),                 # river's minus bank's
+    "dot gap": float(DOTS[1] - DOTS[0]),              # what x.x give, not what the weights need
+    "weight difference": 0.2 - 0.5,                   # no log
+    "ratio": 0.2 / 0.5,                               # e^gap, not the gap
+    "log10": float(np.log10(0.2 / 0.5)),
+    "other": 1.0,
+    "close": -0.91,                                   # ln 0.4 rounded by hand to two decimals, badly
+}
+
+
+def _mix_all(args):
+    return check_bank_mix([0.5, 0.2, 0.3], *args)
+
+
+@pytest.mark.parametrize("key", sorted(GAP_WRONG))
+def test_gap_mistake_is_named(key):
+    _names_only(_message(_mix_all, (GAP_WRONG[key], PLAIN_GAP)), key, GAP)
+    assert not _hidden_passes("l02-mix-test", alpha_mix=[0.5, 0.2, 0.3], gap_needed=GAP_WRONG[key])
+
+
+PLAIN = {
+    "plain sign": "the sign is flipped: that is bank's score with river minus its own",
+    "needed again": "that is gap_needed again",
+    "flows": "its score with flows (word 3)",
+    "plain ratio": "a ratio of the two scores",
+    "plain weights": "a difference of the weights that plain scores give",
+    "plain other": "it is not x_2 . x_2 - x_2 . x_1",
+}
+_PLAIN_MIX = sa.softmax(DOTS)
+PLAIN_WRONG = {   # as a learner would write them
+    "plain sign": -PLAIN_GAP,                                   # river's score first
+    "needed again": RIGHT_GAP,                                  # the first answer copied
+    "flows": float(DOTS[1] - DOTS[2]),                          # word 3 instead of word 1
+    "plain ratio": float(DOTS[1] / DOTS[0]),                    # a ratio, not a difference
+    "plain weights": float(_PLAIN_MIX[1] - _PLAIN_MIX[0]),      # softmax first, then the difference
+    "plain other": 1.0,
+}
+
+
+@pytest.mark.parametrize("key", sorted(PLAIN_WRONG))
+def test_plain_gap_mistake_is_named_without_the_value(key):
+    text = _message(_mix_all, (RIGHT_GAP, PLAIN_WRONG[key]))
+    _names_only(text, key, PLAIN)
+    assert "+0.21" not in text and " 0.21" not in text.replace(f"= {PLAIN_WRONG[key]:.4g}", ""), text
+    assert not _hidden_passes("l02-mix-test", alpha_mix=[0.5, 0.2, 0.3], gap_plain=PLAIN_WRONG[key])
+
+
+def test_the_dot_gap_as_gap_needed_does_not_give_the_plain_gap():
+    text = _message(_mix_all, (PLAIN_GAP, PLAIN_GAP))
+    assert "the gap plain dot products give" in text and "0.21" not in text.replace("= 0.21:", ""), text
+
+
+def test_plain_gap_success_sets_the_two_gaps_side_by_side(capsys):
+    check_bank_mix([0.5, 0.2, 0.3], RIGHT_GAP, PLAIN_GAP)
+    out = capsys.readouterr().out
+    assert "0.916 below" in out and "+0.21" in out and "the wrong sign" in out, out
+
+
+@pytest.mark.parametrize(("args", "said"), [((None, PLAIN_GAP), "gap_needed has no value yet"),
+                                            (("-0.92", PLAIN_GAP), "gap_needed is text"),
+                                            (([1.0, 2.0], PLAIN_GAP), "gap_needed has shape (2,)"),
+                                            ((RIGHT_GAP, None), "gap_plain has no value yet"),
+                                            ((RIGHT_GAP, "0.21"), "gap_plain is text"),
+                                            ((RIGHT_GAP, False), "not a yes or no"),
+                                            ((RIGHT_GAP, [1.0, 2.0]), "gap_plain has shape (2,)")])
+def test_second_part_bad_input_is_named(args, said):
+    text = _message(_mix_all, args)
+    assert said in text and not [k for k, p in {**GAP, **PLAIN}.items() if p in text], text
+
+
+@pytest.mark.parametrize("answer", [(RIGHT_GAP, PLAIN_GAP), (np.log(0.2) - np.log(0.5), DOTS[1] - DOTS[0]),
+                                    (np.array([RIGHT_GAP]), np.array([0.98 - 0.77]))])
+def test_second_part_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(_mix_all, answer, capsys)
+    assert _hidden_passes("l02-mix-test", alpha_mix=[0.5, 0.2, 0.3], gap_needed=answer[0],
+                          gap_plain=answer[1])
+
+
+def test_the_weights_alone_do_not_pass_the_hidden_test():
+    """alpha_mix right, the second part left blank: the check asks for it and the hidden test refuses."""
+    assert "gap_needed has no value yet" in _message(_mix_all, (None, None))
+    assert not _hidden_passes("l02-mix-test", alpha_mix=[0.5, 0.2, 0.3], gap_needed=None, gap_plain=None)
 
 
 # ---------------------------------------------------------------- exercise 3: one-sided attention
@@ -254,132 +370,106 @@ def test_a_wrong_column_is_still_named():
     _names_only(text, "order", MIX)
 
 
-# ---------------------------------------------------------------- exercise 1: the derived tie length
-TIE = {
-    "as long as x_1": "as long as x_1",
-    "multiplied": "you multiplied by cos 60 deg",
-    "factor left out": "leaving out the factor |x_1|",
-    "sine": "you used sin 60 deg",
-    "radians": "reads 60 as radians",
-    "other": "do not tie",
-    "empty": "has no value yet",
-    "text": "is text (a string)",
-    "shape": "it should be one number",
-}
-TIE_WRONG = {   # as a learner would write them
-    "as long as x_1": 2.0,                                      # no cosine (or L^2 |x_1| cos = |x_1|^2)
-    "multiplied": 2.0 * np.cos(np.pi / 3),                      # |x_1| cos 60 deg
-    "factor left out": 4.0 / np.cos(np.pi / 3),                 # |x_1|^2 / cos 60 deg
-    "sine": 2.0 / np.sin(np.pi / 3),
-    "radians": 2.0 / np.cos(60),
-    "other": 3.0,
-    "empty": None,
-    "text": "4",
-    "shape": [4.0, 4.0],
-}
-# *the river flows near a bank*, toy table; river is word 2 (index 1): its right scores, weights and vector.
+# ---------------------------------------------------------------- exercise 1: bank doubled, river's ratio
+# *the river flows near a bank*, toy table; river is word 2 (index 1), bank word 6 (index 5).
 TRFNAB = np.array([[0.2, 0.1, 0, 0.1], [0.1, 1.0, 0, 0], [0.2, 0.8, 0, 0], [0, 0.3, 0, 0.1],
                    [0.1, 0.1, 0.1, 0.1], [0.7, 0.7, 0, 0]])
-OMEGA_R = TRFNAB @ TRFNAB[1]
-ALPHA_R = np.exp(OMEGA_R) / np.exp(OMEGA_R).sum()
-Z_R = ALPHA_R @ TRFNAB
-ROW = dict(omega_river=OMEGA_R, alpha_river=ALPHA_R, z_river=Z_R)
-
-
-def _tie(L):
-    return check_river_row(OMEGA_R, ALPHA_R, Z_R, L)
+OWN, BANK = TRFNAB[1] @ TRFNAB[1], TRFNAB[1] @ TRFNAB[5]   # 1.01 and 0.77
+C_TIE = float(OWN / BANK)                                     # x_6 -> c x_6 at which alpha_26 = alpha_22
 
 
 def _hidden_row(**changed) -> bool:
-    answer = {**ROW, "L_tie": 4.0, **changed}
+    answer = {"c_tie": C_TIE, **changed}
     return hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", **answer)
 
 
+_X2 = TRFNAB.copy()
+_X2[5] *= 2
+TIE_MISTAKES = {
+    "inverted": "the factor is inverted",
+    "squared": "you let bank's score with river grow as c^2",
+    "lengths only": "a ratio of lengths",
+    "doubled ratio": "a ratio of weights, not the factor c",
+    "score gap": "a score gap, not a factor",
+    "doubling": "c = 2 is the doubling of the prediction",
+    "other": "at this c the two weights are not equal",
+    "off by one": "a row is off by one",
+    "rounded": "close: you solved it, but the factor is rounded too far",
+}
+TIE_WRONG = {   # as a learner would write them
+    "inverted": float(BANK / OWN),                                    # omega_26 / omega_22
+    "squared": float(np.sqrt(OWN / BANK)),                            # c^2 omega_26 = omega_22
+    "lengths only": float(np.linalg.norm(TRFNAB[1]) / np.linalg.norm(TRFNAB[5])),   # no cosine
+    "doubled ratio": float(np.exp(2 * BANK - OWN)),                   # the weights' ratio at c = 2
+    "score gap": float(OWN - BANK),                                   # a difference, not a factor
+    "doubling": 2.0,                                                  # the prediction's c
+    "other": 3.0,
+    "rounded": round(float(OWN / BANK), 1),                           # solved, rounded by hand to 1.3
+    "off by one": float(TRFNAB[2] @ TRFNAB[2] / (TRFNAB[2] @ TRFNAB[5])),   # river read as X_r[2]
+}
+OFF_BY_ONE = [(2, 5), (1, 4), (2, 4)]   # (river's row, bank's row) as read with 1-based numbers in mind
+
+
+@pytest.mark.parametrize(("river", "bank"), OFF_BY_ONE)
+def test_every_off_by_one_row_is_named(river, bank):
+    """Word 2 read as X_r[2] (flows) or word 6 as X_r[4] ("a"): the message names 0-based indexing."""
+    wrong = float(TRFNAB[river] @ TRFNAB[river] / (TRFNAB[river] @ TRFNAB[bank]))
+    _names_only(_message(check_river_row, wrong), "off by one", TIE_MISTAKES)
+    assert not _hidden_row(c_tie=wrong)
+
+
 @pytest.mark.parametrize("key", sorted(TIE_WRONG))
-def test_tie_length_mistake_is_named(key):
-    """A wrong L_tie is named for its mistake, whatever the design, and never told the value."""
-    text = _message(_tie, TIE_WRONG[key])
-    _names_only(text, key, TIE)
-    assert not _hidden_row(L_tie=TIE_WRONG[key])
+def test_tie_mistake_is_named(key):
+    _names_only(_message(check_river_row, TIE_WRONG[key]), key, TIE_MISTAKES)
+    assert not _hidden_row(c_tie=TIE_WRONG[key])
 
 
-@pytest.mark.parametrize("L", [4, 4.0, np.float64(4.0), np.array([4.0]), 2.0 / np.cos(np.radians(60))])
-def test_tie_length_right_answers_pass(L, capsys):
-    _right_answer_passes(_tie, L, capsys)
-    assert _hidden_row(L_tie=L)
+def test_a_factor_rounded_by_hand_is_told_to_round_less():
+    """c_tie = 1.31 (1.312 rounded by hand) is a rounding slip, not a wrong method; 1.312 passes."""
+    text = _message(check_river_row, 1.31)
+    _names_only(text, "rounded", TIE_MISTAKES)
+    assert "3 decimals" in text and not _hidden_row(c_tie=1.31)
+    assert _hidden_row(c_tie=1.312)
 
 
-def test_the_row_alone_does_not_pass_without_the_derivation():
-    """The river row right, the derivation left blank: the check and the hidden test both refuse it."""
-    assert "L_tie has no value yet" in _message(_tie, None)
-    assert not _hidden_row(L_tie=None)
+def test_tie_message_never_gives_the_factor():
+    """A wrong factor's message names the mistake, never the right value."""
+    for wrong in TIE_WRONG.values():
+        text = _message(check_river_row, wrong)
+        assert f"{C_TIE:.3f}" not in text and f"{C_TIE:.2f}" not in text, text
 
 
-# ---------------------------------------------------------------- exercise 1: river's row, step by step
-_A_FULL = sa.softmax(TRFNAB @ TRFNAB.T, axis=-1)                 # every word's weights, rows sum to 1
-_OTHERS = [0, 2, 3, 4, 5]
-_ALPHA_NO_OWN = np.zeros(6)
-_ALPHA_NO_OWN[_OTHERS] = sa.softmax(OMEGA_R[_OTHERS])
-_N = np.linalg.norm(TRFNAB, axis=1)
-RIVER = {
-    "wrong index": "Python counts from 0",
-    "cosines": "are cosines, not scores",
-    "own score left out": "river's own score x_2 . x_2 is left out",
-    "score matrix": "the whole matrix",
-    "scores as weights": "scores used as weights",
-    "divided by their sum": "the scores divided by their sum, not a softmax",
-    "column": "a column of the weight matrix",
-    "own weight left out": "river's own weight is left out",
-    "own left out of the softmax": "river's own score is left out of the softmax",
-    "wrong axis": "you summed over the wrong axis",
-    "own vector left out": "river's own vector is left out of the sum",
-    "z from scores": "weights the words by their scores",
-    "equal weights": "equal weights",
-}
-RIVER_WRONG = {   # (omega_river, alpha_river, z_river), as a learner would write them
-    "wrong index": (TRFNAB @ TRFNAB[2], ALPHA_R, Z_R),                           # index 2 = word 3, flows
-    "cosines": (TRFNAB @ TRFNAB[1] / (_N * _N[1]), ALPHA_R, Z_R),                # lesson 01's cosine
-    "own score left out": (OMEGA_R[_OTHERS], ALPHA_R, Z_R),                      # j != i
-    "score matrix": (TRFNAB @ TRFNAB.T, ALPHA_R, Z_R),                           # every row at once
-    "scores as weights": (OMEGA_R, OMEGA_R, OMEGA_R @ TRFNAB),                   # no softmax
-    "divided by their sum": (OMEGA_R, OMEGA_R / OMEGA_R.sum(), Z_R),             # normalised, not softmax
-    "column": (OMEGA_R, _A_FULL[:, 1], _A_FULL[:, 1] @ TRFNAB),                  # A transposed / axis 0
-    "own weight left out": (OMEGA_R, ALPHA_R[_OTHERS], Z_R),                     # 5 weights
-    "own left out of the softmax": (OMEGA_R, _ALPHA_NO_OWN, _ALPHA_NO_OWN @ TRFNAB),
-    "wrong axis": (OMEGA_R, ALPHA_R, (ALPHA_R[:, None] * TRFNAB).sum(axis=1)),   # summed over coordinates
-    "own vector left out": (OMEGA_R, ALPHA_R, Z_R - ALPHA_R[1] * TRFNAB[1]),     # sum over j != i
-    "z from scores": (OMEGA_R, ALPHA_R, OMEGA_R @ TRFNAB),                       # scores in the weighted sum
-    "equal weights": (OMEGA_R, ALPHA_R, TRFNAB.mean(axis=0)),
-}
-
-
-@pytest.mark.parametrize("key", sorted(RIVER_WRONG))
-def test_river_row_mistake_is_named(key):
-    o, a, z = RIVER_WRONG[key]
-    _names_only(_message(lambda args: check_river_row(*args, 4.0), (o, a, z)), key, RIVER)
-    try:
-        passes = _hidden_row(omega_river=o, alpha_river=a, z_river=z)
-    except ValueError:                                   # a wrong size does not reshape
-        passes = False
-    assert not passes
-
-
-RIGHT_ROW = [
-    (OMEGA_R, ALPHA_R, Z_R),                                                     # step by step, as written
-    (list((TRFNAB @ TRFNAB.T)[1]), sa.softmax(TRFNAB @ TRFNAB.T, axis=-1)[1],   # every row, then river's
-     (sa.softmax(TRFNAB @ TRFNAB.T) @ TRFNAB)[1]),
-    (OMEGA_R.reshape(6, 1), ALPHA_R.reshape(1, 6), TRFNAB.T @ ALPHA_R),         # a column, a row, X^T alpha
+RIGHT_TIE = [
+    C_TIE,                                                                        # derived from two scores
+    float(np.linalg.norm(TRFNAB[1]) / (np.linalg.norm(TRFNAB[5]) * (BANK / (np.linalg.norm(TRFNAB[1])
+          * np.linalg.norm(TRFNAB[5]))))),                                        # |c x_6| cos = |x_2|
+    np.array([1.01 / 0.77]),                                                      # by hand, in an array
 ]
 
 
-@pytest.mark.parametrize("answer", RIGHT_ROW)
-def test_river_row_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
-    _right_answer_passes(lambda args: check_river_row(*args, 4.0), answer, capsys)
-    assert _hidden_row(omega_river=answer[0], alpha_river=answer[1], z_river=answer[2])
+@pytest.mark.parametrize("answer", RIGHT_TIE)
+def test_tie_right_answers_pass_the_check_and_the_hidden_test(answer, capsys):
+    _right_answer_passes(check_river_row, answer, capsys)
+    assert _hidden_row(c_tie=answer)
 
 
-def test_river_row_left_blank_is_named():
-    assert "omega_river has no value yet" in _message(lambda a: check_river_row(*a), (None, None, None, None))
+@pytest.mark.parametrize(("answer", "said"), [(None, "c_tie has no value yet"),
+                                              ("1.3", "is text (a string)"),
+                                              ([1.0, 2.0], "it should be one number"),
+                                              (np.inf, "use an ordinary finite number")])
+def test_tie_bad_input_is_named(answer, said):
+    text = _message(check_river_row, answer)
+    assert said in text and not [k for k, p in TIE_MISTAKES.items() if p in text], text
+
+
+def test_tie_success_answers_the_prediction(capsys):
+    """The success line gives river's top weights before and after the doubling, and why bank wins."""
+    check_river_row(C_TIE)
+    out = capsys.readouterr().out
+    before, after = sa.softmax(TRFNAB @ TRFNAB[1]), sa.softmax(_X2 @ _X2[1])
+    assert np.argsort(-before)[:2].tolist() == [1, 2] and np.argsort(-after)[:2].tolist() == [5, 1]
+    assert "before, river 0.255, flows 0.211" in out and "bank 0.351, river 0.207" in out, out
+    assert "|2x_6| cos(theta_26) = 1.53 > |x_2| = 1.00" in out, out
 
 
 def test_row_1_near_miss_names_the_length_lever():
@@ -393,14 +483,74 @@ def test_row_1_near_miss_names_the_length_lever():
     assert _hidden_passes("l02-asym-test", x_1=[0.6, 0.0, 0.0, 0.0], x_3=x_3)   # the lever named works
 
 
-def test_river_weights_rounded_to_2_decimals_are_told_to_keep_3():
-    """The right softmax, typed rounded to 2 decimals: named as rounding, not as a missing softmax."""
-    text = _message(lambda args: check_river_row(*args, 4.0), (OMEGA_R, ALPHA_R.round(2), Z_R))
-    assert "rounded to 2 decimals" in text and "keep 3 decimals" in text, text
-    assert "Take the softmax" not in text, text
-    assert not _hidden_row(alpha_river=ALPHA_R.round(2))
-
-
 def test_tie_success_states_the_general_rule(capsys):
-    _tie(4.0)
+    check_river_row(C_TIE)
     assert "|x_j| cos(theta_ij) > |x_i|" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- exercise 2: the gap, one tolerance
+def test_weights_a_hair_off_with_their_own_log_ratio_pass_both():
+    """[0.5005, 0.1995, 0.3] lands within 1e-3 of the target; its own log-ratio, -0.9198, and a hand-rounded
+    -0.92 are within the shared tolerance of ln 0.4: the check and the hidden test both pass them."""
+    mix = [0.5005, 0.1995, 0.3]
+    for gap in (float(np.log(0.1995 / 0.5005)), -0.92):
+        check_bank_mix(mix, gap, PLAIN_GAP)
+        assert _hidden_passes("l02-mix-test", alpha_mix=mix, gap_needed=gap)
+
+
+def test_a_type_is_named_with_its_article():
+    assert "gap_plain is True, a bool:" in _message(_mix_all, (RIGHT_GAP, True))
+
+
+# ---------------------------------------------------------------- exercise 3: the row sums' ratio
+X_1, X_3 = [0.0, 1.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]   # a design that meets both bars
+_X3 = np.stack([X_1, [0.7, 0.7, 0.0, 0.0], X_3])
+_O3 = _X3 @ _X3.T
+RATIO_S = _ratio_s(X_1, X_3)
+RATIO_S_MISTAKES = {
+    "inverted": "the ratio is inverted",
+    "own scores": "a ratio of own scores",
+    "own terms": "only the own terms",
+    "score sums": "a ratio of score sums",
+    "other": "it is not S_3 / S_1 for your x_1 and x_3",
+    "rounded": "close: the right ratio, rounded too far",
+}
+RATIO_S_WRONG = {   # as a learner would write them
+    "inverted": 1 / RATIO_S,                                         # S_1 / S_3
+    "own scores": float(_O3[2, 2] / _O3[0, 0]),                      # |x_3|^2 / |x_1|^2
+    "own terms": float(np.exp(_O3[2, 2] - _O3[0, 0])),               # e^omega_33 / e^omega_11 only
+    "score sums": float(_O3[2].sum() / _O3[0].sum()),                # no exponentials
+    "other": 3.0,                                                    # a row number, as asked before
+    "rounded": round(RATIO_S, 1),                                    # right, rounded by hand to 5.4
+}
+
+
+def _one_sided_ratio(ratio_S):
+    return check_one_sided(X_1, X_3, ratio_S)
+
+
+@pytest.mark.parametrize("key", sorted(RATIO_S_WRONG))
+def test_ratio_s_mistake_is_named_without_the_value(key):
+    """The design right, the derivation wrong: the message names it, never gives S_3 / S_1, and the hidden
+    test refuses it."""
+    text = _message(_one_sided_ratio, RATIO_S_WRONG[key])
+    _names_only(text, key, RATIO_S_MISTAKES)
+    assert f"{RATIO_S:.2f}" not in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, ratio_S=RATIO_S_WRONG[key])
+
+
+@pytest.mark.parametrize(("ratio_S", "said"), [(None, "ratio_S has no value yet"),
+                                               ("3", "is text (a string)"),
+                                               (True, "a bool: it should be a number"),
+                                               ([1.0, 2.0], "ratio_S has shape (2,)")])
+def test_ratio_s_bad_input_is_named(ratio_S, said):
+    text = _message(_one_sided_ratio, ratio_S)
+    assert said in text and not [k for k, p in RATIO_S_MISTAKES.items() if p in text], text
+    assert not _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, ratio_S=ratio_S)
+
+
+@pytest.mark.parametrize("ratio_S", [RATIO_S, np.array([RATIO_S]),
+                                     float(sa.softmax(_O3[0])[2] / sa.softmax(_O3[2])[0])])
+def test_ratio_s_right_answers_pass_both(ratio_S, capsys):
+    _right_answer_passes(_one_sided_ratio, ratio_S, capsys)
+    assert _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, ratio_S=ratio_S)

@@ -8,7 +8,6 @@ that skips what the exercise teaches does not pass.
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 import pytest
@@ -20,13 +19,58 @@ from mistakes import right_answer_passes as _right_answer_passes
 
 import selfattention
 import selfattention as sa
-from selfattention.checks import check_grows_attends, check_masked_row, check_self_attention_batch
+from selfattention import checks
+from selfattention.checks import check_masked_row, check_self_attention_batch
 from selfattention.checks.lesson03 import loops_in
 
 
 def _softmax(x, axis=-1):
     e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- exercise 1 (a): padding's share, predicted
+PAD = {
+    "one row": "the weight of section 4's one padding row",
+    "not renormalised": "without renormalising",
+    "each row": "that is each padding row's weight",
+    "zero": "the padding is not ignored",
+    "equal weights": "3/5 assumes equal weights",
+    "two rows": "that is two padding rows",
+    "real words": "that is what the real words keep",
+}
+PAD_RIGHT = 3 / (np.exp(1.01) + np.exp(0.77) + 3)        # 0.379
+PAD_WRONG = {
+    "one row": 0.169,                                     # section 4's one padding row, copied
+    "not renormalised": 3 * 0.169,                        # 0.507: three of them, the sum not renewed
+    "each row": PAD_RIGHT / 3,                            # one padding row's weight of three
+    "zero": 0.0,                                          # padding assumed ignored without a mask
+    "equal weights": 3 / 5,                               # three of five words, scores ignored
+    "two rows": 2 / (np.exp(1.01) + np.exp(0.77) + 2),    # T = 5 miscounted as two padding rows
+    "real words": 1 - PAD_RIGHT,                          # river's and bank's part, not the padding's
+}
+
+
+@pytest.mark.parametrize("key", sorted(PAD_WRONG))
+def test_padding_share_mistake_is_named(key):
+    _names_only(_message(checks.check_padding_share, PAD_WRONG[key]), key, PAD)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=minus_inf_by_hand,
+                              padding_share=PAD_WRONG[key])
+
+
+@pytest.mark.parametrize("answer", [PAD_RIGHT, 0.379, 3 * 0.169 / (0.465 + 0.366 + 3 * 0.169),
+                                    np.float32(0.38)])
+def test_padding_share_right_answers(answer, capsys):
+    _right_answer_passes(checks.check_padding_share, answer, capsys)
+    assert _hidden_passes("l03-batch-test", self_attention_batch=minus_inf_by_hand, padding_share=answer)
+
+
+@pytest.mark.parametrize(("answer", "said"), [(None, "has no value yet"), ("0.379", "is text"),
+                                              ([0.3, 0.1], "one finite number"), (0.45, "is not it")])
+def test_padding_share_bad_input_is_named(answer, said):
+    text = _message(checks.check_padding_share, answer)
+    assert said in text and not [k for k, p in PAD.items() if p in text], text
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=minus_inf_by_hand, padding_share=answer)
 
 
 # ---------------------------------------------------------------- exercise 1: a padded batch at once
@@ -500,6 +544,19 @@ def test_masked_row_mistake_is_named(key):
     _names_only(_message(check_masked_row, MASK_WRONG[key]), key, MASK)
 
 
+def test_masked_row_close_names_only_the_weights_outside_both_roundings():
+    """0.20 is an accepted rounding of a's weight (0.150 / 0.732 = 0.2049): only bank's 0.38 is named."""
+    text = _message(check_masked_row, [0.20, 0.42, 0.38, 0.0])
+    assert MASK["close"] in text and "bank (0.38)" in text
+    assert "a (0.2)" not in text and "river" not in text
+
+
+def test_masked_row_rounded_equal_shares_are_named():
+    """[0.33, 0.33, 0.33, 0] is the equal-shares shortcut rounded, not a row that fails to sum to 1."""
+    text = _message(check_masked_row, [0.33, 0.33, 0.33, 0.0])
+    assert MASK["equal"] in text and "sums to" not in text
+
+
 @pytest.mark.parametrize("key", sorted(MASK_WRONG))
 def test_the_hidden_masked_row_test_refuses_what_the_check_refuses(key):
     assert not _hidden_passes("l03-mask-test", flows_row=MASK_WRONG[key])
@@ -565,161 +622,90 @@ def test_masked_row_bad_input_is_named(answer, said):
     assert said in text and not [k for k, p in MASK.items() if p in text], text
 
 
-# ---------------------------------------------------------------- exercise 3: make grows look at a new word
-DESIGN = {
-    "tie": "a tie",
-    "points away": "points away from grows",
-    "too short": "x_new is too short",
-    "below one half": "below one half",
-    "too long": "longer than it needs to be",
-    "off direction": "not along grows' direction",
-    "score for length": "you took the score for the length",
-    "forgot log": "you forgot the log",
-    "summed scores": "you added the scores",
-    "scaled grows": "you scaled x_grows",
-    "bank counted": "you counted bank's score too",
+# ---------------------------------------------------------------- exercise 3: one layer's cost, counted
+COST = {
+    "one product": "only one of the two products",
+    "T d": "you counted T d instead of T^2 d",
+    "T and d": "you mixed up T and d",
+    "softmax": "you counted the softmax",
+    "one step": "you counted one step",
+    "d per step": "d^2 multiply-adds per step, not d",
+    "x_t added": "you counted the additions of x_t",
+    "input projection": "counts an input projection x_t W_x too",
+    "factor 2": "you dropped the factor 2",
+    "wrong side": "the factor 2 is on the wrong side",
+    "not whole": "is not a whole number",
 }
-_GROWS = np.array([0.5, 0.3, 0.1, 0.0])
-_UNIT = _GROWS / np.linalg.norm(_GROWS)
-_S = np.logaddexp(0.53, 0.35)                          # 1.137: the score that takes half of grows' row
-_SHORTEST = _S / np.linalg.norm(_GROWS)                # 1.922, over three times |grows| = 0.592
-DESIGN_WRONG = {
-    "tie": _GROWS.copy(),                              # copy grows itself
-    "points away": np.array([-1.0, 0.0, 0.5, 0.5]),   # against finance, then food and tech
-    "too short": 1.3 * _GROWS,                         # 0.455: below money's 0.53
-    "below one half": 2.0 * _GROWS,                    # leads with 0.70 but gets 0.39
-    "too long": 1.5 * _SHORTEST * _UNIT,               # half the row, but not the shortest
-    "off direction": np.array([2.3, 0.0, 0.0, 0.0]),   # pure finance: half the row, cos theta = 0.845
+_T, _D = 300, 48
+_RIGHT = (2 * _T * _T * _D, _T * _D * _D, _D // 2)      # 8,640,000; 691,200; 24
+COST_WRONG = {                                           # (attention_madds, recurrent_madds, T_equal)
+    "one product": (_T * _T * _D, _RIGHT[1], _RIGHT[2]),
+    "T d": (_T * _D, _RIGHT[1], _RIGHT[2]),
+    "T and d": (2 * _T * _D * _D, _RIGHT[1], _RIGHT[2]),
+    "softmax": (2 * _T * _T * _D + _T * _T, _RIGHT[1], _RIGHT[2]),
+    "one step": (_RIGHT[0], _D * _D, _RIGHT[2]),
+    "d per step": (_RIGHT[0], _T * _D, _RIGHT[2]),
+    "x_t added": (_RIGHT[0], _T * _D * _D + _T * _D, _RIGHT[2]),
+    "input projection": (_RIGHT[0], 2 * _T * _D * _D, _RIGHT[2]),   # h W_h + x W_x: 2 T d^2
+    "factor 2": (*_RIGHT[:2], _D),                       # the table's T = d, constants dropped
+    "wrong side": (*_RIGHT[:2], 2 * _D),
+    "not whole": (_RIGHT[0], _RIGHT[0] / 12.37, _RIGHT[2]),   # a count from a ratio of timings
 }
 
 
-@pytest.mark.parametrize("key", sorted(DESIGN_WRONG))
-def test_grows_attends_mistake_is_named(key):
-    _names_only(_message(check_grows_attends, DESIGN_WRONG[key]), key, DESIGN)
-    assert not _hidden_passes("l03-design-test", x_new=DESIGN_WRONG[key])
+def _costs(answer):
+    return dict(zip(("attention_madds", "recurrent_madds", "T_equal"), answer, strict=True))
 
 
-def test_a_huge_vector_is_not_the_shortest():   # the shortcut: any long vector along grows
-    _names_only(_message(check_grows_attends, 1e6 * _GROWS), "too long", DESIGN)
+def _all_three(answer):                  # the check with the three answers of a tuple
+    checks.check_layer_costs(*answer)
 
 
-def test_rounding_the_derived_vector_down_to_2_decimals_says_round_up():
-    text = _message(check_grows_attends, [1.62, 0.97, 0.32, 0.0])        # weight 0.49895
-    _names_only(text, "below one half", DESIGN)
-    assert "round up" in text and "0.49895" in text and "1.922" not in text, text   # the answer not given
-    assert not _hidden_passes("l03-design-test", x_new=np.array([1.62, 0.97, 0.32, 0.0]))
+@pytest.mark.parametrize("key", sorted(COST_WRONG))
+def test_layer_costs_mistake_is_named(key):
+    _names_only(_message(_all_three, COST_WRONG[key]), key, COST)
+    assert not _hidden_passes("l03-cost-test", **_costs(COST_WRONG[key]))
 
 
-def test_a_near_half_off_grows_direction_is_named_as_direction():   # finance only: 0.491, cos 0.845
-    text = _message(check_grows_attends, [2.2, 0.0, 0.0, 0.0])
-    _names_only(text, "off direction", DESIGN)
-    assert "cos theta = 0.845" in text and "round up" not in text, text
+def test_a_mistake_does_not_give_the_answer_away():
+    text = _message(_all_three, COST_WRONG["factor 2"])
+    assert "24" not in text, text
+    text = _message(_all_three, COST_WRONG["one product"])
+    assert "8,640,000" not in text and "8640000" not in text, text
 
 
-def test_the_score_taken_for_the_length_is_named():   # x_new = s * unit(grows): |x_new| = 1.137
-    text = _message(check_grows_attends, _S * _UNIT)
-    _names_only(text, "score for length", DESIGN)
-    assert "1.922" not in text, text                    # the missing term named, not its value
-
-
-def test_grows_itself_scaled_by_the_score_is_named():   # x_new = s * x_grows: |x_new| = 0.673, score 0.398
-    text = _message(check_grows_attends, _S * _GROWS)
-    _names_only(text, "scaled grows", DESIGN)
-    assert "round up" not in text and "1.922" not in text and "1.137" in text, text   # the answer not given
-
-
-_S_EXP = np.exp(0.53) + np.exp(0.35)   # e^omega = e^0.53 + e^0.35 without the log: 3.118
-_S_SUM = 0.53 + 0.35                     # the scores added instead of their exponentials: 0.88
-
-
-@pytest.mark.parametrize("key, x_new", [
-    ("forgot log", _S_EXP / (_GROWS @ _GROWS) * _GROWS),                # score 3.118 along grows
-    ("forgot log", _S_EXP * _UNIT),                                     # length 3.118 along grows
-    ("summed scores", _S_SUM / (_GROWS @ _GROWS) * _GROWS),             # score 0.88: below half
-    ("summed scores", _S_SUM * _UNIT),                                  # length 0.88: below money's score
+@pytest.mark.parametrize("answer", [
+    _RIGHT,
+    (2 * 300**2 * 48, 300 * 48**2, 48 / 2),                 # floats from the formulas
+    (8.64e6, 6.912e5, 24.0),                                # written out
+    (np.int64(_RIGHT[0]), np.float64(_RIGHT[1]), np.array(24)),
 ])
-def test_a_wrong_threshold_score_is_named(key, x_new):
-    text = _message(check_grows_attends, x_new)
-    _names_only(text, key, DESIGN)
-    assert "1.137" not in text and "1.922" not in text, text   # the target score not given away
-    assert not _hidden_passes("l03-design-test", x_new=x_new)
+def test_layer_costs_right_answers(answer, capsys):
+    _right_answer_passes(_all_three, answer, capsys)
+    assert _hidden_passes("l03-cost-test", **_costs(answer))
 
 
-@pytest.mark.parametrize("answer", [_S / (_GROWS @ _GROWS) * _GROWS,   # exactly half
-                                    [1.625, 0.975, 0.325, 0.0], np.array([1.63, 0.98, 0.33, 0.0]),
-                                    1.004 * _SHORTEST * _UNIT])
-def test_grows_attends_right_answers(answer, capsys):
-    _right_answer_passes(check_grows_attends, answer, capsys)
-    assert _hidden_passes("l03-design-test", x_new=np.asarray(answer, dtype=float))
-
-
-def test_the_log_of_2_added_is_judged_by_the_score_it_gives():   # length 3.091, score 1.830: too long
-    x_new = (np.log(2) + _S) / np.linalg.norm(_GROWS) * _UNIT
-    text = _message(check_grows_attends, x_new)
-    _names_only(text, "too long", DESIGN)
-    assert "1.83" in text and "3.118" not in text, text
-    assert not _hidden_passes("l03-design-test", x_new=x_new)
-
-
-def test_the_right_length_in_the_wrong_direction_is_named_as_direction():   # finance only: cos 0.845, 0.456
-    x_new = np.array([_SHORTEST, 0.0, 0.0, 0.0])
-    text = _message(check_grows_attends, x_new)
-    _names_only(text, "off direction", DESIGN)
-    assert "cos theta = 0.845" in text and "Fix the direction first" in text and "e^omega" not in text, text
-    assert not _hidden_passes("l03-design-test", x_new=x_new)
-
-
-def test_half_the_row_with_a_part_off_grows_direction_is_named():   # 0.3 on tech: cos 0.988
-    x_new = _S / (_GROWS @ _GROWS) * _GROWS + np.array([0.0, 0.0, 0.0, 0.3])
-    text = _message(check_grows_attends, x_new)
-    _names_only(text, "off direction", DESIGN)
-    assert "cos theta = 0.988" in text, text
-    assert not _hidden_passes("l03-design-test", x_new=x_new)
-
-
-def test_a_vector_1_percent_too_long_says_keep_3_decimals():
-    x_new = 1.01 * _SHORTEST * _UNIT
-    text = _message(check_grows_attends, x_new)
-    _names_only(text, "too long", DESIGN)
-    assert "keep 3 decimals" in text, text
-    assert not _hidden_passes("l03-design-test", x_new=x_new)
-
-
-def test_grows_attends_praise_states_the_threshold(capsys):
-    check_grows_attends([1.625, 0.975, 0.325, 0.0])
-    out = capsys.readouterr().out
-    assert "omega = 1.137" in out and "1.922" in out and "0.592" in out
+def test_a_timed_answer_cannot_pass():   # the shortcut: time both layers, scale a count by the ratio
+    timed = (_RIGHT[0], _RIGHT[0] / 12.5 * 1.003, 24)
+    _names_only(_message(_all_three, timed), "not whole", COST)
+    assert not _hidden_passes("l03-cost-test", **_costs(timed))
 
 
 @pytest.mark.parametrize(("answer", "said"), [
-    (None, "has no value yet"), ([1.0, 2.0, 3.0], "shape (3,)"), ("grows", "should be 4 numbers"),
-    ([np.nan, 1.0, 0.0, 0.0], "NaN or infinite"), ([1.7e308, 1.7e308, 0.0, 0.0], "overflows"),
+    ((None, 1, 1), "has no value yet"), (("8640000", 1, 1), "is text"),
+    (([1, 2], 1, 1), "should be one number"),
+    ((np.nan, 1, 1), "is not finite"), ((_RIGHT[0], _RIGHT[1], None), "T_equal has no value yet"),
 ])
-def test_grows_attends_bad_input_is_named(answer, said):
-    text = _message(check_grows_attends, answer)
-    assert said in text and not [k for k, p in DESIGN.items() if p in text], text
-
-
-def test_the_three_word_sentence_money_bank_grows_is_named():   # |x_new| = 2.675, not 1.922
-    three = np.logaddexp.reduce([0.53, 0.56, 0.35]) / np.linalg.norm(_GROWS)
-    _names_only(_message(check_grows_attends, three * _UNIT), "bank counted", DESIGN)
-    assert not _hidden_passes("l03-design-test", x_new=three * _UNIT)
-
-
-@pytest.mark.parametrize("answer", [["1", "2", "3", "4"], np.array(["0.9", "0.5", "0.2", "0"])])
-def test_a_vector_written_as_text_is_refused_by_the_check_and_the_hidden_test(answer):
-    assert "holds text" in _message(check_grows_attends, answer)
-    assert not _hidden_passes("l03-design-test", x_new=answer)
-
-
-def test_a_score_just_above_money_prints_two_different_numbers():   # 0.5301: not "(0.530 > 0.530)"
-    text = _message(check_grows_attends, 0.5301 / 0.35 * _GROWS)
-    shown = re.search(r"largest score \(([\d.]+) > ([\d.]+)\)", text)
-    assert shown and shown.group(1) != shown.group(2), text
+def test_layer_costs_bad_input_is_named(answer, said):
+    text = _message(_all_three, answer)
+    assert said in text and not [k for k, p in COST.items() if p in text], text
+    assert not _hidden_passes("l03-cost-test", **_costs(answer))
 
 
 # ---------------------------------------------------------------- the hidden tests agree with the checks
 def _hidden_passes(grade_id: str, **answer) -> bool:
+    if grade_id == "l03-batch-test":           # part (a), right, unless a test gives its own
+        answer.setdefault("padding_share", PAD_RIGHT)
     return hidden_test_passes("03_matrix_form", grade_id, **answer)
 
 
@@ -744,7 +730,7 @@ def recursion(X, lengths):               # the shortcut: no loop written, each s
 def test_a_recursion_is_a_loop_too():
     _names_only(_message(check_self_attention_batch, recursion), "loop", BATCH)
     assert "calls itself" in _message(check_self_attention_batch, recursion)
-    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=recursion)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=recursion)
 
 
 def _one_sentence(S, n):                 # a learner's helper: one padded sentence, cut to its length
@@ -763,12 +749,12 @@ def loop_in_a_helper(X, lengths):        # no loop in its own body
 
 def test_a_loop_in_a_helper_is_a_loop_too():
     _names_only(_message(check_self_attention_batch, loop_in_a_helper), "loop", BATCH)
-    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=loop_in_a_helper)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=loop_in_a_helper)
 
 
 def test_a_mask_without_the_max_shift_fails_the_hidden_test_too():   # NaN on scores in the hundreds
     _names_only(_message(check_self_attention_batch, overflow), "overflow", BATCH)
-    assert not hidden_test_passes("03_matrix_form", "l03-batch-test", self_attention_batch=overflow)
+    assert not _hidden_passes("l03-batch-test", self_attention_batch=overflow)
 
 
 def test_a_docstring_that_says_for_is_no_loop(capsys):   # "for every sentence" in words, no loop in code
@@ -920,3 +906,14 @@ def test_a_map_over_sentences_is_named_with_its_line():
     text = _message(check_self_attention_batch, batch_by_map)
     assert "loops in Python" in text and "map(np.matmul" in text, text
     assert _hidden_fails(batch_by_map)
+
+
+def test_padded_batch_checks_part_b_while_part_a_is_wrong(capsys):
+    """Exercise 1's test cell runs both checks: a wrong (a) does not hold back (b)'s feedback."""
+    text = _message(lambda a: checks.check_padded_batch(a, minus_inf_by_hand), PAD_WRONG["one row"])
+    assert text.startswith("(a)") and PAD["one row"] in text and "(b)" not in text
+    assert "Correct" in capsys.readouterr().out                      # (b) passed and said so
+    text = _message(lambda a: checks.check_padded_batch(a, BATCH_WRONG["no mask"]), PAD_WRONG["one row"])
+    assert PAD["one row"] in text and "(b)" in text and BATCH["no mask"] in text   # both named
+    text = _message(lambda f: checks.check_padded_batch(PAD_RIGHT, f), BATCH_WRONG["no mask"])
+    assert text.startswith("(b)") and BATCH["no mask"] in text

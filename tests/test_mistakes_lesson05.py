@@ -63,6 +63,8 @@ LOSSES = {
     "all seven": "gives logit 2 to all seven wrong digits",
     "no exp": "the softmax exponentiates each logit",
     "right left out": "leaves the right digit's own term out",
+    "one minus": "that is 1 - p_y",
+    "text": "not a number",
 }
 
 
@@ -91,6 +93,11 @@ def test_the_hidden_test_accepts_what_the_check_accepts(answer, capsys):
         ((0.0, LEAN), "zero"),
         ((2.0334, LEAN), "equal: other"),  # the shortcut: a loss printed earlier in the lesson, not ln 8
         ((None, LEAN), "blank"),
+        ((1 - 1 / 8, LEAN), "one minus"),
+        (("2.079", LEAN), "text"),
+        ((LN8, "2.666"), "text"),
+        ((LN8, 1 - 1 / (math.exp(2) + 7)), "one minus"),
+        ((LN8, math.log10(math.exp(2) + 7)), "log10"),
         ((LN8, math.log(1 + 7 * math.exp(-2))), "right digit"),
         ((LN8, 1 / (math.exp(2) + 7)), "probability"),
         ((LN8, math.exp(2) + 7), "inverse"),
@@ -244,7 +251,26 @@ def with_jacrev(W, h, y, lr):
     return (Wt - lr * torch.func.jacrev(loss)(Wt)).numpy()
 
 
+def finite_difference(eps, central):
+    """sgd_step with the gradient estimated from the loss at W nudged by eps, one entry at a time."""
+    def step(W, h, y, lr):
+        def loss(V):
+            return -np.log(softmax(V @ h)[y])
+
+        G = np.zeros_like(W)
+        for c in range(W.shape[0]):
+            for k in range(W.shape[1]):
+                E = np.zeros_like(W)
+                E[c, k] = eps
+                low, width = (W - E, 2 * eps) if central else (W, eps)
+                G[c, k] = (loss(W + E) - loss(low)) / width
+        return W - lr * G
+    return step
+
+
 STEP = {
+    "numerical": "a numerical (finite-difference) gradient",
+    "float32": "your p came out uniform",
     "uphill": "the step goes uphill",
     "no lr": "the learning rate is missing",
     "no softmax": "the softmax is missing",
@@ -291,6 +317,34 @@ def test_step_mistakes_are_named(answer, mistake):
     names_only(message(checks.check_sgd_step, answer), mistake, STEP)
 
 
+@pytest.mark.parametrize("central", [False, True])
+@pytest.mark.parametrize("eps", [10.0**e for e in range(-8, 1)] + [3e-6, 0.03, 0.3])
+def test_a_finite_difference_gradient_is_named(eps, central):
+    """Over eps from 1e-8 to 1, forward and central: the offset case's logits near 1e12 give it away."""
+    names_only(message(checks.check_sgd_step, finite_difference(eps, central)), "numerical", STEP)
+
+
+@pytest.mark.parametrize("answer", [right_step, right_step_by_rows])
+def test_step_right_answers_pass_the_hidden_test(answer):
+    """p - onehot(y), then the chain rule through logit c = sum_k W[c, k] h[k]: the offset case included."""
+    assert hidden_test_passes("05_training_attention", "l05-sgd-test", sgd_step=answer)
+
+
+@pytest.mark.parametrize(("eps", "central"), [(1e-6, False), (1e-4, True), (0.1, True)])
+def test_a_finite_difference_gradient_fails_the_hidden_test(eps, central):
+    answer = finite_difference(eps, central)
+    assert not hidden_test_passes("05_training_attention", "l05-sgd-test", sgd_step=answer)
+
+
+def in_float32(W, h, y, lr):
+    """The right step in float32: the logits' gaps near 1e12 round away, p comes out uniform."""
+    return right_step(W.astype(np.float32), h.astype(np.float32), y, lr)
+
+
+def test_float32_is_named_not_a_finite_difference():
+    names_only(message(checks.check_sgd_step, in_float32), "float32", STEP)
+
+
 def test_backward_works_again_after_the_check():
     """The check refuses backward() only while it runs the learner's function."""
     import torch
@@ -322,12 +376,15 @@ def test_step_named_mistakes_fail_the_hidden_test(answer):
 
 
 # ------------------------------------------------------------------ Exercise 3: d_k = 2 by hand
-def circle(aim=1, rq=5.0, rk=5.0, line=False, flag=0.0, digits=0.0, rows_q=None):
-    """W_Q2, W_K2 (17, 2): letter k's key at angle 2 pi k / 8 (on a line: its cosine only), query ?k aimed at
-    letter k + aim; the flag's key row (flag, 0); the digits' key rows random times ``digits``."""
+def circle(aim=1, rq=3.0, rk=3.0, line=False, flag=0.0, digits=0.0, rows_q=None, step=3):
+    """W_Q2, W_K2 (17, 2): letter k's key in slot step * k (mod 8) of a ring, at angle 2 pi slot / 8 (on a
+    line: its cosine only), query ?k aimed at letter k + aim; the flag's key row (flag, 0); the digits' key
+    rows random times ``digits``. step 3 (or 5) puts each letter's key 135 degrees from the next letter's,
+    step 1 is the alphabetical ring."""
     W_q, W_k = np.zeros((17, 2)), np.zeros((17, 2))
+    angle = [2 * math.pi * (step * k % 8) / 8 for k in range(8)]
     for k in range(8):
-        a, b = 2 * math.pi * k / 8, 2 * math.pi * ((k + aim) % 8) / 8
+        a, b = angle[k], angle[(k + aim) % 8]
         W_k[k] = rk * np.array([math.cos(a), 0.0 if line else math.sin(a)])
         W_q[k] = rq * np.array([math.cos(b), math.sin(b)])
     W_k[16] = [flag, 0.0]
@@ -338,10 +395,18 @@ def circle(aim=1, rq=5.0, rk=5.0, line=False, flag=0.0, digits=0.0, rows_q=None)
 
 
 CIRCLE = {
+    "no prediction": "is still None",
+    "not bool": "should be True or False, not",
+    "prediction": "but you predicted",
     "no answer": "has no value yet",
     "transposed": "rows and columns are swapped",
     "shape": "it should be (d_in, d_k) = (17, 2)",
-    "too small": "the scores are too close together",
+    "alphabetical": "go round in the alphabet's order",
+    "too long": "may be at most 3.2 long",
+    "lengthen": "Lengthen keys and queries towards 3.2",
+    "too small": "as long as allowed, but the scores are too close",
+    "extra row": "only the letter rows should carry keys",
+    "two ahead": "they aim at s+2",
     "line": "lie on one line",
     "itself": "score the asked letter's own key highest",
     "previous": "the letter before the asked one",
@@ -356,17 +421,50 @@ CIRCLE = {
 
 
 def check_circle(answer):
-    checks.check_hand_built(*answer)
+    """``answer``: (W_Q2, W_K2), the prediction False (right), or (prediction, W_Q2, W_K2)."""
+    checks.check_hand_built(*(answer if len(answer) == 3 else (False, *answer)))
 
 
-def circle_hidden(W_q, W_k):
-    return hidden_test_passes(LESSON, "l05-circle-test", W_Q2=W_q, W_K2=W_k)
+def circle_hidden(*answer):
+    prediction, W_q, W_k = answer if len(answer) == 3 else (False, *answer)
+    return hidden_test_passes(LESSON, "l05-circle-test", alphabetical_is_shortest=prediction,
+                              W_Q2=W_q, W_K2=W_k)
 
 
 def test_circle_right_answers(capsys):
-    for answer in (circle(), circle(rq=6.0, rk=3.0), circle(rq=20.0, rk=1.0)):
+    """Two orders round the ring (3 and 5 letters a slot), at different lengths, and queries longer than
+    keys."""
+    for answer in (circle(), circle(step=5, rq=3.2, rk=3.2), circle(rq=3.2, rk=2.9), circle(rq=3.1, rk=3.1)):
         right_answer_passes(check_circle, answer, capsys)
         assert circle_hidden(*answer)
+
+
+def test_the_alphabetical_ring_needs_longer_keys(capsys):
+    """The alphabetical ring reaches 0.9 only at radius about 3.84 (refused: too long, and named); the
+    3-step ring at 2.9, not at 2.85."""
+    right_answer_passes(check_circle, circle(rq=2.9, rk=2.9), capsys)
+    message(check_circle, circle(rq=2.85, rk=2.85))                  # mean weight 0.895: refused
+    assert not circle_hidden(*circle(rq=2.85, rk=2.85))
+    for r in (3.2, 3.84, 5.0):
+        names_only(message(check_circle, circle(step=1, rq=r, rk=r)), "alphabetical", CIRCLE)
+        assert not circle_hidden(*circle(step=1, rq=r, rk=r))
+
+
+def test_a_trained_d_k_2_model_fails_the_length_limit():
+    """Copying W_Q, W_K of the lesson's trained d_k = 2 model (start 0) skips the design: its keys or
+    queries are longer than 3.2, so the check refuses it."""
+    import torch
+
+    from selfattention import tasks
+
+    torch.set_num_threads(1)
+    data = (*tasks.make_lookup_data(2000, seed=1), *tasks.make_lookup_data(500, seed=2))
+    model = tasks.start_model(0, lambda: sa.SelfAttention(tasks.D_IN, 2, d_v=16), 16)
+    tasks.train(model, data)
+    W_q, W_k = (w.weight.detach().T.numpy() for w in (model.attention.W_query, model.attention.W_key))
+    text = message(check_circle, (W_q, W_k))
+    assert "at most 3.2 long" in text or "longest key" in text
+    assert not circle_hidden(W_q, W_k)
 
 
 def swapped_pair():
@@ -379,7 +477,7 @@ def equal_digit_keys():
     """Every digit's key row (6, 0), the flag's key row zero: the question token, which has no digit, keeps
     its own score while every item's score shifts by the same amount, down for queries pointing away from
     (6, 0)."""
-    W_q, W_k = circle()
+    W_q, W_k = circle(step=1, rq=5.0, rk=5.0)   # the alphabetical ring of lesson 04
     W_k[8:16] = [6.0, 0.0]
     return W_q, W_k
 
@@ -407,11 +505,32 @@ def tied_query():
     return W_q, W_k
 
 
+def squashed_ring():
+    """The 3-step ring at the length limit, flattened to half height: the keys crowd together."""
+    W_q, W_k = circle(rq=3.2, rk=3.2)
+    W_k[:8, 1] *= 0.5
+    return W_q, W_k
+
+
+def one_digit_key():
+    """A right ring with digit 1's key row (0.5, 0.3): too long a key, caused by the digit row."""
+    W_q, W_k = circle()
+    W_k[9] = [0.5, 0.3]
+    return W_q, W_k
+
+
+def test_a_short_right_ring_is_not_blamed_on_sqrt_2():
+    for answer in (circle(rq=2.8, rk=2.8), circle(rq=3.2, rk=2.6)):
+        text = message(check_circle, answer)
+        assert "Lengthen keys and queries towards 3.2" in text and "undivided" not in text, text
+    assert "W_K2's row 9 (digit 1) is not zero" in message(check_circle, one_digit_key())
+
+
 @pytest.mark.parametrize("digit_key", [(3.0, 0.0), (-3.0, 0.0), (30.0, 0.0)])
 def test_circle_equal_digit_keys_print_the_weight_on_itself(digit_key):
     """All digit key rows equal: the target still gets about 0.6, so the message prints the question token's
     own weight (about 0.35) instead of saying it looks mostly at itself."""
-    W_q, W_k = circle()
+    W_q, W_k = circle(step=1, rq=5.0, rk=5.0)   # the alphabetical ring of lesson 04
     W_k[8:16] = digit_key
     text = message(check_circle, (W_q, W_k))
     assert "the question token has no digit" in text and "mostly" not in text, text
@@ -419,7 +538,7 @@ def test_circle_equal_digit_keys_print_the_weight_on_itself(digit_key):
 
 
 def test_circle_flag_key_prints_the_weight_on_itself():
-    W_q, W_k = circle()
+    W_q, W_k = circle(step=1, rq=5.0, rk=5.0)
     W_k[16] = [5.0, 5.0]
     text = message(check_circle, (W_q, W_k))
     assert "the flag's key row" in text and "mostly" not in text, text
@@ -438,10 +557,21 @@ def test_circle_zero_query_names_the_wrap_around():
 @pytest.mark.parametrize(
     ("answer", "mistake"),
     [
+        ((None, *circle()), "no prediction"),
+        (("False", *circle()), "not bool"),
+        ((True, *circle()), "prediction"),
         ((None, circle()[1]), "no answer"),
+        (circle(step=1, rq=3.83, rk=3.83), "alphabetical"),
+        (circle(rq=3.5, rk=3.5), "too long"),
+        (circle(rq=2.6, rk=2.6), "lengthen"),
+        (circle(rq=2.8, rk=2.8), "lengthen"),             # right layout, short: not a forgotten sqrt 2
+        (circle(rq=3.2, rk=2.6), "lengthen"),
+        (circle(rq=1.0, rk=1.0), "lengthen"),             # the right directions, scores too close
+        (squashed_ring(), "too small"),                   # at the length limit, keys too close together
+        (one_digit_key(), "extra row"),
+        (circle(aim=2), "two ahead"),
         ((circle()[0].T, circle()[1]), "transposed"),
         ((np.zeros((16, 2)), circle()[1]), "shape"),
-        (circle(rq=1.0, rk=1.0), "too small"),            # the right directions, scores too close
         (circle(line=True), "line"),                      # keys on a line
         (circle(aim=0), "itself"),                        # each query at its own letter: the distractor
         (circle(aim=-1), "previous"),
@@ -460,7 +590,8 @@ def test_circle_mistakes_are_named(answer, mistake):
 
 @pytest.mark.parametrize(
     "answer",
-    [circle(rq=1.0, rk=1.0), circle(line=True), circle(aim=0), circle(aim=-1), circle(flag=60.0),
+    [(True, *circle()), circle(step=1, rq=3.83, rk=3.83), circle(rq=3.5, rk=3.5), circle(rq=2.6, rk=2.6),
+     circle(rq=1.0, rk=1.0), circle(line=True), circle(aim=0), circle(aim=-1), circle(flag=60.0),
      equal_digit_keys(), swapped_pair(), circle(digits=3.0), (circle()[0].T, circle()[1]), zero_query_h(),
      four_directions(), tied_query()],
 )

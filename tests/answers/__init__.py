@@ -16,7 +16,7 @@ from selfattention.coursework import lessons
 HERE = Path(__file__).resolve().parent
 
 
-def answers_for(lesson: Path) -> dict[str, str] | None:
+def answers_for(lesson: Path) -> dict[str, str | tuple[str, ...]] | None:
     """``ANSWERS`` of ``tests/answers/lessonNN.py`` for lesson ``lesson``, or None when there is none."""
     module = HERE / f"lesson{lessons.lesson_number(lesson)}.py"
     if not module.is_file():
@@ -27,17 +27,23 @@ def answers_for(lesson: Path) -> dict[str, str] | None:
     return dict(loaded.ANSWERS)
 
 
-def fill(student: dict, answers: dict[str, str]) -> dict:
+def fill(student: dict, answers: dict[str, str | tuple[str, ...]]) -> dict:
     """A copy of ``student`` (a learner's copy, answers blank) with each code answer's stub replaced by
-    ``answers[grade_id]``, indented as the stub. Raises KeyError for an answer cell with no answer."""
+    ``answers[grade_id]``, indented as the stub; a cell with several stubs takes a tuple, one answer per stub
+    in order. Raises KeyError for an answer cell with no answer."""
     filled = copy.deepcopy(student)
     stub = lessons.CODE_STUB.split("\n")
     for cell in filled["cells"]:
         if not lessons.is_code_answer(cell):
             continue
+        given = answers[lessons.grade_id(cell)]
         lines = lessons.source(cell).split("\n")
-        first = next(i for i, line in enumerate(lines) if line.strip() == stub[0])
-        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-        answer = textwrap.indent(textwrap.dedent(answers[lessons.grade_id(cell)]).strip("\n"), indent)
-        cell["source"] = "\n".join(lines[:first] + [answer] + lines[first + len(stub):])
+        start = 0
+        for part in (given,) if isinstance(given, str) else given:
+            first = next(i for i, line in enumerate(lines) if i >= start and line.strip() == stub[0])
+            indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+            answer = textwrap.indent(textwrap.dedent(part).strip("\n"), indent).split("\n")
+            lines = lines[:first] + answer + lines[first + len(stub):]
+            start = first + len(answer)
+        cell["source"] = "\n".join(lines)
     return filled

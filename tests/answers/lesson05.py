@@ -16,14 +16,15 @@ onehot = np.zeros(len(p))
 onehot[y] = 1.0
 return W - lr * np.outer(p - onehot, h)
 """,
-    # "put the eight letters' keys round a circle and aim each question ?s (its letter's row plus the flag's
-    # row) at the key of the letter after s": keys of length 3, queries of length 6,
-    # the flag's rows left zero.
+    # "every key and question query at most 3.2 long", "the target the top weight", "at least 0.9": the
+    # query ?s must beat the distractor s, so s's key goes far from the key of s + 1. Letter s in slot 5s
+    # (mod 8) of a ring of radius 3.1 puts them 225 degrees apart; each query is the next letter's key.
     "l05-circle-answer": """
+alphabetical_is_shortest = False
 for s in range(8):
-    angle = 2 * math.pi * s / 8
-    W_K2[s] = [3 * math.cos(angle), 3 * math.sin(angle)]
-    after = 2 * math.pi * (s + 1) / 8
-    W_Q2[s] = [6 * math.cos(after), 6 * math.sin(after)]
+    angle = 2 * math.pi * (5 * s % 8) / 8
+    W_K2[s] = [3.1 * math.cos(angle), 3.1 * math.sin(angle)]
+for s in range(8):
+    W_Q2[s] = W_K2[(s + 1) % 8]
 """,
 }

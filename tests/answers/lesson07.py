@@ -4,30 +4,32 @@ See tests/answers/__init__.py: each is graded by the real grader and must get fu
 """
 
 ANSWERS = {
-    # Exercise 1: the scores by hand from head 2's table, then c found by trying values, 0.01 apart.
-    "l07-head2-answer": """
-more_than_estimate = 4 > 2                   # four terms in the softmax's sum, not two: c must be larger
-apple_scores_2 = [0.3, 0.05, 1.5, 2.6]       # [2.0, 0.5] . k_j: 2.0 * 0.1 + 0.5 * 0.2, ...
-c = 1.0
-while sa.softmax(c * np.array(apple_scores_2) / math.sqrt(2))[3] <= 0.9:   # weight on "phones"
-    c += 0.01
-c_phones = round(c, 2)
+    # Exercise 1: z = sum_j alpha_apple,j v_j from head 2's printed row of weights and V; the concatenation
+    # puts head 1 first (features 0-1), then head 2; the output is that row times W_O.
+    "l07-apple-answer": """
+W_O_ex = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, -1]], dtype=float)
+leans_to_tech = True                         # "phones" takes 0.549 and its value is [0.4, 1.2]
+weights = [0.108, 0.09, 0.252, 0.549]        # head 2's row of "apple"
+values = [[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]]   # head 2's V
+z2_apple = [sum(w * v[f] for w, v in zip(weights, values)) for f in range(2)]
+head2_columns = [2, 3]
+row = [0.924, 1.333] + z2_apple             # [z^(1) | z^(2)] for "apple"
+out_apple = [sum(row[r] * W_O_ex[r, c] for r in range(4)) for c in range(4)]
 """,
-    # Exercise 2: the lesson's steps with PyTorch tensors: in_proj in one product cut in three, view and
-    # transpose per head, masked_fill on the keys, then merge and out_proj.
+    # Exercise 2: the lesson's steps in other words: a helper that moves the heads in front of the words,
+    # boolean assignment of -inf on the padding keys, then the merge (the stub gives in_proj and out_proj).
     "l07-split-answer": """
-import torch
+B, T, d_model = X.shape                 # the stub gives Q, K, V (B, T, d_model) and applies out_proj to Z
+d_k = d_model // num_heads
 
 
-def mha_forward(X, W_in, b_in, W_out, b_out, pad, h):
-    X, W_in, b_in, W_out, b_out, pad = (torch.as_tensor(a) for a in (X, W_in, b_in, W_out, b_out, pad))
-    B, T, d_model = X.shape
-    q, k, v = (X @ W_in.T + b_in).chunk(3, dim=-1)          # rows of W_in: W_Q^T, W_K^T, W_V^T
-    q, k, v = (t.view(B, T, h, -1).transpose(1, 2) for t in (q, k, v))
-    scores = q @ k.transpose(-2, -1) / math.sqrt(d_model // h)
-    scores = scores.masked_fill(pad[:, None, None, :], float("-inf"))   # padding keys
-    Z = (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, d_model)
-    return Z @ W_out.T + b_out
+def heads(Y):                           # (B, T, d_model) -> (B, num_heads, T, d_k): heads first
+    return Y.reshape(B, T, num_heads, d_k).swapaxes(1, 2)
+
+
+scores = heads(Q) @ heads(K).swapaxes(-1, -2) / np.sqrt(d_k)          # (B, num_heads, T, T)
+scores[np.broadcast_to(pad[:, None, None, :], scores.shape)] = -np.inf  # padding keys, every head and query
+Z = (sa.softmax(scores, axis=-1) @ heads(V)).swapaxes(1, 2).reshape(B, T, d_model)
 """,
     # Exercise 3: row r of W_O is what concatenated feature r writes; head 2's tech feature is feature 3.
     "l07-mix-answer": """

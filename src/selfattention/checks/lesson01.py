@@ -119,20 +119,20 @@ SENSE_WORD = "palm"
 # Of 3,082 three- and four-word sets from 33 tree words that lift "palm" above chance, 5 escape all six.
 SENSE_CONTROLS = ("oak", "pine", "maple", "bamboo", "cactus", "banana")
 PROBE_COUNT = (3, 6)      # the learner chooses 3 to 6 probe words
-CHANCE_WORDS = 300        # random frequent words the probes' chance level is read from
 NEAR_MISS = 0.05          # "palm" this close under the chance level: related words, but too general
+# Reference rows for naming which sense a failing set points at: a place (Palm Springs, Palm Beach) or the hand.
+PLACE_WORDS = ("florida", "california", "resort", "desert", "miami", "hawaii")
+HAND_WORDS = ("hand", "fingers", "wrist", "thumb", "finger", "hands")
+PLACE_NEAR = 0.3          # the probes' mean row at least this near the place row (and nearer it than the hand's)
 
 
 @lru_cache(maxsize=1)
 def _sense_table() -> tuple[Any, np.ndarray]:
-    """The lesson's table and CHANCE_WORDS random frequent words (seed 0), as unit rows (float64)."""
+    """The lesson's table and the row numbers of its 5,000 frequent words (section 3's ``base.frequent``)."""
     from ..data import cosine_groups, load_static_embeddings
 
     table = load_static_embeddings()
-    frequent = cosine_groups(table, n_random=1).frequent
-    sample = np.random.default_rng(0).choice(frequent, size=CHANCE_WORDS, replace=False)
-    rows = table.vectors[sample].astype(np.float64)
-    return table, rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return table, cosine_groups(table, n_random=1).frequent
 
 
 def _as_probe_words(probes: Any) -> list[str]:
@@ -146,16 +146,17 @@ def _as_probe_words(probes: Any) -> list[str]:
 
 def check_sense_probes(palm_probes: Any) -> None:
     """Exercise 2: 3 to 6 distinct whole words of the table for the hand sense of "palm", such that the sense
-    cosine of "palm" with their mean unit row is above their chance level (the 99th percentile of the cosines of
-    CHANCE_WORDS random frequent words with that mean row) and that of every tree control (SENSE_CONTROLS) is
-    not.
+    cosine of "palm" with their mean unit row is above their chance level (``data.sense_chance_level``: the 99th
+    percentile of that mean row's cosines with the 5,000 frequent words, probes and "palm" left out) and that of
+    every tree control (SENSE_CONTROLS) is not.
 
     Named mistakes: no value, one string, a non-word, a wrong count, a word used twice, a probe that contains
     "palm" (the shortcut: it finds the spelling, not the sense), a control as a probe, a word the table does not
     hold whole, probes that a tree control is near too (the tree sense, tropical or temperate, or words near
     everything), probes "palm" is near but just under the chance level (related, too general), and probes that
-    "palm" is no nearer than chance (unrelated or common words), and filler: a probe that alone does not lift
-    "palm" above its own chance level (one hand word carrying unrelated ones).
+    "palm" is no nearer than chance (unrelated or common words), probes of another sense (a place: Palm Springs),
+    and filler: a probe that alone does not lift "palm" above its own chance level (one hand word carrying
+    unrelated ones), or every probe so (no probe finds the hand sense by itself).
     """
     words = _as_probe_words(palm_probes)
     given = f"palm_probes = {words}"
@@ -177,23 +178,17 @@ def check_sense_probes(palm_probes: Any) -> None:
     if used:
         raise ExerciseError(f"{given} holds {', '.join(repr(w) for w in used)}, a control: the controls must be "
                             "judged by the probes, not be among them.")
-    table, random_unit = _sense_table()
+    table, frequent = _sense_table()
     unknown = [w for w in words if not (w.isalpha() and w in table)]
     if unknown:
         raise ExerciseError(f"{given}: {', '.join(repr(w) for w in unknown)} "
                             f"{'is not a whole word' if len(unknown) == 1 else 'are not whole words'} of the table "
                             "(letters only, held whole, not split into pieces); check with `word in E`.")
-    rows = np.stack([table.vector(w).astype(np.float64) for w in words])
-    mean = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).mean(axis=0)
-    mean /= np.linalg.norm(mean)
-    chance = float(np.percentile(random_unit @ mean, 99))
+    from ..data import mean_unit_row, sense_chance_level, sense_cosine
 
-    def score(word: str) -> float:
-        x = table.vector(word).astype(np.float64)
-        return float(x @ mean / np.linalg.norm(x))
-
-    palm = score(SENSE_WORD)
-    controls = {c: score(c) for c in SENSE_CONTROLS}
+    chance = sense_chance_level(table, frequent, SENSE_WORD, words)
+    palm = sense_cosine(table, SENSE_WORD, words)
+    controls = {c: sense_cosine(table, c, words) for c in SENSE_CONTROLS}
     lifted = {c: s for c, s in controls.items() if s > chance}
     if lifted:
         raise ExerciseError(f"{given}: the tree control{'s' * (len(lifted) > 1)} "
@@ -203,20 +198,32 @@ def check_sense_probes(palm_probes: Any) -> None:
                             "leaves, tropical fruit and beaches, or words near everything) cannot tell the hand "
                             "sense from the tree sense; keep only words of the hand.")
     numbers = f"(palm {palm:+.3f}, chance level of your probes {chance:+.3f})"
+    mean = mean_unit_row(table, words)
+    place, hand = (float(mean @ (m := mean_unit_row(table, ref)) / (np.linalg.norm(mean) * np.linalg.norm(m)))
+                   for ref in (PLACE_WORDS, HAND_WORDS))
+    if palm <= chance and place > max(hand, PLACE_NEAR):
+        raise ExerciseError(f"{given}: the row of \"palm\" stays at or below the chance level of your probes {numbers}. "
+                            f"These words point at another sense of \"palm\": a place (Palm Springs, Palm Beach; "
+                            f"their mean row has cosine {place:+.3f} with places such as Florida and California, "
+                            f"{hand:+.3f} with hand words). The exercise asks for the hand sense.")
     if palm <= chance and chance - palm < NEAR_MISS:
         raise ExerciseError(f"{given}: the row of \"palm\" scores just under the chance level of your probes, "
                             f"by {chance - palm:.3f} {numbers}. These words are related, but too general: many "
-                            "random words are as near them. Choose words that belong to the hand itself.")
+                            "frequent words are as near them. Choose words that belong to the hand itself.")
     if palm <= chance:
-        raise ExerciseError(f"{given}: the row of \"palm\" is no nearer your probes than 1 in 100 random words "
+        raise ExerciseError(f"{given}: the row of \"palm\" is no nearer your probes than 1 in 100 frequent words "
                             f"{numbers}, so these probes find no sense of \"palm\". Words that are common or "
                             "unrelated to the hand pull the mean row toward nothing in particular; choose words "
                             "used where a hand is.")
-    palm_unit = table.vector(SENSE_WORD).astype(np.float64)
-    palm_unit /= np.linalg.norm(palm_unit)
-    alone = {w: (float(palm_unit @ r) / np.linalg.norm(r), float(np.percentile(random_unit @ r, 99)) / np.linalg.norm(r))
-             for w, r in zip(words, rows, strict=True)}
+    alone = {w: (sense_cosine(table, SENSE_WORD, [w]), sense_chance_level(table, frequent, SENSE_WORD, [w]))
+             for w in words}
     filler = {w: sc for w, sc in alone.items() if sc[0] <= sc[1]}
+    if len(filler) == len(words):
+        raise ExerciseError(f"{given}: no probe finds the hand sense by itself. Alone, "
+                            f"{', '.join(f'{w!r} (palm {s:+.3f}, chance {c:+.3f})' for w, (s, c) in filler.items())} "
+                            "each leaves \"palm\" at or below its own chance level; only their mean together passes. "
+                            "Words near the hand in general (skin, body) are not enough: every probe must lift "
+                            "\"palm\" above its own chance level.")
     if filler:
         one = len(filler) == 1
         raise ExerciseError(f"{given}: filler. Alone, {', '.join(f'{w!r} (palm {s:+.3f}, chance {c:+.3f})' for w, (s, c) in filler.items())} "
@@ -225,7 +232,7 @@ def check_sense_probes(palm_probes: Any) -> None:
                             "sense by itself.")
     top = max(controls, key=controls.__getitem__)
     passed(f"your probes pass the test: the sense cosine of \"palm\" is {palm:+.3f}, above their chance level "
-           f"{chance:+.3f} (the 99th percentile of {CHANCE_WORDS} random frequent words), and the highest of the "
+           f"{chance:+.3f} (the 99th percentile over the 5,000 frequent words), and the highest of the "
            f"{len(SENSE_CONTROLS)} tree controls, \"{top}\", scores {controls[top]:+.3f}, below it. "
            "Was your prediction right?")
 

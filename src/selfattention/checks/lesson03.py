@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import sys
 import textwrap
 import tokenize
 from collections.abc import Callable, Sequence
@@ -22,20 +21,18 @@ from ._engine import (
     ExerciseError,
     body_lines,
     check_function,
-    code_names,
-    is_learners,
     learners_functions,
     passed,
     reference_softmax,
     source,
-    stand_ins,
-    used_objects,
 )
 from ._engine import (
     lines_run as count_lines,
 )
+from ._ready_made import ReadyMadeCalled, ready_made, ready_made_blocked
 
-__all__ = ["check_self_attention_batch", "check_masked_row", "check_grows_attends"]
+__all__ = ["check_padding_share", "check_self_attention_batch", "check_padded_batch", "check_masked_row",
+           "check_layer_costs"]
 
 # The lesson's toy vectors; axes: (finance, nature, food, tech).
 _TOY: dict[str, np.ndarray] = {
@@ -169,73 +166,6 @@ def loops_in(fn: Callable[..., Any]) -> bool:
     return counts is not None and len(set(counts)) > 1
 
 
-#: Exercise 1's shortcuts: any function the learner did not write whose name says attention, or the packaged mask.
-_READY_MADE = re.compile(r"attention|^padding_mask$|^causal_mask$", re.I)
-
-
-def ready_made(fn: Callable[..., Any]) -> str | None:
-    """The ready-made attention or mask that ``fn``, or a function of the learner's that it reaches, uses, named
-    as the learner would know it (``sa.scaled_dot_product_attention``, ``torch's scaled_dot_product_attention``),
-    or None. Seen by name in the code (``sa.f(...)``, ``F.f(...)``, ``torch.nn.functional.f(...)``) and by
-    object, also when kept under another name first (``f = sa.scaled_dot_product_attention`` in another cell, a
-    ``functools.partial`` of it). The learner's own functions are not shortcuts, whatever their names, nor is a
-    module (``selfattention.softmax`` is allowed)."""
-    home = getattr(fn, "__module__", None)
-
-    def label(name: str, obj: Any = None) -> str:
-        module = getattr(obj, "__module__", None) or ""
-        if module.startswith("selfattention") or (obj is None and name in ("basic_self_attention",
-                                                                           "scaled_dot_product_attention",
-                                                                           "padding_mask", "causal_mask")):
-            return f"sa.{name}"
-        return f"{module.split('.')[0] or 'a library'}'s {name}"
-
-    for f in learners_functions(fn):
-        code = getattr(f, "__code__", None)
-        if code is None:
-            continue
-        if any(name.startswith("selfattention.checks") for name in code_names(code)):
-            continue  # it imports from the checks: the engine refuses a call of theirs, naming it
-        scope = getattr(f, "__globals__", {})
-        torch_used = "torch" in code_names(code) or any(
-            (getattr(g, "__name__", "") or "").startswith("torch") for g in used_objects(f).values())
-        for name in sorted(code_names(code) - {f.__name__}, key=lambda n: ("mask" in n, n)):   # attention first
-            bound = scope.get(name)
-            if _READY_MADE.search(name) and not is_learners(bound, home) and not isinstance(bound, type(np)):
-                return f"torch's {name}" if torch_used and name != "basic_self_attention" else label(name)
-        for alias, g in sorted(used_objects(f).items(), key=lambda kv: ("mask" in kv[0], kv[0])):
-            g = getattr(g, "func", g)                        # a functools.partial: the function inside
-            name = getattr(g, "__name__", "")
-            if callable(g) and not is_learners(g, home) and isinstance(name, str) and _READY_MADE.search(name):
-                shown = label(name, g)
-                return shown if alias == name else f"{shown} (as {alias})"
-    return None
-
-
-class ReadyMadeCalled(Exception):
-    """Raised by the stand-ins of ready-made attentions and masks while a learner's self_attention_batch runs."""
-
-
-#: Where the ready-made attentions and masks live: module name -> attribute names.
-_READY_MADE_PLACES = {
-    "torch": ("scaled_dot_product_attention",),
-    "torch.nn.functional": ("scaled_dot_product_attention", "multi_head_attention_forward"),
-}
-_SA_READY_MADE = ("basic_self_attention", "scaled_dot_product_attention", "padding_mask", "causal_mask")
-
-
-def ready_made_blocked() -> contextlib.AbstractContextManager[None]:
-    """While the block runs, the ready-made attentions and masks of selfattention (in every module of the
-    package that holds them) and of PyTorch raise ReadyMadeCalled, however the learner's code reached them
-    (``getattr(importlib.import_module(...), "scaled_dot_" + "product_attention")`` included);
-    :func:`~selfattention.checks._engine.stand_ins` does the replacing and puts everything back."""
-    places = [(sys.modules.get(name), attrs) for name, attrs in _READY_MADE_PLACES.items()]
-    places += [(module, _SA_READY_MADE) for name, module in list(sys.modules.items())
-               if (name == "selfattention" or name.startswith("selfattention."))
-               and not name.startswith("selfattention.checks")]
-    return stand_ins(places, ReadyMadeCalled)
-
-
 _READY_MADE_CALLED = (
     "self_attention_batch reached a ready-made attention or mask (of sa or PyTorch) while it ran, by a route "
     "its code does not name: building the (B, T) length mask from lengths and applying it to the scores is the "
@@ -360,6 +290,59 @@ def _padding_mistake(fn: Any, toy: Sequence[np.ndarray], junk: Sequence[np.ndarr
                     "padding may hold anything (here it is not zeros). Use `lengths`: "
                     "np.arange(T) < lengths[:, None] is the (B, T) mask of real words.")
     return generic
+
+
+PAD_WORDS, PAD_T = ("river", "bank"), 5   # Exercise 1 (a): river bank padded with rows of zeros to T = 5
+
+
+def padding_facts(n_pad: int = PAD_T - 2) -> tuple[float, float]:
+    """(total weight of ``n_pad`` padding rows in river's unmasked row of "river bank" + padding, the weight of
+    the one padding row of section 4), from the toy vectors: river (0.1, 1.0, 0, 0), bank (0.7, 0.7, 0, 0).
+    A padding row of zeros scores 0 with every word, so each takes e^0 = 1 against e^omega of the real words."""
+    real = float(np.exp(1.01) + np.exp(0.77))   # river . river = 1.01, river . bank = 0.77
+    return n_pad / (real + n_pad), 1 / (real + 1)
+
+
+def check_padding_share(padding_share: Any) -> None:
+    """Exercise 1 (a), predicted by hand: with no mask, the total weight river's row gives the PAD_T - 2 = 3
+    padding rows of "river bank" padded to T = PAD_T; from section 4's unmasked row (0.465, 0.366, 0.169):
+    3 x 0.169 / (0.465 + 0.366 + 3 x 0.169) = 0.379. Refuses anything but one number; names the typical
+    mistakes (one padding row's weight, three of them not renormalised, each row's share, 0, 3/5, two rows)."""
+    if padding_share is None or padding_share is Ellipsis:
+        raise ExerciseError("padding_share has no value yet: replace None with your prediction, one number.")
+    if isinstance(padding_share, (str, bytes)):
+        raise ExerciseError(f"padding_share = {padding_share!r:.40} is text: give a number, not a string in quotes.")
+    try:
+        x = np.asarray(padding_share, dtype=float)
+    except (TypeError, ValueError):
+        raise ExerciseError(f"padding_share should be one number, but it is a {type(padding_share).__name__}.") \
+            from None
+    if x.size != 1 or not np.isfinite(x).all():
+        raise ExerciseError(f"padding_share should be one finite number; it has shape {x.shape}.")
+    got = float(x.reshape(()))
+    share, one = padding_facts()
+    if abs(got - share) <= ROUNDED:
+        passed(f"three padding rows take {share:.3f} of river's row without a mask (one took {one:.3f}): each "
+               f"scores 0 with every word, e^0 = 1, so the more padding a sentence gets in its batch, the more "
+               f"weight goes to it. Your mask must make a sentence's rows independent of that.")
+        return
+    mistakes = [
+        (one, f"{one:.3f} is the weight of section 4's one padding row; with three, each still scores 0 (e^0 = 1) "
+              "against the same real scores, so together they take more."),
+        (3 * one, f"you tripled {one:.3f} without renormalising: with three padding rows the row's sum grows, and "
+                  "every weight, the padding's included, is divided by the new sum."),
+        (share / 3, "that is each padding row's weight; padding_share asks for the three together."),
+        (0.0, "without a mask the padding is not ignored: a row of zeros scores 0, and e^0 = 1."),
+        (3 / 5, "3/5 assumes equal weights, but river scores itself 1.01 and bank 0.77, the padding 0."),
+        (padding_facts(2)[0], "that is two padding rows: river bank padded to T = 5 has three."),
+        (1 - share, "that is what the real words keep; padding_share is the padding's part."),
+    ]
+    for value, said in mistakes:
+        if abs(got - value) <= ROUNDED:
+            raise ExerciseError(f"padding_share = {got:.3f}: {said}")
+    raise ExerciseError(f"padding_share = {got:.3f} is not it. Each padding row takes e^0 = 1 against e^1.01 (river) "
+                        "and e^0.77 (bank); or start from section 4's row (0.465, 0.366, 0.169) and add two more "
+                        "rows like the padding's, then renormalise.")
 
 
 def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
@@ -538,6 +521,21 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
            "the hundreds too.")
 
 
+def check_padded_batch(padding_share: Any, self_attention_batch: Callable[[np.ndarray, np.ndarray], Any]) -> None:
+    """Exercise 1, both parts: :func:`check_padding_share` on (a) and :func:`check_self_attention_batch` on (b),
+    each run whatever the other finds, so that (b) gets its feedback while (a) is still wrong. Prints each part
+    that passes; raises one ExerciseError naming every part that does not."""
+    wrong = []
+    for part, check, answer in (("(a)", check_padding_share, padding_share),
+                                ("(b)", check_self_attention_batch, self_attention_batch)):
+        try:
+            check(answer)
+        except ExerciseError as error:
+            wrong.append(f"{part} {error}")
+    if wrong:
+        raise ExerciseError("\n".join(wrong))
+
+
 # --------------------------------------------------------------------------- exercise 2
 #: Exercise 2's sentence and the row read: flows' row in "a river bank flows" when no word may attend to itself.
 ROW_SENTENCE, ROW_WORD = ("a", "river", "bank", "flows"), "flows"
@@ -612,8 +610,6 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
          "Asked: flows' row, the weights flows gives each word."),
         (hide_a, "flows_row hides a, not flows: the mask is on the diagonal, and flows' diagonal score is its "
          "score with itself."),
-        (np.array([1, 1, 1, 0]) / 3, "flows_row gives the three other words equal weights: the mask removes "
-         f"one weight, but the scores ({scores}) still decide the rest."),
         (plain[k] + plain[k, k] / 3 * (np.arange(4) != k) - plain[k, k] * (np.arange(4) == k),
          f"flows_row shares flows' unmasked weight, {plain[k, k]:.3f}, out equally, adding {plain[k, k] / 3:.3f} "
          f"to each other weight: the mask shares it out in proportion, each other weight divided by "
@@ -647,6 +643,9 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     for value, text in near:
         if np.allclose(got, value, atol=2e-3):
             raise ExerciseError(text)
+    if np.allclose(got, np.array([1, 1, 1, 0]) / 3, rtol=0, atol=ROUNDED):   # 0.33 each, rounded
+        raise ExerciseError("flows_row gives the three other words equal weights: the mask removes one weight, "
+                            f"but the scores ({scores}) still decide the rest.")
     if np.allclose(np.sort(got), np.sort(right), rtol=0, atol=ROUNDED):
         raise ExerciseError(f"flows_row = {_fmt(got)} holds the right weights in the wrong order: write them "
                             f"in the sentence's order, a, river, bank, flows ({', '.join(ROW_SENTENCE)}).")
@@ -671,7 +670,11 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
     if np.allclose(got, np.where(np.arange(4) == k, 0.0, omega[k]), rtol=0, atol=ROUNDED):
         raise ExerciseError(f"flows_row = {_fmt(got)} is flows' scores with its own set to 0, not weights: "
                             "the softmax of the masked scores turns them into weights.")
-    off = np.abs(got - right) > ROUNDED
+    off = (np.abs(got - right) > ROUNDED) & (np.abs(got - by_hand) > ROUNDED)   # outside both roundings
+    if np.all(np.abs(got - right) <= 0.02) and not off.any():
+        raise ExerciseError(f"flows_row = {_fmt(got)}: each weight is within rounding of flows' masked row, "
+                            "but some follow the exact row and some the 3-decimal one: work all four from the "
+                            "same numbers.")
     if np.all(np.abs(got - right) <= 0.02):
         words = " and ".join(f"{w} ({got[i]:g})" for i, w in enumerate(ROW_SENTENCE) if off[i])
         raise ExerciseError(f"flows_row = {_fmt(got)} is close, but the weight of {words} is further from flows' "
@@ -716,149 +719,90 @@ def _check_growth(growth: Any, taken: float) -> None:
 
 
 # --------------------------------------------------------------------------- exercise 3
-#: Exercise 3's sentence: "money grows" and then the learner's word; the row read is that of "grows", a short
-#: vector (|grows| = 0.592) that already gives money more weight than itself.
-DESIGN_SENTENCE, DESIGN_WORD = ("money", "grows"), "grows"
-#: How far above the shortest vector that takes half of grows' row a right answer may be.
-SHORTEST_TOLERANCE = 0.005
-#: The least cosine with grows' direction a right answer may have: the shortest vector points along grows.
-ALONG = 0.999
-#: The weight that counts as half of the row: 0.5 to three decimals, so a vector rounded to 3 decimals passes.
-HALF = 0.4995
+#: Exercise 3's layer: a sentence of COST_T words, vectors of COST_D numbers (d = d_model).
+COST_T, COST_D = 300, 48
 
 
-def _apart(a: float, b: float) -> str:
-    """'a > b' with enough decimals (3 to 8) that the two numbers printed differ."""
-    for places in range(3, 9):
-        if f"{a:.{places}f}" != f"{b:.{places}f}":
-            break
-    return f"{a:.{places}f} > {b:.{places}f}"
-
-
-def check_grows_attends(x_new: Any) -> None:
-    """Exercise 3: the shortest toy vector x_new (4,) after "money grows" that gets at least half of grows' weight.
-
-    The row of "grows" in the sentence (money, grows, new word) depends only on the three scores
-    grows . money = 0.53, grows . grows = 0.35 and omega = grows . x_new; half the row needs e^omega >= e^0.53 + e^0.35,
-    omega = 1.137, and the shortest such x_new points along grows with length omega / |grows| = 1.922, over three times
-    |grows| = 0.592. A right answer takes half the row (HALF = 0.4995 or more), points along grows
-    (cos theta >= ALONG) and is at most SHORTEST_TOLERANCE longer than that; the message says what is wrong.
-    """
-    if x_new is None or x_new is Ellipsis:
-        raise ExerciseError("x_new has no value yet: replace `...`/None with an array of 4 numbers.")
-    if isinstance(x_new, str) or (isinstance(x_new, (list, tuple, np.ndarray)) and any(
-            isinstance(v, str) for v in np.ravel(np.asarray(x_new, dtype=object)))):
-        raise ExerciseError(f"x_new = {x_new!r:.60} holds text: x_new should be 4 numbers (finance, nature, food, "
-                            "tech), not strings in quotes.")
+def _count(name: str, value: Any) -> float:
+    """``value`` as one whole number (a count), or an ExerciseError that says what it is instead."""
+    if value is None or value is Ellipsis:
+        raise ExerciseError(f"{name} has no value yet: replace None with a number.")
+    if isinstance(value, (str, bytes)):
+        raise ExerciseError(f"{name} = {value!r:.40} is text: give a number, not a string in quotes.")
     try:
-        v = np.asarray(x_new.detach().cpu().numpy() if hasattr(x_new, "detach") else x_new, dtype=float)
+        x = np.asarray(value.detach().cpu().numpy() if hasattr(value, "detach") else value, dtype=float)
     except (TypeError, ValueError):
+        raise ExerciseError(f"{name} should be one number, but it is a {type(value).__name__}.") from None
+    if x.size != 1:
+        raise ExerciseError(f"{name} has shape {x.shape}; it should be one number.")
+    v = float(x.reshape(()))
+    if not np.isfinite(v):
+        raise ExerciseError(f"{name} is not finite ({v}); give an ordinary number.")
+    if abs(v - round(v)) > 1e-9 * max(1.0, abs(v)):
         raise ExerciseError(
-            f"x_new should be 4 numbers (finance, nature, food, tech), but it is a {type(x_new).__name__}: "
-            f"{x_new!r:.80}"
-        ) from None
-    if v.shape != (4,):
-        raise ExerciseError(
-            f"x_new has shape {v.shape}; it should be one toy vector of shape (4,): finance, nature, food, tech."
-        )
-    if not np.isfinite(v).all():
-        raise ExerciseError("x_new contains NaN or infinite values; use ordinary finite numbers.")
-    other, word = DESIGN_SENTENCE
-    focus = _TOY[word]
-    pos = word + ("'" if word.endswith("s") else "'s")    # grows'
-    X = np.vstack([_TOY[other], focus, v])                 # (3, 4)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = X @ focus                                 # (3,): grows . money, grows . grows, grows . x_new
-        length = float(np.linalg.norm(v))
-    if not np.isfinite(scores).all() or not np.isfinite(length):
-        raise ExerciseError(
-            f"x_new is so long that {word} . x_new overflows ({scores[2]}); numbers below 10 are plenty."
-        )
-    weights = reference_softmax(scores)
-    lead, own, score = float(scores[0]), float(scores[1]), float(scores[2])
-    norm = float(np.linalg.norm(focus))                    # 0.592
-    needed = float(np.logaddexp(lead, own))                # the score that takes exactly half: 1.137
-    shortest = needed / norm                               # its length along grows: 1.922
-    said = (f"{pos} scores are {_fmt(scores)} ({other}, {word}, your word), so its weights are "
-            f"{_fmt(weights)}.")
-    cos = score / (length * norm) if length > 0 else 0.0
-    if weights[2] >= HALF and cos >= ALONG and length <= shortest * (1 + SHORTEST_TOLERANCE):
-        passed(f"{said} Your word takes {weights[2]:.3f} of {pos} weight with |x_new| = {length:.3f}. "
-               f"Half the row needs e^omega = e^{lead:.2f} + e^{own:.2f}, omega = {needed:.3f}; along {word} that "
-               f"is a length omega / |{word}| = {shortest:.3f}, {shortest / norm:.1f} times {pos} own length "
-               f"({norm:.3f}): a short word's scores are small, so the word it looks at must be long.")
-        return
-    if cos > ALONG:                                        # along grows: which wrong number was used?
-        summed = lead + own                                # 0.88: the scores added, not their e^score
-        exps = float(np.exp(lead) + np.exp(own))           # 3.118: e^omega itself, the log forgotten
-        then = f"Then find the length along {word} that gives that score."
-        if abs(score - exps) <= 0.005 * exps or abs(length - exps) <= 0.003 * exps:
-            which = (f"your word's score is {score:.3f}" if abs(score - exps) <= 0.005 * exps
-                     else f"x_new's length is {length:.3f}")
-            raise ExerciseError(
-                f"you forgot the log: {which}, the value of e^omega itself. e^omega must equal e^{lead:.2f} + "
-                f"e^{own:.2f} = {exps:.3f}, so omega is the log of that sum, not the sum itself. "
-                f"{said} {then}")
-        if any(abs(x - summed) <= 0.005 * summed for x in (score, length)):
-            raise ExerciseError(
-                f"you added the scores, {lead:.2f} + {own:.2f} = {summed:.2f}: weights go by e^score, not by the "
-                f"score, so adding scores does not add their shares of the row. {said}")
-        three = float(np.logaddexp.reduce([lead, own, float(_TOY["bank"] @ focus)]))   # bank counted too
-        if abs(length - three / norm) <= 0.004 * three / norm:
-            raise ExerciseError(
-                f"x_new has length {length:.3f}, the length that takes half of {pos} row in \"money bank grows\": "
-                f"you counted bank's score too. The sentence is \"{other} {word}\" and then your word, so half "
-                f"the row needs e^omega = e^{lead:.2f} + e^{own:.2f} only. {said}")
-        if abs(length - needed) <= 0.004 * needed:
-            raise ExerciseError(
-                f"x_new points along {word} with length {length:.3f}, the score omega = {needed:.3f} itself: you "
-                f"took the score for the length. {said} The score is a dot product, x_{word} . x_new = "
-                f"|x_{word}| |x_new| cos theta = {norm:.3f} |x_new| along {word}, so the length must be omega "
-                f"divided by |x_{word}|.")
-        if abs(length - needed * norm) <= 0.004 * needed * norm:
-            raise ExerciseError(
-                f"x_new is {pos} own vector times omega = {needed:.3f} (length {length:.3f}): you scaled "
-                f"x_{word}, whose length is {norm:.3f}, not its unit vector, so the score is omega |x_{word}|^2 = "
-                f"{score:.3f}, not omega. {said} Along {pos} direction the score is |x_{word}| |x_new|, so "
-                f"|x_new| must be omega divided by |x_{word}|.")
-    if weights[2] >= HALF:
-        if cos < ALONG:
-            raise ExerciseError(
-                f"x_new takes half of {pos} row, but it is not along {pos} direction (cos theta = "
-                f"{cos:.3f}, below {ALONG}): the part off {pos} direction adds length and no score. {said} "
-                f"The shortest vector for a given score x_{word} . x_new points along {word}.")
-        raise ExerciseError(
-            f"x_new takes half of {pos} row, but it is longer than it needs to be: |x_new| = {length:.3f}, "
-            f"more than {SHORTEST_TOLERANCE:.1%} above the shortest vector that does it. {said} Work out the "
-            "score omega that gives your word exactly half (its e^omega against the other two), then the "
-            f"length along {word} that gives that score; if you round, keep 3 decimals and round up.")
-    if np.allclose(v, focus):
-        raise ExerciseError(
-            f"x_new is {pos} own vector: a tie with {pos} own score ({own:.3f}), and {other}'s "
-            f"{lead:.3f} is higher still. {said} Your word needs a projection on {pos} direction, "
-            "|x_new| cos(theta), much longer than that.")
-    if score <= 0:
-        raise ExerciseError(
-            f"x_new points away from {word} or across it ({word} . x_new = {score:.3f} <= 0). {said} Point "
-            f"it along {word}: the shortest vector for a given score does.")
-    if cos < ALONG:
-        raise ExerciseError(
-            f"x_new is not along {pos} direction (cos theta = {cos:.3f}) and takes {weights[2]:.3f} of "
-            f"{pos} row, less than half. {said} Fix the direction first: the part across {word} adds length "
-            f"and no score, so the shortest vector for a given score x_{word} . x_new points along {word}; "
-            "then find the length that gives the score you need.")
-    if score <= lead:
-        raise ExerciseError(
-            f"x_new is too short: {word} . x_new = {score:.3f} is not above the row's "
-            f"largest score, {other}'s {lead:.3f}. {said} Its projection on {pos} direction, |x_new| "
-            f"cos(theta) = {score / norm:.3f}, is not even as long as {other}'s ({lead / norm:.3f}), which "
-            f"already beats {pos} own length ({norm:.3f}).")
-    if weights[2] >= 0.49:
-        raise ExerciseError(
-            f"x_new is just short: it takes {weights[2]:.5f} of {pos} weight, below one half (0.4995 "
-            f"counts). {said} The length along {word} must reach omega / |{word}|, with omega the score that takes "
-            "exactly half: if you rounded, round up.")
-    raise ExerciseError(
-        f"x_new now has {pos} largest score ({_apart(score, lead)}) but only {weights[2]:.4f} of its "
-        f"weight, below one half: the other two words still share the rest. {said} Its score omega must make e^omega "
-        "as large as the other two words' e^score together.")
+            f"{name} = {v:g} is not a whole number: a count of multiply-adds (or of words) is a whole number, "
+            "which a timing, or a ratio of timings, cannot give. Count from the shapes instead.")
+    return float(round(v))
+
+
+def check_layer_costs(attention_madds: Any, recurrent_madds: Any, T_equal: Any) -> None:
+    """Exercise 3: one layer's multiply-adds for T = COST_T words of d = COST_D numbers, and the break-even T.
+
+    attention_madds: those of X X^T (T x T dot products of length d) and A X (T rows, each a sum of T vectors of
+    length d): 2 T^2 d; the softmax has exponentials and divisions, no multiply-adds. recurrent_madds: T steps, each
+    h_{t-1} W_h with W_h of shape (d, d): T d^2. T_equal: where 2 T^2 d = T d^2, T = d / 2. Each known mistake
+    (one product only, T d for T^2 d, T and d swapped, the softmax counted, one step only, an input projection
+    x_t W_x counted, the factor 2 dropped) is named.
+    """
+    T, d = COST_T, COST_D
+    a = _count("attention_madds", attention_madds)
+    r = _count("recurrent_madds", recurrent_madds)
+    t = _count("T_equal", T_equal)
+    given = f"(T = {T}, d = {d})"
+    attention = {
+        T * T * d: "you counted only one of the two products: X X^T costs T^2 d multiply-adds, and A X, "
+                   "T rows each summing T vectors of length d, costs as much again.",
+        T * d: "you counted T d instead of T^2 d: X X^T has T x T entries, not T, each a dot product of length d.",
+        2 * T * d: "you counted T d instead of T^2 d for each product: X X^T has T x T entries, not T, each a "
+                   "dot product of length d.",
+        T * d * d: "you mixed up T and d: T d^2 is the recurrent layer's count; attention's entries are T x T "
+                   "dot products of length d.",
+        2 * T * d * d: "you mixed up T and d: attention's score matrix is T x T, with dot products of length d, "
+                       "not d x d.",
+        2 * T * T * d + T * T: "you counted the softmax: its T^2 exponentials and divisions are not "
+                               "multiply-adds; count only the two matrix products.",
+        T * T * d + T * T: "you counted the softmax, and only one of the two products: count the multiply-adds "
+                           "of X X^T and of A X.",
+    }
+    if a != 2 * T * T * d:
+        raise ExerciseError(f"attention_madds = {a:,.0f} {given}: " + attention.get(
+            a, "that is not the count. X X^T: how many entries, and how many multiply-adds each? Then A X: "
+               "how many rows, each a sum of how many vectors of which length?"))
+    recurrent = {
+        d * d: "you counted one step: the layer takes T steps, each multiplying h_{t-1} by W_h.",
+        T * d: "each step multiplies h_{t-1} (d numbers) by W_h, a d x d matrix: d^2 multiply-adds per "
+               "step, not d.",
+        T * T * d: "you mixed up T and d: the recurrent layer does T products of a d-vector with a d x d "
+                   "matrix.",
+        T * d * d + T * d: "you counted the additions of x_t: adding x_t is T d additions, not multiply-adds; "
+                           "count the T products h_{t-1} W_h.",
+        2 * T * d * d: "that counts an input projection x_t W_x too: this exercise counts h_{t-1} W_h only, as "
+                       "the table does.",
+    }
+    if r != T * d * d:
+        raise ExerciseError(f"recurrent_madds = {r:,.0f} {given}: " + recurrent.get(
+            r, "that is not the count. How many steps, and how many multiply-adds in one product h_{t-1} W_h?"))
+    equal = {
+        d: "you dropped the factor 2: T = d is where T^2 d = T d^2, the table's O(.) comparison, but the count "
+           "is 2 T^2 d (two products).",
+        2 * d: "the factor 2 is on the wrong side: solve 2 T^2 d = T d^2 for T.",
+        T: "T_equal is the length at which the two counts are equal, not the T of the first two answers.",
+        d * d / 2: "divide both sides of 2 T^2 d = T d^2 by T d, not by T^2: T is left on one side.",
+    }
+    if t != d / 2:
+        raise ExerciseError(f"T_equal = {t:g}: " + equal.get(
+            t, f"that is not where the counts meet. Write both counts for a general T with d = {d}, set them "
+               "equal and solve for T."))
+    passed(f"attention {a:,.0f} against recurrent {r:,.0f} multiply-adds at T = {T}: {a / r:.1f} times as many. "
+           f"They are equal at T = d / 2 = {t:g}; above it attention does more work, in one sequential step "
+           f"instead of T.")

@@ -1,5 +1,5 @@
 """Checks for lesson 05 (training attention): predict two cross-entropy losses, take one gradient step by hand,
-build attention with d_k = 2 by hand.
+design attention with d_k = 2 and the shortest keys by hand.
 
 Every check's own inputs make each named mistake give a result different from the right answer and from
 every other named mistake: no square weight matrix where a transpose could hide (one square case on purpose,
@@ -28,6 +28,9 @@ def _number(got: Any, name: str) -> float:
     if got is None or got is Ellipsis:
         raise ExerciseError(f"{name} has no value yet: work it out by hand and write it there (an expression "
                             f"such as np.log(2) is fine).")
+    if isinstance(got, (str, bytes)):
+        raise ExerciseError(f"{name} is the text {got!r}, not a number: write the number or an expression "
+                            f"such as np.log(2), without quotes.")
     try:
         value = float(np.asarray(got.detach() if hasattr(got, "detach") else got, dtype=float))
     except (TypeError, ValueError):
@@ -54,6 +57,7 @@ def check_loss_predictions(loss_equal_logits: Any, loss_leaning_wrong: Any) -> N
         "that is -log(1/4): the softmax runs over all 8 logits of the readout, not over the 4 digits in the "
         "sequence.": math.log(4),
         "that is p_y, the probability of the right digit; the loss is -log p_y.": 1 / 8,
+        "that is 1 - p_y; the loss is -log p_y, the logarithm of the right digit's probability.": 1 - 1 / 8,
         "the sign is wrong: p_y is below 1, so log p_y is negative and the loss -log p_y is positive.":
             -math.log(8),
         "equal logits do not give a loss of 0: a loss of 0 needs p_y = 1.": 0.0,
@@ -72,6 +76,9 @@ def check_loss_predictions(loss_equal_logits: Any, loss_leaning_wrong: Any) -> N
         "digit has logit 0.": math.log(1 + 7 * math.exp(-2)),
         "that is p_y, the probability of the right digit; the loss is -log p_y.": p_y,
         "that is 1/p_y; the loss is -log p_y.": 1 / p_y,
+        "that is 1 - p_y; the loss is -log p_y, the logarithm of the right digit's probability.": 1 - p_y,
+        "that is the loss in log base 10; the cross-entropy uses the natural logarithm (np.log).":
+            math.log10(math.exp(2) + 7),
         "the sign is wrong: the loss -log p_y is positive.": -right_lean,
         "that is the loss of equal logits; these logits are not equal (2 on one wrong digit).": right_equal,
         "that is the loss in log base 2; the cross-entropy uses the natural logarithm (np.log).":
@@ -110,14 +117,69 @@ def _sgd_reference(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> np.ndarra
 def _sgd_cases() -> list[tuple[np.ndarray, np.ndarray, int, float]]:
     """(W, h, y, lr): a square W (4, 4), where an outer product in the wrong order runs; W (8, 3) with 8
     logits as in the lesson; and W (5, 3) with logits in the hundreds, where np.exp overflows unless each
-    row's maximum is subtracted. No lr is 1, 0.5 or 2: with those, a missing lr, a step twice too large and a
+    row's maximum is subtracted; last, logits near 1e12 (:func:`_sgd_offset_case`), out of reach of a
+    finite-difference gradient. No lr is 1, 0.5 or 2: with those, a missing lr, a step twice too large and a
     halved step would give the right answer or each other's."""
     rng = np.random.default_rng(5)
     return [
         (rng.normal(size=(4, 4)), rng.normal(size=4), 2, 0.3),
         (rng.normal(size=(8, 3)), rng.normal(size=3), 5, 0.1),
         (rng.normal(size=(5, 3)) * 600, rng.normal(size=3), 1, 0.01),
+        _sgd_offset_case(),
     ]
+
+
+def _sgd_offset_case() -> tuple[np.ndarray, np.ndarray, int, float]:
+    """(W (4, 3), h (3,), y, lr) whose logits are 1e12 plus small gaps: p - onehot(y) from a stable softmax is
+    exact, but a loss evaluated at W + eps moves only in steps of about 1e-4 (the spacing of floats near 1e12),
+    so every finite-difference gradient, forward or central, eps from 1e-8 to 1, is off by 5e-4 or more of
+    the gradient. Every entry is a multiple of 1/64, so W @ h is exact whatever the order of the sum."""
+    W = np.array([[1e12, 0.0, 0.25], [1e12, 0.5, -0.5], [1e12, 1.0, 0.5], [1e12, 0.25, 0.0]])
+    return W, np.array([1.0, 0.75, -0.5]), 2, 0.3
+
+
+def _gradient_error(case: tuple[np.ndarray, np.ndarray, int, float], got: Any) -> float:
+    """The largest error of the gradient that ``got`` implies, (W - got) / lr, over the largest right entry,
+    in the columns of W below 1e6 (the offset case's first column is 1e12); inf where ``got`` cannot be read."""
+    W, h, y, lr = case
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return math.inf
+    if got.shape != W.shape or not np.all(np.isfinite(got)):
+        return math.inf
+    cols = np.abs(W).max(0) < 1e6
+    G, right = ((W - v)[:, cols] / lr for v in (got, _sgd_reference(*case)))
+    return float(np.abs(G - right).max() / np.abs(right).max())
+
+
+def _lost_the_gaps(case: tuple[np.ndarray, np.ndarray, int, float], got: Any) -> bool:
+    """True if ``got`` on the offset case is the step with p uniform, as when float32 rounds the logits'
+    gaps away: its gradient within 1e-3 of (1/C - onehot(y)) h^T in the columns below 1e6."""
+    W, h, y, lr = case
+    uniform = W - lr * np.outer(np.full(len(W), 1 / len(W)) - np.eye(len(W))[y], h)
+    try:
+        return bool(_gradient_error((W, h, y, lr), got) > 1e-3
+                    and np.allclose(np.asarray(got, dtype=float)[:, 1:], uniform[:, 1:], rtol=1e-3, atol=1e-6))
+    except (TypeError, ValueError):
+        return False
+
+
+def _looks_numerical(cases: list[tuple[np.ndarray, np.ndarray, int, float]], got: list[Any]) -> bool:
+    """True if the answers ``got`` to the first and the offset (last) case look like W - lr * a
+    finite-difference gradient: W moved on the first case, the offset result is wrong but no named mistake
+    (nor a softmax that lost the gaps, p uniform), and its gradient is zero (eps lost in rounding), within
+    half the right one, or the first case's is within a fifth of the right one."""
+    (W1, *_), (W, h, y, lr) = cases[0], cases[-1]
+    if np.array_equal(np.asarray(got[0], dtype=float), W1):
+        return False
+    uniform = W - lr * np.outer(np.full(len(W), 1 / len(W)) - np.eye(len(W))[y], h)
+    steps = [_sgd_reference(W, h, y, lr), uniform, *_sgd_mistakes(W, h, y, lr).values()]
+    last = _gradient_error(cases[-1], got[-1])
+    if not math.isfinite(last) or any(np.allclose(got[-1], s, rtol=1e-6, atol=1e-9) for s in steps):
+        return False
+    zero = np.array_equal(np.asarray(got[-1], dtype=float)[:, 1:], W[:, 1:])
+    return zero or last < 0.5 or _gradient_error(cases[0], got[0]) < 0.2
 
 
 def _sgd_mistakes(W: np.ndarray, h: np.ndarray, y: int, lr: float) -> dict[str, np.ndarray]:
@@ -188,9 +250,25 @@ def _no_autograd() -> Iterator[None]:
 
 def check_sgd_step(sgd_step: Callable[..., Any]) -> None:
     """Exercise 2: sgd_step(W, h, y, lr) -> W - lr * outer(softmax(W h) - onehot(y), h)."""
+    cases = _sgd_cases()
     with _no_autograd(), np.errstate(over="ignore", invalid="ignore"):
+        try:   # first the offset case: a finite-difference answer is named there, however it does elsewhere
+            got = [sgd_step(W.copy(), h.copy(), y, lr) for W, h, y, lr in (cases[0], cases[-1])]
+            numerical, uniform = _looks_numerical(cases, got), _lost_the_gaps(cases[-1], got[-1])
+        except Exception:  # noqa: BLE001 - check_function below words the crash
+            numerical = uniform = False
+        if uniform:
+            raise ExerciseError("on logits near 1e12 (W of shape (4, 3), first column 1e12) your p came out "
+                                "uniform: the gaps between the logits were lost in rounding, as in float32 (7 "
+                                "digits). Keep W and h in float64, NumPy's default, and take p from sa.softmax.")
+        if numerical:
+            raise ExerciseError("sgd_step looks like a numerical (finite-difference) gradient: it nudges W and "
+                                "measures how the loss changes. On logits near 1e12 (W of shape (4, 3), first "
+                                "column 1e12) a nudge small enough to be accurate is lost in rounding, and one "
+                                "large enough to register is inaccurate. Derive it: start from p - onehot(y), "
+                                "then the chain rule through logit c = sum_k W[c, k] h[k].")
         check_function(
-            sgd_step, _sgd_reference, _sgd_cases(), "sgd_step",
+            sgd_step, _sgd_reference, cases, "sgd_step",
             describe=lambda c: f"W of shape {c[0].shape}, h of shape {c[1].shape}, y = {c[2]}, lr = {c[3]}",
             mistakes=lambda c: _sgd_mistakes(*c), rtol=1e-6, atol=1e-9,
         )
@@ -222,10 +300,69 @@ def _question_weights(W_q: np.ndarray, W_k: np.ndarray, X: np.ndarray) -> np.nda
     return reference_softmax(scores)
 
 
-def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
-    """Exercise 3: W_Q2, W_K2 (17, 2) with which the question token gives the target the top weight in all 500
-    held-out sequences, and on average at least 0.9 of its attention (scores divided by sqrt(2), as in
-    sa.SelfAttention); the values are the items' digits, the answer the digit with the most weight."""
+_MAX_LENGTH = 3.2                            # the longest key or query allowed
+
+
+def _lengths(W_q: np.ndarray, W_k: np.ndarray, X: np.ndarray) -> tuple[float, float]:
+    """The longest key (any token's x_j W_K2) and the longest question query (x_? W_Q2) in X (n, 5, 17)."""
+    keys = np.linalg.norm(X @ W_k, axis=-1)                    # (n, 5)
+    queries = np.linalg.norm(X[:, -1] @ W_q, axis=-1)          # (n,)
+    return float(keys.max()), float(queries.max())
+
+
+def _alphabetical(keys: np.ndarray) -> bool:
+    """The eight letter keys (8, 2) go round the origin in the alphabet's order (either way round)."""
+    if np.any(np.linalg.norm(keys, axis=1) < 1e-9):
+        return False
+    order = np.argsort(np.arctan2(keys[:, 1], keys[:, 0]))     # letters by angle
+    steps = {int((b - a) % _N_SYM) for a, b in zip(order, np.roll(order, -1), strict=True)}
+    return steps in ({1}, {_N_SYM - 1})
+
+
+def _alphabetical_radius() -> float:
+    """The shortest length (to 0.01, rounded up) at which the alphabetical ring, letter k's key at angle
+    2 pi k / 8 and query ?k the key of k + 1, each that long, gives the target 0.9 on the held-out data."""
+    X, _, target = _held_out()
+    angle = 2 * np.pi * np.arange(_N_SYM) / _N_SYM
+    ring = np.zeros((_D_IN, 2))
+    ring[:_N_SYM] = np.stack([np.cos(angle), np.sin(angle)], axis=1)   # (8, 2) unit keys
+    lo, hi = 0.0, 20.0
+    while hi - lo > 1e-4:
+        r = (lo + hi) / 2
+        W_k = r * ring
+        W_q = np.zeros_like(W_k)
+        W_q[:_N_SYM] = np.roll(W_k[:_N_SYM], -1, axis=0)
+        lo, hi = (lo, r) if _on_target(W_q, W_k, X, target)[1] >= _MIN_WEIGHT else (r, hi)
+    return math.ceil(hi * 100) / 100
+
+
+def _on_target(W_q: np.ndarray, W_k: np.ndarray, X: np.ndarray, target: np.ndarray,
+               scale: float = 1.0) -> tuple[int, float, np.ndarray]:
+    """Sequences (of n) whose target tops the four items, the mean weight on the target, the weights (n, 5);
+    ``scale`` multiplies the scores (sqrt(2): scores not divided by sqrt(2))."""
+    A = _question_weights(W_q * scale, W_k, X)
+    return int((A[:, :-1].argmax(-1) == target).sum()), float(A[np.arange(len(X)), target].mean()), A
+
+
+def _extra_key_rows(W_k: np.ndarray) -> str:
+    """Names the rows of W_K2 (17, 2) beyond the eight letters' that are not zero ("" if none), with "is"/"are"."""
+    rows = [r for r in range(_N_SYM, _D_IN) if np.linalg.norm(W_k[r]) > 1e-9]
+    names = [f"{r} (the flag)" if r == _FLAG else f"{r} (digit {r - _N_SYM})" for r in rows]
+    if not names:
+        return ""
+    return f"row {names[0]} is" if len(names) == 1 else f"rows {', '.join(names)} are"
+
+
+def check_hand_built(alphabetical_is_shortest: Any, W_Q2: Any, W_K2: Any) -> None:
+    """Exercise 3: W_Q2, W_K2 (17, 2) with every key and question query at most 3.2 long, with which the
+    question token gives the target the top weight among the four items in all 500 held-out sequences, and on
+    average at least 0.9 of its attention (scores divided by sqrt(2), as in sa.SelfAttention); and the
+    prediction ``alphabetical_is_shortest`` (bool): does the alphabetical ring need the shortest keys? (No.)"""
+    if alphabetical_is_shortest is None or alphabetical_is_shortest is Ellipsis:
+        raise ExerciseError("alphabetical_is_shortest is still None: predict True or False before you design.")
+    if not isinstance(alphabetical_is_shortest, (bool, np.bool_)):
+        raise ExerciseError(f"alphabetical_is_shortest should be True or False, not "
+                            f"{type(alphabetical_is_shortest).__name__}.")
     mats = []
     for name, got in (("W_Q2", W_Q2), ("W_K2", W_K2)):
         if got is None or got is Ellipsis:
@@ -240,18 +377,25 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
             raise ExerciseError(f"{name} contains NaN or infinite values.")
         mats.append(W)
     W_q, W_k = mats
-    X, y, target = _held_out()
-    A = _question_weights(W_q, W_k, X)                         # (500, 5)
-    digits = X[:, :-1, _N_SYM:_FLAG].argmax(-1)                # (500, 4)
-    logits = np.zeros((len(X), _N_SYM))
-    np.add.at(logits, (np.arange(len(X))[:, None], digits), A[:, :-1])
-    acc = float((logits.argmax(-1) == y).mean())
-    on_target = float(A[np.arange(len(X)), target].mean())
-    if acc == 1.0 and on_target >= _MIN_WEIGHT:
-        passed(f"held-out accuracy {acc:.3f} on 500 sequences; the question token gives the target {on_target:.3f} "
-               f"of its attention on average. Eight directions in a plane are enough.")
+    X, _, target = _held_out()
+    n = len(X)
+    top, on_target, A = _on_target(W_q, W_k, X, target)
+    key_len, query_len = _lengths(W_q, W_k, X)
+    longest = max(key_len, query_len)
+    short = longest <= _MAX_LENGTH + 1e-9
+    if top == n and on_target >= _MIN_WEIGHT and short:
+        if alphabetical_is_shortest:
+            raise ExerciseError(f"your design works (mean weight on the target {on_target:.3f}, longest key "
+                                f"{key_len:.2f}, query {query_len:.2f}), but you predicted that the alphabetical "
+                                f"ring needs the shortest keys: it needs them {_alphabetical_radius():.2f} long, above the "
+                                f"{_MAX_LENGTH} you just met. Set alphabetical_is_shortest to what your design shows.")
+        passed(f"the target tops the items in all {n} sequences and gets {on_target:.3f} of the question token's "
+               f"attention on average, with keys at most {key_len:.2f} and queries at most {query_len:.2f} long. "
+               f"The alphabetical ring needs {_alphabetical_radius():.2f}: its distractor key sits 45 degrees from the "
+               f"target's.")
         return
-    head = f"held-out accuracy {acc:.3f}, mean weight on the target {on_target:.3f}"
+    head = (f"the target tops the items in {top} of {n} sequences, mean weight on the target {on_target:.4f}, "
+            f"longest key {key_len:.2f}, longest query {query_len:.2f}")
     on_self = float(A[:, -1].mean())
     if on_self > 0.05 and on_self > 1 - on_target - on_self:   # more weight on itself than on the other items
         queries = W_q[:_N_SYM] + W_q[_FLAG]                    # the question token ?s: letter s plus the flag
@@ -266,11 +410,30 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
                             f"the three other items together. An item's key is its letter's row plus its "
                             f"digit's row of W_K2, but the question token has no digit: the digit rows shift "
                             f"the items' scores against its own. Keep the digit rows zero.")
-    if acc == 1.0:
-        raise ExerciseError(f"{head}: every query points the right way, but the scores are too close together "
-                            f"to give the target at least {_MIN_WEIGHT}. Lengthen the queries or the keys: a "
-                            f"score grows with both lengths.")
     keys = W_k[:_N_SYM]                                        # the letters' keys, (8, 2)
+    if top == n:
+        if _alphabetical(keys):
+            raise ExerciseError(f"{head}: your letter keys go round in the alphabet's order, so the distractor's "
+                                f"key (the letter before the target) sits next to the target's, 45 degrees away, "
+                                f"and a query aimed at the target scores it nearly as high. This ring reaches "
+                                f"{_MIN_WEIGHT} only with keys and queries {_alphabetical_radius():.2f} long, above {_MAX_LENGTH}. "
+                                f"Reorder the ring so that each letter's key lies far from the next letter's.")
+        extra = _extra_key_rows(W_k)
+        if extra:
+            raise ExerciseError(f"{head}: W_K2's {extra} not zero: only the letter rows should carry keys.")
+        if not short:
+            raise ExerciseError(f"{head}: keys and queries may be at most {_MAX_LENGTH} long. Long vectors "
+                                f"buy weight for any layout; place the keys so that the distractor's lies far "
+                                f"from the target's, then shorten them.")
+        if min(key_len, query_len) < _MAX_LENGTH - 0.05:
+            raise ExerciseError(f"{head}: every query points the right way, but the scores are too close "
+                                f"together. Lengthen keys and queries towards {_MAX_LENGTH} (now {key_len:.2f} "
+                                f"and {query_len:.2f}): the scores are divided by sqrt(2) = sqrt(d_k), so the "
+                                f"lengths set how far apart the scores lie.")
+        raise ExerciseError(f"{head}: every query points the right way and keys and queries are as long as "
+                            f"allowed, but the scores are too close together to give the target at least "
+                            f"{_MIN_WEIGHT}. Move each letter's key farther from the next letter's (the "
+                            f"distractor's from the target's).")
     if np.linalg.matrix_rank(keys - keys.mean(0), tol=1e-6) < 2:
         raise ExerciseError(f"{head}: the eight letters' keys lie on one line, so each query's top key is one of "
                             f"the two ends. Spread the keys in both directions, round a circle.")
@@ -304,6 +467,10 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
     if own >= _N_SYM // 2:
         raise ExerciseError(f"{head}: {own} of the 8 queries score the asked letter's own key highest, so "
                             f"the distractor wins. Aim query ?s at the key of the letter after s.")
+    ahead = int((best == (s + 2) % _N_SYM).sum())
+    if ahead >= _N_SYM // 2:
+        raise ExerciseError(f"{head}: {ahead} of the 8 queries score the key two letters after the asked one "
+                            f"highest: they aim at s+2. Aim query ?s at the key of s+1, the very next letter.")
     if prev >= _N_SYM // 2:
         raise ExerciseError(f"{head}: {prev} of the 8 queries score the letter before the asked one highest; "
                             f"the answer is under the letter after it (after H comes A).")
@@ -311,5 +478,7 @@ def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
     if wrong:
         raise ExerciseError(f"{head}: the queries of ?{', ?'.join(wrong)} do not score the next letter's key "
                             f"highest. Query ?s is letter s's row of W_Q2 plus the flag's row.")
+    extra = _extra_key_rows(W_k)
     raise ExerciseError(f"{head}: each query finds the next letter, but an item's key is its letter's row plus "
-                        f"its digit's row of W_K2: the digit rows move the keys. Keep them zero.")
+                        f"its digit's row of W_K2, and {extra or 'the digit rows are'} not zero: the digit rows "
+                        f"move the keys. Keep them zero.")

@@ -1,19 +1,20 @@
-"""Checks for lesson 07 (multi-head attention): the factor on head 2's W_Q that sharpens its row of "apple", heads
+"""Checks for lesson 07 (multi-head attention): "apple" through the two-head layer by hand, heads
 the whole layer batched as PyTorch stores it, a W_O designed to mix the heads."""
 
 from __future__ import annotations
 
 import contextlib
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ._engine import ExerciseError, _to_array, lines_run, passed, reference_softmax, stand_ins
+from ._engine import ExerciseError, _to_array, lines_run, passed, reference_softmax
+from ._ready_made import ReadyMadeCalled, ready_made
+from ._ready_made import ready_made_blocked as _blocked
 
-__all__ = ["check_head2_sharpen", "check_mha_layer", "check_mixing_W_O"]
+__all__ = ["check_apple_output", "check_mha_layer", "check_mixing_W_O"]
 
 # ------------------------------------------------------------------ the worked example (lesson 07)
 _X = np.array([[1.0, 0.5, 0.2, 0.1],     # I
@@ -25,7 +26,6 @@ _HEAD1 = tuple(np.array(m, dtype=float) for m in (
 _HEAD2 = tuple(np.array(m, dtype=float) for m in (
     [[0, 0], [0, 0], [2, 0], [0, 1]], [[0, 0], [0, 0], [0, 1], [1, 0]], [[0, 0], [0, 0], [1, 0], [0, 1]]))
 _APPLE = 2
-_TOKENS = ("I", "love", "apple", "phones")
 _HAND_TOL = 0.01  # a hand computation to 2 decimals
 
 
@@ -39,106 +39,127 @@ def _hand_array(got: Any, name: str, size: int) -> np.ndarray:
     return arr
 
 
-def _head2_score_mistakes() -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """(right raw scores of "apple" in head 2, {mistake: scores})."""
-    Q, K, _ = (_X @ W for W in _HEAD2)
-    Q1, K1, _ = (_X @ W for W in _HEAD1)
-    right = Q[_APPLE] @ K.T
-    wrong = {
-        "these are the column of \"apple\" (its key against every query, k_apple . q_j); the row of \"apple\" "
-        "is its query against every key, q_apple . k_j. In head 2 the two differ (its query is [2 fruit, tech], "
-        "its key [tech, fruit]).": Q @ K[_APPLE],
-        "these scores are already divided by sqrt(2); step 1 asks for the raw scores q_apple . k_j (the "
-        "division is step 2).": right / np.sqrt(2),
-        "these are queries against queries (q_apple . q_j); score the query of \"apple\" against the keys, "
-        "q_apple . k_j (K = X W_K).": Q @ Q[_APPLE],
-        "these are head 1's scores for \"apple\"; head 2 uses its own Q and K (the table of head 2).":
-            Q1[_APPLE] @ K1.T,
-        "these are the weights after softmax (they sum to 1), not the raw scores: step 1 asks for q_apple . k_j "
-        "before the division by sqrt(2) and the softmax.": reference_softmax(right / np.sqrt(2)),
-        "the scores are in reverse order; list them for the keys I, love, apple, phones, in that order.":
-            right[::-1],
-    }
-    for t in (0, 1, 3):
-        wrong[f"these are the scores of \"{_TOKENS[t]}\" (its query against every key); the exercise asks for "
-              f"the row of \"apple\": q_apple . k_j for each key j."] = Q[t] @ K.T
-    return right, wrong
+def _head(W: tuple[np.ndarray, ...], divisor: float = np.sqrt(2), axis: int = -1) -> np.ndarray:
+    """A head's outputs Z (T, d_k) on the worked example, its softmax over ``axis`` of Omega / ``divisor``."""
+    Q, K, V = (_X @ m for m in W)
+    return reference_softmax(Q @ K.T / divisor, axis=axis) @ V
 
 
-def _weight_on_phones(c: float, scores: np.ndarray, divisor: float = np.sqrt(2)) -> float:
-    """The weight "apple" gives "phones" when every raw score is multiplied by ``c`` (W_Q times c)."""
-    e = np.exp(c * (scores - scores.max()) / divisor)
-    return float(e[3] / e.sum())
+#: Exercise 1's output projection (rows: the 4 concatenated features, columns: the 4 output features).
+W_O_EX = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, -1]], dtype=float)
 
 
-def _smallest_c(scores: np.ndarray, divisor: float = np.sqrt(2), target: float = 0.9) -> float:
-    """The smallest c > 0 with a weight above ``target`` on "phones" (bisection; the weight rises with c)."""
-    lo, hi = 0.0, 100.0
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if _weight_on_phones(mid, scores, divisor) > target else (mid, hi)
-    return hi
+def _apple_right() -> tuple[np.ndarray, np.ndarray]:
+    """(z_apple^(2) (2,), the layer's output row of "apple" after W_O_EX (4,))."""
+    z1, z2 = _head(_HEAD1)[_APPLE], _head(_HEAD2)[_APPLE]
+    return z2, np.concatenate([z1, z2]) @ W_O_EX
 
 
-def _c_mistakes(scores: np.ndarray) -> dict[str, float]:
-    """{mistake: the c it gives} for step 2, from the right raw scores."""
-    gap = scores[3] - scores[2]  # phones against apple's own key, the largest of the three other terms
+def _z2_mistakes() -> dict[str, np.ndarray]:
+    """{mistake: the z_apple^(2) it gives}."""
+    V2 = _X @ _HEAD2[2]
+    A2 = reference_softmax((_X @ _HEAD2[0]) @ (_X @ _HEAD2[1]).T / np.sqrt(2), axis=-1)
     return {
-        "the scores were not divided by sqrt(d_k) = sqrt(2): the weight on \"phones\" is the softmax of "
-        "c q_apple . k_j / sqrt(2).": _smallest_c(scores, divisor=1.0),
-        "the scores were divided by d_k = 2 instead of sqrt(d_k) = sqrt(2).": _smallest_c(scores, divisor=2.0),
-        "this c multiplies every score by c^2, as if both the queries and the keys were scaled; multiplying "
-        "W_Q by c multiplies only the queries, so each score q_apple . k_j by c.": np.sqrt(_smallest_c(scores)),
-        "this keeps only the term of \"apple\"'s own key (c = sqrt(2) ln 9 / 1.1); the keys of \"I\" and "
-        "\"love\" still take some weight at that c, so the weight on \"phones\" is still below 0.9. Solve "
-        "with all three terms (trying values of c in NumPy is fine).": np.sqrt(2) * np.log(9) / gap,
+        "this is head 1's output for \"apple\" (the rows of head 1's table); head 2 averages its own values "
+        "V2 with its own weights.": _head(_HEAD1)[_APPLE],
+        "these weights come from the raw scores, not divided by sqrt(d_k) = sqrt(2) before the softmax.":
+            _head(_HEAD2, divisor=1.0)[_APPLE],
+        "this softmax ran down a column (over the queries, axis 0); each query's weights are a softmax along "
+        "its row, over the keys, and sum to 1.": _head(_HEAD2, axis=0)[_APPLE],
+        "this uses the column of \"apple\" in head 2's weights (how much each word attends to \"apple\"); "
+        "z_apple averages the values with the row of \"apple\", alpha_apple,j.": A2[:, _APPLE] @ V2,
+        "the two features are in reverse order (or the weights averaged the keys K2, not the values V2): "
+        "z_apple = sum_j alpha_apple,j v_j, with v_j the rows of V2, [fruit, tech].": _head(_HEAD2)[_APPLE][::-1],
+        "the weights were rounded to 1 decimal before averaging; keep the printed 3 decimals.":
+            A2[_APPLE].round(1) @ V2,
+        "this averages the queries Q2 with the weights; z_apple averages the values, the rows of V2.":
+            A2[_APPLE] @ (_X @ _HEAD2[0]),
+        "these weights come from scores divided by d_k = 2; the scaling is sqrt(d_k) = sqrt(2) = 1.414.":
+            _head(_HEAD2, divisor=2.0)[_APPLE],
+        "this is the plain mean of head 2's values, every word weighted 1/4; z_apple weights each value v_j "
+        "by alpha_apple,j, the row of \"apple\" in head 2's weights.": V2.mean(axis=0),
+        "this is the output row of \"phones\" (token 3); \"apple\" is token 2, the third row of head 2's "
+        "weights.": _head(_HEAD2)[3],
     }
 
 
-def check_head2_sharpen(apple_scores_2: Any, c_phones: Any, more_than_estimate: Any = None) -> None:
-    """Exercise 1: the prediction ``more_than_estimate`` (True: the keys of "I" and "love" push c above the
-    two-term estimate sqrt(2) ln 9 / (omega_apple,phones - omega_apple,apple), checked after c), head 2's raw
-    scores of "apple" against the four keys (4 numbers, within 0.01), and the
-    smallest factor c on W_Q^(2) for which "apple" gives "phones" a weight above 0.9 (within 0.01 of 2.979,
-    and giving a weight above 0.9: 2.98, not 2.97)."""
-    right_s, score_mistakes = _head2_score_mistakes()
-    s = _hand_array(apple_scores_2, "apple_scores_2", 4)
-    if not np.allclose(s, right_s, atol=_HAND_TOL, rtol=0):
-        for explanation, wrong in score_mistakes.items():
-            if np.allclose(s, wrong, atol=_HAND_TOL, rtol=0):
-                raise ExerciseError(f"apple_scores_2 is not right yet: {explanation}")
-        i = int(np.argmax(np.abs(s - right_s)))
-        raise ExerciseError(f"apple_scores_2 differs from the right row: your score against the key of "
-                            f"\"{_TOKENS[i]}\" is {s[i]:.3f}, more than 0.01 from q_apple . k_{_TOKENS[i]}. "
-                            f"Recheck that dot product: the query of \"apple\" is [2.0, 0.5], and the keys are "
-                            f"the rows of head 2's K.")
-    c = _hand_array(c_phones, "c_phones", 1)[0]
-    right_c = _smallest_c(right_s)
-    if abs(c - right_c) > _HAND_TOL or _weight_on_phones(c, right_s) < 0.8999:  # within 0.01, at 0.9
-        for explanation, wrong in _c_mistakes(right_s).items():
-            if abs(c - wrong) <= _HAND_TOL:
-                raise ExerciseError(f"c_phones is not right yet: {explanation}")
-        w = _weight_on_phones(c, right_s)
-        if w > 0.9:
-            raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" "
-                                f"{w:.4f}, above 0.9, but a smaller c already does: give the smallest one, to "
-                                f"two decimals.")
-        raise ExerciseError(f"c_phones is not right yet: at c = {c:.3f} \"apple\" gives \"phones\" {w:.4f}, "
-                            f"not above 0.9. The weight is exp(c 2.6 / sqrt(2)) divided by the sum of "
-                            f"exp(c omega_j / sqrt(2)) over the four raw scores omega_j = q_apple . k_j; it grows with c.")
-    approx = np.sqrt(2) * np.log(9) / (right_s[3] - right_s[2])
-    if not isinstance(more_than_estimate, bool | np.bool_):
-        raise ExerciseError(f"apple_scores_2 and c_phones are right; more_than_estimate is "
-                            f"{more_than_estimate!r}: answer True or False, as you predicted.")
-    if not more_than_estimate:
-        raise ExerciseError(f"apple_scores_2 and c_phones are right, but more_than_estimate is not: your own "
-                            f"c = {right_c:.3f} is above the two-term estimate {approx:.3f}. The keys of \"I\" "
-                            f"and \"love\" add exp(c omega_j / sqrt(2)) to the softmax's sum at every c, so "
-                            f"\"phones\" gets less than with two terms, and c must grow further.")
-    passed(f"apple's raw scores in head 2 are {np.round(right_s, 2).tolist()}; at c = 1 \"phones\" gets "
-           f"{_weight_on_phones(1.0, right_s):.3f}, and c = {right_c:.3f} lifts it to 0.9. \"apple\"'s own key "
-           f"alone would give c = {approx:.3f}; the keys of \"I\" and \"love\" ask for a little more. A head "
-           f"is sharpened by the size of its scores, which training sets through W_Q and W_K.")
+def _out_mistakes() -> dict[str, np.ndarray]:
+    """{mistake: the output row of "apple" it gives}."""
+    z1, z2 = _head(_HEAD1)[_APPLE], _head(_HEAD2)[_APPLE]
+    c = np.concatenate([z1, z2])
+    W1, W2 = W_O_EX[:2], W_O_EX[2:]
+    return {
+        "the heads are swapped in the concatenation: head 1's output fills features 0-1 and head 2's 2-3, "
+        "so head 2 meets rows 2-3 of W_O.": np.concatenate([z2, z1]) @ W_O_EX,
+        "this is concat @ W_O^T: the rows of W_O are the inputs (the concatenated features) and its columns "
+        "the outputs; PyTorch stores W_O as (out, in), but here it is (in, out).": c @ W_O_EX.T,
+        "this is head 1's part alone, z^(1) W_O^(1); the output is the sum over heads, "
+        "z^(1) W_O^(1) + z^(2) W_O^(2).": z1 @ W1,
+        "this is head 2's part alone, z^(2) W_O^(2); the output is the sum over heads, "
+        "z^(1) W_O^(1) + z^(2) W_O^(2).": z2 @ W2,
+        "each head went only through its diagonal 2 x 2 block of W_O; head m's rows W_O^(m) write into all 4 "
+        "output features.": np.concatenate([z1 @ W1[:, :2], z2 @ W2[:, 2:]]),
+        "this is the concatenation, before W_O; the layer's output is the concatenation times W_O.": c,
+        "the heads' weights come from the raw scores, not divided by sqrt(d_k) = sqrt(2) before the softmax.":
+            np.concatenate([_head(_HEAD1, divisor=1.0)[_APPLE], _head(_HEAD2, divisor=1.0)[_APPLE]]) @ W_O_EX,
+        "the heads' softmax ran down a column (over the queries, axis 0), not along each row.":
+            np.concatenate([_head(_HEAD1, axis=0)[_APPLE], _head(_HEAD2, axis=0)[_APPLE]]) @ W_O_EX,
+        "the concatenated row was rounded to 1 decimal; keep 3 decimals until the end.": c.round(1) @ W_O_EX,
+        "the concatenation was multiplied entry by entry with W_O's diagonal; W_O is a matrix product: output "
+        "feature c is sum_r concat_r W_O[r, c].": c * np.diag(W_O_EX),
+        "the heads' scores were divided by d_k = 2; the scaling is sqrt(d_k) = sqrt(2) = 1.414.":
+            np.concatenate([_head(_HEAD1, divisor=2.0)[_APPLE], _head(_HEAD2, divisor=2.0)[_APPLE]]) @ W_O_EX,
+        "head 2's part used \"phones\"'s output row (token 3) instead of \"apple\"'s (token 2).":
+            np.concatenate([z1, _head(_HEAD2)[3]]) @ W_O_EX,
+    }
+
+
+def _name_mistake(name: str, got: np.ndarray, mistakes: dict[str, np.ndarray], right: np.ndarray) -> None:
+    """Raise the message of the mistake ``got`` matches, else a generic one; return if ``got`` is right."""
+    if np.allclose(got, right, atol=_HAND_TOL, rtol=0):
+        return
+    for explanation, wrong in mistakes.items():
+        if np.allclose(got, wrong, atol=_HAND_TOL, rtol=0):
+            raise ExerciseError(f"{name} is not right yet: {explanation}")
+    i = int(np.argmax(np.abs(got - right)))
+    raise ExerciseError(f"{name} is not right yet: its entry {i} is {got[i]:.3f}, more than 0.01 off, and "
+                        f"no single slip the check knows explains it. Recheck that entry step by step.")
+
+
+#: Exercise 1's wrong head2_columns that a learner is likely to give, and what each one got wrong.
+_COLUMN_SLIPS = {
+    (0, 1): "features 0-1 hold head 1's output; the heads are concatenated in order, head 1 first.",
+    (2, 4): "head 2 fills columns 2 and 3; a slice 2:4 ends before 4, so its indices are 2 and 3, not 2 and 4.",
+    (1, 2): "off by one; head 1 fills features 0 and 1, so head 2 starts at 2.",
+    (3, 4): "features count from 0 (heads from 1), so the 4 concatenated features are 0, 1, 2, 3.",
+}
+
+
+def check_apple_output(z2_apple: Any, head2_columns: Any, out_apple: Any, leans_to_tech: Any = None) -> None:
+    """Exercise 1, "apple" through the two-head layer by hand: head 2's output row of "apple" (2 numbers,
+    within 0.01), the concatenated features head 2's output fills (two indices from 0), the layer's output
+    row of "apple" with W_O = ``W_O_EX`` (4 numbers, within 0.01), and the prediction ``leans_to_tech``
+    (True: z_apple^(2)'s tech feature beats its fruit feature): it must be True or False, but is not graded on
+    being right; the success line says, after the numbers, whether it matched."""
+    right_z, right_out = _apple_right()
+    _name_mistake("z2_apple", _hand_array(z2_apple, "z2_apple", 2), _z2_mistakes(), right_z)
+    cols = _hand_array(head2_columns, "head2_columns", 2)
+    if not np.array_equal(cols, [2, 3]):
+        why = _COLUMN_SLIPS.get(tuple(int(c) for c in cols) if np.all(cols == np.round(cols)) else None,
+                                "give the two feature indices, from 0, that head 2's output fills in "
+                                "[z^(1) | z^(2)].")
+        raise ExerciseError(f"head2_columns is not right yet: {why}")
+    _name_mistake("out_apple", _hand_array(out_apple, "out_apple", 4), _out_mistakes(), right_out)
+    if not isinstance(leans_to_tech, bool | np.bool_):
+        raise ExerciseError(f"z2_apple, head2_columns and out_apple are right; leans_to_tech is "
+                            f"{leans_to_tech!r}: answer True or False, as you predicted.")
+    verdict = ("your prediction, True, matched." if leans_to_tech else
+               "you predicted False (not graded): \"apple\"'s own value is fruit-heavy, [1.0, 0.5], but it has "
+               "weight 0.252; \"phones\", [0.4, 1.2], has 0.549.")
+    passed(f"head 2's output for \"apple\" is {np.round(right_z, 3).tolist()}, pulled to tech by its weight "
+           f"0.549 on \"phones\"; it fills features 2-3 of the concatenation, and after W_O the row is "
+           f"{np.round(right_out, 3).tolist()}: z^(1) W_O^(1) + z^(2) W_O^(2), each head through its own "
+           f"rows of W_O. Tech beats fruit: {verdict}")
 
 
 # ------------------------------------------------------------------ exercise 3: a W_O that routes the heads
@@ -147,7 +168,8 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
     tech]) such that, for every token, output features 0-1 are head 1's output unchanged and output features
     2-3 depend on head 2 only through its tech feature (concatenation feature 3), not always 0. Many W_O do.
     ``can_recover_fruit`` (True/False): can a linear read-out of the output recover head 2's fruit feature? No:
-    row 2 of every such W_O is 0."""
+    row 2 of every such W_O, all that fruit feature writes, is 0. (In general it is recoverable exactly when row 2
+    is not a linear combination of the other rows; the rank alone does not decide it.)"""
     W = _to_array(W_O_mix, "W_O_mix")
     if W.shape != (4, 4):
         raise ExerciseError(f"W_O_mix has shape {W.shape}; W_O maps the 4 concatenated features to 4 output "
@@ -169,15 +191,20 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
             out.append("output features 2-3 change when head 1's output changes: rows 0-1 (head 1's block "
                        "W_O^(1)) must write nothing into columns 2-3.")
         fruit, tech = not np.allclose(M[2, 2:], 0), not np.allclose(M[3, 2:], 0)
+        others = np.delete(M, 2, axis=0)
+        kept = np.linalg.matrix_rank(M) > np.linalg.matrix_rank(others)
+        fate = (" (With this W_O head 2's fruit feature is recoverable: row 2 is not a combination of the "
+                "other rows.)" if kept else " (Here it still cannot be read back: row 2 is a combination of the "
+                "other rows, so it mixes into what they write.)")
         if fruit and not tech:
             out.append("output features 2-3 read head 2's fruit feature (its feature 0, the concatenation's "
                        "feature 2, row 2 of W_O), not its tech feature: that is its feature 1, the "
                        "concatenation's feature 3, row 3 of W_O. (Row r of W_O is what concatenated feature r "
-                       "writes; column c is the output feature it writes into.)")
+                       "writes; column c is the output feature it writes into.)" + fate)
         elif fruit:
             out.append("output features 2-3 change with head 2's fruit feature: row 2 of W_O (the "
                        "concatenation's feature 2) must write nothing into columns 2-3. (Row r of W_O is what "
-                       "concatenated feature r writes; column c is the output feature it writes into.)")
+                       "concatenated feature r writes; column c is the output feature it writes into.)" + fate)
         elif not tech:
             out.append("output features 2-3 never see head 2's tech feature (they are always 0 or depend on "
                        "nothing): row 3 of W_O (the concatenation's feature 3) must write into column 2 or 3.")
@@ -192,49 +219,36 @@ def check_mixing_W_O(W_O_mix: Any, can_recover_fruit: Any = None) -> None:
                             f"transposed.")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
-    rank = int(np.linalg.matrix_rank(W, tol=1e-6))   # entries within 1e-8 of 0 count as 0 above: here too
     if not isinstance(can_recover_fruit, bool | np.bool_):
         raise ExerciseError(f"W_O_mix is right; can_recover_fruit is {can_recover_fruit!r}: answer True or "
                             f"False.")
+    why = ("row 2 of W_O is all that head 2's fruit feature writes, and yours is 0, so two tokens that differ "
+           "only there get the same output. A linear read-out recovers that feature only if row 2 is not a "
+           "combination of the other rows; the rank alone does not say it (rows e0, e1, e3, e3 have rank 3, yet "
+           "fruit and tech land in the same output, mixed)")
     if can_recover_fruit:
-        raise ExerciseError(
-            f"your W_O_mix is right, but can_recover_fruit is not: row 2 of W_O, the only row head 2's fruit "
-            f"feature meets, is 0, so two tokens that differ only there get the same output, and no "
-            f"read-out of it can tell them apart (W_O_mix has rank {rank}, less than 4).")
-    passed(f"rows 0-1 (head 1's block W_O^(1)) write [I | 0], row 2 (head 2's fruit) writes nothing and row 3 "
-           f"(head 2's tech) writes only into outputs 2-3: each head reaches the output through its own block "
-           f"of rows. Your W_O has rank {rank}: no linear read-out of this output recovers head 2's fruit feature "
-           f"(the inputs' fruit still travels on: head 1's values read it, and the residual stream carries X, "
-           f"lesson 11).")
+        raise ExerciseError(f"your W_O_mix is right, but can_recover_fruit is not: {why}.")
+    passed(f"each head reaches the output through its own rows of W_O: rows 0-1 pass head 1 on, row 3 carries "
+           f"head 2's tech. No linear read-out recovers head 2's fruit feature: {why}.")
 
 
 # ------------------------------------------------------------------ Exercise 2: the whole layer, batched
-class ReadyMadeCalled(Exception):
-    """Raised by the stand-ins of ready-made attention layers while a learner's mha_forward runs."""
-
-
-_READY_MADE_PLACES = {
-    "torch": ("scaled_dot_product_attention",),
-    "torch.nn": ("MultiheadAttention",),
-    "torch.nn.modules.activation": ("MultiheadAttention",),
-    "torch.nn.functional": ("scaled_dot_product_attention", "multi_head_attention_forward"),
-}
-_SA_READY_MADE = ("MultiHeadAttention", "SelfAttention", "attention_weights", "scaled_dot_product_attention",
-                  "basic_self_attention")
+#: (B, T, h, d_k, padded tokens per sequence): B differs from h and T from both, so a wrong axis shows.
+_LAYER_SIZES = ((2, 5, 3, 4, (0, 2)), (3, 4, 2, 3, (1, 0, 2)))
 
 
 def ready_made_blocked() -> contextlib.AbstractContextManager[None]:
-    """While the block runs, PyTorch's and the course's ready-made attention layers and functions raise
-    ReadyMadeCalled, however the learner's code reached them; everything is put back afterwards."""
-    places = [(sys.modules.get(name), attrs) for name, attrs in _READY_MADE_PLACES.items()]
-    places += [(module, _SA_READY_MADE) for name, module in list(sys.modules.items())
-               if (name == "selfattention" or name.startswith("selfattention."))
-               and not name.startswith("selfattention.checks")]
-    return stand_ins(places, ReadyMadeCalled)
+    """The shared gate (:mod:`._ready_made`) with the layers blocked too: Exercise 2 asks for the layer."""
+    return _blocked(layers=True)
 
 
-#: (B, T, h, d_k, padded tokens per sequence): B differs from h and T from both, so a wrong axis shows.
-_LAYER_SIZES = ((2, 5, 3, 4, (0, 2)), (3, 4, 2, 3, (1, 0, 2)))
+def ready_made_shortcut(fn: Callable[..., Any]) -> str | None:
+    """The message for an ``mha_forward`` that uses a ready-made attention, under whatever name, or None."""
+    shortcut = ready_made(fn) if callable(fn) else None
+    if shortcut is None:
+        return None
+    return (f"mha_forward uses {shortcut}, a ready-made attention: writing the layer (split, scores, mask, "
+            f"softmax, merge, W_O) is the exercise. sa.softmax and torch.softmax are allowed.")
 
 
 def layer_case(B: int, T: int, h: int, d_k: int, padded: tuple[int, ...], seed: int = 7
@@ -372,10 +386,11 @@ def _torch_layer(X: np.ndarray, W_in: np.ndarray, b_in: np.ndarray, W_out: np.nd
 
 
 def counted_call(fn: Callable[..., Any], case: tuple[np.ndarray, ...], h: int) -> tuple[Any, int]:
-    """``fn(*case, h)``, after one warm-up call, with how many lines of Python ran in it: (its result, lines).
+    """``fn(*case, h)`` (h: the number of heads, passed as ``num_heads``), after one warm-up call, with how many lines of the learner's own Python ran in it
+    (NumPy's and PyTorch's own lines not counted): (its result, lines).
     A layer that works on every head at once runs the same lines whatever h; a loop over heads (for, a
     comprehension, map; with ``@``, einsum, np.dot or torch) runs more when h grows."""
-    return lines_run(fn, [(*case, h)])[0]
+    return lines_run(fn, [(*case, h)], learner_only=True)[0]
 
 
 #: (B, T, d_model) and the numbers of heads of the loop test: the same batch and width, only h changes.
@@ -383,7 +398,7 @@ _LOOP_CASE, _LOOP_HEADS = (2, 5, (0, 2)), (1, 3, 2, 4)
 
 
 def _lines_per_h(fn: Callable[..., Any]) -> dict[int, int] | None:
-    """{h: lines of Python that ``fn`` runs} on one batch of d_model = 12 for each h of :data:`_LOOP_HEADS`
+    """{h: lines of the learner's own Python that ``fn`` runs} on one batch of d_model = 12 for each h of :data:`_LOOP_HEADS`
     (after a warm-up call); None when it raises."""
     B, T, padded = _LOOP_CASE
     calls = [(*layer_case(B, T, h, 12 // h, padded), h) for h in _LOOP_HEADS]
@@ -395,7 +410,7 @@ def _lines_per_h(fn: Callable[..., Any]) -> dict[int, int] | None:
         return stack
 
     try:
-        counts = lines_run(fn, calls, guard)
+        counts = lines_run(fn, calls, guard, learner_only=True)
     except Exception:   # noqa: BLE001 - the right outputs were already checked; say nothing more here
         return None
     return {h: n for h, (_, n) in zip(_LOOP_HEADS, counts, strict=True)}
@@ -457,12 +472,16 @@ def _same(got: np.ndarray, slip: np.ndarray) -> bool:
 
 
 def check_mha_layer(mha_forward: Any) -> None:
-    """Exercise 2: ``mha_forward(X, W_in, b_in, W_out, b_out, pad, h)`` is the multi-head layer of
+    """Exercise 2: ``mha_forward(X, W_in, b_in, W_out, b_out, pad, num_heads)`` is the multi-head layer of
     torch.nn.MultiheadAttention(batch_first=True) with those weights (in_proj_weight, in_proj_bias,
-    out_proj.weight, out_proj.bias) and key_padding_mask ``pad``, for a batch X (B, T, d_model). It runs with
+    out_proj.weight, out_proj.bias) and key_padding_mask ``pad``, for a batch X (B, T, d_model). A ready-made
+    attention its code reaches under any name is refused first (:func:`ready_made_shortcut`); it then runs with
     the ready-made attentions switched off; its output must match PyTorch's and a loop over heads."""
     if mha_forward is None or mha_forward is Ellipsis or not callable(mha_forward):
         raise ExerciseError("mha_forward is not a function yet: write it in the answer cell above.")
+    shortcut = ready_made_shortcut(mha_forward)
+    if shortcut is not None:
+        raise ExerciseError(shortcut)
     for B, T, h, d_k, padded in _LAYER_SIZES:
         case = layer_case(B, T, h, d_k, padded)
         right = _torch_layer(*case, h)
