@@ -68,7 +68,6 @@ ANSWERS = (
 BLANK_MESSAGE = ANSWERS[2][1]
 LOCAL = re.compile(r"^(http://127\.0\.0\.1[:/]|data:|blob:|about:)")
 STEP_MS = 120_000  # the longest a page may take for one step (a server's start, a lesson's run)
-DEADLINE_S = 480  # the whole round: measured 2 to 5 minutes on 2 shared cores (load average 4 to 9)
 
 
 def _guide_link(hub: Hub, repo: str) -> str:
@@ -250,7 +249,7 @@ def test_a_graded_round_in_chromium_as_each_person_does_it(
             (course / "submissions" / name).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(collected, course / "submissions" / name / f"{LESSON}.ipynb")
         graded = grade_all(course / "notebooks", course / "submissions", build, course / "grades.csv",
-                           RunPolicy(), say=lambda line: None)
+                           RunPolicy(), say=saw(instructor))
         rows = {row.learner: row for row in graded}
         scores = [rows[name].auto_score for name in learners]
         saw(instructor)(f"nbgrader collect; make grade: {dict(zip(learners, scores, strict=True))}")
@@ -282,4 +281,3 @@ def test_a_graded_round_in_chromium_as_each_person_does_it(
     finally:
         print("What each person saw:\n" + "\n".join(seen))
         browser.close()
-    assert time.monotonic() - start < DEADLINE_S
