@@ -158,8 +158,7 @@ def check_apple_output(z2_apple: Any, head2_columns: Any, out_apple: Any, leans_
                "weight 0.252; \"phones\", [0.4, 1.2], has 0.549.")
     passed(f"head 2's output for \"apple\" is {np.round(right_z, 3).tolist()}, pulled to tech by its weight "
            f"0.549 on \"phones\"; it fills features 2-3 of the concatenation, and after W_O the row is "
-           f"{np.round(right_out, 3).tolist()}: z^(1) W_O^(1) + z^(2) W_O^(2), each head through its own "
-           f"rows of W_O. Tech beats fruit: {verdict}")
+           f"{np.round(right_out, 3).tolist()}. Tech beats fruit: {verdict}")
 
 
 # ------------------------------------------------------------------ exercise 3: a W_O that routes the heads
@@ -216,8 +215,8 @@ def check_mixing_W_O(W_O_mix: Any) -> None:
                             f"transposed.")
     if wrong:
         raise ExerciseError(f"W_O_mix is not right yet: {wrong[0]}")
-    passed("each head reaches the output through its own rows of W_O: rows 0-1 pass head 1 on, row 3 carries "
-           "head 2's tech, and row 2, head 2's fruit, writes nothing.")
+    passed("rows 0-1 of W_O pass head 1 on, row 3 carries head 2's tech, and row 2, head 2's fruit, writes "
+           "nothing.")
 
 
 # ------------------------------------------------------------------ Exercise 2: the whole layer, batched
