@@ -73,9 +73,9 @@ _HEAD_COLOURS = ("#fdae6b", "#6baed6", "#a1d99b", "#bcbddc")
 
 def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     """The shapes of one multi-head layer, as grids of cells coloured by head: X W_Q (T, d_model) is split
-    into (h, T, d_k) (a reshape to (T, h, d_k), then a transpose), each head attends on its own (T, d_k)
-    block, the merge gives back (T, h d_k) with head m in columns m d_k ... (m + 1) d_k - 1, and W_O
-    (h d_k, d_model) reads head m through its block of rows W_O^(m).
+    into (h, T, d_k) (a reshape to (T, h, d_k), drawn with a gap between heads, then a transpose), each head
+    attends on its own (T, d_k) block, the merge gives back (T, h d_k) with head m in columns m d_k ...
+    (m + 1) d_k - 1, and W_O (h d_k, d_model) reads head m through its block of rows W_O^(m).
     Defaults: the worked example (T = 4, h = 2, d_k = 2).
 
     Returns the figure (WIDTH x 3.6 inches); nothing is shown.
@@ -113,8 +113,15 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     w, hgt = grid(x, top, T, d, by_head)                                    # X W_Q: (T, d_model)
     label(x + w / 2, top - hgt - 0.15, f"$XW_Q$\n({T}, {d})")
     x += w
-    arrow(x + 0.1, x + 1.1, mid, "split")
-    x += 1.2
+    arrow(x + 0.1, x + 1.5, mid, "reshape")
+    x += 1.6
+    for m in range(h):                                                       # (T, h, d_k), heads apart
+        grid(x + m * (d_k * cell + 0.12), top, T, d_k, lambda c, m=m: _HEAD_COLOURS[m])
+    w = h * d_k * cell + (h - 1) * 0.12
+    label(x + w / 2, top - T * cell - 0.15, f"({T}, {h}, {d_k})")
+    x += w
+    arrow(x + 0.1, x + 1.8, mid, "transpose")
+    x += 1.9
     gap = 0.25
     stack_h = h * T * cell / 2 + (h - 1) * gap                              # heads drawn at half height
     y0 = mid + stack_h / 2
@@ -131,15 +138,15 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
                 ha="left", va="center", fontsize=FONT)
     label(x + d_k * cell / 4, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
     x += d_k * cell / 2 + 0.55
-    arrow(x + 0.1, x + 1.1, mid, "merge")
-    x += 1.2
+    arrow(x + 0.1, x + 1.4, mid, "merge")
+    x += 1.5
     w, hgt = grid(x, top, T, d, by_head)                                     # concat: (T, h d_k)
     label(x + w / 2, top - hgt - 0.15, f"concat\n({T}, {h}$\\times${d_k})")
     x += w
     ax.text(x + 0.35, mid, "$\\times$", ha="center", va="center", fontsize=FONT)
-    x += 0.7
+    x += 0.9
     w, hgt = grid(x, top, d, d, None, lambda r: _HEAD_COLOURS[r // d_k])     # W_O: rows by head
-    label(x + w / 2, top - hgt - 0.15, f"$W_O$ ({d}, {d})\nrows of head $m$: $W_O^{{(m)}}$")
+    label(x + w / 2, top - hgt - 0.15, f"$W_O$ ({d}, {d})\nrows: $W_O^{{(m)}}$")
     x += w
     arrow(x + 0.1, x + 0.9, mid, "")
     x += 1.0
