@@ -412,7 +412,9 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     Inputs:
         gaps: the gaps s, shape (n,), increasing (default: -6 to 6 in steps of 0.1); shares: the second
         weight softmax([0, s])[1] at each gap, shape (n,) (default: computed from ``gaps``). band: if given,
-        the gaps |s| <= band are shaded (in the lesson: the max - min gap of one word's scores).
+        the gaps |s| <= band are shaded, labelled with the largest weight ratio e^band they allow (in the
+        lesson: the max - min gap of one word's scores, so no weight of that row is more than e^band times
+        another).
     Returns:
         the figure and its Axes.
     """
@@ -433,7 +435,8 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
         if not band > 0:
             raise ValueError(f"band is {band!r}; expected a positive gap or None")
         ax.axvspan(-band, band, color="tab:orange", alpha=0.25,
-                   label=f"$\\pm${band:.2f}: bank's largest score gap")
+                   label=f"gaps within $\\pm${band:.2f}: weights at most $e^{{{band:.2f}}}$ = "
+                         f"{np.exp(band):.2f} times apart")
     ax.set_xlabel("gap s between the two scores [0, s]", fontsize=FONT)
     ax.set_ylabel("weight of the second", fontsize=FONT)
     ax.set_ylim(-0.05, 1.05)
