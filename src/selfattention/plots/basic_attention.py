@@ -140,7 +140,8 @@ WORD_COLORS: dict[str, str] = {
 def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
     """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank′ (each of shape (d,)) in the
-    finance/nature plane, each bank′ inside the shaded triangle of its sentence, tinted in its colour."""
+    finance/nature plane (the title says food and tech are not shown: grows has food 0.1), each bank′ inside
+    the shaded triangle of its sentence, tinted in its colour."""
     vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
     money, river = "bank′ (money sentence)", "bank′ (river sentence)"
     vectors |= {money: bank_money, river: bank_river}
@@ -148,7 +149,7 @@ def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: 
     return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
                  shade_colors=[WORD_COLORS[money], WORD_COLORS[river]],
                  label_at={money: (0.92, 0.55), river: (0.62, 0.98)},
-                 title="bank′ from typed-in weights")
+                 title="bank′ from typed-in weights (food and tech not shown)")
 
 
 def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
