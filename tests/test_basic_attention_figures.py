@@ -323,7 +323,8 @@ def test_softmax_of_two_draws_the_curve_next_to_the_argmax_step():
         figures.softmax_of_two(gaps, shares[:3])
     fig, ax = figures.softmax_of_two(gaps, shares, band=0.42)   # the shaded band of small gaps
     assert len(ax.patches) == 1
-    assert ax.patches[0].get_label() == r"$\pm$0.42: bank's largest score gap"
+    label = r"gaps within $\pm$0.42: weights at most $e^{0.42}$ = 1.52 times apart"
+    assert ax.patches[0].get_label() == label
     assert_legible(fig)
     with pytest.raises(ValueError, match="band is"):
         figures.softmax_of_two(gaps, shares, band=-1)

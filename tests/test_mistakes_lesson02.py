@@ -379,7 +379,7 @@ C_TIE = float(OWN / BANK)                                     # x_6 -> c x_6 at 
 
 
 def _hidden_row(**changed) -> bool:
-    answer = {"c_tie": C_TIE, **changed}
+    answer = {"c_tie": C_TIE, "top_after": "bank", **changed}
     return hidden_test_passes("02_basic_self_attention", "l02-elsewhere-test", **answer)
 
 
@@ -424,12 +424,15 @@ def test_tie_mistake_is_named(key):
     assert not _hidden_row(c_tie=TIE_WRONG[key])
 
 
-def test_a_factor_rounded_by_hand_is_told_to_round_less():
-    """c_tie = 1.31 (1.312 rounded by hand) is a rounding slip, not a wrong method; 1.312 passes."""
-    text = _message(check_river_row, 1.31)
+def test_a_factor_rounded_by_hand_to_2_figures_is_told_to_round_less(capsys):
+    """c_tie = 1.3 (1.312 rounded to 2 figures) is a rounding slip, not a wrong method; 1.31, what 1.01 / 0.77
+    gives by hand to 3 figures, passes the check and the hidden test, within 0.5 per cent."""
+    text = _message(check_river_row, 1.3)
     _names_only(text, "rounded", TIE_MISTAKES)
-    assert "3 decimals" in text and not _hidden_row(c_tie=1.31)
-    assert _hidden_row(c_tie=1.312)
+    assert "3 significant figures" in text and not _hidden_row(c_tie=1.3)
+    check_river_row(1.31, "bank")
+    assert "Correct:" in capsys.readouterr().out
+    assert _hidden_row(c_tie=1.31) and _hidden_row(c_tie=1.312)
 
 
 def test_tie_message_never_gives_the_factor():
@@ -483,9 +486,40 @@ def test_row_1_near_miss_names_the_length_lever():
     assert _hidden_passes("l02-asym-test", x_1=[0.6, 0.0, 0.0, 0.0], x_3=x_3)   # the lever named works
 
 
-def test_tie_success_states_the_general_rule(capsys):
+TOP_AFTER_MISTAKES = {
+    "river": "river leads before the doubling",
+    "unchanged": "does not change when bank doubles",
+    "not in the sentence": "it is not a word of",
+}
+TOP_AFTER_WRONG = {"river": "river", "unchanged": "flows", "not in the sentence": "money"}
+
+
+@pytest.mark.parametrize("key", sorted(TOP_AFTER_WRONG))
+def test_top_after_mistake_is_named(key):
+    """The prediction is graded: each wrong word gets its own message, and the hidden test refuses it."""
+    text = _message(lambda a: check_river_row(C_TIE, a), TOP_AFTER_WRONG[key])
+    _names_only(text, key, TOP_AFTER_MISTAKES)
+    assert not _hidden_row(top_after=TOP_AFTER_WRONG[key])
+
+
+@pytest.mark.parametrize(("answer", "said"), [(None, "top_after has no value yet"),
+                                              (5, "top_after is an int")])
+def test_top_after_bad_input_is_named(answer, said):
+    text = _message(lambda a: check_river_row(C_TIE, a), answer)
+    assert said in text and not [k for k, p in TOP_AFTER_MISTAKES.items() if p in text], text
+
+
+@pytest.mark.parametrize("answer", ["bank", " Bank "])
+def test_top_after_right_answers_pass(answer, capsys):
+    check_river_row(C_TIE, answer)
+    assert "Correct:" in capsys.readouterr().out
+    assert _hidden_row(top_after=answer)
+
+
+def test_tie_success_does_not_repeat_the_general_rule(capsys):
+    """The rule |x_j| cos(theta_ij) > |x_i| is stated once, in the lesson's section 4, not again here."""
     check_river_row(C_TIE)
-    assert "|x_j| cos(theta_ij) > |x_i|" in capsys.readouterr().out
+    assert "|x_j| cos(theta_ij) > |x_i|" not in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------- exercise 2: the gap, one tolerance
@@ -514,6 +548,7 @@ RATIO_S_MISTAKES = {
     "score sums": "a ratio of score sums",
     "other": "it is not S_3 / S_1 for your x_1 and x_3",
     "rounded": "close: the right ratio, rounded too far",
+    "shifted sums": "row sums of shifted scores",
 }
 RATIO_S_WRONG = {   # as a learner would write them
     "inverted": 1 / RATIO_S,                                         # S_1 / S_3
@@ -522,6 +557,8 @@ RATIO_S_WRONG = {   # as a learner would write them
     "score sums": float(_O3[2].sum() / _O3[0].sum()),                # no exponentials
     "other": 3.0,                                                    # a row number, as asked before
     "rounded": round(RATIO_S, 1),                                    # right, rounded by hand to 5.4
+    "shifted sums": float(np.exp(_O3[2] - _O3[2].max()).sum()                # each row shifted by its max:
+                          / np.exp(_O3[0] - _O3[0].max()).sum()),            # 0.737
 }
 
 

@@ -549,7 +549,8 @@ class OwnScores:
     Attributes:
         n_words: how many words; ``n_beaten``: words with some other word's score x_i . x_j above their own
         |x_i|^2; ``norms``: (n_words,) the lengths |x_i|; ``cosines``: (n_words * (n_words - 1) / 2,) cosines
-        of all pairs; ``random_cosines``: the same for random vectors of the same lengths and dimension.
+        of all pairs; ``random_cosines``: the same for random vectors of the same lengths and dimension;
+        ``random_n_beaten``: ``n_beaten`` for those random vectors.
     """
 
     n_words: int
@@ -557,6 +558,7 @@ class OwnScores:
     norms: NDArray[np.float64]
     cosines: NDArray[np.float64]
     random_cosines: NDArray[np.float64]
+    random_n_beaten: int = 0
 
 
 def own_scores(table: StaticEmbeddings, n_words: int = 3_000, seed: int = 0) -> OwnScores:
@@ -567,9 +569,6 @@ def own_scores(table: StaticEmbeddings, n_words: int = 3_000, seed: int = 0) -> 
     rows = [i for i, t in enumerate(table.vocab) if t.isalpha() and t.isascii() and len(t) > 1][:n_words]
     V = table.vectors[rows].astype(float)                        # (n, d)
     norms = np.linalg.norm(V, axis=1)
-    scores = V @ V.T
-    own = np.diag(scores).copy()
-    np.fill_diagonal(scores, -np.inf)
     upper = np.triu_indices(len(V), 1)
     R = np.random.default_rng(seed).standard_normal(V.shape)
     R *= (norms / np.linalg.norm(R, axis=1))[:, None]            # random directions, the same lengths
@@ -578,8 +577,14 @@ def own_scores(table: StaticEmbeddings, n_words: int = 3_000, seed: int = 0) -> 
         unit = M / np.linalg.norm(M, axis=1, keepdims=True)
         return (unit @ unit.T)[upper]
 
-    return OwnScores(n_words=len(rows), n_beaten=int((scores.max(axis=1) > own).sum()), norms=norms,
-                     cosines=pair_cosines(V), random_cosines=pair_cosines(R))
+    def n_beaten(M: NDArray[np.float64]) -> int:
+        cross = M @ M.T
+        mine = np.diag(cross).copy()
+        np.fill_diagonal(cross, -np.inf)
+        return int((cross.max(axis=1) > mine).sum())
+
+    return OwnScores(n_words=len(rows), n_beaten=n_beaten(V), norms=norms, cosines=pair_cosines(V),
+                     random_cosines=pair_cosines(R), random_n_beaten=n_beaten(R))
 
 
 def mean_unit_row(table: StaticEmbeddings, words: Sequence[str]) -> NDArray[np.float64]:

@@ -5,6 +5,7 @@ ANSWERS = {
     # gap; scaling bank by c scales x_2 . x_6 by c and leaves river's own score: the tie is where they meet.
     "l02-elsewhere-answer": """
 X_r = embed("the river flows near a bank")
+top_after = "bank"   # river . 2 x_6 = 2 * 0.77 = 1.54 tops river's own 1.01, the largest score in the row
 river, bank = X_r[1], X_r[5]
 cos_26 = river @ bank / (np.linalg.norm(river) * np.linalg.norm(bank))
 c_tie = np.linalg.norm(river) / (np.linalg.norm(bank) * cos_26)   # |c x_6| cos(theta_26) = |x_2|

@@ -140,7 +140,8 @@ WORD_COLORS: dict[str, str] = {
 def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: ArrayLike) -> Axes:
     """Lesson 02's picture of two contextual banks from typed-in weights: money, grows, bank, river and flows
     (``toy``: word -> vector of shape (d,), d >= 2) and the two bank′ (each of shape (d,)) in the
-    finance/nature plane, each bank′ inside the shaded triangle of its sentence, tinted in its colour."""
+    finance/nature plane (the title says food and tech are not shown: grows has food 0.1), each bank′ inside
+    the shaded triangle of its sentence, tinted in its colour."""
     vectors = {w: toy[w] for w in ["money", "grows", "bank", "river", "flows"]}
     money, river = "bank′ (money sentence)", "bank′ (river sentence)"
     vectors |= {money: bank_money, river: bank_river}
@@ -148,7 +149,7 @@ def bank_plane(toy: Mapping[str, ArrayLike], bank_money: ArrayLike, bank_river: 
     return plane(vectors, colors=WORD_COLORS, shade=[["money", "bank", "grows"], ["river", "bank", "flows"]],
                  shade_colors=[WORD_COLORS[money], WORD_COLORS[river]],
                  label_at={money: (0.92, 0.55), river: (0.62, 0.98)},
-                 title="bank′ from typed-in weights")
+                 title="bank′ from typed-in weights (food and tech not shown)")
 
 
 def score_weight_bars(words: Sequence[str], scores: ArrayLike, weights: ArrayLike, *,
@@ -412,7 +413,9 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     Inputs:
         gaps: the gaps s, shape (n,), increasing (default: -6 to 6 in steps of 0.1); shares: the second
         weight softmax([0, s])[1] at each gap, shape (n,) (default: computed from ``gaps``). band: if given,
-        the gaps |s| <= band are shaded (in the lesson: the max - min gap of one word's scores).
+        the gaps |s| <= band are shaded, labelled with the largest weight ratio e^band they allow (in the
+        lesson: the max - min gap of one word's scores, so no weight of that row is more than e^band times
+        another).
     Returns:
         the figure and its Axes.
     """
@@ -433,7 +436,8 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
         if not band > 0:
             raise ValueError(f"band is {band!r}; expected a positive gap or None")
         ax.axvspan(-band, band, color="tab:orange", alpha=0.25,
-                   label=f"$\\pm${band:.2f}: bank's largest score gap")
+                   label=f"gaps within $\\pm${band:.2f}: weights at most $e^{{{band:.2f}}}$ = "
+                         f"{np.exp(band):.2f} times apart")
     ax.set_xlabel("gap s between the two scores [0, s]", fontsize=FONT)
     ax.set_ylabel("weight of the second", fontsize=FONT)
     ax.set_ylim(-0.05, 1.05)

@@ -114,8 +114,9 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
              max_words: int = 8, slider: bool = True) -> ipw.VBox:
     """Lesson 02's explorer: for the focus word i of a sentence, bars of its scores omega_ij = x_i . x_j
     times the slider's beta and of its weights alpha_ij = softmax_j(beta omega_ij), both printed to three
-    decimals, its contextual vector written as the weighted sum of the words, and that vector's cosine with
-    the plain average (what beta = 0 gives) and with the word of the largest score (what a large beta gives).
+    decimals, its contextual vector written as the weighted sum of the words, and (with the slider) that
+    vector's cosine with the plain average (what beta = 0 gives) and with the word of the largest score (what
+    a large beta gives).
     beta = 1 is basic self-attention.
 
     Inputs:
@@ -150,11 +151,12 @@ def one_word(table: Table, sentences: Sequence[str], *, value: str | None = None
               "  ".join(f"{w} {s:.3f}" for w, s in zip(words, scores, strict=True)))
         print("weights:      ", "  ".join(f"{w} {a:.3f}" for w, a in zip(words, alpha, strict=True)))
         print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(alpha, words, strict=True)))
-        top = int(np.argmax(X @ X[i]))
-        mean = X.mean(axis=0)
-        cos = [float(z @ v / (np.linalg.norm(z) * np.linalg.norm(v))) for v in (mean, X[top])]
-        print(f"cosine of {words[i]}' with the plain average {cos[0]:.3f}, with {words[top]} (top score) "
-              f"{cos[1]:.3f}")
+        if slider:   # where beta moves z_i: from the plain average (beta = 0) to the top score's word
+            top = int(np.argmax(X @ X[i]))
+            mean = X.mean(axis=0)
+            cos = [float(z @ v / (np.linalg.norm(z) * np.linalg.norm(v))) for v in (mean, X[top])]
+            print(f"cosine of {words[i]}' with the plain average {cos[0]:.3f}, with {words[top]} (top score) "
+                  f"{cos[1]:.3f}")
 
     return _controls(sentences, first, focus, max_words, table, draw, extra=[scale] if slider else [])
 
