@@ -86,3 +86,22 @@ def test_mix_explorer_builds_one_figure_and_redraws_it(monkeypatch: pytest.Monke
     with pytest.raises(ValueError, match="neighbours is empty"):
         roadmap_widgets.mix_explorer(LOVE, APPLE, {})
     plt.close("all")
+
+
+@pytest.mark.parametrize("neighbour, weight", [("juice", 0.8), ("juice", 0.9), ("phones", 0.8),
+                                               ("phones", 0.9), ("juice", 0.0), ("juice", 0.4),
+                                               ("phones", 0.4)])
+def test_labels_of_nearby_tips_do_not_overlap(neighbour: str, weight: float) -> None:
+    """The widget's default (juice, 0.8) put apple' just over juice: the two labels ran into one word."""
+    vector = {"juice": JUICE, "phones": PHONES}[neighbour]
+    mixed = roadmap_widgets.mix_weights(weight) @ np.stack([LOVE, APPLE, vector])
+    fig, ax = plt.subplots(figsize=(6, 5))
+    arrows = roadmap.draw_arrows(ax, {"love": LOVE, "apple": APPLE, neighbour: vector, "apple'": APPLE})
+    arrows.move("apple'", mixed)  # as the widget does: moved after it was drawn
+    renderer = fig.canvas.get_renderer()
+    boxes = {name: label.get_window_extent(renderer) for name, label in arrows.labels.items()}
+    names = sorted(boxes)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not boxes[a].overlaps(boxes[b]), f"labels {a!r} and {b!r} overlap at {neighbour} {weight}"
+    plt.close(fig)

@@ -1,6 +1,6 @@
 """Lesson 00, answered from the lesson's own words: the warm-up's row designed on paper. love and apple lie on
 the diagonal, so only the phones weight moves technology - food, by 0.9 per unit of weight: 0.45 needs
-0.45 / 0.9 = 0.5 on phones at the least; apple keeps 0.45 of itself and love gets the rest."""
+0.45 / 0.9 = 0.5 on phones at the least; love and apple share the rest, any way."""
 
 ANSWERS = {
     "warmup-answer": """

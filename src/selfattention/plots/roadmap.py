@@ -22,6 +22,7 @@ __all__ = ["WIDTH", "FONT", "COLOURS", "transformer_diagram", "mix_panels", "dra
 
 WIDTH = 12.0  # inches: a figure shown across a 1280 px slide
 FONT = 15  # points: 15 pt on a 12 in figure is 21 px on a 1232 px wide slide (14 pt would be 19.96)
+NEAR = 0.3  # data units: two arrow tips closer than this get their labels on opposite sides
 #: One colour per word, the same in every figure and widget of the lesson.
 COLOURS = {"love": "tab:purple", "apple": "gray", "apple'": "tab:red", "phones": "tab:blue",
            "juice": "tab:green"}
@@ -77,6 +78,7 @@ class Arrows:
         self.ax = ax
         self.arrows: dict[str, Annotation] = {}
         self.labels: dict[str, Annotation] = {}
+        self._default_below: dict[str, bool] = {}
         for name, v in vectors.items():
             v = _vector(name, v)
             colour = colours.get(name, "black")
@@ -91,6 +93,8 @@ class Arrows:
             self.labels[name] = ax.annotate(f" {name}", v, xytext=(6, -6 if below else 4),
                                             textcoords="offset points", color=colour, fontsize=FONT,
                                             va="top" if below else "bottom", ha="left", fontweight="bold")
+            self._default_below[name] = below
+        self._place_labels()
 
     def move(self, name: str, v: ArrayLike, label: str | None = None) -> None:
         """Point arrow ``name`` at ``v`` (shape (2,)), with a new label if one is given."""
@@ -101,6 +105,22 @@ class Arrows:
         self.labels[name].xy = tuple(v)
         if label is not None:
             self.labels[name].set_text(f" {label}")
+        self._place_labels()
+
+    def _place_labels(self) -> None:
+        """Each label under or over its tip; where two tips lie within :data:`NEAR` of each other, the higher
+        tip's label goes over it and the lower one's under it, so that the two labels do not overlap."""
+        below = dict(self._default_below)
+        tips = {name: np.asarray(label.xy, dtype=float) for name, label in self.labels.items()}
+        names = list(tips)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if np.linalg.norm(tips[a] - tips[b]) < NEAR:
+                    low, high = (a, b) if tips[a][1] < tips[b][1] else (b, a)
+                    below[low], below[high] = True, False
+        for name, label in self.labels.items():
+            label.set_position((6, -6 if below[name] else 4))
+            label.set_verticalalignment("top" if below[name] else "bottom")
 
     def recolour(self, name: str, colour: str) -> None:
         """Give arrow ``name`` and its label the colour ``colour``."""
