@@ -804,5 +804,5 @@ def check_layer_costs(attention_madds: Any, recurrent_madds: Any, T_equal: Any) 
             t, f"that is not where the counts meet. Write both counts for a general T with d = {d}, set them "
                "equal and solve for T."))
     passed(f"attention {a:,.0f} against recurrent {r:,.0f} multiply-adds at T = {T}: {a / r:.1f} times as many. "
-           f"They are equal at T = d / 2 = {t:g}; above it attention does more work, in one sequential step "
-           f"instead of T.")
+           f"Counting these products only, they are equal at T = d / 2 = {t:g}; above it attention does more "
+           f"work, in one sequential step instead of T.")
