@@ -41,7 +41,6 @@ APPLE = {
     "weight": "is the weight 'ate' should get, not its score",
     "exp": "is e^s, not the score s",
     "one other": "it counts one other word",
-    "scaled": "before dividing by sqrt(d_k)",
     "other": "not it yet",
     "queries": "those are the queries themselves",
     "rounded": "rounded too coarsely",
@@ -97,7 +96,7 @@ def weak() -> np.ndarray:
         ((GOOD, 0.8), "weight"),                            # the target weight written as the score
         ((GOOD, 12.0), "exp"),                              # e^s = 12, the log not taken
         ((GOOD, math.log(0.8 / 0.2)), "one other"),         # e^s / (e^s + 1) = 0.8
-        ((GOOD, math.sqrt(3) * NEEDED), "scaled"),
+        ((GOOD, math.sqrt(3) * NEEDED), "other"),         # scaling is lesson 06: not named here
         ((GOOD, 2.5), "other"),                             # read off the widget (step 0.5): 0.802
         ((GOOD, 2.49), "rounded"),                          # log 12 = 2.4849 to two decimals: 0.801
         ((GOOD, 2.479), "rounded"),
@@ -681,3 +680,22 @@ def test_apple_passing_message_prints_e_to_the_learners_score(capsys):
     checks.check_apple_query(GOOD, 2.48)
     out = capsys.readouterr().out
     assert out.startswith("Correct:") and f"e^s = {math.exp(2.48):.3g}" in out and "e^s = 12)" not in out, out
+
+
+def test_apple_too_short_with_a_negative_other_score_is_told_the_actual_threshold():
+    """Apple scores [0, 2, 0, -1]: with apple at -1, not 0, the threshold is 2.25, not log 12."""
+    W = W_Q.copy()
+    W[2], W[3] = [0, 2, -2], [0, 0, -1]   # q_apple = [0, 2, -1]
+    text = message(check_apple, (W, NEEDED))
+    names_only(text, "too little", APPLE)
+    assert "[0.0, 2.0, 0.0, -1.0]" in text and "at least log(4 (e^0 + e^0 + e^-1)) = 2.25" in text, text
+
+
+def test_next_word_query_between_two_keys_is_told_it_points_at_both():
+    """Sam's query (2, 3) scores 'ate' highest but points partly at its own key: the message says so, besides
+    'make the gaps larger'."""
+    W_k = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)
+    W_q = np.array([[2, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)
+    text = message(check_next, (W_q, W_k))
+    names_only(text, "too small", NEXT)
+    assert "also points partly at its own key, [1.0, 0.0] (score 2)" in text, text

@@ -96,10 +96,6 @@ def _check_needed_score(needed_score: Any) -> float:
             f"needed_score = {s:.4g} solves e^s / (e^s + 1) = 0.8: it counts one other word, but three (Sam, red "
             f"and apple itself) each add e^0 = 1 to the sum."
         )
-    if near(math.sqrt(3.0) * _NEEDED):
-        raise ExerciseError(
-            f"needed_score = {s:.4g} is the score before dividing by sqrt(d_k): this exercise leaves scaling out."
-        )
     w = _weight_at(s)
     if abs(s - _NEEDED) <= 2 * _SCORE_TOL:
         raise ExerciseError(
@@ -186,9 +182,16 @@ def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
             )
         others = np.delete(scores, ate)
         if scores[ate] > 0 and others.max() <= 1e-9:   # aimed at ate, the others at 0 or below: too short
+            if np.all(np.abs(others) <= 1e-9):
+                need = (f"You derived needed_score = {s_needed:.4g}: with the other three words at 0, 'ate' needs "
+                        f"a score of at least that")
+            else:                                # e^s / (e^s + sum e^o) = 0.8  <=>  s = log(4 sum e^o)
+                need = (f"You derived needed_score = {s_needed:.4g} for the other three words at 0; here they "
+                        f"score {np.round(others, 2).tolist()}, so 'ate' needs a score of at least "
+                        f"log(4 (e^{' + e^'.join(f'{o:.3g}' for o in others)})) = "
+                        f"{math.log(4 * np.exp(others).sum()):.3g}")
             raise ExerciseError(
-                f"{where}; it should give 'ate' at least 0.8. You derived needed_score = {s_needed:.4g}: with "
-                f"the other three words at 0, 'ate' needs a score of at least that, and it scores "
+                f"{where}; it should give 'ate' at least 0.8. {need}, and it scores "
                 f"{scores[ate]:.3g}. Lengthen apple's query along the action axis."
             )
         raise ExerciseError(
@@ -462,8 +465,16 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     rest = S.copy()
     rest[np.arange(4), list(_NEXT)] = -np.inf
     if np.all(nxt > rest.max(axis=1) + 1e-9):
+        rival = int(np.argmax(rest[i]))
+        aside = ""
+        if rest[i, rival] > 1e-9:                # the query points partly at another key as well
+            whose = "its own key" if rival == i else f"the key of '{WORDS[rival]}'"
+            aside = (f" The query of '{WORDS[i]}', {np.round(Q[i], 2).tolist()}, also points partly at "
+                     f"{whose}, {(np.round(K[rival], 2) + 0.0).tolist()} (score {S[i, rival]:.3g}): aim it "
+                     f"at the key of '{WORDS[_NEXT[i]]}' alone, and the gap grows with less length.")
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
-                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
+                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number)."
+                            + aside)
     tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]
