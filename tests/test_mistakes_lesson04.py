@@ -7,10 +7,9 @@ that a shortcut which skips what the exercise teaches does not.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
+import torch
 from mistakes import hidden_test_passes, message, names_only, right_answer_passes
 
 from selfattention import checks
@@ -24,215 +23,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 X_TOY = np.array([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0, 1], [0, 0, 1, 1, 1]], dtype=float)
 
 
-# ------------------------------------------------------------------ Exercise 1: apple looks for ate
-W_Q = np.array([[0, 2, 0], [1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 2]], dtype=float)
-GOOD = W_Q.copy()
-GOOD[2], GOOD[3] = [0, 3, 0], [0, 0, -2]  # q_apple = [0, 3, 0]: scores 0, 3, 0, 0
-NEEDED = math.log(12)  # e^s / (e^s + 3) = 0.8
-
-
-APPLE = {
-    "linear layout": "rows and columns are swapped",
-    "too large": "keep every entry between -3 and 3",
-    "unchanged": "still the lesson's W_Q",
-    "other query": "changed too",
-    "too little": "it should give 'ate' at least 0.8",
-    "no score": "needed_score has no value yet",
-    "weight": "is the weight 'ate' should get, not its score",
-    "exp": "is e^s, not the score s",
-    "one other": "it counts one other word",
-    "scaled": "before dividing by sqrt(d_k)",
-    "other": "not it yet",
-    "queries": "those are the queries themselves",
-    "rounded": "rounded too coarsely",
-}
-
-
-def check_apple(answer):
-    checks.check_apple_query(*answer)
-
-
-def test_apple_right_answers(capsys):
-    right_answer_passes(check_apple, (GOOD, NEEDED), capsys)
-    other = W_Q.copy()
-    other[2], other[3] = [0, 3, 0], [0, 3, -2]  # q_apple = [0, 6, 0], every entry within [-3, 3]
-    right_answer_passes(check_apple, (other, np.log(0.8 / 0.2 * 3)), capsys)
-    right_answer_passes(check_apple, (GOOD, 2.485), capsys)     # derived, written with 3 decimals
-
-
-def red_changed() -> np.ndarray:
-    """The shortcut: 'apple is red', so change the red row; but red's own query changes too."""
-    W = W_Q.copy()
-    W[4] = [0, 3, 0]
-    return W
-
-
-def huge() -> np.ndarray:
-    """The dodge: a huge query makes the weight 1.000 whatever the softmax."""
-    W = W_Q.copy()
-    W[2], W[3] = [0, 100, 0], [0, 0, -2]  # q_apple = [0, 100, 0]
-    return W
-
-
-def test_apple_huge_entries_do_not_pass():
-    text = message(check_apple, (huge(), NEEDED))
-    names_only(text, "too large", APPLE)
-    assert "entry of 100" in text, text
-
-
-def weak() -> np.ndarray:
-    W = W_Q.copy()
-    W[2] = [0, 3, 0]  # forgets to cancel what red adds: scores 0, 3, 0, 2 -> 0.68
-    return W
-
-
-@pytest.mark.parametrize(
-    ("answer", "mistake"),
-    [
-        ((GOOD.T, NEEDED), "linear layout"),
-        ((W_Q.copy(), NEEDED), "unchanged"),
-        ((red_changed(), NEEDED), "other query"),
-        ((weak(), NEEDED), "too little"),
-        ((GOOD, None), "no score"),
-        ((GOOD, 0.8), "weight"),                            # the target weight written as the score
-        ((GOOD, 12.0), "exp"),                              # e^s = 12, the log not taken
-        ((GOOD, math.log(0.8 / 0.2)), "one other"),         # e^s / (e^s + 1) = 0.8
-        ((GOOD, math.sqrt(3) * NEEDED), "scaled"),
-        ((GOOD, 2.5), "other"),                             # read off the widget (step 0.5): 0.802
-        ((GOOD, 2.49), "rounded"),                          # log 12 = 2.4849 to two decimals: 0.801
-        ((GOOD, 2.479), "rounded"),
-        ((GOOD, 3.0), "other"),                             # the score the design reaches, not the needed one
-        ((GOOD, math.log(2.4)), "other"),                   # e^s / 3 = 0.8
-        ((GOOD, -1.0), "other"),
-    ],
-)
-def test_apple_mistakes_are_named(answer, mistake):
-    names_only(message(check_apple, answer), mistake, APPLE)
-
-
-@pytest.mark.parametrize(("score", "weight"),
-                         [(2.5, "0.802"), (3.0, "0.870"), (math.log(2.4), "0.444")])
-def test_apple_a_wrong_score_is_told_the_weight_it_gives(score, weight):
-    """The message computes what the learner's own score would give, never the needed score itself."""
-    text = message(check_apple, (GOOD, score))
-    assert f"= {weight}, not exactly 0.8" in text, text
-    assert "2.48" not in text and "log 12" not in text, text
-
-
-def test_apple_the_shortcut_computed_from_the_design_fails_both():
-    """Copying the lesson's one-liner gives the weight (0.87) of the design, not a score: refused."""
-    K = X_TOY @ np.vstack([np.eye(3), np.zeros((2, 3))])
-    shortcut = float(softmax((X_TOY @ GOOD)[3] @ K.T)[1])
-    text = message(check_apple, (GOOD, shortcut))
-    assert "not it yet" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
-                                  needed_score=shortcut)
-
-
-@pytest.mark.parametrize("score", [0.8, 12.0, 2.5, math.log(4)])
-def test_apple_hidden_test_refuses_a_wrong_score(score):
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=GOOD,
-                                  needed_score=score)
-
-
-def test_apple_hidden_test_passes_right_answers():
-    lesson, gid = "04_learnable_projections", "l04-apple-test"
-    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, needed_score=NEEDED)
-    assert hidden_test_passes(lesson, gid, W_Q_apple=GOOD, needed_score=2.485)
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=weak(),
-                                  needed_score=NEEDED)
-
-
-def test_apple_uncancelled_red_names_the_cause():
-    text = message(check_apple, (weak(), NEEDED))
-    assert "still scores itself 2" in text and "The red row of W_Q" in text, text
-    assert "and most to" not in text, text
-    assert "or outweigh it" in text, text
-
-
-def test_apple_rows_aimed_at_sam_say_where_they_point():
-    """Food row [3, 0, 0], fruit [0, 0, 0]: q_apple = (3, 0, 2) goes to Sam. Cancelling red alone is not
-    enough: the message also says the rows only apple has point along the person axis, not at ate's key."""
-    W = W_Q.copy()
-    W[2] = [3, 0, 0]
-    text = message(check_apple, (W, NEEDED))
-    assert "most to 'Sam' (0.68)" in text and "The red row of W_Q" in text, text
-    assert "add [3.0, 0.0, 0.0], along the person axis (Sam's key)" in text, text
-    assert "nothing along the action axis" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                  needed_score=NEEDED)
-
-
-def test_apple_rows_aimed_at_ate_but_too_short_say_nothing_about_aim():
-    W = W_Q.copy()
-    W[2], W[3] = [0, 1, 0], [0, 0, -2]                                  # q_apple = (0, 1, 0): 0.48 only
-    text = message(check_apple, (W, NEEDED))
-    assert "needs a score of at least that, and it scores 1." in text, text
-    assert "The rows only 'apple' has" not in text and "The red row" not in text, text
-
-
-def test_apple_too_short_is_told_its_own_needed_score():
-    """Food row [0, 2, -2] cancels red: q_apple = (0, 2, 0), 'ate' scores 2 < log 12. The message sets the
-    score against the learner's own needed_score (2.485, derived), not a generic hint."""
-    W = W_Q.copy()
-    W[2] = [0, 2, -2]
-    text = message(check_apple, (W, NEEDED))
-    names_only(text, "too little", APPLE)
-    assert "You derived needed_score = 2.485" in text and "it scores 2." in text, text
-    text = message(check_apple, (W, 2.485))
-    assert "needed_score = 2.485" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                  needed_score=NEEDED)
-
-
-def test_apple_query_between_sam_and_ate_names_sam():
-    W = W_Q.copy()
-    W[2] = [2, 2, -2]                                                   # q_apple = (2, 2, 0): Sam ties ate
-    text = message(check_apple, (W, NEEDED))
-    names_only(text, "too little", APPLE)
-    assert "points along the person axis too" in text and "'Sam' scores 2" in text, text
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                  needed_score=NEEDED)
-
-
-def boundary() -> np.ndarray:
-    """log 12 split between the food and fruit rows: 'ate' scores log 12 up to rounding (weight 0.7999...)."""
-    W = W_Q.copy()
-    W[2], W[3] = [0, -0.29531772575250836, -1], [0, 2.7802243755405085, -1]
-    return W
-
-
-def test_apple_exactly_0_8_passes_both(capsys):
-    """'At least 0.8' with a score of exactly log 12: floating-point rounding gives 0.7999999999999997,
-    which the check and the hidden test both accept."""
-    right_answer_passes(check_apple, (boundary(), NEEDED), capsys)
-    assert hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=boundary(),
-                              needed_score=NEEDED)
-    for a in np.linspace(-3, 3, 301):                                  # every way of splitting log 12
-        W = W_Q.copy()
-        W[2], W[3] = [0, a, -1], [0, NEEDED - a, -1]
-        if abs(NEEDED - a) <= 3:
-            right_answer_passes(check_apple, (W, NEEDED), capsys)
-            assert hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=W,
-                                      needed_score=NEEDED)
-
-
-def test_apple_the_queries_are_named_as_queries():
-    good_queries = X_TOY @ GOOD                                          # (4, 3): one row per word
-    text = message(check_apple, (good_queries, NEEDED))
-    names_only(text, "queries", APPLE)
-    assert not hidden_test_passes("04_learnable_projections", "l04-apple-test", W_Q_apple=good_queries,
-                                  needed_score=NEEDED)
-
-
-def test_apple_a_tie_names_no_word_that_gets_most():
-    W = W_Q.copy()
-    W[2] = [0, 0, -2]                                                   # q_apple = 0: 0.25 each
-    text = message(check_apple, (W, NEEDED))
-    assert "most to" not in text and "nothing along the action axis" in text, text
-
-
-# ------------------------------------------------------------------ Exercise 4: different weights, one output
+# ------------------------------------------------------------------ Exercise 3: different weights, one output
 # v_ate = v_apple = (1, 0), v_Sam = (0, 1)
 V_GOOD = np.array([[0, 1], [1, 0], [1, 0], [0, 0], [0, 0]], dtype=float)
 V_TARGET = X_TOY @ V_GOOD                                                # the values per word, (4, 2)
@@ -364,13 +155,7 @@ def test_values_answers_the_check_refuses_fail_the_hidden_test(answer):
         assert not values_hidden(answer)
 
 
-def test_apple_a_rough_guess_is_not_named_as_a_mistake():
-    """A guess near no named mistake gets the general message with the weight its own score gives."""
-    names_only(message(check_apple, (GOOD, 2.0)), "other", APPLE)
-    names_only(message(check_apple, (GOOD, 1.5)), "other", APPLE)      # near log 4 = 1.386, but not it
-
-
-# ------------------------------------------------------------------ Exercise 2: the next word, d_k = 2
+# ------------------------------------------------------------------ Exercise 1: the next word, d_k = 2
 K_NEXT = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)  # keys point 4 ways
 Q_NEXT = np.array([[0, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)   # 3 x the next word's key
 
@@ -562,9 +347,9 @@ def test_next_word_draws_the_plane_when_asked(capsys):
     plt.close("all")
 
 
-def test_next_word_moved_keys_leave_exercise_3_to_the_learner():
+def test_next_word_moved_keys_leave_exercise_2_to_the_learner():
     text = message(check_next, on_one_line())
-    assert "one line" not in text and "one end" not in text and "Exercise 3" not in text, text
+    assert "one line" not in text and "one end" not in text and "Exercise 2" not in text, text
 
 
 def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
@@ -626,9 +411,9 @@ def test_next_word_answers_the_check_refuses_fail_the_hidden_test(answer):
 
 
 def test_no_output_above_an_exercise_gives_its_answer():
-    """Exercise 1's score (log 12 = 2.485), its weight (0.87 for scores 0, 3, 0, 0; 0.948 for 0, 4, 0, 0)
-    and Exercise 4's weights (0.711 - 0.096) are not printed before the exercises: the demo queries
-    point between two keys."""
+    """Exercise 3's weights (0.711 - 0.096) and the weights a query at one key gets (0.87 for scores
+    0, 3, 0, 0; 0.948 for 0, 4, 0, 0) are not printed before the exercises: the demo queries point between
+    two keys."""
     import json
 
     from mistakes import NOTEBOOKS
@@ -650,20 +435,6 @@ def test_values_near_miss_prints_the_difference_rounding_would_hide():
     assert not values_hidden(values_design({0: [0, 1], 1: [1, 0], 2: [1, 0], 3: [0.001, 0]}))
 
 
-def test_apple_a_short_query_at_ate_is_told_its_score_is_below_the_needed_one():
-    """The query [0, 2, -2] scores 'ate' 2 and the others 0, 0, -2 (weight 0.78), not all 0: the message still
-    sets the score of 'ate' against the learner's needed_score, and the hidden test refuses it."""
-    W = W_Q.copy()
-    W[2], W[3] = [0, 2, -2], [0, 0, -2]   # q_apple = [0, 2, -2]
-    text = message(check_apple, (W, NEEDED))
-    names_only(text, "too little", APPLE)
-    assert "You derived needed_score = 2.485" in text and "it scores 2." in text, text
-    assert "[0.0, 2.0, 0.0, -2.0]" in text and "0.78 of its attention" in text, text
-    assert not hidden_test_passes(
-        "04_learnable_projections", "l04-apple-test", W_Q_apple=W, needed_score=NEEDED
-    )
-
-
 def test_values_sam_apple_pair_is_named_not_apples_rows():
     """v_Sam = v_apple = (1, 1), v_ate = (0, 1): the message names that pair, not apple's three features."""
     text = message(check_values, values_design({0: [1, 1], 1: [0, 1], 2: [0, 1], 3: [1, 0]}))
@@ -676,8 +447,110 @@ def test_values_zero_food_and_fruit_rows_name_v_ate_against_v_apple():
     assert "v_ate = (0, 0) but v_apple = (0, 1)" in text and "you made v_red" not in text, text
 
 
-def test_apple_passing_message_prints_e_to_the_learners_score(capsys):
-    """needed_score = 2.48 passes (within 0.005 of log 12 = 2.485): the message prints e^2.48, not 12."""
-    checks.check_apple_query(GOOD, 2.48)
-    out = capsys.readouterr().out
-    assert out.startswith("Correct:") and f"e^s = {math.exp(2.48):.3g}" in out and "e^s = 12)" not in out, out
+def test_next_word_query_between_two_keys_is_told_it_points_at_both():
+    """Sam's query (2, 3) scores 'ate' highest but points partly at its own key: the message says so, besides
+    'make the gaps larger'."""
+    W_k = np.array([[1, 0], [0, 1], [1, -1], [0, 0], [-1, 0]], dtype=float)
+    W_q = np.array([[2, 3], [-3, 0], [3, 3], [0, 0], [0, -3]], dtype=float)
+    text = message(check_next, (W_q, W_k))
+    names_only(text, "too small", NEXT)
+    assert "also points partly at its own key, [1.0, 0.0] (score 2)" in text, text
+
+
+# ------------------------------------------------------------------ Exercise 4: our matrices in nn.Linear
+L_WQ = np.array([[0, 2, 0], [1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 2]], dtype=float)
+L_WK = np.vstack([np.eye(3), np.zeros((2, 3))])
+L_WV = np.array([[1, 0], [0, 0], [0, 1], [0, 0], [0, 0]], dtype=float)
+
+LAYER = {
+    "untransposed": "nn.Linear computes x @ weight.T, so its weight",
+    "reshaped": "reshape refills the same numbers row by row",
+    "swapped": "each part takes its own matrix",
+    "random": "it still holds other numbers",
+    "bias": "unless made with bias=False",
+    "float64": "torch.tensor of a NumPy array is float64",
+    "shape": "it should be W_",
+}
+
+
+class Steps(torch.nn.Module):
+    """The lesson's SelfAttentionSteps."""
+
+    def __init__(self, d_model: int, d_k: int, d_v: int) -> None:
+        super().__init__()
+        self.W_query = torch.nn.Linear(d_model, d_k, bias=False)
+        self.W_key = torch.nn.Linear(d_model, d_k, bias=False)
+        self.W_value = torch.nn.Linear(d_model, d_v, bias=False)
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        A = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        return A @ v, A
+
+
+def loaded(weights, *, assign: bool = False, bias_in: str | None = None) -> Steps:
+    """A fresh Steps(5, 3, 2) with ``weights`` (query, key, value) copied in, as a learner would: with
+    ``weight.copy_`` under no_grad, or (``assign``) by assigning new Parameters (any shape, any dtype).
+    ``bias_in`` replaces that part by an nn.Linear made without bias=False before loading."""
+    torch.manual_seed(0)
+    layer = Steps(5, 3, 2)
+    if bias_in:
+        setattr(layer, bias_in, torch.nn.Linear(5, 3))
+    for linear, W in zip((layer.W_query, layer.W_key, layer.W_value), weights, strict=True):
+        if assign:
+            linear.weight = torch.nn.Parameter(torch.tensor(W))
+        else:
+            with torch.no_grad():
+                linear.weight.copy_(torch.tensor(W))
+    return layer
+
+
+def layer_hidden(layer) -> bool:
+    """The hidden test, where a layer(x) that raises (a shape or dtype mismatch) fails as in grading."""
+    try:
+        return hidden_test_passes("04_learnable_projections", "l04-layer-test", layer=layer)
+    except RuntimeError:
+        return False
+
+
+def test_layer_right_answers(capsys):
+    right_answer_passes(checks.check_loaded_layer, loaded((L_WQ.T, L_WK.T, L_WV.T)), capsys)
+    zero_bias = loaded((L_WQ.T, L_WK.T, L_WV.T), bias_in="W_key")
+    with torch.no_grad():
+        zero_bias.W_key.bias.zero_()                 # a bias left on but zero: x @ W all the same
+    right_answer_passes(checks.check_loaded_layer, zero_bias, capsys)
+    assert layer_hidden(loaded((L_WQ.T, L_WK.T, L_WV.T)))
+
+
+@pytest.mark.parametrize(
+    ("layer", "mistake"),
+    [
+        (lambda: loaded((L_WQ, L_WK, L_WV), assign=True), "untransposed"),
+        (lambda: loaded((L_WQ.reshape(3, 5), L_WK.T, L_WV.T)), "reshaped"),
+        (lambda: loaded((L_WK.T, L_WQ.T, L_WV.T)), "swapped"),
+        (lambda: loaded((L_WQ.T, L_WQ.T, L_WV.T)), "swapped"),            # W_Q in both query and key
+        (lambda: Steps(5, 3, 2), "random"),                               # nothing loaded
+        (lambda: loaded((L_WQ.T, L_WK.T, L_WV.T), bias_in="W_query"), "bias"),
+        (lambda: loaded((L_WQ.T, L_WK.T, L_WV.T), assign=True), "float64"),
+        (lambda: loaded((L_WQ.T, L_WK.T, L_WV[:, :1].T), assign=True), "shape"),
+    ],
+)
+def test_layer_mistakes_are_named(layer, mistake):
+    wrong = layer()
+    names_only(message(checks.check_loaded_layer, wrong), mistake, LAYER)
+    assert not layer_hidden(wrong)
+
+
+def test_layer_judge_on_recorded_data_agrees():
+    """The grader runs the check on the recorded weights and biases, not on the module."""
+    from selfattention.coursework.results import judge, to_plain
+
+    def record(layer):
+        parts = [layer.W_query, layer.W_key, layer.W_value]
+        return to_plain([p.weight for p in parts] + [p.bias for p in parts])
+
+    assert judge("check_loaded_layer", record(loaded((L_WQ.T, L_WK.T, L_WV.T)))) is None
+    assert "unless made with bias=False" in judge(
+        "check_loaded_layer", record(loaded((L_WQ.T, L_WK.T, L_WV.T), bias_in="W_key")))
+    assert "each part takes its own matrix" in judge(
+        "check_loaded_layer", record(loaded((L_WK.T, L_WQ.T, L_WV.T))))

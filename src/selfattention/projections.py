@@ -16,7 +16,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["mutual", "own_top", "shared_vs_separate", "shared_with_common_direction"]
+__all__ = ["cycle", "mutual", "own_top", "random_setups", "shared_vs_separate",
+           "shared_with_common_direction"]
 
 
 def _scores(S: ArrayLike) -> NDArray[np.float64]:
@@ -39,6 +40,31 @@ def mutual(S: ArrayLike) -> NDArray[np.float64]:
     prefers = S > np.diagonal(S, axis1=-2, axis2=-1)[..., None]   # prefers[..., i, j]: omega_ij > omega_ii
     both = prefers & np.swapaxes(prefers, -1, -2)
     return np.triu(both, 1).sum(axis=(-2, -1)) / math.comb(S.shape[-1], 2)
+
+
+def cycle(S: ArrayLike) -> NDArray[np.bool_]:
+    """Whether each row i's highest score is word i + 1's (the last row's: word 0's), as in Exercise 1's
+    pattern, per matrix: (..., T, T) -> (...,)."""
+    S = _scores(S)
+    T = S.shape[-1]
+    return np.all(S.argmax(axis=-1) == (np.arange(T) + 1) % T, axis=-1)
+
+
+def random_setups(X: ArrayLike, d_k: int, draws: int = 20000, seed: int = 0) -> dict[str, dict[str, float]]:
+    """For ``draws`` random Gaussian W_a, W_b (d_model, d_k) and the sentence ``X`` (T, d_model), the
+    scores (X W_a)(X W_other)^T of three set-ups: one shared W (W_other = W_a), separate W_Q, W_K
+    (W_other = W_b) and W_K = -W_Q (W_other = -W_a). Returns {set-up: {"mutual": share of draws with a
+    mutual pair, "own < 0": share with some omega_ii < 0, "cycle": share with each word's top score on the
+    next word}}."""
+    X = np.asarray(X, dtype=float)
+    W_a, W_b = np.random.default_rng(seed).normal(size=(2, draws, X.shape[1], d_k))
+    out = {}
+    for setup, W_other in [("one shared W", W_a), ("separate W_Q, W_K", W_b), ("W_K = -W_Q", -W_a)]:
+        S = (X @ W_a) @ np.swapaxes(X @ W_other, -1, -2)                        # (draws, T, T)
+        out[setup] = {"mutual": float(np.mean(mutual(S) > 0)),
+                      "own < 0": float(np.mean((np.diagonal(S, axis1=-2, axis2=-1) < 0).any(axis=-1))),
+                      "cycle": float(np.mean(cycle(S)))}
+    return out
 
 
 def _sentences(Xs: list[ArrayLike]) -> list[NDArray[np.float64]]:

@@ -2,14 +2,6 @@
 answers): graded by tests/test_grading.py, each must get full marks."""
 
 ANSWERS = {
-    # e^s / (e^s + 3) = 0.8 solved as s = log(0.8 * 3 / 0.2), written with numpy. "A word's query is the sum
-    # of the rows of W_Q for its features": change the fruit row alone (entries within [-3, 3]) so that
-    # q_apple = food + fruit + red = [0, 0, 0] + [0, 3, -2] + [0, 0, 2] = [0, 3, 0].
-    "l04-apple-answer": """
-needed_score = np.log(0.8 * 3 / 0.2)
-W_Q_apple = W_Q.copy()
-W_Q_apple[3] = [0, 3, -2]
-""",
     # "Start from z_Sam - z_red = sum_j (alpha_Sam,j - alpha_red,j) v_j": the rows differ on ate and apple
     # only, so v_ate = v_apple. "Each row enters every word that has its feature": v_ate = action row =
     # (0, 1), v_apple = fruit row = (0, 1), v_Sam = (2, 0).
@@ -23,5 +15,13 @@ W_V_new[0] = [2, 0]
     # key, red's row first, then apple's rows: fruit alone makes up q_apple = (4, 0) - red's (0, -4).
     "l04-next-answer": """
 W_Q_next = np.array([[0, 4], [-4, 0], [0, 0], [4, 4], [0, -4]], dtype=float)
+""",
+    # "nn.Linear(d_model, d_out, bias=False) computes x @ weight.T", so weight = W.T; "copy a tensor into
+    # a weight with weight.copy_(tensor) inside with torch.no_grad():", one part at a time.
+    "l04-layer-answer": """
+with torch.no_grad():
+    layer.W_query.weight.copy_(torch.tensor(W_Q).T)
+    layer.W_key.weight.copy_(torch.tensor(W_K).T)
+    layer.W_value.weight.copy_(torch.tensor(W_V).T)
 """,
 }

@@ -1,20 +1,19 @@
-"""Checks for lesson 04 (learnable projections): derive the score a weight of 0.8 needs, design a query, make each word look
-at the word that happens to come next, with two query/key axes, and make two words whose weights differ
-receive the same output.
+"""Checks for lesson 04 (learnable projections): make each word look at the word that happens to come next,
+with two query/key axes; make two words whose weights differ receive the same output; load the lesson's
+W_Q, W_K, W_V into a PyTorch layer's nn.Linear parts.
 
 Every named mistake gives a result different from the right answer and from every other named mistake.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ._engine import ExerciseError, _to_array, passed, reference_softmax
 
-__all__ = ["check_apple_query", "check_next_word", "check_values"]
+__all__ = ["check_loaded_layer", "check_next_word", "check_values"]
 
 # The lesson's toy sentence "Sam ate (a) red apple": features person, action, food, fruit, red (d_model = 5).
 WORDS = ("Sam", "ate", "red", "apple")
@@ -48,161 +47,10 @@ _W_K = np.array(
 )
 
 
-def _toy_weights(W_q: np.ndarray) -> np.ndarray:
-    """softmax((X W_q)(X W_K)^T) for the toy sentence, (4, 4), no scaling (as in the lesson's Exercise 1)."""
-    return reference_softmax((_X_TOY @ W_q) @ (_X_TOY @ _W_K).T)
+_CAP = 3.0  # Exercise 3 keeps every entry of W_V_new in [-3, 3]
 
 
-_CAP = 3.0  # Exercise 1 keeps every entry of W_Q_apple in [-3, 3]: the weight stays below 0.998
-
-
-_NEEDED = math.log(12.0)  # e^s / (e^s + 3) = 0.8  <=>  e^s = 12
-_SCORE_TOL = 0.005       # needed_score within 0.005 of log 12: a score of 2.5 read off the widget is not it
-_WEIGHT_TOL = 1e-9       # "at least 0.8": a score of exactly log 12, rounded in floating point, still counts
-
-
-def _weight_at(s: float) -> float:
-    """The weight 'ate' gets when it scores s and the other three words score 0."""
-    return 1.0 / (1.0 + 3.0 * math.exp(-s)) if s > -700 else 0.0
-
-
-def _check_needed_score(needed_score: Any) -> float:
-    """The first step of Exercise 1: the score s with e^s / (e^s + 3) = 0.8, derived by hand."""
-    if needed_score is None or needed_score is Ellipsis:
-        raise ExerciseError(
-            "needed_score has no value yet: first work out by hand the score s of 'ate' that gives it exactly "
-            "0.8 when the other three words score 0, and write it as an expression."
-        )
-    try:
-        s = float(np.asarray(needed_score, dtype=float))
-    except (TypeError, ValueError):
-        raise ExerciseError(
-            f"needed_score should be a number, but it is a {type(needed_score).__name__}."
-        ) from None
-    if not math.isfinite(s):
-        raise ExerciseError(f"needed_score is {s}: it should be a finite score.")
-    if abs(s - _NEEDED) <= _SCORE_TOL:
-        return s
-    near = lambda v: abs(s - v) <= 1e-3 * max(1.0, abs(v))  # noqa: E731
-    if near(0.8):
-        raise ExerciseError(
-            "needed_score = 0.8 is the weight 'ate' should get, not its score: find the score s with "
-            "e^s / (e^s + 3 e^0) = 0.8 (the other three words score 0)."
-        )
-    if near(12.0):
-        raise ExerciseError("needed_score = 12 is e^s, not the score s: take its logarithm.")
-    if near(math.log(4.0)):
-        raise ExerciseError(
-            f"needed_score = {s:.4g} solves e^s / (e^s + 1) = 0.8: it counts one other word, but three (Sam, red "
-            f"and apple itself) each add e^0 = 1 to the sum."
-        )
-    if near(math.sqrt(3.0) * _NEEDED):
-        raise ExerciseError(
-            f"needed_score = {s:.4g} is the score before dividing by sqrt(d_k): this exercise leaves scaling out."
-        )
-    w = _weight_at(s)
-    if abs(s - _NEEDED) <= 2 * _SCORE_TOL:
-        raise ExerciseError(
-            f"needed_score = {s:.4g} gives e^s / (e^s + 3) = {w:.3f}: close, but rounded too coarsely (within "
-            f"{_SCORE_TOL:g} is asked). Write the exact expression, such as np.log(...), not a rounded number."
-        )
-    raise ExerciseError(
-        f"needed_score = {s:.4g} is not it yet: with that score for 'ate' and 0 for the other three, 'ate' gets "
-        f"e^s / (e^s + 3) = {w:.3f}, not exactly 0.8. Solve e^s / (e^s + 3) = 0.8 for s by hand."
-    )
-
-
-def check_apple_query(W_Q_apple: Any, needed_score: Any) -> None:
-    """Exercise 1: first the score s with which 'ate' gets exactly 0.8 when the other three words score 0
-    (log 12, derived by hand); then a W_Q (5, 3), entries in [-3, 3], with which 'apple' gives >= 0.8 of its
-    attention to 'ate' while the other three words keep their queries."""
-    s_needed = _check_needed_score(needed_score)
-    W = _to_array(W_Q_apple, "W_Q_apple")
-    if W.shape == _W_Q.T.shape:
-        raise ExerciseError(
-            "W_Q_apple has shape (3, 5): its rows and columns are swapped. Here a projection "
-            "is (d_model, d_k) = (5, 3) and is used as X_toy @ W_Q_apple."
-        )
-    if W.shape == (4, 3):
-        raise ExerciseError(
-            "W_Q_apple has shape (4, 3), one row per word (T x d_k): those are the queries themselves, such as "
-            "X_toy @ W_Q. W_Q_apple has one row per feature (person, action, food, fruit, red), (d_model, d_k) = "
-            "(5, 3), and a word's query is the sum of the rows for its features."
-        )
-    if W.shape != _W_Q.shape:
-        raise ExerciseError(f"W_Q_apple has shape {W.shape}; it should have the shape of W_Q, (5, 3).")
-    if not np.all(np.isfinite(W)):
-        raise ExerciseError("W_Q_apple contains NaN or infinite values.")
-    if np.abs(W).max() > _CAP + 1e-9:
-        raise ExerciseError(
-            f"W_Q_apple has an entry of {W.flat[np.abs(W).argmax()]:.4g}: keep every entry between -{_CAP:g} and "
-            f"{_CAP:g}, as the exercise asks. Huge entries push the weight to 1 and leave nothing to work out."
-        )
-    apple, ate = 3, 1
-    if np.allclose(W, _W_Q):
-        raise ExerciseError(
-            "W_Q_apple is still the lesson's W_Q: 'apple' still looks for food (itself). Change the rows of "
-            "the features only 'apple' has."
-        )
-    old_q, new_q = _X_TOY @ _W_Q, _X_TOY @ W
-    for i, word in enumerate(WORDS):
-        if i != apple and not np.allclose(old_q[i], new_q[i]):
-            raise ExerciseError(
-                f"the query of '{word}' changed too (from {old_q[i].round(2).tolist()} to "
-                f"{new_q[i].round(2).tolist()}): a row of W_Q is used by every word that has that feature. "
-                f"Change only the rows of features that 'apple' alone has (food, fruit)."
-            )
-    weights = _toy_weights(W)[apple]
-    if weights[ate] < 0.8 - _WEIGHT_TOL:
-        top = WORDS[int(weights.argmax())]
-        scores = new_q[apple] @ (_X_TOY @ _W_K).T
-        where = (f"with W_Q_apple, 'apple' scores {np.round(scores, 2).tolist()} and gives 'ate' "
-                 f"{weights[ate]:.2f} of its attention")
-        unique = np.sum(weights >= weights.max() - 1e-9) == 1   # a tie has no single word that gets most
-        where += "" if top == "ate" or not unique else f", and most to '{top}' ({weights.max():.2f})"
-        own = W[2] + W[3]                      # what the rows only 'apple' has (food, fruit) add
-        axes = ("person", "action", "food")
-        aim = ""
-        if own[ate] <= 1e-9:                   # nothing (or less than nothing) towards the key of 'ate'
-            big = int(own.argmax())
-            toward = (f", along the {axes[big]} axis ({'Sam' if big == 0 else 'apple'}'s key)"
-                      if own[big] > 1e-9 and big != ate else "")
-            aim = (f" The rows only 'apple' has (food + fruit) add {np.round(own, 2).tolist()}{toward}, and "
-                   f"{'nothing' if abs(own[ate]) <= 1e-9 else 'a negative amount'} along the action axis, "
-                   f"where the key of 'ate' is [0, 1, 0].")
-        if scores[apple] > 0:
-            raise ExerciseError(
-                f"{where}; it should give 'ate' at least 0.8. 'apple' still scores itself {scores[apple]:.2g}: its "
-                f"query is {np.round(new_q[apple], 2).tolist()}, and the food axis is what its own key matches. "
-                f"The red row of W_Q ([0, 0, 2]) is part of apple's query too: cancel it, or outweigh it, with the "
-                f"rows only 'apple' has.{aim}"
-            )
-        if scores[ate] > 1e-9 and scores[0] > 1e-9:       # aimed between ate and Sam (apple's own: above)
-            raise ExerciseError(
-                f"{where}; it should give 'ate' at least 0.8. The query of 'apple', "
-                f"{np.round(new_q[apple], 2).tolist()}, points along the person axis too, where Sam's key is "
-                f"[1, 0, 0]: 'Sam' scores {scores[0]:.3g}, and its weight comes out of what 'ate' gets. Point "
-                f"the query along the action axis alone, where the key of 'ate' is [0, 1, 0]."
-            )
-        others = np.delete(scores, ate)
-        if scores[ate] > 0 and others.max() <= 1e-9:   # aimed at ate, the others at 0 or below: too short
-            raise ExerciseError(
-                f"{where}; it should give 'ate' at least 0.8. You derived needed_score = {s_needed:.4g}: with "
-                f"the other three words at 0, 'ate' needs a score of at least that, and it scores "
-                f"{scores[ate]:.3g}. Lengthen apple's query along the action axis."
-            )
-        raise ExerciseError(
-            f"{where}; it should give 'ate' at least 0.8. The key of 'ate' is [0, 1, 0] (the action axis): "
-            f"the query of 'apple' must point there, far enough for the score of 'ate' to stand out.{aim}"
-        )
-    scores = new_q[apple] @ (_X_TOY @ _W_K).T
-    passed(
-        f"you derived needed_score = {s_needed:.4g} (e^s = {math.exp(s_needed):.3g}), and 'apple' now scores "
-        f"{np.round(scores, 2).tolist()}: it gives 'ate' {weights[ate]:.3g}."
-    )
-
-
-# ----------------------------------------------------------------- Exercise 4: different weights, one output
+# ----------------------------------------------------------------- Exercise 3: different weights, one output
 
 _SAM, _ATE, _RED, _APPLE = 0, 1, 2, 3
 _APART = 0.05       # z_ate must differ from z_Sam by at least this on some axis
@@ -222,7 +70,7 @@ def _fmt_pair(a: np.ndarray, b: np.ndarray) -> tuple[str, str]:
 
 
 def check_values(W_V_new: Any) -> None:
-    """Exercise 4: a W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red under the lesson's W_Q and W_K
+    """Exercise 3: a W_V (5, 2), entries in [-3, 3], with which z_Sam = z_red under the lesson's W_Q and W_K
     while z_ate lies at least 0.05 away on some axis, and every word but one hands over a nonzero value (so
     v_ate = v_apple = 0 with only Sam's row set, which needs no design, is refused). Sam's and red's weights
     differ only on 'ate' and 'apple', by c = (e^2 - 1) / (e^2 + 3) = 0.615 each way:
@@ -350,7 +198,7 @@ def check_values(W_V_new: Any) -> None:
     )
 
 
-# ----------------------------------------------------------------- Exercise 2: the next word, with d_k = 2
+# ----------------------------------------------------------------- Exercise 1: the next word, with d_k = 2
 
 _NEXT = (1, 2, 3, 0)  # Sam -> ate -> red -> apple -> Sam
 # The given W_K_next: keys Sam (1, 0), ate (0, 1), red (-1, 0), apple = food + fruit + red = (0, -1).
@@ -364,7 +212,7 @@ def _next_word_weights(W_q: np.ndarray, W_k: np.ndarray) -> np.ndarray:
 
 
 def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
-    """Exercise 2: W_Q_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at least 0.8 of
+    """Exercise 1: W_Q_next of shape (5, 2) with which every word of 'Sam ate red apple' gives at least 0.8 of
     its attention to the next word ('apple' to 'Sam'), softmax of the raw scores, under the given keys: W_K_next
     must give the four keys of the lesson's matrix (the hidden test uses that matrix). With ``draw``,
     first draws the four keys as points and the four queries as arrows in the plane (once the shapes are
@@ -462,8 +310,16 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     rest = S.copy()
     rest[np.arange(4), list(_NEXT)] = -np.inf
     if np.all(nxt > rest.max(axis=1) + 1e-9):
+        rival = int(np.argmax(rest[i]))
+        aside = ""
+        if rest[i, rival] > 1e-9:                # the query points partly at another key as well
+            whose = "its own key" if rival == i else f"the key of '{WORDS[rival]}'"
+            aside = (f" The query of '{WORDS[i]}', {np.round(Q[i], 2).tolist()}, also points partly at "
+                     f"{whose}, {(np.round(K[rival], 2) + 0.0).tolist()} (score {S[i, rival]:.3g}): aim it "
+                     f"at the key of '{WORDS[_NEXT[i]]}' alone, and the gap grows with less length.")
         raise ExerciseError(f"{where}: every word already scores the next one highest, but not with 0.8 of its "
-                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number).")
+                            f"attention. Make the scores' gaps larger (multiply W_Q_next by a bigger number)."
+                            + aside)
     tied = [k for k in failing if abs(rest[k].max() - nxt[k]) <= 1e-9]
     if tied:
         k = tied[0]
@@ -521,3 +377,85 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     raise ExerciseError(f"{where}. The keys are {keys}. Think of the four keys as four points in the plane and "
                         f"of each query as an arrow towards the next word's key; a word's query is the sum of "
                         f"the rows of W_Q_next for its features, red's row included in apple's.")
+
+
+# ----------------------------------------------------------------- Exercise 4: our matrices in nn.Linear
+
+_SLOTS = (("W_query", "W_Q", _W_Q), ("W_key", "W_K", _W_K), ("W_value", "W_V", _W_V))
+
+
+def _layer_parts(layer: Any) -> tuple[list[np.ndarray], list[np.ndarray | None]]:
+    """The three weights and biases of a module with parts W_query, W_key, W_value (nn.Linear each)."""
+    weights, biases = [], []
+    for part, _, _ in _SLOTS:
+        linear = getattr(layer, part, None)
+        weight = getattr(linear, "weight", None)
+        if weight is None:
+            raise ExerciseError(f"layer has no {part} with a weight: make layer a SelfAttentionSteps(5, 3, 2) and "
+                                f"load the matrices into its three nn.Linear parts.")
+        weights.append(weight.detach().cpu().double().numpy())
+        bias = getattr(linear, "bias", None)
+        biases.append(None if bias is None else bias.detach().cpu().double().numpy())
+    return weights, biases
+
+
+def check_loaded_layer(layer: Any, *parts: Any) -> None:
+    """Exercise 4: a SelfAttentionSteps(5, 3, 2) whose three nn.Linear parts hold the lesson's W_Q, W_K, W_V,
+    so that layer(x) gives the lesson's Z. ``layer`` is the module; the grader passes instead its six parts as
+    data: the weights of W_query, W_key, W_value, then their biases (None where there is none)."""
+    if parts:
+        if len(parts) != 5:
+            raise ExerciseError("expected the layer, or its three weights and three biases.")
+        weights = [_to_array(w, name) for w, (name, _, _) in zip((layer, *parts[:2]), _SLOTS, strict=True)]
+        biases = [None if b is None else _to_array(b, "bias") for b in parts[2:5]]
+        module = None
+    else:
+        if layer is None or layer is Ellipsis:
+            raise ExerciseError("layer has no value yet: make it a SelfAttentionSteps(5, 3, 2), then load "
+                                "W_Q, W_K and W_V into its parts.")
+        weights, biases = _layer_parts(layer)
+        module = layer
+    for (part, name, W), weight in zip(_SLOTS, weights, strict=True):
+        if weight.shape == W.shape and np.allclose(weight, W):
+            raise ExerciseError(
+                f"{part}.weight is {name} itself, {W.shape}: nn.Linear computes x @ weight.T, so its weight "
+                f"must be {name} transposed, {name}.T, (d_out, d_model) = {W.T.shape}.")
+        if weight.shape == W.T.shape and np.allclose(weight, W.reshape(W.T.shape)) and not np.allclose(weight, W.T):
+            raise ExerciseError(
+                f"{part}.weight holds {name} reshaped to {W.T.shape}: reshape refills the same numbers row by row, "
+                f"a transpose swaps rows and columns. Use {name}.T.")
+        if weight.shape != W.T.shape:
+            raise ExerciseError(f"{part}.weight has shape {weight.shape}; it should be {name}.T, "
+                                f"(d_out, d_model) = {W.T.shape}.")
+        for other_part, other, W_o in _SLOTS:
+            if other != name and W_o.shape == W.shape and np.allclose(weight, W_o.T):
+                raise ExerciseError(
+                    f"{part}.weight holds {other}.T, the matrix of {other_part}: each part takes its own matrix, "
+                    f"{part} takes {name}. With queries and keys swapped the scores are transposed: omega_ji "
+                    f"in place of omega_ij.")
+        if not np.allclose(weight, W.T):
+            raise ExerciseError(
+                f"{part}.weight is not {name}.T: it still holds other numbers (a fresh nn.Linear's are random). "
+                f"Copy {name}.T into it.")
+    for (part, _, _), bias in zip(_SLOTS, biases, strict=True):
+        if bias is not None and np.abs(bias).max() > 1e-9:
+            raise ExerciseError(
+                f"{part} adds a bias {np.round(bias, 3).tolist()}: nn.Linear(d_model, d_out) adds a learned vector "
+                f"b, random at first, unless made with bias=False. Our projections are x @ W alone.")
+    if module is not None:
+        import torch
+
+        x = torch.tensor(_X_TOY, dtype=torch.float32)
+        try:
+            Z_got = module(x)[0]
+        except RuntimeError as err:
+            raise ExerciseError(
+                f"layer(x) fails: {str(err).splitlines()[0]}. torch.tensor of a NumPy array is float64 and x is "
+                f"float32: copy into the existing weight with copy_, which keeps its float32, or give "
+                f"dtype=torch.float32.") from None
+        Z = reference_softmax((_X_TOY @ _W_Q) @ (_X_TOY @ _W_K).T) @ (_X_TOY @ _W_V)
+        if not np.allclose(Z_got.detach().double().numpy(), Z, atol=1e-5):
+            raise ExerciseError("the weights are right, but layer(x)[0] is not our Z: is layer a "
+                                "SelfAttentionSteps, with forward as the lesson defines it?")
+    passed("each part holds its matrix transposed, W_query.weight = W_Q.T (3, 5), W_key.weight = W_K.T (3, 5), "
+           "W_value.weight = W_V.T (2, 5), with no bias: layer(x) gives our Z.")
