@@ -36,6 +36,7 @@ __all__ = [
     "cosine_groups",
     "SENSE_PROBES",
     "mean_unit_row",
+    "frequent_rows",
     "own_cosines",
     "OwnScores",
     "own_scores",
@@ -488,6 +489,17 @@ class CosineGroups:
                          for name, c in ((n, self.groups[n]) for n in names))
 
 
+def frequent_rows(table: StaticEmbeddings, stop: int, start: int = 0) -> NDArray[np.intp]:
+    """Row numbers of the ASCII whole words (2+ letters) of ``table``, in table order (a WordPiece table lists
+    its tokens roughly from most to least frequent), from the ``start``-th up to the
+    ``stop``-th: shape (n,)."""
+    positive_int("stop", stop)
+    if not 0 <= start < stop:
+        raise ValueError(f"start is {start}; expected 0 to stop - 1 = {stop - 1}")
+    plain = [i for i, t in enumerate(table.vocab) if t.isalpha() and t.isascii() and len(t) > 1]
+    return np.array(plain[start:stop], dtype=np.intp)
+
+
 def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0,
                   n_frequent: int = 5_000) -> CosineGroups:
     """Cosines of :data:`SYNONYMS`, :data:`OPPOSITES`, and ``n_random`` random pairs drawn with ``seed`` from
@@ -497,8 +509,7 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
     positive_int("n_random", n_random)
     positive_int("n_frequent", n_frequent)
     whole = np.flatnonzero([t.isalpha() for t in table.vocab])
-    plain = [i for i in whole if table.vocab[i].isascii() and len(table.vocab[i]) > 1]
-    frequent = np.array(plain[:n_frequent])
+    frequent = frequent_rows(table, n_frequent)
     unit = table.vectors / np.linalg.norm(table.vectors, axis=1, keepdims=True)
 
     def cos(u: str, v: str) -> float:
