@@ -42,7 +42,6 @@ __all__ = [
     "own_scores",
     "sense_chance_level",
     "sense_cosine",
-    "sense_margin_table",
     "pca_plane",
 ]
 
@@ -622,29 +621,6 @@ def sense_chance_level(table: StaticEmbeddings, frequent: ArrayLike, word: str, 
     m = mean_unit_row(table, probes)
     cosines = x @ m / (np.linalg.norm(x, axis=1) * np.linalg.norm(m))
     return float(np.percentile(cosines, percentile))
-
-
-def sense_margin_table(table: StaticEmbeddings,
-                       pools: Sequence[ArrayLike]) -> tuple[str, dict[str, list[int]]]:
-    """Lesson 01's sense test for every word of :data:`SENSE_PROBES` and its one-sense control: each sense's
-    margin (sense cosine less chance level) against each pool of row numbers in ``pools`` (each shape (n,)).
-
-    Returns:
-        (the table as text, one line per word: its two margins per pool; for "ambiguous" and "one-sense", how
-        many of the 10 words have both senses present, margin above 0, per pool).
-    """
-    both = {"ambiguous": [0] * len(pools), "one-sense": [0] * len(pools)}
-    lines = []
-    for word, (probes1, probes2, control) in SENSE_PROBES.items():
-        for group, w in [("ambiguous", word), ("one-sense", control)]:
-            cells = []
-            for k, pool in enumerate(pools):
-                m1, m2 = (sense_cosine(table, w, p) - sense_chance_level(table, pool, w, p)
-                          for p in (probes1, probes2))
-                both[group][k] += int(min(m1, m2) > 0)
-                cells.append(f"{m1:+.2f} {m2:+.2f}")
-            lines.append(f"{w:10s}  " + "  |  ".join(cells))
-    return "\n".join(lines), both
 
 
 def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:

@@ -317,7 +317,7 @@ def margin_dots_figure(groups: Mapping[str, Mapping[str, float]], cut: str) -> F
             ax.annotate(list(margins)[i], (values[i], level), xytext=(3 if up else -3, 8 if up else -8),
                         textcoords="offset points", ha="left" if up else "right",
                         va="bottom" if up else "top",
-                        rotation=50, rotation_mode="anchor", fontsize=FONT - 2)
+                        rotation=50, rotation_mode="anchor", fontsize=FONT)
     ax.axvline(0, color="black", ls="--", lw=1.2)
     ax.set_yticks(y, [f"{name} ({len(m)})" for name, m in groups.items()], fontsize=FONT)
     ax.set_ylim(-0.8, len(groups) - 0.2)
