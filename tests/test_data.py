@@ -51,6 +51,17 @@ def test_sense_chance_level_reads_the_probes_own_cosines_leaving_out_probes_and_
         data.sense_chance_level(static, frequent, "bank", probes, percentile=101)
 
 
+def test_frequent_rows_are_the_whole_words_in_table_order(static: data.StaticEmbeddings) -> None:
+    first = data.frequent_rows(static, 15_000)
+    assert len(first) == 15_000 and np.all(np.diff(first) > 0)
+    assert all(static.vocab[i].isalpha() and static.vocab[i].isascii() and len(static.vocab[i]) > 1
+               for i in first)
+    assert np.array_equal(data.frequent_rows(static, 15_000, start=5_000), first[5_000:])
+    assert np.array_equal(data.cosine_groups(static, n_random=1).frequent, first[:5_000])
+    with pytest.raises(ValueError, match="start"):
+        data.frequent_rows(static, 10, start=10)
+
+
 def test_static_table_size(static: data.StaticEmbeddings) -> None:
     assert len(static.vocab) == 30522
     assert static.vectors.shape == (30522, 384)

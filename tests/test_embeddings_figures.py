@@ -60,6 +60,20 @@ def test_groups_figure_marks_the_percentiles_and_every_cosine_of_each_group() ->
     plt.close("all")
 
 
+def test_margin_dots_figure_labels_every_word_and_marks_zero() -> None:
+    groups = {"ambiguous": {"bank": -0.010, "mouse": 0.170}, "controls": {"wallet": -0.231, "violin": -0.035}}
+    fig = plots.margin_dots_figure(groups, "99th percentile")
+    assert not small_texts(fig)
+    ax = fig.axes[0]
+    assert {t.get_text() for t in ax.texts} == {"bank", "mouse", "wallet", "violin"}
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ambiguous (2)", "controls (2)"]
+    assert "99th percentile" in ax.get_xlabel()
+    assert any(list(line.get_xdata()) == [0, 0] for line in ax.get_lines())
+    with pytest.raises(ValueError, match="groups is empty"):
+        plots.margin_dots_figure({}, "99th")
+    plt.close("all")
+
+
 def test_pca_plane_fixes_the_signs_and_reports_the_spread_kept() -> None:
     from selfattention.data import pca_plane
 

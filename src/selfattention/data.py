@@ -36,12 +36,12 @@ __all__ = [
     "cosine_groups",
     "SENSE_PROBES",
     "mean_unit_row",
+    "frequent_rows",
     "own_cosines",
     "OwnScores",
     "own_scores",
     "sense_chance_level",
     "sense_cosine",
-    "sense_margin_table",
     "pca_plane",
 ]
 
@@ -488,6 +488,17 @@ class CosineGroups:
                          for name, c in ((n, self.groups[n]) for n in names))
 
 
+def frequent_rows(table: StaticEmbeddings, stop: int, start: int = 0) -> NDArray[np.intp]:
+    """Row numbers of the ASCII whole words (2+ letters) of ``table``, in table order (a WordPiece table lists
+    its tokens roughly from most to least frequent), from the ``start``-th up to the
+    ``stop``-th: shape (n,)."""
+    positive_int("stop", stop)
+    if not 0 <= start < stop:
+        raise ValueError(f"start is {start}; expected 0 to stop - 1 = {stop - 1}")
+    plain = [i for i, t in enumerate(table.vocab) if t.isalpha() and t.isascii() and len(t) > 1]
+    return np.array(plain[start:stop], dtype=np.intp)
+
+
 def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0,
                   n_frequent: int = 5_000) -> CosineGroups:
     """Cosines of :data:`SYNONYMS`, :data:`OPPOSITES`, and ``n_random`` random pairs drawn with ``seed`` from
@@ -497,8 +508,7 @@ def cosine_groups(table: StaticEmbeddings, n_random: int = 20_000, seed: int = 0
     positive_int("n_random", n_random)
     positive_int("n_frequent", n_frequent)
     whole = np.flatnonzero([t.isalpha() for t in table.vocab])
-    plain = [i for i in whole if table.vocab[i].isascii() and len(table.vocab[i]) > 1]
-    frequent = np.array(plain[:n_frequent])
+    frequent = frequent_rows(table, n_frequent)
     unit = table.vectors / np.linalg.norm(table.vectors, axis=1, keepdims=True)
 
     def cos(u: str, v: str) -> float:
@@ -616,29 +626,6 @@ def sense_chance_level(table: StaticEmbeddings, frequent: ArrayLike, word: str, 
     m = mean_unit_row(table, probes)
     cosines = x @ m / (np.linalg.norm(x, axis=1) * np.linalg.norm(m))
     return float(np.percentile(cosines, percentile))
-
-
-def sense_margin_table(table: StaticEmbeddings,
-                       pools: Sequence[ArrayLike]) -> tuple[str, dict[str, list[int]]]:
-    """Lesson 01's sense test for every word of :data:`SENSE_PROBES` and its one-sense control: each sense's
-    margin (sense cosine less chance level) against each pool of row numbers in ``pools`` (each shape (n,)).
-
-    Returns:
-        (the table as text, one line per word: its two margins per pool; for "ambiguous" and "one-sense", how
-        many of the 10 words have both senses present, margin above 0, per pool).
-    """
-    both = {"ambiguous": [0] * len(pools), "one-sense": [0] * len(pools)}
-    lines = []
-    for word, (probes1, probes2, control) in SENSE_PROBES.items():
-        for group, w in [("ambiguous", word), ("one-sense", control)]:
-            cells = []
-            for k, pool in enumerate(pools):
-                m1, m2 = (sense_cosine(table, w, p) - sense_chance_level(table, pool, w, p)
-                          for p in (probes1, probes2))
-                both[group][k] += int(min(m1, m2) > 0)
-                cells.append(f"{m1:+.2f} {m2:+.2f}")
-            lines.append(f"{w:10s}  " + "  |  ".join(cells))
-    return "\n".join(lines), both
 
 
 def pca_plane(rows: ArrayLike, n_first: int) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["WIDTH", "FONT", "PERCENTILES", "length_angle_figure", "lookup_diagram",
            "draw_chance", "chance_figure", "groups_figure", "draw_plane", "plane_figure",
-           "cluster_plane_figure", "cosine_map"]
+           "cluster_plane_figure", "cosine_map", "margin_dots_figure"]
 
 WIDTH = 12.0  # inches: a figure drawn across a slide
 FONT = 15  # points
@@ -292,4 +292,37 @@ def cluster_plane_figure(table: Any, clusters: Mapping[str, Sequence[str]], colo
         fig.axes[0].annotate(control[0], (x, y), xytext=(30, -40), textcoords="offset points",
                              color="dimgray", fontsize=FONT,
                              arrowprops={"arrowstyle": "-", "color": "dimgray"})
+    return fig
+
+
+def margin_dots_figure(groups: Mapping[str, Mapping[str, float]], cut: str) -> Figure:
+    """Each word's smaller sense margin as a labelled dot, one row per group of ``groups``
+    (``{"ambiguous": {"bank": -0.010, ...}, "controls": {...}}``), with a line at 0: a dot right of it has
+    both senses present at the chance level ``cut`` (for the x label, e.g. "99th percentile").
+
+    Returns:
+        the figure (12 inches wide, 2.4 inches per group).
+    """
+    if not groups:
+        raise ValueError("groups is empty; expected {group: {word: margin}}")
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.4 * len(groups) + 1.0))
+    colours = ["tab:red", "tab:gray", "tab:blue"]
+    y = np.arange(len(groups))[::-1]
+    for k, (level, margins) in enumerate(zip(y, groups.values(), strict=True)):
+        values = np.array([float(m) for m in margins.values()])
+        ax.scatter(values, np.full(len(values), level), color=colours[k % 3], s=70, alpha=0.8, zorder=3)
+        order = np.argsort(values)
+        for j, i in enumerate(order):                   # slanted labels, alternately above and below the row
+            up = j % 2 == 0
+            ax.annotate(list(margins)[i], (values[i], level), xytext=(3 if up else -3, 8 if up else -8),
+                        textcoords="offset points", ha="left" if up else "right",
+                        va="bottom" if up else "top",
+                        rotation=50, rotation_mode="anchor", fontsize=FONT)
+    ax.axvline(0, color="black", ls="--", lw=1.2)
+    ax.set_yticks(y, [f"{name} ({len(m)})" for name, m in groups.items()], fontsize=FONT)
+    ax.set_ylim(-0.8, len(groups) - 0.2)
+    ax.set_xlabel(f"smaller of the two sense margins (chance: {cut})", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
     return fig
