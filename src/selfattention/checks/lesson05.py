@@ -353,16 +353,10 @@ def _extra_key_rows(W_k: np.ndarray) -> str:
     return f"row {names[0]} is" if len(names) == 1 else f"rows {', '.join(names)} are"
 
 
-def check_hand_built(alphabetical_is_shortest: Any, W_Q2: Any, W_K2: Any) -> None:
+def check_hand_built(W_Q2: Any, W_K2: Any) -> None:
     """Exercise 3: W_Q2, W_K2 (17, 2) with every key and question query at most 3.2 long, with which the
     question token gives the target the top weight among the four items in all 500 held-out sequences, and on
-    average at least 0.9 of its attention (scores divided by sqrt(2), as in sa.SelfAttention); and the
-    prediction ``alphabetical_is_shortest`` (bool): does the alphabetical ring need the shortest keys? (No.)"""
-    if alphabetical_is_shortest is None or alphabetical_is_shortest is Ellipsis:
-        raise ExerciseError("alphabetical_is_shortest is still None: predict True or False before you design.")
-    if not isinstance(alphabetical_is_shortest, (bool, np.bool_)):
-        raise ExerciseError(f"alphabetical_is_shortest should be True or False, not "
-                            f"{type(alphabetical_is_shortest).__name__}.")
+    average at least 0.9 of its attention (scores divided by sqrt(2), as in sa.SelfAttention)."""
     mats = []
     for name, got in (("W_Q2", W_Q2), ("W_K2", W_K2)):
         if got is None or got is Ellipsis:
@@ -384,11 +378,6 @@ def check_hand_built(alphabetical_is_shortest: Any, W_Q2: Any, W_K2: Any) -> Non
     longest = max(key_len, query_len)
     short = longest <= _MAX_LENGTH + 1e-9
     if top == n and on_target >= _MIN_WEIGHT and short:
-        if alphabetical_is_shortest:
-            raise ExerciseError(f"your design works (mean weight on the target {on_target:.3f}, longest key "
-                                f"{key_len:.2f}, query {query_len:.2f}), but you predicted that the alphabetical "
-                                f"ring needs the shortest keys: it needs them {_alphabetical_radius():.2f} long, above the "
-                                f"{_MAX_LENGTH} you just met. Set alphabetical_is_shortest to what your design shows.")
         passed(f"the target tops the items in all {n} sequences and gets {on_target:.3f} of the question token's "
                f"attention on average, with keys at most {key_len:.2f} and queries at most {query_len:.2f} long. "
                f"The alphabetical ring needs {_alphabetical_radius():.2f}: its distractor key sits 45 degrees from the "
@@ -419,12 +408,16 @@ def check_hand_built(alphabetical_is_shortest: Any, W_Q2: Any, W_K2: Any) -> Non
                                 f"{_MIN_WEIGHT} only with keys and queries {_alphabetical_radius():.2f} long, above {_MAX_LENGTH}. "
                                 f"Reorder the ring so that each letter's key lies far from the next letter's.")
         extra = _extra_key_rows(W_k)
-        if extra:
-            raise ExerciseError(f"{head}: W_K2's {extra} not zero: only the letter rows should carry keys.")
+        if not short and extra and query_len <= _MAX_LENGTH + 1e-9:
+            raise ExerciseError(f"{head}: the longest key, {key_len:.2f}, is over the limit of {_MAX_LENGTH}. "
+                                f"W_K2's {extra} not zero, and a token's key adds those rows to its letter's "
+                                f"row: they lengthen it. Set them to zero or shorten the letters' keys.")
         if not short:
             raise ExerciseError(f"{head}: keys and queries may be at most {_MAX_LENGTH} long. Long vectors "
                                 f"buy weight for any layout; place the keys so that the distractor's lies far "
                                 f"from the target's, then shorten them.")
+        if extra:
+            raise ExerciseError(f"{head}: W_K2's {extra} not zero: only the letter rows should carry keys.")
         if min(key_len, query_len) < _MAX_LENGTH - 0.05:
             raise ExerciseError(f"{head}: every query points the right way, but the scores are too close "
                                 f"together. Lengthen keys and queries towards {_MAX_LENGTH} (now {key_len:.2f} "
