@@ -20,7 +20,6 @@ return W - lr * np.outer(p - onehot, h)
     # query ?s must beat the distractor s, so s's key goes far from the key of s + 1. Letter s in slot 5s
     # (mod 8) of a ring of radius 3.1 puts them 225 degrees apart; each query is the next letter's key.
     "l05-circle-answer": """
-alphabetical_is_shortest = False
 for s in range(8):
     angle = 2 * math.pi * (5 * s % 8) / 8
     W_K2[s] = [3.1 * math.cos(angle), 3.1 * math.sin(angle)]
