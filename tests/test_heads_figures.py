@@ -42,7 +42,7 @@ def test_split_merge_colours_each_head_where_the_lesson_says() -> None:
     T, h, d_k = 4, 2, 2
     fig = plots.split_merge_diagram(T, h, d_k)
     cells = [(p.get_x(), p.get_y(), to_hex(p.get_facecolor())) for p in fig.axes[0].patches]
-    # X W_Q; one (T, d_k) block per head after the reshape, after the transpose and as Z^(m); concat; W_O; output
+    # X W_Q; a (T, d_k) block per head after the reshape, the transpose and as Z^(m); concat; W_O; output
     per_grid = [T * h * d_k] + [T * d_k] * (3 * h) + [T * h * d_k, (h * d_k) ** 2, T * h * d_k]
     assert len(cells) == sum(per_grid)
     first, concat_at = cells[:per_grid[0]], sum(per_grid[:1 + 3 * h])
