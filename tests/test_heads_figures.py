@@ -42,10 +42,12 @@ def test_split_merge_colours_each_head_where_the_lesson_says() -> None:
     T, h, d_k = 4, 2, 2
     fig = plots.split_merge_diagram(T, h, d_k)
     cells = [(p.get_x(), p.get_y(), to_hex(p.get_facecolor())) for p in fig.axes[0].patches]
-    per_grid = [T * h * d_k, T * d_k, T * d_k, T * d_k, T * d_k, T * h * d_k, (h * d_k) ** 2, T * h * d_k]
+    # X W_Q; a (T, d_k) block per head after the reshape, the transpose and as Z^(m); concat; W_O; output
+    per_grid = [T * h * d_k] + [T * d_k] * (3 * h) + [T * h * d_k, (h * d_k) ** 2, T * h * d_k]
     assert len(cells) == sum(per_grid)
-    first, concat_at = cells[:per_grid[0]], sum(per_grid[:5])
-    concat, w_o = cells[concat_at:concat_at + per_grid[5]], cells[concat_at + per_grid[5]:][:per_grid[6]]
+    first, concat_at = cells[:per_grid[0]], sum(per_grid[:1 + 3 * h])
+    concat = cells[concat_at:concat_at + per_grid[1 + 3 * h]]
+    w_o = cells[concat_at + per_grid[1 + 3 * h]:][:per_grid[2 + 3 * h]]
     for grid in (first, concat):          # columns: head 1's d_k, then head 2's
         xs = sorted({x for x, _, _ in grid})
         for x, _, colour in grid:

@@ -74,6 +74,8 @@ Z2_MISTAKES = {
     "by d_k": "divided by d_k = 2",
     "plain mean": "plain mean of head 2's values",
     "phones": "output row of \"phones\"",
+    "love": "row of weights of \"love\"",
+    "values of head 1": "applied to head 1's values V1",
 }
 Z2_WRONG = {  # z_apple^(2) as a learner would type it
     "head 1": Z1,
@@ -86,6 +88,8 @@ Z2_WRONG = {  # z_apple^(2) as a learner would type it
     "by d_k": [0.492, 0.700],          # softmax(Omega2 / 2)[apple] @ V2
     "plain mean": [0.425, 0.45],       # V2.mean(axis=0)
     "phones": [0.556, 0.609],          # Z2[3], the row of "phones"
+    "love": [0.433, 0.482],            # A2[love] @ V2
+    "values of head 1": [0.717, 1.558],  # A2[apple] @ V1
 }
 
 
@@ -108,6 +112,9 @@ OUT_MISTAKES = {
     "diagonal": "entry by entry with W_O's diagonal",
     "by d_k": "divided by d_k = 2",
     "phones": "\"phones\"'s output row",
+    "z1 of I": "the row of \"I\"",
+    "deck's head 1": "the slide deck's numbers",
+    "no fruit": "fruit feature (concatenated feature 2) was dropped",
 }
 _C = np.array(Z1 + Z2)
 OUT_WRONG = {  # out_apple as a learner would type it, z2_apple right
@@ -123,6 +130,9 @@ OUT_WRONG = {  # out_apple as a learner would type it, z2_apple right
     "diagonal": _C * np.diag(W_O_EX),                      # elementwise, not a matrix product
     "by d_k": [1.624, 0.492, 1.338, -0.208],               # both heads' scores / 2
     "phones": [1.532, 0.556, 1.333, -0.052],               # head 2's row of "phones", Z2[3]
+    "z1 of I": [1.713, 0.503, 1.331, -0.293],              # head 1's row of "I", [0.917, 1.331]
+    "deck's head 1": [1.920, 0.503, 1.035, -0.293],        # the deck's z^(1)_apple, [1.124, 1.035]
+    "no fruit": [1.720, 0.0, 1.333, -0.796],               # head 2's fruit feature left out
 }
 
 
@@ -194,7 +204,7 @@ def _learner(slip=""):
         if slip == "bias on queries only":
             biases = [biases[0], 0.0, 0.0]
         Q, K, V = (X @ W.T + b for W, b in zip(blocks, biases, strict=True))
-        if slip == "reshape without transpose":
+        if slip in ("reshape without transpose", "split and merge without transpose"):
             Q, K, V = (Y.reshape(B, h, T, d_k) for Y in (Q, K, V))
         else:
             Q, K, V = (Y.reshape(B, T, h, d_k).transpose(0, 2, 1, 3) for Y in (Q, K, V))
@@ -211,7 +221,7 @@ def _learner(slip=""):
         with np.errstate(invalid="ignore"):                              # a column of -inf: weights 0
             A = np.exp(S - S.max(axis=axis, keepdims=True))
             Z = np.nan_to_num(A / A.sum(axis=axis, keepdims=True)) @ V
-        if slip != "merge without transpose":
+        if slip not in ("merge without transpose", "split and merge without transpose"):
             Z = Z.transpose(0, 2, 1, 3)
         Z = Z.reshape(B, T, d)
         if slip == "W_O missing":
@@ -229,6 +239,7 @@ LAYER = {
     "x @ W": "multiply by the stored block itself (X @ W)",
     "reshape without transpose": "split by a reshape straight to (B, h, T, d_k)",
     "merge without transpose": "merged by a reshape of (B, h, T, d_k) straight",
+    "split and merge without transpose": "no transpose either way",
     "no sqrt(d_k)": "not divided by sqrt(d_k)",
     "divided by d_k": "divided by d_k instead of sqrt(d_k)",
     "no mask": "the padding mask is not applied",
@@ -555,7 +566,8 @@ def test_mixing_a_design_in_out_in_order_gets_the_row_reminder():
     """Every message that names a wrong row says what a row and a column of W_O are."""
     for key in ("transposed", "transposed, tech into output 2", "fruit, not tech"):
         text = _message(check_mixing_W_O, MIX_WRONG[key])
-        assert "Row r of W_O is what concatenated feature r writes" in text
+        assert ("Row r of W_O is what concatenated feature r writes" in text
+                or "the rows of W_O are the inputs" in text)     # a transposed design: said once, plainly
 
 
 def test_mixing_right_answers_pass(capsys):

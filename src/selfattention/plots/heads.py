@@ -73,18 +73,19 @@ _HEAD_COLOURS = ("#fdae6b", "#6baed6", "#a1d99b", "#bcbddc")
 
 def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     """The shapes of one multi-head layer, as grids of cells coloured by head: X W_Q (T, d_model) is split
-    into (h, T, d_k) (a reshape to (T, h, d_k), drawn with a gap between heads, then a transpose), each head
+    into (h, T, d_k) (a reshape to (T, h, d_k), drawn with a gap between heads, then a transpose, the heads
+    stacked; every block at one cell size), each head
     attends on its own (T, d_k) block, the merge gives back (T, h d_k) with head m in columns m d_k ...
     (m + 1) d_k - 1, and W_O (h d_k, d_model) reads head m through its block of rows W_O^(m).
     Defaults: the worked example (T = 4, h = 2, d_k = 2).
 
-    Returns the figure (WIDTH x 3.6 inches); nothing is shown.
+    Returns the figure (WIDTH x 4.0 inches); nothing is shown.
     """
     if not (1 <= h <= len(_HEAD_COLOURS)) or T < 1 or d_k < 1:
         raise ValueError(f"need 1 <= h <= {len(_HEAD_COLOURS)}, T >= 1 and d_k >= 1; got h = {h}, T = {T}, "
                          f"d_k = {d_k}")
     d = h * d_k
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.0))
     ax.set_aspect("equal")
     ax.axis("off")
     cell = 0.42
@@ -105,7 +106,7 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     def arrow(x0: float, x1: float, y: float, text: str) -> None:
         ax.annotate("", xy=(x1, y), xytext=(x0, y),
                     arrowprops={"arrowstyle": "->", "color": "gray", "lw": 1.5})
-        ax.text((x0 + x1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=FONT)
+        ax.text((x0 + x1) / 2, y + 0.12, text, ha="center", va="bottom", fontsize=FONT - 1)
 
     top, by_head = 3.2, (lambda c: _HEAD_COLOURS[c // d_k])
     mid = top - T * cell / 2
@@ -113,31 +114,31 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     w, hgt = grid(x, top, T, d, by_head)                                    # X W_Q: (T, d_model)
     label(x + w / 2, top - hgt - 0.15, f"$XW_Q$\n({T}, {d})")
     x += w
-    arrow(x + 0.1, x + 1.5, mid, "reshape")
-    x += 1.6
+    arrow(x + 0.15, x + 1.95, mid, "reshape")
+    x += 2.1
     for m in range(h):                                                       # (T, h, d_k), heads apart
         grid(x + m * (d_k * cell + 0.12), top, T, d_k, lambda c, m=m: _HEAD_COLOURS[m])
     w = h * d_k * cell + (h - 1) * 0.12
     label(x + w / 2, top - T * cell - 0.15, f"({T}, {h}, {d_k})")
     x += w
-    arrow(x + 0.1, x + 1.8, mid, "transpose")
-    x += 1.9
+    arrow(x + 0.15, x + 2.25, mid, "transpose")
+    x += 2.4
     gap = 0.25
-    stack_h = h * T * cell / 2 + (h - 1) * gap                              # heads drawn at half height
+    stack_h = h * T * cell + (h - 1) * gap                                  # heads stacked, full size
     y0 = mid + stack_h / 2
-    for m in range(h):                                                       # (h, T, d_k), at half size
-        grid(x, y0 - m * (T * cell / 2 + gap), T, d_k, lambda c, m=m: _HEAD_COLOURS[m], size=cell / 2)
-    label(x + d_k * cell / 4, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
-    x += d_k * cell / 2
-    arrow(x + 0.15, x + 3.35, mid, "each head:\nsoftmax$(QK^\\top/\\sqrt{d_k})V$")
-    x += 3.5
+    for m in range(h):                                                       # (h, T, d_k): one block per head
+        grid(x, y0 - m * (T * cell + gap), T, d_k, lambda c, m=m: _HEAD_COLOURS[m])
+    label(x + d_k * cell / 2, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
+    x += d_k * cell
+    arrow(x + 0.2, x + 4.0, mid, "each head:\nsoftmax\n$(QK^\\top/\\sqrt{d_k})\\,V$")
+    x += 4.2
     for m in range(h):                                                       # each head's Z^(m): (T, d_k)
-        top_m = y0 - m * (T * cell / 2 + gap)
-        grid(x, top_m, T, d_k, lambda c, m=m: _HEAD_COLOURS[m], size=cell / 2)
-        ax.text(x + d_k * cell / 2 + 0.08, top_m - T * cell / 4, f"$Z^{{({m + 1})}}$",
+        top_m = y0 - m * (T * cell + gap)
+        grid(x, top_m, T, d_k, lambda c, m=m: _HEAD_COLOURS[m])
+        ax.text(x + d_k * cell + 0.08, top_m - T * cell / 2, f"$Z^{{({m + 1})}}$",
                 ha="left", va="center", fontsize=FONT)
-    label(x + d_k * cell / 4, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
-    x += d_k * cell / 2 + 0.55
+    label(x + d_k * cell / 2, y0 - stack_h - 0.15, f"({h}, {T}, {d_k})")
+    x += d_k * cell + 0.8
     arrow(x + 0.1, x + 1.4, mid, "merge")
     x += 1.5
     w, hgt = grid(x, top, T, d, by_head)                                     # concat: (T, h d_k)
@@ -152,7 +153,8 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     x += 1.0
     w, hgt = grid(x, top, T, d, lambda c: "#d9d9d9")                         # output: (T, d_model)
     label(x + w / 2, top - hgt - 0.15, f"output\n({T}, {d})")
-    ax.set(xlim=(-0.2, x + w + 0.2), ylim=(top - max(d, T) * cell - 1.0, top + 0.2))
+    ax.set(xlim=(-0.2, x + w + 0.2),
+           ylim=(min(top - max(d, T) * cell - 1.0, y0 - stack_h - 0.6), max(top, y0) + 0.2))
     fig.suptitle(f"Split and merge: $T = {T}$, $h = {h}$ heads of $d_k = {d_k}$; colour = head",
                  fontsize=FONT)
     fig.tight_layout()
