@@ -61,18 +61,17 @@ def _query_std_hints() -> dict[str, float]:
         "you left out a sum over the d_model = 32 inputs: q[m] adds 32 terms x[i] W[i, m], so its variance is "
         "32 std_q^2 (and k[m], which adds 32 terms too, has variance 1/3, not 1/96).": math.sqrt(1 / var_k),
         "q[m] adds one term per input entry, d_model = 32 of them, not d_k = 64.": math.sqrt(1 / (var_k * d_k)),
-        "that is sqrt(9/32) = 3/sqrt(32): either the square root covers only the 32 (std_q = sqrt(3/32), the "
-        "root of the whole fraction), or you squared 1/3, which is already k[m]'s variance (section 2), or "
+        "that is sqrt(9/32) = 3/sqrt(32): either the square root covers only the 32 (it belongs over the "
+        "whole fraction), or you squared 1/3, which is already k[m]'s variance (section 2), or "
         "you gave the bound b of a uniform start (variance b^2/3); std_q is the standard deviation itself.":
             math.sqrt(3 / (var_k * d_in)),
         "that is the standard deviation of PyTorch's own start, uniform between -1/sqrt(32) and 1/sqrt(32) "
         "(variance 1/96): it gives q[m] variance 1/3, like k[m], so the scaled scores get variance 1/9 "
         "(section 2 measured a spread of about 1/3). W_Q must start larger.": math.sqrt(var_k / d_in),
-        "that is 1 / std_q, the equation solved upside down: 32 std_q^2 = 3 gives std_q^2 = 3/32, not 32/3.":
+        "that is 1 / std_q, the equation solved upside down: solve it for std_q^2, then take the root.":
             math.sqrt(d_in * var_k),
-        "you divided Var(q[m]) by d_model = 32 where the sum over the 32 inputs multiplies it: Var(q[m]) = "
-        "32 std_q^2 = 3 gives std_q^2 = 3/32, not 3 * 32.": math.sqrt(d_in / var_k),
-        "you took the square root twice: std_q^2 = 3/32, so std_q = sqrt(3/32), not its square root.":
+        "you divided Var(q[m]) by d_model = 32 where the sum over the 32 inputs multiplies it.": math.sqrt(d_in / var_k),
+        "you took the square root twice: std_q is the root of its variance, taken once.":
             (1 / (var_k * d_in)) ** 0.25,
         "you left out the sum over the d_k = 64 products in q.k: its variance is 64 Var(q[m]) Var(k[m]), and "
         "the divisor's 1/64 cancels that 64, so the scaled scores need Var(q[m]) Var(k[m]) = 1, not 64.":
@@ -85,9 +84,8 @@ def _query_std_consequence(value: float) -> str:
     if value <= 0:
         return (f"std_q = {value:.4g}: a standard deviation is positive (its square is the variance); "
                 f"take the positive root.")
-    var = _D_IN * value ** 2 * _VAR_K
-    ratio = f"{var:.3g} times too large" if var > 1 else f"{1 / var:.3g} times too small"
-    return (f"std_q = {value:.4g} gives the scaled scores variance {var:.4g}, not 1: {ratio}. Go through "
+    size = "too large" if _D_IN * value ** 2 * _VAR_K > 1 else "too small"
+    return (f"std_q = {value:.4g} is {size}: the scaled scores would not get variance 1. Go through "
             f"section 2 again: how many terms q[m] adds, the variance k[m] has at PyTorch's start, and what "
             f"the divisor sqrt(d_k) removes.")
 
@@ -96,16 +94,15 @@ def _query_std_slip(value: float) -> str | None:
     """A slip read off the learner's own value: a square root over part of 3/32, or 3 divided by another
     whole number than d_model = 32."""
     if math.isclose(value, math.sqrt(3) / 32, rel_tol=1e-6):
-        return (f"std_q = {value:.4g} is sqrt(3)/32: the square root covers only the 3. std_q^2 = 3/32, so "
-                f"std_q = sqrt(3/32), the root of the whole fraction ({_STD_Q:.4f}).")
+        return (f"std_q = {value:.4g} is sqrt(3)/32: the square root covers only the 3; it belongs over "
+                f"the whole fraction.")
     if value <= 0:
         return None
     n = 3 / value ** 2
     if abs(n - round(n)) < 1e-6 * n and 2 <= round(n) <= 4096 and round(n) % 3 and round(n) != 32:
         n = round(n)
-        return (f"std_q = {value:.4g} is sqrt(3/{n}), where std_q^2 = 3/32. The 3 is right (q[m] needs "
-                f"variance 3, as k[m] has 1/3), but q[m] adds one term per input entry, d_model = 32 of them, so "
-                f"std_q^2 = 3/32. With 3/{n} the scaled scores get variance {32 / n:.4g}, not 1.")
+        return (f"std_q = {value:.4g} is sqrt(3/{n}). The 3 is right (q[m] needs variance 3, as k[m] has "
+                f"1/3), but {n} is not the number of terms q[m] adds: one per input entry.")
     return None
 
 
@@ -186,20 +183,20 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
     return {
         "only the j = l term of the sum is there, alpha_l (1 - alpha_l) g_l. The derivative of weight j by "
         "score l is alpha_j (delta_jl - alpha_l): every other j adds -g_j alpha_j alpha_l, so what is "
-        "subtracted from g_l is the whole sum over j of alpha_j g_j (alpha @ g).": alpha * (1 - alpha) * g,
-        "that is the delta_jl part alone, alpha_l g_l; the -alpha_l part adds -alpha_l times the sum over j "
-        "of alpha_j g_j.": alpha * g,
+        "subtracted from g_l sums over every j.": alpha * (1 - alpha) * g,
+        "that is the delta_jl part alone, alpha_l g_l; the -alpha_l part of every term j is missing.":
+            alpha * g,
         "the factor alpha_l in front is missing: every term of the sum over j carries it.": g - alpha @ g,
-        "alpha_l multiplies g_l but not the sum you subtract: every term of the sum over j carries alpha_l, "
-        "so it multiplies the whole bracket, alpha_l (g_l - alpha . g).": alpha * g - alpha @ g,
-        "you subtracted the plain mean of g; the sum over j is weighted by the weights: alpha @ g.":
+        "alpha_l multiplies g_l but not the sum you subtract: every term of the sum over j carries alpha_l.":
+            alpha * g - alpha @ g,
+        "you subtracted the plain mean of g; in the chain rule's sum each g_j comes with its own factor.":
             alpha * (g - g.mean()),
-        "you subtracted the plain sum of g; each g_j comes with its weight alpha_j: alpha @ g.":
+        "you subtracted the plain sum of g; in the chain rule's sum each g_j comes with its own factor.":
             alpha * (g - g.sum()),
         "that is g unchanged: the loss depends on the scores through the softmax, whose derivatives the "
         "sum over j brings in.": g.copy(),
-        "the sum alpha . g is missing: you subtract alpha_l itself, where the -alpha_l part of every term "
-        "adds up to alpha_l times the sum over j of alpha_j g_j, so the bracket is g_l - alpha @ g.":
+        "the sum alpha . g is missing: you subtract alpha_l itself; add up the -alpha_l parts of all the "
+        "terms j, each with its own g_j.":
             alpha * (g - alpha),
         "g is missing: alpha_l (1 - alpha_l) is the derivative of weight l by its own score, d alpha_l / "
         "d omega_l. The chain rule multiplies each derivative by dL/dalpha_j = g_j and sums over j.":
@@ -208,26 +205,25 @@ def _gradient_mistakes(case: tuple[np.ndarray, np.ndarray]) -> dict[str, np.ndar
         "alpha_j alpha_l: that is np.outer(alpha, alpha). Or simplify, so that no matrix is needed.":
             alpha * g - (alpha @ alpha) * g.sum(),
         "g_l multiplies the whole bracket and alpha . alpha is subtracted: the chain rule pairs each g_j "
-        "with its own weight alpha_j, so what is subtracted is alpha_l times alpha . g (the sum over j of "
-        "alpha_j g_j), and g_l goes with alpha_l: alpha_l (g_l - alpha . g).": g * (alpha - alpha @ alpha),
+        "with its own term j of the sum, not with term l.": g * (alpha - alpha @ alpha),
         "you subtracted alpha_l^2 times sum_j g_j: the -alpha_l part of term j is -g_j alpha_j "
-        "alpha_l, so each g_j keeps its own alpha_j: alpha_l times alpha . g, not alpha_l^2 times sum(g).":
+        "alpha_l, so each g_j keeps its own alpha_j.":
             alpha * g - alpha ** 2 * g.sum(),
-        "the delta_jl part is missing: you kept only -alpha_l (alpha . g); the j = l term adds alpha_l g_l.":
+        "the delta_jl part is missing: you kept only the -alpha_l parts; the j = l term has delta_ll = 1.":
             -alpha * (alpha @ g),
-        "you summed the bracket over l: the result is alpha times one number. The sum over j is already "
-        "inside alpha . g; the result keeps one entry per score l: alpha_l (g_l - alpha . g).":
+        "you summed the bracket over l: the result is alpha times one number. The chain rule sums over j "
+        "only; the result keeps one entry per score l.":
             alpha * (g - alpha @ g).sum(),
         "the -alpha_j alpha_l part enters with a plus: you add alpha_l (alpha . g) where the derivative "
-        "alpha_j (delta_jl - alpha_l) subtracts it, so the bracket is g_l - alpha . g.": alpha * (g + alpha @ g),
+        "alpha_j (delta_jl - alpha_l) subtracts it.": alpha * (g + alpha @ g),
         "every entry is 0 (up to rounding), which is what summing the derivatives alpha_j (delta_jl - alpha_l) "
         "over j gives before g multiplies them: alpha_l - alpha_l (sum of the weights) = 0. The chain rule "
         "multiplies each term by its own g_j first, then sums over j (a matrix-vector product).":
             np.zeros_like(alpha),
-        "g_l is replaced by 1: the bracket is (1 - alpha . g). The j = l term of the sum is g_l alpha_l, so "
-        "the bracket is g_l - alpha . g.": alpha * (1 - alpha @ g),
+        "g_l is replaced by 1: the bracket is (1 - alpha . g), but the j = l term of the sum carries its "
+        "own g_l.": alpha * (1 - alpha @ g),
         "alpha . g is divided by T: the sum over j of alpha_j g_j is already weighted (the weights sum to 1), "
-        "so subtract alpha @ g itself.": alpha * (g - (alpha @ g) / len(alpha)),
+        "so no further division is needed.": alpha * (g - (alpha @ g) / len(alpha)),
         "you applied softmax to alpha, but alpha holds the weights already (the softmax's output): use them "
         "as they are.": reference_softmax(alpha) * (g - reference_softmax(alpha) @ g),
         "np.diag(alpha) - alpha * alpha subtracts alpha_l^2 in every row, not alpha_j alpha_l: alpha * alpha "

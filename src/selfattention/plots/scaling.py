@@ -20,7 +20,8 @@ from matplotlib.figure import Figure
 
 __all__ = ["WIDTH", "SMALLEST_PT", "STYLE", "score_variance", "saturation", "training",
            "stall_table", "sweep_table", "training_table", "control_table", "train_seeds",
-           "score_spread", "saturation_table", "saturation_measures", "q_gradient_line", "LookupRuns"]
+           "score_spread", "saturation_table", "saturation_measures", "q_gradient_line", "LookupRuns",
+           "starting_weights"]
 
 #: Width of every figure, in inches.
 WIDTH = 12.0
@@ -95,7 +96,9 @@ _MEASURES = (
 
 def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]], T: int) -> Figure:
     """Three panels against d_k, one line per divisor: the median entropy, largest weight and gradient
-    (reaching the scores, solid; reaching the query, dashed, when the measures have "|dL/dq|").
+    (reaching the scores, solid; reaching the query, dashed, when the measures have "|dL/dq|"). In the
+    gradient panel the lines are shifted a little along d_k (the dashed ones most), so that lines of equal
+    values stay apart.
 
     Inputs:
         d_ks: n lengths of the query and key vectors.
@@ -111,16 +114,20 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
     fig, axes = plt.subplots(1, 3, figsize=(WIDTH, 4.6), layout="constrained")
     measures = {name: {key: [float(np.median(v)) for v in vs] for key, vs in m.items()}
                 for name, m in measures.items()}
-    for name, values in measures.items():
+    markers = ("o", "s", "^")  # one marker per divisor, and in the gradient panel each line shifted a little
+    for number, (name, values) in enumerate(measures.items()):  # along d_k: lines that meet stay apart
         color, label = _style(name)
+        shift = 2.0 ** (0.08 * (number - 1))   # the solid line; its dashed one a further 2^0.3 to the right
         for ax, (key, _, _) in zip(axes, _MEASURES, strict=True):
             if key not in values:
                 expected = [m[0] for m in _MEASURES]
                 raise ValueError(f"measures[{name!r}] has no {key!r}; expected the keys {expected}")
-            ax.plot(d_ks, _values(values[key], d_ks, f"measures[{name!r}][{key!r}]"), "o-", color=color,
-                    label=label)
+            x = np.asarray(d_ks, dtype=float) * (shift if ax is axes[2] else 1.0)
+            ax.plot(x, _values(values[key], d_ks, f"measures[{name!r}][{key!r}]"), "-",
+                    marker=markers[number % 3], color=color, label=label)
         if "|dL/dq|" in values:
-            axes[2].plot(d_ks, _values(values["|dL/dq|"], d_ks, f"measures[{name!r}]['|dL/dq|']"), "x--",
+            axes[2].plot(np.asarray(d_ks, dtype=float) * shift * 2.0 ** 0.3,
+                         _values(values["|dL/dq|"], d_ks, f"measures[{name!r}]['|dL/dq|']"), "x--",
                          color=color, ms=9, lw=2.5, zorder=3,   # a white edge: visible on a solid line too
                          path_effects=[patheffects.withStroke(linewidth=5, foreground="white")])
     for ax, level in ((axes[0], np.log(T)), (axes[1], 1 / T)):  # what uniform weights give
@@ -134,7 +141,7 @@ def saturation(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence
         _finish(ax, title, r"$d_k$", ylabel)
     handles, labels = axes[1].get_legend_handles_labels()  # the divisors, below the panels: no point hidden
     if any("|dL/dq|" in values for values in measures.values()):
-        handles += [plt.Line2D([], [], color="k", marker="o", ls="-"),
+        handles += [plt.Line2D([], [], color="k", ls="-"),
                     plt.Line2D([], [], color="k", marker="x", ls="--", ms=9)]
         labels += [r"$\partial L/\partial\omega$", r"$\partial L/\partial q$"]
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=SMALLEST_PT)
@@ -426,6 +433,24 @@ def locked_letters(lab: LookupRuns, arms: Sequence[str], d_k: int, seeds: Sequen
         stalled = len(lab.stalled(arm, d_k, seeds))
         print(f"{arm:33}{stalled:4} of {len(seeds)}   {failed_self:4} / {failed:<4}          "
               f"{solved_self:4} / {solved:<4}          {np.mean(top):.3f}")
+
+
+def starting_weights(lab: LookupRuns, d_k: int, seeds: Sequence[int]) -> None:
+    """Print, per divisor (none, sqrt(d_k), d_k) at ``d_k``, the query's largest weight before training (step
+    0): the mean over the held-out sequences of each seed, then its mean and range over ``seeds``."""
+    from selfattention import tasks
+
+    T = tasks.N_ITEMS + 1
+    parts = []
+    for name, divisor in (("none", 1.0), ("sqrt(d_k)", math.sqrt(d_k)), ("d_k", float(d_k))):
+        top = []
+        for seed in seeds:
+            with torch.random.fork_rng(devices=[]), torch.no_grad():     # the training runs' draws untouched
+                _, A = lab.make_model(divisor, d_k, seed)(lab.data[seed][2])
+            top.append(A[:, -1].max(-1).values.mean().item())
+        parts.append(f"{name} {np.mean(top):.2f} ({min(top):.2f}-{max(top):.2f})")
+    print(f"d_k = {d_k}, step 0: the query's largest weight, mean (range) of {len(seeds)} seeds "
+          f"(uniform: 1/T = {1 / T:.2f}): " + ", ".join(parts))
 
 
 def stalled_letters(lab: LookupRuns, variant: str, d_k: int, seeds: Sequence[int]) -> None:
