@@ -116,7 +116,8 @@ def test_second_start_needs_no_nbgrader_and_takes_seconds(copies, remove_copy):
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     seconds = float(re.search(r"took ([\d.]+) s", proc.stdout).group(1))
-    assert seconds < 5, proc.stdout
+    # A bound that only a rebuild breaks: about 1 s on an idle machine, and it must not flake on a busy one.
+    assert seconds < 30, proc.stdout
     assert (copies["work"] / LESSON00.name).exists()
     assert ("made your copy" in proc.stdout) == remove_copy
 
