@@ -94,3 +94,15 @@ def test_a_row_met_only_to_rounding_says_so() -> None:
         checks.check_warmup_weights([0.1, 0.4, 0.499])
     said = out.getvalue()
     assert said.startswith("Correct:") and "0.449" in said and "short of 0.45" in said, said
+
+
+def test_a_lean_short_by_rounding_is_printed_to_four_decimals() -> None:
+    """[0.25, 0.2505, 0.4995] leans by 0.4496: at three figures that would read "0.45 ... short of 0.45"."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        checks.check_warmup_weights([0.25, 0.2505, 0.4995])
+    said = out.getvalue()
+    assert "technology - food = 0.449" in said and "short of 0.45" in said, said

@@ -94,6 +94,7 @@ def check_warmup_weights(apple_weights: Any) -> None:
     # A row typed to three decimals (phones 0.499) passes: say so, rather than call 0.449 "0.45 reached".
     rounded = "" if lean >= MIN_LEAN - 1e-9 else (f", short of {MIN_LEAN} by less than "
                                                       f"the {_TYPED:g} the check allows for rounding")
-    passed(f"apple' = {np.round(mixed, 3).tolist()}: technology - food = {lean:.3g} = {_PER_PHONES:g} x "
+    shown = f"{lean:.4f}" if rounded else f"{lean:.3g}"   # 4 decimals where 0.449... would print as 0.45
+    passed(f"apple' = {np.round(mixed, 3).tolist()}: technology - food = {shown} = {_PER_PHONES:g} x "
            f"{w[2]:g}{rounded}. Love and apple lie on the diagonal, so phones alone moves the lean, and "
            f"{MIN_LEAN} / {_PER_PHONES:g} = {BEST_PHONES:g} is the smallest phones weight that reaches {MIN_LEAN}.")

@@ -46,7 +46,8 @@ def transformer_diagram() -> Figure:
         (5.9, 1.05, "self-attention\n(simplified)\n$z_i = \\sum_j \\alpha_{ij} x_j$\n(lessons 02-10)",
          "mistyrose"),
         (8.5, 0.85, "feed-forward\nnetwork\n(lesson 12)", "honeydew"),
-        (10.95, 0.95, "contextual\nvectors\n(lessons 11-12),\nnext-token\nprobabilities\n(lesson 13)",
+        (10.95, 0.95, "contextual\nvectors\n(lessons 11-12);\nan output layer\nmakes next-token\n"
+                      "probabilities\n(lesson 13)",
          "aliceblue"),
     ]
     centre_y, half_h = 2.6, 0.95
