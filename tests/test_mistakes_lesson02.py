@@ -395,6 +395,8 @@ TIE_MISTAKES = {
     "other": "at this c the two weights are not equal",
     "off by one": "a row is off by one",
     "rounded": "close: you solved it, but the factor is rounded too far",
+    "no lengths": "that is 1 / cos(theta_26): the lengths are left out",
+    "bank's own": "that uses bank's own score omega_66",
 }
 TIE_WRONG = {   # as a learner would write them
     "inverted": float(BANK / OWN),                                    # omega_26 / omega_22
@@ -406,6 +408,8 @@ TIE_WRONG = {   # as a learner would write them
     "other": 3.0,
     "rounded": round(float(OWN / BANK), 1),                           # solved, rounded by hand to 1.3
     "off by one": float(TRFNAB[2] @ TRFNAB[2] / (TRFNAB[2] @ TRFNAB[5])),   # river read as X_r[2]
+    "no lengths": float(np.linalg.norm(TRFNAB[1]) * np.linalg.norm(TRFNAB[5]) / BANK),   # 1 / cos, 1.292
+    "bank's own": float(TRFNAB[5] @ TRFNAB[5] / BANK),                # omega_66 / omega_26, 1.273
 }
 OFF_BY_ONE = [(2, 5), (1, 4), (2, 4)]   # (river's row, bank's row) as read with 1-based numbers in mind
 

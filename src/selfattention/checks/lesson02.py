@@ -436,8 +436,8 @@ _RIVER, _BANK_ROW = 1, 5
 _RATIO_RTOL = 1e-3
 #: Exercise 1's tolerance on c_tie: 0.5 per cent, so 1.01 / 0.77 worked by hand to 1.31 passes and 1.3 does not.
 _TIE_RTOL = 5e-3
-#: A hand-rounded answer within 2 per cent of the right one: named as rounding, not as a wrong method.
-_CLOSE_RTOL = 0.02
+#: A hand-rounded answer within 1 per cent of the right one that matches no named mistake: named as rounding.
+_CLOSE_RTOL = 0.01
 
 
 def _river_row(X: np.ndarray) -> str:
@@ -489,6 +489,12 @@ def _tie_factor(c_tie: Any) -> str:
     elif near(float(np.exp(2 * bank - own))):
         why = ("that is alpha_26 / alpha_22 after the doubling, a ratio of weights, not the factor c. Find the c "
                "that makes the two scores equal")
+    elif near(float(np.linalg.norm(X[_RIVER]) * np.linalg.norm(X[_BANK_ROW]) / bank)):
+        why = ("that is 1 / cos(theta_26): the lengths are left out. A score is length times alignment, so the "
+               "tie needs |c x_6| cos(theta_26) = |x_2|, with both lengths")
+    elif near(float(X[_BANK_ROW] @ X[_BANK_ROW]) / bank):
+        why = ("that uses bank's own score omega_66 = x_6 . x_6. The weights tie within river's row, so compare "
+               "river's own score omega_22 = x_2 . x_2 with its score with bank")
     elif near(own - bank):
         why = "a score gap, not a factor: c multiplies bank's score with river"
     elif near(2.0):
