@@ -136,11 +136,24 @@ def _ratio_s(x_1, x_3) -> float:
         return float(S[2] / S[0])
 
 
+def _sums(x_1, x_3) -> tuple[float, float]:
+    """(S_1, S_3), the row sums of e^omega for the sentence x_1 bank x_3 (toy bank); nan if not 4 numbers."""
+    try:
+        X = np.stack([np.asarray(x_1, dtype=float).reshape(4), [0.7, 0.7, 0.0, 0.0],
+                      np.asarray(x_3, dtype=float).reshape(4)])
+    except (TypeError, ValueError):
+        return float("nan"), float("nan")
+    with np.errstate(over="ignore", invalid="ignore"):
+        S = np.exp(X @ X.T).sum(axis=1)
+        return float(S[0]), float(S[2])
+
+
 def _hidden_passes(grade_id: str, **answer) -> bool:
     if grade_id == "l02-mix-test":   # the second part right, unless the test gives it
         answer = {"gap_needed": RIGHT_GAP, "gap_plain": PLAIN_GAP, **answer}
     if grade_id == "l02-asym-test":   # the derivation right for the design given, unless the test gives it
-        answer = {"ratio_S": _ratio_s(answer["x_1"], answer["x_3"]), **answer}
+        S_1, S_3 = _sums(answer["x_1"], answer["x_3"])
+        answer = {"ratio_S": _ratio_s(answer["x_1"], answer["x_3"]), "S_1": S_1, "S_3": S_3, **answer}
     return hidden_test_passes("02_basic_self_attention", grade_id, **answer)
 
 
@@ -395,6 +408,8 @@ TIE_MISTAKES = {
     "other": "at this c the two weights are not equal",
     "off by one": "a row is off by one",
     "rounded": "close: you solved it, but the factor is rounded too far",
+    "no lengths": "that is 1 / cos(theta_26): the lengths are left out",
+    "bank's own": "that uses bank's own score omega_66",
 }
 TIE_WRONG = {   # as a learner would write them
     "inverted": float(BANK / OWN),                                    # omega_26 / omega_22
@@ -406,6 +421,8 @@ TIE_WRONG = {   # as a learner would write them
     "other": 3.0,
     "rounded": round(float(OWN / BANK), 1),                           # solved, rounded by hand to 1.3
     "off by one": float(TRFNAB[2] @ TRFNAB[2] / (TRFNAB[2] @ TRFNAB[5])),   # river read as X_r[2]
+    "no lengths": float(np.linalg.norm(TRFNAB[1]) * np.linalg.norm(TRFNAB[5]) / BANK),   # 1 / cos, 1.292
+    "bank's own": float(TRFNAB[5] @ TRFNAB[5] / BANK),                # omega_66 / omega_26, 1.273
 }
 OFF_BY_ONE = [(2, 5), (1, 4), (2, 4)]   # (river's row, bank's row) as read with 1-based numbers in mind
 
@@ -549,17 +566,24 @@ RATIO_S_MISTAKES = {
     "other": "it is not S_3 / S_1 for your x_1 and x_3",
     "rounded": "close: the right ratio, rounded too far",
     "shifted sums": "row sums of shifted scores",
+    "no bank term": "bank's term is left out",
+    "lengths or score sums": "both |x_3| / |x_1| and the score sums' ratio",
+    "lengths": "a ratio of lengths, |x_3| / |x_1|",
 }
 RATIO_S_WRONG = {   # as a learner would write them
     "inverted": 1 / RATIO_S,                                         # S_1 / S_3
     "own scores": float(_O3[2, 2] / _O3[0, 0]),                      # |x_3|^2 / |x_1|^2
     "own terms": float(np.exp(_O3[2, 2] - _O3[0, 0])),               # e^omega_33 / e^omega_11 only
-    "score sums": float(_O3[2].sum() / _O3[0].sum()),                # no exponentials
     "other": 3.0,                                                    # a row number, as asked before
     "rounded": round(RATIO_S, 1),                                    # right, rounded by hand to 5.4
     "shifted sums": float(np.exp(_O3[2] - _O3[2].max()).sum()                # each row shifted by its max:
                           / np.exp(_O3[0] - _O3[0].max()).sum()),            # 0.737
+    "no bank term": float(np.exp(_O3[2, [0, 2]]).sum() / np.exp(_O3[0, [0, 2]]).sum()),   # 6.13
+    "lengths or score sums": float(np.linalg.norm(X_3) / np.linalg.norm(X_1)),   # 2 = 7.4 / 3.7 here
 }
+# x_3 along x_1 makes |x_3| / |x_1| equal the score sums' ratio; a design off that line tells them apart.
+RATIO_S_ELSEWHERE = ([0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 1.6, 1.2])
+
 
 
 def _one_sided_ratio(ratio_S):
@@ -591,3 +615,65 @@ def test_ratio_s_bad_input_is_named(ratio_S, said):
 def test_ratio_s_right_answers_pass_both(ratio_S, capsys):
     _right_answer_passes(_one_sided_ratio, ratio_S, capsys)
     assert _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, ratio_S=ratio_S)
+
+
+def test_a_ratio_of_lengths_is_named_where_it_differs_from_the_score_sums():
+    """|x_3| / |x_1| = 2 for this design, the score sums' ratio 5.6 / 2.6 differs: each gets its own name."""
+    x_1, x_3 = RATIO_S_ELSEWHERE
+    X = np.stack([x_1, [0.7, 0.7, 0.0, 0.0], x_3])
+    O = X @ X.T
+    lengths, score_sums = 2.0, float(O[2].sum() / O[0].sum())
+    assert abs(lengths - score_sums) > 0.1
+    _names_only(_message(lambda r: check_one_sided(x_1, x_3, r), lengths), "lengths", RATIO_S_MISTAKES)
+    _names_only(_message(lambda r: check_one_sided(x_1, x_3, r), score_sums), "score sums", RATIO_S_MISTAKES)
+
+
+# ---------------------------------------------------------------- exercise 3: the row sums S_1, S_3
+S_1, S_3 = _sums(X_1, X_3)
+ROW_SUM_MISTAKES = {
+    "swapped": "the other word's row sum",
+    "no bank term": "bank's term is left out",
+    "own term": "only the own term",
+    "score sum": "a sum of scores",
+    "shifted": "a sum of shifted scores",
+    "rounded": "close: the right sum, rounded too far",
+    "other": "it is not the row sum for your x_1 and x_3",
+}
+ROW_SUM_WRONG = {   # (S_1, S_3) as a learner would write them: one of the two wrong
+    "swapped": (S_3, S_1),
+    "no bank term": (float(np.exp(_O3[0, [0, 2]]).sum()), S_3),     # bank (k = 2) left out of row 1
+    "own term": (S_1, float(np.exp(_O3[2, 2]))),                    # e^omega_33 alone
+    "score sum": (float(_O3[0].sum()), S_3),                        # no exponentials
+    "shifted": (S_1, float(np.exp(_O3[2] - _O3[2].max()).sum())),   # as a stable softmax computes it
+    "rounded": (round(S_1), S_3),                                   # 12.12 written as 12
+    "other": (S_1, 100.0),
+}
+
+
+def _one_sided_sums(sums):
+    return check_one_sided(X_1, X_3, RATIO_S, S_1=sums[0], S_3=sums[1])
+
+
+@pytest.mark.parametrize("key", sorted(ROW_SUM_WRONG))
+def test_row_sum_mistake_is_named(key):
+    """The design right, a row sum wrong: the message names the slip and the hidden test refuses it, even
+    with the ratio right (taken from the weights, a shortcut that skips the sums)."""
+    text = _message(_one_sided_sums, ROW_SUM_WRONG[key])
+    _names_only(text, key, ROW_SUM_MISTAKES)
+    S_1_given, S_3_given = ROW_SUM_WRONG[key]
+    for right in (S_1, S_3):   # no right sum the learner did not give is told
+        assert min(abs(right - S_1_given), abs(right - S_3_given)) < 1e-9 or f"{right:.2f}" not in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, S_1=S_1_given, S_3=S_3_given)
+
+
+def test_the_ratio_from_the_weights_alone_does_not_pass():
+    """ratio_S = alpha_13 / alpha_31 read off the weights is S_3 / S_1, but the sums must be given too."""
+    ratio = float(sa.softmax(_O3[0])[2] / sa.softmax(_O3[2])[0])
+    text = _message(lambda s: check_one_sided(X_1, X_3, ratio, S_1=s, S_3=None), None)
+    assert "S_1 has no value yet" in text, text
+    assert not _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, ratio_S=ratio, S_1=None, S_3=None)
+
+
+def test_right_row_sums_pass_both(capsys):
+    _right_answer_passes(_one_sided_sums, (S_1, S_3), capsys)
+    assert _hidden_passes("l02-asym-test", x_1=X_1, x_3=X_3, S_1=np.float64(S_1), S_3=np.array([S_3]))

@@ -29,8 +29,8 @@ gap_plain = float(bank @ bank - bank @ river)
 x_1 = np.array([0.0, 0.0, 1.0, 0.0])
 x_3 = np.array([0.0, 0.0, 2.0, 0.0])
 X3 = np.stack([x_1, toy["bank"], x_3])
-alpha_1 = sa.softmax(X3 @ X3[0])
-alpha_3 = sa.softmax(X3 @ X3[2])
-ratio_S = alpha_1[2] / alpha_3[0]   # alpha_13 / alpha_31 = S_3 / S_1
+S_1 = sum(np.exp(X3[0] @ X3[k]) for k in range(3))   # row 1: e^omega_1k over all three words
+S_3 = sum(np.exp(X3[2] @ X3[k]) for k in range(3))   # row 3
+ratio_S = S_3 / S_1   # alpha_13 / alpha_31: the shared numerator e^omega_13 cancels
 """,
 }

@@ -425,8 +425,8 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     shares = _array("shares", shares, 1)
     if gaps.shape != shares.shape:
         raise ValueError(f"gaps has shape {gaps.shape} and shares {shares.shape}; expected the same shape")
-    fig, ax = plt.subplots(figsize=(12, 4.6))
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.17, top=0.9)
+    fig, ax = plt.subplots(figsize=(13, 6))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.32, top=0.95)
     step = np.where(gaps == 0, np.nan, (gaps > 0).astype(float))   # broken at the tie, marked by the dot
     ax.plot(gaps, step, color="gray", lw=2.5, ls="--", label="argmax: all or nothing")
     ax.plot(gaps, shares, color="tab:blue", lw=3, label="softmax: weight of the second score")
@@ -443,7 +443,11 @@ def softmax_of_two(gaps: ArrayLike | None = None, shares: ArrayLike | None = Non
     ax.set_ylim(-0.05, 1.05)
     ax.grid(alpha=0.3)
     ax.tick_params(labelsize=FONT)
-    ax.legend(fontsize=FONT, loc="upper left")
+    handles, labels = ax.get_legend_handles_labels()
+    order = [0, 3, 1, 2] if band is not None else [0, 1, 2]   # the long band label in the first column
+    ax.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=FONT, loc="lower center",
+              bbox_to_anchor=(0.5, 0.01), bbox_transform=fig.transFigure, ncol=2, columnspacing=0.8,
+              handlelength=1.5)   # under the axes, so it hides no part of the curve
     return fig, ax
 
 
