@@ -38,6 +38,7 @@ PAD = {
     "equal weights": "3/5 assumes equal weights",
     "two rows": "that is two padding rows",
     "real words": "that is what the real words keep",
+    "bank's row": "is bank's row",
 }
 PAD_RIGHT = 3 / (np.exp(1.01) + np.exp(0.77) + 3)        # 0.379
 PAD_WRONG = {
@@ -48,6 +49,7 @@ PAD_WRONG = {
     "equal weights": 3 / 5,                               # three of five words, scores ignored
     "two rows": 2 / (np.exp(1.01) + np.exp(0.77) + 2),    # T = 5 miscounted as two padding rows
     "real words": 1 - PAD_RIGHT,                          # river's and bank's part, not the padding's
+    "bank's row": 0.383,                                  # bank's row (bank . bank = 0.98) instead of river's
 }
 
 
@@ -90,6 +92,7 @@ BATCH = {
     "off by one": "keeps one padding column",
     "nan padding": "but the padding rows of Z hold",
     "hidden library": "reached a ready-made attention or mask",
+    "weak mask": "adds a finite number such as -10",
 }
 
 
@@ -168,6 +171,10 @@ def zero_rows_are_padding(X, lengths):   # the shortcut: lengths ignored, rows o
     return _softmax(np.where(real, X @ np.swapaxes(X, -1, -2), -np.inf)) @ X
 
 
+def weak_mask(X, lengths):               # an additive mask of -10, not -inf: padding keeps e^-10 of weight
+    return _softmax(X @ np.swapaxes(X, -1, -2) + np.where(_mask(X, lengths), 0.0, -10.0)) @ X
+
+
 def library(X, lengths):                 # the lesson's function does the batch too
     return sa.basic_self_attention(X)[0]
 
@@ -175,7 +182,8 @@ def library(X, lengths):                 # the lesson's function does the batch 
 BATCH_WRONG = {"no mask": no_mask, "raw scores": raw_scores,
                "transposed": transposed, "batch axis": over_the_batch, "X.T": with_X_T,
                "keepdims": no_keepdims, "tuple": returns_a_tuple, "overflow": overflow, "loop": loop,
-               "library": library, "sqrt(d)": scaled, "off by one": off_by_one}
+               "library": library, "sqrt(d)": scaled, "off by one": off_by_one,
+               "weak mask": weak_mask}
 
 
 @pytest.mark.parametrize("key", sorted(BATCH_WRONG))
@@ -635,6 +643,8 @@ COST = {
     "factor 2": "you dropped the factor 2",
     "wrong side": "the factor 2 is on the wrong side",
     "not whole": "is not a whole number",
+    "FLOPs": "you counted FLOPs, 2 per multiply-add",
+    "T - 1 steps": "you counted T - 1 products",
 }
 _T, _D = 300, 48
 _RIGHT = (2 * _T * _T * _D, _T * _D * _D, _D // 2)      # 8,640,000; 691,200; 24
@@ -650,6 +660,8 @@ COST_WRONG = {                                           # (attention_madds, rec
     "factor 2": (*_RIGHT[:2], _D),                       # the table's T = d, constants dropped
     "wrong side": (*_RIGHT[:2], 2 * _D),
     "not whole": (_RIGHT[0], _RIGHT[0] / 12.37, _RIGHT[2]),   # a count from a ratio of timings
+    "FLOPs": (4 * _T * _T * _D, _RIGHT[1], _RIGHT[2]),   # 2 FLOPs per multiply-add
+    "T - 1 steps": (_RIGHT[0], (_T - 1) * _D * _D, _RIGHT[2]),   # from recurrent(): no product at t = 0
 }
 
 

@@ -292,6 +292,7 @@ def _padding_mistake(fn: Any, toy: Sequence[np.ndarray], junk: Sequence[np.ndarr
     return generic
 
 
+SHARE_ROUNDED = 0.003   # Exercise 1 (a): tight enough to tell river's row (0.379) from bank's (0.383)
 PAD_WORDS, PAD_T = ("river", "bank"), 5   # Exercise 1 (a): river bank padded with rows of zeros to T = 5
 
 
@@ -321,12 +322,15 @@ def check_padding_share(padding_share: Any) -> None:
         raise ExerciseError(f"padding_share should be one finite number; it has shape {x.shape}.")
     got = float(x.reshape(()))
     share, one = padding_facts()
-    if abs(got - share) <= ROUNDED:
+    if abs(got - share) <= SHARE_ROUNDED:   # 0.003: bank's row (0.383) is 0.004 away
         passed(f"three padding rows take {share:.3f} of river's row without a mask (one took {one:.3f}): each "
                f"scores 0 with every word, e^0 = 1, so the more padding a sentence gets in its batch, the more "
                f"weight goes to it. Your mask must make a sentence's rows independent of that.")
         return
+    bank_row = 3 / (float(np.exp(0.98) + np.exp(0.77)) + 3)   # bank . bank = 0.98, bank . river = 0.77
     mistakes = [
+        (bank_row, f"{bank_row:.3f} is bank's row: padding_share asks for river's row, where river scores itself "
+                   "1.01, not 0.98."),
         (one, f"{one:.3f} is the weight of section 4's one padding row; with three, each still scores 0 (e^0 = 1) "
               "against the same real scores, so together they take more."),
         (3 * one, f"you tripled {one:.3f} without renormalising: with three padding rows the row's sum grows, and "
@@ -338,7 +342,7 @@ def check_padding_share(padding_share: Any) -> None:
         (1 - share, "that is what the real words keep; padding_share is the padding's part."),
     ]
     for value, said in mistakes:
-        if abs(got - value) <= ROUNDED:
+        if abs(got - value) <= SHARE_ROUNDED:
             raise ExerciseError(f"padding_share = {got:.3f}: {said}")
     raise ExerciseError(f"padding_share = {got:.3f} is not it. Each padding row takes e^0 = 1 against e^1.01 (river) "
                         "and e^0.77 (bank); or start from section 4's row (0.465, 0.366, 0.169) and add two more "
@@ -441,6 +445,10 @@ def check_self_attention_batch(self_attention_batch: Callable[[np.ndarray, np.nd
             "to lesson 06. Basic self-attention takes softmax of the raw scores X X^T.":
                 reference_softmax(masked / np.sqrt(X.shape[-1])) @ X,
         }.items()}
+        found["your mask adds a finite number such as -10 to the padding's scores: e^(score - 10) is small but "
+              "not 0, so the padding keeps a little weight. An additive mask uses -np.inf (or "
+              "np.where(mask, scores, -np.inf))."] = real_rows(
+            X, lengths, reference_softmax(np.where(real, omega, omega - 10.0)) @ X)
         one_less = np.arange(X.shape[1])[None, None, :] < np.asarray(lengths)[:, None, None] - 1
         found["your mask hides each sentence's last real word too: a sentence of length n has real words 0 to "
               "n - 1, so the mask is np.arange(T) < lengths[:, None], without subtracting 1."] = real_rows(
@@ -648,7 +656,7 @@ def check_masked_row(flows_row: Any, growth: Any = _UNSET) -> None:
                             f"but the scores ({scores}) still decide the rest.")
     if np.allclose(np.sort(got), np.sort(right), rtol=0, atol=ROUNDED):
         raise ExerciseError(f"flows_row = {_fmt(got)} holds the right weights in the wrong order: write them "
-                            f"in the sentence's order, a, river, bank, flows ({', '.join(ROW_SENTENCE)}).")
+                            f"in the sentence's order: {', '.join(ROW_SENTENCE)}.")
     if np.allclose(got, np.round(right, 1), rtol=0, atol=1e-6):
         raise ExerciseError(f"flows_row = {_fmt(got)} is the right row rounded to one decimal, up to 0.05 off "
                             "each weight: keep 2 decimals.")
@@ -773,6 +781,8 @@ def check_layer_costs(attention_madds: Any, recurrent_madds: Any, T_equal: Any) 
                                "multiply-adds; count only the two matrix products.",
         T * T * d + T * T: "you counted the softmax, and only one of the two products: count the multiply-adds "
                            "of X X^T and of A X.",
+        4 * T * T * d: "you counted FLOPs, 2 per multiply-add (one multiply, one add): the exercise counts "
+                       "multiply-adds, 2 T^2 d.",
     }
     if a != 2 * T * T * d:
         raise ExerciseError(f"attention_madds = {a:,.0f} {given}: " + attention.get(
@@ -788,6 +798,8 @@ def check_layer_costs(attention_madds: Any, recurrent_madds: Any, T_equal: Any) 
                            "count the T products h_{t-1} W_h.",
         2 * T * d * d: "that counts an input projection x_t W_x too: this exercise counts h_{t-1} W_h only, as "
                        "the table does.",
+        (T - 1) * d * d: "you counted T - 1 products, as the lesson's recurrent() runs (it skips the product at "
+                         "t = 0, where h_{-1} = 0): the table counts one product h_{t-1} W_h per step, T of them.",
     }
     if r != T * d * d:
         raise ExerciseError(f"recurrent_madds = {r:,.0f} {given}: " + recurrent.get(

@@ -458,8 +458,9 @@ def matrix_form_flow(X: ArrayLike, Omega: ArrayLike, A: ArrayLike, Z: ArrayLike,
     side, entries written. X and Z share one colour scale from 0 to 1; Omega and A each have their own (its
     min to max, said in the title), so that flat weights (at most about 0.3 on the toy vectors) still show
     their pattern. ``features`` labels the d columns of X and Z."""
-    return matrix_flow([("$X$", X), (r"$\Omega = XX^\top$" + "\n(own scale)", Omega),
-                        (r"$A = \mathrm{softmax}_j(\Omega)$" + "\n(own scale)", A), ("$Z = AX$", Z)], words,
+    return matrix_flow([("$X$", X), (r"$\Omega = XX^\top$" + "\n(row $i$, column $j$; own scale)", Omega),
+                        (r"$A = \mathrm{softmax}_j(\Omega)$" + "\n(row $i$, column $j$; own scale)", A),
+                        ("$Z = AX$", Z)], words,
                        columns=[list(features), list(words), list(words), list(features)],
                        limits=[(0, 1), None, None, (0, 1)])
 

@@ -193,6 +193,6 @@ def sentence_map(table: Table, sentences: Sequence[str], *, value: str | None = 
         ax.set_xticks(range(T), words, rotation=40, ha="right", fontsize=figures.FONT)
         frame.set_y(i - 0.5)
         show(fig)
-        print(f"{words[i]}' =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(A[i], words, strict=True)))
+        print(f"z_{words[i]} =", " + ".join(f"{a:.2f}*{w}" for a, w in zip(A[i], words, strict=True)))
 
     return _controls(sentences, first, focus, max_words, table, draw)
