@@ -186,8 +186,8 @@ def check_values(W_V_new: Any) -> None:
              f"{_fmt(V[a])}, which z_Sam = z_red does not need. Write" if not near(V[_ATE], V[_APPLE]) else
              f"{where}: you made v_{WORDS[a]} = v_{WORDS[b]} = {_fmt(V[a])}, but z_Sam = z_red does not need "
              f"those two values to agree. Write")
-            + f" z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
-            f"the two weight rows word by word: the values that must agree belong to the words where they differ."
+            + " z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
+            "the two weight rows word by word: the values that must agree belong to the words where they differ."
         )
     if side_effect and near(V[_RED], V[_APPLE]):
         raise ExerciseError(
