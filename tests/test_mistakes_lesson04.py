@@ -48,7 +48,7 @@ VALUES = {
     "own values": "your v_Sam = v_red is not needed",
     "apple rows": "its value is the sum of the food, fruit and red rows",
     "other design": "which two values must agree",
-    "wrong pair": "does not need those two values to agree",
+    "wrong pair": "z_Sam = z_red does not need",
     "ate apple differ": "and those two values must agree",
     "idle": "hand over nothing",
     "unchanged": "still the lesson's W_V",
@@ -174,7 +174,7 @@ NEXT = {
     "linear layout": "rows and columns are swapped",
     "d_k": "the exercise asks for d_k = 2",
     "sizes": "a dot product needs the same d_k",
-    "itself": "most at itself",
+    "itself": "points where its own key points",
     "previous": "at the word before it",
     "too small": "Make the scores' gaps larger",
     "wrap": "Only 'apple' is wrong",
@@ -360,7 +360,7 @@ def test_next_word_pass_message_says_the_pattern_goes_by_content(capsys):
 
 def test_next_word_names_three_words_that_look_at_themselves():
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[0, 1, 2, 0]]))
-    assert "'Sam', 'ate' and 'red' each look most at itself" in text, text
+    assert "'Sam', 'ate' and 'red' look most at themselves" in text, text
     text = message(check_next, keys_and_queries(KEYS, 3 * KEYS[[3, 0, 1, 0]]))
     assert "'Sam', 'ate' and 'red' each look most at the word before it" in text, text
 
@@ -370,7 +370,7 @@ def test_next_word_self_looking_words_are_the_ones_named():
     at red's key) at red. The message names the three, then apple's own pick, not 'apple' as looking at
     itself."""
     text = message(check_next, (np.array([[3, 0], [0, 3], [0, 0], [0, 0], [-3, 0]], dtype=float), K_NEXT))
-    head = "'Sam', 'ate' and 'red' each look most at itself (Sam 0.91, ate 0.91, red 0.91)"
+    head = "'Sam', 'ate' and 'red' look most at themselves (Sam 0.91, ate 0.91, red 0.91)"
     assert text.startswith(head), text
     assert "'apple' gives most to 'red'" in text, text
     assert not next_hidden(np.array([[3, 0], [0, 3], [0, 0], [0, 0], [-3, 0]], dtype=float), K_NEXT)
@@ -554,3 +554,10 @@ def test_layer_judge_on_recorded_data_agrees():
         "check_loaded_layer", record(loaded((L_WQ.T, L_WK.T, L_WV.T), bias_in="W_key")))
     assert "each part takes its own matrix" in judge(
         "check_loaded_layer", record(loaded((L_WK.T, L_WQ.T, L_WV.T))))
+
+
+def test_values_wrong_pair_names_the_real_violation_first():
+    """v_Sam = v_ate but v_ate != v_apple: the message names v_ate != v_apple before the unneeded pair."""
+    text = message(check_values, values_design({0: [1, 0], 1: [1, 0], 3: [0, 1]}))
+    assert "but v_apple = (0, 1)" in text and "you made v_Sam = v_ate = (1, 0)" in text, text
+    assert text.index("v_apple") < text.index("you made"), text

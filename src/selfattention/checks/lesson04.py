@@ -182,9 +182,12 @@ def check_values(W_V_new: Any) -> None:
     if pairs:              # two values made equal, but not the two the weight rows differ on
         a, b = pairs[0]
         raise ExerciseError(
-            f"{where}: you made v_{WORDS[a]} = v_{WORDS[b]} = {_fmt(V[a])}, but z_Sam = z_red does not need "
-            f"those two values to agree. Write z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
-            f"the two weight rows word by word: the values that must agree belong to the words where they differ."
+            (f"{where}: v_ate = {v_ate} but v_apple = {v_apple}, and you made v_{WORDS[a]} = v_{WORDS[b]} = "
+             f"{_fmt(V[a])}, which z_Sam = z_red does not need. Write" if not near(V[_ATE], V[_APPLE]) else
+             f"{where}: you made v_{WORDS[a]} = v_{WORDS[b]} = {_fmt(V[a])}, but z_Sam = z_red does not need "
+             f"those two values to agree. Write")
+            + " z_Sam - z_red as sum_j (alpha_Sam,j - alpha_red,j) v_j and compare "
+            "the two weight rows word by word: the values that must agree belong to the words where they differ."
         )
     if side_effect and near(V[_RED], V[_APPLE]):
         raise ExerciseError(
@@ -347,7 +350,9 @@ def check_next_word(W_Q_next: Any, W_K_next: Any, draw: bool = False) -> None:
     selves = [k for k in range(4) if top[k] == k]
     if len(selves) >= 3:  # a query aimed at its own key; apple's may differ, its red row being shared
         own = ", ".join(f"{WORDS[k]} {A[k, k]:.2f}" for k in selves)
-        raise ExerciseError(f"{who(selves)} {'looks' if len(selves) == 4 else 'look'} most at itself ({own})"
+        subject = ("every word looks most at itself" if len(selves) == 4 else
+                   who(selves)[:-len(" each")] + " look most at themselves")
+        raise ExerciseError(f"{subject} ({own})"
                             f"{odd_one(selves)}. A word's query points where its own key points; point it at "
                             f"the next word's key instead.")
     before = [k for k in range(4) if top[k] == (k - 1) % 4]

@@ -198,7 +198,7 @@ def query_steps(words: Sequence[str], query: str, q: ArrayLike, K: ArrayLike, V:
     arrow = {"arrowstyle": "->", "color": "0.5", "shrinkA": 0, "shrinkB": 0}
     ax.text(0.0, 0.45, f"$q_{{{query}}}$\n{_vector(q)}\n$d_k = {len(np.atleast_1d(q))}$", ha="center",
             va="center", bbox=box)
-    columns = ((0.22, "key $k_j$"), (0.4, r"$q_i \cdot k_j$"), (0.52, r"$\alpha_{ij}$"),
+    columns = ((0.22, "key $k_j$"), (0.4, r"$\omega_{ij}$"), (0.52, r"$\alpha_{ij}$"),
                (0.66, "value $v_j$"),
                (0.84, r"$\alpha_{ij} \times v_j$"))
     for x, head in columns:
