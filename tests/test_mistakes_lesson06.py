@@ -26,7 +26,7 @@ from selfattention.checks import (
     check_unscaled_weights,
 )
 
-# ---------------------------------------------------------------- exercise 2: W_Q's starting std
+# ---------------------------------------------------------------- exercise 1: W_Q's starting std
 # Unit-variance inputs, d_in = 32, d_k = 64, W_K at PyTorch's start (Var(k[m]) = 1/3):
 # Var(q.k / sqrt(d_k)) = 32 std_q^2 * 1/3 = 1, so std_q = sqrt(3/32).
 STD = {
@@ -130,7 +130,7 @@ def test_a_right_std_passes_the_hidden_test(answer):
     assert _hidden_test_passes("06_scaling", "l06-init-scale-test", std_q=answer)
 
 
-# ---------------------------------------------------------------- exercise 3: the gradient through softmax
+# ---------------------------------------------------------------- exercise 2: the gradient through softmax
 GRADIENT = {
     "diagonal only": "only the j = l term of the sum",
     "delta part": "that is the delta_jl part alone",
@@ -310,13 +310,14 @@ def test_a_finite_difference_estimate_does_not_pass():
     _names_only(_message(check_score_gradient, _finite_differences), "estimate", GRADIENT)
 
 
-# ---------------------------------------------------------------- exercise 1: the layer without a divisor
+# ---------------------------------------------------------------- exercise 4: the layer without a divisor
 UNSCALED = {
     "scale None": "still divides its scores by sqrt(d_k)",
     "scale 4": "unscaled has scale = ",
     "both by 4": "you divided both W_Q and W_K by 4",
     "by d_k": "the scores come out divided by d_k = 16",
     "unchanged": "these are scaled's weights unchanged",
+    "only W_V divided": "W_V does not touch the scores",
     "times 4": "you multiplied by 4",
     "sqrt(d_in)": "you divided by sqrt(d_model)",
     "other factor": "the scores are 0.5 times scaled's",
@@ -376,6 +377,7 @@ UNSCALED_WRONG = {
     "both by 4": lambda: _folded(c_q=0.25, c_k=0.25),
     "by d_k": lambda: _folded(c_q=1 / 16),
     "unchanged": lambda: _folded(c_q=1.0),
+    "only W_V divided": lambda: _folded(c_q=1.0, c_v=0.25),     # the factor put into the wrong matrix
     "times 4": lambda: _folded(c_q=4.0),
     "sqrt(d_in)": lambda: _folded(c_q=1 / math.sqrt(8)),
     "other factor": lambda: _folded(c_q=0.5),

@@ -3,7 +3,7 @@
 - Exercise 1 follows section 2 step by step: k[m] of variance 1/3 at PyTorch's start, the scaled scores'
   variance var_q var_k = 1, and q[m] summing d_in terms x[i] W[i, m] of variance std_q^2.
 - Exercise 2 writes out the chain rule's sum with the derivative of section 3, term by term.
-- Exercise 3 (before section 4's control) takes the "more than one way": each of W_Q and W_K divided by 2.
+- Exercise 4 (before section 4's control) takes the "more than one way": each of W_Q and W_K divided by 2.
 """
 
 ANSWERS = {

@@ -51,9 +51,9 @@ def _query_std_hints() -> dict[str, float]:
     d_in, d_k, var_k = _D_IN, _D_K, _VAR_K
     return {
         "that is a variance, 3/32; std_q is its square root.": 1 / (var_k * d_in),
-        "that gives q[m] variance 1, right if k[m] had variance 1 too. With PyTorch's start k[m] has variance "
-        "1/3 (section 2: a weight uniform between -b and b has variance b^2/3, not b^2), so q[m] needs "
-        "variance 3.": math.sqrt(1 / d_in),
+        "that gives q[m] variance 1, right if k[m] had variance 1 too. PyTorch's start is not variance 1: "
+        "W_K is uniform, and a weight uniform between -b and b has variance b^2/3, not b^2 (section 2). Work "
+        "out k[m]'s variance, then what q[m]'s must be.": math.sqrt(1 / d_in),
         "you left out the layer's divisor: it already removes the factor d_k from Var(q.k), so the d_k = 64 "
         "does not belong in std_q.": math.sqrt(1 / (var_k * d_in * d_k)),
         "dividing the scores by sqrt(d_k) divides their variance by d_k = 64, not by sqrt(d_k) = 8.":
@@ -413,7 +413,7 @@ def check_score_gradient(score_gradient: Callable[[np.ndarray, np.ndarray], Any]
 
 
 # ----------------------------------------------------------------------------------------------
-# Exercise 3 (before section 4's control): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
+# Exercise 4 (before section 4's control): an unscaled layer (scale=1.0) with the weights that make it compute what the scaled one does
 
 
 _D_IN_FOLD, _D_K_FOLD, _SEED_FOLD = 8, 16, 6
@@ -501,8 +501,9 @@ def _matrix(value: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _factor_problem(c_q: float, c_k: float) -> str | None:
-    """Words for W_Q = c_q * scaled's and W_K = c_k * scaled's whose scores are not 1/4 of scaled's q.k."""
+def _factor_problem(c_q: float, c_k: float, c_v: float | None = None) -> str | None:
+    """Words for W_Q = c_q * scaled's and W_K = c_k * scaled's (W_V = c_v * scaled's, None when not a multiple)
+    whose scores are not 1/4 of scaled's q.k."""
     p, d_k, d_in = c_q * c_k, _D_K_FOLD, _D_IN_FOLD
     if np.isclose(p, 1 / math.sqrt(d_k), rtol=1e-4):
         return None
@@ -512,6 +513,10 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
     if np.isclose(p, 1 / d_k, rtol=1e-4):
         return (f"the scores come out divided by d_k = {d_k}. scaled divides them by sqrt(d_k) = 4, so the "
                 "factors on W_Q and W_K must multiply to 1/4.")
+    if np.isclose(p, 1.0, rtol=1e-4) and c_v is not None and not np.isclose(c_v, 1.0, rtol=1e-4):
+        return (f"you changed W_V (by the factor {c_v:.4g}) and kept W_Q and W_K as scaled's, but W_V does not "
+                "touch the scores: without the divisor they are 4 times scaled's. Put the factor 1/4 = 1/sqrt(d_k) "
+                "into W_Q or W_K and copy W_V unchanged.")
     if np.isclose(p, 1.0, rtol=1e-4):
         return ("these are scaled's weights unchanged: without the divisor the scores are 4 times scaled's. "
                 "Put the factor 1/4 = 1/sqrt(d_k) into W_Q or W_K.")
@@ -525,7 +530,7 @@ def _factor_problem(c_q: float, c_k: float) -> str | None:
 
 
 def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
-    """Exercise 3 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
+    """Exercise 4 (and the grader's judge): a layer with these weights (nn.Linear's (d_k, d_in) layout) and
     ``scale`` computes the same weights and outputs as ``torch.manual_seed(6); sa.SelfAttention(8, 16)``."""
     if scale is None:
         raise ExerciseError("unscaled still divides its scores by sqrt(d_k) (scale=None). The exercise asks for "
@@ -536,8 +541,8 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
                             f"the factor put into the weights instead.")
     mine = [_matrix(w, name) for w, name in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V"))]
     ref = _scaled_reference()
-    c_q, c_k = _multiple(mine[0], ref[0]), _multiple(mine[1], ref[1])
-    if c_q is not None and c_k is not None and (problem := _factor_problem(c_q, c_k)):
+    c_q, c_k, c_v = (_multiple(m, r) for m, r in zip(mine, ref, strict=True))
+    if c_q is not None and c_k is not None and (problem := _factor_problem(c_q, c_k, c_v)):
         raise ExerciseError(f"unscaled's weights are not right yet: {problem}")
     for x in _fold_inputs():
         want_z, want_alpha = _forward(*ref, 1 / math.sqrt(_D_K_FOLD), x)
@@ -553,7 +558,6 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
         if not np.allclose(got_z, want_z, rtol=1e-4, atol=1e-5):
             if problem := _wrong_source(mine):
                 raise ExerciseError(f"the attention weights are right, but the outputs differ: {problem}")
-            c_v = _multiple(mine[2], ref[2])
             if c_v is not None and not np.isclose(c_v, 1.0):
                 raise ExerciseError(
                     f"the attention weights are right, but W_V is {c_v:.4g} times scaled's: the values do not "
@@ -565,7 +569,7 @@ def check_unscaled_weights(W_Q: Any, W_K: Any, W_V: Any, scale: Any) -> None:
 
 
 def check_unscaled_layer(unscaled: Any) -> None:
-    """Exercise 3: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
+    """Exercise 4: ``unscaled`` (an ``sa.SelfAttention(8, 16, scale=1.0)``) computes what ``scaled`` does."""
     if unscaled is None or unscaled is Ellipsis:
         raise ExerciseError("unscaled has no value yet: keep the line that creates it and set its weights.")
     parts = [getattr(unscaled, name, None) for name in ("W_query", "W_key", "W_value")]
