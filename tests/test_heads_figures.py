@@ -55,6 +55,8 @@ def test_split_merge_colours_each_head_where_the_lesson_says() -> None:
     ys = sorted({y for _, y, _ in w_o}, reverse=True)          # rows from the top
     for _, y, colour in w_o:
         assert colour == plots._HEAD_COLOURS[ys.index(y) // d_k]
+    texts = [t.get_text() for t in fig.axes[0].texts]       # the (T, h, d_k) drawing names its axes
+    assert texts.count("$d_k$") == h and "$h$ \u2192" in texts and "$T$\u2193" in texts
     plt.close(fig)
     with pytest.raises(ValueError, match="h = 9"):
         plots.split_merge_diagram(4, 9, 2)

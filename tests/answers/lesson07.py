@@ -8,7 +8,6 @@ ANSWERS = {
     # puts head 1 first (features 0-1), then head 2; the output is that row times W_O.
     "l07-apple-answer": """
 W_O_ex = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, -1]], dtype=float)
-leans_to_tech = True                         # apple's query scores 2 tech_j + 0.5 fruit_j: "phones" wins
 weights = [0.108, 0.09, 0.252, 0.549]        # head 2's row of "apple"
 values = [[0.2, 0.1], [0.1, 0.0], [1.0, 0.5], [0.4, 1.2]]   # head 2's V
 z2_apple = [sum(w * v[f] for w, v in zip(weights, values)) for f in range(2)]

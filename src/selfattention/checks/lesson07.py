@@ -46,7 +46,8 @@ def _head(W: tuple[np.ndarray, ...], divisor: float = np.sqrt(2), axis: int = -1
     return reference_softmax(Q @ K.T / divisor, axis=axis) @ V
 
 
-#: Exercise 1's output projection (rows: the 4 concatenated features, columns: the 4 output features).
+#: Exercise 1's output projection (rows: the 4 concatenated features, columns: the 4 output features):
+#: output 0 = head 1's feature 0 + head 2's tech, 1 = head 2's fruit, 2 = head 1's feature 1, 3 = fruit - tech.
 W_O_EX = np.array([[1, 0, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1], [1, 0, 0, -1]], dtype=float)
 
 
@@ -54,6 +55,13 @@ def _apple_right() -> tuple[np.ndarray, np.ndarray]:
     """(z_apple^(2) (2,), the layer's output row of "apple" after W_O_EX (4,))."""
     z1, z2 = _head(_HEAD1)[_APPLE], _head(_HEAD2)[_APPLE]
     return z2, np.concatenate([z1, z2]) @ W_O_EX
+
+
+def apple_out_from(z2_apple: Any) -> np.ndarray:
+    """The output row of "apple" that carries the learner's own (accepted, maybe rounded) z2_apple:
+    [z^(1)_apple | z2_apple] @ W_O_EX, z^(1)_apple from head 1's printed table. Exercise 1's hidden test
+    accepts it as the check does, so a z2_apple right to 2 decimals, carried on, is not marked wrong."""
+    return np.concatenate([_head(_HEAD1)[_APPLE], _hand_array(z2_apple, "z2_apple", 2)]) @ W_O_EX
 
 
 def _z2_mistakes() -> dict[str, np.ndarray]:
@@ -88,9 +96,11 @@ def _z2_mistakes() -> dict[str, np.ndarray]:
     }
 
 
-def _out_mistakes() -> dict[str, np.ndarray]:
-    """{mistake: the output row of "apple" it gives}."""
-    z1, z2 = _head(_HEAD1)[_APPLE], _head(_HEAD2)[_APPLE]
+def _out_mistakes(z2: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """{mistake: the output row of "apple" it gives}, carrying ``z2`` (the learner's accepted z2_apple, or
+    by default the exact one) wherever the right z^(2)_apple would go."""
+    z1 = _head(_HEAD1)[_APPLE]
+    z2 = _head(_HEAD2)[_APPLE] if z2 is None else np.asarray(z2, dtype=float)
     c = np.concatenate([z1, z2])
     W1, W2 = W_O_EX[:2], W_O_EX[2:]
     return {
@@ -118,6 +128,13 @@ def _out_mistakes() -> dict[str, np.ndarray]:
             np.concatenate([z1, _head(_HEAD2)[3]]) @ W_O_EX,
         "head 1's part used the row of \"I\" (token 0), [0.917, 1.331]; \"apple\"'s, token 2, is "
         "[0.924, 1.333].": np.concatenate([_head(_HEAD1)[0], z2]) @ W_O_EX,
+        "head 1's part used the row of \"love\" (token 1), [0.942, 1.336]; \"apple\"'s, token 2, is "
+        "[0.924, 1.333].": np.concatenate([_head(_HEAD1)[1], z2]) @ W_O_EX,
+        "head 1's part used the row of \"phones\" (token 3), [0.963, 1.351]; \"apple\"'s, token 2, is "
+        "[0.924, 1.333].": np.concatenate([_head(_HEAD1)[3], z2]) @ W_O_EX,
+        "this multiplies the slide deck's \"Final Multi-Head Output\" for \"apple\", [1.124, 1.035, 1.02, 1.02], "
+        "by W_O; its numbers do not follow from the deck's own matrices: use z^(1)_apple from head 1's table, "
+        "[0.924, 1.333], and your z2_apple.": np.array([1.124, 1.035, 1.02, 1.02]) @ W_O_EX,
         "head 1's part used the slide deck's numbers for \"apple\", [1.124, 1.035], which do not follow from "
         "its own matrices; use the lesson's recomputed z^(1)_apple, [0.924, 1.333].":
             np.concatenate([[1.124, 1.035], z2]) @ W_O_EX,
@@ -126,14 +143,18 @@ def _out_mistakes() -> dict[str, np.ndarray]:
     }
 
 
-def _name_mistake(name: str, got: np.ndarray, mistakes: dict[str, np.ndarray], right: np.ndarray,
-                  tol: float = _HAND_TOL) -> None:
-    """Raise the message of the mistake ``got`` matches, else a generic one; return if ``got`` is right."""
-    if np.allclose(got, right, atol=tol, rtol=0):
+def _name_mistake(name: str, got: np.ndarray, mistakes: dict[str, np.ndarray] | list[dict[str, np.ndarray]],
+                  right: np.ndarray | list[np.ndarray], tol: float = _HAND_TOL) -> None:
+    """Raise the message of the mistake ``got`` matches, else a generic one; return if ``got`` matches one
+    of the ``right`` values (several when a rounded earlier answer may be carried on)."""
+    rights = right if isinstance(right, list) else [right]
+    if any(np.allclose(got, r, atol=tol, rtol=0) for r in rights):
         return
-    for explanation, wrong in mistakes.items():
-        if np.allclose(got, wrong, atol=tol, rtol=0):
-            raise ExerciseError(f"{name} is not right yet: {explanation}")
+    right = rights[0]
+    for table in mistakes if isinstance(mistakes, list) else [mistakes]:
+        for explanation, wrong in table.items():
+            if np.allclose(got, wrong, atol=tol, rtol=0):
+                raise ExerciseError(f"{name} is not right yet: {explanation}")
     i = int(np.argmax(np.abs(got - right)))
     raise ExerciseError(f"{name} is not right yet: its entry {i} is {got[i]:.3f}, more than {tol} off, and "
                         f"no single slip the check knows explains it. Recheck that entry step by step.")
@@ -151,27 +172,36 @@ _COLUMN_SLIPS = {
 def check_apple_output(z2_apple: Any, head2_columns: Any, out_apple: Any, leans_to_tech: Any = None) -> None:
     """Exercise 1, "apple" through the two-head layer by hand: head 2's output row of "apple" (2 numbers,
     within 0.01), the concatenated features head 2's output fills (two indices from 0), the layer's output
-    row of "apple" with W_O = ``W_O_EX`` (4 numbers, within 0.005), and the prediction ``leans_to_tech``
-    (True: z_apple^(2)'s tech feature beats its fruit feature): it must be True or False, but is not graded on
-    being right; the success line says, after the numbers, whether it matched."""
+    row of "apple" with W_O = ``W_O_EX`` (4 numbers, within 0.005 of the exact row or of the row that carries
+    the learner's own accepted z2_apple), and the prediction ``leans_to_tech`` (True: z_apple^(2)'s tech feature
+    beats its fruit feature): True, False or None (not made), never graded; the success line says, after the
+    numbers, whether it matched."""
     right_z, right_out = _apple_right()
-    _name_mistake("z2_apple", _hand_array(z2_apple, "z2_apple", 2), _z2_mistakes(), right_z)
+    own_z = _hand_array(z2_apple, "z2_apple", 2)
+    _name_mistake("z2_apple", own_z, _z2_mistakes(), right_z)
     cols = _hand_array(head2_columns, "head2_columns", 2)
     if not np.array_equal(cols, [2, 3]):
         why = _COLUMN_SLIPS.get(tuple(int(c) for c in cols) if np.all(cols == np.round(cols)) else None,
                                 "give the two feature indices, from 0, that head 2's output fills in "
                                 "[z^(1) | z^(2)].")
         raise ExerciseError(f"head2_columns is not right yet: {why}")
-    _name_mistake("out_apple", _hand_array(out_apple, "out_apple", 4), _out_mistakes(), right_out, _OUT_TOL)
-    if not isinstance(leans_to_tech, bool | np.bool_):
+    own_out = apple_out_from(z2_apple)
+    _name_mistake("out_apple", _hand_array(out_apple, "out_apple", 4), [_out_mistakes(), _out_mistakes(own_z)],
+                  [right_out, own_out], _OUT_TOL)
+    if leans_to_tech is not None and not isinstance(leans_to_tech, bool | np.bool_):
         raise ExerciseError(f"z2_apple, head2_columns and out_apple are right; leans_to_tech is "
-                            f"{leans_to_tech!r}: answer True or False, as you predicted.")
-    verdict = ("your prediction, True, matched." if leans_to_tech else
-               "you predicted False (not graded): \"apple\"'s own value is fruit-heavy, [1.0, 0.5], but it has "
-               "weight 0.252; \"phones\", [0.4, 1.2], has 0.549.")
+                            f"{leans_to_tech!r}: set it to True or False, as you predicted (or leave it None).")
+    if leans_to_tech is None:
+        verdict = "you left leans_to_tech as None, so there is no prediction to compare."
+    elif leans_to_tech:
+        verdict = "your prediction, True, matched."
+    else:
+        verdict = ("you predicted False (not graded): \"apple\"'s own value is fruit-heavy, [1.0, 0.5], but it "
+                   "has weight 0.252; \"phones\", [0.4, 1.2], has 0.549.")
     passed(f"head 2's output for \"apple\" is {np.round(right_z, 3).tolist()}, pulled to tech by its weight "
            f"0.549 on \"phones\"; it fills features 2-3 of the concatenation, and after W_O the row is "
-           f"{np.round(right_out, 3).tolist()}. Tech beats fruit: {verdict}")
+           f"{np.round(right_out, 3).tolist()}. Head 2's tech (row 3 of W_O_ex) reaches outputs 0 and 3; output "
+           f"3, fruit - tech, is {right_out[3]:.3f} < 0: tech beats fruit; {verdict}")
 
 
 # ------------------------------------------------------------------ exercise 3: a W_O that routes the heads
@@ -201,16 +231,11 @@ def check_mixing_W_O(W_O_mix: Any) -> None:
             out.append("output features 2-3 change when head 1's output changes: rows 0-1 (head 1's block "
                        "W_O^(1)) must write nothing into columns 2-3.")
         fruit, tech = not np.allclose(M[2, 2:], 0), not np.allclose(M[3, 2:], 0)
-        others = np.delete(M, 2, axis=0)
-        kept = np.linalg.matrix_rank(M) > np.linalg.matrix_rank(others)
-        fate = (" (With this W_O head 2's fruit feature is recoverable: row 2 is not a combination of the "
-                "other rows.)" if kept else " (Here it still cannot be read back: row 2 is a combination of the "
-                "other rows, so it mixes into what they write.)")
         if brief:                               # the transpose sentence says what rows and columns are
-            rows = " " + fate.strip(" ()")
+            rows = ""
         else:
             rows = (" (Row r of W_O is what concatenated feature r writes; column c is the output feature it "
-                    "writes into.)" + fate)
+                    "writes into.)")
         if fruit and not tech:
             out.append("output features 2-3 read head 2's fruit feature (its feature 0, the concatenation's "
                        "feature 2, row 2 of W_O), not its tech feature: that is its feature 1, the "

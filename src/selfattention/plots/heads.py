@@ -73,7 +73,8 @@ _HEAD_COLOURS = ("#fdae6b", "#6baed6", "#a1d99b", "#bcbddc")
 
 def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
     """The shapes of one multi-head layer, as grids of cells coloured by head: X W_Q (T, d_model) is split
-    into (h, T, d_k) (a reshape to (T, h, d_k), drawn with a gap between heads, then a transpose, the heads
+    into (h, T, d_k) (a reshape to (T, h, d_k), drawn with a gap between heads and its axes labelled: T down,
+    h across, d_k inside each head's block; then a transpose, the heads
     stacked; every block at one cell size), each head
     attends on its own (T, d_k) block, the merge gives back (T, h d_k) with head m in columns m d_k ...
     (m + 1) d_k - 1, and W_O (h d_k, d_model) reads head m through its block of rows W_O^(m).
@@ -120,6 +121,11 @@ def split_merge_diagram(T: int = 4, h: int = 2, d_k: int = 2) -> Figure:
         grid(x + m * (d_k * cell + 0.12), top, T, d_k, lambda c, m=m: _HEAD_COLOURS[m])
     w = h * d_k * cell + (h - 1) * 0.12
     label(x + w / 2, top - T * cell - 0.15, f"({T}, {h}, {d_k})")
+    for m in range(h):                                                       # its axes: d_k inside a block,
+        ax.text(x + m * (d_k * cell + 0.12) + d_k * cell / 2, top + 0.04, "$d_k$", ha="center", va="bottom",
+                fontsize=FONT - 1)
+    ax.text(x + w / 2, top + 0.5, "$h$ \u2192", ha="center", va="bottom", fontsize=FONT - 1)   # h across
+    ax.text(x - 0.06, top - (T - 0.5) * cell, "$T$\u2193", ha="right", va="center", fontsize=FONT - 1)  # T
     x += w
     arrow(x + 0.15, x + 2.25, mid, "transpose")
     x += 2.4

@@ -16,7 +16,8 @@ from ..core import scaled_dot_product_attention
 from ..plots.heads import FONT, head_maps, query_bars
 from . import set_heights, show
 
-__all__ = ["sentence_heads", "query_explorer", "lookup_explorer", "focus_table", "MORE_WORDS"]
+__all__ = ["sentence_heads", "sentence_heads_explorer", "query_explorer", "lookup_explorer", "focus_table",
+           "MORE_WORDS"]
 
 
 #: Lesson 07's extra words for its widget, hand-built in the same 4 features as "I love apple phones"
@@ -82,6 +83,21 @@ def sentence_heads(
         print(" | ".join(line))
 
     return view
+
+
+def sentence_heads_explorer(
+    vocab: Mapping[str, ArrayLike],
+    heads: Mapping[str, tuple[ArrayLike, ArrayLike, ArrayLike]],
+    sentences: Sequence[str],
+    focus: str = "apple",
+) -> None:
+    """:func:`sentence_heads` with its controls: a menu of ``sentences`` and a slider (0 to 4) that
+    multiplies every head's W_Q. Inputs as for :func:`sentence_heads`."""
+    import ipywidgets as widgets
+
+    view = sentence_heads(vocab, heads, sentences, focus)
+    widgets.interact(view, sentence=widgets.Dropdown(options=list(sentences), description="sentence"),
+                     scale=widgets.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.5, description="W_Q x"))
 
 
 def lookup_explorer(X, y, where, models: Mapping[str, tuple], first: int = 50,
