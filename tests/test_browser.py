@@ -72,7 +72,7 @@ DRIVES = {
     "02_basic_self_attention": Drive("explorers.one_word(", "sentence", "text", "river bank flows",
                                      expect="bank' = 0.18*river"),
     "03_matrix_form": Drive("explorers.sentence_map(", "sentence", "text", "river bank flows",
-                            expect="bank' = 0.18*river"),
+                            expect="z_bank = 0.18*river"),
     "04_learnable_projections": Drive("query_designer(", "person", "slider",
                                       expect="q = [1.5, 0, 2]: z = sum_j alpha_j v_j = [0.32, 0.53]"),
     "05_training_attention": Drive("training_viewer(", "step", "slider",
@@ -80,7 +80,7 @@ DRIVES = {
     # 64 -> 128 on "d_k": the line under the figure names the new length.
     "06_scaling": Drive("scaling_widgets.explore_divisor(", "d_k", "slider", expect="d_k = 128, c = 1.00"),
     # Next to "juice" head 2's largest weight of "apple" stays on "apple" itself: 0.42.
-    "07_multi_head_attention": Drive("widgets.interact(show_heads", "sentence", "select",
+    "07_multi_head_attention": Drive("head_widgets.sentence_heads_explorer(", "sentence", "select",
                                      "I love apple juice", expect="head 2: apple -> apple (0.42)"),
     # Held-out sequence 3 (A:1 B:0 E:2 C:6 ?B asks for [6, 1]): the two-head model of seed 0 gives both
     # digits, where the one head of the opening view answers 1 and 1.
