@@ -82,7 +82,7 @@ WIDGETS: dict[str, list[tuple[str, list[Control]]]] = {
     "05_training_attention": [("training_viewer(", [Control("step", "slider")])],
     "06_scaling": [("scaling_widgets.explore_divisor(", [Control("d_k", "slider"), Control("c", "slider"),
                                                     Control("c = sqrt(d_k)", "check")])],
-    "07_multi_head_attention": [("widgets.interact(show_heads", [Control("sentence", "select"),
+    "07_multi_head_attention": [("head_widgets.sentence_heads_explorer(", [Control("sentence", "select"),
                                                               Control("W_Q x", "slider")])],
     "08_why_several_heads": [("widgets.interact(show_query", [Control("model", "select"),
                                                                Control("sequence", "slider")])],

@@ -16,7 +16,6 @@ D_longest = 11 / (np.linalg.norm(C) * 0.95)   # |D| |C| cos(theta) = 11, cos(the
     "l01-probes-answer": """
 # Prediction: tree words would not do: oak or pine sits near temperate ones, bamboo near tropical ones.
 palm_probes = ["grip", "fist", "knuckles", "gloves"]
-assert sense_cosine(E, "palm", palm_probes) > sense_cosine(E, "oak", palm_probes)
 """,
     "l01-outvote-answer": """
 # Prediction: two or three words like "river".
