@@ -15,7 +15,7 @@ D_longest = 11 / (np.linalg.norm(C) * 0.95)   # |D| |C| cos(theta) = 11, cos(the
 """,
     "l01-probes-answer": """
 # Prediction: tree words would not do: oak or pine sits near temperate ones, bamboo near tropical ones.
-palm_probes = ["grip", "fist", "knuckles", "gloves"]
+palm_probes = "grip fist knuckles gloves".split()   # one word per probe, each alone lifting palm
 """,
     "l01-outvote-answer": """
 # Prediction: two or three words like "river".
